@@ -1,0 +1,386 @@
+/* GStreamer SPDL plugin: dataset listing
+ * Copyright (C) 2026 gst-spdl authors
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Library General Public
+ * License as published by the Free Software Foundation; either
+ * version 2 of the License, or (at your option) any later version.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "gstspdldataset.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static void
+dataset_append (GstSpdlDataset * ds, const gchar * dir, gsize dir_len,
+    const gchar * name, gsize name_len, gint32 label)
+{
+  gsize need = dir_len + (dir_len ? 1 : 0) + name_len + 1;
+  gchar *p;
+
+  if (ds->arena_len + need > ds->arena_size) {
+    ds->arena_size = MAX (ds->arena_size * 2, ds->arena_len + need + 4096);
+    ds->arena = g_realloc (ds->arena, ds->arena_size);
+  }
+  if (ds->n_samples == ds->n_allocated) {
+    ds->n_allocated = MAX (1024, ds->n_allocated * 2);
+    ds->offsets = g_renew (guint64, ds->offsets, ds->n_allocated);
+    ds->labels = g_renew (gint32, ds->labels, ds->n_allocated);
+  }
+  p = ds->arena + ds->arena_len;
+  if (dir_len) {
+    memcpy (p, dir, dir_len);
+    p[dir_len] = '/';
+    p += dir_len + 1;
+  }
+  memcpy (p, name, name_len);
+  p[name_len] = '\0';
+  ds->offsets[ds->n_samples] = ds->arena_len;
+  ds->labels[ds->n_samples] = label;
+  ds->n_samples++;
+  ds->arena_len += need;
+}
+
+/* Trims the arrays to their final size: listing grows them by doubling. */
+static void
+dataset_shrink (GstSpdlDataset * ds)
+{
+  ds->arena = g_realloc (ds->arena, MAX (ds->arena_len, 1));
+  ds->arena_size = ds->arena_len;
+  ds->offsets = g_renew (guint64, ds->offsets, MAX (ds->n_samples, 1));
+  ds->labels = g_renew (gint32, ds->labels, MAX (ds->n_samples, 1));
+  ds->n_allocated = ds->n_samples;
+}
+
+/* ------------------------------------------------------------------------ */
+/* ImageFolder                                                              */
+
+static gboolean
+has_extension (const gchar * name, gchar ** extensions)
+{
+  const gchar *dot = strrchr (name, '.');
+  gchar **ext;
+
+  if (dot == NULL)
+    return FALSE;
+  for (ext = extensions; *ext; ext++) {
+    if (g_ascii_strcasecmp (dot + 1, *ext) == 0)
+      return TRUE;
+  }
+  return FALSE;
+}
+
+static gint
+compare_strings (gconstpointer a, gconstpointer b)
+{
+  return strcmp (*(const gchar * const *) a, *(const gchar * const *) b);
+}
+
+typedef struct
+{
+  const gchar *root;
+  gchar **extensions;
+  GPtrArray *dirs;              /* relative folder paths, any order */
+  GHashTable *visiting;         /* "dev:ino" of the folders on the walk */
+} FolderWalk;
+
+static gboolean
+is_directory (const gchar * full, gboolean * is_dir)
+{
+  struct stat st;
+
+  /* follows symlinks, as torchvision's os.walk(followlinks=True) does */
+  if (stat (full, &st) != 0) {
+    *is_dir = FALSE;
+    return FALSE;
+  }
+  *is_dir = S_ISDIR (st.st_mode);
+  return TRUE;
+}
+
+/* Collects @rel and every folder below it. A folder already on the current
+ * walk (a symlink loop) is not entered again. */
+static void
+collect_folders (FolderWalk * walk, const gchar * rel)
+{
+  gchar *full = g_build_filename (walk->root, rel, NULL);
+  struct stat st;
+  gchar *key;
+  DIR *dir;
+  struct dirent *ent;
+
+  if (stat (full, &st) != 0 || (dir = opendir (full)) == NULL) {
+    GST_WARNING ("cannot read folder %s: %s", full, g_strerror (errno));
+    g_free (full);
+    return;
+  }
+  key = g_strdup_printf ("%lu:%lu", (gulong) st.st_dev, (gulong) st.st_ino);
+  if (g_hash_table_contains (walk->visiting, key)) {
+    GST_WARNING ("symlink loop at %s, not followed", full);
+    closedir (dir);
+    g_free (key);
+    g_free (full);
+    return;
+  }
+  g_hash_table_add (walk->visiting, key);
+  g_ptr_array_add (walk->dirs, g_strdup (rel));
+  while ((ent = readdir (dir)) != NULL) {
+    gboolean is_dir = FALSE;
+    gchar *child;
+
+    if (ent->d_name[0] == '.' && (ent->d_name[1] == '\0' ||
+            (ent->d_name[1] == '.' && ent->d_name[2] == '\0')))
+      continue;
+    if (ent->d_type == DT_DIR) {
+      is_dir = TRUE;
+    } else if (ent->d_type == DT_LNK || ent->d_type == DT_UNKNOWN) {
+      gchar *child_full = g_build_filename (full, ent->d_name, NULL);
+      is_directory (child_full, &is_dir);
+      g_free (child_full);
+    }
+    if (!is_dir)
+      continue;
+    child = g_strconcat (rel, "/", ent->d_name, NULL);
+    collect_folders (walk, child);
+    g_free (child);
+  }
+  closedir (dir);
+  g_hash_table_remove (walk->visiting, key);    /* frees key */
+  g_free (full);
+}
+
+/* Appends the matching files of one folder, sorted by name. */
+static void
+list_folder_files (GstSpdlDataset * ds, FolderWalk * walk, const gchar * rel,
+    gint32 label)
+{
+  gchar *full = g_build_filename (walk->root, rel, NULL);
+  GPtrArray *names = g_ptr_array_new_with_free_func (g_free);
+  DIR *dir = opendir (full);
+  struct dirent *ent;
+  gsize rel_len = strlen (rel);
+  guint i;
+
+  while (dir && (ent = readdir (dir)) != NULL) {
+    gboolean is_dir = FALSE;
+
+    if (ent->d_type == DT_DIR || !has_extension (ent->d_name, walk->extensions))
+      continue;
+    if (ent->d_type == DT_LNK || ent->d_type == DT_UNKNOWN) {
+      gchar *child_full = g_build_filename (full, ent->d_name, NULL);
+      is_directory (child_full, &is_dir);
+      g_free (child_full);
+      if (is_dir)
+        continue;
+    }
+    g_ptr_array_add (names, g_strdup (ent->d_name));
+  }
+  if (dir)
+    closedir (dir);
+  g_ptr_array_sort (names, compare_strings);
+  for (i = 0; i < names->len; i++) {
+    const gchar *name = g_ptr_array_index (names, i);
+    dataset_append (ds, rel, rel_len, name, strlen (name), label);
+  }
+  g_ptr_array_unref (names);
+  g_free (full);
+}
+
+static GPtrArray *
+list_class_folders (const gchar * root, GError ** error)
+{
+  GPtrArray *classes = g_ptr_array_new_with_free_func (g_free);
+  DIR *dir = opendir (root);
+  struct dirent *ent;
+
+  if (dir == NULL) {
+    g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_OPEN_READ,
+        "Could not open dataset folder \"%s\": %s", root, g_strerror (errno));
+    g_ptr_array_unref (classes);
+    return NULL;
+  }
+  while ((ent = readdir (dir)) != NULL) {
+    gboolean is_dir = FALSE;
+    gchar *full;
+
+    if (ent->d_name[0] == '.')
+      continue;
+    full = g_build_filename (root, ent->d_name, NULL);
+    is_directory (full, &is_dir);
+    g_free (full);
+    if (is_dir)
+      g_ptr_array_add (classes, g_strdup (ent->d_name));
+  }
+  closedir (dir);
+  g_ptr_array_sort (classes, compare_strings);
+  return classes;
+}
+
+/* Same samples, labels and order as torchvision.datasets.ImageFolder:
+ * classes are the sorted top folders; within a class, folders sorted by
+ * path (os.walk sorted), files sorted by name. */
+static gboolean
+load_image_folder (GstSpdlDataset * ds, const gchar * root,
+    gchar ** extensions, GError ** error)
+{
+  GPtrArray *classes = list_class_folders (root, error);
+  guint c, d;
+
+  if (classes == NULL)
+    return FALSE;
+  ds->n_classes = classes->len;
+  for (c = 0; c < classes->len; c++) {
+    FolderWalk walk = { root, extensions,
+      g_ptr_array_new_with_free_func (g_free),
+      g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL)
+    };
+
+    collect_folders (&walk, g_ptr_array_index (classes, c));
+    g_ptr_array_sort (walk.dirs, compare_strings);
+    for (d = 0; d < walk.dirs->len; d++)
+      list_folder_files (ds, &walk, g_ptr_array_index (walk.dirs, d), c);
+    g_ptr_array_unref (walk.dirs);
+    g_hash_table_unref (walk.visiting);
+  }
+  g_ptr_array_unref (classes);
+  return TRUE;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Manifest: one "relative/path<TAB>label" per line                         */
+
+static gboolean
+parse_manifest_line (GstSpdlDataset * ds, gchar * line, gssize len,
+    const gchar * location, guint64 line_no, GError ** error)
+{
+  gchar *tab, *end;
+  gint64 label;
+
+  while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+    line[--len] = '\0';
+  if (len == 0 || line[0] == '#')
+    return TRUE;
+  tab = memchr (line, '\t', len);
+  if (tab == NULL || tab == line) {
+    g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_READ,
+        "%s:%" G_GUINT64_FORMAT ": expected \"relative/path<TAB>label\", "
+        "got \"%.80s\"", location, line_no, line);
+    return FALSE;
+  }
+  errno = 0;
+  label = g_ascii_strtoll (tab + 1, &end, 10);
+  if (end == tab + 1 || *end != '\0' || errno != 0 || label < 0 ||
+      label > G_MAXINT32) {
+    g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_READ,
+        "%s:%" G_GUINT64_FORMAT ": label \"%.40s\" is not a non-negative "
+        "integer", location, line_no, tab + 1);
+    return FALSE;
+  }
+  dataset_append (ds, NULL, 0, line, tab - line, (gint32) label);
+  ds->n_classes = MAX (ds->n_classes, (guint) label + 1);
+  return TRUE;
+}
+
+static gboolean
+load_manifest (GstSpdlDataset * ds, const gchar * location, GError ** error)
+{
+  FILE *file = fopen (location, "re");
+  gchar *line = NULL;
+  gsize cap = 0;
+  gssize len;
+  guint64 line_no = 0;
+  gboolean ok = TRUE;
+
+  if (file == NULL) {
+    g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_OPEN_READ,
+        "Could not open manifest \"%s\": %s", location, g_strerror (errno));
+    return FALSE;
+  }
+  while (ok && (len = getline (&line, &cap, file)) >= 0)
+    ok = parse_manifest_line (ds, line, len, location, ++line_no, error);
+  if (ok && ferror (file)) {
+    g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_READ,
+        "Could not read manifest \"%s\": %s", location, g_strerror (errno));
+    ok = FALSE;
+  }
+  free (line);
+  fclose (file);
+  return ok;
+}
+
+/* ------------------------------------------------------------------------ */
+
+GstSpdlDataset *
+gst_spdl_dataset_load (const gchar * location, const gchar * extensions,
+    GError ** error)
+{
+  GstSpdlDataset *ds;
+  struct stat st;
+  gboolean ok;
+
+  if (location == NULL || *location == '\0') {
+    g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_NOT_FOUND,
+        "No dataset location given (set the \"location\" property)");
+    return NULL;
+  }
+  if (stat (location, &st) != 0) {
+    g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_NOT_FOUND,
+        "Dataset location \"%s\" does not exist: %s", location,
+        g_strerror (errno));
+    return NULL;
+  }
+
+  ds = g_new0 (GstSpdlDataset, 1);
+  if (S_ISDIR (st.st_mode)) {
+    gchar **exts = g_strsplit (extensions ? extensions : "jpg,jpeg", ",", -1);
+    ds->root = g_strdup (location);
+    ok = load_image_folder (ds, location, exts, error);
+    g_strfreev (exts);
+  } else {
+    ds->root = g_path_get_dirname (location);
+    ok = load_manifest (ds, location, error);
+  }
+  if (ok && ds->n_samples == 0) {
+    g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_NOT_FOUND,
+        S_ISDIR (st.st_mode) ?
+        "Dataset \"%s\" is empty: no class folder holds a file with "
+        "extension %s" : "Dataset manifest \"%s\" lists no sample%s",
+        location, S_ISDIR (st.st_mode) ? extensions : "");
+    ok = FALSE;
+  }
+  if (!ok) {
+    gst_spdl_dataset_free (ds);
+    return NULL;
+  }
+  dataset_shrink (ds);
+  return ds;
+}
+
+void
+gst_spdl_dataset_free (GstSpdlDataset * ds)
+{
+  if (ds == NULL)
+    return;
+  g_free (ds->root);
+  g_free (ds->arena);
+  g_free (ds->offsets);
+  g_free (ds->labels);
+  g_free (ds);
+}
+
+gchar *
+gst_spdl_dataset_get_full_path (const GstSpdlDataset * ds, guint index)
+{
+  const gchar *path = gst_spdl_dataset_get_path (ds, index);
+
+  if (g_path_is_absolute (path))
+    return g_strdup (path);
+  return g_build_filename (ds->root, path, NULL);
+}

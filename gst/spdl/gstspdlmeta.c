@@ -1,0 +1,155 @@
+/* GStreamer SPDL plugin: sample metadata and epoch events
+ * Copyright (C) 2026 gst-spdl authors
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Library General Public
+ * License as published by the Free Software Foundation; either
+ * version 2 of the License, or (at your option) any later version.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "gstspdlmeta.h"
+
+static GQuark quark_index, quark_label, quark_epoch, quark_path;
+
+void
+gst_spdl_meta_register (void)
+{
+  static gsize once = 0;
+
+  if (g_once_init_enter (&once)) {
+    static const gchar *tags[] = { NULL };
+
+    quark_index = g_quark_from_static_string ("index");
+    quark_label = g_quark_from_static_string ("label");
+    quark_epoch = g_quark_from_static_string ("epoch");
+    quark_path = g_quark_from_static_string ("path");
+    /* NULL transform: GStreamer copies the structure on buffer copies.
+     * The plugin and an application linking these helpers may both get
+     * here: register once per process. */
+    if (gst_meta_get_info (GST_SPDL_SAMPLE_META_NAME) == NULL)
+      gst_meta_register_custom (GST_SPDL_SAMPLE_META_NAME, tags, NULL, NULL,
+          NULL);
+    if (gst_meta_get_info (GST_SPDL_BATCH_META_NAME) == NULL)
+      gst_meta_register_custom (GST_SPDL_BATCH_META_NAME, tags, NULL, NULL,
+          NULL);
+    g_once_init_leave (&once, 1);
+  }
+}
+
+void
+gst_spdl_buffer_add_sample_meta (GstBuffer * buffer, guint64 index,
+    gint label, guint epoch, const gchar * path)
+{
+  GstCustomMeta *meta;
+
+  gst_spdl_meta_register ();
+  meta = gst_buffer_add_custom_meta (buffer, GST_SPDL_SAMPLE_META_NAME);
+  gst_structure_id_set (gst_custom_meta_get_structure (meta),
+      quark_index, G_TYPE_UINT64, index,
+      quark_label, G_TYPE_INT, label,
+      quark_epoch, G_TYPE_UINT, epoch, quark_path, G_TYPE_STRING, path, NULL);
+}
+
+gboolean
+gst_spdl_buffer_get_sample_info (GstBuffer * buffer, GstSpdlSampleInfo * info)
+{
+  GstCustomMeta *meta;
+  const GstStructure *s;
+
+  gst_spdl_meta_register ();
+  meta = gst_buffer_get_custom_meta (buffer, GST_SPDL_SAMPLE_META_NAME);
+  if (meta == NULL)
+    return FALSE;
+  s = gst_custom_meta_get_structure (meta);
+  if (!gst_structure_id_get (s, quark_index, G_TYPE_UINT64, &info->index,
+          quark_label, G_TYPE_INT, &info->label,
+          quark_epoch, G_TYPE_UINT, &info->epoch, NULL))
+    return FALSE;
+  info->path = gst_structure_get_string (s, "path");
+  return TRUE;
+}
+
+const gchar *
+gst_spdl_buffer_get_path (GstBuffer * buffer)
+{
+  GstSpdlSampleInfo info;
+
+  if (buffer && gst_spdl_buffer_get_sample_info (buffer, &info) && info.path)
+    return info.path;
+  return "(unknown sample)";
+}
+
+static gboolean
+copy_field (GQuark field_id, const GValue * value, gpointer dest)
+{
+  gst_structure_id_set_value ((GstStructure *) dest, field_id, value);
+  return TRUE;
+}
+
+gboolean
+gst_spdl_buffer_copy_sample_meta (GstBuffer * dest, GstBuffer * src)
+{
+  GstCustomMeta *from, *to;
+
+  gst_spdl_meta_register ();
+  from = gst_buffer_get_custom_meta (src, GST_SPDL_SAMPLE_META_NAME);
+  if (from == NULL)
+    return FALSE;
+  to = gst_buffer_add_custom_meta (dest, GST_SPDL_SAMPLE_META_NAME);
+  /* the custom meta owns its structure: fill it in place */
+  gst_structure_foreach (gst_custom_meta_get_structure (from), copy_field,
+      gst_custom_meta_get_structure (to));
+  return TRUE;
+}
+
+void
+gst_spdl_buffer_add_batch_meta (GstBuffer * buffer, guint epoch,
+    const guint64 * indices, guint n_indices)
+{
+  GstCustomMeta *meta;
+  GstStructure *s;
+  GValue array = G_VALUE_INIT, item = G_VALUE_INIT;
+  guint i;
+
+  gst_spdl_meta_register ();
+  meta = gst_buffer_add_custom_meta (buffer, GST_SPDL_BATCH_META_NAME);
+  s = gst_custom_meta_get_structure (meta);
+  g_value_init (&array, GST_TYPE_ARRAY);
+  g_value_init (&item, G_TYPE_UINT64);
+  for (i = 0; i < n_indices; i++) {
+    g_value_set_uint64 (&item, indices[i]);
+    gst_value_array_append_value (&array, &item);
+  }
+  gst_structure_id_set (s, quark_epoch, G_TYPE_UINT, epoch, NULL);
+  gst_structure_take_value (s, "indices", &array);
+  g_value_unset (&item);
+}
+
+GstEvent *
+gst_spdl_epoch_end_event_new (guint epoch, guint64 samples)
+{
+  GstStructure *s = gst_structure_new (GST_SPDL_EPOCH_END_NAME,
+      "epoch", G_TYPE_UINT, epoch, "samples", G_TYPE_UINT64, samples, NULL);
+
+  return gst_event_new_custom (GST_EVENT_CUSTOM_DOWNSTREAM, s);
+}
+
+gboolean
+gst_spdl_is_epoch_end_event (GstEvent * event)
+{
+  return GST_EVENT_TYPE (event) == GST_EVENT_CUSTOM_DOWNSTREAM &&
+      gst_event_has_name (event, GST_SPDL_EPOCH_END_NAME);
+}
+
+gboolean
+gst_spdl_epoch_end_parse (const GstStructure * s, guint * epoch,
+    guint64 * samples)
+{
+  if (s == NULL || !gst_structure_has_name (s, GST_SPDL_EPOCH_END_NAME))
+    return FALSE;
+  return gst_structure_get (s, "epoch", G_TYPE_UINT, epoch,
+      "samples", G_TYPE_UINT64, samples, NULL);
+}

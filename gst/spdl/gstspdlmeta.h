@@ -1,0 +1,59 @@
+/* GStreamer SPDL plugin: sample metadata and epoch events
+ * Copyright (C) 2026 gst-spdl authors
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Library General Public
+ * License as published by the Free Software Foundation; either
+ * version 2 of the License, or (at your option) any later version.
+ */
+#ifndef __GST_SPDL_META_H__
+#define __GST_SPDL_META_H__
+
+#include <gst/gst.h>
+
+G_BEGIN_DECLS
+
+/* Every sample buffer carries a GstCustomMeta of this name; its structure
+ * has the fields "index" (guint64, the sample's index in the dataset listing),
+ * "label" (gint), "epoch" (guint) and "path" (string). Python reads it with
+ * buffer.get_custom_meta("GstSpdlSampleMeta").get_structure(). */
+#define GST_SPDL_SAMPLE_META_NAME "GstSpdlSampleMeta"
+
+/* Each batch buffer carries a GstCustomMeta of this name; its structure has
+ * "epoch" (guint) and "indices" (GstValueArray of guint64, dataset indices
+ * of the batch's samples, in slot order). */
+#define GST_SPDL_BATCH_META_NAME "GstSpdlBatchMeta"
+
+/* Custom serialized downstream event (and element message on the bus) that
+ * marks the end of an epoch: structure fields "epoch" (guint) and "samples"
+ * (guint64, samples of this shard in that epoch). */
+#define GST_SPDL_EPOCH_END_NAME "spdl-epoch-end"
+
+typedef struct
+{
+  guint64 index;
+  gint label;
+  guint epoch;
+  const gchar *path;            /* owned by the buffer's meta */
+} GstSpdlSampleInfo;
+
+void gst_spdl_meta_register (void);
+
+void gst_spdl_buffer_add_sample_meta (GstBuffer * buffer, guint64 index,
+    gint label, guint epoch, const gchar * path);
+gboolean gst_spdl_buffer_get_sample_info (GstBuffer * buffer,
+    GstSpdlSampleInfo * info);
+gboolean gst_spdl_buffer_copy_sample_meta (GstBuffer * dest, GstBuffer * src);
+const gchar *gst_spdl_buffer_get_path (GstBuffer * buffer);
+
+void gst_spdl_buffer_add_batch_meta (GstBuffer * buffer, guint epoch,
+    const guint64 * indices, guint n_indices);
+
+GstEvent *gst_spdl_epoch_end_event_new (guint epoch, guint64 samples);
+gboolean gst_spdl_is_epoch_end_event (GstEvent * event);
+gboolean gst_spdl_epoch_end_parse (const GstStructure * s, guint * epoch,
+    guint64 * samples);
+
+G_END_DECLS
+
+#endif /* __GST_SPDL_META_H__ */

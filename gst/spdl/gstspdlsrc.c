@@ -1,0 +1,803 @@
+/* GStreamer SPDL plugin: dataset source
+ * Copyright (C) 2026 gst-spdl authors
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Library General Public
+ * License as published by the Free Software Foundation; either
+ * version 2 of the License, or (at your option) any later version.
+ */
+/**
+ * SECTION:element-spdlsrc
+ * @title: spdlsrc
+ *
+ * Lists a training dataset and emits one buffer per sample: the file's bytes
+ * with a #GstCustomMeta named "GstSpdlSampleMeta" holding the sample's
+ * dataset index, label, epoch and path.
+ *
+ * #GstSpdlSrc:location is a folder in ImageFolder layout (one sub-folder per
+ * class, labels are the sorted class folders' indices, exactly as
+ * torchvision's ImageFolder assigns them) or a manifest file with one
+ * `relative/path<TAB>label` per line.
+ *
+ * With #GstSpdlSrc:shuffle, each epoch is a permutation that depends only on
+ * #GstSpdlSrc:seed and the epoch number. #GstSpdlSrc:shard-index and
+ * #GstSpdlSrc:num-shards split every epoch between distributed ranks the way
+ * PyTorch's DistributedSampler does. The end of each epoch is announced by a
+ * serialized custom downstream event named "spdl-epoch-end" (fields "epoch"
+ * and "samples"), also posted on the bus as an element message.
+ *
+ * File reads run #GstSpdlSrc:prefetch ahead on worker threads, in order, so
+ * slow storage does not stall the pipeline. Unreadable or vanished files are
+ * skipped with a warning and counted against #GstSpdlSrc:max-errors.
+ *
+ * ## Example launch line
+ * |[
+ * gst-launch-1.0 spdlsrc location=/data/imagenet/train shuffle=true seed=42 ! \
+ *     spdldecode width=224 height=224 mode=random-resized-crop ! fakesink
+ * ]|
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "gstspdlsrc.h"
+#include "gstspdlmeta.h"
+#include "gstspdlrandom.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+enum
+{
+  PROP_0,
+  PROP_LOCATION,
+  PROP_EXTENSIONS,
+  PROP_SHUFFLE,
+  PROP_SEED,
+  PROP_NUM_EPOCHS,
+  PROP_START_EPOCH,
+  PROP_SHARD_INDEX,
+  PROP_NUM_SHARDS,
+  PROP_DROP_UNEVEN,
+  PROP_START_INDEX,
+  PROP_PREFETCH,
+  PROP_MAX_ERRORS,
+  PROP_ERRORS,
+  PROP_NUM_SAMPLES,
+  PROP_NUM_CLASSES,
+};
+
+#define DEFAULT_LOCATION NULL
+#define DEFAULT_EXTENSIONS "jpg,jpeg"
+#define DEFAULT_SHUFFLE FALSE
+#define DEFAULT_SEED 0
+#define DEFAULT_NUM_EPOCHS 1
+#define DEFAULT_START_EPOCH 0
+#define DEFAULT_SHARD_INDEX 0
+#define DEFAULT_NUM_SHARDS 1
+#define DEFAULT_DROP_UNEVEN FALSE
+#define DEFAULT_START_INDEX 0
+#define DEFAULT_PREFETCH 4
+#define DEFAULT_MAX_ERRORS -1
+#define MAX_PREFETCH 256
+
+static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
+    GST_PAD_SRC,
+    GST_PAD_ALWAYS,
+    GST_STATIC_CAPS ("image/jpeg"));
+
+GST_DEBUG_CATEGORY_STATIC (spdl_src_debug);
+#define GST_CAT_DEFAULT spdl_src_debug
+
+/* One sample on its way: scheduled in order, read by a worker (or inline
+ * with prefetch=0), pushed when it reaches the head of the queue. */
+struct _GstSpdlReadSlot
+{
+  guint index;
+  gint label;
+  guint epoch;
+  gchar *path;
+  gboolean submitted;
+  gboolean done;
+  GstBuffer *buffer;
+  GError *error;
+};
+
+#define gst_spdl_src_parent_class parent_class
+G_DEFINE_TYPE (GstSpdlSrc, gst_spdl_src, GST_TYPE_PUSH_SRC);
+GST_ELEMENT_REGISTER_DEFINE (spdlsrc, "spdlsrc", GST_RANK_NONE,
+    GST_TYPE_SPDL_SRC);
+
+static void gst_spdl_src_finalize (GObject * object);
+static void gst_spdl_src_set_property (GObject * object, guint prop_id,
+    const GValue * value, GParamSpec * pspec);
+static void gst_spdl_src_get_property (GObject * object, guint prop_id,
+    GValue * value, GParamSpec * pspec);
+static gboolean gst_spdl_src_start (GstBaseSrc * bsrc);
+static gboolean gst_spdl_src_stop (GstBaseSrc * bsrc);
+static gboolean gst_spdl_src_unlock (GstBaseSrc * bsrc);
+static gboolean gst_spdl_src_unlock_stop (GstBaseSrc * bsrc);
+static GstFlowReturn gst_spdl_src_create (GstPushSrc * psrc,
+    GstBuffer ** outbuf);
+static void read_slot_func (gpointer data, gpointer user_data);
+
+#define READY_PARAM (G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | \
+    GST_PARAM_MUTABLE_READY)
+
+static void
+gst_spdl_src_class_init (GstSpdlSrcClass * klass)
+{
+  GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
+  GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
+  GstBaseSrcClass *basesrc_class = GST_BASE_SRC_CLASS (klass);
+  GstPushSrcClass *pushsrc_class = GST_PUSH_SRC_CLASS (klass);
+
+  gobject_class->finalize = gst_spdl_src_finalize;
+  gobject_class->set_property = gst_spdl_src_set_property;
+  gobject_class->get_property = gst_spdl_src_get_property;
+
+  /**
+   * GstSpdlSrc:location:
+   *
+   * An ImageFolder tree (one sub-folder per class) or a manifest file
+   * (`relative/path<TAB>label` per line, paths relative to its folder).
+   */
+  g_object_class_install_property (gobject_class, PROP_LOCATION,
+      g_param_spec_string ("location", "Location",
+          "Dataset folder (ImageFolder layout) or manifest file",
+          DEFAULT_LOCATION, READY_PARAM));
+  /**
+   * GstSpdlSrc:extensions:
+   *
+   * Comma-separated file extensions (case-insensitive) listed from a folder.
+   */
+  g_object_class_install_property (gobject_class, PROP_EXTENSIONS,
+      g_param_spec_string ("extensions", "Extensions",
+          "Comma-separated file extensions to list from a folder "
+          "(case-insensitive)", DEFAULT_EXTENSIONS, READY_PARAM));
+  /**
+   * GstSpdlSrc:shuffle:
+   *
+   * Emit each epoch in a permutation that depends only on (seed, epoch).
+   */
+  g_object_class_install_property (gobject_class, PROP_SHUFFLE,
+      g_param_spec_boolean ("shuffle", "Shuffle",
+          "Shuffle each epoch (the order depends only on seed and epoch)",
+          DEFAULT_SHUFFLE, READY_PARAM));
+  g_object_class_install_property (gobject_class, PROP_SEED,
+      g_param_spec_uint64 ("seed", "Seed", "Seed of the per-epoch shuffle",
+          0, G_MAXUINT64, DEFAULT_SEED, READY_PARAM));
+  /**
+   * GstSpdlSrc:num-epochs:
+   *
+   * How many epochs to run, starting at #GstSpdlSrc:start-epoch, before
+   * EOS; -1 runs forever.
+   */
+  g_object_class_install_property (gobject_class, PROP_NUM_EPOCHS,
+      g_param_spec_int ("num-epochs", "Number of epochs",
+          "Epochs to run before EOS (-1 = forever)", -1, G_MAXINT,
+          DEFAULT_NUM_EPOCHS, READY_PARAM));
+  /**
+   * GstSpdlSrc:start-epoch:
+   *
+   * Number of the first epoch (its shuffle and the sample metadata use it):
+   * set it with #GstSpdlSrc:start-index to resume from a checkpoint.
+   */
+  g_object_class_install_property (gobject_class, PROP_START_EPOCH,
+      g_param_spec_uint ("start-epoch", "Start epoch",
+          "Number of the first epoch (to resume from a checkpoint)", 0,
+          G_MAXINT, DEFAULT_START_EPOCH, READY_PARAM));
+  g_object_class_install_property (gobject_class, PROP_SHARD_INDEX,
+      g_param_spec_uint ("shard-index", "Shard index",
+          "This rank's shard, in [0, num-shards)", 0, G_MAXINT,
+          DEFAULT_SHARD_INDEX, READY_PARAM));
+  g_object_class_install_property (gobject_class, PROP_NUM_SHARDS,
+      g_param_spec_uint ("num-shards", "Number of shards",
+          "Number of shards (distributed ranks) each epoch is split into",
+          1, G_MAXINT, DEFAULT_NUM_SHARDS, READY_PARAM));
+  /**
+   * GstSpdlSrc:drop-uneven:
+   *
+   * When the dataset does not split evenly, drop the tail so every shard
+   * gets floor(N / num-shards) samples, instead of padding every shard to
+   * ceil(N / num-shards) by wrapping around (DistributedSampler's default).
+   */
+  g_object_class_install_property (gobject_class, PROP_DROP_UNEVEN,
+      g_param_spec_boolean ("drop-uneven", "Drop uneven",
+          "Drop the tail instead of padding shards to equal size",
+          DEFAULT_DROP_UNEVEN, READY_PARAM));
+  /**
+   * GstSpdlSrc:start-index:
+   *
+   * Skip the first K samples of this shard's first epoch, to resume
+   * mid-epoch: the samples that follow are exactly those an uninterrupted
+   * run sees.
+   */
+  g_object_class_install_property (gobject_class, PROP_START_INDEX,
+      g_param_spec_uint64 ("start-index", "Start index",
+          "Samples of the first epoch to skip (resume mid-epoch)", 0,
+          G_MAXUINT64, DEFAULT_START_INDEX, READY_PARAM));
+  /**
+   * GstSpdlSrc:prefetch:
+   *
+   * File reads that run ahead on worker threads, in order. 0 reads in the
+   * streaming thread.
+   */
+  g_object_class_install_property (gobject_class, PROP_PREFETCH,
+      g_param_spec_uint ("prefetch", "Prefetch",
+          "File reads running ahead concurrently (0 = read in the streaming "
+          "thread)", 0, MAX_PREFETCH, DEFAULT_PREFETCH, READY_PARAM));
+  /**
+   * GstSpdlSrc:max-errors:
+   *
+   * Unreadable samples tolerated (each skipped with a warning) before the
+   * element fails: -1 = no limit, 0 = fail at the first.
+   */
+  g_object_class_install_property (gobject_class, PROP_MAX_ERRORS,
+      g_param_spec_int ("max-errors", "Max errors",
+          "Unreadable samples to skip before failing (-1 = no limit)", -1,
+          G_MAXINT, DEFAULT_MAX_ERRORS,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_PLAYING));
+  g_object_class_install_property (gobject_class, PROP_ERRORS,
+      g_param_spec_uint64 ("errors", "Errors",
+          "Samples skipped so far because they could not be read", 0,
+          G_MAXUINT64, 0, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+  /**
+   * GstSpdlSrc:num-samples:
+   *
+   * Samples this shard emits per epoch, known once the element is PAUSED.
+   */
+  g_object_class_install_property (gobject_class, PROP_NUM_SAMPLES,
+      g_param_spec_uint64 ("num-samples", "Number of samples",
+          "Samples per epoch for this shard (0 until listed)", 0,
+          G_MAXUINT64, 0, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+  g_object_class_install_property (gobject_class, PROP_NUM_CLASSES,
+      g_param_spec_uint ("num-classes", "Number of classes",
+          "Classes in the dataset (0 until listed)", 0, G_MAXUINT, 0,
+          G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+
+  gst_element_class_add_static_pad_template (element_class, &src_template);
+  gst_element_class_set_static_metadata (element_class,
+      "SPDL dataset source", "Source/File",
+      "Lists, shuffles, shards and reads a training dataset",
+      "gst-spdl authors");
+
+  basesrc_class->start = GST_DEBUG_FUNCPTR (gst_spdl_src_start);
+  basesrc_class->stop = GST_DEBUG_FUNCPTR (gst_spdl_src_stop);
+  basesrc_class->unlock = GST_DEBUG_FUNCPTR (gst_spdl_src_unlock);
+  basesrc_class->unlock_stop = GST_DEBUG_FUNCPTR (gst_spdl_src_unlock_stop);
+  pushsrc_class->create = GST_DEBUG_FUNCPTR (gst_spdl_src_create);
+
+  GST_DEBUG_CATEGORY_INIT (spdl_src_debug, "spdlsrc", 0, "SPDL dataset source");
+}
+
+static void
+gst_spdl_src_init (GstSpdlSrc * src)
+{
+  src->location = NULL;
+  src->extensions = g_strdup (DEFAULT_EXTENSIONS);
+  src->shuffle = DEFAULT_SHUFFLE;
+  src->seed = DEFAULT_SEED;
+  src->num_epochs = DEFAULT_NUM_EPOCHS;
+  src->start_epoch = DEFAULT_START_EPOCH;
+  src->shard_index = DEFAULT_SHARD_INDEX;
+  src->num_shards = DEFAULT_NUM_SHARDS;
+  src->drop_uneven = DEFAULT_DROP_UNEVEN;
+  src->start_index = DEFAULT_START_INDEX;
+  src->prefetch = DEFAULT_PREFETCH;
+  src->max_errors = DEFAULT_MAX_ERRORS;
+  g_queue_init (&src->slots);
+  g_mutex_init (&src->read_lock);
+  g_cond_init (&src->read_cond);
+  gst_base_src_set_format (GST_BASE_SRC (src), GST_FORMAT_TIME);
+  gst_base_src_set_live (GST_BASE_SRC (src), FALSE);
+}
+
+static void
+gst_spdl_src_finalize (GObject * object)
+{
+  GstSpdlSrc *src = GST_SPDL_SRC (object);
+
+  g_free (src->location);
+  g_free (src->extensions);
+  g_mutex_clear (&src->read_lock);
+  g_cond_clear (&src->read_cond);
+  G_OBJECT_CLASS (parent_class)->finalize (object);
+}
+
+static void
+gst_spdl_src_set_property (GObject * object, guint prop_id,
+    const GValue * value, GParamSpec * pspec)
+{
+  GstSpdlSrc *src = GST_SPDL_SRC (object);
+
+  GST_OBJECT_LOCK (src);
+  switch (prop_id) {
+    case PROP_LOCATION:
+      g_free (src->location);
+      src->location = g_value_dup_string (value);
+      break;
+    case PROP_EXTENSIONS:
+      g_free (src->extensions);
+      src->extensions = g_value_dup_string (value);
+      break;
+    case PROP_SHUFFLE:
+      src->shuffle = g_value_get_boolean (value);
+      break;
+    case PROP_SEED:
+      src->seed = g_value_get_uint64 (value);
+      break;
+    case PROP_NUM_EPOCHS:
+      src->num_epochs = g_value_get_int (value);
+      break;
+    case PROP_START_EPOCH:
+      src->start_epoch = g_value_get_uint (value);
+      break;
+    case PROP_SHARD_INDEX:
+      src->shard_index = g_value_get_uint (value);
+      break;
+    case PROP_NUM_SHARDS:
+      src->num_shards = g_value_get_uint (value);
+      break;
+    case PROP_DROP_UNEVEN:
+      src->drop_uneven = g_value_get_boolean (value);
+      break;
+    case PROP_START_INDEX:
+      src->start_index = g_value_get_uint64 (value);
+      break;
+    case PROP_PREFETCH:
+      src->prefetch = g_value_get_uint (value);
+      break;
+    case PROP_MAX_ERRORS:
+      src->max_errors = g_value_get_int (value);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+  GST_OBJECT_UNLOCK (src);
+}
+
+static void
+gst_spdl_src_get_property (GObject * object, guint prop_id, GValue * value,
+    GParamSpec * pspec)
+{
+  GstSpdlSrc *src = GST_SPDL_SRC (object);
+
+  GST_OBJECT_LOCK (src);
+  switch (prop_id) {
+    case PROP_LOCATION:
+      g_value_set_string (value, src->location);
+      break;
+    case PROP_EXTENSIONS:
+      g_value_set_string (value, src->extensions);
+      break;
+    case PROP_SHUFFLE:
+      g_value_set_boolean (value, src->shuffle);
+      break;
+    case PROP_SEED:
+      g_value_set_uint64 (value, src->seed);
+      break;
+    case PROP_NUM_EPOCHS:
+      g_value_set_int (value, src->num_epochs);
+      break;
+    case PROP_START_EPOCH:
+      g_value_set_uint (value, src->start_epoch);
+      break;
+    case PROP_SHARD_INDEX:
+      g_value_set_uint (value, src->shard_index);
+      break;
+    case PROP_NUM_SHARDS:
+      g_value_set_uint (value, src->num_shards);
+      break;
+    case PROP_DROP_UNEVEN:
+      g_value_set_boolean (value, src->drop_uneven);
+      break;
+    case PROP_START_INDEX:
+      g_value_set_uint64 (value, src->start_index);
+      break;
+    case PROP_PREFETCH:
+      g_value_set_uint (value, src->prefetch);
+      break;
+    case PROP_MAX_ERRORS:
+      g_value_set_int (value, src->max_errors);
+      break;
+    case PROP_ERRORS:
+      g_value_set_uint64 (value, src->errors);
+      break;
+    case PROP_NUM_SAMPLES:
+      g_value_set_uint64 (value, src->samples_per_epoch);
+      break;
+    case PROP_NUM_CLASSES:
+      g_value_set_uint (value, src->dataset ? src->dataset->n_classes : 0);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+  GST_OBJECT_UNLOCK (src);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Order of the samples                                                     */
+
+static void
+ensure_permutation (GstSpdlSrc * src, guint epoch)
+{
+  guint n = src->dataset->n_samples;
+  GstSpdlRng rng;
+  guint i;
+
+  if (!src->shuffle || (src->permutation && src->permutation_epoch == epoch))
+    return;
+  if (src->permutation == NULL)
+    src->permutation = g_new (guint32, n);
+  for (i = 0; i < n; i++)
+    src->permutation[i] = i;
+  /* Fisher-Yates from a generator keyed by (seed, epoch) alone */
+  gst_spdl_rng_init (&rng, src->seed, epoch, 0);
+  for (i = n - 1; i > 0; i--) {
+    guint j = (guint) gst_spdl_rng_below (&rng, (guint64) i + 1);
+    guint32 t = src->permutation[i];
+    src->permutation[i] = src->permutation[j];
+    src->permutation[j] = t;
+  }
+  src->permutation_epoch = epoch;
+}
+
+/* The k-th sample of this shard in @epoch: positions shard, shard+S, ...
+ * of the epoch's order, wrapping around to pad (DistributedSampler). */
+static guint
+dataset_index_at (GstSpdlSrc * src, guint epoch, guint64 k)
+{
+  guint64 position = (src->shard_index + k * src->num_shards) %
+      src->dataset->n_samples;
+
+  ensure_permutation (src, epoch);
+  return src->permutation ? src->permutation[position] : (guint) position;
+}
+
+static gboolean
+cursor_exhausted (GstSpdlSrc * src)
+{
+  if (src->next_position >= src->samples_per_epoch) {
+    src->next_epoch++;
+    src->next_position = 0;
+  }
+  return src->num_epochs >= 0 &&
+      src->next_epoch >= src->start_epoch + (guint) src->num_epochs;
+}
+
+/* Called with read_lock: queues reads up to the prefetch depth. */
+static void
+schedule_reads (GstSpdlSrc * src)
+{
+  guint depth = MAX (src->prefetch, 1);
+
+  while (g_queue_get_length (&src->slots) < depth && !cursor_exhausted (src)) {
+    GstSpdlReadSlot *slot = g_new0 (GstSpdlReadSlot, 1);
+
+    slot->index = dataset_index_at (src, src->next_epoch, src->next_position);
+    slot->label = src->dataset->labels[slot->index];
+    slot->epoch = src->next_epoch;
+    slot->path = gst_spdl_dataset_get_full_path (src->dataset, slot->index);
+    src->next_position++;
+    g_queue_push_tail (&src->slots, slot);
+    if (src->readers) {
+      slot->submitted = TRUE;
+      g_thread_pool_push (src->readers, slot, NULL);
+    }
+  }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Reading                                                                  */
+
+static GstBuffer *
+read_file (const gchar * path, GError ** error)
+{
+  struct stat st;
+  GstBuffer *buffer;
+  GstMapInfo map;
+  gsize got = 0;
+  int fd = open (path, O_RDONLY | O_CLOEXEC);
+
+  if (fd < 0 || fstat (fd, &st) != 0) {
+    g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_OPEN_READ,
+        "%s", g_strerror (errno));
+    if (fd >= 0)
+      close (fd);
+    return NULL;
+  }
+  if (!S_ISREG (st.st_mode)) {
+    g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_OPEN_READ,
+        "not a regular file");
+    close (fd);
+    return NULL;
+  }
+  buffer = gst_buffer_new_allocate (NULL, st.st_size, NULL);
+  gst_buffer_map (buffer, &map, GST_MAP_WRITE);
+  while (got < map.size) {
+    ssize_t n = read (fd, map.data + got, map.size - got);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0) {
+      if (n < 0)
+        g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_READ,
+            "%s", g_strerror (errno));
+      break;
+    }
+    got += n;
+  }
+  gst_buffer_unmap (buffer, &map);
+  close (fd);
+  if (error && *error) {
+    gst_buffer_unref (buffer);
+    return NULL;
+  }
+  /* the file shrank between fstat and read */
+  if (got < (gsize) st.st_size)
+    gst_buffer_set_size (buffer, got);
+  return buffer;
+}
+
+static void
+read_slot (GstSpdlReadSlot * slot)
+{
+  slot->buffer = read_file (slot->path, &slot->error);
+}
+
+static void
+read_slot_func (gpointer data, gpointer user_data)
+{
+  GstSpdlReadSlot *slot = data;
+  GstSpdlSrc *src = user_data;
+
+  read_slot (slot);
+  g_mutex_lock (&src->read_lock);
+  slot->done = TRUE;
+  g_cond_broadcast (&src->read_cond);
+  g_mutex_unlock (&src->read_lock);
+}
+
+static void
+read_slot_free (GstSpdlReadSlot * slot)
+{
+  if (slot->buffer)
+    gst_buffer_unref (slot->buffer);
+  g_clear_error (&slot->error);
+  g_free (slot->path);
+  g_free (slot);
+}
+
+/* ------------------------------------------------------------------------ */
+/* State                                                                    */
+
+static gboolean
+gst_spdl_src_start (GstBaseSrc * bsrc)
+{
+  GstSpdlSrc *src = GST_SPDL_SRC (bsrc);
+  GstSpdlDataset *dataset;
+  gchar *location, *extensions;
+  guint64 per_shard, start_index;
+  GError *error = NULL;
+
+  GST_OBJECT_LOCK (src);
+  location = g_strdup (src->location);
+  extensions = g_strdup (src->extensions);
+  start_index = src->start_index;
+  src->errors = 0;
+  GST_OBJECT_UNLOCK (src);
+
+  if (src->shard_index >= src->num_shards) {
+    GST_ELEMENT_ERROR (src, RESOURCE, SETTINGS,
+        ("shard-index %u is out of range: it must be below num-shards (%u)",
+            src->shard_index, src->num_shards), (NULL));
+    goto failed;
+  }
+
+  dataset = gst_spdl_dataset_load (location, extensions, &error);
+  if (dataset == NULL) {
+    gst_element_message_full (GST_ELEMENT (src), GST_MESSAGE_ERROR,
+        GST_RESOURCE_ERROR, error->code, g_strdup (error->message),
+        g_strdup_printf ("location=%s", location), __FILE__, GST_FUNCTION,
+        __LINE__);
+    g_error_free (error);
+    goto failed;
+  }
+
+  if (src->drop_uneven)
+    per_shard = dataset->n_samples / src->num_shards;
+  else
+    per_shard = (dataset->n_samples + src->num_shards - 1) / src->num_shards;
+  if (per_shard == 0) {
+    GST_ELEMENT_ERROR (src, RESOURCE, SETTINGS,
+        ("Dataset \"%s\" has %u samples, too few for %u shards with "
+            "drop-uneven", location, dataset->n_samples, src->num_shards),
+        (NULL));
+    gst_spdl_dataset_free (dataset);
+    goto failed;
+  }
+  GST_INFO_OBJECT (src, "listed %u samples in %u classes from %s, %"
+      G_GUINT64_FORMAT " per epoch for shard %u/%u", dataset->n_samples,
+      dataset->n_classes, location, per_shard, src->shard_index,
+      src->num_shards);
+
+  GST_OBJECT_LOCK (src);
+  src->dataset = dataset;
+  src->samples_per_epoch = per_shard;
+  GST_OBJECT_UNLOCK (src);
+
+  src->next_epoch = src->start_epoch;
+  src->next_position = MIN (start_index, per_shard);
+  src->current_epoch = src->start_epoch;
+  src->pushed_in_epoch = 0;
+  src->started_epoch = FALSE;
+  src->flushing = FALSE;
+  if (src->prefetch > 0)
+    src->readers = g_thread_pool_new (read_slot_func, src, src->prefetch,
+        FALSE, NULL);
+  g_free (location);
+  g_free (extensions);
+  return TRUE;
+
+failed:
+  g_free (location);
+  g_free (extensions);
+  return FALSE;
+}
+
+static gboolean
+gst_spdl_src_stop (GstBaseSrc * bsrc)
+{
+  GstSpdlSrc *src = GST_SPDL_SRC (bsrc);
+
+  if (src->readers) {
+    /* drop queued reads, wait for the running ones */
+    g_thread_pool_free (src->readers, TRUE, TRUE);
+    src->readers = NULL;
+  }
+  g_queue_clear_full (&src->slots, (GDestroyNotify) read_slot_free);
+  g_clear_pointer (&src->permutation, g_free);
+  GST_OBJECT_LOCK (src);
+  g_clear_pointer (&src->dataset, gst_spdl_dataset_free);
+  src->samples_per_epoch = 0;
+  GST_OBJECT_UNLOCK (src);
+  return TRUE;
+}
+
+static gboolean
+gst_spdl_src_unlock (GstBaseSrc * bsrc)
+{
+  GstSpdlSrc *src = GST_SPDL_SRC (bsrc);
+
+  g_mutex_lock (&src->read_lock);
+  src->flushing = TRUE;
+  g_cond_broadcast (&src->read_cond);
+  g_mutex_unlock (&src->read_lock);
+  return TRUE;
+}
+
+static gboolean
+gst_spdl_src_unlock_stop (GstBaseSrc * bsrc)
+{
+  GstSpdlSrc *src = GST_SPDL_SRC (bsrc);
+
+  g_mutex_lock (&src->read_lock);
+  src->flushing = FALSE;
+  g_mutex_unlock (&src->read_lock);
+  return TRUE;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Streaming                                                                */
+
+static void
+announce_epoch_end (GstSpdlSrc * src)
+{
+  GstEvent *event;
+
+  if (!src->started_epoch)
+    return;
+  GST_DEBUG_OBJECT (src, "end of epoch %u (%" G_GUINT64_FORMAT " samples)",
+      src->current_epoch, src->pushed_in_epoch);
+  event = gst_spdl_epoch_end_event_new (src->current_epoch,
+      src->pushed_in_epoch);
+  gst_element_post_message (GST_ELEMENT (src),
+      gst_message_new_element (GST_OBJECT (src),
+          gst_structure_copy (gst_event_get_structure (event))));
+  gst_pad_push_event (GST_BASE_SRC_PAD (src), event);
+  src->started_epoch = FALSE;
+  src->pushed_in_epoch = 0;
+}
+
+/* Warns about an unreadable sample; FALSE once past max-errors. */
+static gboolean
+skip_unreadable (GstSpdlSrc * src, GstSpdlReadSlot * slot)
+{
+  guint64 errors;
+  gint max_errors;
+
+  GST_OBJECT_LOCK (src);
+  errors = ++src->errors;
+  max_errors = src->max_errors;
+  GST_OBJECT_UNLOCK (src);
+
+  if (max_errors >= 0 && errors > (guint64) max_errors) {
+    GST_ELEMENT_ERROR (src, RESOURCE, READ,
+        ("Could not read sample \"%s\": %s; %" G_GUINT64_FORMAT
+            " unreadable samples, more than max-errors=%d", slot->path,
+            slot->error->message, errors, max_errors), (NULL));
+    return FALSE;
+  }
+  GST_ELEMENT_WARNING (src, RESOURCE, READ,
+      ("Skipping sample \"%s\": %s", slot->path, slot->error->message),
+      ("%" G_GUINT64_FORMAT " unreadable samples so far", errors));
+  return TRUE;
+}
+
+/* Waits for the head slot's read; NULL at the end or when flushing. */
+static GstSpdlReadSlot *
+next_slot (GstSpdlSrc * src, GstFlowReturn * ret)
+{
+  GstSpdlReadSlot *slot;
+
+  g_mutex_lock (&src->read_lock);
+  schedule_reads (src);
+  slot = g_queue_peek_head (&src->slots);
+  while (slot && slot->submitted && !slot->done && !src->flushing)
+    g_cond_wait (&src->read_cond, &src->read_lock);
+  if (src->flushing) {
+    g_mutex_unlock (&src->read_lock);
+    *ret = GST_FLOW_FLUSHING;
+    return NULL;
+  }
+  if (slot)
+    g_queue_pop_head (&src->slots);
+  schedule_reads (src);
+  g_mutex_unlock (&src->read_lock);
+
+  *ret = slot ? GST_FLOW_OK : GST_FLOW_EOS;
+  if (slot && !slot->submitted)
+    read_slot (slot);
+  return slot;
+}
+
+static GstFlowReturn
+gst_spdl_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
+{
+  GstSpdlSrc *src = GST_SPDL_SRC (psrc);
+  GstSpdlReadSlot *slot;
+  GstFlowReturn ret;
+
+  while ((slot = next_slot (src, &ret)) != NULL) {
+    if (src->started_epoch && slot->epoch != src->current_epoch)
+      announce_epoch_end (src);
+    src->current_epoch = slot->epoch;
+    src->started_epoch = TRUE;
+
+    if (slot->error) {
+      gboolean go_on = skip_unreadable (src, slot);
+      read_slot_free (slot);
+      if (!go_on)
+        return GST_FLOW_ERROR;
+      continue;
+    }
+
+    *outbuf = g_steal_pointer (&slot->buffer);
+    GST_BUFFER_OFFSET (*outbuf) = src->pushed_in_epoch;
+    GST_BUFFER_OFFSET_END (*outbuf) = src->pushed_in_epoch + 1;
+    gst_spdl_buffer_add_sample_meta (*outbuf, slot->index, slot->label,
+        slot->epoch, slot->path);
+    src->pushed_in_epoch++;
+    read_slot_free (slot);
+    return GST_FLOW_OK;
+  }
+  if (ret == GST_FLOW_EOS)
+    announce_epoch_end (src);
+  return ret;
+}

@@ -1,0 +1,66 @@
+/* GStreamer SPDL plugin: dataset source
+ * Copyright (C) 2026 gst-spdl authors
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Library General Public
+ * License as published by the Free Software Foundation; either
+ * version 2 of the License, or (at your option) any later version.
+ */
+#ifndef __GST_SPDL_SRC_H__
+#define __GST_SPDL_SRC_H__
+
+#include <gst/gst.h>
+#include <gst/base/gstpushsrc.h>
+
+#include "gstspdldataset.h"
+
+G_BEGIN_DECLS
+
+#define GST_TYPE_SPDL_SRC (gst_spdl_src_get_type ())
+G_DECLARE_FINAL_TYPE (GstSpdlSrc, gst_spdl_src, GST, SPDL_SRC, GstPushSrc)
+
+typedef struct _GstSpdlReadSlot GstSpdlReadSlot;
+
+struct _GstSpdlSrc
+{
+  GstPushSrc parent;
+
+  /* properties, under the object lock */
+  gchar *location;
+  gchar *extensions;
+  gboolean shuffle;
+  guint64 seed;
+  gint num_epochs;
+  guint start_epoch;
+  guint shard_index;
+  guint num_shards;
+  gboolean drop_uneven;
+  guint64 start_index;
+  guint prefetch;
+  gint max_errors;
+  guint64 errors;               /* read-only, counted while running */
+
+  /* streaming state, set up in start() */
+  GstSpdlDataset *dataset;
+  guint64 samples_per_epoch;    /* this shard's share of one epoch */
+  guint32 *permutation;         /* current epoch's order, NULL = identity */
+  guint permutation_epoch;
+  guint next_epoch;             /* cursor: next sample to schedule */
+  guint64 next_position;
+  guint current_epoch;          /* epoch of the last sample pushed */
+  guint64 pushed_in_epoch;
+  gboolean started_epoch;
+
+  /* read-ahead: slots in order; the head is the next one to push */
+  GThreadPool *readers;
+  GQueue slots;
+  GMutex read_lock;
+  GCond read_cond;
+  gboolean flushing;
+};
+
+GST_ELEMENT_REGISTER_DECLARE (spdlsrc);
+
+G_END_DECLS
+
+#endif /* __GST_SPDL_SRC_H__ */

@@ -1,0 +1,530 @@
+/* GStreamer SPDL plugin: spdlsrc unit tests
+ * Copyright (C) 2026 gst-spdl authors
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Library General Public
+ * License as published by the Free Software Foundation; either
+ * version 2 of the License, or (at your option) any later version.
+ */
+#include <gst/check/gstcheck.h>
+#include <gst/check/gstharness.h>
+#include <glib/gstdio.h>
+
+#include "spdltestutil.h"
+#include "gstspdlmeta.h"
+
+#define ITEM(run, i) ((SpdlTestItem *) g_ptr_array_index ((run)->items, (i)))
+
+/* A folder of tiny fake samples: src only reads bytes, it does not decode. */
+static gchar *
+make_fake_folder (guint n_classes, guint per_class)
+{
+  gchar *root = spdl_test_make_tmpdir ();
+  guint c, i;
+
+  for (c = 0; c < n_classes; c++) {
+    for (i = 0; i < per_class; i++) {
+      gchar *path = g_strdup_printf ("%s/c%02u/s%03u.jpg", root, c, i);
+      gchar *body = g_strdup_printf ("sample %u/%u", c, i);
+      spdl_test_write_file (path, body, -1);
+      g_free (body);
+      g_free (path);
+    }
+  }
+  return root;
+}
+
+/* Dataset indices of the samples of @epoch, in order. */
+static GArray *
+epoch_indices (SpdlTestRun * run, guint epoch)
+{
+  GArray *out = g_array_new (FALSE, FALSE, sizeof (guint64));
+  guint i;
+
+  for (i = 0; i < run->items->len; i++) {
+    if (!ITEM (run, i)->is_epoch_end && ITEM (run, i)->epoch == epoch)
+      g_array_append_val (out, ITEM (run, i)->index);
+  }
+  return out;
+}
+
+static gboolean
+arrays_equal (GArray * a, GArray * b)
+{
+  return a->len == b->len && memcmp (a->data, b->data,
+      a->len * sizeof (guint64)) == 0;
+}
+
+static void
+assert_each_once (GArray * indices, guint n)
+{
+  gboolean *seen = g_new0 (gboolean, n);
+  guint i;
+
+  fail_unless_equals_int (indices->len, n);
+  for (i = 0; i < indices->len; i++) {
+    guint64 idx = g_array_index (indices, guint64, i);
+    fail_unless (idx < n);
+    fail_if (seen[idx], "index %" G_GUINT64_FORMAT " seen twice", idx);
+    seen[idx] = TRUE;
+  }
+  g_free (seen);
+}
+
+static SpdlTestRun *
+run_src (const gchar * root, const gchar * props)
+{
+  gchar *launch = g_strdup_printf ("spdlsrc location=%s %s", root, props);
+  SpdlTestRun *run = spdl_test_run (launch);
+
+  g_free (launch);
+  return run;
+}
+
+GST_START_TEST (test_order_labels_and_contents)
+{
+  gchar *root = make_fake_folder (3, 4);
+  SpdlTestRun *run = run_src (root, "");
+  guint i;
+
+  fail_unless (run->error == NULL, "%s", run->error);
+  fail_unless_equals_int (run->items->len, 13);
+  for (i = 0; i < 12; i++) {
+    SpdlTestItem *item = ITEM (run, i);
+    gchar *expected_path =
+        g_strdup_printf ("%s/c%02u/s%03u.jpg", root, i / 4, i % 4);
+    gchar *expected_body = g_strdup_printf ("sample %u/%u", i / 4, i % 4);
+    GstMapInfo map;
+
+    fail_if (item->is_epoch_end);
+    fail_unless_equals_uint64 (item->index, i);
+    /* labels are the sorted class folders' indices, as in ImageFolder */
+    fail_unless_equals_int (item->label, i / 4);
+    fail_unless_equals_int (item->epoch, 0);
+    fail_unless_equals_string (item->path, expected_path);
+    gst_buffer_map (item->buffer, &map, GST_MAP_READ);
+    fail_unless_equals_int (map.size, strlen (expected_body));
+    fail_unless (memcmp (map.data, expected_body, map.size) == 0);
+    gst_buffer_unmap (item->buffer, &map);
+    fail_unless (gst_structure_has_name (gst_caps_get_structure (item->caps,
+                0), "image/jpeg"));
+    g_free (expected_path);
+    g_free (expected_body);
+  }
+  /* the epoch-end event comes after the epoch's last sample */
+  fail_unless (ITEM (run, 12)->is_epoch_end);
+  fail_unless_equals_int (ITEM (run, 12)->epoch, 0);
+  fail_unless_equals_uint64 (ITEM (run, 12)->index, 12);
+  spdl_test_run_free (run);
+  spdl_test_remove_tree (root);
+  g_free (root);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_imagefolder_like_torchvision)
+{
+  /* nested folders, mixed-case extensions, other files, files at the top */
+  gchar *root = spdl_test_make_tmpdir ();
+  const gchar *files[] = {
+    "b/x.JPEG", "b/sub/y.jpg", "b/sub-z/w.jpg", "b/sub/inner/v.jpg",
+    "a/2.jpg", "a/10.jpg", "a/notes.txt", "top.jpg", "c/nothing.png",
+    "d/e.jpeg",
+  };
+  /* what torchvision's make_dataset gives: folders sorted by full path
+   * ("sub-z" before "sub/inner"), then files sorted by name */
+  const gchar *expected[] = {
+    "a/10.jpg", "a/2.jpg", "b/x.JPEG", "b/sub/y.jpg", "b/sub-z/w.jpg",
+    "b/sub/inner/v.jpg", "d/e.jpeg",
+  };
+  /* "c" has no image but still takes label 2 */
+  const gint labels[] = { 0, 0, 1, 1, 1, 1, 3 };
+  SpdlTestRun *run;
+  guint i;
+
+  for (i = 0; i < G_N_ELEMENTS (files); i++) {
+    gchar *path = g_build_filename (root, files[i], NULL);
+    spdl_test_write_file (path, "x", 1);
+    g_free (path);
+  }
+  run = run_src (root, "");
+  fail_unless (run->error == NULL, "%s", run->error);
+  fail_unless_equals_int (spdl_test_run_count_samples (run), 7);
+  for (i = 0; i < G_N_ELEMENTS (expected); i++) {
+    gchar *path = g_build_filename (root, expected[i], NULL);
+    fail_unless_equals_string (ITEM (run, i)->path, path);
+    fail_unless_equals_int (ITEM (run, i)->label, labels[i]);
+    g_free (path);
+  }
+  spdl_test_run_free (run);
+  spdl_test_remove_tree (root);
+  g_free (root);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_shuffle_epochs)
+{
+  gchar *root = make_fake_folder (5, 10);
+  SpdlTestRun *a = run_src (root, "shuffle=true seed=7 num-epochs=3");
+  SpdlTestRun *b = run_src (root, "shuffle=true seed=7 num-epochs=3");
+  SpdlTestRun *c = run_src (root, "shuffle=true seed=8 num-epochs=1");
+  GArray *a0 = epoch_indices (a, 0), *a1 = epoch_indices (a, 1);
+  GArray *a2 = epoch_indices (a, 2), *b0 = epoch_indices (b, 0);
+  GArray *b1 = epoch_indices (b, 1), *c0 = epoch_indices (c, 0);
+  GArray *identity = g_array_new (FALSE, FALSE, sizeof (guint64));
+  guint64 i;
+
+  for (i = 0; i < 50; i++)
+    g_array_append_val (identity, i);
+  assert_each_once (a0, 50);
+  assert_each_once (a1, 50);
+  assert_each_once (a2, 50);
+  fail_if (arrays_equal (a0, identity), "shuffle left the order as listed");
+  fail_if (arrays_equal (a0, a1), "two epochs in the same order");
+  fail_unless (arrays_equal (a0, b0), "same seed, different order");
+  fail_unless (arrays_equal (a1, b1), "same seed, different order");
+  fail_if (arrays_equal (a0, c0), "different seeds, same order");
+  /* three epoch-end markers, each after its epoch's samples */
+  fail_unless_equals_int (a->items->len, 153);
+  fail_unless (ITEM (a, 50)->is_epoch_end && ITEM (a, 50)->epoch == 0);
+  fail_unless (ITEM (a, 101)->is_epoch_end && ITEM (a, 101)->epoch == 1);
+  fail_unless (ITEM (a, 152)->is_epoch_end && ITEM (a, 152)->epoch == 2);
+
+  g_array_unref (a0);
+  g_array_unref (a1);
+  g_array_unref (a2);
+  g_array_unref (b0);
+  g_array_unref (b1);
+  g_array_unref (c0);
+  g_array_unref (identity);
+  spdl_test_run_free (a);
+  spdl_test_run_free (b);
+  spdl_test_run_free (c);
+  spdl_test_remove_tree (root);
+  g_free (root);
+}
+
+GST_END_TEST;
+
+/* Runs every shard of one shuffled epoch; returns how often each sample
+ * came, and checks the shards' sizes. */
+static guint *
+count_over_shards (const gchar * root, guint n, guint shards,
+    const gchar * extra, guint expected_per_shard)
+{
+  guint *count = g_new0 (guint, n);
+  guint s, i;
+
+  for (s = 0; s < shards; s++) {
+    gchar *props = g_strdup_printf ("shuffle=true seed=3 num-shards=%u "
+        "shard-index=%u %s", shards, s, extra);
+    SpdlTestRun *run = run_src (root, props);
+    GArray *idx = epoch_indices (run, 0);
+
+    fail_unless (run->error == NULL, "%s", run->error);
+    fail_unless_equals_int (idx->len, expected_per_shard);
+    for (i = 0; i < idx->len; i++)
+      count[g_array_index (idx, guint64, i)]++;
+    g_array_unref (idx);
+    spdl_test_run_free (run);
+    g_free (props);
+  }
+  return count;
+}
+
+GST_START_TEST (test_shards)
+{
+  gchar *root = make_fake_folder (2, 5);        /* 10 samples */
+  guint *count;
+  guint i, total;
+
+  /* even split: disjoint and complete */
+  count = count_over_shards (root, 10, 2, "", 5);
+  for (i = 0; i < 10; i++)
+    fail_unless_equals_int (count[i], 1);
+  g_free (count);
+
+  /* 10 over 3: padded to 4 each by wrapping around, all covered */
+  count = count_over_shards (root, 10, 3, "", 4);
+  for (i = 0, total = 0; i < 10; i++) {
+    fail_unless (count[i] >= 1 && count[i] <= 2);
+    total += count[i];
+  }
+  fail_unless_equals_int (total, 12);
+  g_free (count);
+
+  /* drop-uneven: 3 each, disjoint */
+  count = count_over_shards (root, 10, 3, "drop-uneven=true", 3);
+  for (i = 0, total = 0; i < 10; i++) {
+    fail_unless (count[i] <= 1);
+    total += count[i];
+  }
+  fail_unless_equals_int (total, 9);
+  g_free (count);
+
+  spdl_test_remove_tree (root);
+  g_free (root);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_resume_start_index)
+{
+  gchar *root = make_fake_folder (4, 5);
+  SpdlTestRun *full = run_src (root, "shuffle=true seed=11 num-epochs=2 "
+      "num-shards=2 shard-index=1");
+  SpdlTestRun *resumed = run_src (root, "shuffle=true seed=11 num-epochs=2 "
+      "num-shards=2 shard-index=1 start-index=4");
+  SpdlTestRun *next = run_src (root, "shuffle=true seed=11 num-epochs=1 "
+      "num-shards=2 shard-index=1 start-epoch=1 start-index=3");
+  guint i;
+
+  /* resumed = the uninterrupted run from its 5th sample on */
+  fail_unless_equals_int (full->items->len, 22);
+  fail_unless_equals_int (resumed->items->len, 18);
+  for (i = 0; i < resumed->items->len; i++) {
+    SpdlTestItem *x = ITEM (full, i + 4), *y = ITEM (resumed, i);
+    fail_unless_equals_int (x->is_epoch_end, y->is_epoch_end);
+    fail_unless_equals_int (x->epoch, y->epoch);
+    if (!x->is_epoch_end)
+      fail_unless_equals_uint64 (x->index, y->index);
+  }
+  /* resuming inside epoch 1 */
+  fail_unless_equals_int (next->items->len, 8);
+  for (i = 0; i < 8; i++) {
+    SpdlTestItem *x = ITEM (full, 11 + 3 + i), *y = ITEM (next, i);
+    fail_unless_equals_int (x->is_epoch_end, y->is_epoch_end);
+    if (!x->is_epoch_end)
+      fail_unless_equals_uint64 (x->index, y->index);
+  }
+  spdl_test_run_free (full);
+  spdl_test_run_free (resumed);
+  spdl_test_run_free (next);
+  spdl_test_remove_tree (root);
+  g_free (root);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_manifest)
+{
+  gchar *root = spdl_test_make_tmpdir ();
+  gchar *manifest = g_build_filename (root, "train.tsv", NULL);
+  gchar *a = g_build_filename (root, "imgs/a.jpg", NULL);
+  gchar *b = g_build_filename (root, "imgs/b.jpg", NULL);
+  gchar *launch;
+  SpdlTestRun *run;
+
+  spdl_test_write_file (a, "AAA", -1);
+  spdl_test_write_file (b, "BB", -1);
+  spdl_test_write_file (manifest, "# comment\nimgs/b.jpg\t7\n\n"
+      "imgs/a.jpg\t3\r\n", -1);
+  launch = g_strdup_printf ("spdlsrc location=%s", manifest);
+  run = spdl_test_run (launch);
+  fail_unless (run->error == NULL, "%s", run->error);
+  fail_unless_equals_int (spdl_test_run_count_samples (run), 2);
+  fail_unless_equals_string (ITEM (run, 0)->path, b);
+  fail_unless_equals_int (ITEM (run, 0)->label, 7);
+  fail_unless_equals_int (gst_buffer_get_size (ITEM (run, 0)->buffer), 2);
+  fail_unless_equals_string (ITEM (run, 1)->path, a);
+  fail_unless_equals_int (ITEM (run, 1)->label, 3);
+  spdl_test_run_free (run);
+  g_free (launch);
+  g_free (manifest);
+  g_free (a);
+  g_free (b);
+  spdl_test_remove_tree (root);
+  g_free (root);
+}
+
+GST_END_TEST;
+
+static void
+assert_error (const gchar * launch, const gchar * needle1,
+    const gchar * needle2)
+{
+  SpdlTestRun *run = spdl_test_run (launch);
+
+  fail_unless (run->error != NULL, "no error for %s", launch);
+  fail_unless (strstr (run->error, needle1) != NULL, "'%s' not in '%s'",
+      needle1, run->error);
+  if (needle2)
+    fail_unless (strstr (run->error, needle2) != NULL, "'%s' not in '%s'",
+        needle2, run->error);
+  fail_unless_equals_int (spdl_test_run_count_samples (run), 0);
+  spdl_test_run_free (run);
+}
+
+GST_START_TEST (test_user_errors)
+{
+  gchar *root = spdl_test_make_tmpdir ();
+  gchar *empty = g_build_filename (root, "empty", NULL);
+  gchar *bad_line = g_build_filename (root, "bad-line.tsv", NULL);
+  gchar *bad_label = g_build_filename (root, "bad-label.tsv", NULL);
+  gchar *launch;
+
+  g_mkdir_with_parents (empty, 0755);
+  launch = g_build_filename (empty, "cls/readme.txt", NULL);
+  spdl_test_write_file (launch, "x", 1);
+  g_free (launch);
+  spdl_test_write_file (bad_line, "a.jpg\t1\nb.jpg\t2\nno-tab-here\n", -1);
+  spdl_test_write_file (bad_label, "a.jpg\t1\nb.jpg\tcat\n", -1);
+
+  assert_error ("spdlsrc location=/nonexistent/dataset", "/nonexistent/dataset",
+      "does not exist");
+  launch = g_strdup_printf ("spdlsrc location=%s", empty);
+  assert_error (launch, empty, "empty");
+  g_free (launch);
+  launch = g_strdup_printf ("spdlsrc location=%s", bad_line);
+  assert_error (launch, bad_line, ":3:");
+  g_free (launch);
+  launch = g_strdup_printf ("spdlsrc location=%s", bad_label);
+  assert_error (launch, ":2:", "\"cat\" is not a non-negative integer");
+  g_free (launch);
+  launch = g_strdup_printf ("spdlsrc location=%s/../bad-line.tsv "
+      "num-shards=2 shard-index=2", empty);
+  assert_error (launch, "shard-index 2 is out of range", "num-shards (2)");
+  g_free (launch);
+
+  g_free (empty);
+  g_free (bad_line);
+  g_free (bad_label);
+  spdl_test_remove_tree (root);
+  g_free (root);
+}
+
+GST_END_TEST;
+
+static void
+remove_sample_hook (GstElement * pipeline, gpointer user_data)
+{
+  fail_unless_equals_int (g_unlink (user_data), 0);
+}
+
+GST_START_TEST (test_vanished_file_skipped)
+{
+  gchar *root = make_fake_folder (1, 30);
+  gchar *victim = g_strdup_printf ("%s/c00/s020.jpg", root);
+  gchar *launch = g_strdup_printf ("spdlsrc location=%s prefetch=2", root);
+  SpdlTestRun *run = spdl_test_run_with_hook (launch, remove_sample_hook,
+      victim);
+  GstElement *src;
+  guint i;
+
+  fail_unless (run->error == NULL, "%s", run->error);
+  fail_unless_equals_int (spdl_test_run_count_samples (run), 29);
+  for (i = 0; i < 29; i++)
+    fail_unless_equals_uint64 (ITEM (run, i)->index, i < 20 ? i : i + 1);
+  fail_unless_equals_int (g_list_length (run->warnings), 1);
+  fail_unless (strstr (run->warnings->data, victim) != NULL, "%s",
+      (gchar *) run->warnings->data);
+  fail_unless (strstr (run->warnings->data, "No such file") != NULL);
+  spdl_test_run_free (run);
+  g_free (launch);
+
+  /* max-errors=0: the first unreadable sample is fatal */
+  spdl_test_write_file (victim, "back", -1);
+  launch = g_strdup_printf ("spdlsrc location=%s max-errors=0 prefetch=0",
+      root);
+  run = spdl_test_run_with_hook (launch, remove_sample_hook, victim);
+  fail_unless (run->error != NULL);
+  fail_unless (strstr (run->error, victim) != NULL, "%s", run->error);
+  fail_unless (strstr (run->error, "max-errors=0") != NULL, "%s", run->error);
+  fail_unless_equals_int (spdl_test_run_count_samples (run), 20);
+  spdl_test_run_free (run);
+
+  /* the count is readable from the element (a manifest naming a file that
+   * is not there takes the same path) */
+  {
+    gchar *manifest = g_build_filename (root, "list.tsv", NULL);
+    GstHarness *h;
+    guint64 errors = 0;
+    gint got = 0;
+    GstBuffer *buf;
+
+    spdl_test_write_file (manifest, "c00/s000.jpg\t0\nc00/gone.jpg\t0\n"
+        "c00/s001.jpg\t0\nc00/gone2.jpg\t1\nc00/s002.jpg\t1\n", -1);
+    src = gst_element_factory_make ("spdlsrc", NULL);
+    g_object_set (src, "location", manifest, NULL);
+    h = gst_harness_new_with_element (src, NULL, "src");
+    gst_harness_play (h);
+    while (got < 3 && (buf = gst_harness_pull (h)) != NULL) {
+      got++;
+      gst_buffer_unref (buf);
+    }
+    fail_unless_equals_int (got, 3);
+    g_object_get (src, "errors", &errors, NULL);
+    fail_unless_equals_uint64 (errors, 2);
+    gst_harness_teardown (h);
+    g_free (manifest);
+  }
+  gst_object_unref (src);
+  g_free (launch);
+  g_free (victim);
+  spdl_test_remove_tree (root);
+  g_free (root);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_harness_meta_and_events)
+{
+  gchar *root = make_fake_folder (2, 2);
+  GstHarness *h = gst_harness_new ("spdlsrc");
+  GstBuffer *buf;
+  GstEvent *event;
+  GstSpdlSampleInfo info;
+  guint64 num = 0;
+  guint i, epoch_events = 0;
+
+  gst_harness_set (h, "spdlsrc", "location", root, "num-epochs", 2,
+      "shuffle", TRUE, NULL);
+  gst_harness_play (h);
+  for (i = 0; i < 8; i++) {
+    buf = gst_harness_pull (h);
+    fail_unless (buf != NULL);
+    fail_unless (gst_spdl_buffer_get_sample_info (buf, &info));
+    fail_unless_equals_int (info.epoch, i / 4);
+    fail_unless_equals_int (info.label, info.index / 2);
+    gst_buffer_unref (buf);
+  }
+  g_object_get (h->element, "num-samples", &num, NULL);
+  fail_unless_equals_uint64 (num, 4);
+  event = gst_harness_pull_event (h);
+  while (event && GST_EVENT_TYPE (event) != GST_EVENT_EOS) {
+    if (gst_spdl_is_epoch_end_event (event))
+      epoch_events++;
+    gst_event_unref (event);
+    event = gst_harness_pull_event (h);
+  }
+  if (event)
+    gst_event_unref (event);
+  fail_unless_equals_int (epoch_events, 2);
+  gst_harness_teardown (h);
+  spdl_test_remove_tree (root);
+  g_free (root);
+}
+
+GST_END_TEST;
+
+static Suite *
+spdlsrc_suite (void)
+{
+  Suite *s = suite_create ("spdlsrc");
+  TCase *tc = tcase_create ("general");
+
+  suite_add_tcase (s, tc);
+  tcase_add_test (tc, test_order_labels_and_contents);
+  tcase_add_test (tc, test_imagefolder_like_torchvision);
+  tcase_add_test (tc, test_shuffle_epochs);
+  tcase_add_test (tc, test_shards);
+  tcase_add_test (tc, test_resume_start_index);
+  tcase_add_test (tc, test_manifest);
+  tcase_add_test (tc, test_user_errors);
+  tcase_add_test (tc, test_vanished_file_skipped);
+  tcase_add_test (tc, test_harness_meta_and_events);
+  return s;
+}
+
+GST_CHECK_MAIN (spdlsrc);

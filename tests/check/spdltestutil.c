@@ -1,0 +1,291 @@
+/* gst-spdl test helpers
+ * Copyright (C) 2026 gst-spdl authors
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Library General Public
+ * License as published by the Free Software Foundation; either
+ * version 2 of the License, or (at your option) any later version.
+ */
+#include "spdltestutil.h"
+#include "gstspdlmeta.h"
+
+#include <gst/app/gstappsink.h>
+#include <gst/check/gstcheck.h>
+#include <glib/gstdio.h>
+#include <stdio.h>
+#include <jpeglib.h>
+
+gchar *
+spdl_test_make_tmpdir (void)
+{
+  gchar *dir = g_dir_make_tmp ("spdl-test-XXXXXX", NULL);
+
+  fail_unless (dir != NULL);
+  return dir;
+}
+
+void
+spdl_test_remove_tree (const gchar * path)
+{
+  gchar *argv[] = { (gchar *) "rm", (gchar *) "-rf", (gchar *) path, NULL };
+
+  g_spawn_sync (NULL, argv, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, NULL, NULL,
+      NULL, NULL);
+}
+
+void
+spdl_test_write_file (const gchar * path, const gchar * contents, gssize len)
+{
+  gchar *dir = g_path_get_dirname (path);
+
+  g_mkdir_with_parents (dir, 0755);
+  g_free (dir);
+  fail_unless (g_file_set_contents (path, contents, len, NULL));
+}
+
+guint8
+spdl_test_pattern (guint x, guint y, guint c, guint tint)
+{
+  /* smooth gradients so JPEG keeps them: easy to compare after decoding */
+  switch (c) {
+    case 0:
+      return (guint8) ((x * 255 / 64 + tint) & 0xff);
+    case 1:
+      return (guint8) ((y * 255 / 64 + tint * 3) & 0xff);
+    default:
+      return (guint8) (((x + y) * 2 + tint * 7) & 0xff);
+  }
+}
+
+void
+spdl_test_write_jpeg (const gchar * path, guint width, guint height,
+    guint tint, gint quality, gboolean gray, gboolean progressive)
+{
+  struct jpeg_compress_struct cinfo;
+  struct jpeg_error_mgr jerr;
+  guint8 *row = g_malloc (width * 3);
+  gchar *dir = g_path_get_dirname (path);
+  FILE *f;
+
+  g_mkdir_with_parents (dir, 0755);
+  g_free (dir);
+  f = fopen (path, "wb");
+  fail_unless (f != NULL);
+  cinfo.err = jpeg_std_error (&jerr);
+  jpeg_create_compress (&cinfo);
+  jpeg_stdio_dest (&cinfo, f);
+  cinfo.image_width = width;
+  cinfo.image_height = height;
+  cinfo.input_components = gray ? 1 : 3;
+  cinfo.in_color_space = gray ? JCS_GRAYSCALE : JCS_RGB;
+  jpeg_set_defaults (&cinfo);
+  jpeg_set_quality (&cinfo, quality, TRUE);
+  if (progressive)
+    jpeg_simple_progression (&cinfo);
+  jpeg_start_compress (&cinfo, TRUE);
+  while (cinfo.next_scanline < height) {
+    guint x, c, y = cinfo.next_scanline;
+    JSAMPROW rows[1] = { row };
+    for (x = 0; x < width; x++)
+      for (c = 0; c < (gray ? 1u : 3u); c++)
+        row[x * (gray ? 1 : 3) + c] = spdl_test_pattern (x, y, c, tint);
+    jpeg_write_scanlines (&cinfo, rows, 1);
+  }
+  jpeg_finish_compress (&cinfo);
+  jpeg_destroy_compress (&cinfo);
+  fclose (f);
+  g_free (row);
+}
+
+gchar *
+spdl_test_make_image_folder (guint n_classes, guint per_class, guint width,
+    guint height)
+{
+  gchar *root = spdl_test_make_tmpdir ();
+  guint c, i;
+
+  for (c = 0; c < n_classes; c++) {
+    for (i = 0; i < per_class; i++) {
+      gchar *path = g_strdup_printf ("%s/class%02u/img%03u.jpg", root, c, i);
+      spdl_test_write_jpeg (path, width, height, c * 16 + i, 90, FALSE, FALSE);
+      g_free (path);
+    }
+  }
+  return root;
+}
+
+static void
+item_free (SpdlTestItem * item)
+{
+  g_free (item->path);
+  if (item->buffer)
+    gst_buffer_unref (item->buffer);
+  if (item->caps)
+    gst_caps_unref (item->caps);
+  g_free (item);
+}
+
+static void
+add_event_item (SpdlTestRun * run, GstEvent * event)
+{
+  guint epoch;
+  guint64 samples;
+
+  if (gst_spdl_is_epoch_end_event (event) &&
+      gst_spdl_epoch_end_parse (gst_event_get_structure (event), &epoch,
+          &samples)) {
+    SpdlTestItem *item = g_new0 (SpdlTestItem, 1);
+    item->is_epoch_end = TRUE;
+    item->epoch = epoch;
+    item->index = samples;
+    g_ptr_array_add (run->items, item);
+  }
+}
+
+static void
+add_sample_item (SpdlTestRun * run, GstSample * sample)
+{
+  SpdlTestItem *item = g_new0 (SpdlTestItem, 1);
+  GstBuffer *buffer = gst_sample_get_buffer (sample);
+  GstSpdlSampleInfo info;
+
+  item->buffer = gst_buffer_ref (buffer);
+  item->caps = gst_caps_ref (gst_sample_get_caps (sample));
+  if (gst_spdl_buffer_get_sample_info (buffer, &info)) {
+    item->index = info.index;
+    item->label = info.label;
+    item->epoch = info.epoch;
+    item->path = g_strdup (info.path);
+  }
+  g_ptr_array_add (run->items, item);
+}
+
+/* Handles one bus message; TRUE when the run is over. */
+static gboolean
+handle_message (SpdlTestRun * run, GstMessage * msg)
+{
+  GError *err = NULL;
+  gchar *debug = NULL;
+
+  switch (GST_MESSAGE_TYPE (msg)) {
+    case GST_MESSAGE_WARNING:
+      gst_message_parse_warning (msg, &err, &debug);
+      run->warnings = g_list_append (run->warnings, g_strdup (err->message));
+      break;
+    case GST_MESSAGE_ERROR:
+      gst_message_parse_error (msg, &err, &debug);
+      if (run->error == NULL) {
+        run->error = g_strdup (err->message);
+        run->error_debug = g_strdup (debug);
+      }
+      g_free (debug);
+      g_error_free (err);
+      return TRUE;
+    case GST_MESSAGE_EOS:
+      return TRUE;
+    case GST_MESSAGE_ELEMENT:
+      if (gst_message_has_name (msg, "spdl-stats") && run->eos_stats == NULL)
+        run->eos_stats =
+            gst_structure_copy (gst_message_get_structure (msg));
+      break;
+    default:
+      break;
+  }
+  g_free (debug);
+  g_clear_error (&err);
+  return FALSE;
+}
+
+SpdlTestRun *
+spdl_test_run (const gchar * launch)
+{
+  return spdl_test_run_with_hook (launch, NULL, NULL);
+}
+
+SpdlTestRun *
+spdl_test_run_with_hook (const gchar * launch, SpdlTestHook paused_hook,
+    gpointer user_data)
+{
+  gchar *full = g_strdup_printf ("%s ! appsink name=sink sync=false", launch);
+  GError *error = NULL;
+  GstElement *pipeline = gst_parse_launch (full, &error);
+  GstElement *sink;
+  GstBus *bus;
+  SpdlTestRun *run = g_new0 (SpdlTestRun, 1);
+  gint64 deadline = g_get_monotonic_time () + 60 * G_TIME_SPAN_SECOND;
+  gboolean done = FALSE;
+
+  fail_unless (pipeline != NULL, "could not parse %s: %s", full,
+      error ? error->message : "?");
+  g_free (full);
+  run->items = g_ptr_array_new_with_free_func ((GDestroyNotify) item_free);
+  sink = gst_bin_get_by_name (GST_BIN (pipeline), "sink");
+  bus = gst_element_get_bus (pipeline);
+  if (paused_hook) {
+    gst_element_set_state (pipeline, GST_STATE_PAUSED);
+    gst_element_get_state (pipeline, NULL, NULL, 10 * GST_SECOND);
+    paused_hook (pipeline, user_data);
+  }
+  gst_element_set_state (pipeline, GST_STATE_PLAYING);
+
+  while (!done) {
+    GstMiniObject *obj;
+    GstMessage *msg;
+
+    fail_unless (g_get_monotonic_time () < deadline, "pipeline timed out");
+    while ((msg = gst_bus_pop (bus)) != NULL) {
+      done |= handle_message (run, msg);
+      gst_message_unref (msg);
+    }
+    if (done)
+      break;
+    obj = gst_app_sink_try_pull_object (GST_APP_SINK (sink),
+        20 * GST_MSECOND);
+    if (obj == NULL)
+      continue;
+    if (GST_IS_SAMPLE (obj)) {
+      add_sample_item (run, GST_SAMPLE (obj));
+    } else if (GST_IS_EVENT (obj)) {
+      add_event_item (run, GST_EVENT (obj));
+    }
+    gst_mini_object_unref (obj);
+  }
+  /* drain what the sink still holds (EOS arrives after the last item) */
+  if (run->error == NULL) {
+    GstMiniObject *obj;
+    while ((obj = gst_app_sink_try_pull_object (GST_APP_SINK (sink), 0))) {
+      if (GST_IS_SAMPLE (obj))
+        add_sample_item (run, GST_SAMPLE (obj));
+      else if (GST_IS_EVENT (obj))
+        add_event_item (run, GST_EVENT (obj));
+      gst_mini_object_unref (obj);
+    }
+  }
+  gst_element_set_state (pipeline, GST_STATE_NULL);
+  gst_object_unref (bus);
+  gst_object_unref (sink);
+  gst_object_unref (pipeline);
+  return run;
+}
+
+guint
+spdl_test_run_count_samples (SpdlTestRun * run)
+{
+  guint i, n = 0;
+
+  for (i = 0; i < run->items->len; i++)
+    n += !((SpdlTestItem *) g_ptr_array_index (run->items, i))->is_epoch_end;
+  return n;
+}
+
+void
+spdl_test_run_free (SpdlTestRun * run)
+{
+  g_ptr_array_unref (run->items);
+  g_list_free_full (run->warnings, g_free);
+  g_free (run->error);
+  g_free (run->error_debug);
+  if (run->eos_stats)
+    gst_structure_free (run->eos_stats);
+  g_free (run);
+}

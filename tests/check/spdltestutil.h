@@ -1,0 +1,61 @@
+/* gst-spdl test helpers
+ * Copyright (C) 2026 gst-spdl authors
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Library General Public
+ * License as published by the Free Software Foundation; either
+ * version 2 of the License, or (at your option) any later version.
+ */
+#ifndef __SPDL_TEST_UTIL_H__
+#define __SPDL_TEST_UTIL_H__
+
+#include <gst/gst.h>
+
+G_BEGIN_DECLS
+
+/* What a sink saw, in order: a sample or an epoch-end marker. */
+typedef struct
+{
+  gboolean is_epoch_end;
+  guint64 index;
+  gint label;
+  guint epoch;
+  gchar *path;
+  GstBuffer *buffer;            /* samples only */
+  GstCaps *caps;
+} SpdlTestItem;
+
+typedef struct
+{
+  GPtrArray *items;             /* SpdlTestItem */
+  GList *warnings;              /* gchar *, element warning messages */
+  gchar *error;                 /* first error message, or NULL */
+  gchar *error_debug;
+  GstStructure *eos_stats;
+} SpdlTestRun;
+
+gchar *spdl_test_make_tmpdir (void);
+void spdl_test_remove_tree (const gchar * path);
+void spdl_test_write_file (const gchar * path, const gchar * contents,
+    gssize len);
+
+/* Encodes a w x h JPEG whose pixels are a function of (x, y, tint). */
+void spdl_test_write_jpeg (const gchar * path, guint width, guint height,
+    guint tint, gint quality, gboolean gray, gboolean progressive);
+guint8 spdl_test_pattern (guint x, guint y, guint c, guint tint);
+/* n_classes folders "class%02u", each with per_class JPEGs */
+gchar *spdl_test_make_image_folder (guint n_classes, guint per_class,
+    guint width, guint height);
+
+/* Runs "@launch ! appsink name=sink" to EOS (or error), bounded by 60 s. */
+SpdlTestRun *spdl_test_run (const gchar * launch);
+typedef void (*SpdlTestHook) (GstElement * pipeline, gpointer user_data);
+/* Same, calling @paused_hook once the pipeline is PAUSED */
+SpdlTestRun *spdl_test_run_with_hook (const gchar * launch,
+    SpdlTestHook paused_hook, gpointer user_data);
+void spdl_test_run_free (SpdlTestRun * run);
+guint spdl_test_run_count_samples (SpdlTestRun * run);
+
+G_END_DECLS
+
+#endif
