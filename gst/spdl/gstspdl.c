@@ -20,6 +20,7 @@ plugin_init (GstPlugin * plugin)
 
   gst_spdl_meta_register ();
   ret |= GST_ELEMENT_REGISTER (spdlsrc, plugin);
+  ret |= GST_ELEMENT_REGISTER (spdldecode, plugin);
   return ret;
 }
 

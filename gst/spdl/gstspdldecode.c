@@ -1,0 +1,1087 @@
+/* GStreamer SPDL plugin: parallel JPEG decoder
+ * Copyright (C) 2026 gst-spdl authors
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Library General Public
+ * License as published by the Free Software Foundation; either
+ * version 2 of the License, or (at your option) any later version.
+ */
+/**
+ * SECTION:element-spdldecode
+ * @title: spdldecode
+ *
+ * Decodes JPEG samples with libjpeg-turbo on a pool of native threads
+ * (#GstSpdlDecode:threads, each with its own decompressor), with the resize
+ * and crop of a training or validation recipe fused into the decode:
+ * libjpeg-turbo downscales in the DCT domain when the target is much smaller
+ * than the image and decodes only the rows and columns the crop keeps; the
+ * resize is the antialiased bilinear of PIL, so results match torchvision's.
+ *
+ * Output keeps input order unless #GstSpdlDecode:ordered is false. The
+ * samples in flight are bounded, so memory stays flat. Random choices
+ * (random-resized-crop, flip) depend only on (seed, epoch, sample index),
+ * never on thread count or timing.
+ *
+ * A corrupt, truncated or non-JPEG sample, or one larger than
+ * #GstSpdlDecode:max-pixels, is dropped with a warning naming the file and
+ * the reason, and counted against #GstSpdlDecode:max-errors.
+ *
+ * ## Example launch lines
+ * |[
+ * gst-launch-1.0 spdlsrc location=/data/val ! \
+ *     spdldecode width=224 height=224 mode=center-crop resize-shorter=256 ! \
+ *     fakesink
+ * ]| torchvision's Resize(256) + CenterCrop(224).
+ * |[
+ * gst-launch-1.0 spdlsrc location=/data/train shuffle=true ! \
+ *     spdldecode width=224 height=224 mode=random-resized-crop \
+ *     flip=random-horizontal ! fakesink
+ * ]| RandomResizedCrop(224) + RandomHorizontalFlip().
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "gstspdldecode.h"
+#include "gstspdlmeta.h"
+
+#include <string.h>
+
+enum
+{
+  PROP_0,
+  PROP_THREADS,
+  PROP_ORDERED,
+  PROP_FORMAT,
+  PROP_WIDTH,
+  PROP_HEIGHT,
+  PROP_MODE,
+  PROP_RESIZE_SHORTER,
+  PROP_SCALE_MIN,
+  PROP_SCALE_MAX,
+  PROP_RATIO_MIN,
+  PROP_RATIO_MAX,
+  PROP_FLIP,
+  PROP_SEED,
+  PROP_MAX_PIXELS,
+  PROP_MAX_ERRORS,
+  PROP_DCT_SCALING,
+  PROP_REGION_DECODE,
+  PROP_ERRORS,
+  PROP_ERROR_COUNTS,
+  PROP_DECODED,
+};
+
+#define DEFAULT_THREADS 0
+#define DEFAULT_ORDERED TRUE
+#define DEFAULT_FORMAT GST_VIDEO_FORMAT_RGB
+#define DEFAULT_MODE GST_SPDL_RESIZE_STRETCH
+#define DEFAULT_FLIP GST_SPDL_FLIP_NONE
+#define DEFAULT_MAX_PIXELS (100 * 1000 * 1000)
+#define DEFAULT_MAX_ERRORS -1
+/* samples in flight per worker: enough to hide jitter, bounded memory */
+#define JOBS_PER_THREAD 4
+
+static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
+    GST_PAD_SINK,
+    GST_PAD_ALWAYS,
+    GST_STATIC_CAPS ("image/jpeg"));
+
+static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
+    GST_PAD_SRC,
+    GST_PAD_ALWAYS,
+    GST_STATIC_CAPS (GST_VIDEO_CAPS_MAKE ("{ RGB, GRAY8 }")));
+
+GST_DEBUG_CATEGORY_STATIC (spdl_decode_debug);
+#define GST_CAT_DEFAULT spdl_decode_debug
+
+GType
+gst_spdl_resize_mode_get_type (void)
+{
+  static GType type = 0;
+  static const GEnumValue values[] = {
+    {GST_SPDL_RESIZE_STRETCH, "Resize to width x height", "stretch"},
+    {GST_SPDL_RESIZE_CENTER_CROP,
+        "Resize the shorter side to resize-shorter, crop the centre",
+        "center-crop"},
+    {GST_SPDL_RESIZE_RANDOM_RESIZED_CROP,
+        "torchvision's RandomResizedCrop", "random-resized-crop"},
+    {0, NULL, NULL}
+  };
+
+  if (g_once_init_enter (&type))
+    g_once_init_leave (&type,
+        g_enum_register_static ("GstSpdlResizeMode", values));
+  return type;
+}
+
+GType
+gst_spdl_flip_mode_get_type (void)
+{
+  static GType type = 0;
+  static const GEnumValue values[] = {
+    {GST_SPDL_FLIP_NONE, "No flip", "none"},
+    {GST_SPDL_FLIP_RANDOM_HORIZONTAL, "Flip horizontally with p=0.5",
+        "random-horizontal"},
+    {0, NULL, NULL}
+  };
+
+  if (g_once_init_enter (&type))
+    g_once_init_leave (&type, g_enum_register_static ("GstSpdlFlipMode",
+            values));
+  return type;
+}
+
+/* A sample or a serialized event, in arrival order. */
+typedef struct
+{
+  GstBuffer *input;
+  GstEvent *event;
+  GstBuffer *output;
+  GError *error;
+  guint64 index;
+  guint epoch;
+  guint width, height;          /* of the output */
+  gboolean done;
+} GstSpdlDecodeJob;
+
+#define gst_spdl_decode_parent_class parent_class
+G_DEFINE_TYPE (GstSpdlDecode, gst_spdl_decode, GST_TYPE_ELEMENT);
+GST_ELEMENT_REGISTER_DEFINE (spdldecode, "spdldecode", GST_RANK_NONE,
+    GST_TYPE_SPDL_DECODE);
+
+static void gst_spdl_decode_finalize (GObject * object);
+static void gst_spdl_decode_set_property (GObject * object, guint prop_id,
+    const GValue * value, GParamSpec * pspec);
+static void gst_spdl_decode_get_property (GObject * object, guint prop_id,
+    GValue * value, GParamSpec * pspec);
+static GstStateChangeReturn gst_spdl_decode_change_state (GstElement *
+    element, GstStateChange transition);
+static GstFlowReturn gst_spdl_decode_chain (GstPad * pad, GstObject * parent,
+    GstBuffer * buffer);
+static gboolean gst_spdl_decode_sink_event (GstPad * pad, GstObject * parent,
+    GstEvent * event);
+static gboolean gst_spdl_decode_src_query (GstPad * pad, GstObject * parent,
+    GstQuery * query);
+static gboolean gst_spdl_decode_src_activate_mode (GstPad * pad,
+    GstObject * parent, GstPadMode mode, gboolean active);
+static gboolean gst_spdl_decode_sink_activate_mode (GstPad * pad,
+    GstObject * parent, GstPadMode mode, gboolean active);
+static void gst_spdl_decode_loop (GstSpdlDecode * self);
+
+#define READY_PARAM (G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | \
+    GST_PARAM_MUTABLE_READY)
+
+static void
+gst_spdl_decode_class_init (GstSpdlDecodeClass * klass)
+{
+  GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
+  GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
+
+  gobject_class->finalize = gst_spdl_decode_finalize;
+  gobject_class->set_property = gst_spdl_decode_set_property;
+  gobject_class->get_property = gst_spdl_decode_get_property;
+
+  /**
+   * GstSpdlDecode:threads:
+   *
+   * Decoding threads, each with its own decompressor; 0 = one per online
+   * CPU.
+   */
+  g_object_class_install_property (gobject_class, PROP_THREADS,
+      g_param_spec_uint ("threads", "Threads",
+          "Decoding threads (0 = number of online CPUs)", 0, 256,
+          DEFAULT_THREADS, READY_PARAM));
+  g_object_class_install_property (gobject_class, PROP_ORDERED,
+      g_param_spec_boolean ("ordered", "Ordered",
+          "Output samples in input order (false: in completion order)",
+          DEFAULT_ORDERED, READY_PARAM));
+  g_object_class_install_property (gobject_class, PROP_FORMAT,
+      g_param_spec_enum ("format", "Format", "Output format (RGB or GRAY8)",
+          GST_TYPE_VIDEO_FORMAT, DEFAULT_FORMAT, READY_PARAM));
+  g_object_class_install_property (gobject_class, PROP_WIDTH,
+      g_param_spec_uint ("width", "Width",
+          "Output width (0 = the image's or the crop's own)", 0, 65535, 0,
+          READY_PARAM));
+  g_object_class_install_property (gobject_class, PROP_HEIGHT,
+      g_param_spec_uint ("height", "Height",
+          "Output height (0 = the image's or the crop's own)", 0, 65535, 0,
+          READY_PARAM));
+  /**
+   * GstSpdlDecode:mode:
+   *
+   * How the image becomes width x height: stretched, resized so its
+   * shorter side is #GstSpdlDecode:resize-shorter and centre-cropped
+   * (torchvision's Resize + CenterCrop), or torchvision's
+   * RandomResizedCrop.
+   */
+  g_object_class_install_property (gobject_class, PROP_MODE,
+      g_param_spec_enum ("mode", "Mode", "Resize and crop mode",
+          GST_TYPE_SPDL_RESIZE_MODE, DEFAULT_MODE, READY_PARAM));
+  g_object_class_install_property (gobject_class, PROP_RESIZE_SHORTER,
+      g_param_spec_uint ("resize-shorter", "Resize shorter side",
+          "center-crop: shorter side after resize (0 = the crop size)", 0,
+          65535, 0, READY_PARAM));
+  g_object_class_install_property (gobject_class, PROP_SCALE_MIN,
+      g_param_spec_double ("scale-min", "Scale min",
+          "random-resized-crop: smallest crop area, as a share of the image",
+          0.0, 1.0, 0.08, READY_PARAM));
+  g_object_class_install_property (gobject_class, PROP_SCALE_MAX,
+      g_param_spec_double ("scale-max", "Scale max",
+          "random-resized-crop: largest crop area, as a share of the image",
+          0.0, 1.0, 1.0, READY_PARAM));
+  g_object_class_install_property (gobject_class, PROP_RATIO_MIN,
+      g_param_spec_double ("ratio-min", "Ratio min",
+          "random-resized-crop: smallest aspect ratio (width/height)",
+          0.01, 100.0, 3.0 / 4.0, READY_PARAM));
+  g_object_class_install_property (gobject_class, PROP_RATIO_MAX,
+      g_param_spec_double ("ratio-max", "Ratio max",
+          "random-resized-crop: largest aspect ratio (width/height)",
+          0.01, 100.0, 4.0 / 3.0, READY_PARAM));
+  g_object_class_install_property (gobject_class, PROP_FLIP,
+      g_param_spec_enum ("flip", "Flip", "Random flip",
+          GST_TYPE_SPDL_FLIP_MODE, DEFAULT_FLIP, READY_PARAM));
+  /**
+   * GstSpdlDecode:seed:
+   *
+   * Seed of the random choices, which depend only on (seed, epoch, sample
+   * index).
+   */
+  g_object_class_install_property (gobject_class, PROP_SEED,
+      g_param_spec_uint64 ("seed", "Seed", "Seed of the random choices", 0,
+          G_MAXUINT64, 0, READY_PARAM));
+  /**
+   * GstSpdlDecode:max-pixels:
+   *
+   * Samples whose header claims more pixels are refused before any pixel
+   * memory is allocated (decompression bombs).
+   */
+  g_object_class_install_property (gobject_class, PROP_MAX_PIXELS,
+      g_param_spec_uint64 ("max-pixels", "Max pixels",
+          "Refuse images with more pixels than this (0 = no limit)", 0,
+          G_MAXUINT64, DEFAULT_MAX_PIXELS, READY_PARAM));
+  g_object_class_install_property (gobject_class, PROP_MAX_ERRORS,
+      g_param_spec_int ("max-errors", "Max errors",
+          "Undecodable samples to skip before failing (-1 = no limit)", -1,
+          G_MAXINT, DEFAULT_MAX_ERRORS,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_PLAYING));
+  g_object_class_install_property (gobject_class, PROP_DCT_SCALING,
+      g_param_spec_boolean ("dct-scaling", "DCT scaling",
+          "Downscale in the DCT domain when the target is much smaller",
+          TRUE, READY_PARAM));
+  g_object_class_install_property (gobject_class, PROP_REGION_DECODE,
+      g_param_spec_boolean ("region-decode", "Region decode",
+          "Decode only the rows and columns the crop needs", TRUE,
+          READY_PARAM));
+  g_object_class_install_property (gobject_class, PROP_ERRORS,
+      g_param_spec_uint64 ("errors", "Errors",
+          "Samples skipped so far because they could not be decoded", 0,
+          G_MAXUINT64, 0, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+  /**
+   * GstSpdlDecode:error-counts:
+   *
+   * Skipped samples by reason: a structure with one guint64 field per
+   * reason (empty, not-jpeg, truncated, corrupt, too-large, unsupported).
+   */
+  g_object_class_install_property (gobject_class, PROP_ERROR_COUNTS,
+      g_param_spec_boxed ("error-counts", "Error counts",
+          "Skipped samples by reason", GST_TYPE_STRUCTURE,
+          G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+  g_object_class_install_property (gobject_class, PROP_DECODED,
+      g_param_spec_uint64 ("decoded", "Decoded", "Samples decoded so far",
+          0, G_MAXUINT64, 0, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+
+  gst_element_class_add_static_pad_template (element_class, &sink_template);
+  gst_element_class_add_static_pad_template (element_class, &src_template);
+  gst_element_class_set_static_metadata (element_class,
+      "SPDL parallel JPEG decoder", "Codec/Decoder/Image",
+      "Decodes JPEG on a pool of threads with fused resize and crop",
+      "gst-spdl authors");
+  element_class->change_state =
+      GST_DEBUG_FUNCPTR (gst_spdl_decode_change_state);
+
+  gst_type_mark_as_plugin_api (GST_TYPE_SPDL_RESIZE_MODE, 0);
+  gst_type_mark_as_plugin_api (GST_TYPE_SPDL_FLIP_MODE, 0);
+  GST_DEBUG_CATEGORY_INIT (spdl_decode_debug, "spdldecode", 0,
+      "SPDL parallel JPEG decoder");
+}
+
+static void
+gst_spdl_decode_init (GstSpdlDecode * self)
+{
+  self->sinkpad = gst_pad_new_from_static_template (&sink_template, "sink");
+  gst_pad_set_chain_function (self->sinkpad,
+      GST_DEBUG_FUNCPTR (gst_spdl_decode_chain));
+  gst_pad_set_event_function (self->sinkpad,
+      GST_DEBUG_FUNCPTR (gst_spdl_decode_sink_event));
+  gst_pad_set_activatemode_function (self->sinkpad,
+      GST_DEBUG_FUNCPTR (gst_spdl_decode_sink_activate_mode));
+  gst_element_add_pad (GST_ELEMENT (self), self->sinkpad);
+
+  self->srcpad = gst_pad_new_from_static_template (&src_template, "src");
+  gst_pad_set_query_function (self->srcpad,
+      GST_DEBUG_FUNCPTR (gst_spdl_decode_src_query));
+  gst_pad_set_activatemode_function (self->srcpad,
+      GST_DEBUG_FUNCPTR (gst_spdl_decode_src_activate_mode));
+  gst_pad_use_fixed_caps (self->srcpad);
+  gst_element_add_pad (GST_ELEMENT (self), self->srcpad);
+
+  self->threads = DEFAULT_THREADS;
+  self->ordered = DEFAULT_ORDERED;
+  self->format = DEFAULT_FORMAT;
+  gst_spdl_decode_params_init (&self->params);
+  self->params.max_pixels = DEFAULT_MAX_PIXELS;
+  self->max_errors = DEFAULT_MAX_ERRORS;
+  g_mutex_init (&self->lock);
+  g_cond_init (&self->work_cond);
+  g_cond_init (&self->done_cond);
+  g_cond_init (&self->space_cond);
+  g_queue_init (&self->jobs);
+  g_queue_init (&self->pending);
+  self->srcresult = GST_FLOW_FLUSHING;
+  self->flushing = TRUE;
+}
+
+static void
+gst_spdl_decode_finalize (GObject * object)
+{
+  GstSpdlDecode *self = GST_SPDL_DECODE (object);
+
+  g_mutex_clear (&self->lock);
+  g_cond_clear (&self->work_cond);
+  g_cond_clear (&self->done_cond);
+  g_cond_clear (&self->space_cond);
+  G_OBJECT_CLASS (parent_class)->finalize (object);
+}
+
+static void
+gst_spdl_decode_set_property (GObject * object, guint prop_id,
+    const GValue * value, GParamSpec * pspec)
+{
+  GstSpdlDecode *self = GST_SPDL_DECODE (object);
+  GstSpdlDecodeParams *p = &self->params;
+
+  GST_OBJECT_LOCK (self);
+  switch (prop_id) {
+    case PROP_THREADS:
+      self->threads = g_value_get_uint (value);
+      break;
+    case PROP_ORDERED:
+      self->ordered = g_value_get_boolean (value);
+      break;
+    case PROP_FORMAT:{
+      GstVideoFormat format = g_value_get_enum (value);
+      if (format == GST_VIDEO_FORMAT_RGB || format == GST_VIDEO_FORMAT_GRAY8)
+        self->format = format;
+      else
+        g_warning ("spdldecode: format must be RGB or GRAY8");
+      break;
+    }
+    case PROP_WIDTH:
+      p->width = g_value_get_uint (value);
+      break;
+    case PROP_HEIGHT:
+      p->height = g_value_get_uint (value);
+      break;
+    case PROP_MODE:
+      p->mode = g_value_get_enum (value);
+      break;
+    case PROP_RESIZE_SHORTER:
+      p->resize_shorter = g_value_get_uint (value);
+      break;
+    case PROP_SCALE_MIN:
+      p->scale_min = g_value_get_double (value);
+      break;
+    case PROP_SCALE_MAX:
+      p->scale_max = g_value_get_double (value);
+      break;
+    case PROP_RATIO_MIN:
+      p->ratio_min = g_value_get_double (value);
+      break;
+    case PROP_RATIO_MAX:
+      p->ratio_max = g_value_get_double (value);
+      break;
+    case PROP_FLIP:
+      p->flip = g_value_get_enum (value);
+      break;
+    case PROP_SEED:
+      p->seed = g_value_get_uint64 (value);
+      break;
+    case PROP_MAX_PIXELS:
+      p->max_pixels = g_value_get_uint64 (value);
+      break;
+    case PROP_MAX_ERRORS:
+      self->max_errors = g_value_get_int (value);
+      break;
+    case PROP_DCT_SCALING:
+      p->dct_scaling = g_value_get_boolean (value);
+      break;
+    case PROP_REGION_DECODE:
+      p->region_decode = g_value_get_boolean (value);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+  GST_OBJECT_UNLOCK (self);
+}
+
+static GstStructure *
+error_counts_new (GstSpdlDecode * self)
+{
+  GstStructure *s = gst_structure_new_empty ("spdl-decode-errors");
+  gint i;
+
+  for (i = 0; i < GST_SPDL_DECODE_N_ERRORS; i++)
+    gst_structure_set (s, gst_spdl_decode_error_reason (i), G_TYPE_UINT64,
+        self->errors_by_reason[i], NULL);
+  return s;
+}
+
+static void
+gst_spdl_decode_get_property (GObject * object, guint prop_id, GValue * value,
+    GParamSpec * pspec)
+{
+  GstSpdlDecode *self = GST_SPDL_DECODE (object);
+  GstSpdlDecodeParams *p = &self->params;
+
+  GST_OBJECT_LOCK (self);
+  switch (prop_id) {
+    case PROP_THREADS:
+      g_value_set_uint (value, self->threads);
+      break;
+    case PROP_ORDERED:
+      g_value_set_boolean (value, self->ordered);
+      break;
+    case PROP_FORMAT:
+      g_value_set_enum (value, self->format);
+      break;
+    case PROP_WIDTH:
+      g_value_set_uint (value, p->width);
+      break;
+    case PROP_HEIGHT:
+      g_value_set_uint (value, p->height);
+      break;
+    case PROP_MODE:
+      g_value_set_enum (value, p->mode);
+      break;
+    case PROP_RESIZE_SHORTER:
+      g_value_set_uint (value, p->resize_shorter);
+      break;
+    case PROP_SCALE_MIN:
+      g_value_set_double (value, p->scale_min);
+      break;
+    case PROP_SCALE_MAX:
+      g_value_set_double (value, p->scale_max);
+      break;
+    case PROP_RATIO_MIN:
+      g_value_set_double (value, p->ratio_min);
+      break;
+    case PROP_RATIO_MAX:
+      g_value_set_double (value, p->ratio_max);
+      break;
+    case PROP_FLIP:
+      g_value_set_enum (value, p->flip);
+      break;
+    case PROP_SEED:
+      g_value_set_uint64 (value, p->seed);
+      break;
+    case PROP_MAX_PIXELS:
+      g_value_set_uint64 (value, p->max_pixels);
+      break;
+    case PROP_MAX_ERRORS:
+      g_value_set_int (value, self->max_errors);
+      break;
+    case PROP_DCT_SCALING:
+      g_value_set_boolean (value, p->dct_scaling);
+      break;
+    case PROP_REGION_DECODE:
+      g_value_set_boolean (value, p->region_decode);
+      break;
+    case PROP_ERRORS:
+      g_value_set_uint64 (value, self->errors);
+      break;
+    case PROP_ERROR_COUNTS:
+      g_value_take_boxed (value, error_counts_new (self));
+      break;
+    case PROP_DECODED:
+      g_value_set_uint64 (value, self->decoded);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+  GST_OBJECT_UNLOCK (self);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Jobs                                                                     */
+
+static void
+job_free (GstSpdlDecodeJob * job)
+{
+  if (job->input)
+    gst_buffer_unref (job->input);
+  if (job->output)
+    gst_buffer_unref (job->output);
+  if (job->event)
+    gst_event_unref (job->event);
+  g_clear_error (&job->error);
+  g_free (job);
+}
+
+static gboolean
+fixed_size (const GstSpdlDecodeParams * p)
+{
+  /* center-crop with only resize-shorter keeps the aspect: varies */
+  return p->width != 0 && p->height != 0;
+}
+
+static GstBuffer *
+allocate_output (GstSpdlDecode * self, const GstVideoInfo * info)
+{
+  GstBuffer *out = NULL;
+
+  /* the pool exists for fixed-size outputs only */
+  if (self->pool && (guint) GST_VIDEO_INFO_WIDTH (info) == self->active.width &&
+      (guint) GST_VIDEO_INFO_HEIGHT (info) == self->active.height &&
+      gst_buffer_pool_acquire_buffer (self->pool, &out, NULL) == GST_FLOW_OK)
+    return out;
+  return gst_buffer_new_allocate (NULL, GST_VIDEO_INFO_SIZE (info), NULL);
+}
+
+/* Runs in a worker: decodes one sample into a new output buffer. */
+static void
+decode_job (GstSpdlDecode * self, GstSpdlJpegDecoder * dec,
+    GstSpdlDecodeJob * job)
+{
+  const GstSpdlDecodeParams *p = &self->active;
+  GstSpdlGeometry geom;
+  GstVideoInfo info;
+  GstMapInfo in, out;
+  guint iw, ih;
+
+  gst_buffer_map (job->input, &in, GST_MAP_READ);
+  if (!gst_spdl_jpeg_decoder_open (dec, in.data, in.size, p->max_pixels,
+          &iw, &ih, &job->error))
+    goto done;
+  gst_spdl_geometry_compute (&geom, p, iw, ih, job->epoch, job->index);
+  gst_video_info_set_format (&info, self->gray ? GST_VIDEO_FORMAT_GRAY8 :
+      GST_VIDEO_FORMAT_RGB, geom.out_width, geom.out_height);
+  job->width = geom.out_width;
+  job->height = geom.out_height;
+  job->output = allocate_output (self, &info);
+  gst_buffer_map (job->output, &out, GST_MAP_WRITE);
+  if (!gst_spdl_jpeg_decoder_decode (dec, p, &geom, out.data,
+          GST_VIDEO_INFO_PLANE_STRIDE (&info, 0), &job->error)) {
+    gst_buffer_unmap (job->output, &out);
+    gst_clear_buffer (&job->output);
+    goto done;
+  }
+  gst_buffer_unmap (job->output, &out);
+  gst_buffer_copy_into (job->output, job->input, GST_BUFFER_COPY_FLAGS |
+      GST_BUFFER_COPY_TIMESTAMPS, 0, -1);
+  gst_spdl_buffer_copy_sample_meta (job->output, job->input);
+done:
+  gst_buffer_unmap (job->input, &in);
+}
+
+static gpointer
+worker_func (gpointer data)
+{
+  GstSpdlDecode *self = data;
+  GstSpdlJpegDecoder *dec = gst_spdl_jpeg_decoder_new ();
+
+  g_mutex_lock (&self->lock);
+  for (;;) {
+    GstSpdlDecodeJob *job;
+
+    while (!self->stopping && (self->flushing ||
+            g_queue_is_empty (&self->pending)))
+      g_cond_wait (&self->work_cond, &self->lock);
+    if (self->stopping)
+      break;
+    job = g_queue_pop_head (&self->pending);
+    self->busy++;
+    g_mutex_unlock (&self->lock);
+
+    decode_job (self, dec, job);
+
+    g_mutex_lock (&self->lock);
+    job->done = TRUE;
+    self->busy--;
+    g_cond_broadcast (&self->done_cond);
+  }
+  g_mutex_unlock (&self->lock);
+  gst_spdl_jpeg_decoder_free (dec);
+  return NULL;
+}
+
+static GstCaps *output_caps (GstSpdlDecode * self, guint width,
+    guint height);
+
+/* Fixed-size outputs come from a pool, made before the workers start so
+ * they only ever read it. */
+static void
+setup_pool (GstSpdlDecode * self)
+{
+  GstVideoInfo info;
+  GstStructure *config;
+  GstCaps *caps;
+
+  if (!fixed_size (&self->active))
+    return;
+  caps = output_caps (self, self->active.width, self->active.height);
+  gst_video_info_from_caps (&info, caps);
+  self->pool = gst_buffer_pool_new ();
+  config = gst_buffer_pool_get_config (self->pool);
+  gst_buffer_pool_config_set_params (config, caps, GST_VIDEO_INFO_SIZE (&info),
+      self->max_in_flight, 0);
+  if (!gst_buffer_pool_set_config (self->pool, config) ||
+      !gst_buffer_pool_set_active (self->pool, TRUE))
+    gst_clear_object (&self->pool);
+  gst_caps_unref (caps);
+}
+
+static void
+start_workers (GstSpdlDecode * self)
+{
+  guint i, n;
+
+  GST_OBJECT_LOCK (self);
+  self->active = self->params;
+  self->gray = self->format == GST_VIDEO_FORMAT_GRAY8;
+  self->active.gray = self->gray;
+  n = self->threads ? self->threads : g_get_num_processors ();
+  self->errors = 0;
+  self->decoded = 0;
+  memset (self->errors_by_reason, 0, sizeof (self->errors_by_reason));
+  GST_OBJECT_UNLOCK (self);
+
+  self->max_in_flight = n * JOBS_PER_THREAD;
+  self->stopping = FALSE;
+  self->next_index = 0;
+  self->n_workers = n;
+  setup_pool (self);
+  self->workers = g_new0 (GThread *, n);
+  for (i = 0; i < n; i++) {
+    gchar *name = g_strdup_printf ("spdldec%u", i);
+    self->workers[i] = g_thread_new (name, worker_func, self);
+    g_free (name);
+  }
+  GST_INFO_OBJECT (self, "%u decoding threads, %u samples in flight", n,
+      self->max_in_flight);
+}
+
+static void
+clear_jobs_locked (GstSpdlDecode * self)
+{
+  /* workers hold no job once busy is 0 */
+  while (self->busy > 0)
+    g_cond_wait (&self->done_cond, &self->lock);
+  g_queue_clear (&self->pending);
+  g_queue_clear_full (&self->jobs, (GDestroyNotify) job_free);
+  self->in_flight = 0;
+  g_cond_broadcast (&self->space_cond);
+}
+
+static void
+stop_workers (GstSpdlDecode * self)
+{
+  guint i;
+
+  g_mutex_lock (&self->lock);
+  self->stopping = TRUE;
+  g_cond_broadcast (&self->work_cond);
+  g_mutex_unlock (&self->lock);
+  for (i = 0; i < self->n_workers; i++)
+    g_thread_join (self->workers[i]);
+  g_clear_pointer (&self->workers, g_free);
+  self->n_workers = 0;
+  g_mutex_lock (&self->lock);
+  clear_jobs_locked (self);
+  g_mutex_unlock (&self->lock);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Sink side                                                                */
+
+static GstFlowReturn
+gst_spdl_decode_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
+{
+  GstSpdlDecode *self = GST_SPDL_DECODE (parent);
+  GstSpdlDecodeJob *job;
+  GstSpdlSampleInfo info;
+  GstFlowReturn ret;
+
+  job = g_new0 (GstSpdlDecodeJob, 1);
+  job->input = buffer;
+  g_mutex_lock (&self->lock);
+  if (gst_spdl_buffer_get_sample_info (buffer, &info)) {
+    job->index = info.index;
+    job->epoch = info.epoch;
+  } else {
+    job->index = self->next_index++;
+  }
+  while (!self->flushing && self->srcresult == GST_FLOW_OK &&
+      self->in_flight >= self->max_in_flight)
+    g_cond_wait (&self->space_cond, &self->lock);
+  ret = self->srcresult;
+  if (ret != GST_FLOW_OK) {
+    g_mutex_unlock (&self->lock);
+    job_free (job);
+    return ret;
+  }
+  g_queue_push_tail (&self->jobs, job);
+  g_queue_push_tail (&self->pending, job);
+  self->in_flight++;
+  g_cond_signal (&self->work_cond);
+  g_mutex_unlock (&self->lock);
+  return GST_FLOW_OK;
+}
+
+static void
+queue_event (GstSpdlDecode * self, GstEvent * event)
+{
+  GstSpdlDecodeJob *job = g_new0 (GstSpdlDecodeJob, 1);
+
+  job->event = event;
+  job->done = TRUE;
+  g_mutex_lock (&self->lock);
+  if (self->flushing) {
+    g_mutex_unlock (&self->lock);
+    job_free (job);
+    return;
+  }
+  g_queue_push_tail (&self->jobs, job);
+  g_cond_broadcast (&self->done_cond);
+  g_mutex_unlock (&self->lock);
+}
+
+static gboolean
+gst_spdl_decode_sink_event (GstPad * pad, GstObject * parent,
+    GstEvent * event)
+{
+  GstSpdlDecode *self = GST_SPDL_DECODE (parent);
+
+  switch (GST_EVENT_TYPE (event)) {
+    case GST_EVENT_FLUSH_START:
+      g_mutex_lock (&self->lock);
+      self->flushing = TRUE;
+      self->srcresult = GST_FLOW_FLUSHING;
+      g_cond_broadcast (&self->done_cond);
+      g_cond_broadcast (&self->space_cond);
+      g_mutex_unlock (&self->lock);
+      gst_pad_push_event (self->srcpad, event);
+      gst_pad_pause_task (self->srcpad);
+      return TRUE;
+    case GST_EVENT_FLUSH_STOP:
+      g_mutex_lock (&self->lock);
+      clear_jobs_locked (self);
+      self->flushing = FALSE;
+      self->srcresult = GST_FLOW_OK;
+      g_mutex_unlock (&self->lock);
+      gst_pad_push_event (self->srcpad, event);
+      return gst_pad_start_task (self->srcpad,
+          (GstTaskFunction) gst_spdl_decode_loop, self, NULL);
+    case GST_EVENT_CAPS:
+      /* image/jpeg in; our caps follow from each decoded image */
+      gst_event_unref (event);
+      return TRUE;
+    default:
+      if (GST_EVENT_IS_SERIALIZED (event)) {
+        queue_event (self, event);
+        return TRUE;
+      }
+      return gst_pad_event_default (pad, parent, event);
+  }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Source side                                                              */
+
+static GstCaps *
+output_caps (GstSpdlDecode * self, guint width, guint height)
+{
+  return gst_caps_new_simple ("video/x-raw",
+      "format", G_TYPE_STRING, self->gray ? "GRAY8" : "RGB",
+      "width", G_TYPE_INT, width, "height", G_TYPE_INT, height,
+      "framerate", GST_TYPE_FRACTION, 0, 1,
+      "pixel-aspect-ratio", GST_TYPE_FRACTION, 1, 1, NULL);
+}
+
+static gboolean
+gst_spdl_decode_src_query (GstPad * pad, GstObject * parent, GstQuery * query)
+{
+  GstSpdlDecode *self = GST_SPDL_DECODE (parent);
+
+  if (GST_QUERY_TYPE (query) == GST_QUERY_CAPS) {
+    GstCaps *filter, *caps = gst_pad_get_current_caps (pad);
+    GstSpdlDecodeParams p;
+    gboolean gray;
+
+    if (caps == NULL) {
+      GST_OBJECT_LOCK (self);
+      p = self->params;
+      gray = self->format == GST_VIDEO_FORMAT_GRAY8;
+      GST_OBJECT_UNLOCK (self);
+      caps = gst_caps_new_simple ("video/x-raw", "format", G_TYPE_STRING,
+          gray ? "GRAY8" : "RGB", NULL);
+      if (fixed_size (&p))
+        gst_caps_set_simple (caps, "width", G_TYPE_INT, p.width,
+            "height", G_TYPE_INT, p.height, NULL);
+    }
+    gst_query_parse_caps (query, &filter);
+    if (filter) {
+      GstCaps *tmp = gst_caps_intersect_full (filter, caps,
+          GST_CAPS_INTERSECT_FIRST);
+      gst_caps_unref (caps);
+      caps = tmp;
+    }
+    gst_query_set_caps_result (query, caps);
+    gst_caps_unref (caps);
+    return TRUE;
+  }
+  return gst_pad_query_default (pad, parent, query);
+}
+
+/* Our caps go out before the first sample of each size; sticky events
+ * that must follow caps (segment, tags) are held until then. */
+static gboolean
+ensure_caps (GstSpdlDecode * self, guint width, guint height)
+{
+  GstCaps *caps;
+  GList *l;
+  gboolean ok;
+
+  if (self->caps_sent && width == self->caps_width &&
+      height == self->caps_height)
+    return TRUE;
+  caps = output_caps (self, width, height);
+  ok = gst_pad_push_event (self->srcpad, gst_event_new_caps (caps));
+  g_mutex_lock (&self->lock);
+  self->caps_width = width;
+  self->caps_height = height;
+  g_mutex_unlock (&self->lock);
+  if (!ok)
+    GST_WARNING_OBJECT (self, "downstream refused %" GST_PTR_FORMAT, caps);
+  gst_caps_unref (caps);
+  self->caps_sent = TRUE;
+  for (l = self->held_events; l; l = l->next)
+    gst_pad_push_event (self->srcpad, l->data);
+  g_clear_pointer (&self->held_events, g_list_free);
+  return ok;
+}
+
+static gboolean
+push_event (GstSpdlDecode * self, GstEvent * event)
+{
+  GstEventType type = GST_EVENT_TYPE (event);
+
+  if (!self->caps_sent && GST_EVENT_IS_STICKY (event) &&
+      type != GST_EVENT_STREAM_START && type != GST_EVENT_EOS) {
+    self->held_events = g_list_append (self->held_events, event);
+    return TRUE;
+  }
+  if (type == GST_EVENT_EOS && !self->caps_sent) {
+    GList *l;
+    for (l = self->held_events; l; l = l->next)
+      gst_pad_push_event (self->srcpad, l->data);
+    g_clear_pointer (&self->held_events, g_list_free);
+  }
+  return gst_pad_push_event (self->srcpad, event);
+}
+
+/* The next job to output: the head (ordered), or the first finished sample
+ * before any event (unordered). Called with the lock. */
+static GstSpdlDecodeJob *
+take_ready_job (GstSpdlDecode * self, gboolean ordered)
+{
+  GList *l;
+
+  for (l = self->jobs.head; l; l = l->next) {
+    GstSpdlDecodeJob *job = l->data;
+
+    if (job->done && (l == self->jobs.head || !job->event)) {
+      g_queue_delete_link (&self->jobs, l);
+      return job;
+    }
+    if (ordered || job->event)
+      break;
+  }
+  return NULL;
+}
+
+/* Counts a failed sample; FALSE once past max-errors. */
+static gboolean
+skip_undecodable (GstSpdlDecode * self, GstSpdlDecodeJob * job)
+{
+  const gchar *path = gst_spdl_buffer_get_path (job->input);
+  guint64 errors;
+  gint max_errors;
+
+  GST_OBJECT_LOCK (self);
+  errors = ++self->errors;
+  if (job->error->domain == GST_SPDL_DECODE_ERROR &&
+      job->error->code < GST_SPDL_DECODE_N_ERRORS)
+    self->errors_by_reason[job->error->code]++;
+  max_errors = self->max_errors;
+  GST_OBJECT_UNLOCK (self);
+
+  if (max_errors >= 0 && errors > (guint64) max_errors) {
+    GST_ELEMENT_ERROR (self, STREAM, DECODE,
+        ("Could not decode sample \"%s\": %s; %" G_GUINT64_FORMAT
+            " undecodable samples, more than max-errors=%d", path,
+            job->error->message, errors, max_errors), (NULL));
+    return FALSE;
+  }
+  GST_ELEMENT_WARNING (self, STREAM, DECODE,
+      ("Skipping sample \"%s\": %s", path, job->error->message),
+      ("reason: %s; %" G_GUINT64_FORMAT " undecodable samples so far",
+          gst_spdl_decode_error_reason (job->error->code), errors));
+  return TRUE;
+}
+
+static GstFlowReturn
+push_sample (GstSpdlDecode * self, GstSpdlDecodeJob * job)
+{
+  if (job->error)
+    return skip_undecodable (self, job) ? GST_FLOW_OK : GST_FLOW_ERROR;
+
+  GST_OBJECT_LOCK (self);
+  self->decoded++;
+  GST_OBJECT_UNLOCK (self);
+  if (!ensure_caps (self, job->width, job->height))
+    return GST_FLOW_NOT_NEGOTIATED;
+  return gst_pad_push (self->srcpad, g_steal_pointer (&job->output));
+}
+
+static void
+gst_spdl_decode_loop (GstSpdlDecode * self)
+{
+  GstSpdlDecodeJob *job;
+  GstFlowReturn ret = GST_FLOW_OK;
+  gboolean ordered;
+
+  GST_OBJECT_LOCK (self);
+  ordered = self->ordered;
+  GST_OBJECT_UNLOCK (self);
+
+  g_mutex_lock (&self->lock);
+  while (!self->flushing && (job = take_ready_job (self, ordered)) == NULL)
+    g_cond_wait (&self->done_cond, &self->lock);
+  if (self->flushing) {
+    g_mutex_unlock (&self->lock);
+    gst_pad_pause_task (self->srcpad);
+    return;
+  }
+  if (job->input) {
+    self->in_flight--;
+    g_cond_signal (&self->space_cond);
+  }
+  g_mutex_unlock (&self->lock);
+
+  if (job->event) {
+    gboolean is_eos = GST_EVENT_TYPE (job->event) == GST_EVENT_EOS;
+    push_event (self, g_steal_pointer (&job->event));
+    if (is_eos)
+      ret = GST_FLOW_EOS;
+  } else {
+    ret = push_sample (self, job);
+  }
+  job_free (job);
+
+  if (ret != GST_FLOW_OK) {
+    g_mutex_lock (&self->lock);
+    if (self->srcresult == GST_FLOW_OK)
+      self->srcresult = ret;
+    g_cond_broadcast (&self->space_cond);
+    g_mutex_unlock (&self->lock);
+    if (ret != GST_FLOW_EOS && ret != GST_FLOW_FLUSHING &&
+        ret != GST_FLOW_ERROR)
+      GST_ELEMENT_FLOW_ERROR (self, ret);
+    if (ret == GST_FLOW_ERROR || ret == GST_FLOW_NOT_LINKED ||
+        ret == GST_FLOW_NOT_NEGOTIATED)
+      gst_pad_push_event (self->srcpad, gst_event_new_eos ());
+    gst_pad_pause_task (self->srcpad);
+  }
+}
+
+static gboolean
+gst_spdl_decode_src_activate_mode (GstPad * pad, GstObject * parent,
+    GstPadMode mode, gboolean active)
+{
+  GstSpdlDecode *self = GST_SPDL_DECODE (parent);
+
+  if (mode != GST_PAD_MODE_PUSH)
+    return FALSE;
+  if (active) {
+    g_mutex_lock (&self->lock);
+    self->flushing = FALSE;
+    self->srcresult = GST_FLOW_OK;
+    g_mutex_unlock (&self->lock);
+    return gst_pad_start_task (pad, (GstTaskFunction) gst_spdl_decode_loop,
+        self, NULL);
+  }
+  g_mutex_lock (&self->lock);
+  self->flushing = TRUE;
+  self->srcresult = GST_FLOW_FLUSHING;
+  g_cond_broadcast (&self->done_cond);
+  g_cond_broadcast (&self->space_cond);
+  g_mutex_unlock (&self->lock);
+  return gst_pad_stop_task (pad);
+}
+
+static gboolean
+gst_spdl_decode_sink_activate_mode (GstPad * pad, GstObject * parent,
+    GstPadMode mode, gboolean active)
+{
+  GstSpdlDecode *self = GST_SPDL_DECODE (parent);
+
+  if (mode != GST_PAD_MODE_PUSH)
+    return FALSE;
+  if (!active) {
+    /* unblock a chain waiting for room */
+    g_mutex_lock (&self->lock);
+    self->flushing = TRUE;
+    self->srcresult = GST_FLOW_FLUSHING;
+    g_cond_broadcast (&self->space_cond);
+    g_cond_broadcast (&self->done_cond);
+    g_mutex_unlock (&self->lock);
+  }
+  return TRUE;
+}
+
+static void
+reset_output (GstSpdlDecode * self)
+{
+  if (self->pool) {
+    gst_buffer_pool_set_active (self->pool, FALSE);
+    gst_clear_object (&self->pool);
+  }
+  g_list_free_full (self->held_events, (GDestroyNotify) gst_event_unref);
+  self->held_events = NULL;
+  self->caps_sent = FALSE;
+  self->caps_width = self->caps_height = 0;
+}
+
+static GstStateChangeReturn
+gst_spdl_decode_change_state (GstElement * element, GstStateChange transition)
+{
+  GstSpdlDecode *self = GST_SPDL_DECODE (element);
+  GstStateChangeReturn ret;
+
+  if (transition == GST_STATE_CHANGE_READY_TO_PAUSED)
+    start_workers (self);
+
+  ret = GST_ELEMENT_CLASS (parent_class)->change_state (element, transition);
+
+  if (transition == GST_STATE_CHANGE_PAUSED_TO_READY ||
+      (transition == GST_STATE_CHANGE_READY_TO_PAUSED &&
+          ret == GST_STATE_CHANGE_FAILURE)) {
+    stop_workers (self);
+    reset_output (self);
+  }
+  return ret;
+}

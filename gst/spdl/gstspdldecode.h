@@ -1,0 +1,75 @@
+/* GStreamer SPDL plugin: parallel JPEG decoder
+ * Copyright (C) 2026 gst-spdl authors
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Library General Public
+ * License as published by the Free Software Foundation; either
+ * version 2 of the License, or (at your option) any later version.
+ */
+#ifndef __GST_SPDL_DECODE_H__
+#define __GST_SPDL_DECODE_H__
+
+#include <gst/gst.h>
+#include <gst/video/video.h>
+
+#include "gstspdljpeg.h"
+
+G_BEGIN_DECLS
+
+#define GST_TYPE_SPDL_DECODE (gst_spdl_decode_get_type ())
+G_DECLARE_FINAL_TYPE (GstSpdlDecode, gst_spdl_decode, GST, SPDL_DECODE,
+    GstElement)
+
+#define GST_TYPE_SPDL_RESIZE_MODE (gst_spdl_resize_mode_get_type ())
+GType gst_spdl_resize_mode_get_type (void);
+#define GST_TYPE_SPDL_FLIP_MODE (gst_spdl_flip_mode_get_type ())
+GType gst_spdl_flip_mode_get_type (void);
+
+struct _GstSpdlDecode
+{
+  GstElement parent;
+
+  GstPad *sinkpad;
+  GstPad *srcpad;
+
+  /* properties, under the object lock */
+  guint threads;
+  gboolean ordered;
+  GstVideoFormat format;
+  GstSpdlDecodeParams params;
+  gint max_errors;
+  guint64 errors;
+  guint64 errors_by_reason[GST_SPDL_DECODE_N_ERRORS];
+  guint64 decoded;
+
+  /* streaming state, under lock */
+  GMutex lock;
+  GCond work_cond;              /* a job to take, or stopping */
+  GCond done_cond;              /* a job finished, or flushing */
+  GCond space_cond;             /* room for one more sample */
+  GQueue jobs;                  /* samples and events, in arrival order */
+  GQueue pending;               /* samples no worker took yet */
+  guint in_flight;
+  guint max_in_flight;
+  guint busy;
+  gboolean flushing;
+  gboolean stopping;
+  GstFlowReturn srcresult;
+  guint64 next_index;           /* for samples without metadata */
+  GThread **workers;
+  guint n_workers;
+  GstSpdlDecodeParams active;   /* params of this run (copied at start) */
+  gboolean gray;
+
+  /* source side, streaming thread only */
+  GstBufferPool *pool;
+  guint caps_width, caps_height;
+  gboolean caps_sent;
+  GList *held_events;           /* sticky events waiting for our caps */
+};
+
+GST_ELEMENT_REGISTER_DECLARE (spdldecode);
+
+G_END_DECLS
+
+#endif /* __GST_SPDL_DECODE_H__ */

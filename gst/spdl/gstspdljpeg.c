@@ -1,0 +1,593 @@
+/* GStreamer SPDL plugin: JPEG decode with fused resize and crop
+ * Copyright (C) 2026 gst-spdl authors
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Library General Public
+ * License as published by the Free Software Foundation; either
+ * version 2 of the License, or (at your option) any later version.
+ */
+/* The decode path the element, the benchmarks and the fuzzer share:
+ * headers are checked before any pixel buffer is allocated, libjpeg-turbo
+ * downscales in the DCT domain when the target is much smaller, decodes only
+ * the rows and columns the crop needs, and each decoded row is resampled
+ * horizontally as it arrives, so memory is bounded by the output's width. */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "gstspdljpeg.h"
+#include "gstspdlrandom.h"
+#include "gstspdlresample.h"
+
+#include <math.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <string.h>
+#include <jpeglib.h>
+#include <jerror.h>
+
+/* rows handed to jpeg_read_scanlines per call */
+#define ROW_BATCH 16
+/* the DCT scale keeps at least this many decoded pixels per output pixel,
+ * so the antialiasing filter still sees real detail (PIL's reducing_gap) */
+#define DCT_SCALE_GAP 2.0
+/* keyed stream of the decoder's random choices, apart from the shuffle's */
+#define RANDOM_STREAM G_GUINT64_CONSTANT (0x5350444c00000000)
+
+G_DEFINE_QUARK (gst - spdl - decode - error - quark, gst_spdl_decode_error);
+
+static const gchar *reasons[GST_SPDL_DECODE_N_ERRORS] = {
+  "empty", "not-jpeg", "truncated", "corrupt", "too-large", "unsupported",
+};
+
+const gchar *
+gst_spdl_decode_error_reason (gint code)
+{
+  if (code < 0 || code >= GST_SPDL_DECODE_N_ERRORS)
+    return "other";
+  return reasons[code];
+}
+
+void
+gst_spdl_decode_params_init (GstSpdlDecodeParams * params)
+{
+  memset (params, 0, sizeof (*params));
+  params->mode = GST_SPDL_RESIZE_STRETCH;
+  params->scale_min = 0.08;
+  params->scale_max = 1.0;
+  params->ratio_min = 3.0 / 4.0;
+  params->ratio_max = 4.0 / 3.0;
+  params->max_pixels = 100 * 1000 * 1000;
+  params->dct_scaling = TRUE;
+  params->region_decode = TRUE;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Geometry                                                                 */
+
+/* Python's round() of half-integers: to even */
+static gint64
+round_half_even (gint64 twice)
+{
+  gint64 q = twice / 2;
+
+  if (twice % 2 == 0)
+    return q;
+  return (q % 2 == 0) ? q : q + 1;
+}
+
+static void
+full_image (GstSpdlGeometry * g, guint iw, guint ih)
+{
+  g->clip_x = g->clip_y = 0;
+  g->clip_width = iw;
+  g->clip_height = ih;
+  g->offset_x = g->offset_y = 0;
+  g->virtual_width = g->virtual_height = G_MAXINT64;
+}
+
+static void
+fill_missing_size (guint * w, guint * h, guint sw, guint sh)
+{
+  if (*w == 0 && *h == 0) {
+    *w = sw;
+    *h = sh;
+  } else if (*w == 0) {
+    *w = MAX (1, (guint) floor ((gdouble) sw * *h / sh + 0.5));
+  } else if (*h == 0) {
+    *h = MAX (1, (guint) floor ((gdouble) sh * *w / sw + 0.5));
+  }
+}
+
+/* torchvision's Resize(S) then CenterCrop(W, H): one axis. */
+static void
+center_crop_axis (guint image, guint resized, guint crop, gdouble * scale,
+    gdouble * offset, gint64 * virtual_size)
+{
+  *scale = (gdouble) image / resized;
+  *virtual_size = resized;
+  if (crop <= resized)
+    *offset = (gdouble) round_half_even ((gint64) resized - crop);
+  else                          /* padded with zeros on both sides */
+    *offset = -(gdouble) ((crop - resized) / 2);
+}
+
+static void
+center_crop (GstSpdlGeometry * g, const GstSpdlDecodeParams * p, guint iw,
+    guint ih)
+{
+  guint shorter = p->resize_shorter ? p->resize_shorter :
+      MAX (p->width, p->height);
+  guint rw, rh;
+
+  if (shorter == 0) {           /* nothing asked: keep the image */
+    g->out_width = iw;
+    g->out_height = ih;
+    g->scale_x = g->scale_y = 1.0;
+    return;
+  }
+  /* torchvision: new_long = int(size * long / short) */
+  if (iw <= ih) {
+    rw = shorter;
+    rh = (guint) ((gdouble) ((guint64) shorter * ih) / iw);
+  } else {
+    rh = shorter;
+    rw = (guint) ((gdouble) ((guint64) shorter * iw) / ih);
+  }
+  rw = MAX (rw, 1);
+  rh = MAX (rh, 1);
+  g->out_width = p->width ? p->width : rw;
+  g->out_height = p->height ? p->height : rh;
+  center_crop_axis (iw, rw, g->out_width, &g->scale_x, &g->offset_x,
+      &g->virtual_width);
+  center_crop_axis (ih, rh, g->out_height, &g->scale_y, &g->offset_y,
+      &g->virtual_height);
+}
+
+/* torchvision's RandomResizedCrop.get_params, drawing from @rng. */
+static void
+random_resized_crop (GstSpdlGeometry * g, const GstSpdlDecodeParams * p,
+    guint iw, guint ih, GstSpdlRng * rng)
+{
+  gdouble area = (gdouble) iw * ih;
+  gdouble log_lo = log (p->ratio_min), log_hi = log (p->ratio_max);
+  gint64 w = 0, h = 0, x = 0, y = 0;
+  gint attempt;
+  gboolean found = FALSE;
+
+  for (attempt = 0; attempt < 10 && !found; attempt++) {
+    gdouble target = area * gst_spdl_rng_uniform (rng, p->scale_min,
+        p->scale_max);
+    gdouble aspect = exp (gst_spdl_rng_uniform (rng, log_lo, log_hi));
+
+    w = (gint64) nearbyint (sqrt (target * aspect));
+    h = (gint64) nearbyint (sqrt (target / aspect));
+    if (w > 0 && w <= iw && h > 0 && h <= ih) {
+      y = gst_spdl_rng_below (rng, ih - h + 1);
+      x = gst_spdl_rng_below (rng, iw - w + 1);
+      found = TRUE;
+    }
+  }
+  if (!found) {                 /* fallback: central crop, ratio clamped */
+    gdouble in_ratio = (gdouble) iw / ih;
+    if (in_ratio < p->ratio_min) {
+      w = iw;
+      h = (gint64) nearbyint (w / p->ratio_min);
+    } else if (in_ratio > p->ratio_max) {
+      h = ih;
+      w = (gint64) nearbyint (h * p->ratio_max);
+    } else {
+      w = iw;
+      h = ih;
+    }
+    w = CLAMP (w, 1, iw);
+    h = CLAMP (h, 1, ih);
+    y = (ih - h) / 2;
+    x = (iw - w) / 2;
+  }
+  g->clip_x = x;
+  g->clip_y = y;
+  g->clip_width = w;
+  g->clip_height = h;
+  g->out_width = p->width;
+  g->out_height = p->height;
+  fill_missing_size (&g->out_width, &g->out_height, w, h);
+  g->scale_x = (gdouble) w / g->out_width;
+  g->scale_y = (gdouble) h / g->out_height;
+}
+
+gboolean
+gst_spdl_geometry_compute (GstSpdlGeometry * g,
+    const GstSpdlDecodeParams * p, guint iw, guint ih, guint epoch,
+    guint64 index)
+{
+  GstSpdlRng rng;
+
+  if (iw == 0 || ih == 0)
+    return FALSE;
+  gst_spdl_rng_init (&rng, p->seed, RANDOM_STREAM | epoch, index);
+  full_image (g, iw, ih);
+  switch (p->mode) {
+    case GST_SPDL_RESIZE_CENTER_CROP:
+      center_crop (g, p, iw, ih);
+      break;
+    case GST_SPDL_RESIZE_RANDOM_RESIZED_CROP:
+      random_resized_crop (g, p, iw, ih, &rng);
+      break;
+    case GST_SPDL_RESIZE_STRETCH:
+    default:
+      g->out_width = p->width;
+      g->out_height = p->height;
+      fill_missing_size (&g->out_width, &g->out_height, iw, ih);
+      g->scale_x = (gdouble) iw / g->out_width;
+      g->scale_y = (gdouble) ih / g->out_height;
+      break;
+  }
+  g->flip = p->flip == GST_SPDL_FLIP_RANDOM_HORIZONTAL &&
+      gst_spdl_rng_uniform (&rng, 0.0, 1.0) < 0.5;
+  return TRUE;
+}
+
+/* ------------------------------------------------------------------------ */
+/* libjpeg glue                                                             */
+
+typedef struct
+{
+  struct jpeg_error_mgr pub;
+  jmp_buf jump;
+  gint code;
+  gchar message[JMSG_LENGTH_MAX];
+} SpdlJpegError;
+
+struct _GstSpdlJpegDecoder
+{
+  struct jpeg_decompress_struct cinfo;
+  SpdlJpegError err;
+  gboolean opened;
+  GstSpdlResampleAxis haxis, vaxis;
+  guint8 *rows;                 /* ROW_BATCH decoded rows */
+  gsize rows_size;
+  guint8 *hrows;                /* horizontally resampled rows */
+  gsize hrows_size;
+  guint8 *rgb;                  /* one converted row (CMYK input) */
+  gsize rgb_size;
+  GstSpdlJpegDecodeInfo info;
+};
+
+static void
+spdl_error_exit (j_common_ptr cinfo)
+{
+  SpdlJpegError *err = (SpdlJpegError *) cinfo->err;
+
+  err->pub.format_message (cinfo, err->message);
+  err->code = GST_SPDL_DECODE_ERROR_CORRUPT;
+  longjmp (err->jump, 1);
+}
+
+static void
+spdl_emit_message (j_common_ptr cinfo, int level)
+{
+  SpdlJpegError *err = (SpdlJpegError *) cinfo->err;
+
+  if (level >= 0)
+    return;
+  /* data missing from the scan: the rest would be grey filler */
+  if (err->pub.msg_code == JWRN_JPEG_EOF ||
+      err->pub.msg_code == JWRN_HIT_MARKER) {
+    err->pub.format_message (cinfo, err->message);
+    err->code = GST_SPDL_DECODE_ERROR_TRUNCATED;
+    longjmp (err->jump, 1);
+  }
+  err->pub.num_warnings++;
+}
+
+static void
+spdl_output_message (j_common_ptr cinfo)
+{
+  /* libjpeg would print to stderr: errors are reported by the caller */
+}
+
+GstSpdlJpegDecoder *
+gst_spdl_jpeg_decoder_new (void)
+{
+  GstSpdlJpegDecoder *dec = g_new0 (GstSpdlJpegDecoder, 1);
+
+  dec->cinfo.err = jpeg_std_error (&dec->err.pub);
+  dec->err.pub.error_exit = spdl_error_exit;
+  dec->err.pub.emit_message = spdl_emit_message;
+  dec->err.pub.output_message = spdl_output_message;
+  jpeg_create_decompress (&dec->cinfo);
+  return dec;
+}
+
+void
+gst_spdl_jpeg_decoder_free (GstSpdlJpegDecoder * dec)
+{
+  if (dec == NULL)
+    return;
+  jpeg_destroy_decompress (&dec->cinfo);
+  gst_spdl_resample_axis_clear (&dec->haxis);
+  gst_spdl_resample_axis_clear (&dec->vaxis);
+  g_free (dec->rows);
+  g_free (dec->hrows);
+  g_free (dec->rgb);
+  g_free (dec);
+}
+
+static guint8 *
+ensure_size (guint8 ** buf, gsize * size, gsize need)
+{
+  if (*size < need) {
+    g_free (*buf);
+    *buf = g_malloc (need);
+    *size = need;
+  }
+  return *buf;
+}
+
+/* An entropy-coded segment never holds FF D9 (FF is stuffed), so a file
+ * whose scan data has no end-of-image marker was cut short. */
+static gboolean
+has_end_marker (const guint8 * data, gsize size, gsize scan_start)
+{
+  gsize i;
+
+  for (i = size; i >= scan_start + 2; i--) {
+    if (data[i - 2] == 0xFF && data[i - 1] == 0xD9)
+      return TRUE;
+  }
+  return FALSE;
+}
+
+static gboolean
+fail (GError ** error, gint code, const gchar * format, ...)
+    G_GNUC_PRINTF (3, 4);
+
+static gboolean
+fail (GError ** error, gint code, const gchar * format, ...)
+{
+  va_list args;
+
+  va_start (args, format);
+  if (error)
+    *error = g_error_new_valist (GST_SPDL_DECODE_ERROR, code, format, args);
+  va_end (args);
+  return FALSE;
+}
+
+static gboolean
+check_signature (const guint8 * data, gsize size, GError ** error)
+{
+  static const guint8 png[] = { 0x89, 'P', 'N', 'G' };
+
+  if (size == 0)
+    return fail (error, GST_SPDL_DECODE_ERROR_EMPTY, "empty file (0 bytes)");
+  if (size >= 4 && memcmp (data, png, 4) == 0)
+    return fail (error, GST_SPDL_DECODE_ERROR_NOT_JPEG,
+        "a PNG image, not a JPEG");
+  if (size < 3 || data[0] != 0xFF || data[1] != 0xD8)
+    return fail (error, GST_SPDL_DECODE_ERROR_NOT_JPEG,
+        "not a JPEG file (no start-of-image marker)");
+  return TRUE;
+}
+
+gboolean
+gst_spdl_jpeg_decoder_open (GstSpdlJpegDecoder * dec, const guint8 * data,
+    gsize size, guint64 max_pixels, guint * width, guint * height,
+    GError ** error)
+{
+  struct jpeg_decompress_struct *cinfo = &dec->cinfo;
+  guint64 pixels;
+  gsize scan_start;
+
+  if (dec->opened)
+    jpeg_abort_decompress (cinfo);
+  dec->opened = FALSE;
+  if (!check_signature (data, size, error))
+    return FALSE;
+
+  if (setjmp (dec->err.jump)) {
+    jpeg_abort_decompress (cinfo);
+    return fail (error, dec->err.code, "%s", dec->err.message);
+  }
+  jpeg_mem_src (cinfo, data, size);
+  jpeg_read_header (cinfo, TRUE);
+
+  pixels = (guint64) cinfo->image_width * cinfo->image_height;
+  if (max_pixels && pixels > max_pixels) {
+    jpeg_abort_decompress (cinfo);
+    return fail (error, GST_SPDL_DECODE_ERROR_TOO_LARGE,
+        "%ux%u is %" G_GUINT64_FORMAT " pixels, more than max-pixels=%"
+        G_GUINT64_FORMAT, cinfo->image_width, cinfo->image_height, pixels,
+        max_pixels);
+  }
+  scan_start = size - cinfo->src->bytes_in_buffer;
+  if (!has_end_marker (data, size, scan_start)) {
+    jpeg_abort_decompress (cinfo);
+    return fail (error, GST_SPDL_DECODE_ERROR_TRUNCATED,
+        "truncated: the image data has no end-of-image marker");
+  }
+  *width = cinfo->image_width;
+  *height = cinfo->image_height;
+  dec->opened = TRUE;
+  return TRUE;
+}
+
+static guint
+choose_scale_num (const GstSpdlGeometry * g)
+{
+  gdouble spacing = MIN (g->scale_x, g->scale_y);
+  guint num = 8;
+
+  /* the SIMD-accelerated reductions: 1/2, 1/4, 1/8 */
+  while (num > 1 && spacing * (num / 2) / 8.0 >= DCT_SCALE_GAP)
+    num /= 2;
+  return num;
+}
+
+static J_COLOR_SPACE
+choose_color_space (struct jpeg_decompress_struct *cinfo, gboolean gray)
+{
+  if (cinfo->jpeg_color_space == JCS_CMYK ||
+      cinfo->jpeg_color_space == JCS_YCCK)
+    return JCS_CMYK;
+  return gray ? JCS_GRAYSCALE : JCS_EXT_RGB;
+}
+
+/* Sets up both axes in decoded-pixel coordinates (after DCT scaling). */
+static void
+plan_axes (GstSpdlJpegDecoder * dec, const GstSpdlGeometry * g, gdouble f,
+    guint dw, guint dh)
+{
+  gdouble x0 = g->clip_x * f, y0 = g->clip_y * f;
+  guint cx = (guint) floor (x0), cy = (guint) floor (y0);
+  guint cw = MIN ((guint) ceil ((g->clip_x + g->clip_width) * f), dw) - cx;
+  guint ch = MIN ((guint) ceil ((g->clip_y + g->clip_height) * f), dh) - cy;
+  gdouble sx = g->scale_x * f, sy = g->scale_y * f;
+
+  gst_spdl_resample_axis_clear (&dec->haxis);
+  gst_spdl_resample_axis_clear (&dec->vaxis);
+  /* a clip box that starts inside a decoded pixel shifts the centres */
+  gst_spdl_resample_axis_init (&dec->haxis, cx, MAX (cw, 1), sx,
+      g->offset_x + (x0 - cx) / sx, g->out_width, g->virtual_width, g->flip);
+  gst_spdl_resample_axis_init (&dec->vaxis, cy, MAX (ch, 1), sy,
+      g->offset_y + (y0 - cy) / sy, g->out_height, g->virtual_height, FALSE);
+}
+
+/* PIL's CMYK -> RGB (Adobe-inverted data, as PIL assumes) */
+static void
+cmyk_to_rgb (const guint8 * in, guint8 * out, guint n)
+{
+  guint i;
+
+  for (i = 0; i < n; i++, in += 4, out += 3) {
+    guint nk = in[3], c;
+    for (c = 0; c < 3; c++) {
+      guint v = (255 - in[c]) * nk + 128;
+      gint r = (gint) nk - (gint) (((v >> 8) + v) >> 8);
+      out[c] = (guint8) CLAMP (r, 0, 255);
+    }
+  }
+}
+
+static void
+rgb_to_gray (guint8 * buf, guint n)
+{
+  guint i;
+
+  for (i = 0; i < n; i++)
+    buf[i] = (guint8) ((buf[3 * i] * 19595 + buf[3 * i + 1] * 38470 +
+            buf[3 * i + 2] * 7471 + 0x8000) >> 16);
+}
+
+/* Brings one decoded row to the output's channels and resamples it. */
+static void
+process_row (GstSpdlJpegDecoder * dec, const guint8 * row, guint row_width,
+    gint x_start, guint channels, guint8 * hrow)
+{
+  if (dec->cinfo.out_color_space == JCS_CMYK) {
+    guint8 *rgb = ensure_size (&dec->rgb, &dec->rgb_size,
+        (gsize) row_width * 3);
+    cmyk_to_rgb (row, rgb, row_width);
+    if (channels == 1)
+      rgb_to_gray (rgb, row_width);
+    row = rgb;
+  }
+  gst_spdl_resample_row (&dec->haxis, row, x_start, channels, hrow);
+}
+
+static gboolean
+decode_rows (GstSpdlJpegDecoder * dec, const GstSpdlDecodeParams * p,
+    guint channels, guint8 * out, gsize stride)
+{
+  struct jpeg_decompress_struct *cinfo = &dec->cinfo;
+  gint x0, x1, y0, y1, read_to;
+  JDIMENSION xoff = 0, xwidth;
+  gsize in_row, hrow_bytes = (gsize) dec->haxis.out_size * channels;
+  JSAMPROW rowptr[ROW_BATCH];
+  guint r;
+
+  /* rows and columns the filter reads */
+  if (!gst_spdl_resample_axis_range (&dec->haxis, &x0, &x1) ||
+      !gst_spdl_resample_axis_range (&dec->vaxis, &y0, &y1)) {
+    /* all padding: a black output */
+    for (r = 0; r < dec->vaxis.out_size; r++)
+      memset (out + r * stride, 0, hrow_bytes);
+    jpeg_abort_decompress (cinfo);
+    return TRUE;
+  }
+  jpeg_start_decompress (cinfo);
+  xwidth = x1 - x0;
+  if (p->region_decode && xwidth < cinfo->output_width) {
+    xoff = x0;
+    jpeg_crop_scanline (cinfo, &xoff, &xwidth);
+  }
+  if (p->region_decode && y0 > 0)
+    jpeg_skip_scanlines (cinfo, y0);
+  read_to = p->region_decode ? y1 : (gint) cinfo->output_height;
+
+  in_row = (gsize) cinfo->output_width * cinfo->output_components;
+  ensure_size (&dec->rows, &dec->rows_size, in_row * ROW_BATCH);
+  ensure_size (&dec->hrows, &dec->hrows_size, hrow_bytes * (y1 - y0));
+  for (r = 0; r < ROW_BATCH; r++)
+    rowptr[r] = dec->rows + r * in_row;
+
+  dec->info.decoded_width = cinfo->output_width;
+  dec->info.decoded_height = read_to - cinfo->output_scanline;
+  while ((gint) cinfo->output_scanline < read_to) {
+    guint first = cinfo->output_scanline;
+    guint want = MIN (ROW_BATCH, (guint) read_to - first);
+    guint got = jpeg_read_scanlines (cinfo, rowptr, want);
+
+    for (r = 0; r < got; r++) {
+      gint y = first + r;
+      if (y >= y0 && y < y1)
+        process_row (dec, rowptr[r], cinfo->output_width, xoff, channels,
+            dec->hrows + (y - y0) * hrow_bytes);
+    }
+  }
+  if (cinfo->output_scanline < cinfo->output_height)
+    jpeg_abort_decompress (cinfo);
+  else
+    jpeg_finish_decompress (cinfo);
+
+  for (r = 0; r < dec->vaxis.out_size; r++)
+    gst_spdl_resample_column (&dec->vaxis, r, dec->hrows, y0, hrow_bytes,
+        hrow_bytes, out + r * stride);
+  return TRUE;
+}
+
+gboolean
+gst_spdl_jpeg_decoder_decode (GstSpdlJpegDecoder * dec,
+    const GstSpdlDecodeParams * p, const GstSpdlGeometry * g, guint8 * out,
+    gsize stride, GError ** error)
+{
+  struct jpeg_decompress_struct *cinfo = &dec->cinfo;
+  guint channels = p->gray ? 1 : 3;
+  guint num;
+
+  g_return_val_if_fail (dec->opened, FALSE);
+  dec->opened = FALSE;
+  if (setjmp (dec->err.jump)) {
+    jpeg_abort_decompress (cinfo);
+    return fail (error, dec->err.code, "%s", dec->err.message);
+  }
+  cinfo->out_color_space = choose_color_space (cinfo, p->gray);
+  cinfo->dct_method = JDCT_ISLOW;
+  cinfo->do_fancy_upsampling = TRUE;
+  num = p->dct_scaling ? choose_scale_num (g) : 8;
+  cinfo->scale_num = num;
+  cinfo->scale_denom = 8;
+  jpeg_calc_output_dimensions (cinfo);
+  dec->info.scale_num = num;
+
+  plan_axes (dec, g, num / 8.0, cinfo->output_width, cinfo->output_height);
+  return decode_rows (dec, p, channels, out, stride);
+}
+
+void
+gst_spdl_jpeg_decoder_get_info (GstSpdlJpegDecoder * dec,
+    GstSpdlJpegDecodeInfo * info)
+{
+  *info = dec->info;
+}

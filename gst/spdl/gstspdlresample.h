@@ -1,0 +1,59 @@
+/* GStreamer SPDL plugin: antialiased resampling
+ * Copyright (C) 2026 gst-spdl authors
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Library General Public
+ * License as published by the Free Software Foundation; either
+ * version 2 of the License, or (at your option) any later version.
+ */
+#ifndef __GST_SPDL_RESAMPLE_H__
+#define __GST_SPDL_RESAMPLE_H__
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+/* One axis of a separable resize with a triangle (bilinear) filter whose
+ * support widens with the downscale factor, the arithmetic PIL's
+ * Image.resize(BILINEAR) uses (22-bit fixed-point weights), so that results
+ * match torchvision's PIL path. Only the outputs that are kept (a crop of a
+ * virtual resize) are computed. */
+typedef struct
+{
+  guint out_size;
+  guint ksize;                  /* taps per output, upper bound */
+  gint *first;                  /* first input pixel of each output */
+  gint *count;                  /* taps of each output (0 = padding: black) */
+  gint32 *weights;              /* out_size * ksize */
+  gboolean identity;            /* output i is input first[0] + i */
+} GstSpdlResampleAxis;
+
+/* Input pixels are clip_start .. clip_start + clip_size - 1 (the filter never
+ * reads outside). Output i samples around
+ *   clip_start + (offset + i + 0.5) * scale,
+ * i.e. pixel offset + i of the image resized by 1/scale. Outputs whose
+ * offset + i falls outside [0, virtual_size) are padding (torchvision's
+ * CenterCrop pads with zeros). @mirror reverses the outputs. */
+void gst_spdl_resample_axis_init (GstSpdlResampleAxis * axis,
+    gdouble clip_start, guint clip_size, gdouble scale, gdouble offset,
+    guint out_size, gint64 virtual_size, gboolean mirror);
+void gst_spdl_resample_axis_clear (GstSpdlResampleAxis * axis);
+
+/* Range of input pixels the axis reads: [*start, *end). FALSE if none. */
+gboolean gst_spdl_resample_axis_range (const GstSpdlResampleAxis * axis,
+    gint * start, gint * end);
+
+/* Resamples one row of @channels interleaved channels; @in points at input
+ * pixel @in_start. */
+void gst_spdl_resample_row (const GstSpdlResampleAxis * axis,
+    const guint8 * in, gint in_start, guint channels, guint8 * out);
+
+/* Computes output row @out_row from rows of the horizontally resampled
+ * image; @rows points at input row @rows_start, @row_stride bytes apart. */
+void gst_spdl_resample_column (const GstSpdlResampleAxis * axis,
+    guint out_row, const guint8 * rows, gint rows_start, gsize row_stride,
+    gsize row_bytes, guint8 * out);
+
+G_END_DECLS
+
+#endif /* __GST_SPDL_RESAMPLE_H__ */
