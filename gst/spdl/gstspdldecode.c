@@ -74,7 +74,7 @@ enum
 
 #define DEFAULT_THREADS 0
 #define DEFAULT_ORDERED TRUE
-#define DEFAULT_FORMAT GST_VIDEO_FORMAT_RGB
+#define DEFAULT_FORMAT GST_SPDL_DECODE_FORMAT_RGB
 #define DEFAULT_MODE GST_SPDL_RESIZE_STRETCH
 #define DEFAULT_FLIP GST_SPDL_FLIP_NONE
 #define DEFAULT_MAX_PIXELS (100 * 1000 * 1000)
@@ -112,6 +112,23 @@ gst_spdl_resize_mode_get_type (void)
   if (g_once_init_enter (&type))
     g_once_init_leave (&type,
         g_enum_register_static ("GstSpdlResizeMode", values));
+  return type;
+}
+
+GType
+gst_spdl_decode_format_get_type (void)
+{
+  static GType type = 0;
+  /* nicks as in the caps, so format=GRAY8 reads like video/x-raw */
+  static const GEnumValue values[] = {
+    {GST_SPDL_DECODE_FORMAT_RGB, "Packed RGB", "RGB"},
+    {GST_SPDL_DECODE_FORMAT_GRAY8, "8-bit gray", "GRAY8"},
+    {0, NULL, NULL}
+  };
+
+  if (g_once_init_enter (&type))
+    g_once_init_leave (&type, g_enum_register_static ("GstSpdlDecodeFormat",
+            values));
   return type;
 }
 
@@ -197,8 +214,8 @@ gst_spdl_decode_class_init (GstSpdlDecodeClass * klass)
           "Output samples in input order (false: in completion order)",
           DEFAULT_ORDERED, READY_PARAM));
   g_object_class_install_property (gobject_class, PROP_FORMAT,
-      g_param_spec_enum ("format", "Format", "Output format (RGB or GRAY8)",
-          GST_TYPE_VIDEO_FORMAT, DEFAULT_FORMAT, READY_PARAM));
+      g_param_spec_enum ("format", "Format", "Output format",
+          GST_TYPE_SPDL_DECODE_FORMAT, DEFAULT_FORMAT, READY_PARAM));
   g_object_class_install_property (gobject_class, PROP_WIDTH,
       g_param_spec_uint ("width", "Width",
           "Output width (0 = the image's or the crop's own)", 0, 65535, 0,
@@ -303,6 +320,7 @@ gst_spdl_decode_class_init (GstSpdlDecodeClass * klass)
 
   gst_type_mark_as_plugin_api (GST_TYPE_SPDL_RESIZE_MODE, 0);
   gst_type_mark_as_plugin_api (GST_TYPE_SPDL_FLIP_MODE, 0);
+  gst_type_mark_as_plugin_api (GST_TYPE_SPDL_DECODE_FORMAT, 0);
   GST_DEBUG_CATEGORY_INIT (spdl_decode_debug, "spdldecode", 0,
       "SPDL parallel JPEG decoder");
 }
@@ -370,14 +388,9 @@ gst_spdl_decode_set_property (GObject * object, guint prop_id,
     case PROP_ORDERED:
       self->ordered = g_value_get_boolean (value);
       break;
-    case PROP_FORMAT:{
-      GstVideoFormat format = g_value_get_enum (value);
-      if (format == GST_VIDEO_FORMAT_RGB || format == GST_VIDEO_FORMAT_GRAY8)
-        self->format = format;
-      else
-        g_warning ("spdldecode: format must be RGB or GRAY8");
+    case PROP_FORMAT:
+      self->format = g_value_get_enum (value);
       break;
-    }
     case PROP_WIDTH:
       p->width = g_value_get_uint (value);
       break;
@@ -651,7 +664,7 @@ start_workers (GstSpdlDecode * self)
 
   GST_OBJECT_LOCK (self);
   self->active = self->params;
-  self->gray = self->format == GST_VIDEO_FORMAT_GRAY8;
+  self->gray = self->format == GST_SPDL_DECODE_FORMAT_GRAY8;
   self->active.gray = self->gray;
   n = self->threads ? self->threads : g_get_num_processors ();
   self->errors = 0;
@@ -824,7 +837,7 @@ gst_spdl_decode_src_query (GstPad * pad, GstObject * parent, GstQuery * query)
     if (caps == NULL) {
       GST_OBJECT_LOCK (self);
       p = self->params;
-      gray = self->format == GST_VIDEO_FORMAT_GRAY8;
+      gray = self->format == GST_SPDL_DECODE_FORMAT_GRAY8;
       GST_OBJECT_UNLOCK (self);
       caps = gst_caps_new_simple ("video/x-raw", "format", G_TYPE_STRING,
           gray ? "GRAY8" : "RGB", NULL);

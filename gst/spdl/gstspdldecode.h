@@ -22,6 +22,14 @@ G_DECLARE_FINAL_TYPE (GstSpdlDecode, gst_spdl_decode, GST, SPDL_DECODE,
 
 #define GST_TYPE_SPDL_RESIZE_MODE (gst_spdl_resize_mode_get_type ())
 GType gst_spdl_resize_mode_get_type (void);
+typedef enum
+{
+  GST_SPDL_DECODE_FORMAT_RGB,
+  GST_SPDL_DECODE_FORMAT_GRAY8,
+} GstSpdlDecodeFormat;
+
+#define GST_TYPE_SPDL_DECODE_FORMAT (gst_spdl_decode_format_get_type ())
+GType gst_spdl_decode_format_get_type (void);
 #define GST_TYPE_SPDL_FLIP_MODE (gst_spdl_flip_mode_get_type ())
 GType gst_spdl_flip_mode_get_type (void);
 
@@ -35,7 +43,7 @@ struct _GstSpdlDecode
   /* properties, under the object lock */
   guint threads;
   gboolean ordered;
-  GstVideoFormat format;
+  GstSpdlDecodeFormat format;
   GstSpdlDecodeParams params;
   gint max_errors;
   guint64 errors;

@@ -203,6 +203,7 @@ gst_spdl_geometry_compute (GstSpdlGeometry * g,
 {
   GstSpdlRng rng;
 
+  memset (g, 0, sizeof (*g));
   if (iw == 0 || ih == 0)
     return FALSE;
   gst_spdl_rng_init (&rng, p->seed, RANDOM_STREAM | epoch, index);
@@ -274,7 +275,10 @@ spdl_emit_message (j_common_ptr cinfo, int level)
   /* data missing from the scan: the rest would be grey filler */
   if (err->pub.msg_code == JWRN_JPEG_EOF ||
       err->pub.msg_code == JWRN_HIT_MARKER) {
-    err->pub.format_message (cinfo, err->message);
+    gchar detail[JMSG_LENGTH_MAX];
+    err->pub.format_message (cinfo, detail);
+    g_snprintf (err->message, sizeof (err->message), "truncated (%s)",
+        detail);
     err->code = GST_SPDL_DECODE_ERROR_TRUNCATED;
     longjmp (err->jump, 1);
   }

@@ -13,6 +13,7 @@
 #include <gst/check/gstcheck.h>
 #include <glib/gstdio.h>
 #include <stdio.h>
+#include <string.h>
 #include <jpeglib.h>
 
 gchar *
@@ -58,43 +59,108 @@ spdl_test_pattern (guint x, guint y, guint c, guint tint)
 }
 
 void
-spdl_test_write_jpeg (const gchar * path, guint width, guint height,
-    guint tint, gint quality, gboolean gray, gboolean progressive)
+spdl_test_jpeg_init (SpdlTestJpeg * o, guint width, guint height)
+{
+  memset (o, 0, sizeof (*o));
+  o->width = width;
+  o->height = height;
+  o->quality = 90;
+  o->h_samp = o->v_samp = 2;
+}
+
+guint8 *
+spdl_test_encode_jpeg (const SpdlTestJpeg * o, gsize * size)
 {
   struct jpeg_compress_struct cinfo;
   struct jpeg_error_mgr jerr;
-  guint8 *row = g_malloc (width * 3);
-  gchar *dir = g_path_get_dirname (path);
-  FILE *f;
+  guint channels = o->gray ? 1 : o->cmyk ? 4 : 3;
+  guint8 *row = g_malloc (o->width * channels);
+  unsigned char *mem = NULL;
+  unsigned long mem_size = 0;
+  guint8 *result;
 
-  g_mkdir_with_parents (dir, 0755);
-  g_free (dir);
-  f = fopen (path, "wb");
-  fail_unless (f != NULL);
   cinfo.err = jpeg_std_error (&jerr);
   jpeg_create_compress (&cinfo);
-  jpeg_stdio_dest (&cinfo, f);
-  cinfo.image_width = width;
-  cinfo.image_height = height;
-  cinfo.input_components = gray ? 1 : 3;
-  cinfo.in_color_space = gray ? JCS_GRAYSCALE : JCS_RGB;
+  jpeg_mem_dest (&cinfo, &mem, &mem_size);
+  cinfo.image_width = o->width;
+  cinfo.image_height = o->height;
+  cinfo.input_components = channels;
+  cinfo.in_color_space = o->gray ? JCS_GRAYSCALE : o->cmyk ? JCS_CMYK :
+      JCS_RGB;
   jpeg_set_defaults (&cinfo);
-  jpeg_set_quality (&cinfo, quality, TRUE);
-  if (progressive)
+  if (o->cmyk)
+    jpeg_set_colorspace (&cinfo, JCS_YCCK);
+  jpeg_set_quality (&cinfo, o->quality, TRUE);
+  if (!o->gray) {
+    cinfo.comp_info[0].h_samp_factor = o->h_samp;
+    cinfo.comp_info[0].v_samp_factor = o->v_samp;
+  }
+  if (o->progressive)
     jpeg_simple_progression (&cinfo);
+  cinfo.arith_code = o->arithmetic;
+  cinfo.restart_interval = o->restart_interval;
   jpeg_start_compress (&cinfo, TRUE);
-  while (cinfo.next_scanline < height) {
+  while (cinfo.next_scanline < o->height) {
     guint x, c, y = cinfo.next_scanline;
     JSAMPROW rows[1] = { row };
-    for (x = 0; x < width; x++)
-      for (c = 0; c < (gray ? 1u : 3u); c++)
-        row[x * (gray ? 1 : 3) + c] = spdl_test_pattern (x, y, c, tint);
+    for (x = 0; x < o->width; x++)
+      for (c = 0; c < channels; c++)
+        row[x * channels + c] = spdl_test_pattern (x, y, c % 3, o->tint) /
+            (c == 3 ? 2 : 1);
     jpeg_write_scanlines (&cinfo, rows, 1);
   }
   jpeg_finish_compress (&cinfo);
   jpeg_destroy_compress (&cinfo);
-  fclose (f);
   g_free (row);
+  result = g_memdup2 (mem, mem_size);
+  *size = mem_size;
+  free (mem);
+  return result;
+}
+
+guint8 *
+spdl_test_decode_reference (const guint8 * data, gsize size, guint * width,
+    guint * height)
+{
+  struct jpeg_decompress_struct cinfo;
+  struct jpeg_error_mgr jerr;
+  guint8 *pixels;
+
+  cinfo.err = jpeg_std_error (&jerr);
+  jpeg_create_decompress (&cinfo);
+  jpeg_mem_src (&cinfo, data, size);
+  jpeg_read_header (&cinfo, TRUE);
+  cinfo.out_color_space = JCS_RGB;
+  cinfo.dct_method = JDCT_ISLOW;
+  jpeg_start_decompress (&cinfo);
+  *width = cinfo.output_width;
+  *height = cinfo.output_height;
+  pixels = g_malloc ((gsize) *width * *height * 3);
+  while (cinfo.output_scanline < cinfo.output_height) {
+    JSAMPROW row = pixels + (gsize) cinfo.output_scanline * *width * 3;
+    jpeg_read_scanlines (&cinfo, &row, 1);
+  }
+  jpeg_finish_decompress (&cinfo);
+  jpeg_destroy_decompress (&cinfo);
+  return pixels;
+}
+
+void
+spdl_test_write_jpeg (const gchar * path, guint width, guint height,
+    guint tint, gint quality, gboolean gray, gboolean progressive)
+{
+  SpdlTestJpeg o;
+  guint8 *data;
+  gsize size;
+
+  spdl_test_jpeg_init (&o, width, height);
+  o.tint = tint;
+  o.quality = quality;
+  o.gray = gray;
+  o.progressive = progressive;
+  data = spdl_test_encode_jpeg (&o, &size);
+  spdl_test_write_file (path, (const gchar *) data, size);
+  g_free (data);
 }
 
 gchar *

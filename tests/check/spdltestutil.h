@@ -42,6 +42,22 @@ void spdl_test_write_file (const gchar * path, const gchar * contents,
 /* Encodes a w x h JPEG whose pixels are a function of (x, y, tint). */
 void spdl_test_write_jpeg (const gchar * path, guint width, guint height,
     guint tint, gint quality, gboolean gray, gboolean progressive);
+
+typedef struct
+{
+  guint width, height, tint;
+  gint quality;
+  gboolean gray, cmyk, progressive, arithmetic;
+  guint restart_interval;       /* MCUs, 0 = none */
+  guint h_samp, v_samp;         /* luma sampling factors: 2,2 = 4:2:0 */
+} SpdlTestJpeg;
+
+void spdl_test_jpeg_init (SpdlTestJpeg * opts, guint width, guint height);
+/* Encodes to memory; g_free() the result. */
+guint8 *spdl_test_encode_jpeg (const SpdlTestJpeg * opts, gsize * size);
+/* Decodes a whole JPEG with plain libjpeg (RGB), the reference. */
+guint8 *spdl_test_decode_reference (const guint8 * data, gsize size,
+    guint * width, guint * height);
 guint8 spdl_test_pattern (guint x, guint y, guint c, guint tint);
 /* n_classes folders "class%02u", each with per_class JPEGs */
 gchar *spdl_test_make_image_folder (guint n_classes, guint per_class,

@@ -431,7 +431,9 @@ GST_START_TEST (test_vanished_file_skipped)
   fail_unless (run->error != NULL);
   fail_unless (strstr (run->error, victim) != NULL, "%s", run->error);
   fail_unless (strstr (run->error, "max-errors=0") != NULL, "%s", run->error);
-  fail_unless_equals_int (spdl_test_run_count_samples (run), 20);
+  fail_unless (spdl_test_run_count_samples (run) <= 20);
+  for (i = 0; i < run->items->len; i++)
+    fail_unless (ITEM (run, i)->index < 20);
   spdl_test_run_free (run);
 
   /* the count is readable from the element (a manifest naming a file that

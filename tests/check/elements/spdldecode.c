@@ -1,0 +1,616 @@
+/* GStreamer SPDL plugin: spdldecode unit tests
+ * Copyright (C) 2026 gst-spdl authors
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Library General Public
+ * License as published by the Free Software Foundation; either
+ * version 2 of the License, or (at your option) any later version.
+ */
+#include <gst/check/gstcheck.h>
+#include <gst/check/gstharness.h>
+#include <gst/video/video.h>
+#include <math.h>
+
+#include "spdltestutil.h"
+#include "gstspdljpeg.h"
+#include "gstspdlmeta.h"
+
+#define ITEM(run, i) ((SpdlTestItem *) g_ptr_array_index ((run)->items, (i)))
+
+/* Pushes JPEG samples through "spdldecode @props"; returns the outputs. */
+static GPtrArray *
+decode_samples (const gchar * props, const guint8 * data, gsize size,
+    guint n, GstCaps ** caps)
+{
+  gchar *desc = g_strdup_printf ("spdldecode %s", props);
+  GstHarness *h = gst_harness_new_parse (desc);
+  GPtrArray *out = g_ptr_array_new_with_free_func ((GDestroyNotify)
+      gst_buffer_unref);
+  guint i;
+
+  gst_harness_set_src_caps_str (h, "image/jpeg");
+  for (i = 0; i < n; i++)
+    fail_unless_equals_int (gst_harness_push (h,
+            gst_buffer_new_memdup (data, size)), GST_FLOW_OK);
+  for (i = 0; i < n; i++) {
+    GstBuffer *buf = gst_harness_pull (h);
+    fail_unless (buf != NULL);
+    g_ptr_array_add (out, buf);
+  }
+  if (caps)
+    *caps = gst_pad_get_current_caps (h->sinkpad);
+  gst_harness_teardown (h);
+  g_free (desc);
+  return out;
+}
+
+static GstBuffer *
+decode_one (const gchar * props, const guint8 * data, gsize size,
+    GstCaps ** caps)
+{
+  GPtrArray *all = decode_samples (props, data, size, 1, caps);
+  GstBuffer *buf = gst_buffer_ref (g_ptr_array_index (all, 0));
+
+  g_ptr_array_unref (all);
+  return buf;
+}
+
+static void
+assert_caps_size (GstCaps * caps, gint width, gint height, const gchar * fmt)
+{
+  GstVideoInfo info;
+
+  fail_unless (gst_video_info_from_caps (&info, caps));
+  fail_unless_equals_int (GST_VIDEO_INFO_WIDTH (&info), width);
+  fail_unless_equals_int (GST_VIDEO_INFO_HEIGHT (&info), height);
+  fail_unless_equals_string (gst_video_format_to_string
+      (GST_VIDEO_INFO_FORMAT (&info)), fmt);
+}
+
+/* Mean and max absolute difference between an RGB output and a window of
+ * the reference image at (x0, y0). */
+static gdouble
+window_diff (GstBuffer * out, guint w, guint h, const guint8 * ref,
+    guint ref_w, guint x0, guint y0, guint * max_diff)
+{
+  GstMapInfo map;
+  gsize stride = GST_ROUND_UP_4 (w * 3);
+  guint64 total = 0;
+  guint x, y, c;
+
+  *max_diff = 0;
+  gst_buffer_map (out, &map, GST_MAP_READ);
+  for (y = 0; y < h; y++)
+    for (x = 0; x < w; x++)
+      for (c = 0; c < 3; c++) {
+        gint d = abs ((gint) map.data[y * stride + x * 3 + c] -
+            (gint) ref[((y0 + y) * ref_w + x0 + x) * 3 + c]);
+        total += d;
+        *max_diff = MAX (*max_diff, (guint) d);
+      }
+  gst_buffer_unmap (out, &map);
+  return (gdouble) total / (w * h * 3);
+}
+
+GST_START_TEST (test_full_size_matches_libjpeg)
+{
+  SpdlTestJpeg o;
+  guint8 *jpeg, *ref;
+  gsize size;
+  guint rw, rh, max_diff;
+  GstCaps *caps;
+  GstBuffer *out;
+
+  spdl_test_jpeg_init (&o, 100, 75);
+  jpeg = spdl_test_encode_jpeg (&o, &size);
+  ref = spdl_test_decode_reference (jpeg, size, &rw, &rh);
+  out = decode_one ("", jpeg, size, &caps);
+  assert_caps_size (caps, 100, 75, "RGB");
+  fail_unless_equals_float (window_diff (out, 100, 75, ref, rw, 0, 0,
+          &max_diff), 0.0);
+  gst_caps_unref (caps);
+  gst_buffer_unref (out);
+  g_free (ref);
+  g_free (jpeg);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_center_crop_window)
+{
+  SpdlTestJpeg o;
+  guint8 *jpeg, *ref;
+  gsize size;
+  guint rw, rh, max_diff;
+  GstCaps *caps;
+  GstBuffer *out;
+  gdouble at, off_by_one;
+
+  /* resize-shorter equal to the height: no resize, a pure centre crop at
+   * x = round((201 - 50) / 2) = 76 (round half to even), y = 25 */
+  spdl_test_jpeg_init (&o, 201, 100);
+  o.h_samp = o.v_samp = 1;
+  o.quality = 98;
+  jpeg = spdl_test_encode_jpeg (&o, &size);
+  ref = spdl_test_decode_reference (jpeg, size, &rw, &rh);
+  out = decode_one ("width=50 height=50 mode=center-crop resize-shorter=100",
+      jpeg, size, &caps);
+  assert_caps_size (caps, 50, 50, "RGB");
+  at = window_diff (out, 50, 50, ref, rw, 76, 25, &max_diff);
+  fail_unless (at < 0.05 && max_diff <= 2, "crop differs: %f (max %u)", at,
+      max_diff);
+  off_by_one = window_diff (out, 50, 50, ref, rw, 75, 25, &max_diff);
+  fail_unless (off_by_one > 1.0, "crop window not where expected");
+  gst_caps_unref (caps);
+  gst_buffer_unref (out);
+
+  /* a crop larger than the resized image is padded with black */
+  out = decode_one ("width=120 height=50 mode=center-crop resize-shorter=50",
+      jpeg, size, &caps);
+  {
+    GstMapInfo map;
+    gst_buffer_map (out, &map, GST_MAP_READ);
+    /* resized to 100x50: 10 black columns each side */
+    fail_unless_equals_int (map.data[0], 0);
+    fail_unless_equals_int (map.data[9 * 3 + 1], 0);
+    fail_unless_equals_int (map.data[119 * 3 + 2], 0);
+    fail_unless (map.data[60 * 3 + 1] + map.data[60 * 3 + 2] > 0);
+    gst_buffer_unmap (out, &map);
+  }
+  gst_caps_unref (caps);
+  gst_buffer_unref (out);
+  g_free (ref);
+  g_free (jpeg);
+}
+
+GST_END_TEST;
+
+static gboolean
+is_mirror (GstBuffer * a, GstBuffer * b, guint w, guint h)
+{
+  GstMapInfo ma, mb;
+  gsize stride = GST_ROUND_UP_4 (w * 3);
+  gboolean same = TRUE;
+  guint x, y, c;
+
+  gst_buffer_map (a, &ma, GST_MAP_READ);
+  gst_buffer_map (b, &mb, GST_MAP_READ);
+  for (y = 0; y < h && same; y++)
+    for (x = 0; x < w && same; x++)
+      for (c = 0; c < 3; c++)
+        same &= ma.data[y * stride + x * 3 + c] ==
+            mb.data[y * stride + (w - 1 - x) * 3 + c];
+  gst_buffer_unmap (a, &ma);
+  gst_buffer_unmap (b, &mb);
+  return same;
+}
+
+GST_START_TEST (test_random_flip)
+{
+  SpdlTestJpeg o;
+  guint8 *jpeg;
+  gsize size;
+  GstBuffer *plain;
+  GPtrArray *flipped;
+  guint i, n_flipped = 0;
+
+  spdl_test_jpeg_init (&o, 90, 60);
+  jpeg = spdl_test_encode_jpeg (&o, &size);
+  plain = decode_one ("width=45 height=30", jpeg, size, NULL);
+  flipped = decode_samples ("width=45 height=30 flip=random-horizontal "
+      "seed=5", jpeg, size, 32, NULL);
+  for (i = 0; i < flipped->len; i++) {
+    GstBuffer *b = g_ptr_array_index (flipped, i);
+    if (is_mirror (plain, b, 45, 30)) {
+      n_flipped++;
+    } else {
+      GstMapInfo map;
+      gst_buffer_map (b, &map, GST_MAP_READ);
+      fail_unless (gst_buffer_memcmp (plain, 0, map.data, map.size) == 0,
+          "sample %u is neither the image nor its mirror", i);
+      gst_buffer_unmap (b, &map);
+    }
+  }
+  /* p = 0.5 over 32 samples */
+  fail_unless (n_flipped >= 6 && n_flipped <= 26, "%u flipped", n_flipped);
+  g_ptr_array_unref (flipped);
+  gst_buffer_unref (plain);
+  g_free (jpeg);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_random_resized_crop_bounds)
+{
+  GstSpdlDecodeParams p;
+  GstSpdlGeometry g, again;
+  guint i, differ = 0;
+
+  gst_spdl_decode_params_init (&p);
+  p.mode = GST_SPDL_RESIZE_RANDOM_RESIZED_CROP;
+  p.width = p.height = 224;
+  p.seed = 42;
+  for (i = 0; i < 2000; i++) {
+    gdouble area, ratio;
+
+    fail_unless (gst_spdl_geometry_compute (&g, &p, 500, 375, 3, i));
+    fail_unless (g.clip_width >= 1 && g.clip_x + g.clip_width <= 500);
+    fail_unless (g.clip_height >= 1 && g.clip_y + g.clip_height <= 375);
+    fail_unless_equals_int (g.out_width, 224);
+    fail_unless_equals_int (g.out_height, 224);
+    area = (gdouble) g.clip_width * g.clip_height / (500.0 * 375.0);
+    ratio = (gdouble) g.clip_width / g.clip_height;
+    /* bounds of RandomResizedCrop, with slack for rounding to pixels */
+    fail_unless (area >= 0.08 * 0.95 && area <= 1.0, "area %f", area);
+    fail_unless (ratio >= 0.75 * 0.97 && ratio <= 4.0 / 3.0 * 1.03,
+        "ratio %f", ratio);
+    fail_unless_equals_float (g.scale_x, g.clip_width / 224.0);
+    /* a function of (seed, epoch, index) only */
+    gst_spdl_geometry_compute (&again, &p, 500, 375, 3, i);
+    fail_unless (memcmp (&g, &again, sizeof (g)) == 0);
+    gst_spdl_geometry_compute (&again, &p, 500, 375, 4, i);
+    differ += memcmp (&g, &again, sizeof (g)) != 0;
+  }
+  fail_unless (differ > 1900, "epoch does not change the crops");
+}
+
+GST_END_TEST;
+
+static SpdlTestRun *
+run_folder (const gchar * root, const gchar * src_props,
+    const gchar * dec_props)
+{
+  gchar *launch = g_strdup_printf ("spdlsrc location=%s %s ! spdldecode %s",
+      root, src_props, dec_props);
+  SpdlTestRun *run = spdl_test_run (launch);
+
+  g_free (launch);
+  return run;
+}
+
+GST_START_TEST (test_threads_deterministic)
+{
+  gchar *root = spdl_test_make_image_folder (3, 8, 120, 90);
+  const gchar *recipe = "width=32 height=32 mode=random-resized-crop "
+      "flip=random-horizontal seed=9";
+  gchar *one = g_strdup_printf ("threads=1 %s", recipe);
+  gchar *four = g_strdup_printf ("threads=4 %s", recipe);
+  SpdlTestRun *a = run_folder (root, "shuffle=true num-epochs=2", one);
+  SpdlTestRun *b = run_folder (root, "shuffle=true num-epochs=2", four);
+  SpdlTestRun *src = run_folder (root, "shuffle=true num-epochs=2",
+      "threads=1");
+  guint i;
+
+  fail_unless (a->error == NULL && b->error == NULL);
+  fail_unless_equals_int (a->items->len, 50);
+  fail_unless_equals_int (b->items->len, 50);
+  for (i = 0; i < a->items->len; i++) {
+    SpdlTestItem *x = ITEM (a, i), *y = ITEM (b, i), *z = ITEM (src, i);
+    fail_unless_equals_int (x->is_epoch_end, y->is_epoch_end);
+    fail_unless_equals_int (x->is_epoch_end, z->is_epoch_end);
+    if (x->is_epoch_end)
+      continue;
+    /* input order kept, pixels the same whatever the thread count */
+    fail_unless_equals_uint64 (x->index, z->index);
+    fail_unless_equals_uint64 (x->index, y->index);
+    fail_unless_equals_int (x->label, y->label);
+    fail_unless (gst_buffer_get_size (x->buffer) == 32 * 32 * 3);
+    {
+      GstMapInfo map;
+      gst_buffer_map (x->buffer, &map, GST_MAP_READ);
+      fail_unless (gst_buffer_memcmp (y->buffer, 0, map.data, map.size) == 0,
+          "sample %u differs between threads=1 and threads=4", i);
+      gst_buffer_unmap (x->buffer, &map);
+    }
+  }
+  spdl_test_run_free (a);
+  spdl_test_run_free (b);
+  spdl_test_run_free (src);
+  g_free (one);
+  g_free (four);
+  spdl_test_remove_tree (root);
+  g_free (root);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_unordered_keeps_epochs)
+{
+  gchar *root = spdl_test_make_image_folder (2, 10, 64, 48);
+  SpdlTestRun *run = run_folder (root, "num-epochs=2",
+      "threads=3 ordered=false width=16 height=16");
+  guint i, epoch = 0, seen = 0;
+  guint64 mask = 0;
+
+  fail_unless (run->error == NULL);
+  fail_unless_equals_int (run->items->len, 42);
+  for (i = 0; i < run->items->len; i++) {
+    SpdlTestItem *item = ITEM (run, i);
+    if (item->is_epoch_end) {
+      /* all of the epoch's samples came before its end marker */
+      fail_unless_equals_int (item->epoch, epoch);
+      fail_unless_equals_int (seen, 20);
+      fail_unless_equals_uint64 (mask, (1 << 20) - 1);
+      epoch++;
+      seen = 0;
+      mask = 0;
+      continue;
+    }
+    fail_unless_equals_int (item->epoch, epoch);
+    mask |= G_GUINT64_CONSTANT (1) << item->index;
+    seen++;
+  }
+  fail_unless_equals_int (epoch, 2);
+  spdl_test_run_free (run);
+  spdl_test_remove_tree (root);
+  g_free (root);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_jpeg_kinds)
+{
+  struct
+  {
+    const gchar *name;
+    gboolean gray, cmyk, progressive, arithmetic;
+    guint restart, h, v;
+  } kinds[] = {
+    {"4:2:0", FALSE, FALSE, FALSE, FALSE, 0, 2, 2},
+    {"4:4:4", FALSE, FALSE, FALSE, FALSE, 0, 1, 1},
+    {"4:2:2", FALSE, FALSE, FALSE, FALSE, 0, 2, 1},
+    {"4:4:0", FALSE, FALSE, FALSE, FALSE, 0, 1, 2},
+    {"progressive", FALSE, FALSE, TRUE, FALSE, 0, 2, 2},
+    {"arithmetic", FALSE, FALSE, FALSE, TRUE, 0, 2, 2},
+    {"restart markers", FALSE, FALSE, FALSE, FALSE, 2, 2, 2},
+    {"grayscale", TRUE, FALSE, FALSE, FALSE, 0, 1, 1},
+  };
+  guint k;
+
+  for (k = 0; k < G_N_ELEMENTS (kinds); k++) {
+    SpdlTestJpeg o;
+    guint8 *jpeg, *ref;
+    gsize size;
+    guint rw, rh, max_diff;
+    GstBuffer *out;
+    GstCaps *caps;
+    gdouble diff;
+
+    spdl_test_jpeg_init (&o, 67, 45);
+    o.gray = kinds[k].gray;
+    o.progressive = kinds[k].progressive;
+    o.arithmetic = kinds[k].arithmetic;
+    o.restart_interval = kinds[k].restart;
+    o.h_samp = kinds[k].h;
+    o.v_samp = kinds[k].v;
+    jpeg = spdl_test_encode_jpeg (&o, &size);
+    ref = spdl_test_decode_reference (jpeg, size, &rw, &rh);
+    /* an odd crop window exercises region decoding on every layout */
+    out = decode_one ("width=31 height=21 mode=center-crop resize-shorter=45",
+        jpeg, size, &caps);
+    assert_caps_size (caps, 31, 21, "RGB");
+    diff = window_diff (out, 31, 21, ref, rw, 18, 12, &max_diff);
+    fail_unless (diff < 0.1 && max_diff <= 4, "%s: differs by %f (max %u)",
+        kinds[k].name, diff, max_diff);
+    gst_caps_unref (caps);
+    gst_buffer_unref (out);
+    g_free (ref);
+    g_free (jpeg);
+  }
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_cmyk_and_gray_output)
+{
+  SpdlTestJpeg o;
+  guint8 *jpeg;
+  gsize size;
+  GstBuffer *out;
+  GstCaps *caps;
+  GstMapInfo map;
+  guint i, nonzero = 0;
+
+  spdl_test_jpeg_init (&o, 40, 30);
+  o.cmyk = TRUE;
+  jpeg = spdl_test_encode_jpeg (&o, &size);
+  out = decode_one ("width=20 height=15", jpeg, size, &caps);
+  assert_caps_size (caps, 20, 15, "RGB");
+  gst_buffer_map (out, &map, GST_MAP_READ);
+  for (i = 0; i < map.size; i++)
+    nonzero += map.data[i] != 0;
+  fail_unless (nonzero > map.size / 2);
+  gst_buffer_unmap (out, &map);
+  gst_caps_unref (caps);
+  gst_buffer_unref (out);
+  g_free (jpeg);
+
+  /* GRAY8: one byte per pixel, rows padded to 4 as GstVideoInfo says */
+  spdl_test_jpeg_init (&o, 40, 30);
+  jpeg = spdl_test_encode_jpeg (&o, &size);
+  out = decode_one ("width=22 height=15 format=GRAY8", jpeg, size, &caps);
+  assert_caps_size (caps, 22, 15, "GRAY8");
+  fail_unless_equals_int (gst_buffer_get_size (out), 24 * 15);
+  gst_caps_unref (caps);
+  gst_buffer_unref (out);
+  g_free (jpeg);
+}
+
+GST_END_TEST;
+
+static void
+write_bytes (const gchar * root, const gchar * rel, const guint8 * data,
+    gsize size)
+{
+  gchar *path = g_build_filename (root, rel, NULL);
+
+  spdl_test_write_file (path, (const gchar *) data, size);
+  g_free (path);
+}
+
+/* A small JPEG whose frame header claims 60000x60000 pixels. */
+static guint8 *
+make_bomb (gsize * size)
+{
+  SpdlTestJpeg o;
+  guint8 *jpeg;
+  gsize i;
+
+  spdl_test_jpeg_init (&o, 16, 16);
+  jpeg = spdl_test_encode_jpeg (&o, size);
+  for (i = 0; i + 8 < *size; i++) {
+    if (jpeg[i] == 0xFF && jpeg[i + 1] == 0xC0) {
+      jpeg[i + 5] = 60000 >> 8;
+      jpeg[i + 6] = 60000 & 0xff;
+      jpeg[i + 7] = 60000 >> 8;
+      jpeg[i + 8] = 60000 & 0xff;
+      break;
+    }
+  }
+  return jpeg;
+}
+
+static gboolean
+warned_about (SpdlTestRun * run, const gchar * file, const gchar * why)
+{
+  GList *l;
+
+  for (l = run->warnings; l; l = l->next)
+    if (strstr (l->data, file) && strstr (l->data, why))
+      return TRUE;
+  return FALSE;
+}
+
+GST_START_TEST (test_bad_samples_skipped)
+{
+  gchar *root = spdl_test_make_image_folder (1, 3, 64, 48);
+  guint8 noise[3000], *good, *bomb;
+  gsize good_size, bomb_size;
+  SpdlTestRun *run;
+  GstStructure *counts;
+  guint64 n;
+  SpdlTestJpeg o;
+  guint i;
+
+  for (i = 0; i < sizeof (noise); i++)
+    noise[i] = (guint8) g_random_int ();
+  spdl_test_jpeg_init (&o, 64, 48);
+  good = spdl_test_encode_jpeg (&o, &good_size);
+  bomb = make_bomb (&bomb_size);
+  write_bytes (root, "class00/bad-empty.jpg", NULL, 0);
+  write_bytes (root, "class00/bad-noise.jpg", noise, sizeof (noise));
+  write_bytes (root, "class00/bad-png.jpg",
+      (const guint8 *) "\x89PNG\r\n\x1a\n0000", 12);
+  write_bytes (root, "class00/bad-cut-header.jpg", good, 20);
+  write_bytes (root, "class00/bad-cut-half.jpg", good, good_size / 2);
+  write_bytes (root, "class00/bad-bomb.jpg", bomb, bomb_size);
+
+  run = run_folder (root, "", "width=32 height=32");
+  fail_unless (run->error == NULL, "%s", run->error);
+  fail_unless_equals_int (spdl_test_run_count_samples (run), 3);
+  for (i = 0; i < 3; i++)
+    fail_unless (strstr (ITEM (run, i)->path, "img00") != NULL);
+  fail_unless (warned_about (run, "bad-empty.jpg", "empty"));
+  fail_unless (warned_about (run, "bad-noise.jpg", "not a JPEG"));
+  fail_unless (warned_about (run, "bad-png.jpg", "PNG"));
+  fail_unless (warned_about (run, "bad-cut-half.jpg", "truncated"));
+  fail_unless (warned_about (run, "bad-cut-header.jpg", "bad-cut-header"));
+  fail_unless (warned_about (run, "bad-bomb.jpg", "max-pixels"));
+  fail_unless_equals_int (g_list_length (run->warnings), 6);
+  spdl_test_run_free (run);
+
+  /* counts by reason, readable from the element */
+  {
+    gchar *launch = g_strdup_printf ("spdlsrc location=%s ! spdldecode "
+        "name=dec width=8 height=8 ! fakesink", root);
+    GstElement *pipeline = gst_parse_launch (launch, NULL);
+    GstElement *dec = gst_bin_get_by_name (GST_BIN (pipeline), "dec");
+    GstBus *bus = gst_element_get_bus (pipeline);
+    GstMessage *msg;
+
+    gst_element_set_state (pipeline, GST_STATE_PLAYING);
+    msg = gst_bus_timed_pop_filtered (bus, 30 * GST_SECOND,
+        GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
+    fail_unless (msg && GST_MESSAGE_TYPE (msg) == GST_MESSAGE_EOS);
+    gst_message_unref (msg);
+    g_object_get (dec, "errors", &n, "error-counts", &counts, NULL);
+    fail_unless_equals_uint64 (n, 6);
+    gst_structure_get_uint64 (counts, "empty", &n);
+    fail_unless_equals_uint64 (n, 1);
+    gst_structure_get_uint64 (counts, "not-jpeg", &n);
+    fail_unless_equals_uint64 (n, 2);
+    gst_structure_get_uint64 (counts, "too-large", &n);
+    fail_unless_equals_uint64 (n, 1);
+    gst_structure_free (counts);
+    g_object_get (dec, "decoded", &n, NULL);
+    fail_unless_equals_uint64 (n, 3);
+    gst_element_set_state (pipeline, GST_STATE_NULL);
+    gst_object_unref (bus);
+    gst_object_unref (dec);
+    gst_object_unref (pipeline);
+    g_free (launch);
+  }
+
+  /* past max-errors: a clean error naming the file */
+  run = run_folder (root, "", "width=32 height=32 max-errors=1");
+  fail_unless (run->error != NULL);
+  fail_unless (strstr (run->error, "max-errors=1") != NULL, "%s", run->error);
+  fail_unless (strstr (run->error, "bad-") != NULL, "%s", run->error);
+  spdl_test_run_free (run);
+
+  g_free (good);
+  g_free (bomb);
+  spdl_test_remove_tree (root);
+  g_free (root);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_stop_at_any_moment)
+{
+  gchar *root = spdl_test_make_image_folder (2, 20, 160, 120);
+  gchar *launch = g_strdup_printf ("spdlsrc location=%s num-epochs=-1 ! "
+      "spdldecode threads=3 width=64 height=64 ! fakesink sync=true", root);
+  guint i;
+
+  for (i = 0; i < 25; i++) {
+    GstElement *pipeline = gst_parse_launch (launch, NULL);
+    gint64 start;
+
+    gst_element_set_state (pipeline, i % 2 ? GST_STATE_PLAYING :
+        GST_STATE_PAUSED);
+    g_usleep (g_random_int_range (0, 30000));
+    start = g_get_monotonic_time ();
+    fail_unless (gst_element_set_state (pipeline, GST_STATE_NULL) ==
+        GST_STATE_CHANGE_SUCCESS);
+    fail_unless (g_get_monotonic_time () - start < 5 * G_TIME_SPAN_SECOND);
+    gst_object_unref (pipeline);
+  }
+  g_free (launch);
+  spdl_test_remove_tree (root);
+  g_free (root);
+}
+
+GST_END_TEST;
+
+static Suite *
+spdldecode_suite (void)
+{
+  Suite *s = suite_create ("spdldecode");
+  TCase *tc = tcase_create ("general");
+
+  suite_add_tcase (s, tc);
+  tcase_add_test (tc, test_full_size_matches_libjpeg);
+  tcase_add_test (tc, test_center_crop_window);
+  tcase_add_test (tc, test_random_flip);
+  tcase_add_test (tc, test_random_resized_crop_bounds);
+  tcase_add_test (tc, test_threads_deterministic);
+  tcase_add_test (tc, test_unordered_keeps_epochs);
+  tcase_add_test (tc, test_jpeg_kinds);
+  tcase_add_test (tc, test_cmyk_and_gray_output);
+  tcase_add_test (tc, test_bad_samples_skipped);
+  tcase_add_test (tc, test_stop_at_any_moment);
+  return s;
+}
+
+GST_CHECK_MAIN (spdldecode);

@@ -1,0 +1,44 @@
+"""Runs a launch line into an appsink and collects what comes out."""
+import numpy as np
+from gi.repository import Gst
+
+
+def run_frames(launch, timeout_s=60):
+    """Returns [(array HxWxC, meta dict)] for each sample of @launch."""
+    pipeline = Gst.parse_launch(launch + " ! appsink name=sink sync=false")
+    sink = pipeline.get_by_name("sink")
+    bus = pipeline.get_bus()
+    pipeline.set_state(Gst.State.PLAYING)
+    frames = []
+    try:
+        while True:
+            sample = sink.emit("try-pull-sample", Gst.SECOND)
+            if sample is None:
+                msg = bus.pop_filtered(Gst.MessageType.ERROR)
+                if msg is not None:
+                    raise RuntimeError(msg.parse_error()[0].message)
+                if sink.get_property("eos"):
+                    break
+                timeout_s -= 1
+                assert timeout_s > 0, "pipeline timed out"
+                continue
+            frames.append(frame_of(sample))
+    finally:
+        pipeline.set_state(Gst.State.NULL)
+    return frames
+
+
+def frame_of(sample):
+    caps = sample.get_caps().get_structure(0)
+    width, height = caps.get_value("width"), caps.get_value("height")
+    channels = 1 if caps.get_value("format") == "GRAY8" else 3
+    buf = sample.get_buffer()
+    ok, info = buf.map(Gst.MapFlags.READ)
+    assert ok
+    stride = (width * channels + 3) // 4 * 4
+    rows = np.frombuffer(info.data, np.uint8).reshape(height, stride)
+    arr = rows[:, : width * channels].reshape(height, width, channels).copy()
+    buf.unmap(info)
+    meta = buf.get_custom_meta("GstSpdlSampleMeta")
+    s = meta.get_structure()
+    return arr, {k: s.get_value(k) for k in ("index", "label", "epoch", "path")}
