@@ -57,6 +57,36 @@ axis_is_identity (const GstSpdlResampleAxis * axis)
   return axis->out_size > 0;
 }
 
+/* Widens every window to the widest one's taps (zero weights), shifting it
+ * left at the clip box's end, so the row kernels run a constant number of
+ * taps that the compiler unrolls. The sums are unchanged. */
+static void
+axis_make_uniform (GstSpdlResampleAxis * axis, gint clip_start, guint clip_size)
+{
+  guint i, k = 0;
+
+  axis->uniform = FALSE;
+  for (i = 0; i < axis->out_size; i++)
+    k = MAX (k, (guint) axis->count[i]);
+  if (clip_size < k || k == 0)
+    return;
+  for (i = 0; i < axis->out_size; i++) {
+    gint32 *w = axis->weights + i * axis->ksize;
+    gint shift = axis->first[i] - clip_start + (gint) k - (gint) clip_size;
+
+    if (axis->count[i] == 0)
+      return;
+    if (shift > 0) {
+      memmove (w + shift, w, (k - shift) * sizeof (gint32));
+      memset (w, 0, shift * sizeof (gint32));
+      axis->first[i] -= shift;
+    }
+    axis->count[i] = k;
+  }
+  axis->taps = k;
+  axis->uniform = TRUE;
+}
+
 static void
 axis_mirror (GstSpdlResampleAxis * axis)
 {
@@ -127,9 +157,13 @@ gst_spdl_resample_axis_init (GstSpdlResampleAxis * axis, gdouble clip_start,
     axis->count[i] = MAX (xmax, 0);
   }
   g_free (k);
-  if (mirror)
-    axis_mirror (axis);
   axis->identity = axis_is_identity (axis);
+  if (!axis->identity)
+    axis_make_uniform (axis, (gint) clip_start, clip_size);
+  if (mirror) {
+    axis_mirror (axis);
+    axis->identity = FALSE;
+  }
 }
 
 void
@@ -138,6 +172,8 @@ gst_spdl_resample_axis_clear (GstSpdlResampleAxis * axis)
   g_clear_pointer (&axis->first, g_free);
   g_clear_pointer (&axis->count, g_free);
   g_clear_pointer (&axis->weights, g_free);
+  g_clear_pointer (&axis->acc, g_free);
+  axis->acc_size = 0;
   axis->out_size = 0;
 }
 
@@ -159,50 +195,117 @@ gst_spdl_resample_axis_range (const GstSpdlResampleAxis * axis, gint * start,
   return lo < hi;
 }
 
-void
-gst_spdl_resample_row (const GstSpdlResampleAxis * axis, const guint8 * in,
-    gint in_start, guint channels, guint8 * out)
+/* RGB row with a constant number of taps: unrolled by the compiler */
+static inline void
+row_rgb_taps (const GstSpdlResampleAxis * axis, const guint8 * in,
+    gint in_start, guint8 * out, const gint taps)
 {
   const gint32 half = 1 << (PRECISION_BITS - 1);
   guint i;
 
+  for (i = 0; i < axis->out_size; i++) {
+    const gint32 *w = axis->weights + i * axis->ksize;
+    const guint8 *p = in + (gsize) (axis->first[i] - in_start) * 3;
+    gint32 r = half, g = half, b = half;
+    gint t;
+
+    for (t = 0; t < taps; t++) {
+      r += p[3 * t] * w[t];
+      g += p[3 * t + 1] * w[t];
+      b += p[3 * t + 2] * w[t];
+    }
+    out[3 * i] = clip8 (r);
+    out[3 * i + 1] = clip8 (g);
+    out[3 * i + 2] = clip8 (b);
+  }
+}
+
+static void
+row_generic (const GstSpdlResampleAxis * axis, const guint8 * in,
+    gint in_start, guint channels, guint8 * out)
+{
+  const gint32 half = 1 << (PRECISION_BITS - 1);
+  guint i, c;
+
+  for (i = 0; i < axis->out_size; i++) {
+    const gint32 *w = axis->weights + i * axis->ksize;
+    const guint8 *p = in + (gsize) (axis->first[i] - in_start) * channels;
+
+    for (c = 0; c < channels; c++) {
+      gint32 acc = axis->count[i] ? half : 0;
+      gint t;
+      for (t = 0; t < axis->count[i]; t++)
+        acc += p[t * channels + c] * w[t];
+      out[i * channels + c] = clip8 (acc);
+    }
+  }
+}
+
+void
+gst_spdl_resample_row (const GstSpdlResampleAxis * axis, const guint8 * in,
+    gint in_start, guint channels, guint8 * out)
+{
   if (axis->identity) {
     memcpy (out, in + (gsize) (axis->first[0] - in_start) * channels,
         (gsize) axis->out_size * channels);
     return;
   }
-  if (channels == 3) {
-    for (i = 0; i < axis->out_size; i++) {
-      const gint32 *w = axis->weights + i * axis->ksize;
-      const guint8 *p = in + (gsize) (axis->first[i] - in_start) * 3;
-      gint32 r = half, g = half, b = half;
-      gint t, n = axis->count[i];
-
-      for (t = 0; t < n; t++, p += 3) {
-        r += p[0] * w[t];
-        g += p[1] * w[t];
-        b += p[2] * w[t];
-      }
-      if (n == 0)
-        r = g = b = 0;
-      out[3 * i] = clip8 (r);
-      out[3 * i + 1] = clip8 (g);
-      out[3 * i + 2] = clip8 (b);
+  if (channels == 3 && axis->uniform) {
+    switch (axis->taps) {
+      case 2:
+        row_rgb_taps (axis, in, in_start, out, 2);
+        return;
+      case 3:
+        row_rgb_taps (axis, in, in_start, out, 3);
+        return;
+      case 4:
+        row_rgb_taps (axis, in, in_start, out, 4);
+        return;
+      case 5:
+        row_rgb_taps (axis, in, in_start, out, 5);
+        return;
+      case 6:
+        row_rgb_taps (axis, in, in_start, out, 6);
+        return;
+      case 7:
+        row_rgb_taps (axis, in, in_start, out, 7);
+        return;
+      case 8:
+        row_rgb_taps (axis, in, in_start, out, 8);
+        return;
+      default:
+        break;
     }
-  } else {
-    for (i = 0; i < axis->out_size; i++) {
-      const gint32 *w = axis->weights + i * axis->ksize;
-      const guint8 *p = in + (gsize) (axis->first[i] - in_start) * channels;
-      guint c;
+  }
+  row_generic (axis, in, in_start, channels, out);
+}
 
-      for (c = 0; c < channels; c++) {
-        gint32 acc = axis->count[i] ? half : 0;
-        gint t;
-        for (t = 0; t < axis->count[i]; t++)
-          acc += p[t * channels + c] * w[t];
-        out[i * channels + c] = clip8 (acc);
-      }
-    }
+/* acc[x] += row[x] * w over contiguous bytes: vectorizes; built for AVX2
+ * too where the compiler can pick at run time. */
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(__clang__)
+__attribute__((target_clones ("avx2", "default")))
+#endif
+static void
+accumulate_row (gint32 * restrict acc, const guint8 * restrict row,
+    gint32 w, gsize n)
+{
+  gsize x;
+
+  for (x = 0; x < n; x++)
+    acc[x] += row[x] * w;
+}
+
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(__clang__)
+__attribute__((target_clones ("avx2", "default")))
+#endif
+static void
+store_row (guint8 * restrict out, const gint32 * restrict acc, gsize n)
+{
+  gsize x;
+
+  for (x = 0; x < n; x++) {
+    gint32 v = acc[x] >> PRECISION_BITS;
+    out[x] = v < 0 ? 0 : v > 255 ? 255 : (guint8) v;
   }
 }
 
@@ -213,6 +316,7 @@ gst_spdl_resample_column (const GstSpdlResampleAxis * axis, guint out_row,
 {
   const gint32 half = 1 << (PRECISION_BITS - 1);
   const gint32 *w = axis->weights + out_row * axis->ksize;
+  GstSpdlResampleAxis *scratch = (GstSpdlResampleAxis *) axis;
   const guint8 *base;
   gint t, n = axis->count[out_row];
   gsize x;
@@ -226,12 +330,16 @@ gst_spdl_resample_column (const GstSpdlResampleAxis * axis, guint out_row,
     memcpy (out, base, row_bytes);
     return;
   }
-  /* row-wise accumulation: the inner loop runs over contiguous bytes with
-   * one weight, which the compiler vectorizes */
-  for (x = 0; x < row_bytes; x++) {
-    gint32 acc = half;
-    for (t = 0; t < n; t++)
-      acc += base[t * row_stride + x] * w[t];
-    out[x] = clip8 (acc);
+  /* tap-major: one weight over a whole row at a time */
+  if (scratch->acc_size < row_bytes) {
+    g_free (scratch->acc);
+    scratch->acc = g_new (gint32, row_bytes);
+    scratch->acc_size = row_bytes;
   }
+  for (x = 0; x < row_bytes; x++)
+    scratch->acc[x] = half;
+  for (t = 0; t < n; t++)
+    if (w[t] != 0)
+      accumulate_row (scratch->acc, base + t * row_stride, w[t], row_bytes);
+  store_row (out, scratch->acc, row_bytes);
 }

@@ -26,6 +26,10 @@ typedef struct
   gint *count;                  /* taps of each output (0 = padding: black) */
   gint32 *weights;              /* out_size * ksize */
   gboolean identity;            /* output i is input first[0] + i */
+  gboolean uniform;             /* every output has exactly taps taps */
+  guint taps;
+  gint32 *acc;                  /* scratch of the vertical pass */
+  gsize acc_size;
 } GstSpdlResampleAxis;
 
 /* Input pixels are clip_start .. clip_start + clip_size - 1 (the filter never
