@@ -21,6 +21,8 @@ plugin_init (GstPlugin * plugin)
   gst_spdl_meta_register ();
   ret |= GST_ELEMENT_REGISTER (spdlsrc, plugin);
   ret |= GST_ELEMENT_REGISTER (spdldecode, plugin);
+  ret |= GST_ELEMENT_REGISTER (spdlbatch, plugin);
+  ret |= GST_ELEMENT_REGISTER (spdlappsink, plugin);
   return ret;
 }
 

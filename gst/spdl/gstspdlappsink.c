@@ -1,0 +1,336 @@
+/* GStreamer SPDL plugin: application sink for batches
+ * Copyright (C) 2026 gst-spdl authors
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Library General Public
+ * License as published by the Free Software Foundation; either
+ * version 2 of the License, or (at your option) any later version.
+ */
+/**
+ * SECTION:element-spdlappsink
+ * @title: spdlappsink
+ *
+ * A #GstAppSink for training loops: everything appsink offers still works,
+ * with the defaults a loader needs (sync=false, a bounded prefetch of
+ * max-buffers=4 batches, never drop, no last-sample kept), plus:
+ *
+ * - the "try-pull-batch" and "pull-batch" action signals, which return a
+ *   #GstSample per batch and, at the end of each epoch, a #GstSample without
+ *   buffer whose info structure is the "spdl-epoch-end" structure (typed
+ *   for language bindings, unlike appsink's try-pull-object);
+ * - #GstSpdlAppSink:tensors, a description of the current batch's tensors
+ *   (name, dtype, shape outermost first, device);
+ * - #GstSpdlAppSink:stats: batches delivered and how long the consumer
+ *   waited for them (zero wait: the loader keeps up with training). Pulls
+ *   through the action signals are counted.
+ *
+ * |[
+ * gst-launch-1.0 spdlsrc location=/data/val ! spdldecode width=224 \
+ *     height=224 mode=center-crop resize-shorter=256 ! spdlbatch ! \
+ *     spdlappsink name=sink
+ * ]|
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "gstspdlappsink.h"
+#include "gstspdlmeta.h"
+#include "gstspdltensor.h"
+
+enum
+{
+  PROP_0,
+  PROP_TENSORS,
+  PROP_STATS,
+};
+
+enum
+{
+  SIGNAL_TRY_PULL_BATCH,
+  SIGNAL_PULL_BATCH,
+  LAST_SIGNAL
+};
+
+#define DEFAULT_MAX_BUFFERS 4
+#define CUDA_CAPS_FEATURE "memory:SpdlCUDA"
+
+static guint signals[LAST_SIGNAL];
+
+GST_DEBUG_CATEGORY_STATIC (spdl_app_sink_debug);
+#define GST_CAT_DEFAULT spdl_app_sink_debug
+
+#define gst_spdl_app_sink_parent_class parent_class
+G_DEFINE_TYPE (GstSpdlAppSink, gst_spdl_app_sink, GST_TYPE_APP_SINK);
+GST_ELEMENT_REGISTER_DEFINE (spdlappsink, "spdlappsink", GST_RANK_NONE,
+    GST_TYPE_SPDL_APP_SINK);
+
+static void gst_spdl_app_sink_get_property (GObject * object, guint prop_id,
+    GValue * value, GParamSpec * pspec);
+static GstSample *gst_spdl_app_sink_try_pull_batch (GstSpdlAppSink * self,
+    GstClockTime timeout);
+static GstSample *gst_spdl_app_sink_pull_batch (GstSpdlAppSink * self);
+static GstSample *gst_spdl_app_sink_try_pull_sample (GstAppSink * appsink,
+    GstClockTime timeout);
+static GstSample *gst_spdl_app_sink_pull_sample (GstAppSink * appsink);
+static gboolean gst_spdl_app_sink_start (GstBaseSink * sink);
+static void gst_spdl_app_sink_finalize (GObject * object);
+
+static void
+gst_spdl_app_sink_class_init (GstSpdlAppSinkClass * klass)
+{
+  GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
+  GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
+  GstBaseSinkClass *basesink_class = GST_BASE_SINK_CLASS (klass);
+  GstAppSinkClass *appsink_class = GST_APP_SINK_CLASS (klass);
+
+  gobject_class->get_property = gst_spdl_app_sink_get_property;
+  gobject_class->finalize = gst_spdl_app_sink_finalize;
+
+  /**
+   * GstSpdlAppSink:tensors:
+   *
+   * The current batch's tensors: a structure "spdl-tensors" with
+   * num-tensors, and for each tensor i the string fields name-i, dtype-i,
+   * shape-i ("32,224,224,3", outermost first) and device-i ("cpu" or
+   * "cuda:N"). NULL before the first caps.
+   */
+  g_object_class_install_property (gobject_class, PROP_TENSORS,
+      g_param_spec_boxed ("tensors", "Tensors",
+          "Description of the current batch's tensors", GST_TYPE_STRUCTURE,
+          G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+  /**
+   * GstSpdlAppSink:stats:
+   *
+   * "batches" and "epochs" delivered, and the consumer's waits in
+   * nanoseconds: "wait-total", "wait-max", "wait-last" (all guint64).
+   */
+  g_object_class_install_property (gobject_class, PROP_STATS,
+      g_param_spec_boxed ("stats", "Statistics",
+          "Batches delivered and consumer wait times", GST_TYPE_STRUCTURE,
+          G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+
+  /**
+   * GstSpdlAppSink::try-pull-batch:
+   * @sink: the sink
+   * @timeout: the longest wait, in nanoseconds
+   *
+   * Returns the next batch, a buffer-less sample whose info is the
+   * "spdl-epoch-end" structure at the end of an epoch, or %NULL on timeout
+   * or EOS.
+   */
+  signals[SIGNAL_TRY_PULL_BATCH] = g_signal_new ("try-pull-batch",
+      G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST | G_SIGNAL_ACTION, 0,
+      NULL, NULL, NULL, GST_TYPE_SAMPLE, 1, GST_TYPE_CLOCK_TIME);
+  /**
+   * GstSpdlAppSink::pull-batch:
+   * @sink: the sink
+   *
+   * try-pull-batch without a timeout: %NULL only at EOS or when stopped.
+   */
+  signals[SIGNAL_PULL_BATCH] = g_signal_new ("pull-batch",
+      G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST | G_SIGNAL_ACTION, 0,
+      NULL, NULL, NULL, GST_TYPE_SAMPLE, 0, G_TYPE_NONE);
+  g_signal_override_class_handler ("try-pull-batch", GST_TYPE_SPDL_APP_SINK,
+      G_CALLBACK (gst_spdl_app_sink_try_pull_batch));
+  g_signal_override_class_handler ("pull-batch", GST_TYPE_SPDL_APP_SINK,
+      G_CALLBACK (gst_spdl_app_sink_pull_batch));
+
+  appsink_class->try_pull_sample = gst_spdl_app_sink_try_pull_sample;
+  appsink_class->pull_sample = gst_spdl_app_sink_pull_sample;
+  basesink_class->start = GST_DEBUG_FUNCPTR (gst_spdl_app_sink_start);
+
+  gst_element_class_set_static_metadata (element_class,
+      "SPDL application sink", "Generic/Sink",
+      "Hands tensor batches to applications, with loader statistics",
+      "gst-spdl authors");
+  GST_DEBUG_CATEGORY_INIT (spdl_app_sink_debug, "spdlappsink", 0,
+      "SPDL application sink");
+}
+
+static void
+gst_spdl_app_sink_init (GstSpdlAppSink * self)
+{
+  /* a training loop pulls as fast as it can: no clock, bounded prefetch,
+   * never drop a batch, do not keep the last one alive */
+  g_object_set (self, "sync", FALSE, "max-buffers", DEFAULT_MAX_BUFFERS,
+      "drop", FALSE, "enable-last-sample", FALSE, NULL);
+}
+
+static void
+gst_spdl_app_sink_finalize (GObject * object)
+{
+  GstSpdlAppSink *self = GST_SPDL_APP_SINK (object);
+
+  gst_clear_caps (&self->last_caps);
+  G_OBJECT_CLASS (parent_class)->finalize (object);
+}
+
+static GstStructure *
+describe_tensors (GstSpdlAppSink * self)
+{
+  static const gchar *names[] = { "images", "labels" };
+  GstSpdlTensorInfo t[GST_SPDL_TENSOR_MAX];
+  GstStructure *s;
+  GstCaps *caps;
+  gchar *device;
+  guint n, i;
+
+  /* the batch last pulled, else what the pad negotiated last */
+  GST_OBJECT_LOCK (self);
+  caps = self->last_caps ? gst_caps_ref (self->last_caps) : NULL;
+  GST_OBJECT_UNLOCK (self);
+  if (caps == NULL)
+    caps = gst_pad_get_current_caps (GST_BASE_SINK_PAD (self));
+  n = gst_spdl_tensors_from_caps (caps, t, GST_SPDL_TENSOR_MAX);
+  if (n == 0) {
+    gst_clear_caps (&caps);
+    return NULL;
+  }
+  if (gst_caps_features_contains (gst_caps_get_features (caps, 0),
+          CUDA_CAPS_FEATURE)) {
+    gint id = 0;
+    gst_structure_get_int (gst_caps_get_structure (caps, 0), "cuda-device-id",
+        &id);
+    device = g_strdup_printf ("cuda:%d", id);
+  } else {
+    device = g_strdup ("cpu");
+  }
+  s = gst_structure_new ("spdl-tensors", "num-tensors", G_TYPE_INT, n, NULL);
+  for (i = 0; i < n; i++) {
+    gchar *shape = gst_spdl_tensor_shape_to_string (&t[i]);
+    gchar *key;
+
+    key = g_strdup_printf ("name-%u", i);
+    gst_structure_set (s, key, G_TYPE_STRING, i < 2 ? names[i] : "tensor",
+        NULL);
+    g_free (key);
+    key = g_strdup_printf ("dtype-%u", i);
+    gst_structure_set (s, key, G_TYPE_STRING, gst_spdl_dtype_name (t[i].dtype),
+        NULL);
+    g_free (key);
+    key = g_strdup_printf ("shape-%u", i);
+    gst_structure_set (s, key, G_TYPE_STRING, shape, NULL);
+    g_free (key);
+    key = g_strdup_printf ("device-%u", i);
+    gst_structure_set (s, key, G_TYPE_STRING, device, NULL);
+    g_free (key);
+    g_free (shape);
+  }
+  g_free (device);
+  gst_caps_unref (caps);
+  return s;
+}
+
+static void
+gst_spdl_app_sink_get_property (GObject * object, guint prop_id,
+    GValue * value, GParamSpec * pspec)
+{
+  GstSpdlAppSink *self = GST_SPDL_APP_SINK (object);
+
+  switch (prop_id) {
+    case PROP_TENSORS:
+      g_value_take_boxed (value, describe_tensors (self));
+      break;
+    case PROP_STATS:
+      GST_OBJECT_LOCK (self);
+      g_value_take_boxed (value, gst_structure_new ("spdl-appsink-stats",
+              "batches", G_TYPE_UINT64, self->batches,
+              "epochs", G_TYPE_UINT64, self->epochs,
+              "wait-total", G_TYPE_UINT64, self->wait_total,
+              "wait-max", G_TYPE_UINT64, self->wait_max,
+              "wait-last", G_TYPE_UINT64, self->wait_last, NULL));
+      GST_OBJECT_UNLOCK (self);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+}
+
+static gboolean
+gst_spdl_app_sink_start (GstBaseSink * sink)
+{
+  GstSpdlAppSink *self = GST_SPDL_APP_SINK (sink);
+
+  GST_OBJECT_LOCK (self);
+  self->batches = self->epochs = 0;
+  self->wait_total = self->wait_max = self->wait_last = 0;
+  gst_clear_caps (&self->last_caps);
+  GST_OBJECT_UNLOCK (self);
+  return GST_BASE_SINK_CLASS (parent_class)->start (sink);
+}
+
+static void
+account (GstSpdlAppSink * self, gint64 start_us, GstSample * batch,
+    gboolean epoch)
+{
+  guint64 waited = (g_get_monotonic_time () - start_us) * GST_USECOND;
+
+  GST_OBJECT_LOCK (self);
+  if (batch)
+    gst_caps_replace (&self->last_caps, gst_sample_get_caps (batch));
+  self->wait_total += waited;
+  self->wait_last = waited;
+  self->wait_max = MAX (self->wait_max, waited);
+  self->batches += batch != NULL;
+  self->epochs += epoch;
+  GST_OBJECT_UNLOCK (self);
+}
+
+static GstSample *
+gst_spdl_app_sink_try_pull_batch (GstSpdlAppSink * self, GstClockTime timeout)
+{
+  gint64 start = g_get_monotonic_time ();
+  gint64 deadline = GST_CLOCK_TIME_IS_VALID (timeout) ?
+      start + (gint64) (timeout / GST_USECOND) : G_MAXINT64;
+
+  for (;;) {
+    GstClockTime left = GST_CLOCK_TIME_NONE;
+    GstMiniObject *obj;
+
+    if (deadline != G_MAXINT64)
+      left = MAX (deadline - g_get_monotonic_time (), 0) * GST_USECOND;
+    obj = gst_app_sink_try_pull_object (GST_APP_SINK (self), left);
+    if (obj == NULL) {
+      account (self, start, NULL, FALSE);
+      return NULL;
+    }
+    if (GST_IS_SAMPLE (obj)) {
+      account (self, start, GST_SAMPLE (obj), FALSE);
+      return GST_SAMPLE (obj);
+    }
+    if (GST_IS_EVENT (obj) && gst_spdl_is_epoch_end_event (GST_EVENT (obj))) {
+      GstStructure *info =
+          gst_structure_copy (gst_event_get_structure (GST_EVENT (obj)));
+      gst_mini_object_unref (obj);
+      account (self, start, NULL, TRUE);
+      return gst_sample_new (NULL, NULL, NULL, info);
+    }
+    /* other serialized events mean nothing to a training loop */
+    gst_mini_object_unref (obj);
+  }
+}
+
+static GstSample *
+gst_spdl_app_sink_pull_batch (GstSpdlAppSink * self)
+{
+  return gst_spdl_app_sink_try_pull_batch (self, GST_CLOCK_TIME_NONE);
+}
+
+/* appsink's own pull signals are counted too */
+static GstSample *
+gst_spdl_app_sink_try_pull_sample (GstAppSink * appsink, GstClockTime timeout)
+{
+  gint64 start = g_get_monotonic_time ();
+  GstSample *sample = gst_app_sink_try_pull_sample (appsink, timeout);
+
+  account (GST_SPDL_APP_SINK (appsink), start, sample, FALSE);
+  return sample;
+}
+
+static GstSample *
+gst_spdl_app_sink_pull_sample (GstAppSink * appsink)
+{
+  return gst_spdl_app_sink_try_pull_sample (appsink, GST_CLOCK_TIME_NONE);
+}

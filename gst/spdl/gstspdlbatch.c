@@ -1,0 +1,642 @@
+/* GStreamer SPDL plugin: batch collation
+ * Copyright (C) 2026 gst-spdl authors
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Library General Public
+ * License as published by the Free Software Foundation; either
+ * version 2 of the License, or (at your option) any later version.
+ */
+/**
+ * SECTION:element-spdlbatch
+ * @title: spdlbatch
+ *
+ * Collates fixed-size images and their labels into one tensor batch in
+ * NNStreamer's `other/tensors` caps convention: tensor 0 holds the images
+ * (uint8, N x H x W x C by default, or N x C x H x W with
+ * #GstSpdlBatch:layout=nchw), tensor 1 the labels (int64, N), each in its own
+ * #GstMemory. A #GstCustomMeta named "GstSpdlBatchMeta" lists the dataset
+ * indices of the batch's samples.
+ *
+ * A batch never mixes epochs: the last batch of an epoch is smaller (and its
+ * caps say so) unless #GstSpdlBatch:drop-last is set, and the epoch-end
+ * event passes downstream after it.
+ *
+ * Batch memory comes from the allocator that downstream proposes in the
+ * ALLOCATION query (pinned host memory from spdlcudaupload, say), through a
+ * pool, so steady state allocates nothing per batch.
+ *
+ * Images can come from spdldecode or from any decoder chain:
+ * |[
+ * gst-launch-1.0 spdlsrc location=/data/train ! spdldecode width=224 \
+ *     height=224 mode=random-resized-crop ! spdlbatch batch-size=256 ! \
+ *     fakesink
+ * ]|
+ * |[
+ * gst-launch-1.0 multifilesrc location=img%05d.png ! decodebin ! \
+ *     videoconvert ! videoscale ! video/x-raw,format=RGB,width=64,height=64 ! \
+ *     spdlbatch batch-size=8 ! fakesink
+ * ]|
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "gstspdlbatch.h"
+#include "gstspdlmeta.h"
+
+#include <string.h>
+
+enum
+{
+  PROP_0,
+  PROP_BATCH_SIZE,
+  PROP_DROP_LAST,
+  PROP_LAYOUT,
+  PROP_BATCHES,
+  PROP_DROPPED,
+};
+
+#define DEFAULT_BATCH_SIZE 32
+#define DEFAULT_DROP_LAST FALSE
+#define DEFAULT_LAYOUT GST_SPDL_LAYOUT_NHWC
+#define IMAGES 0
+#define LABELS 1
+
+static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
+    GST_PAD_SINK,
+    GST_PAD_ALWAYS,
+    GST_STATIC_CAPS (GST_VIDEO_CAPS_MAKE ("{ RGB, GRAY8 }")));
+
+static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
+    GST_PAD_SRC,
+    GST_PAD_ALWAYS,
+    GST_STATIC_CAPS ("other/tensors, format=(string)static, "
+        "num_tensors=(int)2, framerate=(fraction)0/1"));
+
+GST_DEBUG_CATEGORY_STATIC (spdl_batch_debug);
+#define GST_CAT_DEFAULT spdl_batch_debug
+
+GType
+gst_spdl_layout_get_type (void)
+{
+  static GType type = 0;
+  static const GEnumValue values[] = {
+    {GST_SPDL_LAYOUT_NHWC, "Batch x height x width x channels", "nhwc"},
+    {GST_SPDL_LAYOUT_NCHW, "Batch x channels x height x width (PyTorch)",
+        "nchw"},
+    {0, NULL, NULL}
+  };
+
+  if (g_once_init_enter (&type))
+    g_once_init_leave (&type, g_enum_register_static ("GstSpdlLayout",
+            values));
+  return type;
+}
+
+/* ------------------------------------------------------------------------ */
+/* A pool of batch buffers: one memory per tensor, from the allocator that
+ * downstream proposed. */
+
+#define GST_TYPE_SPDL_BATCH_POOL (gst_spdl_batch_pool_get_type ())
+G_DECLARE_FINAL_TYPE (GstSpdlBatchPool, gst_spdl_batch_pool, GST,
+    SPDL_BATCH_POOL, GstBufferPool)
+
+struct _GstSpdlBatchPool
+{
+  GstBufferPool parent;
+  GstAllocator *allocator;
+  GstAllocationParams params;
+  gsize sizes[2];
+};
+
+G_DEFINE_TYPE (GstSpdlBatchPool, gst_spdl_batch_pool, GST_TYPE_BUFFER_POOL);
+
+static GstBuffer *
+batch_buffer_new (GstAllocator * allocator, GstAllocationParams * params,
+    const gsize * sizes)
+{
+  GstBuffer *buffer = gst_buffer_new ();
+  gint i;
+
+  for (i = 0; i < 2; i++) {
+    GstMemory *mem = gst_allocator_alloc (allocator, sizes[i], params);
+    if (mem == NULL) {
+      gst_buffer_unref (buffer);
+      return NULL;
+    }
+    gst_buffer_append_memory (buffer, mem);
+  }
+  return buffer;
+}
+
+static GstFlowReturn
+gst_spdl_batch_pool_alloc (GstBufferPool * pool, GstBuffer ** buffer,
+    GstBufferPoolAcquireParams * params)
+{
+  GstSpdlBatchPool *self = GST_SPDL_BATCH_POOL (pool);
+
+  *buffer = batch_buffer_new (self->allocator, &self->params, self->sizes);
+  return *buffer ? GST_FLOW_OK : GST_FLOW_ERROR;
+}
+
+static void
+gst_spdl_batch_pool_finalize (GObject * object)
+{
+  GstSpdlBatchPool *self = GST_SPDL_BATCH_POOL (object);
+
+  gst_clear_object (&self->allocator);
+  G_OBJECT_CLASS (gst_spdl_batch_pool_parent_class)->finalize (object);
+}
+
+static void
+gst_spdl_batch_pool_class_init (GstSpdlBatchPoolClass * klass)
+{
+  G_OBJECT_CLASS (klass)->finalize = gst_spdl_batch_pool_finalize;
+  GST_BUFFER_POOL_CLASS (klass)->alloc_buffer = gst_spdl_batch_pool_alloc;
+}
+
+static void
+gst_spdl_batch_pool_init (GstSpdlBatchPool * self)
+{
+}
+
+/* ------------------------------------------------------------------------ */
+
+#define gst_spdl_batch_parent_class parent_class
+G_DEFINE_TYPE (GstSpdlBatch, gst_spdl_batch, GST_TYPE_ELEMENT);
+GST_ELEMENT_REGISTER_DEFINE (spdlbatch, "spdlbatch", GST_RANK_NONE,
+    GST_TYPE_SPDL_BATCH);
+
+static void gst_spdl_batch_finalize (GObject * object);
+static void gst_spdl_batch_set_property (GObject * object, guint prop_id,
+    const GValue * value, GParamSpec * pspec);
+static void gst_spdl_batch_get_property (GObject * object, guint prop_id,
+    GValue * value, GParamSpec * pspec);
+static GstStateChangeReturn gst_spdl_batch_change_state (GstElement * element,
+    GstStateChange transition);
+static GstFlowReturn gst_spdl_batch_chain (GstPad * pad, GstObject * parent,
+    GstBuffer * buffer);
+static gboolean gst_spdl_batch_sink_event (GstPad * pad, GstObject * parent,
+    GstEvent * event);
+
+static void
+gst_spdl_batch_class_init (GstSpdlBatchClass * klass)
+{
+  GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
+  GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
+
+  gobject_class->finalize = gst_spdl_batch_finalize;
+  gobject_class->set_property = gst_spdl_batch_set_property;
+  gobject_class->get_property = gst_spdl_batch_get_property;
+
+  g_object_class_install_property (gobject_class, PROP_BATCH_SIZE,
+      g_param_spec_uint ("batch-size", "Batch size", "Samples per batch", 1,
+          G_MAXINT, DEFAULT_BATCH_SIZE,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  /**
+   * GstSpdlBatch:drop-last:
+   *
+   * Drop the last, smaller batch of each epoch, as PyTorch's DataLoader does
+   * with drop_last=True.
+   */
+  g_object_class_install_property (gobject_class, PROP_DROP_LAST,
+      g_param_spec_boolean ("drop-last", "Drop last",
+          "Drop the last incomplete batch of each epoch", DEFAULT_DROP_LAST,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  g_object_class_install_property (gobject_class, PROP_LAYOUT,
+      g_param_spec_enum ("layout", "Layout", "Layout of the images tensor",
+          GST_TYPE_SPDL_LAYOUT, DEFAULT_LAYOUT,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  g_object_class_install_property (gobject_class, PROP_BATCHES,
+      g_param_spec_uint64 ("batches", "Batches", "Batches pushed so far", 0,
+          G_MAXUINT64, 0, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+  g_object_class_install_property (gobject_class, PROP_DROPPED,
+      g_param_spec_uint64 ("dropped", "Dropped",
+          "Samples dropped by drop-last so far", 0, G_MAXUINT64, 0,
+          G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+
+  gst_element_class_add_static_pad_template (element_class, &sink_template);
+  gst_element_class_add_static_pad_template (element_class, &src_template);
+  gst_element_class_set_static_metadata (element_class,
+      "SPDL batch collation", "Filter/Converter/Tensor",
+      "Collates images and labels into tensor batches", "gst-spdl authors");
+  element_class->change_state =
+      GST_DEBUG_FUNCPTR (gst_spdl_batch_change_state);
+
+  gst_type_mark_as_plugin_api (GST_TYPE_SPDL_LAYOUT, 0);
+  GST_DEBUG_CATEGORY_INIT (spdl_batch_debug, "spdlbatch", 0,
+      "SPDL batch collation");
+}
+
+static void
+gst_spdl_batch_init (GstSpdlBatch * self)
+{
+  self->sinkpad = gst_pad_new_from_static_template (&sink_template, "sink");
+  gst_pad_set_chain_function (self->sinkpad,
+      GST_DEBUG_FUNCPTR (gst_spdl_batch_chain));
+  gst_pad_set_event_function (self->sinkpad,
+      GST_DEBUG_FUNCPTR (gst_spdl_batch_sink_event));
+  gst_element_add_pad (GST_ELEMENT (self), self->sinkpad);
+
+  self->srcpad = gst_pad_new_from_static_template (&src_template, "src");
+  gst_pad_use_fixed_caps (self->srcpad);
+  gst_element_add_pad (GST_ELEMENT (self), self->srcpad);
+
+  self->batch_size = DEFAULT_BATCH_SIZE;
+  self->drop_last = DEFAULT_DROP_LAST;
+  self->layout = DEFAULT_LAYOUT;
+}
+
+static void
+gst_spdl_batch_finalize (GObject * object)
+{
+  GstSpdlBatch *self = GST_SPDL_BATCH (object);
+
+  g_free (self->indices);
+  G_OBJECT_CLASS (parent_class)->finalize (object);
+}
+
+static void
+gst_spdl_batch_set_property (GObject * object, guint prop_id,
+    const GValue * value, GParamSpec * pspec)
+{
+  GstSpdlBatch *self = GST_SPDL_BATCH (object);
+
+  GST_OBJECT_LOCK (self);
+  switch (prop_id) {
+    case PROP_BATCH_SIZE:
+      self->batch_size = g_value_get_uint (value);
+      break;
+    case PROP_DROP_LAST:
+      self->drop_last = g_value_get_boolean (value);
+      break;
+    case PROP_LAYOUT:
+      self->layout = g_value_get_enum (value);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+  GST_OBJECT_UNLOCK (self);
+}
+
+static void
+gst_spdl_batch_get_property (GObject * object, guint prop_id, GValue * value,
+    GParamSpec * pspec)
+{
+  GstSpdlBatch *self = GST_SPDL_BATCH (object);
+
+  GST_OBJECT_LOCK (self);
+  switch (prop_id) {
+    case PROP_BATCH_SIZE:
+      g_value_set_uint (value, self->batch_size);
+      break;
+    case PROP_DROP_LAST:
+      g_value_set_boolean (value, self->drop_last);
+      break;
+    case PROP_LAYOUT:
+      g_value_set_enum (value, self->layout);
+      break;
+    case PROP_BATCHES:
+      g_value_set_uint64 (value, self->batches);
+      break;
+    case PROP_DROPPED:
+      g_value_set_uint64 (value, self->dropped);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+  GST_OBJECT_UNLOCK (self);
+}
+
+/* ------------------------------------------------------------------------ */
+
+static void
+describe_batch (GstSpdlBatch * self, guint n, GstSpdlTensorInfo * t)
+{
+  guint w = GST_VIDEO_INFO_WIDTH (&self->vinfo);
+  guint h = GST_VIDEO_INFO_HEIGHT (&self->vinfo);
+  guint c = GST_VIDEO_INFO_N_COMPONENTS (&self->vinfo);
+
+  t[IMAGES].n_dims = 4;
+  t[IMAGES].dtype = GST_SPDL_DTYPE_UINT8;
+  t[IMAGES].shape[0] = n;
+  if (self->active_layout == GST_SPDL_LAYOUT_NCHW) {
+    t[IMAGES].shape[1] = c;
+    t[IMAGES].shape[2] = h;
+    t[IMAGES].shape[3] = w;
+  } else {
+    t[IMAGES].shape[1] = h;
+    t[IMAGES].shape[2] = w;
+    t[IMAGES].shape[3] = c;
+  }
+  t[LABELS].n_dims = 1;
+  t[LABELS].dtype = GST_SPDL_DTYPE_INT64;
+  t[LABELS].shape[0] = n;
+}
+
+static gboolean
+push_caps (GstSpdlBatch * self, guint n)
+{
+  GstSpdlTensorInfo t[2];
+  GstCaps *caps;
+  gboolean ok;
+
+  describe_batch (self, n, t);
+  caps = gst_spdl_tensors_caps_new (t, 2, NULL);
+  ok = gst_pad_push_event (self->srcpad, gst_event_new_caps (caps));
+  gst_caps_unref (caps);
+  self->caps_batch = n;
+  return ok;
+}
+
+static void
+release_pool (GstSpdlBatch * self)
+{
+  if (self->pool) {
+    gst_buffer_pool_set_active (self->pool, FALSE);
+    gst_clear_object (&self->pool);
+  }
+}
+
+/* Batch memory from the allocator downstream proposes, through our pool. */
+static gboolean
+setup_pool (GstSpdlBatch * self)
+{
+  GstSpdlTensorInfo t[2];
+  GstSpdlBatchPool *pool;
+  GstQuery *query;
+  GstCaps *caps;
+  GstStructure *config;
+  GstAllocator *allocator = NULL;
+  GstAllocationParams params;
+
+  release_pool (self);
+  describe_batch (self, self->size, t);
+  caps = gst_spdl_tensors_caps_new (t, 2, NULL);
+  query = gst_query_new_allocation (caps, TRUE);
+  gst_allocation_params_init (&params);
+  if (gst_pad_peer_query (self->srcpad, query) &&
+      gst_query_get_n_allocation_params (query) > 0)
+    gst_query_parse_nth_allocation_param (query, 0, &allocator, &params);
+  gst_query_unref (query);
+  /* 64-byte aligned rows of the batch for SIMD consumers */
+  params.align = MAX (params.align, 63);
+  GST_INFO_OBJECT (self, "batch memory from %" GST_PTR_FORMAT,
+      allocator ? (GstObject *) allocator : NULL);
+
+  pool = g_object_new (GST_TYPE_SPDL_BATCH_POOL, NULL);
+  gst_object_ref_sink (pool);
+  pool->allocator = allocator ? allocator : gst_allocator_find (NULL);
+  pool->params = params;
+  pool->sizes[IMAGES] = gst_spdl_tensor_info_size (&t[IMAGES]);
+  pool->sizes[LABELS] = gst_spdl_tensor_info_size (&t[LABELS]);
+  config = gst_buffer_pool_get_config (GST_BUFFER_POOL (pool));
+  gst_buffer_pool_config_set_params (config, caps,
+      pool->sizes[IMAGES] + pool->sizes[LABELS], 2, 0);
+  gst_caps_unref (caps);
+  if (!gst_buffer_pool_set_config (GST_BUFFER_POOL (pool), config) ||
+      !gst_buffer_pool_set_active (GST_BUFFER_POOL (pool), TRUE)) {
+    gst_object_unref (pool);
+    return FALSE;
+  }
+  self->pool = GST_BUFFER_POOL (pool);
+  return TRUE;
+}
+
+static gboolean
+set_sink_caps (GstSpdlBatch * self, GstCaps * caps)
+{
+  GstVideoInfo info;
+
+  if (!gst_video_info_from_caps (&info, caps))
+    return FALSE;
+  if (self->filled > 0) {
+    GST_ELEMENT_ERROR (self, STREAM, FORMAT,
+        ("Image size changed in the middle of a batch"),
+        ("new caps %" GST_PTR_FORMAT, caps));
+    return FALSE;
+  }
+  GST_OBJECT_LOCK (self);
+  self->size = self->batch_size;
+  self->active_layout = self->layout;
+  self->active_drop_last = self->drop_last;
+  GST_OBJECT_UNLOCK (self);
+  self->vinfo = info;
+  self->have_info = TRUE;
+  self->image_bytes = (gsize) GST_VIDEO_INFO_WIDTH (&info) *
+      GST_VIDEO_INFO_HEIGHT (&info) * GST_VIDEO_INFO_N_COMPONENTS (&info);
+  g_free (self->indices);
+  self->indices = g_new (guint64, self->size);
+  if (!push_caps (self, self->size))
+    return FALSE;
+  return setup_pool (self);
+}
+
+
+static GstFlowReturn
+start_batch (GstSpdlBatch * self)
+{
+  GstFlowReturn ret;
+  GstMemory *mem;
+
+  ret = gst_buffer_pool_acquire_buffer (self->pool, &self->current, NULL);
+  if (ret != GST_FLOW_OK)
+    return ret;
+  mem = gst_buffer_peek_memory (self->current, IMAGES);
+  gst_memory_map (mem, &self->images, GST_MAP_WRITE);
+  mem = gst_buffer_peek_memory (self->current, LABELS);
+  gst_memory_map (mem, &self->labels, GST_MAP_WRITE);
+  self->filled = 0;
+  return GST_FLOW_OK;
+}
+
+static void
+unmap_current (GstSpdlBatch * self)
+{
+  gst_memory_unmap (gst_buffer_peek_memory (self->current, IMAGES),
+      &self->images);
+  gst_memory_unmap (gst_buffer_peek_memory (self->current, LABELS),
+      &self->labels);
+}
+
+static void
+discard_current (GstSpdlBatch * self)
+{
+  if (self->current == NULL)
+    return;
+  unmap_current (self);
+  gst_clear_buffer (&self->current);
+  self->filled = 0;
+}
+
+/* Pushes the batch being filled; a partial one only at an epoch's end. */
+static GstFlowReturn
+finish_batch (GstSpdlBatch * self)
+{
+  GstBuffer *batch;
+  guint n = self->filled;
+
+  if (self->current == NULL || n == 0)
+    return GST_FLOW_OK;
+  unmap_current (self);
+  batch = g_steal_pointer (&self->current);
+  self->filled = 0;
+  if (n < self->size) {
+    if (self->active_drop_last) {
+      GST_OBJECT_LOCK (self);
+      self->dropped += n;
+      GST_OBJECT_UNLOCK (self);
+      gst_buffer_unref (batch);
+      return GST_FLOW_OK;
+    }
+    /* samples are slot-major in both layouts: the batch is a prefix; the
+     * pool discards the shrunk buffer when it comes back */
+    gst_memory_resize (gst_buffer_peek_memory (batch, IMAGES), 0,
+        n * self->image_bytes);
+    gst_memory_resize (gst_buffer_peek_memory (batch, LABELS), 0,
+        n * sizeof (gint64));
+  }
+  if (n != self->caps_batch && !push_caps (self, n)) {
+    gst_buffer_unref (batch);
+    return GST_FLOW_NOT_NEGOTIATED;
+  }
+  gst_spdl_buffer_add_batch_meta (batch, self->epoch, self->indices, n);
+  GST_OBJECT_LOCK (self);
+  self->batches++;
+  GST_OBJECT_UNLOCK (self);
+  return gst_pad_push (self->srcpad, batch);
+}
+
+static void
+copy_image (GstSpdlBatch * self, const GstVideoFrame * frame, guint8 * dst)
+{
+  guint w = GST_VIDEO_FRAME_WIDTH (frame), h = GST_VIDEO_FRAME_HEIGHT (frame);
+  guint c = GST_VIDEO_FRAME_N_COMPONENTS (frame);
+  const guint8 *src = GST_VIDEO_FRAME_PLANE_DATA (frame, 0);
+  gint stride = GST_VIDEO_FRAME_PLANE_STRIDE (frame, 0);
+  guint x, y, k;
+
+  if (self->active_layout == GST_SPDL_LAYOUT_NHWC) {
+    for (y = 0; y < h; y++)
+      memcpy (dst + (gsize) y * w * c, src + (gsize) y * stride, (gsize) w * c);
+    return;
+  }
+  for (k = 0; k < c; k++) {
+    guint8 *plane = dst + (gsize) k * w * h;
+    for (y = 0; y < h; y++) {
+      const guint8 *row = src + (gsize) y * stride + k;
+      guint8 *out = plane + (gsize) y * w;
+      for (x = 0; x < w; x++)
+        out[x] = row[x * c];
+    }
+  }
+}
+
+static GstFlowReturn
+gst_spdl_batch_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
+{
+  GstSpdlBatch *self = GST_SPDL_BATCH (parent);
+  GstSpdlSampleInfo info;
+  GstVideoFrame frame;
+  GstFlowReturn ret = GST_FLOW_OK;
+
+  if (!self->have_info || self->pool == NULL) {
+    gst_buffer_unref (buffer);
+    return GST_FLOW_NOT_NEGOTIATED;
+  }
+  if (!gst_spdl_buffer_get_sample_info (buffer, &info)) {
+    /* images from a plain decoder chain: no label */
+    info.index = self->next_index;
+    info.label = -1;
+    info.epoch = self->epoch;
+  }
+  self->next_index = info.index + 1;
+  if (self->filled > 0 && info.epoch != self->epoch)
+    ret = finish_batch (self);
+  self->epoch = info.epoch;
+  if (ret == GST_FLOW_OK && self->current == NULL)
+    ret = start_batch (self);
+  if (ret != GST_FLOW_OK) {
+    gst_buffer_unref (buffer);
+    return ret;
+  }
+
+  if (!gst_video_frame_map (&frame, &self->vinfo, buffer, GST_MAP_READ)) {
+    gst_buffer_unref (buffer);
+    GST_ELEMENT_ERROR (self, STREAM, FORMAT, ("Could not map an image"),
+        ("image of %s", gst_spdl_buffer_get_path (buffer)));
+    return GST_FLOW_ERROR;
+  }
+  copy_image (self, &frame, self->images.data +
+      (gsize) self->filled * self->image_bytes);
+  gst_video_frame_unmap (&frame);
+  ((gint64 *) self->labels.data)[self->filled] = info.label;
+  self->indices[self->filled] = info.index;
+  self->filled++;
+  gst_buffer_unref (buffer);
+
+  if (self->filled == self->size)
+    ret = finish_batch (self);
+  return ret;
+}
+
+static gboolean
+gst_spdl_batch_sink_event (GstPad * pad, GstObject * parent, GstEvent * event)
+{
+  GstSpdlBatch *self = GST_SPDL_BATCH (parent);
+
+  switch (GST_EVENT_TYPE (event)) {
+    case GST_EVENT_CAPS:{
+      GstCaps *caps;
+      gboolean ok;
+
+      gst_event_parse_caps (event, &caps);
+      ok = set_sink_caps (self, caps);
+      gst_event_unref (event);
+      return ok;
+    }
+    case GST_EVENT_EOS:
+      /* the stream's end also ends the epoch */
+      finish_batch (self);
+      break;
+    case GST_EVENT_FLUSH_STOP:
+      discard_current (self);
+      break;
+    case GST_EVENT_CUSTOM_DOWNSTREAM:
+      if (gst_spdl_is_epoch_end_event (event))
+        finish_batch (self);
+      break;
+    default:
+      break;
+  }
+  return gst_pad_event_default (pad, parent, event);
+}
+
+static GstStateChangeReturn
+gst_spdl_batch_change_state (GstElement * element, GstStateChange transition)
+{
+  GstSpdlBatch *self = GST_SPDL_BATCH (element);
+  GstStateChangeReturn ret;
+
+  if (transition == GST_STATE_CHANGE_READY_TO_PAUSED) {
+    GST_OBJECT_LOCK (self);
+    self->batches = 0;
+    self->dropped = 0;
+    GST_OBJECT_UNLOCK (self);
+    self->next_index = 0;
+    self->epoch = 0;
+    self->caps_batch = 0;
+  }
+  ret = GST_ELEMENT_CLASS (parent_class)->change_state (element, transition);
+  if (transition == GST_STATE_CHANGE_PAUSED_TO_READY) {
+    discard_current (self);
+    release_pool (self);
+    self->have_info = FALSE;
+  }
+  return ret;
+}

@@ -1,0 +1,68 @@
+/* GStreamer SPDL plugin: batch collation
+ * Copyright (C) 2026 gst-spdl authors
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Library General Public
+ * License as published by the Free Software Foundation; either
+ * version 2 of the License, or (at your option) any later version.
+ */
+#ifndef __GST_SPDL_BATCH_H__
+#define __GST_SPDL_BATCH_H__
+
+#include <gst/gst.h>
+#include <gst/video/video.h>
+
+#include "gstspdltensor.h"
+
+G_BEGIN_DECLS
+
+#define GST_TYPE_SPDL_BATCH (gst_spdl_batch_get_type ())
+G_DECLARE_FINAL_TYPE (GstSpdlBatch, gst_spdl_batch, GST, SPDL_BATCH,
+    GstElement)
+
+typedef enum
+{
+  GST_SPDL_LAYOUT_NHWC,
+  GST_SPDL_LAYOUT_NCHW,
+} GstSpdlLayout;
+
+#define GST_TYPE_SPDL_LAYOUT (gst_spdl_layout_get_type ())
+GType gst_spdl_layout_get_type (void);
+
+struct _GstSpdlBatch
+{
+  GstElement parent;
+
+  GstPad *sinkpad;
+  GstPad *srcpad;
+
+  /* properties, under the object lock */
+  guint batch_size;
+  gboolean drop_last;
+  GstSpdlLayout layout;
+  guint64 batches;
+  guint64 dropped;
+
+  /* streaming thread */
+  GstVideoInfo vinfo;
+  gboolean have_info;
+  guint size;                   /* batch-size of this run */
+  GstSpdlLayout active_layout;
+  gboolean active_drop_last;
+  gsize image_bytes;
+  GstBufferPool *pool;
+  GstBuffer *current;
+  GstMapInfo images;
+  GstMapInfo labels;
+  guint filled;
+  guint epoch;
+  guint64 *indices;
+  guint64 next_index;
+  guint caps_batch;             /* batch dimension of the last caps pushed */
+};
+
+GST_ELEMENT_REGISTER_DECLARE (spdlbatch);
+
+G_END_DECLS
+
+#endif /* __GST_SPDL_BATCH_H__ */
