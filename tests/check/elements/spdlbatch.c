@@ -132,10 +132,13 @@ check_batch (GstHarness * h, GstBuffer * batch, guint first_sample, guint n,
   const GValue *indices;
   guint s, x, y, c;
 
-  fail_unless_equals_int (batch_samples (h, t), n);
-  fail_unless_equals_int (t[0].shape[0], n);
-  fail_unless_equals_int (t[0].shape[nchw ? 1 : 3], 3);
-  fail_unless_equals_int (t[0].shape[nchw ? 2 : 1], H);
+  /* h = NULL when later caps already replaced this batch's on the pad */
+  if (h) {
+    fail_unless_equals_int (batch_samples (h, t), n);
+    fail_unless_equals_int (t[0].shape[0], n);
+    fail_unless_equals_int (t[0].shape[nchw ? 1 : 3], 3);
+    fail_unless_equals_int (t[0].shape[nchw ? 2 : 1], H);
+  }
   fail_unless_equals_int (gst_buffer_n_memory (batch), 2);
   gst_memory_map (gst_buffer_peek_memory (batch, 0), &img, GST_MAP_READ);
   gst_memory_map (gst_buffer_peek_memory (batch, 1), &lab, GST_MAP_READ);
@@ -246,9 +249,10 @@ GST_START_TEST (test_drop_last_and_epochs)
   push_samples (h, 4, 3, 1);
   fail_unless_equals_int (gst_harness_buffers_received (h), 3);
   b = gst_harness_pull (h);
+  check_batch (NULL, b, 0, 3, FALSE);
   gst_buffer_unref (b);
   b = gst_harness_pull (h);
-  check_batch (h, b, 3, 1, FALSE);
+  check_batch (NULL, b, 3, 1, FALSE);
   gst_buffer_unref (b);
   b = gst_harness_pull (h);
   check_batch (h, b, 4, 3, FALSE);
