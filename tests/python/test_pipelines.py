@@ -1,0 +1,43 @@
+"""Every CPU launch line of pipelines/ runs on a small dataset."""
+import numpy as np
+import pytest
+from PIL import Image
+
+import spdlgst
+from spdlgst.pipelines import available, launch_line
+
+CPU_PIPELINES = [p for p in available() if "cuda" not in p]
+
+
+def test_there_are_cpu_pipelines():
+    assert {"imagenet-train", "imagenet-val"} <= set(CPU_PIPELINES)
+
+
+@pytest.mark.parametrize("name", CPU_PIPELINES)
+def test_pipeline_runs(name, kinds_dataset):
+    line = launch_line(name, kinds_dataset, batch_size=4)
+    with spdlgst.Loader(line) as loader:
+        batches = list(loader)            # one epoch
+    assert batches, name
+    n = sum(len(labels) for _, labels in batches)
+    dropped = "drop-last=true" in line
+    assert n == (20 // 4) * 4 if dropped else n == 20
+    images, labels = batches[0]
+    assert images.shape == (4, 3, 224, 224) and images.dtype == np.uint8
+    assert set(labels.tolist()) <= {0, 1}
+
+
+def test_png_frames_batch_through_decodebin(tmp_path):
+    """spdlbatch takes images from any GStreamer decoder chain."""
+    for i in range(6):
+        arr = np.full((20, 30, 3), i * 40, np.uint8)
+        Image.fromarray(arr).save(tmp_path / f"img{i:03d}.png")
+    with spdlgst.Loader(
+            f"multifilesrc location={tmp_path}/img%03d.png index=0 stop-index=5 "
+            "caps=image/png,framerate=1/1 ! pngdec ! videoconvert ! "
+            "videoscale ! video/x-raw,format=RGB,width=15,height=10 ! "
+            "spdlbatch batch-size=4 ! spdlappsink name=sink") as loader:
+        batches = list(loader)
+    assert [b[0].shape for b in batches] == [(4, 10, 15, 3), (2, 10, 15, 3)]
+    assert batches[1][0][1].mean() == pytest.approx(200, abs=1)
+    assert (batches[0][1] == -1).all()    # no labels in a plain decoder chain
