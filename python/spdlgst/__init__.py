@@ -209,7 +209,7 @@ class Loader:
             raise LoaderError(f"batch has {buf.n_memory()} memories for "
                               f"{len(tensors)} tensors")
         on_cuda = caps.get_features(0).contains(_CUDA_FEATURE)
-        arrays = [self._array(sample, buf.get_memory(i), shape, typestr, on_cuda)
+        arrays = [self._array(sample, buf.get_memory(i), shape, typestr, on_cuda, i)
                   for i, (shape, typestr) in enumerate(tensors)]
         batch = Batch(arrays)
         meta = buf.get_custom_meta("GstSpdlBatchMeta")
@@ -220,9 +220,9 @@ class Loader:
         batch.sample = sample
         return batch
 
-    def _array(self, sample, memory, shape, typestr, on_cuda):
+    def _array(self, sample, memory, shape, typestr, on_cuda, index):
         if on_cuda:
-            return self._cuda_array(sample, memory, shape, typestr)
+            return self._cuda_array(sample, memory, shape, typestr, index)
         import numpy as np
 
         arr = np.asarray(_MappedTensor(sample, memory, shape, typestr))
@@ -234,21 +234,21 @@ class Loader:
             return self._torch.from_numpy(arr)
         return arr
 
-    def _cuda_array(self, sample, memory, shape, typestr):
-        ok, info = memory.map(Gst.MapFlags.READ)
-        if not ok:
-            raise LoaderError("could not map a device batch")
-        import numpy as np
-
-        # the memory's map gives the device pointer as an 8-byte value
-        pointer = int(np.frombuffer(info.data[:8], np.uint64)[0])
-        memory.unmap(info)
+    def _cuda_array(self, sample, memory, shape, typestr, index):
+        meta = sample.get_buffer().get_custom_meta("GstSpdlCudaMeta")
+        if meta is None:
+            raise LoaderError("a device batch without GstSpdlCudaMeta")
+        s = meta.get_structure()
+        pointer = int(list(s.get_value("pointers"))[index])
+        device = s.get_value("device-id")
         holder = _CudaTensor(sample, memory, shape, typestr, pointer)
         if self._torch is None:
             import torch
 
             self._torch = torch
-        return self._torch.as_tensor(holder, device="cuda")
+        # __cuda_array_interface__: torch wraps the device memory, no copy;
+        # the holder (and so the GstSample) lives as long as the tensor
+        return self._torch.as_tensor(holder, device=f"cuda:{device}")
 
     # -- information --------------------------------------------------------
 
