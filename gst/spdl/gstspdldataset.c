@@ -85,6 +85,7 @@ compare_strings (gconstpointer a, gconstpointer b)
 
 typedef struct
 {
+  GstSpdlDataset *ds;
   const gchar *root;
   gchar **extensions;
   GPtrArray *dirs;              /* relative folder paths, any order */
@@ -117,13 +118,16 @@ collect_folders (FolderWalk * walk, const gchar * rel)
   struct dirent *ent;
 
   if (stat (full, &st) != 0 || (dir = opendir (full)) == NULL) {
-    GST_WARNING ("cannot read folder %s: %s", full, g_strerror (errno));
+    g_ptr_array_add (walk->ds->warnings, g_strdup_printf ("Skipping folder "
+            "\"%s\": %s", full, g_strerror (errno)));
     g_free (full);
     return;
   }
   key = g_strdup_printf ("%lu:%lu", (gulong) st.st_dev, (gulong) st.st_ino);
   if (g_hash_table_contains (walk->visiting, key)) {
-    GST_WARNING ("symlink loop at %s, not followed", full);
+    g_ptr_array_add (walk->ds->warnings, g_strdup_printf ("Skipping folder "
+            "\"%s\": a symlink loop (it leads back to a folder above it)",
+            full));
     closedir (dir);
     g_free (key);
     g_free (full);
@@ -237,7 +241,7 @@ load_image_folder (GstSpdlDataset * ds, const gchar * root,
     return FALSE;
   ds->n_classes = classes->len;
   for (c = 0; c < classes->len; c++) {
-    FolderWalk walk = { root, extensions,
+    FolderWalk walk = { ds, root, extensions,
       g_ptr_array_new_with_free_func (g_free),
       g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL)
     };
@@ -338,6 +342,7 @@ gst_spdl_dataset_load (const gchar * location, const gchar * extensions,
   }
 
   ds = g_new0 (GstSpdlDataset, 1);
+  ds->warnings = g_ptr_array_new_with_free_func (g_free);
   if (S_ISDIR (st.st_mode)) {
     gchar **exts = g_strsplit (extensions ? extensions : "jpg,jpeg", ",", -1);
     ds->root = g_strdup (location);
@@ -372,6 +377,8 @@ gst_spdl_dataset_free (GstSpdlDataset * ds)
   g_free (ds->arena);
   g_free (ds->offsets);
   g_free (ds->labels);
+  if (ds->warnings)
+    g_ptr_array_unref (ds->warnings);
   g_free (ds);
 }
 

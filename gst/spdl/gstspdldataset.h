@@ -26,6 +26,7 @@ typedef struct
   guint n_samples;
   guint n_allocated;
   guint n_classes;
+  GPtrArray *warnings;          /* what listing passed over, and why */
 } GstSpdlDataset;
 
 /* Lists @location: a folder in ImageFolder layout or a manifest file.

@@ -443,7 +443,8 @@ gst_spdl_decode_set_property (GObject * object, guint prop_id,
 static GstStructure *
 error_counts_new (GstSpdlDecode * self)
 {
-  GstStructure *s = gst_structure_new_empty ("spdl-decode-errors");
+  GstStructure *s = gst_structure_new (GST_SPDL_SKIPPED_NAME, "total",
+      G_TYPE_UINT64, self->errors, NULL);
   gint i;
 
   for (i = 0; i < GST_SPDL_DECODE_N_ERRORS; i++)
@@ -997,6 +998,14 @@ gst_spdl_decode_loop (GstSpdlDecode * self)
 
   if (job->event) {
     gboolean is_eos = GST_EVENT_TYPE (job->event) == GST_EVENT_EOS;
+    if (is_eos) {
+      GstStructure *counts;
+      GST_OBJECT_LOCK (self);
+      counts = error_counts_new (self);
+      GST_OBJECT_UNLOCK (self);
+      gst_element_post_message (GST_ELEMENT (self),
+          gst_message_new_element (GST_OBJECT (self), counts));
+    }
     push_event (self, g_steal_pointer (&job->event));
     if (is_eos)
       ret = GST_FLOW_EOS;

@@ -29,6 +29,10 @@ G_BEGIN_DECLS
  * (guint64, samples of this shard in that epoch). */
 #define GST_SPDL_EPOCH_END_NAME "spdl-epoch-end"
 
+/* Element message each spdl element posts when EOS passes: "total"
+ * (guint64) samples it skipped, and one guint64 field per reason. */
+#define GST_SPDL_SKIPPED_NAME "spdl-skipped"
+
 typedef struct
 {
   guint64 index;

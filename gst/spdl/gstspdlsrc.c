@@ -622,6 +622,13 @@ gst_spdl_src_start (GstBaseSrc * bsrc)
     gst_spdl_dataset_free (dataset);
     goto failed;
   }
+  {
+    guint i;
+    for (i = 0; i < dataset->warnings->len; i++)
+      GST_ELEMENT_WARNING (src, RESOURCE, READ, ("%s", (gchar *)
+              g_ptr_array_index (dataset->warnings, i)), ("while listing %s",
+              location));
+  }
   GST_INFO_OBJECT (src, "listed %u samples in %u classes from %s, %"
       G_GUINT64_FORMAT " per epoch for shard %u/%u", dataset->n_samples,
       dataset->n_classes, location, per_shard, src->shard_index,
@@ -715,6 +722,21 @@ announce_epoch_end (GstSpdlSrc * src)
   src->pushed_in_epoch = 0;
 }
 
+/* At EOS: how many samples were skipped, for applications and tests. */
+static void
+post_skipped (GstSpdlSrc * src)
+{
+  guint64 errors;
+
+  GST_OBJECT_LOCK (src);
+  errors = src->errors;
+  GST_OBJECT_UNLOCK (src);
+  gst_element_post_message (GST_ELEMENT (src),
+      gst_message_new_element (GST_OBJECT (src),
+          gst_structure_new (GST_SPDL_SKIPPED_NAME, "total", G_TYPE_UINT64,
+              errors, "unreadable", G_TYPE_UINT64, errors, NULL)));
+}
+
 /* Warns about an unreadable sample; FALSE once past max-errors. */
 static gboolean
 skip_unreadable (GstSpdlSrc * src, GstSpdlReadSlot * slot)
@@ -797,7 +819,9 @@ gst_spdl_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
     read_slot_free (slot);
     return GST_FLOW_OK;
   }
-  if (ret == GST_FLOW_EOS)
+  if (ret == GST_FLOW_EOS) {
     announce_epoch_end (src);
+    post_skipped (src);
+  }
   return ret;
 }

@@ -263,6 +263,28 @@ class Loader:
         size = batch.get_property("batch-size")
         return n // size if batch.get_property("drop-last") else -(-n // size)
 
+    def skipped(self):
+        """Samples skipped so far, by reason: {"unreadable": n, "truncated": n,
+        ...} summed over the pipeline's spdl elements (also posted on the bus
+        as "spdl-skipped" element messages at EOS)."""
+        out = {}
+        it = self.pipeline.iterate_recurse()
+        while True:
+            ok, element = it.next()
+            if ok != Gst.IteratorResult.OK:
+                break
+            factory = element.get_factory()
+            name = factory.get_name() if factory else ""
+            if name == "spdlsrc":
+                out["unreadable"] = out.get("unreadable", 0) + element.get_property("errors")
+            elif name == "spdldecode":
+                s = element.get_property("error-counts")
+                for i in range(s.n_fields()):
+                    key = s.nth_field_name(i)
+                    if key != "total":
+                        out[key] = out.get(key, 0) + s.get_value(key)
+        return out
+
     def stats(self):
         """The elements' statistics and this loader's own wait, as a dict."""
         out = {"loader": {"batches": self._batches,

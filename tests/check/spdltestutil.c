@@ -250,9 +250,12 @@ handle_message (SpdlTestRun * run, GstMessage * msg)
     case GST_MESSAGE_EOS:
       return TRUE;
     case GST_MESSAGE_ELEMENT:
-      if (gst_message_has_name (msg, "spdl-stats") && run->eos_stats == NULL)
-        run->eos_stats =
-            gst_structure_copy (gst_message_get_structure (msg));
+      if (gst_message_has_name (msg, GST_SPDL_SKIPPED_NAME)) {
+        GstStructure *s = gst_structure_copy (gst_message_get_structure (msg));
+        gst_structure_set (s, "element", G_TYPE_STRING,
+            GST_OBJECT_NAME (GST_MESSAGE_SRC (msg)), NULL);
+        run->skipped = g_list_append (run->skipped, s);
+      }
       break;
     default:
       break;
@@ -344,6 +347,23 @@ spdl_test_run_count_samples (SpdlTestRun * run)
   return n;
 }
 
+guint64
+spdl_test_run_skipped (SpdlTestRun * run, const gchar * element,
+    const gchar * reason)
+{
+  GList *l;
+  guint64 n = G_MAXUINT64;
+
+  for (l = run->skipped; l; l = l->next) {
+    const gchar *name = gst_structure_get_string (l->data, "element");
+    if (g_str_has_prefix (name, element))
+      fail_unless (gst_structure_get_uint64 (l->data, reason, &n),
+          "no %s count from %s", reason, name);
+  }
+  fail_if (n == G_MAXUINT64, "%s posted no spdl-skipped", element);
+  return n;
+}
+
 void
 spdl_test_run_free (SpdlTestRun * run)
 {
@@ -351,7 +371,6 @@ spdl_test_run_free (SpdlTestRun * run)
   g_list_free_full (run->warnings, g_free);
   g_free (run->error);
   g_free (run->error_debug);
-  if (run->eos_stats)
-    gst_structure_free (run->eos_stats);
+  g_list_free_full (run->skipped, (GDestroyNotify) gst_structure_free);
   g_free (run);
 }

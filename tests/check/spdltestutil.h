@@ -31,7 +31,7 @@ typedef struct
   GList *warnings;              /* gchar *, element warning messages */
   gchar *error;                 /* first error message, or NULL */
   gchar *error_debug;
-  GstStructure *eos_stats;
+  GList *skipped;               /* GstStructure "spdl-skipped", "element" set */
 } SpdlTestRun;
 
 gchar *spdl_test_make_tmpdir (void);
@@ -71,6 +71,9 @@ SpdlTestRun *spdl_test_run_with_hook (const gchar * launch,
     SpdlTestHook paused_hook, gpointer user_data);
 void spdl_test_run_free (SpdlTestRun * run);
 guint spdl_test_run_count_samples (SpdlTestRun * run);
+/* A count of the "spdl-skipped" message that @element posted at EOS */
+guint64 spdl_test_run_skipped (SpdlTestRun * run, const gchar * element,
+    const gchar * reason);
 
 G_END_DECLS
 

@@ -99,6 +99,18 @@ def test_errors_become_exceptions(tmp_path, kinds_dataset):
         spdlgst.Loader("fakesrc ! fakesink")
 
 
+def test_skipped_counts_by_reason(kinds_dataset):
+    (kinds_dataset / "class0" / "empty.jpg").write_bytes(b"")
+    (kinds_dataset / "class1" / "cut.jpg").write_bytes(
+        (kinds_dataset / "class1" / "img001.jpg").read_bytes()[:300])
+    with val_loader(kinds_dataset) as loader:
+        n = sum(len(labels) for _, labels in loader)
+        skipped = loader.skipped()
+    assert n == 20
+    assert skipped["empty"] == 1 and skipped["truncated"] == 1
+    assert skipped["unreadable"] == 0 and skipped["corrupt"] == 0
+
+
 def thread_count():
     return len(os.listdir("/proc/self/task"))
 

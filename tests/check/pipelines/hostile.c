@@ -1,0 +1,336 @@
+/* gst-spdl: the full CPU pipeline over a dirty dataset
+ * Copyright (C) 2026 gst-spdl authors
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Library General Public
+ * License as published by the Free Software Foundation; either
+ * version 2 of the License, or (at your option) any later version.
+ */
+#include <gst/check/gstcheck.h>
+#include <glib/gstdio.h>
+#include <unistd.h>
+
+#include "spdltestutil.h"
+#include "gstspdlmeta.h"
+
+#define ITEM(run, i) ((SpdlTestItem *) g_ptr_array_index ((run)->items, (i)))
+
+typedef struct
+{
+  const gchar *name;
+  const gchar *why;             /* NULL: must decode */
+} Entry;
+
+/* good samples of every kind, bad ones of every kind */
+static const Entry class0[] = {
+  {"baseline.jpg", NULL}, {"progressive.jpg", NULL}, {"gray.jpg", NULL},
+  {"cmyk.jpg", NULL}, {"arith.jpg", NULL}, {"restart.jpg", NULL},
+  {"one-pixel.jpg", NULL}, {"tiny.jpg", NULL},
+  {"zero.jpg", "empty"}, {"cut-header.jpg", "truncated"},
+  {"cut-middle.jpg", "truncated"}, {"cut-end.jpg", "truncated"},
+  {"noise.jpg", "not a JPEG"}, {"png.jpg", "PNG"},
+  {"bomb.jpg", "max-pixels"},
+};
+
+static const Entry class1[] = {
+  {"good-a.jpg", NULL}, {"good-b.jpg", NULL}, {"vanishes.jpg",
+      "No such file"},
+  {"x.jpg/inner.jpg", NULL},    /* a folder named x.jpg is walked, as in
+                                 * torchvision; its image is a sample */
+};
+
+static guint8 *
+encode (guint w, guint h, void (*tweak) (SpdlTestJpeg *), gsize * size)
+{
+  SpdlTestJpeg o;
+
+  spdl_test_jpeg_init (&o, w, h);
+  if (tweak)
+    tweak (&o);
+  return spdl_test_encode_jpeg (&o, size);
+}
+
+static void
+progressive (SpdlTestJpeg * o)
+{
+  o->progressive = TRUE;
+}
+
+static void
+gray (SpdlTestJpeg * o)
+{
+  o->gray = TRUE;
+}
+
+static void
+cmyk (SpdlTestJpeg * o)
+{
+  o->cmyk = TRUE;
+}
+
+static void
+arith (SpdlTestJpeg * o)
+{
+  o->arithmetic = TRUE;
+}
+
+static void
+restart (SpdlTestJpeg * o)
+{
+  o->restart_interval = 1;
+}
+
+static void
+write_at (const gchar * root, const gchar * rel, const guint8 * data,
+    gsize size)
+{
+  gchar *path = g_build_filename (root, rel, NULL);
+
+  spdl_test_write_file (path, (const gchar *) data, size);
+  g_free (path);
+}
+
+static gchar *
+make_dirty_dataset (void)
+{
+  gchar *root = spdl_test_make_tmpdir ();
+  guint8 *good, *tmp, noise[4096];
+  gsize size, tsize;
+  gchar *loop_link, *loop_target;
+  guint i;
+
+  for (i = 0; i < sizeof (noise); i++)
+    noise[i] = (guint8) (i * 2654435761u >> 13);
+  good = encode (96, 64, NULL, &size);
+  write_at (root, "c0/baseline.jpg", good, size);
+  write_at (root, "c0/zero.jpg", good, 0);
+  write_at (root, "c0/cut-header.jpg", good, 40);
+  write_at (root, "c0/cut-middle.jpg", good, size / 2);
+  write_at (root, "c0/cut-end.jpg", good, size - 3);
+  write_at (root, "c0/noise.jpg", noise, sizeof (noise));
+  write_at (root, "c0/png.jpg", (const guint8 *) "\x89PNG\r\n\x1a\n\0\0\0\rIHDR",
+      16);
+  write_at (root, "c1/good-a.jpg", good, size);
+  write_at (root, "c1/vanishes.jpg", good, size);
+  write_at (root, "c1/x.jpg/inner.jpg", good, size);
+  g_free (good);
+#define KIND(rel, w, h, fn) \
+  tmp = encode (w, h, fn, &tsize); write_at (root, rel, tmp, tsize); g_free (tmp)
+  KIND ("c0/progressive.jpg", 80, 60, progressive);
+  KIND ("c0/gray.jpg", 80, 60, gray);
+  KIND ("c0/cmyk.jpg", 80, 60, cmyk);
+  KIND ("c0/arith.jpg", 80, 60, arith);
+  KIND ("c0/restart.jpg", 80, 60, restart);
+  KIND ("c0/one-pixel.jpg", 1, 1, NULL);
+  KIND ("c0/tiny.jpg", 3, 2, NULL);
+  KIND ("c1/good-b.jpg", 50, 70, NULL);
+#undef KIND
+  /* a header claiming 60000 x 60000 */
+  tmp = encode (16, 16, NULL, &tsize);
+  for (i = 0; i + 8 < tsize; i++)
+    if (tmp[i] == 0xFF && tmp[i + 1] == 0xC0) {
+      tmp[i + 5] = tmp[i + 7] = 60000 >> 8;
+      tmp[i + 6] = tmp[i + 8] = 60000 & 0xff;
+      break;
+    }
+  write_at (root, "c0/bomb.jpg", tmp, tsize);
+  g_free (tmp);
+  /* a symlink loop: c1/loop -> c1 */
+  loop_link = g_build_filename (root, "c1", "loop", NULL);
+  loop_target = g_build_filename (root, "c1", NULL);
+  fail_unless (symlink (loop_target, loop_link) == 0);
+  g_free (loop_link);
+  g_free (loop_target);
+  return root;
+}
+
+static void
+vanish_hook (GstElement * pipeline, gpointer root)
+{
+  gchar *path = g_build_filename (root, "c1", "vanishes.jpg", NULL);
+
+  fail_unless_equals_int (g_unlink (path), 0);
+  g_free (path);
+}
+
+static gboolean
+warned (SpdlTestRun * run, const gchar * file, const gchar * why)
+{
+  GList *l;
+
+  for (l = run->warnings; l; l = l->next)
+    if (strstr (l->data, file) && strstr (l->data, why))
+      return TRUE;
+  return FALSE;
+}
+
+/* The dataset's listing: index -> relative path. */
+static GPtrArray *
+listing (const gchar * root)
+{
+  gchar *launch = g_strdup_printf ("spdlsrc location=%s", root);
+  SpdlTestRun *run = spdl_test_run (launch);
+  GPtrArray *paths = g_ptr_array_new_with_free_func (g_free);
+  guint i;
+
+  fail_unless (run->error == NULL);
+  for (i = 0; i < run->items->len; i++)
+    if (!ITEM (run, i)->is_epoch_end)
+      g_ptr_array_add (paths, g_strdup (ITEM (run, i)->path +
+              strlen (root) + 1));
+  spdl_test_run_free (run);
+  g_free (launch);
+  return paths;
+}
+
+static gboolean
+is_good (const gchar * rel)
+{
+  guint i;
+
+  for (i = 0; i < G_N_ELEMENTS (class0); i++)
+    if (g_str_has_suffix (rel, class0[i].name) && g_str_has_prefix (rel, "c0"))
+      return class0[i].why == NULL;
+  for (i = 0; i < G_N_ELEMENTS (class1); i++)
+    if (g_str_has_suffix (rel, class1[i].name) && g_str_has_prefix (rel, "c1"))
+      return class1[i].why == NULL;
+  return FALSE;
+}
+
+GST_START_TEST (test_dirty_dataset)
+{
+  gchar *root = make_dirty_dataset ();
+  GPtrArray *paths = listing (root);
+  /* little read-ahead, so that vanishes.jpg is still unread when the
+   * pipeline prerolls and the hook deletes it */
+  gchar *launch = g_strdup_printf ("spdlsrc location=%s prefetch=0 ! "
+      "spdldecode threads=1 width=16 height=16 mode=center-crop ! "
+      "spdlbatch batch-size=4 ", root);
+  SpdlTestRun *run;
+  guint *delivered = g_new0 (guint, paths->len);
+  guint i, good = 0, batch_samples = 0;
+
+  /* the loop was listed once, and said so */
+  fail_unless_equals_int (paths->len, G_N_ELEMENTS (class0) +
+      G_N_ELEMENTS (class1));
+  run = spdl_test_run_with_hook (launch, vanish_hook, root);
+  fail_unless (run->error == NULL, "%s", run->error);
+
+  /* every good sample exactly once, with its class's label */
+  for (i = 0; i < run->items->len; i++) {
+    SpdlTestItem *item = ITEM (run, i);
+    GstCustomMeta *meta;
+    const GValue *indices;
+    GstMapInfo labels;
+    guint k, n;
+
+    if (item->is_epoch_end)
+      continue;
+    meta = gst_buffer_get_custom_meta (item->buffer, GST_SPDL_BATCH_META_NAME);
+    indices = gst_structure_get_value (gst_custom_meta_get_structure (meta),
+        "indices");
+    n = gst_value_array_get_size (indices);
+    gst_memory_map (gst_buffer_peek_memory (item->buffer, 1), &labels,
+        GST_MAP_READ);
+    for (k = 0; k < n; k++) {
+      guint64 idx = g_value_get_uint64 (gst_value_array_get_value (indices,
+              k));
+      const gchar *rel = g_ptr_array_index (paths, idx);
+      fail_unless (is_good (rel), "%s was delivered", rel);
+      fail_unless_equals_int (((gint64 *) labels.data)[k], rel[1] - '0');
+      delivered[idx]++;
+    }
+    gst_memory_unmap (gst_buffer_peek_memory (item->buffer, 1), &labels);
+    batch_samples += n;
+  }
+  for (i = 0; i < paths->len; i++) {
+    const gchar *rel = g_ptr_array_index (paths, i);
+    if (is_good (rel)) {
+      good++;
+      fail_unless_equals_int (delivered[i], 1);
+    }
+  }
+  fail_unless_equals_int (batch_samples, good);
+
+  /* each bad sample: a warning naming it and the reason */
+  for (i = 0; i < G_N_ELEMENTS (class0); i++)
+    if (class0[i].why)
+      fail_unless (warned (run, class0[i].name, class0[i].why),
+          "no warning for %s (%s)", class0[i].name, class0[i].why);
+  fail_unless (warned (run, "vanishes.jpg", "No such file"));
+  fail_unless (warned (run, "loop", "symlink loop"));
+
+  /* counts by reason at EOS */
+  fail_unless_equals_uint64 (spdl_test_run_skipped (run, "spdlsrc",
+          "unreadable"), 1);
+  fail_unless_equals_uint64 (spdl_test_run_skipped (run, "spdldecode",
+          "total"), 7);
+  fail_unless_equals_uint64 (spdl_test_run_skipped (run, "spdldecode",
+          "truncated"), 3);
+  fail_unless_equals_uint64 (spdl_test_run_skipped (run, "spdldecode",
+          "not-jpeg"), 2);
+  fail_unless_equals_uint64 (spdl_test_run_skipped (run, "spdldecode",
+          "too-large"), 1);
+  fail_unless_equals_uint64 (spdl_test_run_skipped (run, "spdldecode",
+          "empty"), 1);
+  spdl_test_run_free (run);
+  g_free (launch);
+
+  /* past max-errors the pipeline stops with an error, and does not hang */
+  launch = g_strdup_printf ("spdlsrc location=%s ! spdldecode width=16 "
+      "height=16 max-errors=2 ! spdlbatch batch-size=4 ", root);
+  run = spdl_test_run (launch);
+  fail_unless (run->error != NULL);
+  fail_unless (strstr (run->error, "max-errors=2") != NULL, "%s", run->error);
+  spdl_test_run_free (run);
+
+  g_free (launch);
+  g_free (delivered);
+  g_ptr_array_unref (paths);
+  spdl_test_remove_tree (root);
+  g_free (root);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_unreadable_permission)
+{
+  gchar *root, *path, *launch;
+  SpdlTestRun *run;
+
+  if (geteuid () == 0) {
+    g_print ("test_unreadable_permission: running as root, which reads "
+        "any file: nothing to test\n");
+    return;
+  }
+  root = spdl_test_make_image_folder (1, 3, 32, 32);
+  path = g_build_filename (root, "class00", "img001.jpg", NULL);
+  fail_unless (g_chmod (path, 0) == 0);
+  launch = g_strdup_printf ("spdlsrc location=%s ! spdldecode width=8 "
+      "height=8", root);
+  run = spdl_test_run (launch);
+  fail_unless (run->error == NULL);
+  fail_unless_equals_int (spdl_test_run_count_samples (run), 2);
+  fail_unless (warned (run, "img001.jpg", "Permission denied"));
+  spdl_test_run_free (run);
+  g_free (launch);
+  g_free (path);
+  spdl_test_remove_tree (root);
+  g_free (root);
+}
+
+GST_END_TEST;
+
+static Suite *
+hostile_suite (void)
+{
+  Suite *s = suite_create ("hostile");
+  TCase *tc = tcase_create ("general");
+
+  suite_add_tcase (s, tc);
+  tcase_add_test (tc, test_dirty_dataset);
+  tcase_add_test (tc, test_unreadable_permission);
+  return s;
+}
+
+GST_CHECK_MAIN (hostile);
