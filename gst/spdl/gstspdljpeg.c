@@ -500,13 +500,39 @@ process_row (GstSpdlJpegDecoder * dec, const guint8 * row, guint row_width,
   gst_spdl_resample_row (&dec->haxis, row, x_start, channels, hrow);
 }
 
+/* Narrows libjpeg's output to the columns and rows the filter reads, with
+ * a margin so that chroma upsampling at the region's edges sees the same
+ * neighbours as a full decode: 2 columns either side, and at least one
+ * whole iMCU row decoded (and dropped) above the first row needed, because
+ * libjpeg-turbo 2.1 fills the context rows of its fancy upsampler only for
+ * rows it decodes: right after jpeg_skip_scanlines() they are uninitialised
+ * memory. */
+static void
+start_region (struct jpeg_decompress_struct *cinfo, gint x0, gint x1, gint y0,
+    JDIMENSION * xoff)
+{
+  gint imcu_rows = cinfo->max_v_samp_factor * cinfo->min_DCT_scaled_size;
+  JDIMENSION width;
+
+  x0 = MAX (x0 - 2, 0);
+  x1 = MIN (x1 + 2, (gint) cinfo->output_width);
+  width = x1 - x0;
+  *xoff = 0;
+  if (width < cinfo->output_width) {
+    *xoff = x0;
+    jpeg_crop_scanline (cinfo, xoff, &width);
+  }
+  if (y0 >= 2 * imcu_rows)
+    jpeg_skip_scanlines (cinfo, (y0 / imcu_rows - 1) * imcu_rows);
+}
+
 static gboolean
 decode_rows (GstSpdlJpegDecoder * dec, const GstSpdlDecodeParams * p,
     guint channels, guint8 * out, gsize stride)
 {
   struct jpeg_decompress_struct *cinfo = &dec->cinfo;
   gint x0, x1, y0, y1, read_to;
-  JDIMENSION xoff = 0, xwidth;
+  JDIMENSION xoff = 0;
   gsize in_row, hrow_bytes = (gsize) dec->haxis.out_size * channels;
   JSAMPROW rowptr[ROW_BATCH];
   guint r;
@@ -516,18 +542,13 @@ decode_rows (GstSpdlJpegDecoder * dec, const GstSpdlDecodeParams * p,
       !gst_spdl_resample_axis_range (&dec->vaxis, &y0, &y1)) {
     /* all padding: a black output */
     for (r = 0; r < dec->vaxis.out_size; r++)
-      memset (out + r * stride, 0, hrow_bytes);
+      memset (out + r * stride, 0, stride);
     jpeg_abort_decompress (cinfo);
     return TRUE;
   }
   jpeg_start_decompress (cinfo);
-  xwidth = x1 - x0;
-  if (p->region_decode && xwidth < cinfo->output_width) {
-    xoff = x0;
-    jpeg_crop_scanline (cinfo, &xoff, &xwidth);
-  }
-  if (p->region_decode && y0 > 0)
-    jpeg_skip_scanlines (cinfo, y0);
+  if (p->region_decode)
+    start_region (cinfo, x0, x1, y0, &xoff);
   read_to = p->region_decode ? y1 : (gint) cinfo->output_height;
 
   in_row = (gsize) cinfo->output_width * cinfo->output_components;
@@ -555,9 +576,13 @@ decode_rows (GstSpdlJpegDecoder * dec, const GstSpdlDecodeParams * p,
   else
     jpeg_finish_decompress (cinfo);
 
-  for (r = 0; r < dec->vaxis.out_size; r++)
+  for (r = 0; r < dec->vaxis.out_size; r++) {
     gst_spdl_resample_column (&dec->vaxis, r, dec->hrows, y0, hrow_bytes,
         hrow_bytes, out + r * stride);
+    /* defined bytes in the rows' padding too */
+    if (stride > hrow_bytes)
+      memset (out + r * stride + hrow_bytes, 0, stride - hrow_bytes);
+  }
   return TRUE;
 }
 
