@@ -139,6 +139,23 @@ gst_spdl_batch_pool_alloc (GstBufferPool * pool, GstBuffer ** buffer,
   return *buffer ? GST_FLOW_OK : GST_FLOW_ERROR;
 }
 
+/* A batch cut short at an epoch's end gets its full size back, so the pool
+ * keeps it instead of allocating a new one. */
+static void
+gst_spdl_batch_pool_reset (GstBufferPool * pool, GstBuffer * buffer)
+{
+  GstSpdlBatchPool *self = GST_SPDL_BATCH_POOL (pool);
+  guint i;
+
+  for (i = 0; i < 2 && i < gst_buffer_n_memory (buffer); i++) {
+    GstMemory *mem = gst_buffer_peek_memory (buffer, i);
+    if (mem->size != self->sizes[i] && gst_memory_is_writable (mem))
+      gst_memory_resize (mem, 0, self->sizes[i]);
+  }
+  GST_BUFFER_POOL_CLASS (gst_spdl_batch_pool_parent_class)->reset_buffer
+      (pool, buffer);
+}
+
 static void
 gst_spdl_batch_pool_finalize (GObject * object)
 {
@@ -153,6 +170,7 @@ gst_spdl_batch_pool_class_init (GstSpdlBatchPoolClass * klass)
 {
   G_OBJECT_CLASS (klass)->finalize = gst_spdl_batch_pool_finalize;
   GST_BUFFER_POOL_CLASS (klass)->alloc_buffer = gst_spdl_batch_pool_alloc;
+  GST_BUFFER_POOL_CLASS (klass)->reset_buffer = gst_spdl_batch_pool_reset;
 }
 
 static void
@@ -495,7 +513,7 @@ finish_batch (GstSpdlBatch * self)
       return GST_FLOW_OK;
     }
     /* samples are slot-major in both layouts: the batch is a prefix; the
-     * pool discards the shrunk buffer when it comes back */
+     * pool restores the full size when the buffer comes back */
     gst_memory_resize (gst_buffer_peek_memory (batch, IMAGES), 0,
         n * self->image_bytes);
     gst_memory_resize (gst_buffer_peek_memory (batch, LABELS), 0,

@@ -81,6 +81,10 @@ class _MappedTensor:
         info, self._info = getattr(self, "_info", None), None
         if info is not None:
             self._memory.unmap(info)
+        # drop the memory before the sample: a buffer whose memory is still
+        # referenced elsewhere is not taken back by its pool
+        self._memory = None
+        self._sample = None
 
 
 class _CudaTensor:

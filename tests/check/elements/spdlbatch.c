@@ -285,6 +285,23 @@ GST_START_TEST (test_allocation_from_downstream)
     g_hash_table_add (seen, gst_buffer_peek_memory (b, 0));
     gst_buffer_unref (b);
   }
+  /* an epoch's short last batch goes back to the pool too */
+  push_samples (h, 100, 1, 0);
+  gst_harness_push_event (h, gst_spdl_epoch_end_event_new (0, 41));
+  {
+    GstBuffer *b = gst_harness_pull (h);
+    fail_unless_equals_int (gst_buffer_get_size (b), 4 * 2 * 3 + 8);
+    g_hash_table_add (seen, gst_buffer_peek_memory (b, 0));
+    gst_buffer_unref (b);
+  }
+  for (i = 0; i < 5; i++) {
+    GstBuffer *b;
+    push_samples (h, 200 + 2 * i, 2, 1);
+    b = gst_harness_pull (h);
+    fail_unless_equals_int (gst_buffer_get_size (b), 2 * (4 * 2 * 3 + 8));
+    g_hash_table_add (seen, gst_buffer_peek_memory (b, 0));
+    gst_buffer_unref (b);
+  }
   /* buffers come back to the pool: no allocation per batch */
   fail_unless (g_hash_table_size (seen) <= 2, "%u distinct batch memories",
       g_hash_table_size (seen));
