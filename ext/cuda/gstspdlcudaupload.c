@@ -136,6 +136,7 @@ G_DEFINE_TYPE (GstSpdlCudaUpload, gst_spdl_cuda_upload,
 GST_ELEMENT_REGISTER_DEFINE (spdlcudaupload, "spdlcudaupload", GST_RANK_NONE,
     GST_TYPE_SPDL_CUDA_UPLOAD);
 
+static void gst_spdl_cuda_upload_finalize (GObject * object);
 static void gst_spdl_cuda_upload_set_property (GObject * object,
     guint prop_id, const GValue * value, GParamSpec * pspec);
 static void gst_spdl_cuda_upload_get_property (GObject * object,
@@ -162,6 +163,7 @@ gst_spdl_cuda_upload_class_init (GstSpdlCudaUploadClass * klass)
 
   gobject_class->set_property = gst_spdl_cuda_upload_set_property;
   gobject_class->get_property = gst_spdl_cuda_upload_get_property;
+  gobject_class->finalize = gst_spdl_cuda_upload_finalize;
 
   g_object_class_install_property (gobject_class, PROP_DEVICE_ID,
       g_param_spec_int ("cuda-device-id", "CUDA device id",
@@ -182,7 +184,8 @@ gst_spdl_cuda_upload_class_init (GstSpdlCudaUploadClass * klass)
           GST_PARAM_MUTABLE_READY));
   g_object_class_install_property (gobject_class, PROP_STATS,
       g_param_spec_boxed ("stats", "Statistics",
-          "Batches and bytes uploaded", GST_TYPE_STRUCTURE,
+          "Batches, bytes and upload times (spdl-stats fields and bytes)",
+          GST_TYPE_STRUCTURE,
           G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
 
   gst_element_class_add_static_pad_template (element_class, &sink_template);
@@ -213,6 +216,14 @@ gst_spdl_cuda_upload_init (GstSpdlCudaUpload * self)
 {
   self->device_id = DEFAULT_DEVICE_ID;
   self->device_buffers = DEFAULT_DEVICE_BUFFERS;
+  gst_spdl_stats_init (&self->stats);
+}
+
+static void
+gst_spdl_cuda_upload_finalize (GObject * object)
+{
+  gst_spdl_stats_clear (&GST_SPDL_CUDA_UPLOAD (object)->stats);
+  G_OBJECT_CLASS (parent_class)->finalize (object);
 }
 
 static void
@@ -250,11 +261,13 @@ gst_spdl_cuda_upload_get_property (GObject * object, guint prop_id,
     case PROP_DEVICE_BUFFERS:
       g_value_set_uint (value, self->device_buffers);
       break;
-    case PROP_STATS:
-      g_value_take_boxed (value, gst_structure_new ("spdl-cuda-upload-stats",
-              "batches", G_TYPE_UINT64, self->batches,
-              "bytes", G_TYPE_UINT64, self->uploaded_bytes, NULL));
+    case PROP_STATS:{
+      GstStructure *st = gst_spdl_stats_to_structure (&self->stats);
+      gst_structure_set (st, "bytes", G_TYPE_UINT64, self->uploaded_bytes,
+          NULL);
+      g_value_take_boxed (value, st);
       break;
+    }
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -274,8 +287,9 @@ gst_spdl_cuda_upload_start (GstBaseTransform * trans)
 
   GST_OBJECT_LOCK (self);
   self->active_device = self->device_id;
-  self->batches = self->uploaded_bytes = 0;
+  self->uploaded_bytes = 0;
   GST_OBJECT_UNLOCK (self);
+  gst_spdl_stats_reset (&self->stats);
 
   err = cudaGetDeviceCount (&count);
   if (err != cudaSuccess || count == 0) {
@@ -488,6 +502,9 @@ gst_spdl_cuda_upload_transform (GstBaseTransform * trans, GstBuffer * inbuf,
   guint i, n = gst_buffer_n_memory (inbuf), mapped = 0;
   gsize bytes = 0;
 
+  guint64 start = gst_spdl_now_ns ();
+
+  gst_spdl_stats_add_in (&self->stats, 1);
   cudaSetDevice (self->active_device);
   for (i = 0; i < n && err == cudaSuccess; i++) {
     GstMemory *dst = gst_buffer_peek_memory (outbuf, i);
@@ -514,8 +531,9 @@ gst_spdl_cuda_upload_transform (GstBaseTransform * trans, GstBuffer * inbuf,
   }
   gst_spdl_buffer_add_cuda_meta (outbuf, self->active_device);
   GST_OBJECT_LOCK (self);
-  self->batches++;
   self->uploaded_bytes += bytes;
   GST_OBJECT_UNLOCK (self);
+  gst_spdl_stats_record (&self->stats, gst_spdl_now_ns () - start);
+  gst_spdl_stats_add_out (&self->stats, 1);
   return GST_FLOW_OK;
 }

@@ -13,6 +13,7 @@
 #include <gst/base/gstbasetransform.h>
 
 #include "gstspdltensor.h"
+#include "gstspdlstats.h"
 
 G_BEGIN_DECLS
 
@@ -37,7 +38,7 @@ struct _GstSpdlCudaUpload
   GstSpdlTensorInfo tensors[GST_SPDL_TENSOR_MAX];
   guint n_tensors;
   guint64 uploaded_bytes;
-  guint64 batches;
+  GstSpdlStats stats;
 };
 
 GST_ELEMENT_REGISTER_DECLARE (spdlcudaupload);

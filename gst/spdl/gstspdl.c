@@ -12,6 +12,7 @@
 
 #include "gstspdlelements.h"
 #include "gstspdlmeta.h"
+#include "gstspdlstatstracer.h"
 
 static gboolean
 plugin_init (GstPlugin * plugin)
@@ -23,6 +24,7 @@ plugin_init (GstPlugin * plugin)
   ret |= GST_ELEMENT_REGISTER (spdldecode, plugin);
   ret |= GST_ELEMENT_REGISTER (spdlbatch, plugin);
   ret |= GST_ELEMENT_REGISTER (spdlappsink, plugin);
+  ret |= gst_tracer_register (plugin, "spdlstats", GST_TYPE_SPDL_STATS_TRACER);
   return ret;
 }
 

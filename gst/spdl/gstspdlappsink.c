@@ -74,6 +74,8 @@ static GstSample *gst_spdl_app_sink_try_pull_sample (GstAppSink * appsink,
     GstClockTime timeout);
 static GstSample *gst_spdl_app_sink_pull_sample (GstAppSink * appsink);
 static gboolean gst_spdl_app_sink_start (GstBaseSink * sink);
+static GstFlowReturn gst_spdl_app_sink_render (GstBaseSink * sink,
+    GstBuffer * buffer);
 static void gst_spdl_app_sink_finalize (GObject * object);
 
 static void
@@ -103,7 +105,10 @@ gst_spdl_app_sink_class_init (GstSpdlAppSinkClass * klass)
    * GstSpdlAppSink:stats:
    *
    * "batches" and "epochs" delivered, and the consumer's waits in
-   * nanoseconds: "wait-total", "wait-max", "wait-last" (all guint64).
+   * nanoseconds: "wait-total", "wait-max", "wait-last"; and the fields
+   * every spdl element has (items-in = batches received, items-out =
+   * batches delivered; busy, mean, p90, p99 = the consumer's waits per
+   * batch).
    */
   g_object_class_install_property (gobject_class, PROP_STATS,
       g_param_spec_boxed ("stats", "Statistics",
@@ -139,6 +144,7 @@ gst_spdl_app_sink_class_init (GstSpdlAppSinkClass * klass)
   appsink_class->try_pull_sample = gst_spdl_app_sink_try_pull_sample;
   appsink_class->pull_sample = gst_spdl_app_sink_pull_sample;
   basesink_class->start = GST_DEBUG_FUNCPTR (gst_spdl_app_sink_start);
+  basesink_class->render = GST_DEBUG_FUNCPTR (gst_spdl_app_sink_render);
 
   gst_element_class_set_static_metadata (element_class,
       "SPDL application sink", "Generic/Sink",
@@ -155,6 +161,7 @@ gst_spdl_app_sink_init (GstSpdlAppSink * self)
    * never drop a batch, do not keep the last one alive */
   g_object_set (self, "sync", FALSE, "max-buffers", DEFAULT_MAX_BUFFERS,
       "drop", FALSE, "enable-last-sample", FALSE, NULL);
+  gst_spdl_stats_init (&self->waits);
 }
 
 static void
@@ -163,6 +170,7 @@ gst_spdl_app_sink_finalize (GObject * object)
   GstSpdlAppSink *self = GST_SPDL_APP_SINK (object);
 
   gst_clear_caps (&self->last_caps);
+  gst_spdl_stats_clear (&self->waits);
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
 
@@ -232,16 +240,18 @@ gst_spdl_app_sink_get_property (GObject * object, guint prop_id,
     case PROP_TENSORS:
       g_value_take_boxed (value, describe_tensors (self));
       break;
-    case PROP_STATS:
+    case PROP_STATS:{
+      GstStructure *st = gst_spdl_stats_to_structure (&self->waits);
       GST_OBJECT_LOCK (self);
-      g_value_take_boxed (value, gst_structure_new ("spdl-appsink-stats",
-              "batches", G_TYPE_UINT64, self->batches,
-              "epochs", G_TYPE_UINT64, self->epochs,
-              "wait-total", G_TYPE_UINT64, self->wait_total,
-              "wait-max", G_TYPE_UINT64, self->wait_max,
-              "wait-last", G_TYPE_UINT64, self->wait_last, NULL));
+      gst_structure_set (st, "batches", G_TYPE_UINT64, self->batches,
+          "epochs", G_TYPE_UINT64, self->epochs,
+          "wait-total", G_TYPE_UINT64, self->wait_total,
+          "wait-max", G_TYPE_UINT64, self->wait_max,
+          "wait-last", G_TYPE_UINT64, self->wait_last, NULL);
       GST_OBJECT_UNLOCK (self);
+      g_value_take_boxed (value, st);
       break;
+    }
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -257,8 +267,19 @@ gst_spdl_app_sink_start (GstBaseSink * sink)
   self->batches = self->epochs = 0;
   self->wait_total = self->wait_max = self->wait_last = 0;
   gst_clear_caps (&self->last_caps);
+  self->pending_wait = 0;
   GST_OBJECT_UNLOCK (self);
+  gst_spdl_stats_reset (&self->waits);
   return GST_BASE_SINK_CLASS (parent_class)->start (sink);
+}
+
+static GstFlowReturn
+gst_spdl_app_sink_render (GstBaseSink * sink, GstBuffer * buffer)
+{
+  GstSpdlAppSink *self = GST_SPDL_APP_SINK (sink);
+
+  gst_spdl_stats_add_in (&self->waits, 1);
+  return GST_BASE_SINK_CLASS (parent_class)->render (sink, buffer);
 }
 
 static void
@@ -276,6 +297,19 @@ account (GstSpdlAppSink * self, gint64 start_us, GstSample * batch,
   self->batches += batch != NULL;
   self->epochs += epoch;
   GST_OBJECT_UNLOCK (self);
+  /* a consumer polling with timeouts waited for the batch all along */
+  if (batch) {
+    GST_OBJECT_LOCK (self);
+    waited += self->pending_wait;
+    self->pending_wait = 0;
+    GST_OBJECT_UNLOCK (self);
+    gst_spdl_stats_add_out (&self->waits, 1);
+    gst_spdl_stats_record (&self->waits, waited);
+  } else if (!epoch) {
+    GST_OBJECT_LOCK (self);
+    self->pending_wait += waited;
+    GST_OBJECT_UNLOCK (self);
+  }
 }
 
 static GstSample *

@@ -12,6 +12,8 @@
 #include <gst/gst.h>
 #include <gst/app/gstappsink.h>
 
+#include "gstspdlstats.h"
+
 G_BEGIN_DECLS
 
 #define GST_TYPE_SPDL_APP_SINK (gst_spdl_app_sink_get_type ())
@@ -29,6 +31,8 @@ struct _GstSpdlAppSink
   guint64 wait_max;
   guint64 wait_last;
   GstCaps *last_caps;           /* caps of the last batch pulled */
+  GstSpdlStats waits;           /* per batch: how long the consumer waited */
+  guint64 pending_wait;         /* waits of pulls that timed out, so far */
 };
 
 GST_ELEMENT_REGISTER_DECLARE (spdlappsink);

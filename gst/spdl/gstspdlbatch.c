@@ -54,6 +54,7 @@ enum
   PROP_LAYOUT,
   PROP_BATCHES,
   PROP_DROPPED,
+  PROP_STATS,
 };
 
 #define DEFAULT_BATCH_SIZE 32
@@ -236,6 +237,18 @@ gst_spdl_batch_class_init (GstSpdlBatchClass * klass)
           "Samples dropped by drop-last so far", 0, G_MAXUINT64, 0,
           G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
 
+  /**
+   * GstSpdlBatch:stats:
+   *
+   * "spdl-stats": items-in (images), items-out (batches), busy (ns
+   * copying), mean, p90, p99 (ns per image), elapsed, and
+   * skipped-drop-last (images dropped by drop-last).
+   */
+  g_object_class_install_property (gobject_class, PROP_STATS,
+      g_param_spec_boxed ("stats", "Statistics",
+          "Images in, batches out and copy times", GST_TYPE_STRUCTURE,
+          G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+
   gst_element_class_add_static_pad_template (element_class, &sink_template);
   gst_element_class_add_static_pad_template (element_class, &src_template);
   gst_element_class_set_static_metadata (element_class,
@@ -266,6 +279,7 @@ gst_spdl_batch_init (GstSpdlBatch * self)
   self->batch_size = DEFAULT_BATCH_SIZE;
   self->drop_last = DEFAULT_DROP_LAST;
   self->layout = DEFAULT_LAYOUT;
+  gst_spdl_stats_init (&self->stats);
 }
 
 static void
@@ -274,6 +288,7 @@ gst_spdl_batch_finalize (GObject * object)
   GstSpdlBatch *self = GST_SPDL_BATCH (object);
 
   g_free (self->indices);
+  gst_spdl_stats_clear (&self->stats);
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
 
@@ -324,6 +339,13 @@ gst_spdl_batch_get_property (GObject * object, guint prop_id, GValue * value,
     case PROP_DROPPED:
       g_value_set_uint64 (value, self->dropped);
       break;
+    case PROP_STATS:{
+      GstStructure *st = gst_spdl_stats_to_structure (&self->stats);
+      gst_structure_set (st, "skipped-drop-last", G_TYPE_UINT64, self->dropped,
+          NULL);
+      g_value_take_boxed (value, st);
+      break;
+    }
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -527,6 +549,7 @@ finish_batch (GstSpdlBatch * self)
   GST_OBJECT_LOCK (self);
   self->batches++;
   GST_OBJECT_UNLOCK (self);
+  gst_spdl_stats_add_out (&self->stats, 1);
   return gst_pad_push (self->srcpad, batch);
 }
 
@@ -590,9 +613,14 @@ gst_spdl_batch_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
         ("image of %s", gst_spdl_buffer_get_path (buffer)));
     return GST_FLOW_ERROR;
   }
-  copy_image (self, &frame, self->images.data +
-      (gsize) self->filled * self->image_bytes);
+  {
+    guint64 start = gst_spdl_now_ns ();
+    copy_image (self, &frame, self->images.data +
+        (gsize) self->filled * self->image_bytes);
+    gst_spdl_stats_record (&self->stats, gst_spdl_now_ns () - start);
+  }
   gst_video_frame_unmap (&frame);
+  gst_spdl_stats_add_in (&self->stats, 1);
   ((gint64 *) self->labels.data)[self->filled] = info.label;
   self->indices[self->filled] = info.index;
   self->filled++;
@@ -646,6 +674,7 @@ gst_spdl_batch_change_state (GstElement * element, GstStateChange transition)
     self->batches = 0;
     self->dropped = 0;
     GST_OBJECT_UNLOCK (self);
+    gst_spdl_stats_reset (&self->stats);
     self->next_index = 0;
     self->epoch = 0;
     self->caps_batch = 0;

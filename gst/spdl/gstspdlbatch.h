@@ -13,6 +13,7 @@
 #include <gst/video/video.h>
 
 #include "gstspdltensor.h"
+#include "gstspdlstats.h"
 
 G_BEGIN_DECLS
 
@@ -42,6 +43,7 @@ struct _GstSpdlBatch
   GstSpdlLayout layout;
   guint64 batches;
   guint64 dropped;
+  GstSpdlStats stats;
 
   /* streaming thread */
   GstVideoInfo vinfo;

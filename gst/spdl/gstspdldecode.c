@@ -70,6 +70,7 @@ enum
   PROP_ERRORS,
   PROP_ERROR_COUNTS,
   PROP_DECODED,
+  PROP_STATS,
 };
 
 #define DEFAULT_THREADS 0
@@ -309,6 +310,19 @@ gst_spdl_decode_class_init (GstSpdlDecodeClass * klass)
       g_param_spec_uint64 ("decoded", "Decoded", "Samples decoded so far",
           0, G_MAXUINT64, 0, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
 
+  /**
+   * GstSpdlDecode:stats:
+   *
+   * "spdl-stats": items-in, items-out, busy (ns of decoding, all threads),
+   * mean, p90, p99 (ns per decode), elapsed, threads, utilisation (busy
+   * over threads x elapsed, in [0, 1]), in-flight, max-in-flight, and
+   * skipped-REASON counts.
+   */
+  g_object_class_install_property (gobject_class, PROP_STATS,
+      g_param_spec_boxed ("stats", "Statistics",
+          "Samples, decode times and worker pool utilisation",
+          GST_TYPE_STRUCTURE, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+
   gst_element_class_add_static_pad_template (element_class, &sink_template);
   gst_element_class_add_static_pad_template (element_class, &src_template);
   gst_element_class_set_static_metadata (element_class,
@@ -351,6 +365,7 @@ gst_spdl_decode_init (GstSpdlDecode * self)
   gst_spdl_decode_params_init (&self->params);
   self->params.max_pixels = DEFAULT_MAX_PIXELS;
   self->max_errors = DEFAULT_MAX_ERRORS;
+  gst_spdl_stats_init (&self->stats);
   g_mutex_init (&self->lock);
   g_cond_init (&self->work_cond);
   g_cond_init (&self->done_cond);
@@ -366,6 +381,7 @@ gst_spdl_decode_finalize (GObject * object)
 {
   GstSpdlDecode *self = GST_SPDL_DECODE (object);
 
+  gst_spdl_stats_clear (&self->stats);
   g_mutex_clear (&self->lock);
   g_cond_clear (&self->work_cond);
   g_cond_clear (&self->done_cond);
@@ -453,6 +469,31 @@ error_counts_new (GstSpdlDecode * self)
   return s;
 }
 
+/* called with the object lock */
+static GstStructure *
+stats_new (GstSpdlDecode * self)
+{
+  GstStructure *s = gst_spdl_stats_to_structure (&self->stats);
+  guint64 busy = 0, elapsed = 0;
+  guint threads = self->n_workers;
+  gint i;
+
+  gst_structure_get_uint64 (s, "busy", &busy);
+  gst_structure_get_uint64 (s, "elapsed", &elapsed);
+  gst_structure_set (s, "threads", G_TYPE_UINT, threads,
+      "utilisation", G_TYPE_DOUBLE, threads && elapsed ?
+      MIN (1.0, (gdouble) busy / ((gdouble) threads * elapsed)) : 0.0,
+      "in-flight", G_TYPE_UINT, self->in_flight,
+      "max-in-flight", G_TYPE_UINT, self->max_in_flight, NULL);
+  for (i = 0; i < GST_SPDL_DECODE_N_ERRORS; i++) {
+    gchar *key = g_strdup_printf ("skipped-%s",
+        gst_spdl_decode_error_reason (i));
+    gst_structure_set (s, key, G_TYPE_UINT64, self->errors_by_reason[i], NULL);
+    g_free (key);
+  }
+  return s;
+}
+
 static void
 gst_spdl_decode_get_property (GObject * object, guint prop_id, GValue * value,
     GParamSpec * pspec)
@@ -521,6 +562,9 @@ gst_spdl_decode_get_property (GObject * object, guint prop_id, GValue * value,
       break;
     case PROP_DECODED:
       g_value_set_uint64 (value, self->decoded);
+      break;
+    case PROP_STATS:
+      g_value_take_boxed (value, stats_new (self));
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -620,7 +664,11 @@ worker_func (gpointer data)
     self->busy++;
     g_mutex_unlock (&self->lock);
 
-    decode_job (self, dec, job);
+    {
+      guint64 start = gst_spdl_now_ns ();
+      decode_job (self, dec, job);
+      gst_spdl_stats_record (&self->stats, gst_spdl_now_ns () - start);
+    }
 
     g_mutex_lock (&self->lock);
     job->done = TRUE;
@@ -672,6 +720,7 @@ start_workers (GstSpdlDecode * self)
   self->decoded = 0;
   memset (self->errors_by_reason, 0, sizeof (self->errors_by_reason));
   GST_OBJECT_UNLOCK (self);
+  gst_spdl_stats_reset (&self->stats);
 
   self->max_in_flight = n * JOBS_PER_THREAD;
   self->stopping = FALSE;
@@ -731,6 +780,7 @@ gst_spdl_decode_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
 
   job = g_new0 (GstSpdlDecodeJob, 1);
   job->input = buffer;
+  gst_spdl_stats_add_in (&self->stats, 1);
   g_mutex_lock (&self->lock);
   if (gst_spdl_buffer_get_sample_info (buffer, &info)) {
     job->index = info.index;
@@ -966,6 +1016,7 @@ push_sample (GstSpdlDecode * self, GstSpdlDecodeJob * job)
   GST_OBJECT_LOCK (self);
   self->decoded++;
   GST_OBJECT_UNLOCK (self);
+  gst_spdl_stats_add_out (&self->stats, 1);
   if (!ensure_caps (self, job->width, job->height))
     return GST_FLOW_NOT_NEGOTIATED;
   return gst_pad_push (self->srcpad, g_steal_pointer (&job->output));

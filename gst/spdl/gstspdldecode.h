@@ -13,6 +13,7 @@
 #include <gst/video/video.h>
 
 #include "gstspdljpeg.h"
+#include "gstspdlstats.h"
 
 G_BEGIN_DECLS
 
@@ -49,6 +50,7 @@ struct _GstSpdlDecode
   guint64 errors;
   guint64 errors_by_reason[GST_SPDL_DECODE_N_ERRORS];
   guint64 decoded;
+  GstSpdlStats stats;
 
   /* streaming state, under lock */
   GMutex lock;

@@ -68,6 +68,7 @@ enum
   PROP_ERRORS,
   PROP_NUM_SAMPLES,
   PROP_NUM_CLASSES,
+  PROP_STATS,
 };
 
 #define DEFAULT_LOCATION NULL
@@ -100,6 +101,7 @@ struct _GstSpdlReadSlot
   gint label;
   guint epoch;
   gchar *path;
+  GstSpdlStats *stats;
   gboolean submitted;
   gboolean done;
   GstBuffer *buffer;
@@ -260,6 +262,18 @@ gst_spdl_src_class_init (GstSpdlSrcClass * klass)
           "Classes in the dataset (0 until listed)", 0, G_MAXUINT, 0,
           G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
 
+  /**
+   * GstSpdlSrc:stats:
+   *
+   * "spdl-stats": items-in (reads started), items-out (samples pushed),
+   * busy (ns spent reading), mean, p90, p99 (ns per read), elapsed, and
+   * skipped-unreadable.
+   */
+  g_object_class_install_property (gobject_class, PROP_STATS,
+      g_param_spec_boxed ("stats", "Statistics",
+          "Reads, samples pushed and read times", GST_TYPE_STRUCTURE,
+          G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+
   gst_element_class_add_static_pad_template (element_class, &src_template);
   gst_element_class_set_static_metadata (element_class,
       "SPDL dataset source", "Source/File",
@@ -291,6 +305,7 @@ gst_spdl_src_init (GstSpdlSrc * src)
   src->prefetch = DEFAULT_PREFETCH;
   src->max_errors = DEFAULT_MAX_ERRORS;
   g_queue_init (&src->slots);
+  gst_spdl_stats_init (&src->stats);
   g_mutex_init (&src->read_lock);
   g_cond_init (&src->read_cond);
   gst_base_src_set_format (GST_BASE_SRC (src), GST_FORMAT_TIME);
@@ -306,6 +321,7 @@ gst_spdl_src_finalize (GObject * object)
   g_free (src->extensions);
   g_mutex_clear (&src->read_lock);
   g_cond_clear (&src->read_cond);
+  gst_spdl_stats_clear (&src->stats);
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
 
@@ -415,6 +431,13 @@ gst_spdl_src_get_property (GObject * object, guint prop_id, GValue * value,
     case PROP_NUM_CLASSES:
       g_value_set_uint (value, src->dataset ? src->dataset->n_classes : 0);
       break;
+    case PROP_STATS:{
+      GstStructure *st = gst_spdl_stats_to_structure (&src->stats);
+      gst_structure_set (st, "skipped-unreadable", G_TYPE_UINT64, src->errors,
+          NULL);
+      g_value_take_boxed (value, st);
+      break;
+    }
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -485,6 +508,8 @@ schedule_reads (GstSpdlSrc * src)
     slot->label = src->dataset->labels[slot->index];
     slot->epoch = src->next_epoch;
     slot->path = gst_spdl_dataset_get_full_path (src->dataset, slot->index);
+    slot->stats = &src->stats;
+    gst_spdl_stats_add_in (&src->stats, 1);
     src->next_position++;
     g_queue_push_tail (&src->slots, slot);
     if (src->readers) {
@@ -548,7 +573,10 @@ read_file (const gchar * path, GError ** error)
 static void
 read_slot (GstSpdlReadSlot * slot)
 {
+  guint64 start = gst_spdl_now_ns ();
+
   slot->buffer = read_file (slot->path, &slot->error);
+  gst_spdl_stats_record (slot->stats, gst_spdl_now_ns () - start);
 }
 
 static void
@@ -592,6 +620,7 @@ gst_spdl_src_start (GstBaseSrc * bsrc)
   start_index = src->start_index;
   src->errors = 0;
   GST_OBJECT_UNLOCK (src);
+  gst_spdl_stats_reset (&src->stats);
 
   if (src->shard_index >= src->num_shards) {
     GST_ELEMENT_ERROR (src, RESOURCE, SETTINGS,
@@ -816,6 +845,7 @@ gst_spdl_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
     gst_spdl_buffer_add_sample_meta (*outbuf, slot->index, slot->label,
         slot->epoch, slot->path);
     src->pushed_in_epoch++;
+    gst_spdl_stats_add_out (&src->stats, 1);
     read_slot_free (slot);
     return GST_FLOW_OK;
   }

@@ -13,6 +13,7 @@
 #include <gst/base/gstpushsrc.h>
 
 #include "gstspdldataset.h"
+#include "gstspdlstats.h"
 
 G_BEGIN_DECLS
 
@@ -39,6 +40,7 @@ struct _GstSpdlSrc
   guint prefetch;
   gint max_errors;
   guint64 errors;               /* read-only, counted while running */
+  GstSpdlStats stats;
 
   /* streaming state, set up in start() */
   GstSpdlDataset *dataset;
