@@ -323,7 +323,8 @@ ensure_size (guint8 ** buf, gsize * size, gsize need)
 {
   if (*size < need) {
     g_free (*buf);
-    *buf = g_malloc (need);
+    /* zeroed: the SIMD kernel reads (and discards) slack bytes */
+    *buf = g_malloc0 (need);
     *size = need;
   }
   return *buf;
@@ -491,7 +492,7 @@ process_row (GstSpdlJpegDecoder * dec, const guint8 * row, guint row_width,
 {
   if (dec->cinfo.out_color_space == JCS_CMYK) {
     guint8 *rgb = ensure_size (&dec->rgb, &dec->rgb_size,
-        (gsize) row_width * 3);
+        (gsize) row_width * 3 + 16);
     cmyk_to_rgb (row, rgb, row_width);
     if (channels == 1)
       rgb_to_gray (rgb, row_width);
@@ -551,8 +552,9 @@ decode_rows (GstSpdlJpegDecoder * dec, const GstSpdlDecodeParams * p,
     start_region (cinfo, x0, x1, y0, &xoff);
   read_to = p->region_decode ? y1 : (gint) cinfo->output_height;
 
+  /* 16 bytes of slack: the SIMD row kernel loads 16 bytes per window */
   in_row = (gsize) cinfo->output_width * cinfo->output_components;
-  ensure_size (&dec->rows, &dec->rows_size, in_row * ROW_BATCH);
+  ensure_size (&dec->rows, &dec->rows_size, in_row * ROW_BATCH + 16);
   ensure_size (&dec->hrows, &dec->hrows_size, hrow_bytes * (y1 - y0));
   for (r = 0; r < ROW_BATCH; r++)
     rowptr[r] = dec->rows + r * in_row;
