@@ -16,6 +16,8 @@
 #include <gst/app/gstappsrc.h>
 #include <cuda_runtime_api.h>
 #include <stdio.h>
+
+#include "benchutil.h"
 #include <stdlib.h>
 
 static gint batches = 200;
@@ -65,9 +67,7 @@ element_gbps (guint8 * host, gsize size)
       "spdlcudaupload ! fakesink sync=false", caps);
   GstElement *pipeline = gst_parse_launch (launch, NULL);
   GstElement *src = gst_bin_get_by_name (GST_BIN (pipeline), "src");
-  GstBus *bus = gst_element_get_bus (pipeline);
-  GstMessage *msg;
-  gint64 start;
+  gdouble seconds;
   gint i;
 
   for (i = 0; i < batches; i++)
@@ -75,23 +75,12 @@ element_gbps (guint8 * host, gsize size)
         gst_buffer_new_wrapped_full (GST_MEMORY_FLAG_READONLY, host, size, 0,
             size, NULL, free_pinned));
   gst_app_src_end_of_stream (GST_APP_SRC (src));
-  gst_element_set_state (pipeline, GST_STATE_PAUSED);
-  gst_element_get_state (pipeline, NULL, NULL, GST_CLOCK_TIME_NONE);
-  start = g_get_monotonic_time ();
-  gst_element_set_state (pipeline, GST_STATE_PLAYING);
-  msg = gst_bus_timed_pop_filtered (bus, GST_CLOCK_TIME_NONE,
-      GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
-  start = g_get_monotonic_time () - start;
-  if (GST_MESSAGE_TYPE (msg) == GST_MESSAGE_ERROR)
-    g_printerr ("pipeline error\n");
-  gst_message_unref (msg);
-  gst_element_set_state (pipeline, GST_STATE_NULL);
-  gst_object_unref (bus);
+  seconds = spdl_bench_play (pipeline, TRUE);
   gst_object_unref (src);
   gst_object_unref (pipeline);
   g_free (launch);
   g_free (caps);
-  return (gdouble) size * batches / (start / 1e6) / 1e9;
+  return (gdouble) size * batches / seconds / 1e9;
 }
 
 static gdouble
@@ -103,25 +92,14 @@ pipeline_images_per_s (const gchar * dataset, gboolean upload)
       batch_size, upload ? "spdlcudaupload !" : "");
   GstElement *pipeline = gst_parse_launch (launch, NULL);
   GstElement *src = gst_bin_get_by_name (GST_BIN (pipeline), "spdlsrc0");
-  GstBus *bus = gst_element_get_bus (pipeline);
-  GstMessage *msg;
+  gdouble seconds = spdl_bench_play (pipeline, FALSE);
   guint64 n = 0;
-  gint64 start = g_get_monotonic_time ();
 
-  gst_element_set_state (pipeline, GST_STATE_PLAYING);
-  msg = gst_bus_timed_pop_filtered (bus, GST_CLOCK_TIME_NONE,
-      GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
-  start = g_get_monotonic_time () - start;
-  if (GST_MESSAGE_TYPE (msg) == GST_MESSAGE_ERROR)
-    g_printerr ("pipeline error\n");
   g_object_get (src, "num-samples", &n, NULL);
-  gst_message_unref (msg);
-  gst_element_set_state (pipeline, GST_STATE_NULL);
-  gst_object_unref (bus);
   gst_object_unref (src);
   gst_object_unref (pipeline);
   g_free (launch);
-  return n / (start / 1e6);
+  return n / seconds;
 }
 
 int

@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "benchutil.h"
 #include "gstspdldataset.h"
 #include "gstspdljpeg.h"
 
@@ -90,9 +91,7 @@ run_element (Bench * b, guint n_threads)
       "%s ! fakesink sync=false", n_threads, tail);
   GstElement *pipeline = gst_parse_launch (launch, NULL);
   GstElement *src = gst_bin_get_by_name (GST_BIN (pipeline), "src");
-  GstBus *bus = gst_element_get_bus (pipeline);
-  GstMessage *msg;
-  gint64 start;
+  gdouble seconds;
   guint i;
 
   /* everything queued in appsrc beforehand: only decoding is timed */
@@ -100,22 +99,11 @@ run_element (Bench * b, guint n_threads)
     gst_app_src_push_buffer (GST_APP_SRC (src),
         gst_buffer_new_wrapped_bytes (g_ptr_array_index (b->files, i)));
   gst_app_src_end_of_stream (GST_APP_SRC (src));
-  gst_element_set_state (pipeline, GST_STATE_PAUSED);
-  gst_element_get_state (pipeline, NULL, NULL, GST_CLOCK_TIME_NONE);
-  start = g_get_monotonic_time ();
-  gst_element_set_state (pipeline, GST_STATE_PLAYING);
-  msg = gst_bus_timed_pop_filtered (bus, GST_CLOCK_TIME_NONE,
-      GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
-  start = g_get_monotonic_time () - start;
-  if (GST_MESSAGE_TYPE (msg) == GST_MESSAGE_ERROR)
-    g_printerr ("pipeline error\n");
-  gst_message_unref (msg);
-  gst_element_set_state (pipeline, GST_STATE_NULL);
-  gst_object_unref (bus);
+  seconds = spdl_bench_play (pipeline, TRUE);
   gst_object_unref (src);
   gst_object_unref (pipeline);
   g_free (launch);
-  return b->files->len / (start / 1e6);
+  return b->files->len / seconds;
 }
 
 static gint

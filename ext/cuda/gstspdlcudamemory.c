@@ -11,6 +11,7 @@
 #endif
 
 #include "gstspdlcudamemory.h"
+#include "gstspdlmeta.h"
 
 #include <cuda_runtime_api.h>
 #include <string.h>
@@ -273,39 +274,26 @@ gst_spdl_cuda_memory_get_device_pointer (GstMemory * mem)
 void
 gst_spdl_cuda_meta_register (void)
 {
-  static gsize once = 0;
-
-  if (g_once_init_enter (&once)) {
-    static const gchar *tags[] = { NULL };
-    if (gst_meta_get_info (GST_SPDL_CUDA_META_NAME) == NULL)
-      gst_meta_register_custom (GST_SPDL_CUDA_META_NAME, tags, NULL, NULL,
-          NULL);
-    g_once_init_leave (&once, 1);
-  }
+  gst_spdl_custom_meta_register (GST_SPDL_CUDA_META_NAME);
 }
 
 void
 gst_spdl_buffer_add_cuda_meta (GstBuffer * buffer, gint device_id)
 {
+  guint i, n = MIN (gst_buffer_n_memory (buffer), 16);
+  guint64 pointers[16];
   GstCustomMeta *meta;
   GstStructure *s;
-  GValue array = G_VALUE_INIT, item = G_VALUE_INIT;
-  guint i;
 
   gst_spdl_cuda_meta_register ();
   meta = gst_buffer_get_custom_meta (buffer, GST_SPDL_CUDA_META_NAME);
   if (meta == NULL)
     meta = gst_buffer_add_custom_meta (buffer, GST_SPDL_CUDA_META_NAME);
   s = gst_custom_meta_get_structure (meta);
-  g_value_init (&array, GST_TYPE_ARRAY);
-  g_value_init (&item, G_TYPE_UINT64);
-  for (i = 0; i < gst_buffer_n_memory (buffer); i++) {
-    GstMemory *mem = gst_buffer_peek_memory (buffer, i);
-    g_value_set_uint64 (&item,
-        (guint64) (guintptr) gst_spdl_cuda_memory_get_device_pointer (mem));
-    gst_value_array_append_value (&array, &item);
-  }
+  for (i = 0; i < n; i++)
+    pointers[i] = (guint64) (guintptr)
+        gst_spdl_cuda_memory_get_device_pointer (gst_buffer_peek_memory
+        (buffer, i));
   gst_structure_set (s, "device-id", G_TYPE_INT, device_id, NULL);
-  gst_structure_take_value (s, "pointers", &array);
-  g_value_unset (&item);
+  gst_spdl_structure_set_uint64_array (s, "pointers", pointers, n);
 }

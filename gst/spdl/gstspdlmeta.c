@@ -15,26 +15,47 @@
 static GQuark quark_index, quark_label, quark_epoch, quark_path;
 
 void
+gst_spdl_custom_meta_register (const gchar * name)
+{
+  static const gchar *tags[] = { NULL };
+  static GMutex lock;
+
+  /* NULL transform: GStreamer copies the structure on buffer copies */
+  g_mutex_lock (&lock);
+  if (gst_meta_get_info (name) == NULL)
+    gst_meta_register_custom (name, tags, NULL, NULL, NULL);
+  g_mutex_unlock (&lock);
+}
+
+void
+gst_spdl_structure_set_uint64_array (GstStructure * s, const gchar * field,
+    const guint64 * values, guint n_values)
+{
+  GValue array = G_VALUE_INIT, item = G_VALUE_INIT;
+  guint i;
+
+  g_value_init (&array, GST_TYPE_ARRAY);
+  g_value_init (&item, G_TYPE_UINT64);
+  for (i = 0; i < n_values; i++) {
+    g_value_set_uint64 (&item, values[i]);
+    gst_value_array_append_value (&array, &item);
+  }
+  gst_structure_take_value (s, field, &array);
+  g_value_unset (&item);
+}
+
+void
 gst_spdl_meta_register (void)
 {
   static gsize once = 0;
 
   if (g_once_init_enter (&once)) {
-    static const gchar *tags[] = { NULL };
-
     quark_index = g_quark_from_static_string ("index");
     quark_label = g_quark_from_static_string ("label");
     quark_epoch = g_quark_from_static_string ("epoch");
     quark_path = g_quark_from_static_string ("path");
-    /* NULL transform: GStreamer copies the structure on buffer copies.
-     * The plugin and an application linking these helpers may both get
-     * here: register once per process. */
-    if (gst_meta_get_info (GST_SPDL_SAMPLE_META_NAME) == NULL)
-      gst_meta_register_custom (GST_SPDL_SAMPLE_META_NAME, tags, NULL, NULL,
-          NULL);
-    if (gst_meta_get_info (GST_SPDL_BATCH_META_NAME) == NULL)
-      gst_meta_register_custom (GST_SPDL_BATCH_META_NAME, tags, NULL, NULL,
-          NULL);
+    gst_spdl_custom_meta_register (GST_SPDL_SAMPLE_META_NAME);
+    gst_spdl_custom_meta_register (GST_SPDL_BATCH_META_NAME);
     g_once_init_leave (&once, 1);
   }
 }
@@ -111,21 +132,12 @@ gst_spdl_buffer_add_batch_meta (GstBuffer * buffer, guint epoch,
 {
   GstCustomMeta *meta;
   GstStructure *s;
-  GValue array = G_VALUE_INIT, item = G_VALUE_INIT;
-  guint i;
 
   gst_spdl_meta_register ();
   meta = gst_buffer_add_custom_meta (buffer, GST_SPDL_BATCH_META_NAME);
   s = gst_custom_meta_get_structure (meta);
-  g_value_init (&array, GST_TYPE_ARRAY);
-  g_value_init (&item, G_TYPE_UINT64);
-  for (i = 0; i < n_indices; i++) {
-    g_value_set_uint64 (&item, indices[i]);
-    gst_value_array_append_value (&array, &item);
-  }
   gst_structure_id_set (s, quark_epoch, G_TYPE_UINT, epoch, NULL);
-  gst_structure_take_value (s, "indices", &array);
-  g_value_unset (&item);
+  gst_spdl_structure_set_uint64_array (s, "indices", indices, n_indices);
 }
 
 GstEvent *

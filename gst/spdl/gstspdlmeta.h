@@ -42,6 +42,12 @@ typedef struct
 } GstSpdlSampleInfo;
 
 void gst_spdl_meta_register (void);
+/* Registers a GstCustomMeta @name once per process (plugins and
+ * applications linking these helpers may all ask). */
+void gst_spdl_custom_meta_register (const gchar * name);
+/* Sets @field of @s to a GstValueArray of guint64. */
+void gst_spdl_structure_set_uint64_array (GstStructure * s,
+    const gchar * field, const guint64 * values, guint n_values);
 
 void gst_spdl_buffer_add_sample_meta (GstBuffer * buffer, guint64 index,
     gint label, guint epoch, const gchar * path);
