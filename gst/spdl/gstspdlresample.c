@@ -125,6 +125,8 @@ gst_spdl_resample_axis_init (GstSpdlResampleAxis * axis, gdouble clip_start,
   guint i;
 
   axis->out_size = out_size;
+  axis->uniform = FALSE;
+  axis->taps = 0;
   axis->ksize = (guint) ceil (support) * 2 + 1;
   axis->first = g_new (gint, out_size);
   axis->count = g_new (gint, out_size);
@@ -162,7 +164,8 @@ gst_spdl_resample_axis_init (GstSpdlResampleAxis * axis, gdouble clip_start,
   }
   g_free (k);
   axis->identity = axis_is_identity (axis);
-  if (!axis->identity)
+  /* a mirrored identity goes through the tap kernels too */
+  if (!axis->identity || mirror)
     axis_make_uniform (axis, (gint) clip_start, clip_size);
   if (mirror) {
     axis_mirror (axis);
@@ -179,6 +182,8 @@ gst_spdl_resample_axis_clear (GstSpdlResampleAxis * axis)
   g_clear_pointer (&axis->acc, g_free);
   axis->acc_size = 0;
   axis->out_size = 0;
+  axis->uniform = FALSE;
+  axis->taps = 0;
 }
 
 gboolean

@@ -14,6 +14,7 @@
 #include "spdltestutil.h"
 #include "gstspdljpeg.h"
 #include "gstspdlmeta.h"
+#include "gstspdlresample.h"
 
 #define ITEM(run, i) ((SpdlTestItem *) g_ptr_array_index ((run)->items, (i)))
 
@@ -593,6 +594,36 @@ GST_START_TEST (test_stop_at_any_moment)
 
 GST_END_TEST;
 
+/* Found by the fuzzer: an axis struct reused for a mirrored identity (a
+ * flip without resize) kept the tap count of the previous image and read
+ * past its weights. */
+GST_START_TEST (test_resample_axis_reuse)
+{
+  GstSpdlResampleAxis axis = { 0 };
+  guint8 in[3 * 40 + 16], out[3 * 40];
+  guint i;
+
+  for (i = 0; i < sizeof (in); i++)
+    in[i] = (guint8) (i * 7);
+  /* a downscale: 4-tap windows */
+  gst_spdl_resample_axis_init (&axis, 0, 120, 120.0 / 40, 0, 40, G_MAXINT64,
+      FALSE);
+  fail_unless (axis.uniform && axis.taps <= axis.ksize);
+  gst_spdl_resample_axis_clear (&axis);
+  /* then a mirrored identity on the same struct */
+  gst_spdl_resample_axis_init (&axis, 0, 40, 1.0, 0, 40, G_MAXINT64, TRUE);
+  fail_unless (axis.taps <= axis.ksize, "%u taps, %u weights", axis.taps,
+      axis.ksize);
+  gst_spdl_resample_row (&axis, in, 0, 3, out);
+  for (i = 0; i < 40; i++) {
+    fail_unless_equals_int (out[3 * i], in[3 * (39 - i)]);
+    fail_unless_equals_int (out[3 * i + 2], in[3 * (39 - i) + 2]);
+  }
+  gst_spdl_resample_axis_clear (&axis);
+}
+
+GST_END_TEST;
+
 static Suite *
 spdldecode_suite (void)
 {
@@ -604,6 +635,7 @@ spdldecode_suite (void)
   tcase_add_test (tc, test_center_crop_window);
   tcase_add_test (tc, test_random_flip);
   tcase_add_test (tc, test_random_resized_crop_bounds);
+  tcase_add_test (tc, test_resample_axis_reuse);
   tcase_add_test (tc, test_threads_deterministic);
   tcase_add_test (tc, test_unordered_keeps_epochs);
   tcase_add_test (tc, test_jpeg_kinds);
