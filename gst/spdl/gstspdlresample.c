@@ -124,9 +124,12 @@ gst_spdl_resample_axis_init (GstSpdlResampleAxis * axis, gdouble clip_start,
   gdouble *k;
   guint i;
 
+  /* @axis is uninitialised or cleared: every field is set here */
   axis->out_size = out_size;
   axis->uniform = FALSE;
   axis->taps = 0;
+  axis->acc = NULL;
+  axis->acc_size = 0;
   axis->ksize = (guint) ceil (support) * 2 + 1;
   axis->first = g_new (gint, out_size);
   axis->count = g_new (gint, out_size);

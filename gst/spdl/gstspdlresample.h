@@ -37,7 +37,8 @@ typedef struct
  *   clip_start + (offset + i + 0.5) * scale,
  * i.e. pixel offset + i of the image resized by 1/scale. Outputs whose
  * offset + i falls outside [0, virtual_size) are padding (torchvision's
- * CenterCrop pads with zeros). @mirror reverses the outputs. */
+ * CenterCrop pads with zeros). @mirror reverses the outputs. @axis is
+ * uninitialised or cleared with gst_spdl_resample_axis_clear(). */
 void gst_spdl_resample_axis_init (GstSpdlResampleAxis * axis,
     gdouble clip_start, guint clip_size, gdouble scale, gdouble offset,
     guint out_size, gint64 virtual_size, gboolean mirror);
