@@ -48,6 +48,7 @@ static gint rounds = 5;
 static gchar *recipe = NULL;
 static gint threads = 0;
 static gboolean resize_only = FALSE;
+static gboolean limit_only = FALSE;
 
 static GOptionEntry entries[] = {
   {"rounds", 'r', 0, G_OPTION_ARG_INT, &rounds, "Rounds (default 5)", "N"},
@@ -56,6 +57,8 @@ static GOptionEntry entries[] = {
       "Threads of element-N (default: online CPUs)", "N"},
   {"resize-only", 0, 0, G_OPTION_ARG_NONE, &resize_only,
       "Only compare the resize against GstVideoConverter", NULL},
+  {"limit-only", 0, 0, G_OPTION_ARG_NONE, &limit_only,
+      "Only measure the fused path on one thread (the physical limit)", NULL},
   {NULL}
 };
 
@@ -292,6 +295,13 @@ main (int argc, char **argv)
     return 0;
   }
   run_direct (&b, TRUE, TRUE);  /* warm-up: caches, page faults */
+  if (limit_only) {
+    for (r = 0; r < rounds; r++)
+      results[FUSED][r] = run_direct (&b, TRUE, TRUE);
+    g_print ("| fused (physical limit/core) | %.0f |\n",
+        median (results[FUSED], rounds));
+    return 0;
+  }
   for (r = 0; r < rounds; r++) {
     results[LIBJPEG_FULL][r] = run_direct (&b, FALSE, FALSE);
     results[FUSED][r] = run_direct (&b, TRUE, TRUE);
