@@ -27,7 +27,9 @@
  * and "samples"), also posted on the bus as an element message.
  *
  * File reads run #GstSpdlSrc:prefetch ahead on worker threads, in order, so
- * slow storage does not stall the pipeline. Unreadable or vanished files are
+ * slow storage does not stall the pipeline; while reads are fast (page-cached
+ * local files, see #GstSpdlSrc:prefetch-threshold) they run in the streaming
+ * thread, with no hand-off. Unreadable or vanished files are
  * skipped with a warning and counted against #GstSpdlSrc:max-errors.
  *
  * ## Example launch line
@@ -64,6 +66,7 @@ enum
   PROP_DROP_UNEVEN,
   PROP_START_INDEX,
   PROP_PREFETCH,
+  PROP_PREFETCH_THRESHOLD,
   PROP_MAX_ERRORS,
   PROP_ERRORS,
   PROP_NUM_SAMPLES,
@@ -82,6 +85,7 @@ enum
 #define DEFAULT_DROP_UNEVEN FALSE
 #define DEFAULT_START_INDEX 0
 #define DEFAULT_PREFETCH 4
+#define DEFAULT_PREFETCH_THRESHOLD 200
 #define DEFAULT_MAX_ERRORS -1
 #define MAX_PREFETCH 256
 
@@ -102,6 +106,7 @@ struct _GstSpdlReadSlot
   guint epoch;
   gchar *path;
   GstSpdlStats *stats;
+  GstSpdlSrc *src;
   gboolean submitted;
   gboolean done;
   GstBuffer *buffer;
@@ -233,6 +238,19 @@ gst_spdl_src_class_init (GstSpdlSrcClass * klass)
           "File reads running ahead concurrently (0 = read in the streaming "
           "thread)", 0, MAX_PREFETCH, DEFAULT_PREFETCH, READY_PARAM));
   /**
+   * GstSpdlSrc:prefetch-threshold:
+   *
+   * Reads go to the read-ahead threads only while they take longer than
+   * this on average (microseconds): page-cached local files are read in
+   * the streaming thread, with no hand-off, and slow storage (network file
+   * systems, object-store mounts) is read ahead. 0: always read ahead.
+   */
+  g_object_class_install_property (gobject_class, PROP_PREFETCH_THRESHOLD,
+      g_param_spec_uint64 ("prefetch-threshold", "Prefetch threshold",
+          "Read ahead only while reads take longer than this on average "
+          "(us, 0 = always)", 0, G_MAXUINT64, DEFAULT_PREFETCH_THRESHOLD,
+          READY_PARAM));
+  /**
    * GstSpdlSrc:max-errors:
    *
    * Unreadable samples tolerated (each skipped with a warning) before the
@@ -303,6 +321,7 @@ gst_spdl_src_init (GstSpdlSrc * src)
   src->drop_uneven = DEFAULT_DROP_UNEVEN;
   src->start_index = DEFAULT_START_INDEX;
   src->prefetch = DEFAULT_PREFETCH;
+  src->prefetch_threshold = DEFAULT_PREFETCH_THRESHOLD;
   src->max_errors = DEFAULT_MAX_ERRORS;
   g_queue_init (&src->slots);
   gst_spdl_stats_init (&src->stats);
@@ -368,6 +387,9 @@ gst_spdl_src_set_property (GObject * object, guint prop_id,
     case PROP_PREFETCH:
       src->prefetch = g_value_get_uint (value);
       break;
+    case PROP_PREFETCH_THRESHOLD:
+      src->prefetch_threshold = g_value_get_uint64 (value);
+      break;
     case PROP_MAX_ERRORS:
       src->max_errors = g_value_get_int (value);
       break;
@@ -418,6 +440,9 @@ gst_spdl_src_get_property (GObject * object, guint prop_id, GValue * value,
       break;
     case PROP_PREFETCH:
       g_value_set_uint (value, src->prefetch);
+      break;
+    case PROP_PREFETCH_THRESHOLD:
+      g_value_set_uint64 (value, src->prefetch_threshold);
       break;
     case PROP_MAX_ERRORS:
       g_value_set_int (value, src->max_errors);
@@ -509,10 +534,12 @@ schedule_reads (GstSpdlSrc * src)
     slot->epoch = src->next_epoch;
     slot->path = gst_spdl_dataset_get_full_path (src->dataset, slot->index);
     slot->stats = &src->stats;
+    slot->src = src;
     gst_spdl_stats_add_in (&src->stats, 1);
     src->next_position++;
     g_queue_push_tail (&src->slots, slot);
-    if (src->readers) {
+    if (src->readers && (src->prefetch_threshold == 0 ||
+            src->read_us > src->prefetch_threshold)) {
       slot->submitted = TRUE;
       g_thread_pool_push (src->readers, slot, NULL);
     }
@@ -573,10 +600,15 @@ read_file (const gchar * path, GError ** error)
 static void
 read_slot (GstSpdlReadSlot * slot)
 {
-  guint64 start = gst_spdl_now_ns ();
+  guint64 start = gst_spdl_now_ns (), took;
 
   slot->buffer = read_file (slot->path, &slot->error);
-  gst_spdl_stats_record (slot->stats, gst_spdl_now_ns () - start);
+  took = gst_spdl_now_ns () - start;
+  gst_spdl_stats_record (slot->stats, took);
+  /* a running mean over about 16 reads decides where the next ones run */
+  g_mutex_lock (&slot->src->read_lock);
+  slot->src->read_us += (took / 1000.0 - slot->src->read_us) / 16.0;
+  g_mutex_unlock (&slot->src->read_lock);
 }
 
 static void
@@ -674,6 +706,7 @@ gst_spdl_src_start (GstBaseSrc * bsrc)
   src->pushed_in_epoch = 0;
   src->started_epoch = FALSE;
   src->flushing = FALSE;
+  src->read_us = 0;
   if (src->prefetch > 0)
     src->readers = g_thread_pool_new (read_slot_func, src, src->prefetch,
         FALSE, NULL);

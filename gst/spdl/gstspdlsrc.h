@@ -38,6 +38,7 @@ struct _GstSpdlSrc
   gboolean drop_uneven;
   guint64 start_index;
   guint prefetch;
+  guint64 prefetch_threshold;   /* us; reads slower on average go ahead */
   gint max_errors;
   guint64 errors;               /* read-only, counted while running */
   GstSpdlStats stats;
@@ -59,6 +60,7 @@ struct _GstSpdlSrc
   GMutex read_lock;
   GCond read_cond;
   gboolean flushing;
+  gdouble read_us;              /* running mean of read times, read_lock */
 };
 
 GST_ELEMENT_REGISTER_DECLARE (spdlsrc);

@@ -166,7 +166,8 @@ GST_END_TEST;
 GST_START_TEST (test_shuffle_epochs)
 {
   gchar *root = make_fake_folder (5, 10);
-  SpdlTestRun *a = run_src (root, "shuffle=true seed=7 num-epochs=3");
+  SpdlTestRun *a = run_src (root, "shuffle=true seed=7 num-epochs=3 "
+      "prefetch-threshold=0");
   SpdlTestRun *b = run_src (root, "shuffle=true seed=7 num-epochs=3");
   SpdlTestRun *c = run_src (root, "shuffle=true seed=8 num-epochs=1");
   GArray *a0 = epoch_indices (a, 0), *a1 = epoch_indices (a, 1);
@@ -406,7 +407,8 @@ GST_START_TEST (test_vanished_file_skipped)
 {
   gchar *root = make_fake_folder (1, 30);
   gchar *victim = g_strdup_printf ("%s/c00/s020.jpg", root);
-  gchar *launch = g_strdup_printf ("spdlsrc location=%s prefetch=2", root);
+  gchar *launch = g_strdup_printf ("spdlsrc location=%s prefetch=2 "
+      "prefetch-threshold=0", root);
   SpdlTestRun *run = spdl_test_run_with_hook (launch, remove_sample_hook,
       victim);
   GstElement *src;
