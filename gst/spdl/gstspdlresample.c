@@ -233,40 +233,57 @@ row_rgb_taps (const GstSpdlResampleAxis * axis, const guint8 * in,
 }
 
 #ifdef HAVE_SSE41_KERNEL
-/* The same sums as row_rgb_taps for windows of up to 4 taps, exact: the
- * window's 12 bytes are shuffled into [R0..R3 G0..G3 B0..B3], widened to
- * 32 bits and multiplied by the 4 weights (pmulld), then summed. Reads up
- * to 16 bytes from the window's start: callers leave 4 bytes of slack after
- * each row. */
+/* Sums of 4 taps of one RGB output, exact: the 12 window bytes at @p are
+ * shuffled into [R0..R3 G0..G3 B0..B3], widened to 32 bits, multiplied by
+ * the 4 weights (pmulld) and summed into [r g b 0]. Reads 16 bytes. */
+__attribute__((target ("sse4.1")))
+static inline __m128i
+sum4_rgb (const guint8 * p, __m128i weights)
+{
+  const __m128i planar = _mm_setr_epi8 (0, 3, 6, 9, 1, 4, 7, 10, 2, 5, 8, 11,
+      -1, -1, -1, -1);
+  __m128i px = _mm_shuffle_epi8 (_mm_loadu_si128 ((const __m128i *) p),
+      planar);
+  __m128i r = _mm_mullo_epi32 (_mm_cvtepu8_epi32 (px), weights);
+  __m128i g = _mm_mullo_epi32 (_mm_cvtepu8_epi32 (_mm_srli_si128 (px, 4)),
+      weights);
+  __m128i b = _mm_mullo_epi32 (_mm_cvtepu8_epi32 (_mm_srli_si128 (px, 8)),
+      weights);
+
+  return _mm_hadd_epi32 (_mm_hadd_epi32 (r, g),
+      _mm_hadd_epi32 (b, _mm_setzero_si128 ()));
+}
+
+/* Up to 4 weights as a vector, zeros after @n: never reads past them. */
+__attribute__((target ("sse4.1")))
+static inline __m128i
+load_weights (const gint32 * w, guint n)
+{
+  if (n >= 4)
+    return _mm_loadu_si128 ((const __m128i *) w);
+  return _mm_setr_epi32 (w[0], n > 1 ? w[1] : 0, n > 2 ? w[2] : 0, 0);
+}
+
+/* The same sums as row_rgb_taps for windows of up to 8 taps, as one or two
+ * 4-tap halves. Pixels are read up to 16 bytes past a window's start or
+ * middle: callers leave 16 bytes of slack after each row. */
 __attribute__((target ("sse4.1")))
 static void
 row_rgb_sse41 (const GstSpdlResampleAxis * axis, const guint8 * in,
     gint in_start, guint8 * out)
 {
-  const __m128i planar = _mm_setr_epi8 (0, 3, 6, 9, 1, 4, 7, 10, 2, 5, 8, 11,
-      -1, -1, -1, -1);
   const __m128i half = _mm_set1_epi32 (1 << (PRECISION_BITS - 1));
-  guint i;
+  guint taps = axis->taps, i;
 
   for (i = 0; i < axis->out_size; i++) {
-    const gint32 *w = axis->weights + i * axis->ksize;
     const guint8 *p = in + (gsize) (axis->first[i] - in_start) * 3;
-    __m128i px = _mm_shuffle_epi8 (_mm_loadu_si128 ((const __m128i *) p),
-        planar);
-    __m128i wv = axis->taps == 4 ? _mm_loadu_si128 ((const __m128i *) w) :
-        _mm_setr_epi32 (w[0], axis->taps > 1 ? w[1] : 0,
-        axis->taps > 2 ? w[2] : 0, 0);
-    __m128i r = _mm_mullo_epi32 (_mm_cvtepu8_epi32 (px), wv);
-    __m128i g = _mm_mullo_epi32 (_mm_cvtepu8_epi32 (_mm_srli_si128 (px, 4)),
-        wv);
-    __m128i b = _mm_mullo_epi32 (_mm_cvtepu8_epi32 (_mm_srli_si128 (px, 8)),
-        wv);
-    /* [r g b 0] sums, then the rounding and the shift */
-    __m128i rg = _mm_hadd_epi32 (r, g);
-    __m128i bz = _mm_hadd_epi32 (b, _mm_setzero_si128 ());
-    __m128i sums = _mm_add_epi32 (_mm_hadd_epi32 (rg, bz), half);
+    const gint32 *w = axis->weights + i * axis->ksize;
+    __m128i sums = sum4_rgb (p, load_weights (w, taps));
 
-    sums = _mm_srai_epi32 (sums, PRECISION_BITS);
+    if (taps > 4)
+      sums = _mm_add_epi32 (sums, sum4_rgb (p + 12, load_weights (w + 4,
+                  taps - 4)));
+    sums = _mm_srai_epi32 (_mm_add_epi32 (sums, half), PRECISION_BITS);
     sums = _mm_packs_epi32 (sums, sums);
     sums = _mm_packus_epi16 (sums, sums);
     {
@@ -321,7 +338,7 @@ gst_spdl_resample_row (const GstSpdlResampleAxis * axis, const guint8 * in,
   }
   if (channels == 3 && axis->uniform) {
 #ifdef HAVE_SSE41_KERNEL
-    if (axis->taps <= 4 && have_sse41 ()) {
+    if (axis->taps <= 8 && have_sse41 ()) {
       row_rgb_sse41 (axis, in, in_start, out);
       return;
     }
