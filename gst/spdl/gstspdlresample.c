@@ -233,15 +233,24 @@ row_rgb_taps (const GstSpdlResampleAxis * axis, const guint8 * in,
 }
 
 #ifdef HAVE_SSE41_KERNEL
-/* Sums of 4 taps of one RGB output, exact: the 12 window bytes at @p are
+/* pshufb masks: the first n of 4 taps' bytes as [R.. G.. B..], zeros for
+ * the rest, so bytes past a window never reach the sums */
+static const gint8 planar_masks[5][16] = {
+  {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1},
+  {0, -1, -1, -1, 1, -1, -1, -1, 2, -1, -1, -1, -1, -1, -1, -1},
+  {0, 3, -1, -1, 1, 4, -1, -1, 2, 5, -1, -1, -1, -1, -1, -1},
+  {0, 3, 6, -1, 1, 4, 7, -1, 2, 5, 8, -1, -1, -1, -1, -1},
+  {0, 3, 6, 9, 1, 4, 7, 10, 2, 5, 8, 11, -1, -1, -1, -1},
+};
+
+/* Sums of up to 4 taps of one RGB output, exact: the window bytes at @p are
  * shuffled into [R0..R3 G0..G3 B0..B3], widened to 32 bits, multiplied by
- * the 4 weights (pmulld) and summed into [r g b 0]. Reads 16 bytes. */
+ * the weights (pmulld) and summed into [r g b 0]. Loads 16 bytes. */
 __attribute__((target ("sse4.1")))
 static inline __m128i
-sum4_rgb (const guint8 * p, __m128i weights)
+sum4_rgb (const guint8 * p, __m128i weights, guint n)
 {
-  const __m128i planar = _mm_setr_epi8 (0, 3, 6, 9, 1, 4, 7, 10, 2, 5, 8, 11,
-      -1, -1, -1, -1);
+  const __m128i planar = _mm_loadu_si128 ((const __m128i *) planar_masks[n]);
   __m128i px = _mm_shuffle_epi8 (_mm_loadu_si128 ((const __m128i *) p),
       planar);
   __m128i r = _mm_mullo_epi32 (_mm_cvtepu8_epi32 (px), weights);
@@ -278,11 +287,11 @@ row_rgb_sse41 (const GstSpdlResampleAxis * axis, const guint8 * in,
   for (i = 0; i < axis->out_size; i++) {
     const guint8 *p = in + (gsize) (axis->first[i] - in_start) * 3;
     const gint32 *w = axis->weights + i * axis->ksize;
-    __m128i sums = sum4_rgb (p, load_weights (w, taps));
+    __m128i sums = sum4_rgb (p, load_weights (w, taps), MIN (taps, 4));
 
     if (taps > 4)
       sums = _mm_add_epi32 (sums, sum4_rgb (p + 12, load_weights (w + 4,
-                  taps - 4)));
+                  taps - 4), taps - 4));
     sums = _mm_srai_epi32 (_mm_add_epi32 (sums, half), PRECISION_BITS);
     sums = _mm_packs_epi32 (sums, sums);
     sums = _mm_packus_epi16 (sums, sums);
