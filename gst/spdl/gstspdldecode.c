@@ -777,12 +777,15 @@ gst_spdl_decode_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
   GstSpdlDecodeJob *job;
   GstSpdlSampleInfo info;
   GstFlowReturn ret;
+  gboolean has_info;
 
   job = g_new0 (GstSpdlDecodeJob, 1);
   job->input = buffer;
   gst_spdl_stats_add_in (&self->stats, 1);
+  /* metadata lookups outside the lock the workers share */
+  has_info = gst_spdl_buffer_get_sample_info (buffer, &info);
   g_mutex_lock (&self->lock);
-  if (gst_spdl_buffer_get_sample_info (buffer, &info)) {
+  if (has_info) {
     job->index = info.index;
     job->epoch = info.epoch;
   } else {
@@ -910,13 +913,22 @@ gst_spdl_decode_src_query (GstPad * pad, GstObject * parent, GstQuery * query)
   return gst_pad_query_default (pad, parent, query);
 }
 
+static void
+push_held_events (GstSpdlDecode * self)
+{
+  GList *l;
+
+  for (l = self->held_events; l; l = l->next)
+    gst_pad_push_event (self->srcpad, l->data);
+  g_clear_pointer (&self->held_events, g_list_free);
+}
+
 /* Our caps go out before the first sample of each size; sticky events
  * that must follow caps (segment, tags) are held until then. */
 static gboolean
 ensure_caps (GstSpdlDecode * self, guint width, guint height)
 {
   GstCaps *caps;
-  GList *l;
   gboolean ok;
 
   if (self->caps_sent && width == self->caps_width &&
@@ -924,17 +936,14 @@ ensure_caps (GstSpdlDecode * self, guint width, guint height)
     return TRUE;
   caps = output_caps (self, width, height);
   ok = gst_pad_push_event (self->srcpad, gst_event_new_caps (caps));
-  g_mutex_lock (&self->lock);
+  /* source task only: no lock */
   self->caps_width = width;
   self->caps_height = height;
-  g_mutex_unlock (&self->lock);
   if (!ok)
     GST_WARNING_OBJECT (self, "downstream refused %" GST_PTR_FORMAT, caps);
   gst_caps_unref (caps);
   self->caps_sent = TRUE;
-  for (l = self->held_events; l; l = l->next)
-    gst_pad_push_event (self->srcpad, l->data);
-  g_clear_pointer (&self->held_events, g_list_free);
+  push_held_events (self);
   return ok;
 }
 
@@ -948,12 +957,8 @@ push_event (GstSpdlDecode * self, GstEvent * event)
     self->held_events = g_list_append (self->held_events, event);
     return TRUE;
   }
-  if (type == GST_EVENT_EOS && !self->caps_sent) {
-    GList *l;
-    for (l = self->held_events; l; l = l->next)
-      gst_pad_push_event (self->srcpad, l->data);
-    g_clear_pointer (&self->held_events, g_list_free);
-  }
+  if (type == GST_EVENT_EOS && !self->caps_sent)
+    push_held_events (self);
   return gst_pad_push_event (self->srcpad, event);
 }
 

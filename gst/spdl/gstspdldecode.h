@@ -71,7 +71,7 @@ struct _GstSpdlDecode
   GstSpdlDecodeParams active;   /* params of this run (copied at start) */
   gboolean gray;
 
-  /* source side, streaming thread only */
+  /* source side, source task only */
   GstBufferPool *pool;
   guint caps_width, caps_height;
   gboolean caps_sent;
