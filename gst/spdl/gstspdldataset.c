@@ -11,6 +11,7 @@
 #endif
 
 #include "gstspdldataset.h"
+#include "gstspdlutil.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -106,6 +107,17 @@ is_directory (const gchar * full, gboolean * is_dir)
   return TRUE;
 }
 
+static void
+add_folder_warning (GstSpdlDataset * ds, const gchar * folder,
+    const gchar * reason)
+{
+  gchar *name = g_filename_display_name (folder);
+
+  g_ptr_array_add (ds->warnings, g_strdup_printf ("Skipping folder \"%s\": "
+          "%s", name, reason));
+  g_free (name);
+}
+
 /* Collects @rel and every folder below it. A folder already on the current
  * walk (a symlink loop) is not entered again. */
 static void
@@ -118,16 +130,14 @@ collect_folders (FolderWalk * walk, const gchar * rel)
   struct dirent *ent;
 
   if (stat (full, &st) != 0 || (dir = opendir (full)) == NULL) {
-    g_ptr_array_add (walk->ds->warnings, g_strdup_printf ("Skipping folder "
-            "\"%s\": %s", full, g_strerror (errno)));
+    add_folder_warning (walk->ds, full, g_strerror (errno));
     g_free (full);
     return;
   }
   key = g_strdup_printf ("%lu:%lu", (gulong) st.st_dev, (gulong) st.st_ino);
   if (g_hash_table_contains (walk->visiting, key)) {
-    g_ptr_array_add (walk->ds->warnings, g_strdup_printf ("Skipping folder "
-            "\"%s\": a symlink loop (it leads back to a folder above it)",
-            full));
+    add_folder_warning (walk->ds, full,
+        "a symlink loop (it leads back to a folder above it)");
     closedir (dir);
     g_free (key);
     g_free (full);
@@ -205,8 +215,11 @@ list_class_folders (const gchar * root, GError ** error)
   struct dirent *ent;
 
   if (dir == NULL) {
+    gint err = errno;
+    gchar *name = g_filename_display_name (root);
     g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_OPEN_READ,
-        "Could not open dataset folder \"%s\": %s", root, g_strerror (errno));
+        "Could not open dataset folder \"%s\": %s", name, g_strerror (err));
+    g_free (name);
     g_ptr_array_unref (classes);
     return NULL;
   }
@@ -260,31 +273,49 @@ load_image_folder (GstSpdlDataset * ds, const gchar * root,
 /* ------------------------------------------------------------------------ */
 /* Manifest: one "relative/path<TAB>label" per line                         */
 
+/* A manifest line quoted in an error: valid UTF-8, cut on a character
+ * boundary. */
+static gchar *
+quote_line (const gchar * line, gsize len)
+{
+  return gst_spdl_utf8_prefix (line, len, 80);
+}
+
 static gboolean
 parse_manifest_line (GstSpdlDataset * ds, gchar * line, gssize len,
     const gchar * location, guint64 line_no, GError ** error)
 {
-  gchar *tab, *end;
+  gchar *tab, *end, *quoted;
   gint64 label;
 
+  /* a UTF-8 byte-order mark before the first line (Windows editors) */
+  if (line_no == 1 && len >= 3 && memcmp (line, "\xEF\xBB\xBF", 3) == 0) {
+    line += 3;
+    len -= 3;
+  }
   while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
     line[--len] = '\0';
   if (len == 0 || line[0] == '#')
     return TRUE;
-  tab = memchr (line, '\t', len);
+  /* the label follows the last tab: a path may hold tabs itself */
+  tab = g_strrstr_len (line, len, "\t");
   if (tab == NULL || tab == line) {
+    quoted = quote_line (line, len);
     g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_READ,
         "%s:%" G_GUINT64_FORMAT ": expected \"relative/path<TAB>label\", "
-        "got \"%.80s\"", location, line_no, line);
+        "got \"%s\"", location, line_no, quoted);
+    g_free (quoted);
     return FALSE;
   }
   errno = 0;
   label = g_ascii_strtoll (tab + 1, &end, 10);
   if (end == tab + 1 || *end != '\0' || errno != 0 || label < 0 ||
       label > G_MAXINT32) {
+    quoted = gst_spdl_utf8_prefix (tab + 1, -1, 40);
     g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_READ,
-        "%s:%" G_GUINT64_FORMAT ": label \"%.40s\" is not a non-negative "
-        "integer", location, line_no, tab + 1);
+        "%s:%" G_GUINT64_FORMAT ": label \"%s\" is not a non-negative "
+        "integer", location, line_no, quoted);
+    g_free (quoted);
     return FALSE;
   }
   dataset_append (ds, NULL, 0, line, tab - line, (gint32) label);
@@ -296,6 +327,7 @@ static gboolean
 load_manifest (GstSpdlDataset * ds, const gchar * location, GError ** error)
 {
   FILE *file = fopen (location, "re");
+  gchar *display = g_filename_display_name (location);
   gchar *line = NULL;
   gsize cap = 0;
   gssize len;
@@ -304,18 +336,20 @@ load_manifest (GstSpdlDataset * ds, const gchar * location, GError ** error)
 
   if (file == NULL) {
     g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_OPEN_READ,
-        "Could not open manifest \"%s\": %s", location, g_strerror (errno));
+        "Could not open manifest \"%s\": %s", display, g_strerror (errno));
+    g_free (display);
     return FALSE;
   }
   while (ok && (len = getline (&line, &cap, file)) >= 0)
-    ok = parse_manifest_line (ds, line, len, location, ++line_no, error);
+    ok = parse_manifest_line (ds, line, len, display, ++line_no, error);
   if (ok && ferror (file)) {
     g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_READ,
-        "Could not read manifest \"%s\": %s", location, g_strerror (errno));
+        "Could not read manifest \"%s\": %s", display, g_strerror (errno));
     ok = FALSE;
   }
   free (line);
   fclose (file);
+  g_free (display);
   return ok;
 }
 
@@ -327,6 +361,7 @@ gst_spdl_dataset_load (const gchar * location, const gchar * extensions,
 {
   GstSpdlDataset *ds;
   struct stat st;
+  gchar *display;
   gboolean ok;
 
   if (location == NULL || *location == '\0') {
@@ -334,10 +369,20 @@ gst_spdl_dataset_load (const gchar * location, const gchar * extensions,
         "No dataset location given (set the \"location\" property)");
     return NULL;
   }
+  display = g_filename_display_name (location);
   if (stat (location, &st) != 0) {
     g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_NOT_FOUND,
-        "Dataset location \"%s\" does not exist: %s", location,
+        "Dataset location \"%s\" does not exist: %s", display,
         g_strerror (errno));
+    g_free (display);
+    return NULL;
+  }
+  /* a FIFO or device would block or never end */
+  if (!S_ISDIR (st.st_mode) && !S_ISREG (st.st_mode)) {
+    g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_OPEN_READ,
+        "Dataset location \"%s\" is neither a folder nor a manifest file",
+        display);
+    g_free (display);
     return NULL;
   }
 
@@ -353,13 +398,16 @@ gst_spdl_dataset_load (const gchar * location, const gchar * extensions,
     ok = load_manifest (ds, location, error);
   }
   if (ok && ds->n_samples == 0) {
-    g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_NOT_FOUND,
-        S_ISDIR (st.st_mode) ?
-        "Dataset \"%s\" is empty: no class folder holds a file with "
-        "extension %s" : "Dataset manifest \"%s\" lists no sample%s",
-        location, S_ISDIR (st.st_mode) ? extensions : "");
+    if (S_ISDIR (st.st_mode))
+      g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_NOT_FOUND,
+          "Dataset \"%s\" is empty: no class folder holds a file with "
+          "extension %s", display, extensions);
+    else
+      g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_NOT_FOUND,
+          "Dataset manifest \"%s\" lists no sample", display);
     ok = FALSE;
   }
+  g_free (display);
   if (!ok) {
     gst_spdl_dataset_free (ds);
     return NULL;

@@ -12,6 +12,8 @@
 
 #include "gstspdlmeta.h"
 
+#include <string.h>
+
 static GQuark quark_index, quark_label, quark_epoch, quark_path;
 
 void
@@ -65,13 +67,24 @@ gst_spdl_buffer_add_sample_meta (GstBuffer * buffer, guint64 index,
     gint label, guint epoch, const gchar * path)
 {
   GstCustomMeta *meta;
+  GstStructure *s;
 
   gst_spdl_meta_register ();
   meta = gst_buffer_add_custom_meta (buffer, GST_SPDL_SAMPLE_META_NAME);
-  gst_structure_id_set (gst_custom_meta_get_structure (meta),
-      quark_index, G_TYPE_UINT64, index,
-      quark_label, G_TYPE_INT, label,
-      quark_epoch, G_TYPE_UINT, epoch, quark_path, G_TYPE_STRING, path, NULL);
+  s = gst_custom_meta_get_structure (meta);
+  gst_structure_id_set (s, quark_index, G_TYPE_UINT64, index,
+      quark_label, G_TYPE_INT, label, quark_epoch, G_TYPE_UINT, epoch, NULL);
+  if (g_utf8_validate (path, -1, NULL)) {
+    gst_structure_id_set (s, quark_path, G_TYPE_STRING, path, NULL);
+  } else {
+    /* structure strings are UTF-8: show the name, keep its bytes */
+    gchar *display = g_filename_display_name (path);
+    GBytes *bytes = g_bytes_new (path, strlen (path));
+    gst_structure_id_set (s, quark_path, G_TYPE_STRING, display, NULL);
+    gst_structure_set (s, "path-bytes", G_TYPE_BYTES, bytes, NULL);
+    g_bytes_unref (bytes);
+    g_free (display);
+  }
 }
 
 gboolean

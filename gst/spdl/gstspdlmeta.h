@@ -15,7 +15,9 @@ G_BEGIN_DECLS
 
 /* Every sample buffer carries a GstCustomMeta of this name; its structure
  * has the fields "index" (guint64, the sample's index in the dataset listing),
- * "label" (gint), "epoch" (guint) and "path" (string). Python reads it with
+ * "label" (gint), "epoch" (guint) and "path" (string, UTF-8: a file name
+ * that is not valid UTF-8 is shown as g_filename_display_name() does, and
+ * its bytes are in "path-bytes", a GBytes). Python reads it with
  * buffer.get_custom_meta("GstSpdlSampleMeta").get_structure(). */
 #define GST_SPDL_SAMPLE_META_NAME "GstSpdlSampleMeta"
 

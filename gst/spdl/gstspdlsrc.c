@@ -29,8 +29,13 @@
  * File reads run #GstSpdlSrc:prefetch ahead on worker threads, in order, so
  * slow storage does not stall the pipeline; while reads are fast (page-cached
  * local files, see #GstSpdlSrc:prefetch-threshold) they run in the streaming
- * thread, with no hand-off. Unreadable or vanished files are
- * skipped with a warning and counted against #GstSpdlSrc:max-errors.
+ * thread, with no hand-off. Only regular files are samples: unreadable or
+ * vanished files, anything that is not a regular file (a FIFO, a device, a
+ * symlink to one) and files larger than #GstSpdlSrc:max-file-size are
+ * skipped with a warning naming the file and the reason, counted by reason
+ * (#GstSpdlSrc:error-counts) and against #GstSpdlSrc:max-errors. File
+ * names are opened as the bytes they are; messages and the sample
+ * metadata show them as UTF-8 (g_filename_display_name()).
  *
  * ## Example launch line
  * |[
@@ -45,6 +50,7 @@
 #include "gstspdlsrc.h"
 #include "gstspdlmeta.h"
 #include "gstspdlrandom.h"
+#include "gstspdlutil.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -67,8 +73,11 @@ enum
   PROP_START_INDEX,
   PROP_PREFETCH,
   PROP_PREFETCH_THRESHOLD,
+  PROP_MAX_FILE_SIZE,
   PROP_MAX_ERRORS,
+  PROP_WARNING_LIMIT,
   PROP_ERRORS,
+  PROP_ERROR_COUNTS,
   PROP_NUM_SAMPLES,
   PROP_NUM_CLASSES,
   PROP_STATS,
@@ -86,7 +95,9 @@ enum
 #define DEFAULT_START_INDEX 0
 #define DEFAULT_PREFETCH 4
 #define DEFAULT_PREFETCH_THRESHOLD 200
+#define DEFAULT_MAX_FILE_SIZE (256 * 1024 * 1024)
 #define DEFAULT_MAX_ERRORS -1
+#define DEFAULT_WARNING_LIMIT 20
 #define MAX_PREFETCH 256
 
 static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
@@ -110,8 +121,15 @@ struct _GstSpdlReadSlot
   gboolean submitted;
   gboolean done;
   GstBuffer *buffer;
-  GError *error;
+  GError *error;                /* code: a GstSpdlSrcSkipReason */
 };
+
+/* Why a sample was skipped; names as in error-counts */
+static const gchar *const skip_reasons[GST_SPDL_SRC_N_SKIP_REASONS] = {
+  "unreadable", "not-a-file", "too-large"
+};
+
+#define SPDL_SRC_SKIP (g_quark_from_static_string ("spdl-src-skip-reason"))
 
 #define gst_spdl_src_parent_class parent_class
 G_DEFINE_TYPE (GstSpdlSrc, gst_spdl_src, GST_TYPE_PUSH_SRC);
@@ -251,6 +269,16 @@ gst_spdl_src_class_init (GstSpdlSrcClass * klass)
           "(us, 0 = always)", 0, G_MAXUINT64, DEFAULT_PREFETCH_THRESHOLD,
           READY_PARAM));
   /**
+   * GstSpdlSrc:max-file-size:
+   *
+   * Files larger than this (bytes) are skipped with the reason
+   * "too-large" before any memory is allocated for them; 0 = no limit.
+   */
+  g_object_class_install_property (gobject_class, PROP_MAX_FILE_SIZE,
+      g_param_spec_uint64 ("max-file-size", "Max file size",
+          "Skip files larger than this many bytes (0 = no limit)", 0,
+          G_MAXUINT64, DEFAULT_MAX_FILE_SIZE, READY_PARAM));
+  /**
    * GstSpdlSrc:max-errors:
    *
    * Unreadable samples tolerated (each skipped with a warning) before the
@@ -262,10 +290,34 @@ gst_spdl_src_class_init (GstSpdlSrcClass * klass)
           G_MAXINT, DEFAULT_MAX_ERRORS,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_PLAYING));
+  /**
+   * GstSpdlSrc:warning-limit:
+   *
+   * Skipped samples of each epoch that get a warning message on the bus;
+   * later ones are only counted and logged (debug category spdlsrc), and
+   * an "spdl-skipped" element message with the epoch's counts by reason
+   * follows each epoch that skipped any.
+   */
+  g_object_class_install_property (gobject_class, PROP_WARNING_LIMIT,
+      g_param_spec_uint ("warning-limit", "Warning limit",
+          "Per-sample warnings posted per epoch (the rest are counted)", 0,
+          G_MAXUINT, DEFAULT_WARNING_LIMIT,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_PLAYING));
   g_object_class_install_property (gobject_class, PROP_ERRORS,
       g_param_spec_uint64 ("errors", "Errors",
           "Samples skipped so far because they could not be read", 0,
           G_MAXUINT64, 0, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+  /**
+   * GstSpdlSrc:error-counts:
+   *
+   * Skipped samples by reason: a structure with "total" and one guint64
+   * field per reason (unreadable, not-a-file, too-large).
+   */
+  g_object_class_install_property (gobject_class, PROP_ERROR_COUNTS,
+      g_param_spec_boxed ("error-counts", "Error counts",
+          "Skipped samples by reason", GST_TYPE_STRUCTURE,
+          G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
   /**
    * GstSpdlSrc:num-samples:
    *
@@ -285,7 +337,7 @@ gst_spdl_src_class_init (GstSpdlSrcClass * klass)
    *
    * "spdl-stats": items-in (reads started), items-out (samples pushed),
    * busy (ns spent reading), mean, p90, p99 (ns per read), elapsed, and
-   * skipped-unreadable.
+   * skipped-REASON counts.
    */
   g_object_class_install_property (gobject_class, PROP_STATS,
       g_param_spec_boxed ("stats", "Statistics",
@@ -322,7 +374,9 @@ gst_spdl_src_init (GstSpdlSrc * src)
   src->start_index = DEFAULT_START_INDEX;
   src->prefetch = DEFAULT_PREFETCH;
   src->prefetch_threshold = DEFAULT_PREFETCH_THRESHOLD;
+  src->max_file_size = DEFAULT_MAX_FILE_SIZE;
   src->max_errors = DEFAULT_MAX_ERRORS;
+  src->warning_limit = DEFAULT_WARNING_LIMIT;
   g_queue_init (&src->slots);
   gst_spdl_stats_init (&src->stats);
   g_mutex_init (&src->read_lock);
@@ -390,14 +444,34 @@ gst_spdl_src_set_property (GObject * object, guint prop_id,
     case PROP_PREFETCH_THRESHOLD:
       src->prefetch_threshold = g_value_get_uint64 (value);
       break;
+    case PROP_MAX_FILE_SIZE:
+      src->max_file_size = g_value_get_uint64 (value);
+      break;
     case PROP_MAX_ERRORS:
       src->max_errors = g_value_get_int (value);
+      break;
+    case PROP_WARNING_LIMIT:
+      src->warning_limit = g_value_get_uint (value);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
   }
   GST_OBJECT_UNLOCK (src);
+}
+
+/* called with the object lock */
+static GstStructure *
+error_counts_new (GstSpdlSrc * src)
+{
+  GstStructure *s = gst_structure_new (GST_SPDL_SKIPPED_NAME, "total",
+      G_TYPE_UINT64, src->errors, NULL);
+  guint i;
+
+  for (i = 0; i < GST_SPDL_SRC_N_SKIP_REASONS; i++)
+    gst_structure_set (s, skip_reasons[i], G_TYPE_UINT64,
+        src->errors_by_reason[i], NULL);
+  return s;
 }
 
 static void
@@ -444,11 +518,20 @@ gst_spdl_src_get_property (GObject * object, guint prop_id, GValue * value,
     case PROP_PREFETCH_THRESHOLD:
       g_value_set_uint64 (value, src->prefetch_threshold);
       break;
+    case PROP_MAX_FILE_SIZE:
+      g_value_set_uint64 (value, src->max_file_size);
+      break;
     case PROP_MAX_ERRORS:
       g_value_set_int (value, src->max_errors);
       break;
+    case PROP_WARNING_LIMIT:
+      g_value_set_uint (value, src->warning_limit);
+      break;
     case PROP_ERRORS:
       g_value_set_uint64 (value, src->errors);
+      break;
+    case PROP_ERROR_COUNTS:
+      g_value_take_boxed (value, error_counts_new (src));
       break;
     case PROP_NUM_SAMPLES:
       g_value_set_uint64 (value, src->samples_per_epoch);
@@ -458,8 +541,13 @@ gst_spdl_src_get_property (GObject * object, guint prop_id, GValue * value,
       break;
     case PROP_STATS:{
       GstStructure *st = gst_spdl_stats_to_structure (&src->stats);
-      gst_structure_set (st, "skipped-unreadable", G_TYPE_UINT64, src->errors,
-          NULL);
+      guint i;
+      for (i = 0; i < GST_SPDL_SRC_N_SKIP_REASONS; i++) {
+        gchar *key = g_strconcat ("skipped-", skip_reasons[i], NULL);
+        gst_structure_set (st, key, G_TYPE_UINT64, src->errors_by_reason[i],
+            NULL);
+        g_free (key);
+      }
       g_value_take_boxed (value, st);
       break;
     }
@@ -549,45 +637,104 @@ schedule_reads (GstSpdlSrc * src)
 /* ------------------------------------------------------------------------ */
 /* Reading                                                                  */
 
+static gboolean
+skip_error (GError ** error, GstSpdlSrcSkipReason reason, const gchar * format,
+    ...) G_GNUC_PRINTF (3, 4);
+
+static gboolean
+skip_error (GError ** error, GstSpdlSrcSkipReason reason, const gchar * format,
+    ...)
+{
+  va_list args;
+
+  va_start (args, format);
+  *error = g_error_new_valist (SPDL_SRC_SKIP, reason, format, args);
+  va_end (args);
+  return FALSE;
+}
+
+/* Only regular files of at most @max_size bytes are samples. */
+static gboolean
+check_file (const struct stat *st, guint64 max_size, GError ** error)
+{
+  if (!S_ISREG (st->st_mode))
+    return skip_error (error, GST_SPDL_SRC_SKIP_NOT_A_FILE,
+        "not a regular file (%s)", S_ISFIFO (st->st_mode) ? "a FIFO" :
+        S_ISCHR (st->st_mode) || S_ISBLK (st->st_mode) ? "a device" :
+        S_ISSOCK (st->st_mode) ? "a socket" : S_ISDIR (st->st_mode) ?
+        "a folder" : "not a file");
+  if (max_size && (guint64) st->st_size > max_size)
+    return skip_error (error, GST_SPDL_SRC_SKIP_TOO_LARGE,
+        "%" G_GUINT64_FORMAT " bytes, more than max-file-size=%"
+        G_GUINT64_FORMAT, (guint64) st->st_size, max_size);
+  return TRUE;
+}
+
+static gboolean
+read_all (int fd, guint8 * data, gsize size, gsize * got, GError ** error)
+{
+  *got = 0;
+  while (*got < size) {
+    ssize_t n = read (fd, data + *got, size - *got);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0)
+      return skip_error (error, GST_SPDL_SRC_SKIP_UNREADABLE, "%s",
+          g_strerror (errno));
+    if (n == 0)
+      break;
+    *got += n;
+  }
+  return TRUE;
+}
+
+/* The file's type and size are checked before it is opened (opening a
+ * FIFO blocks), and again on the open descriptor (it may have been
+ * replaced meanwhile); O_NONBLOCK keeps a FIFO swapped in from blocking. */
 static GstBuffer *
-read_file (const gchar * path, GError ** error)
+read_file (const gchar * path, guint64 max_size, GError ** error)
 {
   struct stat st;
   GstBuffer *buffer;
   GstMapInfo map;
   gsize got = 0;
-  int fd = open (path, O_RDONLY | O_CLOEXEC);
+  gboolean ok;
+  int fd;
 
+  if (stat (path, &st) != 0) {
+    skip_error (error, GST_SPDL_SRC_SKIP_UNREADABLE, "%s", g_strerror (errno));
+    return NULL;
+  }
+  if (!check_file (&st, max_size, error))
+    return NULL;
+  fd = open (path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (fd < 0 || fstat (fd, &st) != 0) {
-    g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_OPEN_READ,
-        "%s", g_strerror (errno));
+    skip_error (error, GST_SPDL_SRC_SKIP_UNREADABLE, "%s", g_strerror (errno));
     if (fd >= 0)
       close (fd);
     return NULL;
   }
-  if (!S_ISREG (st.st_mode)) {
-    g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_OPEN_READ,
-        "not a regular file");
+  if (!check_file (&st, max_size, error)) {
     close (fd);
     return NULL;
   }
-  buffer = gst_buffer_new_allocate (NULL, st.st_size, NULL);
-  gst_buffer_map (buffer, &map, GST_MAP_WRITE);
-  while (got < map.size) {
-    ssize_t n = read (fd, map.data + got, map.size - got);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0) {
-      if (n < 0)
-        g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_READ,
-            "%s", g_strerror (errno));
-      break;
-    }
-    got += n;
+  buffer = gst_spdl_buffer_try_new (st.st_size);
+  if (buffer == NULL) {
+    skip_error (error, GST_SPDL_SRC_SKIP_TOO_LARGE, "out of memory for %"
+        G_GUINT64_FORMAT " bytes", (guint64) st.st_size);
+    close (fd);
+    return NULL;
   }
+  if (!gst_buffer_map (buffer, &map, GST_MAP_WRITE)) {
+    skip_error (error, GST_SPDL_SRC_SKIP_UNREADABLE, "could not map memory");
+    gst_buffer_unref (buffer);
+    close (fd);
+    return NULL;
+  }
+  ok = read_all (fd, map.data, map.size, &got, error);
   gst_buffer_unmap (buffer, &map);
   close (fd);
-  if (error && *error) {
+  if (!ok) {
     gst_buffer_unref (buffer);
     return NULL;
   }
@@ -602,7 +749,8 @@ read_slot (GstSpdlReadSlot * slot)
 {
   guint64 start = gst_spdl_now_ns (), took;
 
-  slot->buffer = read_file (slot->path, &slot->error);
+  slot->buffer = read_file (slot->path, slot->src->active_max_file_size,
+      &slot->error);
   took = gst_spdl_now_ns () - start;
   gst_spdl_stats_record (slot->stats, took);
   /* a running mean over about 16 reads decides where the next ones run */
@@ -645,12 +793,17 @@ gst_spdl_src_start (GstBaseSrc * bsrc)
   gchar *location, *extensions;
   guint64 per_shard, start_index;
   GError *error = NULL;
+  gchar *display;
 
   GST_OBJECT_LOCK (src);
   location = g_strdup (src->location);
   extensions = g_strdup (src->extensions);
   start_index = src->start_index;
+  src->active_max_file_size = src->max_file_size;
   src->errors = 0;
+  memset (src->errors_by_reason, 0, sizeof (src->errors_by_reason));
+  gst_spdl_warn_limiter_reset (&src->warn_limiter, src->warning_limit);
+  memset (src->epoch_errors, 0, sizeof (src->epoch_errors));
   GST_OBJECT_UNLOCK (src);
   gst_spdl_stats_reset (&src->stats);
 
@@ -663,10 +816,12 @@ gst_spdl_src_start (GstBaseSrc * bsrc)
 
   dataset = gst_spdl_dataset_load (location, extensions, &error);
   if (dataset == NULL) {
+    display = location ? g_filename_display_name (location) : NULL;
     gst_element_message_full (GST_ELEMENT (src), GST_MESSAGE_ERROR,
         GST_RESOURCE_ERROR, error->code, g_strdup (error->message),
-        g_strdup_printf ("location=%s", location), __FILE__, GST_FUNCTION,
+        g_strdup_printf ("location=%s", display), __FILE__, GST_FUNCTION,
         __LINE__);
+    g_free (display);
     g_error_free (error);
     goto failed;
   }
@@ -675,11 +830,13 @@ gst_spdl_src_start (GstBaseSrc * bsrc)
     per_shard = dataset->n_samples / src->num_shards;
   else
     per_shard = (dataset->n_samples + src->num_shards - 1) / src->num_shards;
+  display = g_filename_display_name (location);
   if (per_shard == 0) {
     GST_ELEMENT_ERROR (src, RESOURCE, SETTINGS,
         ("Dataset \"%s\" has %u samples, too few for %u shards with "
-            "drop-uneven", location, dataset->n_samples, src->num_shards),
+            "drop-uneven", display, dataset->n_samples, src->num_shards),
         (NULL));
+    g_free (display);
     gst_spdl_dataset_free (dataset);
     goto failed;
   }
@@ -688,8 +845,9 @@ gst_spdl_src_start (GstBaseSrc * bsrc)
     for (i = 0; i < dataset->warnings->len; i++)
       GST_ELEMENT_WARNING (src, RESOURCE, READ, ("%s", (gchar *)
               g_ptr_array_index (dataset->warnings, i)), ("while listing %s",
-              location));
+              display));
   }
+  g_free (display);
   GST_INFO_OBJECT (src, "listed %u samples in %u classes from %s, %"
       G_GUINT64_FORMAT " per epoch for shard %u/%u", dataset->n_samples,
       dataset->n_classes, location, per_shard, src->shard_index,
@@ -765,6 +923,27 @@ gst_spdl_src_unlock_stop (GstBaseSrc * bsrc)
 /* ------------------------------------------------------------------------ */
 /* Streaming                                                                */
 
+/* After an epoch that skipped samples: its counts by reason. */
+static void
+post_epoch_skipped (GstSpdlSrc * src, guint epoch)
+{
+  guint64 counts[GST_SPDL_SRC_N_SKIP_REASONS], total = 0, suppressed;
+  guint i;
+
+  GST_OBJECT_LOCK (src);
+  for (i = 0; i < GST_SPDL_SRC_N_SKIP_REASONS; i++)
+    total += counts[i] = src->epoch_errors[i];
+  memset (src->epoch_errors, 0, sizeof (src->epoch_errors));
+  suppressed = src->warn_limiter.skipped > src->warn_limiter.limit ?
+      src->warn_limiter.skipped - src->warn_limiter.limit : 0;
+  GST_OBJECT_UNLOCK (src);
+  if (total == 0)
+    return;
+  gst_element_post_message (GST_ELEMENT (src),
+      gst_spdl_skipped_message_new (GST_ELEMENT (src), epoch, counts,
+          skip_reasons, GST_SPDL_SRC_N_SKIP_REASONS, suppressed));
+}
+
 static void
 announce_epoch_end (GstSpdlSrc * src)
 {
@@ -774,6 +953,7 @@ announce_epoch_end (GstSpdlSrc * src)
     return;
   GST_DEBUG_OBJECT (src, "end of epoch %u (%" G_GUINT64_FORMAT " samples)",
       src->current_epoch, src->pushed_in_epoch);
+  post_epoch_skipped (src, src->current_epoch);
   event = gst_spdl_epoch_end_event_new (src->current_epoch,
       src->pushed_in_epoch);
   gst_element_post_message (GST_ELEMENT (src),
@@ -784,44 +964,60 @@ announce_epoch_end (GstSpdlSrc * src)
   src->pushed_in_epoch = 0;
 }
 
-/* At EOS: how many samples were skipped, for applications and tests. */
+/* At EOS: how many samples were skipped over the run, by reason. */
 static void
 post_skipped (GstSpdlSrc * src)
 {
-  guint64 errors;
+  guint64 counts[GST_SPDL_SRC_N_SKIP_REASONS];
 
   GST_OBJECT_LOCK (src);
-  errors = src->errors;
+  memcpy (counts, src->errors_by_reason, sizeof (counts));
   GST_OBJECT_UNLOCK (src);
   gst_element_post_message (GST_ELEMENT (src),
-      gst_message_new_element (GST_OBJECT (src),
-          gst_structure_new (GST_SPDL_SKIPPED_NAME, "total", G_TYPE_UINT64,
-              errors, "unreadable", G_TYPE_UINT64, errors, NULL)));
+      gst_spdl_skipped_message_new (GST_ELEMENT (src), -1, counts,
+          skip_reasons, GST_SPDL_SRC_N_SKIP_REASONS, 0));
 }
 
-/* Warns about an unreadable sample; FALSE once past max-errors. */
+/* Warns about a sample that cannot be read (the first warning-limit of
+ * each epoch on the bus); FALSE once past max-errors. */
 static gboolean
-skip_unreadable (GstSpdlSrc * src, GstSpdlReadSlot * slot)
+skip_sample (GstSpdlSrc * src, GstSpdlReadSlot * slot)
 {
+  guint reason = slot->error->domain == SPDL_SRC_SKIP &&
+      slot->error->code < GST_SPDL_SRC_N_SKIP_REASONS ?
+      (guint) slot->error->code : GST_SPDL_SRC_SKIP_UNREADABLE;
+  gchar *name = g_filename_display_name (slot->path);
   guint64 errors;
   gint max_errors;
+  gboolean post, go_on = TRUE;
 
   GST_OBJECT_LOCK (src);
   errors = ++src->errors;
+  src->errors_by_reason[reason]++;
+  src->epoch_errors[reason]++;
   max_errors = src->max_errors;
+  src->warn_limiter.limit = src->warning_limit;
+  post = gst_spdl_warn_limiter_count (&src->warn_limiter, slot->epoch);
   GST_OBJECT_UNLOCK (src);
 
   if (max_errors >= 0 && errors > (guint64) max_errors) {
     GST_ELEMENT_ERROR (src, RESOURCE, READ,
         ("Could not read sample \"%s\": %s; %" G_GUINT64_FORMAT
-            " unreadable samples, more than max-errors=%d", slot->path,
-            slot->error->message, errors, max_errors), (NULL));
-    return FALSE;
+            " samples skipped, more than max-errors=%d", name,
+            slot->error->message, errors, max_errors),
+        ("reason: %s", skip_reasons[reason]));
+    go_on = FALSE;
+  } else if (post) {
+    GST_ELEMENT_WARNING (src, RESOURCE, READ,
+        ("Skipping sample \"%s\": %s", name, slot->error->message),
+        ("reason: %s; %" G_GUINT64_FORMAT " samples skipped so far",
+            skip_reasons[reason], errors));
+  } else {
+    GST_WARNING_OBJECT (src, "Skipping sample \"%s\": %s (reason %s)", name,
+        slot->error->message, skip_reasons[reason]);
   }
-  GST_ELEMENT_WARNING (src, RESOURCE, READ,
-      ("Skipping sample \"%s\": %s", slot->path, slot->error->message),
-      ("%" G_GUINT64_FORMAT " unreadable samples so far", errors));
-  return TRUE;
+  g_free (name);
+  return go_on;
 }
 
 /* Waits for the head slot's read; NULL at the end or when flushing. */
@@ -865,7 +1061,7 @@ gst_spdl_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
     src->started_epoch = TRUE;
 
     if (slot->error) {
-      gboolean go_on = skip_unreadable (src, slot);
+      gboolean go_on = skip_sample (src, slot);
       read_slot_free (slot);
       if (!go_on)
         return GST_FLOW_ERROR;

@@ -14,6 +14,7 @@
 
 #include "gstspdldataset.h"
 #include "gstspdlstats.h"
+#include "gstspdlutil.h"
 
 G_BEGIN_DECLS
 
@@ -21,6 +22,14 @@ G_BEGIN_DECLS
 G_DECLARE_FINAL_TYPE (GstSpdlSrc, gst_spdl_src, GST, SPDL_SRC, GstPushSrc)
 
 typedef struct _GstSpdlReadSlot GstSpdlReadSlot;
+
+typedef enum
+{
+  GST_SPDL_SRC_SKIP_UNREADABLE,
+  GST_SPDL_SRC_SKIP_NOT_A_FILE,
+  GST_SPDL_SRC_SKIP_TOO_LARGE,
+  GST_SPDL_SRC_N_SKIP_REASONS,
+} GstSpdlSrcSkipReason;
 
 struct _GstSpdlSrc
 {
@@ -39,11 +48,17 @@ struct _GstSpdlSrc
   guint64 start_index;
   guint prefetch;
   guint64 prefetch_threshold;   /* us; reads slower on average go ahead */
+  guint64 max_file_size;
   gint max_errors;
+  guint warning_limit;
   guint64 errors;               /* read-only, counted while running */
+  guint64 errors_by_reason[GST_SPDL_SRC_N_SKIP_REASONS];
+  guint64 epoch_errors[GST_SPDL_SRC_N_SKIP_REASONS];    /* current epoch */
+  GstSpdlWarnLimiter warn_limiter;
   GstSpdlStats stats;
 
   /* streaming state, set up in start() */
+  guint64 active_max_file_size;
   GstSpdlDataset *dataset;
   guint64 samples_per_epoch;    /* this shard's share of one epoch */
   guint32 *permutation;         /* current epoch's order, NULL = identity */

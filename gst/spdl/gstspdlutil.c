@@ -1,0 +1,77 @@
+/* GStreamer SPDL plugin: small helpers shared by the elements
+ * Copyright (C) 2026 gst-spdl authors
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Library General Public
+ * License as published by the Free Software Foundation; either
+ * version 2 of the License, or (at your option) any later version.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "gstspdlutil.h"
+#include "gstspdlmeta.h"
+
+GstBuffer *
+gst_spdl_buffer_try_new (gsize size)
+{
+  gpointer data = g_try_malloc (MAX (size, 1));
+
+  if (data == NULL)
+    return NULL;
+  return gst_buffer_new_wrapped_full (0, data, size, 0, size, data, g_free);
+}
+
+gchar *
+gst_spdl_utf8_prefix (const gchar * str, gsize len, guint max_chars)
+{
+  gchar *valid = g_utf8_make_valid (str, len);
+  gchar *cut;
+
+  if (g_utf8_strlen (valid, -1) <= max_chars)
+    return valid;
+  /* g_utf8_offset_to_pointer() lands on a character boundary */
+  *g_utf8_offset_to_pointer (valid, max_chars) = '\0';
+  cut = g_strconcat (valid, "...", NULL);
+  g_free (valid);
+  return cut;
+}
+
+void
+gst_spdl_warn_limiter_reset (GstSpdlWarnLimiter * limiter, guint limit)
+{
+  limiter->limit = limit;
+  limiter->epoch = 0;
+  limiter->skipped = 0;
+}
+
+gboolean
+gst_spdl_warn_limiter_count (GstSpdlWarnLimiter * limiter, guint epoch)
+{
+  if (epoch != limiter->epoch) {
+    limiter->epoch = epoch;
+    limiter->skipped = 0;
+  }
+  return ++limiter->skipped <= limiter->limit;
+}
+
+GstMessage *
+gst_spdl_skipped_message_new (GstElement * element, gint epoch,
+    const guint64 * counts, const gchar * const *reasons, guint n_reasons,
+    guint64 suppressed)
+{
+  GstStructure *s = gst_structure_new_empty (GST_SPDL_SKIPPED_NAME);
+  guint64 total = 0;
+  guint i;
+
+  for (i = 0; i < n_reasons; i++) {
+    gst_structure_set (s, reasons[i], G_TYPE_UINT64, counts[i], NULL);
+    total += counts[i];
+  }
+  gst_structure_set (s, "total", G_TYPE_UINT64, total, NULL);
+  if (epoch >= 0)
+    gst_structure_set (s, "epoch", G_TYPE_UINT, (guint) epoch,
+        "suppressed", G_TYPE_UINT64, suppressed, NULL);
+  return gst_message_new_element (GST_OBJECT (element), s);
+}
