@@ -95,7 +95,7 @@ run_element (Bench * b, guint n_threads)
   const gchar *tail = g_strcmp0 (recipe, "train") == 0 ?
       "mode=random-resized-crop flip=random-horizontal" :
       "mode=center-crop resize-shorter=256";
-  gchar *launch = g_strdup_printf ("appsrc name=src caps=image/jpeg "
+  gchar *launch = g_strdup_printf ("appsrc name=src caps=\"image/jpeg,parsed=true\" "
       "format=time max-bytes=0 ! spdldecode threads=%u width=224 height=224 "
       "%s ! fakesink sync=false", n_threads, tail);
   GstElement *pipeline = gst_parse_launch (launch, NULL);

@@ -448,51 +448,116 @@ setup_pool (GstSpdlBatch * self)
   return TRUE;
 }
 
+/* Only what shapes the tensor matters: pixel-aspect-ratio, colorimetry
+ * or framerate may change between images (videoscale on mixed sizes). */
+static gboolean
+same_tensor_shape (const GstVideoInfo * a, const GstVideoInfo * b)
+{
+  return GST_VIDEO_INFO_FORMAT (a) == GST_VIDEO_INFO_FORMAT (b) &&
+      GST_VIDEO_INFO_WIDTH (a) == GST_VIDEO_INFO_WIDTH (b) &&
+      GST_VIDEO_INFO_HEIGHT (a) == GST_VIDEO_INFO_HEIGHT (b);
+}
+
+/* A batch's memory must fit the pool's guint size and be allocatable. */
+static gboolean
+check_batch_bytes (GstSpdlBatch * self, const GstVideoInfo * info, guint n)
+{
+  guint64 image = (guint64) GST_VIDEO_INFO_WIDTH (info) *
+      GST_VIDEO_INFO_HEIGHT (info) * GST_VIDEO_INFO_N_COMPONENTS (info);
+  guint64 bytes = (image + sizeof (gint64)) * n;
+
+  if (bytes <= G_MAXUINT)
+    return TRUE;
+  GST_ELEMENT_ERROR (self, RESOURCE, NO_SPACE_LEFT,
+      ("A batch of %u %dx%d images would take %" G_GUINT64_FORMAT " bytes, "
+          "more than 4 GiB: use a smaller batch-size", n,
+          GST_VIDEO_INFO_WIDTH (info), GST_VIDEO_INFO_HEIGHT (info), bytes),
+      (NULL));
+  return FALSE;
+}
+
 static gboolean
 set_sink_caps (GstSpdlBatch * self, GstCaps * caps)
 {
   GstVideoInfo info;
+  guint size;
 
-  if (!gst_video_info_from_caps (&info, caps))
+  if (!gst_video_info_from_caps (&info, caps)) {
+    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, (NULL),
+        ("not raw video: %" GST_PTR_FORMAT, caps));
     return FALSE;
+  }
+  if (self->have_info && self->pool && same_tensor_shape (&self->vinfo,
+          &info)) {
+    self->vinfo = info;
+    return TRUE;
+  }
   if (self->filled > 0) {
     GST_ELEMENT_ERROR (self, STREAM, FORMAT,
-        ("Image size changed in the middle of a batch"),
+        ("Image size changed in the middle of a batch, from %dx%d %s to "
+            "%dx%d %s", GST_VIDEO_INFO_WIDTH (&self->vinfo),
+            GST_VIDEO_INFO_HEIGHT (&self->vinfo),
+            GST_VIDEO_INFO_NAME (&self->vinfo), GST_VIDEO_INFO_WIDTH (&info),
+            GST_VIDEO_INFO_HEIGHT (&info), GST_VIDEO_INFO_NAME (&info)),
         ("new caps %" GST_PTR_FORMAT, caps));
     return FALSE;
   }
   GST_OBJECT_LOCK (self);
-  self->size = self->batch_size;
+  size = self->batch_size;
   self->active_layout = self->layout;
   self->active_drop_last = self->drop_last;
   GST_OBJECT_UNLOCK (self);
+  if (!check_batch_bytes (self, &info, size))
+    return FALSE;
+  g_free (self->indices);
+  self->indices = g_try_new (guint64, size);
+  if (self->indices == NULL) {
+    GST_ELEMENT_ERROR (self, RESOURCE, NO_SPACE_LEFT,
+        ("Out of memory for a batch of %u samples", size), (NULL));
+    return FALSE;
+  }
+  self->size = size;
   self->vinfo = info;
   self->have_info = TRUE;
   self->image_bytes = (gsize) GST_VIDEO_INFO_WIDTH (&info) *
       GST_VIDEO_INFO_HEIGHT (&info) * GST_VIDEO_INFO_N_COMPONENTS (&info);
-  g_free (self->indices);
-  self->indices = g_new (guint64, self->size);
   if (!push_caps (self, self->size))
     return FALSE;
+  gst_pad_check_reconfigure (self->srcpad);
   return setup_pool (self);
 }
-
 
 static GstFlowReturn
 start_batch (GstSpdlBatch * self)
 {
   GstFlowReturn ret;
-  GstMemory *mem;
 
+  /* downstream asked: a new ALLOCATION query, maybe another allocator */
+  if (gst_pad_check_reconfigure (self->srcpad) && !setup_pool (self)) {
+    GST_ELEMENT_ERROR (self, RESOURCE, NO_SPACE_LEFT,
+        ("Could not set up the batch memory pool"), (NULL));
+    return GST_FLOW_ERROR;
+  }
   ret = gst_buffer_pool_acquire_buffer (self->pool, &self->current, NULL);
   if (ret != GST_FLOW_OK)
     return ret;
-  mem = gst_buffer_peek_memory (self->current, IMAGES);
-  gst_memory_map (mem, &self->images, GST_MAP_WRITE);
-  mem = gst_buffer_peek_memory (self->current, LABELS);
-  gst_memory_map (mem, &self->labels, GST_MAP_WRITE);
+  if (!gst_memory_map (gst_buffer_peek_memory (self->current, IMAGES),
+          &self->images, GST_MAP_WRITE))
+    goto map_failed;
+  if (!gst_memory_map (gst_buffer_peek_memory (self->current, LABELS),
+          &self->labels, GST_MAP_WRITE)) {
+    gst_memory_unmap (gst_buffer_peek_memory (self->current, IMAGES),
+        &self->images);
+    goto map_failed;
+  }
   self->filled = 0;
   return GST_FLOW_OK;
+
+map_failed:
+  gst_clear_buffer (&self->current);
+  GST_ELEMENT_ERROR (self, RESOURCE, WRITE,
+      ("Could not map the batch memory for writing"), (NULL));
+  return GST_FLOW_ERROR;
 }
 
 static void
@@ -543,7 +608,9 @@ finish_batch (GstSpdlBatch * self)
   }
   if (n != self->caps_batch && !push_caps (self, n)) {
     gst_buffer_unref (batch);
-    return GST_FLOW_NOT_NEGOTIATED;
+    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
+        ("Downstream does not accept a batch of %u", n), (NULL));
+    return GST_FLOW_ERROR;
   }
   gst_spdl_buffer_add_batch_meta (batch, self->epoch, self->indices, n);
   GST_OBJECT_LOCK (self);
@@ -656,6 +723,24 @@ gst_spdl_batch_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
   return ret;
 }
 
+/* At an epoch's end or EOS: pushes the partial batch. A failed push
+ * (flushing, not linked, downstream error) is reported like in chain(): a
+ * fatal one posts an error; the event is then not forwarded. */
+static gboolean
+finish_pending_batch (GstSpdlBatch * self)
+{
+  GstFlowReturn ret = finish_batch (self);
+
+  if (ret == GST_FLOW_OK)
+    return TRUE;
+  GST_DEBUG_OBJECT (self, "last batch: %s", gst_flow_get_name (ret));
+  /* GST_FLOW_ERROR: whoever returned it posted the error */
+  if (ret == GST_FLOW_NOT_LINKED || (ret < GST_FLOW_EOS &&
+          ret != GST_FLOW_ERROR))
+    GST_ELEMENT_FLOW_ERROR (self, ret);
+  return ret == GST_FLOW_EOS;
+}
+
 static gboolean
 gst_spdl_batch_sink_event (GstPad * pad, GstObject * parent, GstEvent * event)
 {
@@ -673,14 +758,20 @@ gst_spdl_batch_sink_event (GstPad * pad, GstObject * parent, GstEvent * event)
     }
     case GST_EVENT_EOS:
       /* the stream's end also ends the epoch */
-      finish_batch (self);
+      if (!finish_pending_batch (self)) {
+        gst_event_unref (event);
+        return FALSE;
+      }
       break;
     case GST_EVENT_FLUSH_STOP:
       discard_current (self);
       break;
     case GST_EVENT_CUSTOM_DOWNSTREAM:
-      if (gst_spdl_is_epoch_end_event (event))
-        finish_batch (self);
+      if (gst_spdl_is_epoch_end_event (event) &&
+          !finish_pending_batch (self)) {
+        gst_event_unref (event);
+        return FALSE;
+      }
       break;
     default:
       break;

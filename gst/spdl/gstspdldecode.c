@@ -22,9 +22,17 @@
  * (random-resized-crop, flip) depend only on (seed, epoch, sample index),
  * never on thread count or timing.
  *
- * A corrupt, truncated or non-JPEG sample, or one larger than
- * #GstSpdlDecode:max-pixels, is dropped with a warning naming the file and
- * the reason, and counted against #GstSpdlDecode:max-errors.
+ * A corrupt, truncated or non-JPEG sample, one larger than
+ * #GstSpdlDecode:max-pixels, one whose output would be larger than
+ * #GstSpdlDecode:max-output-pixels (an extreme aspect ratio with a size
+ * that follows it), or one whose decode needs more than
+ * #GstSpdlDecode:max-decode-memory or #GstSpdlDecode:max-scans, is dropped
+ * with a warning naming the file and the reason, counted by reason
+ * (#GstSpdlDecode:error-counts) and against #GstSpdlDecode:max-errors.
+ *
+ * Each input buffer must hold one whole image (caps `parsed=true`, as
+ * spdlsrc and jpegparse produce): `filesrc` alone delivers arbitrary
+ * chunks and does not link.
  *
  * ## Example launch lines
  * |[
@@ -64,7 +72,11 @@ enum
   PROP_FLIP,
   PROP_SEED,
   PROP_MAX_PIXELS,
+  PROP_MAX_OUTPUT_PIXELS,
+  PROP_MAX_DECODE_MEMORY,
+  PROP_MAX_SCANS,
   PROP_MAX_ERRORS,
+  PROP_WARNING_LIMIT,
   PROP_DCT_SCALING,
   PROP_REGION_DECODE,
   PROP_ERRORS,
@@ -79,14 +91,18 @@ enum
 #define DEFAULT_MODE GST_SPDL_RESIZE_STRETCH
 #define DEFAULT_FLIP GST_SPDL_FLIP_NONE
 #define DEFAULT_MAX_PIXELS (100 * 1000 * 1000)
+#define DEFAULT_MAX_OUTPUT_PIXELS 0
+#define DEFAULT_MAX_DECODE_MEMORY GST_SPDL_JPEG_DEFAULT_MAX_MEMORY
+#define DEFAULT_MAX_SCANS GST_SPDL_JPEG_DEFAULT_MAX_SCANS
 #define DEFAULT_MAX_ERRORS -1
+#define DEFAULT_WARNING_LIMIT 20
 /* samples in flight per worker: enough to hide jitter, bounded memory */
 #define JOBS_PER_THREAD 4
 
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
     GST_PAD_SINK,
     GST_PAD_ALWAYS,
-    GST_STATIC_CAPS ("image/jpeg"));
+    GST_STATIC_CAPS ("image/jpeg, parsed = (boolean) true"));
 
 static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
     GST_PAD_SRC,
@@ -278,10 +294,65 @@ gst_spdl_decode_class_init (GstSpdlDecodeClass * klass)
       g_param_spec_uint64 ("max-pixels", "Max pixels",
           "Refuse images with more pixels than this (0 = no limit)", 0,
           G_MAXUINT64, DEFAULT_MAX_PIXELS, READY_PARAM));
+  /**
+   * GstSpdlDecode:max-output-pixels:
+   *
+   * Samples whose output would have more pixels are skipped with the
+   * reason "too-large" before the output is allocated. Only outputs whose
+   * size follows the image can grow past the size asked for (width or
+   * height 0, or center-crop with one side missing): a 1x65500 image
+   * with width=224 would be 224x14672000. 0 = automatic: 64 x the square
+   * of the largest of width, height and resize-shorter (aspect ratios up
+   * to 1:64 pass), or max-pixels when no size is set.
+   */
+  g_object_class_install_property (gobject_class, PROP_MAX_OUTPUT_PIXELS,
+      g_param_spec_uint64 ("max-output-pixels", "Max output pixels",
+          "Skip samples whose output would have more pixels than this "
+          "(0 = automatic, from the size asked for)", 0, G_MAXUINT64,
+          DEFAULT_MAX_OUTPUT_PIXELS, READY_PARAM));
+  /**
+   * GstSpdlDecode:max-decode-memory:
+   *
+   * libjpeg's working memory for one decode, in bytes. Progressive JPEGs
+   * keep every DCT coefficient of the image (about 3 bytes per pixel for
+   * 4:2:0 colour), checked from the header before decoding. With one
+   * decode per thread, the decoder's memory stays below threads x this.
+   * 0 = no limit.
+   */
+  g_object_class_install_property (gobject_class, PROP_MAX_DECODE_MEMORY,
+      g_param_spec_uint64 ("max-decode-memory", "Max decode memory",
+          "Skip samples needing more decoder memory than this many bytes "
+          "(0 = no limit)", 0, G_MAXUINT64, DEFAULT_MAX_DECODE_MEMORY,
+          READY_PARAM));
+  /**
+   * GstSpdlDecode:max-scans:
+   *
+   * Progressive JPEGs with more scans are skipped (each scan is a pass
+   * over the image: a crafted file with thousands costs minutes of CPU).
+   * Real encoders write about 10. 0 = no limit.
+   */
+  g_object_class_install_property (gobject_class, PROP_MAX_SCANS,
+      g_param_spec_uint ("max-scans", "Max scans",
+          "Skip progressive JPEGs with more scans than this (0 = no limit)",
+          0, G_MAXUINT, DEFAULT_MAX_SCANS, READY_PARAM));
   g_object_class_install_property (gobject_class, PROP_MAX_ERRORS,
       g_param_spec_int ("max-errors", "Max errors",
           "Undecodable samples to skip before failing (-1 = no limit)", -1,
           G_MAXINT, DEFAULT_MAX_ERRORS,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_PLAYING));
+  /**
+   * GstSpdlDecode:warning-limit:
+   *
+   * Skipped samples of each epoch that get a warning message on the bus;
+   * later ones are only counted and logged (debug category spdldecode). An
+   * "spdl-skipped" element message with the epoch's counts by reason is
+   * posted when the epoch's end passes, if any sample was skipped.
+   */
+  g_object_class_install_property (gobject_class, PROP_WARNING_LIMIT,
+      g_param_spec_uint ("warning-limit", "Warning limit",
+          "Per-sample warnings posted per epoch (the rest are counted)", 0,
+          G_MAXUINT, DEFAULT_WARNING_LIMIT,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_PLAYING));
   g_object_class_install_property (gobject_class, PROP_DCT_SCALING,
@@ -364,7 +435,11 @@ gst_spdl_decode_init (GstSpdlDecode * self)
   self->format = DEFAULT_FORMAT;
   gst_spdl_decode_params_init (&self->params);
   self->params.max_pixels = DEFAULT_MAX_PIXELS;
+  self->params.max_output_pixels = DEFAULT_MAX_OUTPUT_PIXELS;
+  self->max_decode_memory = DEFAULT_MAX_DECODE_MEMORY;
+  self->max_scans = DEFAULT_MAX_SCANS;
   self->max_errors = DEFAULT_MAX_ERRORS;
+  self->warning_limit = DEFAULT_WARNING_LIMIT;
   gst_spdl_stats_init (&self->stats);
   g_mutex_init (&self->lock);
   g_cond_init (&self->work_cond);
@@ -440,8 +515,20 @@ gst_spdl_decode_set_property (GObject * object, guint prop_id,
     case PROP_MAX_PIXELS:
       p->max_pixels = g_value_get_uint64 (value);
       break;
+    case PROP_MAX_OUTPUT_PIXELS:
+      p->max_output_pixels = g_value_get_uint64 (value);
+      break;
+    case PROP_MAX_DECODE_MEMORY:
+      self->max_decode_memory = g_value_get_uint64 (value);
+      break;
+    case PROP_MAX_SCANS:
+      self->max_scans = g_value_get_uint (value);
+      break;
     case PROP_MAX_ERRORS:
       self->max_errors = g_value_get_int (value);
+      break;
+    case PROP_WARNING_LIMIT:
+      self->warning_limit = g_value_get_uint (value);
       break;
     case PROP_DCT_SCALING:
       p->dct_scaling = g_value_get_boolean (value);
@@ -545,8 +632,20 @@ gst_spdl_decode_get_property (GObject * object, guint prop_id, GValue * value,
     case PROP_MAX_PIXELS:
       g_value_set_uint64 (value, p->max_pixels);
       break;
+    case PROP_MAX_OUTPUT_PIXELS:
+      g_value_set_uint64 (value, p->max_output_pixels);
+      break;
+    case PROP_MAX_DECODE_MEMORY:
+      g_value_set_uint64 (value, self->max_decode_memory);
+      break;
+    case PROP_MAX_SCANS:
+      g_value_set_uint (value, self->max_scans);
+      break;
     case PROP_MAX_ERRORS:
       g_value_set_int (value, self->max_errors);
+      break;
+    case PROP_WARNING_LIMIT:
+      g_value_set_uint (value, self->warning_limit);
       break;
     case PROP_DCT_SCALING:
       g_value_set_boolean (value, p->dct_scaling);
@@ -606,7 +705,53 @@ allocate_output (GstSpdlDecode * self, const GstVideoInfo * info)
       (guint) GST_VIDEO_INFO_HEIGHT (info) == self->active.height &&
       gst_buffer_pool_acquire_buffer (self->pool, &out, NULL) == GST_FLOW_OK)
     return out;
-  return gst_buffer_new_allocate (NULL, GST_VIDEO_INFO_SIZE (info), NULL);
+  /* the size follows the image: never GLib's aborting allocator */
+  return gst_spdl_buffer_try_new (GST_VIDEO_INFO_SIZE (info));
+}
+
+static gboolean
+decode_failed (GError ** error, gint code, const gchar * message,
+    const GstSpdlGeometry * geom)
+{
+  g_set_error (error, GST_SPDL_DECODE_ERROR, code, "%s for a %ux%u output",
+      message, geom->out_width, geom->out_height);
+  return FALSE;
+}
+
+/* Decodes the opened image into a new output buffer. */
+static gboolean
+decode_output (GstSpdlDecode * self, GstSpdlJpegDecoder * dec,
+    GstSpdlDecodeJob * job, const GstSpdlGeometry * geom)
+{
+  const GstSpdlDecodeParams *p = &self->active;
+  GstVideoInfo info;
+  GstMapInfo out;
+  gboolean ok;
+
+  if (!gst_spdl_geometry_check_output (geom, p, &job->error))
+    return FALSE;
+  /* fails past 2^31 bytes, whatever max-output-pixels says */
+  if (!gst_video_info_set_format (&info, self->gray ? GST_VIDEO_FORMAT_GRAY8 :
+          GST_VIDEO_FORMAT_RGB, geom->out_width, geom->out_height))
+    return decode_failed (&job->error, GST_SPDL_DECODE_ERROR_TOO_LARGE,
+        "no video frame can be described", geom);
+  job->width = geom->out_width;
+  job->height = geom->out_height;
+  job->output = allocate_output (self, &info);
+  if (job->output == NULL)
+    return decode_failed (&job->error, GST_SPDL_DECODE_ERROR_TOO_LARGE,
+        "out of memory", geom);
+  if (!gst_buffer_map (job->output, &out, GST_MAP_WRITE)) {
+    gst_clear_buffer (&job->output);
+    return decode_failed (&job->error, GST_SPDL_DECODE_ERROR_UNSUPPORTED,
+        "could not map the output memory", geom);
+  }
+  ok = gst_spdl_jpeg_decoder_decode (dec, p, geom, out.data,
+      GST_VIDEO_INFO_PLANE_STRIDE (&info, 0), &job->error);
+  gst_buffer_unmap (job->output, &out);
+  if (!ok)
+    gst_clear_buffer (&job->output);
+  return ok;
 }
 
 /* Runs in a worker: decodes one sample into a new output buffer. */
@@ -616,33 +761,28 @@ decode_job (GstSpdlDecode * self, GstSpdlJpegDecoder * dec,
 {
   const GstSpdlDecodeParams *p = &self->active;
   GstSpdlGeometry geom;
-  GstVideoInfo info;
-  GstMapInfo in, out;
+  GstMapInfo in;
   guint iw, ih;
+  gboolean ok;
 
-  gst_buffer_map (job->input, &in, GST_MAP_READ);
-  if (!gst_spdl_jpeg_decoder_open (dec, in.data, in.size, p->max_pixels,
-          &iw, &ih, &job->error))
-    goto done;
-  gst_spdl_geometry_compute (&geom, p, iw, ih, job->epoch, job->index);
-  gst_video_info_set_format (&info, self->gray ? GST_VIDEO_FORMAT_GRAY8 :
-      GST_VIDEO_FORMAT_RGB, geom.out_width, geom.out_height);
-  job->width = geom.out_width;
-  job->height = geom.out_height;
-  job->output = allocate_output (self, &info);
-  gst_buffer_map (job->output, &out, GST_MAP_WRITE);
-  if (!gst_spdl_jpeg_decoder_decode (dec, p, &geom, out.data,
-          GST_VIDEO_INFO_PLANE_STRIDE (&info, 0), &job->error)) {
-    gst_buffer_unmap (job->output, &out);
-    gst_clear_buffer (&job->output);
-    goto done;
+  if (!gst_buffer_map (job->input, &in, GST_MAP_READ)) {
+    job->error = g_error_new (GST_SPDL_DECODE_ERROR,
+        GST_SPDL_DECODE_ERROR_UNSUPPORTED, "could not map the input memory");
+    return;
   }
-  gst_buffer_unmap (job->output, &out);
+  ok = gst_spdl_jpeg_decoder_open (dec, in.data, in.size, p->max_pixels,
+      &iw, &ih, &job->error) &&
+      gst_spdl_geometry_compute (&geom, p, iw, ih, job->epoch, job->index) &&
+      decode_output (self, dec, job, &geom);
+  gst_buffer_unmap (job->input, &in);
+  if (!ok && job->error == NULL)
+    job->error = g_error_new (GST_SPDL_DECODE_ERROR,
+        GST_SPDL_DECODE_ERROR_CORRUPT, "the image has no pixels");
+  if (!ok)
+    return;
   gst_buffer_copy_into (job->output, job->input, GST_BUFFER_COPY_FLAGS |
       GST_BUFFER_COPY_TIMESTAMPS, 0, -1);
   gst_spdl_buffer_copy_sample_meta (job->output, job->input);
-done:
-  gst_buffer_unmap (job->input, &in);
 }
 
 static gpointer
@@ -651,6 +791,8 @@ worker_func (gpointer data)
   GstSpdlDecode *self = data;
   GstSpdlJpegDecoder *dec = gst_spdl_jpeg_decoder_new ();
 
+  gst_spdl_jpeg_decoder_set_limits (dec, self->active_max_decode_memory,
+      self->active_max_scans);
   g_mutex_lock (&self->lock);
   for (;;) {
     GstSpdlDecodeJob *job;
@@ -715,6 +857,10 @@ start_workers (GstSpdlDecode * self)
   self->active = self->params;
   self->gray = self->format == GST_SPDL_DECODE_FORMAT_GRAY8;
   self->active.gray = self->gray;
+  self->active_max_decode_memory = self->max_decode_memory;
+  self->active_max_scans = self->max_scans;
+  gst_spdl_warn_limiter_reset (&self->warn_limiter, self->warning_limit);
+  memset (self->epoch_errors, 0, sizeof (self->epoch_errors));
   n = self->threads ? self->threads : g_get_num_processors ();
   self->errors = 0;
   self->decoded = 0;
@@ -929,22 +1075,27 @@ static gboolean
 ensure_caps (GstSpdlDecode * self, guint width, guint height)
 {
   GstCaps *caps;
-  gboolean ok;
 
   if (self->caps_sent && width == self->caps_width &&
       height == self->caps_height)
     return TRUE;
   caps = output_caps (self, width, height);
-  ok = gst_pad_push_event (self->srcpad, gst_event_new_caps (caps));
+  if (!gst_pad_push_event (self->srcpad, gst_event_new_caps (caps))) {
+    /* not sent: tried again with the next sample of this size */
+    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
+        ("Downstream does not accept %ux%u %s images", width, height,
+            self->gray ? "GRAY8" : "RGB"),
+        ("downstream refused %" GST_PTR_FORMAT, caps));
+    gst_caps_unref (caps);
+    return FALSE;
+  }
+  gst_caps_unref (caps);
   /* source task only: no lock */
   self->caps_width = width;
   self->caps_height = height;
-  if (!ok)
-    GST_WARNING_OBJECT (self, "downstream refused %" GST_PTR_FORMAT, caps);
-  gst_caps_unref (caps);
   self->caps_sent = TRUE;
   push_held_events (self);
-  return ok;
+  return TRUE;
 }
 
 static gboolean
@@ -982,34 +1133,74 @@ take_ready_job (GstSpdlDecode * self, gboolean ordered)
   return NULL;
 }
 
-/* Counts a failed sample; FALSE once past max-errors. */
+/* Counts a failed sample and warns (the first warning-limit of each
+ * epoch on the bus); FALSE once past max-errors. */
 static gboolean
 skip_undecodable (GstSpdlDecode * self, GstSpdlDecodeJob * job)
 {
   const gchar *path = gst_spdl_buffer_get_path (job->input);
+  gint code = job->error->domain == GST_SPDL_DECODE_ERROR &&
+      job->error->code < GST_SPDL_DECODE_N_ERRORS ? job->error->code :
+      GST_SPDL_DECODE_ERROR_CORRUPT;
+  const gchar *reason = gst_spdl_decode_error_reason (code);
   guint64 errors;
   gint max_errors;
+  gboolean post;
 
   GST_OBJECT_LOCK (self);
   errors = ++self->errors;
-  if (job->error->domain == GST_SPDL_DECODE_ERROR &&
-      job->error->code < GST_SPDL_DECODE_N_ERRORS)
-    self->errors_by_reason[job->error->code]++;
+  self->errors_by_reason[code]++;
+  self->epoch_errors[code]++;
   max_errors = self->max_errors;
+  self->warn_limiter.limit = self->warning_limit;
+  post = gst_spdl_warn_limiter_count (&self->warn_limiter, job->epoch);
   GST_OBJECT_UNLOCK (self);
 
   if (max_errors >= 0 && errors > (guint64) max_errors) {
     GST_ELEMENT_ERROR (self, STREAM, DECODE,
         ("Could not decode sample \"%s\": %s; %" G_GUINT64_FORMAT
             " undecodable samples, more than max-errors=%d", path,
-            job->error->message, errors, max_errors), (NULL));
+            job->error->message, errors, max_errors), ("reason: %s", reason));
     return FALSE;
   }
-  GST_ELEMENT_WARNING (self, STREAM, DECODE,
-      ("Skipping sample \"%s\": %s", path, job->error->message),
-      ("reason: %s; %" G_GUINT64_FORMAT " undecodable samples so far",
-          gst_spdl_decode_error_reason (job->error->code), errors));
+  if (post)
+    GST_ELEMENT_WARNING (self, STREAM, DECODE,
+        ("Skipping sample \"%s\": %s", path, job->error->message),
+        ("reason: %s; %" G_GUINT64_FORMAT " undecodable samples so far",
+            reason, errors));
+  else
+    GST_WARNING_OBJECT (self, "Skipping sample \"%s\": %s (reason %s)",
+        path, job->error->message, reason);
   return TRUE;
+}
+
+/* When an epoch's end passes: its skipped samples by reason, if any. */
+static void
+post_epoch_skipped (GstSpdlDecode * self, GstEvent * event)
+{
+  guint64 counts[GST_SPDL_DECODE_N_ERRORS], total = 0, suppressed;
+  const gchar *names[GST_SPDL_DECODE_N_ERRORS];
+  guint64 samples;
+  guint epoch;
+  gint i;
+
+  if (!gst_spdl_epoch_end_parse (gst_event_get_structure (event), &epoch,
+          &samples))
+    return;
+  GST_OBJECT_LOCK (self);
+  for (i = 0; i < GST_SPDL_DECODE_N_ERRORS; i++) {
+    total += counts[i] = self->epoch_errors[i];
+    names[i] = gst_spdl_decode_error_reason (i);
+  }
+  memset (self->epoch_errors, 0, sizeof (self->epoch_errors));
+  suppressed = self->warn_limiter.epoch == epoch &&
+      self->warn_limiter.skipped > self->warn_limiter.limit ?
+      self->warn_limiter.skipped - self->warn_limiter.limit : 0;
+  GST_OBJECT_UNLOCK (self);
+  if (total > 0)
+    gst_element_post_message (GST_ELEMENT (self),
+        gst_spdl_skipped_message_new (GST_ELEMENT (self), epoch, counts,
+            names, GST_SPDL_DECODE_N_ERRORS, suppressed));
 }
 
 static GstFlowReturn
@@ -1022,8 +1213,9 @@ push_sample (GstSpdlDecode * self, GstSpdlDecodeJob * job)
   self->decoded++;
   GST_OBJECT_UNLOCK (self);
   gst_spdl_stats_add_out (&self->stats, 1);
+  /* the error is posted: upstream only needs to stop */
   if (!ensure_caps (self, job->width, job->height))
-    return GST_FLOW_NOT_NEGOTIATED;
+    return GST_FLOW_ERROR;
   return gst_pad_push (self->srcpad, g_steal_pointer (&job->output));
 }
 
@@ -1062,6 +1254,8 @@ gst_spdl_decode_loop (GstSpdlDecode * self)
       gst_element_post_message (GST_ELEMENT (self),
           gst_message_new_element (GST_OBJECT (self), counts));
     }
+    if (gst_spdl_is_epoch_end_event (job->event))
+      post_epoch_skipped (self, job->event);
     push_event (self, g_steal_pointer (&job->event));
     if (is_eos)
       ret = GST_FLOW_EOS;

@@ -14,6 +14,7 @@
 
 #include "gstspdljpeg.h"
 #include "gstspdlstats.h"
+#include "gstspdlutil.h"
 
 G_BEGIN_DECLS
 
@@ -46,9 +47,14 @@ struct _GstSpdlDecode
   gboolean ordered;
   GstSpdlDecodeFormat format;
   GstSpdlDecodeParams params;
+  guint64 max_decode_memory;
+  guint max_scans;
   gint max_errors;
+  guint warning_limit;
   guint64 errors;
   guint64 errors_by_reason[GST_SPDL_DECODE_N_ERRORS];
+  guint64 epoch_errors[GST_SPDL_DECODE_N_ERRORS];       /* current epoch */
+  GstSpdlWarnLimiter warn_limiter;
   guint64 decoded;
   GstSpdlStats stats;
 
@@ -69,6 +75,8 @@ struct _GstSpdlDecode
   GThread **workers;
   guint n_workers;
   GstSpdlDecodeParams active;   /* params of this run (copied at start) */
+  guint64 active_max_decode_memory;
+  guint active_max_scans;
   gboolean gray;
 
   /* source side, source task only */

@@ -196,6 +196,35 @@ random_resized_crop (GstSpdlGeometry * g, const GstSpdlDecodeParams * p,
   g->scale_y = (gdouble) h / g->out_height;
 }
 
+guint64
+gst_spdl_decode_params_output_limit (const GstSpdlDecodeParams * p)
+{
+  guint64 side = MAX (MAX (p->width, p->height), p->resize_shorter);
+
+  if (p->max_output_pixels)
+    return p->max_output_pixels;
+  if (side == 0)
+    return p->max_pixels ? p->max_pixels : G_MAXUINT64;
+  return 64 * side * side;
+}
+
+gboolean
+gst_spdl_geometry_check_output (const GstSpdlGeometry * g,
+    const GstSpdlDecodeParams * p, GError ** error)
+{
+  guint64 pixels = (guint64) g->out_width * g->out_height;
+  guint64 limit = gst_spdl_decode_params_output_limit (p);
+
+  if (pixels <= limit)
+    return TRUE;
+  g_set_error (error, GST_SPDL_DECODE_ERROR, GST_SPDL_DECODE_ERROR_TOO_LARGE,
+      "the output would be %ux%u, %" G_GUINT64_FORMAT " pixels, more than "
+      "max-output-pixels=%" G_GUINT64_FORMAT "%s", g->out_width,
+      g->out_height, pixels, limit, p->max_output_pixels ? "" :
+      " (automatic: 64 x the square of the size asked for)");
+  return FALSE;
+}
+
 gboolean
 gst_spdl_geometry_compute (GstSpdlGeometry * g,
     const GstSpdlDecodeParams * p, guint iw, guint ih, guint epoch,
@@ -240,10 +269,19 @@ typedef struct
   gchar message[JMSG_LENGTH_MAX];
 } SpdlJpegError;
 
+typedef struct
+{
+  struct jpeg_progress_mgr pub;
+  SpdlJpegError *err;
+  guint max_scans;
+} SpdlJpegProgress;
+
 struct _GstSpdlJpegDecoder
 {
   struct jpeg_decompress_struct cinfo;
   SpdlJpegError err;
+  SpdlJpegProgress progress;
+  guint64 max_memory;
   gboolean opened;
   GstSpdlResampleAxis haxis, vaxis;
   guint8 *rows;                 /* ROW_BATCH decoded rows */
@@ -262,6 +300,12 @@ spdl_error_exit (j_common_ptr cinfo)
 
   err->pub.format_message (cinfo, err->message);
   err->code = GST_SPDL_DECODE_ERROR_CORRUPT;
+  /* past max_memory_to_use (there is no backing store) */
+  if (err->pub.msg_code == JERR_NO_BACKING_STORE) {
+    g_snprintf (err->message, sizeof (err->message),
+        "needs more than max-decode-memory to decode");
+    err->code = GST_SPDL_DECODE_ERROR_TOO_LARGE;
+  }
   longjmp (err->jump, 1);
 }
 
@@ -285,6 +329,23 @@ spdl_emit_message (j_common_ptr cinfo, int level)
   err->pub.num_warnings++;
 }
 
+/* Called between scans and during long passes: a progressive image with
+ * a huge number of scans costs a pass over the whole image each. */
+static void
+spdl_progress_monitor (j_common_ptr cinfo)
+{
+  SpdlJpegProgress *progress = (SpdlJpegProgress *) cinfo->progress;
+  j_decompress_ptr dinfo = (j_decompress_ptr) cinfo;
+
+  if (progress->max_scans && dinfo->input_scan_number > 0 &&
+      (guint) dinfo->input_scan_number > progress->max_scans) {
+    g_snprintf (progress->err->message, sizeof (progress->err->message),
+        "more than max-scans=%u scans", progress->max_scans);
+    progress->err->code = GST_SPDL_DECODE_ERROR_TOO_LARGE;
+    longjmp (progress->err->jump, 1);
+  }
+}
+
 static void
 spdl_output_message (j_common_ptr cinfo)
 {
@@ -301,7 +362,40 @@ gst_spdl_jpeg_decoder_new (void)
   dec->err.pub.emit_message = spdl_emit_message;
   dec->err.pub.output_message = spdl_output_message;
   jpeg_create_decompress (&dec->cinfo);
+  dec->progress.pub.progress_monitor = spdl_progress_monitor;
+  dec->progress.err = &dec->err;
+  dec->cinfo.progress = &dec->progress.pub;
+  gst_spdl_jpeg_decoder_set_limits (dec, GST_SPDL_JPEG_DEFAULT_MAX_MEMORY,
+      GST_SPDL_JPEG_DEFAULT_MAX_SCANS);
   return dec;
+}
+
+void
+gst_spdl_jpeg_decoder_set_limits (GstSpdlJpegDecoder * dec,
+    guint64 max_memory, guint max_scans)
+{
+  dec->max_memory = max_memory;
+  dec->progress.max_scans = max_scans;
+  /* libjpeg-turbo's memory manager refuses (no backing store) past this */
+  dec->cinfo.mem->max_memory_to_use = (long) MIN (max_memory, G_MAXLONG);
+}
+
+/* Bytes of the whole-image coefficient buffer a progressive (or
+ * multi-scan) image needs: 64 coefficients of 2 bytes per block. */
+static guint64
+coefficient_memory (struct jpeg_decompress_struct *cinfo)
+{
+  guint64 bytes = 0;
+  gint c;
+
+  if (!cinfo->progressive_mode && cinfo->comps_in_scan >= cinfo->num_components)
+    return 0;
+  for (c = 0; c < cinfo->num_components; c++) {
+    jpeg_component_info *comp = &cinfo->comp_info[c];
+    guint64 rows = comp->height_in_blocks + comp->v_samp_factor;
+    bytes += (guint64) comp->width_in_blocks * rows * 64 * sizeof (JCOEF);
+  }
+  return bytes;
 }
 
 void
@@ -405,6 +499,15 @@ gst_spdl_jpeg_decoder_open (GstSpdlJpegDecoder * dec, const guint8 * data,
         "%ux%u is %" G_GUINT64_FORMAT " pixels, more than max-pixels=%"
         G_GUINT64_FORMAT, cinfo->image_width, cinfo->image_height, pixels,
         max_pixels);
+  }
+  if (dec->max_memory && coefficient_memory (cinfo) > dec->max_memory) {
+    guint64 need = coefficient_memory (cinfo);
+    jpeg_abort_decompress (cinfo);
+    return fail (error, GST_SPDL_DECODE_ERROR_TOO_LARGE,
+        "%ux%u %s needs %" G_GUINT64_FORMAT " MiB to decode, more than "
+        "max-decode-memory=%" G_GUINT64_FORMAT " MiB", cinfo->image_width,
+        cinfo->image_height, cinfo->progressive_mode ? "progressive JPEG" :
+        "multi-scan JPEG", need >> 20, dec->max_memory >> 20);
   }
   scan_start = size - cinfo->src->bytes_in_buffer;
   if (!has_end_marker (data, size, scan_start)) {

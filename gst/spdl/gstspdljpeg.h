@@ -41,9 +41,16 @@ typedef struct
   guint64 max_pixels;
   gboolean dct_scaling;         /* let libjpeg downscale in the DCT domain */
   gboolean region_decode;       /* decode only the rows/columns needed */
+  guint64 max_output_pixels;    /* 0 = automatic, see output_limit() */
 } GstSpdlDecodeParams;
 
 void gst_spdl_decode_params_init (GstSpdlDecodeParams * params);
+
+/* The most pixels one output may have: max_output_pixels, or when that is
+ * 0, 64 x the square of the largest size asked for (aspect ratios up to
+ * 1:64 pass) or, when no size is asked, max_pixels. */
+guint64 gst_spdl_decode_params_output_limit (const GstSpdlDecodeParams *
+    params);
 
 /* Where the output comes from, in the image's pixel coordinates. */
 typedef struct
@@ -62,11 +69,27 @@ gboolean gst_spdl_geometry_compute (GstSpdlGeometry * geom,
     const GstSpdlDecodeParams * params, guint image_width,
     guint image_height, guint epoch, guint64 index);
 
+/* FALSE with a GST_SPDL_DECODE_ERROR_TOO_LARGE error when the output of
+ * @geom has more pixels than the params allow (an image of extreme aspect
+ * ratio with a size that follows it). */
+gboolean gst_spdl_geometry_check_output (const GstSpdlGeometry * geom,
+    const GstSpdlDecodeParams * params, GError ** error);
+
 typedef struct _GstSpdlJpegDecoder GstSpdlJpegDecoder;
 
 /* One per thread: owns a libjpeg decompressor and scratch buffers. */
 GstSpdlJpegDecoder *gst_spdl_jpeg_decoder_new (void);
 void gst_spdl_jpeg_decoder_free (GstSpdlJpegDecoder * dec);
+
+#define GST_SPDL_JPEG_DEFAULT_MAX_MEMORY (128 * 1024 * 1024)
+#define GST_SPDL_JPEG_DEFAULT_MAX_SCANS 500
+
+/* Bounds one decode: libjpeg's working memory (progressive images keep
+ * every DCT coefficient of the image) and the number of scans (each scan
+ * of a progressive image is a pass over all of it). 0 = no limit. Images
+ * over a limit fail with GST_SPDL_DECODE_ERROR_TOO_LARGE. */
+void gst_spdl_jpeg_decoder_set_limits (GstSpdlJpegDecoder * dec,
+    guint64 max_memory, guint max_scans);
 
 /* Parses the headers of @data and checks it can be decoded (size limits,
  * a complete scan). On success the decoder holds the image until

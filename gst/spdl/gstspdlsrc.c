@@ -103,7 +103,7 @@ enum
 static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
     GST_PAD_SRC,
     GST_PAD_ALWAYS,
-    GST_STATIC_CAPS ("image/jpeg"));
+    GST_STATIC_CAPS ("image/jpeg, parsed = (boolean) true"));
 
 GST_DEBUG_CATEGORY_STATIC (spdl_src_debug);
 #define GST_CAT_DEFAULT spdl_src_debug

@@ -273,9 +273,9 @@ GST_START_TEST (test_allocation_from_downstream)
   gst_object_ref_sink (shm);
   gst_allocation_params_init (&params);
   gst_harness_set_propose_allocator (h, gst_object_ref (shm), &params);
-  /* caps again so that the ALLOCATION query sees the proposal */
-  gst_harness_set_src_caps_str (h, "video/x-raw,format=RGB,width=4,height=2,"
-      "framerate=0/1");
+  /* a reconfigure makes spdlbatch query allocation again */
+  fail_unless (gst_harness_push_upstream_event (h,
+          gst_event_new_reconfigure ()));
   for (i = 0; i < 20; i++) {
     GstBuffer *b;
     push_samples (h, 2 * i, 2, 0);

@@ -29,7 +29,7 @@ decode_samples (const gchar * props, const guint8 * data, gsize size,
       gst_buffer_unref);
   guint i;
 
-  gst_harness_set_src_caps_str (h, "image/jpeg");
+  gst_harness_set_src_caps_str (h, "image/jpeg, parsed=true");
   for (i = 0; i < n; i++)
     fail_unless_equals_int (gst_harness_push (h,
             gst_buffer_new_memdup (data, size)), GST_FLOW_OK);
