@@ -1071,25 +1071,32 @@ push_held_events (GstSpdlDecode * self)
 
 /* Our caps go out before the first sample of each size; sticky events
  * that must follow caps (segment, tags) are held until then. */
+static void
+post_not_accepted (GstSpdlDecode * self, guint width, guint height)
+{
+  GstCaps *caps = output_caps (self, width, height);
+
+  GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
+      ("Downstream does not accept %ux%u %s images", width, height,
+          self->gray ? "GRAY8" : "RGB"),
+      ("downstream refused %" GST_PTR_FORMAT, caps));
+  gst_caps_unref (caps);
+}
+
 static gboolean
 ensure_caps (GstSpdlDecode * self, guint width, guint height)
 {
   GstCaps *caps;
+  gboolean ok;
 
   if (self->caps_sent && width == self->caps_width &&
       height == self->caps_height)
     return TRUE;
   caps = output_caps (self, width, height);
-  if (!gst_pad_push_event (self->srcpad, gst_event_new_caps (caps))) {
-    /* not sent: tried again with the next sample of this size */
-    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
-        ("Downstream does not accept %ux%u %s images", width, height,
-            self->gray ? "GRAY8" : "RGB"),
-        ("downstream refused %" GST_PTR_FORMAT, caps));
-    gst_caps_unref (caps);
-    return FALSE;
-  }
+  ok = gst_pad_push_event (self->srcpad, gst_event_new_caps (caps));
   gst_caps_unref (caps);
+  if (!ok)
+    return FALSE;
   /* source task only: no lock */
   self->caps_width = width;
   self->caps_height = height;
@@ -1206,6 +1213,8 @@ post_epoch_skipped (GstSpdlDecode * self, GstEvent * event)
 static GstFlowReturn
 push_sample (GstSpdlDecode * self, GstSpdlDecodeJob * job)
 {
+  GstFlowReturn ret = GST_FLOW_NOT_NEGOTIATED;
+
   if (job->error)
     return skip_undecodable (self, job) ? GST_FLOW_OK : GST_FLOW_ERROR;
 
@@ -1213,10 +1222,15 @@ push_sample (GstSpdlDecode * self, GstSpdlDecodeJob * job)
   self->decoded++;
   GST_OBJECT_UNLOCK (self);
   gst_spdl_stats_add_out (&self->stats, 1);
-  /* the error is posted: upstream only needs to stop */
-  if (!ensure_caps (self, job->width, job->height))
-    return GST_FLOW_ERROR;
-  return gst_pad_push (self->srcpad, g_steal_pointer (&job->output));
+  if (ensure_caps (self, job->width, job->height))
+    ret = gst_pad_push (self->srcpad, g_steal_pointer (&job->output));
+  /* a refused sticky caps event shows at the next push */
+  if (ret == GST_FLOW_NOT_NEGOTIATED) {
+    post_not_accepted (self, job->width, job->height);
+    self->caps_sent = FALSE;
+    ret = GST_FLOW_ERROR;
+  }
+  return ret;
 }
 
 static void

@@ -356,12 +356,30 @@ spdl_test_run_skipped (SpdlTestRun * run, const gchar * element,
 
   for (l = run->skipped; l; l = l->next) {
     const gchar *name = gst_structure_get_string (l->data, "element");
-    if (g_str_has_prefix (name, element))
+    /* the run's totals, not an epoch's */
+    if (g_str_has_prefix (name, element) &&
+        !gst_structure_has_field (l->data, "epoch"))
       fail_unless (gst_structure_get_uint64 (l->data, reason, &n),
           "no %s count from %s", reason, name);
   }
   fail_if (n == G_MAXUINT64, "%s posted no spdl-skipped", element);
   return n;
+}
+
+const GstStructure *
+spdl_test_run_epoch_skipped (SpdlTestRun * run, const gchar * element,
+    guint epoch)
+{
+  GList *l;
+
+  for (l = run->skipped; l; l = l->next) {
+    const gchar *name = gst_structure_get_string (l->data, "element");
+    guint e;
+    if (g_str_has_prefix (name, element) &&
+        gst_structure_get_uint (l->data, "epoch", &e) && e == epoch)
+      return l->data;
+  }
+  return NULL;
 }
 
 void

@@ -69,6 +69,9 @@ typedef void (*SpdlTestHook) (GstElement * pipeline, gpointer user_data);
 /* Same, calling @paused_hook once the pipeline is PAUSED */
 SpdlTestRun *spdl_test_run_with_hook (const gchar * launch,
     SpdlTestHook paused_hook, gpointer user_data);
+/* The "spdl-skipped" message @element posted after @epoch, or NULL */
+const GstStructure *spdl_test_run_epoch_skipped (SpdlTestRun * run,
+    const gchar * element, guint epoch);
 void spdl_test_run_free (SpdlTestRun * run);
 guint spdl_test_run_count_samples (SpdlTestRun * run);
 /* A count of the "spdl-skipped" message that @element posted at EOS */

@@ -177,6 +177,64 @@ push_samples (GstHarness * h, guint first_sample, guint n, guint epoch)
                 epoch)), GST_FLOW_OK);
 }
 
+/* Caps that keep the tensor's shape (pixel-aspect-ratio, colorimetry)
+ * may change inside a batch, as videoscale does on mixed sizes; a new size
+ * inside a batch is a clear error. */
+GST_START_TEST (test_caps_change_same_shape)
+{
+  GstHarness *h = batch_harness ("batch-size=4");
+  GstBus *bus = gst_bus_new ();
+  GstMessage *msg;
+  GstBuffer *b;
+
+  gst_element_set_bus (h->element, bus);
+  push_samples (h, 0, 2, 0);
+  gst_harness_set_src_caps_str (h, "video/x-raw,format=RGB,width=4,height=2,"
+      "framerate=0/1,pixel-aspect-ratio=3/2,colorimetry=bt709");
+  push_samples (h, 2, 2, 0);
+  b = gst_harness_pull (h);
+  check_batch (h, b, 0, 4, FALSE);
+  gst_buffer_unref (b);
+  fail_if (gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR));
+
+  push_samples (h, 4, 1, 0);
+  /* the harness' caps push fails: the element refuses them */
+  gst_pad_push_event (h->srcpad, gst_event_new_caps (gst_caps_from_string
+          ("video/x-raw,format=RGB,width=8,height=2,framerate=0/1")));
+  msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
+  fail_unless (msg != NULL);
+  {
+    GError *err = NULL;
+    gst_message_parse_error (msg, &err, NULL);
+    fail_unless (strstr (err->message, "from 4x2 RGB to 8x2 RGB") != NULL,
+        "%s", err->message);
+    g_error_free (err);
+  }
+  gst_message_unref (msg);
+  gst_element_set_bus (h->element, NULL);
+  gst_object_unref (bus);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
+/* A batch-size whose batch would not fit 4 GiB: an element error. */
+GST_START_TEST (test_huge_batch_refused)
+{
+  gchar *launch = g_strdup ("videotestsrc num-buffers=2 ! "
+      "video/x-raw,format=RGB,width=1024,height=1024 ! "
+      "spdlbatch batch-size=2000000000");
+  SpdlTestRun *run = spdl_test_run (launch);
+
+  fail_unless (run->error != NULL);
+  fail_unless (strstr (run->error, "4 GiB") != NULL, "%s", run->error);
+  fail_unless (strstr (run->error, "batch-size") != NULL, "%s", run->error);
+  spdl_test_run_free (run);
+  g_free (launch);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_nhwc_slots_labels_partial)
 {
   GstHarness *h = batch_harness ("batch-size=3");
@@ -390,6 +448,8 @@ spdlbatch_suite (void)
 
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_nhwc_slots_labels_partial);
+  tcase_add_test (tc, test_caps_change_same_shape);
+  tcase_add_test (tc, test_huge_batch_refused);
   tcase_add_test (tc, test_nchw_layout);
   tcase_add_test (tc, test_drop_last_and_epochs);
   tcase_add_test (tc, test_allocation_from_downstream);

@@ -624,6 +624,164 @@ GST_START_TEST (test_resample_axis_reuse)
 
 GST_END_TEST;
 
+static void
+write_encoded (const gchar * root, const gchar * rel, guint w, guint h,
+    gboolean progressive)
+{
+  SpdlTestJpeg o;
+  guint8 *jpeg;
+  gsize size;
+
+  spdl_test_jpeg_init (&o, w, h);
+  o.progressive = progressive;
+  jpeg = spdl_test_encode_jpeg (&o, &size);
+  write_bytes (root, rel, jpeg, size);
+  g_free (jpeg);
+}
+
+/* A valid 1x65500 JPEG (17 KB): with a size that follows the aspect
+ * ratio, its output would be 224 x 14672000 (9.8 GB). It is skipped as
+ * too-large; its neighbours decode. */
+GST_START_TEST (test_extreme_aspect_too_large)
+{
+  /* recipe, samples out of 4, too-large: the needle is 1x65500, the plank
+   * 65500x1; a size that follows the aspect ratio explodes on one */
+  const struct
+  {
+    const gchar *recipe;
+    guint samples, too_large;
+  } cases[] = {
+    {"width=224", 3, 1},        /* needle: 224 x 14672000 */
+    {"height=224", 3, 1},       /* plank: 14672000 x 224 */
+    {"mode=center-crop resize-shorter=256 width=224", 3, 1},
+    {"mode=center-crop resize-shorter=256", 2, 2},
+    /* no automatic bound: still no crash, the frame cannot exist */
+    {"width=224 max-output-pixels=18446744073709551615", 3, 1},
+  };
+  gchar *root = spdl_test_make_image_folder (1, 2, 64, 48);
+  guint i;
+
+  write_encoded (root, "class00/needle.jpg", 1, 65500, FALSE);
+  write_encoded (root, "class00/plank.jpg", 65500, 1, FALSE);
+  for (i = 0; i < G_N_ELEMENTS (cases); i++) {
+    SpdlTestRun *run = run_folder (root, "", cases[i].recipe);
+
+    fail_unless (run->error == NULL, "%s: %s", cases[i].recipe, run->error);
+    fail_unless_equals_int (spdl_test_run_count_samples (run),
+        cases[i].samples);
+    fail_unless_equals_uint64 (spdl_test_run_skipped (run, "spdldecode",
+            "too-large"), cases[i].too_large);
+    fail_unless (warned_about (run, ".jpg", "max-output-pixels") ||
+        warned_about (run, ".jpg", "no video frame"), "%s",
+        cases[i].recipe);
+    spdl_test_run_free (run);
+  }
+  /* the bound is the user's to set: 224 x 168 is 37632 pixels */
+  {
+    SpdlTestRun *run = run_folder (root, "",
+        "width=224 max-output-pixels=37631");
+    fail_unless (warned_about (run, "img000.jpg", "max-output-pixels=37631"));
+    fail_unless_equals_uint64 (spdl_test_run_skipped (run, "spdldecode",
+            "too-large"), 3);
+    spdl_test_run_free (run);
+  }
+  spdl_test_remove_tree (root);
+  g_free (root);
+}
+
+GST_END_TEST;
+
+/* Progressive JPEGs keep all coefficients: bounded by max-decode-memory,
+ * checked from the header; scans are bounded by max-scans. */
+GST_START_TEST (test_decode_memory_and_scans)
+{
+  gchar *root = spdl_test_make_tmpdir ();
+  SpdlTestRun *run;
+
+  /* 1024x1024 4:2:0: 3 MiB of coefficients; a baseline image needs rows */
+  write_encoded (root, "c/baseline.jpg", 1024, 1024, FALSE);
+  write_encoded (root, "c/progressive.jpg", 1024, 1024, TRUE);
+  run = run_folder (root, "", "width=32 height=32 "
+      "max-decode-memory=2000000");
+  fail_unless (run->error == NULL, "%s", run->error);
+  fail_unless_equals_int (spdl_test_run_count_samples (run), 1);
+  fail_unless (strstr (ITEM (run, 0)->path, "baseline") != NULL);
+  fail_unless (warned_about (run, "progressive.jpg", "max-decode-memory"));
+  fail_unless_equals_uint64 (spdl_test_run_skipped (run, "spdldecode",
+          "too-large"), 1);
+  spdl_test_run_free (run);
+
+  /* the encoder's progression has 10 scans */
+  run = run_folder (root, "", "width=32 height=32 max-scans=5");
+  fail_unless_equals_int (spdl_test_run_count_samples (run), 1);
+  fail_unless (warned_about (run, "progressive.jpg", "max-scans=5"));
+  spdl_test_run_free (run);
+  run = run_folder (root, "", "width=32 height=32 max-scans=10");
+  fail_unless_equals_int (spdl_test_run_count_samples (run), 2);
+  spdl_test_run_free (run);
+  spdl_test_remove_tree (root);
+  g_free (root);
+}
+
+GST_END_TEST;
+
+/* Each buffer must be a whole image: unparsed image/jpeg (filesrc's 4 KB
+ * chunks) does not negotiate. */
+GST_START_TEST (test_requires_parsed_input)
+{
+  GstElement *dec = gst_element_factory_make ("spdldecode", NULL);
+  GstPad *sink = gst_element_get_static_pad (dec, "sink");
+  GstCaps *unparsed = gst_caps_from_string ("image/jpeg");
+  GstCaps *parsed = gst_caps_from_string ("image/jpeg, parsed=true");
+  GstElement *pipeline;
+  GError *error = NULL;
+
+  fail_if (gst_pad_query_accept_caps (sink, unparsed));
+  fail_unless (gst_pad_query_accept_caps (sink, parsed));
+  gst_caps_unref (unparsed);
+  gst_caps_unref (parsed);
+  gst_object_unref (sink);
+  gst_object_unref (dec);
+
+  pipeline = gst_parse_launch ("filesrc location=/dev/null ! "
+      "spdldecode ! fakesink", &error);
+  /* parse links lazily; either way, no data flows */
+  if (pipeline) {
+    GstBus *bus = gst_element_get_bus (pipeline);
+    GstMessage *msg;
+    gst_element_set_state (pipeline, GST_STATE_PLAYING);
+    msg = gst_bus_timed_pop_filtered (bus, 10 * GST_SECOND,
+        GST_MESSAGE_ERROR | GST_MESSAGE_EOS);
+    fail_unless (msg != NULL);
+    gst_message_unref (msg);
+    gst_element_set_state (pipeline, GST_STATE_NULL);
+    gst_object_unref (bus);
+    gst_object_unref (pipeline);
+  }
+  g_clear_error (&error);
+}
+
+GST_END_TEST;
+
+/* Downstream refusing our caps: a clear error, not a silent stall. */
+GST_START_TEST (test_refused_caps_error)
+{
+  gchar *root = spdl_test_make_image_folder (1, 1, 64, 48);
+  SpdlTestRun *run;
+
+  write_encoded (root, "class00/small.jpg", 40, 30, FALSE);
+  /* links (sizes vary), then the second image's caps are refused */
+  run = run_folder (root, "", "! capsfilter caps=video/x-raw,width=64");
+  fail_unless (run->error != NULL);
+  fail_unless (strstr (run->error, "40x30") != NULL, "%s", run->error);
+  fail_unless_equals_int (spdl_test_run_count_samples (run), 1);
+  spdl_test_run_free (run);
+  spdl_test_remove_tree (root);
+  g_free (root);
+}
+
+GST_END_TEST;
+
 static Suite *
 spdldecode_suite (void)
 {
@@ -642,6 +800,10 @@ spdldecode_suite (void)
   tcase_add_test (tc, test_cmyk_and_gray_output);
   tcase_add_test (tc, test_bad_samples_skipped);
   tcase_add_test (tc, test_stop_at_any_moment);
+  tcase_add_test (tc, test_extreme_aspect_too_large);
+  tcase_add_test (tc, test_decode_memory_and_scans);
+  tcase_add_test (tc, test_requires_parsed_input);
+  tcase_add_test (tc, test_refused_caps_error);
   return s;
 }
 

@@ -341,6 +341,60 @@ GST_START_TEST (test_manifest)
 
 GST_END_TEST;
 
+/* Windows-edited manifests: a byte-order mark, CRLF line ends and a blank
+ * last line list exactly their samples; a path may hold a tab (the label
+ * follows the last one). */
+GST_START_TEST (test_manifest_bom_crlf_tabs)
+{
+  gchar *root = spdl_test_make_tmpdir ();
+  gchar *manifest = g_build_filename (root, "train.tsv", NULL);
+  gchar *a = g_build_filename (root, "a.jpg", NULL);
+  gchar *b = g_build_filename (root, "b\tc.jpg", NULL);
+  gchar *launch;
+  SpdlTestRun *run;
+
+  spdl_test_write_file (a, "AAA", -1);
+  spdl_test_write_file (b, "BB", -1);
+  spdl_test_write_file (manifest, "\xEF\xBB\xBF" "a.jpg\t1\r\n"
+      "b\tc.jpg\t2\r\n\r\n", -1);
+  launch = g_strdup_printf ("spdlsrc location=%s", manifest);
+  run = spdl_test_run (launch);
+  fail_unless (run->error == NULL, "%s", run->error);
+  fail_unless_equals_int (spdl_test_run_count_samples (run), 2);
+  fail_unless_equals_string (ITEM (run, 0)->path, a);
+  fail_unless_equals_int (ITEM (run, 0)->label, 1);
+  fail_unless_equals_string (ITEM (run, 1)->path, b);
+  fail_unless_equals_int (ITEM (run, 1)->label, 2);
+  spdl_test_run_free (run);
+
+  /* a bad line quoted in the error is cut on a character boundary and
+   * shown as valid UTF-8, even when the line is not */
+  {
+    /* 100 euro signs (3 bytes each), a stray byte, no tab */
+    GString *text = g_string_new ("a.jpg\t1\n");
+    guint k;
+    for (k = 0; k < 100; k++)
+      g_string_append (text, "\xE2\x82\xAC");
+    g_string_append (text, "\xff no tab\n");
+    spdl_test_write_file (manifest, text->str, text->len);
+    g_string_free (text, TRUE);
+  }
+  run = spdl_test_run (launch);
+  fail_unless (run->error != NULL);
+  fail_unless (g_utf8_validate (run->error, -1, NULL), "%s", run->error);
+  fail_unless (strstr (run->error, ":2:") != NULL, "%s", run->error);
+  fail_unless (strstr (run->error, "...") != NULL, "%s", run->error);
+  spdl_test_run_free (run);
+  g_free (launch);
+  g_free (manifest);
+  g_free (a);
+  g_free (b);
+  spdl_test_remove_tree (root);
+  g_free (root);
+}
+
+GST_END_TEST;
+
 static void
 assert_error (const gchar * launch, const gchar * needle1,
     const gchar * needle2)
@@ -525,6 +579,7 @@ spdlsrc_suite (void)
   tcase_add_test (tc, test_shards);
   tcase_add_test (tc, test_resume_start_index);
   tcase_add_test (tc, test_manifest);
+  tcase_add_test (tc, test_manifest_bom_crlf_tabs);
   tcase_add_test (tc, test_user_errors);
   tcase_add_test (tc, test_vanished_file_skipped);
   tcase_add_test (tc, test_harness_meta_and_events);

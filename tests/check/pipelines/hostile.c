@@ -8,6 +8,8 @@
  */
 #include <gst/check/gstcheck.h>
 #include <glib/gstdio.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "spdltestutil.h"
@@ -321,6 +323,194 @@ GST_START_TEST (test_unreadable_permission)
 
 GST_END_TEST;
 
+/* Names that are samples like any other: spaces, a tab, a newline, bytes
+ * that are not UTF-8 (Latin-1 "caf\xe9"). */
+static const gchar *const odd_names[] = {
+  "name with spaces.jpg", "tab\there.jpg", "new\nline.jpg",
+  "caf\xe9.jpg",
+};
+
+static gchar *
+make_hostile_tree (void)
+{
+  gchar *root = spdl_test_make_tmpdir ();
+  gchar *dir = g_build_filename (root, "c0", NULL);
+  gchar *path;
+  guint8 *good;
+  gsize size;
+  guint i;
+  int fd;
+
+  good = encode (24, 20, NULL, &size);
+  write_at (dir, "good.jpg", good, size);
+  for (i = 0; i < G_N_ELEMENTS (odd_names); i++)
+    write_at (dir, odd_names[i], good, size);
+  /* a corrupt file whose name is not UTF-8: its warning must name it */
+  write_at (dir, "bad\xff\xfe.jpg", (const guint8 *) "not a jpeg", 10);
+  g_free (good);
+
+  /* opening a FIFO blocks until a writer comes: never open one */
+  path = g_build_filename (dir, "fifo.jpg", NULL);
+  fail_unless (mkfifo (path, 0644) == 0);
+  g_free (path);
+  /* endless bytes */
+  path = g_build_filename (dir, "zero.jpg", NULL);
+  fail_unless (symlink ("/dev/zero", path) == 0);
+  g_free (path);
+  /* 64 GiB, no blocks on disk: never allocate its size */
+  path = g_build_filename (dir, "sparse.jpg", NULL);
+  fd = open (path, O_CREAT | O_WRONLY, 0644);
+  fail_unless (fd >= 0);
+  fail_unless (ftruncate (fd, (off_t) 64 << 30) == 0);
+  close (fd);
+  g_free (path);
+  g_free (dir);
+  return root;
+}
+
+static gboolean
+all_valid_utf8 (GList * strings)
+{
+  for (; strings; strings = strings->next)
+    if (!g_utf8_validate (strings->data, -1, NULL))
+      return FALSE;
+  return TRUE;
+}
+
+GST_START_TEST (test_hostile_file_types)
+{
+  gchar *root = make_hostile_tree ();
+  gchar *launch = g_strdup_printf ("spdlsrc location=\"%s\" prefetch=2 "
+      "prefetch-threshold=0 ! spdldecode threads=2 width=16 height=16 ",
+      root);
+  /* watched by spdl_test_run's deadline and check's test timeout */
+  SpdlTestRun *run = spdl_test_run (launch);
+  const gchar *expected_paths[G_N_ELEMENTS (odd_names) + 1];
+  gboolean found_latin1 = FALSE;
+  guint i, k, n = 0;
+
+  fail_unless (run->error == NULL, "%s", run->error);
+  /* good.jpg and the odd names, each exactly once */
+  expected_paths[0] = "good.jpg";
+  for (i = 0; i < G_N_ELEMENTS (odd_names); i++)
+    expected_paths[i + 1] = odd_names[i];
+  for (i = 0; i < run->items->len; i++) {
+    SpdlTestItem *item = ITEM (run, i);
+    GstCustomMeta *meta;
+    const GstStructure *st;
+    if (item->is_epoch_end)
+      continue;
+    n++;
+    fail_unless (g_utf8_validate (item->path, -1, NULL), "%s", item->path);
+    meta = gst_buffer_get_custom_meta (item->buffer,
+        GST_SPDL_SAMPLE_META_NAME);
+    st = gst_custom_meta_get_structure (meta);
+    if (gst_structure_has_field (st, "path-bytes")) {
+      /* the real bytes travel beside the display name */
+      GBytes *bytes = NULL;
+      gsize len;
+      const gchar *data;
+      gchar *want = g_build_filename (root, "c0", "caf\xe9.jpg", NULL);
+      fail_unless (gst_structure_get (st, "path-bytes", G_TYPE_BYTES, &bytes,
+              NULL));
+      data = g_bytes_get_data (bytes, &len);
+      fail_unless_equals_int (len, strlen (want));
+      fail_unless (memcmp (data, want, len) == 0);
+      fail_unless (strstr (item->path, "caf") != NULL);
+      found_latin1 = TRUE;
+      g_bytes_unref (bytes);
+      g_free (want);
+      continue;
+    }
+    for (k = 0; k < G_N_ELEMENTS (expected_paths); k++)
+      if (expected_paths[k] && g_str_has_suffix (item->path,
+              expected_paths[k])) {
+        expected_paths[k] = NULL;
+        break;
+      }
+    fail_unless (k < G_N_ELEMENTS (expected_paths), "unexpected %s",
+        item->path);
+  }
+  fail_unless (found_latin1);
+  fail_unless_equals_int (n, 1 + G_N_ELEMENTS (odd_names));
+
+  /* the others skipped, named, with the reason */
+  fail_unless (warned (run, "fifo.jpg", "FIFO"));
+  fail_unless (warned (run, "zero.jpg", "device"));
+  fail_unless (warned (run, "sparse.jpg", "max-file-size"));
+  fail_unless (warned (run, "bad", "not a JPEG"));
+  fail_if (warned (run, "unknown sample", ""));
+  fail_unless (all_valid_utf8 (run->warnings));
+  fail_unless_equals_uint64 (spdl_test_run_skipped (run, "spdlsrc",
+          "not-a-file"), 2);
+  fail_unless_equals_uint64 (spdl_test_run_skipped (run, "spdlsrc",
+          "too-large"), 1);
+  fail_unless_equals_uint64 (spdl_test_run_skipped (run, "spdlsrc",
+          "total"), 3);
+  fail_unless_equals_uint64 (spdl_test_run_skipped (run, "spdldecode",
+          "not-jpeg"), 1);
+  spdl_test_run_free (run);
+  g_free (launch);
+
+  /* max-file-size is the user's: a small limit skips ordinary files */
+  launch = g_strdup_printf ("spdlsrc location=\"%s\" max-file-size=5 ",
+      root);
+  run = spdl_test_run (launch);
+  fail_unless (run->error == NULL, "%s", run->error);
+  fail_unless_equals_int (spdl_test_run_count_samples (run), 0 + 0);
+  fail_unless_equals_uint64 (spdl_test_run_skipped (run, "spdlsrc",
+          "too-large"), 1 + 1 + G_N_ELEMENTS (odd_names) + 1);
+  spdl_test_run_free (run);
+  g_free (launch);
+  spdl_test_remove_tree (root);
+  g_free (root);
+}
+
+GST_END_TEST;
+
+/* Warnings on the bus are bounded per epoch; the summary keeps counts. */
+GST_START_TEST (test_warning_limit_per_epoch)
+{
+  gchar *root = spdl_test_make_image_folder (1, 2, 16, 16);
+  gchar *launch;
+  SpdlTestRun *run;
+  const GstStructure *summary;
+  guint64 total = 0, suppressed = 0, corrupt = 0;
+  guint i;
+
+  for (i = 0; i < 5; i++) {
+    gchar *path = g_strdup_printf ("%s/class00/bad%u.jpg", root, i);
+    spdl_test_write_file (path, "\xff\xd8garbage", -1);
+    g_free (path);
+  }
+  launch = g_strdup_printf ("spdlsrc location=%s num-epochs=2 ! spdldecode "
+      "width=8 height=8 warning-limit=2 ", root);
+  run = spdl_test_run (launch);
+  fail_unless (run->error == NULL, "%s", run->error);
+  fail_unless_equals_int (spdl_test_run_count_samples (run), 2 * 2);
+  /* 2 warnings per epoch, not 5 */
+  fail_unless_equals_int (g_list_length (run->warnings), 2 * 2);
+  for (i = 0; i < 2; i++) {
+    summary = spdl_test_run_epoch_skipped (run, "spdldecode", i);
+    fail_unless (summary != NULL, "no summary for epoch %u", i);
+    fail_unless (gst_structure_get_uint64 (summary, "total", &total));
+    fail_unless (gst_structure_get_uint64 (summary, "suppressed",
+            &suppressed));
+    fail_unless_equals_uint64 (total, 5);
+    fail_unless_equals_uint64 (suppressed, 3);
+  }
+  fail_unless_equals_uint64 (spdl_test_run_skipped (run, "spdldecode",
+          "total"), 10);
+  fail_unless (gst_structure_get_uint64 (summary, "truncated", &corrupt) ||
+      gst_structure_get_uint64 (summary, "corrupt", &corrupt));
+  spdl_test_run_free (run);
+  g_free (launch);
+  spdl_test_remove_tree (root);
+  g_free (root);
+}
+
+GST_END_TEST;
+
 static Suite *
 hostile_suite (void)
 {
@@ -330,6 +520,8 @@ hostile_suite (void)
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_dirty_dataset);
   tcase_add_test (tc, test_unreadable_permission);
+  tcase_add_test (tc, test_hostile_file_types);
+  tcase_add_test (tc, test_warning_limit_per_epoch);
   return s;
 }
 
