@@ -75,7 +75,9 @@ LLVMFuzzerTestOneInput (const uint8_t * data, size_t size)
     return 0;
   if (!gst_spdl_geometry_compute (&g, &p, w, h, 0, size))
     return 0;
-  /* as spdldecode sizes its output frame: what the recipe asks for */
+  /* as spdldecode bounds and sizes its output frame */
+  if (!gst_spdl_geometry_check_output (&g, &p, NULL))
+    return 0;
   out = g_malloc ((gsize) g.out_width * g.out_height * 3);
   gst_spdl_jpeg_decoder_decode (dec, &p, &g, out, (gsize) g.out_width *
       (p.gray ? 1 : 3), NULL);
