@@ -15,6 +15,7 @@
 #include <string.h>
 
 static GQuark quark_index, quark_label, quark_epoch, quark_path;
+static GQuark quark_position;
 
 void
 gst_spdl_custom_meta_register (const gchar * name)
@@ -56,6 +57,7 @@ gst_spdl_meta_register (void)
     quark_label = g_quark_from_static_string ("label");
     quark_epoch = g_quark_from_static_string ("epoch");
     quark_path = g_quark_from_static_string ("path");
+    quark_position = g_quark_from_static_string ("position");
     gst_spdl_custom_meta_register (GST_SPDL_SAMPLE_META_NAME);
     gst_spdl_custom_meta_register (GST_SPDL_BATCH_META_NAME);
     g_once_init_leave (&once, 1);
@@ -104,6 +106,29 @@ gst_spdl_buffer_get_sample_info (GstBuffer * buffer, GstSpdlSampleInfo * info)
     return FALSE;
   info->path = gst_structure_get_string (s, "path");
   return TRUE;
+}
+
+void
+gst_spdl_buffer_set_sample_position (GstBuffer * buffer, guint64 position)
+{
+  GstCustomMeta *meta;
+
+  gst_spdl_meta_register ();
+  meta = gst_buffer_get_custom_meta (buffer, GST_SPDL_SAMPLE_META_NAME);
+  if (meta)
+    gst_structure_id_set (gst_custom_meta_get_structure (meta),
+        quark_position, G_TYPE_UINT64, position, NULL);
+}
+
+gboolean
+gst_spdl_buffer_get_sample_position (GstBuffer * buffer, guint64 * position)
+{
+  GstCustomMeta *meta;
+
+  gst_spdl_meta_register ();
+  meta = gst_buffer_get_custom_meta (buffer, GST_SPDL_SAMPLE_META_NAME);
+  return meta && gst_structure_id_get (gst_custom_meta_get_structure (meta),
+      quark_position, G_TYPE_UINT64, position, NULL);
 }
 
 const gchar *
@@ -160,6 +185,25 @@ gst_spdl_epoch_end_event_new (guint epoch, guint64 samples)
       "epoch", G_TYPE_UINT, epoch, "samples", G_TYPE_UINT64, samples, NULL);
 
   return gst_event_new_custom (GST_EVENT_CUSTOM_DOWNSTREAM, s);
+}
+
+GstEvent *
+gst_spdl_epoch_start_event_new (guint epoch, guint64 samples, guint64 offset,
+    guint num_shards, guint shard_index)
+{
+  GstStructure *s = gst_structure_new (GST_SPDL_EPOCH_START_NAME,
+      "epoch", G_TYPE_UINT, epoch, "samples", G_TYPE_UINT64, samples,
+      "offset", G_TYPE_UINT64, offset, "num-shards", G_TYPE_UINT, num_shards,
+      "shard-index", G_TYPE_UINT, shard_index, NULL);
+
+  return gst_event_new_custom (GST_EVENT_CUSTOM_DOWNSTREAM, s);
+}
+
+gboolean
+gst_spdl_is_epoch_start_event (GstEvent * event)
+{
+  return GST_EVENT_TYPE (event) == GST_EVENT_CUSTOM_DOWNSTREAM &&
+      gst_event_has_name (event, GST_SPDL_EPOCH_START_NAME);
 }
 
 gboolean

@@ -31,6 +31,13 @@ G_BEGIN_DECLS
  * (guint64, samples of this shard in that epoch). */
 #define GST_SPDL_EPOCH_END_NAME "spdl-epoch-end"
 
+/* Custom serialized downstream event before each epoch's first sample:
+ * "epoch" (guint), "samples" (guint64, this rank's samples in the epoch),
+ * "offset" (guint64, global samples of the epoch consumed before it
+ * started: non-zero when resumed), "num-shards" and "shard-index"
+ * (guint). */
+#define GST_SPDL_EPOCH_START_NAME "spdl-epoch-start"
+
 /* Element message each spdl element posts when EOS passes: "total"
  * (guint64) samples it skipped, and one guint64 field per reason. */
 #define GST_SPDL_SKIPPED_NAME "spdl-skipped"
@@ -55,6 +62,11 @@ void gst_spdl_buffer_add_sample_meta (GstBuffer * buffer, guint64 index,
     gint label, guint epoch, const gchar * path);
 gboolean gst_spdl_buffer_get_sample_info (GstBuffer * buffer,
     GstSpdlSampleInfo * info);
+/* "position": the sample's place in its epoch's global order (spdlsrc) */
+void gst_spdl_buffer_set_sample_position (GstBuffer * buffer,
+    guint64 position);
+gboolean gst_spdl_buffer_get_sample_position (GstBuffer * buffer,
+    guint64 * position);
 gboolean gst_spdl_buffer_copy_sample_meta (GstBuffer * dest, GstBuffer * src);
 const gchar *gst_spdl_buffer_get_path (GstBuffer * buffer);
 
@@ -62,6 +74,9 @@ void gst_spdl_buffer_add_batch_meta (GstBuffer * buffer, guint epoch,
     const guint64 * indices, guint n_indices);
 
 GstEvent *gst_spdl_epoch_end_event_new (guint epoch, guint64 samples);
+GstEvent *gst_spdl_epoch_start_event_new (guint epoch, guint64 samples,
+    guint64 offset, guint num_shards, guint shard_index);
+gboolean gst_spdl_is_epoch_start_event (GstEvent * event);
 gboolean gst_spdl_is_epoch_end_event (GstEvent * event);
 gboolean gst_spdl_epoch_end_parse (const GstStructure * s, guint * epoch,
     guint64 * samples);

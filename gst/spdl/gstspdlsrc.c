@@ -20,11 +20,29 @@
  * `relative/path<TAB>label` per line.
  *
  * With #GstSpdlSrc:shuffle, each epoch is a permutation that depends only on
- * #GstSpdlSrc:seed and the epoch number. #GstSpdlSrc:shard-index and
- * #GstSpdlSrc:num-shards split every epoch between distributed ranks the way
- * PyTorch's DistributedSampler does. The end of each epoch is announced by a
- * serialized custom downstream event named "spdl-epoch-end" (fields "epoch"
- * and "samples"), also posted on the bus as an element message.
+ * #GstSpdlSrc:seed and the epoch number, never on the number of ranks.
+ * #GstSpdlSrc:shard-index and #GstSpdlSrc:num-shards split every epoch
+ * between distributed ranks the way PyTorch's DistributedSampler does:
+ *
+ * - the epoch's global order is p(0), ..., p(N-1) (N samples, p the
+ *   epoch's permutation, identity without shuffle);
+ * - with O samples of it already consumed (#GstSpdlSrc:start-offset, 0
+ *   except in a resumed first epoch), rank r of W takes the samples at
+ *   global positions O + r, O + r + W, O + r + 2W, ...: M = ceil((N - O) / W)
+ *   of them, positions past N wrapping around to the epoch's start
+ *   (padding, as DistributedSampler pads), or M = floor((N - O) / W) with
+ *   #GstSpdlSrc:drop-uneven. Every rank has the same M.
+ *
+ * After every rank took k samples, the first O + k x W positions are
+ * consumed, whatever W is: a job saved at W ranks resumes at any W' with
+ * start-offset = O + k x W, and the remaining samples are each taken
+ * exactly once across the new ranks.
+ *
+ * Each epoch starts with a serialized custom downstream event
+ * "spdl-epoch-start" (fields "epoch", "samples" = M, "offset" = O,
+ * "num-shards", "shard-index") and ends with "spdl-epoch-end" (fields
+ * "epoch" and "samples" pushed), also posted on the bus as an element
+ * message. Each sample's metadata holds its global "position".
  *
  * File reads run #GstSpdlSrc:prefetch ahead on worker threads, in order, so
  * slow storage does not stall the pipeline; while reads are fast (page-cached
@@ -71,6 +89,7 @@ enum
   PROP_NUM_SHARDS,
   PROP_DROP_UNEVEN,
   PROP_START_INDEX,
+  PROP_START_OFFSET,
   PROP_PREFETCH,
   PROP_PREFETCH_THRESHOLD,
   PROP_MAX_FILE_SIZE,
@@ -93,6 +112,7 @@ enum
 #define DEFAULT_NUM_SHARDS 1
 #define DEFAULT_DROP_UNEVEN FALSE
 #define DEFAULT_START_INDEX 0
+#define DEFAULT_START_OFFSET 0
 #define DEFAULT_PREFETCH 4
 #define DEFAULT_PREFETCH_THRESHOLD 200
 #define DEFAULT_MAX_FILE_SIZE (256 * 1024 * 1024)
@@ -115,6 +135,7 @@ struct _GstSpdlReadSlot
   guint index;
   gint label;
   guint epoch;
+  guint64 position;             /* in the epoch's global order */
   gchar *path;
   GstSpdlStats *stats;
   GstSpdlSrc *src;
@@ -246,6 +267,20 @@ gst_spdl_src_class_init (GstSpdlSrcClass * klass)
           "Samples of the first epoch to skip (resume mid-epoch)", 0,
           G_MAXUINT64, DEFAULT_START_INDEX, READY_PARAM));
   /**
+   * GstSpdlSrc:start-offset:
+   *
+   * Samples of the first epoch's global order that all ranks together
+   * already consumed: resumes mid-epoch at any number of ranks (see the
+   * rule above). After every one of W ranks took k samples of an epoch
+   * that started at offset O, resume with start-offset = O + k x W.
+   * Adds to #GstSpdlSrc:start-index x num-shards.
+   */
+  g_object_class_install_property (gobject_class, PROP_START_OFFSET,
+      g_param_spec_uint64 ("start-offset", "Start offset",
+          "Global samples of the first epoch already consumed by all ranks "
+          "(resume at any world size)", 0, G_MAXUINT64, DEFAULT_START_OFFSET,
+          READY_PARAM));
+  /**
    * GstSpdlSrc:prefetch:
    *
    * File reads that run ahead on worker threads, in order. 0 reads in the
@@ -372,6 +407,7 @@ gst_spdl_src_init (GstSpdlSrc * src)
   src->num_shards = DEFAULT_NUM_SHARDS;
   src->drop_uneven = DEFAULT_DROP_UNEVEN;
   src->start_index = DEFAULT_START_INDEX;
+  src->start_offset = DEFAULT_START_OFFSET;
   src->prefetch = DEFAULT_PREFETCH;
   src->prefetch_threshold = DEFAULT_PREFETCH_THRESHOLD;
   src->max_file_size = DEFAULT_MAX_FILE_SIZE;
@@ -437,6 +473,9 @@ gst_spdl_src_set_property (GObject * object, guint prop_id,
       break;
     case PROP_START_INDEX:
       src->start_index = g_value_get_uint64 (value);
+      break;
+    case PROP_START_OFFSET:
+      src->start_offset = g_value_get_uint64 (value);
       break;
     case PROP_PREFETCH:
       src->prefetch = g_value_get_uint (value);
@@ -512,6 +551,9 @@ gst_spdl_src_get_property (GObject * object, guint prop_id, GValue * value,
     case PROP_START_INDEX:
       g_value_set_uint64 (value, src->start_index);
       break;
+    case PROP_START_OFFSET:
+      g_value_set_uint64 (value, src->start_offset);
+      break;
     case PROP_PREFETCH:
       g_value_set_uint (value, src->prefetch);
       break;
@@ -585,27 +627,58 @@ ensure_permutation (GstSpdlSrc * src, guint epoch)
   src->permutation_epoch = epoch;
 }
 
-/* The k-th sample of this shard in @epoch: positions shard, shard+S, ...
- * of the epoch's order, wrapping around to pad (DistributedSampler). */
-static guint
-dataset_index_at (GstSpdlSrc * src, guint epoch, guint64 k)
+/* This rank's share of @remaining samples (see the rule in the docs). */
+static guint64
+rank_share (GstSpdlSrc * src, guint64 remaining)
 {
-  guint64 position = (src->shard_index + k * src->num_shards) %
-      src->dataset->n_samples;
+  if (src->drop_uneven)
+    return remaining / src->num_shards;
+  return (remaining + src->num_shards - 1) / src->num_shards;
+}
+
+/* Global samples of @epoch consumed before this run started. */
+static guint64
+epoch_offset (GstSpdlSrc * src, guint epoch)
+{
+  return epoch == src->start_epoch ? src->first_offset : 0;
+}
+
+static guint64
+epoch_samples (GstSpdlSrc * src, guint epoch)
+{
+  return rank_share (src, src->dataset->n_samples - epoch_offset (src, epoch));
+}
+
+/* Global position of this rank's k-th sample of @epoch. */
+static guint64
+global_position (GstSpdlSrc * src, guint epoch, guint64 k)
+{
+  return epoch_offset (src, epoch) + src->shard_index + k * src->num_shards;
+}
+
+/* Positions past the epoch's end wrap around to its start (padding). */
+static guint
+dataset_index_at (GstSpdlSrc * src, guint epoch, guint64 position)
+{
+  guint64 wrapped = position % src->dataset->n_samples;
 
   ensure_permutation (src, epoch);
-  return src->permutation ? src->permutation[position] : (guint) position;
+  return src->permutation ? src->permutation[wrapped] : (guint) wrapped;
 }
 
 static gboolean
 cursor_exhausted (GstSpdlSrc * src)
 {
-  if (src->next_position >= src->samples_per_epoch) {
+  for (;;) {
+    if (src->num_epochs >= 0 &&
+        src->next_epoch >= src->start_epoch + (guint) src->num_epochs)
+      return TRUE;
+    /* a resumed first epoch may have nothing left */
+    if (src->next_position < epoch_samples (src, src->next_epoch))
+      return FALSE;
     src->next_epoch++;
     src->next_position = 0;
   }
-  return src->num_epochs >= 0 &&
-      src->next_epoch >= src->start_epoch + (guint) src->num_epochs;
 }
 
 /* Called with read_lock: queues reads up to the prefetch depth. */
@@ -617,7 +690,9 @@ schedule_reads (GstSpdlSrc * src)
   while (g_queue_get_length (&src->slots) < depth && !cursor_exhausted (src)) {
     GstSpdlReadSlot *slot = g_new0 (GstSpdlReadSlot, 1);
 
-    slot->index = dataset_index_at (src, src->next_epoch, src->next_position);
+    slot->position = global_position (src, src->next_epoch,
+        src->next_position);
+    slot->index = dataset_index_at (src, src->next_epoch, slot->position);
     slot->label = src->dataset->labels[slot->index];
     slot->epoch = src->next_epoch;
     slot->path = gst_spdl_dataset_get_full_path (src->dataset, slot->index);
@@ -791,7 +866,7 @@ gst_spdl_src_start (GstBaseSrc * bsrc)
   GstSpdlSrc *src = GST_SPDL_SRC (bsrc);
   GstSpdlDataset *dataset;
   gchar *location, *extensions;
-  guint64 per_shard, start_index;
+  guint64 per_shard, start_index, start_offset;
   GError *error = NULL;
   gchar *display;
 
@@ -799,6 +874,7 @@ gst_spdl_src_start (GstBaseSrc * bsrc)
   location = g_strdup (src->location);
   extensions = g_strdup (src->extensions);
   start_index = src->start_index;
+  start_offset = src->start_offset;
   src->active_max_file_size = src->max_file_size;
   src->errors = 0;
   memset (src->errors_by_reason, 0, sizeof (src->errors_by_reason));
@@ -853,13 +929,24 @@ gst_spdl_src_start (GstBaseSrc * bsrc)
       dataset->n_classes, location, per_shard, src->shard_index,
       src->num_shards);
 
+  start_offset += start_index * src->num_shards;
+  if (start_offset > dataset->n_samples) {
+    GST_ELEMENT_ERROR (src, RESOURCE, SETTINGS,
+        ("start-offset %" G_GUINT64_FORMAT " (with start-index x num-shards) "
+            "is past the end of an epoch of %u samples", start_offset,
+            dataset->n_samples), (NULL));
+    gst_spdl_dataset_free (dataset);
+    goto failed;
+  }
+
   GST_OBJECT_LOCK (src);
   src->dataset = dataset;
   src->samples_per_epoch = per_shard;
   GST_OBJECT_UNLOCK (src);
+  src->first_offset = start_offset;
 
   src->next_epoch = src->start_epoch;
-  src->next_position = MIN (start_index, per_shard);
+  src->next_position = 0;
   src->current_epoch = src->start_epoch;
   src->pushed_in_epoch = 0;
   src->started_epoch = FALSE;
@@ -964,6 +1051,14 @@ announce_epoch_end (GstSpdlSrc * src)
   src->pushed_in_epoch = 0;
 }
 
+static void
+announce_epoch_start (GstSpdlSrc * src, guint epoch)
+{
+  gst_pad_push_event (GST_BASE_SRC_PAD (src),
+      gst_spdl_epoch_start_event_new (epoch, epoch_samples (src, epoch),
+          epoch_offset (src, epoch), src->num_shards, src->shard_index));
+}
+
 /* At EOS: how many samples were skipped over the run, by reason. */
 static void
 post_skipped (GstSpdlSrc * src)
@@ -1057,6 +1152,8 @@ gst_spdl_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
   while ((slot = next_slot (src, &ret)) != NULL) {
     if (src->started_epoch && slot->epoch != src->current_epoch)
       announce_epoch_end (src);
+    if (!src->started_epoch)
+      announce_epoch_start (src, slot->epoch);
     src->current_epoch = slot->epoch;
     src->started_epoch = TRUE;
 
@@ -1073,6 +1170,7 @@ gst_spdl_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
     GST_BUFFER_OFFSET_END (*outbuf) = src->pushed_in_epoch + 1;
     gst_spdl_buffer_add_sample_meta (*outbuf, slot->index, slot->label,
         slot->epoch, slot->path);
+    gst_spdl_buffer_set_sample_position (*outbuf, slot->position);
     src->pushed_in_epoch++;
     gst_spdl_stats_add_out (&src->stats, 1);
     read_slot_free (slot);

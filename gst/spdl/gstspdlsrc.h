@@ -46,6 +46,7 @@ struct _GstSpdlSrc
   guint num_shards;
   gboolean drop_uneven;
   guint64 start_index;
+  guint64 start_offset;
   guint prefetch;
   guint64 prefetch_threshold;   /* us; reads slower on average go ahead */
   guint64 max_file_size;
@@ -59,6 +60,7 @@ struct _GstSpdlSrc
 
   /* streaming state, set up in start() */
   guint64 active_max_file_size;
+  guint64 first_offset;         /* global samples of start-epoch consumed */
   GstSpdlDataset *dataset;
   guint64 samples_per_epoch;    /* this shard's share of one epoch */
   guint32 *permutation;         /* current epoch's order, NULL = identity */

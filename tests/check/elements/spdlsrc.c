@@ -234,6 +234,91 @@ count_over_shards (const gchar * root, guint n, guint shards,
   return count;
 }
 
+/* The epoch's order depends on (seed, epoch) alone; a state saved at W
+ * ranks (start-offset = k x W after every rank took k samples) resumes at
+ * any W' with each remaining sample taken exactly once. */
+GST_START_TEST (test_elastic_resume)
+{
+  gchar *root = make_fake_folder (1, 23);       /* N = 23 */
+  SpdlTestRun *global = run_src (root, "shuffle=true seed=9 num-epochs=2");
+  GArray *order0 = epoch_indices (global, 0), *order1 = epoch_indices (global,
+      1);
+  guint worlds[] = { 1, 2, 3, 5 };
+  guint w, r, i;
+
+  fail_unless_equals_int (order0->len, 23);
+  /* rank r of 2 took 4 samples each: global positions 0..7 are consumed */
+  for (w = 0; w < G_N_ELEMENTS (worlds); w++) {
+    guint W = worlds[w], remaining = 23 - 8;
+    guint per_rank = (remaining + W - 1) / W;
+    guint *taken = g_new0 (guint, 23);
+
+    for (r = 0; r < W; r++) {
+      gchar *props = g_strdup_printf ("shuffle=true seed=9 num-epochs=2 "
+          "start-offset=8 num-shards=%u shard-index=%u", W, r);
+      SpdlTestRun *run = run_src (root, props);
+      GArray *e0 = epoch_indices (run, 0), *e1 = epoch_indices (run, 1);
+
+      fail_unless (run->error == NULL, "%s", run->error);
+      /* every rank the same count; rank r takes positions 8 + r + jW */
+      fail_unless_equals_int (e0->len, per_rank);
+      for (i = 0; i < e0->len; i++) {
+        guint64 pos = (8 + r + (guint64) i * W) % 23;
+        fail_unless_equals_uint64 (g_array_index (e0, guint64, i),
+            g_array_index (order0, guint64, pos));
+        if (8 + r + i * W < 23)
+          taken[g_array_index (e0, guint64, i)]++;
+      }
+      /* the next epoch is whole again, the same split as without resume */
+      fail_unless_equals_int (e1->len, (23 + W - 1) / W);
+      for (i = 0; i < e1->len; i++)
+        fail_unless_equals_uint64 (g_array_index (e1, guint64, i),
+            g_array_index (order1, guint64, (r + (guint64) i * W) % 23));
+      g_array_unref (e0);
+      g_array_unref (e1);
+      spdl_test_run_free (run);
+      g_free (props);
+    }
+    /* each remaining sample exactly once (padding aside), none consumed */
+    for (i = 0; i < 23; i++)
+      fail_unless_equals_int (taken[g_array_index (order0, guint64, i)],
+          i < 8 ? 0 : 1);
+    g_free (taken);
+  }
+  /* the old per-rank start-index is start-offset = start-index x W */
+  {
+    SpdlTestRun *a = run_src (root, "shuffle=true seed=9 num-shards=2 "
+        "shard-index=1 start-index=4");
+    SpdlTestRun *b = run_src (root, "shuffle=true seed=9 num-shards=2 "
+        "shard-index=1 start-offset=8");
+    GArray *ia = epoch_indices (a, 0), *ib = epoch_indices (b, 0);
+    fail_unless (arrays_equal (ia, ib));
+    g_array_unref (ia);
+    g_array_unref (ib);
+    spdl_test_run_free (a);
+    spdl_test_run_free (b);
+  }
+  /* resumed exactly at an epoch's end: the next epoch follows */
+  {
+    SpdlTestRun *run = run_src (root, "shuffle=true seed=9 num-epochs=2 "
+        "start-offset=23");
+    GArray *e0 = epoch_indices (run, 0), *e1 = epoch_indices (run, 1);
+    fail_unless (run->error == NULL, "%s", run->error);
+    fail_unless_equals_int (e0->len, 0);
+    fail_unless (arrays_equal (e1, order1));
+    g_array_unref (e0);
+    g_array_unref (e1);
+    spdl_test_run_free (run);
+  }
+  g_array_unref (order0);
+  g_array_unref (order1);
+  spdl_test_run_free (global);
+  spdl_test_remove_tree (root);
+  g_free (root);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_shards)
 {
   gchar *root = make_fake_folder (2, 5);        /* 10 samples */
@@ -534,7 +619,7 @@ GST_START_TEST (test_harness_meta_and_events)
   GstEvent *event;
   GstSpdlSampleInfo info;
   guint64 num = 0;
-  guint i, epoch_events = 0;
+  guint i, epoch_events = 0, start_events = 0;
 
   gst_harness_set (h, "spdlsrc", "location", root, "num-epochs", 2,
       "shuffle", TRUE, NULL);
@@ -545,6 +630,9 @@ GST_START_TEST (test_harness_meta_and_events)
     fail_unless (gst_spdl_buffer_get_sample_info (buf, &info));
     fail_unless_equals_int (info.epoch, i / 4);
     fail_unless_equals_int (info.label, info.index / 2);
+    /* its place in the epoch's global order */
+    fail_unless (gst_spdl_buffer_get_sample_position (buf, &num));
+    fail_unless_equals_uint64 (num, i % 4);
     gst_buffer_unref (buf);
   }
   g_object_get (h->element, "num-samples", &num, NULL);
@@ -553,12 +641,23 @@ GST_START_TEST (test_harness_meta_and_events)
   while (event && GST_EVENT_TYPE (event) != GST_EVENT_EOS) {
     if (gst_spdl_is_epoch_end_event (event))
       epoch_events++;
+    if (gst_spdl_is_epoch_start_event (event)) {
+      /* this rank's share and the epoch's offset, before its samples */
+      const GstStructure *st = gst_event_get_structure (event);
+      guint64 samples = 0, offset = 1;
+      fail_unless (gst_structure_get (st, "samples", G_TYPE_UINT64, &samples,
+              "offset", G_TYPE_UINT64, &offset, NULL));
+      fail_unless_equals_uint64 (samples, 4);
+      fail_unless_equals_uint64 (offset, 0);
+      start_events++;
+    }
     gst_event_unref (event);
     event = gst_harness_pull_event (h);
   }
   if (event)
     gst_event_unref (event);
   fail_unless_equals_int (epoch_events, 2);
+  fail_unless_equals_int (start_events, 2);
   gst_harness_teardown (h);
   spdl_test_remove_tree (root);
   g_free (root);
@@ -577,6 +676,7 @@ spdlsrc_suite (void)
   tcase_add_test (tc, test_imagefolder_like_torchvision);
   tcase_add_test (tc, test_shuffle_epochs);
   tcase_add_test (tc, test_shards);
+  tcase_add_test (tc, test_elastic_resume);
   tcase_add_test (tc, test_resume_start_index);
   tcase_add_test (tc, test_manifest);
   tcase_add_test (tc, test_manifest_bom_crlf_tabs);
