@@ -17,6 +17,13 @@
  * than the image and decodes only the rows and columns the crop keeps; the
  * resize is the antialiased bilinear of PIL, so results match torchvision's.
  *
+ * PNG (libpng) and WebP (libwebp; an animation's first frame) samples decode
+ * too, with the same fused resize and crop on the same threads: the format
+ * is told by the data's first bytes, never the file's name, and pixels are
+ * converted as PIL's convert("RGB") does (alpha dropped, 16-bit samples by
+ * their high byte). GIF, BMP, TIFF and PPM/PGM samples are skipped with the
+ * reason unsupported-format.
+ *
  * Output keeps input order unless #GstSpdlDecode:ordered is false. The
  * samples in flight are bounded, so memory stays flat. Random choices
  * (random-resized-crop, flip) depend only on (seed, epoch, sample index),
@@ -86,7 +93,7 @@ enum
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
     GST_PAD_SINK,
     GST_PAD_ALWAYS,
-    GST_STATIC_CAPS ("image/jpeg"));
+    GST_STATIC_CAPS ("image/jpeg; image/png; image/webp"));
 
 static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
     GST_PAD_SRC,
@@ -300,7 +307,8 @@ gst_spdl_decode_class_init (GstSpdlDecodeClass * klass)
    * GstSpdlDecode:error-counts:
    *
    * Skipped samples by reason: a structure with one guint64 field per
-   * reason (empty, not-jpeg, truncated, corrupt, too-large, unsupported).
+   * reason (empty, not-jpeg, truncated, corrupt, too-large, unsupported,
+   * unsupported-format).
    */
   g_object_class_install_property (gobject_class, PROP_ERROR_COUNTS,
       g_param_spec_boxed ("error-counts", "Error counts",
@@ -611,7 +619,7 @@ allocate_output (GstSpdlDecode * self, const GstVideoInfo * info)
 
 /* Runs in a worker: decodes one sample into a new output buffer. */
 static void
-decode_job (GstSpdlDecode * self, GstSpdlJpegDecoder * dec,
+decode_job (GstSpdlDecode * self, GstSpdlImageDecoder * dec,
     GstSpdlDecodeJob * job)
 {
   const GstSpdlDecodeParams *p = &self->active;
@@ -621,7 +629,7 @@ decode_job (GstSpdlDecode * self, GstSpdlJpegDecoder * dec,
   guint iw, ih;
 
   gst_buffer_map (job->input, &in, GST_MAP_READ);
-  if (!gst_spdl_jpeg_decoder_open (dec, in.data, in.size, p->max_pixels,
+  if (!gst_spdl_image_decoder_open (dec, in.data, in.size, p->max_pixels,
           &iw, &ih, &job->error))
     goto done;
   gst_spdl_geometry_compute (&geom, p, iw, ih, job->epoch, job->index);
@@ -631,7 +639,7 @@ decode_job (GstSpdlDecode * self, GstSpdlJpegDecoder * dec,
   job->height = geom.out_height;
   job->output = allocate_output (self, &info);
   gst_buffer_map (job->output, &out, GST_MAP_WRITE);
-  if (!gst_spdl_jpeg_decoder_decode (dec, p, &geom, out.data,
+  if (!gst_spdl_image_decoder_decode (dec, p, &geom, out.data,
           GST_VIDEO_INFO_PLANE_STRIDE (&info, 0), &job->error)) {
     gst_buffer_unmap (job->output, &out);
     gst_clear_buffer (&job->output);
@@ -649,7 +657,7 @@ static gpointer
 worker_func (gpointer data)
 {
   GstSpdlDecode *self = data;
-  GstSpdlJpegDecoder *dec = gst_spdl_jpeg_decoder_new ();
+  GstSpdlImageDecoder *dec = gst_spdl_image_decoder_new ();
 
   g_mutex_lock (&self->lock);
   for (;;) {
@@ -676,7 +684,7 @@ worker_func (gpointer data)
     g_cond_broadcast (&self->done_cond);
   }
   g_mutex_unlock (&self->lock);
-  gst_spdl_jpeg_decoder_free (dec);
+  gst_spdl_image_decoder_free (dec);
   return NULL;
 }
 
