@@ -17,6 +17,13 @@
  * #GstMemory. A #GstCustomMeta named "GstSpdlBatchMeta" lists the dataset
  * indices of the batch's samples.
  *
+ * With #GstSpdlBatch:dtype float32, float16 or bfloat16 the images are
+ * normalized in the same copy, as torchvision's
+ * `Normalize(mean, std)(ToTensor()(img))`: each value is
+ * `(x / 255 - mean[c]) / std[c]` (#GstSpdlBatch:mean, #GstSpdlBatch:std; by
+ * default 0 and 1, i.e. x / 255). The caps' types name the element type
+ * (NNStreamer's float32 and float16; `bfloat16`, which NNStreamer lacks).
+ *
  * A batch never mixes epochs: the last batch of an epoch is smaller (and its
  * caps say so) unless #GstSpdlBatch:drop-last is set, and the epoch-end
  * event passes downstream after it.
@@ -30,6 +37,11 @@
  * gst-launch-1.0 spdlsrc location=/data/train ! spdldecode width=224 \
  *     height=224 mode=random-resized-crop ! spdlbatch batch-size=256 ! \
  *     fakesink
+ * ]|
+ * |[
+ * gst-launch-1.0 spdlsrc location=/data/train ! spdldecode width=224 \
+ *     height=224 ! spdlbatch batch-size=256 layout=nchw dtype=bfloat16 \
+ *     mean="<0.485,0.456,0.406>" std="<0.229,0.224,0.225>" ! fakesink
  * ]|
  * |[
  * gst-launch-1.0 multifilesrc location=img%05d.png ! decodebin ! \
@@ -52,6 +64,9 @@ enum
   PROP_BATCH_SIZE,
   PROP_DROP_LAST,
   PROP_LAYOUT,
+  PROP_DTYPE,
+  PROP_MEAN,
+  PROP_STD,
   PROP_BATCHES,
   PROP_DROPPED,
   PROP_STATS,
@@ -60,6 +75,7 @@ enum
 #define DEFAULT_BATCH_SIZE 32
 #define DEFAULT_DROP_LAST FALSE
 #define DEFAULT_LAYOUT GST_SPDL_LAYOUT_NHWC
+#define DEFAULT_DTYPE GST_SPDL_DTYPE_UINT8
 #define IMAGES 0
 #define LABELS 1
 
@@ -90,6 +106,25 @@ gst_spdl_layout_get_type (void)
 
   if (g_once_init_enter (&type))
     g_once_init_leave (&type, g_enum_register_static ("GstSpdlLayout",
+            values));
+  return type;
+}
+
+GType
+gst_spdl_batch_dtype_get_type (void)
+{
+  static GType type = 0;
+  static const GEnumValue values[] = {
+    {GST_SPDL_DTYPE_UINT8, "Pixels as they are (0-255)", "uint8"},
+    {GST_SPDL_DTYPE_FLOAT32, "Normalized 32-bit floats", "float32"},
+    {GST_SPDL_DTYPE_FLOAT16, "Normalized IEEE half floats", "float16"},
+    {GST_SPDL_DTYPE_BFLOAT16, "Normalized bfloat16 (rounded to nearest even)",
+        "bfloat16"},
+    {0, NULL, NULL}
+  };
+
+  if (g_once_init_enter (&type))
+    g_once_init_leave (&type, g_enum_register_static ("GstSpdlBatchDType",
             values));
   return type;
 }
@@ -229,6 +264,48 @@ gst_spdl_batch_class_init (GstSpdlBatchClass * klass)
           GST_TYPE_SPDL_LAYOUT, DEFAULT_LAYOUT,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
+  /**
+   * GstSpdlBatch:dtype:
+   *
+   * Element type of the images tensor. The float types hold
+   * (x / 255 - mean) / std, computed in the batch copy.
+   */
+  g_object_class_install_property (gobject_class, PROP_DTYPE,
+      g_param_spec_enum ("dtype", "Data type",
+          "Element type of the images tensor (float types are normalized)",
+          GST_TYPE_SPDL_BATCH_DTYPE, DEFAULT_DTYPE,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  /**
+   * GstSpdlBatch:mean:
+   *
+   * Per-channel mean subtracted from x / 255 with a float
+   * #GstSpdlBatch:dtype: empty (0), one value for all channels, or one per
+   * channel, e.g. `mean="<0.485,0.456,0.406>"`.
+   */
+  g_object_class_install_property (gobject_class, PROP_MEAN,
+      gst_param_spec_array ("mean", "Mean",
+          "Per-channel mean of x / 255 (float dtypes)",
+          g_param_spec_double ("value", "Value", "One channel's mean",
+              -G_MAXDOUBLE, G_MAXDOUBLE, 0.0,
+              G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS),
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  /**
+   * GstSpdlBatch:std:
+   *
+   * Per-channel standard deviation dividing x / 255 - mean with a float
+   * #GstSpdlBatch:dtype: empty (1), one value, or one per channel, e.g.
+   * `std="<0.229,0.224,0.225>"`. Zero is refused when the stream starts.
+   */
+  g_object_class_install_property (gobject_class, PROP_STD,
+      gst_param_spec_array ("std", "Standard deviation",
+          "Per-channel standard deviation of x / 255 (float dtypes)",
+          g_param_spec_double ("value", "Value",
+              "One channel's standard deviation", -G_MAXDOUBLE, G_MAXDOUBLE,
+              1.0, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS),
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
   g_object_class_install_property (gobject_class, PROP_BATCHES,
       g_param_spec_uint64 ("batches", "Batches", "Batches pushed so far", 0,
           G_MAXUINT64, 0, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
@@ -258,6 +335,7 @@ gst_spdl_batch_class_init (GstSpdlBatchClass * klass)
       GST_DEBUG_FUNCPTR (gst_spdl_batch_change_state);
 
   gst_type_mark_as_plugin_api (GST_TYPE_SPDL_LAYOUT, 0);
+  gst_type_mark_as_plugin_api (GST_TYPE_SPDL_BATCH_DTYPE, 0);
   GST_DEBUG_CATEGORY_INIT (spdl_batch_debug, "spdlbatch", 0,
       "SPDL batch collation");
 }
@@ -279,6 +357,9 @@ gst_spdl_batch_init (GstSpdlBatch * self)
   self->batch_size = DEFAULT_BATCH_SIZE;
   self->drop_last = DEFAULT_DROP_LAST;
   self->layout = DEFAULT_LAYOUT;
+  self->dtype = DEFAULT_DTYPE;
+  self->mean = g_array_new (FALSE, FALSE, sizeof (gdouble));
+  self->std = g_array_new (FALSE, FALSE, sizeof (gdouble));
   gst_spdl_stats_init (&self->stats);
 }
 
@@ -288,8 +369,44 @@ gst_spdl_batch_finalize (GObject * object)
   GstSpdlBatch *self = GST_SPDL_BATCH (object);
 
   g_free (self->indices);
+  g_array_unref (self->mean);
+  g_array_unref (self->std);
+  gst_spdl_normalizer_clear (&self->norm);
   gst_spdl_stats_clear (&self->stats);
   G_OBJECT_CLASS (parent_class)->finalize (object);
+}
+
+/* GstValueArray of numbers -> doubles */
+static void
+doubles_from_value_array (GArray * out, const GValue * value)
+{
+  guint i, n = gst_value_array_get_size (value);
+
+  g_array_set_size (out, 0);
+  for (i = 0; i < n; i++) {
+    GValue d = G_VALUE_INIT;
+    gdouble v = 0.0;
+
+    g_value_init (&d, G_TYPE_DOUBLE);
+    if (g_value_transform (gst_value_array_get_value (value, i), &d))
+      v = g_value_get_double (&d);
+    g_array_append_val (out, v);
+    g_value_unset (&d);
+  }
+}
+
+static void
+doubles_to_value_array (GValue * value, const GArray * in)
+{
+  guint i;
+
+  for (i = 0; i < in->len; i++) {
+    GValue d = G_VALUE_INIT;
+
+    g_value_init (&d, G_TYPE_DOUBLE);
+    g_value_set_double (&d, g_array_index (in, gdouble, i));
+    gst_value_array_append_and_take_value (value, &d);
+  }
 }
 
 static void
@@ -308,6 +425,15 @@ gst_spdl_batch_set_property (GObject * object, guint prop_id,
       break;
     case PROP_LAYOUT:
       self->layout = g_value_get_enum (value);
+      break;
+    case PROP_DTYPE:
+      self->dtype = g_value_get_enum (value);
+      break;
+    case PROP_MEAN:
+      doubles_from_value_array (self->mean, value);
+      break;
+    case PROP_STD:
+      doubles_from_value_array (self->std, value);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -332,6 +458,15 @@ gst_spdl_batch_get_property (GObject * object, guint prop_id, GValue * value,
       break;
     case PROP_LAYOUT:
       g_value_set_enum (value, self->layout);
+      break;
+    case PROP_DTYPE:
+      g_value_set_enum (value, self->dtype);
+      break;
+    case PROP_MEAN:
+      doubles_to_value_array (value, self->mean);
+      break;
+    case PROP_STD:
+      doubles_to_value_array (value, self->std);
       break;
     case PROP_BATCHES:
       g_value_set_uint64 (value, self->batches);
@@ -363,7 +498,7 @@ describe_batch (GstSpdlBatch * self, guint n, GstSpdlTensorInfo * t)
   guint c = GST_VIDEO_INFO_N_COMPONENTS (&self->vinfo);
 
   t[IMAGES].n_dims = 4;
-  t[IMAGES].dtype = GST_SPDL_DTYPE_UINT8;
+  t[IMAGES].dtype = self->active_dtype;
   t[IMAGES].shape[0] = n;
   if (self->active_layout == GST_SPDL_LAYOUT_NCHW) {
     t[IMAGES].shape[1] = c;
@@ -463,7 +598,8 @@ static gboolean
 check_batch_bytes (GstSpdlBatch * self, const GstVideoInfo * info, guint n)
 {
   guint64 image = (guint64) GST_VIDEO_INFO_WIDTH (info) *
-      GST_VIDEO_INFO_HEIGHT (info) * GST_VIDEO_INFO_N_COMPONENTS (info);
+      GST_VIDEO_INFO_HEIGHT (info) * GST_VIDEO_INFO_N_COMPONENTS (info) *
+      gst_spdl_dtype_size (self->active_dtype);
   guint64 bytes = (image + sizeof (gint64)) * n;
 
   if (bytes <= G_MAXUINT)
@@ -476,11 +612,41 @@ check_batch_bytes (GstSpdlBatch * self, const GstVideoInfo * info, guint n)
   return FALSE;
 }
 
+/* The normalizer of this run, from the properties copied at caps time. */
+static gboolean
+setup_normalizer (GstSpdlBatch * self, const GstVideoInfo * info,
+    GArray * mean, GArray * std)
+{
+  GError *error = NULL;
+
+  gst_spdl_normalizer_clear (&self->norm);
+  if (self->active_dtype == GST_SPDL_DTYPE_UINT8) {
+    if (mean->len == 0 && std->len == 0)
+      return TRUE;
+    GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS,
+        ("mean and std need a float dtype (float32, float16 or bfloat16)"),
+        ("dtype is uint8; mean has %u values, std %u", mean->len, std->len));
+    return FALSE;
+  }
+  if (!gst_spdl_normalizer_init (&self->norm, self->active_dtype,
+          (gdouble *) mean->data, mean->len, (gdouble *) std->data, std->len,
+          GST_VIDEO_INFO_WIDTH (info), GST_VIDEO_INFO_N_COMPONENTS (info),
+          self->active_layout == GST_SPDL_LAYOUT_NCHW, &error)) {
+    GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS,
+        ("Invalid mean or std: %s", error->message), (NULL));
+    g_error_free (error);
+    return FALSE;
+  }
+  return TRUE;
+}
+
 static gboolean
 set_sink_caps (GstSpdlBatch * self, GstCaps * caps)
 {
   GstVideoInfo info;
   guint size;
+  GArray *mean, *std;
+  gboolean ok;
 
   if (!gst_video_info_from_caps (&info, caps)) {
     GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, (NULL),
@@ -506,8 +672,14 @@ set_sink_caps (GstSpdlBatch * self, GstCaps * caps)
   size = self->batch_size;
   self->active_layout = self->layout;
   self->active_drop_last = self->drop_last;
+  self->active_dtype = self->dtype;
+  mean = g_array_copy (self->mean);
+  std = g_array_copy (self->std);
   GST_OBJECT_UNLOCK (self);
-  if (!check_batch_bytes (self, &info, size))
+  ok = setup_normalizer (self, &info, mean, std);
+  g_array_unref (mean);
+  g_array_unref (std);
+  if (!ok || !check_batch_bytes (self, &info, size))
     return FALSE;
   g_free (self->indices);
   self->indices = g_try_new (guint64, size);
@@ -520,7 +692,8 @@ set_sink_caps (GstSpdlBatch * self, GstCaps * caps)
   self->vinfo = info;
   self->have_info = TRUE;
   self->image_bytes = (gsize) GST_VIDEO_INFO_WIDTH (&info) *
-      GST_VIDEO_INFO_HEIGHT (&info) * GST_VIDEO_INFO_N_COMPONENTS (&info);
+      GST_VIDEO_INFO_HEIGHT (&info) * GST_VIDEO_INFO_N_COMPONENTS (&info) *
+      gst_spdl_dtype_size (self->active_dtype);
   if (!push_caps (self, self->size))
     return FALSE;
   gst_pad_check_reconfigure (self->srcpad);
@@ -647,6 +820,15 @@ copy_image (GstSpdlBatch * self, const GstVideoFrame * frame, guint8 * dst)
   gint stride = GST_VIDEO_FRAME_PLANE_STRIDE (frame, 0);
   guint x, y, k;
 
+  if (self->active_dtype != GST_SPDL_DTYPE_UINT8) {
+    gsize elem = gst_spdl_dtype_size (self->active_dtype);
+    gsize row_elems = self->active_layout == GST_SPDL_LAYOUT_NCHW ?
+        w : (gsize) w * c;
+    for (y = 0; y < h; y++)
+      gst_spdl_normalize_row (&self->norm, src + (gsize) y * stride,
+          dst + (gsize) y * row_elems * elem, (gsize) w * h);
+    return;
+  }
   if (self->active_layout == GST_SPDL_LAYOUT_NHWC) {
     for (y = 0; y < h; y++)
       memcpy (dst + (gsize) y * w * c, src + (gsize) y * stride, (gsize) w * c);

@@ -13,6 +13,7 @@
 #include <gst/video/video.h>
 
 #include "gstspdltensor.h"
+#include "gstspdlnormalize.h"
 #include "gstspdlstats.h"
 
 G_BEGIN_DECLS
@@ -30,6 +31,10 @@ typedef enum
 #define GST_TYPE_SPDL_LAYOUT (gst_spdl_layout_get_type ())
 GType gst_spdl_layout_get_type (void);
 
+/* the images tensor's element type: a subset of GstSpdlDType */
+#define GST_TYPE_SPDL_BATCH_DTYPE (gst_spdl_batch_dtype_get_type ())
+GType gst_spdl_batch_dtype_get_type (void);
+
 struct _GstSpdlBatch
 {
   GstElement parent;
@@ -41,6 +46,8 @@ struct _GstSpdlBatch
   guint batch_size;
   gboolean drop_last;
   GstSpdlLayout layout;
+  GstSpdlDType dtype;
+  GArray *mean, *std;           /* gdouble */
   guint64 batches;
   guint64 dropped;
   GstSpdlStats stats;
@@ -50,6 +57,8 @@ struct _GstSpdlBatch
   gboolean have_info;
   guint size;                   /* batch-size of this run */
   GstSpdlLayout active_layout;
+  GstSpdlDType active_dtype;
+  GstSpdlNormalizer norm;       /* dtype != uint8 */
   gboolean active_drop_last;
   gsize image_bytes;
   GstBufferPool *pool;

@@ -17,6 +17,13 @@
  * than the image and decodes only the rows and columns the crop keeps; the
  * resize is the antialiased bilinear of PIL, so results match torchvision's.
  *
+ * PNG (libpng) and WebP (libwebp; an animation's first frame) samples decode
+ * too, with the same fused resize and crop on the same threads: the format
+ * is told by the data's first bytes, never the file's name, and pixels are
+ * converted as PIL's convert("RGB") does (alpha dropped, 16-bit samples by
+ * their high byte). GIF, BMP, TIFF and PPM/PGM samples are skipped with the
+ * reason unsupported-format.
+ *
  * Output keeps input order unless #GstSpdlDecode:ordered is false. The
  * samples in flight are bounded, so memory stays flat. Random choices
  * (random-resized-crop, flip) depend only on (seed, epoch, sample index),
@@ -102,7 +109,9 @@ enum
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
     GST_PAD_SINK,
     GST_PAD_ALWAYS,
-    GST_STATIC_CAPS ("image/jpeg, parsed = (boolean) true"));
+    GST_STATIC_CAPS ("image/jpeg, parsed = (boolean) true; "
+        "image/png, parsed = (boolean) true; "
+        "image/webp, parsed = (boolean) true"));
 
 static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
     GST_PAD_SRC,
@@ -371,7 +380,8 @@ gst_spdl_decode_class_init (GstSpdlDecodeClass * klass)
    * GstSpdlDecode:error-counts:
    *
    * Skipped samples by reason: a structure with one guint64 field per
-   * reason (empty, not-jpeg, truncated, corrupt, too-large, unsupported).
+   * reason (empty, not-jpeg, truncated, corrupt, too-large, unsupported,
+   * unsupported-format).
    */
   g_object_class_install_property (gobject_class, PROP_ERROR_COUNTS,
       g_param_spec_boxed ("error-counts", "Error counts",
@@ -720,7 +730,7 @@ decode_failed (GError ** error, gint code, const gchar * message,
 
 /* Decodes the opened image into a new output buffer. */
 static gboolean
-decode_output (GstSpdlDecode * self, GstSpdlJpegDecoder * dec,
+decode_output (GstSpdlDecode * self, GstSpdlImageDecoder * dec,
     GstSpdlDecodeJob * job, const GstSpdlGeometry * geom)
 {
   const GstSpdlDecodeParams *p = &self->active;
@@ -746,7 +756,7 @@ decode_output (GstSpdlDecode * self, GstSpdlJpegDecoder * dec,
     return decode_failed (&job->error, GST_SPDL_DECODE_ERROR_UNSUPPORTED,
         "could not map the output memory", geom);
   }
-  ok = gst_spdl_jpeg_decoder_decode (dec, p, geom, out.data,
+  ok = gst_spdl_image_decoder_decode (dec, p, geom, out.data,
       GST_VIDEO_INFO_PLANE_STRIDE (&info, 0), &job->error);
   gst_buffer_unmap (job->output, &out);
   if (!ok)
@@ -756,7 +766,7 @@ decode_output (GstSpdlDecode * self, GstSpdlJpegDecoder * dec,
 
 /* Runs in a worker: decodes one sample into a new output buffer. */
 static void
-decode_job (GstSpdlDecode * self, GstSpdlJpegDecoder * dec,
+decode_job (GstSpdlDecode * self, GstSpdlImageDecoder * dec,
     GstSpdlDecodeJob * job)
 {
   const GstSpdlDecodeParams *p = &self->active;
@@ -770,7 +780,7 @@ decode_job (GstSpdlDecode * self, GstSpdlJpegDecoder * dec,
         GST_SPDL_DECODE_ERROR_UNSUPPORTED, "could not map the input memory");
     return;
   }
-  ok = gst_spdl_jpeg_decoder_open (dec, in.data, in.size, p->max_pixels,
+  ok = gst_spdl_image_decoder_open (dec, in.data, in.size, p->max_pixels,
       &iw, &ih, &job->error) &&
       gst_spdl_geometry_compute (&geom, p, iw, ih, job->epoch, job->index) &&
       decode_output (self, dec, job, &geom);
@@ -789,9 +799,9 @@ static gpointer
 worker_func (gpointer data)
 {
   GstSpdlDecode *self = data;
-  GstSpdlJpegDecoder *dec = gst_spdl_jpeg_decoder_new ();
+  GstSpdlImageDecoder *dec = gst_spdl_image_decoder_new ();
 
-  gst_spdl_jpeg_decoder_set_limits (dec, self->active_max_decode_memory,
+  gst_spdl_image_decoder_set_limits (dec, self->active_max_decode_memory,
       self->active_max_scans);
   g_mutex_lock (&self->lock);
   for (;;) {
@@ -818,7 +828,7 @@ worker_func (gpointer data)
     g_cond_broadcast (&self->done_cond);
   }
   g_mutex_unlock (&self->lock);
-  gst_spdl_jpeg_decoder_free (dec);
+  gst_spdl_image_decoder_free (dec);
   return NULL;
 }
 

@@ -13,6 +13,7 @@
 #include <gst/video/video.h>
 
 #include "gstspdljpeg.h"
+#include "gstspdlimage.h"
 #include "gstspdlstats.h"
 #include "gstspdlutil.h"
 

@@ -38,6 +38,7 @@ G_DEFINE_QUARK (gst - spdl - decode - error - quark, gst_spdl_decode_error);
 
 static const gchar *reasons[GST_SPDL_DECODE_N_ERRORS] = {
   "empty", "not-jpeg", "truncated", "corrupt", "too-large", "unsupported",
+  "unsupported-format",
 };
 
 const gchar *
@@ -457,16 +458,11 @@ fail (GError ** error, gint code, const gchar * format, ...)
 static gboolean
 check_signature (const guint8 * data, gsize size, GError ** error)
 {
-  static const guint8 png[] = { 0x89, 'P', 'N', 'G' };
-
   if (size == 0)
     return fail (error, GST_SPDL_DECODE_ERROR_EMPTY, "empty file (0 bytes)");
-  if (size >= 4 && memcmp (data, png, 4) == 0)
-    return fail (error, GST_SPDL_DECODE_ERROR_NOT_JPEG,
-        "a PNG image, not a JPEG");
   if (size < 3 || data[0] != 0xFF || data[1] != 0xD8)
     return fail (error, GST_SPDL_DECODE_ERROR_NOT_JPEG,
-        "not a JPEG file (no start-of-image marker)");
+        "not a JPEG file (no start-of-image marker), nor a PNG or WebP");
   return TRUE;
 }
 

@@ -103,7 +103,7 @@ enum
 };
 
 #define DEFAULT_LOCATION NULL
-#define DEFAULT_EXTENSIONS "jpg,jpeg"
+#define DEFAULT_EXTENSIONS "jpg,jpeg,png,ppm,bmp,pgm,tif,tiff,webp"
 #define DEFAULT_SHUFFLE FALSE
 #define DEFAULT_SEED 0
 #define DEFAULT_NUM_EPOCHS 1

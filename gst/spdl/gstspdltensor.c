@@ -19,7 +19,7 @@ static const struct
   const gchar *name;
   gsize size;
 } dtypes[] = {
-  {"uint8", 1}, {"int64", 8}, {"float32", 4},
+  {"uint8", 1}, {"int64", 8}, {"float32", 4}, {"float16", 2}, {"bfloat16", 2},
 };
 
 gsize

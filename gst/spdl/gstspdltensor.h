@@ -25,6 +25,8 @@ typedef enum
   GST_SPDL_DTYPE_UINT8,
   GST_SPDL_DTYPE_INT64,
   GST_SPDL_DTYPE_FLOAT32,
+  GST_SPDL_DTYPE_FLOAT16,
+  GST_SPDL_DTYPE_BFLOAT16,       /* no NNStreamer name: "bfloat16" */
   GST_SPDL_DTYPE_UNKNOWN,
 } GstSpdlDType;
 

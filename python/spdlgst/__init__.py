@@ -26,7 +26,12 @@ from gi.repository import Gst  # noqa: E402
 
 __all__ = ["Loader", "LoaderError", "Batch"]
 
-_DTYPES = {"uint8": "|u1", "int64": "<i8", "float32": "<f4"}
+# numpy has no bfloat16: numpy output shows its bits as uint16 (a view:
+# ``torch.from_numpy(a.view(np.int16)).view(torch.bfloat16)`` reads it);
+# torch output is torch.bfloat16
+_BFLOAT16 = "<u2"
+_DTYPES = {"uint8": "|u1", "int64": "<i8", "float32": "<f4", "float16": "<f2",
+           "bfloat16": _BFLOAT16}
 _CUDA_FEATURE = "memory:SpdlCUDA"
 
 
@@ -235,6 +240,9 @@ class Loader:
                 import torch
 
                 self._torch = torch
+            if typestr == _BFLOAT16:
+                return self._torch.from_numpy(arr.view(np.int16)).view(
+                    self._torch.bfloat16)
             return self._torch.from_numpy(arr)
         return arr
 
@@ -245,14 +253,17 @@ class Loader:
         s = meta.get_structure()
         pointer = int(list(s.get_value("pointers"))[index])
         device = s.get_value("device-id")
-        holder = _CudaTensor(sample, memory, shape, typestr, pointer)
+        bf16 = typestr == _BFLOAT16
+        holder = _CudaTensor(sample, memory, shape, "<i2" if bf16 else typestr,
+                             pointer)
         if self._torch is None:
             import torch
 
             self._torch = torch
         # __cuda_array_interface__: torch wraps the device memory, no copy;
         # the holder (and so the GstSample) lives as long as the tensor
-        return self._torch.as_tensor(holder, device=f"cuda:{device}")
+        tensor = self._torch.as_tensor(holder, device=f"cuda:{device}")
+        return tensor.view(self._torch.bfloat16) if bf16 else tensor
 
     # -- information --------------------------------------------------------
 

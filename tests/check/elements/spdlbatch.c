@@ -13,6 +13,9 @@
 #include "spdltestutil.h"
 #include "gstspdlmeta.h"
 #include "gstspdltensor.h"
+#include "gstspdlnormalize.h"
+
+#include <math.h>
 
 /* A downstream allocator the test can recognize and count. */
 typedef struct
@@ -440,6 +443,172 @@ GST_START_TEST (test_appsink_batches_and_epochs)
 
 GST_END_TEST;
 
+static const gdouble norm_mean[3] = { 0.5, 0.25, 0.0 };
+static const gdouble norm_std[3] = { 0.5, 0.25, 2.0 };
+
+/* the value a float batch holds at @at, as a double */
+static gdouble
+batch_value (const guint8 * data, GstSpdlDType dtype, gsize at)
+{
+  switch (dtype) {
+    case GST_SPDL_DTYPE_FLOAT32:
+      return ((const gfloat *) data)[at];
+    case GST_SPDL_DTYPE_FLOAT16:
+      return (gdouble) ((const _Float16 *) data)[at];
+    case GST_SPDL_DTYPE_BFLOAT16:{
+      union
+      {
+        guint32 u;
+        gfloat f;
+      } v = {.u = (guint32) ((const guint16 *) data)[at] << 16 };
+      return v.f;
+    }
+    default:
+      g_assert_not_reached ();
+  }
+}
+
+static void
+check_normalized (GstSpdlDType dtype, gboolean nchw)
+{
+  static const gchar *names[] = {[GST_SPDL_DTYPE_FLOAT32] = "float32",
+    [GST_SPDL_DTYPE_FLOAT16] = "float16",[GST_SPDL_DTYPE_BFLOAT16] =
+        "bfloat16"
+  };
+  /* relative precision of each type (half an ulp is the rounding) */
+  gdouble eps = dtype == GST_SPDL_DTYPE_FLOAT32 ? 1e-6 :
+      dtype == GST_SPDL_DTYPE_FLOAT16 ? 1.0 / 2048 : 1.0 / 256;
+  gchar *props = g_strdup_printf ("batch-size=2 layout=%s dtype=%s "
+      "mean=\"<0.5,0.25,0>\" std=\"<0.5,0.25,2>\"", nchw ? "nchw" : "nhwc",
+      names[dtype]);
+  GstHarness *h = batch_harness (props);
+  GstSpdlTensorInfo t[2];
+  GstCaps *caps;
+  const gchar *types;
+  GstBuffer *b;
+  GstMapInfo img;
+  guint s, x, y, c;
+
+  push_samples (h, 0, 2, 0);
+  b = gst_harness_pull (h);
+  caps = gst_pad_get_current_caps (h->sinkpad);
+  types = gst_structure_get_string (gst_caps_get_structure (caps, 0), "types");
+  fail_unless (g_str_has_prefix (types, names[dtype]), "types %s", types);
+  fail_unless_equals_int (gst_spdl_tensors_from_caps (caps, t, 2), 2);
+  fail_unless_equals_int (t[0].dtype, dtype);
+  gst_caps_unref (caps);
+
+  gst_memory_map (gst_buffer_peek_memory (b, 0), &img, GST_MAP_READ);
+  fail_unless_equals_int (img.size, 2 * W * H * 3 * gst_spdl_dtype_size
+      (dtype));
+  for (s = 0; s < 2; s++)
+    for (y = 0; y < H; y++)
+      for (x = 0; x < W; x++)
+        for (c = 0; c < 3; c++) {
+          gsize at = nchw ? ((s * 3 + c) * H + y) * W + x :
+              ((s * H + y) * W + x) * 3 + c;
+          guint v = s * 32 + y * 12 + x * 3 + c;
+          gdouble want = (v / 255.0 - norm_mean[c]) / norm_std[c];
+          gdouble got = batch_value (img.data, dtype, at);
+          fail_unless (fabs (got - want) <= eps * MAX (fabs (want), 1e-3),
+              "%s %s sample %u (%u,%u,%u): %g, want %g", names[dtype],
+              nchw ? "nchw" : "nhwc", s, y, x, c, got, want);
+        }
+  gst_memory_unmap (gst_buffer_peek_memory (b, 0), &img);
+  gst_buffer_unref (b);
+  gst_harness_teardown (h);
+  g_free (props);
+}
+
+GST_START_TEST (test_normalized_dtypes)
+{
+  GstSpdlDType d;
+
+  for (d = GST_SPDL_DTYPE_FLOAT32; d <= GST_SPDL_DTYPE_BFLOAT16; d++) {
+    check_normalized (d, FALSE);
+    check_normalized (d, TRUE);
+  }
+}
+
+GST_END_TEST;
+
+/* a row long enough for the vector loop and its tail, all 256 values */
+GST_START_TEST (test_normalize_row_matches_scalar)
+{
+  GstSpdlNormalizer norm;
+  guint8 row[259 * 3];
+  guint16 out[259 * 3];
+  guint i;
+
+  for (i = 0; i < G_N_ELEMENTS (row); i++)
+    row[i] = (i * 7) & 0xff;
+  fail_unless (gst_spdl_normalizer_init (&norm, GST_SPDL_DTYPE_FLOAT16,
+          norm_mean, 3, norm_std, 3, 259, 3, FALSE, NULL));
+  gst_spdl_normalize_row (&norm, row, out, 0);
+  for (i = 0; i < G_N_ELEMENTS (row); i++) {
+    gfloat f = fmaf (row[i], norm.scale[i % 3], norm.offset[i % 3]);
+    gfloat g = (gfloat) row[i] * norm.scale[i % 3] + norm.offset[i % 3];
+    /* FMA or not (the machine decides): either rounding */
+    fail_unless (out[i] == gst_spdl_float_to_half (f) ||
+        out[i] == gst_spdl_float_to_half (g), "value %u", i);
+  }
+  gst_spdl_normalizer_clear (&norm);
+
+  /* a zero std, or a mean per channel for a different channel count */
+  fail_if (gst_spdl_normalizer_init (&norm, GST_SPDL_DTYPE_FLOAT32,
+          norm_mean, 1, (const gdouble[]) { 0.0 }, 1, 4, 3, FALSE, NULL));
+  gst_spdl_normalizer_clear (&norm);
+  fail_if (gst_spdl_normalizer_init (&norm, GST_SPDL_DTYPE_FLOAT32,
+          norm_mean, 2, norm_std, 1, 4, 3, FALSE, NULL));
+  gst_spdl_normalizer_clear (&norm);
+}
+
+GST_END_TEST;
+
+/* RNE conversions against the compiler's _Float16 and hand-made ties */
+GST_START_TEST (test_half_conversions_round_to_nearest_even)
+{
+  union
+  {
+    guint32 u;
+    gfloat f;
+  } v;
+  guint32 bits;
+
+  /* every 2^9th float bit pattern, both signs, normal to subnormal, inf */
+  for (bits = 0; bits < 0x7f800000u; bits += 511) {
+    _Float16 ref;
+    guint16 ref_bits;
+    v.u = bits;
+    ref = (_Float16) v.f;
+    memcpy (&ref_bits, &ref, 2);
+    fail_unless_equals_int (gst_spdl_float_to_half (v.f), ref_bits);
+    fail_unless_equals_int (gst_spdl_float_to_half (-v.f), ref_bits | 0x8000);
+  }
+  fail_unless_equals_int (gst_spdl_float_to_bfloat16 (1.0f), 0x3f80);
+  v.u = 0x3f808000;             /* 1 + 2^-8: a tie, to even (down) */
+  fail_unless_equals_int (gst_spdl_float_to_bfloat16 (v.f), 0x3f80);
+  v.u = 0x3f818000;             /* 1 + 3 * 2^-8: a tie, to even (up) */
+  fail_unless_equals_int (gst_spdl_float_to_bfloat16 (v.f), 0x3f82);
+  v.u = 0x3f808001;             /* just above the tie: up */
+  fail_unless_equals_int (gst_spdl_float_to_bfloat16 (v.f), 0x3f81);
+  fail_unless_equals_int (gst_spdl_float_to_bfloat16 (-2.0f), 0xc000);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_mean_needs_float_dtype)
+{
+  GstHarness *h = batch_harness ("batch-size=2 mean=\"<0.5>\"");
+  GstBuffer *b = make_image (0, 0, 0);
+
+  /* the caps were refused: nothing is batched */
+  fail_unless (gst_harness_push (h, b) != GST_FLOW_OK);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
 static Suite *
 spdlbatch_suite (void)
 {
@@ -454,6 +623,10 @@ spdlbatch_suite (void)
   tcase_add_test (tc, test_drop_last_and_epochs);
   tcase_add_test (tc, test_allocation_from_downstream);
   tcase_add_test (tc, test_appsink_batches_and_epochs);
+  tcase_add_test (tc, test_normalized_dtypes);
+  tcase_add_test (tc, test_normalize_row_matches_scalar);
+  tcase_add_test (tc, test_half_conversions_round_to_nearest_even);
+  tcase_add_test (tc, test_mean_needs_float_dtype);
   return s;
 }
 

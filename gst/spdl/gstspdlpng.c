@@ -1,0 +1,288 @@
+/* GStreamer SPDL plugin: PNG decode with fused resize and crop
+ * Copyright (C) 2026 gst-spdl authors
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Library General Public
+ * License as published by the Free Software Foundation; either
+ * version 2 of the License, or (at your option) any later version.
+ */
+/* libpng decodes row by row; each row the crop needs is converted as PIL's
+ * convert("RGB") would (palette expanded, alpha and tRNS dropped, 16-bit
+ * samples by their high byte, 16-bit gray clipped as PIL's "I" mode is)
+ * and resampled as it arrives, so a non-interlaced image never exists
+ * whole in memory and decoding stops after the last row the crop reads.
+ * Interlaced images need all passes: they are decoded whole. The size limit
+ * is checked on IHDR and a cut-short file is found by walking the chunks
+ * before libpng allocates anything; text and ICC chunks are skipped
+ * unread, so a compressed-text bomb costs nothing. */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "gstspdlpng.h"
+#include "gstspdlimage.h"
+
+#include <string.h>
+#include <png.h>
+
+#define SIGNATURE_SIZE 8
+/* signature, then IHDR: length, type, 13 bytes, CRC */
+#define MIN_PNG_SIZE (SIGNATURE_SIZE + 25)
+/* the chunks libpng would decompress or parse for nothing we use */
+static const png_byte ignored_chunks[] = "iCCP\0iTXt\0tEXt\0zTXt\0sPLT\0eXIf";
+
+struct _GstSpdlPngDecoder
+{
+  /* the image opened */
+  const guint8 *data;
+  gsize size, pos;
+  guint width, height;
+  gboolean opened;
+  /* the decode in progress */
+  png_structp png;
+  png_infop info;
+  gint code;                    /* -1: libpng's own error (corrupt) */
+  gchar message[200];
+  GstSpdlRowSink sink;
+  guint8 *rows;                 /* one row, or the whole interlaced image */
+  gsize rows_size;
+  png_bytep *row_pointers;
+};
+
+GstSpdlPngDecoder *
+gst_spdl_png_decoder_new (void)
+{
+  return g_new0 (GstSpdlPngDecoder, 1);
+}
+
+void
+gst_spdl_png_decoder_free (GstSpdlPngDecoder * dec)
+{
+  if (dec == NULL)
+    return;
+  gst_spdl_row_sink_clear (&dec->sink);
+  g_free (dec->rows);
+  g_free (dec);
+}
+
+static gboolean
+fail (GError ** error, gint code, const gchar * format, ...)
+    G_GNUC_PRINTF (3, 4);
+
+static gboolean
+fail (GError ** error, gint code, const gchar * format, ...)
+{
+  va_list args;
+
+  va_start (args, format);
+  if (error)
+    *error = g_error_new_valist (GST_SPDL_DECODE_ERROR, code, format, args);
+  va_end (args);
+  return FALSE;
+}
+
+static guint32
+read_be32 (const guint8 * p)
+{
+  return ((guint32) p[0] << 24) | ((guint32) p[1] << 16) |
+      ((guint32) p[2] << 8) | p[3];
+}
+
+/* Every chunk whole up to IEND: else the file was cut short. */
+static gboolean
+check_chunks (const guint8 * data, gsize size, GError ** error)
+{
+  gsize pos = SIGNATURE_SIZE;
+
+  while (size - pos >= 12) {
+    guint32 length = read_be32 (data + pos);
+
+    if (length > 0x7fffffff)
+      return fail (error, GST_SPDL_DECODE_ERROR_CORRUPT,
+          "corrupt: a chunk of length %u", length);
+    if (memcmp (data + pos + 4, "IEND", 4) == 0)
+      return TRUE;
+    if (size - pos - 12 < length)
+      break;
+    pos += 12 + (gsize) length;
+  }
+  return fail (error, GST_SPDL_DECODE_ERROR_TRUNCATED,
+      "truncated: the data ends before the IEND chunk (at byte %"
+      G_GSIZE_FORMAT ")", size);
+}
+
+gboolean
+gst_spdl_png_decoder_open (GstSpdlPngDecoder * dec, const guint8 * data,
+    gsize size, guint64 max_pixels, guint * width, guint * height,
+    GError ** error)
+{
+  guint64 pixels;
+
+  dec->opened = FALSE;
+  if (size < MIN_PNG_SIZE)
+    return fail (error, GST_SPDL_DECODE_ERROR_TRUNCATED,
+        "truncated: %" G_GSIZE_FORMAT " bytes, shorter than a PNG header",
+        size);
+  if (read_be32 (data + 8) != 13 || memcmp (data + 12, "IHDR", 4) != 0)
+    return fail (error, GST_SPDL_DECODE_ERROR_CORRUPT,
+        "corrupt: the PNG does not start with an IHDR chunk");
+  dec->width = read_be32 (data + 16);
+  dec->height = read_be32 (data + 20);
+  if (dec->width == 0 || dec->height == 0 || dec->width > 0x7fffffff ||
+      dec->height > 0x7fffffff)
+    return fail (error, GST_SPDL_DECODE_ERROR_CORRUPT,
+        "corrupt: invalid PNG size %ux%u", dec->width, dec->height);
+  pixels = (guint64) dec->width * dec->height;
+  if (max_pixels && pixels > max_pixels)
+    return fail (error, GST_SPDL_DECODE_ERROR_TOO_LARGE,
+        "%ux%u is %" G_GUINT64_FORMAT " pixels, more than max-pixels=%"
+        G_GUINT64_FORMAT, dec->width, dec->height, pixels, max_pixels);
+  if (!check_chunks (data, size, error))
+    return FALSE;
+  dec->data = data;
+  dec->size = size;
+  *width = dec->width;
+  *height = dec->height;
+  dec->opened = TRUE;
+  return TRUE;
+}
+
+static void
+on_png_error (png_structp png, png_const_charp message)
+{
+  GstSpdlPngDecoder *dec = png_get_error_ptr (png);
+
+  if (dec->code < 0) {
+    dec->code = GST_SPDL_DECODE_ERROR_CORRUPT;
+    g_snprintf (dec->message, sizeof (dec->message), "corrupt: %s", message);
+  }
+  png_longjmp (png, 1);
+}
+
+static void
+on_png_warning (png_structp png, png_const_charp message)
+{
+  /* recoverable (a bad ancillary chunk, say): PIL decodes these too */
+}
+
+static void
+read_data (png_structp png, png_bytep out, size_t n)
+{
+  GstSpdlPngDecoder *dec = png_get_io_ptr (png);
+
+  if (n > dec->size - dec->pos) {
+    dec->code = GST_SPDL_DECODE_ERROR_TRUNCATED;
+    g_strlcpy (dec->message, "truncated: the image data ends early",
+        sizeof (dec->message));
+    png_error (png, "truncated");
+  }
+  memcpy (out, dec->data + dec->pos, n);
+  dec->pos += n;
+}
+
+static GstSpdlPixels
+pixels_of (guint channels, guint depth)
+{
+  static const GstSpdlPixels by_channels[2][4] = {
+    {GST_SPDL_PIXELS_GRAY, GST_SPDL_PIXELS_GRAY_ALPHA, GST_SPDL_PIXELS_RGB,
+        GST_SPDL_PIXELS_RGBA},
+    {GST_SPDL_PIXELS_GRAY16, GST_SPDL_PIXELS_GRAY_ALPHA16,
+        GST_SPDL_PIXELS_RGB16, GST_SPDL_PIXELS_RGBA16},
+  };
+
+  return by_channels[depth == 16][CLAMP (channels, 1, 4) - 1];
+}
+
+/* Runs under libpng's setjmp: everything it allocates hangs off @dec. */
+static void
+decode_rows (GstSpdlPngDecoder * dec, const GstSpdlDecodeParams * p,
+    const GstSpdlGeometry * g)
+{
+  png_structp png = dec->png;
+  png_infop info = dec->info;
+  gint color_type, depth, passes;
+  gsize rowbytes;
+  GstSpdlPixels pixels;
+  gint y;
+
+  png_set_read_fn (png, dec, read_data);
+  png_set_keep_unknown_chunks (png, PNG_HANDLE_CHUNK_NEVER, ignored_chunks,
+      sizeof (ignored_chunks) / 5);
+  png_read_info (png, info);
+  color_type = png_get_color_type (png, info);
+  depth = png_get_bit_depth (png, info);
+  /* tRNS becomes alpha for palettes only: dropped below either way, and
+   * 16-bit gray with tRNS must stay PIL's clipped "I" */
+  if (color_type == PNG_COLOR_TYPE_PALETTE)
+    png_set_palette_to_rgb (png);
+  if (color_type == PNG_COLOR_TYPE_GRAY && depth < 8)
+    png_set_expand_gray_1_2_4_to_8 (png);
+  passes = png_set_interlace_handling (png);
+  png_read_update_info (png, info);
+  rowbytes = png_get_rowbytes (png, info);
+  pixels = pixels_of (png_get_channels (png, info),
+      png_get_bit_depth (png, info));
+
+  gst_spdl_row_sink_plan (&dec->sink, g, dec->width, dec->height,
+      p->gray ? 1 : 3);
+  if (dec->sink.y1 == 0)
+    return;
+  if (passes > 1) {
+    gst_spdl_ensure_buffer (&dec->rows, &dec->rows_size,
+        rowbytes * dec->height + 16);
+    dec->row_pointers = g_new (png_bytep, dec->height);
+    for (y = 0; y < (gint) dec->height; y++)
+      dec->row_pointers[y] = dec->rows + (gsize) y * rowbytes;
+    png_read_image (png, dec->row_pointers);
+    for (y = dec->sink.y0; y < dec->sink.y1; y++)
+      gst_spdl_row_sink_push (&dec->sink, y, dec->row_pointers[y], pixels);
+    return;
+  }
+  /* 16 bytes of slack: the SIMD row kernel loads 16 bytes per window */
+  gst_spdl_ensure_buffer (&dec->rows, &dec->rows_size, rowbytes + 16);
+  for (y = 0; y < dec->sink.y1; y++) {
+    png_read_row (png, dec->rows, NULL);
+    gst_spdl_row_sink_push (&dec->sink, y, dec->rows, pixels);
+  }
+}
+
+/* The setjmp frame: nothing here changes after it is set. */
+static gboolean
+run_decode (GstSpdlPngDecoder * dec, const GstSpdlDecodeParams * p,
+    const GstSpdlGeometry * g)
+{
+  if (setjmp (png_jmpbuf (dec->png)) != 0)
+    return FALSE;
+  decode_rows (dec, p, g);
+  return TRUE;
+}
+
+gboolean
+gst_spdl_png_decoder_decode (GstSpdlPngDecoder * dec,
+    const GstSpdlDecodeParams * p, const GstSpdlGeometry * g, guint8 * out,
+    gsize stride, GError ** error)
+{
+  gboolean ok;
+
+  g_return_val_if_fail (dec->opened, FALSE);
+  dec->opened = FALSE;
+  dec->pos = 0;
+  dec->code = -1;
+  dec->png = png_create_read_struct (PNG_LIBPNG_VER_STRING, dec,
+      on_png_error, on_png_warning);
+  if (dec->png)
+    dec->info = png_create_info_struct (dec->png);
+  if (dec->png == NULL || dec->info == NULL) {
+    png_destroy_read_struct (&dec->png, NULL, NULL);
+    return fail (error, GST_SPDL_DECODE_ERROR_CORRUPT,
+        "could not create a PNG decoder");
+  }
+  ok = run_decode (dec, p, g);
+  if (!ok)
+    fail (error, dec->code, "%s", dec->message);
+  png_destroy_read_struct (&dec->png, &dec->info, NULL);
+  g_clear_pointer (&dec->row_pointers, g_free);
+  if (ok)
+    gst_spdl_row_sink_finish (&dec->sink, out, stride);
+  return ok;
+}

@@ -1,0 +1,31 @@
+/* GStreamer SPDL plugin: WebP decode with fused resize and crop
+ * Copyright (C) 2026 gst-spdl authors
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Library General Public
+ * License as published by the Free Software Foundation; either
+ * version 2 of the License, or (at your option) any later version.
+ */
+#ifndef __GST_SPDL_WEBP_H__
+#define __GST_SPDL_WEBP_H__
+
+#include "gstspdljpeg.h"
+
+G_BEGIN_DECLS
+
+typedef struct _GstSpdlWebpDecoder GstSpdlWebpDecoder;
+
+/* As the JPEG decoder: one per thread; open() checks the header, the size
+ * limit and the animation before anything is allocated. */
+GstSpdlWebpDecoder *gst_spdl_webp_decoder_new (void);
+void gst_spdl_webp_decoder_free (GstSpdlWebpDecoder * dec);
+gboolean gst_spdl_webp_decoder_open (GstSpdlWebpDecoder * dec,
+    const guint8 * data, gsize size, guint64 max_pixels, guint * width,
+    guint * height, GError ** error);
+gboolean gst_spdl_webp_decoder_decode (GstSpdlWebpDecoder * dec,
+    const GstSpdlDecodeParams * params, const GstSpdlGeometry * geom,
+    guint8 * out, gsize stride, GError ** error);
+
+G_END_DECLS
+
+#endif /* __GST_SPDL_WEBP_H__ */
