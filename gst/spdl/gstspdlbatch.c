@@ -63,6 +63,7 @@ enum
   PROP_0,
   PROP_BATCH_SIZE,
   PROP_DROP_LAST,
+  PROP_PAD_SHORT_EPOCHS,
   PROP_LAYOUT,
   PROP_DTYPE,
   PROP_MEAN,
@@ -74,6 +75,7 @@ enum
 
 #define DEFAULT_BATCH_SIZE 32
 #define DEFAULT_DROP_LAST FALSE
+#define DEFAULT_PAD_SHORT_EPOCHS TRUE
 #define DEFAULT_LAYOUT GST_SPDL_LAYOUT_NHWC
 #define DEFAULT_DTYPE GST_SPDL_DTYPE_UINT8
 #define IMAGES 0
@@ -259,6 +261,24 @@ gst_spdl_batch_class_init (GstSpdlBatchClass * klass)
           "Drop the last incomplete batch of each epoch", DEFAULT_DROP_LAST,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
+  /**
+   * GstSpdlBatch:pad-short-epochs:
+   *
+   * Every rank yields the same batches per epoch (distributed training
+   * hangs otherwise): ceil(M / batch-size) batches, or floor with
+   * #GstSpdlBatch:drop-last, where M is the rank's share of the epoch that
+   * spdlsrc announces (its "spdl-epoch-start" event; spdlsrc pads the
+   * shares to be equal). When skipped samples (unreadable, undecodable)
+   * leave the epoch short, the missing slots are filled with copies of the
+   * epoch's last samples, and the batch's metadata counts them in
+   * "padded". Without spdlsrc upstream, nothing is padded.
+   */
+  g_object_class_install_property (gobject_class, PROP_PAD_SHORT_EPOCHS,
+      g_param_spec_boolean ("pad-short-epochs", "Pad short epochs",
+          "Fill the slots of skipped samples with copies so every rank "
+          "yields the same batches", DEFAULT_PAD_SHORT_EPOCHS,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
   g_object_class_install_property (gobject_class, PROP_LAYOUT,
       g_param_spec_enum ("layout", "Layout", "Layout of the images tensor",
           GST_TYPE_SPDL_LAYOUT, DEFAULT_LAYOUT,
@@ -356,6 +376,7 @@ gst_spdl_batch_init (GstSpdlBatch * self)
 
   self->batch_size = DEFAULT_BATCH_SIZE;
   self->drop_last = DEFAULT_DROP_LAST;
+  self->pad_short_epochs = DEFAULT_PAD_SHORT_EPOCHS;
   self->layout = DEFAULT_LAYOUT;
   self->dtype = DEFAULT_DTYPE;
   self->mean = g_array_new (FALSE, FALSE, sizeof (gdouble));
@@ -423,6 +444,9 @@ gst_spdl_batch_set_property (GObject * object, guint prop_id,
     case PROP_DROP_LAST:
       self->drop_last = g_value_get_boolean (value);
       break;
+    case PROP_PAD_SHORT_EPOCHS:
+      self->pad_short_epochs = g_value_get_boolean (value);
+      break;
     case PROP_LAYOUT:
       self->layout = g_value_get_enum (value);
       break;
@@ -455,6 +479,9 @@ gst_spdl_batch_get_property (GObject * object, guint prop_id, GValue * value,
       break;
     case PROP_DROP_LAST:
       g_value_set_boolean (value, self->drop_last);
+      break;
+    case PROP_PAD_SHORT_EPOCHS:
+      g_value_set_boolean (value, self->pad_short_epochs);
       break;
     case PROP_LAYOUT:
       g_value_set_enum (value, self->layout);
@@ -672,6 +699,7 @@ set_sink_caps (GstSpdlBatch * self, GstCaps * caps)
   size = self->batch_size;
   self->active_layout = self->layout;
   self->active_drop_last = self->drop_last;
+  self->active_pad = self->pad_short_epochs;
   self->active_dtype = self->dtype;
   mean = g_array_copy (self->mean);
   std = g_array_copy (self->std);
@@ -786,6 +814,14 @@ finish_batch (GstSpdlBatch * self)
     return GST_FLOW_ERROR;
   }
   gst_spdl_buffer_add_batch_meta (batch, self->epoch, self->indices, n);
+  gst_spdl_buffer_set_batch_progress (batch, self->batch_position,
+      self->batch_padded);
+  self->batch_position = G_MAXUINT64;
+  self->batch_padded = 0;
+  /* the source of copies when an epoch ends short at a batch boundary */
+  if (self->active_pad && self->epoch_expected != G_MAXUINT64 &&
+      n == self->size)
+    gst_buffer_replace (&self->last_batch, batch);
   GST_OBJECT_LOCK (self);
   self->batches++;
   GST_OBJECT_UNLOCK (self);
@@ -898,11 +934,121 @@ gst_spdl_batch_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
   ((gint64 *) self->labels.data)[self->filled] = info.label;
   self->indices[self->filled] = info.index;
   self->filled++;
+  self->epoch_delivered++;
+  {
+    guint64 position;
+    if (gst_spdl_buffer_get_sample_position (buffer, &position) &&
+        (self->batch_position == G_MAXUINT64 ||
+            position > self->batch_position))
+      self->batch_position = position;
+  }
   gst_buffer_unref (buffer);
 
   if (self->filled == self->size)
     ret = finish_batch (self);
   return ret;
+}
+
+/* Copies slot @from of @images/@labels (a batch's mapped memories) into
+ * the next free slot of the batch being filled. */
+static void
+copy_slot (GstSpdlBatch * self, const guint8 * images, const gint64 * labels,
+    const guint64 * indices, guint from)
+{
+  memcpy (self->images.data + (gsize) self->filled * self->image_bytes,
+      images + (gsize) from * self->image_bytes, self->image_bytes);
+  ((gint64 *) self->labels.data)[self->filled] = labels[from];
+  self->indices[self->filled] = indices[from];
+  self->filled++;
+  self->batch_padded++;
+  self->epoch_delivered++;
+}
+
+/* One padded slot: a copy of the current batch's real samples, or of the
+ * last full batch of the epoch when the current one is empty. */
+static gboolean
+pad_one_slot (GstSpdlBatch * self, guint real)
+{
+  GstMapInfo images, labels;
+  GstCustomMeta *meta;
+  guint64 *indices;
+  guint from;
+  gboolean ok;
+
+  if (real > 0) {
+    copy_slot (self, self->images.data, (const gint64 *) self->labels.data,
+        self->indices, (self->filled - real) % real);
+    return TRUE;
+  }
+  if (self->last_batch == NULL)
+    return FALSE;
+  meta = gst_buffer_get_custom_meta (self->last_batch,
+      GST_SPDL_BATCH_META_NAME);
+  if (meta == NULL || !gst_memory_map (gst_buffer_peek_memory
+          (self->last_batch, IMAGES), &images, GST_MAP_READ))
+    return FALSE;
+  if (!gst_memory_map (gst_buffer_peek_memory (self->last_batch, LABELS),
+          &labels, GST_MAP_READ)) {
+    gst_memory_unmap (gst_buffer_peek_memory (self->last_batch, IMAGES),
+        &images);
+    return FALSE;
+  }
+  from = self->filled % self->size;
+  indices = gst_spdl_structure_dup_uint64_array (gst_custom_meta_get_structure
+      (meta), "indices", NULL);
+  ok = indices != NULL;
+  if (ok)
+    copy_slot (self, images.data, (const gint64 *) labels.data, indices, from);
+  g_free (indices);
+  gst_memory_unmap (gst_buffer_peek_memory (self->last_batch, LABELS),
+      &labels);
+  gst_memory_unmap (gst_buffer_peek_memory (self->last_batch, IMAGES),
+      &images);
+  return ok;
+}
+
+/* At an epoch's end: fills the slots of skipped samples so the epoch has
+ * the batches spdlsrc announced (pad-short-epochs). */
+static GstFlowReturn
+pad_epoch (GstSpdlBatch * self)
+{
+  GstFlowReturn ret = GST_FLOW_OK;
+  guint64 target;
+  guint real = self->filled;
+
+  if (!self->active_pad || self->epoch_expected == G_MAXUINT64 ||
+      !self->have_info)
+    return GST_FLOW_OK;
+  target = self->active_drop_last ?
+      self->epoch_expected / self->size * self->size : self->epoch_expected;
+  if (self->epoch_delivered < target)
+    GST_INFO_OBJECT (self, "epoch %u short by %" G_GUINT64_FORMAT
+        " samples: padding", self->epoch, target - self->epoch_delivered);
+  while (ret == GST_FLOW_OK && self->epoch_delivered < target) {
+    if (self->current == NULL) {
+      ret = start_batch (self);
+      real = 0;
+      if (ret != GST_FLOW_OK)
+        break;
+    }
+    if (!pad_one_slot (self, real)) {
+      GST_ELEMENT_WARNING (self, STREAM, FAILED,
+          ("Epoch %u has no sample to pad its last batch with", self->epoch),
+          (NULL));
+      break;
+    }
+    if (self->filled == self->size)
+      ret = finish_batch (self);
+  }
+  return ret;
+}
+
+static void
+end_epoch_accounting (GstSpdlBatch * self)
+{
+  self->epoch_expected = G_MAXUINT64;
+  self->epoch_delivered = 0;
+  gst_clear_buffer (&self->last_batch);
 }
 
 /* At an epoch's end or EOS: pushes the partial batch. A failed push
@@ -911,7 +1057,11 @@ gst_spdl_batch_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
 static gboolean
 finish_pending_batch (GstSpdlBatch * self)
 {
-  GstFlowReturn ret = finish_batch (self);
+  GstFlowReturn ret = pad_epoch (self);
+
+  if (ret == GST_FLOW_OK)
+    ret = finish_batch (self);
+  end_epoch_accounting (self);
 
   if (ret == GST_FLOW_OK)
     return TRUE;
@@ -947,8 +1097,17 @@ gst_spdl_batch_sink_event (GstPad * pad, GstObject * parent, GstEvent * event)
       break;
     case GST_EVENT_FLUSH_STOP:
       discard_current (self);
+      end_epoch_accounting (self);
       break;
     case GST_EVENT_CUSTOM_DOWNSTREAM:
+      if (gst_spdl_is_epoch_start_event (event)) {
+        guint64 samples;
+        if (gst_structure_get_uint64 (gst_event_get_structure (event),
+                "samples", &samples)) {
+          end_epoch_accounting (self);
+          self->epoch_expected = samples;
+        }
+      }
       if (gst_spdl_is_epoch_end_event (event) &&
           !finish_pending_batch (self)) {
         gst_event_unref (event);
@@ -976,10 +1135,14 @@ gst_spdl_batch_change_state (GstElement * element, GstStateChange transition)
     self->next_index = 0;
     self->epoch = 0;
     self->caps_batch = 0;
+    self->batch_position = G_MAXUINT64;
+    self->batch_padded = 0;
+    end_epoch_accounting (self);
   }
   ret = GST_ELEMENT_CLASS (parent_class)->change_state (element, transition);
   if (transition == GST_STATE_CHANGE_PAUSED_TO_READY) {
     discard_current (self);
+    gst_clear_buffer (&self->last_batch);
     release_pool (self);
     self->have_info = FALSE;
   }

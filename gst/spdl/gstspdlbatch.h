@@ -45,6 +45,7 @@ struct _GstSpdlBatch
   /* properties, under the object lock */
   guint batch_size;
   gboolean drop_last;
+  gboolean pad_short_epochs;
   GstSpdlLayout layout;
   GstSpdlDType dtype;
   GArray *mean, *std;           /* gdouble */
@@ -60,6 +61,12 @@ struct _GstSpdlBatch
   GstSpdlDType active_dtype;
   GstSpdlNormalizer norm;       /* dtype != uint8 */
   gboolean active_drop_last;
+  gboolean active_pad;
+  guint64 epoch_expected;       /* spdlsrc's share, G_MAXUINT64 = unknown */
+  guint64 epoch_delivered;      /* slots filled this epoch, padding too */
+  GstBuffer *last_batch;        /* last full batch of the epoch (padding) */
+  guint64 batch_position;       /* max sample position in the batch */
+  guint batch_padded;           /* padded slots in the batch */
   gsize image_bytes;
   GstBufferPool *pool;
   GstBuffer *current;

@@ -15,7 +15,7 @@
 #include <string.h>
 
 static GQuark quark_index, quark_label, quark_epoch, quark_path;
-static GQuark quark_position;
+static GQuark quark_position, quark_padded;
 
 void
 gst_spdl_custom_meta_register (const gchar * name)
@@ -58,6 +58,7 @@ gst_spdl_meta_register (void)
     quark_epoch = g_quark_from_static_string ("epoch");
     quark_path = g_quark_from_static_string ("path");
     quark_position = g_quark_from_static_string ("position");
+    quark_padded = g_quark_from_static_string ("padded");
     gst_spdl_custom_meta_register (GST_SPDL_SAMPLE_META_NAME);
     gst_spdl_custom_meta_register (GST_SPDL_BATCH_META_NAME);
     g_once_init_leave (&once, 1);
@@ -176,6 +177,42 @@ gst_spdl_buffer_add_batch_meta (GstBuffer * buffer, guint epoch,
   s = gst_custom_meta_get_structure (meta);
   gst_structure_id_set (s, quark_epoch, G_TYPE_UINT, epoch, NULL);
   gst_spdl_structure_set_uint64_array (s, "indices", indices, n_indices);
+}
+
+void
+gst_spdl_buffer_set_batch_progress (GstBuffer * buffer, guint64 position,
+    guint padded)
+{
+  GstCustomMeta *meta;
+  GstStructure *s;
+
+  gst_spdl_meta_register ();
+  meta = gst_buffer_get_custom_meta (buffer, GST_SPDL_BATCH_META_NAME);
+  if (meta == NULL)
+    return;
+  s = gst_custom_meta_get_structure (meta);
+  gst_structure_id_set (s, quark_padded, G_TYPE_UINT, padded, NULL);
+  if (position != G_MAXUINT64)
+    gst_structure_id_set (s, quark_position, G_TYPE_UINT64, position, NULL);
+}
+
+guint64 *
+gst_spdl_structure_dup_uint64_array (const GstStructure * s,
+    const gchar * field, guint * n_values)
+{
+  const GValue *array = gst_structure_get_value (s, field);
+  guint64 *out;
+  guint i, n;
+
+  if (array == NULL || !GST_VALUE_HOLDS_ARRAY (array))
+    return NULL;
+  n = gst_value_array_get_size (array);
+  out = g_new (guint64, MAX (n, 1));
+  for (i = 0; i < n; i++)
+    out[i] = g_value_get_uint64 (gst_value_array_get_value (array, i));
+  if (n_values)
+    *n_values = n;
+  return out;
 }
 
 GstEvent *

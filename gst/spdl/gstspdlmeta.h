@@ -72,6 +72,14 @@ const gchar *gst_spdl_buffer_get_path (GstBuffer * buffer);
 
 void gst_spdl_buffer_add_batch_meta (GstBuffer * buffer, guint epoch,
     const guint64 * indices, guint n_indices);
+/* Sets the batch meta's "position" (largest sample position in the batch,
+ * for resuming; not set when G_MAXUINT64) and "padded" (slots holding
+ * copies: the epoch was short of samples). */
+void gst_spdl_buffer_set_batch_progress (GstBuffer * buffer,
+    guint64 position, guint padded);
+/* A newly allocated copy of a GstValueArray of guint64, or NULL */
+guint64 *gst_spdl_structure_dup_uint64_array (const GstStructure * s,
+    const gchar * field, guint * n_values);
 
 GstEvent *gst_spdl_epoch_end_event_new (guint epoch, guint64 samples);
 GstEvent *gst_spdl_epoch_start_event_new (guint epoch, guint64 samples,

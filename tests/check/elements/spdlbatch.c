@@ -238,6 +238,70 @@ GST_START_TEST (test_huge_batch_refused)
 
 GST_END_TEST;
 
+/* Skipped samples must not make ranks yield different batches (DDP
+ * hangs): the slots are padded with copies, counted in "padded". */
+static void
+check_equal_batches (const gchar * root, guint rank, guint batch_size,
+    gboolean drop_last, const guint * sizes, guint n_batches,
+    guint expected_padded)
+{
+  gchar *launch = g_strdup_printf ("spdlsrc location=%s num-shards=2 "
+      "shard-index=%u ! spdldecode width=8 height=8 ! spdlbatch "
+      "batch-size=%u drop-last=%d", root, rank, batch_size, drop_last);
+  SpdlTestRun *run = spdl_test_run (launch);
+  guint i, batches = 0, padded_total = 0;
+
+  fail_unless (run->error == NULL, "%s", run->error);
+  for (i = 0; i < run->items->len; i++) {
+    SpdlTestItem *item = g_ptr_array_index (run->items, i);
+    GstCustomMeta *meta;
+    guint padded = 0;
+
+    if (item->is_epoch_end)
+      continue;
+    fail_unless (batches < n_batches);
+    fail_unless_equals_int (gst_buffer_get_size (item->buffer),
+        sizes[batches] * (8 * 8 * 3 + 8));
+    meta = gst_buffer_get_custom_meta (item->buffer, GST_SPDL_BATCH_META_NAME);
+    fail_unless (gst_structure_get_uint (gst_custom_meta_get_structure (meta),
+            "padded", &padded));
+    padded_total += padded;
+    batches++;
+  }
+  fail_unless_equals_int (batches, n_batches);
+  fail_unless_equals_int (padded_total, expected_padded);
+  spdl_test_run_free (run);
+  g_free (launch);
+}
+
+GST_START_TEST (test_equal_batches_per_rank)
+{
+  /* 10 images and 3 corrupt files: N = 13, each rank takes 7; rank 0
+   * takes bad0 and bad2, rank 1 bad1 and, wrapping around, bad0 */
+  gchar *root = spdl_test_make_image_folder (1, 10, 16, 16);
+  const guint sizes[] = { 3, 3, 1 }, sizes_of_2[] = { 2, 2, 2, 1 };
+  guint i;
+
+  for (i = 0; i < 3; i++) {
+    gchar *path = g_strdup_printf ("%s/class00/bad%u.jpg", root, i);
+    spdl_test_write_file (path, "\xff\xd8 not really", -1);
+    g_free (path);
+  }
+  check_equal_batches (root, 0, 3, FALSE, sizes, 3, 2);
+  check_equal_batches (root, 1, 3, FALSE, sizes, 3, 2);
+  /* 5 real samples in batches of 2: the third batch is completed from
+   * itself, the fourth from the last full batch */
+  check_equal_batches (root, 0, 2, FALSE, sizes_of_2, 4, 2);
+  /* drop-last: floor (7 / 3) = 2 full batches on every rank; 5 real
+   * samples each, so one padded slot */
+  check_equal_batches (root, 0, 3, TRUE, sizes, 2, 1);
+  check_equal_batches (root, 1, 3, TRUE, sizes, 2, 1);
+  spdl_test_remove_tree (root);
+  g_free (root);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_nhwc_slots_labels_partial)
 {
   GstHarness *h = batch_harness ("batch-size=3");
@@ -617,6 +681,7 @@ spdlbatch_suite (void)
 
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_nhwc_slots_labels_partial);
+  tcase_add_test (tc, test_equal_batches_per_rank);
   tcase_add_test (tc, test_caps_change_same_shape);
   tcase_add_test (tc, test_huge_batch_refused);
   tcase_add_test (tc, test_nchw_layout);
