@@ -325,8 +325,8 @@ class Loader:
         A new loop while an earlier one stopped in the middle of its epoch
         first leaves that epoch: when at most a few batches are left (those
         already decoded and queued), they are pulled and dropped; otherwise
-        the pipeline restarts at the next epoch (spdlsrc's start-epoch, in
-        READY): nothing more of the old epoch is read or decoded, and the
+        the pipeline restarts at the next epoch (stopped, spdlsrc's
+        start-epoch set, started again): nothing more of the old epoch is read or decoded, and the
         shuffle and the random crops of the next epoch are the same as
         without the break (they depend only on seed, epoch and sample). An
         older iterator stops when a newer loop starts.
@@ -398,8 +398,9 @@ class Loader:
         """Restarts the pipeline at the first sample of @epoch."""
         for reason, n in self.skipped().items():
             self._skipped_before[reason] = n
-        self.pipeline.set_state(Gst.State.READY)
         self._buslog.drain()
+        # NULL, not READY: a sink flushes its queue only when it stops
+        self.pipeline.set_state(Gst.State.NULL)
         self._epoch_open = False
         self._in_epoch = 0
         src = self._src

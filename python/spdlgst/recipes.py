@@ -1,6 +1,7 @@
 """Recipe-level loaders: the pipeline of a torchvision recipe from arguments."""
 from __future__ import annotations
 
+import inspect
 import math
 import numbers
 import os
@@ -155,6 +156,56 @@ def _array(values) -> str:
     return '"<' + ",".join(repr(v) for v in values) + '>"'
 
 
+def _checked(location, batch_size, recipe, size, resize, scale, ratio, flip,
+             shuffle, seed, epochs, start_epoch, drop_last, threads, dtype, mean,
+             std, device, output) -> dict:
+    """The arguments of ImageLoader, checked and normalized."""
+    recipe = _choice("recipe", recipe, RECIPES)
+    train = recipe == "train"
+    args = dict(
+        location=_location(location),
+        batch_size=_int("batch_size", batch_size, 1, 2**31 - 1),
+        recipe=recipe,
+        size=_size("size", size),
+        resize=_int("resize", resize, 1, 65535, none_ok=True),
+        flip=_bool("flip", flip, train),
+        shuffle=_bool("shuffle", shuffle, train),
+        seed=_int("seed", seed, 0, 2**64 - 1),
+        epochs=_int("epochs", epochs, 1, 2**31 - 1, none_ok=True),
+        start_epoch=_int("start_epoch", start_epoch, 0, 2**31 - 1),
+        drop_last=_bool("drop_last", drop_last, False),
+        threads=_int("threads", threads, 1, 256, none_ok=True),
+        dtype=_dtype(dtype),
+        mean=_floats("mean", mean, IMAGENET_MEAN),
+        std=_floats("std", std, IMAGENET_STD),
+        device=_device(device),
+        output=_choice("output", output, ("torch", "numpy")),
+    )
+    if train:
+        if resize is not None:
+            raise ValueError("resize is for recipe='val' (train uses "
+                             "RandomResizedCrop's scale and ratio)")
+        args["scale"] = _range("scale", scale, 0.0, 1.0)
+        args["ratio"] = _range("ratio", ratio, 0.01, 100.0)
+        if args["scale"][1] == 0.0:
+            raise ValueError("scale's max must be above 0")
+    elif args["resize"] is None:
+        # torchvision's ImageNet evaluation: Resize(256) for CenterCrop(224)
+        args["resize"] = int(round(min(args["size"]) * 256 / 224))
+    if args["dtype"] == "uint8" and (args["mean"] or args["std"]):
+        raise ValueError("mean and std need a float dtype "
+                         "(dtype='float32', 'float16' or 'bfloat16')")
+    if args["std"] is not None and 0.0 in args["std"]:
+        raise ValueError("std must not be 0")
+    if args["dtype"] == "bfloat16" and args["output"] == "numpy":
+        raise ValueError("numpy has no bfloat16: use output='torch' "
+                         "(or dtype='float16' or 'float32')")
+    if args["device"] is not None and args["output"] != "torch":
+        raise ValueError("device='cuda:N' gives CUDA tensors: it needs "
+                         "output='torch'")
+    return args
+
+
 class ImageLoader(Loader):
     """Loads an image classification dataset with a torchvision recipe.
 
@@ -214,49 +265,8 @@ class ImageLoader(Loader):
                  mean: Optional[Floats] = None, std: Optional[Floats] = None,
                  device: object = None, output: str = "torch",
                  log_limit: int = 20):
-        recipe = _choice("recipe", recipe, RECIPES)
-        train = recipe == "train"
-        args = dict(
-            location=_location(location),
-            batch_size=_int("batch_size", batch_size, 1, 2**31 - 1),
-            recipe=recipe,
-            size=_size("size", size),
-            resize=_int("resize", resize, 1, 65535, none_ok=True),
-            flip=_bool("flip", flip, train),
-            shuffle=_bool("shuffle", shuffle, train),
-            seed=_int("seed", seed, 0, 2**64 - 1),
-            epochs=_int("epochs", epochs, 1, 2**31 - 1, none_ok=True),
-            start_epoch=_int("start_epoch", start_epoch, 0, 2**31 - 1),
-            drop_last=_bool("drop_last", drop_last, False),
-            threads=_int("threads", threads, 1, 256, none_ok=True),
-            dtype=_dtype(dtype),
-            mean=_floats("mean", mean, IMAGENET_MEAN),
-            std=_floats("std", std, IMAGENET_STD),
-            device=_device(device),
-            output=_choice("output", output, ("torch", "numpy")),
-        )
-        if train:
-            if resize is not None:
-                raise ValueError("resize is for recipe='val' (train uses "
-                                 "RandomResizedCrop's scale and ratio)")
-            args["scale"] = _range("scale", scale, 0.0, 1.0)
-            args["ratio"] = _range("ratio", ratio, 0.01, 100.0)
-            if args["scale"][1] == 0.0:
-                raise ValueError("scale's max must be above 0")
-        elif args["resize"] is None:
-            # torchvision's ImageNet evaluation: Resize(256) for CenterCrop(224)
-            args["resize"] = int(round(min(args["size"]) * 256 / 224))
-        if args["dtype"] == "uint8" and (args["mean"] or args["std"]):
-            raise ValueError("mean and std need a float dtype "
-                             "(dtype='float32', 'float16' or 'bfloat16')")
-        if args["std"] is not None and 0.0 in args["std"]:
-            raise ValueError("std must not be 0")
-        if args["dtype"] == "bfloat16" and args["output"] == "numpy":
-            raise ValueError("numpy has no bfloat16: use output='torch' "
-                             "(or dtype='float16' or 'float32')")
-        if args["device"] is not None and args["output"] != "torch":
-            raise ValueError("device='cuda:N' gives CUDA tensors: it needs "
-                             "output='torch'")
+        args = _checked(**{k: v for k, v in locals().items()
+                           if k not in ("self", "__class__", "log_limit")})
         if args["device"] is not None:
             Gst.init(None)
             if Gst.ElementFactory.find("spdlcudaupload") is None:
@@ -267,6 +277,17 @@ class ImageLoader(Loader):
         self._args = args
         super().__init__(self._build(args), output=args["output"],
                          log_limit=log_limit)
+
+    @classmethod
+    def launch_line_for(cls, location, **kwargs) -> str:
+        """The launch line ``ImageLoader(location, **kwargs)`` runs, checked
+        the same way, without building a pipeline."""
+        bound = inspect.signature(cls.__init__).bind(None, location, **kwargs)
+        bound.apply_defaults()
+        args = dict(bound.arguments)
+        for name in ("self", "log_limit"):
+            args.pop(name)
+        return cls._build(_checked(**args))
 
     @staticmethod
     def _build(a) -> str:
