@@ -273,6 +273,8 @@ class Loader:
         self._eos = False
         self._closed = False
         self._torch = None
+        if output == "torch":
+            self._import_torch()     # now, not in the first epoch's timing
         self._wait = 0.0
         self._batches = 0
         self._loop = 0               # which for-loop may pull (see __iter__)

@@ -17,6 +17,9 @@ DTYPES = ("uint8", "float32", "float16", "bfloat16")
 # torchvision's ImageNet normalization, for mean="imagenet" / std="imagenet"
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
 IMAGENET_STD = (0.229, 0.224, 0.225)
+# RandomResizedCrop's defaults
+DEFAULT_SCALE = (0.08, 1.0)
+DEFAULT_RATIO = (3.0 / 4.0, 4.0 / 3.0)
 
 Size = Union[int, Tuple[int, int]]
 Floats = Union[str, float, Sequence[float]]
@@ -256,8 +259,8 @@ class ImageLoader(Loader):
     def __init__(self, location: Union[str, os.PathLike], *,
                  batch_size: int = 256, recipe: str = "val", size: Size = 224,
                  resize: Optional[int] = None,
-                 scale: Tuple[float, float] = (0.08, 1.0),
-                 ratio: Tuple[float, float] = (3.0 / 4.0, 4.0 / 3.0),
+                 scale: Tuple[float, float] = DEFAULT_SCALE,
+                 ratio: Tuple[float, float] = DEFAULT_RATIO,
                  flip: Optional[bool] = None, shuffle: Optional[bool] = None,
                  seed: int = 0, epochs: Optional[int] = None,
                  start_epoch: int = 0, drop_last: bool = False,
@@ -299,9 +302,12 @@ class ImageLoader(Loader):
             src.append(f"start-epoch={a['start_epoch']}")
         dec = [f"spdldecode width={width} height={height}"]
         if a["recipe"] == "train":
-            dec += ["mode=random-resized-crop",
-                    f"scale-min={a['scale'][0]!r} scale-max={a['scale'][1]!r}",
-                    f"ratio-min={a['ratio'][0]!r} ratio-max={a['ratio'][1]!r}"]
+            dec.append("mode=random-resized-crop")
+            # spdldecode's defaults are torchvision's: only other values
+            if a["scale"] != DEFAULT_SCALE:
+                dec.append(f"scale-min={a['scale'][0]!r} scale-max={a['scale'][1]!r}")
+            if a["ratio"] != DEFAULT_RATIO:
+                dec.append(f"ratio-min={a['ratio'][0]!r} ratio-max={a['ratio'][1]!r}")
         else:
             dec += ["mode=center-crop", f"resize-shorter={a['resize']}"]
         if a["flip"]:
@@ -309,8 +315,10 @@ class ImageLoader(Loader):
         dec.append(f"seed={a['seed']}")
         if a["threads"] is not None:
             dec.append(f"threads={a['threads']}")
-        batch = [f"spdlbatch batch-size={a['batch_size']}",
-                 f"drop-last={'true' if a['drop_last'] else 'false'}", "layout=nchw"]
+        batch = [f"spdlbatch batch-size={a['batch_size']}"]
+        if a["drop_last"]:
+            batch.append("drop-last=true")
+        batch.append("layout=nchw")
         if a["dtype"] != "uint8":
             batch.append(f"dtype={a['dtype']}")
         if a["mean"] is not None:
@@ -326,15 +334,21 @@ class ImageLoader(Loader):
     @property
     def gst_launch_command(self) -> str:
         """The same pipeline for a shell, into fakesink: gst-launch-1.0 ..."""
-        line = self.launch_line.replace("spdlappsink name=sink", "fakesink")
-        return "gst-launch-1.0 " + " ".join(
-            w if w == "!" else shlex.quote(w) for w in _words(line))
+        return gst_launch_command(self.launch_line)
 
     def __repr__(self) -> str:
         a = self._args
         shown = ", ".join(f"{k}={v!r}" for k, v in a.items()
                           if k not in ("location",) and v is not None)
         return f"ImageLoader({a['location']!r}, {shown})"
+
+
+def gst_launch_command(launch_line: str) -> str:
+    """A shell command running @launch_line with gst-launch-1.0, the
+    spdlappsink at its end replaced by fakesink."""
+    line = launch_line.replace("spdlappsink name=sink", "fakesink")
+    return "gst-launch-1.0 " + " ".join(
+        w if w == "!" else shlex.quote(w) for w in _words(line))
 
 
 def _words(line: str):

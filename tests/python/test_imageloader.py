@@ -50,10 +50,13 @@ def test_train_recipe(kinds_dataset):
                              size=48, seed=1) as loader:
         line = loader.launch_line
         epochs = [[b for b in loader] for _ in range(2)]
-    for part in ("shuffle=true", "mode=random-resized-crop", "scale-min=0.08",
-                 "scale-max=1.0", "ratio-min=0.75", "flip=random-horizontal",
-                 "num-epochs=-1", "drop-last=false"):
+    for part in ("shuffle=true", "mode=random-resized-crop", "flip=random-horizontal",
+                 "num-epochs=-1", "seed=1"):
         assert part in line
+    assert "drop-last" not in line and "scale-min" not in line   # the defaults
+    other = spdlgst.ImageLoader.launch_line_for(kinds_dataset, recipe="train",
+                                                scale=(0.25, 1), ratio=(0.5, 2))
+    assert "scale-min=0.25 scale-max=1.0 ratio-min=0.5 ratio-max=2.0" in other
     orders = [[i for b in e for i in b.indices] for e in epochs]
     assert sorted(orders[0]) == sorted(orders[1]) == list(range(20))
     assert orders[0] != orders[1] and orders[0] != list(range(20))
@@ -92,7 +95,7 @@ def test_cuda_device(kinds_dataset):
             spdlgst.ImageLoader(kinds_dataset, device="cuda:0")
         return
     loader = spdlgst.ImageLoader(kinds_dataset, device="cuda:1", batch_size=4)
-    assert "spdlbatch batch-size=4 drop-last=false layout=nchw ! " \
+    assert "spdlbatch batch-size=4 layout=nchw ! " \
            "spdlcudaupload cuda-device-id=1 ! spdlappsink name=sink" in loader.launch_line
     loader.close()
     if torch.cuda.is_available():
