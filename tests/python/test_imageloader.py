@@ -4,6 +4,7 @@ import pydoc
 import numpy as np
 import pytest
 import torch
+from PIL import Image
 import torchvision.transforms as T
 from torchvision.datasets import ImageFolder
 
@@ -105,6 +106,14 @@ def test_cuda_device(kinds_dataset):
             next(iter(loader))
 
 
+@pytest.fixture(scope="module")
+def tiny_dataset(tmp_path_factory):
+    root = tmp_path_factory.mktemp("tiny")
+    (root / "a").mkdir()
+    Image.fromarray(np.zeros((8, 8, 3), np.uint8)).save(root / "a" / "0.jpg")
+    return root
+
+
 BAD = [
     (dict(location=42), TypeError, "location"),
     (dict(location="/no/such/folder"), ValueError, "location"),
@@ -142,14 +151,14 @@ BAD = [
 
 
 @pytest.mark.parametrize("kwargs,error,name", BAD, ids=[f"{b[2]}-{i}" for i, b in enumerate(BAD)])
-def test_bad_arguments_are_named_before_any_pipeline(kinds_dataset, monkeypatch,
+def test_bad_arguments_are_named_before_any_pipeline(tiny_dataset, monkeypatch,
                                                      kwargs, error, name):
     def no_pipeline(*a):
         raise AssertionError("a pipeline was built")
 
     monkeypatch.setattr(Gst, "parse_launch", no_pipeline)
     kwargs = dict(kwargs)
-    location = kwargs.pop("location", kinds_dataset)
+    location = kwargs.pop("location", tiny_dataset)
     with pytest.raises(error, match=name):
         spdlgst.ImageLoader(location, **kwargs)
 

@@ -142,9 +142,11 @@ EXIT_SCRIPT = textwrap.dedent("""
 """)
 
 
-@pytest.mark.parametrize("order", ["torch-first", "torch-last"])
-@pytest.mark.parametrize("output,ending", [("torch", "running"), ("numpy", "running"),
-                                           ("torch", "closed")])
+# torch imported before spdlgst, or after the loader (with numpy output: a
+# torch loader imports torch when it is made); the loader running or closed
+@pytest.mark.parametrize("order,output,ending", [
+    ("torch-first", "torch", "running"), ("torch-last", "numpy", "running"),
+    ("torch-first", "numpy", "closed"), ("torch-last", "torch", "closed")])
 def test_exit_with_the_last_batch_alive_is_clean(kinds_dataset, tmp_path, order,
                                                  output, ending):
     script = tmp_path / "train.py"
