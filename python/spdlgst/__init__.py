@@ -2,29 +2,37 @@
 
     import spdlgst
 
-    loader = spdlgst.Loader(
-        "spdlsrc location=/data/train shuffle=true num-epochs=-1 ! "
-        "spdldecode width=224 height=224 mode=random-resized-crop ! "
-        "spdlbatch batch-size=256 ! spdlappsink name=sink")
+    loader = spdlgst.ImageLoader("/data/imagenet/train", recipe="train")
     for epoch in range(90):
         for images, labels in loader:      # one epoch per loop
             ...
 
-Batches arrive as numpy arrays (or torch tensors with ``output="torch"``)
-that share memory with the GStreamer buffers: nothing is copied, and each
-buffer stays alive while an array made from it does. The heavy stages run as
-native threads that never hold the GIL.
+:class:`ImageLoader` builds the pipeline of torchvision's ImageNet recipes
+(``loader.launch_line`` shows it); :class:`Loader` runs any launch line that
+ends in spdlappsink. Batches arrive as torch tensors or numpy arrays that
+share memory with the GStreamer buffers: nothing is copied, and each buffer
+stays alive while a tensor made from it does. The heavy stages run as
+native threads that never hold the GIL. Element warnings (skipped samples)
+go to the ``spdlgst`` logger.
 """
+from __future__ import annotations
+
+import atexit
 import os
 import re
+import sys
 import time
+import weakref
+from typing import Any, Dict, Iterator, List, Optional
 
 import gi
 
 gi.require_version("Gst", "1.0")
-from gi.repository import Gst  # noqa: E402
+from gi.repository import GLib, Gst  # noqa: E402
 
-__all__ = ["Loader", "LoaderError", "Batch"]
+from ._buslog import EPOCH_END, BusLog, logger  # noqa: E402
+
+__all__ = ["Loader", "ImageLoader", "LoaderError", "Batch", "logger"]
 
 # numpy has no bfloat16: numpy output shows its bits as uint16 (a view:
 # ``torch.from_numpy(a.view(np.int16)).view(torch.bfloat16)`` reads it);
@@ -33,18 +41,179 @@ _BFLOAT16 = "<u2"
 _DTYPES = {"uint8": "|u1", "int64": "<i8", "float32": "<f4", "float16": "<f2",
            "bfloat16": _BFLOAT16}
 _CUDA_FEATURE = "memory:SpdlCUDA"
+_OUTPUTS = ("numpy", "torch")
 
 
 class LoaderError(RuntimeError):
     """A pipeline error: the element's message, with its debug detail."""
 
-    def __init__(self, message, debug=None, source=None):
+    def __init__(self, message: str, debug: Optional[str] = None,
+                 source: Optional[str] = None):
         super().__init__(message if not source else f"{source}: {message}")
         self.debug = debug
         self.source = source
 
 
-def _parse_tensors(caps):
+# -- clean interpreter exit ---------------------------------------------------
+#
+# Arrays, tensors and batches hold GStreamer objects. Left to the
+# interpreter's final teardown, they would be released through a half
+# torn-down PyGObject (a flood of GLib-GObject-CRITICALs, or a segfault,
+# depending on the import order of torch). So at exit, while everything is
+# still alive, every loader is stopped and every holder released; holders
+# that are collected later do nothing.
+
+_live_loaders: "weakref.WeakSet[Loader]" = weakref.WeakSet()
+_live_holders: "weakref.WeakSet[_Holder]" = weakref.WeakSet()
+_exiting = False
+
+
+def _release_all() -> None:
+    global _exiting
+    _exiting = True
+    for loader in list(_live_loaders):
+        loader._shutdown()
+    for holder in list(_live_holders):
+        holder.release()
+
+
+atexit.register(_release_all)
+
+
+class _Holder:
+    """Keeps a batch's GstSample (and one of its memories) alive."""
+
+    def __init__(self, sample: Gst.Sample, memory: Optional[Gst.Memory] = None):
+        self._sample = sample
+        self._memory = memory
+        _live_holders.add(self)
+
+    @property
+    def sample(self) -> Optional[Gst.Sample]:
+        return self._sample
+
+    def release(self) -> None:
+        # the memory before the sample: a buffer whose memory is still
+        # referenced elsewhere is not taken back by its pool
+        self._memory = None
+        self._sample = None
+
+    def __del__(self) -> None:
+        if not _exiting and not sys.is_finalizing():
+            self.release()
+
+
+class _MappedTensor(_Holder):
+    """Exposes one mapped GstMemory through the array interface.
+
+    numpy keeps this object as the array's base: the memory is unmapped
+    when the last array made from it is gone.
+    """
+
+    def __init__(self, sample, memory, shape, typestr):
+        self._info = None
+        ok, info = memory.map(Gst.MapFlags.READ | Gst.MapFlags.WRITE)
+        writable = ok
+        if not ok:
+            ok, info = memory.map(Gst.MapFlags.READ)
+            if not ok:
+                raise LoaderError("could not map a batch's memory")
+        super().__init__(sample, memory)
+        self._info = info
+        import numpy as np
+
+        address = np.frombuffer(info.data, np.uint8).__array_interface__["data"][0]
+        self.__array_interface__ = {
+            "version": 3,
+            "shape": shape,
+            "typestr": typestr,
+            "data": (address, not writable),
+        }
+
+    def release(self) -> None:
+        info, self._info = self._info, None
+        if info is not None:
+            self._memory.unmap(info)
+        super().release()
+
+
+class _CudaTensor(_Holder):
+    """Exposes device memory through __cuda_array_interface__ (zero-copy)."""
+
+    def __init__(self, sample, memory, shape, typestr, pointer):
+        super().__init__(sample, memory)
+        self.__cuda_array_interface__ = {
+            "version": 2,
+            "shape": shape,
+            "typestr": typestr,
+            "data": (pointer, False),
+            "strides": None,
+        }
+
+
+def _describe(tensor: Any) -> str:
+    """'torch.uint8[4, 3, 224, 224] cuda:0' / 'numpy int64[4]'."""
+    if tensor is None:
+        return "None"
+    shape = ", ".join(str(d) for d in tensor.shape)
+    dtype = str(tensor.dtype)
+    if dtype.startswith("torch."):
+        device = f" {tensor.device}" if tensor.device.type != "cpu" else ""
+        return f"{dtype}[{shape}]{device}"
+    return f"numpy {dtype}[{shape}]"
+
+
+class Batch(tuple):
+    """One batch: a tuple ``(images, labels)`` with the batch's metadata.
+
+    ``images, labels = batch`` unpacks it; the same are ``batch.images`` and
+    ``batch.labels``. ``batch.epoch`` is the epoch it belongs to,
+    ``batch.indices`` the dataset index of each sample (in the order of the
+    rows), ``batch.sample`` the GstSample the tensors point into.
+    """
+
+    epoch: Optional[int]
+    indices: Optional[List[int]]
+
+    def __new__(cls, tensors, epoch: Optional[int] = None,
+                indices: Optional[List[int]] = None,
+                holder: Optional[_Holder] = None) -> "Batch":
+        self = super().__new__(cls, tensors)
+        self.epoch = epoch
+        self.indices = indices
+        self._holder = holder
+        return self
+
+    @property
+    def images(self) -> Any:
+        """The images tensor (N, C, H, W with layout=nchw)."""
+        return self[0]
+
+    @property
+    def labels(self) -> Any:
+        """The labels tensor (int64, N), or None for a single-tensor batch."""
+        return self[1] if len(self) > 1 else None
+
+    @property
+    def sample(self) -> Optional[Gst.Sample]:
+        """The GstSample (buffer, caps, metas) behind the tensors."""
+        return self._holder.sample if self._holder is not None else None
+
+    def __repr__(self) -> str:
+        parts = [f"images={_describe(self.images)}",
+                 f"labels={_describe(self.labels)}", f"epoch={self.epoch}"]
+        if self.indices is not None:
+            shown = ", ".join(str(i) for i in self.indices[:6])
+            more = f", ... {len(self.indices)} in all" if len(self.indices) > 6 else ""
+            parts.append(f"indices=[{shown}{more}]")
+        return f"Batch({', '.join(parts)})"
+
+    def __reduce__(self):
+        # pickles as a plain tuple of tensors (the GstSample cannot travel)
+        return (tuple, (tuple(self),))
+
+
+def _parse_tensors(caps: Gst.Caps):
     """[(shape outermost-first, typestr), ...] from other/tensors caps."""
     s = caps.get_structure(0)
     dims = s.get_value("dimensions").split(",")
@@ -56,103 +225,68 @@ def _parse_tensors(caps):
     return out
 
 
-class _MappedTensor:
-    """Exposes one mapped GstMemory through the array interface.
-
-    Holds the sample and the mapping; unmaps when the last array made from
-    it is gone (numpy keeps this object as the array's base).
-    """
-
-    def __init__(self, sample, memory, shape, typestr):
-        self._sample = sample
-        self._memory = memory
-        ok, self._info = memory.map(Gst.MapFlags.READ | Gst.MapFlags.WRITE)
-        writable = ok
-        if not ok:
-            ok, self._info = memory.map(Gst.MapFlags.READ)
-            if not ok:
-                raise LoaderError("could not map a batch's memory")
-        import numpy as np
-
-        address = np.frombuffer(self._info.data, np.uint8).__array_interface__["data"][0]
-        self.__array_interface__ = {
-            "version": 3,
-            "shape": shape,
-            "typestr": typestr,
-            "data": (address, not writable),
-        }
-
-    def __del__(self):
-        info, self._info = getattr(self, "_info", None), None
-        if info is not None:
-            self._memory.unmap(info)
-        # drop the memory before the sample: a buffer whose memory is still
-        # referenced elsewhere is not taken back by its pool
-        self._memory = None
-        self._sample = None
-
-
-class _CudaTensor:
-    """Exposes device memory through __cuda_array_interface__ (zero-copy)."""
-
-    def __init__(self, sample, memory, shape, typestr, pointer):
-        self._sample = sample
-        self._memory = memory
-        self.__cuda_array_interface__ = {
-            "version": 2,
-            "shape": shape,
-            "typestr": typestr,
-            "data": (pointer, False),
-            "strides": None,
-        }
-
-
-class Batch(tuple):
-    """(images, labels) plus the batch's metadata."""
-
-    epoch = None
-    indices = None
-    sample = None
-
-
 class Loader:
     """Iterates over the batches a pipeline ending in spdlappsink produces.
 
-    Each ``for`` loop over the loader yields one epoch; the pipeline stays up
-    between epochs. ``output`` is "numpy" (default) or "torch" (torch is
-    imported only then). Under torchrun, RANK and WORLD_SIZE set spdlsrc's
-    shard-index and num-shards unless the pipeline sets them.
+    Each ``for`` loop over the loader yields one epoch, as with PyTorch's
+    DataLoader: a loop that ends early (``break``) leaves the rest of its
+    epoch behind, and the next loop starts at the first batch of the next
+    epoch (see :meth:`__iter__`). The pipeline stays up between epochs.
+
+    ``output`` is "numpy" (default) or "torch" (torch is imported only
+    then). Under torchrun, RANK and WORLD_SIZE set spdlsrc's shard-index and
+    num-shards unless the pipeline sets them. Element warnings go to the
+    ``spdlgst`` logger: at most ``log_limit`` per element and epoch one by
+    one, then a summary per epoch with the counts of all of them.
     """
 
-    def __init__(self, pipeline, *, sink="sink", output="numpy",
-                 poll_interval=0.1):
-        if output not in ("numpy", "torch"):
-            raise ValueError("output must be 'numpy' or 'torch'")
+    def __init__(self, pipeline: str, *, sink: Optional[str] = "sink",
+                 output: str = "numpy", poll_interval: float = 0.1,
+                 log_limit: int = 20):
+        if not isinstance(pipeline, str):
+            raise TypeError(f"pipeline must be a launch line (str), not "
+                            f"{type(pipeline).__name__}")
+        if output not in _OUTPUTS:
+            raise ValueError(f"output must be 'numpy' or 'torch', not {output!r}")
+        if isinstance(log_limit, bool) or not isinstance(log_limit, int) or log_limit < 0:
+            raise ValueError(f"log_limit must be an int >= 0, not {log_limit!r}")
         Gst.init(None)
+        self.launch_line = pipeline
         self.output = output
         self._poll = int(poll_interval * Gst.SECOND)
         try:
             self.pipeline = Gst.parse_launch(pipeline)
-        except gi.repository.GLib.Error as e:
+        except GLib.Error as e:
             raise LoaderError(f"could not build the pipeline: {e.message}") from None
         self.sink = self.pipeline.get_by_name(sink) if sink else None
         if self.sink is None:
             self.sink = self._find("spdlappsink")
         if self.sink is None:
+            self.pipeline.set_state(Gst.State.NULL)
             raise LoaderError("the pipeline has no spdlappsink "
                               "(end it with '! spdlappsink name=sink')")
+        self._src = self._find("spdlsrc")
         self._apply_distributed_env(pipeline)
         self._bus = self.pipeline.get_bus()
+        self._buslog = BusLog(self._bus, log_limit, LoaderError)
         self._started = False
         self._eos = False
         self._closed = False
         self._torch = None
+        if output == "torch":
+            self._import_torch()     # now, not in the first epoch's timing
         self._wait = 0.0
         self._batches = 0
+        self._loop = 0               # which for-loop may pull (see __iter__)
+        self._epoch: Optional[int] = None   # epoch of the last batch
+        self._epoch_open = False     # a loop left the epoch before its end
+        self._in_epoch = 0           # batches of that epoch yielded
+        self._skipped_before: Dict[str, int] = {}  # counts of earlier runs
+        _live_loaders.add(self)
 
     # -- set-up -------------------------------------------------------------
 
-    def _find(self, factory):
+    def _find(self, factory: str) -> Optional[Gst.Element]:
         it = self.pipeline.iterate_recurse()
         while True:
             ok, element = it.next()
@@ -162,55 +296,129 @@ class Loader:
             if f is not None and f.get_name() == factory:
                 return element
 
-    def _apply_distributed_env(self, launch):
+    def _apply_distributed_env(self, launch: str) -> None:
         rank, world = os.environ.get("RANK"), os.environ.get("WORLD_SIZE")
-        src = self._find("spdlsrc")
-        if src is None or rank is None or world is None:
+        if self._src is None or rank is None or world is None:
             return
         if not re.search(r"\bshard-index\s*=", launch):
-            src.set_property("shard-index", int(rank))
+            self._src.set_property("shard-index", int(rank))
         if not re.search(r"\bnum-shards\s*=", launch):
-            src.set_property("num-shards", int(world))
+            self._src.set_property("num-shards", int(world))
 
-    def start(self):
+    def start(self) -> None:
         """Starts the pipeline (done by the first iteration otherwise)."""
         if self._closed:
             raise LoaderError("the loader is closed")
         if self._started:
             return
         self._started = True
+        self._play()
+
+    def _play(self) -> None:
         if self.pipeline.set_state(Gst.State.PLAYING) == Gst.StateChangeReturn.FAILURE:
-            self._raise_bus_error()
+            self._buslog.drain()
             raise LoaderError("the pipeline could not start")
 
     # -- iteration ----------------------------------------------------------
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Batch]:
+        """Yields the batches of one epoch.
+
+        A new loop while an earlier one stopped in the middle of its epoch
+        first leaves that epoch: when at most a few batches are left (those
+        already decoded and queued), they are pulled and dropped; otherwise
+        the pipeline restarts at the next epoch (stopped, spdlsrc's
+        start-epoch set, started again): nothing more of the old epoch is read or decoded, and the
+        shuffle and the random crops of the next epoch are the same as
+        without the break (they depend only on seed, epoch and sample). An
+        older iterator stops when a newer loop starts.
+        """
+        self._loop += 1
+        return self._epoch_batches(self._loop)
+
+    def _epoch_batches(self, loop: int) -> Iterator[Batch]:
         self.start()
+        if self._epoch_open:
+            self._leave_epoch()
+        while loop == self._loop:
+            batch = self._next_batch()
+            if batch is None:
+                return
+            yield batch
+
+    def _pull(self) -> Optional[Gst.Sample]:
+        """The next batch's sample; None at the end of an epoch or at EOS."""
         while not self._eos:
             started = time.perf_counter()
             sample = self.sink.emit("try-pull-batch", self._poll)
             self._wait += time.perf_counter() - started
+            self._buslog.drain()
             if sample is None:
-                self._raise_bus_error()
                 if self.sink.get_property("eos"):
                     self._eos = True
+                    self._epoch_open = False
+                    self._buslog.end_of_stream()
                 continue
             if sample.get_buffer() is None:
                 info = sample.get_info()
-                if info is not None and info.get_name() == "spdl-epoch-end":
-                    return
+                if info is not None and info.get_name() == EPOCH_END:
+                    self._epoch_open = False
+                    self._in_epoch = 0
+                    self._buslog.end_of_epoch(info.get_value("epoch"))
+                    return None
                 continue
-            self._batches += 1
-            yield self._convert(sample)
+            self._epoch_open = True
+            self._in_epoch += 1
+            return sample
+        return None
 
-    def _raise_bus_error(self):
-        msg = self._bus.pop_filtered(Gst.MessageType.ERROR)
-        if msg is not None:
-            err, debug = msg.parse_error()
-            raise LoaderError(err.message, debug, msg.src.get_name())
+    def _next_batch(self) -> Optional[Batch]:
+        sample = self._pull()
+        if sample is None:
+            return None
+        self._batches += 1
+        batch = self._convert(sample)
+        self._epoch = batch.epoch
+        return batch
 
-    def _convert(self, sample):
+    def _leave_epoch(self) -> None:
+        """Skips what an abandoned loop left of its epoch."""
+        left = self._batches_left()
+        queued = self.sink.get_property("max-buffers") + 1
+        if left is not None and left > queued and self._epoch is not None:
+            self._restart_at(self._epoch + 1)
+            return
+        while self._pull() is not None:
+            pass
+
+    def _batches_left(self) -> Optional[int]:
+        if self._src is None or self._find("spdlbatch") is None:
+            return None
+        return len(self) - self._in_epoch
+
+    def _restart_at(self, epoch: int) -> None:
+        """Restarts the pipeline at the first sample of @epoch."""
+        for reason, n in self.skipped().items():
+            self._skipped_before[reason] = n
+        self._buslog.drain()
+        # NULL, not READY: a sink flushes its queue only when it stops
+        self.pipeline.set_state(Gst.State.NULL)
+        self._epoch_open = False
+        self._in_epoch = 0
+        src = self._src
+        epochs = src.get_property("num-epochs")
+        if epochs >= 0:
+            left = src.get_property("start-epoch") + epochs - epoch
+            if left <= 0:
+                self._eos = True
+                return
+            src.set_property("num-epochs", left)
+        src.set_property("start-epoch", epoch)
+        src.set_property("start-index", 0)
+        logger.debug("restarting at epoch %d", epoch)
+        self._play()
+
+    def _convert(self, sample: Gst.Sample) -> Batch:
         buf = sample.get_buffer()
         caps = sample.get_caps()
         tensors = _parse_tensors(caps)
@@ -220,14 +428,20 @@ class Loader:
         on_cuda = caps.get_features(0).contains(_CUDA_FEATURE)
         arrays = [self._array(sample, buf.get_memory(i), shape, typestr, on_cuda, i)
                   for i, (shape, typestr) in enumerate(tensors)]
-        batch = Batch(arrays)
+        epoch = indices = None
         meta = buf.get_custom_meta("GstSpdlBatchMeta")
         if meta is not None:
             s = meta.get_structure()
-            batch.epoch = s.get_value("epoch")
-            batch.indices = list(s.get_value("indices"))
-        batch.sample = sample
-        return batch
+            epoch = s.get_value("epoch")
+            indices = list(s.get_value("indices"))
+        return Batch(arrays, epoch, indices, _Holder(sample))
+
+    def _import_torch(self):
+        if self._torch is None:
+            import torch
+
+            self._torch = torch
+        return self._torch
 
     def _array(self, sample, memory, shape, typestr, on_cuda, index):
         if on_cuda:
@@ -236,14 +450,10 @@ class Loader:
 
         arr = np.asarray(_MappedTensor(sample, memory, shape, typestr))
         if self.output == "torch":
-            if self._torch is None:
-                import torch
-
-                self._torch = torch
+            torch = self._import_torch()
             if typestr == _BFLOAT16:
-                return self._torch.from_numpy(arr.view(np.int16)).view(
-                    self._torch.bfloat16)
-            return self._torch.from_numpy(arr)
+                return torch.from_numpy(arr.view(np.int16)).view(torch.bfloat16)
+            return torch.from_numpy(arr)
         return arr
 
     def _cuda_array(self, sample, memory, shape, typestr, index):
@@ -256,33 +466,31 @@ class Loader:
         bf16 = typestr == _BFLOAT16
         holder = _CudaTensor(sample, memory, shape, "<i2" if bf16 else typestr,
                              pointer)
-        if self._torch is None:
-            import torch
-
-            self._torch = torch
+        torch = self._import_torch()
         # __cuda_array_interface__: torch wraps the device memory, no copy;
         # the holder (and so the GstSample) lives as long as the tensor
-        tensor = self._torch.as_tensor(holder, device=f"cuda:{device}")
-        return tensor.view(self._torch.bfloat16) if bf16 else tensor
+        tensor = torch.as_tensor(holder, device=f"cuda:{device}")
+        return tensor.view(torch.bfloat16) if bf16 else tensor
 
     # -- information --------------------------------------------------------
 
-    def __len__(self):
+    def __len__(self) -> int:
         """Batches per epoch, once the pipeline is listed (after start())."""
         self.start()
         self.pipeline.get_state(10 * Gst.SECOND)
-        src, batch = self._find("spdlsrc"), self._find("spdlbatch")
+        src, batch = self._src, self._find("spdlbatch")
         if src is None or batch is None:
             raise TypeError("length needs spdlsrc and spdlbatch")
         n = src.get_property("num-samples")
         size = batch.get_property("batch-size")
         return n // size if batch.get_property("drop-last") else -(-n // size)
 
-    def skipped(self):
+    def skipped(self) -> Dict[str, int]:
         """Samples skipped so far, by reason: {"unreadable": n, "truncated": n,
-        ...} summed over the pipeline's spdl elements (also posted on the bus
-        as "spdl-skipped" element messages at EOS)."""
-        out = {}
+        ...} summed over the pipeline's spdl elements (also in the
+        ``spdlgst`` log, per epoch)."""
+        out = dict(self._skipped_before)
+        current: Dict[str, int] = {}
         it = self.pipeline.iterate_recurse()
         while True:
             ok, element = it.next()
@@ -290,18 +498,27 @@ class Loader:
                 break
             factory = element.get_factory()
             name = factory.get_name() if factory else ""
-            if name == "spdlsrc":
-                out["unreadable"] = out.get("unreadable", 0) + element.get_property("errors")
-            elif name == "spdldecode":
+            if not name.startswith("spdl"):
+                continue
+            if element.find_property("error-counts") is not None:
                 s = element.get_property("error-counts")
                 for i in range(s.n_fields()):
                     key = s.nth_field_name(i)
                     if key != "total":
-                        out[key] = out.get(key, 0) + s.get_value(key)
+                        current[key] = current.get(key, 0) + s.get_value(key)
+            elif name == "spdlsrc":
+                current["unreadable"] = (current.get("unreadable", 0)
+                                         + element.get_property("errors"))
+        for key, n in current.items():
+            out[key] = out.get(key, 0) + n
         return out
 
-    def stats(self):
-        """The elements' statistics and this loader's own wait, as a dict."""
+    def stats(self) -> Dict[str, Dict[str, Any]]:
+        """The elements' statistics and this loader's own wait, as a dict.
+
+        The elements count from the pipeline's last start (see
+        :meth:`__iter__` for when a loop restarts it); the loader's own
+        entry counts from its creation."""
         out = {"loader": {"batches": self._batches,
                           "wait_seconds": round(self._wait, 6)}}
         it = self.pipeline.iterate_recurse()
@@ -317,23 +534,44 @@ class Loader:
                                            for i in range(s.n_fields())}
         return out
 
+    def __repr__(self) -> str:
+        state = "closed" if self._closed else "ended" if self._eos else \
+            "running" if self._started else "not started"
+        line = self.launch_line if len(self.launch_line) <= 100 else \
+            self.launch_line[:97] + "..."
+        return (f"<{type(self).__module__}.{type(self).__name__} {self.output}, "
+                f"{state}, {self._batches} batches: {line!r}>")
+
     # -- teardown -----------------------------------------------------------
 
-    def close(self):
+    def close(self) -> None:
         """Stops the pipeline; its threads are joined before this returns."""
         if not self._closed:
             self._closed = True
+            self._loop += 1
             self.pipeline.set_state(Gst.State.NULL)
 
-    def __enter__(self):
+    def _shutdown(self) -> None:
+        """At interpreter exit: stop, and let go of every GStreamer object."""
+        try:
+            self.close()
+        finally:
+            self._buslog = None
+
+    def __enter__(self) -> "Loader":
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc) -> bool:
         self.close()
         return False
 
-    def __del__(self):
+    def __del__(self) -> None:
+        if _exiting or sys.is_finalizing():
+            return
         try:
             self.close()
         except Exception:
             pass
+
+
+from .recipes import ImageLoader  # noqa: E402

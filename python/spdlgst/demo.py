@@ -2,19 +2,22 @@
 
     python3 -m spdlgst.demo [--dataset DIR] [--count 512] [--epochs 2]
 
-Prints what a training loop sees: batches, shapes, dtypes, labels, images/s
-and how long the loop waited for data.
+Shows both ways to run it: the Python loop over spdlgst.ImageLoader (what a
+training loop sees: batches, shapes, dtypes, labels, images/s, how long the
+loop waited for data) and the same pipeline as a gst-launch-1.0 command.
 """
 import argparse
 import os
+import shlex
+import subprocess
 import sys
 import tempfile
 import time
 
 import numpy as np
 
-from . import Loader
-from .pipelines import launch_line
+from . import ImageLoader
+from .recipes import gst_launch_command
 
 
 def make_dataset(root, count, classes, seed=0):
@@ -43,7 +46,7 @@ def main(argv=None):
     ap.add_argument("--classes", type=int, default=8)
     ap.add_argument("--epochs", type=int, default=2)
     ap.add_argument("--batch-size", type=int, default=64)
-    ap.add_argument("--pipeline", default="imagenet-train")
+    ap.add_argument("--recipe", default="train", choices=("train", "val"))
     args = ap.parse_args(argv)
 
     tmp = None
@@ -54,9 +57,13 @@ def main(argv=None):
               f"classes in {tmp.name} ...", flush=True)
         dataset = make_dataset(tmp.name, args.count, args.classes)
 
-    launch = launch_line(args.pipeline, dataset, batch_size=args.batch_size)
-    print(f"pipeline: {launch}\n", flush=True)
-    with Loader(launch) as loader:
+    print("The Python way:\n\n"
+          "    import spdlgst\n"
+          f"    loader = spdlgst.ImageLoader({dataset!r}, recipe={args.recipe!r}, "
+          f"batch_size={args.batch_size})\n"
+          "    for images, labels in loader:   # one epoch per loop\n"
+          "        ...\n", flush=True)
+    with ImageLoader(dataset, recipe=args.recipe, batch_size=args.batch_size) as loader:
         print(f"{len(loader)} batches per epoch")
         for epoch in range(args.epochs):
             start = time.perf_counter()
@@ -78,6 +85,20 @@ def main(argv=None):
         stats = loader.stats()
         print(f"the loop waited {stats['loader']['wait_seconds']:.2f} s for "
               f"data in {stats['loader']['batches']} batches")
+    # one epoch of the same pipeline (an ImageLoader runs until closed)
+    line = ImageLoader.launch_line_for(dataset, recipe=args.recipe,
+                                       batch_size=args.batch_size, epochs=1)
+    command = gst_launch_command(line)
+    print("\nThe GStreamer way, the same pipeline for one epoch "
+          "(ImageLoader(...).launch_line):\n\n    "
+          + command.replace(" ! ", " ! \\\n        ") + "\n", flush=True)
+    start = time.perf_counter()
+    done = subprocess.run(shlex.split(command), stdout=subprocess.DEVNULL)
+    elapsed = time.perf_counter() - start
+    if done.returncode != 0:
+        print(f"gst-launch-1.0 failed ({done.returncode})")
+        return 1
+    print(f"gst-launch-1.0: one epoch in {elapsed:.2f} s")
     if tmp is not None:
         tmp.cleanup()
     return 0

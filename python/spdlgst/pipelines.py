@@ -1,18 +1,21 @@
 """The ready launch lines of pipelines/, with $DATASET filled in."""
 import os
 import string
+from typing import List
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-PIPELINES = os.path.join(HERE, "..", "..", "pipelines")
+# installed: spdlgst/launch/ (meson install); in the source tree: pipelines/
+_DIRS = [os.path.join(HERE, "launch"), os.path.join(HERE, "..", "..", "pipelines")]
+PIPELINES = next((d for d in _DIRS if os.path.isdir(d)), _DIRS[-1])
 
 
-def available():
+def available() -> List[str]:
     """Names of the ready pipelines (files pipelines/NAME.launch)."""
     return sorted(f[:-len(".launch")] for f in os.listdir(PIPELINES)
                   if f.endswith(".launch"))
 
 
-def launch_line(name, dataset, **overrides):
+def launch_line(name: str, dataset, **overrides) -> str:
     """The launch line of pipelines/NAME.launch for DATASET.
 
     ``overrides`` replace element properties, e.g. ``batch_size=32`` turns

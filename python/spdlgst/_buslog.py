@@ -1,0 +1,153 @@
+"""The pipeline's bus, drained into Python ``logging`` (logger ``spdlgst``).
+
+Every skipped sample posts a warning and every epoch an element message;
+nothing else reads the bus of a loader, so the loader drains it at each
+step: errors become :class:`LoaderError`, warnings become log records, at
+most ``limit`` per element and epoch, and a summary per element and epoch
+keeps the counts of all of them (by reason).
+"""
+from __future__ import annotations
+
+import logging
+import re
+from collections import Counter
+from typing import Callable, Dict, Optional
+
+from gi.repository import Gst
+
+logger = logging.getLogger("spdlgst")
+
+SKIPPED = "spdl-skipped"
+EPOCH_END = "spdl-epoch-end"
+# fields of an spdl-skipped structure that are not reasons
+_NOT_REASONS = {"total", "epoch", "suppressed"}
+# "reason: corrupt; 3 samples skipped so far" in a warning's debug detail
+_REASON = re.compile(r"reason: ([A-Za-z0-9-]+)")
+_PATH = re.compile(r'^Skipping sample "(.*)": ')
+
+
+def _text(parse):
+    """(message, debug) of a warning or error, whatever bytes it holds."""
+    try:
+        err, debug = parse()
+        return err.message, debug
+    except (UnicodeDecodeError, TypeError):
+        return "(a message that is not valid UTF-8)", None
+
+
+class _ElementCounts:
+    """What one element skipped since the last summary."""
+
+    def __init__(self) -> None:
+        self.received: Counter = Counter()   # warnings seen, by reason
+        self.shown = 0                       # logged one by one
+        self.hidden = 0                      # counted only (our limit)
+        # epoch -> (counts by reason, warnings the element itself held back)
+        self.element_summaries: Dict[int, tuple] = {}
+
+
+class BusLog:
+    """Drains a bus: raises errors, logs warnings with a per-epoch limit."""
+
+    def __init__(self, bus: Gst.Bus, limit: int,
+                 make_error: Callable[[str, Optional[str], Optional[str]], Exception]):
+        self.bus = bus
+        self.limit = limit
+        self.make_error = make_error
+        self.counts: Dict[str, _ElementCounts] = {}
+        # elements that post their own per-epoch spdl-skipped summaries
+        self.summarizing = set()
+
+    def drain(self) -> None:
+        """Handles every queued message; raises the first error."""
+        while True:
+            msg = self.bus.pop()
+            if msg is None:
+                return
+            kind = msg.type
+            if kind == Gst.MessageType.ERROR:
+                text, debug = _text(msg.parse_error)
+                raise self.make_error(text, debug,
+                                      msg.src.get_name() if msg.src else None)
+            if kind == Gst.MessageType.WARNING:
+                self._warning(msg)
+            elif kind == Gst.MessageType.INFO:
+                text, debug = _text(msg.parse_info)
+                logger.info("%s: %s", msg.src.get_name() if msg.src else "?", text)
+            elif kind == Gst.MessageType.ELEMENT:
+                self._element(msg)
+            # state changes, stream status, latency...: nothing to keep
+
+    def _warning(self, msg: Gst.Message) -> None:
+        text, debug = _text(msg.parse_warning)
+        element = msg.src.get_name() if msg.src else "?"
+        found = _REASON.search(debug or "")
+        reason = found.group(1) if found else "other"
+        counts = self.counts.setdefault(element, _ElementCounts())
+        counts.received[reason] += 1
+        if counts.shown >= self.limit:
+            counts.hidden += 1
+            return
+        counts.shown += 1
+        path = _PATH.match(text)
+        logger.warning("%s: %s", element, text, extra={
+            "spdl_element": element, "spdl_reason": reason,
+            "spdl_path": path.group(1) if path else None, "spdl_debug": debug})
+
+    def _element(self, msg: Gst.Message) -> None:
+        s = msg.get_structure()
+        if s is None or s.get_name() != SKIPPED or not s.has_field("epoch"):
+            return          # epoch ends and end-of-run totals: properties say it
+        element = msg.src.get_name() if msg.src else "?"
+        self.summarizing.add(element)
+        reasons = {s.nth_field_name(i): s.get_value(s.nth_field_name(i))
+                   for i in range(s.n_fields())
+                   if s.nth_field_name(i) not in _NOT_REASONS}
+        suppressed = s.get_value("suppressed") if s.has_field("suppressed") else 0
+        counts = self.counts.setdefault(element, _ElementCounts())
+        counts.element_summaries[s.get_value("epoch")] = (reasons, suppressed)
+
+    def end_of_epoch(self, epoch: Optional[int]) -> None:
+        """Logs the summaries of the epoch the training loop just finished."""
+        self.drain()
+        self._summarize(epoch)
+
+    def end_of_stream(self) -> None:
+        self._summarize(None)
+
+    def _summarize(self, epoch: Optional[int]) -> None:
+        for element, counts in self.counts.items():
+            if element in self.summarizing:
+                # the element's own summaries, attributed to their epoch
+                done = sorted(e for e in counts.element_summaries
+                              if epoch is None or e <= epoch)
+                for e in done:
+                    reasons, suppressed = counts.element_summaries.pop(e)
+                    self._log_summary(e, element, reasons,
+                                      suppressed + counts.hidden)
+                    counts.hidden = 0
+                counts.received.clear()
+            elif counts.received:
+                # warnings seen since the last summary: an element does not
+                # say which epoch a warning belongs to, so samples it
+                # processed ahead of the loop count in this summary
+                self._log_summary(epoch, element, dict(counts.received),
+                                  counts.hidden)
+                counts.received.clear()
+                counts.hidden = 0
+            counts.shown = 0
+
+    @staticmethod
+    def _log_summary(epoch, element, reasons, hidden):
+        reasons = {k: v for k, v in reasons.items() if v}
+        total = sum(reasons.values())
+        if total == 0:
+            return
+        by_reason = ", ".join(f"{k}: {v}" for k, v in sorted(reasons.items()))
+        when = f"epoch {epoch}" if epoch is not None else "end of stream"
+        tail = f"; {hidden} of their warnings not shown" if hidden else ""
+        logger.log(logging.WARNING if hidden else logging.INFO,
+                   "%s: %s skipped %d samples (%s)%s", when, element, total,
+                   by_reason, tail,
+                   extra={"spdl_element": element, "spdl_epoch": epoch,
+                          "spdl_counts": reasons, "spdl_hidden": hidden})

@@ -1,0 +1,375 @@
+"""Recipe-level loaders: the pipeline of a torchvision recipe from arguments."""
+from __future__ import annotations
+
+import inspect
+import math
+import numbers
+import os
+import shlex
+from typing import Optional, Sequence, Tuple, Union
+
+from gi.repository import Gst
+
+from . import Loader, LoaderError
+
+RECIPES = ("train", "val")
+DTYPES = ("uint8", "float32", "float16", "bfloat16")
+# torchvision's ImageNet normalization, for mean="imagenet" / std="imagenet"
+IMAGENET_MEAN = (0.485, 0.456, 0.406)
+IMAGENET_STD = (0.229, 0.224, 0.225)
+# RandomResizedCrop's defaults
+DEFAULT_SCALE = (0.08, 1.0)
+DEFAULT_RATIO = (3.0 / 4.0, 4.0 / 3.0)
+
+Size = Union[int, Tuple[int, int]]
+Floats = Union[str, float, Sequence[float]]
+
+
+def _int(name, value, low, high=None, none_ok=False):
+    if value is None and none_ok:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an int, not {type(value).__name__}")
+    if value < low or (high is not None and value > high):
+        bounds = f"at least {low}" if high is None else f"in [{low}, {high}]"
+        raise ValueError(f"{name} must be {bounds}, not {value}")
+    return int(value)
+
+
+def _bool(name, value, default):
+    if value is None:
+        return default
+    if not isinstance(value, bool):
+        raise TypeError(f"{name} must be True or False, not {value!r}")
+    return value
+
+
+def _choice(name, value, choices):
+    if not isinstance(value, str) or value not in choices:
+        listed = ", ".join(repr(c) for c in choices)
+        raise ValueError(f"{name} must be one of {listed}, not {value!r}")
+    return value
+
+
+def _size(name, value) -> Tuple[int, int]:
+    """(height, width) from an int or a (height, width) pair, as torchvision."""
+    if isinstance(value, (tuple, list)):
+        if len(value) != 2:
+            raise ValueError(f"{name} must be an int or (height, width), not {value!r}")
+        return (_int(f"{name}[0]", value[0], 1, 65535),
+                _int(f"{name}[1]", value[1], 1, 65535))
+    side = _int(name, value, 1, 65535)
+    return side, side
+
+
+def _range(name, value, low, high) -> Tuple[float, float]:
+    """(min, max) floats within [low, high], min <= max."""
+    if isinstance(value, (str, bytes)) or not hasattr(value, "__len__") or len(value) != 2:
+        raise TypeError(f"{name} must be a (min, max) pair, not {value!r}")
+    out = []
+    for v in value:
+        if isinstance(v, bool) or not isinstance(v, numbers.Real):
+            raise TypeError(f"{name} must hold numbers, not {v!r}")
+        out.append(float(v))
+    if not (low <= out[0] <= out[1] <= high):
+        raise ValueError(f"{name} must be (min, max) with {low} <= min <= max "
+                         f"<= {high}, not {tuple(value)}")
+    return out[0], out[1]
+
+
+def _dtype(value) -> str:
+    """'uint8', 'float32', ... from a name, a torch dtype or a numpy dtype."""
+    if not isinstance(value, str):
+        value = str(value)              # torch.float16 -> "torch.float16"
+        value = value.rsplit(".", 1)[-1]
+    return _choice("dtype", value, DTYPES)
+
+
+def _floats(name, value, default) -> Optional[Tuple[float, ...]]:
+    """One value or one per channel (3), finite."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        if value != "imagenet":
+            raise ValueError(f"{name} must be numbers or 'imagenet', not {value!r}")
+        return default
+    if isinstance(value, numbers.Real) and not isinstance(value, bool):
+        value = (value,)
+    if not hasattr(value, "__iter__"):
+        raise TypeError(f"{name} must be a number or a sequence of numbers, "
+                        f"not {type(value).__name__}")
+    out = []
+    for v in value:
+        if isinstance(v, bool) or not isinstance(v, numbers.Real):
+            raise TypeError(f"{name} must hold numbers, not {v!r}")
+        if not math.isfinite(v):
+            raise ValueError(f"{name} must be finite, not {v}")
+        out.append(float(v))
+    if len(out) not in (1, 3):
+        raise ValueError(f"{name} must have 1 or 3 values (RGB), not {len(out)}")
+    return tuple(out)
+
+
+def _device(value) -> Optional[int]:
+    """None for host memory, the CUDA device index otherwise."""
+    if value is None:
+        return None
+    text = str(value)                   # torch.device("cuda:1") -> "cuda:1"
+    if text == "cpu":
+        return None
+    if text == "cuda":
+        # torchrun's process-per-GPU convention
+        return int(os.environ.get("LOCAL_RANK", "0"))
+    kind, _, index = text.partition(":")
+    if kind != "cuda" or not index.isdigit():
+        raise ValueError(f"device must be None, 'cpu', 'cuda' or 'cuda:N', not {value!r}")
+    return int(index)
+
+
+def _location(value) -> str:
+    if isinstance(value, bytes):
+        value = os.fsdecode(value)
+    if not isinstance(value, (str, os.PathLike)):
+        raise TypeError(f"location must be a path (str or os.PathLike), not "
+                        f"{type(value).__name__}")
+    path = os.fspath(value)
+    if isinstance(path, bytes):
+        path = os.fsdecode(path)
+    if not path:
+        raise ValueError("location must not be empty")
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError(f"location {path!r} is not valid UTF-8: GStreamer "
+                         "properties are UTF-8 strings") from None
+    if not os.path.exists(path):
+        raise ValueError(f"location {path!r} does not exist (an ImageFolder "
+                         "tree or a manifest file)")
+    return path
+
+
+def _quote(value: str) -> str:
+    """A launch-line value: quoted when it has spaces or special characters."""
+    if value and all(c.isalnum() or c in "/._-+,:@%" for c in value):
+        return value
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _array(values) -> str:
+    return '"<' + ",".join(repr(v) for v in values) + '>"'
+
+
+def _checked(location, batch_size, recipe, size, resize, scale, ratio, flip,
+             shuffle, seed, epochs, start_epoch, drop_last, threads, dtype, mean,
+             std, device, output) -> dict:
+    """The arguments of ImageLoader, checked and normalized."""
+    recipe = _choice("recipe", recipe, RECIPES)
+    train = recipe == "train"
+    args = dict(
+        location=_location(location),
+        batch_size=_int("batch_size", batch_size, 1, 2**31 - 1),
+        recipe=recipe,
+        size=_size("size", size),
+        resize=_int("resize", resize, 1, 65535, none_ok=True),
+        flip=_bool("flip", flip, train),
+        shuffle=_bool("shuffle", shuffle, train),
+        seed=_int("seed", seed, 0, 2**64 - 1),
+        epochs=_int("epochs", epochs, 1, 2**31 - 1, none_ok=True),
+        start_epoch=_int("start_epoch", start_epoch, 0, 2**31 - 1),
+        drop_last=_bool("drop_last", drop_last, False),
+        threads=_int("threads", threads, 1, 256, none_ok=True),
+        dtype=_dtype(dtype),
+        mean=_floats("mean", mean, IMAGENET_MEAN),
+        std=_floats("std", std, IMAGENET_STD),
+        device=_device(device),
+        output=_choice("output", output, ("torch", "numpy")),
+    )
+    if train:
+        if resize is not None:
+            raise ValueError("resize is for recipe='val' (train uses "
+                             "RandomResizedCrop's scale and ratio)")
+        args["scale"] = _range("scale", scale, 0.0, 1.0)
+        args["ratio"] = _range("ratio", ratio, 0.01, 100.0)
+        if args["scale"][1] == 0.0:
+            raise ValueError("scale's max must be above 0")
+    elif args["resize"] is None:
+        # torchvision's ImageNet evaluation: Resize(256) for CenterCrop(224)
+        args["resize"] = int(round(min(args["size"]) * 256 / 224))
+    if args["dtype"] == "uint8" and (args["mean"] or args["std"]):
+        raise ValueError("mean and std need a float dtype "
+                         "(dtype='float32', 'float16' or 'bfloat16')")
+    if args["std"] is not None and 0.0 in args["std"]:
+        raise ValueError("std must not be 0")
+    if args["dtype"] == "bfloat16" and args["output"] == "numpy":
+        raise ValueError("numpy has no bfloat16: use output='torch' "
+                         "(or dtype='float16' or 'float32')")
+    if args["device"] is not None and args["output"] != "torch":
+        raise ValueError("device='cuda:N' gives CUDA tensors: it needs "
+                         "output='torch'")
+    return args
+
+
+class ImageLoader(Loader):
+    """Loads an image classification dataset with a torchvision recipe.
+
+    ``recipe="val"`` is ``Resize(resize) + CenterCrop(size)`` (resize
+    defaults to 256 for size 224, the same 0.875 ratio for other sizes);
+    ``recipe="train"`` is ``RandomResizedCrop(size, scale, ratio) +
+    RandomHorizontalFlip()``, shuffled each epoch. Batches are
+    ``(images, labels)``: images ``N x 3 x H x W`` (uint8 0-255, or with a
+    float ``dtype`` ``(x / 255 - mean) / std`` as ``Normalize(mean, std)``
+    after ``ToTensor()``), labels int64 class indices as torchvision's
+    ImageFolder assigns them.
+
+    Arguments (all checked before any pipeline is built; a bad one raises
+    ValueError or TypeError naming it):
+
+    - ``location``: an ImageFolder tree (one folder per class) or a manifest
+      file (``relative/path<TAB>label`` per line), as spdlsrc takes.
+    - ``batch_size``: samples per batch (256).
+    - ``recipe``: "val" (default) or "train".
+    - ``size``: output side, or (height, width) (224).
+    - ``resize``: val only: shorter side before the center crop.
+    - ``scale``, ``ratio``: train only: RandomResizedCrop's area share and
+      aspect-ratio ranges ((0.08, 1.0) and (3/4, 4/3)).
+    - ``flip``: random horizontal flip (default: train only).
+    - ``shuffle``: a new order each epoch (default: train only).
+    - ``seed``: seed of the shuffle and of the random crops; epoch E's order
+      and crops depend only on (seed, E).
+    - ``epochs``: epochs before the loader ends; None (default) runs until
+      closed, and each ``for`` loop is one epoch.
+    - ``start_epoch``: number of the first epoch (resume from a checkpoint
+      taken at an epoch's end).
+    - ``drop_last``: drop each epoch's last incomplete batch (False).
+    - ``threads``: decoding threads (None: one per CPU).
+    - ``dtype``: "uint8" (default), "float32", "float16" or "bfloat16" (or
+      the torch dtype).
+    - ``mean``, ``std``: normalization for a float dtype: one value or one
+      per channel, in units of x / 255; "imagenet" for torchvision's
+      ImageNet values.
+    - ``device``: None (host memory) or "cuda:N" ("cuda": torchrun's
+      LOCAL_RANK): batches are uploaded by spdlcudaupload and arrive as CUDA
+      tensors.
+    - ``output``: "torch" (default) or "numpy".
+
+    ``launch_line`` is the pipeline it runs (for gst-launch-1.0 or
+    :class:`Loader`). Under torchrun, RANK and WORLD_SIZE shard the dataset.
+    """
+
+    def __init__(self, location: Union[str, os.PathLike], *,
+                 batch_size: int = 256, recipe: str = "val", size: Size = 224,
+                 resize: Optional[int] = None,
+                 scale: Tuple[float, float] = DEFAULT_SCALE,
+                 ratio: Tuple[float, float] = DEFAULT_RATIO,
+                 flip: Optional[bool] = None, shuffle: Optional[bool] = None,
+                 seed: int = 0, epochs: Optional[int] = None,
+                 start_epoch: int = 0, drop_last: bool = False,
+                 threads: Optional[int] = None, dtype: object = "uint8",
+                 mean: Optional[Floats] = None, std: Optional[Floats] = None,
+                 device: object = None, output: str = "torch",
+                 log_limit: int = 20):
+        args = _checked(**{k: v for k, v in locals().items()
+                           if k not in ("self", "__class__", "log_limit")})
+        if args["device"] is not None:
+            Gst.init(None)
+            if Gst.ElementFactory.find("spdlcudaupload") is None:
+                raise LoaderError(
+                    f"device={device!r} needs the spdlcudaupload element "
+                    "(plugin spdlcuda, built where the CUDA toolkit is found), "
+                    "which GStreamer does not find")
+        self._args = args
+        super().__init__(self._build(args), output=args["output"],
+                         log_limit=log_limit)
+
+    @classmethod
+    def launch_line_for(cls, location, **kwargs) -> str:
+        """The launch line ``ImageLoader(location, **kwargs)`` runs, checked
+        the same way, without building a pipeline."""
+        bound = inspect.signature(cls.__init__).bind(None, location, **kwargs)
+        bound.apply_defaults()
+        args = dict(bound.arguments)
+        for name in ("self", "log_limit"):
+            args.pop(name)
+        return cls._build(_checked(**args))
+
+    @staticmethod
+    def _build(a) -> str:
+        height, width = a["size"]
+        src = [f"spdlsrc location={_quote(a['location'])}",
+               f"shuffle={'true' if a['shuffle'] else 'false'}", f"seed={a['seed']}",
+               f"num-epochs={a['epochs'] if a['epochs'] is not None else -1}"]
+        if a["start_epoch"]:
+            src.append(f"start-epoch={a['start_epoch']}")
+        dec = [f"spdldecode width={width} height={height}"]
+        if a["recipe"] == "train":
+            dec.append("mode=random-resized-crop")
+            # spdldecode's defaults are torchvision's: only other values
+            if a["scale"] != DEFAULT_SCALE:
+                dec.append(f"scale-min={a['scale'][0]!r} scale-max={a['scale'][1]!r}")
+            if a["ratio"] != DEFAULT_RATIO:
+                dec.append(f"ratio-min={a['ratio'][0]!r} ratio-max={a['ratio'][1]!r}")
+        else:
+            dec += ["mode=center-crop", f"resize-shorter={a['resize']}"]
+        if a["flip"]:
+            dec.append("flip=random-horizontal")
+        dec.append(f"seed={a['seed']}")
+        if a["threads"] is not None:
+            dec.append(f"threads={a['threads']}")
+        batch = [f"spdlbatch batch-size={a['batch_size']}"]
+        if a["drop_last"]:
+            batch.append("drop-last=true")
+        batch.append("layout=nchw")
+        if a["dtype"] != "uint8":
+            batch.append(f"dtype={a['dtype']}")
+        if a["mean"] is not None:
+            batch.append(f"mean={_array(a['mean'])}")
+        if a["std"] is not None:
+            batch.append(f"std={_array(a['std'])}")
+        stages = [" ".join(src), " ".join(dec), " ".join(batch)]
+        if a["device"] is not None:
+            stages.append(f"spdlcudaupload cuda-device-id={a['device']}")
+        stages.append("spdlappsink name=sink")
+        return " ! ".join(stages)
+
+    @property
+    def gst_launch_command(self) -> str:
+        """The same pipeline for a shell, into fakesink: gst-launch-1.0 ..."""
+        return gst_launch_command(self.launch_line)
+
+    def __repr__(self) -> str:
+        a = self._args
+        shown = ", ".join(f"{k}={v!r}" for k, v in a.items()
+                          if k not in ("location",) and v is not None)
+        return f"ImageLoader({a['location']!r}, {shown})"
+
+
+def gst_launch_command(launch_line: str) -> str:
+    """A shell command running @launch_line with gst-launch-1.0, the
+    spdlappsink at its end replaced by fakesink."""
+    line = launch_line.replace("spdlappsink name=sink", "fakesink")
+    return "gst-launch-1.0 " + " ".join(
+        w if w == "!" else shlex.quote(w) for w in _words(line))
+
+
+def _words(line: str):
+    """The launch line's words, quotes kept together (for shell quoting)."""
+    words, word, quoted = [], "", False
+    i = 0
+    while i < len(line):
+        c = line[i]
+        if c == "\\" and quoted and i + 1 < len(line):
+            word += line[i + 1]
+            i += 2
+            continue
+        if c == '"':
+            quoted = not quoted
+        elif c == " " and not quoted:
+            if word:
+                words.append(word)
+            word = ""
+        else:
+            word += c
+        i += 1
+    if word:
+        words.append(word)
+    return words

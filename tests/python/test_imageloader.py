@@ -1,0 +1,180 @@
+"""spdlgst.ImageLoader: torchvision's ImageNet recipes from arguments."""
+import pydoc
+
+import numpy as np
+import pytest
+import torch
+from PIL import Image
+import torchvision.transforms as T
+from torchvision.datasets import ImageFolder
+
+import spdlgst
+from gi.repository import Gst
+
+
+def test_val_recipe_equals_torchvision(kinds_dataset):
+    ref = torch.utils.data.DataLoader(
+        ImageFolder(str(kinds_dataset), transform=T.Compose(
+            [T.Resize(256), T.CenterCrop(224), T.PILToTensor()])),
+        batch_size=4, num_workers=0)
+    with spdlgst.ImageLoader(kinds_dataset, batch_size=4) as loader:
+        assert "mode=center-crop resize-shorter=256" in loader.launch_line
+        got = list(loader)
+    expected = list(ref)
+    assert len(got) == len(expected) == 5
+    for batch, (ref_images, ref_labels) in zip(got, expected):
+        images, labels = batch
+        assert images is batch.images and labels is batch.labels
+        assert images.dtype == torch.uint8 and images.shape == ref_images.shape
+        assert torch.equal(labels, ref_labels)
+        assert (images.int() - ref_images.int()).abs().float().mean().item() < 1.0
+    assert [i for b in got for i in b.indices] == list(range(20))
+    assert {b.epoch for b in got} == {0}
+
+
+def test_launch_line_runs_the_same_pipeline(kinds_dataset):
+    with spdlgst.ImageLoader(kinds_dataset, batch_size=8, recipe="train", size=64,
+                             seed=3, output="numpy") as loader:
+        line = loader.launch_line
+        first = [np.array(b.images) for b in loader]
+    with spdlgst.Loader(line) as copy:
+        second = [np.array(b.images) for b in copy]
+    assert len(first) == len(second) == 3
+    for a, b in zip(first, second):
+        assert np.array_equal(a, b)
+    assert line.endswith("spdlappsink name=sink")
+    assert "gst-launch-1.0 spdlsrc" in spdlgst.ImageLoader(kinds_dataset).gst_launch_command
+
+
+def test_train_recipe(kinds_dataset):
+    with spdlgst.ImageLoader(kinds_dataset, batch_size=5, recipe="train",
+                             size=48, seed=1) as loader:
+        line = loader.launch_line
+        epochs = [[b for b in loader] for _ in range(2)]
+    for part in ("shuffle=true", "mode=random-resized-crop", "flip=random-horizontal",
+                 "num-epochs=-1", "seed=1"):
+        assert part in line
+    assert "drop-last" not in line and "scale-min" not in line   # the defaults
+    other = spdlgst.ImageLoader.launch_line_for(kinds_dataset, recipe="train",
+                                                scale=(0.25, 1), ratio=(0.5, 2))
+    assert "scale-min=0.25 scale-max=1.0 ratio-min=0.5 ratio-max=2.0" in other
+    orders = [[i for b in e for i in b.indices] for e in epochs]
+    assert sorted(orders[0]) == sorted(orders[1]) == list(range(20))
+    assert orders[0] != orders[1] and orders[0] != list(range(20))
+    assert [b.epoch for b in epochs[1]] == [1] * 4
+    assert epochs[0][0].images.shape == (5, 3, 48, 48)
+
+
+def test_manifest_and_awkward_paths(kinds_dataset, tmp_path):
+    spaced = tmp_path / "my data \"set\""
+    spaced.mkdir()
+    lines = []
+    for i, path in enumerate(sorted((kinds_dataset / "class1").glob("*.jpg"))[:3]):
+        target = spaced / f"image {i}.jpg"
+        target.write_bytes(path.read_bytes())
+        lines.append(f"{target.name}\t{i + 5}\n")
+    manifest = spaced / "list.tsv"
+    manifest.write_text("".join(lines))
+    with spdlgst.ImageLoader(str(manifest), batch_size=3, size=32) as loader:
+        (batch,) = list(loader)
+    assert batch.labels.tolist() == [5, 6, 7]
+
+
+def test_float_output_is_asked_of_spdlbatch(kinds_dataset):
+    kw = dict(batch_size=4, dtype=torch.bfloat16, mean="imagenet", std=(0.5,))
+    line = spdlgst.ImageLoader.launch_line_for(kinds_dataset, **kw)
+    if Gst.ElementFactory.make("spdlbatch").find_property("dtype") is None:
+        # an spdlbatch without normalization says so when the pipeline is built
+        with pytest.raises(spdlgst.LoaderError, match='no property "dtype"'):
+            spdlgst.ImageLoader(kinds_dataset, **kw)
+    assert 'dtype=bfloat16 mean="<0.485,0.456,0.406>" std="<0.5>"' in line
+
+
+def test_cuda_device(kinds_dataset):
+    if Gst.ElementFactory.find("spdlcudaupload") is None:
+        with pytest.raises(spdlgst.LoaderError, match="spdlcudaupload"):
+            spdlgst.ImageLoader(kinds_dataset, device="cuda:0")
+        return
+    loader = spdlgst.ImageLoader(kinds_dataset, device="cuda:1", batch_size=4)
+    assert "spdlbatch batch-size=4 layout=nchw ! " \
+           "spdlcudaupload cuda-device-id=1 ! spdlappsink name=sink" in loader.launch_line
+    loader.close()
+    if torch.cuda.is_available():
+        return          # tests/python/test_cuda.py checks the tensors
+    with spdlgst.ImageLoader(kinds_dataset, device="cuda", batch_size=4) as loader:
+        with pytest.raises(spdlgst.LoaderError, match="spdlcudaupload.*CUDA"):
+            next(iter(loader))
+
+
+@pytest.fixture(scope="module")
+def tiny_dataset(tmp_path_factory):
+    root = tmp_path_factory.mktemp("tiny")
+    (root / "a").mkdir()
+    Image.fromarray(np.zeros((8, 8, 3), np.uint8)).save(root / "a" / "0.jpg")
+    return root
+
+
+BAD = [
+    (dict(location=42), TypeError, "location"),
+    (dict(location="/no/such/folder"), ValueError, "location"),
+    (dict(batch_size=0), ValueError, "batch_size"),
+    (dict(batch_size=2.0), TypeError, "batch_size"),
+    (dict(batch_size=True), TypeError, "batch_size"),
+    (dict(recipe="test"), ValueError, "recipe"),
+    (dict(size=0), ValueError, "size"),
+    (dict(size=(224, 224, 3)), ValueError, "size"),
+    (dict(size="224"), TypeError, "size"),
+    (dict(resize=-1), ValueError, "resize"),
+    (dict(recipe="train", resize=256), ValueError, "resize"),
+    (dict(recipe="train", scale=(0.5, 0.1)), ValueError, "scale"),
+    (dict(recipe="train", ratio=1.0), TypeError, "ratio"),
+    (dict(shuffle="yes"), TypeError, "shuffle"),
+    (dict(flip=1), TypeError, "flip"),
+    (dict(seed=-1), ValueError, "seed"),
+    (dict(epochs=0), ValueError, "epochs"),
+    (dict(start_epoch=-2), ValueError, "start_epoch"),
+    (dict(drop_last="no"), TypeError, "drop_last"),
+    (dict(threads=0), ValueError, "threads"),
+    (dict(dtype="int32"), ValueError, "dtype"),
+    (dict(dtype="float32", mean=(0.5, 0.5)), ValueError, "mean"),
+    (dict(dtype="float32", mean=("a",)), TypeError, "mean"),
+    (dict(dtype="float32", std=float("nan")), ValueError, "std"),
+    (dict(dtype="float32", std=0.0), ValueError, "std"),
+    (dict(dtype="float32", std="cifar"), ValueError, "std"),
+    (dict(mean=0.5), ValueError, "mean"),                  # uint8 output
+    (dict(dtype="bfloat16", output="numpy"), ValueError, "bfloat16"),
+    (dict(device="gpu"), ValueError, "device"),
+    (dict(device="cuda:0", output="numpy"), ValueError, "device"),
+    (dict(output="jax"), ValueError, "output"),
+    (dict(log_limit=-1), ValueError, "log_limit"),
+]
+
+
+@pytest.mark.parametrize("kwargs,error,name", BAD, ids=[f"{b[2]}-{i}" for i, b in enumerate(BAD)])
+def test_bad_arguments_are_named_before_any_pipeline(tiny_dataset, monkeypatch,
+                                                     kwargs, error, name):
+    def no_pipeline(*a):
+        raise AssertionError("a pipeline was built")
+
+    monkeypatch.setattr(Gst, "parse_launch", no_pipeline)
+    kwargs = dict(kwargs)
+    location = kwargs.pop("location", tiny_dataset)
+    with pytest.raises(error, match=name):
+        spdlgst.ImageLoader(location, **kwargs)
+
+
+def test_reprs_and_help(kinds_dataset):
+    with spdlgst.ImageLoader(kinds_dataset, batch_size=4, size=32) as loader:
+        assert repr(loader).startswith(f"ImageLoader({str(kinds_dataset)!r}, batch_size=4, "
+                                       "recipe='val', size=(32, 32)")
+        batch = next(iter(loader))
+        assert repr(batch) == ("Batch(images=torch.uint8[4, 3, 32, 32], "
+                               "labels=torch.int64[4], epoch=0, indices=[0, 1, 2, 3])")
+    plain = spdlgst.Loader(loader.launch_line, output="numpy")
+    assert "numpy, not started, 0 batches: 'spdlsrc location=" in repr(plain)
+    plain.close()
+    text = pydoc.render_doc(spdlgst.ImageLoader)
+    for word in ("recipe", "RandomResizedCrop", "launch_line", "ValueError"):
+        assert word in text
+    assert "tuple" in pydoc.render_doc(spdlgst.Batch)
+    assert spdlgst.ImageLoader.__init__.__annotations__["batch_size"] in (int, "int")

@@ -1,0 +1,100 @@
+"""meson install: the plugins into GStreamer's plugin folder of the prefix,
+spdlgst into the prefix's Python site folder, both usable from anywhere."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from PIL import Image
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
+BUILD = os.environ.get("SPDL_BUILD_ROOT", os.path.join(ROOT, "build"))
+INSTALL_DIR_TOOL = os.path.join(ROOT, "tools", "python-install-dir")
+
+needs_build = pytest.mark.skipif(
+    not os.path.isdir(os.path.join(BUILD, "meson-info")) or not shutil.which("meson"),
+    reason="no meson build folder")
+
+
+def site_packages(prefix):
+    """The site folders Debian's interpreter searches for @prefix."""
+    code = f"import site; print('\\n'.join(site.getsitepackages([{prefix!r}])))"
+    return subprocess.check_output([sys.executable, "-c", code], text=True).split()
+
+
+@pytest.mark.parametrize("prefix", ["/usr", "/usr/local"])
+def test_python_install_dir_is_searched_by_the_interpreter(prefix):
+    rel = subprocess.check_output([sys.executable, INSTALL_DIR_TOOL, prefix],
+                                  text=True).strip()
+    path = os.path.join(prefix, rel)
+    assert path in site_packages("/usr"), path
+    if prefix == "/usr" and os.path.exists("/usr/lib/python3/dist-packages/gi"):
+        # Debian: the folder python3-gi itself is in
+        assert path == "/usr/lib/python3/dist-packages"
+
+
+def meson_json(*args):
+    return json.loads(subprocess.check_output(["meson", "introspect", BUILD, *args]))
+
+
+def clean_env(**extra):
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("GST_PLUGIN", "GST_REGISTRY", "PYTHONPATH"))}
+    env.update(extra)
+    return env
+
+
+@needs_build
+def test_meson_install_into_a_temporary_prefix(tmp_path):
+    options = {o["name"]: o["value"] for o in meson_json("--buildoptions")}
+    prefix, libdir = options["prefix"], options["libdir"]
+    installed = meson_json("--installed")
+    dest = tmp_path / "dest"
+    subprocess.run(["meson", "install", "-C", BUILD, "--destdir", str(dest),
+                    "--no-rebuild", "--quiet"], check=True, capture_output=True)
+
+    plugin = next(v for k, v in installed.items() if k.endswith("/libgstspdl.so"))
+    init = next(v for k, v in installed.items() if k.endswith("spdlgst/__init__.py"))
+    plugin_dir, site_dir = os.path.dirname(plugin), os.path.dirname(os.path.dirname(init))
+    # where GStreamer and the interpreter look for this prefix
+    assert plugin_dir == os.path.join(prefix, libdir, "gstreamer-1.0")
+    rel = subprocess.check_output([sys.executable, INSTALL_DIR_TOOL, prefix],
+                                  text=True).strip()
+    assert site_dir == os.path.normpath(os.path.join(prefix, rel))
+    if prefix in ("/usr", "/usr/local"):
+        # found without PYTHONPATH (other prefixes need it)
+        assert site_dir in site_packages("/usr")
+
+    staged_plugins = str(dest) + plugin_dir
+    staged_site = str(dest) + site_dir
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    env = clean_env(GST_PLUGIN_PATH_1_0=staged_plugins,
+                    GST_REGISTRY=str(tmp_path / "registry.bin"),
+                    PYTHONPATH=staged_site)
+
+    inspect = subprocess.run(["gst-inspect-1.0", "spdldecode"], env=env, cwd=elsewhere,
+                             capture_output=True, text=True, timeout=120)
+    assert inspect.returncode == 0, inspect.stderr
+    assert os.path.join(staged_plugins, "libgstspdl.so") in inspect.stdout
+
+    images = tmp_path / "data" / "cat"
+    images.mkdir(parents=True)
+    for i in range(3):
+        Image.fromarray(np.full((40, 60, 3), 50 * i, np.uint8)).save(images / f"{i}.jpg")
+    code = ("import spdlgst, spdlgst.pipelines; print(spdlgst.__file__); "
+            "print(spdlgst.pipelines.available()); "
+            f"l = spdlgst.ImageLoader({str(tmp_path / 'data')!r}, batch_size=3, size=32, "
+            "output='numpy'); print(next(iter(l)).images.shape); l.close()")
+    run = subprocess.run([sys.executable, "-c", code], env=env, cwd=elsewhere,
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    file_, pipelines, shape = run.stdout.splitlines()
+    assert file_ == os.path.join(staged_site, "spdlgst", "__init__.py")
+    assert "imagenet-val" in pipelines and "imagenet-train" in pipelines
+    assert shape == "(3, 3, 32, 32)"
+    assert "CRITICAL" not in run.stderr
