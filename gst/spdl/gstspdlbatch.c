@@ -264,8 +264,9 @@ gst_spdl_batch_class_init (GstSpdlBatchClass * klass)
   /**
    * GstSpdlBatch:pad-short-epochs:
    *
-   * Every rank yields the same batches per epoch (distributed training
-   * hangs otherwise): ceil(M / batch-size) batches, or floor with
+   * With more than one rank (spdlsrc's num-shards), every rank yields the
+   * same batches per epoch (distributed training hangs otherwise):
+   * ceil(M / batch-size) batches, or floor with
    * #GstSpdlBatch:drop-last, where M is the rank's share of the epoch that
    * spdlsrc announces (its "spdl-epoch-start" event; spdlsrc pads the
    * shares to be equal). When skipped samples (unreadable, undecodable)
@@ -1101,12 +1102,14 @@ gst_spdl_batch_sink_event (GstPad * pad, GstObject * parent, GstEvent * event)
       break;
     case GST_EVENT_CUSTOM_DOWNSTREAM:
       if (gst_spdl_is_epoch_start_event (event)) {
+        const GstStructure *st = gst_event_get_structure (event);
         guint64 samples;
-        if (gst_structure_get_uint64 (gst_event_get_structure (event),
-                "samples", &samples)) {
-          end_epoch_accounting (self);
+        guint shards = 1;
+        end_epoch_accounting (self);
+        /* one rank waits for no other: nothing to pad */
+        if (gst_structure_get_uint64 (st, "samples", &samples) &&
+            gst_structure_get_uint (st, "num-shards", &shards) && shards > 1)
           self->epoch_expected = samples;
-        }
       }
       if (gst_spdl_is_epoch_end_event (event) &&
           !finish_pending_batch (self)) {
