@@ -23,6 +23,25 @@
  * - #GstSpdlAppSink:stats: batches delivered and how long the consumer
  *   waited for them (zero wait: the loader keeps up with training). Pulls
  *   through the action signals are counted.
+ * - #GstSpdlAppSink:resume-state: where to restart so that the batches
+ *   after the last one pulled come next (checkpointing), for any number of
+ *   ranks:
+ *
+ * |[<!-- language="C" -->
+ * // after each training step, with the model's checkpoint:
+ * GstStructure *state;
+ * guint epoch;
+ * guint64 offset;
+ * g_object_get (sink, "resume-state", &state, NULL);
+ * gst_structure_get (state, "epoch", G_TYPE_UINT, &epoch,
+ *     "offset", G_TYPE_UINT64, &offset, NULL);
+ * gst_structure_free (state);
+ * // after the restart, before PAUSED (any num-shards):
+ * g_object_set (src, "start-epoch", epoch, "start-offset", offset, NULL);
+ * ]|
+ *
+ * Batches must be pulled with the "pull-batch"/"try-pull-batch" signals
+ * (they see the epochs' events) from an ordered spdldecode (the default).
  *
  * |[
  * gst-launch-1.0 spdlsrc location=/data/val ! spdldecode width=224 \
@@ -43,6 +62,7 @@ enum
   PROP_0,
   PROP_TENSORS,
   PROP_STATS,
+  PROP_RESUME_STATE,
 };
 
 enum
@@ -113,6 +133,22 @@ gst_spdl_app_sink_class_init (GstSpdlAppSinkClass * klass)
   g_object_class_install_property (gobject_class, PROP_STATS,
       g_param_spec_boxed ("stats", "Statistics",
           "Batches delivered and consumer wait times", GST_TYPE_STRUCTURE,
+          G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+
+  /**
+   * GstSpdlAppSink:resume-state:
+   *
+   * "spdl-resume-state": "epoch" (guint) and "offset" (guint64), what
+   * spdlsrc's start-epoch and start-offset must be for a new pipeline to
+   * continue just after the last batch pulled (the same samples, order and
+   * random crops follow, at any num-shards). Computed from spdlsrc's
+   * epoch-start events and the batches' sample positions. NULL before
+   * spdlsrc's first epoch reached the sink.
+   */
+  g_object_class_install_property (gobject_class, PROP_RESUME_STATE,
+      g_param_spec_boxed ("resume-state", "Resume state",
+          "spdlsrc start-epoch and start-offset that continue after the "
+          "last batch pulled", GST_TYPE_STRUCTURE,
           G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
 
   /**
@@ -252,10 +288,74 @@ gst_spdl_app_sink_get_property (GObject * object, guint prop_id,
       g_value_take_boxed (value, st);
       break;
     }
+    case PROP_RESUME_STATE:
+      GST_OBJECT_LOCK (self);
+      if (self->have_resume)
+        g_value_take_boxed (value, gst_structure_new ("spdl-resume-state",
+                "epoch", G_TYPE_UINT, self->resume_epoch,
+                "offset", G_TYPE_UINT64, self->resume_offset, NULL));
+      else
+        g_value_set_boxed (value, NULL);
+      GST_OBJECT_UNLOCK (self);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
   }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Where a resumed run starts: after the last batch pulled                  */
+
+static void
+set_resume (GstSpdlAppSink * self, guint epoch, guint64 offset)
+{
+  GST_OBJECT_LOCK (self);
+  self->resume_epoch = epoch;
+  self->resume_offset = offset;
+  self->have_resume = TRUE;
+  GST_OBJECT_UNLOCK (self);
+}
+
+/* spdlsrc's plan for the epoch: its share, offset and this rank */
+static void
+track_epoch_start (GstSpdlAppSink * self, const GstStructure * s)
+{
+  GstSpdlEpochPlan *plan = &self->plan;
+
+  plan->valid = gst_structure_get (s, "epoch", G_TYPE_UINT, &plan->epoch,
+      "samples", G_TYPE_UINT64, &plan->samples,
+      "offset", G_TYPE_UINT64, &plan->offset,
+      "num-shards", G_TYPE_UINT, &plan->num_shards,
+      "shard-index", G_TYPE_UINT, &plan->shard_index, NULL) &&
+      plan->num_shards > 0;
+  if (plan->valid)
+    set_resume (self, plan->epoch, plan->offset);
+}
+
+/* After a batch whose last sample is this rank's k-th of the epoch, the
+ * first offset + (k + 1) x num-shards samples of it are consumed. */
+static void
+track_batch (GstSpdlAppSink * self, GstSample * sample)
+{
+  GstSpdlEpochPlan *plan = &self->plan;
+  GstBuffer *buffer = gst_sample_get_buffer (sample);
+  GstCustomMeta *meta = buffer ? gst_buffer_get_custom_meta (buffer,
+      GST_SPDL_BATCH_META_NAME) : NULL;
+  guint64 position, k;
+  guint epoch;
+
+  if (!plan->valid || meta == NULL ||
+      !gst_structure_get (gst_custom_meta_get_structure (meta),
+          "epoch", G_TYPE_UINT, &epoch, "position", G_TYPE_UINT64, &position,
+          NULL) || epoch != plan->epoch ||
+      position < plan->offset + plan->shard_index)
+    return;
+  k = (position - plan->offset - plan->shard_index) / plan->num_shards;
+  if (k + 1 >= plan->samples)
+    set_resume (self, epoch + 1, 0);
+  else
+    set_resume (self, epoch, plan->offset + (k + 1) * plan->num_shards);
 }
 
 static gboolean
@@ -268,6 +368,8 @@ gst_spdl_app_sink_start (GstBaseSink * sink)
   self->wait_total = self->wait_max = self->wait_last = 0;
   gst_clear_caps (&self->last_caps);
   self->pending_wait = 0;
+  self->have_resume = FALSE;
+  self->plan.valid = FALSE;
   GST_OBJECT_UNLOCK (self);
   gst_spdl_stats_reset (&self->waits);
   return GST_BASE_SINK_CLASS (parent_class)->start (sink);
@@ -332,13 +434,19 @@ gst_spdl_app_sink_try_pull_batch (GstSpdlAppSink * self, GstClockTime timeout)
     }
     if (GST_IS_SAMPLE (obj)) {
       account (self, start, GST_SAMPLE (obj), FALSE);
+      track_batch (self, GST_SAMPLE (obj));
       return GST_SAMPLE (obj);
     }
+    if (GST_IS_EVENT (obj) && gst_spdl_is_epoch_start_event (GST_EVENT (obj)))
+      track_epoch_start (self, gst_event_get_structure (GST_EVENT (obj)));
     if (GST_IS_EVENT (obj) && gst_spdl_is_epoch_end_event (GST_EVENT (obj))) {
       GstStructure *info =
           gst_structure_copy (gst_event_get_structure (GST_EVENT (obj)));
+      guint epoch;
       gst_mini_object_unref (obj);
       account (self, start, NULL, TRUE);
+      if (gst_structure_get_uint (info, "epoch", &epoch))
+        set_resume (self, epoch + 1, 0);
       return gst_sample_new (NULL, NULL, NULL, info);
     }
     /* other serialized events mean nothing to a training loop */

@@ -20,6 +20,15 @@ G_BEGIN_DECLS
 G_DECLARE_FINAL_TYPE (GstSpdlAppSink, gst_spdl_app_sink, GST, SPDL_APP_SINK,
     GstAppSink)
 
+/* spdlsrc's "spdl-epoch-start" of the epoch being pulled */
+typedef struct
+{
+  gboolean valid;
+  guint epoch;
+  guint64 samples, offset;
+  guint num_shards, shard_index;
+} GstSpdlEpochPlan;
+
 struct _GstSpdlAppSink
 {
   GstAppSink parent;
@@ -33,6 +42,12 @@ struct _GstSpdlAppSink
   GstCaps *last_caps;           /* caps of the last batch pulled */
   GstSpdlStats waits;           /* per batch: how long the consumer waited */
   guint64 pending_wait;         /* waits of pulls that timed out, so far */
+
+  /* resume-state, under the object lock; plan: pulling thread only */
+  gboolean have_resume;
+  guint resume_epoch;
+  guint64 resume_offset;
+  GstSpdlEpochPlan plan;
 };
 
 GST_ELEMENT_REGISTER_DECLARE (spdlappsink);

@@ -302,6 +302,120 @@ GST_START_TEST (test_equal_batches_per_rank)
 
 GST_END_TEST;
 
+/* Batches (their indices) of a pipeline, pulled through pull-batch; stops
+ * after @stop_after batches (0 = all), returning spdlappsink's
+ * resume-state then. */
+static GPtrArray *
+pull_batches (const gchar * root, const gchar * src_props, guint stop_after,
+    GstStructure ** resume)
+{
+  gchar *launch = g_strdup_printf ("spdlsrc name=src location=%s shuffle=true "
+      "seed=5 num-epochs=2 %s ! spdldecode width=8 height=8 "
+      "mode=random-resized-crop ! spdlbatch batch-size=3 ! "
+      "spdlappsink name=sink", root, src_props);
+  GstElement *pipeline = gst_parse_launch (launch, NULL);
+  GstElement *sink = gst_bin_get_by_name (GST_BIN (pipeline), "sink");
+  GPtrArray *batches = g_ptr_array_new_with_free_func (g_free);
+  GstSample *sample;
+
+  gst_element_set_state (pipeline, GST_STATE_PLAYING);
+  for (;;) {
+    GstBuffer *buf;
+    GstCustomMeta *meta;
+    GString *desc;
+    guint64 *indices;
+    guint n, i, epoch;
+
+    g_signal_emit_by_name (sink, "try-pull-batch", 10 * GST_SECOND, &sample);
+    if (sample == NULL)
+      break;
+    buf = gst_sample_get_buffer (sample);
+    if (buf == NULL) {
+      gst_sample_unref (sample);
+      continue;
+    }
+    meta = gst_buffer_get_custom_meta (buf, GST_SPDL_BATCH_META_NAME);
+    gst_structure_get_uint (gst_custom_meta_get_structure (meta), "epoch",
+        &epoch);
+    indices = gst_spdl_structure_dup_uint64_array
+        (gst_custom_meta_get_structure (meta), "indices", &n);
+    /* epoch, indices and a checksum of the pixels (the random crops) */
+    desc = g_string_new (NULL);
+    g_string_append_printf (desc, "e%u:", epoch);
+    for (i = 0; i < n; i++)
+      g_string_append_printf (desc, "%" G_GUINT64_FORMAT ",", indices[i]);
+    {
+      GstMapInfo map;
+      guint64 sum = 0;
+      gsize k;
+      gst_memory_map (gst_buffer_peek_memory (buf, 0), &map, GST_MAP_READ);
+      for (k = 0; k < map.size; k++)
+        sum = sum * 31 + map.data[k];
+      gst_memory_unmap (gst_buffer_peek_memory (buf, 0), &map);
+      g_string_append_printf (desc, "#%" G_GUINT64_FORMAT, sum);
+    }
+    g_free (indices);
+    g_ptr_array_add (batches, g_string_free (desc, FALSE));
+    gst_sample_unref (sample);
+    if (stop_after && batches->len == stop_after)
+      break;
+  }
+  if (resume)
+    g_object_get (sink, "resume-state", resume, NULL);
+  gst_element_set_state (pipeline, GST_STATE_NULL);
+  gst_object_unref (sink);
+  gst_object_unref (pipeline);
+  g_free (launch);
+  return batches;
+}
+
+/* spdlappsink's resume-state continues exactly after the last batch
+ * pulled: same samples, order and random crops, into the next epoch. */
+GST_START_TEST (test_resume_state)
+{
+  gchar *root = spdl_test_make_image_folder (1, 23, 16, 16);
+  const guint stops[] = { 1, 2, 4, 5 };  /* 4: exactly an epoch's end */
+  GPtrArray *full = pull_batches (root, "num-shards=2 shard-index=1", 0,
+      NULL);
+  guint s, i;
+
+  /* 12 samples per epoch for rank 1 of 2: 4 batches of 3, 2 epochs */
+  fail_unless_equals_int (full->len, 8);
+  for (s = 0; s < G_N_ELEMENTS (stops); s++) {
+    GstStructure *state = NULL;
+    GPtrArray *head = pull_batches (root, "num-shards=2 shard-index=1",
+        stops[s], &state), *tail;
+    guint epoch = 99;
+    guint64 offset = 99;
+    gchar *props;
+
+    fail_unless (state != NULL);
+    fail_unless (gst_structure_get (state, "epoch", G_TYPE_UINT, &epoch,
+            "offset", G_TYPE_UINT64, &offset, NULL));
+    /* 4 batches an epoch; each of the 2 ranks took 3 per batch */
+    fail_unless_equals_int (epoch, stops[s] / 4);
+    fail_unless_equals_uint64 (offset, (stops[s] % 4) * 3 * 2);
+    props = g_strdup_printf ("num-shards=2 shard-index=1 start-epoch=%u "
+        "start-offset=%" G_GUINT64_FORMAT " num-epochs=%u", epoch, offset,
+        2 - epoch);
+    tail = pull_batches (root, props, 0, NULL);
+    fail_unless_equals_int (head->len + tail->len, full->len);
+    for (i = 0; i < full->len; i++)
+      fail_unless_equals_string (g_ptr_array_index (full, i),
+          i < head->len ? g_ptr_array_index (head, i) :
+          g_ptr_array_index (tail, i - head->len));
+    g_ptr_array_unref (head);
+    g_ptr_array_unref (tail);
+    gst_structure_free (state);
+    g_free (props);
+  }
+  g_ptr_array_unref (full);
+  spdl_test_remove_tree (root);
+  g_free (root);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_nhwc_slots_labels_partial)
 {
   GstHarness *h = batch_harness ("batch-size=3");
@@ -681,6 +795,7 @@ spdlbatch_suite (void)
 
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_nhwc_slots_labels_partial);
+  tcase_add_test (tc, test_resume_state);
   tcase_add_test (tc, test_equal_batches_per_rank);
   tcase_add_test (tc, test_caps_change_same_shape);
   tcase_add_test (tc, test_huge_batch_refused);
