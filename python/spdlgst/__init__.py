@@ -30,9 +30,11 @@ import gi
 gi.require_version("Gst", "1.0")
 from gi.repository import GLib, Gst  # noqa: E402
 
+from . import _state  # noqa: E402
 from ._buslog import EPOCH_END, BusLog, logger  # noqa: E402
 
-__all__ = ["Loader", "ImageLoader", "LoaderError", "Batch", "logger"]
+__all__ = ["Loader", "ImageLoader", "LoaderError", "Batch", "logger",
+           "combine_states"]
 
 # numpy has no bfloat16: numpy output shows its bits as uint16 (a view:
 # ``torch.from_numpy(a.view(np.int16)).view(torch.bfloat16)`` reads it);
@@ -415,6 +417,7 @@ class Loader:
             src.set_property("num-epochs", left)
         src.set_property("start-epoch", epoch)
         src.set_property("start-index", 0)
+        src.set_property("start-offset", 0)
         logger.debug("restarting at epoch %d", epoch)
         self._play()
 
@@ -513,6 +516,39 @@ class Loader:
             out[key] = out.get(key, 0) + n
         return out
 
+    # -- checkpointing --------------------------------------------------------
+
+    def state_dict(self) -> Dict[str, Any]:
+        """Where this loader stands: just after the last batch handed out.
+
+        A small JSON-serializable dict (epoch, offset in the epoch's global
+        order, and the settings the order depends on), whatever the
+        dataset's size. Save it with the model; a new Loader with the same
+        pipeline continues with :meth:`load_state_dict`, on any number of
+        ranks. Batches prefetched inside the pipeline are not counted."""
+        if self._src is None:
+            raise TypeError("checkpointing needs spdlsrc in the pipeline")
+        return _state.capture(self.sink, self._src, self._batches)
+
+    def load_state_dict(self, state: Dict[str, Any]) -> None:
+        """Continues from a :meth:`state_dict`: call before iterating.
+
+        The batches that follow are those the saved run would have produced
+        next (same samples, order and random crops), into the following
+        epochs; samples before the position are not read. The pipeline
+        must list the same dataset with the same seed and shuffle; the
+        number of ranks may differ."""
+        if self._src is None:
+            raise TypeError("checkpointing needs spdlsrc in the pipeline")
+        if self._started:
+            raise RuntimeError("load_state_dict() must come before the "
+                               "first iteration")
+        src = self._src
+        if not _state.restore(src, state, src.get_property("start-epoch"),
+                              src.get_property("num-epochs")):
+            self._eos = True
+            self._started = True
+
     def stats(self) -> Dict[str, Dict[str, Any]]:
         """The elements' statistics and this loader's own wait, as a dict.
 
@@ -575,3 +611,4 @@ class Loader:
 
 
 from .recipes import ImageLoader  # noqa: E402
+from ._state import combine as combine_states  # noqa: E402

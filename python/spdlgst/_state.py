@@ -1,0 +1,79 @@
+"""Checkpoint and resume: what Loader.state_dict() saves and restores.
+
+The state is the position just after the last batch handed to the caller:
+the epoch, and how many samples of that epoch's global order all ranks
+together consumed (spdlappsink's resume-state, from spdlsrc's events). It is
+small (no sample lists) and JSON-serializable, and independent of the world
+size: a state saved by W ranks resumes on any number of ranks, each
+remaining sample of the epoch taken once across them (spdlsrc's rule).
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, List
+
+VERSION = 1
+# spdlsrc settings a resumed pipeline must share with the saved one
+_CHECKED = ("seed", "shuffle", "drop-uneven")
+
+
+def capture(sink, src, batches: int) -> Dict[str, Any]:
+    """The state of a pipeline: spdlappsink @sink, spdlsrc @src."""
+    resume = sink.get_property("resume-state")
+    if resume is not None:
+        epoch, offset = resume.get_value("epoch"), resume.get_value("offset")
+    else:           # nothing pulled yet: where the pipeline starts
+        epoch = src.get_property("start-epoch")
+        offset = (src.get_property("start-offset") +
+                  src.get_property("start-index") * src.get_property("num-shards"))
+    state = {"version": VERSION, "epoch": int(epoch), "offset": int(offset),
+             "world_size": src.get_property("num-shards"),
+             "batches": batches}
+    for name in _CHECKED:
+        state[name] = src.get_property(name)
+    state["seed"] = int(state["seed"])
+    return state
+
+
+def restore(src, state: Dict[str, Any], first_epoch: int,
+            num_epochs: int) -> bool:
+    """Sets spdlsrc @src (not yet started) to continue from @state.
+
+    @first_epoch and @num_epochs are the pipeline's own; returns False when
+    the state is past its last epoch (nothing is left to run)."""
+    if not isinstance(state, dict):
+        raise TypeError(f"state must be a dict from state_dict(), not "
+                        f"{type(state).__name__}")
+    if state.get("version") != VERSION:
+        raise ValueError(f"state version {state.get('version')!r} is not "
+                         f"{VERSION}")
+    for key in ("epoch", "offset"):
+        if not isinstance(state.get(key), int) or state[key] < 0:
+            raise ValueError(f"state[{key!r}] must be an int >= 0, not "
+                             f"{state.get(key)!r}")
+    for name in _CHECKED:
+        if name in state and state[name] != src.get_property(name):
+            raise ValueError(
+                f"state was saved with spdlsrc {name}={state[name]!r}, this "
+                f"pipeline has {name}={src.get_property(name)!r}: the order "
+                "of the samples would differ")
+    epoch = state["epoch"]
+    if num_epochs >= 0:
+        left = first_epoch + num_epochs - epoch
+        if left <= 0:
+            return False
+        src.set_property("num-epochs", left)
+    src.set_property("start-epoch", epoch)
+    src.set_property("start-index", 0)
+    src.set_property("start-offset", state["offset"])
+    return True
+
+
+def combine(states: List[Dict[str, Any]]) -> Dict[str, Any]:
+    """One state for all ranks: the earliest position of theirs.
+
+    Ranks that skipped different numbers of bad samples stand at slightly
+    different places of the epoch; resuming from the earliest loses no
+    sample (a few may be seen twice)."""
+    if not states:
+        raise ValueError("no state to combine")
+    return dict(min(states, key=lambda s: (s["epoch"], s["offset"])))

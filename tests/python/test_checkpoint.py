@@ -1,0 +1,174 @@
+"""Checkpoint and resume: exact, at any number of ranks, equal batches."""
+import collections
+import json
+import os
+import socket
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from PIL import Image
+
+import spdlgst
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def make_folder(root, n, classes=3, bad=()):
+    rng = np.random.default_rng(0)
+    root.mkdir(parents=True, exist_ok=True)
+    for i in range(n):
+        folder = root / f"c{i % classes}"
+        folder.mkdir(exist_ok=True)
+        arr = rng.integers(0, 256, (24 + i % 5, 32, 3), dtype=np.uint8)
+        Image.fromarray(arr).save(folder / f"img{i:03d}.jpg", quality=90)
+    for name in bad:
+        (root / "c0" / name).write_bytes(b"\xff\xd8 not a jpeg")
+    return root
+
+
+def train_line(location, extra=""):
+    return (f"spdlsrc location={location} shuffle=true seed=3 num-epochs=3 "
+            f"{extra} ! spdldecode width=16 height=16 mode=random-resized-crop "
+            "flip=random-horizontal ! spdlbatch batch-size=4 ! "
+            "spdlappsink name=sink")
+
+
+def fingerprint(batch):
+    images, labels = batch
+    return (batch.epoch, tuple(batch.indices), np.asarray(images).tobytes(),
+            tuple(np.asarray(labels).tolist()))
+
+
+def run_all(line):
+    with spdlgst.Loader(line) as loader:
+        return [fingerprint(b) for _ in range(3) for b in loader]
+
+
+def run_interrupted(line, stop):
+    """Takes @stop batches, saves, and resumes in a new loader."""
+    head = []
+    with spdlgst.Loader(line) as loader:
+        for _ in range(3):
+            for batch in loader:
+                head.append(fingerprint(batch))
+                if len(head) == stop:
+                    break
+            if len(head) == stop:
+                break
+        state = json.loads(json.dumps(loader.state_dict()))
+    tail = []
+    with spdlgst.Loader(line) as loader:
+        loader.load_state_dict(state)
+        for _ in range(3):
+            tail += [fingerprint(b) for b in loader]
+    return head, tail, state
+
+
+@pytest.mark.parametrize("stop", [1, 3, 5, 6, 11])
+def test_resume_is_bit_identical(tmp_path, stop):
+    # 22 samples: 6 batches an epoch (the last of 2), 3 epochs; stop 6 is
+    # an epoch's end, 11 the middle of the second epoch
+    root = make_folder(tmp_path, 22)
+    full = run_all(train_line(root))
+    assert len(full) == 18
+    head, tail, state = run_interrupted(train_line(root), stop)
+    assert head == full[:stop]
+    assert tail == full[stop:]
+    assert state["epoch"] == stop // 6
+
+
+def test_resume_manifest_and_skipped_samples(tmp_path):
+    root = make_folder(tmp_path, 14, bad=["bad0.jpg", "bad1.jpg"])
+    manifest = tmp_path / "list.tsv"
+    lines = [f"{p.relative_to(tmp_path)}\t{i % 3}"
+             for i, p in enumerate(sorted(tmp_path.glob("c*/*.jpg")))]
+    manifest.write_text("\n".join(lines) + "\n")
+    line = train_line(manifest)
+    full = run_all(line)
+    for stop in (2, 4, 7):
+        head, tail, _ = run_interrupted(line, stop)
+        assert head + tail == full
+
+
+def test_state_is_small_and_checked(tmp_path):
+    root = make_folder(tmp_path, 30)
+    with spdlgst.Loader(train_line(root)) as loader:
+        next(iter(loader))
+        state = loader.state_dict()
+    assert len(json.dumps(state)) < 300
+    assert state["offset"] == 4 and state["epoch"] == 0
+    other = spdlgst.Loader(train_line(root).replace("seed=3", "seed=4"))
+    with pytest.raises(ValueError, match="seed"):
+        other.load_state_dict(state)
+    other.close()
+    with spdlgst.Loader(train_line(root)) as loader:
+        next(iter(loader))
+        with pytest.raises(RuntimeError, match="before"):
+            loader.load_state_dict(state)
+
+
+@pytest.mark.parametrize("kind", ["folder", "manifest"])
+def test_equal_batches_on_three_ranks(tmp_path, kind):
+    root = make_folder(tmp_path / "d", 20, bad=["bad0.jpg", "bad1.jpg",
+                                                "bad2.jpg", "bad3.jpg"])
+    location = root
+    if kind == "manifest":
+        location = tmp_path / "list.tsv"
+        location.write_text("".join(
+            f"{p.relative_to(tmp_path)}\t0\n" for p in sorted(root.glob("c*/*.jpg"))))
+    counts = []
+    for rank in range(3):
+        line = (f"spdlsrc location={location} num-shards=3 shard-index={rank} "
+                "num-epochs=2 ! spdldecode width=8 height=8 ! "
+                "spdlbatch batch-size=3 ! spdlappsink name=sink")
+        with spdlgst.Loader(line) as loader:
+            per_epoch = [[len(b.indices) for b in loader] for _ in range(2)]
+            assert all(len(e) == len(loader) for e in per_epoch)
+            counts.append(per_epoch)
+    # 24 samples, 8 per rank: batches of 3, 3, 2 on every rank
+    assert counts == [[[3, 3, 2]] * 2] * 3
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def torchrun(world, env):
+    # torchrun of Debian's torch 1.13 spells its options with underscores, and
+    # on Python 3.11 its default --redirects/--tee "0" fails to parse; a port
+    # of our own, not --standalone's fixed 29400
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--nnodes", "1",
+           "--nproc_per_node", str(world), "--rdzv_backend", "c10d",
+           "--rdzv_endpoint", f"127.0.0.1:{free_port()}",
+           "--redirects", "2", "--tee", "2",
+           os.path.join(HERE, "ckpt_worker.py")]
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_torchrun_stop_on_two_resume_on_one_and_three(tmp_path):
+    root = make_folder(tmp_path / "d", 24)
+    env = dict(os.environ, SPDL_TEST_DATASET=str(root), SPDL_TEST_OUT=str(tmp_path),
+               OMP_NUM_THREADS="1", SPDL_TEST_STOP="2", SPDL_TEST_PHASE="save")
+    torchrun(2, env)
+    taken = [i for r in range(2)
+             for i in json.loads((tmp_path / f"save-2-{r}.json").read_text())]
+    assert len(taken) == 2 * 2 * 2
+    everything = set(range(24))
+    remaining = everything - set(taken)
+    for world in (1, 3):
+        torchrun(world, dict(env, SPDL_TEST_PHASE="resume"))
+        rest = [i for r in range(world) for i in
+                json.loads((tmp_path / f"resume-{world}-{r}.json").read_text())]
+        counts = collections.Counter(rest)
+        # every remaining sample exactly once; padding only repeats samples
+        # taken before the checkpoint
+        assert all(counts[i] == 1 for i in remaining)
+        padding = [i for i in rest if i not in remaining]
+        assert set(padding) <= set(taken)
+        assert len(padding) == -(-16 // world) * world - 16
