@@ -11,13 +11,17 @@ import sys
 import tempfile
 import time
 
-from . import Loader, sampledata
+import numpy as np
+
+from . import Loader
 from .pipelines import launch_line
 
 
 def make_dataset(root, count, classes, seed=0):
     """count JPEGs in ImageFolder layout: ImageNet's sizes, qualities and
     content statistics (see sampledata; bench/make-dataset makes the same)."""
+    from . import sampledata
+
     sampledata.make_dataset(root, count, classes, seed=seed,
                             jobs=os.cpu_count() or 1)
     return root
