@@ -21,21 +21,12 @@ from .recipes import gst_launch_command
 
 
 def make_dataset(root, count, classes, seed=0):
-    """count JPEGs in ImageFolder layout, ImageNet-like sizes and quality."""
-    from PIL import Image
+    """count JPEGs in ImageFolder layout: ImageNet's sizes, qualities and
+    content statistics (see sampledata; bench/make-dataset makes the same)."""
+    from . import sampledata
 
-    rng = np.random.default_rng(seed)
-    sizes = [(500, 375), (375, 500), (500, 333), (640, 480), (333, 500)]
-    for i in range(count):
-        w, h = sizes[i % len(sizes)]
-        label = i % classes
-        base = rng.integers(0, 256, (h // 25 + 2, w // 25 + 2, 3), dtype=np.uint8)
-        img = Image.fromarray(base).resize((w, h), Image.BICUBIC)
-        arr = np.asarray(img).astype(np.int16) + rng.integers(-8, 9, (h, w, 3))
-        img = Image.fromarray(np.clip(arr, 0, 255).astype(np.uint8))
-        folder = os.path.join(root, f"n{label:08d}")
-        os.makedirs(folder, exist_ok=True)
-        img.save(os.path.join(folder, f"img_{i:05d}.JPEG"), quality=90)
+    sampledata.make_dataset(root, count, classes, seed=seed,
+                            jobs=os.cpu_count() or 1)
     return root
 
 

@@ -130,3 +130,20 @@ def test_tracer_summarizes_a_loader_stopped_mid_epoch(kinds_dataset):
     assert [e[0] for e in entries] == ["src", "dec", "batch", "sink"]
     sink = entries[-1]
     assert sink[2] == "received" and int(sink[1]) >= 3
+
+
+def test_tracer_follows_buffers_into_bins(kinds_dataset):
+    """Elements inside bins are listed in place, and a sink behind a ghost
+    pad still counts what it receives."""
+    env = dict(os.environ, GST_TRACERS="spdlstats(interval=600000)")
+    line = (f"spdlsrc location={kinds_dataset} name=src ! "
+            "spdldecode width=32 height=32 name=dec ! "
+            "( queue name=inq ! videoconvert name=inconv ) ! "
+            "spdlbatch batch-size=4 name=batch ! ( fakesink name=insink )")
+    out = subprocess.run(["gst-launch-1.0", "-q"] + line.split(), env=env,
+                         capture_output=True, text=True, timeout=120).stderr
+    finals = final_lines(out)
+    assert len(finals) == 1, out[-2000:]
+    entries = FINAL_ENTRY.findall(finals[0])
+    assert [e[0] for e in entries] == ["src", "dec", "inq", "inconv", "batch", "insink"]
+    assert entries[-1][1:3] == ("5", "received")

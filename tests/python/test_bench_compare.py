@@ -1,0 +1,46 @@
+"""bench/compare reports a loader that cannot run as skipped, with the
+reason, instead of crashing: here SPDL 0.8 as pip installs it on a machine
+without the FFmpeg shared libraries it was built against (it imports, then
+fails on the first decode)."""
+import os
+import stat
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+COMPARE = os.path.join(HERE, "..", "..", "bench", "compare")
+
+# what SPDL 0.8 raises on Debian 12 without libavdevice59 and libavfilter8
+SPDL_ERROR = ('RuntimeError: Failed to import libspdl. "spdl.io.lib._spdl_ffmpeg6: '
+              'libavutil.so.58: cannot open shared object file: No such file or '
+              'directory", "spdl.io.lib._spdl_ffmpeg5: libavdevice.so.59: cannot '
+              'open shared object file: No such file or directory"')
+
+
+def fake_spdl_venv(root):
+    """A venv whose python imports spdl fine but fails to decode."""
+    bin_dir = root / "bin"
+    bin_dir.mkdir(parents=True)
+    python = bin_dir / "python"
+    python.write_text("#!/bin/sh\n"
+                      'case "$*" in *"import spdl.io, spdl.pipeline"|*"-c import"*) '
+                      "exit 0;; esac\n"
+                      f"echo '{SPDL_ERROR}' >&2\nexit 1\n")
+    python.chmod(python.stat().st_mode | stat.S_IEXEC)
+    return root
+
+
+def test_spdl_without_ffmpeg_is_skipped_with_the_reason(kinds_dataset, tmp_path):
+    venv = fake_spdl_venv(tmp_path / "venv")
+    out = tmp_path / "out"
+    done = subprocess.run([sys.executable, COMPARE, str(kinds_dataset), "--only", "spdl",
+                           "--rounds", "1", "--no-sweep", "--out", str(out)],
+                          env=dict(os.environ, SPDL_VENV=str(venv)),
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    table = (out / "compare.md").read_text()
+    row = [l for l in table.splitlines() if l.startswith("| spdl |")]
+    assert len(row) == 1, table
+    assert "skipped: SPDL cannot load its FFmpeg libraries" in row[0]
+    assert "libavdevice.so.59 for its ffmpeg5 build" in row[0]
+    assert "tools/install-deps --bench" in row[0]
