@@ -7,20 +7,21 @@
  * version 2 of the License, or (at your option) any later version.
  */
 /* Feeds arbitrary bytes through the decode path exactly as spdldecode calls
- * it: header check, geometry of the recipe, region decode, resize. The
- * first input byte picks the recipe so the fuzzer explores all of them. */
+ * it: format sniffing, header check, geometry of the recipe, region decode,
+ * resize, for JPEG, PNG and WebP alike. The first input byte picks the
+ * recipe so the fuzzer explores all of them. */
 #include <glib.h>
 #include <stdint.h>
 #include <string.h>
 
-#include "gstspdljpeg.h"
+#include "gstspdlimage.h"
 
 int LLVMFuzzerTestOneInput (const uint8_t * data, size_t size);
 
 int
 LLVMFuzzerTestOneInput (const uint8_t * data, size_t size)
 {
-  static GstSpdlJpegDecoder *dec = NULL;
+  static GstSpdlImageDecoder *dec = NULL;
   GstSpdlDecodeParams p;
   GstSpdlGeometry g;
   guint8 recipe = size ? data[0] : 0;
@@ -28,7 +29,7 @@ LLVMFuzzerTestOneInput (const uint8_t * data, size_t size)
   guint8 *out;
 
   if (dec == NULL)
-    dec = gst_spdl_jpeg_decoder_new ();
+    dec = gst_spdl_image_decoder_new ();
   gst_spdl_decode_params_init (&p);
   p.max_pixels = 4 * 1000 * 1000;       /* keep the fuzzer fast */
   p.width = 8 + (recipe & 0x1f);
@@ -44,13 +45,13 @@ LLVMFuzzerTestOneInput (const uint8_t * data, size_t size)
     data++;
     size--;
   }
-  if (!gst_spdl_jpeg_decoder_open (dec, data, size, p.max_pixels, &w, &h,
+  if (!gst_spdl_image_decoder_open (dec, data, size, p.max_pixels, &w, &h,
           NULL))
     return 0;
   if (!gst_spdl_geometry_compute (&g, &p, w, h, 0, size))
     return 0;
   out = g_malloc ((gsize) g.out_width * g.out_height * 3);
-  gst_spdl_jpeg_decoder_decode (dec, &p, &g, out, (gsize) g.out_width *
+  gst_spdl_image_decoder_decode (dec, &p, &g, out, (gsize) g.out_width *
       (p.gray ? 1 : 3), NULL);
   g_free (out);
   return 0;
