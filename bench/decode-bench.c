@@ -19,9 +19,12 @@
  *   element-N      the same with threads=N (N = online CPUs)
  *
  * Each is run --rounds times, interleaved; the median is reported with its
- * ratio to the fused limit.
+ * ratio to the fused limit. The fused path goes through the format
+ * dispatch, so with --extensions png (or webp) --limit-only measures the
+ * PNG (WebP) decoders; bench/format-bench compares that with PIL.
  *
- *   decode-bench [--rounds 5] [--recipe val|train] [--threads N] DATASET
+ *   decode-bench [--rounds 5] [--recipe val|train] [--threads N]
+ *                [--extensions jpg,jpeg] DATASET
  */
 #include <gst/gst.h>
 #include <gst/app/gstappsrc.h>
@@ -34,6 +37,7 @@
 
 #include "benchutil.h"
 #include "gstspdldataset.h"
+#include "gstspdlimage.h"
 #include "gstspdljpeg.h"
 #include "gstspdlresample.h"
 
@@ -49,6 +53,7 @@ static gchar *recipe = NULL;
 static gint threads = 0;
 static gboolean resize_only = FALSE;
 static gboolean limit_only = FALSE;
+static gchar *extensions = NULL;
 
 static GOptionEntry entries[] = {
   {"rounds", 'r', 0, G_OPTION_ARG_INT, &rounds, "Rounds (default 5)", "N"},
@@ -59,13 +64,15 @@ static GOptionEntry entries[] = {
       "Only compare the resize against GstVideoConverter", NULL},
   {"limit-only", 0, 0, G_OPTION_ARG_NONE, &limit_only,
       "Only measure the fused path on one thread (the physical limit)", NULL},
+  {"extensions", 0, 0, G_OPTION_ARG_STRING, &extensions,
+      "Files to load (default jpg,jpeg)", "EXTS"},
   {NULL}
 };
 
 static gdouble
 run_direct (Bench * b, gboolean dct, gboolean region)
 {
-  GstSpdlJpegDecoder *dec = gst_spdl_jpeg_decoder_new ();
+  GstSpdlImageDecoder *dec = gst_spdl_image_decoder_new ();
   GstSpdlDecodeParams p = b->params;
   gint64 start = g_get_monotonic_time ();
   guint i;
@@ -79,13 +86,13 @@ run_direct (Bench * b, gboolean dct, gboolean region)
     GstSpdlGeometry g;
     guint w, h;
 
-    if (!gst_spdl_jpeg_decoder_open (dec, data, size, p.max_pixels, &w, &h,
+    if (!gst_spdl_image_decoder_open (dec, data, size, p.max_pixels, &w, &h,
             NULL))
       continue;
     gst_spdl_geometry_compute (&g, &p, w, h, 0, i);
-    gst_spdl_jpeg_decoder_decode (dec, &p, &g, b->out, g.out_width * 3, NULL);
+    gst_spdl_image_decoder_decode (dec, &p, &g, b->out, g.out_width * 3, NULL);
   }
-  gst_spdl_jpeg_decoder_free (dec);
+  gst_spdl_image_decoder_free (dec);
   return b->files->len / ((g_get_monotonic_time () - start) / 1e6);
 }
 
@@ -264,7 +271,8 @@ main (int argc, char **argv)
   rounds = CLAMP (rounds, 1, 64);
   if (threads <= 0)
     threads = g_get_num_processors ();
-  ds = gst_spdl_dataset_load (argv[1], "jpg,jpeg", &error);
+  ds = gst_spdl_dataset_load (argv[1], extensions ? extensions : "jpg,jpeg",
+      &error);
   if (!ds) {
     g_printerr ("%s\n", error->message);
     return 1;

@@ -830,24 +830,6 @@ finish_batch (GstSpdlBatch * self)
   return gst_pad_push (self->srcpad, batch);
 }
 
-/* One RGB row into three planes: a single pass the compiler vectorizes
- * (with AVX2 where the machine has it). */
-#if defined(__GNUC__) && defined(__x86_64__) && !defined(__clang__)
-__attribute__((target_clones ("avx2", "default")))
-#endif
-static void
-deinterleave_rgb_row (const guint8 * restrict row, guint8 * restrict r,
-    guint8 * restrict g, guint8 * restrict b, guint width)
-{
-  guint x;
-
-  for (x = 0; x < width; x++) {
-    r[x] = row[3 * x];
-    g[x] = row[3 * x + 1];
-    b[x] = row[3 * x + 2];
-  }
-}
-
 static void
 copy_image (GstSpdlBatch * self, const GstVideoFrame * frame, guint8 * dst)
 {
@@ -874,7 +856,7 @@ copy_image (GstSpdlBatch * self, const GstVideoFrame * frame, guint8 * dst)
   if (c == 3) {
     gsize plane = (gsize) w * h;
     for (y = 0; y < h; y++)
-      deinterleave_rgb_row (src + (gsize) y * stride, dst + (gsize) y * w,
+      gst_spdl_deinterleave_rgb_row (src + (gsize) y * stride, dst + (gsize) y * w,
           dst + plane + (gsize) y * w, dst + 2 * plane + (gsize) y * w, w);
     return;
   }

@@ -24,7 +24,7 @@
 #if defined(__GNUC__) && defined(__x86_64__) && !defined(__clang__)
 #define SPDL_VECTOR_CLONES \
   __attribute__((target_clones ("arch=x86-64-v3", "default")))
-#define SPDL_HAVE_F16C_PATH 1
+#define SPDL_HAVE_X86_PATHS 1
 #include <immintrin.h>
 #else
 #define SPDL_VECTOR_CLONES
@@ -106,7 +106,7 @@ normalize_f16_portable (const guint8 * src, const gfloat * scale,
     out[i] = gst_spdl_float_to_half ((gfloat) src[i] * scale[i] + offset[i]);
 }
 
-#ifdef SPDL_HAVE_F16C_PATH
+#ifdef SPDL_HAVE_X86_PATHS
 /* 8 values per step: widen, FMA, convert with the hardware's RNE */
 __attribute__((target ("avx2,fma,f16c")))
 static void
@@ -148,7 +148,7 @@ static void
 normalize_f16 (const guint8 * src, const gfloat * scale,
     const gfloat * offset, guint16 * out, guint n)
 {
-#ifdef SPDL_HAVE_F16C_PATH
+#ifdef SPDL_HAVE_X86_PATHS
   if (have_f16c ()) {
     normalize_f16_f16c (src, scale, offset, out, n);
     return;
@@ -187,6 +187,97 @@ extract_channel (const guint8 * restrict row, guint8 * restrict out,
     out[x] = row[x * channels + k];
 }
 
+/* RGB into three planes in one pass */
+SPDL_VECTOR_CLONES static void
+deinterleave3_portable (const guint8 * restrict row, guint8 * restrict r,
+    guint8 * restrict g, guint8 * restrict b, guint width)
+{
+  guint x;
+
+  for (x = 0; x < width; x++) {
+    r[x] = row[3 * x];
+    g[x] = row[3 * x + 1];
+    b[x] = row[3 * x + 2];
+  }
+}
+
+#ifdef SPDL_HAVE_X86_PATHS
+/* compilers do not vectorize stride-3 byte loads on x86: 16 pixels (48
+ * bytes, three loads) per step, each plane gathered by three byte shuffles */
+__attribute__((target ("ssse3")))
+static void
+deinterleave3_ssse3 (const guint8 * row, guint8 * r, guint8 * g, guint8 * b,
+    guint width)
+{
+#define Z -1
+  const __m128i ra = _mm_setr_epi8 (0, 3, 6, 9, 12, 15, Z, Z, Z, Z, Z, Z, Z,
+      Z, Z, Z);
+  const __m128i rb = _mm_setr_epi8 (Z, Z, Z, Z, Z, Z, 2, 5, 8, 11, 14, Z, Z,
+      Z, Z, Z);
+  const __m128i rc = _mm_setr_epi8 (Z, Z, Z, Z, Z, Z, Z, Z, Z, Z, Z, 1, 4, 7,
+      10, 13);
+  const __m128i ga = _mm_setr_epi8 (1, 4, 7, 10, 13, Z, Z, Z, Z, Z, Z, Z, Z,
+      Z, Z, Z);
+  const __m128i gb = _mm_setr_epi8 (Z, Z, Z, Z, Z, 0, 3, 6, 9, 12, 15, Z, Z,
+      Z, Z, Z);
+  const __m128i gc = _mm_setr_epi8 (Z, Z, Z, Z, Z, Z, Z, Z, Z, Z, Z, 2, 5, 8,
+      11, 14);
+  const __m128i ba = _mm_setr_epi8 (2, 5, 8, 11, 14, Z, Z, Z, Z, Z, Z, Z, Z,
+      Z, Z, Z);
+  const __m128i bb = _mm_setr_epi8 (Z, Z, Z, Z, Z, 1, 4, 7, 10, 13, Z, Z, Z,
+      Z, Z, Z);
+  const __m128i bc = _mm_setr_epi8 (Z, Z, Z, Z, Z, Z, Z, Z, Z, Z, 0, 3, 6, 9,
+      12, 15);
+#undef Z
+  guint x;
+
+  for (x = 0; x + 16 <= width; x += 16) {
+    const guint8 *p = row + 3 * x;
+    __m128i a = _mm_loadu_si128 ((const __m128i *) p);
+    __m128i m = _mm_loadu_si128 ((const __m128i *) (p + 16));
+    __m128i c = _mm_loadu_si128 ((const __m128i *) (p + 32));
+
+    _mm_storeu_si128 ((__m128i *) (r + x), _mm_or_si128 (_mm_or_si128
+            (_mm_shuffle_epi8 (a, ra), _mm_shuffle_epi8 (m, rb)),
+            _mm_shuffle_epi8 (c, rc)));
+    _mm_storeu_si128 ((__m128i *) (g + x), _mm_or_si128 (_mm_or_si128
+            (_mm_shuffle_epi8 (a, ga), _mm_shuffle_epi8 (m, gb)),
+            _mm_shuffle_epi8 (c, gc)));
+    _mm_storeu_si128 ((__m128i *) (b + x), _mm_or_si128 (_mm_or_si128
+            (_mm_shuffle_epi8 (a, ba), _mm_shuffle_epi8 (m, bb)),
+            _mm_shuffle_epi8 (c, bc)));
+  }
+  deinterleave3_portable (row + 3 * x, r + x, g + x, b + x, width - x);
+}
+
+static gboolean
+have_ssse3 (void)
+{
+  static gsize checked = 0;
+  static gboolean have = FALSE;
+
+  if (g_once_init_enter (&checked)) {
+    __builtin_cpu_init ();
+    have = __builtin_cpu_supports ("ssse3");
+    g_once_init_leave (&checked, 1);
+  }
+  return have;
+}
+#endif
+
+void
+gst_spdl_deinterleave_rgb_row (const guint8 * row, guint8 * r, guint8 * g,
+    guint8 * b, guint width)
+{
+#ifdef SPDL_HAVE_X86_PATHS
+  if (have_ssse3 ()) {
+    deinterleave3_ssse3 (row, r, g, b, width);
+    return;
+  }
+#endif
+  deinterleave3_portable (row, r, g, b, width);
+}
+
 void
 gst_spdl_normalize_row (GstSpdlNormalizer * norm, const guint8 * src,
     gpointer dst, gsize plane_elems)
@@ -199,9 +290,15 @@ gst_spdl_normalize_row (GstSpdlNormalizer * norm, const guint8 * src,
         norm->width * norm->channels);
     return;
   }
+  if (norm->channels == 3)
+    gst_spdl_deinterleave_rgb_row (src, norm->plane_row, norm->plane_row + norm->width,
+        norm->plane_row + 2 * norm->width, norm->width);
   for (k = 0; k < norm->channels; k++) {
-    extract_channel (src, norm->plane_row, norm->width, norm->channels, k);
-    normalize_values (norm, norm->plane_row,
+    guint8 *plane = norm->plane_row + (norm->channels == 3 ? k * norm->width : 0);
+
+    if (norm->channels != 3)
+      extract_channel (src, plane, norm->width, norm->channels, k);
+    normalize_values (norm, plane,
         norm->scale_row + (gsize) k * norm->width,
         norm->offset_row + (gsize) k * norm->width,
         (guint8 *) dst + (gsize) k * plane_elems * elem, norm->width);
@@ -254,7 +351,7 @@ gst_spdl_normalizer_init (GstSpdlNormalizer * norm, GstSpdlDType dtype,
   }
   norm->scale_row = g_new (gfloat, (gsize) width * channels);
   norm->offset_row = g_new (gfloat, (gsize) width * channels);
-  norm->plane_row = g_new (guint8, width);
+  norm->plane_row = g_new (guint8, (gsize) width * channels);
   for (c = 0; c < channels; c++) {
     for (x = 0; x < width; x++) {
       gsize i = planar ? (gsize) c * width + x : (gsize) x * channels + c;

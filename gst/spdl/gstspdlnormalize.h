@@ -30,7 +30,7 @@ typedef struct
   /* scale/offset of each value of a row: interleaved (width * channels), or
    * planar (channels runs of width) */
   gfloat *scale_row, *offset_row;
-  guint8 *plane_row;            /* one deinterleaved channel */
+  guint8 *plane_row;            /* a row's channels, deinterleaved */
 } GstSpdlNormalizer;
 
 /* @mean and @std hold 0 (0 and 1), 1 (all channels) or @channels values;
@@ -46,6 +46,10 @@ void gst_spdl_normalizer_clear (GstSpdlNormalizer * norm);
  * width * channels elements. */
 void gst_spdl_normalize_row (GstSpdlNormalizer * norm, const guint8 * src,
     gpointer dst, gsize plane_elems);
+
+/* One RGB row into three planes (SSSE3 where the machine has it). */
+void gst_spdl_deinterleave_rgb_row (const guint8 * row, guint8 * r,
+    guint8 * g, guint8 * b, guint width);
 
 /* Round-to-nearest-even conversions, exposed for tests. */
 guint16 gst_spdl_float_to_half (gfloat f);

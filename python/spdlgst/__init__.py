@@ -14,6 +14,10 @@ share memory with the GStreamer buffers: nothing is copied, and each buffer
 stays alive while a tensor made from it does. The heavy stages run as
 native threads that never hold the GIL. Element warnings (skipped samples)
 go to the ``spdlgst`` logger.
+
+Normalized batches (spdlbatch dtype=float32/float16/bfloat16) come as
+arrays of that type; bfloat16 is torch.bfloat16 with ``output="torch"`` and,
+numpy having no bfloat16, its raw bits as uint16 with numpy output.
 """
 from __future__ import annotations
 

@@ -7,7 +7,8 @@
  * version 2 of the License, or (at your option) any later version.
  */
 /* Feeds arbitrary bytes through the decode path exactly as spdldecode calls
- * it: header check, geometry of the recipe, region decode, resize. The
+ * it: format sniffing, header check, geometry of the recipe, region
+ * decode, resize, for JPEG, PNG and WebP alike. The
  * first two input bytes pick the recipe so the fuzzer explores all of them:
  *
  *   byte 0: sizes, mode (stretch, center-crop, random-resized-crop), flip,
@@ -21,7 +22,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "gstspdljpeg.h"
+#include "gstspdlimage.h"
 
 int LLVMFuzzerTestOneInput (const uint8_t * data, size_t size);
 
@@ -57,7 +58,7 @@ params_from_bytes (GstSpdlDecodeParams * p, guint8 recipe, guint8 geometry)
 int
 LLVMFuzzerTestOneInput (const uint8_t * data, size_t size)
 {
-  static GstSpdlJpegDecoder *dec = NULL;
+  static GstSpdlImageDecoder *dec = NULL;
   GstSpdlDecodeParams p;
   GstSpdlGeometry g;
   guint w, h;
@@ -66,11 +67,11 @@ LLVMFuzzerTestOneInput (const uint8_t * data, size_t size)
   if (size < 2)
     return 0;
   if (dec == NULL)
-    dec = gst_spdl_jpeg_decoder_new ();
+    dec = gst_spdl_image_decoder_new ();
   params_from_bytes (&p, data[0], data[1]);
   data += 2;
   size -= 2;
-  if (!gst_spdl_jpeg_decoder_open (dec, data, size, p.max_pixels, &w, &h,
+  if (!gst_spdl_image_decoder_open (dec, data, size, p.max_pixels, &w, &h,
           NULL))
     return 0;
   if (!gst_spdl_geometry_compute (&g, &p, w, h, 0, size))
@@ -79,7 +80,7 @@ LLVMFuzzerTestOneInput (const uint8_t * data, size_t size)
   if (!gst_spdl_geometry_check_output (&g, &p, NULL))
     return 0;
   out = g_malloc ((gsize) g.out_width * g.out_height * 3);
-  gst_spdl_jpeg_decoder_decode (dec, &p, &g, out, (gsize) g.out_width *
+  gst_spdl_image_decoder_decode (dec, &p, &g, out, (gsize) g.out_width *
       (p.gray ? 1 : 3), NULL);
   g_free (out);
   return 0;

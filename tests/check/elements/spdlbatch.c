@@ -743,6 +743,28 @@ GST_START_TEST (test_normalize_row_matches_scalar)
 
 GST_END_TEST;
 
+/* the SIMD deinterleave, every width around its 16-pixel steps */
+GST_START_TEST (test_deinterleave_rgb_row)
+{
+  guint8 row[3 * 70], planes[3][70];
+  guint w, x, c;
+
+  for (x = 0; x < sizeof (row); x++)
+    row[x] = (x * 37 + 11) & 0xff;
+  for (w = 1; w <= 70; w++) {
+    memset (planes, 0xEE, sizeof (planes));
+    gst_spdl_deinterleave_rgb_row (row, planes[0], planes[1], planes[2], w);
+    for (c = 0; c < 3; c++) {
+      for (x = 0; x < w; x++)
+        fail_unless_equals_int (planes[c][x], row[3 * x + c]);
+      if (w < 70)
+        fail_unless_equals_int (planes[c][w], 0xEE);
+    }
+  }
+}
+
+GST_END_TEST;
+
 /* RNE conversions against the compiler's _Float16 and hand-made ties */
 GST_START_TEST (test_half_conversions_round_to_nearest_even)
 {
@@ -805,6 +827,7 @@ spdlbatch_suite (void)
   tcase_add_test (tc, test_appsink_batches_and_epochs);
   tcase_add_test (tc, test_normalized_dtypes);
   tcase_add_test (tc, test_normalize_row_matches_scalar);
+  tcase_add_test (tc, test_deinterleave_rgb_row);
   tcase_add_test (tc, test_half_conversions_round_to_nearest_even);
   tcase_add_test (tc, test_mean_needs_float_dtype);
   return s;

@@ -128,7 +128,7 @@ GST_START_TEST (test_imagefolder_like_torchvision)
   gchar *root = spdl_test_make_tmpdir ();
   const gchar *files[] = {
     "b/x.JPEG", "b/sub/y.jpg", "b/sub-z/w.jpg", "b/sub/inner/v.jpg",
-    "a/2.jpg", "a/10.jpg", "a/notes.txt", "top.jpg", "c/nothing.png",
+    "a/2.jpg", "a/10.jpg", "a/notes.txt", "top.jpg", "c/nothing.gif",
     "d/e.jpeg",
   };
   /* what torchvision's make_dataset gives: folders sorted by full path
