@@ -414,7 +414,9 @@ class Loader:
                 return
             src.set_property("num-epochs", left)
         src.set_property("start-epoch", epoch)
-        src.set_property("start-index", 0)
+        for resume in ("start-index", "start-offset"):   # a whole epoch
+            if src.find_property(resume) is not None:
+                src.set_property(resume, 0)
         logger.debug("restarting at epoch %d", epoch)
         self._play()
 
