@@ -122,8 +122,11 @@ def test_errors_still_raise_after_warnings(kinds_dataset):
 
 
 EXIT_SCRIPT = textwrap.dedent("""
+    import atexit
     import sys
     order, output, ending = sys.argv[1:4]
+    # runs after spdlgst's own exit hook: the batch must still be readable
+    atexit.register(lambda: print("still", int(view.sum()) == total, flush=True))
     if order == "torch-first":
         import torch
     import spdlgst
@@ -134,6 +137,7 @@ EXIT_SCRIPT = textwrap.dedent("""
     batch = next(it)
     images, labels = batch
     view = images[1:]
+    total = int(view.sum())
     if ending == "closed":
         loader.close()
     if order == "torch-last":
@@ -154,6 +158,6 @@ def test_exit_with_the_last_batch_alive_is_clean(kinds_dataset, tmp_path, order,
     done = subprocess.run([sys.executable, str(script), order, output, ending],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout == "done\n"
+    assert done.stdout == "done\nstill True\n"
     assert "CRITICAL" not in done.stderr and "WARNING" not in done.stderr, \
         done.stderr[-2000:]
