@@ -22,6 +22,7 @@ numpy having no bfloat16, its raw bits as uint16 with numpy output.
 from __future__ import annotations
 
 import atexit
+import ctypes
 import os
 import re
 import sys
@@ -62,28 +63,32 @@ class LoaderError(RuntimeError):
 
 # -- clean interpreter exit ---------------------------------------------------
 #
-# Arrays, tensors and batches hold GStreamer objects. Left to the
-# interpreter's final teardown, they would be released through a half
-# torn-down PyGObject (a flood of GLib-GObject-CRITICALs, or a segfault,
-# depending on the import order of torch). So at exit, while everything is
-# still alive, every loader is stopped and every holder released; holders
-# that are collected later do nothing.
+# Arrays, tensors and batches hold GStreamer objects (mapped memories).
+# Left to the interpreter's final teardown, they would be unmapped and
+# released through a half torn-down PyGObject: a flood of
+# GLib-GObject-CRITICALs, or a segfault, depending on the import order of
+# torch. So at exit, while everything is still alive, every loader is
+# stopped (its threads joined) and every holder still referenced is kept
+# for good: its memory stays mapped and valid (tensors can still be read by
+# later exit hooks) and the operating system takes it back with the
+# process. Nothing touches GStreamer after that.
 
 _live_loaders: "weakref.WeakSet[Loader]" = weakref.WeakSet()
 _live_holders: "weakref.WeakSet[_Holder]" = weakref.WeakSet()
 _exiting = False
 
 
-def _release_all() -> None:
+def _at_exit() -> None:
     global _exiting
     _exiting = True
     for loader in list(_live_loaders):
         loader._shutdown()
     for holder in list(_live_holders):
-        holder.release()
+        # one reference nobody drops: never deallocated, never unmapped
+        ctypes.pythonapi.Py_IncRef(ctypes.py_object(holder))
 
 
-atexit.register(_release_all)
+atexit.register(_at_exit)
 
 
 class _Holder:

@@ -42,7 +42,8 @@ class _ElementCounts:
         self.received: Counter = Counter()   # warnings seen, by reason
         self.shown = 0                       # logged one by one
         self.hidden = 0                      # counted only (our limit)
-        # epoch -> (counts by reason, warnings the element itself held back)
+        # epoch -> (counts by reason, warnings not shown: held back by the
+        # element or by us), from the element's own per-epoch summaries
         self.element_summaries: Dict[int, tuple] = {}
 
 
@@ -105,7 +106,13 @@ class BusLog:
                    if s.nth_field_name(i) not in _NOT_REASONS}
         suppressed = s.get_value("suppressed") if s.has_field("suppressed") else 0
         counts = self.counts.setdefault(element, _ElementCounts())
-        counts.element_summaries[s.get_value("epoch")] = (reasons, suppressed)
+        # the element posts it after the epoch's last warning: what we held
+        # back since the previous one belongs to this epoch, and the limit
+        # starts again
+        counts.element_summaries[s.get_value("epoch")] = (reasons,
+                                                          suppressed + counts.hidden)
+        counts.received.clear()
+        counts.shown = counts.hidden = 0
 
     def end_of_epoch(self, epoch: Optional[int]) -> None:
         """Logs the summaries of the epoch the training loop just finished."""
@@ -118,24 +125,21 @@ class BusLog:
     def _summarize(self, epoch: Optional[int]) -> None:
         for element, counts in self.counts.items():
             if element in self.summarizing:
-                # the element's own summaries, attributed to their epoch
+                # the element's own summaries, in the epochs they name
                 done = sorted(e for e in counts.element_summaries
                               if epoch is None or e <= epoch)
                 for e in done:
-                    reasons, suppressed = counts.element_summaries.pop(e)
-                    self._log_summary(e, element, reasons,
-                                      suppressed + counts.hidden)
-                    counts.hidden = 0
-                counts.received.clear()
-            elif counts.received:
-                # warnings seen since the last summary: an element does not
-                # say which epoch a warning belongs to, so samples it
-                # processed ahead of the loop count in this summary
+                    reasons, hidden = counts.element_summaries.pop(e)
+                    self._log_summary(e, element, reasons, hidden)
+                continue
+            if counts.received:
+                # warnings seen since the last summary: a warning does not
+                # say its epoch, so samples the element processed ahead of
+                # the loop count in this summary
                 self._log_summary(epoch, element, dict(counts.received),
                                   counts.hidden)
-                counts.received.clear()
-                counts.hidden = 0
-            counts.shown = 0
+            counts.received.clear()
+            counts.shown = counts.hidden = 0
 
     @staticmethod
     def _log_summary(epoch, element, reasons, hidden):
@@ -147,7 +151,7 @@ class BusLog:
         when = f"epoch {epoch}" if epoch is not None else "end of stream"
         tail = f"; {hidden} of their warnings not shown" if hidden else ""
         logger.log(logging.WARNING if hidden else logging.INFO,
-                   "%s: %s skipped %d samples (%s)%s", when, element, total,
-                   by_reason, tail,
+                   "%s: %s skipped %d sample%s (%s)%s", when, element, total,
+                   "" if total == 1 else "s", by_reason, tail,
                    extra={"spdl_element": element, "spdl_epoch": epoch,
                           "spdl_counts": reasons, "spdl_hidden": hidden})

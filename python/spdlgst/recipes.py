@@ -79,8 +79,10 @@ def _range(name, value, low, high) -> Tuple[float, float]:
 
 def _dtype(value) -> str:
     """'uint8', 'float32', ... from a name, a torch dtype or a numpy dtype."""
-    if not isinstance(value, str):
-        value = str(value)              # torch.float16 -> "torch.float16"
+    if isinstance(value, type):
+        value = value.__name__          # numpy.float32 -> "float32"
+    elif not isinstance(value, str):
+        value = str(value)              # torch.float16, numpy.dtype("float16")
         value = value.rsplit(".", 1)[-1]
     return _choice("dtype", value, DTYPES)
 

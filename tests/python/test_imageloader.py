@@ -88,6 +88,9 @@ def test_float_output_is_asked_of_spdlbatch(kinds_dataset):
         with pytest.raises(spdlgst.LoaderError, match='no property "dtype"'):
             spdlgst.ImageLoader(kinds_dataset, **kw)
     assert 'dtype=bfloat16 mean="<0.485,0.456,0.406>" std="<0.5>"' in line
+    for dtype in (np.float16, np.dtype("float16"), torch.float16, "float16"):
+        assert "dtype=float16 " in spdlgst.ImageLoader.launch_line_for(
+            kinds_dataset, dtype=dtype, mean=0.5)
 
 
 def test_cuda_device(kinds_dataset):

@@ -98,3 +98,17 @@ def test_meson_install_into_a_temporary_prefix(tmp_path):
     assert "imagenet-val" in pipelines and "imagenet-train" in pipelines
     assert shape == "(3, 3, 32, 32)"
     assert "CRITICAL" not in run.stderr
+
+
+@needs_build
+def test_prefix_usr_is_gstreamers_own_plugin_folder():
+    """With --prefix=/usr the plugins land where GStreamer looks by itself."""
+    if not shutil.which("pkg-config"):
+        pytest.skip("no pkg-config")
+    options = {o["name"]: o["value"] for o in meson_json("--buildoptions")}
+    libdir = options["libdir"]
+    if os.path.isabs(libdir):
+        pytest.skip(f"absolute libdir {libdir}")
+    pluginsdir = subprocess.check_output(
+        ["pkg-config", "--variable=pluginsdir", "gstreamer-1.0"], text=True).strip()
+    assert os.path.join("/usr", libdir, "gstreamer-1.0") == pluginsdir

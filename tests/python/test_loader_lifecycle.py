@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 import spdlgst
-from gi.repository import Gst
+from gi.repository import GLib, GObject, Gst
+from spdlgst._buslog import BusLog
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -122,8 +123,11 @@ def test_errors_still_raise_after_warnings(kinds_dataset):
 
 
 EXIT_SCRIPT = textwrap.dedent("""
+    import atexit
     import sys
     order, output, ending = sys.argv[1:4]
+    # runs after spdlgst's own exit hook: the batch must still be readable
+    atexit.register(lambda: print("still", int(view.sum()) == total, flush=True))
     if order == "torch-first":
         import torch
     import spdlgst
@@ -134,6 +138,7 @@ EXIT_SCRIPT = textwrap.dedent("""
     batch = next(it)
     images, labels = batch
     view = images[1:]
+    total = int(view.sum())
     if ending == "closed":
         loader.close()
     if order == "torch-last":
@@ -154,6 +159,67 @@ def test_exit_with_the_last_batch_alive_is_clean(kinds_dataset, tmp_path, order,
     done = subprocess.run([sys.executable, str(script), order, output, ending],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout == "done\n"
+    assert done.stdout == "done\nstill True\n"
     assert "CRITICAL" not in done.stderr and "WARNING" not in done.stderr, \
         done.stderr[-2000:]
+
+
+def post_skip(bus, element, reason, name):
+    error = GLib.Error.new_literal(Gst.StreamError.quark(), f'Skipping sample "{name}": bad',
+                                   int(Gst.StreamError.DECODE))
+    bus.post(Gst.Message.new_warning(element, error, f"reason: {reason}; 1 samples skipped"))
+
+
+def post_summary(bus, element, epoch, suppressed, **reasons):
+    s = Gst.Structure.new_empty("spdl-skipped")
+    for reason, n in reasons.items():
+        s.set_value(reason.replace("_", "-"), GObject.Value(GObject.TYPE_UINT64, n))
+    s.set_value("total", GObject.Value(GObject.TYPE_UINT64, sum(reasons.values())))
+    s.set_value("epoch", GObject.Value(GObject.TYPE_UINT, epoch))
+    s.set_value("suppressed", GObject.Value(GObject.TYPE_UINT64, suppressed))
+    bus.post(Gst.Message.new_element(element, s))
+
+
+def summaries(caplog):
+    return [(r.spdl_epoch, r.spdl_element, r.spdl_counts, r.spdl_hidden)
+            for r in caplog.records if hasattr(r, "spdl_counts")]
+
+
+def test_buslog_limits_and_summaries(caplog):
+    """Warnings of elements that summarize their own epochs (spdl-skipped
+    with an epoch) and of elements that do not, received ahead of the loop."""
+    caplog.set_level(logging.INFO, logger="spdlgst")
+    bus = Gst.Bus.new()
+    src, dec = Gst.ElementFactory.make("identity", "src"), Gst.ElementFactory.make("identity", "dec")
+    log = BusLog(bus, 2, spdlgst.LoaderError)
+    # the source ran two epochs ahead; it held back 5 warnings of epoch 0
+    for i in range(4):
+        post_skip(bus, src, "unreadable", f"a{i}.jpg")
+    post_summary(bus, src, 0, 5, unreadable=9, not_a_file=0)
+    for i in range(3):
+        post_skip(bus, src, "not-a-file", f"b{i}.jpg")
+    post_summary(bus, src, 1, 0, unreadable=0, not_a_file=3)
+    for i in range(3):
+        post_skip(bus, dec, "corrupt" if i else "truncated", f"c{i}.jpg")
+    log.end_of_epoch(0)
+    singles = [r for r in caplog.records if hasattr(r, "spdl_reason")]
+    assert [(r.spdl_element, r.spdl_path) for r in singles] == [
+        ("src", "a0.jpg"), ("src", "a1.jpg"), ("src", "b0.jpg"), ("src", "b1.jpg"),
+        ("dec", "c0.jpg"), ("dec", "c1.jpg")]
+    assert summaries(caplog) == [
+        (0, "src", {"unreadable": 9}, 5 + 2),
+        (0, "dec", {"truncated": 1, "corrupt": 2}, 1)]
+    caplog.clear()
+    log.end_of_epoch(1)
+    assert summaries(caplog) == [(1, "src", {"not-a-file": 3}, 1)]
+    caplog.clear()
+    log.end_of_epoch(2)            # nothing skipped
+    log.end_of_stream()
+    assert summaries(caplog) == []
+    assert bus.pop() is None
+    # an error raises, naming the element
+    bus.post(Gst.Message.new_error(dec, GLib.Error.new_literal(
+        Gst.StreamError.quark(), "broken", int(Gst.StreamError.DECODE)), "detail"))
+    with pytest.raises(spdlgst.LoaderError, match="dec: broken") as info:
+        log.drain()
+    assert info.value.debug == "detail"
