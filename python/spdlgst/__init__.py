@@ -87,21 +87,6 @@ class _MappedTensor:
         self._sample = None
 
 
-class _CudaTensor:
-    """Exposes device memory through __cuda_array_interface__ (zero-copy)."""
-
-    def __init__(self, sample, memory, shape, typestr, pointer):
-        self._sample = sample
-        self._memory = memory
-        self.__cuda_array_interface__ = {
-            "version": 2,
-            "shape": shape,
-            "typestr": typestr,
-            "data": (pointer, False),
-            "strides": None,
-        }
-
-
 class Batch(tuple):
     """(images, labels) plus the batch's metadata."""
 
@@ -208,13 +193,18 @@ class Loader:
     def _convert(self, sample):
         buf = sample.get_buffer()
         caps = sample.get_caps()
-        tensors = _parse_tensors(caps)
-        if buf.n_memory() != len(tensors):
-            raise LoaderError(f"batch has {buf.n_memory()} memories for "
-                              f"{len(tensors)} tensors")
-        on_cuda = caps.get_features(0).contains(_CUDA_FEATURE)
-        arrays = [self._array(sample, buf.get_memory(i), shape, typestr, on_cuda, i)
-                  for i, (shape, typestr) in enumerate(tensors)]
+        if caps.get_features(0).contains(_CUDA_FEATURE):
+            # device memory: spdlgst.cuda makes it ready on torch's stream
+            from . import cuda
+
+            arrays = cuda.device_tensors(sample, self._import_torch(), LoaderError)
+        else:
+            tensors = _parse_tensors(caps)
+            if buf.n_memory() != len(tensors):
+                raise LoaderError(f"batch has {buf.n_memory()} memories for "
+                                  f"{len(tensors)} tensors")
+            arrays = [self._array(sample, buf.get_memory(i), shape, typestr)
+                      for i, (shape, typestr) in enumerate(tensors)]
         batch = Batch(arrays)
         meta = buf.get_custom_meta("GstSpdlBatchMeta")
         if meta is not None:
@@ -224,35 +214,20 @@ class Loader:
         batch.sample = sample
         return batch
 
-    def _array(self, sample, memory, shape, typestr, on_cuda, index):
-        if on_cuda:
-            return self._cuda_array(sample, memory, shape, typestr, index)
-        import numpy as np
-
-        arr = np.asarray(_MappedTensor(sample, memory, shape, typestr))
-        if self.output == "torch":
-            if self._torch is None:
-                import torch
-
-                self._torch = torch
-            return self._torch.from_numpy(arr)
-        return arr
-
-    def _cuda_array(self, sample, memory, shape, typestr, index):
-        meta = sample.get_buffer().get_custom_meta("GstSpdlCudaMeta")
-        if meta is None:
-            raise LoaderError("a device batch without GstSpdlCudaMeta")
-        s = meta.get_structure()
-        pointer = int(list(s.get_value("pointers"))[index])
-        device = s.get_value("device-id")
-        holder = _CudaTensor(sample, memory, shape, typestr, pointer)
+    def _import_torch(self):
         if self._torch is None:
             import torch
 
             self._torch = torch
-        # __cuda_array_interface__: torch wraps the device memory, no copy;
-        # the holder (and so the GstSample) lives as long as the tensor
-        return self._torch.as_tensor(holder, device=f"cuda:{device}")
+        return self._torch
+
+    def _array(self, sample, memory, shape, typestr):
+        import numpy as np
+
+        arr = np.asarray(_MappedTensor(sample, memory, shape, typestr))
+        if self.output == "torch":
+            return self._import_torch().from_numpy(arr)
+        return arr
 
     # -- information --------------------------------------------------------
 
