@@ -817,6 +817,11 @@ typedef struct
   cudaEvent_t copied;
 } InflightInput;
 
+/* Inputs held while their copies run: a copy takes far less than making a
+ * batch, so the oldest is nearly always done already; the bound keeps an
+ * upstream pool of few buffers (spdlbatch's grows) from running dry. */
+#define MAX_INFLIGHT_INPUTS 2
+
 /* Gives back the inputs whose copies are done (all with @wait_all) */
 static void
 release_inputs (GstSpdlCudaUpload * self, gboolean wait_all)
@@ -825,7 +830,7 @@ release_inputs (GstSpdlCudaUpload * self, gboolean wait_all)
 
   while ((in = g_queue_peek_head (&self->inflight))) {
     if (wait_all || g_queue_get_length (&self->inflight) >
-        self->active_buffers)
+        MAX_INFLIGHT_INPUTS)
       cudaEventSynchronize (in->copied);
     else if (cudaEventQuery (in->copied) == cudaErrorNotReady)
       break;
