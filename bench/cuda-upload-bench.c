@@ -73,36 +73,12 @@ free_nothing (gpointer data)
 {
 }
 
-/* Plays to EOS; the clock stops once the device has finished every copy
- * (the element does not wait for them itself) */
-static gdouble
-play_until_copied (GstElement * pipeline)
+/* The element does not wait for its copies: the clock stops once the
+ * device has finished them */
+static void
+device_synchronize (void)
 {
-  GstBus *bus = gst_element_get_bus (pipeline);
-  GstMessage *msg;
-  gint64 start;
-  gboolean failed;
-
-  gst_element_set_state (pipeline, GST_STATE_PAUSED);
-  gst_element_get_state (pipeline, NULL, NULL, GST_CLOCK_TIME_NONE);
   CHECK_CUDA (cudaDeviceSynchronize ());
-  start = g_get_monotonic_time ();
-  gst_element_set_state (pipeline, GST_STATE_PLAYING);
-  msg = gst_bus_timed_pop_filtered (bus, GST_CLOCK_TIME_NONE,
-      GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
-  CHECK_CUDA (cudaDeviceSynchronize ());
-  start = g_get_monotonic_time () - start;
-  failed = GST_MESSAGE_TYPE (msg) == GST_MESSAGE_ERROR;
-  if (failed) {
-    GError *err = NULL;
-    gst_message_parse_error (msg, &err, NULL);
-    g_printerr ("pipeline error: %s\n", err->message);
-    g_error_free (err);
-  }
-  gst_message_unref (msg);
-  gst_element_set_state (pipeline, GST_STATE_NULL);
-  gst_object_unref (bus);
-  return failed ? -1.0 : start / 1e6;
 }
 
 /* appsrc (pinned batches) ! spdlcudaupload @props ! fakesink; GB/s of the
@@ -125,7 +101,7 @@ element_gbps (guint8 * host, gsize size, const gchar * props)
             size, NULL, free_nothing));
   gst_app_src_end_of_stream (GST_APP_SRC (src));
   /* one batch prerolls, @batches are timed */
-  seconds = play_until_copied (pipeline);
+  seconds = spdl_bench_play_settled (pipeline, TRUE, device_synchronize);
   gst_object_unref (src);
   gst_object_unref (pipeline);
   g_free (launch);

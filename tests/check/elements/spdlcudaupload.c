@@ -114,6 +114,20 @@ check_copies (GstHarness * h, GstBuffer * in, GstBuffer * out)
   }
 }
 
+/* Pushes @in (owned) and checks that its bytes come out unchanged */
+static void
+push_and_check (GstHarness * h, GstBuffer * in)
+{
+  GstBuffer *out;
+
+  fail_unless_equals_int (gst_harness_push (h, gst_buffer_ref (in)),
+      GST_FLOW_OK);
+  out = gst_harness_pull (h);
+  check_copies (h, in, out);
+  gst_buffer_unref (out);
+  gst_buffer_unref (in);
+}
+
 /* -- pool and shutdown: emulated here, on the device in the gpu suite ---- */
 
 typedef struct
@@ -253,7 +267,7 @@ check_flush_wakes_a_waiting_upload (void)
 {
   GstHarness *h = gst_harness_new_parse ("spdlcudaupload device-buffers=2 "
       "stall-timeout=0");
-  GstBuffer *held[2], *in, *out;
+  GstBuffer *held[2];
   PushJob job = { h, GST_FLOW_OK };
   GThread *thread;
   guint i;
@@ -273,13 +287,7 @@ check_flush_wakes_a_waiting_upload (void)
   gst_harness_set_src_caps_str (h, BATCH_CAPS);
   /* a batch back in the pool serves the next push */
   gst_buffer_unref (held[0]);
-  in = host_batch (11);
-  fail_unless_equals_int (gst_harness_push (h, gst_buffer_ref (in)),
-      GST_FLOW_OK);
-  out = gst_harness_pull (h);
-  check_copies (h, in, out);
-  gst_buffer_unref (out);
-  gst_buffer_unref (in);
+  push_and_check (h, host_batch (11));
   gst_buffer_unref (held[1]);
   gst_harness_teardown (h);
 }
@@ -322,13 +330,7 @@ check_short_batch_from_pool (void)
   gst_buffer_unref (in);
   /* and full size again for the next epoch */
   gst_harness_set_src_caps_str (h, BATCH_CAPS);
-  in = host_batch (6);
-  fail_unless_equals_int (gst_harness_push (h, gst_buffer_ref (in)),
-      GST_FLOW_OK);
-  out = gst_harness_pull (h);
-  check_copies (h, in, out);
-  gst_buffer_unref (out);
-  gst_buffer_unref (in);
+  push_and_check (h, host_batch (6));
   gst_harness_teardown (h);
 }
 
@@ -613,16 +615,8 @@ GST_START_TEST (test_emulated_copies)
   emulate ();
   h = gst_harness_new ("spdlcudaupload");
   gst_harness_set_src_caps_str (h, BATCH_CAPS);
-  for (i = 0; i < 10; i++) {
-    GstBuffer *in = host_batch (i), *out;
-
-    fail_unless_equals_int (gst_harness_push (h, gst_buffer_ref (in)),
-        GST_FLOW_OK);
-    out = gst_harness_pull (h);
-    check_copies (h, in, out);
-    gst_buffer_unref (out);
-    gst_buffer_unref (in);
-  }
+  for (i = 0; i < 10; i++)
+    push_and_check (h, host_batch (i));
   gst_harness_teardown (h);
 }
 
