@@ -33,6 +33,14 @@ if [ -d "$RUNTIME" ]; then
 elif ! python3 -c 'import gi' 2>/dev/null && [ -x /usr/bin/python3 ]; then
   PY=/usr/bin/python3           # Debian's, with python3-gi
 fi
+# the plugin finds libcudart.so.13 in /usr/local/cuda/lib64 (its RUNPATH);
+# elsewhere, take the CUDA runtime that torch's wheels bring
+if [ ! -e /usr/local/cuda/lib64/libcudart.so.13 ]; then
+  CUDART=$(find /usr/local/cuda*/lib64 /usr/lib/x86_64-linux-gnu \
+    "$($PY -c 'import site; print(site.getsitepackages()[0])' 2>/dev/null)" \
+    -name 'libcudart.so.13*' 2>/dev/null | head -1)
+  [ -n "$CUDART" ] && export LD_LIBRARY_PATH=$(dirname "$CUDART")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+fi
 export GST_PLUGIN_PATH_1_0=$ROOT/build-gpu/gst/spdl:$ROOT/build-gpu/ext/cuda
 export GST_PLUGIN_LOADING_WHITELIST=gstreamer:gst-plugins-base:gst-spdl
 export GST_REGISTRY=/tmp/spdl-gpu-registry.bin
@@ -59,6 +67,9 @@ skip_or_status () {   # exit status of a test program: 77 is a skip
   fi
   echo "cores: $(nproc)"
   $PY -c 'import sys, torch; print("python", sys.version.split()[0], "torch", torch.__version__, "cuda", torch.version.cuda, "available", torch.cuda.is_available())' 2>&1
+
+  [ -f build-gpu/ext/cuda/libgstspdlcuda.so ] &&
+    ldd build-gpu/ext/cuda/libgstspdlcuda.so | grep -E "cudart|not found"
 
   section "build"
   if [ ! -f build-gpu/build.ninja ]; then

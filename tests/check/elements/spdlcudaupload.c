@@ -227,7 +227,7 @@ check_stop_while_consumer_holds_every_batch (guint batch_size)
         10 * GST_SECOND);
     fail_unless (held[i] != NULL);
   }
-  /* a third batch sits in appsink; the fourth waits for a device batch */
+  /* the third batch waits for a device batch: the application holds both */
   warning = wait_for_warning (bus, 10);
   fail_unless (warning != NULL, "no warning while every batch is held");
   fail_unless (strstr (warning, "device-buffers") != NULL, "%s", warning);
