@@ -867,9 +867,10 @@ gst_spdl_cuda_upload_stop (GstBaseTransform * trans)
 {
   GstSpdlCudaUpload *self = GST_SPDL_CUDA_UPLOAD (trans);
 
-  release_pool (self);
+  /* the copies finish before the pool frees the memory they write */
   if (self->stream)
     close_device (self);
+  release_pool (self);
   gst_clear_object (&self->host_allocator);
   gst_clear_object (&self->device_allocator);
   return TRUE;
