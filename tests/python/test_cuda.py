@@ -110,6 +110,64 @@ def test_nhwc_output_and_plain_scaling(emulated):
     assert np.array_equal(got, images.astype(np.float32) / np.float32(255))
 
 
+class _FakeTorch:
+    """What spdlgst.cuda uses of torch, over host memory (emulated device)."""
+
+    bfloat16 = "bfloat16"
+
+    class cuda:
+        class _Stream:
+            cuda_stream = 77
+
+        @staticmethod
+        def current_stream(device):
+            return _FakeTorch.cuda._Stream()
+
+    class Tensor:
+        def __init__(self, array, holder):
+            self.array, self.holder, self.dtype = array, holder, None
+
+        def view(self, dtype):
+            view = _FakeTorch.Tensor(self.array, self.holder)
+            view.dtype = dtype
+            return view
+
+    @staticmethod
+    def as_tensor(holder, device):
+        import ctypes
+
+        cai = holder.__cuda_array_interface__
+        dtype = np.dtype(cai["typestr"])
+        count = int(np.prod(cai["shape"]))
+        raw = (ctypes.c_uint8 * (count * dtype.itemsize)).from_address(cai["data"][0])
+        array = np.frombuffer(raw, dtype).reshape(cai["shape"]).copy()
+        return _FakeTorch.Tensor(array, holder)
+
+
+@needs_plugin
+def test_device_tensors_wrap_the_batch(emulated, monkeypatch):
+    """spdlgst.cuda over an emulated device: shapes, types (bfloat16 as a
+    view of int16), the pointers' bytes, the array interface it hands on."""
+    calls = []
+
+    class FakeLib:
+        def gst_spdl_cuda_stream_wait_event(self, *args):
+            calls.append(("wait",) + args)
+            return 0
+
+    monkeypatch.setattr(spdlgst.cuda, "_plugin_library", FakeLib)
+    images = np.random.default_rng(5).integers(0, 256, (4, 24, 20, 3), dtype=np.uint8)
+    sample = run_upload(f"dtype=bfloat16 layout=nchw {PROPS}", images)
+    tensors = spdlgst.cuda.device_tensors(sample, _FakeTorch)
+    assert [t.dtype for t in tensors] == ["bfloat16", None]
+    assert tensors[0].array.shape == (4, 3, 24, 20)
+    assert np.array_equal(tensors[0].array.reshape(-1), mapped(sample, 0, np.int16))
+    assert list(tensors[1].array) == [0, 1, 2, 3]
+    cai = tensors[0].holder.__cuda_array_interface__
+    assert cai["version"] == 3 and cai["typestr"] == "<i2" and cai["strides"] is None
+    assert calls == []          # an emulated device has no events to wait on
+
+
 @needs_gpu
 def test_cuda_tensors_are_the_device_buffers(kinds_dataset):
     with spdlgst.Loader(
