@@ -11,6 +11,13 @@
 gdouble
 spdl_bench_play (GstElement * pipeline, gboolean preroll_first)
 {
+  return spdl_bench_play_settled (pipeline, preroll_first, NULL);
+}
+
+gdouble
+spdl_bench_play_settled (GstElement * pipeline, gboolean preroll_first,
+    void (*settle) (void))
+{
   GstBus *bus = gst_element_get_bus (pipeline);
   GstMessage *msg;
   gboolean failed;
@@ -20,10 +27,14 @@ spdl_bench_play (GstElement * pipeline, gboolean preroll_first)
     gst_element_set_state (pipeline, GST_STATE_PAUSED);
     gst_element_get_state (pipeline, NULL, NULL, GST_CLOCK_TIME_NONE);
   }
+  if (settle)
+    settle ();
   start = g_get_monotonic_time ();
   gst_element_set_state (pipeline, GST_STATE_PLAYING);
   msg = gst_bus_timed_pop_filtered (bus, GST_CLOCK_TIME_NONE,
       GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
+  if (settle)
+    settle ();
   start = g_get_monotonic_time () - start;
   failed = GST_MESSAGE_TYPE (msg) == GST_MESSAGE_ERROR;
   if (failed) {

@@ -17,6 +17,10 @@ G_BEGIN_DECLS
  * (after prerolling when @preroll_first: start-up not counted). Stops the
  * pipeline; -1 on error. */
 gdouble spdl_bench_play (GstElement * pipeline, gboolean preroll_first);
+/* Same, calling @settle (when not NULL) before the clock starts and after
+ * EOS before it stops: work the pipeline queued elsewhere (a GPU) counts. */
+gdouble spdl_bench_play_settled (GstElement * pipeline,
+    gboolean preroll_first, void (*settle) (void));
 
 G_END_DECLS
 

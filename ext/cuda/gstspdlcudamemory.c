@@ -12,6 +12,7 @@
 
 #include "gstspdlcudamemory.h"
 #include "gstspdlmeta.h"
+#include "gstspdltensor.h"
 
 #include <cuda_runtime_api.h>
 #include <string.h>
@@ -23,10 +24,67 @@ typedef struct
 {
   GstMemory mem;
   gpointer ptr;                 /* host: the pinned block; device: cudaMalloc */
+  /* device memory only */
   gint device_id;
+  gboolean emulated;            /* host memory standing in (tests) */
+  cudaEvent_t ready;            /* recorded after each write to the device */
+  cudaEvent_t release;          /* recorded by the consumer when done */
+  GMutex lock;                  /* the staging area and its maps */
   gpointer staging;             /* device memory mapped on the host */
-  GstMapFlags map_flags;
+  guint n_maps;
+  gboolean write_mapped;
 } GstSpdlCudaMemory;
+
+gboolean
+gst_spdl_cuda_device_enter (GstSpdlCudaDeviceScope * scope, gint device)
+{
+  gint current = -1;
+
+  scope->switched = FALSE;
+  if (cudaGetDevice (&current) == cudaSuccess && current == device)
+    return TRUE;
+  if (cudaSetDevice (device) != cudaSuccess)
+    return FALSE;
+  scope->previous = current;
+  scope->switched = current >= 0;
+  return TRUE;
+}
+
+void
+gst_spdl_cuda_device_leave (GstSpdlCudaDeviceScope * scope)
+{
+  if (scope->switched)
+    cudaSetDevice (scope->previous);
+  scope->switched = FALSE;
+}
+
+gint
+gst_spdl_cuda_stream_wait_event (gint device, guint64 stream, guint64 event)
+{
+  GstSpdlCudaDeviceScope scope;
+  cudaError_t err;
+
+  if (!gst_spdl_cuda_device_enter (&scope, device))
+    return cudaErrorInvalidDevice;
+  err = cudaStreamWaitEvent ((cudaStream_t) (guintptr) stream,
+      (cudaEvent_t) (guintptr) event, 0);
+  gst_spdl_cuda_device_leave (&scope);
+  return err;
+}
+
+gint
+gst_spdl_cuda_event_record (gint device, guint64 event, guint64 stream)
+{
+  GstSpdlCudaDeviceScope scope;
+  cudaError_t err;
+
+  if (!gst_spdl_cuda_device_enter (&scope, device))
+    return cudaErrorInvalidDevice;
+  err = cudaEventRecord ((cudaEvent_t) (guintptr) event,
+      (cudaStream_t) (guintptr) stream);
+  gst_spdl_cuda_device_leave (&scope);
+  return err;
+}
 
 /* ------------------------------------------------------------------------ */
 /* Pinned host memory                                                       */
@@ -34,6 +92,7 @@ typedef struct
 typedef struct
 {
   GstAllocator parent;
+  gint device_id;
 } GstSpdlCudaHostAllocator;
 typedef GstAllocatorClass GstSpdlCudaHostAllocatorClass;
 static GType gst_spdl_cuda_host_allocator_get_type (void);
@@ -43,13 +102,21 @@ G_DEFINE_TYPE (GstSpdlCudaHostAllocator, gst_spdl_cuda_host_allocator,
 static GstMemory *
 host_alloc (GstAllocator * allocator, gsize size, GstAllocationParams * params)
 {
+  GstSpdlCudaHostAllocator *self = (GstSpdlCudaHostAllocator *) allocator;
+  GstSpdlCudaDeviceScope scope;
   GstSpdlCudaMemory *mem;
   gsize align = params ? params->align : 0;
   gsize maxsize = size + align;
   gpointer ptr = NULL;
-  cudaError_t err = cudaHostAlloc (&ptr, maxsize, cudaHostAllocDefault);
+  cudaError_t err = cudaErrorInvalidDevice;
   gsize offset;
 
+  /* upstream's thread: allocate in the upload device's context (not in
+   * device 0's, which every process of a multi-GPU job would then create) */
+  if (gst_spdl_cuda_device_enter (&scope, self->device_id)) {
+    err = cudaHostAlloc (&ptr, maxsize, cudaHostAllocPortable);
+    gst_spdl_cuda_device_leave (&scope);
+  }
   if (err != cudaSuccess) {
     GST_ERROR ("cudaHostAlloc of %" G_GSIZE_FORMAT " bytes: %s", maxsize,
         cudaGetErrorString (err));
@@ -60,6 +127,7 @@ host_alloc (GstAllocator * allocator, gsize size, GstAllocationParams * params)
   gst_memory_init (GST_MEMORY_CAST (mem), params ? params->flags : 0,
       allocator, NULL, maxsize, align, offset, size);
   mem->ptr = ptr;
+  mem->device_id = self->device_id;
   return GST_MEMORY_CAST (mem);
 }
 
@@ -67,8 +135,12 @@ static void
 host_free (GstAllocator * allocator, GstMemory * memory)
 {
   GstSpdlCudaMemory *mem = (GstSpdlCudaMemory *) memory;
+  GstSpdlCudaDeviceScope scope;
 
-  cudaFreeHost (mem->ptr);
+  if (gst_spdl_cuda_device_enter (&scope, mem->device_id)) {
+    cudaFreeHost (mem->ptr);
+    gst_spdl_cuda_device_leave (&scope);
+  }
   g_free (mem);
 }
 
@@ -97,6 +169,7 @@ host_share (GstMemory * memory, gssize offset, gssize size)
       memory->allocator, parent, memory->maxsize, memory->align,
       memory->offset + offset, size);
   sub->ptr = mem->ptr;
+  sub->device_id = mem->device_id;
   return GST_MEMORY_CAST (sub);
 }
 
@@ -137,13 +210,14 @@ gst_spdl_cuda_host_allocator_init (GstSpdlCudaHostAllocator * self)
 }
 
 GstAllocator *
-gst_spdl_cuda_host_allocator_new (void)
+gst_spdl_cuda_host_allocator_new (gint device_id)
 {
-  GstAllocator *a = g_object_new (gst_spdl_cuda_host_allocator_get_type (),
-      NULL);
+  GstSpdlCudaHostAllocator *a =
+      g_object_new (gst_spdl_cuda_host_allocator_get_type (), NULL);
 
+  a->device_id = device_id;
   gst_object_ref_sink (a);
-  return a;
+  return GST_ALLOCATOR_CAST (a);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -153,35 +227,79 @@ typedef struct
 {
   GstAllocator parent;
   gint device_id;
+  gboolean emulated;
 } GstSpdlCudaDeviceAllocator;
 typedef GstAllocatorClass GstSpdlCudaDeviceAllocatorClass;
 static GType gst_spdl_cuda_device_allocator_get_type (void);
 G_DEFINE_TYPE (GstSpdlCudaDeviceAllocator, gst_spdl_cuda_device_allocator,
     GST_TYPE_ALLOCATOR);
 
+static gboolean
+device_block_new (GstSpdlCudaMemory * mem, gsize size)
+{
+  GstSpdlCudaDeviceScope scope;
+  cudaError_t err;
+
+  if (mem->emulated) {
+    mem->ptr = g_try_malloc0 (MAX (size, 1));
+    return mem->ptr != NULL;
+  }
+  if (!gst_spdl_cuda_device_enter (&scope, mem->device_id)) {
+    GST_ERROR ("cannot use CUDA device %d", mem->device_id);
+    return FALSE;
+  }
+  err = cudaMalloc (&mem->ptr, MAX (size, 1));
+  if (err == cudaSuccess)
+    err = cudaEventCreateWithFlags (&mem->ready, cudaEventDisableTiming);
+  if (err == cudaSuccess)
+    err = cudaEventCreateWithFlags (&mem->release, cudaEventDisableTiming);
+  gst_spdl_cuda_device_leave (&scope);
+  if (err != cudaSuccess)
+    GST_ERROR ("cudaMalloc of %" G_GSIZE_FORMAT " bytes on device %d: %s",
+        size, mem->device_id, cudaGetErrorString (err));
+  return err == cudaSuccess;
+}
+
+static void
+device_block_free (GstSpdlCudaMemory * mem)
+{
+  GstSpdlCudaDeviceScope scope;
+
+  if (mem->emulated) {
+    g_free (mem->ptr);
+    return;
+  }
+  /* the thread that drops the last reference may be the application's */
+  if (!gst_spdl_cuda_device_enter (&scope, mem->device_id))
+    return;
+  if (mem->ptr)
+    cudaFree (mem->ptr);
+  if (mem->ready)
+    cudaEventDestroy (mem->ready);
+  if (mem->release)
+    cudaEventDestroy (mem->release);
+  gst_spdl_cuda_device_leave (&scope);
+}
+
 static GstMemory *
 device_alloc (GstAllocator * allocator, gsize size,
     GstAllocationParams * params)
 {
   GstSpdlCudaDeviceAllocator *self = (GstSpdlCudaDeviceAllocator *) allocator;
-  GstSpdlCudaMemory *mem;
-  gpointer ptr = NULL;
-  cudaError_t err;
+  GstSpdlCudaMemory *mem = g_new0 (GstSpdlCudaMemory, 1);
 
-  err = cudaSetDevice (self->device_id);
-  if (err == cudaSuccess)
-    err = cudaMalloc (&ptr, MAX (size, 1));
-  if (err != cudaSuccess) {
-    GST_ERROR ("cudaMalloc of %" G_GSIZE_FORMAT " bytes on device %d: %s",
-        size, self->device_id, cudaGetErrorString (err));
-    return NULL;
-  }
-  mem = g_new0 (GstSpdlCudaMemory, 1);
+  mem->device_id = self->device_id;
+  mem->emulated = self->emulated;
+  g_mutex_init (&mem->lock);
   /* no sub-memories of device memory: buffer copies copy */
   gst_memory_init (GST_MEMORY_CAST (mem), GST_MEMORY_FLAG_NO_SHARE,
       allocator, NULL, size, 0, 0, size);
-  mem->ptr = ptr;
-  mem->device_id = self->device_id;
+  if (!device_block_new (mem, size)) {
+    device_block_free (mem);
+    g_mutex_clear (&mem->lock);
+    g_free (mem);
+    return NULL;
+  }
   return GST_MEMORY_CAST (mem);
 }
 
@@ -190,30 +308,73 @@ device_free (GstAllocator * allocator, GstMemory * memory)
 {
   GstSpdlCudaMemory *mem = (GstSpdlCudaMemory *) memory;
 
-  cudaSetDevice (mem->device_id);
-  cudaFree (mem->ptr);
+  device_block_free (mem);
+  g_mutex_clear (&mem->lock);
   g_free (mem->staging);
   g_free (mem);
+}
+
+/* Waits for the last write to the device, then copies to the staging area */
+static gboolean
+device_download (GstSpdlCudaMemory * mem)
+{
+  GstSpdlCudaDeviceScope scope;
+  cudaError_t err;
+
+  if (!gst_spdl_cuda_device_enter (&scope, mem->device_id))
+    return FALSE;
+  err = cudaEventSynchronize (mem->ready);
+  if (err == cudaSuccess)
+    err = cudaMemcpy (mem->staging, mem->ptr, mem->mem.maxsize,
+        cudaMemcpyDeviceToHost);
+  gst_spdl_cuda_device_leave (&scope);
+  if (err != cudaSuccess)
+    GST_ERROR ("device to host copy: %s", cudaGetErrorString (err));
+  return err == cudaSuccess;
+}
+
+static void
+device_upload (GstSpdlCudaMemory * mem)
+{
+  GstSpdlCudaDeviceScope scope;
+  cudaError_t err;
+
+  if (!gst_spdl_cuda_device_enter (&scope, mem->device_id))
+    return;
+  err = cudaMemcpy (mem->ptr, mem->staging, mem->mem.maxsize,
+      cudaMemcpyHostToDevice);
+  /* readers wait on the ready event: it follows this copy */
+  if (err == cudaSuccess)
+    err = cudaEventRecord (mem->ready, 0);
+  gst_spdl_cuda_device_leave (&scope);
+  if (err != cudaSuccess)
+    GST_ERROR ("host to device copy: %s", cudaGetErrorString (err));
 }
 
 static gpointer
 device_map (GstMemory * memory, gsize maxsize, GstMapFlags flags)
 {
   GstSpdlCudaMemory *mem = (GstSpdlCudaMemory *) memory;
-  cudaError_t err = cudaSuccess;
+  gpointer data = NULL;
 
+  if (mem->emulated)
+    return mem->ptr;
+  /* maps for reading may come from several threads at once: one staging
+   * area, filled by the first of them */
+  g_mutex_lock (&mem->lock);
   if (mem->staging == NULL)
-    mem->staging = g_malloc (memory->maxsize);
-  cudaSetDevice (mem->device_id);
-  if (flags & GST_MAP_READ)
-    err = cudaMemcpy (mem->staging, mem->ptr, memory->maxsize,
-        cudaMemcpyDeviceToHost);
-  if (err != cudaSuccess) {
-    GST_ERROR ("device to host copy: %s", cudaGetErrorString (err));
-    return NULL;
-  }
-  mem->map_flags = flags;
-  return mem->staging;
+    mem->staging = g_try_malloc (memory->maxsize);
+  if (mem->staging == NULL)
+    goto done;
+  if (mem->n_maps == 0 && (flags & GST_MAP_READ) && !device_download (mem))
+    goto done;
+  mem->n_maps++;
+  if (flags & GST_MAP_WRITE)
+    mem->write_mapped = TRUE;
+  data = mem->staging;
+done:
+  g_mutex_unlock (&mem->lock);
+  return data;
 }
 
 static void
@@ -221,11 +382,14 @@ device_unmap (GstMemory * memory)
 {
   GstSpdlCudaMemory *mem = (GstSpdlCudaMemory *) memory;
 
-  if (mem->map_flags & GST_MAP_WRITE) {
-    cudaSetDevice (mem->device_id);
-    cudaMemcpy (mem->ptr, mem->staging, memory->maxsize,
-        cudaMemcpyHostToDevice);
+  if (mem->emulated)
+    return;
+  g_mutex_lock (&mem->lock);
+  if (--mem->n_maps == 0 && mem->write_mapped) {
+    device_upload (mem);
+    mem->write_mapped = FALSE;
   }
+  g_mutex_unlock (&mem->lock);
 }
 
 static void
@@ -248,12 +412,13 @@ gst_spdl_cuda_device_allocator_init (GstSpdlCudaDeviceAllocator * self)
 }
 
 GstAllocator *
-gst_spdl_cuda_device_allocator_new (gint device_id)
+gst_spdl_cuda_device_allocator_new (gint device_id, gboolean emulated)
 {
   GstSpdlCudaDeviceAllocator *a =
       g_object_new (gst_spdl_cuda_device_allocator_get_type (), NULL);
 
   a->device_id = device_id;
+  a->emulated = emulated;
   gst_object_ref_sink (a);
   return GST_ALLOCATOR_CAST (a);
 }
@@ -271,6 +436,20 @@ gst_spdl_cuda_memory_get_device_pointer (GstMemory * mem)
   return ((GstSpdlCudaMemory *) mem)->ptr;
 }
 
+gpointer
+gst_spdl_cuda_memory_get_ready_event (GstMemory * mem)
+{
+  g_return_val_if_fail (gst_is_spdl_cuda_memory (mem), NULL);
+  return ((GstSpdlCudaMemory *) mem)->ready;
+}
+
+gpointer
+gst_spdl_cuda_memory_get_release_event (GstMemory * mem)
+{
+  g_return_val_if_fail (gst_is_spdl_cuda_memory (mem), NULL);
+  return ((GstSpdlCudaMemory *) mem)->release;
+}
+
 void
 gst_spdl_cuda_meta_register (void)
 {
@@ -278,10 +457,12 @@ gst_spdl_cuda_meta_register (void)
 }
 
 void
-gst_spdl_buffer_add_cuda_meta (GstBuffer * buffer, gint device_id)
+gst_spdl_buffer_add_cuda_meta (GstBuffer * buffer, gint device_id,
+    gpointer stream)
 {
-  guint i, n = MIN (gst_buffer_n_memory (buffer), 16);
-  guint64 pointers[16];
+  guint i, n = MIN (gst_buffer_n_memory (buffer), GST_SPDL_TENSOR_MAX);
+  guint64 pointers[GST_SPDL_TENSOR_MAX], ready[GST_SPDL_TENSOR_MAX];
+  guint64 release[GST_SPDL_TENSOR_MAX];
   GstCustomMeta *meta;
   GstStructure *s;
 
@@ -290,10 +471,15 @@ gst_spdl_buffer_add_cuda_meta (GstBuffer * buffer, gint device_id)
   if (meta == NULL)
     meta = gst_buffer_add_custom_meta (buffer, GST_SPDL_CUDA_META_NAME);
   s = gst_custom_meta_get_structure (meta);
-  for (i = 0; i < n; i++)
-    pointers[i] = (guint64) (guintptr)
-        gst_spdl_cuda_memory_get_device_pointer (gst_buffer_peek_memory
-        (buffer, i));
-  gst_structure_set (s, "device-id", G_TYPE_INT, device_id, NULL);
+  for (i = 0; i < n; i++) {
+    GstMemory *mem = gst_buffer_peek_memory (buffer, i);
+    pointers[i] = (guintptr) gst_spdl_cuda_memory_get_device_pointer (mem);
+    ready[i] = (guintptr) gst_spdl_cuda_memory_get_ready_event (mem);
+    release[i] = (guintptr) gst_spdl_cuda_memory_get_release_event (mem);
+  }
+  gst_structure_set (s, "device-id", G_TYPE_INT, device_id,
+      "stream", G_TYPE_UINT64, (guint64) (guintptr) stream, NULL);
   gst_spdl_structure_set_uint64_array (s, "pointers", pointers, n);
+  gst_spdl_structure_set_uint64_array (s, "ready-events", ready, n);
+  gst_spdl_structure_set_uint64_array (s, "release-events", release, n);
 }

@@ -148,20 +148,6 @@ class _MappedTensor(_Holder):
         super().release()
 
 
-class _CudaTensor(_Holder):
-    """Exposes device memory through __cuda_array_interface__ (zero-copy)."""
-
-    def __init__(self, sample, memory, shape, typestr, pointer):
-        super().__init__(sample, memory)
-        self.__cuda_array_interface__ = {
-            "version": 2,
-            "shape": shape,
-            "typestr": typestr,
-            "data": (pointer, False),
-            "strides": None,
-        }
-
-
 def _describe(tensor: Any) -> str:
     """'torch.uint8[4, 3, 224, 224] cuda:0' / 'numpy int64[4]'."""
     if tensor is None:
@@ -433,13 +419,18 @@ class Loader:
     def _convert(self, sample: Gst.Sample) -> Batch:
         buf = sample.get_buffer()
         caps = sample.get_caps()
-        tensors = _parse_tensors(caps)
-        if buf.n_memory() != len(tensors):
-            raise LoaderError(f"batch has {buf.n_memory()} memories for "
-                              f"{len(tensors)} tensors")
-        on_cuda = caps.get_features(0).contains(_CUDA_FEATURE)
-        arrays = [self._array(sample, buf.get_memory(i), shape, typestr, on_cuda, i)
-                  for i, (shape, typestr) in enumerate(tensors)]
+        if caps.get_features(0).contains(_CUDA_FEATURE):
+            # device memory: spdlgst.cuda makes it ready on torch's stream
+            from . import cuda
+
+            arrays = cuda.device_tensors(sample, self._import_torch(), LoaderError)
+        else:
+            tensors = _parse_tensors(caps)
+            if buf.n_memory() != len(tensors):
+                raise LoaderError(f"batch has {buf.n_memory()} memories for "
+                                  f"{len(tensors)} tensors")
+            arrays = [self._array(sample, buf.get_memory(i), shape, typestr)
+                      for i, (shape, typestr) in enumerate(tensors)]
         epoch = indices = None
         meta = buf.get_custom_meta("GstSpdlBatchMeta")
         if meta is not None:
@@ -455,9 +446,7 @@ class Loader:
             self._torch = torch
         return self._torch
 
-    def _array(self, sample, memory, shape, typestr, on_cuda, index):
-        if on_cuda:
-            return self._cuda_array(sample, memory, shape, typestr, index)
+    def _array(self, sample, memory, shape, typestr):
         import numpy as np
 
         arr = np.asarray(_MappedTensor(sample, memory, shape, typestr))
@@ -467,22 +456,6 @@ class Loader:
                 return torch.from_numpy(arr.view(np.int16)).view(torch.bfloat16)
             return torch.from_numpy(arr)
         return arr
-
-    def _cuda_array(self, sample, memory, shape, typestr, index):
-        meta = sample.get_buffer().get_custom_meta("GstSpdlCudaMeta")
-        if meta is None:
-            raise LoaderError("a device batch without GstSpdlCudaMeta")
-        s = meta.get_structure()
-        pointer = int(list(s.get_value("pointers"))[index])
-        device = s.get_value("device-id")
-        bf16 = typestr == _BFLOAT16
-        holder = _CudaTensor(sample, memory, shape, "<i2" if bf16 else typestr,
-                             pointer)
-        torch = self._import_torch()
-        # __cuda_array_interface__: torch wraps the device memory, no copy;
-        # the holder (and so the GstSample) lives as long as the tensor
-        tensor = torch.as_tensor(holder, device=f"cuda:{device}")
-        return tensor.view(torch.bfloat16) if bf16 else tensor
 
     # -- information --------------------------------------------------------
 
