@@ -14,7 +14,7 @@
 
 #include "gstspdltensor.h"
 #include "gstspdlstats.h"
-#include "gstspdlnormalize.h"
+#include "gstspdlcudanormalize.h"
 
 G_BEGIN_DECLS
 

@@ -21,7 +21,7 @@
 
 #include "spdltestutil.h"
 #include "gstspdltensor.h"
-#include "gstspdlnormalize.h"
+#include "gstspdlcudanormalize.h"
 
 static gboolean
 have_cuda_device (gchar ** why)

@@ -7,11 +7,11 @@
  * version 2 of the License, or (at your option) any later version.
  */
 /* One thread per output element (grid-stride): the math is
- * gstspdlnormalize.h's, shared with the host reference. Memory-bound: the
+ * gstspdlcudanormalize.h's, shared with the host reference. Memory-bound: the
  * uint8 input is read once and each output written once. */
 #include <cuda_runtime.h>
 
-#include "gstspdlnormalize.h"
+#include "gstspdlcudanormalize.h"
 
 __global__ void
 spdl_normalize_kernel (SpdlNormalizeParams p, const uint8_t * in, void *out,

@@ -10,8 +10,8 @@
  * by the C compiler into spdl_normalize_cpu(), the reference the tests
  * compare the device against: one definition, so both round alike. Plain C
  * and stdint only (nvcc includes it without GLib). */
-#ifndef __GST_SPDL_NORMALIZE_H__
-#define __GST_SPDL_NORMALIZE_H__
+#ifndef __GST_SPDL_CUDA_NORMALIZE_H__
+#define __GST_SPDL_CUDA_NORMALIZE_H__
 
 #include <stdint.h>
 #include <string.h>
@@ -170,4 +170,4 @@ int spdl_normalize_cuda (const SpdlNormalizeParams * p, const void *in,
 }
 #endif
 
-#endif /* __GST_SPDL_NORMALIZE_H__ */
+#endif /* __GST_SPDL_CUDA_NORMALIZE_H__ */

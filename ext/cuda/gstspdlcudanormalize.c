@@ -10,7 +10,7 @@
 #include "config.h"
 #endif
 
-#include "gstspdlnormalize.h"
+#include "gstspdlcudanormalize.h"
 
 void
 spdl_normalize_cpu (const SpdlNormalizeParams * p, const uint8_t * in,
