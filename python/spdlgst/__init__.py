@@ -276,8 +276,8 @@ class Loader:
         self._batches = 0
         self._loop = 0               # which for-loop may pull (see __iter__)
         self._epoch: Optional[int] = None   # epoch of the last batch
-        self._epoch_open = False     # a loop left the epoch before its end
-        self._in_epoch = 0           # batches of that epoch yielded
+        self._epoch_open = False     # batches of an epoch pulled, not its end
+        self._in_epoch = 0           # batches of that epoch pulled
         self._skipped_before: Dict[str, int] = {}  # counts of earlier runs
         _live_loaders.add(self)
 
@@ -325,10 +325,11 @@ class Loader:
         first leaves that epoch: when at most a few batches are left (those
         already decoded and queued), they are pulled and dropped; otherwise
         the pipeline restarts at the next epoch (stopped, spdlsrc's
-        start-epoch set, started again): nothing more of the old epoch is read or decoded, and the
-        shuffle and the random crops of the next epoch are the same as
-        without the break (they depend only on seed, epoch and sample). An
-        older iterator stops when a newer loop starts.
+        start-epoch set, started again): nothing more of the old epoch is
+        read or decoded, and the shuffle and the random crops of the next
+        epoch are the same as without the break (they depend only on seed,
+        epoch and sample). An older iterator stops when a newer loop
+        starts.
         """
         self._loop += 1
         return self._epoch_batches(self._loop)
