@@ -37,6 +37,27 @@
  * names are opened as the bytes they are; messages and the sample
  * metadata show them as UTF-8 (g_filename_display_name()).
  *
+ * A location naming WebDataset tar shards ("/data/train-{000000..000099}.tar",
+ * brace ranges zero-padded as WebDataset writes them, or one ".tar" file)
+ * reads samples from the shards as they stream in: the members of a shard
+ * are grouped by key (the member path up to the first dot of its base
+ * name), the image is the member ending in jpg, jpeg, png or webp, the label
+ * the ASCII integer in the ".cls" member (-1 without one); other members are
+ * ignored and a shard is never held whole in memory. Each epoch reads the
+ * shards in an order shuffled from (#GstSpdlSrc:seed, epoch) and mixes the
+ * samples through a buffer of #GstSpdlSrc:shuffle-buffer samples. Ranks
+ * (#GstSpdlSrc:shard-index of #GstSpdlSrc:num-shards) split the epoch's
+ * stream of N samples into equal contiguous parts of floor(N / ranks)
+ * (#GstSpdlSrc:drop-uneven) or ceil(N / ranks) samples (the last rank wraps
+ * around), so every rank yields the same number of samples per epoch; the
+ * counts per shard come from the "shards.idx" file next to the shards
+ * (tools/make-shards writes it: one "NAME<TAB>SAMPLES" line per shard) or,
+ * for local shards without it, from reading the tar headers first. The
+ * sample index is the shard's offset in the listing plus the sample's
+ * position in it, the path "SHARD:MEMBER". Unreadable shards and corrupt or
+ * truncated tar streams are skipped with the reasons "unreadable",
+ * "corrupt-member" and "truncated-shard".
+ *
  * ## Example launch line
  * |[
  * gst-launch-1.0 spdlsrc location=/data/imagenet/train shuffle=true seed=42 ! \
@@ -50,6 +71,7 @@
 #include "gstspdlsrc.h"
 #include "gstspdlmeta.h"
 #include "gstspdlrandom.h"
+#include "gstspdlshards.h"
 #include "gstspdlutil.h"
 
 #include <errno.h>
@@ -81,6 +103,7 @@ enum
   PROP_NUM_SAMPLES,
   PROP_NUM_CLASSES,
   PROP_STATS,
+  PROP_SHUFFLE_BUFFER,
 };
 
 #define DEFAULT_LOCATION NULL
@@ -99,6 +122,7 @@ enum
 #define DEFAULT_MAX_ERRORS -1
 #define DEFAULT_WARNING_LIMIT 20
 #define MAX_PREFETCH 256
+#define DEFAULT_SHUFFLE_BUFFER 1000
 
 static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
     GST_PAD_SRC,
@@ -126,7 +150,8 @@ struct _GstSpdlReadSlot
 
 /* Why a sample was skipped; names as in error-counts */
 static const gchar *const skip_reasons[GST_SPDL_SRC_N_SKIP_REASONS] = {
-  "unreadable", "not-a-file", "too-large"
+  "unreadable", "not-a-file", "too-large",
+  "http-error", "timeout", "truncated-shard", "corrupt-member"
 };
 
 #define SPDL_SRC_SKIP (g_quark_from_static_string ("spdl-src-skip-reason"))
@@ -312,7 +337,8 @@ gst_spdl_src_class_init (GstSpdlSrcClass * klass)
    * GstSpdlSrc:error-counts:
    *
    * Skipped samples by reason: a structure with "total" and one guint64
-   * field per reason (unreadable, not-a-file, too-large).
+   * field per reason (unreadable, not-a-file, too-large, and for remote
+   * and sharded data http-error, timeout, truncated-shard, corrupt-member).
    */
   g_object_class_install_property (gobject_class, PROP_ERROR_COUNTS,
       g_param_spec_boxed ("error-counts", "Error counts",
@@ -331,6 +357,19 @@ gst_spdl_src_class_init (GstSpdlSrcClass * klass)
       g_param_spec_uint ("num-classes", "Number of classes",
           "Classes in the dataset (0 until listed)", 0, G_MAXUINT, 0,
           G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+
+  /**
+   * GstSpdlSrc:shuffle-buffer:
+   *
+   * Tar shards with #GstSpdlSrc:shuffle: samples mixed in a buffer of this
+   * many (WebDataset's shuffle(n)), on top of the shuffled shard order. The
+   * buffer holds the encoded images: its memory is about this many times
+   * the mean image size. 0 or 1: the shard order only.
+   */
+  g_object_class_install_property (gobject_class, PROP_SHUFFLE_BUFFER,
+      g_param_spec_uint ("shuffle-buffer", "Shuffle buffer",
+          "Tar shards: samples mixed per rank when shuffling (0 = shard "
+          "order only)", 0, G_MAXINT, DEFAULT_SHUFFLE_BUFFER, READY_PARAM));
 
   /**
    * GstSpdlSrc:stats:
@@ -377,6 +416,7 @@ gst_spdl_src_init (GstSpdlSrc * src)
   src->max_file_size = DEFAULT_MAX_FILE_SIZE;
   src->max_errors = DEFAULT_MAX_ERRORS;
   src->warning_limit = DEFAULT_WARNING_LIMIT;
+  src->shuffle_buffer = DEFAULT_SHUFFLE_BUFFER;
   g_queue_init (&src->slots);
   gst_spdl_stats_init (&src->stats);
   g_mutex_init (&src->read_lock);
@@ -453,6 +493,9 @@ gst_spdl_src_set_property (GObject * object, guint prop_id,
     case PROP_WARNING_LIMIT:
       src->warning_limit = g_value_get_uint (value);
       break;
+    case PROP_SHUFFLE_BUFFER:
+      src->shuffle_buffer = g_value_get_uint (value);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -526,6 +569,9 @@ gst_spdl_src_get_property (GObject * object, guint prop_id, GValue * value,
       break;
     case PROP_WARNING_LIMIT:
       g_value_set_uint (value, src->warning_limit);
+      break;
+    case PROP_SHUFFLE_BUFFER:
+      g_value_set_uint (value, src->shuffle_buffer);
       break;
     case PROP_ERRORS:
       g_value_set_uint64 (value, src->errors);
@@ -785,6 +831,67 @@ read_slot_free (GstSpdlReadSlot * slot)
 /* ------------------------------------------------------------------------ */
 /* State                                                                    */
 
+/* ------------------------------------------------------------------------ */
+/* Tar shards: gstspdlshards.c reads them, these are the hooks              */
+
+static gboolean
+start_shards (GstSpdlSrc * src, const gchar * location, guint64 start_index)
+{
+  GstSpdlShardsConfig config = { 0, };
+  GstSpdlShards *shards;
+  GError *error = NULL;
+
+  GST_OBJECT_LOCK (src);
+  config.location = location;
+  config.seed = src->seed;
+  config.shuffle = src->shuffle;
+  config.shuffle_buffer = src->shuffle_buffer;
+  config.rank = src->shard_index;
+  config.world_size = src->num_shards;
+  config.drop_uneven = src->drop_uneven;
+  config.start_epoch = src->start_epoch;
+  config.num_epochs = src->num_epochs;
+  config.start_index = start_index;
+  config.max_member_size = src->max_file_size;
+  config.queue_size = MAX (src->prefetch, 4) * 4;
+  GST_OBJECT_UNLOCK (src);
+
+  shards = gst_spdl_shards_open (&config, &error);
+  if (shards && gst_spdl_shards_get_per_rank (shards) == 0) {
+    g_set_error (&error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_SETTINGS,
+        "Shards \"%s\" hold %" G_GUINT64_FORMAT " samples, too few for %u "
+        "ranks", location, gst_spdl_shards_get_total (shards),
+        src->num_shards);
+    g_clear_pointer (&shards, gst_spdl_shards_free);
+  }
+  if (shards && !gst_spdl_shards_start (shards, &error))
+    g_clear_pointer (&shards, gst_spdl_shards_free);
+  if (shards == NULL) {
+    gst_element_message_full (GST_ELEMENT (src), GST_MESSAGE_ERROR,
+        GST_RESOURCE_ERROR, error->domain == GST_RESOURCE_ERROR ?
+        error->code : GST_RESOURCE_ERROR_FAILED, g_strdup (error->message),
+        g_strdup_printf ("location=%s", location), __FILE__, GST_FUNCTION,
+        __LINE__);
+    g_error_free (error);
+    return FALSE;
+  }
+  GST_INFO_OBJECT (src, "%u shards, %" G_GUINT64_FORMAT " samples, %"
+      G_GUINT64_FORMAT " per epoch for rank %u/%u",
+      gst_spdl_shards_get_n_shards (shards),
+      gst_spdl_shards_get_total (shards),
+      gst_spdl_shards_get_per_rank (shards), src->shard_index,
+      src->num_shards);
+
+  GST_OBJECT_LOCK (src);
+  src->shards = shards;
+  src->samples_per_epoch = gst_spdl_shards_get_per_rank (shards);
+  GST_OBJECT_UNLOCK (src);
+  src->current_epoch = src->start_epoch;
+  src->pushed_in_epoch = 0;
+  src->started_epoch = FALSE;
+  return TRUE;
+}
+
 static gboolean
 gst_spdl_src_start (GstBaseSrc * bsrc)
 {
@@ -812,6 +919,13 @@ gst_spdl_src_start (GstBaseSrc * bsrc)
         ("shard-index %u is out of range: it must be below num-shards (%u)",
             src->shard_index, src->num_shards), (NULL));
     goto failed;
+  }
+
+  if (gst_spdl_shards_is_location (location)) {
+    gboolean ok = start_shards (src, location, start_index);
+    g_free (location);
+    g_free (extensions);
+    return ok;
   }
 
   dataset = gst_spdl_dataset_load (location, extensions, &error);
@@ -890,6 +1004,7 @@ gst_spdl_src_stop (GstBaseSrc * bsrc)
   }
   g_queue_clear_full (&src->slots, (GDestroyNotify) read_slot_free);
   g_clear_pointer (&src->permutation, g_free);
+  g_clear_pointer (&src->shards, gst_spdl_shards_free);
   GST_OBJECT_LOCK (src);
   g_clear_pointer (&src->dataset, gst_spdl_dataset_free);
   src->samples_per_epoch = 0;
@@ -906,6 +1021,8 @@ gst_spdl_src_unlock (GstBaseSrc * bsrc)
   src->flushing = TRUE;
   g_cond_broadcast (&src->read_cond);
   g_mutex_unlock (&src->read_lock);
+  if (src->shards)
+    gst_spdl_shards_set_flushing (src->shards, TRUE);
   return TRUE;
 }
 
@@ -917,6 +1034,8 @@ gst_spdl_src_unlock_stop (GstBaseSrc * bsrc)
   g_mutex_lock (&src->read_lock);
   src->flushing = FALSE;
   g_mutex_unlock (&src->read_lock);
+  if (src->shards)
+    gst_spdl_shards_set_flushing (src->shards, FALSE);
   return TRUE;
 }
 
@@ -1047,6 +1166,55 @@ next_slot (GstSpdlSrc * src, GstFlowReturn * ret)
   return slot;
 }
 
+/* Tar shards: the provider's samples, counted and announced as files */
+static GstFlowReturn
+create_from_shards (GstSpdlSrc * src, GstBuffer ** outbuf)
+{
+  GstSpdlShardSample *sample;
+
+  for (;;) {
+    switch (gst_spdl_shards_next (src->shards, &sample)) {
+      case GST_SPDL_SHARDS_FLUSHING:
+        return GST_FLOW_FLUSHING;
+      case GST_SPDL_SHARDS_EOS:
+        announce_epoch_end (src);
+        post_skipped (src);
+        return GST_FLOW_EOS;
+      case GST_SPDL_SHARDS_SAMPLE:
+        break;
+    }
+    if (src->started_epoch && sample->epoch != src->current_epoch)
+      announce_epoch_end (src);
+    src->current_epoch = sample->epoch;
+    src->started_epoch = TRUE;
+    gst_spdl_stats_add_in (&src->stats, 1);
+    if (sample->error) {
+      /* the same accounting as a file that cannot be read */
+      GstSpdlReadSlot slot = { 0, };
+      gboolean go_on;
+
+      slot.index = (guint) sample->index;
+      slot.epoch = sample->epoch;
+      slot.path = sample->path;
+      slot.error = sample->error;
+      go_on = skip_sample (src, &slot);
+      gst_spdl_shard_sample_free (sample);
+      if (!go_on)
+        return GST_FLOW_ERROR;
+      continue;
+    }
+    *outbuf = g_steal_pointer (&sample->buffer);
+    GST_BUFFER_OFFSET (*outbuf) = src->pushed_in_epoch;
+    GST_BUFFER_OFFSET_END (*outbuf) = src->pushed_in_epoch + 1;
+    gst_spdl_buffer_add_sample_meta (*outbuf, sample->index, sample->label,
+        sample->epoch, sample->path);
+    src->pushed_in_epoch++;
+    gst_spdl_stats_add_out (&src->stats, 1);
+    gst_spdl_shard_sample_free (sample);
+    return GST_FLOW_OK;
+  }
+}
+
 static GstFlowReturn
 gst_spdl_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
 {
@@ -1054,6 +1222,8 @@ gst_spdl_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
   GstSpdlReadSlot *slot;
   GstFlowReturn ret;
 
+  if (src->shards)
+    return create_from_shards (src, outbuf);
   while ((slot = next_slot (src, &ret)) != NULL) {
     if (src->started_epoch && slot->epoch != src->current_epoch)
       announce_epoch_end (src);

@@ -28,6 +28,11 @@ typedef enum
   GST_SPDL_SRC_SKIP_UNREADABLE,
   GST_SPDL_SRC_SKIP_NOT_A_FILE,
   GST_SPDL_SRC_SKIP_TOO_LARGE,
+  /* remote and sharded data (gstspdlshards.c, gstspdlhttp.c) */
+  GST_SPDL_SRC_SKIP_HTTP_ERROR,
+  GST_SPDL_SRC_SKIP_TIMEOUT,
+  GST_SPDL_SRC_SKIP_TRUNCATED_SHARD,
+  GST_SPDL_SRC_SKIP_CORRUPT_MEMBER,
   GST_SPDL_SRC_N_SKIP_REASONS,
 } GstSpdlSrcSkipReason;
 
@@ -76,6 +81,10 @@ struct _GstSpdlSrc
   GCond read_cond;
   gboolean flushing;
   gdouble read_us;              /* running mean of read times, read_lock */
+
+  /* tar shards: samples come from this provider instead (gstspdlshards.h) */
+  guint shuffle_buffer;
+  struct _GstSpdlShards *shards;
 };
 
 GST_ELEMENT_REGISTER_DECLARE (spdlsrc);
