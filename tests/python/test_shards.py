@@ -248,3 +248,30 @@ def test_missing_shard_fails_at_start_without_index(tmp_path):
 def test_bad_brace_range(tmp_path):
     _, _, error, _ = run_src('location="%s/x-{5..1}.tar"' % tmp_path)
     assert error is not None and "brace range" in error
+
+
+def test_matches_webdataset_reader(shards):
+    """The shards read back with the webdataset package (PyPI) give the
+    same samples, bytes and labels as the ImageFolder, and as spdlsrc."""
+    venv = os.environ.get("SPDL_TEST_VENV", "")
+    python = os.path.join(venv, "bin", "python")
+    if not os.path.exists(python):
+        pytest.skip("no test venv with webdataset (tools/make-test-venv)")
+    location, truth, _ = shards
+    script = (
+        "import hashlib, sys, webdataset as wds\n"
+        "for s in wds.WebDataset(sys.argv[1], shardshuffle=False, empty_check=False):\n"
+        "    img = s.get('jpg')\n"
+        "    print(s['__key__'], int(s['cls']), hashlib.sha1(img).hexdigest())\n")
+    res = subprocess.run([python, "-c", script, "file:" + location],
+                         check=True, capture_output=True, text=True, timeout=300)
+    theirs = [line.split() for line in res.stdout.splitlines()]
+    ours, _, error, _ = run_src('location="%s"' % location)
+    assert error is None
+    mine = [[key_of(p), str(label), hashlib.sha1(data).hexdigest()]
+            for _, label, _, p, data in ours]
+    assert [[k, int(c), h] for k, c, h in theirs] == [
+        [k, int(c), h] for k, c, h in mine]
+    assert sorted(k for k, _, _ in theirs) == sorted(truth)
+    for k, c, h in theirs:
+        assert (int(c), h) == (truth[k][0], hashlib.sha1(truth[k][1]).hexdigest())
