@@ -11,6 +11,7 @@
 #endif
 
 #include "gstspdlshards.h"
+#include "gstspdlhttp.h"
 #include "gstspdlsrc.h"
 #include "gstspdltar.h"
 #include "gstspdlrandom.h"
@@ -94,6 +95,39 @@ file_stream_open (const gchar * path, GError ** error)
   fs->base.close = file_stream_close;
   fs->fd = fd;
   return &fs->base;
+}
+
+typedef struct
+{
+  ByteStream base;
+  GstSpdlHttpStream *stream;
+} HttpStream;
+
+static gssize
+http_stream_read (ByteStream * stream, guint8 * data, gsize len,
+    GError ** error)
+{
+  return gst_spdl_http_stream_read (((HttpStream *) stream)->stream, data,
+      len, error);
+}
+
+static void
+http_stream_close (ByteStream * stream)
+{
+  gst_spdl_http_stream_close (((HttpStream *) stream)->stream);
+  g_free (stream);
+}
+
+/* Starts the download: bytes arrive while earlier shards are read. */
+static ByteStream *
+http_stream_open (GstSpdlHttp * http, const gchar * url)
+{
+  HttpStream *hs = g_new0 (HttpStream, 1);
+
+  hs->base.read = http_stream_read;
+  hs->base.close = http_stream_close;
+  hs->stream = gst_spdl_http_stream_open (http, url);
+  return &hs->base;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -252,6 +286,8 @@ struct _GstSpdlShards
   guint64 *offsets;             /* global index of each shard's first */
   guint64 total;
   guint64 per_rank;
+
+  GstSpdlHttp *http;            /* remote shards */
 
   GThread *thread;
   GMutex lock;
@@ -459,17 +495,43 @@ count_local_shard (const gchar * path, guint64 * count, GError ** error)
 
 /* "shards.idx": one "NAME<TAB>SAMPLES" line per shard (NAME as in the
  * folder); lines starting with # are comments. */
-static GHashTable *
-load_index (const gchar * folder, GError ** error)
+static gchar *
+fetch_index (GstSpdlShards * shards, const gchar * path, GError ** error)
 {
-  gchar *path = g_build_filename (folder, INDEX_NAME, NULL);
+  gchar *contents = NULL;
+  GBytes *bytes;
+  GError *fetch_error = NULL;
+
+  if (shards->http == NULL) {
+    g_file_get_contents (path, &contents, NULL, NULL);
+    return contents;            /* no index: the headers are read */
+  }
+  bytes = gst_spdl_http_get_sync (shards->http, path, 64 * 1024 * 1024,
+      &fetch_error);
+  if (bytes == NULL) {
+    g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_OPEN_READ,
+        "Could not read the shard index \"%s\" (remote shards need the "
+        "index tools/make-shards writes): %s", path, fetch_error->message);
+    g_error_free (fetch_error);
+    return NULL;
+  }
+  contents = g_strndup (g_bytes_get_data (bytes, NULL),
+      g_bytes_get_size (bytes));
+  g_bytes_unref (bytes);
+  return contents;
+}
+
+static GHashTable *
+load_index (GstSpdlShards * shards, const gchar * folder, GError ** error)
+{
+  gchar *path = g_strconcat (folder, "/", INDEX_NAME, NULL);
   gchar *contents = NULL, **lines, **line;
   GHashTable *index;
   guint line_no = 0;
 
-  if (!g_file_get_contents (path, &contents, NULL, NULL)) {
+  if ((contents = fetch_index (shards, path, error)) == NULL) {
     g_free (path);
-    return NULL;                /* no index: the headers are read */
+    return NULL;
   }
   index = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
   lines = g_strsplit (contents, "\n", -1);
@@ -506,13 +568,15 @@ load_index (const gchar * folder, GError ** error)
 static gboolean
 count_shards (GstSpdlShards * shards, GError ** error)
 {
-  gchar *folder = g_path_get_dirname (shards->names[0]);
+  const gchar *slash = strrchr (shards->names[0], '/');
+  gchar *folder = slash ? g_strndup (shards->names[0],
+      slash - shards->names[0]) : g_strdup (".");
   GError *index_error = NULL;
-  GHashTable *index = load_index (folder, &index_error);
+  GHashTable *index = load_index (shards, folder, &index_error);
   guint i;
 
-  g_free (folder);
   if (index_error) {
+    g_free (folder);
     g_propagate_error (error, index_error);
     return FALSE;
   }
@@ -523,13 +587,19 @@ count_shards (GstSpdlShards * shards, GError ** error)
     g_free (base);
     if (indexed)
       shards->counts[i] = *indexed;
-    else if (!count_local_shard (shards->names[i], &shards->counts[i], error))
+    else if (shards->http) {
+      g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_OPEN_READ,
+          "Shard \"%s\" is not in the index %s/" INDEX_NAME,
+          shards->names[i], folder);
+      break;
+    } else if (!count_local_shard (shards->names[i], &shards->counts[i], error))
       break;
     shards->offsets[i] = shards->total;
     shards->total += shards->counts[i];
   }
   if (index)
     g_hash_table_unref (index);
+  g_free (folder);
   return i == shards->n_shards;
 }
 
@@ -553,6 +623,13 @@ gst_spdl_shards_open (const GstSpdlShardsConfig * config, GError ** error)
   if (shards->names == NULL)
     goto failed;
   shards->n_shards = g_strv_length (shards->names);
+  if (gst_spdl_http_is_url (shards->names[0])) {
+    GstSpdlHttpConfig http_config = config->http;
+    /* shards read ahead share the bound on bytes in flight */
+    shards->http = gst_spdl_http_new (&http_config, error);
+    if (shards->http == NULL)
+      goto failed;
+  }
   shards->counts = g_new0 (guint64, shards->n_shards);
   shards->offsets = g_new0 (guint64, shards->n_shards);
   if (!count_shards (shards, error))
@@ -749,20 +826,27 @@ skip_shard (GstSpdlShards * shards, const gchar * shard, GError * error)
   emit_sample (shards, sample);
 }
 
-/* Reads positions [first, first + count) of shard @i. */
+static ByteStream *
+open_stream (GstSpdlShards * shards, guint i, GError ** error)
+{
+  if (shards->http)
+    return http_stream_open (shards->http, shards->names[i]);
+  return file_stream_open (shards->names[i], error);
+}
+
+/* Reads positions [first, first + count) of shard @i from @stream. */
 static void
-read_segment (GstSpdlShards * shards, guint i, guint64 first, guint64 count)
+read_segment (GstSpdlShards * shards, guint i, guint64 first, guint64 count,
+    ByteStream * stream, GError * open_error)
 {
   const gchar *name = shards->names[i];
   Segment seg = { NULL, };
   GstSpdlTarParser *parser;
   GError *error = NULL;
-  ByteStream *stream;
   guint8 *chunk;
 
-  stream = file_stream_open (name, &error);
   if (stream == NULL) {
-    skip_shard (shards, name, error);
+    skip_shard (shards, name, open_error);
     return;
   }
   seg.shards = shards;
@@ -809,7 +893,39 @@ read_segment (GstSpdlShards * shards, guint i, guint64 first, guint64 count)
     skip_shard (shards, name, error);
   segment_clear_group (&seg);
   gst_spdl_tar_parser_free (parser);
-  stream->close (stream);
+}
+
+/* Reads the segments of @plan in order. */
+static void
+read_plan (GstSpdlShards * shards, GArray * plan)
+{
+  guint s, n_segments = plan->len / 3, ahead = shards->http ?
+      MAX (shards->config.http.max_requests, 1) : 1, opened = 0;
+  ByteStream **streams = g_new0 (ByteStream *, n_segments);
+  GError **errors = g_new0 (GError *, n_segments);
+
+  /* remote shards download ahead (while earlier ones are read), up to
+   * http-requests at once, sharing the bound on bytes in flight */
+  ahead = MIN (ahead, 8);
+  for (s = 0; s < n_segments && !is_stopping (shards); s++) {
+    guint64 *triple = &g_array_index (plan, guint64, s * 3);
+    for (; opened < n_segments && opened < s + ahead; opened++)
+      streams[opened] = open_stream (shards,
+          (guint) g_array_index (plan, guint64, opened * 3), &errors[opened]);
+    read_segment (shards, (guint) triple[0], triple[1], triple[2],
+        streams[s], errors[s]);
+    errors[s] = NULL;
+    if (streams[s])
+      streams[s]->close (streams[s]);
+    streams[s] = NULL;
+  }
+  for (s = 0; s < n_segments; s++) {
+    if (streams[s])
+      streams[s]->close (streams[s]);
+    g_clear_error (&errors[s]);
+  }
+  g_free (streams);
+  g_free (errors);
 }
 
 static void
@@ -819,7 +935,6 @@ read_epoch (GstSpdlShards * shards, guint epoch)
   GArray *plan = gst_spdl_shards_plan (shards->counts, shards->n_shards,
       order, shards->config.rank, shards->config.world_size,
       shards->config.drop_uneven);
-  guint s;
 
   shards->epoch = epoch;
   if (shards->config.shuffle && shards->config.shuffle_buffer > 1) {
@@ -828,10 +943,7 @@ read_epoch (GstSpdlShards * shards, guint epoch)
     gst_spdl_rng_init (&shards->mix_rng, shards->config.seed, epoch,
         RNG_SHUFFLE_BUFFER + shards->config.rank);
   }
-  for (s = 0; s + 2 < plan->len && !is_stopping (shards); s += 3) {
-    guint64 *triple = &g_array_index (plan, guint64, s);
-    read_segment (shards, (guint) triple[0], triple[1], triple[2]);
-  }
+  read_plan (shards, plan);
   drain_mix (shards);
   g_clear_pointer (&shards->mix, g_ptr_array_unref);
   g_array_unref (plan);
@@ -907,8 +1019,12 @@ gst_spdl_shards_free (GstSpdlShards * shards)
     shards->stopping = TRUE;
     g_cond_broadcast (&shards->cond);
     g_mutex_unlock (&shards->lock);
+    /* a reader waiting for bytes wakes up with an error */
+    if (shards->http)
+      gst_spdl_http_cancel (shards->http);
     g_thread_join (shards->thread);
   }
+  gst_spdl_http_free (shards->http);
   g_queue_clear_full (&shards->queue, (GDestroyNotify)
       gst_spdl_shard_sample_free);
   g_clear_pointer (&shards->mix, g_ptr_array_unref);

@@ -11,6 +11,8 @@
 
 #include <gst/gst.h>
 
+#include "gstspdlhttp.h"
+
 G_BEGIN_DECLS
 
 /* Reads WebDataset tar shards on a thread of its own and hands out samples
@@ -43,6 +45,7 @@ typedef struct
   guint64 start_index;          /* samples of the first epoch to skip */
   guint64 max_member_size;      /* 0: no limit */
   guint queue_size;             /* samples ready ahead of the consumer */
+  GstSpdlHttpConfig http;       /* for http(s):// and s3:// shards */
 } GstSpdlShardsConfig;
 
 /* One sample, or a skipped one (@error set, code a GstSpdlSrcSkipReason in

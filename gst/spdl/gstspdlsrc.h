@@ -85,6 +85,18 @@ struct _GstSpdlSrc
   /* tar shards: samples come from this provider instead (gstspdlshards.h) */
   guint shuffle_buffer;
   struct _GstSpdlShards *shards;
+  /* remote data (gstspdlhttp.h): properties under the object lock */
+  guint http_requests;
+  guint http_timeout;
+  guint http_retries;
+  guint64 max_bytes_in_flight;
+  gchar *s3_endpoint;
+  gchar *s3_region;
+  gchar *s3_access_key;
+  gchar *s3_secret_key;
+  gchar *s3_session_token;
+  gboolean s3_virtual_host;
+  struct _GstSpdlHttp *http;    /* single objects of a remote dataset */
 };
 
 GST_ELEMENT_REGISTER_DECLARE (spdlsrc);
