@@ -107,9 +107,8 @@ env_or (const gchar * value, const gchar * name, const gchar * name2)
 }
 
 static void
-s3_setup (GstSpdlHttp * http)
+s3_setup (GstSpdlHttp * http, const GstSpdlHttpConfig * c)
 {
-  const GstSpdlHttpConfig *c = &http->config;
   const gchar *endpoint = env_or (c->s3_endpoint, "AWS_ENDPOINT_URL_S3",
       "AWS_ENDPOINT_URL");
   const gchar *region = env_or (c->s3_region, "AWS_REGION",
@@ -541,8 +540,8 @@ gst_spdl_http_new (const GstSpdlHttpConfig * config, GError ** error)
   http->config.s3_access_key = http->config.s3_secret_key = NULL;
   http->config.s3_session_token = NULL;
   http->config.max_requests = MAX (config->max_requests, 1);
-  s3_setup (http);
-  /* s3_setup read the config's strings; they are not kept */
+  /* the config's strings are read here, not kept */
+  s3_setup (http, config);
   g_mutex_init (&http->lock);
   g_cond_init (&http->cond);
   g_queue_init (&http->waiting);
