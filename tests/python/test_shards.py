@@ -275,3 +275,24 @@ def test_matches_webdataset_reader(shards):
     assert sorted(k for k, _, _ in theirs) == sorted(truth)
     for k, c, h in theirs:
         assert (int(c), h) == (truth[k][0], hashlib.sha1(truth[k][1]).hexdigest())
+
+
+def test_shard_recipes(shards):
+    """pipelines' shard recipes run on shards found from their index."""
+    from spdlgst import pipelines
+
+    location, truth, outdir = shards
+    assert pipelines.shard_location_from_index(outdir) == location
+    assert pipelines.shard_location("s3://b/x/", 1024) == \
+        "s3://b/x/train-{000000..001023}.tar"
+    assert {"imagenet-train-shards", "imagenet-val-shards"} <= set(pipelines.available())
+    for name, overrides in (("imagenet-val-shards", {}),
+                            ("imagenet-train-shards", {"num_epochs": 1})):
+        line = pipelines.launch_line(name, location, batch_size=16, **overrides)
+        line = line.replace("spdlappsink name=sink", "fakesink")
+        pipeline = Gst.parse_launch(line)
+        pipeline.set_state(Gst.State.PLAYING)
+        msg = pipeline.get_bus().timed_pop_filtered(
+            60 * Gst.SECOND, Gst.MessageType.EOS | Gst.MessageType.ERROR)
+        pipeline.set_state(Gst.State.NULL)
+        assert msg is not None and msg.type == Gst.MessageType.EOS, name
