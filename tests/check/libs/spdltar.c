@@ -14,6 +14,9 @@
 #include <gst/check/gstharness.h>
 #include <string.h>
 #include <glib/gstdio.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 #include "spdltestutil.h"
 #include "gstspdlmeta.h"
@@ -483,6 +486,103 @@ GST_START_TEST (test_spdlsrc_shards)
 
 GST_END_TEST;
 
+/* Python's http.server on 127.0.0.1 serving @dir; its port, or 0 */
+static guint
+start_http_server (const gchar * dir, GPid * pid, gint * out)
+{
+  const gchar *argv[] = { "/usr/bin/python3", "-u", "-m", "http.server", "0",
+    "--bind", "127.0.0.1", "--directory", dir, NULL
+  };
+  gchar line[256] = { 0, }, *port;
+  gssize n;
+
+  fail_unless (g_spawn_async_with_pipes (NULL, (gchar **) argv, NULL,
+          G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL, pid, NULL, out, NULL,
+          NULL));
+  /* the pipe stays open while the server runs: it writes to it */
+  n = read (*out, line, sizeof (line) - 1);
+  port = n > 0 ? strstr (line, " port ") : NULL;
+  return port ? (guint) atoi (port + 6) : 0;
+}
+
+GST_START_TEST (test_spdlsrc_http_shards)
+{
+  gchar *dir = spdl_test_make_tmpdir ();
+  gchar *location, *index;
+  GstHarness *h;
+  GstSpdlSampleInfo info;
+  GstStructure *counts;
+  guint64 n_http_errors = 0;
+  guint port, s, got = 0;
+  GPid pid;
+  gint out = -1;
+
+  for (s = 0; s < 3; s++)
+    write_shard (dir, s, 4);
+  /* the index names a shard the server does not have */
+  index = g_build_filename (dir, "shards.idx", NULL);
+  fail_unless (g_file_set_contents (index, "t-00.tar\t4\nt-01.tar\t4\n"
+          "t-02.tar\t4\nt-03.tar\t4\n", -1, NULL));
+  port = start_http_server (dir, &pid, &out);
+  fail_unless (port > 0);
+  location = g_strdup_printf ("http://127.0.0.1:%u/t-{00..03}.tar", port);
+
+  h = gst_harness_new ("spdlsrc");
+  gst_harness_set (h, "spdlsrc", "location", location, "http-retries", 1,
+      "shuffle", TRUE, NULL);
+  gst_harness_play (h);
+  for (;;) {
+    GstBuffer *buf = gst_harness_try_pull (h);
+    GstEvent *event;
+    if (buf == NULL) {
+      event = gst_harness_pull_event (h);
+      if (event == NULL || GST_EVENT_TYPE (event) == GST_EVENT_EOS) {
+        if (event)
+          gst_event_unref (event);
+        break;
+      }
+      gst_event_unref (event);
+      continue;
+    }
+    fail_unless (gst_spdl_buffer_get_sample_info (buf, &info));
+    fail_unless_equals_int (info.label, (info.index / 4) * 100 +
+        info.index % 4);
+    got++;
+    gst_buffer_unref (buf);
+  }
+  fail_unless_equals_int (got, 12);
+  g_object_get (h->element, "error-counts", &counts, NULL);
+  fail_unless (gst_structure_get_uint64 (counts, "http-error",
+          &n_http_errors));
+  fail_unless_equals_uint64 (n_http_errors, 1);
+  gst_structure_free (counts);
+  gst_harness_teardown (h);
+
+  /* stopped with transfers in flight */
+  h = gst_harness_new ("spdlsrc");
+  gst_harness_set (h, "spdlsrc", "location", location, "num-epochs", -1,
+      NULL);
+  gst_harness_play (h);
+  gst_buffer_unref (gst_harness_pull (h));
+  gst_harness_teardown (h);
+
+  kill (pid, SIGTERM);
+  g_spawn_close_pid (pid);
+  close (out);
+  for (s = 0; s < 3; s++) {
+    gchar *path = g_strdup_printf ("%s/t-%02u.tar", dir, s);
+    g_unlink (path);
+    g_free (path);
+  }
+  g_unlink (index);
+  g_rmdir (dir);
+  g_free (index);
+  g_free (location);
+  g_free (dir);
+}
+
+GST_END_TEST;
+
 static Suite *
 spdltar_suite (void)
 {
@@ -497,6 +597,7 @@ spdltar_suite (void)
   tcase_add_test (tc, test_shards_expand);
   tcase_add_test (tc, test_shards_plan);
   tcase_add_test (tc, test_spdlsrc_shards);
+  tcase_add_test (tc, test_spdlsrc_http_shards);
   return s;
 }
 
