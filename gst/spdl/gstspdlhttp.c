@@ -57,7 +57,8 @@ struct _Transfer
   CURL *easy;
   struct curl_slist *headers;
   gchar errbuf[CURL_ERROR_SIZE];
-  guint attempt;
+  guint attempt;                /* failures in a row without progress */
+  guint64 accepted_at_failure;
   gint64 retry_at;              /* monotonic us */
   gboolean started_body;        /* this attempt's first body byte seen */
   guint64 resume_from;          /* this attempt asked for bytes from here */
@@ -380,6 +381,11 @@ transfer_ended (GstSpdlHttp * http, Transfer * t, CURLcode result)
   else
     why = g_strdup (t->errbuf[0] ? t->errbuf : curl_easy_strerror (result));
 
+  /* a long shard cut off several times, each time after more bytes, has
+   * not failed in a row */
+  if (t->streaming && t->accepted > t->accepted_at_failure)
+    t->attempt = 0;
+  t->accepted_at_failure = t->accepted;
   if (is_retryable (result, status) && t->attempt < http->config.retries &&
       !http->cancelled) {
     /* exponential backoff with jitter: base * 2^attempt * [0.5, 1.5) */
