@@ -279,7 +279,10 @@ setup_easy (GstSpdlHttp * http, Transfer * t)
   curl_easy_setopt (t->easy, CURLOPT_MAXREDIRS, 5L);
   curl_easy_setopt (t->easy, CURLOPT_HTTP_VERSION,
       (long) CURL_HTTP_VERSION_2TLS);
-  curl_easy_setopt (t->easy, CURLOPT_PIPEWAIT, 1L);
+  /* over TLS, wait to learn whether the connection multiplexes (HTTP/2)
+   * rather than open another; plain HTTP/1.1 would serialize on one */
+  if (g_str_has_prefix (t->url, "https://"))
+    curl_easy_setopt (t->easy, CURLOPT_PIPEWAIT, 1L);
   curl_easy_setopt (t->easy, CURLOPT_CONNECTTIMEOUT_MS,
       (long) http->config.timeout_ms);
   /* a request that receives nothing for the timeout fails; a long shard

@@ -6,7 +6,9 @@
                   [--hang SUBSTR] [--throttle-after BYTES] [--log FILE]
 
 Forwards GET requests to UPSTREAM (http://host:port, e.g. http.server or
-moto_server; headers such as Range and the SigV4 ones pass through) and
+moto_server; headers such as Range and the SigV4 ones pass through), or
+serves the files of UPSTREAM when it is a folder (HTTP/1.1 keep-alive, a
+deep listen queue: the benchmarks' server, faster than http.server), and
 breaks them on purpose, per path: the first N requests of each path get a
 503 (or --status-first), or the connection reset after half the body, or
 half the body and a clean close (a truncated response); every response is
@@ -18,6 +20,7 @@ import argparse
 import collections
 import http.client
 import http.server
+import os
 import socket
 import struct
 import sys
@@ -39,6 +42,7 @@ def main():
     ap.add_argument("--throttle-after", type=int, default=-1)
     ap.add_argument("--log")
     args = ap.parse_args()
+    folder = args.upstream if os.path.isdir(args.upstream) else None
     up = urllib.parse.urlsplit(args.upstream)
     statuses = [s.rsplit("=", 1) for s in args.status]
     seen = collections.Counter()
@@ -50,6 +54,29 @@ def main():
 
         def log_message(self, *a):
             pass
+
+        def setup(self):
+            super().setup()
+            # headers and body go out in two writes: no Nagle delay
+            self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+        def fetch(self, path):
+            """(status, headers, body) from the folder or the upstream."""
+            if folder:
+                full = os.path.join(folder, urllib.parse.unquote(path).lstrip("/"))
+                try:
+                    with open(full, "rb") as f:
+                        return 200, [], f.read()
+                except OSError:
+                    return 404, [], b"not found\n"
+            conn = http.client.HTTPConnection(up.hostname, up.port, timeout=60)
+            headers = {k: v for k, v in self.headers.items()
+                       if k.lower() not in ("connection", "keep-alive")}
+            conn.request("GET", self.path, headers=headers)
+            resp = conn.getresponse()
+            body = resp.read()
+            conn.close()
+            return resp.status, resp.getheaders(), body
 
         def reset(self):
             self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
@@ -81,15 +108,9 @@ def main():
                     return self.plain(int(code))
             if n <= args.fail_first:
                 return self.plain(args.status_first)
-            conn = http.client.HTTPConnection(up.hostname, up.port, timeout=60)
-            headers = {k: v for k, v in self.headers.items()
-                       if k.lower() not in ("connection", "keep-alive")}
-            conn.request("GET", self.path, headers=headers)
-            resp = conn.getresponse()
-            body = resp.read()
-            conn.close()
-            self.send_response(resp.status)
-            for k, v in resp.getheaders():
+            status, resp_headers, body = self.fetch(path)
+            self.send_response(status)
+            for k, v in resp_headers:
                 if k.lower() not in ("connection", "keep-alive", "transfer-encoding",
                                      "content-length", "date", "server"):
                     self.send_header(k, v)
@@ -114,6 +135,8 @@ def main():
                 return
             self.wfile.write(body)
 
+    # many clients connect at once (64 requests in flight)
+    http.server.ThreadingHTTPServer.request_queue_size = 1024
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
     print(server.server_address[1], flush=True)
