@@ -429,6 +429,31 @@ write_shard (const gchar * dir, guint s, guint per)
   g_free (path);
 }
 
+/* Plays endless epochs of @location and tears down after one sample. */
+static void
+stop_after_first_sample (const gchar * location)
+{
+  GstHarness *h = gst_harness_new ("spdlsrc");
+
+  gst_harness_set (h, "spdlsrc", "location", location, "num-epochs", -1,
+      NULL);
+  gst_harness_play (h);
+  gst_buffer_unref (gst_harness_pull (h));
+  gst_harness_teardown (h);
+}
+
+static void
+remove_shards (const gchar * dir, guint n_shards)
+{
+  guint s;
+
+  for (s = 0; s < n_shards; s++) {
+    gchar *path = g_strdup_printf ("%s/t-%02u.tar", dir, s);
+    g_unlink (path);
+    g_free (path);
+  }
+}
+
 GST_START_TEST (test_spdlsrc_shards)
 {
   gchar *dir = spdl_test_make_tmpdir ();
@@ -467,18 +492,8 @@ GST_START_TEST (test_spdlsrc_shards)
   gst_harness_teardown (h);
 
   /* stopping with samples queued and the reader thread mid-shard */
-  h = gst_harness_new ("spdlsrc");
-  gst_harness_set (h, "spdlsrc", "location", location, "num-epochs", -1,
-      NULL);
-  gst_harness_play (h);
-  gst_buffer_unref (gst_harness_pull (h));
-  gst_harness_teardown (h);
-
-  for (s = 0; s < 4; s++) {
-    gchar *path = g_strdup_printf ("%s/t-%02u.tar", dir, s);
-    g_unlink (path);
-    g_free (path);
-  }
+  stop_after_first_sample (location);
+  remove_shards (dir, 4);
   g_rmdir (dir);
   g_free (location);
   g_free (dir);
@@ -559,21 +574,12 @@ GST_START_TEST (test_spdlsrc_http_shards)
   gst_harness_teardown (h);
 
   /* stopped with transfers in flight */
-  h = gst_harness_new ("spdlsrc");
-  gst_harness_set (h, "spdlsrc", "location", location, "num-epochs", -1,
-      NULL);
-  gst_harness_play (h);
-  gst_buffer_unref (gst_harness_pull (h));
-  gst_harness_teardown (h);
+  stop_after_first_sample (location);
 
   kill (pid, SIGTERM);
   g_spawn_close_pid (pid);
   close (out);
-  for (s = 0; s < 3; s++) {
-    gchar *path = g_strdup_printf ("%s/t-%02u.tar", dir, s);
-    g_unlink (path);
-    g_free (path);
-  }
+  remove_shards (dir, 3);
   g_unlink (index);
   g_rmdir (dir);
   g_free (index);
