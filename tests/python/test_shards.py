@@ -296,3 +296,25 @@ def test_shard_recipes(shards):
             60 * Gst.SECOND, Gst.MessageType.EOS | Gst.MessageType.ERROR)
         pipeline.set_state(Gst.State.NULL)
         assert msg is not None and msg.type == Gst.MessageType.EOS, name
+
+
+def test_python_loader_on_shards(shards):
+    """spdlgst.Loader on shards: batches per epoch, labels that belong to
+    the batch's dataset indices, every sample once per epoch."""
+    import spdlgst
+
+    location, truth, _ = shards
+    labels_by_index = {o[0]: o[1] for o in run_src('location="%s"' % location)[0]}
+    line = ('spdlsrc location="%s" shuffle=true num-epochs=2 ! '
+            'spdldecode width=16 height=16 mode=center-crop ! '
+            'spdlbatch batch-size=8 ! spdlappsink name=sink' % location)
+    with spdlgst.Loader(line) as loader:
+        assert len(loader) == -(-N_SAMPLES // 8)
+        for epoch in range(2):
+            seen = []
+            for batch in loader:
+                images, labels = batch
+                assert images.shape[1:] == (16, 16, 3) and batch.epoch == epoch
+                assert list(labels) == [labels_by_index[i] for i in batch.indices]
+                seen += batch.indices
+            assert sorted(seen) == list(range(N_SAMPLES))
