@@ -267,6 +267,18 @@ def test_s3_image_folder_and_shards(data, s3, monkeypatch):
         assert (label, d) == truth[key_of(p)]
 
 
+def test_s3_manifest_of_urls(data, s3, monkeypatch, tmp_path):
+    base, truth, _, _ = data
+    s3_env(monkeypatch, s3)
+    path = tmp_path / "s3.tsv"
+    path.write_text("".join("s3://data/ds/folder/%s.jpg\t%d\n" % (k, label)
+                            for k, (label, _) in sorted(truth.items())))
+    out, warnings, error, _ = run_src('location="%s"' % path)
+    assert error is None and warnings == [] and len(out) == N_SAMPLES
+    for _, label, _, p, d in out:
+        assert (label, d) == truth[p.split("/folder/", 1)[1].rsplit(".", 1)[0]]
+
+
 def test_s3_properties_override_environment(data, s3, monkeypatch):
     base, truth, pattern, _ = data
     monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:1")
