@@ -435,7 +435,47 @@ gst_spdl_dataset_get_full_path (const GstSpdlDataset * ds, guint index)
 {
   const gchar *path = gst_spdl_dataset_get_path (ds, index);
 
-  if (g_path_is_absolute (path))
+  /* URLs (manifest lines may be http(s):// or s3://) stand as they are */
+  if (g_path_is_absolute (path) || strstr (path, "://"))
     return g_strdup (path);
   return g_build_filename (ds->root, path, NULL);
+}
+
+GstSpdlDataset *
+gst_spdl_dataset_new_from_keys (const gchar * root, GPtrArray * keys,
+    const gchar * extensions, GError ** error)
+{
+  GstSpdlDataset *ds = g_new0 (GstSpdlDataset, 1);
+  gchar **exts = g_strsplit (extensions ? extensions : "jpg,jpeg", ",", -1);
+  const gchar *class_name = NULL;
+  gsize class_len = 0;
+  guint i;
+
+  ds->warnings = g_ptr_array_new_with_free_func (g_free);
+  ds->root = g_strdup (root);
+  /* sorted keys: the classes come in sorted order, as ImageFolder's */
+  for (i = 0; i < keys->len; i++) {
+    const gchar *key = g_ptr_array_index (keys, i);
+    const gchar *slash = strchr (key, '/');
+
+    if (slash == NULL || slash == key || !has_extension (key, exts))
+      continue;                 /* files beside the class folders */
+    if (class_name == NULL || (gsize) (slash - key) != class_len ||
+        strncmp (key, class_name, class_len) != 0) {
+      class_name = key;
+      class_len = slash - key;
+      ds->n_classes++;
+    }
+    dataset_append (ds, NULL, 0, key, strlen (key), ds->n_classes - 1);
+  }
+  g_strfreev (exts);
+  if (ds->n_samples == 0) {
+    g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_NOT_FOUND,
+        "Dataset \"%s\" is empty: no class folder holds a file with "
+        "extension %s", root, extensions);
+    gst_spdl_dataset_free (ds);
+    return NULL;
+  }
+  dataset_shrink (ds);
+  return ds;
 }

@@ -34,6 +34,10 @@ typedef struct
  * a message that names the path and, for manifests, the line. */
 GstSpdlDataset *gst_spdl_dataset_load (const gchar * location,
     const gchar * extensions, GError ** error);
+/* An ImageFolder listed elsewhere (an S3 prefix): @keys sorted, relative
+ * to @root, "CLASS/.../NAME"; keys outside a class folder are ignored. */
+GstSpdlDataset *gst_spdl_dataset_new_from_keys (const gchar * root,
+    GPtrArray * keys, const gchar * extensions, GError ** error);
 void gst_spdl_dataset_free (GstSpdlDataset * dataset);
 
 static inline const gchar *

@@ -55,6 +55,27 @@
  * names are opened as the bytes they are; messages and the sample
  * metadata show them as UTF-8 (g_filename_display_name()).
  *
+ * A location naming WebDataset tar shards ("/data/train-{000000..000099}.tar",
+ * brace ranges zero-padded as WebDataset writes them, or one ".tar" file)
+ * reads samples from the shards as they stream in: the members of a shard
+ * are grouped by key (the member path up to the first dot of its base
+ * name), the image is the member ending in jpg, jpeg, png or webp, the label
+ * the ASCII integer in the ".cls" member (-1 without one); other members are
+ * ignored and a shard is never held whole in memory. Each epoch reads the
+ * shards in an order shuffled from (#GstSpdlSrc:seed, epoch) and mixes the
+ * samples through a buffer of #GstSpdlSrc:shuffle-buffer samples. Ranks
+ * (#GstSpdlSrc:shard-index of #GstSpdlSrc:num-shards) split the epoch's
+ * stream of N samples into equal contiguous parts of floor(N / ranks)
+ * (#GstSpdlSrc:drop-uneven) or ceil(N / ranks) samples (the last rank wraps
+ * around), so every rank yields the same number of samples per epoch; the
+ * counts per shard come from the "shards.idx" file next to the shards
+ * (tools/make-shards writes it: one "NAME<TAB>SAMPLES" line per shard) or,
+ * for local shards without it, from reading the tar headers first. The
+ * sample index is the shard's offset in the listing plus the sample's
+ * position in it, the path "SHARD:MEMBER". Unreadable shards and corrupt or
+ * truncated tar streams are skipped with the reasons "unreadable",
+ * "corrupt-member" and "truncated-shard".
+ *
  * ## Example launch line
  * |[
  * gst-launch-1.0 spdlsrc location=/data/imagenet/train shuffle=true seed=42 ! \
@@ -68,6 +89,8 @@
 #include "gstspdlsrc.h"
 #include "gstspdlmeta.h"
 #include "gstspdlrandom.h"
+#include "gstspdlshards.h"
+#include "gstspdlhttp.h"
 #include "gstspdlutil.h"
 
 #include <errno.h>
@@ -100,6 +123,17 @@ enum
   PROP_NUM_SAMPLES,
   PROP_NUM_CLASSES,
   PROP_STATS,
+  PROP_SHUFFLE_BUFFER,
+  PROP_HTTP_REQUESTS,
+  PROP_HTTP_TIMEOUT,
+  PROP_HTTP_RETRIES,
+  PROP_MAX_BYTES_IN_FLIGHT,
+  PROP_S3_ENDPOINT,
+  PROP_S3_REGION,
+  PROP_S3_ACCESS_KEY,
+  PROP_S3_SECRET_KEY,
+  PROP_S3_SESSION_TOKEN,
+  PROP_S3_VIRTUAL_HOST,
 };
 
 #define DEFAULT_LOCATION NULL
@@ -119,6 +153,12 @@ enum
 #define DEFAULT_MAX_ERRORS -1
 #define DEFAULT_WARNING_LIMIT 20
 #define MAX_PREFETCH 256
+#define DEFAULT_SHUFFLE_BUFFER 1000
+#define DEFAULT_HTTP_REQUESTS 64
+#define DEFAULT_HTTP_TIMEOUT 30000
+#define DEFAULT_HTTP_RETRIES 5
+#define DEFAULT_MAX_BYTES_IN_FLIGHT (256 * 1024 * 1024)
+#define DEFAULT_S3_VIRTUAL_HOST FALSE
 
 static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
     GST_PAD_SRC,
@@ -147,7 +187,8 @@ struct _GstSpdlReadSlot
 
 /* Why a sample was skipped; names as in error-counts */
 static const gchar *const skip_reasons[GST_SPDL_SRC_N_SKIP_REASONS] = {
-  "unreadable", "not-a-file", "too-large"
+  "unreadable", "not-a-file", "too-large",
+  "http-error", "timeout", "truncated-shard", "corrupt-member"
 };
 
 #define SPDL_SRC_SKIP (g_quark_from_static_string ("spdl-src-skip-reason"))
@@ -169,6 +210,7 @@ static gboolean gst_spdl_src_unlock_stop (GstBaseSrc * bsrc);
 static GstFlowReturn gst_spdl_src_create (GstPushSrc * psrc,
     GstBuffer ** outbuf);
 static void read_slot_func (gpointer data, gpointer user_data);
+static gboolean submit_remote_read (GstSpdlSrc * src, GstSpdlReadSlot * slot);
 
 #define READY_PARAM (G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | \
     GST_PARAM_MUTABLE_READY)
@@ -347,7 +389,8 @@ gst_spdl_src_class_init (GstSpdlSrcClass * klass)
    * GstSpdlSrc:error-counts:
    *
    * Skipped samples by reason: a structure with "total" and one guint64
-   * field per reason (unreadable, not-a-file, too-large).
+   * field per reason (unreadable, not-a-file, too-large, and for remote
+   * and sharded data http-error, timeout, truncated-shard, corrupt-member).
    */
   g_object_class_install_property (gobject_class, PROP_ERROR_COUNTS,
       g_param_spec_boxed ("error-counts", "Error counts",
@@ -366,6 +409,109 @@ gst_spdl_src_class_init (GstSpdlSrcClass * klass)
       g_param_spec_uint ("num-classes", "Number of classes",
           "Classes in the dataset (0 until listed)", 0, G_MAXUINT, 0,
           G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+
+  /**
+   * GstSpdlSrc:shuffle-buffer:
+   *
+   * Tar shards with #GstSpdlSrc:shuffle: samples mixed in a buffer of this
+   * many (WebDataset's shuffle(n)), on top of the shuffled shard order. The
+   * buffer holds the encoded images: its memory is about this many times
+   * the mean image size. 0 or 1: the shard order only.
+   */
+  g_object_class_install_property (gobject_class, PROP_SHUFFLE_BUFFER,
+      g_param_spec_uint ("shuffle-buffer", "Shuffle buffer",
+          "Tar shards: samples mixed per rank when shuffling (0 = shard "
+          "order only)", 0, G_MAXINT, DEFAULT_SHUFFLE_BUFFER, READY_PARAM));
+
+  /**
+   * GstSpdlSrc:http-requests:
+   *
+   * Remote data: HTTP requests in flight at once, on one I/O thread (libcurl's
+   * multi interface): sized for object storage, where each request waits
+   * for its first byte. Single objects are requested this far ahead of the
+   * streaming thread; shards download up to min(this, 8) ahead.
+   */
+  g_object_class_install_property (gobject_class, PROP_HTTP_REQUESTS,
+      g_param_spec_uint ("http-requests", "HTTP requests",
+          "Remote data: concurrent HTTP requests", 1, 1024,
+          DEFAULT_HTTP_REQUESTS, READY_PARAM));
+  /**
+   * GstSpdlSrc:http-timeout:
+   *
+   * Remote data: milliseconds a request may take to connect, and may go
+   * without receiving a byte, before it fails (and is retried).
+   */
+  g_object_class_install_property (gobject_class, PROP_HTTP_TIMEOUT,
+      g_param_spec_uint ("http-timeout", "HTTP timeout",
+          "Remote data: connect and stall timeout per request (ms)", 1,
+          G_MAXINT, DEFAULT_HTTP_TIMEOUT, READY_PARAM));
+  /**
+   * GstSpdlSrc:http-retries:
+   *
+   * Remote data: retries of a request that failed to connect, timed out,
+   * was cut off or got status 429 or 5xx, after exponential backoff with
+   * jitter (100 ms doubling, up to 10 s); a shard cut off mid-way resumes
+   * where it was (a Range request). Other statuses (403, 404) are not
+   * retried. A request that still fails skips its sample (or shard) with
+   * the reason "http-error" or "timeout".
+   */
+  g_object_class_install_property (gobject_class, PROP_HTTP_RETRIES,
+      g_param_spec_uint ("http-retries", "HTTP retries",
+          "Remote data: retries of a failed request", 0, 100,
+          DEFAULT_HTTP_RETRIES, READY_PARAM));
+  /**
+   * GstSpdlSrc:max-bytes-in-flight:
+   *
+   * Remote data: bytes received but not yet consumed. Shards downloading
+   * ahead share it (each pauses when its share is full); single objects
+   * are not requested past it.
+   */
+  g_object_class_install_property (gobject_class, PROP_MAX_BYTES_IN_FLIGHT,
+      g_param_spec_uint64 ("max-bytes-in-flight", "Max bytes in flight",
+          "Remote data: received bytes not yet consumed", 1024 * 1024,
+          G_MAXUINT64, DEFAULT_MAX_BYTES_IN_FLIGHT, READY_PARAM));
+  /**
+   * GstSpdlSrc:s3-endpoint:
+   *
+   * s3:// locations: the endpoint URL (e.g. "http://127.0.0.1:9000"); NULL:
+   * AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL, else AWS's regional endpoint.
+   */
+  g_object_class_install_property (gobject_class, PROP_S3_ENDPOINT,
+      g_param_spec_string ("s3-endpoint", "S3 endpoint",
+          "S3 endpoint URL (NULL: from AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL)",
+          NULL, READY_PARAM));
+  g_object_class_install_property (gobject_class, PROP_S3_REGION,
+      g_param_spec_string ("s3-region", "S3 region",
+          "S3 region signed for (NULL: AWS_REGION / AWS_DEFAULT_REGION, "
+          "else us-east-1)", NULL, READY_PARAM));
+  g_object_class_install_property (gobject_class, PROP_S3_ACCESS_KEY,
+      g_param_spec_string ("s3-access-key", "S3 access key",
+          "S3 access key ID (NULL: AWS_ACCESS_KEY_ID)", NULL, READY_PARAM));
+  /**
+   * GstSpdlSrc:s3-secret-key:
+   *
+   * Secrets are write-only and never printed, not even in debug logs.
+   */
+  g_object_class_install_property (gobject_class, PROP_S3_SECRET_KEY,
+      g_param_spec_string ("s3-secret-key", "S3 secret key",
+          "S3 secret access key, write-only (NULL: AWS_SECRET_ACCESS_KEY)",
+          NULL, G_PARAM_WRITABLE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  g_object_class_install_property (gobject_class, PROP_S3_SESSION_TOKEN,
+      g_param_spec_string ("s3-session-token", "S3 session token",
+          "S3 session token, write-only (NULL: AWS_SESSION_TOKEN)", NULL,
+          G_PARAM_WRITABLE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  /**
+   * GstSpdlSrc:s3-virtual-host:
+   *
+   * Address buckets as "BUCKET.HOST/KEY" (virtual-host style, AWS's) instead
+   * of "HOST/BUCKET/KEY" (path style, most S3-compatible servers').
+   */
+  g_object_class_install_property (gobject_class, PROP_S3_VIRTUAL_HOST,
+      g_param_spec_boolean ("s3-virtual-host", "S3 virtual host",
+          "Virtual-host style S3 addressing instead of path style",
+          DEFAULT_S3_VIRTUAL_HOST, READY_PARAM));
 
   /**
    * GstSpdlSrc:stats:
@@ -413,6 +559,12 @@ gst_spdl_src_init (GstSpdlSrc * src)
   src->max_file_size = DEFAULT_MAX_FILE_SIZE;
   src->max_errors = DEFAULT_MAX_ERRORS;
   src->warning_limit = DEFAULT_WARNING_LIMIT;
+  src->shuffle_buffer = DEFAULT_SHUFFLE_BUFFER;
+  src->http_requests = DEFAULT_HTTP_REQUESTS;
+  src->http_timeout = DEFAULT_HTTP_TIMEOUT;
+  src->http_retries = DEFAULT_HTTP_RETRIES;
+  src->max_bytes_in_flight = DEFAULT_MAX_BYTES_IN_FLIGHT;
+  src->s3_virtual_host = DEFAULT_S3_VIRTUAL_HOST;
   g_queue_init (&src->slots);
   gst_spdl_stats_init (&src->stats);
   g_mutex_init (&src->read_lock);
@@ -428,6 +580,11 @@ gst_spdl_src_finalize (GObject * object)
 
   g_free (src->location);
   g_free (src->extensions);
+  g_free (src->s3_endpoint);
+  g_free (src->s3_region);
+  g_free (src->s3_access_key);
+  g_free (src->s3_secret_key);
+  g_free (src->s3_session_token);
   g_mutex_clear (&src->read_lock);
   g_cond_clear (&src->read_cond);
   gst_spdl_stats_clear (&src->stats);
@@ -491,6 +648,44 @@ gst_spdl_src_set_property (GObject * object, guint prop_id,
       break;
     case PROP_WARNING_LIMIT:
       src->warning_limit = g_value_get_uint (value);
+      break;
+    case PROP_SHUFFLE_BUFFER:
+      src->shuffle_buffer = g_value_get_uint (value);
+      break;
+    case PROP_HTTP_REQUESTS:
+      src->http_requests = g_value_get_uint (value);
+      break;
+    case PROP_HTTP_TIMEOUT:
+      src->http_timeout = g_value_get_uint (value);
+      break;
+    case PROP_HTTP_RETRIES:
+      src->http_retries = g_value_get_uint (value);
+      break;
+    case PROP_MAX_BYTES_IN_FLIGHT:
+      src->max_bytes_in_flight = g_value_get_uint64 (value);
+      break;
+    case PROP_S3_ENDPOINT:
+      g_free (src->s3_endpoint);
+      src->s3_endpoint = g_value_dup_string (value);
+      break;
+    case PROP_S3_REGION:
+      g_free (src->s3_region);
+      src->s3_region = g_value_dup_string (value);
+      break;
+    case PROP_S3_ACCESS_KEY:
+      g_free (src->s3_access_key);
+      src->s3_access_key = g_value_dup_string (value);
+      break;
+    case PROP_S3_SECRET_KEY:
+      g_free (src->s3_secret_key);
+      src->s3_secret_key = g_value_dup_string (value);
+      break;
+    case PROP_S3_SESSION_TOKEN:
+      g_free (src->s3_session_token);
+      src->s3_session_token = g_value_dup_string (value);
+      break;
+    case PROP_S3_VIRTUAL_HOST:
+      src->s3_virtual_host = g_value_get_boolean (value);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -568,6 +763,33 @@ gst_spdl_src_get_property (GObject * object, guint prop_id, GValue * value,
       break;
     case PROP_WARNING_LIMIT:
       g_value_set_uint (value, src->warning_limit);
+      break;
+    case PROP_SHUFFLE_BUFFER:
+      g_value_set_uint (value, src->shuffle_buffer);
+      break;
+    case PROP_HTTP_REQUESTS:
+      g_value_set_uint (value, src->http_requests);
+      break;
+    case PROP_HTTP_TIMEOUT:
+      g_value_set_uint (value, src->http_timeout);
+      break;
+    case PROP_HTTP_RETRIES:
+      g_value_set_uint (value, src->http_retries);
+      break;
+    case PROP_MAX_BYTES_IN_FLIGHT:
+      g_value_set_uint64 (value, src->max_bytes_in_flight);
+      break;
+    case PROP_S3_ENDPOINT:
+      g_value_set_string (value, src->s3_endpoint);
+      break;
+    case PROP_S3_REGION:
+      g_value_set_string (value, src->s3_region);
+      break;
+    case PROP_S3_ACCESS_KEY:
+      g_value_set_string (value, src->s3_access_key);
+      break;
+    case PROP_S3_VIRTUAL_HOST:
+      g_value_set_boolean (value, src->s3_virtual_host);
       break;
     case PROP_ERRORS:
       g_value_set_uint64 (value, src->errors);
@@ -687,6 +909,9 @@ schedule_reads (GstSpdlSrc * src)
 {
   guint depth = MAX (src->prefetch, 1);
 
+  if (src->http)
+    depth = MAX (depth, src->http_requests);
+
   while (g_queue_get_length (&src->slots) < depth && !cursor_exhausted (src)) {
     GstSpdlReadSlot *slot = g_new0 (GstSpdlReadSlot, 1);
 
@@ -701,6 +926,8 @@ schedule_reads (GstSpdlSrc * src)
     gst_spdl_stats_add_in (&src->stats, 1);
     src->next_position++;
     g_queue_push_tail (&src->slots, slot);
+    if (submit_remote_read (src, slot))
+      continue;
     if (src->readers && (src->prefetch_threshold == 0 ||
             src->read_us > src->prefetch_threshold)) {
       slot->submitted = TRUE;
@@ -860,6 +1087,162 @@ read_slot_free (GstSpdlReadSlot * slot)
 /* ------------------------------------------------------------------------ */
 /* State                                                                    */
 
+/* ------------------------------------------------------------------------ */
+/* Tar shards: gstspdlshards.c reads them, these are the hooks              */
+
+/* called with the object lock: the strings are the element's */
+static void
+http_config_init (GstSpdlSrc * src, GstSpdlHttpConfig * config)
+{
+  config->max_requests = src->http_requests;
+  config->timeout_ms = src->http_timeout;
+  config->retries = src->http_retries;
+  config->max_bytes_in_flight = src->max_bytes_in_flight;
+  config->s3_endpoint = src->s3_endpoint;
+  config->s3_region = src->s3_region;
+  config->s3_access_key = src->s3_access_key;
+  config->s3_secret_key = src->s3_secret_key;
+  config->s3_session_token = src->s3_session_token;
+  config->s3_virtual_host = src->s3_virtual_host;
+}
+
+static void
+http_slot_done (GstBuffer * buffer, GError * error, gpointer user_data)
+{
+  GstSpdlReadSlot *slot = user_data;
+  GstSpdlSrc *src = slot->src;
+
+  g_mutex_lock (&src->read_lock);
+  slot->buffer = buffer;
+  slot->error = error;
+  slot->done = TRUE;
+  g_cond_broadcast (&src->read_cond);
+  g_mutex_unlock (&src->read_lock);
+}
+
+/* Called with read_lock: a URL sample goes to the I/O thread. */
+static gboolean
+submit_remote_read (GstSpdlSrc * src, GstSpdlReadSlot * slot)
+{
+  if (src->http == NULL || strstr (slot->path, "://") == NULL)
+    return FALSE;
+  slot->submitted = TRUE;
+  gst_spdl_http_get (src->http, slot->path, src->active_max_file_size,
+      http_slot_done, slot);
+  return TRUE;
+}
+
+/* A remote dataset (an s3:// prefix, or a manifest with URLs) gets an I/O
+ * thread; s3:// prefixes are listed (ImageFolder under the prefix). */
+static GstSpdlDataset *
+load_remote_dataset (GstSpdlSrc * src, const gchar * location,
+    const gchar * extensions, GstSpdlDataset * dataset, GError ** error)
+{
+  GstSpdlHttpConfig config;
+  GPtrArray *keys;
+  gchar *root, *prefix_url;
+  gsize prefix_len;
+  guint i;
+
+  if (dataset) {
+    for (i = 0; i < dataset->n_samples; i++)
+      if (strstr (gst_spdl_dataset_get_path (dataset, i), "://"))
+        break;
+    if (i == dataset->n_samples)
+      return dataset;           /* all local */
+  }
+  GST_OBJECT_LOCK (src);
+  http_config_init (src, &config);
+  src->http = gst_spdl_http_new (&config, error);
+  GST_OBJECT_UNLOCK (src);
+  if (src->http == NULL || dataset)
+    return dataset;
+  /* s3://bucket/prefix/: the keys under the prefix, made relative */
+  root = g_strdup (location);
+  while (g_str_has_suffix (root, "/"))
+    root[strlen (root) - 1] = '\0';
+  prefix_url = g_strconcat (root, "/", NULL);
+  keys = gst_spdl_http_s3_list (src->http, prefix_url, error);
+  prefix_len = strchr (prefix_url + strlen ("s3://"), '/') ?
+      strlen (strchr (prefix_url + strlen ("s3://"), '/') + 1) : 0;
+  g_free (prefix_url);
+  if (keys == NULL) {
+    g_free (root);
+    return NULL;
+  }
+  for (i = 0; i < keys->len; i++) {
+    gchar *key = g_ptr_array_index (keys, i);
+    if (strlen (key) >= prefix_len)
+      memmove (key, key + prefix_len, strlen (key) - prefix_len + 1);
+  }
+  dataset = gst_spdl_dataset_new_from_keys (root, keys, extensions, error);
+  g_ptr_array_unref (keys);
+  g_free (root);
+  return dataset;
+}
+
+static gboolean
+start_shards (GstSpdlSrc * src, const gchar * location, guint64 start_index)
+{
+  GstSpdlShardsConfig config = { 0, };
+  GstSpdlShards *shards;
+  GError *error = NULL;
+
+  GST_OBJECT_LOCK (src);
+  config.location = location;
+  config.seed = src->seed;
+  config.shuffle = src->shuffle;
+  config.shuffle_buffer = src->shuffle_buffer;
+  config.rank = src->shard_index;
+  config.world_size = src->num_shards;
+  config.drop_uneven = src->drop_uneven;
+  config.start_epoch = src->start_epoch;
+  config.num_epochs = src->num_epochs;
+  config.start_index = start_index;
+  config.max_member_size = src->max_file_size;
+  config.queue_size = MAX (src->prefetch, 4) * 4;
+  http_config_init (src, &config.http);
+  shards = gst_spdl_shards_open (&config, &error);
+  GST_OBJECT_UNLOCK (src);
+
+  if (shards && gst_spdl_shards_get_per_rank (shards) == 0) {
+    g_set_error (&error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_SETTINGS,
+        "Shards \"%s\" hold %" G_GUINT64_FORMAT " samples, too few for %u "
+        "ranks", location, gst_spdl_shards_get_total (shards),
+        src->num_shards);
+    g_clear_pointer (&shards, gst_spdl_shards_free);
+  }
+  if (shards && !gst_spdl_shards_start (shards, &error))
+    g_clear_pointer (&shards, gst_spdl_shards_free);
+  if (shards == NULL) {
+    gst_element_message_full (GST_ELEMENT (src), GST_MESSAGE_ERROR,
+        GST_RESOURCE_ERROR, error->domain == GST_RESOURCE_ERROR ?
+        error->code : GST_RESOURCE_ERROR_FAILED, g_strdup (error->message),
+        g_strdup_printf ("location=%s", location), __FILE__, GST_FUNCTION,
+        __LINE__);
+    g_error_free (error);
+    return FALSE;
+  }
+  GST_INFO_OBJECT (src, "%u shards, %" G_GUINT64_FORMAT " samples, %"
+      G_GUINT64_FORMAT " per epoch for rank %u/%u",
+      gst_spdl_shards_get_n_shards (shards),
+      gst_spdl_shards_get_total (shards),
+      gst_spdl_shards_get_per_rank (shards), src->shard_index,
+      src->num_shards);
+
+  GST_OBJECT_LOCK (src);
+  src->shards = shards;
+  src->samples_per_epoch = gst_spdl_shards_get_per_rank (shards);
+  GST_OBJECT_UNLOCK (src);
+  /* positions as for files: rank r's k-th sample is at r + k x ranks */
+  src->shard_start_k = MIN (start_index, src->samples_per_epoch);
+  src->first_offset = src->shard_start_k * src->num_shards;
+  src->current_epoch = src->start_epoch;
+  src->pushed_in_epoch = 0;
+  src->started_epoch = FALSE;
+  return TRUE;
+}
+
 static gboolean
 gst_spdl_src_start (GstBaseSrc * bsrc)
 {
@@ -890,7 +1273,29 @@ gst_spdl_src_start (GstBaseSrc * bsrc)
     goto failed;
   }
 
-  dataset = gst_spdl_dataset_load (location, extensions, &error);
+  if (gst_spdl_shards_is_location (location)) {
+    gboolean ok;
+    /* a shard stream is split in contiguous parts per rank: resuming
+     * needs the same number of ranks (start-offset = k x num-shards) */
+    if (start_offset % src->num_shards != 0) {
+      GST_ELEMENT_ERROR (src, RESOURCE, SETTINGS,
+          ("Tar shards resume only at the number of ranks they were saved "
+              "at: start-offset %" G_GUINT64_FORMAT " is not a multiple of "
+              "num-shards (%u)", start_offset, src->num_shards), (NULL));
+      goto failed;
+    }
+    start_index += start_offset / src->num_shards;
+    ok = start_shards (src, location, start_index);
+    g_free (location);
+    g_free (extensions);
+    return ok;
+  }
+
+  if (g_str_has_prefix (location, "s3://"))
+    dataset = load_remote_dataset (src, location, extensions, NULL, &error);
+  else if ((dataset = gst_spdl_dataset_load (location, extensions, &error)))
+    dataset = load_remote_dataset (src, location, extensions, dataset,
+        &error);
   if (dataset == NULL) {
     display = location ? g_filename_display_name (location) : NULL;
     gst_element_message_full (GST_ELEMENT (src), GST_MESSAGE_ERROR,
@@ -970,6 +1375,8 @@ gst_spdl_src_stop (GstBaseSrc * bsrc)
 {
   GstSpdlSrc *src = GST_SPDL_SRC (bsrc);
 
+  /* remote reads end first: they write into the slots */
+  g_clear_pointer (&src->http, gst_spdl_http_free);
   if (src->readers) {
     /* drop queued reads, wait for the running ones */
     g_thread_pool_free (src->readers, TRUE, TRUE);
@@ -977,6 +1384,7 @@ gst_spdl_src_stop (GstBaseSrc * bsrc)
   }
   g_queue_clear_full (&src->slots, (GDestroyNotify) read_slot_free);
   g_clear_pointer (&src->permutation, g_free);
+  g_clear_pointer (&src->shards, gst_spdl_shards_free);
   GST_OBJECT_LOCK (src);
   g_clear_pointer (&src->dataset, gst_spdl_dataset_free);
   src->samples_per_epoch = 0;
@@ -993,6 +1401,8 @@ gst_spdl_src_unlock (GstBaseSrc * bsrc)
   src->flushing = TRUE;
   g_cond_broadcast (&src->read_cond);
   g_mutex_unlock (&src->read_lock);
+  if (src->shards)
+    gst_spdl_shards_set_flushing (src->shards, TRUE);
   return TRUE;
 }
 
@@ -1004,6 +1414,8 @@ gst_spdl_src_unlock_stop (GstBaseSrc * bsrc)
   g_mutex_lock (&src->read_lock);
   src->flushing = FALSE;
   g_mutex_unlock (&src->read_lock);
+  if (src->shards)
+    gst_spdl_shards_set_flushing (src->shards, FALSE);
   return TRUE;
 }
 
@@ -1142,6 +1554,67 @@ next_slot (GstSpdlSrc * src, GstFlowReturn * ret)
   return slot;
 }
 
+/* Tar shards: the provider's samples, counted and announced as files */
+static GstFlowReturn
+create_from_shards (GstSpdlSrc * src, GstBuffer ** outbuf)
+{
+  GstSpdlShardSample *sample;
+
+  for (;;) {
+    switch (gst_spdl_shards_next (src->shards, &sample)) {
+      case GST_SPDL_SHARDS_FLUSHING:
+        return GST_FLOW_FLUSHING;
+      case GST_SPDL_SHARDS_EOS:
+        announce_epoch_end (src);
+        post_skipped (src);
+        return GST_FLOW_EOS;
+      case GST_SPDL_SHARDS_SAMPLE:
+        break;
+    }
+    if (src->started_epoch && sample->epoch != src->current_epoch)
+      announce_epoch_end (src);
+    if (!src->started_epoch) {
+      src->shard_k = sample->epoch == src->start_epoch ?
+          src->shard_start_k : 0;
+      gst_pad_push_event (GST_BASE_SRC_PAD (src),
+          gst_spdl_epoch_start_event_new (sample->epoch,
+              src->samples_per_epoch - src->shard_k,
+              src->shard_k * src->num_shards, src->num_shards,
+              src->shard_index));
+    }
+    src->current_epoch = sample->epoch;
+    src->started_epoch = TRUE;
+    gst_spdl_stats_add_in (&src->stats, 1);
+    src->shard_k++;
+    if (sample->error) {
+      /* the same accounting as a file that cannot be read */
+      GstSpdlReadSlot slot = { 0, };
+      gboolean go_on;
+
+      slot.index = (guint) sample->index;
+      slot.epoch = sample->epoch;
+      slot.path = sample->path;
+      slot.error = sample->error;
+      go_on = skip_sample (src, &slot);
+      gst_spdl_shard_sample_free (sample);
+      if (!go_on)
+        return GST_FLOW_ERROR;
+      continue;
+    }
+    *outbuf = g_steal_pointer (&sample->buffer);
+    GST_BUFFER_OFFSET (*outbuf) = src->pushed_in_epoch;
+    GST_BUFFER_OFFSET_END (*outbuf) = src->pushed_in_epoch + 1;
+    gst_spdl_buffer_add_sample_meta (*outbuf, sample->index, sample->label,
+        sample->epoch, sample->path);
+    gst_spdl_buffer_set_sample_position (*outbuf, src->shard_index +
+        (src->shard_k - 1) * src->num_shards);
+    src->pushed_in_epoch++;
+    gst_spdl_stats_add_out (&src->stats, 1);
+    gst_spdl_shard_sample_free (sample);
+    return GST_FLOW_OK;
+  }
+}
+
 static GstFlowReturn
 gst_spdl_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
 {
@@ -1149,6 +1622,8 @@ gst_spdl_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
   GstSpdlReadSlot *slot;
   GstFlowReturn ret;
 
+  if (src->shards)
+    return create_from_shards (src, outbuf);
   while ((slot = next_slot (src, &ret)) != NULL) {
     if (src->started_epoch && slot->epoch != src->current_epoch)
       announce_epoch_end (src);

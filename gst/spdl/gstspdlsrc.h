@@ -28,6 +28,11 @@ typedef enum
   GST_SPDL_SRC_SKIP_UNREADABLE,
   GST_SPDL_SRC_SKIP_NOT_A_FILE,
   GST_SPDL_SRC_SKIP_TOO_LARGE,
+  /* remote and sharded data (gstspdlshards.c, gstspdlhttp.c) */
+  GST_SPDL_SRC_SKIP_HTTP_ERROR,
+  GST_SPDL_SRC_SKIP_TIMEOUT,
+  GST_SPDL_SRC_SKIP_TRUNCATED_SHARD,
+  GST_SPDL_SRC_SKIP_CORRUPT_MEMBER,
   GST_SPDL_SRC_N_SKIP_REASONS,
 } GstSpdlSrcSkipReason;
 
@@ -61,6 +66,8 @@ struct _GstSpdlSrc
   /* streaming state, set up in start() */
   guint64 active_max_file_size;
   guint64 first_offset;         /* global samples of start-epoch consumed */
+  guint64 shard_start_k;        /* tar shards: this rank's first sample */
+  guint64 shard_k;              /* tar shards: samples taken this epoch */
   GstSpdlDataset *dataset;
   guint64 samples_per_epoch;    /* this shard's share of one epoch */
   guint32 *permutation;         /* current epoch's order, NULL = identity */
@@ -78,6 +85,22 @@ struct _GstSpdlSrc
   GCond read_cond;
   gboolean flushing;
   gdouble read_us;              /* running mean of read times, read_lock */
+
+  /* tar shards: samples come from this provider instead (gstspdlshards.h) */
+  guint shuffle_buffer;
+  struct _GstSpdlShards *shards;
+  /* remote data (gstspdlhttp.h): properties under the object lock */
+  guint http_requests;
+  guint http_timeout;
+  guint http_retries;
+  guint64 max_bytes_in_flight;
+  gchar *s3_endpoint;
+  gchar *s3_region;
+  gchar *s3_access_key;
+  gchar *s3_secret_key;
+  gchar *s3_session_token;
+  gboolean s3_virtual_host;
+  struct _GstSpdlHttp *http;    /* single objects of a remote dataset */
 };
 
 GST_ELEMENT_REGISTER_DECLARE (spdlsrc);

@@ -29,3 +29,26 @@ def launch_line(name: str, dataset, **overrides) -> str:
         prop = key.replace("_", "-") + "="
         words = [prop + str(value) if w.startswith(prop) else w for w in words]
     return " ".join(words)
+
+
+def shard_location(base, count, prefix="train-", digits=6):
+    """The location of COUNT tar shards named as tools/make-shards names
+    them: ``shard_location("s3://b/in", 1024)`` is
+    ``"s3://b/in/train-{000000..001023}.tar"`` (BASE a folder or a URL)."""
+    if count < 1:
+        raise ValueError("count must be at least 1")
+    return "%s/%s{%0*d..%0*d}.tar" % (base.rstrip("/"), prefix, digits, 0,
+                                       digits, count - 1)
+
+
+def shard_location_from_index(folder, prefix="train-"):
+    """The location of the shards listed in FOLDER/shards.idx (a local
+    folder, as tools/make-shards wrote it)."""
+    with open(os.path.join(folder, "shards.idx")) as f:
+        names = sorted(l.split("\t", 1)[0] for l in f
+                       if l.strip() and not l.startswith("#"))
+    names = [n for n in names if n.startswith(prefix) and n.endswith(".tar")]
+    if not names:
+        raise ValueError("no %s*.tar shard in %s/shards.idx" % (prefix, folder))
+    digits = len(names[0]) - len(prefix) - len(".tar")
+    return shard_location(folder, len(names), prefix, digits)

@@ -172,3 +172,44 @@ def test_torchrun_stop_on_two_resume_on_one_and_three(tmp_path):
         padding = [i for i in rest if i not in remaining]
         assert set(padding) <= set(taken)
         assert len(padding) == -(-16 // world) * world - 16
+
+
+MAKE_SHARDS = os.path.join(HERE, "..", "..", "tools", "make-shards")
+
+
+def make_shards(tmp_path, n):
+    make_folder(tmp_path / "folder", n)
+    done = subprocess.run(["/usr/bin/python3", MAKE_SHARDS, str(tmp_path / "folder"),
+                           str(tmp_path / "shards"), "--samples-per-shard", "5"],
+                          check=True, capture_output=True, text=True)
+    return '"' + done.stdout.strip().rsplit(" ", 1)[-1] + '"'
+
+
+@pytest.mark.parametrize("stop", [2, 6, 8])
+def test_resume_shards_is_bit_identical(tmp_path, stop):
+    # 22 samples in 5 shards, 2 ranks: 11 each, 3 batches of 4/4/3 an epoch;
+    # rank 1, shard order and shuffle buffer per epoch
+    location = make_shards(tmp_path, 22)
+    line = train_line(location, "num-shards=2 shard-index=1 shuffle-buffer=6")
+    full = run_all(line)
+    assert len(full) == 9
+    head, tail, state = run_interrupted(line, stop)
+    assert head == full[:stop]
+    assert tail == full[stop:]
+    # shards resume at the number of ranks they were saved at
+    assert state["world_size"] == 2
+
+
+def test_equal_batches_on_three_ranks_shards(tmp_path):
+    location = make_shards(tmp_path, 22)
+    counts = []
+    for rank in range(3):
+        line = (f"spdlsrc location={location} num-shards=3 shard-index={rank} "
+                "num-epochs=2 ! spdldecode width=8 height=8 ! "
+                "spdlbatch batch-size=3 ! spdlappsink name=sink")
+        with spdlgst.Loader(line) as loader:
+            per_epoch = [[len(b.indices) for b in loader] for _ in range(2)]
+            assert all(len(e) == len(loader) for e in per_epoch)
+            counts.append(per_epoch)
+    # 22 samples, ceil(22 / 3) = 8 per rank: batches of 3, 3, 2
+    assert counts == [[[3, 3, 2]] * 2] * 3

@@ -1,0 +1,899 @@
+/* GStreamer SPDL plugin: HTTP(S) and S3 reads on one I/O thread
+ * Copyright (C) 2026 gst-spdl authors
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Library General Public
+ * License as published by the Free Software Foundation; either
+ * version 2 of the License, or (at your option) any later version.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "gstspdlhttp.h"
+#include "gstspdlshards.h"
+#include "gstspdlsrc.h"
+#include "gstspdlutil.h"
+
+#include <curl/curl.h>
+#include <string.h>
+
+GST_DEBUG_CATEGORY_STATIC (spdl_http_debug);
+#define GST_CAT_DEFAULT spdl_http_debug
+
+#define BACKOFF_BASE_US (100 * 1000)
+#define BACKOFF_MAX_US (10 * 1000 * 1000)
+#define MIN_STREAM_BUFFER (256 * 1024)
+#define POLL_MS 100
+
+typedef struct _Transfer Transfer;
+
+struct _GstSpdlHttp
+{
+  GstSpdlHttpConfig config;
+  gchar *s3_endpoint, *s3_region, *s3_credentials, *s3_token_header;
+
+  CURLM *multi;
+  GThread *thread;
+  GMutex lock;
+  GCond cond;                   /* any transfer's state changed */
+  gboolean stopping;            /* free(): the thread ends */
+  gboolean cancelled;           /* readers get an error, no more retries */
+  GQueue waiting;               /* not started, or waiting for a retry */
+  GList *running;
+  GQueue to_resume;             /* paused streams with room again */
+  guint n_streams;              /* open streams share the byte bound */
+  guint64 objects_in_flight;    /* bytes of whole objects being received */
+};
+
+struct _Transfer
+{
+  GstSpdlHttp *http;
+  gint refs;                    /* the I/O thread's and a stream reader's */
+  gchar *url;                   /* what is fetched (s3:// resolved) */
+  gchar *display;               /* as the user wrote it: for messages */
+  gboolean s3;
+  gboolean streaming;
+  CURL *easy;
+  struct curl_slist *headers;
+  gchar errbuf[CURL_ERROR_SIZE];
+  guint attempt;                /* failures in a row without progress */
+  guint64 accepted_at_failure;
+  gint64 retry_at;              /* monotonic us */
+  gboolean started_body;        /* this attempt's first body byte seen */
+  guint64 resume_from;          /* this attempt asked for bytes from here */
+  guint64 skip;                 /* a 200 to a range request: bytes to drop */
+
+  /* under http->lock */
+  GQueue chunks;                /* GBytes, streams */
+  gsize chunk_offset;
+  guint64 buffered;
+  guint64 accepted;             /* body bytes taken over all attempts */
+  gboolean paused;
+  gboolean finished;
+  gboolean closed;              /* the reader is gone */
+  GError *error;
+
+  /* whole objects */
+  GByteArray *body;
+  guint64 max_size;
+  GstSpdlHttpDoneFunc done;
+  gpointer user_data;
+};
+
+struct _GstSpdlHttpStream
+{
+  Transfer *transfer;
+};
+
+gboolean
+gst_spdl_http_is_url (const gchar * location)
+{
+  return location && (g_str_has_prefix (location, "http://") ||
+      g_str_has_prefix (location, "https://") ||
+      g_str_has_prefix (location, "s3://"));
+}
+
+/* ------------------------------------------------------------------------ */
+/* S3 addressing                                                            */
+
+static const gchar *
+env_or (const gchar * value, const gchar * name, const gchar * name2)
+{
+  if (value && *value)
+    return value;
+  if (g_getenv (name) && *g_getenv (name))
+    return g_getenv (name);
+  return name2 ? g_getenv (name2) : NULL;
+}
+
+static void
+s3_setup (GstSpdlHttp * http, const GstSpdlHttpConfig * c)
+{
+  const gchar *endpoint = env_or (c->s3_endpoint, "AWS_ENDPOINT_URL_S3",
+      "AWS_ENDPOINT_URL");
+  const gchar *region = env_or (c->s3_region, "AWS_REGION",
+      "AWS_DEFAULT_REGION");
+  const gchar *key = env_or (c->s3_access_key, "AWS_ACCESS_KEY_ID", NULL);
+  const gchar *secret = env_or (c->s3_secret_key, "AWS_SECRET_ACCESS_KEY",
+      NULL);
+  const gchar *token = env_or (c->s3_session_token, "AWS_SESSION_TOKEN",
+      NULL);
+
+  http->s3_region = g_strdup (region ? region : "us-east-1");
+  if (endpoint)
+    http->s3_endpoint = g_strdup (endpoint);
+  else
+    http->s3_endpoint = g_strdup_printf ("https://s3.%s.amazonaws.com",
+        http->s3_region);
+  while (g_str_has_suffix (http->s3_endpoint, "/"))
+    http->s3_endpoint[strlen (http->s3_endpoint) - 1] = '\0';
+  if (key && secret)
+    http->s3_credentials = g_strdup_printf ("%s:%s", key, secret);
+  if (token && *token)
+    http->s3_token_header = g_strdup_printf ("x-amz-security-token: %s",
+        token);
+}
+
+/* s3://bucket/key -> the endpoint's URL of it; the key's path segments
+ * are percent-encoded (SigV4 signs the encoded path). */
+static gchar *
+s3_resolve (GstSpdlHttp * http, const gchar * url, const gchar * query)
+{
+  const gchar *bucket = url + strlen ("s3://");
+  const gchar *slash = strchr (bucket, '/');
+  gchar *bucket_name = slash ? g_strndup (bucket, slash - bucket) :
+      g_strdup (bucket);
+  gchar *key = g_uri_escape_string (slash ? slash + 1 : "", "/", FALSE);
+  gchar *resolved;
+
+  if (http->config.s3_virtual_host) {
+    const gchar *host = strstr (http->s3_endpoint, "://");
+    gchar *scheme = g_strndup (http->s3_endpoint, host - http->s3_endpoint);
+    resolved = g_strdup_printf ("%s://%s.%s/%s%s%s", scheme, bucket_name,
+        host + 3, key, query ? "?" : "", query ? query : "");
+    g_free (scheme);
+  } else {
+    resolved = g_strdup_printf ("%s/%s/%s%s%s", http->s3_endpoint,
+        bucket_name, key, query ? "?" : "", query ? query : "");
+  }
+  g_free (bucket_name);
+  g_free (key);
+  return resolved;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Transfers                                                                */
+
+static Transfer *
+transfer_new (GstSpdlHttp * http, const gchar * url, const gchar * query)
+{
+  Transfer *t = g_new0 (Transfer, 1);
+
+  t->http = http;
+  t->refs = 1;
+  t->display = g_strdup (url);
+  t->s3 = g_str_has_prefix (url, "s3://");
+  t->url = t->s3 ? s3_resolve (http, url, query) : g_strdup (url);
+  g_queue_init (&t->chunks);
+  return t;
+}
+
+static void
+transfer_unref (Transfer * t)
+{
+  if (!g_atomic_int_dec_and_test (&t->refs))
+    return;
+  if (t->easy)
+    curl_easy_cleanup (t->easy);
+  curl_slist_free_all (t->headers);
+  g_queue_clear_full (&t->chunks, (GDestroyNotify) g_bytes_unref);
+  if (t->body)
+    g_byte_array_unref (t->body);
+  g_clear_error (&t->error);
+  g_free (t->url);
+  g_free (t->display);
+  g_free (t);
+}
+
+/* Bytes a stream may hold ahead of its reader. */
+static guint64
+stream_cap (GstSpdlHttp * http)
+{
+  return MAX (http->config.max_bytes_in_flight / MAX (http->n_streams, 1),
+      MIN_STREAM_BUFFER);
+}
+
+static size_t
+write_cb (char *data, size_t size, size_t nmemb, void *user_data)
+{
+  Transfer *t = user_data;
+  GstSpdlHttp *http = t->http;
+  gsize len = size * nmemb, skipped = 0;
+  long status = 0;
+
+  curl_easy_getinfo (t->easy, CURLINFO_RESPONSE_CODE, &status);
+  if (status >= 300)
+    return len;                 /* an error page: the status says it all */
+  if (!t->started_body) {
+    t->started_body = TRUE;
+    /* the server ignored the Range header: drop what was had */
+    if (t->resume_from > 0 && status == 200)
+      t->skip = t->resume_from;
+  }
+  if (t->skip) {
+    skipped = (gsize) MIN ((guint64) len, t->skip);
+    t->skip -= skipped;
+    if (skipped == len)
+      return len;
+  }
+
+  g_mutex_lock (&http->lock);
+  if (t->closed || http->cancelled) {
+    g_mutex_unlock (&http->lock);
+    return 0;                   /* ends the transfer */
+  }
+  if (t->streaming) {
+    if (t->buffered >= stream_cap (http)) {
+      t->paused = TRUE;
+      g_mutex_unlock (&http->lock);
+      /* curl hands the same bytes again once resumed */
+      t->skip += skipped;
+      return CURL_WRITEFUNC_PAUSE;
+    }
+    g_queue_push_tail (&t->chunks, g_bytes_new (data + skipped,
+            len - skipped));
+    t->buffered += len - skipped;
+  } else {
+    if (t->max_size && t->body->len + (len - skipped) > t->max_size) {
+      g_mutex_unlock (&http->lock);
+      return 0;
+    }
+    g_byte_array_append (t->body, (const guint8 *) data + skipped,
+        len - skipped);
+    http->objects_in_flight += len - skipped;
+  }
+  t->accepted += len - skipped;
+  g_cond_broadcast (&http->cond);
+  g_mutex_unlock (&http->lock);
+  return len;
+}
+
+static gboolean
+setup_easy (GstSpdlHttp * http, Transfer * t)
+{
+  guint timeout_s = MAX ((http->config.timeout_ms + 999) / 1000, 1);
+
+  if (t->easy == NULL && (t->easy = curl_easy_init ()) == NULL)
+    return FALSE;
+  curl_easy_reset (t->easy);
+  curl_slist_free_all (t->headers);
+  t->headers = NULL;
+  curl_easy_setopt (t->easy, CURLOPT_URL, t->url);
+  curl_easy_setopt (t->easy, CURLOPT_PRIVATE, t);
+  curl_easy_setopt (t->easy, CURLOPT_WRITEFUNCTION, write_cb);
+  curl_easy_setopt (t->easy, CURLOPT_WRITEDATA, t);
+  curl_easy_setopt (t->easy, CURLOPT_ERRORBUFFER, t->errbuf);
+  curl_easy_setopt (t->easy, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt (t->easy, CURLOPT_FOLLOWLOCATION, 1L);
+  curl_easy_setopt (t->easy, CURLOPT_MAXREDIRS, 5L);
+  curl_easy_setopt (t->easy, CURLOPT_HTTP_VERSION,
+      (long) CURL_HTTP_VERSION_2TLS);
+  /* over TLS, wait to learn whether the connection multiplexes (HTTP/2)
+   * rather than open another; plain HTTP/1.1 would serialize on one */
+  if (g_str_has_prefix (t->url, "https://"))
+    curl_easy_setopt (t->easy, CURLOPT_PIPEWAIT, 1L);
+  curl_easy_setopt (t->easy, CURLOPT_CONNECTTIMEOUT_MS,
+      (long) http->config.timeout_ms);
+  /* a request that receives nothing for the timeout fails; a long shard
+   * that keeps arriving does not */
+  curl_easy_setopt (t->easy, CURLOPT_LOW_SPEED_LIMIT, 1L);
+  curl_easy_setopt (t->easy, CURLOPT_LOW_SPEED_TIME, (long) timeout_s);
+  curl_easy_setopt (t->easy, CURLOPT_USERAGENT, "gst-spdl/" VERSION);
+  if (t->max_size)
+    curl_easy_setopt (t->easy, CURLOPT_MAXFILESIZE_LARGE,
+        (curl_off_t) t->max_size);
+  t->resume_from = t->streaming ? t->accepted : 0;
+  if (t->resume_from > 0) {
+    gchar *range = g_strdup_printf ("%" G_GUINT64_FORMAT "-", t->resume_from);
+    curl_easy_setopt (t->easy, CURLOPT_RANGE, range);
+    g_free (range);
+  }
+  if (t->s3) {
+    gchar *sigv4 = g_strdup_printf ("aws:amz:%s:s3", http->s3_region);
+    curl_easy_setopt (t->easy, CURLOPT_AWS_SIGV4, sigv4);
+    g_free (sigv4);
+    if (http->s3_credentials)
+      curl_easy_setopt (t->easy, CURLOPT_USERPWD, http->s3_credentials);
+    if (http->s3_token_header)
+      t->headers = curl_slist_append (t->headers, http->s3_token_header);
+  }
+  curl_easy_setopt (t->easy, CURLOPT_HTTPHEADER, t->headers);
+  t->started_body = FALSE;
+  t->skip = 0;
+  t->errbuf[0] = '\0';
+  return TRUE;
+}
+
+/* Called with the lock: the transfer is over, one way or the other. */
+static void
+finish (GstSpdlHttp * http, Transfer * t, GError * error)
+{
+  t->finished = TRUE;
+  t->error = error;
+  if (!t->streaming) {
+    GstBuffer *buffer = NULL;
+    http->objects_in_flight -= t->body->len;
+    if (error == NULL) {
+      gsize len = t->body->len;
+      buffer = gst_buffer_new_wrapped (g_byte_array_free (t->body, FALSE),
+          len);
+      t->body = NULL;
+    }
+    t->error = NULL;
+    g_mutex_unlock (&http->lock);
+    t->done (buffer, error, t->user_data);
+    g_mutex_lock (&http->lock);
+  }
+  g_cond_broadcast (&http->cond);
+}
+
+static gboolean
+is_retryable (CURLcode result, long status)
+{
+  switch (result) {
+    case CURLE_OK:
+      return status == 429 || status >= 500;
+    case CURLE_COULDNT_CONNECT:
+    case CURLE_OPERATION_TIMEDOUT:
+    case CURLE_RECV_ERROR:
+    case CURLE_SEND_ERROR:
+    case CURLE_GOT_NOTHING:
+    case CURLE_PARTIAL_FILE:
+    case CURLE_SSL_CONNECT_ERROR:
+    case CURLE_HTTP2:
+    case CURLE_HTTP2_STREAM:
+    case CURLE_COULDNT_RESOLVE_HOST:
+      return TRUE;
+    default:
+      return FALSE;
+  }
+}
+
+/* Called with the lock, the easy handle out of the multi handle. */
+static void
+transfer_ended (GstSpdlHttp * http, Transfer * t, CURLcode result)
+{
+  long status = 0;
+  gchar *why;
+  GError *error;
+
+  curl_easy_getinfo (t->easy, CURLINFO_RESPONSE_CODE, &status);
+  if (result == CURLE_OK && status >= 200 && status < 300) {
+    finish (http, t, NULL);
+    return;
+  }
+  if (t->closed)
+    return;
+  if (result == CURLE_OK)
+    why = g_strdup_printf ("HTTP status %ld", status);
+  else if (result == CURLE_FILESIZE_EXCEEDED || (result == CURLE_WRITE_ERROR
+          && !t->streaming && t->max_size))
+    why = g_strdup_printf ("larger than max-file-size=%" G_GUINT64_FORMAT,
+        t->max_size);
+  else
+    why = g_strdup (t->errbuf[0] ? t->errbuf : curl_easy_strerror (result));
+
+  /* a long shard cut off several times, each time after more bytes, has
+   * not failed in a row */
+  if (t->streaming && t->accepted > t->accepted_at_failure)
+    t->attempt = 0;
+  t->accepted_at_failure = t->accepted;
+  if (is_retryable (result, status) && t->attempt < http->config.retries &&
+      !http->cancelled) {
+    /* exponential backoff with jitter: base * 2^attempt * [0.5, 1.5) */
+    gint64 delay = MIN ((gint64) BACKOFF_BASE_US << MIN (t->attempt, 16),
+        BACKOFF_MAX_US);
+    delay = (gint64) (delay * g_random_double_range (0.5, 1.5));
+    t->attempt++;
+    GST_INFO ("retrying %s in %" G_GINT64_FORMAT " ms (attempt %u): %s",
+        t->display, delay / 1000, t->attempt, why);
+    t->retry_at = g_get_monotonic_time () + delay;
+    if (!t->streaming) {
+      http->objects_in_flight -= t->body->len;
+      g_byte_array_set_size (t->body, 0);
+    }
+    g_queue_push_tail (&http->waiting, t);
+    g_free (why);
+    return;
+  }
+  error = g_error_new (GST_SPDL_SKIP_REASON, result ==
+      CURLE_OPERATION_TIMEDOUT ? GST_SPDL_SRC_SKIP_TIMEOUT :
+      (result == CURLE_FILESIZE_EXCEEDED || (result == CURLE_WRITE_ERROR &&
+              !t->streaming)) ? GST_SPDL_SRC_SKIP_TOO_LARGE :
+      GST_SPDL_SRC_SKIP_HTTP_ERROR, "%s%s (%s)", why, t->attempt ?
+      ", retries exhausted" : "", t->display);
+  g_free (why);
+  finish (http, t, error);
+}
+
+/* ------------------------------------------------------------------------ */
+/* The I/O thread                                                           */
+
+/* Called with the lock: starts waiting transfers while there is room. */
+static void
+start_waiting (GstSpdlHttp * http, gint64 now, gint64 * next_retry)
+{
+  GList *l = http->waiting.head;
+
+  while (l && g_list_length (http->running) < http->config.max_requests) {
+    Transfer *t = l->data;
+    GList *next = l->next;
+
+    if (t->closed) {
+      g_queue_delete_link (&http->waiting, l);
+      transfer_unref (t);
+    } else if (t->retry_at > now) {
+      *next_retry = MIN (*next_retry, t->retry_at);
+    } else if (!t->streaming && http->objects_in_flight >=
+        http->config.max_bytes_in_flight && http->running) {
+      break;                    /* in order: the oldest request starts first */
+    } else {
+      g_queue_delete_link (&http->waiting, l);
+      if (!setup_easy (http, t)) {
+        finish (http, t, g_error_new (GST_SPDL_SKIP_REASON,
+                GST_SPDL_SRC_SKIP_HTTP_ERROR, "could not make a request "
+                "(%s)", t->display));
+        transfer_unref (t);
+      } else {
+        curl_multi_add_handle (http->multi, t->easy);
+        http->running = g_list_prepend (http->running, t);
+      }
+    }
+    l = next;
+  }
+}
+
+static void
+drop_running (GstSpdlHttp * http, Transfer * t)
+{
+  curl_multi_remove_handle (http->multi, t->easy);
+  http->running = g_list_remove (http->running, t);
+}
+
+static gpointer
+io_thread (gpointer data)
+{
+  GstSpdlHttp *http = data;
+
+  g_mutex_lock (&http->lock);
+  while (!http->stopping) {
+    gint64 now = g_get_monotonic_time (), next_retry = G_MAXINT64;
+    GList *resume = NULL, *l;
+    CURLMsg *msg;
+    int running, left, timeout_ms = POLL_MS;
+
+    /* streams their readers closed */
+    for (l = http->running; l;) {
+      Transfer *t = l->data;
+      l = l->next;
+      if (t->closed) {
+        drop_running (http, t);
+        transfer_unref (t);
+      }
+    }
+    start_waiting (http, now, &next_retry);
+    while (!g_queue_is_empty (&http->to_resume)) {
+      Transfer *t = g_queue_pop_head (&http->to_resume);
+      if (g_list_find (http->running, t))
+        resume = g_list_prepend (resume, t);
+    }
+    g_mutex_unlock (&http->lock);
+
+    /* curl may call write_cb from here: without the lock */
+    for (l = resume; l; l = l->next)
+      curl_easy_pause (((Transfer *) l->data)->easy, CURLPAUSE_CONT);
+    g_list_free (resume);
+    curl_multi_perform (http->multi, &running);
+
+    g_mutex_lock (&http->lock);
+    while ((msg = curl_multi_info_read (http->multi, &left))) {
+      Transfer *t = NULL;
+      if (msg->msg != CURLMSG_DONE)
+        continue;
+      curl_easy_getinfo (msg->easy_handle, CURLINFO_PRIVATE, (char **) &t);
+      drop_running (http, t);
+      transfer_ended (http, t, msg->data.result);
+      if (t->finished || t->closed)
+        transfer_unref (t);
+    }
+    if (next_retry != G_MAXINT64)
+      timeout_ms = CLAMP ((next_retry - now) / 1000, 1, POLL_MS);
+    g_mutex_unlock (&http->lock);
+    curl_multi_poll (http->multi, NULL, 0, timeout_ms, NULL);
+    g_mutex_lock (&http->lock);
+  }
+  /* cancelled: nothing more is called back */
+  while (http->running) {
+    Transfer *t = http->running->data;
+    drop_running (http, t);
+    transfer_unref (t);
+  }
+  g_queue_clear_full (&http->waiting, (GDestroyNotify) transfer_unref);
+  g_mutex_unlock (&http->lock);
+  return NULL;
+}
+
+static gpointer
+global_init (gpointer data)
+{
+  GST_DEBUG_CATEGORY_INIT (spdl_http_debug, "spdlhttp", 0,
+      "SPDL HTTP and S3 reads");
+  return GINT_TO_POINTER (curl_global_init (CURL_GLOBAL_DEFAULT) == CURLE_OK);
+}
+
+GstSpdlHttp *
+gst_spdl_http_new (const GstSpdlHttpConfig * config, GError ** error)
+{
+  static GOnce once = G_ONCE_INIT;
+  GstSpdlHttp *http;
+
+  if (!GPOINTER_TO_INT (g_once (&once, global_init, NULL))) {
+    g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_FAILED,
+        "Could not initialize libcurl");
+    return NULL;
+  }
+  http = g_new0 (GstSpdlHttp, 1);
+  http->config = *config;
+  http->config.s3_endpoint = http->config.s3_region = NULL;
+  http->config.s3_access_key = http->config.s3_secret_key = NULL;
+  http->config.s3_session_token = NULL;
+  http->config.max_requests = MAX (config->max_requests, 1);
+  /* the config's strings are read here, not kept */
+  s3_setup (http, config);
+  g_mutex_init (&http->lock);
+  g_cond_init (&http->cond);
+  g_queue_init (&http->waiting);
+  g_queue_init (&http->to_resume);
+  http->multi = curl_multi_init ();
+  if (http->multi == NULL) {
+    g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_FAILED,
+        "Could not make a libcurl multi handle");
+    gst_spdl_http_free (http);
+    return NULL;
+  }
+  curl_multi_setopt (http->multi, CURLMOPT_MAX_TOTAL_CONNECTIONS,
+      (long) http->config.max_requests);
+  curl_multi_setopt (http->multi, CURLMOPT_PIPELINING,
+      (long) CURLPIPE_MULTIPLEX);
+  http->thread = g_thread_try_new ("spdlhttp", io_thread, http, error);
+  if (http->thread == NULL) {
+    gst_spdl_http_free (http);
+    return NULL;
+  }
+  return http;
+}
+
+void
+gst_spdl_http_cancel (GstSpdlHttp * http)
+{
+  g_mutex_lock (&http->lock);
+  http->cancelled = TRUE;
+  g_cond_broadcast (&http->cond);
+  g_mutex_unlock (&http->lock);
+  if (http->multi)
+    curl_multi_wakeup (http->multi);
+}
+
+void
+gst_spdl_http_free (GstSpdlHttp * http)
+{
+  if (http == NULL)
+    return;
+  if (http->thread) {
+    g_mutex_lock (&http->lock);
+    http->stopping = TRUE;
+    http->cancelled = TRUE;
+    g_cond_broadcast (&http->cond);
+    g_mutex_unlock (&http->lock);
+    curl_multi_wakeup (http->multi);
+    g_thread_join (http->thread);
+  }
+  if (http->multi)
+    curl_multi_cleanup (http->multi);
+  g_queue_clear (&http->to_resume);
+  g_mutex_clear (&http->lock);
+  g_cond_clear (&http->cond);
+  g_free (http->s3_endpoint);
+  g_free (http->s3_region);
+  if (http->s3_credentials) {
+    /* a secret: not left in freed memory */
+    memset (http->s3_credentials, 0, strlen (http->s3_credentials));
+    g_free (http->s3_credentials);
+  }
+  g_free (http->s3_token_header);
+  g_free (http);
+}
+
+static void
+submit (GstSpdlHttp * http, Transfer * t)
+{
+  g_mutex_lock (&http->lock);
+  g_queue_push_tail (&http->waiting, t);
+  g_mutex_unlock (&http->lock);
+  curl_multi_wakeup (http->multi);
+}
+
+void
+gst_spdl_http_get (GstSpdlHttp * http, const gchar * url, guint64 max_size,
+    GstSpdlHttpDoneFunc done, gpointer user_data)
+{
+  Transfer *t = transfer_new (http, url, NULL);
+
+  t->body = g_byte_array_new ();
+  t->max_size = max_size;
+  t->done = done;
+  t->user_data = user_data;
+  submit (http, t);
+}
+
+typedef struct
+{
+  GMutex lock;
+  GCond cond;
+  gboolean done;
+  GstBuffer *buffer;
+  GError *error;
+} SyncGet;
+
+static void
+sync_done (GstBuffer * buffer, GError * error, gpointer user_data)
+{
+  SyncGet *get = user_data;
+
+  g_mutex_lock (&get->lock);
+  get->buffer = buffer;
+  get->error = error;
+  get->done = TRUE;
+  g_cond_signal (&get->cond);
+  g_mutex_unlock (&get->lock);
+}
+
+static GBytes *
+get_sync (GstSpdlHttp * http, Transfer * t, GError ** error)
+{
+  SyncGet get = { 0, };
+  GBytes *bytes = NULL;
+
+  g_mutex_init (&get.lock);
+  g_cond_init (&get.cond);
+  t->body = g_byte_array_new ();
+  t->done = sync_done;
+  t->user_data = &get;
+  submit (http, t);
+  g_mutex_lock (&get.lock);
+  while (!get.done)
+    g_cond_wait (&get.cond, &get.lock);
+  g_mutex_unlock (&get.lock);
+  if (get.buffer) {
+    GstMapInfo map;
+    if (gst_buffer_map (get.buffer, &map, GST_MAP_READ)) {
+      bytes = g_bytes_new (map.data, map.size);
+      gst_buffer_unmap (get.buffer, &map);
+    }
+    gst_buffer_unref (get.buffer);
+  } else {
+    g_propagate_error (error, get.error);
+  }
+  g_mutex_clear (&get.lock);
+  g_cond_clear (&get.cond);
+  return bytes;
+}
+
+GBytes *
+gst_spdl_http_get_sync (GstSpdlHttp * http, const gchar * url,
+    guint64 max_size, GError ** error)
+{
+  Transfer *t = transfer_new (http, url, NULL);
+
+  t->max_size = max_size;
+  return get_sync (http, t, error);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Streams                                                                  */
+
+GstSpdlHttpStream *
+gst_spdl_http_stream_open (GstSpdlHttp * http, const gchar * url)
+{
+  GstSpdlHttpStream *stream = g_new0 (GstSpdlHttpStream, 1);
+  Transfer *t = transfer_new (http, url, NULL);
+
+  t->streaming = TRUE;
+  t->refs = 2;                  /* the reader's and the I/O thread's */
+  stream->transfer = t;
+  g_mutex_lock (&http->lock);
+  http->n_streams++;
+  g_mutex_unlock (&http->lock);
+  submit (http, t);
+  return stream;
+}
+
+gssize
+gst_spdl_http_stream_read (GstSpdlHttpStream * stream, guint8 * data,
+    gsize len, GError ** error)
+{
+  Transfer *t = stream->transfer;
+  GstSpdlHttp *http = t->http;
+  gssize got = 0;
+  gboolean wake = FALSE;
+
+  g_mutex_lock (&http->lock);
+  while (g_queue_is_empty (&t->chunks) && !t->finished && !http->cancelled)
+    g_cond_wait (&http->cond, &http->lock);
+  while (got < (gssize) len && !g_queue_is_empty (&t->chunks)) {
+    GBytes *chunk = g_queue_peek_head (&t->chunks);
+    gsize size, n;
+    const guint8 *bytes = g_bytes_get_data (chunk, &size);
+
+    n = MIN (len - got, size - t->chunk_offset);
+    memcpy (data + got, bytes + t->chunk_offset, n);
+    got += n;
+    t->chunk_offset += n;
+    if (t->chunk_offset == size) {
+      g_bytes_unref (g_queue_pop_head (&t->chunks));
+      t->chunk_offset = 0;
+    }
+  }
+  t->buffered -= got;
+  if (t->paused && t->buffered < stream_cap (http) / 2) {
+    t->paused = FALSE;
+    g_queue_push_tail (&http->to_resume, t);
+    wake = TRUE;
+  }
+  if (got == 0 && t->error) {
+    g_propagate_error (error, g_error_copy (t->error));
+    got = -1;
+  } else if (got == 0 && http->cancelled && !t->finished) {
+    g_set_error (error, GST_SPDL_SKIP_REASON, GST_SPDL_SRC_SKIP_HTTP_ERROR,
+        "cancelled (%s)", t->display);
+    got = -1;
+  }
+  g_mutex_unlock (&http->lock);
+  if (wake)
+    curl_multi_wakeup (http->multi);
+  return got;
+}
+
+void
+gst_spdl_http_stream_close (GstSpdlHttpStream * stream)
+{
+  Transfer *t;
+  GstSpdlHttp *http;
+
+  if (stream == NULL)
+    return;
+  t = stream->transfer;
+  http = t->http;
+  g_mutex_lock (&http->lock);
+  t->closed = TRUE;
+  http->n_streams--;
+  g_mutex_unlock (&http->lock);
+  curl_multi_wakeup (http->multi);
+  transfer_unref (t);
+  g_free (stream);
+}
+
+/* ------------------------------------------------------------------------ */
+/* S3 listing                                                               */
+
+typedef struct
+{
+  GPtrArray *keys;
+  GString *text;
+  gchar *next_token;
+  gboolean truncated;
+  const gchar *element;
+} ListParse;
+
+static void
+list_start (GMarkupParseContext * context, const gchar * element,
+    const gchar ** names, const gchar ** values, gpointer user_data,
+    GError ** error)
+{
+  ListParse *p = user_data;
+  g_string_truncate (p->text, 0);
+  p->element = element;
+}
+
+static void
+list_text (GMarkupParseContext * context, const gchar * text, gsize len,
+    gpointer user_data, GError ** error)
+{
+  ListParse *p = user_data;
+  g_string_append_len (p->text, text, len);
+}
+
+static void
+list_end (GMarkupParseContext * context, const gchar * element,
+    gpointer user_data, GError ** error)
+{
+  ListParse *p = user_data;
+  const gchar *parent;
+  GSList *stack = (GSList *) g_markup_parse_context_get_element_stack
+      (context);
+
+  parent = stack && stack->next ? stack->next->data : "";
+  if (strcmp (element, "Key") == 0 && strcmp (parent, "Contents") == 0)
+    g_ptr_array_add (p->keys, g_strdup (p->text->str));
+  else if (strcmp (element, "NextContinuationToken") == 0) {
+    g_free (p->next_token);
+    p->next_token = g_strdup (p->text->str);
+  } else if (strcmp (element, "IsTruncated") == 0)
+    p->truncated = strcmp (p->text->str, "true") == 0;
+  g_string_truncate (p->text, 0);
+}
+
+static gint
+compare_strings (gconstpointer a, gconstpointer b)
+{
+  return strcmp (*(const gchar * const *) a, *(const gchar * const *) b);
+}
+
+GPtrArray *
+gst_spdl_http_s3_list (GstSpdlHttp * http, const gchar * url, GError ** error)
+{
+  static const GMarkupParser parser = { list_start, list_end, list_text,
+    NULL, NULL
+  };
+  const gchar *bucket = url + strlen ("s3://");
+  const gchar *slash = strchr (bucket, '/');
+  gchar *bucket_url = g_strdup_printf ("s3://%.*s/", (int) (slash ?
+          slash - bucket : (gssize) strlen (bucket)), bucket);
+  gchar *prefix = g_uri_escape_string (slash ? slash + 1 : "", NULL, FALSE);
+  ListParse p = { g_ptr_array_new_with_free_func (g_free), g_string_new (NULL),
+    NULL, FALSE, NULL
+  };
+  gboolean ok = TRUE;
+
+  do {
+    gchar *token = p.next_token ? g_uri_escape_string (p.next_token, NULL,
+        FALSE) : NULL;
+    /* parameters in SigV4's canonical (sorted) order */
+    gchar *query = token ? g_strdup_printf ("continuation-token=%s&"
+        "list-type=2&prefix=%s", token, prefix) :
+        g_strdup_printf ("list-type=2&prefix=%s", prefix);
+    Transfer *t = transfer_new (http, bucket_url, query);
+    GBytes *page;
+    GMarkupParseContext *ctx;
+    gsize size;
+    const gchar *xml;
+
+    g_free (token);
+    g_free (query);
+    page = get_sync (http, t, error);
+    if (page == NULL) {
+      ok = FALSE;
+      break;
+    }
+    p.truncated = FALSE;
+    g_clear_pointer (&p.next_token, g_free);
+    xml = g_bytes_get_data (page, &size);
+    ctx = g_markup_parse_context_new (&parser, 0, &p, NULL);
+    ok = g_markup_parse_context_parse (ctx, xml, size, error) &&
+        g_markup_parse_context_end_parse (ctx, error);
+    g_markup_parse_context_free (ctx);
+    g_bytes_unref (page);
+  } while (ok && p.truncated && p.next_token);
+
+  g_free (bucket_url);
+  g_free (prefix);
+  g_string_free (p.text, TRUE);
+  g_free (p.next_token);
+  if (!ok) {
+    g_ptr_array_unref (p.keys);
+    return NULL;
+  }
+  g_ptr_array_sort (p.keys, compare_strings);
+  return p.keys;
+}

@@ -1,0 +1,74 @@
+/* GStreamer SPDL plugin: HTTP(S) and S3 reads on one I/O thread
+ * Copyright (C) 2026 gst-spdl authors
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Library General Public
+ * License as published by the Free Software Foundation; either
+ * version 2 of the License, or (at your option) any later version.
+ */
+#ifndef __GST_SPDL_HTTP_H__
+#define __GST_SPDL_HTTP_H__
+
+#include <gst/gst.h>
+
+G_BEGIN_DECLS
+
+/* A libcurl multi handle driven by one thread: many transfers at once,
+ * kept-alive connections (HTTP/2 where offered), retries with exponential
+ * backoff and jitter on connection errors, timeouts, 429 and 5xx. Whole
+ * objects arrive through a callback; streams (tar shards) are read in
+ * order while they download, a bounded amount buffered ahead. s3:// URLs
+ * are signed with SigV4 (libcurl's CURLOPT_AWS_SIGV4). */
+typedef struct _GstSpdlHttp GstSpdlHttp;
+typedef struct _GstSpdlHttpStream GstSpdlHttpStream;
+
+typedef struct
+{
+  guint max_requests;           /* transfers running at once */
+  guint timeout_ms;             /* connect, and longest wait for a byte */
+  guint retries;                /* after the first attempt */
+  guint64 max_bytes_in_flight;  /* received, not yet consumed */
+  /* S3: NULL = from the AWS_* environment variables */
+  const gchar *s3_endpoint;     /* e.g. http://127.0.0.1:9000 */
+  const gchar *s3_region;
+  const gchar *s3_access_key;
+  const gchar *s3_secret_key;
+  const gchar *s3_session_token;
+  gboolean s3_virtual_host;     /* bucket.host/key instead of host/bucket/key */
+} GstSpdlHttpConfig;
+
+/* Whole object: @buffer or @error (GST_SPDL_SKIP_REASON domain), both
+ * owned by the callee; called on the I/O thread. */
+typedef void (*GstSpdlHttpDoneFunc) (GstBuffer * buffer, GError * error,
+    gpointer user_data);
+
+gboolean gst_spdl_http_is_url (const gchar * location);
+
+GstSpdlHttp *gst_spdl_http_new (const GstSpdlHttpConfig * config,
+    GError ** error);
+/* Wakes every reader with an error and stops retrying: used before the
+ * threads that read are joined. */
+void gst_spdl_http_cancel (GstSpdlHttp * http);
+/* Cancels what is in flight (no callback runs after it) and frees. */
+void gst_spdl_http_free (GstSpdlHttp * http);
+
+void gst_spdl_http_get (GstSpdlHttp * http, const gchar * url,
+    guint64 max_size, GstSpdlHttpDoneFunc done, gpointer user_data);
+/* Waits for a whole object (for listings and indexes). */
+GBytes *gst_spdl_http_get_sync (GstSpdlHttp * http, const gchar * url,
+    guint64 max_size, GError ** error);
+
+GstSpdlHttpStream *gst_spdl_http_stream_open (GstSpdlHttp * http,
+    const gchar * url);
+/* > 0 bytes, 0 at the end, -1 with @error (a skip reason) */
+gssize gst_spdl_http_stream_read (GstSpdlHttpStream * stream, guint8 * data,
+    gsize len, GError ** error);
+void gst_spdl_http_stream_close (GstSpdlHttpStream * stream);
+
+/* The keys under an s3:// prefix (ListObjectsV2, all pages), sorted. */
+GPtrArray *gst_spdl_http_s3_list (GstSpdlHttp * http, const gchar * url,
+    GError ** error);
+
+G_END_DECLS
+
+#endif /* __GST_SPDL_HTTP_H__ */

@@ -1,0 +1,1038 @@
+/* GStreamer SPDL plugin: WebDataset tar shards as a sample provider
+ * Copyright (C) 2026 gst-spdl authors
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Library General Public
+ * License as published by the Free Software Foundation; either
+ * version 2 of the License, or (at your option) any later version.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "gstspdlshards.h"
+#include "gstspdlhttp.h"
+#include "gstspdlsrc.h"
+#include "gstspdltar.h"
+#include "gstspdlrandom.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+
+GST_DEBUG_CATEGORY_STATIC (spdl_shards_debug);
+#define GST_CAT_DEFAULT spdl_shards_debug
+
+#define INDEX_NAME "shards.idx"
+#define READ_CHUNK (1024 * 1024)
+#define MAX_SHARDS (10 * 1000 * 1000)
+#define MAX_LABEL_SIZE 64
+/* rng streams: the shard order and each rank's shuffle buffer */
+#define RNG_SHARD_ORDER 1
+#define RNG_SHUFFLE_BUFFER 2
+
+static const gchar *const image_extensions[] = { "jpg", "jpeg", "png",
+  "webp", NULL
+};
+
+/* ------------------------------------------------------------------------ */
+/* Byte streams: a shard's bytes, in order                                  */
+
+typedef struct _ByteStream ByteStream;
+struct _ByteStream
+{
+  /* > 0 bytes read, 0 at the end, -1 with @error (a skip reason) */
+  gssize (*read) (ByteStream * stream, guint8 * data, gsize len,
+      GError ** error);
+  void (*close) (ByteStream * stream);
+};
+
+typedef struct
+{
+  ByteStream base;
+  int fd;
+} FileStream;
+
+static gssize
+file_stream_read (ByteStream * stream, guint8 * data, gsize len,
+    GError ** error)
+{
+  FileStream *fs = (FileStream *) stream;
+  ssize_t n;
+
+  do
+    n = read (fs->fd, data, len);
+  while (n < 0 && errno == EINTR);
+  if (n < 0)
+    g_set_error (error, GST_SPDL_SKIP_REASON, GST_SPDL_SRC_SKIP_UNREADABLE,
+        "%s", g_strerror (errno));
+  return n;
+}
+
+static void
+file_stream_close (ByteStream * stream)
+{
+  FileStream *fs = (FileStream *) stream;
+
+  close (fs->fd);
+  g_free (fs);
+}
+
+static ByteStream *
+file_stream_open (const gchar * path, GError ** error)
+{
+  FileStream *fs;
+  int fd = open (path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+
+  if (fd < 0) {
+    g_set_error (error, GST_SPDL_SKIP_REASON, GST_SPDL_SRC_SKIP_UNREADABLE,
+        "%s", g_strerror (errno));
+    return NULL;
+  }
+  fs = g_new0 (FileStream, 1);
+  fs->base.read = file_stream_read;
+  fs->base.close = file_stream_close;
+  fs->fd = fd;
+  return &fs->base;
+}
+
+typedef struct
+{
+  ByteStream base;
+  GstSpdlHttpStream *stream;
+} HttpStream;
+
+static gssize
+http_stream_read (ByteStream * stream, guint8 * data, gsize len,
+    GError ** error)
+{
+  return gst_spdl_http_stream_read (((HttpStream *) stream)->stream, data,
+      len, error);
+}
+
+static void
+http_stream_close (ByteStream * stream)
+{
+  gst_spdl_http_stream_close (((HttpStream *) stream)->stream);
+  g_free (stream);
+}
+
+/* Starts the download: bytes arrive while earlier shards are read. */
+static ByteStream *
+http_stream_open (GstSpdlHttp * http, const gchar * url)
+{
+  HttpStream *hs = g_new0 (HttpStream, 1);
+
+  hs->base.read = http_stream_read;
+  hs->base.close = http_stream_close;
+  hs->stream = gst_spdl_http_stream_open (http, url);
+  return &hs->base;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Locations                                                                */
+
+gboolean
+gst_spdl_shards_is_location (const gchar * location)
+{
+  const gchar *open_brace;
+
+  if (location == NULL)
+    return FALSE;
+  open_brace = strchr (location, '{');
+  if (open_brace && strstr (open_brace, "..") && strchr (open_brace, '}'))
+    return TRUE;
+  return g_str_has_suffix (location, ".tar");
+}
+
+static gboolean
+parse_bound (const gchar * s, gsize len, guint64 * value)
+{
+  gsize i;
+
+  if (len == 0 || len > 18)
+    return FALSE;
+  *value = 0;
+  for (i = 0; i < len; i++) {
+    if (!g_ascii_isdigit (s[i]))
+      return FALSE;
+    *value = *value * 10 + (s[i] - '0');
+  }
+  return TRUE;
+}
+
+static gboolean
+expand_into (const gchar * pattern, GPtrArray * out, GError ** error)
+{
+  const gchar *open_brace = strchr (pattern, '{'), *close_brace, *dots;
+  guint64 lo, hi, i;
+  guint width = 0;
+  gchar *head;
+
+  if (open_brace == NULL) {
+    if (out->len >= MAX_SHARDS)
+      goto too_many;
+    g_ptr_array_add (out, g_strdup (pattern));
+    return TRUE;
+  }
+  close_brace = strchr (open_brace, '}');
+  dots = close_brace ? g_strstr_len (open_brace, close_brace - open_brace,
+      "..") : NULL;
+  if (dots == NULL || !parse_bound (open_brace + 1, dots - open_brace - 1,
+          &lo) || !parse_bound (dots + 2, close_brace - dots - 2, &hi)
+      || hi < lo) {
+    g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_SETTINGS,
+        "Malformed brace range in \"%s\": expected {FIRST..LAST} with "
+        "FIRST <= LAST, decimal", pattern);
+    return FALSE;
+  }
+  if (hi - lo >= MAX_SHARDS)
+    goto too_many;
+  /* zero padded as WebDataset writes them: {000000..000009} */
+  if (open_brace[1] == '0' && dots - open_brace - 1 > 1)
+    width = dots - open_brace - 1;
+  head = g_strndup (pattern, open_brace - pattern);
+  for (i = lo; i <= hi; i++) {
+    gchar *one = g_strdup_printf ("%s%0*" G_GUINT64_FORMAT "%s", head, width,
+        i, close_brace + 1);
+    gboolean ok = expand_into (one, out, error);
+    g_free (one);
+    if (!ok) {
+      g_free (head);
+      return FALSE;
+    }
+  }
+  g_free (head);
+  return TRUE;
+
+too_many:
+  g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_SETTINGS,
+      "\"%s\" names more than %d shards", pattern, MAX_SHARDS);
+  return FALSE;
+}
+
+GStrv
+gst_spdl_shards_expand (const gchar * pattern, GError ** error)
+{
+  GPtrArray *out = g_ptr_array_new_with_free_func (g_free);
+
+  if (!expand_into (pattern, out, error)) {
+    g_ptr_array_unref (out);
+    return NULL;
+  }
+  g_ptr_array_set_free_func (out, NULL);
+  g_ptr_array_add (out, NULL);
+  return (GStrv) g_ptr_array_free (out, FALSE);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Grouping members into samples                                            */
+
+/* One shard segment being read: members grouped by key, each group with
+ * an image member is a sample position; positions [first, end) are
+ * emitted. */
+typedef struct
+{
+  GstSpdlShards *shards;
+  const gchar *shard;
+  guint64 base_index;           /* global index of the shard's first sample */
+  guint64 first, end;
+  guint64 completed;            /* positions seen so far */
+  gboolean done;                /* reached @end */
+
+  gchar *key;
+  gboolean has_image;
+  GstBuffer *image;
+  gchar *image_name;
+  gint label;
+  GError *error;                /* why the current group cannot be a sample */
+} Segment;
+
+typedef void (*EmitFunc) (GstSpdlShards * shards, GstSpdlShardSample * s);
+
+static gboolean
+is_image_extension (const gchar * extension)
+{
+  return g_strv_contains (image_extensions, extension);
+}
+
+static gboolean
+parse_label (GstBuffer * data, gint * label)
+{
+  GstMapInfo map;
+  gchar *text;
+  gint64 value;
+  gboolean ok;
+
+  if (!gst_buffer_map (data, &map, GST_MAP_READ))
+    return FALSE;
+  text = g_strstrip (g_strndup ((const gchar *) map.data, map.size));
+  gst_buffer_unmap (data, &map);
+  ok = g_ascii_string_to_signed (text, 10, G_MININT, G_MAXINT, &value, NULL);
+  g_free (text);
+  if (ok)
+    *label = (gint) value;
+  return ok;
+}
+
+struct _GstSpdlShards
+{
+  GstSpdlShardsConfig config;
+  gchar *location;
+  GStrv names;                  /* shard locations */
+  guint n_shards;
+  guint64 *counts;              /* samples per shard */
+  guint64 *offsets;             /* global index of each shard's first */
+  guint64 total;
+  guint64 per_rank;
+
+  GstSpdlHttp *http;            /* remote shards */
+
+  GThread *thread;
+  GMutex lock;
+  GCond cond;
+  GQueue queue;                 /* of GstSpdlShardSample, ready */
+  gboolean stopping;
+  gboolean flushing;
+  gboolean finished;            /* the thread pushed its last sample */
+
+  /* the reader thread's */
+  GPtrArray *mix;               /* shuffle buffer */
+  GstSpdlRng mix_rng;
+  guint64 to_skip;              /* start-index samples not yet dropped */
+  guint epoch;                  /* being read */
+};
+
+static void flush_group (Segment * seg);
+
+static void
+segment_clear_group (Segment * seg)
+{
+  g_clear_pointer (&seg->key, g_free);
+  g_clear_pointer (&seg->image, gst_buffer_unref);
+  g_clear_pointer (&seg->image_name, g_free);
+  g_clear_error (&seg->error);
+  seg->has_image = FALSE;
+  seg->label = -1;
+}
+
+/* A member of @key arrives: a new key completes the current group. */
+static void
+segment_enter_key (Segment * seg, const gchar * key)
+{
+  if (seg->key && strcmp (seg->key, key) == 0)
+    return;
+  flush_group (seg);
+  segment_clear_group (seg);
+  seg->key = g_strdup (key);
+}
+
+static gboolean
+segment_in_range (Segment * seg)
+{
+  return seg->completed >= seg->first && seg->completed < seg->end;
+}
+
+static gboolean
+segment_want (const gchar * name, guint64 size, gpointer user_data)
+{
+  Segment *seg = user_data;
+  guint64 max_size = seg->shards ? seg->shards->config.max_member_size : 0;
+  gchar *key, *extension;
+  gboolean want = FALSE;
+
+  gst_spdl_tar_split_name (name, &key, &extension);
+  segment_enter_key (seg, key);
+  if (seg->completed >= seg->end)
+    seg->done = TRUE;
+  else if (!segment_in_range (seg) || seg->error)
+    want = FALSE;
+  else if (is_image_extension (extension) && !seg->has_image) {
+    if (max_size && size > max_size)
+      seg->error = g_error_new (GST_SPDL_SKIP_REASON,
+          GST_SPDL_SRC_SKIP_TOO_LARGE, "%" G_GUINT64_FORMAT " bytes, more "
+          "than max-file-size=%" G_GUINT64_FORMAT, size, max_size);
+    else
+      want = TRUE;
+  } else if (strcmp (extension, "cls") == 0) {
+    if (size > MAX_LABEL_SIZE)
+      seg->error = g_error_new (GST_SPDL_SKIP_REASON,
+          GST_SPDL_SRC_SKIP_CORRUPT_MEMBER, "label member \"%s\" is %"
+          G_GUINT64_FORMAT " bytes long", name, size);
+    else
+      want = TRUE;
+  }
+  g_free (key);
+  g_free (extension);
+  return want;
+}
+
+static gboolean
+segment_member (const gchar * name, guint64 size, GstBuffer * data,
+    gpointer user_data)
+{
+  Segment *seg = user_data;
+  gchar *key, *extension;
+
+  gst_spdl_tar_split_name (name, &key, &extension);
+  if (is_image_extension (extension)) {
+    if (!seg->has_image && data) {
+      seg->image = gst_buffer_ref (data);
+      seg->image_name = g_strdup (name);
+    }
+    seg->has_image = TRUE;
+  } else if (data && strcmp (extension, "cls") == 0 && !seg->error &&
+      !parse_label (data, &seg->label)) {
+    seg->error = g_error_new (GST_SPDL_SKIP_REASON,
+        GST_SPDL_SRC_SKIP_CORRUPT_MEMBER, "label member \"%s\" is not an "
+        "integer", name);
+  }
+  if (data)
+    gst_buffer_unref (data);
+  g_free (key);
+  g_free (extension);
+  return !seg->done;
+}
+
+static void emit_sample (GstSpdlShards * shards, GstSpdlShardSample * sample);
+
+/* The current group is complete: a sample if it has an image. */
+static void
+flush_group (Segment * seg)
+{
+  GstSpdlShardSample *sample;
+  guint64 position;
+
+  if (seg->key == NULL || !seg->has_image)
+    return;
+  position = seg->completed++;
+  if (position < seg->first || position >= seg->end || seg->shards == NULL)
+    return;
+  sample = g_new0 (GstSpdlShardSample, 1);
+  sample->index = seg->base_index + position;
+  sample->label = seg->label;
+  sample->path = g_strdup_printf ("%s:%s", seg->shard, seg->image_name ?
+      seg->image_name : seg->key);
+  if (seg->error)
+    sample->error = g_steal_pointer (&seg->error);
+  else if (seg->image == NULL)
+    sample->error = g_error_new (GST_SPDL_SKIP_REASON,
+        GST_SPDL_SRC_SKIP_TOO_LARGE, "out of memory for the image member");
+  else
+    sample->buffer = g_steal_pointer (&seg->image);
+  emit_sample (seg->shards, sample);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Counting without an index: the tar headers, data passed over            */
+
+static gboolean
+count_local_shard (const gchar * path, guint64 * count, GError ** error)
+{
+  Segment seg = { NULL, };
+  GstSpdlTarParser *parser;
+  GError *tar_error = NULL;
+  guint8 header[512];
+  guint64 offset = 0;
+  gboolean ok = TRUE;
+  int fd = open (path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+
+  if (fd < 0) {
+    gchar *display = g_filename_display_name (path);
+    g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_OPEN_READ,
+        "Could not open shard \"%s\": %s", display, g_strerror (errno));
+    g_free (display);
+    return FALSE;
+  }
+  seg.end = G_MAXUINT64;
+  seg.first = G_MAXUINT64;
+  seg.label = -1;
+  parser = gst_spdl_tar_parser_new (segment_want, segment_member, &seg);
+  for (;;) {
+    guint64 skip = gst_spdl_tar_parser_skippable (parser);
+    ssize_t n;
+
+    if (skip) {
+      gst_spdl_tar_parser_skip (parser, skip);
+      offset += skip;
+      continue;
+    }
+    n = pread (fd, header, sizeof (header), offset);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0) {
+      g_set_error (&tar_error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_READ,
+          "%s", g_strerror (errno));
+      break;
+    }
+    if (n == 0) {
+      gst_spdl_tar_parser_finish (parser, &tar_error);
+      break;
+    }
+    offset += n;
+    if (!gst_spdl_tar_parser_feed (parser, header, n, &tar_error))
+      break;
+  }
+  if (tar_error) {
+    gchar *display = g_filename_display_name (path);
+    g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_READ,
+        "Could not list shard \"%s\": %s", display, tar_error->message);
+    g_free (display);
+    g_error_free (tar_error);
+    ok = FALSE;
+  }
+  flush_group (&seg);
+  segment_clear_group (&seg);
+  *count = seg.completed;
+  gst_spdl_tar_parser_free (parser);
+  close (fd);
+  return ok;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Listing                                                                  */
+
+/* "shards.idx": one "NAME<TAB>SAMPLES" line per shard (NAME as in the
+ * folder); lines starting with # are comments. */
+static gchar *
+fetch_index (GstSpdlShards * shards, const gchar * path, GError ** error)
+{
+  gchar *contents = NULL;
+  GBytes *bytes;
+  GError *fetch_error = NULL;
+
+  if (shards->http == NULL) {
+    g_file_get_contents (path, &contents, NULL, NULL);
+    return contents;            /* no index: the headers are read */
+  }
+  bytes = gst_spdl_http_get_sync (shards->http, path, 64 * 1024 * 1024,
+      &fetch_error);
+  if (bytes == NULL) {
+    g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_OPEN_READ,
+        "Could not read the shard index \"%s\" (remote shards need the "
+        "index tools/make-shards writes): %s", path, fetch_error->message);
+    g_error_free (fetch_error);
+    return NULL;
+  }
+  contents = g_strndup (g_bytes_get_data (bytes, NULL),
+      g_bytes_get_size (bytes));
+  g_bytes_unref (bytes);
+  return contents;
+}
+
+static GHashTable *
+load_index (GstSpdlShards * shards, const gchar * folder, GError ** error)
+{
+  gchar *path = g_strconcat (folder, "/", INDEX_NAME, NULL);
+  gchar *contents = NULL, **lines, **line;
+  GHashTable *index;
+  guint line_no = 0;
+
+  if ((contents = fetch_index (shards, path, error)) == NULL) {
+    g_free (path);
+    return NULL;
+  }
+  index = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  lines = g_strsplit (contents, "\n", -1);
+  for (line = lines; *line; line++) {
+    gchar *tab = strchr (*line, '\t');
+    guint64 count;
+
+    line_no++;
+    g_strchomp (*line);
+    if (**line == '\0' || **line == '#')
+      continue;
+    if (tab == NULL || !g_ascii_string_to_unsigned (tab + 1, 10, 0,
+            G_MAXUINT32, &count, NULL)) {
+      gchar *display = g_filename_display_name (path);
+      g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_READ,
+          "Shard index \"%s\", line %u: expected NAME<TAB>SAMPLES", display,
+          line_no);
+      g_free (display);
+      g_hash_table_unref (index);
+      index = NULL;
+      break;
+    }
+    g_hash_table_insert (index, g_strndup (*line, tab - *line),
+        g_memdup2 (&count, sizeof (count)));
+  }
+  g_strfreev (lines);
+  g_free (contents);
+  g_free (path);
+  if (index == NULL && error && *error == NULL)
+    g_assert_not_reached ();
+  return index;
+}
+
+static gboolean
+count_shards (GstSpdlShards * shards, GError ** error)
+{
+  const gchar *slash = strrchr (shards->names[0], '/');
+  gchar *folder = slash ? g_strndup (shards->names[0],
+      slash - shards->names[0]) : g_strdup (".");
+  GError *index_error = NULL;
+  GHashTable *index = load_index (shards, folder, &index_error);
+  guint i;
+
+  if (index_error) {
+    g_free (folder);
+    g_propagate_error (error, index_error);
+    return FALSE;
+  }
+  for (i = 0; i < shards->n_shards; i++) {
+    gchar *base = g_path_get_basename (shards->names[i]);
+    guint64 *indexed = index ? g_hash_table_lookup (index, base) : NULL;
+
+    g_free (base);
+    if (indexed)
+      shards->counts[i] = *indexed;
+    else if (shards->http) {
+      g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_OPEN_READ,
+          "Shard \"%s\" is not in the index %s/" INDEX_NAME,
+          shards->names[i], folder);
+      break;
+    } else if (!count_local_shard (shards->names[i], &shards->counts[i], error))
+      break;
+    shards->offsets[i] = shards->total;
+    shards->total += shards->counts[i];
+  }
+  if (index)
+    g_hash_table_unref (index);
+  g_free (folder);
+  return i == shards->n_shards;
+}
+
+GstSpdlShards *
+gst_spdl_shards_open (const GstSpdlShardsConfig * config, GError ** error)
+{
+  GstSpdlShards *shards;
+  guint64 world = MAX (config->world_size, 1);
+
+  GST_DEBUG_CATEGORY_INIT (spdl_shards_debug, "spdlshards", 0,
+      "SPDL tar shards");
+
+  shards = g_new0 (GstSpdlShards, 1);
+  shards->config = *config;
+  shards->location = g_strdup (config->location);
+  shards->config.location = shards->location;
+  g_mutex_init (&shards->lock);
+  g_cond_init (&shards->cond);
+  g_queue_init (&shards->queue);
+  shards->names = gst_spdl_shards_expand (config->location, error);
+  if (shards->names == NULL)
+    goto failed;
+  shards->n_shards = g_strv_length (shards->names);
+  if (gst_spdl_http_is_url (shards->names[0])) {
+    GstSpdlHttpConfig http_config = config->http;
+    /* shards read ahead share the bound on bytes in flight */
+    shards->http = gst_spdl_http_new (&http_config, error);
+    if (shards->http == NULL)
+      goto failed;
+  }
+  shards->counts = g_new0 (guint64, shards->n_shards);
+  shards->offsets = g_new0 (guint64, shards->n_shards);
+  if (!count_shards (shards, error))
+    goto failed;
+  shards->per_rank = config->drop_uneven ? shards->total / world :
+      (shards->total + world - 1) / world;
+  GST_INFO ("%u shards, %" G_GUINT64_FORMAT " samples, %" G_GUINT64_FORMAT
+      " per rank", shards->n_shards, shards->total, shards->per_rank);
+  return shards;
+
+failed:
+  gst_spdl_shards_free (shards);
+  return NULL;
+}
+
+guint64
+gst_spdl_shards_get_total (GstSpdlShards * shards)
+{
+  return shards->total;
+}
+
+guint
+gst_spdl_shards_get_n_shards (GstSpdlShards * shards)
+{
+  return shards->n_shards;
+}
+
+guint64
+gst_spdl_shards_get_per_rank (GstSpdlShards * shards)
+{
+  return shards->per_rank;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Order                                                                    */
+
+GArray *
+gst_spdl_shards_plan (const guint64 * counts, guint n_shards,
+    const guint32 * order, guint rank, guint world_size, gboolean drop_uneven)
+{
+  GArray *plan = g_array_new (FALSE, FALSE, sizeof (guint64));
+  guint64 total = 0, per, position, left, start = 0;
+  guint k = 0, i;
+
+  for (i = 0; i < n_shards; i++)
+    total += counts[i];
+  world_size = MAX (world_size, 1);
+  if (total == 0)
+    return plan;
+  per = drop_uneven ? total / world_size :
+      (total + world_size - 1) / world_size;
+  position = (guint64) rank *per % total;
+  left = per;
+  /* the shard (in this epoch's order) holding @position */
+  while (start + counts[order[k]] <= position)
+    start += counts[order[k++]];
+  while (left > 0) {
+    guint64 shard = order[k], first = position - start;
+    guint64 take = MIN (left, counts[shard] - first);
+    guint64 triple[3] = { shard, first, take };
+
+    if (take > 0)
+      g_array_append_vals (plan, triple, 3);
+    left -= take;
+    position += take;
+    start += counts[shard];
+    if (++k == n_shards) {      /* wrap around to pad the last rank */
+      k = 0;
+      start = 0;
+      position = 0;
+    }
+  }
+  return plan;
+}
+
+static guint32 *
+shard_order (GstSpdlShards * shards, guint epoch)
+{
+  guint32 *order = g_new (guint32, shards->n_shards);
+  GstSpdlRng rng;
+  guint i;
+
+  for (i = 0; i < shards->n_shards; i++)
+    order[i] = i;
+  if (!shards->config.shuffle)
+    return order;
+  gst_spdl_rng_init (&rng, shards->config.seed, epoch, RNG_SHARD_ORDER);
+  for (i = shards->n_shards - 1; i > 0; i--) {
+    guint j = (guint) gst_spdl_rng_below (&rng, (guint64) i + 1);
+    guint32 t = order[i];
+    order[i] = order[j];
+    order[j] = t;
+  }
+  return order;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The reader thread                                                        */
+
+void
+gst_spdl_shard_sample_free (GstSpdlShardSample * sample)
+{
+  if (sample == NULL)
+    return;
+  if (sample->buffer)
+    gst_buffer_unref (sample->buffer);
+  g_clear_error (&sample->error);
+  g_free (sample->path);
+  g_free (sample);
+}
+
+static gboolean
+is_stopping (GstSpdlShards * shards)
+{
+  gboolean stopping;
+
+  g_mutex_lock (&shards->lock);
+  stopping = shards->stopping;
+  g_mutex_unlock (&shards->lock);
+  return stopping;
+}
+
+/* Hands a sample to the consumer, waiting while the queue is full. */
+static void
+deliver (GstSpdlShards * shards, GstSpdlShardSample * sample)
+{
+  if (shards->to_skip > 0) {
+    /* resuming: samples of the first epoch already seen are dropped, and
+     * so are the skip warnings among them, already given */
+    if (sample->buffer)
+      shards->to_skip--;
+    gst_spdl_shard_sample_free (sample);
+    return;
+  }
+  g_mutex_lock (&shards->lock);
+  while (g_queue_get_length (&shards->queue) >= shards->config.queue_size &&
+      !shards->stopping)
+    g_cond_wait (&shards->cond, &shards->lock);
+  if (shards->stopping) {
+    g_mutex_unlock (&shards->lock);
+    gst_spdl_shard_sample_free (sample);
+    return;
+  }
+  g_queue_push_tail (&shards->queue, sample);
+  g_cond_broadcast (&shards->cond);
+  g_mutex_unlock (&shards->lock);
+}
+
+static guint current_epoch_of (GstSpdlShards * shards);
+
+/* Samples go through the shuffle buffer; skips straight on. */
+static void
+emit_sample (GstSpdlShards * shards, GstSpdlShardSample * sample)
+{
+  guint64 j;
+
+  sample->epoch = current_epoch_of (shards);
+  if (sample->error || shards->mix == NULL) {
+    deliver (shards, sample);
+    return;
+  }
+  if (shards->mix->len < shards->config.shuffle_buffer) {
+    g_ptr_array_add (shards->mix, sample);
+    return;
+  }
+  j = gst_spdl_rng_below (&shards->mix_rng, shards->mix->len);
+  deliver (shards, g_ptr_array_index (shards->mix, j));
+  g_ptr_array_index (shards->mix, j) = sample;
+}
+
+static void
+drain_mix (GstSpdlShards * shards)
+{
+  while (shards->mix && shards->mix->len > 0) {
+    guint64 j = gst_spdl_rng_below (&shards->mix_rng, shards->mix->len);
+    deliver (shards, g_ptr_array_steal_index_fast (shards->mix, j));
+  }
+}
+
+static guint
+current_epoch_of (GstSpdlShards * shards)
+{
+  return shards->epoch;
+}
+
+static void
+skip_shard (GstSpdlShards * shards, const gchar * shard, GError * error)
+{
+  GstSpdlShardSample *sample = g_new0 (GstSpdlShardSample, 1);
+
+  sample->path = g_strdup (shard);
+  sample->label = -1;
+  sample->error = error;
+  emit_sample (shards, sample);
+}
+
+static ByteStream *
+open_stream (GstSpdlShards * shards, guint i, GError ** error)
+{
+  if (shards->http)
+    return http_stream_open (shards->http, shards->names[i]);
+  return file_stream_open (shards->names[i], error);
+}
+
+/* Reads positions [first, first + count) of shard @i from @stream. */
+static void
+read_segment (GstSpdlShards * shards, guint i, guint64 first, guint64 count,
+    ByteStream * stream, GError * open_error)
+{
+  const gchar *name = shards->names[i];
+  Segment seg = { NULL, };
+  GstSpdlTarParser *parser;
+  GError *error = NULL;
+  guint8 *chunk;
+
+  if (stream == NULL) {
+    skip_shard (shards, name, open_error);
+    return;
+  }
+  seg.shards = shards;
+  seg.shard = name;
+  seg.base_index = shards->offsets[i];
+  seg.first = first;
+  seg.end = first + count;
+  seg.label = -1;
+  parser = gst_spdl_tar_parser_new (segment_want, segment_member, &seg);
+  chunk = g_malloc (READ_CHUNK);
+  while (!seg.done && !is_stopping (shards)) {
+    gssize n = stream->read (stream, chunk, READ_CHUNK, &error);
+
+    if (n < 0)
+      break;
+    if (n == 0) {
+      gst_spdl_tar_parser_finish (parser, &error);
+      break;
+    }
+    if (!gst_spdl_tar_parser_feed (parser, chunk, n, &error))
+      break;
+  }
+  g_free (chunk);
+  /* the end of the archive (or of the segment) completes the last group;
+   * so does a corrupt header after it (its members were read whole) */
+  if ((error == NULL || g_error_matches (error, GST_SPDL_TAR_ERROR,
+              GST_SPDL_TAR_ERROR_CORRUPT)) && !is_stopping (shards))
+    flush_group (&seg);
+  if (error && error->domain == GST_SPDL_TAR_ERROR) {
+    GError *reason = g_error_new (GST_SPDL_SKIP_REASON,
+        error->code == GST_SPDL_TAR_ERROR_TRUNCATED ?
+        GST_SPDL_SRC_SKIP_TRUNCATED_SHARD : GST_SPDL_SRC_SKIP_CORRUPT_MEMBER,
+        "%s", error->message);
+    g_error_free (error);
+    error = reason;
+  }
+  if (error == NULL && !seg.done && seg.completed < seg.end &&
+      !is_stopping (shards))
+    error = g_error_new (GST_SPDL_SKIP_REASON,
+        GST_SPDL_SRC_SKIP_TRUNCATED_SHARD, "the shard has %" G_GUINT64_FORMAT
+        " samples, its index says %" G_GUINT64_FORMAT, seg.completed,
+        shards->counts[i]);
+  if (error)
+    skip_shard (shards, name, error);
+  segment_clear_group (&seg);
+  gst_spdl_tar_parser_free (parser);
+}
+
+/* Reads the segments of @plan in order. */
+static void
+read_plan (GstSpdlShards * shards, GArray * plan)
+{
+  guint s, n_segments = plan->len / 3, ahead = shards->http ?
+      MAX (shards->config.http.max_requests, 1) : 1, opened = 0;
+  ByteStream **streams = g_new0 (ByteStream *, n_segments);
+  GError **errors = g_new0 (GError *, n_segments);
+
+  /* remote shards download ahead (while earlier ones are read), up to
+   * http-requests at once, sharing the bound on bytes in flight */
+  ahead = MIN (ahead, 8);
+  for (s = 0; s < n_segments && !is_stopping (shards); s++) {
+    guint64 *triple = &g_array_index (plan, guint64, s * 3);
+    for (; opened < n_segments && opened < s + ahead; opened++)
+      streams[opened] = open_stream (shards,
+          (guint) g_array_index (plan, guint64, opened * 3), &errors[opened]);
+    read_segment (shards, (guint) triple[0], triple[1], triple[2],
+        streams[s], errors[s]);
+    errors[s] = NULL;
+    if (streams[s])
+      streams[s]->close (streams[s]);
+    streams[s] = NULL;
+  }
+  for (s = 0; s < n_segments; s++) {
+    if (streams[s])
+      streams[s]->close (streams[s]);
+    g_clear_error (&errors[s]);
+  }
+  g_free (streams);
+  g_free (errors);
+}
+
+static void
+read_epoch (GstSpdlShards * shards, guint epoch)
+{
+  guint32 *order = shard_order (shards, epoch);
+  GArray *plan = gst_spdl_shards_plan (shards->counts, shards->n_shards,
+      order, shards->config.rank, shards->config.world_size,
+      shards->config.drop_uneven);
+
+  shards->epoch = epoch;
+  if (shards->config.shuffle && shards->config.shuffle_buffer > 1) {
+    shards->mix = g_ptr_array_new_with_free_func ((GDestroyNotify)
+        gst_spdl_shard_sample_free);
+    gst_spdl_rng_init (&shards->mix_rng, shards->config.seed, epoch,
+        RNG_SHUFFLE_BUFFER + shards->config.rank);
+  }
+  read_plan (shards, plan);
+  drain_mix (shards);
+  g_clear_pointer (&shards->mix, g_ptr_array_unref);
+  g_array_unref (plan);
+  g_free (order);
+}
+
+static gpointer
+reader_thread (gpointer data)
+{
+  GstSpdlShards *shards = data;
+  const GstSpdlShardsConfig *config = &shards->config;
+  guint epoch;
+
+  shards->to_skip = MIN (config->start_index, shards->per_rank);
+  for (epoch = config->start_epoch; (config->num_epochs < 0 ||
+          epoch < config->start_epoch + (guint) config->num_epochs) &&
+      !is_stopping (shards); epoch++)
+    read_epoch (shards, epoch);
+
+  g_mutex_lock (&shards->lock);
+  shards->finished = TRUE;
+  g_cond_broadcast (&shards->cond);
+  g_mutex_unlock (&shards->lock);
+  return NULL;
+}
+
+gboolean
+gst_spdl_shards_start (GstSpdlShards * shards, GError ** error)
+{
+  shards->config.queue_size = MAX (shards->config.queue_size, 1);
+  shards->thread = g_thread_try_new ("spdlshards", reader_thread, shards,
+      error);
+  return shards->thread != NULL;
+}
+
+GstSpdlShardsResult
+gst_spdl_shards_next (GstSpdlShards * shards, GstSpdlShardSample ** sample)
+{
+  GstSpdlShardsResult result;
+
+  g_mutex_lock (&shards->lock);
+  while (g_queue_is_empty (&shards->queue) && !shards->finished &&
+      !shards->flushing)
+    g_cond_wait (&shards->cond, &shards->lock);
+  if (shards->flushing) {
+    result = GST_SPDL_SHARDS_FLUSHING;
+  } else if ((*sample = g_queue_pop_head (&shards->queue)) != NULL) {
+    result = GST_SPDL_SHARDS_SAMPLE;
+    g_cond_broadcast (&shards->cond);
+  } else {
+    result = GST_SPDL_SHARDS_EOS;
+  }
+  g_mutex_unlock (&shards->lock);
+  return result;
+}
+
+void
+gst_spdl_shards_set_flushing (GstSpdlShards * shards, gboolean flushing)
+{
+  g_mutex_lock (&shards->lock);
+  shards->flushing = flushing;
+  g_cond_broadcast (&shards->cond);
+  g_mutex_unlock (&shards->lock);
+}
+
+void
+gst_spdl_shards_free (GstSpdlShards * shards)
+{
+  if (shards == NULL)
+    return;
+  if (shards->thread) {
+    g_mutex_lock (&shards->lock);
+    shards->stopping = TRUE;
+    g_cond_broadcast (&shards->cond);
+    g_mutex_unlock (&shards->lock);
+    /* a reader waiting for bytes wakes up with an error */
+    if (shards->http)
+      gst_spdl_http_cancel (shards->http);
+    g_thread_join (shards->thread);
+  }
+  gst_spdl_http_free (shards->http);
+  g_queue_clear_full (&shards->queue, (GDestroyNotify)
+      gst_spdl_shard_sample_free);
+  g_clear_pointer (&shards->mix, g_ptr_array_unref);
+  g_strfreev (shards->names);
+  g_free (shards->counts);
+  g_free (shards->offsets);
+  g_free (shards->location);
+  g_mutex_clear (&shards->lock);
+  g_cond_clear (&shards->cond);
+  g_free (shards);
+}

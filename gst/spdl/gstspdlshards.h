@@ -1,0 +1,105 @@
+/* GStreamer SPDL plugin: WebDataset tar shards as a sample provider
+ * Copyright (C) 2026 gst-spdl authors
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Library General Public
+ * License as published by the Free Software Foundation; either
+ * version 2 of the License, or (at your option) any later version.
+ */
+#ifndef __GST_SPDL_SHARDS_H__
+#define __GST_SPDL_SHARDS_H__
+
+#include <gst/gst.h>
+
+#include "gstspdlhttp.h"
+
+G_BEGIN_DECLS
+
+/* Reads WebDataset tar shards on a thread of its own and hands out samples
+ * in the order of a (seed, epoch): spdlsrc's provider for shard locations.
+ *
+ * The order: the shards listed by the location's brace range get global
+ * sample indices in listing order (shard offset + position in the shard).
+ * Each epoch concatenates the shards in an order shuffled from (seed,
+ * epoch) into one stream of N samples; rank r of W takes stream positions
+ * [r * n, r * n + n) with n = floor(N / W) (drop-uneven) or ceil(N / W)
+ * (the last rank wraps around to the start), so every rank yields the same
+ * number of samples and at most two ranks share a shard. A shuffle buffer
+ * then mixes each rank's samples, from (seed, epoch, rank). Counts per shard
+ * come from the index "shards.idx" next to the shards (written by
+ * tools/make-shards), or for local shards without it from reading the tar
+ * headers first. */
+typedef struct _GstSpdlShards GstSpdlShards;
+
+typedef struct
+{
+  const gchar *location;        /* brace pattern: dir/train-{000..009}.tar */
+  guint64 seed;
+  gboolean shuffle;
+  guint shuffle_buffer;         /* samples mixed per rank; 0 or 1: none */
+  guint rank;
+  guint world_size;
+  gboolean drop_uneven;
+  guint start_epoch;
+  gint num_epochs;              /* -1: forever */
+  guint64 start_index;          /* samples of the first epoch to skip */
+  guint64 max_member_size;      /* 0: no limit */
+  guint queue_size;             /* samples ready ahead of the consumer */
+  GstSpdlHttpConfig http;       /* for http(s):// and s3:// shards */
+} GstSpdlShardsConfig;
+
+/* One sample, or a skipped one (@error set, code a GstSpdlSrcSkipReason in
+ * the domain GST_SPDL_SKIP_REASON). */
+typedef struct
+{
+  GstBuffer *buffer;
+  GError *error;
+  gchar *path;                  /* "shard.tar:key.jpg" (or the shard) */
+  guint64 index;
+  gint label;                   /* -1 without a .cls member */
+  guint epoch;
+} GstSpdlShardSample;
+
+#define GST_SPDL_SKIP_REASON (g_quark_from_static_string ("spdl-src-skip-reason"))
+
+typedef enum
+{
+  GST_SPDL_SHARDS_SAMPLE,
+  GST_SPDL_SHARDS_EOS,
+  GST_SPDL_SHARDS_FLUSHING,
+} GstSpdlShardsResult;
+
+/* Whether @location names shards (a brace range or a .tar file). */
+gboolean gst_spdl_shards_is_location (const gchar * location);
+
+/* Expands "{000..009}" ranges (zero padding kept, one range or several);
+ * NULL with @error when a range is malformed or too large. */
+GStrv gst_spdl_shards_expand (const gchar * pattern, GError ** error);
+
+/* Lists the shards and their sample counts; @error (GST_RESOURCE_ERROR)
+ * names the shard or index at fault. */
+GstSpdlShards *gst_spdl_shards_open (const GstSpdlShardsConfig * config,
+    GError ** error);
+guint64 gst_spdl_shards_get_total (GstSpdlShards * shards);
+guint gst_spdl_shards_get_n_shards (GstSpdlShards * shards);
+/* This rank's samples per epoch. */
+guint64 gst_spdl_shards_get_per_rank (GstSpdlShards * shards);
+/* Starts the reader thread. */
+gboolean gst_spdl_shards_start (GstSpdlShards * shards, GError ** error);
+/* Waits for the next sample; the caller frees it. */
+GstSpdlShardsResult gst_spdl_shards_next (GstSpdlShards * shards,
+    GstSpdlShardSample ** sample);
+void gst_spdl_shards_set_flushing (GstSpdlShards * shards, gboolean flushing);
+/* Stops the reader thread (promptly, also mid-shard) and frees. */
+void gst_spdl_shards_free (GstSpdlShards * shards);
+
+void gst_spdl_shard_sample_free (GstSpdlShardSample * sample);
+
+/* The segments of the shard stream rank @rank reads in an epoch, for tests
+ * and tools: an array of guint64 triples (shard, first, count). */
+GArray *gst_spdl_shards_plan (const guint64 * counts, guint n_shards,
+    const guint32 * order, guint rank, guint world_size, gboolean drop_uneven);
+
+G_END_DECLS
+
+#endif /* __GST_SPDL_SHARDS_H__ */

@@ -1,0 +1,147 @@
+#!/usr/bin/python3
+"""A fault-injecting HTTP proxy for the remote-data tests, on 127.0.0.1.
+
+    faultproxy.py UPSTREAM [--fail-first N] [--status-first CODE] [--reset-first N]
+                  [--truncate-first N] [--delay-ms D] [--status SUBSTR=CODE]
+                  [--hang SUBSTR] [--throttle-after BYTES] [--log FILE]
+
+Forwards GET requests to UPSTREAM (http://host:port, e.g. http.server or
+moto_server; headers such as Range and the SigV4 ones pass through), or
+serves the files of UPSTREAM when it is a folder (HTTP/1.1 keep-alive, a
+deep listen queue: the benchmarks' server, faster than http.server), and
+breaks them on purpose, per path: the first N requests of each path get a
+503 (or --status-first), or the connection reset after half the body, or
+half the body and a clean close (a truncated response); every response is
+delayed; paths containing SUBSTR always get CODE, or never an answer
+(--hang); --throttle-after sends the rest of a body a few bytes a second.
+Prints its port on the first line of stdout; each request goes to --log.
+"""
+import argparse
+import collections
+import http.client
+import http.server
+import os
+import socket
+import struct
+import sys
+import threading
+import time
+import urllib.parse
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("upstream")
+    ap.add_argument("--fail-first", type=int, default=0)
+    ap.add_argument("--status-first", type=int, default=503)
+    ap.add_argument("--reset-first", type=int, default=0)
+    ap.add_argument("--truncate-first", type=int, default=0)
+    ap.add_argument("--delay-ms", type=float, default=0)
+    ap.add_argument("--status", action="append", default=[])
+    ap.add_argument("--hang", action="append", default=[])
+    ap.add_argument("--throttle-after", type=int, default=-1)
+    ap.add_argument("--log")
+    args = ap.parse_args()
+    folder = args.upstream if os.path.isdir(args.upstream) else None
+    up = urllib.parse.urlsplit(args.upstream)
+    statuses = [s.rsplit("=", 1) for s in args.status]
+    seen = collections.Counter()
+    lock = threading.Lock()
+    log = open(args.log, "a", buffering=1) if args.log else None
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *a):
+            pass
+
+        def setup(self):
+            super().setup()
+            # headers and body go out in two writes: no Nagle delay
+            self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+        def fetch(self, path):
+            """(status, headers, body) from the folder or the upstream."""
+            if folder:
+                full = os.path.join(folder, urllib.parse.unquote(path).lstrip("/"))
+                try:
+                    with open(full, "rb") as f:
+                        return 200, [], f.read()
+                except OSError:
+                    return 404, [], b"not found\n"
+            conn = http.client.HTTPConnection(up.hostname, up.port, timeout=60)
+            headers = {k: v for k, v in self.headers.items()
+                       if k.lower() not in ("connection", "keep-alive")}
+            conn.request("GET", self.path, headers=headers)
+            resp = conn.getresponse()
+            body = resp.read()
+            conn.close()
+            return resp.status, resp.getheaders(), body
+
+        def reset(self):
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                                       struct.pack("ii", 1, 0))
+            self.connection.close()
+            self.close_connection = True
+
+        def plain(self, code):
+            body = b"fault injected\n"
+            self.send_response(code)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def do_GET(self):
+            path = urllib.parse.urlsplit(self.path).path
+            with lock:
+                seen[path] += 1
+                n = seen[path]
+            if log:
+                log.write("%s %s %d\n" % (path, self.headers.get("Range", "-"), n))
+            if args.delay_ms:
+                time.sleep(args.delay_ms / 1000)
+            for sub in args.hang:
+                if sub in path:
+                    time.sleep(3600)
+            for sub, code in statuses:
+                if sub in path:
+                    return self.plain(int(code))
+            if n <= args.fail_first:
+                return self.plain(args.status_first)
+            status, resp_headers, body = self.fetch(path)
+            self.send_response(status)
+            for k, v in resp_headers:
+                if k.lower() not in ("connection", "keep-alive", "transfer-encoding",
+                                     "content-length", "date", "server"):
+                    self.send_header(k, v)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            if n <= args.reset_first and len(body) > 1:
+                self.wfile.write(body[:len(body) // 2])
+                self.wfile.flush()
+                return self.reset()
+            if n <= args.reset_first + args.truncate_first and len(body) > 1:
+                self.wfile.write(body[:len(body) // 2])
+                self.wfile.flush()
+                self.close_connection = True
+                return
+            if args.throttle_after >= 0:
+                self.wfile.write(body[:args.throttle_after])
+                self.wfile.flush()
+                for i in range(args.throttle_after, len(body), 16):
+                    time.sleep(1)
+                    self.wfile.write(body[i:i + 16])
+                    self.wfile.flush()
+                return
+            self.wfile.write(body)
+
+    # many clients connect at once (64 requests in flight)
+    http.server.ThreadingHTTPServer.request_queue_size = 1024
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    print(server.server_address[1], flush=True)
+    server.serve_forever()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,332 @@
+"""spdlsrc on remote data: tar shards and single objects over HTTP from
+Python's http.server on 127.0.0.1, through a fault-injecting proxy
+(resets, 503s, truncation, hangs), and S3 from moto_server."""
+import hashlib
+import os
+import re
+import subprocess
+import sys
+import time
+
+import pytest
+from gi.repository import Gst
+
+from test_shards import make_image_folder, make_shards, run_src, key_of
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+N_SAMPLES = 40
+
+
+class Server:
+    """A server process on 127.0.0.1 that prints its port."""
+
+    def __init__(self, argv, port_re=r"(\d+)"):
+        self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE,
+                                     stderr=subprocess.DEVNULL, text=True)
+        line = self.proc.stdout.readline()
+        m = re.search(port_re, line)
+        assert m, "server did not start: %r" % line
+        self.port = int(m.group(1))
+        self.url = "http://127.0.0.1:%d" % self.port
+
+    def stop(self):
+        self.proc.kill()
+        self.proc.wait()
+
+
+def http_server(root):
+    return Server([sys.executable, "-u", "-m", "http.server", "0", "--bind",
+                   "127.0.0.1", "--directory", root], r"port (\d+)")
+
+
+def proxy(upstream, *faults, log=None):
+    argv = [sys.executable, "-u", os.path.join(HERE, "faultproxy.py"), upstream]
+    argv += [str(f) for f in faults]
+    if log:
+        argv += ["--log", log]
+    return Server(argv)
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory):
+    """An ImageFolder, its shards, and an http.server serving both."""
+    base = tmp_path_factory.mktemp("remote")
+    truth = make_image_folder(str(base / "folder"), N_SAMPLES, seed=1)
+    location = make_shards(str(base / "folder"), str(base / "shards"), 8)
+    server = http_server(str(base))
+    yield base, truth, os.path.basename(location), server
+    server.stop()
+
+
+def summary(out):
+    return [(i, label, hashlib.sha1(d).hexdigest()) for i, label, _, _, d in out]
+
+
+def test_shards_over_http_match_local(data):
+    base, truth, pattern, server = data
+    props = " shuffle=true seed=9 shuffle-buffer=6 num-epochs=2"
+    local, _, error, _ = run_src('location="%s/shards/%s"' % (base, pattern) + props)
+    assert error is None and len(local) == 2 * N_SAMPLES
+    remote, warnings, error, _ = run_src(
+        'location="%s/shards/%s"' % (server.url, pattern) + props)
+    assert error is None and warnings == []
+    assert summary(remote) == summary(local)
+    for _, label, _, path, d in remote:
+        assert path.startswith(server.url) and (label, d) == truth[key_of(path)]
+    # ranks: equal counts, together every sample
+    seen = []
+    for rank in range(3):
+        out, _, error, _ = run_src('location="%s/shards/%s" num-shards=3 shard-index=%d'
+                                   % (server.url, pattern, rank) + props)
+        assert error is None and len(out) == 2 * 14
+        seen += [o[0] for o in out if o[2] == 0]
+    assert set(seen) == set(range(N_SAMPLES))
+
+
+def manifest(dest, server_url, truth, extra=()):
+    """A manifest of the ImageFolder's files as URLs."""
+    lines = ["%s/folder/%s.jpg\t%d\n" % (server_url, key, label)
+             for key, (label, _) in sorted(truth.items())]
+    lines += list(extra)
+    path = os.path.join(str(dest), "remote.tsv")
+    with open(path, "w") as f:
+        f.writelines(lines)
+    return path
+
+
+def test_manifest_of_urls(data, tmp_path):
+    base, truth, _, server = data
+    path = manifest(tmp_path, server.url, truth, extra=[
+        "%s/folder/missing.jpg\t1\n" % server.url])
+    out, warnings, error, counts = run_src('location="%s" http-requests=8' % path)
+    assert error is None
+    assert len(out) == N_SAMPLES
+    for _, label, _, p, d in out:
+        key = p.split("/folder/", 1)[1].rsplit(".", 1)[0]
+        assert (label, d) == truth[key]
+    assert counts.get_value("http-error") == 1
+    assert len(warnings) == 1 and "missing.jpg" in warnings[0] and "404" in warnings[0]
+
+
+@pytest.mark.parametrize("fault", [["--fail-first", 2], ["--fail-first", 1, "--status-first", 429],
+                                   ["--reset-first", 1], ["--truncate-first", 1]])
+def test_transient_faults_are_retried(data, tmp_path, fault):
+    base, truth, pattern, server = data
+    log = str(tmp_path / "requests.log")
+    p = proxy(server.url, *fault, log=log)
+    try:
+        out, warnings, error, counts = run_src(
+            'location="%s/shards/%s" http-retries=3' % (p.url, pattern))
+        assert error is None and warnings == [] and counts.get_value("total") == 0
+        assert sorted(o[0] for o in out) == list(range(N_SAMPLES))
+        for _, label, _, path, d in out:
+            assert (label, d) == truth[key_of(path)]
+        objs = manifest(tmp_path, p.url, truth)
+        out, warnings, error, counts = run_src('location="%s"' % objs)
+        assert error is None and warnings == [] and len(out) == N_SAMPLES
+    finally:
+        p.stop()
+    with open(log) as f:
+        requests = f.read().splitlines()
+    # each shard was asked again; a shard cut mid-way resumed with a range
+    assert len(requests) > 2 * (N_SAMPLES // 8)
+    if fault[0] in ("--reset-first", "--truncate-first"):
+        assert any(r.split()[1].startswith("bytes=") for r in requests
+                   if ".tar" in r)
+
+
+def test_persistent_faults_are_skipped_and_counted(data, tmp_path):
+    base, truth, pattern, server = data
+    p = proxy(server.url, "--status", "000002.tar=503", "--status", "000003.tar=403",
+              "--hang", "000004.tar")
+    try:
+        t0 = time.monotonic()
+        out, warnings, error, counts = run_src(
+            'location="%s/shards/%s" http-retries=2 http-timeout=1000' % (p.url, pattern))
+        took = time.monotonic() - t0
+    finally:
+        p.stop()
+    assert error is None
+    assert sorted(o[0] for o in out) == list(range(16))
+    assert counts.get_value("http-error") == 2 and counts.get_value("timeout") == 1
+    assert any("train-000002.tar" in w and "503" in w and "retries" in w for w in warnings)
+    assert any("train-000003.tar" in w and "403" in w for w in warnings)
+    assert any("train-000004.tar" in w for w in warnings)
+    assert took < 30
+    # past max-errors: the pipeline fails instead
+    p = proxy(server.url, "--status", "000002.tar=404")
+    try:
+        _, _, error, _ = run_src('location="%s/shards/%s" max-errors=0' % (p.url, pattern))
+    finally:
+        p.stop()
+    assert error is not None and "000002.tar" in error
+
+
+def test_first_sample_before_the_shard_is_downloaded_and_prompt_stop(data):
+    """A shard that trickles in: samples flow from its first bytes, and
+    going to NULL with the transfer in flight returns at once."""
+    base, truth, pattern, server = data
+    p = proxy(server.url, "--throttle-after", 40000)
+    one = pattern.replace("{000000..000004}", "000000")
+    pipeline = Gst.parse_launch('spdlsrc location="%s/shards/%s" ! appsink name=sink '
+                                'sync=false' % (p.url, one))
+    sink = pipeline.get_by_name("sink")
+    try:
+        pipeline.set_state(Gst.State.PLAYING)
+        sample = sink.emit("try-pull-sample", 20 * Gst.SECOND)
+        assert sample is not None
+        assert not sink.get_property("eos")
+        t0 = time.monotonic()
+        pipeline.set_state(Gst.State.NULL)
+        assert time.monotonic() - t0 < 3
+    finally:
+        pipeline.set_state(Gst.State.NULL)
+        p.stop()
+
+
+# ---------------------------------------------------------------------------
+# S3 (moto_server)
+
+def venv_python():
+    python = os.path.join(os.environ.get("SPDL_TEST_VENV", ""), "bin", "python")
+    if not os.path.exists(python):
+        pytest.skip("no test venv with moto (tools/make-test-venv)")
+    return python
+
+
+UPLOAD = """
+import os, sys, boto3
+s3 = boto3.client("s3", endpoint_url=sys.argv[1], region_name="eu-west-1",
+                  aws_access_key_id="AKIDTEST", aws_secret_access_key="s3cr3t-VALUE")
+s3.create_bucket(Bucket="data", CreateBucketConfiguration={"LocationConstraint": "eu-west-1"})
+root = sys.argv[2]
+for dirpath, _, files in os.walk(root):
+    for f in files:
+        path = os.path.join(dirpath, f)
+        s3.upload_file(path, "data", "ds/" + os.path.relpath(path, root))
+"""
+
+
+@pytest.fixture(scope="module")
+def s3(data):
+    python = venv_python()
+    base, truth, pattern, _ = data
+    server = MotoServer(python)
+    try:
+        subprocess.run([python, "-c", UPLOAD, server.url, str(base)], check=True,
+                       timeout=120)
+        yield server
+    finally:
+        server.stop()
+
+
+class MotoServer(Server):
+    """moto_server on a free port of 127.0.0.1, up once it accepts."""
+
+    def __init__(self, python):
+        import socket
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            self.port = sock.getsockname()[1]
+        self.url = "http://127.0.0.1:%d" % self.port
+        self.proc = subprocess.Popen(
+            [python, "-c", "import sys; from moto.server import main; "
+             "main(['-H', '127.0.0.1', '-p', '%d'])" % self.port],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        for _ in range(300):
+            try:
+                socket.create_connection(("127.0.0.1", self.port), 0.5).close()
+                return
+            except OSError:
+                assert self.proc.poll() is None, "moto_server exited"
+                time.sleep(0.1)
+        self.stop()
+        raise AssertionError("moto_server did not start")
+
+
+def s3_env(monkeypatch, server):
+    monkeypatch.setenv("AWS_ENDPOINT_URL", server.url)
+    monkeypatch.setenv("AWS_REGION", "eu-west-1")
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIDTEST")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "s3cr3t-VALUE")
+
+
+def test_s3_image_folder_and_shards(data, s3, monkeypatch):
+    base, truth, pattern, _ = data
+    s3_env(monkeypatch, s3)
+    out, warnings, error, _ = run_src('location="s3://data/ds/folder/"')
+    assert error is None and warnings == [] and len(out) == N_SAMPLES
+    for _, label, _, p, d in out:
+        assert p.startswith("s3://data/ds/folder/")
+        key = p.split("/folder/", 1)[1].rsplit(".", 1)[0]
+        assert (label, d) == truth[key]
+    out, warnings, error, _ = run_src('location="s3://data/ds/shards/%s" shuffle=true' % pattern)
+    assert error is None and warnings == []
+    assert sorted(o[0] for o in out) == list(range(N_SAMPLES))
+    for _, label, _, p, d in out:
+        assert (label, d) == truth[key_of(p)]
+
+
+def test_s3_manifest_of_urls(data, s3, monkeypatch, tmp_path):
+    base, truth, _, _ = data
+    s3_env(monkeypatch, s3)
+    path = tmp_path / "s3.tsv"
+    path.write_text("".join("s3://data/ds/folder/%s.jpg\t%d\n" % (k, label)
+                            for k, (label, _) in sorted(truth.items())))
+    out, warnings, error, _ = run_src('location="%s"' % path)
+    assert error is None and warnings == [] and len(out) == N_SAMPLES
+    for _, label, _, p, d in out:
+        assert (label, d) == truth[p.split("/folder/", 1)[1].rsplit(".", 1)[0]]
+
+
+def test_s3_properties_override_environment(data, s3, monkeypatch):
+    base, truth, pattern, _ = data
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:1")
+    monkeypatch.setenv("AWS_REGION", "eu-west-1")
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIDTEST")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "s3cr3t-VALUE")
+    out, _, error, _ = run_src('location="s3://data/ds/folder/" s3-endpoint=%s' % s3.url)
+    assert error is None and len(out) == N_SAMPLES
+    # a missing key: warned about by URL, the secret nowhere
+    monkeypatch.setenv("AWS_ENDPOINT_URL", s3.url)
+    out, warnings, error, _ = run_src('location="s3://data/nothing-{0..1}.tar"')
+    assert error is not None and "shards.idx" in error and "404" in error
+    assert "s3cr3t" not in error
+
+
+def test_s3_secret_never_printed(data, s3, tmp_path):
+    """Not in gst-launch's -v output, messages nor debug logs at level 9."""
+    env = dict(os.environ, AWS_ENDPOINT_URL=s3.url, AWS_REGION="eu-west-1",
+               AWS_ACCESS_KEY_ID="AKIDTEST", AWS_SECRET_ACCESS_KEY="wrong-secret",
+               AWS_SESSION_TOKEN="token-SECRET-1", GST_DEBUG="spdl*:9,GST_ELEMENT*:9",
+               GST_DEBUG_NO_COLOR="1")
+    res = subprocess.run(["gst-launch-1.0", "-v", "spdlsrc", "location=s3://data/ds/folder/",
+                          "s3-secret-key=s3cr3t-VALUE", "!", "fakesink"],
+                         env=env, capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr[-2000:]
+    out = res.stdout + res.stderr
+    assert "spdlhttp" in out or "spdlsrc" in out
+    for secret in ("s3cr3t-VALUE", "wrong-secret", "token-SECRET-1"):
+        assert secret not in out
+
+
+def test_s3_listing_paginates(data, s3, monkeypatch, tmp_path):
+    """More keys than one ListObjectsV2 page (1000)."""
+    python = venv_python()
+    script = (
+        "import sys, boto3\n"
+        "s3 = boto3.client('s3', endpoint_url=sys.argv[1], region_name='eu-west-1',"
+        " aws_access_key_id='AKIDTEST', aws_secret_access_key='s3cr3t-VALUE')\n"
+        "for i in range(1203):\n"
+        "    s3.put_object(Bucket='data', Key='many/c%d/%04d.jpg' % (i % 2, i), Body=b'x%d' % i)\n")
+    subprocess.run([python, "-c", script, s3.url], check=True, timeout=300)
+    s3_env(monkeypatch, s3)
+    pipeline = Gst.parse_launch('spdlsrc name=src location="s3://data/many" ! fakesink')
+    try:
+        assert pipeline.set_state(Gst.State.PAUSED) != Gst.StateChangeReturn.FAILURE
+        pipeline.get_state(30 * Gst.SECOND)
+        src = pipeline.get_by_name("src")
+        assert src.get_property("num-samples") == 1203
+        assert src.get_property("num-classes") == 2
+    finally:
+        pipeline.set_state(Gst.State.NULL)

@@ -1,0 +1,320 @@
+"""spdlsrc on WebDataset tar shards written by tools/make-shards: every
+sample once per epoch with its bytes and label, deterministic shuffles,
+equal counts per rank, resume, and corrupt or truncated shards."""
+import hashlib
+import io
+import os
+import subprocess
+import tarfile
+
+import numpy as np
+import pytest
+from gi.repository import Gst
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+MAKE_SHARDS = os.path.join(ROOT, "tools", "make-shards")
+N_SAMPLES = 53
+PER_SHARD = 10
+
+
+def make_image_folder(root, count, classes=3, seed=0):
+    """Small JPEGs in ImageFolder layout; returns {relative key: (label, bytes)}."""
+    from PIL import Image
+
+    rng = np.random.default_rng(seed)
+    truth = {}
+    for i in range(count):
+        label = i % classes
+        folder = os.path.join(root, "class%02d" % label)
+        os.makedirs(folder, exist_ok=True)
+        img = Image.fromarray(rng.integers(0, 256, (24, 32, 3), dtype=np.uint8))
+        path = os.path.join(folder, "img%04d.jpg" % i)
+        img.save(path, quality=90)
+        with open(path, "rb") as f:
+            truth["class%02d/img%04d" % (label, i)] = (label, f.read())
+    return truth
+
+
+def make_shards(source, out, per_shard=PER_SHARD, *extra):
+    res = subprocess.run(["/usr/bin/python3", MAKE_SHARDS, source, out,
+                          "--samples-per-shard", str(per_shard)] + list(extra),
+                         check=True, capture_output=True, text=True)
+    return res.stdout.strip().rsplit(" ", 1)[-1]
+
+
+@pytest.fixture(scope="module")
+def shards(tmp_path_factory):
+    base = tmp_path_factory.mktemp("shards")
+    truth = make_image_folder(str(base / "folder"), N_SAMPLES)
+    location = make_shards(str(base / "folder"), str(base / "out"))
+    return location, truth, str(base / "out")
+
+
+def run_src(props, timeout_s=60):
+    """[(index, label, epoch, path, bytes)] and the bus messages of interest."""
+    pipeline = Gst.parse_launch("spdlsrc name=src %s ! appsink name=sink sync=false" % props)
+    sink = pipeline.get_by_name("sink")
+    bus = pipeline.get_bus()
+    pipeline.set_state(Gst.State.PLAYING)
+    out, warnings, error = [], [], None
+    try:
+        while True:
+            sample = sink.emit("try-pull-sample", Gst.SECOND)
+            while True:
+                msg = bus.pop_filtered(Gst.MessageType.ERROR | Gst.MessageType.WARNING)
+                if msg is None:
+                    break
+                if msg.type == Gst.MessageType.ERROR:
+                    error = error or msg.parse_error()[0].message
+                else:
+                    warnings.append(msg.parse_warning()[0].message)
+            if sample is None:
+                if error or sink.get_property("eos"):
+                    break
+                timeout_s -= 1
+                assert timeout_s > 0, "pipeline timed out"
+                continue
+            buf = sample.get_buffer()
+            s = buf.get_custom_meta("GstSpdlSampleMeta").get_structure()
+            ok, info = buf.map(Gst.MapFlags.READ)
+            assert ok
+            data = bytes(info.data)
+            buf.unmap(info)
+            out.append((s.get_value("index"), s.get_value("label"),
+                        s.get_value("epoch"), s.get_value("path"), data))
+        counts = pipeline.get_by_name("src").get_property("error-counts")
+    finally:
+        pipeline.set_state(Gst.State.NULL)
+    return out, warnings, error, counts
+
+
+def key_of(path):
+    member = path.rsplit(":", 1)[1]
+    return member.split(".", 1)[0]
+
+
+def test_every_sample_once_with_bytes_and_label(shards):
+    location, truth, _ = shards
+    out, warnings, error, _ = run_src('location="%s"' % location)
+    assert error is None and warnings == []
+    assert len(out) == N_SAMPLES
+    keys = [key_of(p) for _, _, _, p, _ in out]
+    assert sorted(keys) == sorted(truth)
+    for index, label, epoch, path, data in out:
+        assert epoch == 0
+        assert (label, data) == truth[key_of(path)]
+        assert path.startswith(os.path.dirname(location)) and ".tar:" in path
+    # unshuffled: listing order, the index is the global position
+    assert [o[0] for o in out] == list(range(N_SAMPLES))
+
+
+def test_shuffle_deterministic_per_seed_and_epoch(shards):
+    location, truth, _ = shards
+    props = 'location="%s" shuffle=true shuffle-buffer=16 num-epochs=2' % location
+    a = run_src(props + " seed=7")[0]
+    b = run_src(props + " seed=7")[0]
+    c = run_src(props + " seed=8")[0]
+    order = lambda run, e: [o[0] for o in run if o[2] == e]
+    assert order(a, 0) == order(b, 0) and order(a, 1) == order(b, 1)
+    assert order(a, 0) != order(a, 1)
+    assert order(a, 0) != order(c, 0)
+    for e in (0, 1):
+        assert sorted(order(a, e)) == list(range(N_SAMPLES))
+    # the buffer mixes across shards: not just the shard order shuffled
+    shard_runs = [o[0] // PER_SHARD for o in a if o[2] == 0]
+    changes = sum(1 for x, y in zip(shard_runs, shard_runs[1:]) if x != y)
+    assert changes > N_SAMPLES // PER_SHARD + 1
+
+
+@pytest.mark.parametrize("drop", [False, True])
+def test_ranks_get_equal_counts(shards, drop):
+    location, truth, _ = shards
+    world = 4
+    runs = []
+    for rank in range(world):
+        out, _, error, _ = run_src('location="%s" shuffle=true seed=3 num-shards=%d '
+                                   'shard-index=%d drop-uneven=%s' % (
+                                       location, world, rank, str(drop).lower()))
+        assert error is None
+        runs.append([o[0] for o in out])
+    per = N_SAMPLES // world if drop else -(-N_SAMPLES // world)
+    assert [len(r) for r in runs] == [per] * world
+    seen = [i for r in runs for i in r]
+    if drop:
+        assert len(set(seen)) == len(seen) == per * world
+    else:
+        assert set(seen) == set(range(N_SAMPLES))
+        assert len(seen) - len(set(seen)) == per * world - N_SAMPLES
+
+
+def test_without_index_headers_are_read(shards, tmp_path):
+    location, truth, outdir = shards
+    copy = tmp_path / "noindex"
+    copy.mkdir()
+    for name in os.listdir(outdir):
+        if name.endswith(".tar"):
+            os.link(os.path.join(outdir, name), copy / name)
+    loc = str(copy / os.path.basename(location))
+    props = ' shuffle=true seed=5 num-shards=2 shard-index=1'
+    a = run_src('location="%s"' % loc + props)[0]
+    b = run_src('location="%s"' % location + props)[0]
+    assert [o[0] for o in a] == [o[0] for o in b] and len(a) == 27
+
+
+def test_resume_mid_epoch(shards):
+    location, _, _ = shards
+    props = 'location="%s" shuffle=true seed=11 shuffle-buffer=8' % location
+    full = [o[0] for o in run_src(props)[0]]
+    rest = [o[0] for o in run_src(props + " start-index=20")[0]]
+    assert rest == full[20:]
+
+
+def test_long_names_and_other_members(tmp_path):
+    """GNU long names, PAX paths, folders and extra members, in one shard."""
+    path = str(tmp_path / "mixed.tar")
+    long_key = "d/" + "x" * 150
+    members = [
+        ("%s.jpg" % long_key, b"\xff\xd8long", tarfile.GNU_FORMAT),
+        ("%s.cls" % long_key, b"4\n", tarfile.GNU_FORMAT),
+        ("%s.json" % long_key, b"{}", tarfile.GNU_FORMAT),
+        ("p/" + "\u00e9" * 120 + ".png", b"png-bytes", tarfile.PAX_FORMAT),
+        ("p/" + "\u00e9" * 120 + ".cls", b"2", tarfile.PAX_FORMAT),
+        ("onlylabel.cls", b"1", tarfile.USTAR_FORMAT),
+        ("plain.JPEG", b"plain", tarfile.USTAR_FORMAT),
+    ]
+    with open(path, "wb") as f:
+        for name, data, fmt in members:
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            f.write(info.tobuf(fmt, "utf-8", "surrogateescape"))
+            f.write(data + b"\0" * (-len(data) % 512))
+            if name.startswith("plain"):
+                d = tarfile.TarInfo("folder")
+                d.type = tarfile.DIRTYPE
+                f.write(d.tobuf(tarfile.USTAR_FORMAT))
+        f.write(b"\0" * 1024)
+    out, warnings, error, _ = run_src('location="%s"' % path)
+    assert error is None and warnings == []
+    got = [(o[0], o[1], o[3].rsplit(":", 1)[1], o[4]) for o in out]
+    assert got == [(0, 4, long_key + ".jpg", b"\xff\xd8long"),
+                   (1, 2, "p/" + "\u00e9" * 120 + ".png", b"png-bytes"),
+                   (2, -1, "plain.JPEG", b"plain")]
+
+
+def test_truncated_and_corrupt_shards_are_skipped(shards, tmp_path):
+    location, truth, outdir = shards
+    names = sorted(n for n in os.listdir(outdir) if n.endswith(".tar"))
+    for name in names:
+        os.link(os.path.join(outdir, name), tmp_path / name)
+    with open(os.path.join(outdir, "shards.idx")) as f:
+        (tmp_path / "shards.idx").write_text(f.read())
+    # shard 1 cut in its 4th sample, shard 2 with a corrupt 3rd header
+    with open(os.path.join(outdir, names[1]), "rb") as f:
+        data = f.read()
+    os.unlink(tmp_path / names[1])
+    (tmp_path / names[1]).write_bytes(data[:len(data) * 35 // 100 + 100])
+    with tarfile.open(os.path.join(outdir, names[2])) as t:
+        third = t.getmembers()[4].offset
+    with open(os.path.join(outdir, names[2]), "rb") as f:
+        data = bytearray(f.read())
+    data[third + 130] ^= 0x5A
+    os.unlink(tmp_path / names[2])
+    (tmp_path / names[2]).write_bytes(bytes(data))
+
+    loc = str(tmp_path / os.path.basename(location))
+    out, warnings, error, counts = run_src('location="%s"' % loc)
+    assert error is None
+    assert counts.get_value("truncated-shard") == 1
+    assert counts.get_value("corrupt-member") == 1
+    assert any(names[1] in w and "ends inside" in w for w in warnings)
+    assert any(names[2] in w and "checksum" in w for w in warnings)
+    got = sorted(o[0] for o in out)
+    # every sample that could be read: shard 1 up to the cut, shard 2's first two
+    lost1 = [i for i in range(10, 20) if i not in got]
+    assert 10 in got and lost1 and lost1 == list(range(lost1[0], 20))
+    assert [i for i in range(20, 30) if i in got] == [20, 21]
+    for index, label, _, path, data in out:
+        assert (label, data) == truth[key_of(path)]
+    # past max-errors the pipeline fails, naming the shard
+    _, _, error, _ = run_src('location="%s" max-errors=1' % loc)
+    assert error is not None and "max-errors=1" in error
+
+
+def test_missing_shard_fails_at_start_without_index(tmp_path):
+    _, _, error, _ = run_src('location="%s/none-{0..3}.tar"' % tmp_path)
+    assert error is not None and "none-0.tar" in error
+
+
+def test_bad_brace_range(tmp_path):
+    _, _, error, _ = run_src('location="%s/x-{5..1}.tar"' % tmp_path)
+    assert error is not None and "brace range" in error
+
+
+def test_matches_webdataset_reader(shards):
+    """The shards read back with the webdataset package (PyPI) give the
+    same samples, bytes and labels as the ImageFolder, and as spdlsrc."""
+    venv = os.environ.get("SPDL_TEST_VENV", "")
+    python = os.path.join(venv, "bin", "python")
+    if not os.path.exists(python):
+        pytest.skip("no test venv with webdataset (tools/make-test-venv)")
+    location, truth, _ = shards
+    script = (
+        "import hashlib, sys, webdataset as wds\n"
+        "for s in wds.WebDataset(sys.argv[1], shardshuffle=False, empty_check=False):\n"
+        "    img = s.get('jpg')\n"
+        "    print(s['__key__'], int(s['cls']), hashlib.sha1(img).hexdigest())\n")
+    res = subprocess.run([python, "-c", script, "file:" + location],
+                         check=True, capture_output=True, text=True, timeout=300)
+    theirs = [line.split() for line in res.stdout.splitlines()]
+    ours, _, error, _ = run_src('location="%s"' % location)
+    assert error is None
+    mine = [[key_of(p), str(label), hashlib.sha1(data).hexdigest()]
+            for _, label, _, p, data in ours]
+    assert [[k, int(c), h] for k, c, h in theirs] == [
+        [k, int(c), h] for k, c, h in mine]
+    assert sorted(k for k, _, _ in theirs) == sorted(truth)
+    for k, c, h in theirs:
+        assert (int(c), h) == (truth[k][0], hashlib.sha1(truth[k][1]).hexdigest())
+
+
+def test_shard_recipes(shards):
+    """pipelines' shard recipes run on shards found from their index."""
+    from spdlgst import pipelines
+
+    location, truth, outdir = shards
+    assert pipelines.shard_location_from_index(outdir) == location
+    assert pipelines.shard_location("s3://b/x/", 1024) == \
+        "s3://b/x/train-{000000..001023}.tar"
+    assert {"imagenet-train-shards", "imagenet-val-shards"} <= set(pipelines.available())
+    for name, overrides in (("imagenet-val-shards", {}),
+                            ("imagenet-train-shards", {"num_epochs": 1})):
+        line = pipelines.launch_line(name, location, batch_size=16, **overrides)
+        line = line.replace("spdlappsink name=sink", "fakesink")
+        pipeline = Gst.parse_launch(line)
+        pipeline.set_state(Gst.State.PLAYING)
+        msg = pipeline.get_bus().timed_pop_filtered(
+            60 * Gst.SECOND, Gst.MessageType.EOS | Gst.MessageType.ERROR)
+        pipeline.set_state(Gst.State.NULL)
+        assert msg is not None and msg.type == Gst.MessageType.EOS, name
+
+
+def test_python_loader_on_shards(shards):
+    """spdlgst.Loader on shards: batches per epoch, labels that belong to
+    the batch's dataset indices, every sample once per epoch."""
+    import spdlgst
+
+    location, truth, _ = shards
+    labels_by_index = {o[0]: o[1] for o in run_src('location="%s"' % location)[0]}
+    line = ('spdlsrc location="%s" shuffle=true num-epochs=2 ! '
+            'spdldecode width=16 height=16 mode=center-crop ! '
+            'spdlbatch batch-size=8 ! spdlappsink name=sink' % location)
+    with spdlgst.Loader(line) as loader:
+        assert len(loader) == -(-N_SAMPLES // 8)
+        for epoch in range(2):
+            seen = []
+            for batch in loader:
+                images, labels = batch
+                assert images.shape[1:] == (16, 16, 3) and batch.epoch == epoch
+                assert list(labels) == [labels_by_index[i] for i in batch.indices]
+                seen += batch.indices
+            assert sorted(seen) == list(range(N_SAMPLES))
