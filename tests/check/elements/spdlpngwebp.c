@@ -334,6 +334,7 @@ GST_START_TEST (test_hostile_png_webp_skipped_by_reason)
   spdl_test_run_free (run);
   g_free (launch);
   spdl_test_remove_tree (root);
+  g_free (root);
 }
 
 GST_END_TEST;
