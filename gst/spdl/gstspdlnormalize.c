@@ -26,6 +26,10 @@
   __attribute__((target_clones ("arch=x86-64-v3", "default")))
 #define SPDL_HAVE_X86_PATHS 1
 #include <immintrin.h>
+/* libgcc reads the CPU's features in a constructor: a test is one load */
+#define have_f16c() (__builtin_cpu_supports ("avx2") && \
+    __builtin_cpu_supports ("fma") && __builtin_cpu_supports ("f16c"))
+#define have_ssse3() __builtin_cpu_supports ("ssse3")
 #else
 #define SPDL_VECTOR_CLONES
 #endif
@@ -126,21 +130,6 @@ normalize_f16_f16c (const guint8 * src, const gfloat * scale,
   for (; i < n; i++)
     out[i] = gst_spdl_float_to_half (__builtin_fmaf ((gfloat) src[i],
             scale[i], offset[i]));
-}
-
-static gboolean
-have_f16c (void)
-{
-  static gsize checked = 0;
-  static gboolean have = FALSE;
-
-  if (g_once_init_enter (&checked)) {
-    __builtin_cpu_init ();
-    have = __builtin_cpu_supports ("avx2") && __builtin_cpu_supports ("fma")
-        && __builtin_cpu_supports ("f16c");
-    g_once_init_leave (&checked, 1);
-  }
-  return have;
 }
 #endif
 
@@ -248,20 +237,6 @@ deinterleave3_ssse3 (const guint8 * row, guint8 * r, guint8 * g, guint8 * b,
             _mm_shuffle_epi8 (c, bc)));
   }
   deinterleave3_portable (row + 3 * x, r + x, g + x, b + x, width - x);
-}
-
-static gboolean
-have_ssse3 (void)
-{
-  static gsize checked = 0;
-  static gboolean have = FALSE;
-
-  if (g_once_init_enter (&checked)) {
-    __builtin_cpu_init ();
-    have = __builtin_cpu_supports ("ssse3");
-    g_once_init_leave (&checked, 1);
-  }
-  return have;
 }
 #endif
 

@@ -191,7 +191,8 @@ make_hostile_folder (void)
   /* IDAT's data intact, its CRC wrong */
   for (i = 8; i + 8 < a->len; i++)
     if (memcmp (a->data + i, "IDAT", 4) == 0) {
-      guint32 len = GST_READ_UINT32_BE (a->data + i - 4);
+      const guint8 *l = a->data + i - 4;
+      guint32 len = ((guint32) l[0] << 24) | (l[1] << 16) | (l[2] << 8) | l[3];
       a->data[i + 4 + len] ^= 0x55;
       break;
     }
@@ -334,6 +335,7 @@ GST_START_TEST (test_hostile_png_webp_skipped_by_reason)
   spdl_test_run_free (run);
   g_free (launch);
   spdl_test_remove_tree (root);
+  g_free (root);
 }
 
 GST_END_TEST;
