@@ -1004,9 +1004,13 @@ pad_epoch (GstSpdlBatch * self)
     return GST_FLOW_OK;
   target = self->active_drop_last ?
       self->epoch_expected / self->size * self->size : self->epoch_expected;
-  if (self->epoch_delivered < target)
-    GST_INFO_OBJECT (self, "epoch %u short by %" G_GUINT64_FORMAT
-        " samples: padding", self->epoch, target - self->epoch_delivered);
+  if (self->epoch_delivered >= target)
+    return GST_FLOW_OK;
+  GST_INFO_OBJECT (self, "epoch %u short by %" G_GUINT64_FORMAT
+      " samples: padding", self->epoch, target - self->epoch_delivered);
+  /* the padded batches stand for the rank's last samples: a checkpoint
+   * taken after them resumes at the next epoch (spdlappsink) */
+  self->batch_position = self->epoch_last_position;
   while (ret == GST_FLOW_OK && self->epoch_delivered < target) {
     if (self->current == NULL) {
       ret = start_batch (self);
@@ -1020,8 +1024,10 @@ pad_epoch (GstSpdlBatch * self)
           (NULL));
       break;
     }
-    if (self->filled == self->size)
+    if (self->filled == self->size) {
       ret = finish_batch (self);
+      self->batch_position = self->epoch_last_position;
+    }
   }
   return ret;
 }
@@ -1032,6 +1038,25 @@ end_epoch_accounting (GstSpdlBatch * self)
   self->epoch_expected = G_MAXUINT64;
   self->epoch_delivered = 0;
   gst_clear_buffer (&self->last_batch);
+}
+
+/* spdlsrc's share of the epoch for this rank: what to pad up to. One
+ * rank waits for no other: nothing to pad then. */
+static void
+track_epoch_start (GstSpdlBatch * self, const GstStructure * st)
+{
+  guint64 samples, offset = 0;
+  guint shards = 1, index = 0;
+
+  end_epoch_accounting (self);
+  if (!gst_structure_get_uint64 (st, "samples", &samples) ||
+      !gst_structure_get_uint (st, "num-shards", &shards) || shards < 2 ||
+      samples == 0)
+    return;
+  gst_structure_get_uint64 (st, "offset", &offset);
+  gst_structure_get_uint (st, "shard-index", &index);
+  self->epoch_expected = samples;
+  self->epoch_last_position = offset + index + (samples - 1) * shards;
 }
 
 /* At an epoch's end or EOS: pushes the partial batch. A failed push
@@ -1083,16 +1108,8 @@ gst_spdl_batch_sink_event (GstPad * pad, GstObject * parent, GstEvent * event)
       end_epoch_accounting (self);
       break;
     case GST_EVENT_CUSTOM_DOWNSTREAM:
-      if (gst_spdl_is_epoch_start_event (event)) {
-        const GstStructure *st = gst_event_get_structure (event);
-        guint64 samples;
-        guint shards = 1;
-        end_epoch_accounting (self);
-        /* one rank waits for no other: nothing to pad */
-        if (gst_structure_get_uint64 (st, "samples", &samples) &&
-            gst_structure_get_uint (st, "num-shards", &shards) && shards > 1)
-          self->epoch_expected = samples;
-      }
+      if (gst_spdl_is_epoch_start_event (event))
+        track_epoch_start (self, gst_event_get_structure (event));
       if (gst_spdl_is_epoch_end_event (event) &&
           !finish_pending_batch (self)) {
         gst_event_unref (event);

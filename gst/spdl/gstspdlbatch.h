@@ -63,6 +63,7 @@ struct _GstSpdlBatch
   gboolean active_drop_last;
   gboolean active_pad;
   guint64 epoch_expected;       /* spdlsrc's share, G_MAXUINT64 = unknown */
+  guint64 epoch_last_position;  /* of the rank's last sample of the epoch */
   guint64 epoch_delivered;      /* slots filled this epoch, padding too */
   GstBuffer *last_batch;        /* last full batch of the epoch (padding) */
   guint64 batch_position;       /* max sample position in the batch */

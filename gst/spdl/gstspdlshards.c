@@ -757,10 +757,9 @@ static void
 deliver (GstSpdlShards * shards, GstSpdlShardSample * sample)
 {
   if (shards->to_skip > 0) {
-    /* resuming: samples of the first epoch already seen are dropped, and
-     * so are the skip warnings among them, already given */
-    if (sample->buffer)
-      shards->to_skip--;
+    /* resuming: items of the first epoch already handed out are dropped,
+     * skips among them too (spdlsrc counts both in a sample's position) */
+    shards->to_skip--;
     gst_spdl_shard_sample_free (sample);
     return;
   }

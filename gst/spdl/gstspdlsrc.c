@@ -1181,6 +1181,16 @@ load_remote_dataset (GstSpdlSrc * src, const gchar * location,
   return dataset;
 }
 
+static void
+free_config_strings (GstSpdlSrc * src)
+{
+  guint i;
+
+  /* any of them may be NULL: not a NULL-terminated vector */
+  for (i = 0; i < G_N_ELEMENTS (src->config_strings); i++)
+    g_clear_pointer (&src->config_strings[i], g_free);
+}
+
 static gboolean
 start_shards (GstSpdlSrc * src, const gchar * location, guint64 start_index)
 {
@@ -1202,8 +1212,21 @@ start_shards (GstSpdlSrc * src, const gchar * location, guint64 start_index)
   config.max_member_size = src->max_file_size;
   config.queue_size = MAX (src->prefetch, 4) * 4;
   http_config_init (src, &config.http);
-  shards = gst_spdl_shards_open (&config, &error);
+  /* opening reads the index or every tar header, maybe over the network:
+   * not under the object lock, with copies of the element's strings */
+  free_config_strings (src);
+  config.http.s3_endpoint = src->config_strings[0] =
+      g_strdup (config.http.s3_endpoint);
+  config.http.s3_region = src->config_strings[1] =
+      g_strdup (config.http.s3_region);
+  config.http.s3_access_key = src->config_strings[2] =
+      g_strdup (config.http.s3_access_key);
+  config.http.s3_secret_key = src->config_strings[3] =
+      g_strdup (config.http.s3_secret_key);
+  config.http.s3_session_token = src->config_strings[4] =
+      g_strdup (config.http.s3_session_token);
   GST_OBJECT_UNLOCK (src);
+  shards = gst_spdl_shards_open (&config, &error);
 
   if (shards && gst_spdl_shards_get_per_rank (shards) == 0) {
     g_set_error (&error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_SETTINGS,
@@ -1385,6 +1408,7 @@ gst_spdl_src_stop (GstBaseSrc * bsrc)
   g_queue_clear_full (&src->slots, (GDestroyNotify) read_slot_free);
   g_clear_pointer (&src->permutation, g_free);
   g_clear_pointer (&src->shards, gst_spdl_shards_free);
+  free_config_strings (src);
   GST_OBJECT_LOCK (src);
   g_clear_pointer (&src->dataset, gst_spdl_dataset_free);
   src->samples_per_epoch = 0;

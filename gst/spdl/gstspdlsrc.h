@@ -68,6 +68,7 @@ struct _GstSpdlSrc
   guint64 first_offset;         /* global samples of start-epoch consumed */
   guint64 shard_start_k;        /* tar shards: this rank's first sample */
   guint64 shard_k;              /* tar shards: samples taken this epoch */
+  gchar *config_strings[5];     /* tar shards: what their config points to */
   GstSpdlDataset *dataset;
   guint64 samples_per_epoch;    /* this shard's share of one epoch */
   guint32 *permutation;         /* current epoch's order, NULL = identity */

@@ -278,6 +278,7 @@ class Loader:
         self._epoch: Optional[int] = None   # epoch of the last batch
         self._epoch_open = False     # batches of an epoch pulled, not its end
         self._in_epoch = 0           # batches of that epoch pulled
+        self._left_epoch = False     # the last loop broke off its epoch
         self._skipped_before: Dict[str, int] = {}  # counts of earlier runs
         _live_loaders.add(self)
 
@@ -338,11 +339,18 @@ class Loader:
         self.start()
         if self._epoch_open:
             self._leave_epoch()
-        while loop == self._loop:
-            batch = self._next_batch()
-            if batch is None:
-                return
-            yield batch
+        self._left_epoch = False
+        try:
+            while loop == self._loop:
+                batch = self._next_batch()
+                if batch is None:
+                    return
+                yield batch
+        finally:
+            # a break: the next loop starts the next epoch, and so does a
+            # state saved now (see state_dict)
+            if loop == self._loop:
+                self._left_epoch = self._epoch_open
 
     def _pull(self) -> Optional[Gst.Sample]:
         """The next batch's sample; None at the end of an epoch or at EOS."""
@@ -511,7 +519,11 @@ class Loader:
         ranks. Batches prefetched inside the pipeline are not counted."""
         if self._src is None:
             raise TypeError("checkpointing needs spdlsrc in the pipeline")
-        return _state.capture(self.sink, self._src, self._batches)
+        state = _state.capture(self.sink, self._src, self._batches)
+        if self._left_epoch and self._epoch is not None:
+            # what the next loop does: the rest of the epoch is left behind
+            state.update(epoch=self._epoch + 1, offset=0)
+        return state
 
     def load_state_dict(self, state: Dict[str, Any]) -> None:
         """Continues from a :meth:`state_dict`: call before iterating.

@@ -13,7 +13,7 @@ from typing import Any, Dict, List
 
 VERSION = 1
 # spdlsrc settings a resumed pipeline must share with the saved one
-_CHECKED = ("seed", "shuffle", "drop-uneven")
+_CHECKED = ("seed", "shuffle", "drop-uneven", "shuffle-buffer")
 
 
 def capture(sink, src, batches: int) -> Dict[str, Any]:
@@ -31,7 +31,15 @@ def capture(sink, src, batches: int) -> Dict[str, Any]:
     for name in _CHECKED:
         state[name] = src.get_property(name)
     state["seed"] = int(state["seed"])
+    state["shards"] = _is_shards(src)
     return state
+
+
+def _is_shards(src) -> bool:
+    """Tar shards split their stream in contiguous parts per rank."""
+    location = src.get_property("location") or ""
+    return location.split("?")[0].endswith(".tar") or (
+        "{" in location and ".." in location and "}" in location)
 
 
 def restore(src, state: Dict[str, Any], first_epoch: int,
@@ -50,6 +58,13 @@ def restore(src, state: Dict[str, Any], first_epoch: int,
         if not isinstance(state.get(key), int) or state[key] < 0:
             raise ValueError(f"state[{key!r}] must be an int >= 0, not "
                              f"{state.get(key)!r}")
+    if state.get("shards") and \
+            state.get("world_size") != src.get_property("num-shards"):
+        raise ValueError(
+            f"state was saved on {state.get('world_size')} ranks; tar shards "
+            "resume only on as many (this pipeline has num-shards="
+            f"{src.get_property('num-shards')}); folders and manifests "
+            "resume on any number")
     for name in _CHECKED:
         if name in state and state[name] != src.get_property(name):
             raise ValueError(

@@ -25,9 +25,10 @@ if phase == "save":
     for batch in loader:
         taken += batch.indices
         if len(taken) == 2 * stop:
+            state = loader.state_dict()     # in the loop: mid-epoch
             break
     states = [None] * world
-    dist.all_gather_object(states, loader.state_dict())
+    dist.all_gather_object(states, state)
     if rank == 0:
         with open(os.path.join(out, "state.json"), "w") as f:
             json.dump(spdlgst.combine_states(states), f)

@@ -48,16 +48,18 @@ def run_all(line):
 
 def run_interrupted(line, stop):
     """Takes @stop batches, saves, and resumes in a new loader."""
-    head = []
+    head, state = [], None
     with spdlgst.Loader(line) as loader:
         for _ in range(3):
             for batch in loader:
                 head.append(fingerprint(batch))
                 if len(head) == stop:
+                    # saved inside the loop, as a training step does (after
+                    # a break, the state is the next epoch's start)
+                    state = json.loads(json.dumps(loader.state_dict()))
                     break
             if len(head) == stop:
                 break
-        state = json.loads(json.dumps(loader.state_dict()))
     tail = []
     with spdlgst.Loader(line) as loader:
         loader.load_state_dict(state)
@@ -95,8 +97,11 @@ def test_resume_manifest_and_skipped_samples(tmp_path):
 def test_state_is_small_and_checked(tmp_path):
     root = make_folder(tmp_path, 30)
     with spdlgst.Loader(train_line(root)) as loader:
-        next(iter(loader))
+        epoch = iter(loader)        # a loop in progress
+        next(epoch)
         state = loader.state_dict()
+        del epoch                   # abandoned: the next loop is epoch 1
+        assert loader.state_dict()["epoch"] == 1
     assert len(json.dumps(state)) < 300
     assert state["offset"] == 4 and state["epoch"] == 0
     other = spdlgst.Loader(train_line(root).replace("seed=3", "seed=4"))
@@ -213,3 +218,66 @@ def test_equal_batches_on_three_ranks_shards(tmp_path):
             counts.append(per_epoch)
     # 22 samples, ceil(22 / 3) = 8 per rank: batches of 3, 3, 2
     assert counts == [[[3, 3, 2]] * 2] * 3
+
+
+def write_shards(tmp_path, bad=(("s1", 2),)):
+    """3 tar shards of 5 samples (no index: counted from the headers); the
+    samples named in @bad have a label member that is not an integer."""
+    import io
+    import tarfile
+
+    rng = np.random.default_rng(7)
+    folder = tmp_path / "raw"
+    folder.mkdir()
+    for s in range(3):
+        with tarfile.open(folder / f"s{s}.tar", "w") as tar:
+            for i in range(5):
+                buf = io.BytesIO()
+                Image.fromarray(rng.integers(0, 256, (20, 24, 3), dtype=np.uint8)
+                                ).save(buf, format="JPEG", quality=90)
+                label = b"x" if (f"s{s}", i) in bad else str(i % 3).encode()
+                for ext, data in (("jpg", buf.getvalue()), ("cls", label)):
+                    info = tarfile.TarInfo(f"k{s}{i}.{ext}")
+                    info.size = len(data)
+                    tar.addfile(info, io.BytesIO(data))
+    return f'"{folder}/s{{0..2}}.tar"'
+
+
+@pytest.mark.parametrize("stop", [2, 3, 5])
+def test_resume_shards_after_a_skipped_member(tmp_path, stop):
+    # the bad sample comes before some of the stops: resuming must count it
+    line = train_line(write_shards(tmp_path), "shuffle-buffer=4")
+    full = run_all(line)
+    assert sum(len(f[1]) for f in full) == 3 * 14
+    head, tail, _ = run_interrupted(line, stop)
+    assert head + tail == full
+
+
+def test_state_after_break_is_the_next_epoch(tmp_path):
+    root = make_folder(tmp_path, 22)
+    line = train_line(root)
+    full = run_all(line)
+    with spdlgst.Loader(line) as loader:
+        for batch in loader:
+            break                       # leaves epoch 0 after one batch
+        state = loader.state_dict()
+        rest_live = [fingerprint(b) for _ in range(2) for b in loader]
+    assert (state["epoch"], state["offset"]) == (1, 0)
+    with spdlgst.Loader(line) as loader:
+        loader.load_state_dict(state)
+        rest_resumed = [fingerprint(b) for _ in range(2) for b in loader]
+    assert rest_live == rest_resumed == full[6:]
+
+
+def test_state_after_a_padded_last_batch(tmp_path):
+    # rank 0 of 2 takes the last listed samples, which are bad: its last
+    # batch is padded, and a checkpoint after it is the next epoch
+    root = make_folder(tmp_path, 10, bad=["zz0.jpg", "zz1.jpg"])
+    line = (f"spdlsrc location={root} num-shards=2 shard-index=0 num-epochs=2 "
+            "! spdldecode width=8 height=8 ! spdlbatch batch-size=4 ! "
+            "spdlappsink name=sink")
+    with spdlgst.Loader(line) as loader:
+        batches = [b for b in loader]
+        assert [len(b.indices) for b in batches] == [4, 2]
+        state = loader.state_dict()
+    assert (state["epoch"], state["offset"]) == (1, 0)
