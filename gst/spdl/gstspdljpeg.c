@@ -439,12 +439,8 @@ has_end_marker (const guint8 * data, gsize size, gsize scan_start)
   return FALSE;
 }
 
-static gboolean
-fail (GError ** error, gint code, const gchar * format, ...)
-    G_GNUC_PRINTF (3, 4);
-
-static gboolean
-fail (GError ** error, gint code, const gchar * format, ...)
+gboolean
+gst_spdl_decode_fail (GError ** error, gint code, const gchar * format, ...)
 {
   va_list args;
 
@@ -459,9 +455,9 @@ static gboolean
 check_signature (const guint8 * data, gsize size, GError ** error)
 {
   if (size == 0)
-    return fail (error, GST_SPDL_DECODE_ERROR_EMPTY, "empty file (0 bytes)");
+    return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_EMPTY, "empty file (0 bytes)");
   if (size < 3 || data[0] != 0xFF || data[1] != 0xD8)
-    return fail (error, GST_SPDL_DECODE_ERROR_NOT_JPEG,
+    return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_NOT_JPEG,
         "not a JPEG file (no start-of-image marker), nor a PNG or WebP");
   return TRUE;
 }
@@ -483,7 +479,7 @@ gst_spdl_jpeg_decoder_open (GstSpdlJpegDecoder * dec, const guint8 * data,
 
   if (setjmp (dec->err.jump)) {
     jpeg_abort_decompress (cinfo);
-    return fail (error, dec->err.code, "%s", dec->err.message);
+    return gst_spdl_decode_fail (error, dec->err.code, "%s", dec->err.message);
   }
   jpeg_mem_src (cinfo, data, size);
   jpeg_read_header (cinfo, TRUE);
@@ -491,7 +487,7 @@ gst_spdl_jpeg_decoder_open (GstSpdlJpegDecoder * dec, const guint8 * data,
   pixels = (guint64) cinfo->image_width * cinfo->image_height;
   if (max_pixels && pixels > max_pixels) {
     jpeg_abort_decompress (cinfo);
-    return fail (error, GST_SPDL_DECODE_ERROR_TOO_LARGE,
+    return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_TOO_LARGE,
         "%ux%u is %" G_GUINT64_FORMAT " pixels, more than max-pixels=%"
         G_GUINT64_FORMAT, cinfo->image_width, cinfo->image_height, pixels,
         max_pixels);
@@ -499,7 +495,7 @@ gst_spdl_jpeg_decoder_open (GstSpdlJpegDecoder * dec, const guint8 * data,
   if (dec->max_memory && coefficient_memory (cinfo) > dec->max_memory) {
     guint64 need = coefficient_memory (cinfo);
     jpeg_abort_decompress (cinfo);
-    return fail (error, GST_SPDL_DECODE_ERROR_TOO_LARGE,
+    return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_TOO_LARGE,
         "%ux%u %s needs %" G_GUINT64_FORMAT " MiB to decode, more than "
         "max-decode-memory=%" G_GUINT64_FORMAT " MiB", cinfo->image_width,
         cinfo->image_height, cinfo->progressive_mode ? "progressive JPEG" :
@@ -508,7 +504,7 @@ gst_spdl_jpeg_decoder_open (GstSpdlJpegDecoder * dec, const guint8 * data,
   scan_start = size - cinfo->src->bytes_in_buffer;
   if (!has_end_marker (data, size, scan_start)) {
     jpeg_abort_decompress (cinfo);
-    return fail (error, GST_SPDL_DECODE_ERROR_TRUNCATED,
+    return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_TRUNCATED,
         "truncated: the image data has no end-of-image marker");
   }
   *width = cinfo->image_width;
@@ -700,7 +696,7 @@ gst_spdl_jpeg_decoder_decode (GstSpdlJpegDecoder * dec,
   dec->opened = FALSE;
   if (setjmp (dec->err.jump)) {
     jpeg_abort_decompress (cinfo);
-    return fail (error, dec->err.code, "%s", dec->err.message);
+    return gst_spdl_decode_fail (error, dec->err.code, "%s", dec->err.message);
   }
   cinfo->out_color_space = choose_color_space (cinfo, p->gray);
   cinfo->dct_method = JDCT_ISLOW;

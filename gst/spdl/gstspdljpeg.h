@@ -129,6 +129,10 @@ typedef enum
   GST_SPDL_DECODE_N_ERRORS,
 } GstSpdlDecodeErrorCode;
 
+/* Sets @error (GST_SPDL_DECODE_ERROR, @code) from a format; FALSE. */
+gboolean gst_spdl_decode_fail (GError ** error, gint code,
+    const gchar * format, ...) G_GNUC_PRINTF (3, 4);
+
 /* Short name of each reason, for counts by reason. */
 const gchar *gst_spdl_decode_error_reason (gint code);
 

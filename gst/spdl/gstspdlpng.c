@@ -65,22 +65,6 @@ gst_spdl_png_decoder_free (GstSpdlPngDecoder * dec)
   g_free (dec);
 }
 
-static gboolean
-fail (GError ** error, gint code, const gchar * format, ...)
-    G_GNUC_PRINTF (3, 4);
-
-static gboolean
-fail (GError ** error, gint code, const gchar * format, ...)
-{
-  va_list args;
-
-  va_start (args, format);
-  if (error)
-    *error = g_error_new_valist (GST_SPDL_DECODE_ERROR, code, format, args);
-  va_end (args);
-  return FALSE;
-}
-
 static guint32
 read_be32 (const guint8 * p)
 {
@@ -98,7 +82,7 @@ check_chunks (const guint8 * data, gsize size, GError ** error)
     guint32 length = read_be32 (data + pos);
 
     if (length > 0x7fffffff)
-      return fail (error, GST_SPDL_DECODE_ERROR_CORRUPT,
+      return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_CORRUPT,
           "corrupt: a chunk of length %u", length);
     if (memcmp (data + pos + 4, "IEND", 4) == 0)
       return TRUE;
@@ -106,7 +90,7 @@ check_chunks (const guint8 * data, gsize size, GError ** error)
       break;
     pos += 12 + (gsize) length;
   }
-  return fail (error, GST_SPDL_DECODE_ERROR_TRUNCATED,
+  return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_TRUNCATED,
       "truncated: the data ends before the IEND chunk (at byte %"
       G_GSIZE_FORMAT ")", size);
 }
@@ -120,21 +104,21 @@ gst_spdl_png_decoder_open (GstSpdlPngDecoder * dec, const guint8 * data,
 
   dec->opened = FALSE;
   if (size < MIN_PNG_SIZE)
-    return fail (error, GST_SPDL_DECODE_ERROR_TRUNCATED,
+    return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_TRUNCATED,
         "truncated: %" G_GSIZE_FORMAT " bytes, shorter than a PNG header",
         size);
   if (read_be32 (data + 8) != 13 || memcmp (data + 12, "IHDR", 4) != 0)
-    return fail (error, GST_SPDL_DECODE_ERROR_CORRUPT,
+    return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_CORRUPT,
         "corrupt: the PNG does not start with an IHDR chunk");
   dec->width = read_be32 (data + 16);
   dec->height = read_be32 (data + 20);
   if (dec->width == 0 || dec->height == 0 || dec->width > 0x7fffffff ||
       dec->height > 0x7fffffff)
-    return fail (error, GST_SPDL_DECODE_ERROR_CORRUPT,
+    return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_CORRUPT,
         "corrupt: invalid PNG size %ux%u", dec->width, dec->height);
   pixels = (guint64) dec->width * dec->height;
   if (max_pixels && pixels > max_pixels)
-    return fail (error, GST_SPDL_DECODE_ERROR_TOO_LARGE,
+    return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_TOO_LARGE,
         "%ux%u is %" G_GUINT64_FORMAT " pixels, more than max-pixels=%"
         G_GUINT64_FORMAT, dec->width, dec->height, pixels, max_pixels);
   if (!check_chunks (data, size, error))
@@ -274,12 +258,12 @@ gst_spdl_png_decoder_decode (GstSpdlPngDecoder * dec,
     dec->info = png_create_info_struct (dec->png);
   if (dec->png == NULL || dec->info == NULL) {
     png_destroy_read_struct (&dec->png, NULL, NULL);
-    return fail (error, GST_SPDL_DECODE_ERROR_CORRUPT,
+    return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_CORRUPT,
         "could not create a PNG decoder");
   }
   ok = run_decode (dec, p, g);
   if (!ok)
-    fail (error, dec->code, "%s", dec->message);
+    gst_spdl_decode_fail (error, dec->code, "%s", dec->message);
   png_destroy_read_struct (&dec->png, &dec->info, NULL);
   g_clear_pointer (&dec->row_pointers, g_free);
   if (ok)

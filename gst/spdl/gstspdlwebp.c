@@ -52,22 +52,6 @@ gst_spdl_webp_decoder_free (GstSpdlWebpDecoder * dec)
 }
 
 static gboolean
-fail (GError ** error, gint code, const gchar * format, ...)
-    G_GNUC_PRINTF (3, 4);
-
-static gboolean
-fail (GError ** error, gint code, const gchar * format, ...)
-{
-  va_list args;
-
-  va_start (args, format);
-  if (error)
-    *error = g_error_new_valist (GST_SPDL_DECODE_ERROR, code, format, args);
-  va_end (args);
-  return FALSE;
-}
-
-static gboolean
 fail_status (GError ** error, VP8StatusCode status, const gchar * what)
 {
   static const gchar *names[] = {
@@ -79,13 +63,13 @@ fail_status (GError ** error, VP8StatusCode status, const gchar * what)
 
   switch (status) {
     case VP8_STATUS_NOT_ENOUGH_DATA:
-      return fail (error, GST_SPDL_DECODE_ERROR_TRUNCATED,
+      return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_TRUNCATED,
           "truncated: WebP %s: %s", what, name);
     case VP8_STATUS_UNSUPPORTED_FEATURE:
-      return fail (error, GST_SPDL_DECODE_ERROR_UNSUPPORTED,
+      return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_UNSUPPORTED,
           "unsupported: WebP %s: %s", what, name);
     default:
-      return fail (error, GST_SPDL_DECODE_ERROR_CORRUPT,
+      return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_CORRUPT,
           "corrupt: WebP %s: %s", what, name);
   }
 }
@@ -104,7 +88,7 @@ gst_spdl_webp_decoder_open (GstSpdlWebpDecoder * dec, const guint8 * data,
   riff_size = ((guint64) data[4] | ((guint64) data[5] << 8) |
       ((guint64) data[6] << 16) | ((guint64) data[7] << 24)) + 8;
   if (size < riff_size)
-    return fail (error, GST_SPDL_DECODE_ERROR_TRUNCATED,
+    return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_TRUNCATED,
         "truncated: %" G_GSIZE_FORMAT " of the %" G_GUINT64_FORMAT
         " bytes the RIFF header announces", size, riff_size);
   status = WebPGetFeatures (data, size, &features);
@@ -112,7 +96,7 @@ gst_spdl_webp_decoder_open (GstSpdlWebpDecoder * dec, const guint8 * data,
     return fail_status (error, status, "header");
   pixels = (guint64) features.width * features.height;
   if (max_pixels && pixels > max_pixels)
-    return fail (error, GST_SPDL_DECODE_ERROR_TOO_LARGE,
+    return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_TOO_LARGE,
         "%dx%d is %" G_GUINT64_FORMAT " pixels, more than max-pixels=%"
         G_GUINT64_FORMAT, features.width, features.height, pixels,
         max_pixels);
@@ -136,7 +120,7 @@ decode_still (GstSpdlWebpDecoder * dec, GError ** error)
   gint y;
 
   if (!WebPInitDecoderConfig (&config))
-    return fail (error, GST_SPDL_DECODE_ERROR_CORRUPT,
+    return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_CORRUPT,
         "libwebp version mismatch");
   /* 16 bytes of slack: the SIMD row kernel loads 16 bytes per window */
   gst_spdl_ensure_buffer (&dec->pixels, &dec->pixels_size,
@@ -168,21 +152,21 @@ decode_first_frame (GstSpdlWebpDecoder * dec, GError ** error)
   gboolean ok = TRUE;
 
   if (!WebPAnimDecoderOptionsInit (&options))
-    return fail (error, GST_SPDL_DECODE_ERROR_CORRUPT,
+    return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_CORRUPT,
         "libwebpdemux version mismatch");
   options.color_mode = MODE_RGBA;
   options.use_threads = 0;
   anim = WebPAnimDecoderNew (&webp, &options);
   if (anim == NULL)
-    return fail (error, GST_SPDL_DECODE_ERROR_CORRUPT,
+    return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_CORRUPT,
         "corrupt: an invalid animated WebP");
   if (!WebPAnimDecoderGetInfo (anim, &info) ||
       info.canvas_width != dec->width || info.canvas_height != dec->height)
-    ok = fail (error, GST_SPDL_DECODE_ERROR_CORRUPT,
+    ok = gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_CORRUPT,
         "corrupt: the animation's canvas is not the header's %ux%u",
         dec->width, dec->height);
   else if (!WebPAnimDecoderGetNext (anim, &canvas, &timestamp))
-    ok = fail (error, GST_SPDL_DECODE_ERROR_CORRUPT,
+    ok = gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_CORRUPT,
         "corrupt: the animation's first frame does not decode");
   else {
     for (y = dec->sink.y0; y < dec->sink.y1; y++)
