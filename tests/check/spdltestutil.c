@@ -366,6 +366,17 @@ spdl_test_run_skipped (SpdlTestRun * run, const gchar * element,
   return n;
 }
 
+gboolean
+spdl_test_run_warned (SpdlTestRun * run, const gchar * file, const gchar * why)
+{
+  GList *l;
+
+  for (l = run->warnings; l; l = l->next)
+    if (strstr (l->data, file) && strstr (l->data, why))
+      return TRUE;
+  return FALSE;
+}
+
 const GstStructure *
 spdl_test_run_epoch_skipped (SpdlTestRun * run, const gchar * element,
     guint epoch)

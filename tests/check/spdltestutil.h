@@ -69,6 +69,9 @@ typedef void (*SpdlTestHook) (GstElement * pipeline, gpointer user_data);
 /* Same, calling @paused_hook once the pipeline is PAUSED */
 SpdlTestRun *spdl_test_run_with_hook (const gchar * launch,
     SpdlTestHook paused_hook, gpointer user_data);
+/* Whether a warning names @file and says @why */
+gboolean spdl_test_run_warned (SpdlTestRun * run, const gchar * file,
+    const gchar * why);
 /* The "spdl-skipped" message @element posted after @epoch, or NULL */
 const GstStructure *spdl_test_run_epoch_skipped (SpdlTestRun * run,
     const gchar * element, guint epoch);

@@ -471,17 +471,6 @@ make_bomb (gsize * size)
   return jpeg;
 }
 
-static gboolean
-warned_about (SpdlTestRun * run, const gchar * file, const gchar * why)
-{
-  GList *l;
-
-  for (l = run->warnings; l; l = l->next)
-    if (strstr (l->data, file) && strstr (l->data, why))
-      return TRUE;
-  return FALSE;
-}
-
 GST_START_TEST (test_bad_samples_skipped)
 {
   gchar *root = spdl_test_make_image_folder (1, 3, 64, 48);
@@ -511,12 +500,12 @@ GST_START_TEST (test_bad_samples_skipped)
   fail_unless_equals_int (spdl_test_run_count_samples (run), 3);
   for (i = 0; i < 3; i++)
     fail_unless (strstr (ITEM (run, i)->path, "img00") != NULL);
-  fail_unless (warned_about (run, "bad-empty.jpg", "empty"));
-  fail_unless (warned_about (run, "bad-noise.jpg", "not a JPEG"));
-  fail_unless (warned_about (run, "bad-png.jpg", "PNG"));
-  fail_unless (warned_about (run, "bad-cut-half.jpg", "truncated"));
-  fail_unless (warned_about (run, "bad-cut-header.jpg", "bad-cut-header"));
-  fail_unless (warned_about (run, "bad-bomb.jpg", "max-pixels"));
+  fail_unless (spdl_test_run_warned (run, "bad-empty.jpg", "empty"));
+  fail_unless (spdl_test_run_warned (run, "bad-noise.jpg", "not a JPEG"));
+  fail_unless (spdl_test_run_warned (run, "bad-png.jpg", "PNG"));
+  fail_unless (spdl_test_run_warned (run, "bad-cut-half.jpg", "truncated"));
+  fail_unless (spdl_test_run_warned (run, "bad-cut-header.jpg", "bad-cut-header"));
+  fail_unless (spdl_test_run_warned (run, "bad-bomb.jpg", "max-pixels"));
   fail_unless_equals_int (g_list_length (run->warnings), 6);
   spdl_test_run_free (run);
 
@@ -674,8 +663,8 @@ GST_START_TEST (test_extreme_aspect_too_large)
         cases[i].samples);
     fail_unless_equals_uint64 (spdl_test_run_skipped (run, "spdldecode",
             "too-large"), cases[i].too_large);
-    fail_unless (warned_about (run, ".jpg", "max-output-pixels") ||
-        warned_about (run, ".jpg", "no video frame"), "%s",
+    fail_unless (spdl_test_run_warned (run, ".jpg", "max-output-pixels") ||
+        spdl_test_run_warned (run, ".jpg", "no video frame"), "%s",
         cases[i].recipe);
     spdl_test_run_free (run);
   }
@@ -683,7 +672,7 @@ GST_START_TEST (test_extreme_aspect_too_large)
   {
     SpdlTestRun *run = run_folder (root, "",
         "width=224 max-output-pixels=37631");
-    fail_unless (warned_about (run, "img000.jpg", "max-output-pixels=37631"));
+    fail_unless (spdl_test_run_warned (run, "img000.jpg", "max-output-pixels=37631"));
     fail_unless_equals_uint64 (spdl_test_run_skipped (run, "spdldecode",
             "too-large"), 3);
     spdl_test_run_free (run);
@@ -709,7 +698,7 @@ GST_START_TEST (test_decode_memory_and_scans)
   fail_unless (run->error == NULL, "%s", run->error);
   fail_unless_equals_int (spdl_test_run_count_samples (run), 1);
   fail_unless (strstr (ITEM (run, 0)->path, "baseline") != NULL);
-  fail_unless (warned_about (run, "progressive.jpg", "max-decode-memory"));
+  fail_unless (spdl_test_run_warned (run, "progressive.jpg", "max-decode-memory"));
   fail_unless_equals_uint64 (spdl_test_run_skipped (run, "spdldecode",
           "too-large"), 1);
   spdl_test_run_free (run);
@@ -717,7 +706,7 @@ GST_START_TEST (test_decode_memory_and_scans)
   /* the encoder's progression has 10 scans */
   run = run_folder (root, "", "width=32 height=32 max-scans=5");
   fail_unless_equals_int (spdl_test_run_count_samples (run), 1);
-  fail_unless (warned_about (run, "progressive.jpg", "max-scans=5"));
+  fail_unless (spdl_test_run_warned (run, "progressive.jpg", "max-scans=5"));
   spdl_test_run_free (run);
   run = run_folder (root, "", "width=32 height=32 max-scans=10");
   fail_unless_equals_int (spdl_test_run_count_samples (run), 2);

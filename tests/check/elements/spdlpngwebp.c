@@ -275,17 +275,6 @@ make_hostile_folder (void)
   return root;
 }
 
-static gboolean
-warned (SpdlTestRun * run, const gchar * file, const gchar * why)
-{
-  GList *l;
-
-  for (l = run->warnings; l; l = l->next)
-    if (strstr (l->data, file) && strstr (l->data, why))
-      return TRUE;
-  return FALSE;
-}
-
 GST_START_TEST (test_hostile_png_webp_skipped_by_reason)
 {
   gchar *root = make_hostile_folder ();
@@ -304,7 +293,7 @@ GST_START_TEST (test_hostile_png_webp_skipped_by_reason)
       continue;
     }
     bad++;
-    fail_unless (warned (run, expected[i].name, expected[i].says),
+    fail_unless (spdl_test_run_warned (run, expected[i].name, expected[i].says),
         "no warning naming %s with \"%s\"", expected[i].name,
         expected[i].says);
   }

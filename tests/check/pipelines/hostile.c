@@ -155,17 +155,6 @@ vanish_hook (GstElement * pipeline, gpointer root)
   g_free (path);
 }
 
-static gboolean
-warned (SpdlTestRun * run, const gchar * file, const gchar * why)
-{
-  GList *l;
-
-  for (l = run->warnings; l; l = l->next)
-    if (strstr (l->data, file) && strstr (l->data, why))
-      return TRUE;
-  return FALSE;
-}
-
 /* The dataset's listing: index -> relative path. */
 static GPtrArray *
 listing (const gchar * root)
@@ -257,10 +246,10 @@ GST_START_TEST (test_dirty_dataset)
   /* each bad sample: a warning naming it and the reason */
   for (i = 0; i < G_N_ELEMENTS (class0); i++)
     if (class0[i].why)
-      fail_unless (warned (run, class0[i].name, class0[i].why),
+      fail_unless (spdl_test_run_warned (run, class0[i].name, class0[i].why),
           "no warning for %s (%s)", class0[i].name, class0[i].why);
-  fail_unless (warned (run, "vanishes.jpg", "No such file"));
-  fail_unless (warned (run, "loop", "symlink loop"));
+  fail_unless (spdl_test_run_warned (run, "vanishes.jpg", "No such file"));
+  fail_unless (spdl_test_run_warned (run, "loop", "symlink loop"));
 
   /* counts by reason at EOS */
   fail_unless_equals_uint64 (spdl_test_run_skipped (run, "spdlsrc",
@@ -314,7 +303,7 @@ GST_START_TEST (test_unreadable_permission)
   run = spdl_test_run (launch);
   fail_unless (run->error == NULL);
   fail_unless_equals_int (spdl_test_run_count_samples (run), 2);
-  fail_unless (warned (run, "img001.jpg", "Permission denied"));
+  fail_unless (spdl_test_run_warned (run, "img001.jpg", "Permission denied"));
   spdl_test_run_free (run);
   g_free (launch);
   g_free (path);
@@ -436,11 +425,11 @@ GST_START_TEST (test_hostile_file_types)
   fail_unless_equals_int (n, 1 + G_N_ELEMENTS (odd_names));
 
   /* the others skipped, named, with the reason */
-  fail_unless (warned (run, "fifo.jpg", "FIFO"));
-  fail_unless (warned (run, "zero.jpg", "device"));
-  fail_unless (warned (run, "sparse.jpg", "max-file-size"));
-  fail_unless (warned (run, "bad", "not a JPEG"));
-  fail_if (warned (run, "unknown sample", ""));
+  fail_unless (spdl_test_run_warned (run, "fifo.jpg", "FIFO"));
+  fail_unless (spdl_test_run_warned (run, "zero.jpg", "device"));
+  fail_unless (spdl_test_run_warned (run, "sparse.jpg", "max-file-size"));
+  fail_unless (spdl_test_run_warned (run, "bad", "not a JPEG"));
+  fail_if (spdl_test_run_warned (run, "unknown sample", ""));
   fail_unless (all_valid_utf8 (run->warnings));
   fail_unless_equals_uint64 (spdl_test_run_skipped (run, "spdlsrc",
           "not-a-file"), 2);
