@@ -766,7 +766,8 @@ GST_START_TEST (test_refused_caps_error)
   run = run_folder (root, "", "! capsfilter caps=video/x-raw,width=64");
   fail_unless (run->error != NULL);
   fail_unless (strstr (run->error, "40x30") != NULL, "%s", run->error);
-  fail_unless_equals_int (spdl_test_run_count_samples (run), 1);
+  /* the first image may or may not be pulled before the error arrives */
+  fail_unless (spdl_test_run_count_samples (run) <= 1);
   spdl_test_run_free (run);
   spdl_test_remove_tree (root);
   g_free (root);
