@@ -114,15 +114,8 @@ def test_state_is_small_and_checked(tmp_path):
             loader.load_state_dict(state)
 
 
-@pytest.mark.parametrize("kind", ["folder", "manifest"])
-def test_equal_batches_on_three_ranks(tmp_path, kind):
-    root = make_folder(tmp_path / "d", 20, bad=["bad0.jpg", "bad1.jpg",
-                                                "bad2.jpg", "bad3.jpg"])
-    location = root
-    if kind == "manifest":
-        location = tmp_path / "list.tsv"
-        location.write_text("".join(
-            f"{p.relative_to(tmp_path)}\t0\n" for p in sorted(root.glob("c*/*.jpg"))))
+def batch_sizes_on_three_ranks(location):
+    """Per rank, per epoch: the batch sizes (checked against len())."""
     counts = []
     for rank in range(3):
         line = (f"spdlsrc location={location} num-shards=3 shard-index={rank} "
@@ -132,6 +125,19 @@ def test_equal_batches_on_three_ranks(tmp_path, kind):
             per_epoch = [[len(b.indices) for b in loader] for _ in range(2)]
             assert all(len(e) == len(loader) for e in per_epoch)
             counts.append(per_epoch)
+    return counts
+
+
+@pytest.mark.parametrize("kind", ["folder", "manifest"])
+def test_equal_batches_on_three_ranks(tmp_path, kind):
+    root = make_folder(tmp_path / "d", 20, bad=["bad0.jpg", "bad1.jpg",
+                                                "bad2.jpg", "bad3.jpg"])
+    location = root
+    if kind == "manifest":
+        location = tmp_path / "list.tsv"
+        location.write_text("".join(
+            f"{p.relative_to(tmp_path)}\t0\n" for p in sorted(root.glob("c*/*.jpg"))))
+    counts = batch_sizes_on_three_ranks(location)
     # 24 samples, 8 per rank: batches of 3, 3, 2 on every rank
     assert counts == [[[3, 3, 2]] * 2] * 3
 
@@ -207,15 +213,7 @@ def test_resume_shards_is_bit_identical(tmp_path, stop):
 
 def test_equal_batches_on_three_ranks_shards(tmp_path):
     location = make_shards(tmp_path, 22)
-    counts = []
-    for rank in range(3):
-        line = (f"spdlsrc location={location} num-shards=3 shard-index={rank} "
-                "num-epochs=2 ! spdldecode width=8 height=8 ! "
-                "spdlbatch batch-size=3 ! spdlappsink name=sink")
-        with spdlgst.Loader(line) as loader:
-            per_epoch = [[len(b.indices) for b in loader] for _ in range(2)]
-            assert all(len(e) == len(loader) for e in per_epoch)
-            counts.append(per_epoch)
+    counts = batch_sizes_on_three_ranks(location)
     # 22 samples, ceil(22 / 3) = 8 per rank: batches of 3, 3, 2
     assert counts == [[[3, 3, 2]] * 2] * 3
 
