@@ -322,11 +322,12 @@ gst_spdl_decode_class_init (GstSpdlDecodeClass * klass)
   /**
    * GstSpdlDecode:max-decode-memory:
    *
-   * libjpeg's working memory for one decode, in bytes. Progressive JPEGs
-   * keep every DCT coefficient of the image (about 3 bytes per pixel for
-   * 4:2:0 colour), checked from the header before decoding. With one
-   * decode per thread, the decoder's memory stays below threads x this.
-   * 0 = no limit.
+   * Working memory for one decode, in bytes. Progressive JPEGs keep every
+   * DCT coefficient of the image (about 3 bytes per pixel for 4:2:0
+   * colour), checked from the header before decoding; interlaced PNGs and
+   * WebPs are decoded whole (3 to 8 bytes per pixel). Other images are
+   * decoded row by row. With one decode per thread, the decoder's memory
+   * stays below threads x this. 0 = no limit.
    */
   g_object_class_install_property (gobject_class, PROP_MAX_DECODE_MEMORY,
       g_param_spec_uint64 ("max-decode-memory", "Max decode memory",

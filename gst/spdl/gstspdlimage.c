@@ -73,6 +73,8 @@ gst_spdl_image_decoder_set_limits (GstSpdlImageDecoder * dec,
     guint64 max_memory, guint max_scans)
 {
   gst_spdl_jpeg_decoder_set_limits (dec->jpeg, max_memory, max_scans);
+  gst_spdl_png_decoder_set_max_memory (dec->png, max_memory);
+  gst_spdl_webp_decoder_set_max_memory (dec->webp, max_memory);
 }
 
 GstSpdlImageDecoder *
@@ -162,6 +164,29 @@ gst_spdl_ensure_buffer (guint8 ** buf, gsize * size, gsize need)
     *size = need;
   }
   return *buf;
+}
+
+guint8 *
+gst_spdl_try_ensure_buffer (guint8 ** buf, gsize * size, gsize need)
+{
+  if (*size < need) {
+    g_free (*buf);
+    *buf = g_try_malloc0 (need);
+    *size = *buf ? need : 0;
+  }
+  return *buf;
+}
+
+/* 16 MiB: a 2000 x 2000 RGBA image */
+#define LARGE_BUFFER (16 * 1024 * 1024)
+
+void
+gst_spdl_release_large_buffer (guint8 ** buf, gsize * size)
+{
+  if (*size > LARGE_BUFFER) {
+    g_clear_pointer (buf, g_free);
+    *size = 0;
+  }
 }
 
 void

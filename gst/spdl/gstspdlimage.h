@@ -98,6 +98,12 @@ void gst_spdl_row_sink_clear (GstSpdlRowSink * sink);
 
 /* zeroed (the SIMD kernels read slack bytes), grown as needed */
 guint8 *gst_spdl_ensure_buffer (guint8 ** buf, gsize * size, gsize need);
+/* Same for a whole image, whose size comes from the file: NULL (and no
+ * buffer) when the memory cannot be had, instead of GLib's abort. */
+guint8 *gst_spdl_try_ensure_buffer (guint8 ** buf, gsize * size, gsize need);
+/* Frees a whole-image buffer larger than a typical image after a decode,
+ * so a thread does not keep its largest image's memory for good. */
+void gst_spdl_release_large_buffer (guint8 ** buf, gsize * size);
 
 G_END_DECLS
 

@@ -47,12 +47,34 @@ struct _GstSpdlPngDecoder
   guint8 *rows;                 /* one row, or the whole interlaced image */
   gsize rows_size;
   png_bytep *row_pointers;
+  guint64 max_memory;           /* for a whole interlaced image; 0: none */
 };
 
 GstSpdlPngDecoder *
 gst_spdl_png_decoder_new (void)
 {
-  return g_new0 (GstSpdlPngDecoder, 1);
+  GstSpdlPngDecoder *dec = g_new0 (GstSpdlPngDecoder, 1);
+
+  dec->max_memory = GST_SPDL_JPEG_DEFAULT_MAX_MEMORY;
+  return dec;
+}
+
+void
+gst_spdl_png_decoder_set_max_memory (GstSpdlPngDecoder * dec,
+    guint64 max_memory)
+{
+  dec->max_memory = max_memory;
+}
+
+/* Under libpng's setjmp: a too-large image ends the decode. */
+static void
+refuse_too_large (GstSpdlPngDecoder * dec, const gchar * why, guint64 need)
+{
+  dec->code = GST_SPDL_DECODE_ERROR_TOO_LARGE;
+  g_snprintf (dec->message, sizeof (dec->message), "%ux%u interlaced PNG "
+      "needs %" G_GUINT64_FORMAT " MiB to decode, %s", dec->width,
+      dec->height, need >> 20, why);
+  png_error (dec->png, "too large");
 }
 
 void
@@ -212,9 +234,13 @@ decode_rows (GstSpdlPngDecoder * dec, const GstSpdlDecodeParams * p,
   if (dec->sink.y1 == 0)
     return;
   if (passes > 1) {
-    gst_spdl_ensure_buffer (&dec->rows, &dec->rows_size,
-        rowbytes * dec->height + 16);
-    dec->row_pointers = g_new (png_bytep, dec->height);
+    /* Adam7 passes cover the whole image: it is decoded whole */
+    guint64 need = (guint64) rowbytes * dec->height + 16;
+    if (dec->max_memory && need > dec->max_memory)
+      refuse_too_large (dec, "more than max-decode-memory", need);
+    if (!gst_spdl_try_ensure_buffer (&dec->rows, &dec->rows_size, need) ||
+        !(dec->row_pointers = g_try_new (png_bytep, dec->height)))
+      refuse_too_large (dec, "out of memory", need);
     for (y = 0; y < (gint) dec->height; y++)
       dec->row_pointers[y] = dec->rows + (gsize) y * rowbytes;
     png_read_image (png, dec->row_pointers);
@@ -266,6 +292,7 @@ gst_spdl_png_decoder_decode (GstSpdlPngDecoder * dec,
     gst_spdl_decode_fail (error, dec->code, "%s", dec->message);
   png_destroy_read_struct (&dec->png, &dec->info, NULL);
   g_clear_pointer (&dec->row_pointers, g_free);
+  gst_spdl_release_large_buffer (&dec->rows, &dec->rows_size);
   if (ok)
     gst_spdl_row_sink_finish (&dec->sink, out, stride);
   return ok;

@@ -19,6 +19,10 @@ typedef struct _GstSpdlPngDecoder GstSpdlPngDecoder;
  * limit and that the chunks are whole before anything is allocated. */
 GstSpdlPngDecoder *gst_spdl_png_decoder_new (void);
 void gst_spdl_png_decoder_free (GstSpdlPngDecoder * dec);
+/* Interlaced images are decoded whole: refused past @max_memory bytes
+ * (0 = no limit) as GST_SPDL_DECODE_ERROR_TOO_LARGE. */
+void gst_spdl_png_decoder_set_max_memory (GstSpdlPngDecoder * dec,
+    guint64 max_memory);
 gboolean gst_spdl_png_decoder_open (GstSpdlPngDecoder * dec,
     const guint8 * data, gsize size, guint64 max_pixels, guint * width,
     guint * height, GError ** error);

@@ -33,12 +33,35 @@ struct _GstSpdlWebpDecoder
   GstSpdlRowSink sink;
   guint8 *pixels;               /* the decoded image, RGB */
   gsize pixels_size;
+  guint64 max_memory;           /* for the whole image; 0: none */
 };
 
 GstSpdlWebpDecoder *
 gst_spdl_webp_decoder_new (void)
 {
-  return g_new0 (GstSpdlWebpDecoder, 1);
+  GstSpdlWebpDecoder *dec = g_new0 (GstSpdlWebpDecoder, 1);
+
+  dec->max_memory = GST_SPDL_JPEG_DEFAULT_MAX_MEMORY;
+  return dec;
+}
+
+void
+gst_spdl_webp_decoder_set_max_memory (GstSpdlWebpDecoder * dec,
+    guint64 max_memory)
+{
+  dec->max_memory = max_memory;
+}
+
+/* WebP decodes whole images: @need bytes of them */
+static gboolean
+check_memory (GstSpdlWebpDecoder * dec, guint64 need, GError ** error)
+{
+  if (!dec->max_memory || need <= dec->max_memory)
+    return TRUE;
+  return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_TOO_LARGE,
+      "%ux%u WebP needs %" G_GUINT64_FORMAT " MiB to decode, more than "
+      "max-decode-memory=%" G_GUINT64_FORMAT " MiB", dec->width, dec->height,
+      need >> 20, dec->max_memory >> 20);
 }
 
 void
@@ -123,8 +146,12 @@ decode_still (GstSpdlWebpDecoder * dec, GError ** error)
     return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_CORRUPT,
         "libwebp version mismatch");
   /* 16 bytes of slack: the SIMD row kernel loads 16 bytes per window */
-  gst_spdl_ensure_buffer (&dec->pixels, &dec->pixels_size,
-      stride * dec->height + 16);
+  if (!check_memory (dec, (guint64) stride * dec->height + 16, error))
+    return FALSE;
+  if (!gst_spdl_try_ensure_buffer (&dec->pixels, &dec->pixels_size,
+          stride * dec->height + 16))
+    return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_TOO_LARGE,
+        "%ux%u WebP: out of memory", dec->width, dec->height);
   config.output.colorspace = MODE_RGB;
   config.output.is_external_memory = 1;
   config.output.u.RGBA.rgba = dec->pixels;
@@ -151,6 +178,9 @@ decode_first_frame (GstSpdlWebpDecoder * dec, GError ** error)
   gint timestamp, y;
   gboolean ok = TRUE;
 
+  /* libwebpdemux keeps an RGBA canvas and the previous one */
+  if (!check_memory (dec, (guint64) dec->width * dec->height * 4 * 2, error))
+    return FALSE;
   if (!WebPAnimDecoderOptionsInit (&options))
     return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_CORRUPT,
         "libwebpdemux version mismatch");
@@ -193,5 +223,6 @@ gst_spdl_webp_decoder_decode (GstSpdlWebpDecoder * dec,
         decode_still (dec, error);
   if (ok)
     gst_spdl_row_sink_finish (&dec->sink, out, stride);
+  gst_spdl_release_large_buffer (&dec->pixels, &dec->pixels_size);
   return ok;
 }

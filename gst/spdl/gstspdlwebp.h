@@ -19,6 +19,10 @@ typedef struct _GstSpdlWebpDecoder GstSpdlWebpDecoder;
  * limit and the animation before anything is allocated. */
 GstSpdlWebpDecoder *gst_spdl_webp_decoder_new (void);
 void gst_spdl_webp_decoder_free (GstSpdlWebpDecoder * dec);
+/* WebP images are decoded whole: refused past @max_memory bytes (0 = no
+ * limit) as GST_SPDL_DECODE_ERROR_TOO_LARGE. */
+void gst_spdl_webp_decoder_set_max_memory (GstSpdlWebpDecoder * dec,
+    guint64 max_memory);
 gboolean gst_spdl_webp_decoder_open (GstSpdlWebpDecoder * dec,
     const guint8 * data, gsize size, guint64 max_pixels, guint * width,
     guint * height, GError ** error);
