@@ -9,6 +9,9 @@
 /* Images/s on the same in-memory JPEGs and the same recipe (validation:
  * Resize(256) + CenterCrop(224), or training: RandomResizedCrop(224)):
  *
+ *   decode-only    libjpeg-turbo decoding every pixel to RGB and nothing
+ *                  else, one thread (the decode-only limit per core: what
+ *                  any loader that decodes whole images pays at least)
  *   libjpeg-full   libjpeg-turbo decoding every pixel, then the same resize
  *                  (what a plain decoder + resizer does, one thread)
  *   fused          the project's decode path called directly, one thread:
@@ -19,7 +22,9 @@
  *   element-N      the same with threads=N (N = online CPUs)
  *
  * Each is run --rounds times, interleaved; the median is reported with its
- * ratio to the fused limit. The fused path goes through the format
+ * ratio to the fused limit. --limit-only measures only decode-only and
+ * fused. --meta-cost times the per-sample metadata the elements attach and
+ * read (GstCustomMeta structures) against the fused decode of one image. The fused path goes through the format
  * dispatch, so with --extensions png (or webp) --limit-only measures the
  * PNG (WebP) decoders; bench/format-bench compares that with PIL.
  *
@@ -32,6 +37,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <setjmp.h>
+#include <jpeglib.h>
 
 #include <gst/video/video.h>
 
@@ -40,6 +47,7 @@
 #include "gstspdlimage.h"
 #include "gstspdljpeg.h"
 #include "gstspdlresample.h"
+#include "gstspdlmeta.h"
 
 typedef struct
 {
@@ -54,6 +62,7 @@ static gint threads = 0;
 static gboolean resize_only = FALSE;
 static gboolean limit_only = FALSE;
 static gchar *extensions = NULL;
+static gboolean meta_cost = FALSE;
 
 static GOptionEntry entries[] = {
   {"rounds", 'r', 0, G_OPTION_ARG_INT, &rounds, "Rounds (default 5)", "N"},
@@ -66,8 +75,100 @@ static GOptionEntry entries[] = {
       "Only measure the fused path on one thread (the physical limit)", NULL},
   {"extensions", 0, 0, G_OPTION_ARG_STRING, &extensions,
       "Files to load (default jpg,jpeg)", "EXTS"},
+  {"meta-cost", 0, 0, G_OPTION_ARG_NONE, &meta_cost,
+      "Only time the per-sample metadata against one image's decode", NULL},
   {NULL}
 };
+
+typedef struct
+{
+  struct jpeg_error_mgr mgr;
+  jmp_buf jump;
+} BenchJpegError;
+
+static void
+bench_jpeg_error_exit (j_common_ptr cinfo)
+{
+  longjmp (((BenchJpegError *) cinfo->err)->jump, 1);
+}
+
+static void
+bench_jpeg_silence (j_common_ptr cinfo, int level)
+{
+}
+
+/* libjpeg-turbo with its defaults (the DCT PIL uses), every pixel to RGB
+ * into one reused buffer: nothing of this project's code. */
+static gdouble
+run_decode_only (Bench * b)
+{
+  struct jpeg_decompress_struct cinfo;
+  BenchJpegError err;
+  guint8 *volatile pixels = NULL;
+  volatile gsize capacity = 0;
+  volatile guint i;
+  gint64 start = g_get_monotonic_time ();
+
+  cinfo.err = jpeg_std_error (&err.mgr);
+  err.mgr.error_exit = bench_jpeg_error_exit;
+  err.mgr.emit_message = bench_jpeg_silence;
+  jpeg_create_decompress (&cinfo);
+  for (i = 0; i < b->files->len; i++) {
+    gsize size, stride;
+    const guint8 *data = g_bytes_get_data (g_ptr_array_index (b->files, i),
+        &size);
+
+    if (setjmp (err.jump)) {
+      jpeg_abort_decompress (&cinfo);
+      continue;
+    }
+    jpeg_mem_src (&cinfo, data, size);
+    jpeg_read_header (&cinfo, TRUE);
+    cinfo.out_color_space = JCS_RGB;
+    cinfo.dct_method = JDCT_ISLOW;
+    jpeg_start_decompress (&cinfo);
+    stride = (gsize) cinfo.output_width * 3;
+    if (stride * cinfo.output_height > capacity) {
+      capacity = stride * cinfo.output_height;
+      pixels = g_realloc (pixels, capacity);
+    }
+    while (cinfo.output_scanline < cinfo.output_height) {
+      JSAMPROW row = pixels + cinfo.output_scanline * stride;
+      jpeg_read_scanlines (&cinfo, &row, 1);
+    }
+    jpeg_finish_decompress (&cinfo);
+  }
+  jpeg_destroy_decompress (&cinfo);
+  g_free (pixels);
+  return b->files->len / ((g_get_monotonic_time () - start) / 1e6);
+}
+
+/* What one sample's metadata costs from spdlsrc to spdlbatch: spdlsrc adds
+ * it and sets the position, spdldecode reads it and copies it to the
+ * output, spdlbatch reads it and the position. Microseconds per sample. */
+static gdouble
+run_meta_lifecycle (guint n)
+{
+  gint64 start = g_get_monotonic_time ();
+  guint i;
+
+  for (i = 0; i < n; i++) {
+    GstBuffer *in = gst_buffer_new (), *out = gst_buffer_new ();
+    GstSpdlSampleInfo info;
+    guint64 position;
+
+    gst_spdl_buffer_add_sample_meta (in, i, i % 1000, 0,
+        "/data/imagenet/train/n01440764/n01440764_10026.JPEG");
+    gst_spdl_buffer_set_sample_position (in, i);
+    gst_spdl_buffer_get_sample_info (in, &info);
+    gst_spdl_buffer_copy_sample_meta (out, in);
+    gst_spdl_buffer_get_sample_info (out, &info);
+    gst_spdl_buffer_get_sample_position (out, &position);
+    gst_buffer_unref (in);
+    gst_buffer_unref (out);
+  }
+  return (g_get_monotonic_time () - start) / (gdouble) n;
+}
 
 static gdouble
 run_direct (Bench * b, gboolean dct, gboolean region)
@@ -239,12 +340,12 @@ median (gdouble * v, gint n)
 }
 
 enum
-{ LIBJPEG_FULL, FUSED, FUSED_NODCT, FUSED_NOREGION, ELEMENT_1, ELEMENT_N,
+{ DECODE_ONLY, LIBJPEG_FULL, FUSED, FUSED_NODCT, FUSED_NOREGION, ELEMENT_1, ELEMENT_N,
   N_RUNS
 };
 
 static const gchar *names[N_RUNS] = {
-  "libjpeg-full (plain decode + resize)", "fused (physical limit/core)",
+  "decode-only (libjpeg-turbo, every pixel, no resize)", "libjpeg-full (plain decode + resize)", "fused (physical limit/core)",
   "fused, no DCT scaling", "fused, no region decode",
   "spdldecode threads=1", "spdldecode threads=N"
 };
@@ -303,14 +404,33 @@ main (int argc, char **argv)
     return 0;
   }
   run_direct (&b, TRUE, TRUE);  /* warm-up: caches, page faults */
-  if (limit_only) {
-    for (r = 0; r < rounds; r++)
+  if (meta_cost) {
+    gdouble per_image_us, meta_us[64];
+
+    for (r = 0; r < rounds; r++) {
       results[FUSED][r] = run_direct (&b, TRUE, TRUE);
+      meta_us[r] = run_meta_lifecycle (100000);
+    }
+    per_image_us = 1e6 / median (results[FUSED], rounds);
+    g_print ("per-sample metadata (add, position, 2 reads, copy): %.2f us; "
+        "fused decode: %.0f us per image; metadata = %.2f%% of it\n",
+        median (meta_us, rounds), per_image_us,
+        100.0 * median (meta_us, rounds) / per_image_us);
+    return 0;
+  }
+  if (limit_only) {
+    for (r = 0; r < rounds; r++) {
+      results[DECODE_ONLY][r] = run_decode_only (&b);
+      results[FUSED][r] = run_direct (&b, TRUE, TRUE);
+    }
+    g_print ("| decode-only (libjpeg-turbo, every pixel) | %.0f |\n",
+        median (results[DECODE_ONLY], rounds));
     g_print ("| fused (physical limit/core) | %.0f |\n",
         median (results[FUSED], rounds));
     return 0;
   }
   for (r = 0; r < rounds; r++) {
+    results[DECODE_ONLY][r] = run_decode_only (&b);
     results[LIBJPEG_FULL][r] = run_direct (&b, FALSE, FALSE);
     results[FUSED][r] = run_direct (&b, TRUE, TRUE);
     results[FUSED_NODCT][r] = run_direct (&b, FALSE, TRUE);

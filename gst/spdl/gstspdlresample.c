@@ -23,9 +23,65 @@
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #include <immintrin.h>
 #define HAVE_SSE41_KERNEL 1
+#define HAVE_AVX2_KERNEL 1
 #endif
 
 #define PRECISION_BITS (32 - 8 - 2)
+/* weights split as hi * 2^SPLIT_BITS + lo, both within 16 bits */
+#define SPLIT_BITS 11
+
+/* highest kernel level in use: 2 AVX2, 1 SSE4.1, 0 plain C */
+static guint simd_limit = 2;
+
+void
+gst_spdl_resample_limit_simd (guint level)
+{
+  simd_limit = level;
+}
+
+#ifdef HAVE_AVX2_KERNEL
+static gboolean
+have_avx2 (void)
+{
+  static gint cached = -1;
+
+  if (cached < 0)
+    cached = __builtin_cpu_supports ("avx2") ? 1 : 0;
+  return cached && simd_limit >= 2;
+}
+
+/* The AVX2 kernel multiplies 16-bit pixels by 16-bit weights (pmaddwd), so
+ * each 22-bit weight is kept as two halves; the sums stay exact:
+ * sum(p * w) = (sum(p * hi) << SPLIT_BITS) + sum(p * lo). Per output and
+ * group of 4 taps: 4 vectors of 8 int16, [hi0 hi1 hi0 hi1 hi0 hi1 0 0],
+ * [hi2 hi3 ...], [lo0 lo1 ...], [lo2 lo3 ...], matching the pixel layout
+ * [R0 R1 G0 G1 B0 B1 0 0] and [R2 R3 G2 G3 B2 B3 0 0]. */
+static void
+axis_split_weights (GstSpdlResampleAxis * axis)
+{
+  guint groups = (axis->taps + 3) / 4, i, g, half, pair, c;
+
+  axis->split = g_new0 (gint16, (gsize) axis->out_size * groups * 32);
+  for (i = 0; i < axis->out_size; i++) {
+    const gint32 *w = axis->weights + i * axis->ksize;
+    gint16 *dst = axis->split + (gsize) i * groups * 32;
+
+    for (g = 0; g < groups; g++)
+      for (half = 0; half < 2; half++)  /* taps 4g+0,1 then 4g+2,3 */
+        for (pair = 0; pair < 2; pair++) {
+          guint t = 4 * g + 2 * half + pair;
+          gint32 wt = t < axis->taps ? w[t] : 0;
+          gint16 hi = (gint16) (wt >> SPLIT_BITS);
+          gint16 lo = (gint16) (wt & ((1 << SPLIT_BITS) - 1));
+
+          for (c = 0; c < 3; c++) {
+            dst[g * 32 + half * 8 + 2 * c + pair] = hi;
+            dst[g * 32 + 16 + half * 8 + 2 * c + pair] = lo;
+          }
+        }
+  }
+}
+#endif
 
 static inline gdouble
 triangle (gdouble x)
@@ -128,6 +184,7 @@ gst_spdl_resample_axis_init (GstSpdlResampleAxis * axis, gdouble clip_start,
   axis->out_size = out_size;
   axis->uniform = FALSE;
   axis->taps = 0;
+  axis->split = NULL;
   axis->acc = NULL;
   axis->acc_size = 0;
   axis->ksize = (guint) ceil (support) * 2 + 1;
@@ -174,6 +231,10 @@ gst_spdl_resample_axis_init (GstSpdlResampleAxis * axis, gdouble clip_start,
     axis_mirror (axis);
     axis->identity = FALSE;
   }
+#ifdef HAVE_AVX2_KERNEL
+  if (axis->uniform && axis->taps <= 8 && have_avx2 ())
+    axis_split_weights (axis);
+#endif
 }
 
 void
@@ -182,6 +243,7 @@ gst_spdl_resample_axis_clear (GstSpdlResampleAxis * axis)
   g_clear_pointer (&axis->first, g_free);
   g_clear_pointer (&axis->count, g_free);
   g_clear_pointer (&axis->weights, g_free);
+  g_clear_pointer (&axis->split, g_free);
   g_clear_pointer (&axis->acc, g_free);
   axis->acc_size = 0;
   axis->out_size = 0;
@@ -304,6 +366,105 @@ row_rgb_sse41 (const GstSpdlResampleAxis * axis, const guint8 * in,
   }
 }
 
+#ifdef HAVE_AVX2_KERNEL
+/* One 128-bit lane per output: the window's first 4 RGB pixels as int16
+ * [R0 R1 G0 G1 B0 B1 0 0] and [R2 R3 G2 G3 B2 B3 0 0] */
+static const gint8 pair_masks[2][16] = {
+  {0, -1, 3, -1, 1, -1, 4, -1, 2, -1, 5, -1, -1, -1, -1, -1},
+  {6, -1, 9, -1, 7, -1, 10, -1, 8, -1, 11, -1, -1, -1, -1, -1},
+};
+
+/* [r g b 0] sums of 4 taps for two outputs (one per lane), pixels at
+ * @p0/@p1, weights of the group at @w0/@w1 (see axis_split_weights) */
+__attribute__((target ("avx2")))
+static inline __m256i
+sum4_rgb_pair (const guint8 * p0, const guint8 * p1, const gint16 * w0,
+    const gint16 * w1)
+{
+  const __m256i m01 = _mm256_broadcastsi128_si256 (_mm_loadu_si128
+      ((const __m128i *) pair_masks[0]));
+  const __m256i m23 = _mm256_broadcastsi128_si256 (_mm_loadu_si128
+      ((const __m128i *) pair_masks[1]));
+  __m256i px = _mm256_inserti128_si256 (_mm256_castsi128_si256
+      (_mm_loadu_si128 ((const __m128i *) p0)),
+      _mm_loadu_si128 ((const __m128i *) p1), 1);
+  __m256i a = _mm256_shuffle_epi8 (px, m01), b = _mm256_shuffle_epi8 (px, m23);
+#define PAIR_WEIGHTS(k) _mm256_inserti128_si256 (_mm256_castsi128_si256 \
+    (_mm_loadu_si128 ((const __m128i *) (w0 + 8 * (k)))), \
+    _mm_loadu_si128 ((const __m128i *) (w1 + 8 * (k))), 1)
+  __m256i hi = _mm256_add_epi32 (_mm256_madd_epi16 (a, PAIR_WEIGHTS (0)),
+      _mm256_madd_epi16 (b, PAIR_WEIGHTS (1)));
+  __m256i lo = _mm256_add_epi32 (_mm256_madd_epi16 (a, PAIR_WEIGHTS (2)),
+      _mm256_madd_epi16 (b, PAIR_WEIGHTS (3)));
+#undef PAIR_WEIGHTS
+
+  return _mm256_add_epi32 (_mm256_slli_epi32 (hi, SPLIT_BITS), lo);
+}
+
+/* [r g b 0] sums of two outputs (i in the low lane, j in the high one),
+ * rounded and shifted down to 8-bit range (not yet clipped) */
+__attribute__((target ("avx2")))
+static inline __m256i
+sums_rgb_pair (const GstSpdlResampleAxis * axis, const guint8 * in,
+    gint in_start, guint i, guint j)
+{
+  const __m256i half = _mm256_set1_epi32 (1 << (PRECISION_BITS - 1));
+  const guint groups = (axis->taps + 3) / 4, stride = groups * 32;
+  const guint8 *p0 = in + (gsize) (axis->first[i] - in_start) * 3;
+  const guint8 *p1 = in + (gsize) (axis->first[j] - in_start) * 3;
+  const gint16 *w0 = axis->split + (gsize) i * stride;
+  const gint16 *w1 = axis->split + (gsize) j * stride;
+  __m256i sums = sum4_rgb_pair (p0, p1, w0, w1);
+  guint g;
+
+  for (g = 1; g < groups; g++)
+    sums = _mm256_add_epi32 (sums, sum4_rgb_pair (p0 + 12 * g, p1 + 12 * g,
+            w0 + 32 * g, w1 + 32 * g));
+  return _mm256_srai_epi32 (_mm256_add_epi32 (sums, half), PRECISION_BITS);
+}
+
+/* The same sums as row_rgb_taps: four outputs per step, clipped and
+ * stored as 12 bytes. Reads as row_rgb_sse41 does (16 bytes from a
+ * window's start and middle); writes nothing past the row. */
+__attribute__((target ("avx2")))
+static void
+row_rgb_avx2 (const GstSpdlResampleAxis * axis, const guint8 * in,
+    gint in_start, guint8 * out)
+{
+  /* dwords of packed lanes [i i+2 . .][i+1 i+3 . .] -> [i i+1 i+2 i+3] */
+  const __m256i order = _mm256_setr_epi32 (0, 4, 1, 5, 2, 6, 3, 7);
+  const __m128i rgb = _mm_setr_epi8 (0, 1, 2, 4, 5, 6, 8, 9, 10, 12, 13, 14,
+      -1, -1, -1, -1);
+  guint i = 0, n = axis->out_size;
+
+  for (; i + 4 <= n; i += 4) {
+    __m256i a = sums_rgb_pair (axis, in, in_start, i, i + 1);
+    __m256i b = sums_rgb_pair (axis, in, in_start, i + 2, i + 3);
+    __m256i packed = _mm256_packs_epi32 (a, b);
+    __m128i bytes;
+    guint32 last;
+
+    packed = _mm256_packus_epi16 (packed, packed);
+    packed = _mm256_permutevar8x32_epi32 (packed, order);
+    bytes = _mm_shuffle_epi8 (_mm256_castsi256_si128 (packed), rgb);
+    _mm_storel_epi64 ((__m128i *) (out + 3 * i), bytes);
+    last = (guint32) _mm_extract_epi32 (bytes, 2);
+    memcpy (out + 3 * i + 8, &last, 4);
+  }
+  for (; i < n; i++) {
+    __m256i a = sums_rgb_pair (axis, in, in_start, i, i);
+    __m128i bytes = _mm256_castsi256_si128 (a);
+    guint32 v;
+
+    bytes = _mm_packus_epi16 (_mm_packs_epi32 (bytes, bytes), bytes);
+    v = (guint32) _mm_cvtsi128_si32 (bytes);
+    out[3 * i] = v & 0xff;
+    out[3 * i + 1] = (v >> 8) & 0xff;
+    out[3 * i + 2] = (v >> 16) & 0xff;
+  }
+}
+#endif
+
 static gboolean
 have_sse41 (void)
 {
@@ -346,8 +507,14 @@ gst_spdl_resample_row (const GstSpdlResampleAxis * axis, const guint8 * in,
     return;
   }
   if (channels == 3 && axis->uniform) {
+#ifdef HAVE_AVX2_KERNEL
+    if (axis->split && simd_limit >= 2) {
+      row_rgb_avx2 (axis, in, in_start, out);
+      return;
+    }
+#endif
 #ifdef HAVE_SSE41_KERNEL
-    if (axis->taps <= 8 && have_sse41 ()) {
+    if (axis->taps <= 8 && simd_limit >= 1 && have_sse41 ()) {
       row_rgb_sse41 (axis, in, in_start, out);
       return;
     }

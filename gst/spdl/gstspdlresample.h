@@ -28,6 +28,7 @@ typedef struct
   gboolean identity;            /* output i is input first[0] + i */
   gboolean uniform;             /* every output has exactly taps taps */
   guint taps;
+  gint16 *split;                /* RGB kernel's weights as 16-bit halves */
   gint32 *acc;                  /* scratch of the vertical pass */
   gsize acc_size;
 } GstSpdlResampleAxis;
@@ -43,6 +44,9 @@ void gst_spdl_resample_axis_init (GstSpdlResampleAxis * axis,
     gdouble clip_start, guint clip_size, gdouble scale, gdouble offset,
     guint out_size, gint64 virtual_size, gboolean mirror);
 void gst_spdl_resample_axis_clear (GstSpdlResampleAxis * axis);
+/* For tests and benchmarks: use SIMD kernels up to @level (2 AVX2, 1
+ * SSE4.1, 0 none) for axes initialised from now on. */
+void gst_spdl_resample_limit_simd (guint level);
 
 /* Range of input pixels the axis reads: [*start, *end). FALSE if none. */
 gboolean gst_spdl_resample_axis_range (const GstSpdlResampleAxis * axis,
