@@ -453,7 +453,6 @@ gst_spdl_decode_init (GstSpdlDecode * self)
   self->warning_limit = DEFAULT_WARNING_LIMIT;
   gst_spdl_stats_init (&self->stats);
   g_mutex_init (&self->lock);
-  g_cond_init (&self->work_cond);
   g_cond_init (&self->done_cond);
   g_cond_init (&self->space_cond);
   g_queue_init (&self->jobs);
@@ -469,7 +468,6 @@ gst_spdl_decode_finalize (GObject * object)
 
   gst_spdl_stats_clear (&self->stats);
   g_mutex_clear (&self->lock);
-  g_cond_clear (&self->work_cond);
   g_cond_clear (&self->done_cond);
   g_cond_clear (&self->space_cond);
   G_OBJECT_CLASS (parent_class)->finalize (object);
@@ -796,41 +794,37 @@ decode_job (GstSpdlDecode * self, GstSpdlImageDecoder * dec,
   gst_spdl_buffer_copy_sample_meta (job->output, job->input);
 }
 
-static gpointer
-worker_func (gpointer data)
+/* Runs in a pool thread, once per sample queued: decodes the oldest
+ * pending sample with an idle decoder. The pool's item is only a wake-up:
+ * the jobs stay in our queues, so a flush can drop them. */
+static void
+worker_func (gpointer item, gpointer data)
 {
   GstSpdlDecode *self = data;
-  GstSpdlImageDecoder *dec = gst_spdl_image_decoder_new ();
+  GstSpdlImageDecoder *dec;
+  GstSpdlDecodeJob *job;
+  guint64 start;
 
-  gst_spdl_image_decoder_set_limits (dec, self->active_max_decode_memory,
-      self->active_max_scans);
   g_mutex_lock (&self->lock);
-  for (;;) {
-    GstSpdlDecodeJob *job;
-
-    while (!self->stopping && (self->flushing ||
-            g_queue_is_empty (&self->pending)))
-      g_cond_wait (&self->work_cond, &self->lock);
-    if (self->stopping)
-      break;
-    job = g_queue_pop_head (&self->pending);
-    self->busy++;
+  if (self->flushing || g_queue_is_empty (&self->pending)) {
     g_mutex_unlock (&self->lock);
-
-    {
-      guint64 start = gst_spdl_now_ns ();
-      decode_job (self, dec, job);
-      gst_spdl_stats_record (&self->stats, gst_spdl_now_ns () - start);
-    }
-
-    g_mutex_lock (&self->lock);
-    job->done = TRUE;
-    self->busy--;
-    g_cond_broadcast (&self->done_cond);
+    return;
   }
+  job = g_queue_pop_head (&self->pending);
+  dec = g_queue_pop_head (&self->idle_decoders);
+  self->busy++;
   g_mutex_unlock (&self->lock);
-  gst_spdl_image_decoder_free (dec);
-  return NULL;
+
+  start = gst_spdl_now_ns ();
+  decode_job (self, dec, job);
+  gst_spdl_stats_record (&self->stats, gst_spdl_now_ns () - start);
+
+  g_mutex_lock (&self->lock);
+  g_queue_push_head (&self->idle_decoders, dec);
+  job->done = TRUE;
+  self->busy--;
+  g_cond_broadcast (&self->done_cond);
+  g_mutex_unlock (&self->lock);
 }
 
 static GstCaps *output_caps (GstSpdlDecode * self, guint width,
@@ -859,9 +853,10 @@ setup_pool (GstSpdlDecode * self)
   gst_caps_unref (caps);
 }
 
-static void
+static gboolean
 start_workers (GstSpdlDecode * self)
 {
+  GError *error = NULL;
   guint i, n;
 
   GST_OBJECT_LOCK (self);
@@ -880,18 +875,29 @@ start_workers (GstSpdlDecode * self)
   gst_spdl_stats_reset (&self->stats);
 
   self->max_in_flight = n * JOBS_PER_THREAD;
-  self->stopping = FALSE;
   self->next_index = 0;
   self->n_workers = n;
   setup_pool (self);
-  self->workers = g_new0 (GThread *, n);
+  /* a decoder per thread: libjpeg's state and scratch rows are reused */
   for (i = 0; i < n; i++) {
-    gchar *name = g_strdup_printf ("spdldec%u", i);
-    self->workers[i] = g_thread_new (name, worker_func, self);
-    g_free (name);
+    GstSpdlImageDecoder *dec = gst_spdl_image_decoder_new ();
+
+    gst_spdl_image_decoder_set_limits (dec, self->active_max_decode_memory,
+        self->active_max_scans);
+    g_queue_push_tail (&self->idle_decoders, dec);
+  }
+  /* exclusive: the threads are ours from start to stop, none created
+   * per sample */
+  self->workers = g_thread_pool_new (worker_func, self, n, TRUE, &error);
+  if (self->workers == NULL) {
+    GST_ELEMENT_ERROR (self, RESOURCE, FAILED,
+        ("Could not start %u decoding threads", n), ("%s", error->message));
+    g_clear_error (&error);
+    return FALSE;
   }
   GST_INFO_OBJECT (self, "%u decoding threads, %u samples in flight", n,
       self->max_in_flight);
+  return TRUE;
 }
 
 static void
@@ -909,18 +915,15 @@ clear_jobs_locked (GstSpdlDecode * self)
 static void
 stop_workers (GstSpdlDecode * self)
 {
-  guint i;
-
-  g_mutex_lock (&self->lock);
-  self->stopping = TRUE;
-  g_cond_broadcast (&self->work_cond);
-  g_mutex_unlock (&self->lock);
-  for (i = 0; i < self->n_workers; i++)
-    g_thread_join (self->workers[i]);
-  g_clear_pointer (&self->workers, g_free);
+  /* runs not started yet are dropped; the running ones finish */
+  if (self->workers)
+    g_thread_pool_free (self->workers, TRUE, TRUE);
+  self->workers = NULL;
   self->n_workers = 0;
   g_mutex_lock (&self->lock);
   clear_jobs_locked (self);
+  g_queue_clear_full (&self->idle_decoders,
+      (GDestroyNotify) gst_spdl_image_decoder_free);
   g_mutex_unlock (&self->lock);
 }
 
@@ -960,8 +963,13 @@ gst_spdl_decode_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
   g_queue_push_tail (&self->jobs, job);
   g_queue_push_tail (&self->pending, job);
   self->in_flight++;
-  g_cond_signal (&self->work_cond);
   g_mutex_unlock (&self->lock);
+  /* the item only wakes a thread (an exclusive pool creates none here) */
+  if (!g_thread_pool_push (self->workers, self, NULL)) {
+    GST_ELEMENT_ERROR (self, RESOURCE, FAILED, (NULL),
+        ("could not queue a sample on the decoding threads"));
+    return GST_FLOW_ERROR;
+  }
   return GST_FLOW_OK;
 }
 
@@ -1369,8 +1377,12 @@ gst_spdl_decode_change_state (GstElement * element, GstStateChange transition)
   GstSpdlDecode *self = GST_SPDL_DECODE (element);
   GstStateChangeReturn ret;
 
-  if (transition == GST_STATE_CHANGE_READY_TO_PAUSED)
-    start_workers (self);
+  if (transition == GST_STATE_CHANGE_READY_TO_PAUSED &&
+      !start_workers (self)) {
+    stop_workers (self);
+    reset_output (self);
+    return GST_STATE_CHANGE_FAILURE;
+  }
 
   ret = GST_ELEMENT_CLASS (parent_class)->change_state (element, transition);
 

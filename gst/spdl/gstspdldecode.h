@@ -61,19 +61,18 @@ struct _GstSpdlDecode
 
   /* streaming state, under lock */
   GMutex lock;
-  GCond work_cond;              /* a job to take, or stopping */
   GCond done_cond;              /* a job finished, or flushing */
   GCond space_cond;             /* room for one more sample */
   GQueue jobs;                  /* samples and events, in arrival order */
   GQueue pending;               /* samples no worker took yet */
+  GQueue idle_decoders;         /* one per worker thread */
   guint in_flight;
   guint max_in_flight;
   guint busy;
   gboolean flushing;
-  gboolean stopping;
   GstFlowReturn srcresult;
   guint64 next_index;           /* for samples without metadata */
-  GThread **workers;
+  GThreadPool *workers;         /* a run per pending sample */
   guint n_workers;
   GstSpdlDecodeParams active;   /* params of this run (copied at start) */
   guint64 active_max_decode_memory;
