@@ -52,34 +52,42 @@ have_avx2 (void)
 
 /* The AVX2 kernel multiplies 16-bit pixels by 16-bit weights (pmaddwd), so
  * each 22-bit weight is kept as two halves; the sums stay exact:
- * sum(p * w) = (sum(p * hi) << SPLIT_BITS) + sum(p * lo). Per output and
- * group of 4 taps: 4 vectors of 8 int16, [hi0 hi1 hi0 hi1 hi0 hi1 0 0],
- * [hi2 hi3 ...], [lo0 lo1 ...], [lo2 lo3 ...], matching the pixel layout
- * [R0 R1 G0 G1 B0 B1 0 0] and [R2 R3 G2 G3 B2 B3 0 0]. */
+ * sum(p * w) = (sum(p * hi) << SPLIT_BITS) + sum(p * lo). Outputs go in
+ * pairs, one per 128-bit lane (an odd last output is paired with itself);
+ * per pair and group of 4 taps, 4 vectors of 16 int16 whose lanes are
+ * [hi0 hi1 hi0 hi1 hi0 hi1 0 0], [hi2 hi3 ...], [lo0 lo1 ...], [lo2 lo3 ...],
+ * matching pixels laid out as [R0 R1 G0 G1 B0 B1 0 0] and
+ * [R2 R3 G2 G3 B2 B3 0 0]. */
 static void
 axis_split_weights (GstSpdlResampleAxis * axis)
 {
-  guint groups = (axis->taps + 3) / 4, i, g, half, pair, c;
+  guint groups = (axis->taps + 3) / 4, pairs = (axis->out_size + 1) / 2;
+  guint k, lane, g, half, pair, c;
 
-  axis->split = g_new0 (gint16, (gsize) axis->out_size * groups * 32);
-  for (i = 0; i < axis->out_size; i++) {
-    const gint32 *w = axis->weights + i * axis->ksize;
-    gint16 *dst = axis->split + (gsize) i * groups * 32;
+  axis->split = g_aligned_alloc0 ((gsize) pairs * groups * 64,
+      sizeof (gint16), 32);
+  for (k = 0; k < pairs; k++)
+    for (lane = 0; lane < 2; lane++) {
+      guint i = MIN (2 * k + lane, axis->out_size - 1);
+      const gint32 *w = axis->weights + i * axis->ksize;
 
-    for (g = 0; g < groups; g++)
-      for (half = 0; half < 2; half++)  /* taps 4g+0,1 then 4g+2,3 */
-        for (pair = 0; pair < 2; pair++) {
-          guint t = 4 * g + 2 * half + pair;
-          gint32 wt = t < axis->taps ? w[t] : 0;
-          gint16 hi = (gint16) (wt >> SPLIT_BITS);
-          gint16 lo = (gint16) (wt & ((1 << SPLIT_BITS) - 1));
+      for (g = 0; g < groups; g++) {
+        gint16 *dst = axis->split + ((gsize) k * groups + g) * 64 + lane * 8;
 
-          for (c = 0; c < 3; c++) {
-            dst[g * 32 + half * 8 + 2 * c + pair] = hi;
-            dst[g * 32 + 16 + half * 8 + 2 * c + pair] = lo;
+        for (half = 0; half < 2; half++)        /* taps 4g+0,1 then 4g+2,3 */
+          for (pair = 0; pair < 2; pair++) {
+            guint t = 4 * g + 2 * half + pair;
+            gint32 wt = t < axis->taps ? w[t] : 0;
+            gint16 hi = (gint16) (wt >> SPLIT_BITS);
+            gint16 lo = (gint16) (wt & ((1 << SPLIT_BITS) - 1));
+
+            for (c = 0; c < 3; c++) {
+              dst[half * 16 + 2 * c + pair] = hi;
+              dst[(2 + half) * 16 + 2 * c + pair] = lo;
+            }
           }
-        }
-  }
+      }
+    }
 }
 #endif
 
@@ -243,7 +251,7 @@ gst_spdl_resample_axis_clear (GstSpdlResampleAxis * axis)
   g_clear_pointer (&axis->first, g_free);
   g_clear_pointer (&axis->count, g_free);
   g_clear_pointer (&axis->weights, g_free);
-  g_clear_pointer (&axis->split, g_free);
+  g_clear_pointer (&axis->split, g_aligned_free);
   g_clear_pointer (&axis->acc, g_free);
   axis->acc_size = 0;
   axis->out_size = 0;
@@ -375,51 +383,49 @@ static const gint8 pair_masks[2][16] = {
 };
 
 /* [r g b 0] sums of 4 taps for two outputs (one per lane), pixels at
- * @p0/@p1, weights of the group at @w0/@w1 (see axis_split_weights) */
+ * @p0/@p1, the pair's weights of the group at @w (see axis_split_weights) */
 __attribute__((target ("avx2")))
 static inline __m256i
-sum4_rgb_pair (const guint8 * p0, const guint8 * p1, const gint16 * w0,
-    const gint16 * w1)
+sum4_rgb_pair (const guint8 * p0, const guint8 * p1, const gint16 * w)
 {
   const __m256i m01 = _mm256_broadcastsi128_si256 (_mm_loadu_si128
       ((const __m128i *) pair_masks[0]));
   const __m256i m23 = _mm256_broadcastsi128_si256 (_mm_loadu_si128
       ((const __m128i *) pair_masks[1]));
+  const __m256i *wv = (const __m256i *) w;
   __m256i px = _mm256_inserti128_si256 (_mm256_castsi128_si256
       (_mm_loadu_si128 ((const __m128i *) p0)),
       _mm_loadu_si128 ((const __m128i *) p1), 1);
   __m256i a = _mm256_shuffle_epi8 (px, m01), b = _mm256_shuffle_epi8 (px, m23);
-#define PAIR_WEIGHTS(k) _mm256_inserti128_si256 (_mm256_castsi128_si256 \
-    (_mm_loadu_si128 ((const __m128i *) (w0 + 8 * (k)))), \
-    _mm_loadu_si128 ((const __m128i *) (w1 + 8 * (k))), 1)
-  __m256i hi = _mm256_add_epi32 (_mm256_madd_epi16 (a, PAIR_WEIGHTS (0)),
-      _mm256_madd_epi16 (b, PAIR_WEIGHTS (1)));
-  __m256i lo = _mm256_add_epi32 (_mm256_madd_epi16 (a, PAIR_WEIGHTS (2)),
-      _mm256_madd_epi16 (b, PAIR_WEIGHTS (3)));
-#undef PAIR_WEIGHTS
+  __m256i hi = _mm256_add_epi32 (_mm256_madd_epi16 (a,
+          _mm256_load_si256 (wv)), _mm256_madd_epi16 (b,
+          _mm256_load_si256 (wv + 1)));
+  __m256i lo = _mm256_add_epi32 (_mm256_madd_epi16 (a,
+          _mm256_load_si256 (wv + 2)), _mm256_madd_epi16 (b,
+          _mm256_load_si256 (wv + 3)));
 
   return _mm256_add_epi32 (_mm256_slli_epi32 (hi, SPLIT_BITS), lo);
 }
 
-/* [r g b 0] sums of two outputs (i in the low lane, j in the high one),
- * rounded and shifted down to 8-bit range (not yet clipped) */
+/* [r g b 0] sums of outputs 2k (low lane) and 2k + 1 (high lane; 2k again
+ * for an odd last output), rounded and shifted down to 8-bit range (not
+ * yet clipped) */
 __attribute__((target ("avx2")))
 static inline __m256i
 sums_rgb_pair (const GstSpdlResampleAxis * axis, const guint8 * in,
-    gint in_start, guint i, guint j)
+    gint in_start, guint k)
 {
   const __m256i half = _mm256_set1_epi32 (1 << (PRECISION_BITS - 1));
-  const guint groups = (axis->taps + 3) / 4, stride = groups * 32;
-  const guint8 *p0 = in + (gsize) (axis->first[i] - in_start) * 3;
+  const guint groups = (axis->taps + 3) / 4;
+  guint j = MIN (2 * k + 1, axis->out_size - 1), g;
+  const guint8 *p0 = in + (gsize) (axis->first[2 * k] - in_start) * 3;
   const guint8 *p1 = in + (gsize) (axis->first[j] - in_start) * 3;
-  const gint16 *w0 = axis->split + (gsize) i * stride;
-  const gint16 *w1 = axis->split + (gsize) j * stride;
-  __m256i sums = sum4_rgb_pair (p0, p1, w0, w1);
-  guint g;
+  const gint16 *w = axis->split + (gsize) k * groups * 64;
+  __m256i sums = sum4_rgb_pair (p0, p1, w);
 
   for (g = 1; g < groups; g++)
     sums = _mm256_add_epi32 (sums, sum4_rgb_pair (p0 + 12 * g, p1 + 12 * g,
-            w0 + 32 * g, w1 + 32 * g));
+            w + 64 * g));
   return _mm256_srai_epi32 (_mm256_add_epi32 (sums, half), PRECISION_BITS);
 }
 
@@ -438,8 +444,8 @@ row_rgb_avx2 (const GstSpdlResampleAxis * axis, const guint8 * in,
   guint i = 0, n = axis->out_size;
 
   for (; i + 4 <= n; i += 4) {
-    __m256i a = sums_rgb_pair (axis, in, in_start, i, i + 1);
-    __m256i b = sums_rgb_pair (axis, in, in_start, i + 2, i + 3);
+    __m256i a = sums_rgb_pair (axis, in, in_start, i / 2);
+    __m256i b = sums_rgb_pair (axis, in, in_start, i / 2 + 1);
     __m256i packed = _mm256_packs_epi32 (a, b);
     __m128i bytes;
     guint32 last;
@@ -451,16 +457,21 @@ row_rgb_avx2 (const GstSpdlResampleAxis * axis, const guint8 * in,
     last = (guint32) _mm_extract_epi32 (bytes, 2);
     memcpy (out + 3 * i + 8, &last, 4);
   }
-  for (; i < n; i++) {
-    __m256i a = sums_rgb_pair (axis, in, in_start, i, i);
-    __m128i bytes = _mm256_castsi256_si128 (a);
-    guint32 v;
+  for (; i < n; i += 2) {
+    __m256i a = sums_rgb_pair (axis, in, in_start, i / 2);
+    __m128i bytes = _mm_packs_epi32 (_mm256_castsi256_si128 (a),
+        _mm256_extracti128_si256 (a, 1));
+    guint32 v[2];
+    guint o;
 
-    bytes = _mm_packus_epi16 (_mm_packs_epi32 (bytes, bytes), bytes);
-    v = (guint32) _mm_cvtsi128_si32 (bytes);
-    out[3 * i] = v & 0xff;
-    out[3 * i + 1] = (v >> 8) & 0xff;
-    out[3 * i + 2] = (v >> 16) & 0xff;
+    bytes = _mm_packus_epi16 (bytes, bytes);
+    v[0] = (guint32) _mm_cvtsi128_si32 (bytes);
+    v[1] = (guint32) _mm_extract_epi32 (bytes, 1);
+    for (o = 0; o < 2 && i + o < n; o++) {
+      out[3 * (i + o)] = v[o] & 0xff;
+      out[3 * (i + o) + 1] = (v[o] >> 8) & 0xff;
+      out[3 * (i + o) + 2] = (v[o] >> 16) & 0xff;
+    }
   }
 }
 #endif
