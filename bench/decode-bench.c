@@ -224,8 +224,17 @@ run_element (Bench * b, guint n_threads)
   gchar *launch = g_strdup_printf ("appsrc name=src caps=\"image/jpeg,parsed=true\" "
       "format=time max-bytes=0 ! spdldecode threads=%u width=224 height=224 "
       "%s ! fakesink sync=false", n_threads, tail);
-  GstElement *pipeline = gst_parse_launch (launch, NULL);
-  GstElement *src = gst_bin_get_by_name (GST_BIN (pipeline), "src");
+  GError *error = NULL;
+  GstElement *pipeline = gst_parse_launch (launch, &error);
+  GstElement *src;
+
+  if (error) {
+    /* a timing of a broken pipeline is no result */
+    g_printerr ("%s (is GST_PLUGIN_PATH set to build/gst/spdl?)\n",
+        error->message);
+    exit (1);
+  }
+  src = gst_bin_get_by_name (GST_BIN (pipeline), "src");
   gdouble seconds;
   guint i;
 
