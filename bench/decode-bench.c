@@ -227,6 +227,8 @@ run_element (Bench * b, guint n_threads)
   GError *error = NULL;
   GstElement *pipeline = gst_parse_launch (launch, &error);
   GstElement *src;
+  gdouble seconds;
+  guint i;
 
   if (error) {
     /* a timing of a broken pipeline is no result */
@@ -235,8 +237,6 @@ run_element (Bench * b, guint n_threads)
     exit (1);
   }
   src = gst_bin_get_by_name (GST_BIN (pipeline), "src");
-  gdouble seconds;
-  guint i;
 
   /* everything queued in appsrc beforehand: only decoding is timed */
   for (i = 0; i < b->files->len; i++)
