@@ -1008,6 +1008,16 @@ gst_spdl_shards_set_flushing (GstSpdlShards * shards, gboolean flushing)
   g_mutex_unlock (&shards->lock);
 }
 
+gboolean
+gst_spdl_shards_get_http_stats (GstSpdlShards * shards,
+    GstSpdlHttpStats * stats)
+{
+  if (shards->http == NULL)
+    return FALSE;
+  gst_spdl_http_get_stats (shards->http, stats);
+  return TRUE;
+}
+
 void
 gst_spdl_shards_free (GstSpdlShards * shards)
 {

@@ -50,8 +50,9 @@ def shards(tmp_path_factory):
     return location, truth, str(base / "out")
 
 
-def run_src(props, timeout_s=60):
-    """[(index, label, epoch, path, bytes)] and the bus messages of interest."""
+def run_src(props, timeout_s=60, stats=None):
+    """[(index, label, epoch, path, bytes)] and the bus messages of interest;
+    the source's "stats" structure appended to @stats at the end if given."""
     pipeline = Gst.parse_launch("spdlsrc name=src %s ! appsink name=sink sync=false" % props)
     sink = pipeline.get_by_name("sink")
     bus = pipeline.get_bus()
@@ -83,6 +84,8 @@ def run_src(props, timeout_s=60):
             out.append((s.get_value("index"), s.get_value("label"),
                         s.get_value("epoch"), s.get_value("path"), data))
         counts = pipeline.get_by_name("src").get_property("error-counts")
+        if stats is not None:
+            stats.append(pipeline.get_by_name("src").get_property("stats"))
     finally:
         pipeline.set_state(Gst.State.NULL)
     return out, warnings, error, counts
