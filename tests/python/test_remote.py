@@ -1,6 +1,7 @@
 """spdlsrc on remote data: tar shards and single objects over HTTP from
 Python's http.server on 127.0.0.1, through a fault-injecting proxy
 (resets, 503s, truncation, hangs), and S3 from moto_server."""
+import getpass
 import hashlib
 import io
 import os
@@ -493,3 +494,110 @@ def test_resumed_range_elsewhere_is_not_spliced(data, tmp_path):
     assert 0 < len(out) < N_SAMPLES
     for _, label, _, path, d in out:
         assert (label, d) == truth[key_of(path)]
+
+
+# ---------------------------------------------------------------------------
+# HTTPS and HTTP/2 (nginx on 127.0.0.1, a certificate made here)
+
+NGINX = "/usr/sbin/nginx"
+NGINX_CONF = """
+user %(user)s;
+worker_processes 1;
+daemon off;
+pid %(dir)s/nginx.pid;
+error_log %(dir)s/error.log;
+events { worker_connections 256; }
+http {
+  access_log off;
+  client_body_temp_path %(dir)s/body;
+  proxy_temp_path %(dir)s/proxy;
+  fastcgi_temp_path %(dir)s/fastcgi;
+  uwsgi_temp_path %(dir)s/uwsgi;
+  scgi_temp_path %(dir)s/scgi;
+  server {
+    listen 127.0.0.1:%(port)d ssl http2;
+    ssl_certificate %(dir)s/cert.pem;
+    ssl_certificate_key %(dir)s/key.pem;
+    root %(root)s;
+  }
+}
+"""
+
+
+def free_port():
+    import socket
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def https(data, tmp_path_factory):
+    """nginx serving the data over HTTPS and HTTP/2, and its certificate
+    (self-signed for 127.0.0.1, its own CA)."""
+    if not os.path.exists(NGINX):
+        pytest.skip("no nginx (tools/install-deps installs nginx-light)")
+    base, truth, pattern, _ = data
+    d = tmp_path_factory.mktemp("nginx")
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
+                    "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+                    "-keyout", str(d / "key.pem"), "-out", str(d / "cert.pem")],
+                   check=True, capture_output=True)
+    port = free_port()
+    (d / "nginx.conf").write_text(NGINX_CONF % {"dir": d, "port": port, "root": base,
+                                             "user": getpass.getuser()})
+    proc = subprocess.Popen([NGINX, "-p", str(d), "-c", str(d / "nginx.conf")],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    import socket
+    for _ in range(100):
+        try:
+            socket.create_connection(("127.0.0.1", port), 0.5).close()
+            break
+        except OSError:
+            assert proc.poll() is None, (d / "error.log").read_text()
+            time.sleep(0.1)
+    try:
+        yield "https://127.0.0.1:%d" % port, str(d / "cert.pem")
+    finally:
+        proc.terminate()
+        proc.wait()
+
+
+def test_https_and_http2_with_ca_file(data, https, tmp_path, monkeypatch):
+    base, truth, pattern, _ = data
+    url, ca = https
+    monkeypatch.delenv("CURL_CA_BUNDLE", raising=False)
+    monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+    stats = []
+    out, warnings, error, _ = run_src('location="%s/shards/%s" ca-file="%s"'
+                                      % (url, pattern, ca), stats=stats)
+    assert error is None and warnings == []
+    assert sorted(o[0] for o in out) == list(range(N_SAMPLES))
+    for _, label, _, path, d in out:
+        assert path.startswith(url) and (label, d) == truth[key_of(path)]
+    # nginx offers h2 over TLS (ALPN): every response came over HTTP/2
+    responses = stats[0].get_value("http-responses")
+    assert responses > 0 and stats[0].get_value("http-responses-http2") == responses
+    # single objects, the CA from the environment as the curl tool reads it
+    monkeypatch.setenv("SSL_CERT_FILE", ca)
+    objs = manifest(tmp_path, url, truth)
+    out, warnings, error, _ = run_src('location="%s"' % objs, stats=stats)
+    assert error is None and warnings == [] and len(out) == N_SAMPLES
+    for _, label, _, p, d in out:
+        assert (label, d) == truth[p.split("/folder/", 1)[1].rsplit(".", 1)[0]]
+    assert stats[1].get_value("http-responses-http2") == N_SAMPLES
+
+
+def test_https_untrusted_certificate_is_an_error(data, https, tmp_path, monkeypatch):
+    """Never silently insecure: without the CA, every read fails naming the
+    URL and the certificate."""
+    base, truth, pattern, _ = data
+    url, _ = https
+    monkeypatch.delenv("CURL_CA_BUNDLE", raising=False)
+    monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+    _, _, error, _ = run_src('location="%s/shards/%s"' % (url, pattern))
+    assert error is not None and url in error and "certificate" in error
+    objs = manifest(tmp_path, url, truth)
+    out, warnings, error, counts = run_src('location="%s" max-errors=-1' % objs)
+    assert out == [] and counts.get_value("http-error") == N_SAMPLES
+    assert all("untrusted certificate" in w and url in w for w in warnings)
