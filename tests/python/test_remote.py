@@ -601,3 +601,31 @@ def test_https_untrusted_certificate_is_an_error(data, https, tmp_path, monkeypa
     out, warnings, error, counts = run_src('location="%s" max-errors=-1' % objs)
     assert out == [] and counts.get_value("http-error") == N_SAMPLES
     assert all("untrusted certificate" in w and url in w for w in warnings)
+
+
+def test_s3_virtual_host_addressing(data, s3, monkeypatch, tmp_path):
+    """s3-virtual-host=true asks BUCKET.HOST/KEY: with the endpoint
+    http://localhost:PORT, data.localhost (curl resolves *.localhost to
+    the loopback itself), which moto serves as the bucket "data"; a logging
+    proxy in between shows the paths carry no bucket."""
+    base, truth, pattern, _ = data
+    log = str(tmp_path / "requests.log")
+    p = proxy(s3.url, log=log)
+    s3_env(monkeypatch, s3)
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://localhost:%d" % p.port)
+    try:
+        out, warnings, error, _ = run_src('location="s3://data/ds/folder/" '
+                                          's3-virtual-host=true')
+        assert error is None and warnings == [] and len(out) == N_SAMPLES
+        for _, label, _, path, d in out:
+            assert (label, d) == truth[path.split("/folder/", 1)[1].rsplit(".", 1)[0]]
+        out, warnings, error, _ = run_src('location="s3://data/ds/shards/%s" '
+                                          's3-virtual-host=true' % pattern)
+        assert error is None and warnings == [] and len(out) == N_SAMPLES
+        for _, label, _, path, d in out:
+            assert (label, d) == truth[key_of(path)]
+    finally:
+        p.stop()
+    paths = [r[0] for r in read_log(log)]
+    assert len(paths) > N_SAMPLES
+    assert all(path == "/" or path.startswith("/ds/") for path in paths)
