@@ -345,34 +345,39 @@ release_charge (GstSpdlHttp * http, Transfer * t)
 /* ------------------------------------------------------------------------ */
 /* Responses                                                                */
 
+/* The value of header @name if @line is one (NULL otherwise), trimmed. */
+static gchar *
+header_value (const char *line, gsize len, const gchar * name)
+{
+  gsize n = strlen (name);
+
+  if (len <= n || line[n] != ':' || g_ascii_strncasecmp (line, name, n) != 0)
+    return NULL;
+  return g_strstrip (g_strndup (line + n + 1, len - n - 1));
+}
+
 static size_t
 header_cb (char *data, size_t size, size_t nmemb, void *user_data)
 {
   Transfer *t = user_data;
   gsize len = size * nmemb;
-  gchar *line = g_strndup (data, len), *colon = strchr (line, ':');
-  gchar **field = NULL;
+  gchar *value;
 
-  if (g_str_has_prefix (line, "HTTP/")) {
+  if (len > 5 && memcmp (data, "HTTP/", 5) == 0) {
     /* a new response (after a redirect or a 100): its own headers */
     g_clear_pointer (&t->resp_etag, g_free);
     g_clear_pointer (&t->resp_last_modified, g_free);
     g_clear_pointer (&t->resp_content_range, g_free);
-  } else if (colon) {
-    *colon = '\0';
-    g_strstrip (line);
-    if (g_ascii_strcasecmp (line, "ETag") == 0)
-      field = &t->resp_etag;
-    else if (g_ascii_strcasecmp (line, "Last-Modified") == 0)
-      field = &t->resp_last_modified;
-    else if (g_ascii_strcasecmp (line, "Content-Range") == 0)
-      field = &t->resp_content_range;
-    if (field) {
-      g_free (*field);
-      *field = g_strdup (g_strstrip (colon + 1));
-    }
+  } else if ((value = header_value (data, len, "ETag"))) {
+    g_free (t->resp_etag);
+    t->resp_etag = value;
+  } else if ((value = header_value (data, len, "Last-Modified"))) {
+    g_free (t->resp_last_modified);
+    t->resp_last_modified = value;
+  } else if ((value = header_value (data, len, "Content-Range"))) {
+    g_free (t->resp_content_range);
+    t->resp_content_range = value;
   }
-  g_free (line);
   return len;
 }
 

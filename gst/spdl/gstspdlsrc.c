@@ -538,8 +538,8 @@ gst_spdl_src_class_init (GstSpdlSrcClass * klass)
    * busy (ns spent reading), mean, p90, p99 (ns per read), elapsed, and
    * skipped-REASON counts. Remote data adds http-peak-bytes-in-flight (the
    * most bytes received and not yet handed over, at most
-   * max-bytes-in-flight plus one 16 KiB write, unless a single object is
-   * larger), http-responses, http-responses-http2 and http-changed (objects
+   * max-bytes-in-flight plus one 16 KiB write, unless an object is larger
+   * or comes without a Content-Length), http-responses, http-responses-http2 and http-changed (objects
    * that changed while being read).
    */
   g_object_class_install_property (gobject_class, PROP_STATS,
