@@ -629,3 +629,27 @@ def test_s3_virtual_host_addressing(data, s3, monkeypatch, tmp_path):
     paths = [r[0] for r in read_log(log)]
     assert len(paths) > N_SAMPLES
     assert all(path == "/" or path.startswith("/ds/") for path in paths)
+
+
+def test_paused_transfers_do_not_time_out(tmp_path):
+    """A consumer slower than the bound lets through keeps transfers paused
+    for longer than http-timeout: paused is not stalled, nothing is lost."""
+    truth, pattern = big_shards(str(tmp_path / "big"), 4, 5, 300000, seed=7)
+    server = proxy(str(tmp_path / "big"))
+    pipeline = Gst.parse_launch(
+        'spdlsrc name=src location="%s/%s" http-timeout=1000 max-bytes-in-flight=%d '
+        '! appsink name=sink sync=false max-buffers=1' % (server.url, pattern, BOUND))
+    sink, bus = pipeline.get_by_name("sink"), pipeline.get_bus()
+    try:
+        pipeline.set_state(Gst.State.PLAYING)
+        got = 0
+        while sink.emit("try-pull-sample", 10 * Gst.SECOND) is not None:
+            got += 1
+            time.sleep(0.15)        # 20 samples: 3 s, paused most of it
+        assert sink.get_property("eos") and got == len(truth)
+        assert bus.pop_filtered(Gst.MessageType.ERROR | Gst.MessageType.WARNING) is None
+        counts = pipeline.get_by_name("src").get_property("error-counts")
+        assert counts.get_value("total") == 0
+    finally:
+        pipeline.set_state(Gst.State.NULL)
+        server.stop()
