@@ -24,6 +24,7 @@ GST_DEBUG_CATEGORY_STATIC (spdl_http_debug);
 #define BACKOFF_BASE_US (100 * 1000)
 #define BACKOFF_MAX_US (10 * 1000 * 1000)
 #define MIN_STREAM_BUFFER (256 * 1024)
+#define MIN_RESUME_ROOM (64 * 1024)
 #define POLL_MS 100
 
 typedef struct _Transfer Transfer;
@@ -32,6 +33,7 @@ struct _GstSpdlHttp
 {
   GstSpdlHttpConfig config;
   gchar *s3_endpoint, *s3_region, *s3_credentials, *s3_token_header;
+  gchar *ca_file;
 
   CURLM *multi;
   GThread *thread;
@@ -41,9 +43,15 @@ struct _GstSpdlHttp
   gboolean cancelled;           /* readers get an error, no more retries */
   GQueue waiting;               /* not started, or waiting for a retry */
   GList *running;
-  GQueue to_resume;             /* paused streams with room again */
+  GQueue paused;                /* running, paused by the byte bound */
+  GQueue to_resume;             /* paused ones with room again */
   guint n_streams;              /* open streams share the byte bound */
-  guint64 objects_in_flight;    /* bytes of whole objects being received */
+  /* bytes received and not yet handed over (stream chunks not read yet,
+   * whole objects being received: their Content-Length once it is known),
+   * bounded by max-bytes-in-flight */
+  guint64 in_flight;
+  GQueue charged;               /* objects holding part of it, oldest first */
+  GstSpdlHttpStats stats;
 };
 
 struct _Transfer
@@ -63,13 +71,23 @@ struct _Transfer
   gboolean started_body;        /* this attempt's first body byte seen */
   guint64 resume_from;          /* this attempt asked for bytes from here */
   guint64 skip;                 /* a 200 to a range request: bytes to drop */
+  /* this attempt's response headers (the last response's, redirects) */
+  gchar *resp_etag, *resp_last_modified, *resp_content_range;
+  /* streams: the object as first received, to resume only the same one */
+  gchar *etag;                  /* strong ETag, else NULL */
+  gchar *last_modified;
+  gint64 total;                 /* Content-Length of the whole, -1: unknown */
+  GError *fatal;                /* not retried: changed during read */
 
   /* under http->lock */
   GQueue chunks;                /* GBytes, streams */
   gsize chunk_offset;
   guint64 buffered;
   guint64 accepted;             /* body bytes taken over all attempts */
+  guint64 charge;               /* this transfer's part of http->in_flight */
   gboolean paused;
+  gboolean reading;             /* streams: the reader has started on it */
+  gboolean reader_waiting;      /* ... and waits for bytes */
   gboolean finished;
   gboolean closed;              /* the reader is gone */
   GError *error;
@@ -175,6 +193,7 @@ transfer_new (GstSpdlHttp * http, const gchar * url, const gchar * query)
   t->display = g_strdup (url);
   t->s3 = g_str_has_prefix (url, "s3://");
   t->url = t->s3 ? s3_resolve (http, url, query) : g_strdup (url);
+  t->total = -1;
   g_queue_init (&t->chunks);
   return t;
 }
@@ -191,10 +210,19 @@ transfer_unref (Transfer * t)
   if (t->body)
     g_byte_array_unref (t->body);
   g_clear_error (&t->error);
+  g_clear_error (&t->fatal);
+  g_free (t->resp_etag);
+  g_free (t->resp_last_modified);
+  g_free (t->resp_content_range);
+  g_free (t->etag);
+  g_free (t->last_modified);
   g_free (t->url);
   g_free (t->display);
   g_free (t);
 }
+
+/* ------------------------------------------------------------------------ */
+/* The bound on bytes in flight                                             */
 
 /* Bytes a stream may hold ahead of its reader. */
 static guint64
@@ -202,6 +230,233 @@ stream_cap (GstSpdlHttp * http)
 {
   return MAX (http->config.max_bytes_in_flight / MAX (http->n_streams, 1),
       MIN_STREAM_BUFFER);
+}
+
+/* What @t may fill: streams downloading ahead leave a quarter of the bound
+ * to the one being read, so they cannot starve it. */
+static guint64
+limit_for (GstSpdlHttp * http, Transfer * t)
+{
+  guint64 bound = http->config.max_bytes_in_flight;
+
+  return t->streaming && !t->reading ? bound - bound / 4 : bound;
+}
+
+/* Called with the lock. */
+static void
+set_charge (GstSpdlHttp * http, Transfer * t, guint64 charge)
+{
+  http->in_flight = http->in_flight - t->charge + charge;
+  t->charge = charge;
+  http->stats.peak_bytes_in_flight = MAX (http->stats.peak_bytes_in_flight,
+      http->in_flight);
+}
+
+/* Called with the lock: whether @t may take @len more bytes now. Objects
+ * are charged their whole Content-Length on their first bytes (so those
+ * that fit never exceed the bound), the oldest charged one always proceeds
+ * (one larger than the bound too: no deadlock); streams take chunks while
+ * they fit, and the one the reader waits on takes one chunk regardless. */
+static gboolean
+may_take (GstSpdlHttp * http, Transfer * t, gsize len)
+{
+  guint64 charge;
+
+  if (t->streaming) {
+    if (t->reader_waiting && t->buffered == 0)
+      return TRUE;
+    return t->buffered < stream_cap (http) &&
+        http->in_flight + len <= limit_for (http, t);
+  }
+  charge = MAX ((guint64) MAX (t->total, 0), t->body->len + len);
+  if (charge <= t->charge)
+    return TRUE;
+  if (t->charge == 0 && g_queue_is_empty (&http->charged))
+    return TRUE;
+  if (t->charge > 0 && g_queue_peek_head (&http->charged) == t)
+    return TRUE;
+  return http->in_flight + (charge - t->charge) <= limit_for (http, t);
+}
+
+/* Called with the lock: an object takes @len more bytes. */
+static void
+charge_object (GstSpdlHttp * http, Transfer * t, gsize len)
+{
+  guint64 charge = MAX ((guint64) MAX (t->total, 0), t->body->len + len);
+
+  if (t->charge == 0)
+    g_queue_push_tail (&http->charged, t);
+  if (charge > t->charge)
+    set_charge (http, t, charge);
+}
+
+/* Called with the lock: whether paused @t would find room now (some
+ * slack, so that a freed chunk does not wake all of them each time). */
+static gboolean
+has_room (GstSpdlHttp * http, Transfer * t)
+{
+  guint64 limit = limit_for (http, t);
+  guint64 slack = MAX (http->config.max_bytes_in_flight / 8,
+      MIN_RESUME_ROOM);
+
+  if (t->streaming && t->reader_waiting && t->buffered == 0)
+    return TRUE;
+  if (!t->streaming && t->charge > 0 &&
+      g_queue_peek_head (&http->charged) == t)
+    return TRUE;
+  if (t->streaming && t->buffered >= stream_cap (http) / 2)
+    return FALSE;
+  return http->in_flight + slack <= limit;
+}
+
+/* Called with the lock: the I/O thread resumes them on its next round.
+ * Returns whether it has to be woken. */
+static gboolean
+resume_with_room (GstSpdlHttp * http)
+{
+  GList *l = http->paused.head;
+  gboolean any = FALSE;
+
+  while (l) {
+    Transfer *t = l->data;
+    GList *next = l->next;
+
+    if (has_room (http, t)) {
+      t->paused = FALSE;
+      g_queue_delete_link (&http->paused, l);
+      g_queue_push_tail (&http->to_resume, t);
+      any = TRUE;
+    }
+    l = next;
+  }
+  return any;
+}
+
+/* Called with the lock: @t gives back its part of the bound. */
+static void
+release_charge (GstSpdlHttp * http, Transfer * t)
+{
+  if (!t->streaming && t->charge > 0)
+    g_queue_remove (&http->charged, t);
+  set_charge (http, t, 0);
+  resume_with_room (http);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Responses                                                                */
+
+/* The value of header @name if @line is one (NULL otherwise), trimmed. */
+static gchar *
+header_value (const char *line, gsize len, const gchar * name)
+{
+  gsize n = strlen (name);
+
+  if (len <= n || line[n] != ':' || g_ascii_strncasecmp (line, name, n) != 0)
+    return NULL;
+  return g_strstrip (g_strndup (line + n + 1, len - n - 1));
+}
+
+static size_t
+header_cb (char *data, size_t size, size_t nmemb, void *user_data)
+{
+  Transfer *t = user_data;
+  gsize len = size * nmemb;
+  gchar *value;
+
+  if (len > 5 && memcmp (data, "HTTP/", 5) == 0) {
+    /* a new response (after a redirect or a 100): its own headers */
+    g_clear_pointer (&t->resp_etag, g_free);
+    g_clear_pointer (&t->resp_last_modified, g_free);
+    g_clear_pointer (&t->resp_content_range, g_free);
+  } else if ((value = header_value (data, len, "ETag"))) {
+    g_free (t->resp_etag);
+    t->resp_etag = value;
+  } else if ((value = header_value (data, len, "Last-Modified"))) {
+    g_free (t->resp_last_modified);
+    t->resp_last_modified = value;
+  } else if ((value = header_value (data, len, "Content-Range"))) {
+    g_free (t->resp_content_range);
+    t->resp_content_range = value;
+  }
+  return len;
+}
+
+/* "bytes FIRST-LAST/TOTAL" (TOTAL may be "*": -1) */
+static gboolean
+parse_content_range (const gchar * value, guint64 * first, gint64 * total)
+{
+  guint64 last;
+  gchar *end;
+
+  if (value == NULL || !g_str_has_prefix (value, "bytes "))
+    return FALSE;
+  *first = g_ascii_strtoull (value + 6, &end, 10);
+  if (end == value + 6 || *end != '-')
+    return FALSE;
+  value = end + 1;
+  last = g_ascii_strtoull (value, &end, 10);
+  if (end == value || *end != '/' || last < *first)
+    return FALSE;
+  if (strcmp (end + 1, "*") == 0) {
+    *total = -1;
+    return TRUE;
+  }
+  value = end + 1;
+  *total = (gint64) g_ascii_strtoull (value, &end, 10);
+  return end != value && *end == '\0';
+}
+
+/* Whether this attempt's response continues the object as first received;
+ * the first response records its validators. */
+static const gchar *
+check_same_object (Transfer * t, long status)
+{
+  curl_off_t length = -1;
+  guint64 first;
+  gint64 total;
+
+  curl_easy_getinfo (t->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length);
+  if (t->resume_from == 0) {
+    g_clear_pointer (&t->etag, g_free);
+    g_clear_pointer (&t->last_modified, g_free);
+    /* If-Range compares strongly: a weak ETag cannot validate */
+    if (t->resp_etag && !g_str_has_prefix (t->resp_etag, "W/"))
+      t->etag = g_strdup (t->resp_etag);
+    t->last_modified = g_strdup (t->resp_last_modified);
+    t->total = status == 200 ? (gint64) length : -1;
+    return NULL;
+  }
+  if (status == 206) {
+    if (t->etag && t->resp_etag && strcmp (t->etag, t->resp_etag) != 0)
+      return "its ETag changed";
+    if (!parse_content_range (t->resp_content_range, &first, &total))
+      return "a 206 response without a valid Content-Range";
+    if (first != t->resume_from)
+      return "the Content-Range starts elsewhere";
+    if (total >= 0 && t->total >= 0 && total != t->total)
+      return "its size changed";
+    return NULL;
+  }
+  /* a 200: the server ignored the range (the same object), or If-Range
+   * found it changed */
+  if (t->etag && g_strcmp0 (t->etag, t->resp_etag) != 0)
+    return "its ETag changed";
+  if (!t->etag && t->last_modified &&
+      g_strcmp0 (t->last_modified, t->resp_last_modified) != 0)
+    return "its Last-Modified changed";
+  if (t->total >= 0 && length >= 0 && length != t->total)
+    return "its size changed";
+  return NULL;
+}
+
+/* A whole object's first bytes: its size is known. */
+static void
+object_started (Transfer * t)
+{
+  curl_off_t length = -1;
+
+  curl_easy_getinfo (t->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length);
+  t->total = length;
 }
 
 static size_t
@@ -217,9 +472,21 @@ write_cb (char *data, size_t size, size_t nmemb, void *user_data)
     return len;                 /* an error page: the status says it all */
   if (!t->started_body) {
     t->started_body = TRUE;
-    /* the server ignored the Range header: drop what was had */
-    if (t->resume_from > 0 && status == 200)
-      t->skip = t->resume_from;
+    if (t->streaming) {
+      const gchar *changed = check_same_object (t, status);
+      if (changed) {
+        /* never splice two versions: the stream ends here */
+        t->fatal = g_error_new (GST_SPDL_SKIP_REASON,
+            GST_SPDL_SRC_SKIP_HTTP_ERROR, "changed during read: %s (%s)",
+            changed, t->display);
+        return 0;
+      }
+      /* the server ignored the Range header: drop what was had */
+      if (t->resume_from > 0 && status == 200)
+        t->skip = t->resume_from;
+    } else {
+      object_started (t);
+    }
   }
   if (t->skip) {
     skipped = (gsize) MIN ((guint64) len, t->skip);
@@ -233,25 +500,28 @@ write_cb (char *data, size_t size, size_t nmemb, void *user_data)
     g_mutex_unlock (&http->lock);
     return 0;                   /* ends the transfer */
   }
+  if (!t->streaming && t->max_size && t->body->len + (len - skipped) >
+      t->max_size) {
+    g_mutex_unlock (&http->lock);
+    return 0;
+  }
+  if (!may_take (http, t, len - skipped)) {
+    t->paused = TRUE;
+    g_queue_push_tail (&http->paused, t);
+    g_mutex_unlock (&http->lock);
+    /* curl hands the same bytes again once resumed */
+    t->skip += skipped;
+    return CURL_WRITEFUNC_PAUSE;
+  }
   if (t->streaming) {
-    if (t->buffered >= stream_cap (http)) {
-      t->paused = TRUE;
-      g_mutex_unlock (&http->lock);
-      /* curl hands the same bytes again once resumed */
-      t->skip += skipped;
-      return CURL_WRITEFUNC_PAUSE;
-    }
     g_queue_push_tail (&t->chunks, g_bytes_new (data + skipped,
             len - skipped));
     t->buffered += len - skipped;
+    set_charge (http, t, t->buffered);
   } else {
-    if (t->max_size && t->body->len + (len - skipped) > t->max_size) {
-      g_mutex_unlock (&http->lock);
-      return 0;
-    }
+    charge_object (http, t, len - skipped);
     g_byte_array_append (t->body, (const guint8 *) data + skipped,
         len - skipped);
-    http->objects_in_flight += len - skipped;
   }
   t->accepted += len - skipped;
   g_cond_broadcast (&http->cond);
@@ -273,6 +543,10 @@ setup_easy (GstSpdlHttp * http, Transfer * t)
   curl_easy_setopt (t->easy, CURLOPT_PRIVATE, t);
   curl_easy_setopt (t->easy, CURLOPT_WRITEFUNCTION, write_cb);
   curl_easy_setopt (t->easy, CURLOPT_WRITEDATA, t);
+  curl_easy_setopt (t->easy, CURLOPT_HEADERFUNCTION, header_cb);
+  curl_easy_setopt (t->easy, CURLOPT_HEADERDATA, t);
+  if (http->ca_file)
+    curl_easy_setopt (t->easy, CURLOPT_CAINFO, http->ca_file);
   curl_easy_setopt (t->easy, CURLOPT_ERRORBUFFER, t->errbuf);
   curl_easy_setopt (t->easy, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt (t->easy, CURLOPT_FOLLOWLOCATION, 1L);
@@ -298,6 +572,13 @@ setup_easy (GstSpdlHttp * http, Transfer * t)
     gchar *range = g_strdup_printf ("%" G_GUINT64_FORMAT "-", t->resume_from);
     curl_easy_setopt (t->easy, CURLOPT_RANGE, range);
     g_free (range);
+    /* the rest only if it is still the object begun: else a 200 */
+    if (t->etag || t->last_modified) {
+      gchar *if_range = g_strdup_printf ("If-Range: %s", t->etag ?
+          t->etag : t->last_modified);
+      t->headers = curl_slist_append (t->headers, if_range);
+      g_free (if_range);
+    }
   }
   if (t->s3) {
     gchar *sigv4 = g_strdup_printf ("aws:amz:%s:s3", http->s3_region);
@@ -311,6 +592,9 @@ setup_easy (GstSpdlHttp * http, Transfer * t)
   curl_easy_setopt (t->easy, CURLOPT_HTTPHEADER, t->headers);
   t->started_body = FALSE;
   t->skip = 0;
+  g_clear_pointer (&t->resp_etag, g_free);
+  g_clear_pointer (&t->resp_last_modified, g_free);
+  g_clear_pointer (&t->resp_content_range, g_free);
   t->errbuf[0] = '\0';
   return TRUE;
 }
@@ -323,7 +607,7 @@ finish (GstSpdlHttp * http, Transfer * t, GError * error)
   t->error = error;
   if (!t->streaming) {
     GstBuffer *buffer = NULL;
-    http->objects_in_flight -= t->body->len;
+    release_charge (http, t);
     if (error == NULL) {
       gsize len = t->body->len;
       buffer = gst_buffer_new_wrapped (g_byte_array_free (t->body, FALSE),
@@ -370,17 +654,36 @@ transfer_ended (GstSpdlHttp * http, Transfer * t, CURLcode result)
 
   curl_easy_getinfo (t->easy, CURLINFO_RESPONSE_CODE, &status);
   if (result == CURLE_OK && status >= 200 && status < 300) {
+    long version = 0;
+    curl_easy_getinfo (t->easy, CURLINFO_HTTP_VERSION, &version);
+    GST_DEBUG ("%s: HTTP status %ld over HTTP/%s", t->display, status,
+        version == CURL_HTTP_VERSION_2_0 ? "2" : version ==
+        CURL_HTTP_VERSION_3 ? "3" : "1.x");
+    http->stats.responses++;
+    if (version == CURL_HTTP_VERSION_2_0)
+      http->stats.responses_http2++;
     finish (http, t, NULL);
     return;
   }
   if (t->closed)
     return;
+  if (t->fatal) {
+    GST_WARNING ("%s", t->fatal->message);
+    http->stats.changed++;
+    error = t->fatal;
+    t->fatal = NULL;
+    finish (http, t, error);
+    return;
+  }
   if (result == CURLE_OK)
     why = g_strdup_printf ("HTTP status %ld", status);
   else if (result == CURLE_FILESIZE_EXCEEDED || (result == CURLE_WRITE_ERROR
           && !t->streaming && t->max_size))
     why = g_strdup_printf ("larger than max-file-size=%" G_GUINT64_FORMAT,
         t->max_size);
+  else if (result == CURLE_PEER_FAILED_VERIFICATION)
+    why = g_strdup_printf ("untrusted certificate: %s (a private CA goes in "
+        "ca-file)", t->errbuf[0] ? t->errbuf : curl_easy_strerror (result));
   else
     why = g_strdup (t->errbuf[0] ? t->errbuf : curl_easy_strerror (result));
 
@@ -400,7 +703,7 @@ transfer_ended (GstSpdlHttp * http, Transfer * t, CURLcode result)
         t->display, delay / 1000, t->attempt, why);
     t->retry_at = g_get_monotonic_time () + delay;
     if (!t->streaming) {
-      http->objects_in_flight -= t->body->len;
+      release_charge (http, t);
       g_byte_array_set_size (t->body, 0);
     }
     g_queue_push_tail (&http->waiting, t);
@@ -435,8 +738,8 @@ start_waiting (GstSpdlHttp * http, gint64 now, gint64 * next_retry)
       transfer_unref (t);
     } else if (t->retry_at > now) {
       *next_retry = MIN (*next_retry, t->retry_at);
-    } else if (!t->streaming && http->objects_in_flight >=
-        http->config.max_bytes_in_flight && http->running) {
+    } else if (!t->streaming && http->in_flight >= limit_for (http, t) &&
+        http->running) {
       break;                    /* in order: the oldest request starts first */
     } else {
       g_queue_delete_link (&http->waiting, l);
@@ -459,6 +762,10 @@ drop_running (GstSpdlHttp * http, Transfer * t)
 {
   curl_multi_remove_handle (http->multi, t->easy);
   http->running = g_list_remove (http->running, t);
+  if (t->paused)
+    g_queue_remove (&http->paused, t);
+  t->paused = FALSE;
+  g_queue_remove (&http->to_resume, t);
 }
 
 static gpointer
@@ -509,6 +816,8 @@ io_thread (gpointer data)
     }
     if (next_retry != G_MAXINT64)
       timeout_ms = CLAMP ((next_retry - now) / 1000, 1, POLL_MS);
+    if (!g_queue_is_empty (&http->to_resume))
+      timeout_ms = 0;
     g_mutex_unlock (&http->lock);
     curl_multi_poll (http->multi, NULL, 0, timeout_ms, NULL);
     g_mutex_lock (&http->lock);
@@ -551,10 +860,16 @@ gst_spdl_http_new (const GstSpdlHttpConfig * config, GError ** error)
   http->config.max_requests = MAX (config->max_requests, 1);
   /* the config's strings are read here, not kept */
   s3_setup (http, config);
+  /* libcurl reads no environment: as the curl tool and OpenSSL do */
+  http->ca_file = g_strdup (env_or (config->ca_file, "CURL_CA_BUNDLE",
+          "SSL_CERT_FILE"));
+  http->config.ca_file = NULL;
   g_mutex_init (&http->lock);
   g_cond_init (&http->cond);
   g_queue_init (&http->waiting);
   g_queue_init (&http->to_resume);
+  g_queue_init (&http->paused);
+  g_queue_init (&http->charged);
   http->multi = curl_multi_init ();
   if (http->multi == NULL) {
     g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_FAILED,
@@ -602,6 +917,9 @@ gst_spdl_http_free (GstSpdlHttp * http)
   if (http->multi)
     curl_multi_cleanup (http->multi);
   g_queue_clear (&http->to_resume);
+  g_queue_clear (&http->paused);
+  g_queue_clear (&http->charged);
+  g_free (http->ca_file);
   g_mutex_clear (&http->lock);
   g_cond_clear (&http->cond);
   g_free (http->s3_endpoint);
@@ -729,8 +1047,20 @@ gst_spdl_http_stream_read (GstSpdlHttpStream * stream, guint8 * data,
   gboolean wake = FALSE;
 
   g_mutex_lock (&http->lock);
-  while (g_queue_is_empty (&t->chunks) && !t->finished && !http->cancelled)
-    g_cond_wait (&http->cond, &http->lock);
+  t->reading = TRUE;
+  if (g_queue_is_empty (&t->chunks) && !t->finished && !http->cancelled) {
+    /* what it waits for passes the bound by one chunk: no deadlock */
+    t->reader_waiting = TRUE;
+    wake = resume_with_room (http);
+    if (wake) {
+      g_mutex_unlock (&http->lock);
+      curl_multi_wakeup (http->multi);
+      g_mutex_lock (&http->lock);
+    }
+    while (g_queue_is_empty (&t->chunks) && !t->finished && !http->cancelled)
+      g_cond_wait (&http->cond, &http->lock);
+    t->reader_waiting = FALSE;
+  }
   while (got < (gssize) len && !g_queue_is_empty (&t->chunks)) {
     GBytes *chunk = g_queue_peek_head (&t->chunks);
     gsize size, n;
@@ -746,11 +1076,8 @@ gst_spdl_http_stream_read (GstSpdlHttpStream * stream, guint8 * data,
     }
   }
   t->buffered -= got;
-  if (t->paused && t->buffered < stream_cap (http) / 2) {
-    t->paused = FALSE;
-    g_queue_push_tail (&http->to_resume, t);
-    wake = TRUE;
-  }
+  set_charge (http, t, t->buffered);
+  wake = got > 0 && resume_with_room (http);
   if (got == 0 && t->error) {
     g_propagate_error (error, g_error_copy (t->error));
     got = -1;
@@ -778,10 +1105,19 @@ gst_spdl_http_stream_close (GstSpdlHttpStream * stream)
   g_mutex_lock (&http->lock);
   t->closed = TRUE;
   http->n_streams--;
+  release_charge (http, t);
   g_mutex_unlock (&http->lock);
   curl_multi_wakeup (http->multi);
   transfer_unref (t);
   g_free (stream);
+}
+
+void
+gst_spdl_http_get_stats (GstSpdlHttp * http, GstSpdlHttpStats * stats)
+{
+  g_mutex_lock (&http->lock);
+  *stats = http->stats;
+  g_mutex_unlock (&http->lock);
 }
 
 /* ------------------------------------------------------------------------ */

@@ -28,6 +28,7 @@ typedef struct
   guint timeout_ms;             /* connect, and longest wait for a byte */
   guint retries;                /* after the first attempt */
   guint64 max_bytes_in_flight;  /* received, not yet consumed */
+  const gchar *ca_file;         /* NULL: CURL_CA_BUNDLE, SSL_CERT_FILE, system */
   /* S3: NULL = from the AWS_* environment variables */
   const gchar *s3_endpoint;     /* e.g. http://127.0.0.1:9000 */
   const gchar *s3_region;
@@ -36,6 +37,14 @@ typedef struct
   const gchar *s3_session_token;
   gboolean s3_virtual_host;     /* bucket.host/key instead of host/bucket/key */
 } GstSpdlHttpConfig;
+
+typedef struct
+{
+  guint64 peak_bytes_in_flight; /* most received and not handed over */
+  guint64 responses;            /* successful transfers */
+  guint64 responses_http2;      /* ... of them over HTTP/2 */
+  guint64 changed;              /* objects that changed during a read */
+} GstSpdlHttpStats;
 
 /* Whole object: @buffer or @error (GST_SPDL_SKIP_REASON domain), both
  * owned by the callee; called on the I/O thread. */
@@ -64,6 +73,8 @@ GstSpdlHttpStream *gst_spdl_http_stream_open (GstSpdlHttp * http,
 gssize gst_spdl_http_stream_read (GstSpdlHttpStream * stream, guint8 * data,
     gsize len, GError ** error);
 void gst_spdl_http_stream_close (GstSpdlHttpStream * stream);
+
+void gst_spdl_http_get_stats (GstSpdlHttp * http, GstSpdlHttpStats * stats);
 
 /* The keys under an s3:// prefix (ListObjectsV2, all pages), sorted. */
 GPtrArray *gst_spdl_http_s3_list (GstSpdlHttp * http, const gchar * url,

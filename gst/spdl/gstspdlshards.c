@@ -26,7 +26,7 @@ GST_DEBUG_CATEGORY_STATIC (spdl_shards_debug);
 
 #define INDEX_NAME "shards.idx"
 #define READ_CHUNK (1024 * 1024)
-#define MAX_SHARDS (10 * 1000 * 1000)
+#define MAX_SHARDS (1000 * 1000)
 #define MAX_LABEL_SIZE 64
 /* rng streams: the shard order and each rank's shuffle buffer */
 #define RNG_SHARD_ORDER 1
@@ -133,6 +133,16 @@ http_stream_open (GstSpdlHttp * http, const gchar * url)
 /* ------------------------------------------------------------------------ */
 /* Locations                                                                */
 
+/* A local file or folder that exists is taken as named, braces and all
+ * (a file "a-{0..1}.tar" is one shard, a folder "set-{0..1}" an
+ * ImageFolder); URLs and names of nothing are patterns. */
+static gboolean
+is_existing_local (const gchar * location)
+{
+  return !gst_spdl_http_is_url (location) &&
+      g_file_test (location, G_FILE_TEST_EXISTS);
+}
+
 gboolean
 gst_spdl_shards_is_location (const gchar * location)
 {
@@ -140,6 +150,9 @@ gst_spdl_shards_is_location (const gchar * location)
 
   if (location == NULL)
     return FALSE;
+  if (is_existing_local (location))
+    return g_file_test (location, G_FILE_TEST_IS_REGULAR) &&
+        g_str_has_suffix (location, ".tar");
   open_brace = strchr (location, '{');
   if (open_brace && strstr (open_brace, "..") && strchr (open_brace, '}'))
     return TRUE;
@@ -162,66 +175,91 @@ parse_bound (const gchar * s, gsize len, guint64 * value)
   return TRUE;
 }
 
+/* "{FIRST..LAST}" at @open_brace: its bounds, the zero-padded width
+ * (0: none) and the brace that closes it. */
 static gboolean
-expand_into (const gchar * pattern, GPtrArray * out, GError ** error)
+parse_range (const gchar * pattern, const gchar * open_brace, guint64 * lo,
+    guint64 * hi, guint * width, const gchar ** close_brace, GError ** error)
 {
-  const gchar *open_brace = strchr (pattern, '{'), *close_brace, *dots;
-  guint64 lo, hi, i;
-  guint width = 0;
-  gchar *head;
+  const gchar *dots;
 
-  if (open_brace == NULL) {
-    if (out->len >= MAX_SHARDS)
-      goto too_many;
-    g_ptr_array_add (out, g_strdup (pattern));
-    return TRUE;
-  }
-  close_brace = strchr (open_brace, '}');
-  dots = close_brace ? g_strstr_len (open_brace, close_brace - open_brace,
+  *close_brace = strchr (open_brace, '}');
+  dots = *close_brace ? g_strstr_len (open_brace, *close_brace - open_brace,
       "..") : NULL;
   if (dots == NULL || !parse_bound (open_brace + 1, dots - open_brace - 1,
-          &lo) || !parse_bound (dots + 2, close_brace - dots - 2, &hi)
-      || hi < lo) {
+          lo) || !parse_bound (dots + 2, *close_brace - dots - 2, hi)
+      || *hi < *lo) {
     g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_SETTINGS,
         "Malformed brace range in \"%s\": expected {FIRST..LAST} with "
         "FIRST <= LAST, decimal", pattern);
     return FALSE;
   }
-  if (hi - lo >= MAX_SHARDS)
-    goto too_many;
   /* zero padded as WebDataset writes them: {000000..000009} */
-  if (open_brace[1] == '0' && dots - open_brace - 1 > 1)
-    width = dots - open_brace - 1;
+  *width = open_brace[1] == '0' && dots - open_brace - 1 > 1 ?
+      dots - open_brace - 1 : 0;
+  return TRUE;
+}
+
+/* Checks every range and that they name at most MAX_SHARDS, before any
+ * name is made. */
+static gboolean
+check_ranges (const gchar * pattern, GError ** error)
+{
+  const gchar *open_brace = pattern, *close_brace;
+  guint64 lo, hi, count = 1;
+  guint width;
+
+  while ((open_brace = strchr (open_brace, '{'))) {
+    if (!parse_range (pattern, open_brace, &lo, &hi, &width, &close_brace,
+            error))
+      return FALSE;
+    if (hi - lo >= MAX_SHARDS || count * (hi - lo + 1) > MAX_SHARDS) {
+      g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_SETTINGS,
+          "\"%s\" names more than %d shards", pattern, MAX_SHARDS);
+      return FALSE;
+    }
+    count *= hi - lo + 1;
+    open_brace = close_brace + 1;
+  }
+  return TRUE;
+}
+
+static void
+expand_into (const gchar * pattern, GPtrArray * out)
+{
+  const gchar *open_brace = strchr (pattern, '{'), *close_brace;
+  guint64 lo, hi, i;
+  guint width;
+  gchar *head;
+
+  if (open_brace == NULL || !parse_range (pattern, open_brace, &lo, &hi,
+          &width, &close_brace, NULL)) {
+    g_ptr_array_add (out, g_strdup (pattern));
+    return;
+  }
   head = g_strndup (pattern, open_brace - pattern);
   for (i = lo; i <= hi; i++) {
     gchar *one = g_strdup_printf ("%s%0*" G_GUINT64_FORMAT "%s", head, width,
         i, close_brace + 1);
-    gboolean ok = expand_into (one, out, error);
+    expand_into (one, out);
     g_free (one);
-    if (!ok) {
-      g_free (head);
-      return FALSE;
-    }
   }
   g_free (head);
-  return TRUE;
-
-too_many:
-  g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_SETTINGS,
-      "\"%s\" names more than %d shards", pattern, MAX_SHARDS);
-  return FALSE;
 }
 
 GStrv
 gst_spdl_shards_expand (const gchar * pattern, GError ** error)
 {
-  GPtrArray *out = g_ptr_array_new_with_free_func (g_free);
+  GPtrArray *out;
 
-  if (!expand_into (pattern, out, error)) {
-    g_ptr_array_unref (out);
-    return NULL;
+  if (is_existing_local (pattern)) {
+    gchar *names[] = { (gchar *) pattern, NULL };
+    return g_strdupv (names);
   }
-  g_ptr_array_set_free_func (out, NULL);
+  if (!check_ranges (pattern, error))
+    return NULL;
+  out = g_ptr_array_new ();
+  expand_into (pattern, out);
   g_ptr_array_add (out, NULL);
   return (GStrv) g_ptr_array_free (out, FALSE);
 }
@@ -269,7 +307,8 @@ parse_label (GstBuffer * data, gint * label)
     return FALSE;
   text = g_strstrip (g_strndup ((const gchar *) map.data, map.size));
   gst_buffer_unmap (data, &map);
-  ok = g_ascii_string_to_signed (text, 10, G_MININT, G_MAXINT, &value, NULL);
+  /* class indices: -1 means "no label" downstream, so no negatives */
+  ok = g_ascii_string_to_signed (text, 10, 0, G_MAXINT, &value, NULL);
   g_free (text);
   if (ok)
     *label = (gint) value;
@@ -385,8 +424,8 @@ segment_member (const gchar * name, guint64 size, GstBuffer * data,
   } else if (data && strcmp (extension, "cls") == 0 && !seg->error &&
       !parse_label (data, &seg->label)) {
     seg->error = g_error_new (GST_SPDL_SKIP_REASON,
-        GST_SPDL_SRC_SKIP_CORRUPT_MEMBER, "label member \"%s\" is not an "
-        "integer", name);
+        GST_SPDL_SRC_SKIP_CORRUPT_MEMBER, "label member \"%s\" is not a "
+        "non-negative integer", name);
   }
   if (data)
     gst_buffer_unref (data);
@@ -1006,6 +1045,16 @@ gst_spdl_shards_set_flushing (GstSpdlShards * shards, gboolean flushing)
   shards->flushing = flushing;
   g_cond_broadcast (&shards->cond);
   g_mutex_unlock (&shards->lock);
+}
+
+gboolean
+gst_spdl_shards_get_http_stats (GstSpdlShards * shards,
+    GstSpdlHttpStats * stats)
+{
+  if (shards->http == NULL)
+    return FALSE;
+  gst_spdl_http_get_stats (shards->http, stats);
+  return TRUE;
 }
 
 void

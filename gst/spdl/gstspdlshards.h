@@ -90,6 +90,9 @@ gboolean gst_spdl_shards_start (GstSpdlShards * shards, GError ** error);
 GstSpdlShardsResult gst_spdl_shards_next (GstSpdlShards * shards,
     GstSpdlShardSample ** sample);
 void gst_spdl_shards_set_flushing (GstSpdlShards * shards, gboolean flushing);
+/* Remote shards: their transfers' statistics (FALSE for local shards). */
+gboolean gst_spdl_shards_get_http_stats (GstSpdlShards * shards,
+    GstSpdlHttpStats * stats);
 /* Stops the reader thread (promptly, also mid-shard) and frees. */
 void gst_spdl_shards_free (GstSpdlShards * shards);
 

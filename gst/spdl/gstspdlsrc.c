@@ -56,11 +56,13 @@
  * metadata show them as UTF-8 (g_filename_display_name()).
  *
  * A location naming WebDataset tar shards ("/data/train-{000000..000099}.tar",
- * brace ranges zero-padded as WebDataset writes them, or one ".tar" file)
- * reads samples from the shards as they stream in: the members of a shard
+ * brace ranges zero-padded as WebDataset writes them, at most a million
+ * names, or one ".tar" file; a local file or folder that exists is taken as
+ * named, braces and all, not as a pattern) reads samples from the shards as they stream in: the members of a shard
  * are grouped by key (the member path up to the first dot of its base
  * name), the image is the member ending in jpg, jpeg, png or webp, the label
- * the ASCII integer in the ".cls" member (-1 without one); other members are
+ * the non-negative ASCII integer in the ".cls" member (-1 without one;
+ * another text is a corrupt member, its sample skipped); other members are
  * ignored and a shard is never held whole in memory. Each epoch reads the
  * shards in an order shuffled from (#GstSpdlSrc:seed, epoch) and mixes the
  * samples through a buffer of #GstSpdlSrc:shuffle-buffer samples. Ranks
@@ -134,6 +136,7 @@ enum
   PROP_S3_SECRET_KEY,
   PROP_S3_SESSION_TOKEN,
   PROP_S3_VIRTUAL_HOST,
+  PROP_CA_FILE,
 };
 
 #define DEFAULT_LOCATION NULL
@@ -211,6 +214,7 @@ static GstFlowReturn gst_spdl_src_create (GstPushSrc * psrc,
     GstBuffer ** outbuf);
 static void read_slot_func (gpointer data, gpointer user_data);
 static gboolean submit_remote_read (GstSpdlSrc * src, GstSpdlReadSlot * slot);
+static void add_http_stats (GstSpdlSrc * src, GstStructure * st);
 
 #define READY_PARAM (G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | \
     GST_PARAM_MUTABLE_READY)
@@ -512,13 +516,31 @@ gst_spdl_src_class_init (GstSpdlSrcClass * klass)
       g_param_spec_boolean ("s3-virtual-host", "S3 virtual host",
           "Virtual-host style S3 addressing instead of path style",
           DEFAULT_S3_VIRTUAL_HOST, READY_PARAM));
+  /**
+   * GstSpdlSrc:ca-file:
+   *
+   * https:// (and https S3 endpoints): a PEM file of the certificate
+   * authorities to trust, e.g. a private CA's. NULL: the CURL_CA_BUNDLE or
+   * SSL_CERT_FILE environment variable, else the system's. Certificates are
+   * always verified: an untrusted one fails the request with a message
+   * naming the URL.
+   */
+  g_object_class_install_property (gobject_class, PROP_CA_FILE,
+      g_param_spec_string ("ca-file", "CA file",
+          "PEM file of trusted certificate authorities for https (NULL: "
+          "CURL_CA_BUNDLE / SSL_CERT_FILE, else the system's)", NULL,
+          READY_PARAM));
 
   /**
    * GstSpdlSrc:stats:
    *
    * "spdl-stats": items-in (reads started), items-out (samples pushed),
    * busy (ns spent reading), mean, p90, p99 (ns per read), elapsed, and
-   * skipped-REASON counts.
+   * skipped-REASON counts. Remote data adds http-peak-bytes-in-flight (the
+   * most bytes received and not yet handed over, at most
+   * max-bytes-in-flight plus one 16 KiB write, unless an object is larger
+   * or comes without a Content-Length), http-responses, http-responses-http2 and http-changed (objects
+   * that changed while being read).
    */
   g_object_class_install_property (gobject_class, PROP_STATS,
       g_param_spec_boxed ("stats", "Statistics",
@@ -585,6 +607,7 @@ gst_spdl_src_finalize (GObject * object)
   g_free (src->s3_access_key);
   g_free (src->s3_secret_key);
   g_free (src->s3_session_token);
+  g_free (src->ca_file);
   g_mutex_clear (&src->read_lock);
   g_cond_clear (&src->read_cond);
   gst_spdl_stats_clear (&src->stats);
@@ -686,6 +709,10 @@ gst_spdl_src_set_property (GObject * object, guint prop_id,
       break;
     case PROP_S3_VIRTUAL_HOST:
       src->s3_virtual_host = g_value_get_boolean (value);
+      break;
+    case PROP_CA_FILE:
+      g_free (src->ca_file);
+      src->ca_file = g_value_dup_string (value);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -791,6 +818,9 @@ gst_spdl_src_get_property (GObject * object, guint prop_id, GValue * value,
     case PROP_S3_VIRTUAL_HOST:
       g_value_set_boolean (value, src->s3_virtual_host);
       break;
+    case PROP_CA_FILE:
+      g_value_set_string (value, src->ca_file);
+      break;
     case PROP_ERRORS:
       g_value_set_uint64 (value, src->errors);
       break;
@@ -812,6 +842,7 @@ gst_spdl_src_get_property (GObject * object, guint prop_id, GValue * value,
             NULL);
         g_free (key);
       }
+      add_http_stats (src, st);
       g_value_take_boxed (value, st);
       break;
     }
@@ -820,6 +851,39 @@ gst_spdl_src_get_property (GObject * object, guint prop_id, GValue * value,
       break;
   }
   GST_OBJECT_UNLOCK (src);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Remote data statistics                                                   */
+
+/* Called with the object lock: the live transfers' statistics, kept when
+ * they end. */
+static void
+update_http_stats (GstSpdlSrc * src)
+{
+  if (src->http)
+    gst_spdl_http_get_stats (src->http, &src->http_stats);
+  else if (src->shards && gst_spdl_shards_get_http_stats (src->shards,
+          &src->http_stats))
+    ;
+  else
+    return;
+  src->have_http_stats = TRUE;
+}
+
+/* Called with the object lock. */
+static void
+add_http_stats (GstSpdlSrc * src, GstStructure * st)
+{
+  update_http_stats (src);
+  if (!src->have_http_stats)
+    return;
+  gst_structure_set (st,
+      "http-peak-bytes-in-flight", G_TYPE_UINT64,
+      src->http_stats.peak_bytes_in_flight,
+      "http-responses", G_TYPE_UINT64, src->http_stats.responses,
+      "http-responses-http2", G_TYPE_UINT64, src->http_stats.responses_http2,
+      "http-changed", G_TYPE_UINT64, src->http_stats.changed, NULL);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1104,6 +1168,7 @@ http_config_init (GstSpdlSrc * src, GstSpdlHttpConfig * config)
   config->s3_secret_key = src->s3_secret_key;
   config->s3_session_token = src->s3_session_token;
   config->s3_virtual_host = src->s3_virtual_host;
+  config->ca_file = src->ca_file;
 }
 
 static void
@@ -1225,6 +1290,8 @@ start_shards (GstSpdlSrc * src, const gchar * location, guint64 start_index)
       g_strdup (config.http.s3_secret_key);
   config.http.s3_session_token = src->config_strings[4] =
       g_strdup (config.http.s3_session_token);
+  config.http.ca_file = src->config_strings[5] =
+      g_strdup (config.http.ca_file);
   GST_OBJECT_UNLOCK (src);
   shards = gst_spdl_shards_open (&config, &error);
 
@@ -1288,6 +1355,10 @@ gst_spdl_src_start (GstBaseSrc * bsrc)
   memset (src->epoch_errors, 0, sizeof (src->epoch_errors));
   GST_OBJECT_UNLOCK (src);
   gst_spdl_stats_reset (&src->stats);
+  GST_OBJECT_LOCK (src);
+  memset (&src->http_stats, 0, sizeof (src->http_stats));
+  src->have_http_stats = FALSE;
+  GST_OBJECT_UNLOCK (src);
 
   if (src->shard_index >= src->num_shards) {
     GST_ELEMENT_ERROR (src, RESOURCE, SETTINGS,
@@ -1397,9 +1468,19 @@ static gboolean
 gst_spdl_src_stop (GstBaseSrc * bsrc)
 {
   GstSpdlSrc *src = GST_SPDL_SRC (bsrc);
+  GstSpdlHttp *http;
+  GstSpdlShards *shards;
 
+  /* the remote reads' statistics outlive them */
+  GST_OBJECT_LOCK (src);
+  update_http_stats (src);
+  http = src->http;
+  shards = src->shards;
+  src->http = NULL;
+  src->shards = NULL;
+  GST_OBJECT_UNLOCK (src);
   /* remote reads end first: they write into the slots */
-  g_clear_pointer (&src->http, gst_spdl_http_free);
+  gst_spdl_http_free (http);
   if (src->readers) {
     /* drop queued reads, wait for the running ones */
     g_thread_pool_free (src->readers, TRUE, TRUE);
@@ -1407,7 +1488,8 @@ gst_spdl_src_stop (GstBaseSrc * bsrc)
   }
   g_queue_clear_full (&src->slots, (GDestroyNotify) read_slot_free);
   g_clear_pointer (&src->permutation, g_free);
-  g_clear_pointer (&src->shards, gst_spdl_shards_free);
+  if (shards)
+    gst_spdl_shards_free (shards);
   free_config_strings (src);
   GST_OBJECT_LOCK (src);
   g_clear_pointer (&src->dataset, gst_spdl_dataset_free);

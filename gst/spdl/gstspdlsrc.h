@@ -13,6 +13,7 @@
 #include <gst/base/gstpushsrc.h>
 
 #include "gstspdldataset.h"
+#include "gstspdlhttp.h"
 #include "gstspdlstats.h"
 #include "gstspdlutil.h"
 
@@ -68,7 +69,7 @@ struct _GstSpdlSrc
   guint64 first_offset;         /* global samples of start-epoch consumed */
   guint64 shard_start_k;        /* tar shards: this rank's first sample */
   guint64 shard_k;              /* tar shards: samples taken this epoch */
-  gchar *config_strings[5];     /* tar shards: what their config points to */
+  gchar *config_strings[6];     /* tar shards: what their config points to */
   GstSpdlDataset *dataset;
   guint64 samples_per_epoch;    /* this shard's share of one epoch */
   guint32 *permutation;         /* current epoch's order, NULL = identity */
@@ -101,7 +102,12 @@ struct _GstSpdlSrc
   gchar *s3_secret_key;
   gchar *s3_session_token;
   gboolean s3_virtual_host;
-  struct _GstSpdlHttp *http;    /* single objects of a remote dataset */
+  gchar *ca_file;
+  /* single objects of a remote dataset; set and cleared under the object
+   * lock (the stats read it) */
+  struct _GstSpdlHttp *http;
+  GstSpdlHttpStats http_stats;  /* the last known, object lock */
+  gboolean have_http_stats;
 };
 
 GST_ELEMENT_REGISTER_DECLARE (spdlsrc);

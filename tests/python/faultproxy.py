@@ -4,6 +4,7 @@
     faultproxy.py UPSTREAM [--fail-first N] [--status-first CODE] [--reset-first N]
                   [--truncate-first N] [--delay-ms D] [--status SUBSTR=CODE]
                   [--hang SUBSTR] [--throttle-after BYTES] [--log FILE]
+                  [--change SUBSTR] [--ignore-if-range] [--bad-range]
 
 Forwards GET requests to UPSTREAM (http://host:port, e.g. http.server or
 moto_server; headers such as Range and the SigV4 ones pass through), or
@@ -14,13 +15,20 @@ breaks them on purpose, per path: the first N requests of each path get a
 half the body and a clean close (a truncated response); every response is
 delayed; paths containing SUBSTR always get CODE, or never an answer
 (--hang); --throttle-after sends the rest of a body a few bytes a second.
+From a folder it answers Range requests (bytes=N-) with a 206, validated by
+If-Range against its ETag and Last-Modified (a 200 with the whole when they
+do not match; --ignore-if-range: never checked); --change makes the files
+of matching paths change after the first request (another size, ETag and
+Last-Modified); --bad-range starts each 206's Content-Range one byte early.
 Prints its port on the first line of stdout; each request goes to --log.
 """
 import argparse
 import collections
+import email.utils
 import http.client
 import http.server
 import os
+import re
 import socket
 import struct
 import sys
@@ -41,6 +49,9 @@ def main():
     ap.add_argument("--hang", action="append", default=[])
     ap.add_argument("--throttle-after", type=int, default=-1)
     ap.add_argument("--log")
+    ap.add_argument("--change", action="append", default=[])
+    ap.add_argument("--ignore-if-range", action="store_true")
+    ap.add_argument("--bad-range", action="store_true")
     args = ap.parse_args()
     folder = args.upstream if os.path.isdir(args.upstream) else None
     up = urllib.parse.urlsplit(args.upstream)
@@ -60,15 +71,20 @@ def main():
             # headers and body go out in two writes: no Nagle delay
             self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
-        def fetch(self, path):
+        def fetch(self, path, n):
             """(status, headers, body) from the folder or the upstream."""
             if folder:
                 full = os.path.join(folder, urllib.parse.unquote(path).lstrip("/"))
                 try:
                     with open(full, "rb") as f:
-                        return 200, [], f.read()
+                        body = f.read()
+                    mtime = int(os.stat(full).st_mtime)
                 except OSError:
                     return 404, [], b"not found\n"
+                if n > 1 and any(sub in path for sub in args.change):
+                    body += b"\0" * 1024   # another version: a longer tar
+                    mtime += 3600
+                return self.ranged(body, mtime)
             conn = http.client.HTTPConnection(up.hostname, up.port, timeout=60)
             headers = {k: v for k, v in self.headers.items()
                        if k.lower() not in ("connection", "keep-alive")}
@@ -77,6 +93,22 @@ def main():
             body = resp.read()
             conn.close()
             return resp.status, resp.getheaders(), body
+
+        def ranged(self, body, mtime):
+            """A 200, or a 206 for a satisfiable Range that If-Range allows."""
+            etag = '"%x-%x"' % (len(body), mtime)
+            modified = email.utils.formatdate(mtime, usegmt=True)
+            headers = [("ETag", etag), ("Last-Modified", modified),
+                       ("Accept-Ranges", "bytes")]
+            m = re.fullmatch(r"bytes=(\d+)-", self.headers.get("Range", ""))
+            if_range = self.headers.get("If-Range")
+            if (m and int(m.group(1)) < len(body) and
+                    (if_range in (None, etag, modified) or args.ignore_if_range)):
+                first = int(m.group(1)) - (1 if args.bad_range else 0)
+                headers.append(("Content-Range", "bytes %d-%d/%d"
+                                % (first, len(body) - 1, len(body))))
+                return 206, headers, body[first:]
+            return 200, headers, body
 
         def reset(self):
             self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
@@ -97,7 +129,8 @@ def main():
                 seen[path] += 1
                 n = seen[path]
             if log:
-                log.write("%s %s %d\n" % (path, self.headers.get("Range", "-"), n))
+                log.write("%s %s %d %s\n" % (path, self.headers.get("Range", "-"), n,
+                                             self.headers.get("If-Range", "-")))
             if args.delay_ms:
                 time.sleep(args.delay_ms / 1000)
             for sub in args.hang:
@@ -108,7 +141,7 @@ def main():
                     return self.plain(int(code))
             if n <= args.fail_first:
                 return self.plain(args.status_first)
-            status, resp_headers, body = self.fetch(path)
+            status, resp_headers, body = self.fetch(path, n)
             self.send_response(status)
             for k, v in resp_headers:
                 if k.lower() not in ("connection", "keep-alive", "transfer-encoding",

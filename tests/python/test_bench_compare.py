@@ -44,3 +44,21 @@ def test_spdl_without_ffmpeg_is_skipped_with_the_reason(kinds_dataset, tmp_path)
     assert "skipped: SPDL cannot load its FFmpeg libraries" in row[0]
     assert "libavdevice.so.59 for its ffmpeg5 build" in row[0]
     assert "tools/install-deps --bench" in row[0]
+
+
+def test_webdataset_row_without_webdataset_is_skipped(kinds_dataset, tmp_path):
+    """The sharded table: gst-spdl on the shards measured, webdataset's
+    loader skipped with the reason when its venv lacks it."""
+    out = tmp_path / "out"
+    done = subprocess.run([sys.executable, COMPARE, str(kinds_dataset), "--only", "webdataset",
+                           "--rounds", "1", "--no-sweep", "--batch-size", "4",
+                           "--out", str(out)],
+                          env=dict(os.environ, SPDL_TEST_VENV=str(tmp_path / "no-venv")),
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    table = (out / "compare.md").read_text()
+    shards = [l for l in table.splitlines() if l.startswith("| gst-python-shards |")]
+    assert len(shards) == 1 and float(shards[0].split("|")[2]) > 0, table
+    row = [l for l in table.splitlines() if l.startswith("| webdataset + DataLoader")]
+    assert len(row) == 1 and "skipped: webdataset is not installed in" in row[0], table
+    assert "tools/make-test-venv" in row[0]

@@ -1,11 +1,15 @@
 """spdlsrc on remote data: tar shards and single objects over HTTP from
 Python's http.server on 127.0.0.1, through a fault-injecting proxy
 (resets, 503s, truncation, hangs), and S3 from moto_server."""
+import getpass
 import hashlib
+import io
 import os
+import random
 import re
 import subprocess
 import sys
+import tarfile
 import time
 
 import pytest
@@ -330,3 +334,322 @@ def test_s3_listing_paginates(data, s3, monkeypatch, tmp_path):
         assert src.get_property("num-classes") == 2
     finally:
         pipeline.set_state(Gst.State.NULL)
+
+
+# ---------------------------------------------------------------------------
+# The bound on bytes in flight, and resumed reads of changed objects
+
+BOUND = 1024 * 1024
+CURL_WRITE_CHUNK = 16 * 1024    # CURL_MAX_WRITE_SIZE: curl's largest write
+
+
+def random_objects(root, sizes, seed):
+    """Files of random bytes: {name: bytes}."""
+    rng = random.Random(seed)
+    os.makedirs(root, exist_ok=True)
+    objects = {}
+    for i, size in enumerate(sizes):
+        name = "obj%03d.bin" % i
+        objects[name] = rng.randbytes(size)
+        with open(os.path.join(root, name), "wb") as f:
+            f.write(objects[name])
+    return objects
+
+
+def big_shards(root, n_shards, per_shard, member_size, seed):
+    """WebDataset shards with large members and their shards.idx:
+    {key: (label, bytes)} and the brace pattern."""
+    rng = random.Random(seed)
+    os.makedirs(root, exist_ok=True)
+    truth = {}
+    with open(os.path.join(root, "shards.idx"), "w") as idx:
+        for s in range(n_shards):
+            name = "big-%06d.tar" % s
+            with tarfile.open(os.path.join(root, name), "w", format=tarfile.USTAR_FORMAT) as tar:
+                for j in range(per_shard):
+                    key = "s%dm%d" % (s, j)
+                    truth[key] = (rng.randrange(10), rng.randbytes(member_size))
+                    for ext, data in (("jpg", truth[key][1]), ("cls", b"%d" % truth[key][0])):
+                        info = tarfile.TarInfo("%s.%s" % (key, ext))
+                        info.size = len(data)
+                        tar.addfile(info, io.BytesIO(data))
+            idx.write("%s\t%d\n" % (name, per_shard))
+    return truth, "big-{000000..%06d}.tar" % (n_shards - 1)
+
+
+def test_bytes_in_flight_bound_single_objects(tmp_path):
+    """16 requests of 300-600 KB objects under a 1 MiB bound: received and
+    not handed over never passes it; an object larger than the bound alone
+    still comes (no deadlock)."""
+    sizes = [300000 + 10000 * i for i in range(30)]
+    objects = random_objects(str(tmp_path / "objs"), sizes + [3 * BOUND], seed=5)
+    server = proxy(str(tmp_path / "objs"))
+    try:
+        names = sorted(objects)
+        small = tmp_path / "small.tsv"
+        small.write_text("".join("%s/%s\t%d\n" % (server.url, n, i % 3)
+                                 for i, n in enumerate(names[:-1])))
+        stats = []
+        out, warnings, error, _ = run_src(
+            'location="%s" http-requests=16 max-bytes-in-flight=%d' % (small, BOUND),
+            stats=stats)
+        assert error is None and warnings == [] and len(out) == len(names) - 1
+        for _, _, _, path, data in out:
+            assert data == objects[path.rsplit("/", 1)[1]]
+        peak = stats[0].get_value("http-peak-bytes-in-flight")
+        assert 0 < peak <= BOUND + CURL_WRITE_CHUNK
+        assert stats[0].get_value("http-responses") == len(names) - 1
+        # with the one larger than the bound among them
+        every = tmp_path / "every.tsv"
+        every.write_text("".join("%s/%s\t0\n" % (server.url, n) for n in names))
+        out, warnings, error, _ = run_src(
+            'location="%s" http-requests=16 max-bytes-in-flight=%d' % (every, BOUND))
+        assert error is None and warnings == [] and len(out) == len(names)
+        assert sorted(len(o[4]) for o in out) == sorted(len(d) for d in objects.values())
+    finally:
+        server.stop()
+
+
+def test_bytes_in_flight_bound_shard_streams(tmp_path):
+    """8 shards of 300 KB members downloading ahead under a 1 MiB bound."""
+    truth, pattern = big_shards(str(tmp_path / "big"), 8, 5, 300000, seed=6)
+    server = proxy(str(tmp_path / "big"))
+    try:
+        stats = []
+        out, warnings, error, _ = run_src(
+            'location="%s/%s" http-requests=8 max-bytes-in-flight=%d shuffle=true'
+            % (server.url, pattern, BOUND), stats=stats)
+    finally:
+        server.stop()
+    assert error is None and warnings == [] and len(out) == len(truth)
+    for _, label, _, path, data in out:
+        assert (label, data) == truth[key_of(path)]
+    peak = stats[0].get_value("http-peak-bytes-in-flight")
+    assert BOUND // 2 < peak <= BOUND + CURL_WRITE_CHUNK
+
+
+def read_log(log):
+    with open(log) as f:
+        return [line.split() for line in f.read().splitlines()]
+
+
+def test_resume_validated_with_if_range(data, tmp_path):
+    """A shard cut off mid-way resumes with Range + If-Range (the ETag of
+    the first response), answered with a 206: every sample once."""
+    base, truth, pattern, _ = data
+    log = str(tmp_path / "requests.log")
+    p = proxy(str(base), "--reset-first", 1, log=log)
+    try:
+        out, warnings, error, counts = run_src('location="%s/shards/%s"' % (p.url, pattern))
+    finally:
+        p.stop()
+    assert error is None and warnings == [] and counts.get_value("total") == 0
+    assert sorted(o[0] for o in out) == list(range(N_SAMPLES))
+    for _, label, _, path, d in out:
+        assert (label, d) == truth[key_of(path)]
+    resumed = [r for r in read_log(log) if ".tar" in r[0] and r[1] != "-"]
+    assert resumed and all(r[1].startswith("bytes=") and r[3].startswith('"')
+                           for r in resumed)
+
+
+@pytest.mark.parametrize("server_fault", [[], ["--ignore-if-range"]])
+def test_object_changed_during_read_is_not_spliced(data, tmp_path, server_fault):
+    """The shard changes between the cut and the resumed request: If-Range
+    gets the new version whole (a 200), or a server that ignores If-Range a
+    206 with another ETag: the rest of the
+    shard is skipped with a warning naming it, no byte of the new version
+    is used."""
+    base, truth, pattern, _ = data
+    p = proxy(str(base), "--reset-first", 1, "--change", "000001.tar", *server_fault)
+    try:
+        stats = []
+        out, warnings, error, counts = run_src(
+            'location="%s/shards/%s"' % (p.url, pattern), stats=stats)
+    finally:
+        p.stop()
+    assert error is None
+    assert counts.get_value("http-error") == 1 and counts.get_value("total") == 1
+    assert len(warnings) == 1
+    assert "train-000001.tar" in warnings[0] and "changed during read" in warnings[0]
+    # the other shards whole, shard 1 up to the cut, each sample as written
+    indices = sorted(o[0] for o in out)
+    assert [i for i in indices if not 8 <= i < 16] == list(range(8)) + list(range(16, N_SAMPLES))
+    assert len(indices) < N_SAMPLES
+    for _, label, _, path, d in out:
+        assert (label, d) == truth[key_of(path)]
+    assert stats[0].get_value("http-changed") == 1
+
+
+def test_resumed_range_elsewhere_is_not_spliced(data, tmp_path):
+    """A 206 whose Content-Range does not start where the stream was cut."""
+    base, truth, pattern, _ = data
+    p = proxy(str(base), "--reset-first", 1, "--bad-range")
+    try:
+        out, warnings, error, counts = run_src('location="%s/shards/%s"' % (p.url, pattern))
+    finally:
+        p.stop()
+    assert error is None and counts.get_value("http-error") == 5
+    assert sorted(w.split("train-")[1][:6] for w in warnings) == ["%06d" % i for i in range(5)]
+    assert all("changed during read" in w and "Content-Range" in w for w in warnings)
+    assert 0 < len(out) < N_SAMPLES
+    for _, label, _, path, d in out:
+        assert (label, d) == truth[key_of(path)]
+
+
+# ---------------------------------------------------------------------------
+# HTTPS and HTTP/2 (nginx on 127.0.0.1, a certificate made here)
+
+NGINX = "/usr/sbin/nginx"
+NGINX_CONF = """
+user %(user)s;
+worker_processes 1;
+daemon off;
+pid %(dir)s/nginx.pid;
+error_log %(dir)s/error.log;
+events { worker_connections 256; }
+http {
+  access_log off;
+  client_body_temp_path %(dir)s/body;
+  proxy_temp_path %(dir)s/proxy;
+  fastcgi_temp_path %(dir)s/fastcgi;
+  uwsgi_temp_path %(dir)s/uwsgi;
+  scgi_temp_path %(dir)s/scgi;
+  server {
+    listen 127.0.0.1:%(port)d ssl http2;
+    ssl_certificate %(dir)s/cert.pem;
+    ssl_certificate_key %(dir)s/key.pem;
+    root %(root)s;
+  }
+}
+"""
+
+
+def free_port():
+    import socket
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def https(data, tmp_path_factory):
+    """nginx serving the data over HTTPS and HTTP/2, and its certificate
+    (self-signed for 127.0.0.1, its own CA)."""
+    if not os.path.exists(NGINX):
+        pytest.skip("no nginx (tools/install-deps installs nginx-light)")
+    base, truth, pattern, _ = data
+    d = tmp_path_factory.mktemp("nginx")
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
+                    "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+                    "-keyout", str(d / "key.pem"), "-out", str(d / "cert.pem")],
+                   check=True, capture_output=True)
+    port = free_port()
+    (d / "nginx.conf").write_text(NGINX_CONF % {"dir": d, "port": port, "root": base,
+                                             "user": getpass.getuser()})
+    proc = subprocess.Popen([NGINX, "-p", str(d), "-c", str(d / "nginx.conf")],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    import socket
+    for _ in range(100):
+        try:
+            socket.create_connection(("127.0.0.1", port), 0.5).close()
+            break
+        except OSError:
+            assert proc.poll() is None, (d / "error.log").read_text()
+            time.sleep(0.1)
+    try:
+        yield "https://127.0.0.1:%d" % port, str(d / "cert.pem")
+    finally:
+        proc.terminate()
+        proc.wait()
+
+
+def test_https_and_http2_with_ca_file(data, https, tmp_path, monkeypatch):
+    base, truth, pattern, _ = data
+    url, ca = https
+    monkeypatch.delenv("CURL_CA_BUNDLE", raising=False)
+    monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+    stats = []
+    out, warnings, error, _ = run_src('location="%s/shards/%s" ca-file="%s"'
+                                      % (url, pattern, ca), stats=stats)
+    assert error is None and warnings == []
+    assert sorted(o[0] for o in out) == list(range(N_SAMPLES))
+    for _, label, _, path, d in out:
+        assert path.startswith(url) and (label, d) == truth[key_of(path)]
+    # nginx offers h2 over TLS (ALPN): every response came over HTTP/2
+    responses = stats[0].get_value("http-responses")
+    assert responses > 0 and stats[0].get_value("http-responses-http2") == responses
+    # single objects, the CA from the environment as the curl tool reads it
+    monkeypatch.setenv("SSL_CERT_FILE", ca)
+    objs = manifest(tmp_path, url, truth)
+    out, warnings, error, _ = run_src('location="%s"' % objs, stats=stats)
+    assert error is None and warnings == [] and len(out) == N_SAMPLES
+    for _, label, _, p, d in out:
+        assert (label, d) == truth[p.split("/folder/", 1)[1].rsplit(".", 1)[0]]
+    assert stats[1].get_value("http-responses-http2") == N_SAMPLES
+
+
+def test_https_untrusted_certificate_is_an_error(data, https, tmp_path, monkeypatch):
+    """Never silently insecure: without the CA, every read fails naming the
+    URL and the certificate."""
+    base, truth, pattern, _ = data
+    url, _ = https
+    monkeypatch.delenv("CURL_CA_BUNDLE", raising=False)
+    monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+    _, _, error, _ = run_src('location="%s/shards/%s"' % (url, pattern))
+    assert error is not None and url in error and "certificate" in error
+    objs = manifest(tmp_path, url, truth)
+    out, warnings, error, counts = run_src('location="%s" max-errors=-1' % objs)
+    assert out == [] and counts.get_value("http-error") == N_SAMPLES
+    assert all("untrusted certificate" in w and url in w for w in warnings)
+
+
+def test_s3_virtual_host_addressing(data, s3, monkeypatch, tmp_path):
+    """s3-virtual-host=true asks BUCKET.HOST/KEY: with the endpoint
+    http://localhost:PORT, data.localhost (curl resolves *.localhost to
+    the loopback itself), which moto serves as the bucket "data"; a logging
+    proxy in between shows the paths carry no bucket."""
+    base, truth, pattern, _ = data
+    log = str(tmp_path / "requests.log")
+    p = proxy(s3.url, log=log)
+    s3_env(monkeypatch, s3)
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://localhost:%d" % p.port)
+    try:
+        out, warnings, error, _ = run_src('location="s3://data/ds/folder/" '
+                                          's3-virtual-host=true')
+        assert error is None and warnings == [] and len(out) == N_SAMPLES
+        for _, label, _, path, d in out:
+            assert (label, d) == truth[path.split("/folder/", 1)[1].rsplit(".", 1)[0]]
+        out, warnings, error, _ = run_src('location="s3://data/ds/shards/%s" '
+                                          's3-virtual-host=true' % pattern)
+        assert error is None and warnings == [] and len(out) == N_SAMPLES
+        for _, label, _, path, d in out:
+            assert (label, d) == truth[key_of(path)]
+    finally:
+        p.stop()
+    paths = [r[0] for r in read_log(log)]
+    assert len(paths) > N_SAMPLES
+    assert all(path == "/" or path.startswith("/ds/") for path in paths)
+
+
+def test_paused_transfers_do_not_time_out(tmp_path):
+    """A consumer slower than the bound lets through keeps transfers paused
+    for longer than http-timeout: paused is not stalled, nothing is lost."""
+    truth, pattern = big_shards(str(tmp_path / "big"), 4, 5, 300000, seed=7)
+    server = proxy(str(tmp_path / "big"))
+    pipeline = Gst.parse_launch(
+        'spdlsrc name=src location="%s/%s" http-timeout=1000 max-bytes-in-flight=%d '
+        '! appsink name=sink sync=false max-buffers=1' % (server.url, pattern, BOUND))
+    sink, bus = pipeline.get_by_name("sink"), pipeline.get_bus()
+    try:
+        pipeline.set_state(Gst.State.PLAYING)
+        got = 0
+        while sink.emit("try-pull-sample", 10 * Gst.SECOND) is not None:
+            got += 1
+            time.sleep(0.15)        # 20 samples: 3 s, paused most of it
+        assert sink.get_property("eos") and got == len(truth)
+        assert bus.pop_filtered(Gst.MessageType.ERROR | Gst.MessageType.WARNING) is None
+        counts = pipeline.get_by_name("src").get_property("error-counts")
+        assert counts.get_value("total") == 0
+    finally:
+        pipeline.set_state(Gst.State.NULL)
+        server.stop()

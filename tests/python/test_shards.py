@@ -50,8 +50,9 @@ def shards(tmp_path_factory):
     return location, truth, str(base / "out")
 
 
-def run_src(props, timeout_s=60):
-    """[(index, label, epoch, path, bytes)] and the bus messages of interest."""
+def run_src(props, timeout_s=60, stats=None):
+    """[(index, label, epoch, path, bytes)] and the bus messages of interest;
+    the source's "stats" structure appended to @stats at the end if given."""
     pipeline = Gst.parse_launch("spdlsrc name=src %s ! appsink name=sink sync=false" % props)
     sink = pipeline.get_by_name("sink")
     bus = pipeline.get_bus()
@@ -83,6 +84,8 @@ def run_src(props, timeout_s=60):
             out.append((s.get_value("index"), s.get_value("label"),
                         s.get_value("epoch"), s.get_value("path"), data))
         counts = pipeline.get_by_name("src").get_property("error-counts")
+        if stats is not None:
+            stats.append(pipeline.get_by_name("src").get_property("stats"))
     finally:
         pipeline.set_state(Gst.State.NULL)
     return out, warnings, error, counts
@@ -318,3 +321,45 @@ def test_python_loader_on_shards(shards):
                 assert list(labels) == [labels_by_index[i] for i in batch.indices]
                 seen += batch.indices
             assert sorted(seen) == list(range(N_SAMPLES))
+
+
+def test_bad_labels_are_corrupt_members(tmp_path):
+    """.cls members must hold a non-negative decimal integer: others skip
+    their sample with a warning naming the shard and the member."""
+    path = str(tmp_path / "labels.tar")
+    labels = [("neg", b"-3"), ("frac", b"2.5"), ("word", b"cat"), ("empty", b""),
+              ("huge", b"99999999999"), ("good", b" 7\n")]
+    with tarfile.open(path, "w", format=tarfile.USTAR_FORMAT) as tar:
+        for key, cls in labels:
+            for name, data in (("%s.jpg" % key, b"\xff\xd8" + key.encode()),
+                               ("%s.cls" % key, cls)):
+                info = tarfile.TarInfo(name)
+                info.size = len(data)
+                tar.addfile(info, io.BytesIO(data))
+    out, warnings, error, counts = run_src('location="%s"' % path)
+    assert error is None
+    assert [(o[1], o[4]) for o in out] == [(7, b"\xff\xd8good")]
+    assert counts.get_value("corrupt-member") == len(labels) - 1
+    for key, _ in labels[:-1]:
+        assert any("labels.tar" in w and "%s.cls" % key in w and "non-negative integer" in w
+                   for w in warnings), (key, warnings)
+
+
+def test_existing_paths_with_braces_are_taken_as_named(shards, tmp_path):
+    """A local file or folder that exists is not a brace pattern: a shard
+    file named "a-{0..1}.tar" is one shard, a folder "set-{0..1}" an
+    ImageFolder; a pattern of names that do not exist is expanded."""
+    location, truth, outdir = shards
+    first = sorted(n for n in os.listdir(outdir) if n.endswith(".tar"))[0]
+    literal = tmp_path / "a-{0..1}.tar"
+    os.link(os.path.join(outdir, first), literal)
+    out, warnings, error, _ = run_src('location="%s"' % literal)
+    assert error is None and warnings == [] and len(out) == PER_SHARD
+    assert all(o[3].startswith(str(literal) + ":") for o in out)
+    folder = tmp_path / "set-{0..1}"
+    os.makedirs(folder / "cat")
+    (folder / "cat" / "x.jpg").write_bytes(truth[sorted(truth)[0]][1])
+    out, warnings, error, _ = run_src('location="%s"' % folder)
+    assert error is None and len(out) == 1 and out[0][3].startswith(str(folder))
+    _, _, error, _ = run_src('location="%s/none-{0..999999999}.tar"' % tmp_path)
+    assert error is not None and "more than 1000000 shards" in error

@@ -350,6 +350,16 @@ GST_START_TEST (test_shards_expand)
   g_clear_error (&error);
   fail_if (gst_spdl_shards_expand ("/d/{0..99999999999}.tar", &error));
   g_clear_error (&error);
+  /* too many names fail before any is made: each range and their product */
+  fail_if (gst_spdl_shards_expand ("/d/{0..999999999}.tar", &error));
+  fail_unless (error && strstr (error->message, "more than 1000000 shards"));
+  g_clear_error (&error);
+  fail_if (gst_spdl_shards_expand ("/d/{0..9999}/{0..9999}.tar", &error));
+  fail_unless (error && strstr (error->message, "more than 1000000 shards"));
+  g_clear_error (&error);
+  fail_if (gst_spdl_shards_expand ("/d/{0..1}/{x}.tar", &error));
+  fail_unless (error && strstr (error->message, "brace range"));
+  g_clear_error (&error);
 }
 
 GST_END_TEST;
