@@ -745,7 +745,7 @@ decode_output (GstSpdlDecode * self, GstSpdlImageDecoder * dec,
   const GstSpdlDecodeParams *p = &self->active;
   GstVideoInfo info;
   GstVideoFrame frame;
-  GstSpdlOutput out = { {NULL}, {0}, 0 };
+  GstSpdlOutput out = { {NULL}, {0}, 0, FALSE };
   GstVideoMeta *meta;
   guint i;
   gboolean ok;
@@ -764,8 +764,10 @@ decode_output (GstSpdlDecode * self, GstSpdlImageDecoder * dec,
   if (job->output && (meta == NULL || meta->width != job->width ||
           meta->height != job->height))
     gst_clear_buffer (&job->output);
-  if (job->output == NULL)
+  if (job->output == NULL) {
     job->output = allocate_output (self, &info);
+    out.zero_padding = TRUE;
+  }
   if (job->output == NULL)
     return decode_failed (&job->error, GST_SPDL_DECODE_ERROR_TOO_LARGE,
         "out of memory", geom);

@@ -22,6 +22,7 @@ gst_spdl_output_init_packed (GstSpdlOutput * out, guint8 * data, gsize stride)
   out->data[0] = data;
   out->stride[0] = stride;
   out->n_planes = 1;
+  out->zero_padding = TRUE;
 }
 
 static void
@@ -48,7 +49,7 @@ gst_spdl_output_resample_rows (const GstSpdlOutput * out,
       gst_spdl_resample_column (vaxis, r, hrows, y0, hrow_bytes, hrow_bytes,
           dst);
       /* defined bytes in the rows' padding too */
-      if (stride > hrow_bytes)
+      if (out->zero_padding && stride > hrow_bytes)
         memset (dst + hrow_bytes, 0, stride - hrow_bytes);
     }
     return;
@@ -71,7 +72,8 @@ gst_spdl_output_fill_black (const GstSpdlOutput * out, guint rows,
   guint p, r;
 
   for (p = 0; p < out->n_planes; p++) {
-    gsize bytes = out->n_planes == 1 ? out->stride[0] : width;
+    gsize bytes = out->n_planes == 1 && out->zero_padding ? out->stride[0] :
+        (gsize) width * (out->n_planes == 1 ? channels : 1);
     for (r = 0; r < rows; r++)
       memset (out->data[p] + r * out->stride[p], 0, bytes);
   }

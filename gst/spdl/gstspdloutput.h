@@ -24,6 +24,9 @@ typedef struct
   guint8 *data[3];
   gsize stride[3];
   guint n_planes;               /* 1 or 3 */
+  /* zero the bytes between a packed row's end and the next row (our own
+   * buffers); a foreign buffer's padding may be another row's margin */
+  gboolean zero_padding;
 } GstSpdlOutput;
 
 void gst_spdl_output_init_packed (GstSpdlOutput * out, guint8 * data,
