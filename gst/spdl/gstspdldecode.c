@@ -1343,8 +1343,7 @@ ensure_caps (GstSpdlDecode * self, GstVideoFormat format, guint width,
       height == self->caps_height && format == self->caps_format)
     return TRUE;
   caps = output_caps (format, width, height);
-  ok = gst_pad_push_event (self->srcpad, gst_event_new_caps (gst_caps_ref
-          (caps)));
+  ok = gst_pad_push_event (self->srcpad, gst_event_new_caps (caps));
   if (ok)
     decide_allocation (self, caps);
   gst_caps_unref (caps);
