@@ -37,6 +37,15 @@
  * with a warning naming the file and the reason, counted by reason
  * (#GstSpdlDecode:error-counts) and against #GstSpdlDecode:max-errors.
  *
+ * Output caps follow downstream: RGB (packed) or RGBP (planar, what
+ * spdlbatch layout=nchw prefers), or GRAY8 with #GstSpdlDecode:format.
+ * When every output has the same size (width and height set) and
+ * downstream's ALLOCATION answer offers a pool whose buffers carry a
+ * #GstVideoMeta, samples are decoded straight into its buffers (honouring
+ * their strides and plane offsets), taken in input order: with spdlbatch
+ * these are the slots of the batch, so pixels are written once. A DRAIN
+ * query returns once every sample before it went downstream.
+ *
  * Each input buffer must hold one whole image (caps `parsed=true`, as
  * spdlsrc and jpegparse produce): `filesrc` alone delivers arbitrary
  * chunks and does not link.
