@@ -1243,7 +1243,8 @@ configure_pool (GstBufferPool * pool, GstCaps * caps, guint size, guint min,
 }
 
 /* Downstream's pool when it offers one whose buffers carry a GstVideoMeta
- * (spdlbatch's batch slots) and every output has the caps' size;
+ * (spdlbatch's batch slots), every output has the caps' size and outputs
+ * keep input order;
  * otherwise our own buffers, as a video decoder's decide_allocation. */
 static void
 decide_allocation (GstSpdlDecode * self, GstCaps * caps)
@@ -1252,8 +1253,14 @@ decide_allocation (GstSpdlDecode * self, GstCaps * caps)
   GstBufferPool *pool = NULL;
   GstVideoInfo info;
   guint size, min, max;
+  gboolean ordered;
 
-  if (fixed_size (&self->active) && gst_video_info_from_caps (&info, caps) &&
+  /* unordered outputs would land in the wrong slots */
+  GST_OBJECT_LOCK (self);
+  ordered = self->ordered;
+  GST_OBJECT_UNLOCK (self);
+  if (ordered && fixed_size (&self->active) &&
+      gst_video_info_from_caps (&info, caps) &&
       gst_pad_peer_query (self->srcpad, query) &&
       gst_query_get_n_allocation_pools (query) > 0 &&
       gst_query_find_allocation_meta (query, GST_VIDEO_META_API_TYPE, NULL)) {
