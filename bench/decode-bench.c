@@ -51,6 +51,7 @@
 #include "gstspdljpeg.h"
 #include "gstspdlresample.h"
 #include "gstspdlmeta.h"
+#include "gstspdlnormalize.h"
 
 typedef struct
 {
@@ -64,6 +65,7 @@ static gchar *recipe = NULL;
 static gint threads = 0;
 static gboolean resize_only = FALSE;
 static gboolean limit_only = FALSE;
+static gboolean planar_only = FALSE;
 static gchar *extensions = NULL;
 static gboolean meta_cost = FALSE;
 static gint simd = 2;
@@ -77,6 +79,9 @@ static GOptionEntry entries[] = {
       "Only compare the resize against GstVideoConverter", NULL},
   {"limit-only", 0, 0, G_OPTION_ARG_NONE, &limit_only,
       "Only measure the fused path on one thread (the physical limit)", NULL},
+  {"planar", 0, 0, G_OPTION_ARG_NONE, &planar_only,
+      "Only compare packed, planar (split per row) and packed + split "
+        "outputs of the fused path (NCHW slots)", NULL},
   {"extensions", 0, 0, G_OPTION_ARG_STRING, &extensions,
       "Files to load (default jpg,jpeg)", "EXTS"},
   {"simd", 0, 0, G_OPTION_ARG_INT, &simd,
@@ -213,6 +218,84 @@ run_direct (Bench * b, gboolean dct, gboolean region)
   }
   gst_spdl_image_decoder_free (dec);
   return b->files->len / ((thread_cpu_us () - start) / 1e6);
+}
+
+static gdouble median (gdouble * v, gint n);
+
+typedef enum
+{
+  OUT_PACKED,
+  OUT_PLANAR,                   /* planes split from each resampled row */
+  OUT_PACKED_THEN_SPLIT,        /* a packed image, then split */
+} OutputKind;
+
+/* The fused path into packed rows or RGB planes (an NCHW batch slot);
+ * images per second of this thread's CPU time. */
+static gdouble
+run_output (Bench * b, OutputKind kind, guint8 * planes)
+{
+  GstSpdlImageDecoder *dec = gst_spdl_image_decoder_new ();
+  gint64 start = thread_cpu_us ();
+  guint i, y;
+
+  for (i = 0; i < b->files->len; i++) {
+    gsize size, plane;
+    const guint8 *data = g_bytes_get_data (g_ptr_array_index (b->files, i),
+        &size);
+    GstSpdlGeometry g;
+    GstSpdlOutput out;
+    guint w, h;
+
+    if (!gst_spdl_image_decoder_open (dec, data, size, b->params.max_pixels,
+            &w, &h, NULL))
+      continue;
+    gst_spdl_geometry_compute (&g, &b->params, w, h, 0, i);
+    plane = (gsize) g.out_width * g.out_height;
+    gst_spdl_output_init_packed (&out, b->out, g.out_width * 3);
+    if (kind == OUT_PLANAR) {
+      out.n_planes = 3;
+      for (y = 0; y < 3; y++) {
+        out.data[y] = planes + y * plane;
+        out.stride[y] = g.out_width;
+      }
+    }
+    gst_spdl_image_decoder_decode_to (dec, &b->params, &g, &out, NULL);
+    if (kind == OUT_PACKED_THEN_SPLIT)
+      for (y = 0; y < g.out_height; y++)
+        gst_spdl_deinterleave_rgb_row (b->out + (gsize) y * g.out_width * 3,
+            planes + (gsize) y * g.out_width,
+            planes + plane + (gsize) y * g.out_width,
+            planes + 2 * plane + (gsize) y * g.out_width, g.out_width);
+  }
+  gst_spdl_image_decoder_free (dec);
+  return b->files->len / ((thread_cpu_us () - start) / 1e6);
+}
+
+static void
+planar_comparison (Bench * b)
+{
+  static const gchar *names[] = { "fused, packed RGB",
+    "fused, planar (split per row)", "fused, packed then split"
+  };
+  gdouble res[3][64], med[3];
+  guint8 *planes = g_malloc (b->params.width * b->params.height * 3 + 64);
+  gint r, k;
+
+  run_output (b, OUT_PLANAR, planes);   /* warm-up */
+  for (r = 0; r < rounds && r < 64; r++)
+    for (k = 0; k < 3; k++)
+      res[k][r] = run_output (b, (r + k) % 3, planes);
+  /* rounds rotate the order; put each result under its kind */
+  for (k = 0; k < 3; k++) {
+    gdouble by_kind[64];
+    for (r = 0; r < rounds && r < 64; r++)
+      by_kind[r] = res[(k - r % 3 + 3) % 3][r];
+    med[k] = median (by_kind, MIN (rounds, 64));
+  }
+  g_print ("\n| output | images/s of CPU time (median) | vs packed |\n|---|---:|---:|\n");
+  for (k = 0; k < 3; k++)
+    g_print ("| %s | %.0f | %.3f |\n", names[k], med[k], med[k] / med[0]);
+  g_free (planes);
 }
 
 static gdouble
@@ -429,6 +512,10 @@ main (int argc, char **argv)
 
   if (resize_only) {
     resize_comparison (&b);
+    return 0;
+  }
+  if (planar_only) {
+    planar_comparison (&b);
     return 0;
   }
   run_direct (&b, TRUE, TRUE);  /* warm-up: caches, page faults */

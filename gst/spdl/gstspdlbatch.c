@@ -32,6 +32,16 @@
  * ALLOCATION query (pinned host memory from spdlcudaupload, say), through a
  * pool, so steady state allocates nothing per batch.
  *
+ * With dtype uint8, spdlbatch answers upstream's ALLOCATION query with a
+ * pool whose buffers are the slots of the batch it will fill (with a
+ * #GstVideoMeta; RGBP planes for layout=nchw, whose sink caps prefer RGBP):
+ * spdldecode decodes into them and spdlbatch copies nothing for a sample
+ * that arrives in its slot. Samples that do not (skipped samples before
+ * them, an epoch's end, another upstream) are copied, and the pool moves
+ * its next batch boundary so later batches line up again. Float dtypes
+ * normalize in the copy, as before: a uint8 slot cannot hold the floats.
+ * The stats' "copied" and "in-place" count both kinds.
+ *
  * Images can come from spdldecode or from any decoder chain:
  * |[
  * gst-launch-1.0 spdlsrc location=/data/train ! spdldecode width=224 \
@@ -84,7 +94,7 @@ enum
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
     GST_PAD_SINK,
     GST_PAD_ALWAYS,
-    GST_STATIC_CAPS (GST_VIDEO_CAPS_MAKE ("{ RGB, GRAY8 }")));
+    GST_STATIC_CAPS (GST_VIDEO_CAPS_MAKE ("{ RGB, RGBP, GRAY8 }")));
 
 static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
     GST_PAD_SRC,
@@ -234,6 +244,8 @@ static GstFlowReturn gst_spdl_batch_chain (GstPad * pad, GstObject * parent,
     GstBuffer * buffer);
 static gboolean gst_spdl_batch_sink_event (GstPad * pad, GstObject * parent,
     GstEvent * event);
+static gboolean gst_spdl_batch_sink_query (GstPad * pad, GstObject * parent,
+    GstQuery * query);
 
 static void
 gst_spdl_batch_class_init (GstSpdlBatchClass * klass)
@@ -339,8 +351,10 @@ gst_spdl_batch_class_init (GstSpdlBatchClass * klass)
    * GstSpdlBatch:stats:
    *
    * "spdl-stats": items-in (images), items-out (batches), busy (ns
-   * copying), mean, p90, p99 (ns per image), elapsed, and
-   * skipped-drop-last (images dropped by drop-last).
+   * copying), mean, p90, p99 (ns per image), elapsed,
+   * skipped-drop-last (images dropped by drop-last), copied (images
+   * copied into the batch) and in-place (images an upstream decoder wrote
+   * straight into their slot of the batch, see the SECTION).
    */
   g_object_class_install_property (gobject_class, PROP_STATS,
       g_param_spec_boxed ("stats", "Statistics",
@@ -369,6 +383,8 @@ gst_spdl_batch_init (GstSpdlBatch * self)
       GST_DEBUG_FUNCPTR (gst_spdl_batch_chain));
   gst_pad_set_event_function (self->sinkpad,
       GST_DEBUG_FUNCPTR (gst_spdl_batch_sink_event));
+  gst_pad_set_query_function (self->sinkpad,
+      GST_DEBUG_FUNCPTR (gst_spdl_batch_sink_query));
   gst_element_add_pad (GST_ELEMENT (self), self->sinkpad);
 
   self->srcpad = gst_pad_new_from_static_template (&src_template, "src");
@@ -505,7 +521,8 @@ gst_spdl_batch_get_property (GObject * object, guint prop_id, GValue * value,
     case PROP_STATS:{
       GstStructure *st = gst_spdl_stats_to_structure (&self->stats);
       gst_structure_set (st, "skipped-drop-last", G_TYPE_UINT64, self->dropped,
-          NULL);
+          "copied", G_TYPE_UINT64, self->copied, "in-place", G_TYPE_UINT64,
+          self->in_place, NULL);
       g_value_take_boxed (value, st);
       break;
     }
@@ -560,6 +577,12 @@ push_caps (GstSpdlBatch * self, guint n)
 static void
 release_pool (GstSpdlBatch * self)
 {
+  /* slots of the old batches are copied; upstream asks again */
+  if (self->slot_pool) {
+    gst_buffer_pool_set_active (GST_BUFFER_POOL (self->slot_pool), FALSE);
+    gst_clear_object (&self->slot_pool);
+    gst_pad_push_event (self->sinkpad, gst_event_new_reconfigure ());
+  }
   if (self->pool) {
     gst_buffer_pool_set_active (self->pool, FALSE);
     gst_clear_object (&self->pool);
@@ -668,6 +691,20 @@ setup_normalizer (GstSpdlBatch * self, const GstVideoInfo * info,
   return TRUE;
 }
 
+/* RGBP images are NCHW samples as they are: what a uint8 NCHW batch
+ * prefers (the properties, as the caps query may come before caps). */
+static gboolean
+planar_wanted (GstSpdlBatch * self)
+{
+  gboolean planar;
+
+  GST_OBJECT_LOCK (self);
+  planar = self->layout == GST_SPDL_LAYOUT_NCHW &&
+      self->dtype == GST_SPDL_DTYPE_UINT8;
+  GST_OBJECT_UNLOCK (self);
+  return planar;
+}
+
 static gboolean
 set_sink_caps (GstSpdlBatch * self, GstCaps * caps)
 {
@@ -679,6 +716,13 @@ set_sink_caps (GstSpdlBatch * self, GstCaps * caps)
   if (!gst_video_info_from_caps (&info, caps)) {
     GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, (NULL),
         ("not raw video: %" GST_PTR_FORMAT, caps));
+    return FALSE;
+  }
+  if (GST_VIDEO_INFO_FORMAT (&info) == GST_VIDEO_FORMAT_RGBP &&
+      !planar_wanted (self)) {
+    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
+        ("Planar RGB images need layout=nchw and dtype=uint8"),
+        ("caps %" GST_PTR_FORMAT, caps));
     return FALSE;
   }
   if (self->have_info && self->pool && same_tensor_shape (&self->vinfo,
@@ -729,6 +773,8 @@ set_sink_caps (GstSpdlBatch * self, GstCaps * caps)
   return setup_pool (self);
 }
 
+static GstFlowReturn map_current (GstSpdlBatch * self);
+
 static GstFlowReturn
 start_batch (GstSpdlBatch * self)
 {
@@ -743,11 +789,18 @@ start_batch (GstSpdlBatch * self)
   ret = gst_buffer_pool_acquire_buffer (self->pool, &self->current, NULL);
   if (ret != GST_FLOW_OK)
     return ret;
+  return map_current (self);
+}
+
+/* Read-write: decoders may be writing other slots of an adopted batch. */
+static GstFlowReturn
+map_current (GstSpdlBatch * self)
+{
   if (!gst_memory_map (gst_buffer_peek_memory (self->current, IMAGES),
-          &self->images, GST_MAP_WRITE))
+          &self->images, GST_MAP_READWRITE))
     goto map_failed;
   if (!gst_memory_map (gst_buffer_peek_memory (self->current, LABELS),
-          &self->labels, GST_MAP_WRITE)) {
+          &self->labels, GST_MAP_READWRITE)) {
     gst_memory_unmap (gst_buffer_peek_memory (self->current, IMAGES),
         &self->images);
     goto map_failed;
@@ -760,6 +813,64 @@ map_failed:
   GST_ELEMENT_ERROR (self, RESOURCE, WRITE,
       ("Could not map the batch memory for writing"), (NULL));
   return GST_FLOW_ERROR;
+}
+
+/* The batch of @block becomes the one being filled: its slot 0 arrived. */
+static gboolean
+adopt_block (GstSpdlBatch * self, GstSpdlSlotBlock * block)
+{
+  self->current = gst_spdl_slot_block_adopt (block);
+  if (self->current == NULL)
+    return FALSE;
+  if (map_current (self) != GST_FLOW_OK)
+    return FALSE;
+  self->block = gst_spdl_slot_block_ref (block);
+  return TRUE;
+}
+
+/* Done with the block of the current batch. FALSE if a slot of it is
+ * still being decoded: then the batch must not go downstream. */
+static gboolean
+release_block (GstSpdlBatch * self)
+{
+  gboolean idle;
+
+  if (self->block == NULL)
+    return TRUE;
+  idle = gst_spdl_slot_block_seal (self->block);
+  gst_spdl_slot_block_unref (self->block);
+  self->block = NULL;
+  return idle;
+}
+
+/* A copy of the first @n samples of @batch in a batch of our pool. */
+static GstBuffer *
+copy_batch (GstSpdlBatch * self, GstBuffer * batch, guint n)
+{
+  GstBuffer *copy = NULL;
+  GstMapInfo src, dst;
+  guint i;
+
+  if (gst_buffer_pool_acquire_buffer (self->pool, &copy, NULL) != GST_FLOW_OK)
+    return NULL;
+  for (i = 0; i < 2; i++) {
+    gsize bytes = i == IMAGES ? n * self->image_bytes : n * sizeof (gint64);
+    if (!gst_memory_map (gst_buffer_peek_memory (batch, i), &src, GST_MAP_READ))
+      goto failed;
+    if (!gst_memory_map (gst_buffer_peek_memory (copy, i), &dst,
+            GST_MAP_WRITE)) {
+      gst_memory_unmap (gst_buffer_peek_memory (batch, i), &src);
+      goto failed;
+    }
+    memcpy (dst.data, src.data, bytes);
+    gst_memory_unmap (gst_buffer_peek_memory (copy, i), &dst);
+    gst_memory_unmap (gst_buffer_peek_memory (batch, i), &src);
+  }
+  return copy;
+
+failed:
+  gst_buffer_unref (copy);
+  return NULL;
 }
 
 static void
@@ -777,6 +888,7 @@ discard_current (GstSpdlBatch * self)
   if (self->current == NULL)
     return;
   unmap_current (self);
+  release_block (self);
   gst_clear_buffer (&self->current);
   self->filled = 0;
 }
@@ -793,6 +905,22 @@ finish_batch (GstSpdlBatch * self)
   unmap_current (self);
   batch = g_steal_pointer (&self->current);
   self->filled = 0;
+  /* the next batch starts after this one's last slot */
+  if (self->slot_pool && self->last_seq != G_MAXUINT64)
+    gst_spdl_slot_pool_set_batch_start (self->slot_pool, self->last_seq + 1);
+  if (!release_block (self)) {
+    GstBuffer *copy = copy_batch (self, batch, n);
+
+    GST_DEBUG_OBJECT (self, "a slot of the batch is still being written: "
+        "pushing a copy");
+    gst_buffer_unref (batch);
+    if (copy == NULL) {
+      GST_ELEMENT_ERROR (self, RESOURCE, NO_SPACE_LEFT,
+          ("Could not copy a batch"), (NULL));
+      return GST_FLOW_ERROR;
+    }
+    batch = copy;
+  }
   if (n < self->size) {
     if (self->active_drop_last) {
       GST_OBJECT_LOCK (self);
@@ -839,6 +967,16 @@ copy_image (GstSpdlBatch * self, const GstVideoFrame * frame, guint8 * dst)
   gint stride = GST_VIDEO_FRAME_PLANE_STRIDE (frame, 0);
   guint x, y, k;
 
+  if (GST_VIDEO_FRAME_N_PLANES (frame) == 3) {
+    /* RGBP, accepted for uint8 NCHW only: plane by plane */
+    for (k = 0; k < 3; k++) {
+      src = GST_VIDEO_FRAME_PLANE_DATA (frame, k);
+      stride = GST_VIDEO_FRAME_PLANE_STRIDE (frame, k);
+      for (y = 0; y < h; y++)
+        memcpy (dst + ((gsize) k * h + y) * w, src + (gsize) y * stride, w);
+    }
+    return;
+  }
   if (self->active_dtype != GST_SPDL_DTYPE_UINT8) {
     gsize elem = gst_spdl_dtype_size (self->active_dtype);
     gsize row_elems = self->active_layout == GST_SPDL_LAYOUT_NCHW ?
@@ -871,13 +1009,40 @@ copy_image (GstSpdlBatch * self, const GstVideoFrame * frame, guint8 * dst)
   }
 }
 
+/* The copy path: into the next free slot of the current batch. */
+static GstFlowReturn
+copy_sample (GstSpdlBatch * self, GstBuffer * buffer)
+{
+  GstVideoFrame frame;
+  guint64 start;
+
+  if (!gst_video_frame_map (&frame, &self->vinfo, buffer, GST_MAP_READ)) {
+    GST_ELEMENT_ERROR (self, STREAM, FORMAT, ("Could not map an image"),
+        ("image of %s", gst_spdl_buffer_get_path (buffer)));
+    gst_buffer_unref (buffer);
+    return GST_FLOW_ERROR;
+  }
+  start = gst_spdl_now_ns ();
+  copy_image (self, &frame, self->images.data +
+      (gsize) self->filled * self->image_bytes);
+  gst_spdl_stats_record (&self->stats, gst_spdl_now_ns () - start);
+  gst_video_frame_unmap (&frame);
+  GST_OBJECT_LOCK (self);
+  self->copied++;
+  GST_OBJECT_UNLOCK (self);
+  return GST_FLOW_OK;
+}
+
 static GstFlowReturn
 gst_spdl_batch_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
 {
   GstSpdlBatch *self = GST_SPDL_BATCH (parent);
   GstSpdlSampleInfo info;
-  GstVideoFrame frame;
   GstFlowReturn ret = GST_FLOW_OK;
+  GstSpdlSlotBlock *block = NULL;
+  guint index = 0;
+  guint64 seq = 0;
+  gboolean has_slot;
 
   if (!self->have_info || self->pool == NULL) {
     gst_buffer_unref (buffer);
@@ -893,6 +1058,10 @@ gst_spdl_batch_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
   if (self->filled > 0 && info.epoch != self->epoch)
     ret = finish_batch (self);
   self->epoch = info.epoch;
+  has_slot = self->slot_pool && gst_spdl_slot_lookup (buffer, &block, &index,
+      &seq) && gst_spdl_slot_block_get_pool (block) == self->slot_pool;
+  if (ret == GST_FLOW_OK && self->current == NULL && has_slot && index == 0)
+    adopt_block (self, block);
   if (ret == GST_FLOW_OK && self->current == NULL)
     ret = start_batch (self);
   if (ret != GST_FLOW_OK) {
@@ -900,19 +1069,22 @@ gst_spdl_batch_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
     return ret;
   }
 
-  if (!gst_video_frame_map (&frame, &self->vinfo, buffer, GST_MAP_READ)) {
-    gst_buffer_unref (buffer);
-    GST_ELEMENT_ERROR (self, STREAM, FORMAT, ("Could not map an image"),
-        ("image of %s", gst_spdl_buffer_get_path (buffer)));
-    return GST_FLOW_ERROR;
+  if (has_slot && self->block == block && index == self->filled) {
+    /* decoded where it belongs: nothing to copy */
+    GST_OBJECT_LOCK (self);
+    self->in_place++;
+    GST_OBJECT_UNLOCK (self);
+  } else {
+    ret = copy_sample (self, buffer);
+    if (ret != GST_FLOW_OK)
+      return ret;
+    /* line the slots up with the batches again, from the next batch */
+    if (has_slot)
+      gst_spdl_slot_pool_set_batch_start (self->slot_pool,
+          seq + (self->size - self->filled));
   }
-  {
-    guint64 start = gst_spdl_now_ns ();
-    copy_image (self, &frame, self->images.data +
-        (gsize) self->filled * self->image_bytes);
-    gst_spdl_stats_record (&self->stats, gst_spdl_now_ns () - start);
-  }
-  gst_video_frame_unmap (&frame);
+  if (has_slot)
+    self->last_seq = seq;
   gst_spdl_stats_add_in (&self->stats, 1);
   ((gint64 *) self->labels.data)[self->filled] = info.label;
   self->indices[self->filled] = info.index;
@@ -1081,6 +1253,93 @@ finish_pending_batch (GstSpdlBatch * self)
   return ret == GST_FLOW_EOS;
 }
 
+/* The template's formats, in the order this configuration prefers. */
+static GstCaps *
+sink_caps (GstSpdlBatch * self, GstCaps * filter)
+{
+  GstCaps *caps = gst_pad_get_pad_template_caps (self->sinkpad);
+  GstCaps *result;
+  GValue formats = G_VALUE_INIT;
+  const gchar *names[3];
+  guint i, n = 0;
+
+  caps = gst_caps_make_writable (caps);
+  if (planar_wanted (self))
+    names[n++] = "RGBP";
+  names[n++] = "RGB";
+  names[n++] = "GRAY8";
+  gst_value_list_init (&formats, n);
+  for (i = 0; i < n; i++) {
+    GValue v = G_VALUE_INIT;
+    g_value_init (&v, G_TYPE_STRING);
+    g_value_set_string (&v, names[i]);
+    gst_value_list_append_and_take_value (&formats, &v);
+  }
+  for (i = 0; i < gst_caps_get_size (caps); i++)
+    gst_structure_set_value (gst_caps_get_structure (caps, i), "format",
+        &formats);
+  g_value_unset (&formats);
+  if (filter == NULL)
+    return caps;
+  result = gst_caps_intersect_full (filter, caps, GST_CAPS_INTERSECT_FIRST);
+  gst_caps_unref (caps);
+  return result;
+}
+
+/* Offers the slots of the batches to come when the images fit them as
+ * they are: uint8, and planar RGB exactly for NCHW. */
+static gboolean
+propose_allocation (GstSpdlBatch * self, GstQuery * query)
+{
+  GstCaps *caps;
+  GstVideoInfo info;
+  gboolean planar;
+
+  gst_query_parse_allocation (query, &caps, NULL);
+  if (caps == NULL || !gst_video_info_from_caps (&info, caps) ||
+      !self->have_info || self->pool == NULL ||
+      self->active_dtype != GST_SPDL_DTYPE_UINT8 ||
+      !same_tensor_shape (&info, &self->vinfo))
+    return TRUE;
+  planar = GST_VIDEO_INFO_FORMAT (&info) == GST_VIDEO_FORMAT_RGBP;
+  if (GST_VIDEO_INFO_N_COMPONENTS (&info) == 3 &&
+      planar != (self->active_layout == GST_SPDL_LAYOUT_NCHW))
+    return TRUE;
+  if (self->slot_pool == NULL) {
+    self->slot_pool = gst_spdl_slot_pool_new (self->pool, self->size, &info,
+        self->image_bytes);
+    GST_INFO_OBJECT (self, "proposing slots of %u-image batches",
+        self->size);
+  }
+  gst_query_add_allocation_pool (query, GST_BUFFER_POOL (self->slot_pool),
+      self->image_bytes, 0, 0);
+  gst_query_add_allocation_meta (query, GST_VIDEO_META_API_TYPE, NULL);
+  return TRUE;
+}
+
+static gboolean
+gst_spdl_batch_sink_query (GstPad * pad, GstObject * parent, GstQuery * query)
+{
+  GstSpdlBatch *self = GST_SPDL_BATCH (parent);
+
+  switch (GST_QUERY_TYPE (query)) {
+    case GST_QUERY_CAPS:{
+      GstCaps *filter, *caps;
+
+      gst_query_parse_caps (query, &filter);
+      caps = sink_caps (self, filter);
+      gst_query_set_caps_result (query, caps);
+      gst_caps_unref (caps);
+      return TRUE;
+    }
+    case GST_QUERY_ALLOCATION:
+      /* serialized: on the streaming thread, after the caps */
+      return propose_allocation (self, query);
+    default:
+      return gst_pad_query_default (pad, parent, query);
+  }
+}
+
 static gboolean
 gst_spdl_batch_sink_event (GstPad * pad, GstObject * parent, GstEvent * event)
 {
@@ -1137,6 +1396,10 @@ gst_spdl_batch_change_state (GstElement * element, GstStateChange transition)
     self->next_index = 0;
     self->epoch = 0;
     self->caps_batch = 0;
+    self->last_seq = G_MAXUINT64;
+    GST_OBJECT_LOCK (self);
+    self->copied = self->in_place = 0;
+    GST_OBJECT_UNLOCK (self);
     self->batch_position = G_MAXUINT64;
     self->batch_padded = 0;
     end_epoch_accounting (self);

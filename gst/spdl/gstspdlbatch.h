@@ -15,6 +15,7 @@
 #include "gstspdltensor.h"
 #include "gstspdlnormalize.h"
 #include "gstspdlstats.h"
+#include "gstspdlslotpool.h"
 
 G_BEGIN_DECLS
 
@@ -78,6 +79,11 @@ struct _GstSpdlBatch
   guint64 *indices;
   guint64 next_index;
   guint caps_batch;             /* batch dimension of the last caps pushed */
+  GstSpdlSlotPool *slot_pool;   /* proposed upstream (zero-copy) */
+  GstSpdlSlotBlock *block;      /* the block whose batch is current */
+  guint64 last_seq;             /* slot number of the last sample, or -1 */
+  guint64 copied;               /* samples copied (object lock) */
+  guint64 in_place;             /* samples decoded into their slot */
 };
 
 GST_ELEMENT_REGISTER_DECLARE (spdlbatch);

@@ -37,6 +37,15 @@
  * with a warning naming the file and the reason, counted by reason
  * (#GstSpdlDecode:error-counts) and against #GstSpdlDecode:max-errors.
  *
+ * Output caps follow downstream: RGB (packed) or RGBP (planar, what
+ * spdlbatch layout=nchw prefers), or GRAY8 with #GstSpdlDecode:format.
+ * When every output has the same size (width and height set) and
+ * downstream's ALLOCATION answer offers a pool whose buffers carry a
+ * #GstVideoMeta, samples are decoded straight into its buffers (honouring
+ * their strides and plane offsets), taken in input order: with spdlbatch
+ * these are the slots of the batch, so pixels are written once. A DRAIN
+ * query returns once every sample before it went downstream.
+ *
  * Each input buffer must hold one whole image (caps `parsed=true`, as
  * spdlsrc and jpegparse produce): `filesrc` alone delivers arbitrary
  * chunks and does not link.
@@ -116,7 +125,7 @@ static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
 static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
     GST_PAD_SRC,
     GST_PAD_ALWAYS,
-    GST_STATIC_CAPS (GST_VIDEO_CAPS_MAKE ("{ RGB, GRAY8 }")));
+    GST_STATIC_CAPS (GST_VIDEO_CAPS_MAKE ("{ RGB, RGBP, GRAY8 }")));
 
 GST_DEBUG_CATEGORY_STATIC (spdl_decode_debug);
 #define GST_CAT_DEFAULT spdl_decode_debug
@@ -185,6 +194,7 @@ typedef struct
   guint64 index;
   guint epoch;
   guint width, height;          /* of the output */
+  GstVideoFormat format;        /* of the output */
   gboolean done;
 } GstSpdlDecodeJob;
 
@@ -205,6 +215,8 @@ static GstFlowReturn gst_spdl_decode_chain (GstPad * pad, GstObject * parent,
 static gboolean gst_spdl_decode_sink_event (GstPad * pad, GstObject * parent,
     GstEvent * event);
 static gboolean gst_spdl_decode_src_query (GstPad * pad, GstObject * parent,
+    GstQuery * query);
+static gboolean gst_spdl_decode_sink_query (GstPad * pad, GstObject * parent,
     GstQuery * query);
 static gboolean gst_spdl_decode_src_activate_mode (GstPad * pad,
     GstObject * parent, GstPadMode mode, gboolean active);
@@ -429,6 +441,8 @@ gst_spdl_decode_init (GstSpdlDecode * self)
       GST_DEBUG_FUNCPTR (gst_spdl_decode_chain));
   gst_pad_set_event_function (self->sinkpad,
       GST_DEBUG_FUNCPTR (gst_spdl_decode_sink_event));
+  gst_pad_set_query_function (self->sinkpad,
+      GST_DEBUG_FUNCPTR (gst_spdl_decode_sink_query));
   gst_pad_set_activatemode_function (self->sinkpad,
       GST_DEBUG_FUNCPTR (gst_spdl_decode_sink_activate_mode));
   gst_element_add_pad (GST_ELEMENT (self), self->sinkpad);
@@ -455,6 +469,7 @@ gst_spdl_decode_init (GstSpdlDecode * self)
   g_mutex_init (&self->lock);
   g_cond_init (&self->done_cond);
   g_cond_init (&self->space_cond);
+  g_cond_init (&self->drain_cond);
   g_queue_init (&self->jobs);
   g_queue_init (&self->pending);
   self->srcresult = GST_FLOW_FLUSHING;
@@ -470,6 +485,7 @@ gst_spdl_decode_finalize (GObject * object)
   g_mutex_clear (&self->lock);
   g_cond_clear (&self->done_cond);
   g_cond_clear (&self->space_cond);
+  g_cond_clear (&self->drain_cond);
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
 
@@ -709,8 +725,9 @@ allocate_output (GstSpdlDecode * self, const GstVideoInfo * info)
 {
   GstBuffer *out = NULL;
 
-  /* the pool exists for fixed-size outputs only */
-  if (self->pool && (guint) GST_VIDEO_INFO_WIDTH (info) == self->active.width &&
+  /* the pool exists for fixed-size packed outputs only */
+  if (self->pool && GST_VIDEO_INFO_FORMAT (info) != GST_VIDEO_FORMAT_RGBP &&
+      (guint) GST_VIDEO_INFO_WIDTH (info) == self->active.width &&
       (guint) GST_VIDEO_INFO_HEIGHT (info) == self->active.height &&
       gst_buffer_pool_acquire_buffer (self->pool, &out, NULL) == GST_FLOW_OK)
     return out;
@@ -734,30 +751,46 @@ decode_output (GstSpdlDecode * self, GstSpdlImageDecoder * dec,
 {
   const GstSpdlDecodeParams *p = &self->active;
   GstVideoInfo info;
-  GstMapInfo out;
+  GstVideoFrame frame;
+  GstSpdlOutput out = { {NULL}, {0}, 0, FALSE };
+  GstVideoMeta *meta;
+  guint i;
   gboolean ok;
 
   if (!gst_spdl_geometry_check_output (geom, p, &job->error))
     return FALSE;
   /* fails past 2^31 bytes, whatever max-output-pixels says */
-  if (!gst_video_info_set_format (&info, self->gray ? GST_VIDEO_FORMAT_GRAY8 :
-          GST_VIDEO_FORMAT_RGB, geom->out_width, geom->out_height))
+  if (!gst_video_info_set_format (&info, job->format, geom->out_width,
+          geom->out_height))
     return decode_failed (&job->error, GST_SPDL_DECODE_ERROR_TOO_LARGE,
         "no video frame can be described", geom);
   job->width = geom->out_width;
   job->height = geom->out_height;
-  job->output = allocate_output (self, &info);
+  /* a downstream buffer acquired in order (a batch slot) if it fits */
+  meta = job->output ? gst_buffer_get_video_meta (job->output) : NULL;
+  if (job->output && (meta == NULL || meta->width != job->width ||
+          meta->height != job->height))
+    gst_clear_buffer (&job->output);
+  if (job->output == NULL) {
+    job->output = allocate_output (self, &info);
+    out.zero_padding = TRUE;
+  }
   if (job->output == NULL)
     return decode_failed (&job->error, GST_SPDL_DECODE_ERROR_TOO_LARGE,
         "out of memory", geom);
-  if (!gst_buffer_map (job->output, &out, GST_MAP_WRITE)) {
+  /* honours the buffer's GstVideoMeta (strides, plane offsets) */
+  if (!gst_video_frame_map (&frame, &info, job->output, GST_MAP_WRITE)) {
     gst_clear_buffer (&job->output);
     return decode_failed (&job->error, GST_SPDL_DECODE_ERROR_UNSUPPORTED,
         "could not map the output memory", geom);
   }
-  ok = gst_spdl_image_decoder_decode (dec, p, geom, out.data,
-      GST_VIDEO_INFO_PLANE_STRIDE (&info, 0), &job->error);
-  gst_buffer_unmap (job->output, &out);
+  out.n_planes = GST_VIDEO_FRAME_N_PLANES (&frame);
+  for (i = 0; i < out.n_planes; i++) {
+    out.data[i] = GST_VIDEO_FRAME_PLANE_DATA (&frame, i);
+    out.stride[i] = GST_VIDEO_FRAME_PLANE_STRIDE (&frame, i);
+  }
+  ok = gst_spdl_image_decoder_decode_to (dec, p, geom, &out, &job->error);
+  gst_video_frame_unmap (&frame);
   if (!ok)
     gst_clear_buffer (&job->output);
   return ok;
@@ -827,7 +860,7 @@ worker_func (gpointer item, gpointer data)
   g_mutex_unlock (&self->lock);
 }
 
-static GstCaps *output_caps (GstSpdlDecode * self, guint width,
+static GstCaps *output_caps (GstVideoFormat format, guint width,
     guint height);
 
 /* Fixed-size outputs come from a pool, made before the workers start so
@@ -841,7 +874,8 @@ setup_pool (GstSpdlDecode * self)
 
   if (!fixed_size (&self->active))
     return;
-  caps = output_caps (self, self->active.width, self->active.height);
+  caps = output_caps (self->gray ? GST_VIDEO_FORMAT_GRAY8 :
+      GST_VIDEO_FORMAT_RGB, self->active.width, self->active.height);
   gst_video_info_from_caps (&info, caps);
   self->pool = gst_buffer_pool_new ();
   config = gst_buffer_pool_get_config (self->pool);
@@ -930,6 +964,127 @@ stop_workers (GstSpdlDecode * self)
 /* ------------------------------------------------------------------------ */
 /* Sink side                                                                */
 
+/* Packed or planar RGB, as downstream prefers (asked again after a
+ * RECONFIGURE); GRAY8 is GRAY8. */
+static GstVideoFormat
+query_format (GstSpdlDecode * self)
+{
+  GstCaps *peer, *ours, *caps;
+  GstVideoFormat format = GST_VIDEO_FORMAT_RGB;
+
+  if (self->gray)
+    return GST_VIDEO_FORMAT_GRAY8;
+  peer = gst_pad_peer_query_caps (self->srcpad, NULL);
+  ours = gst_caps_from_string ("video/x-raw, format=(string){ RGB, RGBP }");
+  /* downstream's order first */
+  caps = gst_caps_intersect_full (peer, ours, GST_CAPS_INTERSECT_FIRST);
+  if (!gst_caps_is_empty (caps)) {
+    const gchar *name;
+    caps = gst_caps_fixate (caps);
+    name = gst_structure_get_string (gst_caps_get_structure (caps, 0),
+        "format");
+    if (name)
+      format = gst_video_format_from_string (name);
+  }
+  gst_caps_unref (caps);
+  gst_caps_unref (ours);
+  gst_caps_unref (peer);
+  GST_DEBUG_OBJECT (self, "output format %s",
+      gst_video_format_to_string (format));
+  return format;
+}
+
+static GstVideoFormat
+chain_format (GstSpdlDecode * self)
+{
+  GstVideoFormat format;
+  gboolean ask;
+
+  g_mutex_lock (&self->lock);
+  ask = self->need_format;
+  self->need_format = FALSE;
+  format = self->out_format;
+  g_mutex_unlock (&self->lock);
+  if (!ask)
+    return format;
+  format = query_format (self);
+  g_mutex_lock (&self->lock);
+  self->out_format = format;
+  g_mutex_unlock (&self->lock);
+  return format;
+}
+
+/* A buffer of downstream's pool for the next sample, when its buffers have
+ * the size and format every output has. */
+static GstBuffer *
+acquire_slot (GstSpdlDecode * self, GstVideoFormat format)
+{
+  GstBufferPool *pool = NULL;
+  GstBuffer *buffer = NULL;
+
+  g_mutex_lock (&self->lock);
+  if (self->out_pool && self->out_pool_format == format)
+    pool = gst_object_ref (self->out_pool);
+  g_mutex_unlock (&self->lock);
+  if (pool == NULL)
+    return NULL;
+  /* refused (flushing, a pool downstream let go): our own buffer then */
+  if (gst_buffer_pool_acquire_buffer (pool, &buffer, NULL) != GST_FLOW_OK)
+    buffer = NULL;
+  gst_object_unref (pool);
+  return buffer;
+}
+
+static void
+set_out_pool_flushing (GstSpdlDecode * self, gboolean flushing)
+{
+  GstBufferPool *pool = NULL;
+
+  g_mutex_lock (&self->lock);
+  if (self->out_pool)
+    pool = gst_object_ref (self->out_pool);
+  g_mutex_unlock (&self->lock);
+  if (pool) {
+    gst_buffer_pool_set_flushing (pool, flushing);
+    gst_object_unref (pool);
+  }
+}
+
+/* Waits until every sample and event queued so far went downstream. */
+static gboolean
+drain (GstSpdlDecode * self)
+{
+  gboolean ok;
+
+  g_mutex_lock (&self->lock);
+  while (!self->flushing && self->srcresult == GST_FLOW_OK &&
+      (!g_queue_is_empty (&self->jobs) || self->outputting))
+    g_cond_wait (&self->drain_cond, &self->lock);
+  ok = !self->flushing && self->srcresult == GST_FLOW_OK;
+  g_mutex_unlock (&self->lock);
+  return ok;
+}
+
+static gboolean
+gst_spdl_decode_sink_query (GstPad * pad, GstObject * parent,
+    GstQuery * query)
+{
+  GstSpdlDecode *self = GST_SPDL_DECODE (parent);
+
+  switch (GST_QUERY_TYPE (query)) {
+    case GST_QUERY_DRAIN:
+      /* serialized: all decoded and pushed, then downstream drains */
+      if (!drain (self))
+        return FALSE;
+      return gst_pad_peer_query (self->srcpad, query);
+    case GST_QUERY_ALLOCATION:
+      /* compressed input: nothing to propose */
+      return TRUE;
+    default:
+      return gst_pad_query_default (pad, parent, query);
+  }
+}
+
 static GstFlowReturn
 gst_spdl_decode_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
 {
@@ -941,6 +1096,10 @@ gst_spdl_decode_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
 
   job = g_new0 (GstSpdlDecodeJob, 1);
   job->input = buffer;
+  job->format = chain_format (self);
+  /* output slots are taken in input order: sample k of a batch fills
+   * slot k, whichever worker decodes it */
+  job->output = acquire_slot (self, job->format);
   gst_spdl_stats_add_in (&self->stats, 1);
   /* metadata lookups outside the lock the workers share */
   has_info = gst_spdl_buffer_get_sample_info (buffer, &info);
@@ -1004,7 +1163,10 @@ gst_spdl_decode_sink_event (GstPad * pad, GstObject * parent,
       self->srcresult = GST_FLOW_FLUSHING;
       g_cond_broadcast (&self->done_cond);
       g_cond_broadcast (&self->space_cond);
+      g_cond_broadcast (&self->drain_cond);
       g_mutex_unlock (&self->lock);
+      /* a chain waiting for a downstream buffer */
+      set_out_pool_flushing (self, TRUE);
       gst_pad_push_event (self->srcpad, event);
       gst_pad_pause_task (self->srcpad);
       return TRUE;
@@ -1013,7 +1175,9 @@ gst_spdl_decode_sink_event (GstPad * pad, GstObject * parent,
       clear_jobs_locked (self);
       self->flushing = FALSE;
       self->srcresult = GST_FLOW_OK;
+      self->outputting = FALSE;
       g_mutex_unlock (&self->lock);
+      set_out_pool_flushing (self, FALSE);
       gst_pad_push_event (self->srcpad, event);
       return gst_pad_start_task (self->srcpad,
           (GstTaskFunction) gst_spdl_decode_loop, self, NULL);
@@ -1034,13 +1198,92 @@ gst_spdl_decode_sink_event (GstPad * pad, GstObject * parent,
 /* Source side                                                              */
 
 static GstCaps *
-output_caps (GstSpdlDecode * self, guint width, guint height)
+output_caps (GstVideoFormat format, guint width, guint height)
 {
-  return gst_caps_new_simple ("video/x-raw",
-      "format", G_TYPE_STRING, self->gray ? "GRAY8" : "RGB",
-      "width", G_TYPE_INT, width, "height", G_TYPE_INT, height,
-      "framerate", GST_TYPE_FRACTION, 0, 1,
-      "pixel-aspect-ratio", GST_TYPE_FRACTION, 1, 1, NULL);
+  GstVideoInfo info;
+
+  gst_video_info_set_format (&info, format, width, height);
+  /* still images */
+  GST_VIDEO_INFO_FPS_N (&info) = 0;
+  GST_VIDEO_INFO_FPS_D (&info) = 1;
+  return gst_video_info_to_caps (&info);
+}
+
+/* Uses downstream's @pool for outputs of @format (or none). */
+static void
+set_out_pool (GstSpdlDecode * self, GstBufferPool * pool,
+    GstVideoFormat format)
+{
+  GstBufferPool *old;
+
+  g_mutex_lock (&self->lock);
+  old = self->out_pool;
+  self->out_pool = pool;
+  self->out_pool_format = format;
+  g_mutex_unlock (&self->lock);
+  if (old && old != pool)
+    gst_buffer_pool_set_active (old, FALSE);
+  if (old)
+    gst_object_unref (old);
+}
+
+static gboolean
+configure_pool (GstBufferPool * pool, GstCaps * caps, guint size, guint min,
+    guint max)
+{
+  GstStructure *config;
+
+  /* ours already, from the previous query */
+  if (gst_buffer_pool_is_active (pool))
+    return TRUE;
+  config = gst_buffer_pool_get_config (pool);
+  gst_buffer_pool_config_set_params (config, caps, size, min, max);
+  gst_buffer_pool_config_add_option (config,
+      GST_BUFFER_POOL_OPTION_VIDEO_META);
+  if (!gst_buffer_pool_set_config (pool, config)) {
+    /* the pool's counter-proposal, if it still fits */
+    config = gst_buffer_pool_get_config (pool);
+    if (!gst_buffer_pool_config_validate_params (config, caps, size, min,
+            max) || !gst_buffer_pool_set_config (pool, config))
+      return FALSE;
+  }
+  return gst_buffer_pool_set_active (pool, TRUE);
+}
+
+/* Downstream's pool when it offers one whose buffers carry a GstVideoMeta
+ * (spdlbatch's batch slots), every output has the caps' size and outputs
+ * keep input order;
+ * otherwise our own buffers, as a video decoder's decide_allocation. */
+static void
+decide_allocation (GstSpdlDecode * self, GstCaps * caps)
+{
+  GstQuery *query = gst_query_new_allocation (caps, TRUE);
+  GstBufferPool *pool = NULL;
+  GstVideoInfo info;
+  guint size, min, max;
+  gboolean ordered;
+
+  /* unordered outputs would land in the wrong slots */
+  GST_OBJECT_LOCK (self);
+  ordered = self->ordered;
+  GST_OBJECT_UNLOCK (self);
+  if (ordered && fixed_size (&self->active) &&
+      gst_video_info_from_caps (&info, caps) &&
+      gst_pad_peer_query (self->srcpad, query) &&
+      gst_query_get_n_allocation_pools (query) > 0 &&
+      gst_query_find_allocation_meta (query, GST_VIDEO_META_API_TYPE, NULL)) {
+    gst_query_parse_nth_allocation_pool (query, 0, &pool, &size, &min, &max);
+    if (pool && !configure_pool (pool, caps, MAX (size, info.size), min,
+            max)) {
+      GST_INFO_OBJECT (self, "downstream's pool refused our config");
+      gst_clear_object (&pool);
+    }
+  }
+  gst_query_unref (query);
+  GST_INFO_OBJECT (self, "decoding into %" GST_PTR_FORMAT,
+      pool ? (GstObject *) pool : NULL);
+  set_out_pool (self, pool, pool ? GST_VIDEO_INFO_FORMAT (&info) :
+      GST_VIDEO_FORMAT_UNKNOWN);
 }
 
 static gboolean
@@ -1058,8 +1301,8 @@ gst_spdl_decode_src_query (GstPad * pad, GstObject * parent, GstQuery * query)
       p = self->params;
       gray = self->format == GST_SPDL_DECODE_FORMAT_GRAY8;
       GST_OBJECT_UNLOCK (self);
-      caps = gst_caps_new_simple ("video/x-raw", "format", G_TYPE_STRING,
-          gray ? "GRAY8" : "RGB", NULL);
+      caps = gst_caps_from_string (gray ? "video/x-raw, format=GRAY8" :
+          "video/x-raw, format=(string){ RGB, RGBP }");
       if (fixed_size (&p))
         gst_caps_set_simple (caps, "width", G_TYPE_INT, p.width,
             "height", G_TYPE_INT, p.height, NULL);
@@ -1091,34 +1334,49 @@ push_held_events (GstSpdlDecode * self)
 /* Our caps go out before the first sample of each size; sticky events
  * that must follow caps (segment, tags) are held until then. */
 static void
-post_not_accepted (GstSpdlDecode * self, guint width, guint height)
+post_not_accepted (GstSpdlDecode * self, GstVideoFormat format, guint width,
+    guint height)
 {
-  GstCaps *caps = output_caps (self, width, height);
+  GstCaps *caps = output_caps (format, width, height);
 
   GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
       ("Downstream does not accept %ux%u %s images", width, height,
-          self->gray ? "GRAY8" : "RGB"),
+          gst_video_format_to_string (format)),
       ("downstream refused %" GST_PTR_FORMAT, caps));
   gst_caps_unref (caps);
 }
 
 static gboolean
-ensure_caps (GstSpdlDecode * self, guint width, guint height)
+ensure_caps (GstSpdlDecode * self, GstVideoFormat format, guint width,
+    guint height)
 {
   GstCaps *caps;
   gboolean ok;
 
+  /* downstream asked: its caps again (chain) and its pool again (here) */
+  if (gst_pad_check_reconfigure (self->srcpad)) {
+    g_mutex_lock (&self->lock);
+    self->need_format = TRUE;
+    g_mutex_unlock (&self->lock);
+    if (self->caps_sent && (caps = gst_pad_get_current_caps (self->srcpad))) {
+      decide_allocation (self, caps);
+      gst_caps_unref (caps);
+    }
+  }
   if (self->caps_sent && width == self->caps_width &&
-      height == self->caps_height)
+      height == self->caps_height && format == self->caps_format)
     return TRUE;
-  caps = output_caps (self, width, height);
+  caps = output_caps (format, width, height);
   ok = gst_pad_push_event (self->srcpad, gst_event_new_caps (caps));
+  if (ok)
+    decide_allocation (self, caps);
   gst_caps_unref (caps);
   if (!ok)
     return FALSE;
   /* source task only: no lock */
   self->caps_width = width;
   self->caps_height = height;
+  self->caps_format = format;
   self->caps_sent = TRUE;
   push_held_events (self);
   return TRUE;
@@ -1241,11 +1499,11 @@ push_sample (GstSpdlDecode * self, GstSpdlDecodeJob * job)
   self->decoded++;
   GST_OBJECT_UNLOCK (self);
   gst_spdl_stats_add_out (&self->stats, 1);
-  if (ensure_caps (self, job->width, job->height))
+  if (ensure_caps (self, job->format, job->width, job->height))
     ret = gst_pad_push (self->srcpad, g_steal_pointer (&job->output));
   /* a refused sticky caps event shows at the next push */
   if (ret == GST_FLOW_NOT_NEGOTIATED) {
-    post_not_accepted (self, job->width, job->height);
+    post_not_accepted (self, job->format, job->width, job->height);
     self->caps_sent = FALSE;
     ret = GST_FLOW_ERROR;
   }
@@ -1264,6 +1522,9 @@ gst_spdl_decode_loop (GstSpdlDecode * self)
   GST_OBJECT_UNLOCK (self);
 
   g_mutex_lock (&self->lock);
+  /* the job of the previous iteration is out: a DRAIN may be answered */
+  self->outputting = FALSE;
+  g_cond_broadcast (&self->drain_cond);
   while (!self->flushing && (job = take_ready_job (self, ordered)) == NULL)
     g_cond_wait (&self->done_cond, &self->lock);
   if (self->flushing) {
@@ -1271,6 +1532,7 @@ gst_spdl_decode_loop (GstSpdlDecode * self)
     gst_pad_pause_task (self->srcpad);
     return;
   }
+  self->outputting = TRUE;
   if (job->input) {
     self->in_flight--;
     g_cond_signal (&self->space_cond);
@@ -1302,6 +1564,7 @@ gst_spdl_decode_loop (GstSpdlDecode * self)
     if (self->srcresult == GST_FLOW_OK)
       self->srcresult = ret;
     g_cond_broadcast (&self->space_cond);
+    g_cond_broadcast (&self->drain_cond);
     g_mutex_unlock (&self->lock);
     if (ret != GST_FLOW_EOS && ret != GST_FLOW_FLUSHING &&
         ret != GST_FLOW_ERROR)
@@ -1334,7 +1597,9 @@ gst_spdl_decode_src_activate_mode (GstPad * pad, GstObject * parent,
   self->srcresult = GST_FLOW_FLUSHING;
   g_cond_broadcast (&self->done_cond);
   g_cond_broadcast (&self->space_cond);
+  g_cond_broadcast (&self->drain_cond);
   g_mutex_unlock (&self->lock);
+  set_out_pool_flushing (self, TRUE);
   return gst_pad_stop_task (pad);
 }
 
@@ -1353,14 +1618,27 @@ gst_spdl_decode_sink_activate_mode (GstPad * pad, GstObject * parent,
     self->srcresult = GST_FLOW_FLUSHING;
     g_cond_broadcast (&self->space_cond);
     g_cond_broadcast (&self->done_cond);
+    g_cond_broadcast (&self->drain_cond);
     g_mutex_unlock (&self->lock);
   }
   return TRUE;
 }
 
 static void
+reset_negotiation (GstSpdlDecode * self)
+{
+  g_mutex_lock (&self->lock);
+  self->need_format = TRUE;
+  self->out_format = self->gray ? GST_VIDEO_FORMAT_GRAY8 :
+      GST_VIDEO_FORMAT_RGB;
+  self->outputting = FALSE;
+  g_mutex_unlock (&self->lock);
+}
+
+static void
 reset_output (GstSpdlDecode * self)
 {
+  set_out_pool (self, NULL, GST_VIDEO_FORMAT_UNKNOWN);
   if (self->pool) {
     gst_buffer_pool_set_active (self->pool, FALSE);
     gst_clear_object (&self->pool);
@@ -1377,11 +1655,13 @@ gst_spdl_decode_change_state (GstElement * element, GstStateChange transition)
   GstSpdlDecode *self = GST_SPDL_DECODE (element);
   GstStateChangeReturn ret;
 
-  if (transition == GST_STATE_CHANGE_READY_TO_PAUSED &&
-      !start_workers (self)) {
-    stop_workers (self);
-    reset_output (self);
-    return GST_STATE_CHANGE_FAILURE;
+  if (transition == GST_STATE_CHANGE_READY_TO_PAUSED) {
+    if (!start_workers (self)) {
+      stop_workers (self);
+      reset_output (self);
+      return GST_STATE_CHANGE_FAILURE;
+    }
+    reset_negotiation (self);
   }
 
   ret = GST_ELEMENT_CLASS (parent_class)->change_state (element, transition);

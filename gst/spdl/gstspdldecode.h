@@ -78,10 +78,18 @@ struct _GstSpdlDecode
   guint64 active_max_decode_memory;
   guint active_max_scans;
   gboolean gray;
+  /* negotiation, under lock */
+  GstVideoFormat out_format;    /* RGB, RGBP or GRAY8, from downstream */
+  gboolean need_format;         /* ask downstream's caps again */
+  GstBufferPool *out_pool;      /* downstream's, with GstVideoMeta */
+  GstVideoFormat out_pool_format;       /* of its buffers */
+  gboolean outputting;          /* the source task holds a job */
+  GCond drain_cond;             /* outputting or the jobs changed */
 
   /* source side, source task only */
   GstBufferPool *pool;
   guint caps_width, caps_height;
+  GstVideoFormat caps_format;
   gboolean caps_sent;
   GList *held_events;           /* sticky events waiting for our caps */
 };

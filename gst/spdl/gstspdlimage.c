@@ -133,16 +133,26 @@ gst_spdl_image_decoder_decode (GstSpdlImageDecoder * dec,
     const GstSpdlDecodeParams * params, const GstSpdlGeometry * geom,
     guint8 * out, gsize stride, GError ** error)
 {
+  GstSpdlOutput packed;
+
+  gst_spdl_output_init_packed (&packed, out, stride);
+  return gst_spdl_image_decoder_decode_to (dec, params, geom, &packed, error);
+}
+
+gboolean
+gst_spdl_image_decoder_decode_to (GstSpdlImageDecoder * dec,
+    const GstSpdlDecodeParams * params, const GstSpdlGeometry * geom,
+    const GstSpdlOutput * out, GError ** error)
+{
   switch (dec->format) {
     case GST_SPDL_IMAGE_FORMAT_PNG:
-      return gst_spdl_png_decoder_decode (dec->png, params, geom, out, stride,
-          error);
+      return gst_spdl_png_decoder_decode (dec->png, params, geom, out, error);
     case GST_SPDL_IMAGE_FORMAT_WEBP:
       return gst_spdl_webp_decoder_decode (dec->webp, params, geom, out,
-          stride, error);
+          error);
     default:
-      return gst_spdl_jpeg_decoder_decode (dec->jpeg, params, geom, out,
-          stride, error);
+      return gst_spdl_jpeg_decoder_decode_to (dec->jpeg, params, geom, out,
+          error);
   }
 }
 
@@ -283,23 +293,14 @@ gst_spdl_row_sink_push (GstSpdlRowSink * sink, gint y, const guint8 * row,
 }
 
 void
-gst_spdl_row_sink_finish (GstSpdlRowSink * sink, guint8 * out, gsize stride)
+gst_spdl_row_sink_finish (GstSpdlRowSink * sink, const GstSpdlOutput * out)
 {
-  guint r;
-
-  for (r = 0; r < sink->vaxis.out_size; r++) {
-    guint8 *dst = out + r * stride;
-
-    if (sink->y1 == 0)
-      memset (dst, 0, stride);
-    else {
-      gst_spdl_resample_column (&sink->vaxis, r, sink->hrows, sink->y0,
-          sink->hrow_bytes, sink->hrow_bytes, dst);
-      /* defined bytes in the rows' padding too */
-      if (stride > sink->hrow_bytes)
-        memset (dst + sink->hrow_bytes, 0, stride - sink->hrow_bytes);
-    }
-  }
+  if (sink->y1 == 0)
+    gst_spdl_output_fill_black (out, sink->vaxis.out_size,
+        sink->haxis.out_size, sink->channels);
+  else
+    gst_spdl_output_resample_rows (out, &sink->vaxis, sink->hrows, sink->y0,
+        sink->hrow_bytes, sink->channels);
 }
 
 void

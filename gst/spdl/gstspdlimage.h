@@ -47,6 +47,10 @@ gboolean gst_spdl_image_decoder_open (GstSpdlImageDecoder * dec,
 gboolean gst_spdl_image_decoder_decode (GstSpdlImageDecoder * dec,
     const GstSpdlDecodeParams * params, const GstSpdlGeometry * geom,
     guint8 * out, gsize stride, GError ** error);
+/* Same into packed rows or RGB planes. */
+gboolean gst_spdl_image_decoder_decode_to (GstSpdlImageDecoder * dec,
+    const GstSpdlDecodeParams * params, const GstSpdlGeometry * geom,
+    const GstSpdlOutput * out, GError ** error);
 /* Limits of one JPEG decode: gst_spdl_jpeg_decoder_set_limits() */
 void gst_spdl_image_decoder_set_limits (GstSpdlImageDecoder * dec,
     guint64 max_memory, guint max_scans);
@@ -92,8 +96,8 @@ gst_spdl_row_sink_wants (const GstSpdlRowSink * sink, gint y)
 /* @row: the image's whole row @y, with 16 readable bytes after its end. */
 void gst_spdl_row_sink_push (GstSpdlRowSink * sink, gint y,
     const guint8 * row, GstSpdlPixels pixels);
-void gst_spdl_row_sink_finish (GstSpdlRowSink * sink, guint8 * out,
-    gsize stride);
+void gst_spdl_row_sink_finish (GstSpdlRowSink * sink,
+    const GstSpdlOutput * out);
 void gst_spdl_row_sink_clear (GstSpdlRowSink * sink);
 
 /* zeroed (the SIMD kernels read slack bytes), grown as needed */

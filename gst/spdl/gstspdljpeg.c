@@ -624,7 +624,7 @@ start_region (struct jpeg_decompress_struct *cinfo, gint x0, gint x1, gint y0,
 
 static gboolean
 decode_rows (GstSpdlJpegDecoder * dec, const GstSpdlDecodeParams * p,
-    guint channels, guint8 * out, gsize stride)
+    guint channels, const GstSpdlOutput * out)
 {
   struct jpeg_decompress_struct *cinfo = &dec->cinfo;
   gint x0, x1, y0, y1, read_to;
@@ -637,8 +637,8 @@ decode_rows (GstSpdlJpegDecoder * dec, const GstSpdlDecodeParams * p,
   if (!gst_spdl_resample_axis_range (&dec->haxis, &x0, &x1) ||
       !gst_spdl_resample_axis_range (&dec->vaxis, &y0, &y1)) {
     /* all padding: a black output */
-    for (r = 0; r < dec->vaxis.out_size; r++)
-      memset (out + r * stride, 0, stride);
+    gst_spdl_output_fill_black (out, dec->vaxis.out_size, dec->haxis.out_size,
+        channels);
     jpeg_abort_decompress (cinfo);
     return TRUE;
   }
@@ -673,13 +673,8 @@ decode_rows (GstSpdlJpegDecoder * dec, const GstSpdlDecodeParams * p,
   else
     jpeg_finish_decompress (cinfo);
 
-  for (r = 0; r < dec->vaxis.out_size; r++) {
-    gst_spdl_resample_column (&dec->vaxis, r, dec->hrows, y0, hrow_bytes,
-        hrow_bytes, out + r * stride);
-    /* defined bytes in the rows' padding too */
-    if (stride > hrow_bytes)
-      memset (out + r * stride + hrow_bytes, 0, stride - hrow_bytes);
-  }
+  gst_spdl_output_resample_rows (out, &dec->vaxis, dec->hrows, y0,
+      hrow_bytes, channels);
   return TRUE;
 }
 
@@ -687,6 +682,17 @@ gboolean
 gst_spdl_jpeg_decoder_decode (GstSpdlJpegDecoder * dec,
     const GstSpdlDecodeParams * p, const GstSpdlGeometry * g, guint8 * out,
     gsize stride, GError ** error)
+{
+  GstSpdlOutput packed;
+
+  gst_spdl_output_init_packed (&packed, out, stride);
+  return gst_spdl_jpeg_decoder_decode_to (dec, p, g, &packed, error);
+}
+
+gboolean
+gst_spdl_jpeg_decoder_decode_to (GstSpdlJpegDecoder * dec,
+    const GstSpdlDecodeParams * p, const GstSpdlGeometry * g,
+    const GstSpdlOutput * out, GError ** error)
 {
   struct jpeg_decompress_struct *cinfo = &dec->cinfo;
   guint channels = p->gray ? 1 : 3;
@@ -708,7 +714,7 @@ gst_spdl_jpeg_decoder_decode (GstSpdlJpegDecoder * dec,
   dec->info.scale_num = num;
 
   plan_axes (dec, g, num / 8.0, cinfo->output_width, cinfo->output_height);
-  return decode_rows (dec, p, channels, out, stride);
+  return decode_rows (dec, p, channels, out);
 }
 
 void

@@ -11,6 +11,8 @@
 
 #include <glib.h>
 
+#include "gstspdloutput.h"
+
 G_BEGIN_DECLS
 
 typedef enum
@@ -103,6 +105,10 @@ gboolean gst_spdl_jpeg_decoder_open (GstSpdlJpegDecoder * dec,
 gboolean gst_spdl_jpeg_decoder_decode (GstSpdlJpegDecoder * dec,
     const GstSpdlDecodeParams * params, const GstSpdlGeometry * geom,
     guint8 * out, gsize stride, GError ** error);
+/* Same into packed rows or RGB planes. */
+gboolean gst_spdl_jpeg_decoder_decode_to (GstSpdlJpegDecoder * dec,
+    const GstSpdlDecodeParams * params, const GstSpdlGeometry * geom,
+    const GstSpdlOutput * out, GError ** error);
 
 /* Statistics of the last decode, for benchmarks. */
 typedef struct

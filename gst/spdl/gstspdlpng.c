@@ -269,8 +269,8 @@ run_decode (GstSpdlPngDecoder * dec, const GstSpdlDecodeParams * p,
 
 gboolean
 gst_spdl_png_decoder_decode (GstSpdlPngDecoder * dec,
-    const GstSpdlDecodeParams * p, const GstSpdlGeometry * g, guint8 * out,
-    gsize stride, GError ** error)
+    const GstSpdlDecodeParams * p, const GstSpdlGeometry * g,
+    const GstSpdlOutput * out, GError ** error)
 {
   gboolean ok;
 
@@ -294,6 +294,6 @@ gst_spdl_png_decoder_decode (GstSpdlPngDecoder * dec,
   g_clear_pointer (&dec->row_pointers, g_free);
   gst_spdl_release_large_buffer (&dec->rows, &dec->rows_size);
   if (ok)
-    gst_spdl_row_sink_finish (&dec->sink, out, stride);
+    gst_spdl_row_sink_finish (&dec->sink, out);
   return ok;
 }

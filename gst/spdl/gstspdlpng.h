@@ -28,7 +28,7 @@ gboolean gst_spdl_png_decoder_open (GstSpdlPngDecoder * dec,
     guint * height, GError ** error);
 gboolean gst_spdl_png_decoder_decode (GstSpdlPngDecoder * dec,
     const GstSpdlDecodeParams * params, const GstSpdlGeometry * geom,
-    guint8 * out, gsize stride, GError ** error);
+    const GstSpdlOutput * out, GError ** error);
 
 G_END_DECLS
 

@@ -209,8 +209,8 @@ decode_first_frame (GstSpdlWebpDecoder * dec, GError ** error)
 
 gboolean
 gst_spdl_webp_decoder_decode (GstSpdlWebpDecoder * dec,
-    const GstSpdlDecodeParams * p, const GstSpdlGeometry * g, guint8 * out,
-    gsize stride, GError ** error)
+    const GstSpdlDecodeParams * p, const GstSpdlGeometry * g,
+    const GstSpdlOutput * out, GError ** error)
 {
   gboolean ok = TRUE;
 
@@ -222,7 +222,7 @@ gst_spdl_webp_decoder_decode (GstSpdlWebpDecoder * dec,
     ok = dec->animated ? decode_first_frame (dec, error) :
         decode_still (dec, error);
   if (ok)
-    gst_spdl_row_sink_finish (&dec->sink, out, stride);
+    gst_spdl_row_sink_finish (&dec->sink, out);
   gst_spdl_release_large_buffer (&dec->pixels, &dec->pixels_size);
   return ok;
 }

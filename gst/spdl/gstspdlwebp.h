@@ -28,7 +28,7 @@ gboolean gst_spdl_webp_decoder_open (GstSpdlWebpDecoder * dec,
     guint * height, GError ** error);
 gboolean gst_spdl_webp_decoder_decode (GstSpdlWebpDecoder * dec,
     const GstSpdlDecodeParams * params, const GstSpdlGeometry * geom,
-    guint8 * out, gsize stride, GError ** error);
+    const GstSpdlOutput * out, GError ** error);
 
 G_END_DECLS
 

@@ -820,6 +820,268 @@ GST_START_TEST (test_mean_needs_float_dtype)
 
 GST_END_TEST;
 
+/* ------------------------------------------------------------------------ */
+/* spdldecode ! spdlbatch: decoded straight into the batch's slots, or
+ * copied (identity drop-allocation=true hides spdlbatch's pool) */
+
+#define SLOT_BATCH 4
+
+static GstBuffer *
+slot_sample (guint64 index, guint epoch, gboolean corrupt)
+{
+  SpdlTestJpeg opts;
+  guint8 *data;
+  gsize size;
+  GstBuffer *buf;
+
+  spdl_test_jpeg_init (&opts, 40 + index % 3 * 8, 30);
+  opts.tint = index * 7;
+  data = spdl_test_encode_jpeg (&opts, &size);
+  /* a JPEG cut after its headers: fails while decoding, its slot taken */
+  if (corrupt)
+    size = 700;
+  buf = gst_buffer_new_wrapped (data, size);
+  gst_spdl_buffer_add_sample_meta (buf, index, index * 3 % 11, epoch,
+      corrupt ? "bad.jpg" : "good.jpg");
+  return buf;
+}
+
+/* Samples of the epoch from @script's position: for the epoch-start event. */
+static guint64
+epoch_samples (const gchar * script)
+{
+  guint64 n = 0;
+
+  for (; *script && *script != 'e'; script++)
+    n += *script == 'j' || *script == 'x';
+  return n;
+}
+
+static void
+pull_batch (GstHarness * h, GPtrArray * batches)
+{
+  GstBuffer *b = gst_harness_pull (h);
+
+  fail_unless (b != NULL);
+  g_ptr_array_add (batches, b);
+}
+
+/* Runs @script through spdldecode ! spdlbatch: j a sample, x a corrupt one,
+ * p an epoch start of two ranks (padding), e an epoch's end, w waits for
+ * a batch, f flushes. Returns the batches; @stats: spdlbatch's. */
+static GPtrArray *
+run_slots (const gchar * props, gboolean copy_path, const gchar * script,
+    GstStructure ** stats)
+{
+  gchar *desc = g_strdup_printf ("spdldecode width=16 height=12 threads=3 "
+      "max-errors=-1 ! %s spdlbatch name=b batch-size=%d %s",
+      copy_path ? "identity drop-allocation=true !" : "", SLOT_BATCH, props);
+  GstHarness *h = gst_harness_new_parse (desc);
+  GstElement *batch = gst_bin_get_by_name (GST_BIN (h->element), "b");
+  GPtrArray *batches = g_ptr_array_new_with_free_func ((GDestroyNotify)
+      gst_buffer_unref);
+  guint64 index = 0, in_epoch = 0;
+  guint epoch = 0;
+  const gchar *c;
+  GstSegment segment;
+  GstBuffer *b;
+
+  gst_harness_set_src_caps_str (h, "image/jpeg, parsed=true");
+  for (c = script; *c; c++) {
+    switch (*c) {
+      case 'j':
+      case 'x':
+        fail_unless_equals_int (gst_harness_push (h, slot_sample (index++,
+                    epoch, *c == 'x')), GST_FLOW_OK);
+        in_epoch++;
+        break;
+      case 'p':
+        fail_unless (gst_harness_push_event (h,
+                gst_spdl_epoch_start_event_new (epoch, epoch_samples (c),
+                    0, 2, 0)));
+        break;
+      case 'e':
+        fail_unless (gst_harness_push_event (h,
+                gst_spdl_epoch_end_event_new (epoch++, in_epoch)));
+        in_epoch = 0;
+        break;
+      case 'w':
+        pull_batch (h, batches);
+        break;
+      case 'f':
+        fail_unless (gst_harness_push_event (h, gst_event_new_flush_start ()));
+        fail_unless (gst_harness_push_event (h,
+                gst_event_new_flush_stop (TRUE)));
+        gst_segment_init (&segment, GST_FORMAT_TIME);
+        fail_unless (gst_harness_push_event (h,
+                gst_event_new_segment (&segment)));
+        break;
+      default:
+        g_assert_not_reached ();
+    }
+  }
+  fail_unless (gst_harness_push_event (h, gst_event_new_eos ()));
+  while (gst_harness_pull_until_eos (h, &b) && b)
+    g_ptr_array_add (batches, b);
+  g_object_get (batch, "stats", stats, NULL);
+  gst_object_unref (batch);
+  gst_harness_teardown (h);
+  g_free (desc);
+  return batches;
+}
+
+static void
+assert_same_memory (GstBuffer * a, GstBuffer * b, guint i)
+{
+  GstMapInfo ma, mb;
+
+  fail_unless (gst_memory_map (gst_buffer_peek_memory (a, i), &ma,
+          GST_MAP_READ));
+  fail_unless (gst_memory_map (gst_buffer_peek_memory (b, i), &mb,
+          GST_MAP_READ));
+  fail_unless_equals_int (ma.size, mb.size);
+  fail_unless (memcmp (ma.data, mb.data, ma.size) == 0,
+      "memory %u of the batches differs", i);
+  gst_memory_unmap (gst_buffer_peek_memory (b, i), &mb);
+  gst_memory_unmap (gst_buffer_peek_memory (a, i), &ma);
+}
+
+/* Both paths give the same batches (pixels, labels, indices, order, sizes)
+ * and the indices are @expected, in batches of @sizes (0-terminated). */
+static void
+check_slot_runs (const gchar * props, const gchar * script,
+    const guint64 * expected, const guint * sizes, gboolean zero_copy)
+{
+  GstStructure *slot_stats, *copy_stats;
+  GPtrArray *slots = run_slots (props, FALSE, script, &slot_stats);
+  GPtrArray *copies = run_slots (props, TRUE, script, &copy_stats);
+  guint64 in_place = 0, copied = 0, items = 0;
+  guint i, k, at = 0;
+
+  fail_unless_equals_int (slots->len, copies->len);
+  for (i = 0; i < slots->len; i++) {
+    GstBuffer *a = g_ptr_array_index (slots, i);
+    GstBuffer *b = g_ptr_array_index (copies, i);
+    GstCustomMeta *meta = gst_buffer_get_custom_meta (a,
+        GST_SPDL_BATCH_META_NAME);
+    const GValue *indices;
+
+    fail_unless (sizes[i] != 0, "batch %u is one too many", i);
+    assert_same_memory (a, b, 0);
+    assert_same_memory (a, b, 1);
+    fail_unless (meta != NULL);
+    indices = gst_structure_get_value (gst_custom_meta_get_structure (meta),
+        "indices");
+    fail_unless_equals_int (gst_value_array_get_size (indices), sizes[i]);
+    for (k = 0; k < sizes[i]; k++)
+      fail_unless_equals_uint64 (g_value_get_uint64
+          (gst_value_array_get_value (indices, k)), expected[at++]);
+    meta = gst_buffer_get_custom_meta (b, GST_SPDL_BATCH_META_NAME);
+    fail_unless (gst_structure_is_equal (gst_custom_meta_get_structure
+            (meta), gst_custom_meta_get_structure (gst_buffer_get_custom_meta
+                (a, GST_SPDL_BATCH_META_NAME))));
+  }
+  fail_unless_equals_int (sizes[i], 0);
+
+  gst_structure_get_uint64 (slot_stats, "in-place", &in_place);
+  gst_structure_get_uint64 (slot_stats, "copied", &copied);
+  gst_structure_get_uint64 (slot_stats, "items-in", &items);
+  fail_unless_equals_uint64 (in_place + copied, items);
+  if (zero_copy)
+    fail_unless (in_place > 0, "%s: nothing decoded in place (%"
+        G_GUINT64_FORMAT " copied)", props, copied);
+  else
+    fail_unless_equals_uint64 (in_place, 0);
+  gst_structure_get_uint64 (copy_stats, "in-place", &in_place);
+  fail_unless_equals_uint64 (in_place, 0);
+  gst_structure_free (slot_stats);
+  gst_structure_free (copy_stats);
+  g_ptr_array_unref (slots);
+  g_ptr_array_unref (copies);
+}
+
+static const gchar *slot_props[] = {
+  "layout=nhwc", "layout=nchw", "layout=nhwc dtype=float32",
+  "layout=nchw dtype=float32 mean=<0.5> std=<0.25>",
+};
+
+/* A corrupt sample inside a batch, a short last batch, a second epoch. */
+GST_START_TEST (test_slots_skips_and_epochs)
+{
+  /* epoch 0: 34 samples, 32 decodable; epoch 1: 9 */
+  const gchar *script = "jjjjjxjjjjjjjjjjjjjjjjjxjjjjjjjjjjejjjjjjjjj";
+  const guint sizes[] = { 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 1, 0 };
+  guint64 expected[64];
+  guint i, n = 0, index = 0;
+
+  for (i = 0; script[i]; i++) {
+    if (script[i] == 'j')
+      expected[n++] = index;
+    index += script[i] != 'e';
+  }
+  check_slot_runs (slot_props[__i__], script, expected, sizes, __i__ < 2);
+}
+
+GST_END_TEST;
+
+/* Two ranks: the skipped sample's slot is padded with a copy. */
+GST_START_TEST (test_slots_padding)
+{
+  /* 40 samples announced, 39 decoded: the last batch gets a copy of its
+   * own first sample */
+  const gchar *script = "pjjjjjjjjxjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjje";
+  const guint sizes[] = { 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 0 };
+  guint64 expected[40];
+  guint i;
+
+  for (i = 0; i < 39; i++)
+    expected[i] = i < 8 ? i : i + 1;
+  expected[39] = 37;
+  check_slot_runs (slot_props[__i__], script, expected, sizes, __i__ < 2);
+}
+
+GST_END_TEST;
+
+/* A flush in the middle of an epoch drops the partial batch; later
+ * batches line up with the slots again. */
+GST_START_TEST (test_slots_flush)
+{
+  const gchar *script = "jjjjjjwfjjjjjjjjjxjjjjjjjjjjjjjjjjjjjje";
+  const guint sizes[] = { 4, 4, 4, 4, 4, 4, 4, 4, 1, 0 };
+  guint64 expected[33];
+  guint i, n = 0;
+
+  for (i = 0; i < 36; i++)
+    if (i < 4 || (i >= 6 && i != 15))
+      expected[n++] = i;
+  fail_unless_equals_int (n, 33);
+  check_slot_runs (slot_props[__i__], script, expected, sizes, __i__ < 2);
+}
+
+GST_END_TEST;
+
+/* Aligned samples are decoded where they belong: after the first batch
+ * (decoded before spdldecode learnt about the slots) nothing is copied. */
+GST_START_TEST (test_slots_no_copy_when_aligned)
+{
+  GstStructure *stats;
+  GPtrArray *batches = run_slots (__i__ ? "layout=nchw" : "", FALSE,
+      "jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj", &stats);
+  guint64 in_place = 0, copied = 0;
+
+  fail_unless_equals_int (batches->len, 10);
+  gst_structure_get_uint64 (stats, "in-place", &in_place);
+  gst_structure_get_uint64 (stats, "copied", &copied);
+  /* 12 samples in flight (3 threads) + one batch to line up */
+  fail_unless (copied <= 4 * SLOT_BATCH, "%" G_GUINT64_FORMAT " copied",
+      copied);
+  fail_unless_equals_uint64 (in_place + copied, 40);
+  gst_structure_free (stats);
+  g_ptr_array_unref (batches);
+}
+
+GST_END_TEST;
+
 static Suite *
 spdlbatch_suite (void)
 {
@@ -841,6 +1103,11 @@ spdlbatch_suite (void)
   tcase_add_test (tc, test_deinterleave_rgb_row);
   tcase_add_test (tc, test_half_conversions_round_to_nearest_even);
   tcase_add_test (tc, test_mean_needs_float_dtype);
+  tcase_add_loop_test (tc, test_slots_skips_and_epochs, 0,
+      G_N_ELEMENTS (slot_props));
+  tcase_add_loop_test (tc, test_slots_padding, 0, G_N_ELEMENTS (slot_props));
+  tcase_add_loop_test (tc, test_slots_flush, 0, G_N_ELEMENTS (slot_props));
+  tcase_add_loop_test (tc, test_slots_no_copy_when_aligned, 0, 2);
   return s;
 }
 

@@ -823,6 +823,210 @@ GST_START_TEST (test_refused_caps_error)
 
 GST_END_TEST;
 
+/* ------------------------------------------------------------------------ */
+/* Negotiation, allocation, DRAIN                                           */
+
+static guint8 *
+test_jpeg (guint width, guint height, gsize * size)
+{
+  SpdlTestJpeg opts;
+
+  spdl_test_jpeg_init (&opts, width, height);
+  opts.tint = 5;
+  return spdl_test_encode_jpeg (&opts, size);
+}
+
+/* The pixel (x, y, c) of a decoded frame, whatever its layout. */
+static guint8
+frame_pixel (GstVideoFrame * frame, guint x, guint y, guint c)
+{
+  if (GST_VIDEO_FRAME_N_PLANES (frame) == 3)
+    return ((guint8 *) GST_VIDEO_FRAME_PLANE_DATA (frame, c))[y *
+        GST_VIDEO_FRAME_PLANE_STRIDE (frame, c) + x];
+  return ((guint8 *) GST_VIDEO_FRAME_PLANE_DATA (frame, 0))[y *
+      GST_VIDEO_FRAME_PLANE_STRIDE (frame, 0) + x * 3 + c];
+}
+
+static void
+assert_same_pixels (GstBuffer * a, GstCaps * caps_a, GstBuffer * b,
+    GstCaps * caps_b)
+{
+  GstVideoInfo ia, ib;
+  GstVideoFrame fa, fb;
+  guint x, y, c;
+
+  fail_unless (gst_video_info_from_caps (&ia, caps_a));
+  fail_unless (gst_video_info_from_caps (&ib, caps_b));
+  fail_unless (gst_video_frame_map (&fa, &ia, a, GST_MAP_READ));
+  fail_unless (gst_video_frame_map (&fb, &ib, b, GST_MAP_READ));
+  fail_unless_equals_int (GST_VIDEO_INFO_WIDTH (&ia),
+      GST_VIDEO_INFO_WIDTH (&ib));
+  fail_unless_equals_int (GST_VIDEO_INFO_HEIGHT (&ia),
+      GST_VIDEO_INFO_HEIGHT (&ib));
+  for (y = 0; y < (guint) GST_VIDEO_INFO_HEIGHT (&ia); y++)
+    for (x = 0; x < (guint) GST_VIDEO_INFO_WIDTH (&ia); x++)
+      for (c = 0; c < 3; c++)
+        fail_unless_equals_int (frame_pixel (&fa, x, y, c),
+            frame_pixel (&fb, x, y, c));
+  gst_video_frame_unmap (&fb);
+  gst_video_frame_unmap (&fa);
+}
+
+/* Downstream that prefers planar RGB gets it, with the same pixels as
+ * packed: the planar write path of the last resampling stage. */
+GST_START_TEST (test_planar_output_matches_packed)
+{
+  const gchar *sizes[] = { "width=10 height=7", "width=33 height=20 "
+        "mode=center-crop", "" };
+  gsize size;
+  guint8 *jpeg = test_jpeg (45, 31, &size);
+  guint i;
+
+  for (i = 0; i < G_N_ELEMENTS (sizes); i++) {
+    gchar *planar = g_strdup_printf ("%s ! capsfilter caps=video/x-raw,format=RGBP", sizes[i]);
+    gchar *packed = g_strdup_printf ("%s ! capsfilter caps=video/x-raw,format=RGB", sizes[i]);
+    GstCaps *caps_p, *caps_r;
+    GstBuffer *p = decode_one (planar, jpeg, size, &caps_p);
+    GstBuffer *r = decode_one (packed, jpeg, size, &caps_r);
+    GstVideoInfo info;
+
+    fail_unless (gst_video_info_from_caps (&info, caps_p));
+    fail_unless_equals_int (GST_VIDEO_INFO_FORMAT (&info),
+        GST_VIDEO_FORMAT_RGBP);
+    assert_same_pixels (p, caps_p, r, caps_r);
+    gst_buffer_unref (p);
+    gst_buffer_unref (r);
+    gst_caps_unref (caps_p);
+    gst_caps_unref (caps_r);
+    g_free (planar);
+    g_free (packed);
+  }
+  g_free (jpeg);
+}
+
+GST_END_TEST;
+
+/* Downstream's pool (a GstVideoBufferPool with padded, aligned planes)
+ * answers the ALLOCATION query: spdldecode decodes into its buffers,
+ * honouring their GstVideoMeta. */
+static GstPadProbeReturn
+propose_padded_pool (GstPad * pad, GstPadProbeInfo * info, gpointer data)
+{
+  GstQuery *query = GST_PAD_PROBE_INFO_QUERY (info);
+  GstBufferPool **pool = data;
+  GstStructure *config;
+  GstVideoAlignment align;
+  GstVideoInfo vinfo;
+  GstCaps *caps;
+
+  if (GST_QUERY_TYPE (query) != GST_QUERY_ALLOCATION)
+    return GST_PAD_PROBE_OK;
+  gst_query_parse_allocation (query, &caps, NULL);
+  fail_unless (gst_video_info_from_caps (&vinfo, caps));
+  if (*pool == NULL) {
+    *pool = gst_video_buffer_pool_new ();
+    config = gst_buffer_pool_get_config (*pool);
+    gst_buffer_pool_config_set_params (config, caps, vinfo.size, 0, 0);
+    gst_buffer_pool_config_add_option (config,
+        GST_BUFFER_POOL_OPTION_VIDEO_META);
+    gst_buffer_pool_config_add_option (config,
+        GST_BUFFER_POOL_OPTION_VIDEO_ALIGNMENT);
+    gst_video_alignment_reset (&align);
+    align.padding_left = 5;
+    align.padding_right = 11;
+    align.padding_top = 3;
+    gst_buffer_pool_config_set_video_alignment (config, &align);
+    fail_unless (gst_buffer_pool_set_config (*pool, config));
+    fail_unless (gst_buffer_pool_set_active (*pool, TRUE));
+  }
+  gst_query_add_allocation_pool (query, *pool, vinfo.size, 0, 0);
+  gst_query_add_allocation_meta (query, GST_VIDEO_META_API_TYPE, NULL);
+  return GST_PAD_PROBE_HANDLED;
+}
+
+GST_START_TEST (test_decodes_into_downstream_pool)
+{
+  const gchar *formats[] = { "RGB", "RGBP" };
+  gsize size;
+  guint8 *jpeg = test_jpeg (45, 31, &size);
+  guint f, i;
+
+  for (f = 0; f < G_N_ELEMENTS (formats); f++) {
+    gchar *desc = g_strdup_printf ("spdldecode width=21 height=13 threads=2 "
+        "! capsfilter caps=video/x-raw,format=%s", formats[f]);
+    GstHarness *h = gst_harness_new_parse (desc);
+    GstBufferPool *pool = NULL;
+    GstCaps *caps, *ref_caps;
+    GstBuffer *ref = decode_one (strstr (desc, "width"), jpeg, size,
+        &ref_caps);
+
+    gst_pad_add_probe (h->sinkpad, GST_PAD_PROBE_TYPE_QUERY_DOWNSTREAM,
+        propose_padded_pool, &pool, NULL);
+    gst_harness_set_src_caps_str (h, "image/jpeg, parsed=true");
+    /* the first samples may be decoded before the pool is known */
+    for (i = 0; i < 12; i++)
+      fail_unless_equals_int (gst_harness_push (h,
+              gst_buffer_new_memdup (jpeg, size)), GST_FLOW_OK);
+    for (i = 0; i < 12; i++) {
+      GstBuffer *out = gst_harness_pull (h);
+
+      caps = gst_pad_get_current_caps (h->sinkpad);
+      if (i == 11) {
+        /* by now from the pool, with its padding */
+        fail_unless (out->pool == pool);
+        fail_unless (gst_buffer_get_video_meta (out) != NULL);
+        fail_unless (gst_buffer_get_video_meta (out)->offset[0] > 0);
+      }
+      assert_same_pixels (out, caps, ref, ref_caps);
+      gst_caps_unref (caps);
+      gst_buffer_unref (out);
+    }
+    gst_harness_teardown (h);
+    gst_buffer_pool_set_active (pool, FALSE);
+    gst_object_unref (pool);
+    gst_buffer_unref (ref);
+    gst_caps_unref (ref_caps);
+    g_free (desc);
+  }
+  g_free (jpeg);
+}
+
+GST_END_TEST;
+
+/* A DRAIN query returns once every sample sent before it is out. */
+GST_START_TEST (test_drain_query)
+{
+  GstHarness *h = gst_harness_new_parse ("spdldecode width=64 height=48 "
+      "threads=2");
+  gsize size;
+  guint8 *jpeg = test_jpeg (300, 200, &size);
+  GstQuery *drain;
+  guint i;
+
+  gst_harness_set_src_caps_str (h, "image/jpeg, parsed=true");
+  for (i = 0; i < 6; i++)
+    fail_unless_equals_int (gst_harness_push (h,
+            gst_buffer_new_memdup (jpeg, size)), GST_FLOW_OK);
+  drain = gst_query_new_drain ();
+  fail_unless (gst_pad_peer_query (h->srcpad, drain));
+  fail_unless_equals_int (gst_harness_buffers_received (h), 6);
+  gst_query_unref (drain);
+  /* and an ALLOCATION query for the compressed input proposes nothing */
+  {
+    GstCaps *caps = gst_caps_from_string ("image/jpeg, parsed=true");
+    GstQuery *alloc = gst_query_new_allocation (caps, TRUE);
+
+    fail_unless (gst_pad_peer_query (h->srcpad, alloc));
+    fail_unless_equals_int (gst_query_get_n_allocation_pools (alloc), 0);
+    gst_query_unref (alloc);
+    gst_caps_unref (caps);
+  }
+  gst_harness_teardown (h);
+  g_free (jpeg);
+}
+
+GST_END_TEST;
+
 static Suite *
 spdldecode_suite (void)
 {
@@ -846,6 +1050,9 @@ spdldecode_suite (void)
   tcase_add_test (tc, test_decode_memory_and_scans);
   tcase_add_test (tc, test_requires_parsed_input);
   tcase_add_test (tc, test_refused_caps_error);
+  tcase_add_test (tc, test_planar_output_matches_packed);
+  tcase_add_test (tc, test_decodes_into_downstream_pool);
+  tcase_add_test (tc, test_drain_query);
   return s;
 }
 
