@@ -16,6 +16,9 @@
  * libjpeg-turbo downscales in the DCT domain when the target is much smaller
  * than the image and decodes only the rows and columns the crop keeps; the
  * resize is the antialiased bilinear of PIL, so results match torchvision's.
+ * With #GstSpdlDecode:exact false, decoding is faster and pixels differ
+ * slightly from PIL's (DCT-domain scaling from 2x the target, a resize with
+ * 16-bit weights); crops, sizes and order stay the same.
  *
  * PNG (libpng) and WebP (libwebp; an animation's first frame) samples decode
  * too, with the same fused resize and crop on the same threads: the format
