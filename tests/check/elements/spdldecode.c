@@ -702,6 +702,7 @@ GST_START_TEST (test_inexact_recipes)
     "width=224 height=224 mode=center-crop resize-shorter=256",
     "width=224 height=224 mode=random-resized-crop flip=random-horizontal "
         "seed=3",
+    "width=200 height=150",     /* a plain resize, DCT scaling at 1/4 */
   };
   gchar *root = spdl_test_make_tmpdir ();
   GstElement *dec = gst_element_factory_make ("spdldecode", NULL);
