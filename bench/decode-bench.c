@@ -18,20 +18,28 @@
  *                  the physical limit per core for spdldecode
  *   fused-nodct, fused-noregion, fused-plain: the same without DCT scaling,
  *                  without region decoding, without both
+ *   fused-inexact  the fused path with exact=false (DCT scaling from 2x the
+ *                  target, the fast resampler)
  *   element-1      appsrc ! spdldecode threads=1 ! fakesink
+ *   element-1-inexact  the same with exact=false
  *   element-N      the same with threads=N (N = online CPUs)
+ *
+ * Then exact=false's pixels against PIL's: the mean absolute difference
+ * from the fused path with dct-scaling=false, which equals torchvision's
+ * PIL recipe bit for bit (tests/python/test_decode_reference.py).
  *
  * Each is run --rounds times, interleaved; the median is reported with its
  * ratio to the fused limit. The one-thread runs are timed in the thread's
- * CPU time (robust to a loaded machine), the element runs in wall time.
- * --limit-only measures only decode-only and
- * fused. --meta-cost times the per-sample metadata the elements attach and
- * read (GstCustomMeta structures) against the fused decode of one image. The fused path goes through the format
- * dispatch, so with --extensions png (or webp) --limit-only measures the
- * PNG (WebP) decoders; bench/format-bench compares that with PIL.
+ * CPU time (robust to a loaded machine), the element runs in wall time
+ * (or the process's CPU time with --cpu-time). --limit-only measures only
+ * decode-only and fused. --meta-cost times the per-sample metadata the
+ * elements attach and read (GstCustomMeta structures) against the fused
+ * decode of one image. The fused path goes through the format dispatch,
+ * so with --extensions png (or webp) --limit-only measures the PNG (WebP)
+ * decoders; bench/format-bench compares that with PIL.
  *
  *   decode-bench [--rounds 5] [--recipe val|train] [--threads N]
- *                [--extensions jpg,jpeg] DATASET
+ *                [--extensions jpg,jpeg] [--inexact] DATASET
  */
 #include <gst/gst.h>
 #include <gst/app/gstappsrc.h>
@@ -66,6 +74,8 @@ static gint threads = 0;
 static gboolean resize_only = FALSE;
 static gboolean limit_only = FALSE;
 static gboolean planar_only = FALSE;
+static gboolean inexact_only = FALSE;
+static gboolean cpu_time = FALSE;
 static gchar *extensions = NULL;
 static gboolean meta_cost = FALSE;
 static gint simd = 2;
@@ -82,6 +92,12 @@ static GOptionEntry entries[] = {
   {"planar", 0, 0, G_OPTION_ARG_NONE, &planar_only,
       "Only compare packed, planar (split per row) and packed + split "
         "outputs of the fused path (NCHW slots)", NULL},
+  {"inexact", 0, 0, G_OPTION_ARG_NONE, &inexact_only,
+        "Only compare exact=false with exact=true (fused and threads=1) and "
+        "its pixels with PIL's", NULL},
+  {"cpu-time", 0, 0, G_OPTION_ARG_NONE, &cpu_time,
+        "Element runs: images per second of the process's CPU time (per "
+        "core), not of wall time (one-thread runs always count CPU time)", NULL},
   {"extensions", 0, 0, G_OPTION_ARG_STRING, &extensions,
       "Files to load (default jpg,jpeg)", "EXTS"},
   {"simd", 0, 0, G_OPTION_ARG_INT, &simd,
@@ -193,8 +209,19 @@ run_meta_lifecycle (guint n)
   return (thread_cpu_us () - start) / (gdouble) n;
 }
 
+/* microseconds of wall time, or of the process's CPU time (--cpu-time) */
+static gint64
+now_us (void)
+{
+  struct timespec ts;
+
+  if (!cpu_time || clock_gettime (CLOCK_PROCESS_CPUTIME_ID, &ts) != 0)
+    return g_get_monotonic_time ();
+  return (gint64) ts.tv_sec * G_USEC_PER_SEC + ts.tv_nsec / 1000;
+}
+
 static gdouble
-run_direct (Bench * b, gboolean dct, gboolean region)
+run_direct_full (Bench * b, gboolean dct, gboolean region, gboolean exact)
 {
   GstSpdlImageDecoder *dec = gst_spdl_image_decoder_new ();
   GstSpdlDecodeParams p = b->params;
@@ -203,6 +230,7 @@ run_direct (Bench * b, gboolean dct, gboolean region)
 
   p.dct_scaling = dct;
   p.region_decode = region;
+  p.exact = exact;
   for (i = 0; i < b->files->len; i++) {
     gsize size;
     const guint8 *data = g_bytes_get_data (g_ptr_array_index (b->files, i),
@@ -299,18 +327,91 @@ planar_comparison (Bench * b)
 }
 
 static gdouble
-run_element (Bench * b, guint n_threads)
+run_direct (Bench * b, gboolean dct, gboolean region)
+{
+  return run_direct_full (b, dct, region, TRUE);
+}
+
+/* Mean absolute difference of exact=false's output from PIL's (the exact
+ * path without DCT scaling), per image: prints their mean and maximum, the
+ * largest difference of one channel, and how often each DCT scale ran. */
+static void
+inexact_difference (Bench * b)
+{
+  GstSpdlImageDecoder *dec = gst_spdl_image_decoder_new ();
+  GstSpdlJpegDecoder *jpeg = gst_spdl_jpeg_decoder_new ();
+  GstSpdlDecodeParams exact = b->params, fast = b->params;
+  guint8 *ref = NULL;
+  gsize ref_size = 0;
+  gdouble sum = 0, worst = 0;
+  guint i, done = 0, max_abs = 0, scales[9] = { 0 };
+
+  exact.dct_scaling = FALSE;
+  fast.exact = FALSE;
+  for (i = 0; i < b->files->len; i++) {
+    gsize size, n, x;
+    const guint8 *data = g_bytes_get_data (g_ptr_array_index (b->files, i),
+        &size);
+    GstSpdlGeometry g;
+    GstSpdlJpegDecodeInfo info;
+    guint w, h;
+    guint64 diff = 0;
+
+    if (!gst_spdl_image_decoder_open (dec, data, size, exact.max_pixels, &w,
+            &h, NULL))
+      continue;
+    gst_spdl_geometry_compute (&g, &exact, w, h, 0, i);
+    n = (gsize) g.out_width * g.out_height * 3;
+    if (n > ref_size) {
+      g_free (ref);
+      ref = g_malloc (n);
+      ref_size = n;
+    }
+    if (!gst_spdl_image_decoder_decode (dec, &exact, &g, ref,
+            g.out_width * 3, NULL) ||
+        !gst_spdl_jpeg_decoder_open (jpeg, data, size, exact.max_pixels, &w,
+            &h, NULL) ||
+        !gst_spdl_jpeg_decoder_decode (jpeg, &fast, &g, b->out,
+            g.out_width * 3, NULL))
+      continue;
+    gst_spdl_jpeg_decoder_get_info (jpeg, &info);
+    scales[MIN (info.scale_num, 8)]++;
+    for (x = 0; x < n; x++) {
+      guint d = ABS ((gint) ref[x] - (gint) b->out[x]);
+      diff += d;
+      max_abs = MAX (max_abs, d);
+    }
+    sum += (gdouble) diff / n;
+    worst = MAX (worst, (gdouble) diff / n);
+    done++;
+  }
+  g_print ("exact=false vs PIL (exact, no DCT scaling), %u images: mean "
+      "|diff| %.3f levels, worst image %.3f, largest %u; DCT scale used:",
+      done, done ? sum / done : 0.0, worst, max_abs);
+  for (i = 1; i <= 8; i++)
+    if (scales[i])
+      g_print (" %u/8 x%u", i, scales[i]);
+  g_print ("\n");
+  g_free (ref);
+  gst_spdl_jpeg_decoder_free (jpeg);
+  gst_spdl_image_decoder_free (dec);
+}
+
+static gdouble
+run_element (Bench * b, guint n_threads, gboolean exact)
 {
   const gchar *tail = g_strcmp0 (recipe, "train") == 0 ?
       "mode=random-resized-crop flip=random-horizontal" :
       "mode=center-crop resize-shorter=256";
   gchar *launch = g_strdup_printf ("appsrc name=src caps=\"image/jpeg,parsed=true\" "
       "format=time max-bytes=0 ! spdldecode threads=%u width=224 height=224 "
-      "%s ! fakesink sync=false", n_threads, tail);
+      "exact=%s %s ! fakesink sync=false", n_threads, exact ? "true" : "false",
+      tail);
   GError *error = NULL;
   GstElement *pipeline = gst_parse_launch (launch, &error);
   GstElement *src;
   gdouble seconds;
+  gint64 start;
   guint i;
 
   if (error) {
@@ -326,7 +427,10 @@ run_element (Bench * b, guint n_threads)
     gst_app_src_push_buffer (GST_APP_SRC (src),
         gst_buffer_new_wrapped_bytes (g_ptr_array_index (b->files, i)));
   gst_app_src_end_of_stream (GST_APP_SRC (src));
+  start = now_us ();
   seconds = spdl_bench_play (pipeline, TRUE);
+  if (cpu_time)
+    seconds = (now_us () - start) / 1e6;
   gst_object_unref (src);
   gst_object_unref (pipeline);
   g_free (launch);
@@ -450,15 +554,48 @@ median (gdouble * v, gint n)
 }
 
 enum
-{ DECODE_ONLY, LIBJPEG_FULL, FUSED, FUSED_NODCT, FUSED_NOREGION, ELEMENT_1, ELEMENT_N,
-  N_RUNS
+{ DECODE_ONLY, LIBJPEG_FULL, FUSED, FUSED_NODCT, FUSED_NOREGION, FUSED_INEXACT,
+  ELEMENT_1, ELEMENT_1_INEXACT, ELEMENT_N, N_RUNS
 };
 
 static const gchar *names[N_RUNS] = {
-  "decode-only (libjpeg-turbo, every pixel, no resize)", "libjpeg-full (plain decode + resize)", "fused (physical limit/core)",
-  "fused, no DCT scaling", "fused, no region decode",
-  "spdldecode threads=1", "spdldecode threads=N"
+  "decode-only (libjpeg-turbo, every pixel, no resize)",
+  "libjpeg-full (plain decode + resize)", "fused (physical limit/core)",
+  "fused, no DCT scaling", "fused, no region decode", "fused, exact=false",
+  "spdldecode threads=1", "spdldecode threads=1 exact=false",
+  "spdldecode threads=N"
 };
+
+/* exact=false against exact=true alone, interleaved; the ratios are the
+ * medians of each round's ratio (a loaded machine moves both alike) */
+static void
+inexact_comparison (Bench * b, gdouble results[N_RUNS][64])
+{
+  gdouble fused[64], element[64];
+  gint r;
+
+  for (r = 0; r < rounds; r++) {
+    results[FUSED][r] = run_direct (b, TRUE, TRUE);
+    results[FUSED_INEXACT][r] = run_direct_full (b, TRUE, TRUE, FALSE);
+    results[ELEMENT_1][r] = run_element (b, 1, TRUE);
+    results[ELEMENT_1_INEXACT][r] = run_element (b, 1, FALSE);
+    fused[r] = results[FUSED_INEXACT][r] / results[FUSED][r];
+    element[r] = results[ELEMENT_1_INEXACT][r] / results[ELEMENT_1][r];
+    g_printerr ("round %d/%d: exact=false / exact=true: fused %.3f, "
+        "threads=1 %.3f\n", r + 1, rounds, fused[r], element[r]);
+  }
+  g_print ("\n| run | images/s%s (median) |\n|---|---:|\n",
+      cpu_time ? " of CPU time" : "");
+  g_print ("| %s | %.0f |\n| %s | %.0f |\n| %s | %.0f |\n| %s | %.0f |\n",
+      names[FUSED], median (results[FUSED], rounds), names[FUSED_INEXACT],
+      median (results[FUSED_INEXACT], rounds), names[ELEMENT_1],
+      median (results[ELEMENT_1], rounds), names[ELEMENT_1_INEXACT],
+      median (results[ELEMENT_1_INEXACT], rounds));
+  g_print ("exact=false / exact=true (median of %d rounds' ratios): fused "
+      "%.3fx, spdldecode threads=1 %.3fx\n", rounds, median (fused, rounds),
+      median (element, rounds));
+  inexact_difference (b);
+}
 
 int
 main (int argc, char **argv)
@@ -544,14 +681,20 @@ main (int argc, char **argv)
         median (results[FUSED], rounds));
     return 0;
   }
+  if (inexact_only) {
+    inexact_comparison (&b, results);
+    return 0;
+  }
   for (r = 0; r < rounds; r++) {
     results[DECODE_ONLY][r] = run_decode_only (&b);
     results[LIBJPEG_FULL][r] = run_direct (&b, FALSE, FALSE);
     results[FUSED][r] = run_direct (&b, TRUE, TRUE);
     results[FUSED_NODCT][r] = run_direct (&b, FALSE, TRUE);
     results[FUSED_NOREGION][r] = run_direct (&b, TRUE, FALSE);
-    results[ELEMENT_1][r] = run_element (&b, 1);
-    results[ELEMENT_N][r] = run_element (&b, threads);
+    results[FUSED_INEXACT][r] = run_direct_full (&b, TRUE, TRUE, FALSE);
+    results[ELEMENT_1][r] = run_element (&b, 1, TRUE);
+    results[ELEMENT_1_INEXACT][r] = run_element (&b, 1, FALSE);
+    results[ELEMENT_N][r] = run_element (&b, threads, TRUE);
     g_printerr ("round %d/%d: fused %.0f, element-1 %.0f, element-N %.0f "
         "images/s\n", r + 1, rounds, results[FUSED][r],
         results[ELEMENT_1][r], results[ELEMENT_N][r]);
@@ -569,6 +712,10 @@ main (int argc, char **argv)
   g_print ("DCT scaling bought: %.3fx, region decoding bought: %.3fx, "
       "both vs plain libjpeg: %.3fx\n", med[FUSED] / med[FUSED_NODCT],
       med[FUSED] / med[FUSED_NOREGION], med[FUSED] / med[LIBJPEG_FULL]);
+  g_print ("exact=false / exact=true: fused %.3fx, spdldecode threads=1 "
+      "%.3fx\n", med[FUSED_INEXACT] / med[FUSED],
+      med[ELEMENT_1_INEXACT] / med[ELEMENT_1]);
+  inexact_difference (&b);
   if (g_strcmp0 (recipe, "train") != 0)
     resize_comparison (&b);
   g_free (b.out);

@@ -201,16 +201,16 @@ gst_spdl_release_large_buffer (guint8 ** buf, gsize * size)
 
 void
 gst_spdl_row_sink_plan (GstSpdlRowSink * sink, const GstSpdlGeometry * g,
-    guint width, guint height, guint channels)
+    guint width, guint height, guint channels, gboolean fast)
 {
   gst_spdl_resample_axis_clear (&sink->haxis);
   gst_spdl_resample_axis_clear (&sink->vaxis);
-  gst_spdl_resample_axis_init (&sink->haxis, g->clip_x, MAX (g->clip_width,
-          1), g->scale_x, g->offset_x, g->out_width, g->virtual_width,
-      g->flip);
-  gst_spdl_resample_axis_init (&sink->vaxis, g->clip_y,
+  gst_spdl_resample_axis_init_full (&sink->haxis, g->clip_x,
+      MAX (g->clip_width, 1), g->scale_x, g->offset_x, g->out_width,
+      g->virtual_width, g->flip, fast);
+  gst_spdl_resample_axis_init_full (&sink->vaxis, g->clip_y,
       MAX (g->clip_height, 1), g->scale_y, g->offset_y, g->out_height,
-      g->virtual_height, FALSE);
+      g->virtual_height, FALSE, fast);
   sink->width = width;
   sink->channels = channels;
   sink->hrow_bytes = (gsize) sink->haxis.out_size * channels;

@@ -85,8 +85,10 @@ typedef enum
   GST_SPDL_PIXELS_RGBA16,
 } GstSpdlPixels;
 
+/* @fast: the fast resampler (params->exact FALSE) */
 void gst_spdl_row_sink_plan (GstSpdlRowSink * sink,
-    const GstSpdlGeometry * geom, guint width, guint height, guint channels);
+    const GstSpdlGeometry * geom, guint width, guint height, guint channels,
+    gboolean fast);
 /* Rows y0 .. y1 - 1 are needed: TRUE if row @y is one. */
 static inline gboolean
 gst_spdl_row_sink_wants (const GstSpdlRowSink * sink, gint y)

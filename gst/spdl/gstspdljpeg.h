@@ -44,6 +44,7 @@ typedef struct
   gboolean dct_scaling;         /* let libjpeg downscale in the DCT domain */
   gboolean region_decode;       /* decode only the rows/columns needed */
   guint64 max_output_pixels;    /* 0 = automatic, see output_limit() */
+  gboolean exact;               /* FALSE: faster, pixels near PIL's */
 } GstSpdlDecodeParams;
 
 void gst_spdl_decode_params_init (GstSpdlDecodeParams * params);

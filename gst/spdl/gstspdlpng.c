@@ -230,7 +230,7 @@ decode_rows (GstSpdlPngDecoder * dec, const GstSpdlDecodeParams * p,
       png_get_bit_depth (png, info));
 
   gst_spdl_row_sink_plan (&dec->sink, g, dec->width, dec->height,
-      p->gray ? 1 : 3);
+      p->gray ? 1 : 3, !p->exact);
   if (dec->sink.y1 == 0)
     return;
   if (passes > 1) {

@@ -90,6 +90,8 @@ axis_split_weights (GstSpdlResampleAxis * axis)
     }
 }
 #endif
+/* the fast (inexact) axes: weights fit 16 bits (1.0 = 2^14) for pmaddwd */
+#define FAST_PRECISION_BITS 14
 
 static inline gdouble
 triangle (gdouble x)
@@ -99,16 +101,16 @@ triangle (gdouble x)
 }
 
 static inline guint8
-clip8 (gint32 acc)
+clip8 (gint32 acc, guint bits)
 {
-  acc >>= PRECISION_BITS;
+  acc >>= bits;
   return acc < 0 ? 0 : acc > 255 ? 255 : (guint8) acc;
 }
 
 static gboolean
 axis_is_identity (const GstSpdlResampleAxis * axis)
 {
-  const gint32 one = 1 << PRECISION_BITS;
+  const gint32 one = 1 << axis->bits;
   guint i;
 
   for (i = 0; i < axis->out_size; i++) {
@@ -178,10 +180,38 @@ axis_mirror (GstSpdlResampleAxis * axis)
   }
 }
 
+/* The fast kernel's weights: per output, (taps + 3) / 4 pairs of vectors
+ * of 8 int16, [wa wb wa wb wa wb 0 0] for taps (a, b) = (0, 1), (2, 3)
+ * of each group of 4, to multiply [Ra Rb Ga Gb Ba Bb 0 0] (pmaddwd). */
+static void
+axis_make_pairs (GstSpdlResampleAxis * axis)
+{
+  guint quads = (axis->taps + 3) / 4, i, t, c;
+
+  axis->pairs = g_new0 (gint16, (gsize) axis->out_size * quads * 16);
+  for (i = 0; i < axis->out_size; i++) {
+    const gint32 *w = axis->weights + i * axis->ksize;
+    gint16 *v = axis->pairs + (gsize) i * quads * 16;
+
+    for (t = 0; t < axis->taps; t++)
+      for (c = 0; c < 3; c++)
+        v[(t / 2) * 8 + 2 * c + t % 2] = (gint16) w[t];
+  }
+}
+
 void
 gst_spdl_resample_axis_init (GstSpdlResampleAxis * axis, gdouble clip_start,
     guint clip_size, gdouble scale, gdouble offset, guint out_size,
     gint64 virtual_size, gboolean mirror)
+{
+  gst_spdl_resample_axis_init_full (axis, clip_start, clip_size, scale,
+      offset, out_size, virtual_size, mirror, FALSE);
+}
+
+void
+gst_spdl_resample_axis_init_full (GstSpdlResampleAxis * axis,
+    gdouble clip_start, guint clip_size, gdouble scale, gdouble offset,
+    guint out_size, gint64 virtual_size, gboolean mirror, gboolean fast)
 {
   gdouble filterscale = MAX (scale, 1.0);
   gdouble support = filterscale;
@@ -195,6 +225,8 @@ gst_spdl_resample_axis_init (GstSpdlResampleAxis * axis, gdouble clip_start,
   axis->split = NULL;
   axis->acc = NULL;
   axis->acc_size = 0;
+  axis->bits = fast ? FAST_PRECISION_BITS : PRECISION_BITS;
+  axis->pairs = NULL;
   axis->ksize = (guint) ceil (support) * 2 + 1;
   axis->first = g_new (gint, out_size);
   axis->count = g_new (gint, out_size);
@@ -225,7 +257,7 @@ gst_spdl_resample_axis_init (GstSpdlResampleAxis * axis, gdouble clip_start,
     for (x = 0; x < xmax; x++) {
       gdouble w = ww != 0.0 ? k[x] / ww : 0.0;
       axis->weights[i * axis->ksize + x] = (gint32) (w < 0 ?
-          -0.5 + w * (1 << PRECISION_BITS) : 0.5 + w * (1 << PRECISION_BITS));
+          -0.5 + w * (1 << axis->bits) : 0.5 + w * (1 << axis->bits));
     }
     axis->first[i] = xmin + (gint) clip_start;
     axis->count[i] = MAX (xmax, 0);
@@ -240,9 +272,11 @@ gst_spdl_resample_axis_init (GstSpdlResampleAxis * axis, gdouble clip_start,
     axis->identity = FALSE;
   }
 #ifdef HAVE_AVX2_KERNEL
-  if (axis->uniform && axis->taps <= 8 && have_avx2 ())
+  if (!fast && axis->uniform && axis->taps <= 8 && have_avx2 ())
     axis_split_weights (axis);
 #endif
+  if (fast && axis->uniform && axis->taps <= 8)
+    axis_make_pairs (axis);
 }
 
 void
@@ -253,6 +287,7 @@ gst_spdl_resample_axis_clear (GstSpdlResampleAxis * axis)
   g_clear_pointer (&axis->weights, g_free);
   g_clear_pointer (&axis->split, g_aligned_free);
   g_clear_pointer (&axis->acc, g_free);
+  g_clear_pointer (&axis->pairs, g_free);
   axis->acc_size = 0;
   axis->out_size = 0;
   axis->uniform = FALSE;
@@ -282,7 +317,8 @@ static inline void
 row_rgb_taps (const GstSpdlResampleAxis * axis, const guint8 * in,
     gint in_start, guint8 * out, const gint taps)
 {
-  const gint32 half = 1 << (PRECISION_BITS - 1);
+  const guint bits = axis->bits;
+  const gint32 half = 1 << (bits - 1);
   guint i;
 
   for (i = 0; i < axis->out_size; i++) {
@@ -296,9 +332,9 @@ row_rgb_taps (const GstSpdlResampleAxis * axis, const guint8 * in,
       g += p[3 * t + 1] * w[t];
       b += p[3 * t + 2] * w[t];
     }
-    out[3 * i] = clip8 (r);
-    out[3 * i + 1] = clip8 (g);
-    out[3 * i + 2] = clip8 (b);
+    out[3 * i] = clip8 (r, bits);
+    out[3 * i + 1] = clip8 (g, bits);
+    out[3 * i + 2] = clip8 (b, bits);
   }
 }
 
@@ -374,14 +410,15 @@ row_rgb_sse41 (const GstSpdlResampleAxis * axis, const guint8 * in,
   }
 }
 
-#ifdef HAVE_AVX2_KERNEL
-/* One 128-bit lane per output: the window's first 4 RGB pixels as int16
- * [R0 R1 G0 G1 B0 B1 0 0] and [R2 R3 G2 G3 B2 B3 0 0] */
+/* pshufb masks: taps (0, 1) and (2, 3) of a 16-byte load as zero-extended
+ * words [Ra Rb Ga Gb Ba Bb 0 0] (the fast SSE4.1 kernel and, one per
+ * 128-bit lane, the exact AVX2 one) */
 static const gint8 pair_masks[2][16] = {
   {0, -1, 3, -1, 1, -1, 4, -1, 2, -1, 5, -1, -1, -1, -1, -1},
   {6, -1, 9, -1, 7, -1, 10, -1, 8, -1, 11, -1, -1, -1, -1, -1},
 };
 
+#ifdef HAVE_AVX2_KERNEL
 /* [r g b 0] sums of 4 taps for two outputs (one per lane), pixels at
  * @p0/@p1, the pair's weights of the group at @w (see axis_split_weights) */
 __attribute__((target ("avx2")))
@@ -476,6 +513,46 @@ row_rgb_avx2 (const GstSpdlResampleAxis * axis, const guint8 * in,
 }
 #endif
 
+/* The fast axes' RGB row: two taps per pmaddwd, straight into [r g b 0]
+ * (no horizontal adds), 16-bit weights. Up to 8 taps; the same 16 bytes
+ * of slack as row_rgb_sse41. */
+__attribute__((target ("sse4.1")))
+static void
+row_rgb_pairs (const GstSpdlResampleAxis * axis, const guint8 * in,
+    gint in_start, guint8 * out)
+{
+  const __m128i lo = _mm_loadu_si128 ((const __m128i *) pair_masks[0]);
+  const __m128i hi = _mm_loadu_si128 ((const __m128i *) pair_masks[1]);
+  const __m128i half = _mm_set1_epi32 (1 << (FAST_PRECISION_BITS - 1));
+  const guint quads = (axis->taps + 3) / 4;
+  const __m128i *w = (const __m128i *) axis->pairs;
+  guint i;
+
+  for (i = 0; i < axis->out_size; i++, w += 2 * quads) {
+    const guint8 *p = in + (gsize) (axis->first[i] - in_start) * 3;
+    __m128i px = _mm_loadu_si128 ((const __m128i *) p);
+    __m128i sums = _mm_add_epi32 (_mm_madd_epi16 (_mm_shuffle_epi8 (px, lo),
+            _mm_loadu_si128 (w)), _mm_madd_epi16 (_mm_shuffle_epi8 (px, hi),
+            _mm_loadu_si128 (w + 1)));
+    guint32 v;
+
+    if (quads > 1) {
+      px = _mm_loadu_si128 ((const __m128i *) (p + 12));
+      sums = _mm_add_epi32 (sums, _mm_madd_epi16 (_mm_shuffle_epi8 (px, lo),
+              _mm_loadu_si128 (w + 2)));
+      sums = _mm_add_epi32 (sums, _mm_madd_epi16 (_mm_shuffle_epi8 (px, hi),
+              _mm_loadu_si128 (w + 3)));
+    }
+    sums = _mm_srai_epi32 (_mm_add_epi32 (sums, half), FAST_PRECISION_BITS);
+    sums = _mm_packs_epi32 (sums, sums);
+    sums = _mm_packus_epi16 (sums, sums);
+    v = (guint32) _mm_cvtsi128_si32 (sums);
+    out[3 * i] = v & 0xff;
+    out[3 * i + 1] = (v >> 8) & 0xff;
+    out[3 * i + 2] = (v >> 16) & 0xff;
+  }
+}
+
 static gboolean
 have_sse41 (void)
 {
@@ -491,7 +568,7 @@ static void
 row_generic (const GstSpdlResampleAxis * axis, const guint8 * in,
     gint in_start, guint channels, guint8 * out)
 {
-  const gint32 half = 1 << (PRECISION_BITS - 1);
+  const gint32 half = 1 << (axis->bits - 1);
   guint i, c;
 
   for (i = 0; i < axis->out_size; i++) {
@@ -503,7 +580,7 @@ row_generic (const GstSpdlResampleAxis * axis, const guint8 * in,
       gint t;
       for (t = 0; t < axis->count[i]; t++)
         acc += p[t * channels + c] * w[t];
-      out[i * channels + c] = clip8 (acc);
+      out[i * channels + c] = clip8 (acc, axis->bits);
     }
   }
 }
@@ -525,6 +602,10 @@ gst_spdl_resample_row (const GstSpdlResampleAxis * axis, const guint8 * in,
     }
 #endif
 #ifdef HAVE_SSE41_KERNEL
+    if (axis->pairs && simd_limit >= 1 && have_sse41 ()) {
+      row_rgb_pairs (axis, in, in_start, out);
+      return;
+    }
     if (axis->taps <= 8 && simd_limit >= 1 && have_sse41 ()) {
       row_rgb_sse41 (axis, in, in_start, out);
       return;
@@ -578,12 +659,13 @@ accumulate_row (gint32 * restrict acc, const guint8 * restrict row,
 __attribute__((target_clones ("avx2", "default")))
 #endif
 static void
-store_row (guint8 * restrict out, const gint32 * restrict acc, gsize n)
+store_row (guint8 * restrict out, const gint32 * restrict acc, gsize n,
+    guint bits)
 {
   gsize x;
 
   for (x = 0; x < n; x++) {
-    gint32 v = acc[x] >> PRECISION_BITS;
+    gint32 v = acc[x] >> bits;
     out[x] = v < 0 ? 0 : v > 255 ? 255 : (guint8) v;
   }
 }
@@ -593,7 +675,7 @@ gst_spdl_resample_column (const GstSpdlResampleAxis * axis, guint out_row,
     const guint8 * rows, gint rows_start, gsize row_stride, gsize row_bytes,
     guint8 * out)
 {
-  const gint32 half = 1 << (PRECISION_BITS - 1);
+  const gint32 half = 1 << (axis->bits - 1);
   const gint32 *w = axis->weights + out_row * axis->ksize;
   GstSpdlResampleAxis *scratch = (GstSpdlResampleAxis *) axis;
   const guint8 *base;
@@ -620,5 +702,5 @@ gst_spdl_resample_column (const GstSpdlResampleAxis * axis, guint out_row,
   for (t = 0; t < n; t++)
     if (w[t] != 0)
       accumulate_row (scratch->acc, base + t * row_stride, w[t], row_bytes);
-  store_row (out, scratch->acc, row_bytes);
+  store_row (out, scratch->acc, row_bytes, axis->bits);
 }

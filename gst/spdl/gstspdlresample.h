@@ -31,6 +31,8 @@ typedef struct
   gint16 *split;                /* RGB kernel's weights as 16-bit halves */
   gint32 *acc;                  /* scratch of the vertical pass */
   gsize acc_size;
+  guint bits;                   /* fixed-point precision of the weights */
+  gint16 *pairs;                /* weights of the fast RGB kernel, or NULL */
 } GstSpdlResampleAxis;
 
 /* Input pixels are clip_start .. clip_start + clip_size - 1 (the filter never
@@ -43,6 +45,12 @@ typedef struct
 void gst_spdl_resample_axis_init (GstSpdlResampleAxis * axis,
     gdouble clip_start, guint clip_size, gdouble scale, gdouble offset,
     guint out_size, gint64 virtual_size, gboolean mirror);
+/* The same with @fast: 14-bit weights (PIL's are 22-bit) and a kernel that
+ * takes two taps per instruction; results differ from PIL's by rounding
+ * (rarely a level), for the decoder's exact=false. */
+void gst_spdl_resample_axis_init_full (GstSpdlResampleAxis * axis,
+    gdouble clip_start, guint clip_size, gdouble scale, gdouble offset,
+    guint out_size, gint64 virtual_size, gboolean mirror, gboolean fast);
 void gst_spdl_resample_axis_clear (GstSpdlResampleAxis * axis);
 /* For tests and benchmarks: use SIMD kernels up to @level (2 AVX2, 1
  * SSE4.1, 0 none) for axes initialised from now on. */

@@ -217,7 +217,7 @@ gst_spdl_webp_decoder_decode (GstSpdlWebpDecoder * dec,
   g_return_val_if_fail (dec->opened, FALSE);
   dec->opened = FALSE;
   gst_spdl_row_sink_plan (&dec->sink, g, dec->width, dec->height,
-      p->gray ? 1 : 3);
+      p->gray ? 1 : 3, !p->exact);
   if (dec->sink.y1 > 0)
     ok = dec->animated ? decode_first_frame (dec, error) :
         decode_still (dec, error);

@@ -58,6 +58,38 @@ spdl_test_pattern (guint x, guint y, guint c, guint tint)
   }
 }
 
+/* a photo's soft shading: one gradient per channel over the whole image */
+static guint
+smooth_pattern (const SpdlTestJpeg * o, guint x, guint y, guint c)
+{
+  guint w = MAX (o->width, 2) - 1, h = MAX (o->height, 2) - 1;
+
+  switch (c) {
+    case 0:
+      return 40 + (x * 170 / w + o->tint) % 176;
+    case 1:
+      return 40 + (y * 170 / h + o->tint * 3) % 176;
+    default:
+      return 40 + ((x + y) * 170 / (w + h) + o->tint * 7) % 176;
+  }
+}
+
+/* @v plus a hash of (x, y, c) in [-noise, noise], clamped: a photo's grain */
+static guint8
+grain (guint v, guint x, guint y, guint c, guint noise)
+{
+  guint32 h = (x * 73856093u) ^ (y * 19349663u) ^ (c * 83492791u);
+  gint g;
+
+  if (noise == 0)
+    return (guint8) v;
+  h ^= h >> 13;
+  h *= 0x5bd1e995u;
+  h ^= h >> 15;
+  g = (gint) v + (gint) (h % (2 * noise + 1)) - (gint) noise;
+  return (guint8) CLAMP (g, 0, 255);
+}
+
 void
 spdl_test_jpeg_init (SpdlTestJpeg * o, guint width, guint height)
 {
@@ -105,8 +137,9 @@ spdl_test_encode_jpeg (const SpdlTestJpeg * o, gsize * size)
     JSAMPROW rows[1] = { row };
     for (x = 0; x < o->width; x++)
       for (c = 0; c < channels; c++)
-        row[x * channels + c] = spdl_test_pattern (x, y, c % 3, o->tint) /
-            (c == 3 ? 2 : 1);
+        row[x * channels + c] = grain ((o->smooth ? smooth_pattern (o, x, y,
+                    c % 3) : spdl_test_pattern (x, y, c % 3, o->tint)) /
+            (c == 3 ? 2 : 1), x, y, c, o->noise);
     jpeg_write_scanlines (&cinfo, rows, 1);
   }
   jpeg_finish_compress (&cinfo);

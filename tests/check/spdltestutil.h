@@ -50,6 +50,8 @@ typedef struct
   gboolean gray, cmyk, progressive, arithmetic;
   guint restart_interval;       /* MCUs, 0 = none */
   guint h_samp, v_samp;         /* luma sampling factors: 2,2 = 4:2:0 */
+  guint noise;                  /* +- this much deterministic grain, 0 = none */
+  gboolean smooth;              /* gradients over the whole image, no edges */
 } SpdlTestJpeg;
 
 void spdl_test_jpeg_init (SpdlTestJpeg * opts, guint width, guint height);

@@ -45,6 +45,8 @@ params_from_bytes (GstSpdlDecodeParams * p, guint8 recipe, guint8 geometry)
   p->gray = (recipe >> 7) & 1;
   p->dct_scaling = (recipe & 1) == 0;
   p->region_decode = (recipe & 2) == 0;
+  /* a quarter of the inputs through the fast path (exact=false) */
+  p->exact = ((geometry >> 4) & 3) != 3;
   p->seed = recipe;
   if (geometry & GEOMETRY_NO_WIDTH)
     p->width = 0;

@@ -32,6 +32,22 @@ def test_val_recipe_equals_torchvision(kinds_dataset):
     assert {b.epoch for b in got} == {0}
 
 
+def test_inexact_is_close_to_torchvision(kinds_dataset):
+    ref = ImageFolder(str(kinds_dataset),
+                      transform=T.Compose([T.Resize(256), T.CenterCrop(224)]))
+    with spdlgst.ImageLoader(kinds_dataset, batch_size=20, exact=False) as loader:
+        assert "exact=false" in loader.launch_line
+        (images, labels), = list(loader)
+    assert "exact=" not in spdlgst.ImageLoader.launch_line_for(kinds_dataset)
+    assert labels.tolist() == [label for _, label in ref.samples]
+    expected = np.stack([np.asarray(img.convert("RGB")) for img, _ in ref])
+    diff = np.abs(images.permute(0, 2, 3, 1).int().numpy() - expected.astype(int))
+    per_image = diff.reshape(len(ref), -1).mean(axis=1)
+    # sizes and crops are torchvision's; pixels within a level or two
+    assert per_image.mean() < 1.0 and per_image.max() < 2.0, per_image
+    assert per_image.max() > 0.0
+
+
 def test_launch_line_runs_the_same_pipeline(kinds_dataset):
     with spdlgst.ImageLoader(kinds_dataset, batch_size=8, recipe="train", size=64,
                              seed=3, output="numpy") as loader:
@@ -149,6 +165,8 @@ BAD = [
     (dict(device="gpu"), ValueError, "device"),
     (dict(device="cuda:0", output="numpy"), ValueError, "device"),
     (dict(output="jax"), ValueError, "output"),
+    (dict(exact="no"), TypeError, "exact"),
+    (dict(exact=0), TypeError, "exact"),
     (dict(log_limit=-1), ValueError, "log_limit"),
 ]
 

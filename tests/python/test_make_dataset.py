@@ -54,6 +54,18 @@ def test_deterministic_for_a_seed_whatever_the_jobs(tmp_path):
     assert a.keys() == c.keys() and all(a[k] != c[k] for k in a)
 
 
+def test_fixed_size(tmp_path):
+    make(tmp_path / "a", "--count", "3", "--classes", "1", "--size", "320x200")
+    for rel in tree(tmp_path / "a"):
+        with Image.open(tmp_path / "a" / rel) as img:
+            assert img.size == (320, 200)
+    for bad in ("320", "0x200", "axb", "320x200x3"):
+        done = subprocess.run([sys.executable, MAKE_DATASET, "--out",
+                               str(tmp_path / "b"), "--size", bad],
+                              capture_output=True, text=True, timeout=60)
+        assert done.returncode == 2 and "--size" in done.stderr, bad
+
+
 def test_imagenet_sizes_and_encodings():
     rng = random.Random(0)
     sizes = [sampledata.pick_size(rng) for _ in range(4000)]

@@ -116,10 +116,10 @@ PNG_KINDS = list(png_kinds(np.random.default_rng(0)))
 WEBP_KINDS = list(webp_kinds(np.random.default_rng(0)))
 
 
-def decode_and_compare(root):
+def decode_and_compare(root, options=""):
     """{file name: mean |diff|} of every file under @root against PIL."""
     frames = run_frames(f"spdlsrc location={root} ! spdldecode width=224 "
-                        "height=224 mode=center-crop resize-shorter=256")
+                        f"height=224 mode=center-crop resize-shorter=256 {options}")
     ref = ImageFolder(str(root),
                       transform=T.Compose([T.Resize(256), T.CenterCrop(224)]))
     assert len(frames) == len(ref)
@@ -134,15 +134,21 @@ def decode_and_compare(root):
 
 
 @pytest.fixture(scope="module")
-def kind_diffs(tmp_path_factory):
-    """Every kind in its own class folder, decoded in one pipeline run."""
+def kinds_root(tmp_path_factory):
+    """Every kind in its own class folder."""
     root = tmp_path_factory.mktemp("kinds")
     for ext, kinds in (("png", png_kinds), ("webp", webp_kinds)):
         for kind, write in kinds(np.random.default_rng(0)).items():
             folder = root / f"{ext}-{kind}"
             folder.mkdir()
             write(folder / f"{kind}.{ext}")
-    return decode_and_compare(root)
+    return root
+
+
+@pytest.fixture(scope="module")
+def kind_diffs(kinds_root):
+    """Every kind decoded in one pipeline run."""
+    return decode_and_compare(kinds_root)
 
 
 def check_kind(tmp_path, write, name):
@@ -207,3 +213,12 @@ def test_unsupported_formats_are_skipped_by_reason(tmp_path):
     assert decoded == 1
     for name, fmt in [("a.bmp", "BMP"), ("a.tif", "TIFF"), ("a.ppm", "PPM")]:
         assert any(name in w and fmt in w for w in warnings), (name, warnings)
+
+
+def test_inexact_close_to_torchvision(kinds_root):
+    """exact=false: PNG and WebP get the fast resize only (16-bit weights):
+    rounding, a small fraction of a level."""
+    diffs = decode_and_compare(kinds_root, "exact=false")
+    assert len(diffs) == len(PNG_KINDS) + len(WEBP_KINDS)
+    assert max(diffs.values()) < 0.5, diffs
+    assert max(diffs.values()) > 0.0, "the fast resize did not run"

@@ -664,6 +664,155 @@ GST_START_TEST (test_resample_kernels_agree)
 
 GST_END_TEST;
 
+/* The fast (exact=false) axes against PIL's arithmetic: 14-bit weights
+ * change a result by rounding only, at most one level, in both passes and
+ * in every kernel (2 to 8 taps: pmaddwd pairs; more: generic; mirrored). */
+GST_START_TEST (test_resample_fast_axis)
+{
+  const gdouble scales[] = { 0.5, 1.0, 1.3, 1.5, 2.0, 2.6, 3.4, 5.0 };
+  const guint out_size = 100, row_bytes = 30;
+  guint8 *in = g_malloc (3 * 600 + 16), *rows = g_malloc (600 * row_bytes);
+  guint8 exact[3 * 100], fast[3 * 100];
+  guint i, k, mirror, differ = 0;
+
+  for (i = 0; i < 3 * 600 + 16; i++)
+    in[i] = (guint8) ((i * 7 + (i * i) / 13) & 0xff);
+  for (i = 0; i < 600 * row_bytes; i++)
+    rows[i] = (guint8) ((i * 11 + (i * i) / 29) & 0xff);
+  for (k = 0; k < G_N_ELEMENTS (scales); k++) {
+    for (mirror = 0; mirror < 2; mirror++) {
+      guint in_size = (guint) (out_size * scales[k]);
+      GstSpdlResampleAxis a, b;
+
+      gst_spdl_resample_axis_init (&a, 0, in_size, scales[k], 0, out_size,
+          G_MAXINT64, mirror);
+      gst_spdl_resample_axis_init_full (&b, 0, in_size, scales[k], 0,
+          out_size, G_MAXINT64, mirror, TRUE);
+      if (scales[k] > 1.0 && scales[k] < 3.0)
+        fail_unless (b.pairs != NULL, "scale %f: no fast kernel", scales[k]);
+      gst_spdl_resample_row (&a, in, 0, 3, exact);
+      gst_spdl_resample_row (&b, in, 0, 3, fast);
+      for (i = 0; i < 3 * out_size; i++) {
+        fail_unless (ABS (exact[i] - fast[i]) <= 1, "scale %f mirror %u: "
+            "byte %u is %u, PIL's %u", scales[k], mirror, i, fast[i],
+            exact[i]);
+        differ += exact[i] != fast[i];
+      }
+      for (i = 0; i < out_size; i++) {
+        guint x;
+        gst_spdl_resample_column (&a, i, rows, 0, row_bytes, row_bytes,
+            exact);
+        gst_spdl_resample_column (&b, i, rows, 0, row_bytes, row_bytes,
+            fast);
+        for (x = 0; x < row_bytes; x++)
+          fail_unless (ABS (exact[x] - fast[x]) <= 1, "scale %f: row %u "
+              "byte %u is %u, PIL's %u", scales[k], i, x, fast[x], exact[x]);
+      }
+      gst_spdl_resample_axis_clear (&a);
+      gst_spdl_resample_axis_clear (&b);
+    }
+  }
+  /* the fast weights are really in use */
+  fail_unless (differ > 0);
+  g_free (in);
+  g_free (rows);
+}
+
+GST_END_TEST;
+
+/* Mean absolute difference of two outputs of the same size */
+static gdouble
+buffer_mad (GstBuffer * a, GstBuffer * b)
+{
+  GstMapInfo ma, mb;
+  guint64 total = 0;
+  gsize i;
+
+  gst_buffer_map (a, &ma, GST_MAP_READ);
+  gst_buffer_map (b, &mb, GST_MAP_READ);
+  fail_unless_equals_uint64 (ma.size, mb.size);
+  for (i = 0; i < ma.size; i++)
+    total += ABS ((gint) ma.data[i] - (gint) mb.data[i]);
+  gst_buffer_unmap (a, &ma);
+  gst_buffer_unmap (b, &mb);
+  return (gdouble) total / ma.size;
+}
+
+/* exact=false on photo-like 1024x768 JPEGs (smooth gradients, grain of
+ * +-8 levels, quality 90, 4:2:0). Same samples, order, labels, sizes and
+ * crops as exact=true; every image within 2 levels on average (measured
+ * 0.3 to 0.5 where DCT scaling runs, 1.5 on images with a 255-level edge
+ * every 64 pixels; a wrong crop or flip differs by tens of levels), and
+ * not the same pixels (the fast path ran). */
+GST_START_TEST (test_inexact_recipes)
+{
+  const gchar *recipes[] = {
+    "width=224 height=224 mode=center-crop resize-shorter=256",
+    "width=224 height=224 mode=random-resized-crop flip=random-horizontal "
+        "seed=3",
+    "width=200 height=150",     /* a plain resize, DCT scaling at 1/4 */
+  };
+  gchar *root = spdl_test_make_tmpdir ();
+  GstElement *dec = gst_element_factory_make ("spdldecode", NULL);
+  gboolean exact = FALSE;
+  guint i, r;
+
+  g_object_get (dec, "exact", &exact, NULL);
+  fail_unless (exact, "exact is TRUE by default");
+  gst_object_unref (dec);
+  for (i = 0; i < 4; i++) {
+    SpdlTestJpeg o;
+    guint8 *jpeg;
+    gsize size;
+    gchar *rel = g_strdup_printf ("class%u/img%u.jpg", i % 2, i);
+
+    spdl_test_jpeg_init (&o, 1024, 768);
+    o.tint = i * 40;
+    o.noise = 8;
+    o.smooth = TRUE;
+    jpeg = spdl_test_encode_jpeg (&o, &size);
+    write_bytes (root, rel, jpeg, size);
+    g_free (jpeg);
+    g_free (rel);
+  }
+  for (r = 0; r < G_N_ELEMENTS (recipes); r++) {
+    gchar *fast = g_strdup_printf ("%s exact=false", recipes[r]);
+    SpdlTestRun *a = run_folder (root, "", recipes[r]);
+    SpdlTestRun *b = run_folder (root, "", fast);
+    guint n = 0, identical = 0;
+
+    fail_unless (a->error == NULL && b->error == NULL);
+    fail_unless_equals_int (spdl_test_run_count_samples (b), 4);
+    fail_unless_equals_int (a->items->len, b->items->len);
+    for (i = 0; i < a->items->len; i++) {
+      SpdlTestItem *x = ITEM (a, i), *y = ITEM (b, i);
+      gdouble mad;
+
+      fail_unless_equals_int (x->is_epoch_end, y->is_epoch_end);
+      if (x->is_epoch_end)
+        continue;
+      fail_unless_equals_uint64 (x->index, y->index);
+      fail_unless_equals_int (x->label, y->label);
+      fail_unless_equals_string (x->path, y->path);
+      fail_unless (gst_caps_is_equal (x->caps, y->caps));
+      mad = buffer_mad (x->buffer, y->buffer);
+      GST_INFO ("%s: %s differs by %.3f levels", fast, y->path, mad);
+      fail_unless (mad < 2.0, "%s: %s differs by %.3f levels", fast,
+          y->path, mad);
+      identical += mad == 0.0;
+      n++;
+    }
+    fail_unless (identical < n, "%s: exact=false gave PIL's pixels", fast);
+    spdl_test_run_free (a);
+    spdl_test_run_free (b);
+    g_free (fast);
+  }
+  spdl_test_remove_tree (root);
+  g_free (root);
+}
+
+GST_END_TEST;
+
 static void
 write_encoded (const gchar * root, const gchar * rel, guint w, guint h,
     gboolean progressive)
@@ -697,6 +846,9 @@ GST_START_TEST (test_extreme_aspect_too_large)
     {"mode=center-crop resize-shorter=256", 2, 2},
     /* no automatic bound: still no crash, the frame cannot exist */
     {"width=224 max-output-pixels=18446744073709551615", 3, 1},
+    /* the same bounds with the fast path */
+    {"width=224 exact=false", 3, 1},
+    {"mode=center-crop resize-shorter=256 exact=false", 2, 2},
   };
   gchar *root = spdl_test_make_image_folder (1, 2, 64, 48);
   guint i;
@@ -737,19 +889,25 @@ GST_START_TEST (test_decode_memory_and_scans)
 {
   gchar *root = spdl_test_make_tmpdir ();
   SpdlTestRun *run;
+  guint i;
 
   /* 1024x1024 4:2:0: 3 MiB of coefficients; a baseline image needs rows */
   write_encoded (root, "c/baseline.jpg", 1024, 1024, FALSE);
   write_encoded (root, "c/progressive.jpg", 1024, 1024, TRUE);
-  run = run_folder (root, "", "width=32 height=32 "
-      "max-decode-memory=2000000");
-  fail_unless (run->error == NULL, "%s", run->error);
-  fail_unless_equals_int (spdl_test_run_count_samples (run), 1);
-  fail_unless (strstr (ITEM (run, 0)->path, "baseline") != NULL);
-  fail_unless (spdl_test_run_warned (run, "progressive.jpg", "max-decode-memory"));
-  fail_unless_equals_uint64 (spdl_test_run_skipped (run, "spdldecode",
-          "too-large"), 1);
-  spdl_test_run_free (run);
+  for (i = 0; i < 2; i++) {
+    /* exact=false decodes at 1/8 here: the bound is the file's all the same */
+    run = run_folder (root, "", i ? "width=32 height=32 exact=false "
+        "max-decode-memory=2000000" : "width=32 height=32 "
+        "max-decode-memory=2000000");
+    fail_unless (run->error == NULL, "%s", run->error);
+    fail_unless_equals_int (spdl_test_run_count_samples (run), 1);
+    fail_unless (strstr (ITEM (run, 0)->path, "baseline") != NULL);
+    fail_unless (spdl_test_run_warned (run, "progressive.jpg",
+            "max-decode-memory"));
+    fail_unless_equals_uint64 (spdl_test_run_skipped (run, "spdldecode",
+            "too-large"), 1);
+    spdl_test_run_free (run);
+  }
 
   /* the encoder's progression has 10 scans */
   run = run_folder (root, "", "width=32 height=32 max-scans=5");
@@ -1040,6 +1198,8 @@ spdldecode_suite (void)
   tcase_add_test (tc, test_random_resized_crop_bounds);
   tcase_add_test (tc, test_resample_axis_reuse);
   tcase_add_test (tc, test_resample_kernels_agree);
+  tcase_add_test (tc, test_resample_fast_axis);
+  tcase_add_test (tc, test_inexact_recipes);
   tcase_add_test (tc, test_threads_deterministic);
   tcase_add_test (tc, test_unordered_keeps_epochs);
   tcase_add_test (tc, test_jpeg_kinds);
