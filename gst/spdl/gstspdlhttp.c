@@ -79,6 +79,10 @@ struct _Transfer
   guint64 max_size;
   GstSpdlHttpDoneFunc done;
   gpointer user_data;
+
+  /* byte range GETs: bytes [range_first, range_first + range_size) */
+  guint64 range_first;
+  guint64 range_size;
 };
 
 struct _GstSpdlHttpStream
@@ -245,6 +249,15 @@ write_cb (char *data, size_t size, size_t nmemb, void *user_data)
             len - skipped));
     t->buffered += len - skipped;
   } else {
+    if (t->range_size && t->body->len + (len - skipped) > t->range_size) {
+      /* a server that ignores Range sends on: keep the range, stop */
+      gsize keep = (gsize) (t->range_size - t->body->len);
+
+      g_byte_array_append (t->body, (const guint8 *) data + skipped, keep);
+      http->objects_in_flight += keep;
+      g_mutex_unlock (&http->lock);
+      return 0;
+    }
     if (t->max_size && t->body->len + (len - skipped) > t->max_size) {
       g_mutex_unlock (&http->lock);
       return 0;
@@ -298,6 +311,14 @@ setup_easy (GstSpdlHttp * http, Transfer * t)
     gchar *range = g_strdup_printf ("%" G_GUINT64_FORMAT "-", t->resume_from);
     curl_easy_setopt (t->easy, CURLOPT_RANGE, range);
     g_free (range);
+  }
+  if (t->range_size) {
+    gchar *range = g_strdup_printf ("%" G_GUINT64_FORMAT "-%" G_GUINT64_FORMAT,
+        t->range_first, t->range_first + t->range_size - 1);
+    curl_easy_setopt (t->easy, CURLOPT_RANGE, range);
+    g_free (range);
+    /* a 200 (Range ignored) is skipped up to the range */
+    t->resume_from = t->range_first;
   }
   if (t->s3) {
     gchar *sigv4 = g_strdup_printf ("aws:amz:%s:s3", http->s3_region);
@@ -369,7 +390,9 @@ transfer_ended (GstSpdlHttp * http, Transfer * t, CURLcode result)
   GError *error;
 
   curl_easy_getinfo (t->easy, CURLINFO_RESPONSE_CODE, &status);
-  if (result == CURLE_OK && status >= 200 && status < 300) {
+  if ((result == CURLE_OK && status >= 200 && status < 300) ||
+      (result == CURLE_WRITE_ERROR && t->range_size &&
+          t->body->len == t->range_size)) {
     finish (http, t, NULL);
     return;
   }
@@ -409,6 +432,7 @@ transfer_ended (GstSpdlHttp * http, Transfer * t, CURLcode result)
   }
   error = g_error_new (GST_SPDL_SKIP_REASON, result ==
       CURLE_OPERATION_TIMEDOUT ? GST_SPDL_SRC_SKIP_TIMEOUT :
+      (t->range_size && status == 416) ? GST_SPDL_SRC_SKIP_TRUNCATED_SHARD :
       (result == CURLE_FILESIZE_EXCEEDED || (result == CURLE_WRITE_ERROR &&
               !t->streaming)) ? GST_SPDL_SRC_SKIP_TOO_LARGE :
       GST_SPDL_SRC_SKIP_HTTP_ERROR, "%s%s (%s)", why, t->attempt ?
@@ -896,4 +920,21 @@ gst_spdl_http_s3_list (GstSpdlHttp * http, const gchar * url, GError ** error)
   }
   g_ptr_array_sort (p.keys, compare_strings);
   return p.keys;
+}
+
+void
+gst_spdl_http_get_range (GstSpdlHttp * http, const gchar * url,
+    guint64 first, guint64 size, GstSpdlHttpDoneFunc done,
+    gpointer user_data)
+{
+  Transfer *t;
+
+  g_return_if_fail (size > 0);
+  t = transfer_new (http, url, NULL);
+  t->body = g_byte_array_sized_new ((guint) MIN (size, G_MAXUINT));
+  t->range_first = first;
+  t->range_size = size;
+  t->done = done;
+  t->user_data = user_data;
+  submit (http, t);
 }

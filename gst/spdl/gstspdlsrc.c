@@ -124,6 +124,7 @@ enum
   PROP_NUM_CLASSES,
   PROP_STATS,
   PROP_SHUFFLE_BUFFER,
+  PROP_ELASTIC,
   PROP_HTTP_REQUESTS,
   PROP_HTTP_TIMEOUT,
   PROP_HTTP_RETRIES,
@@ -154,6 +155,7 @@ enum
 #define DEFAULT_WARNING_LIMIT 20
 #define MAX_PREFETCH 256
 #define DEFAULT_SHUFFLE_BUFFER 1000
+#define DEFAULT_ELASTIC TRUE
 #define DEFAULT_HTTP_REQUESTS 64
 #define DEFAULT_HTTP_TIMEOUT 30000
 #define DEFAULT_HTTP_RETRIES 5
@@ -414,14 +416,33 @@ gst_spdl_src_class_init (GstSpdlSrcClass * klass)
    * GstSpdlSrc:shuffle-buffer:
    *
    * Tar shards with #GstSpdlSrc:shuffle: samples mixed in a buffer of this
-   * many (WebDataset's shuffle(n)), on top of the shuffled shard order. The
-   * buffer holds the encoded images: its memory is about this many times
-   * the mean image size. 0 or 1: the shard order only.
+   * many (WebDataset's shuffle(n)), on top of the shuffled shard order. In
+   * the elastic order (#GstSpdlSrc:elastic) the buffer mixes the epoch's
+   * global stream and holds sample numbers only (8 bytes each); in the
+   * contiguous split it mixes each rank's part and holds the encoded
+   * images: about this many times the mean image size. 0 or 1: the shard
+   * order only.
    */
   g_object_class_install_property (gobject_class, PROP_SHUFFLE_BUFFER,
       g_param_spec_uint ("shuffle-buffer", "Shuffle buffer",
-          "Tar shards: samples mixed per rank when shuffling (0 = shard "
-          "order only)", 0, G_MAXINT, DEFAULT_SHUFFLE_BUFFER, READY_PARAM));
+          "Tar shards: samples mixed when shuffling (0 = shard order only)",
+          0, G_MAXINT, DEFAULT_SHUFFLE_BUFFER, READY_PARAM));
+
+  /**
+   * GstSpdlSrc:elastic:
+   *
+   * Tar shards with a member index ("shards.members", written by
+   * tools/make-shards): an epoch's global order from (seed, epoch) alone,
+   * split between ranks as folders are, each sample read by its byte range
+   * (resume at any number of ranks). FALSE, or shards without the member
+   * index: each rank streams a contiguous part of the shards (resume at the
+   * same number of ranks only).
+   */
+  g_object_class_install_property (gobject_class, PROP_ELASTIC,
+      g_param_spec_boolean ("elastic", "Elastic",
+          "Tar shards: a global order split by position, members read by "
+          "byte range (needs shards.members), instead of contiguous parts "
+          "read in sequence", DEFAULT_ELASTIC, READY_PARAM));
 
   /**
    * GstSpdlSrc:http-requests:
@@ -560,6 +581,7 @@ gst_spdl_src_init (GstSpdlSrc * src)
   src->max_errors = DEFAULT_MAX_ERRORS;
   src->warning_limit = DEFAULT_WARNING_LIMIT;
   src->shuffle_buffer = DEFAULT_SHUFFLE_BUFFER;
+  src->elastic = DEFAULT_ELASTIC;
   src->http_requests = DEFAULT_HTTP_REQUESTS;
   src->http_timeout = DEFAULT_HTTP_TIMEOUT;
   src->http_retries = DEFAULT_HTTP_RETRIES;
@@ -651,6 +673,9 @@ gst_spdl_src_set_property (GObject * object, guint prop_id,
       break;
     case PROP_SHUFFLE_BUFFER:
       src->shuffle_buffer = g_value_get_uint (value);
+      break;
+    case PROP_ELASTIC:
+      src->elastic = g_value_get_boolean (value);
       break;
     case PROP_HTTP_REQUESTS:
       src->http_requests = g_value_get_uint (value);
@@ -766,6 +791,9 @@ gst_spdl_src_get_property (GObject * object, guint prop_id, GValue * value,
       break;
     case PROP_SHUFFLE_BUFFER:
       g_value_set_uint (value, src->shuffle_buffer);
+      break;
+    case PROP_ELASTIC:
+      g_value_set_boolean (value, src->elastic);
       break;
     case PROP_HTTP_REQUESTS:
       g_value_set_uint (value, src->http_requests);
@@ -1192,7 +1220,7 @@ free_config_strings (GstSpdlSrc * src)
 }
 
 static gboolean
-start_shards (GstSpdlSrc * src, const gchar * location, guint64 start_index)
+start_shards (GstSpdlSrc * src, const gchar * location, guint64 start_offset)
 {
   GstSpdlShardsConfig config = { 0, };
   GstSpdlShards *shards;
@@ -1208,7 +1236,8 @@ start_shards (GstSpdlSrc * src, const gchar * location, guint64 start_index)
   config.drop_uneven = src->drop_uneven;
   config.start_epoch = src->start_epoch;
   config.num_epochs = src->num_epochs;
-  config.start_index = start_index;
+  config.start_offset = start_offset;
+  config.elastic = src->elastic;
   config.max_member_size = src->max_file_size;
   config.queue_size = MAX (src->prefetch, 4) * 4;
   http_config_init (src, &config.http);
@@ -1247,19 +1276,17 @@ start_shards (GstSpdlSrc * src, const gchar * location, guint64 start_index)
     return FALSE;
   }
   GST_INFO_OBJECT (src, "%u shards, %" G_GUINT64_FORMAT " samples, %"
-      G_GUINT64_FORMAT " per epoch for rank %u/%u",
+      G_GUINT64_FORMAT " per epoch for rank %u/%u, %s order",
       gst_spdl_shards_get_n_shards (shards),
       gst_spdl_shards_get_total (shards),
       gst_spdl_shards_get_per_rank (shards), src->shard_index,
-      src->num_shards);
+      src->num_shards, gst_spdl_shards_is_elastic (shards) ? "elastic" :
+      "contiguous");
 
   GST_OBJECT_LOCK (src);
   src->shards = shards;
   src->samples_per_epoch = gst_spdl_shards_get_per_rank (shards);
   GST_OBJECT_UNLOCK (src);
-  /* positions as for files: rank r's k-th sample is at r + k x ranks */
-  src->shard_start_k = MIN (start_index, src->samples_per_epoch);
-  src->first_offset = src->shard_start_k * src->num_shards;
   src->current_epoch = src->start_epoch;
   src->pushed_in_epoch = 0;
   src->started_epoch = FALSE;
@@ -1297,18 +1324,8 @@ gst_spdl_src_start (GstBaseSrc * bsrc)
   }
 
   if (gst_spdl_shards_is_location (location)) {
-    gboolean ok;
-    /* a shard stream is split in contiguous parts per rank: resuming
-     * needs the same number of ranks (start-offset = k x num-shards) */
-    if (start_offset % src->num_shards != 0) {
-      GST_ELEMENT_ERROR (src, RESOURCE, SETTINGS,
-          ("Tar shards resume only at the number of ranks they were saved "
-              "at: start-offset %" G_GUINT64_FORMAT " is not a multiple of "
-              "num-shards (%u)", start_offset, src->num_shards), (NULL));
-      goto failed;
-    }
-    start_index += start_offset / src->num_shards;
-    ok = start_shards (src, location, start_index);
+    gboolean ok = start_shards (src, location,
+        start_offset + start_index * src->num_shards);
     g_free (location);
     g_free (extensions);
     return ok;
@@ -1598,18 +1615,15 @@ create_from_shards (GstSpdlSrc * src, GstBuffer ** outbuf)
     if (src->started_epoch && sample->epoch != src->current_epoch)
       announce_epoch_end (src);
     if (!src->started_epoch) {
-      src->shard_k = sample->epoch == src->start_epoch ?
-          src->shard_start_k : 0;
+      guint64 offset, samples = gst_spdl_shards_epoch_share (src->shards,
+          sample->epoch, &offset);
       gst_pad_push_event (GST_BASE_SRC_PAD (src),
-          gst_spdl_epoch_start_event_new (sample->epoch,
-              src->samples_per_epoch - src->shard_k,
-              src->shard_k * src->num_shards, src->num_shards,
-              src->shard_index));
+          gst_spdl_epoch_start_event_new (sample->epoch, samples, offset,
+              src->num_shards, src->shard_index));
     }
     src->current_epoch = sample->epoch;
     src->started_epoch = TRUE;
     gst_spdl_stats_add_in (&src->stats, 1);
-    src->shard_k++;
     if (sample->error) {
       /* the same accounting as a file that cannot be read */
       GstSpdlReadSlot slot = { 0, };
@@ -1630,8 +1644,7 @@ create_from_shards (GstSpdlSrc * src, GstBuffer ** outbuf)
     GST_BUFFER_OFFSET_END (*outbuf) = src->pushed_in_epoch + 1;
     gst_spdl_buffer_add_sample_meta (*outbuf, sample->index, sample->label,
         sample->epoch, sample->path);
-    gst_spdl_buffer_set_sample_position (*outbuf, src->shard_index +
-        (src->shard_k - 1) * src->num_shards);
+    gst_spdl_buffer_set_sample_position (*outbuf, sample->position);
     src->pushed_in_epoch++;
     gst_spdl_stats_add_out (&src->stats, 1);
     gst_spdl_shard_sample_free (sample);

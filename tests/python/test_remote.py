@@ -135,20 +135,25 @@ def test_transient_faults_are_retried(data, tmp_path, fault):
                    if ".tar" in r)
 
 
-def test_persistent_faults_are_skipped_and_counted(data, tmp_path):
+# elastic: each sample is a ranged request of its own, skipped and counted
+# alone; the contiguous split skips a shard's stream at once
+@pytest.mark.parametrize("elastic,per_shard", [("true", 8), ("false", 1)])
+def test_persistent_faults_are_skipped_and_counted(data, tmp_path, elastic, per_shard):
     base, truth, pattern, server = data
     p = proxy(server.url, "--status", "000002.tar=503", "--status", "000003.tar=403",
               "--hang", "000004.tar")
     try:
         t0 = time.monotonic()
         out, warnings, error, counts = run_src(
-            'location="%s/shards/%s" http-retries=2 http-timeout=1000' % (p.url, pattern))
+            'location="%s/shards/%s" http-retries=2 http-timeout=1000 elastic=%s'
+            % (p.url, pattern, elastic))
         took = time.monotonic() - t0
     finally:
         p.stop()
     assert error is None
     assert sorted(o[0] for o in out) == list(range(16))
-    assert counts.get_value("http-error") == 2 and counts.get_value("timeout") == 1
+    assert counts.get_value("http-error") == 2 * per_shard
+    assert counts.get_value("timeout") == per_shard
     assert any("train-000002.tar" in w and "503" in w and "retries" in w for w in warnings)
     assert any("train-000003.tar" in w and "403" in w for w in warnings)
     assert any("train-000004.tar" in w for w in warnings)
