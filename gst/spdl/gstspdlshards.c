@@ -1304,11 +1304,14 @@ member_finish (GstSpdlShards * shards, GstSpdlShardSample * sample,
   gsize len = gst_buffer_get_size (data);
 
   if (len < TAR_BLOCK + m->size) {
+    gchar *where = len ? g_strdup_printf ("at byte %" G_GUINT64_FORMAT
+        ", inside", m->offset - TAR_BLOCK + len) : g_strdup ("before");
+
     sample->error = g_error_new (GST_SPDL_SKIP_REASON,
-        GST_SPDL_SRC_SKIP_TRUNCATED_SHARD, "the shard ends at byte %"
-        G_GUINT64_FORMAT ", inside the member (bytes %" G_GUINT64_FORMAT
-        "..%" G_GUINT64_FORMAT " by the index)", m->offset - TAR_BLOCK + len,
-        m->offset, m->offset + m->size);
+        GST_SPDL_SRC_SKIP_TRUNCATED_SHARD, "the shard ends %s the member "
+        "(bytes %" G_GUINT64_FORMAT "..%" G_GUINT64_FORMAT " by the index)",
+        where, m->offset, m->offset + m->size);
+    g_free (where);
     gst_buffer_unref (data);
     return;
   }

@@ -8,7 +8,8 @@
 Forwards GET requests to UPSTREAM (http://host:port, e.g. http.server or
 moto_server; headers such as Range and the SigV4 ones pass through), or
 serves the files of UPSTREAM when it is a folder (HTTP/1.1 keep-alive, a
-deep listen queue: the benchmarks' server, faster than http.server), and
+deep listen queue, single byte ranges as object stores answer them: the
+benchmarks' server, faster than http.server), and
 breaks them on purpose, per path: the first N requests of each path get a
 503 (or --status-first), or the connection reset after half the body, or
 half the body and a clean close (a truncated response); every response is
@@ -21,6 +22,7 @@ import collections
 import http.client
 import http.server
 import os
+import re
 import socket
 import struct
 import sys
@@ -66,7 +68,7 @@ def main():
                 full = os.path.join(folder, urllib.parse.unquote(path).lstrip("/"))
                 try:
                     with open(full, "rb") as f:
-                        return 200, [], f.read()
+                        return self.ranged(f, os.fstat(f.fileno()).st_size)
                 except OSError:
                     return 404, [], b"not found\n"
             conn = http.client.HTTPConnection(up.hostname, up.port, timeout=60)
@@ -77,6 +79,19 @@ def main():
             body = resp.read()
             conn.close()
             return resp.status, resp.getheaders(), body
+
+        def ranged(self, f, size):
+            """The file, or the one range of "Range: bytes=FIRST-[LAST]"."""
+            m = re.fullmatch(r"bytes=(\d+)-(\d*)", self.headers.get("Range", ""))
+            if m is None:
+                return 200, [], f.read()
+            first = int(m.group(1))
+            last = min(int(m.group(2)) if m.group(2) else size - 1, size - 1)
+            if first >= size:
+                return 416, [("Content-Range", "bytes */%d" % size)], b""
+            f.seek(first)
+            return 206, [("Content-Range", "bytes %d-%d/%d" % (first, last, size))], \
+                f.read(last - first + 1)
 
         def reset(self):
             self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,

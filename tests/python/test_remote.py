@@ -12,6 +12,7 @@ import pytest
 from gi.repository import Gst
 
 from test_shards import make_image_folder, make_shards, run_src, key_of
+from test_checkpoint import check_elastic_resume
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 N_SAMPLES = 40
@@ -81,6 +82,22 @@ def test_shards_over_http_match_local(data):
         assert error is None and len(out) == 2 * 14
         seen += [o[0] for o in out if o[2] == 0]
     assert set(seen) == set(range(N_SAMPLES))
+
+
+def test_shards_over_http_resume_on_other_world_sizes(data, tmp_path):
+    """Saved on 2 ranks mid-epoch, resumed on 1 and 3, over HTTP: each
+    remaining sample once, with its label and pixels."""
+    base, truth, pattern, server = data
+    log = str(tmp_path / "requests.log")
+    p = proxy(server.url, log=log)
+    try:
+        check_elastic_resume('"%s/shards/%s"' % (p.url, pattern), N_SAMPLES, 2)
+    finally:
+        p.stop()
+    with open(log) as f:
+        requests = [r.split() for r in f.read().splitlines() if ".tar" in r]
+    # members by range, never whole shards
+    assert requests and all(r[1].startswith("bytes=") for r in requests)
 
 
 def manifest(dest, server_url, truth, extra=()):
