@@ -61,18 +61,34 @@
  * are grouped by key (the member path up to the first dot of its base
  * name), the image is the member ending in jpg, jpeg, png or webp, the label
  * the ASCII integer in the ".cls" member (-1 without one); other members are
- * ignored and a shard is never held whole in memory. Each epoch reads the
- * shards in an order shuffled from (#GstSpdlSrc:seed, epoch) and mixes the
- * samples through a buffer of #GstSpdlSrc:shuffle-buffer samples. Ranks
- * (#GstSpdlSrc:shard-index of #GstSpdlSrc:num-shards) split the epoch's
- * stream of N samples into equal contiguous parts of floor(N / ranks)
- * (#GstSpdlSrc:drop-uneven) or ceil(N / ranks) samples (the last rank wraps
- * around), so every rank yields the same number of samples per epoch; the
- * counts per shard come from the "shards.idx" file next to the shards
- * (tools/make-shards writes it: one "NAME<TAB>SAMPLES" line per shard) or,
- * for local shards without it, from reading the tar headers first. The
- * sample index is the shard's offset in the listing plus the sample's
- * position in it, the path "SHARD:MEMBER". Unreadable shards and corrupt or
+ * ignored and a shard is never held whole in memory. The sample index is
+ * the shard's offset in the listing plus the sample's position in it, the
+ * path "SHARD:MEMBER".
+ *
+ * Shards written by tools/make-shards come with "shards.members", every
+ * sample's image member as a byte range with its label. With it (and
+ * #GstSpdlSrc:elastic, the default) an epoch's global order is computed
+ * from the index alone: the shards in an order shuffled from
+ * (#GstSpdlSrc:seed, epoch), their samples mixed by a shuffle buffer of
+ * #GstSpdlSrc:shuffle-buffer sample numbers seeded from (seed, epoch). It
+ * depends on seed and epoch only, and ranks split it by the rule above
+ * (rank r of W at positions O + r, O + r + W, ...), so tar shards resume
+ * at any number of ranks like folders. Each rank reads only its samples,
+ * by byte range (pread; over HTTP and S3 a ranged GET each,
+ * #GstSpdlSrc:http-requests at once), checking each member's tar header
+ * against the index; a member past the shard's end is skipped as
+ * "truncated-shard", a header that does not match as "corrupt-member",
+ * each at its position, so ranks stay aligned.
+ *
+ * Without "shards.members" (or with elastic=false) each rank streams an
+ * equal contiguous part of the epoch's shard-ordered stream of N samples,
+ * floor(N / ranks) (#GstSpdlSrc:drop-uneven) or ceil(N / ranks) samples (the
+ * last rank wraps around), mixed by a shuffle buffer of its own from
+ * (seed, epoch, rank): an order that depends on the number of ranks, so
+ * such a state resumes only at the same number (start-offset must be a
+ * multiple of num-shards). The counts per shard come from "shards.idx"
+ * (one "NAME<TAB>SAMPLES" line per shard) or, for local shards without it,
+ * from reading the tar headers first. Unreadable shards and corrupt or
  * truncated tar streams are skipped with the reasons "unreadable",
  * "corrupt-member" and "truncated-shard".
  *

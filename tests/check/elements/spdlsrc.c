@@ -355,33 +355,6 @@ GST_START_TEST (test_shards)
 
 GST_END_TEST;
 
-/* One ustar member: header, then the data padded to 512 bytes. */
-static void
-tar_append (GString * tar, const gchar * name, const gchar * data)
-{
-  guint8 header[512] = { 0, };
-  gsize len = strlen (data), i;
-  guint sum = 0;
-
-  g_strlcpy ((gchar *) header, name, 100);
-  memcpy (header + 100, "0000644", 8);
-  memcpy (header + 108, "0000000", 8);
-  memcpy (header + 116, "0000000", 8);
-  g_snprintf ((gchar *) header + 124, 12, "%011" G_GSIZE_MODIFIER "o", len);
-  memcpy (header + 136, "00000000000", 12);
-  header[156] = '0';
-  memcpy (header + 257, "ustar", 6);
-  memcpy (header + 263, "00", 2);
-  memset (header + 148, ' ', 8);
-  for (i = 0; i < 512; i++)
-    sum += header[i];
-  g_snprintf ((gchar *) header + 148, 8, "%06o", sum);
-  g_string_append_len (tar, (const gchar *) header, 512);
-  g_string_append_len (tar, data, len);
-  while (tar->len % 512)
-    g_string_append_c (tar, '\0');
-}
-
 /* @n_shards shards of @per_shard fake samples ("k<S>_<I>.jpg" holding
  * "s<S>i<I>", label I % 3) and, with @members, their member index; returns
  * the location "ROOT/s{0..N}.tar" (quoted). */
@@ -394,7 +367,8 @@ make_fake_shards (gchar * root, guint n_shards, guint per_shard,
   guint s, i;
 
   for (s = 0; s < n_shards; s++) {
-    GString *tar = g_string_new (NULL);
+    GByteArray *tar = g_byte_array_new ();
+    static const guint8 zeros[1024] = { 0, };
 
     g_string_append_printf (index, "s%u.tar\t%u\n", s, per_shard);
     for (i = 0; i < per_shard; i++) {
@@ -403,23 +377,21 @@ make_fake_shards (gchar * root, guint n_shards, guint per_shard,
       gchar *label = g_strdup_printf ("%u", i % 3);
       gchar *cls = g_strdup_printf ("k%u_%u.cls", s, i);
 
-      g_string_append_printf (index, "\t%" G_GSIZE_FORMAT "\t%"
-          G_GSIZE_FORMAT "\t%u\t%s\n", tar->len + 512, strlen (data), i % 3,
-          name);
-      tar_append (tar, name, data);
-      tar_append (tar, cls, label);
+      /* the image's data follows its 512-byte header */
+      g_string_append_printf (index, "\t%u\t%" G_GSIZE_FORMAT "\t%u\t%s\n",
+          tar->len + 512, strlen (data), i % 3, name);
+      spdl_test_tar_file (tar, name, data);
+      spdl_test_tar_file (tar, cls, label);
       g_free (name);
       g_free (data);
       g_free (label);
       g_free (cls);
     }
-    g_string_append_len (tar, "\0", 1);
-    g_string_set_size (tar, tar->len + 1023);
-    memset (tar->str + tar->len - 1024, 0, 1024);
+    g_byte_array_append (tar, zeros, sizeof (zeros));
     path = g_strdup_printf ("%s/s%u.tar", root, s);
-    spdl_test_write_file (path, tar->str, tar->len);
+    spdl_test_write_file (path, (const gchar *) tar->data, tar->len);
     g_free (path);
-    g_string_free (tar, TRUE);
+    g_byte_array_unref (tar);
   }
   if (members) {
     path = g_strdup_printf ("%s/shards.members", root);
