@@ -869,11 +869,12 @@ gst_spdl_shards_open (const GstSpdlShardsConfig * config, GError ** error)
   if (!shards->elastic && config->start_offset % world != 0) {
     /* each rank reads a contiguous part of the shard stream */
     g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_SETTINGS,
-        "Tar shards without a member index (%s) resume only at the number "
-        "of ranks they were saved at: start-offset %" G_GUINT64_FORMAT
-        " is not a multiple of num-shards (%" G_GUINT64_FORMAT "); write "
-        "the shards with tools/make-shards for any number",
-        config->elastic ? MEMBERS_NAME : "elastic=false",
+        "Tar shards split in contiguous parts per rank (%s) resume only "
+        "at the number of ranks they were saved at: start-offset %"
+        G_GUINT64_FORMAT " is not a multiple of num-shards (%"
+        G_GUINT64_FORMAT "); shards written by tools/make-shards resume at "
+        "any number", config->elastic ? "no " MEMBERS_NAME " next to them" :
+        "elastic=false",
         config->start_offset, world);
     goto failed;
   }

@@ -465,8 +465,10 @@ gst_spdl_src_class_init (GstSpdlSrcClass * klass)
    *
    * Remote data: HTTP requests in flight at once, on one I/O thread (libcurl's
    * multi interface): sized for object storage, where each request waits
-   * for its first byte. Single objects are requested this far ahead of the
-   * streaming thread; shards download up to min(this, 8) ahead.
+   * for its first byte. Single objects, and the members of tar shards in
+   * the elastic order (a ranged request each), are requested this far
+   * ahead of the streaming thread; shards streamed whole
+   * (#GstSpdlSrc:elastic off) download up to min(this, 8) ahead.
    */
   g_object_class_install_property (gobject_class, PROP_HTTP_REQUESTS,
       g_param_spec_uint ("http-requests", "HTTP requests",
