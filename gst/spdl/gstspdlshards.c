@@ -331,6 +331,7 @@ struct _GstSpdlShards
 
   /* the reader thread's */
   GPtrArray *mix;               /* shuffle buffer */
+  guint64 mix_bytes;            /* of the images in it */
   GstSpdlRng mix_rng;
   guint64 to_skip;              /* start-index samples not yet dropped */
   guint64 next_k;               /* this rank's items delivered this epoch */
@@ -1112,6 +1113,32 @@ deliver (GstSpdlShards * shards, GstSpdlShardSample * sample)
 
 static guint current_epoch_of (GstSpdlShards * shards);
 
+/* Whether @size more bytes fit the buffer's byte bound. */
+static gboolean
+mix_has_room (GstSpdlShards * shards, guint64 size)
+{
+  guint64 bound = shards->config.shuffle_buffer_bytes;
+
+  return bound == 0 || shards->mix_bytes + size <= bound;
+}
+
+static void
+mix_taken (GstSpdlShards * shards, GstSpdlShardSample * sample)
+{
+  shards->mix_bytes -= gst_buffer_get_size (sample->buffer);
+}
+
+/* A random sample of the buffer leaves it. */
+static void
+deliver_mixed (GstSpdlShards * shards)
+{
+  guint64 j = gst_spdl_rng_below (&shards->mix_rng, shards->mix->len);
+  GstSpdlShardSample *sample = g_ptr_array_steal_index_fast (shards->mix, j);
+
+  mix_taken (shards, sample);
+  deliver (shards, sample);
+}
+
 /* Samples go through the shuffle buffer; skips straight on. */
 static void
 emit_sample (GstSpdlShards * shards, GstSpdlShardSample * sample)
@@ -1123,22 +1150,30 @@ emit_sample (GstSpdlShards * shards, GstSpdlShardSample * sample)
     deliver (shards, sample);
     return;
   }
+  /* at the byte bound, random samples leave to make room */
+  while (shards->mix->len > 0 && shards->mix->len <
+      shards->config.shuffle_buffer && !mix_has_room (shards,
+          gst_buffer_get_size (sample->buffer)))
+    deliver_mixed (shards);
+  shards->mix_bytes += gst_buffer_get_size (sample->buffer);
   if (shards->mix->len < shards->config.shuffle_buffer) {
     g_ptr_array_add (shards->mix, sample);
     return;
   }
   j = gst_spdl_rng_below (&shards->mix_rng, shards->mix->len);
+  mix_taken (shards, g_ptr_array_index (shards->mix, j));
   deliver (shards, g_ptr_array_index (shards->mix, j));
   g_ptr_array_index (shards->mix, j) = sample;
+  /* a larger image replaced a smaller one */
+  while (shards->mix->len > 1 && !mix_has_room (shards, 0))
+    deliver_mixed (shards);
 }
 
 static void
 drain_mix (GstSpdlShards * shards)
 {
-  while (shards->mix && shards->mix->len > 0) {
-    guint64 j = gst_spdl_rng_below (&shards->mix_rng, shards->mix->len);
-    deliver (shards, g_ptr_array_steal_index_fast (shards->mix, j));
-  }
+  while (shards->mix && shards->mix->len > 0)
+    deliver_mixed (shards);
 }
 
 static guint
@@ -1545,6 +1580,7 @@ read_epoch (GstSpdlShards * shards, guint epoch)
         gst_spdl_shard_sample_free);
     gst_spdl_rng_init (&shards->mix_rng, shards->config.seed, epoch,
         RNG_SHUFFLE_BUFFER + shards->config.rank);
+    shards->mix_bytes = 0;
   }
   read_plan (shards, plan);
   drain_mix (shards);

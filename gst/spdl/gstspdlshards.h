@@ -48,6 +48,8 @@ typedef struct
   guint64 seed;
   gboolean shuffle;
   guint shuffle_buffer;         /* samples mixed per rank; 0 or 1: none */
+  guint64 shuffle_buffer_bytes; /* contiguous split: images' bytes held in
+                                 * the buffer at most (0: no bound) */
   guint rank;
   guint world_size;
   gboolean drop_uneven;

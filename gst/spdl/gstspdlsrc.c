@@ -140,6 +140,7 @@ enum
   PROP_NUM_CLASSES,
   PROP_STATS,
   PROP_SHUFFLE_BUFFER,
+  PROP_SHUFFLE_BUFFER_BYTES,
   PROP_ELASTIC,
   PROP_HTTP_REQUESTS,
   PROP_HTTP_TIMEOUT,
@@ -171,6 +172,7 @@ enum
 #define DEFAULT_WARNING_LIMIT 20
 #define MAX_PREFETCH 256
 #define DEFAULT_SHUFFLE_BUFFER 1000
+#define DEFAULT_SHUFFLE_BUFFER_BYTES (256 * 1024 * 1024)
 #define DEFAULT_ELASTIC TRUE
 #define DEFAULT_HTTP_REQUESTS 64
 #define DEFAULT_HTTP_TIMEOUT 30000
@@ -445,6 +447,21 @@ gst_spdl_src_class_init (GstSpdlSrcClass * klass)
           0, G_MAXINT, DEFAULT_SHUFFLE_BUFFER, READY_PARAM));
 
   /**
+   * GstSpdlSrc:shuffle-buffer-bytes:
+   *
+   * Tar shards streamed in contiguous parts (#GstSpdlSrc:elastic off, or no
+   * member index): the encoded images the shuffle buffer holds at most, in
+   * bytes; at the bound, random samples leave it to make room (always at
+   * least one sample is held). The order stays a function of seed, epoch,
+   * rank and the data. 0: no bound. The elastic order holds no images.
+   */
+  g_object_class_install_property (gobject_class, PROP_SHUFFLE_BUFFER_BYTES,
+      g_param_spec_uint64 ("shuffle-buffer-bytes", "Shuffle buffer bytes",
+          "Tar shards streamed in contiguous parts: bytes of images the "
+          "shuffle buffer holds at most (0 = no bound)", 0, G_MAXUINT64,
+          DEFAULT_SHUFFLE_BUFFER_BYTES, READY_PARAM));
+
+  /**
    * GstSpdlSrc:elastic:
    *
    * Tar shards with a member index ("shards.members", written by
@@ -600,6 +617,7 @@ gst_spdl_src_init (GstSpdlSrc * src)
   src->warning_limit = DEFAULT_WARNING_LIMIT;
   src->shuffle_buffer = DEFAULT_SHUFFLE_BUFFER;
   src->elastic = DEFAULT_ELASTIC;
+  src->shuffle_buffer_bytes = DEFAULT_SHUFFLE_BUFFER_BYTES;
   src->http_requests = DEFAULT_HTTP_REQUESTS;
   src->http_timeout = DEFAULT_HTTP_TIMEOUT;
   src->http_retries = DEFAULT_HTTP_RETRIES;
@@ -691,6 +709,9 @@ gst_spdl_src_set_property (GObject * object, guint prop_id,
       break;
     case PROP_SHUFFLE_BUFFER:
       src->shuffle_buffer = g_value_get_uint (value);
+      break;
+    case PROP_SHUFFLE_BUFFER_BYTES:
+      src->shuffle_buffer_bytes = g_value_get_uint64 (value);
       break;
     case PROP_ELASTIC:
       src->elastic = g_value_get_boolean (value);
@@ -809,6 +830,9 @@ gst_spdl_src_get_property (GObject * object, guint prop_id, GValue * value,
       break;
     case PROP_SHUFFLE_BUFFER:
       g_value_set_uint (value, src->shuffle_buffer);
+      break;
+    case PROP_SHUFFLE_BUFFER_BYTES:
+      g_value_set_uint64 (value, src->shuffle_buffer_bytes);
       break;
     case PROP_ELASTIC:
       g_value_set_boolean (value, src->elastic);
@@ -1249,6 +1273,7 @@ start_shards (GstSpdlSrc * src, const gchar * location, guint64 start_offset)
   config.seed = src->seed;
   config.shuffle = src->shuffle;
   config.shuffle_buffer = src->shuffle_buffer;
+  config.shuffle_buffer_bytes = src->shuffle_buffer_bytes;
   config.rank = src->shard_index;
   config.world_size = src->num_shards;
   config.drop_uneven = src->drop_uneven;

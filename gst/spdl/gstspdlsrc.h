@@ -53,6 +53,7 @@ struct _GstSpdlSrc
   guint64 start_index;
   guint64 start_offset;
   gboolean elastic;
+  guint64 shuffle_buffer_bytes;
   guint prefetch;
   guint64 prefetch_threshold;   /* us; reads slower on average go ahead */
   guint64 max_file_size;

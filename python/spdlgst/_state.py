@@ -34,6 +34,7 @@ def capture(sink, src, batches: int) -> Dict[str, Any]:
     state["shards"] = _is_shards(src)
     if state["shards"]:
         state["elastic"] = src.get_property("elastic")
+        state["shuffle-buffer-bytes"] = src.get_property("shuffle-buffer-bytes")
     return state
 
 
@@ -73,6 +74,14 @@ def restore(src, state: Dict[str, Any], first_epoch: int,
             f"state was saved with spdlsrc elastic={state['elastic']!r}, "
             f"this pipeline has elastic={src.get_property('elastic')!r}: the "
             "order of the samples would differ")
+    if state.get("shards") and not state.get("elastic", False) and \
+            "shuffle-buffer-bytes" in state and \
+            state["shuffle-buffer-bytes"] != src.get_property("shuffle-buffer-bytes"):
+        raise ValueError(
+            "state was saved with spdlsrc shuffle-buffer-bytes="
+            f"{state['shuffle-buffer-bytes']!r}, this pipeline has "
+            f"{src.get_property('shuffle-buffer-bytes')!r}: the order of the "
+            "samples would differ")
     for name in _CHECKED:
         if name in state and state[name] != src.get_property(name):
             raise ValueError(

@@ -246,6 +246,23 @@ def test_bad_member_index_is_an_error(shards, tmp_path):
     _, _, error, _ = run_src('location="%s"' % loc)
     assert error is not None and "shards.members" in error and "line 4" in error
 
+def test_contiguous_shuffle_buffer_byte_bound(shards):
+    """elastic=false: the per-rank buffer holds images, at most
+    shuffle-buffer-bytes of them (one at least)."""
+    location, truth, _ = shards
+    props = ('location="%s" elastic=false shuffle=true seed=7 shuffle-buffer=16'
+             % location)
+    order = lambda extra: [o[0] for o in run_src(props + extra)[0]]
+    unbounded = order("")
+    unmixed = order(" shuffle-buffer=0")
+    one = order(" shuffle-buffer-bytes=1")
+    mean = sum(len(d) for _, d in truth.values()) // len(truth)
+    few = order(" shuffle-buffer-bytes=%d" % (4 * mean))
+    assert one == unmixed
+    for run in (unbounded, few):
+        assert sorted(run) == list(range(N_SAMPLES))
+    assert len({tuple(unbounded), tuple(few), tuple(unmixed)}) == 3
+
 def test_without_index_headers_are_read(shards, tmp_path):
     location, truth, outdir = shards
     copy = tmp_path / "noindex"
