@@ -29,6 +29,11 @@ GST_DEBUG_CATEGORY_STATIC (spdl_shards_debug);
 #define MAX_MEMBERS_INDEX_SIZE (1024 * 1024 * 1024)
 #define TAR_BLOCK 512
 #define LOCAL_FDS 8             /* local shards kept open by ranged reads */
+/* ranged reads of members close together: at most this many samples,
+ * gaps (other members) up to COALESCE_GAP, COALESCE_MAX bytes in all */
+#define MAX_COALESCED 64
+#define COALESCE_GAP (64 * 1024)
+#define COALESCE_MAX (16 * 1024 * 1024)
 #define READ_CHUNK (1024 * 1024)
 #define MAX_SHARDS (10 * 1000 * 1000)
 #define MAX_LABEL_SIZE 64
@@ -291,12 +296,16 @@ typedef struct
   gint32 label;
 } ShardMember;
 
-/* A ranged read of a remote member, in flight or done. */
+/* A ranged read of remote members, in flight or done: this rank's samples
+ * k .. k + n - 1, when they lie close together in one shard (an unshuffled
+ * epoch on one rank reads a shard in a few requests), else one. */
 typedef struct
 {
   GstSpdlShards *shards;
-  guint64 position;             /* in the epoch's global order */
-  guint64 global;               /* global sample index */
+  guint64 first_k;              /* this rank's k of the first sample */
+  guint n;
+  guint64 globals[MAX_COALESCED];       /* global sample indices */
+  guint64 start;                /* byte range in the shard */
   gboolean done;                /* under the shards' lock */
   GstBuffer *buffer;
   GError *error;
@@ -1483,22 +1492,84 @@ range_read_free (RangeRead * read)
   g_free (read);
 }
 
-static RangeRead *
-range_read_start (GstSpdlShards * shards, guint64 global, guint64 position)
+static gboolean
+member_fits (GstSpdlShards * shards, const ShardMember * m)
 {
-  const ShardMember *m = &shards->members[global];
   guint64 max_size = shards->config.max_member_size;
+
+  return max_size == 0 || m->size <= max_size;
+}
+
+/* Whether @next can join @read's request: later in the same shard, close. */
+static gboolean
+can_coalesce (GstSpdlShards * shards, RangeRead * read, guint64 end,
+    const ShardMember * next)
+{
+  const ShardMember *first = &shards->members[read->globals[0]];
+
+  return read->n < MAX_COALESCED && member_fits (shards, next) &&
+      next->shard == first->shard && next->offset - TAR_BLOCK >= end &&
+      next->offset - TAR_BLOCK - end <= COALESCE_GAP &&
+      next->offset + next->size - read->start <= COALESCE_MAX;
+}
+
+/* Requests this rank's samples from @k on (positions @first + k x world):
+ * as many as lie close together in one shard. */
+static RangeRead *
+range_read_start (GstSpdlShards * shards, const guint64 * order,
+    guint64 first, guint64 k, guint64 count)
+{
+  guint64 world = MAX (shards->config.world_size, 1), end;
   RangeRead *read = g_new0 (RangeRead, 1);
+  const ShardMember *m;
 
   read->shards = shards;
-  read->global = global;
-  read->position = position;
-  if (max_size && m->size > max_size)
+  read->first_k = k;
+  read->globals[read->n++] = order[(first + k * world) % shards->total];
+  m = &shards->members[read->globals[0]];
+  if (!member_fits (shards, m)) {
     read->done = TRUE;          /* member_too_large() says why */
-  else
-    gst_spdl_http_get_range (shards->http, shards->names[m->shard],
-        m->offset - TAR_BLOCK, TAR_BLOCK + m->size, range_read_done, read);
+    return read;
+  }
+  read->start = m->offset - TAR_BLOCK;
+  end = m->offset + m->size;
+  while (k + read->n < count) {
+    guint64 global = order[(first + (k + read->n) * world) % shards->total];
+    const ShardMember *next = &shards->members[global];
+
+    if (!can_coalesce (shards, read, end, next))
+      break;
+    read->globals[read->n++] = global;
+    end = next->offset + next->size;
+  }
+  gst_spdl_http_get_range (shards->http, shards->names[m->shard],
+      read->start, end - read->start, range_read_done, read);
   return read;
+}
+
+/* The @i-th sample of a finished read: its member cut out of the bytes. */
+static GstSpdlShardSample *
+range_read_sample (GstSpdlShards * shards, RangeRead * read, guint i,
+    guint64 first)
+{
+  guint64 world = MAX (shards->config.world_size, 1);
+  GstSpdlShardSample *sample = member_sample (shards, read->globals[i],
+      first + (read->first_k + i) * world);
+  const ShardMember *m = &shards->members[read->globals[i]];
+  guint64 from = m->offset - TAR_BLOCK - read->start, have;
+
+  if (member_too_large (shards, sample))
+    return sample;
+  if (read->error) {
+    sample->error = g_error_copy (read->error);
+    return sample;
+  }
+  have = gst_buffer_get_size (read->buffer);
+  have = have > from ? MIN (have - from, TAR_BLOCK + m->size) : 0;
+  /* shares the memory; a short one is a truncated shard */
+  member_finish (shards, sample, have ? gst_buffer_copy_region (read->buffer,
+          GST_BUFFER_COPY_MEMORY, from, have) : gst_buffer_new ());
+  return sample;
 }
 
 /* Remote members: up to http-requests ranged GETs at once, handed out in
@@ -1508,19 +1579,18 @@ static void
 read_positions_remote (GstSpdlShards * shards, const guint64 * order,
     guint64 first, guint64 count)
 {
-  guint64 world = MAX (shards->config.world_size, 1), started = 0, taken;
-  guint window = shards->ring_size;
+  guint64 next_k = 0;
+  guint window = shards->ring_size, head = 0, queued = 0, i;
 
-  for (taken = 0; taken < count; taken++) {
+  while (queued > 0 || next_k < count) {
     RangeRead *read;
-    GstSpdlShardSample *sample;
 
-    for (; started < count && started < taken + window; started++) {
-      guint64 position = first + started * world;
-      shards->ring[started % window] = range_read_start (shards,
-          order[position % shards->total], position);
+    for (; next_k < count && queued < window; queued++) {
+      read = range_read_start (shards, order, first, next_k, count);
+      shards->ring[(head + queued) % window] = read;
+      next_k += read->n;
     }
-    read = shards->ring[taken % window];
+    read = shards->ring[head];
     g_mutex_lock (&shards->lock);
     while (!read->done && !shards->stopping)
       g_cond_wait (&shards->cond, &shards->lock);
@@ -1529,16 +1599,12 @@ read_positions_remote (GstSpdlShards * shards, const guint64 * order,
       return;
     }
     g_mutex_unlock (&shards->lock);
-    shards->ring[taken % window] = NULL;
-    sample = member_sample (shards, read->global, read->position);
-    if (!member_too_large (shards, sample)) {
-      if (read->error)
-        sample->error = g_steal_pointer (&read->error);
-      else
-        member_finish (shards, sample, g_steal_pointer (&read->buffer));
-    }
+    shards->ring[head] = NULL;
+    head = (head + 1) % window;
+    queued--;
+    for (i = 0; i < read->n; i++)
+      deliver (shards, range_read_sample (shards, read, i, first));
     range_read_free (read);
-    deliver (shards, sample);
   }
 }
 

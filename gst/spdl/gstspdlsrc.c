@@ -74,8 +74,9 @@
  * depends on seed and epoch only, and ranks split it by the rule above
  * (rank r of W at positions O + r, O + r + W, ...), so tar shards resume
  * at any number of ranks like folders. Each rank reads only its samples,
- * by byte range (pread; over HTTP and S3 a ranged GET each,
- * #GstSpdlSrc:http-requests at once), checking each member's tar header
+ * by byte range (pread; over HTTP and S3 ranged GETs,
+ * #GstSpdlSrc:http-requests at once, one for members lying close together
+ * in a shard, one each otherwise), checking each member's tar header
  * against the index; a member past the shard's end is skipped as
  * "truncated-shard", a header that does not match as "corrupt-member",
  * each at its position, so ranks stay aligned.

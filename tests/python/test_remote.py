@@ -4,6 +4,7 @@ Python's http.server on 127.0.0.1, through a fault-injecting proxy
 import hashlib
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -11,7 +12,8 @@ import time
 import pytest
 from gi.repository import Gst
 
-from test_shards import make_image_folder, make_shards, run_src, key_of
+from test_shards import (make_image_folder, make_shards, run_src, key_of,
+                         read_members_index)
 from test_checkpoint import check_elastic_resume
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -98,6 +100,51 @@ def test_shards_over_http_resume_on_other_world_sizes(data, tmp_path):
         requests = [r.split() for r in f.read().splitlines() if ".tar" in r]
     # members by range, never whole shards
     assert requests and all(r[1].startswith("bytes=") for r in requests)
+
+
+def test_adjacent_members_share_a_request(data, tmp_path):
+    """Unshuffled, a rank's members lie close together: one ranged request
+    reads several (here a shard each; on 2 ranks over the other rank's
+    small members between them, gaps up to 64 KiB being read over)."""
+    base, truth, pattern, server = data
+    n_shards = N_SAMPLES // 8
+    for world, requests in ((1, n_shards), (2, n_shards)):
+        log = str(tmp_path / ("requests-%d.log" % world))
+        p = proxy(server.url, log=log)
+        try:
+            out, warnings, error, _ = run_src(
+                'location="%s/shards/%s" num-shards=%d' % (p.url, pattern, world))
+        finally:
+            p.stop()
+        assert error is None and warnings == []
+        assert [o[0] for o in out] == list(range(0, N_SAMPLES, world))
+        for _, label, _, path, d in out:
+            assert (label, d) == truth[key_of(path)]
+        with open(log) as f:
+            tars = [r for r in f.read().splitlines() if ".tar" in r]
+        assert len(tars) == requests
+
+
+def test_truncated_shard_over_http_by_range(data, tmp_path):
+    """A shard cut short on the server (which honours Range): the members
+    past the cut are skipped as truncated-shard, each where it stands."""
+    base, truth, pattern, _ = data
+    shutil.copytree(base / "shards", tmp_path / "shards")
+    members = read_members_index(str(tmp_path / "shards"))
+    with open(tmp_path / "shards" / "train-000001.tar", "r+b") as f:
+        f.truncate(members[13][1] + 10)         # inside sample 13's image
+    p = proxy(str(tmp_path))
+    try:
+        out, warnings, error, counts = run_src(
+            'location="%s/shards/%s"' % (p.url, pattern))
+    finally:
+        p.stop()
+    assert error is None
+    assert counts.get_value("truncated-shard") == 3
+    assert any("train-000001.tar" in w and "shard ends" in w for w in warnings)
+    assert [o[0] for o in out] == [i for i in range(N_SAMPLES) if not 13 <= i < 16]
+    for _, label, _, path, d in out:
+        assert (label, d) == truth[key_of(path)]
 
 
 def manifest(dest, server_url, truth, extra=()):
