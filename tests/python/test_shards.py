@@ -318,6 +318,16 @@ def test_long_names_and_other_members(tmp_path):
     assert got == [(0, 4, long_key + ".jpg", b"\xff\xd8long"),
                    (1, 2, "p/" + "\u00e9" * 120 + ".png", b"png-bytes"),
                    (2, -1, "plain.JPEG", b"plain")]
+    # indexed afterwards (make-shards --index-only): read by range, the same
+    subprocess.run(["/usr/bin/python3", MAKE_SHARDS, "--index-only", str(tmp_path)],
+                   check=True, capture_output=True)
+    assert (tmp_path / "shards.members").exists()
+    out, warnings, error, _ = run_src('location="%s"' % path)
+    assert error is None and warnings == []
+    assert [(o[0], o[1], o[3].rsplit(":", 1)[1], o[4]) for o in out] == got
+    # elastic now: resumed at an offset no contiguous split could take
+    out, _, error, _ = run_src('location="%s" num-shards=2 start-offset=1' % path)
+    assert error is None and [o[0] for o in out] == [1]
 
 
 def test_truncated_and_corrupt_shards_are_skipped(shards, tmp_path):
