@@ -454,3 +454,20 @@ spdl_test_tar_file (GByteArray * tar, const gchar * name, const gchar * data)
   spdl_test_tar_header (tar, name, '0', strlen (data), NULL);
   spdl_test_tar_data (tar, (const guint8 *) data, strlen (data));
 }
+
+gsize
+spdl_test_tar_sample (GByteArray * tar, const gchar * key, const gchar * data,
+    gint label)
+{
+  gchar *image = g_strdup_printf ("%s.jpg", key);
+  gchar *cls = g_strdup_printf ("%s.cls", key);
+  gchar *text = g_strdup_printf ("%d", label);
+  gsize data_offset = tar->len + 512;
+
+  spdl_test_tar_file (tar, image, data);
+  spdl_test_tar_file (tar, cls, text);
+  g_free (image);
+  g_free (cls);
+  g_free (text);
+  return data_offset;
+}

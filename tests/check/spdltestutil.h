@@ -46,6 +46,10 @@ void spdl_test_tar_header (GByteArray * tar, const gchar * name, gchar type,
 void spdl_test_tar_data (GByteArray * tar, const guint8 * data, gsize len);
 void spdl_test_tar_file (GByteArray * tar, const gchar * name,
     const gchar * data);
+/* A WebDataset sample: KEY.jpg holding @data, KEY.cls holding @label;
+ * returns the offset of the image's data in @tar. */
+gsize spdl_test_tar_sample (GByteArray * tar, const gchar * key,
+    const gchar * data, gint label);
 
 /* Encodes a w x h JPEG whose pixels are a function of (x, y, tint). */
 void spdl_test_write_jpeg (const gchar * path, guint width, guint height,

@@ -372,20 +372,14 @@ make_fake_shards (gchar * root, guint n_shards, guint per_shard,
 
     g_string_append_printf (index, "s%u.tar\t%u\n", s, per_shard);
     for (i = 0; i < per_shard; i++) {
-      gchar *name = g_strdup_printf ("k%u_%u.jpg", s, i);
+      gchar *key = g_strdup_printf ("k%u_%u", s, i);
       gchar *data = g_strdup_printf ("s%ui%u", s, i);
-      gchar *label = g_strdup_printf ("%u", i % 3);
-      gchar *cls = g_strdup_printf ("k%u_%u.cls", s, i);
+      gsize offset = spdl_test_tar_sample (tar, key, data, i % 3);
 
-      /* the image's data follows its 512-byte header */
-      g_string_append_printf (index, "\t%u\t%" G_GSIZE_FORMAT "\t%u\t%s\n",
-          tar->len + 512, strlen (data), i % 3, name);
-      spdl_test_tar_file (tar, name, data);
-      spdl_test_tar_file (tar, cls, label);
-      g_free (name);
+      g_string_append_printf (index, "\t%" G_GSIZE_FORMAT "\t%"
+          G_GSIZE_FORMAT "\t%u\t%s.jpg\n", offset, strlen (data), i % 3, key);
+      g_free (key);
       g_free (data);
-      g_free (label);
-      g_free (cls);
     }
     g_byte_array_append (tar, zeros, sizeof (zeros));
     path = g_strdup_printf ("%s/s%u.tar", root, s);

@@ -363,16 +363,11 @@ write_shard (const gchar * dir, guint s, guint per)
   guint j;
 
   for (j = 0; j < per; j++) {
-    gchar *name = g_strdup_printf ("k%u_%u.jpg", s, j);
+    gchar *key = g_strdup_printf ("k%u_%u", s, j);
     gchar *data = g_strdup_printf ("img %u %u", s, j);
-    gchar *cls_name = g_strdup_printf ("k%u_%u.cls", s, j);
-    gchar *label = g_strdup_printf ("%u", s * 100 + j);
-    spdl_test_tar_file (tar, name, data);
-    spdl_test_tar_file (tar, cls_name, label);
-    g_free (name);
+    spdl_test_tar_sample (tar, key, data, s * 100 + j);
+    g_free (key);
     g_free (data);
-    g_free (cls_name);
-    g_free (label);
   }
   g_byte_array_append (tar, zeros, sizeof (zeros));
   fail_unless (g_file_set_contents (path, (const gchar *) tar->data, tar->len,
