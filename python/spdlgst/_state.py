@@ -68,10 +68,12 @@ def restore(src, state: Dict[str, Any], first_epoch: int,
             f"state was saved on {state.get('world_size')} ranks with "
             "spdlsrc elastic=false: such tar shards resume only on as many "
             f"(this pipeline has num-shards={src.get_property('num-shards')})")
-    if state.get("shards") and "elastic" in state and \
-            state["elastic"] != src.get_property("elastic"):
+    # states of shards saved before the elastic order have no "elastic":
+    # their order is the contiguous split's
+    if state.get("shards") and \
+            state.get("elastic", False) != src.get_property("elastic"):
         raise ValueError(
-            f"state was saved with spdlsrc elastic={state['elastic']!r}, "
+            f"state was saved with spdlsrc elastic={state.get('elastic', False)!r}, "
             f"this pipeline has elastic={src.get_property('elastic')!r}: the "
             "order of the samples would differ")
     if state.get("shards") and not state.get("elastic", False) and \

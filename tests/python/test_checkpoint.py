@@ -277,6 +277,14 @@ def test_contiguous_shards_resume_only_on_as_many_ranks(tmp_path):
     with spdlgst.Loader(rank_line(location, 3, 0)) as loader:
         with pytest.raises(ValueError, match="elastic"):
             loader.load_state_dict(state)
+    # a state from before the elastic order (no "elastic") is contiguous
+    old = {k: v for k, v in state.items() if k not in ("elastic", "shuffle-buffer-bytes")}
+    with spdlgst.Loader(rank_line(location, 2, 0)) as loader:
+        with pytest.raises(ValueError, match="elastic=False"):
+            loader.load_state_dict(old)
+    with spdlgst.Loader(rank_line(location, 2, 0, "elastic=false")) as loader:
+        loader.load_state_dict(old)
+        assert len([b for b in loader]) == 3     # of 4 (11 samples, batches of 3)
 
 
 def test_equal_batches_on_three_ranks_shards(tmp_path):
