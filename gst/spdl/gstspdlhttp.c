@@ -97,6 +97,10 @@ struct _Transfer
   guint64 max_size;
   GstSpdlHttpDoneFunc done;
   gpointer user_data;
+
+  /* byte range GETs: bytes [range_first, range_first + range_size) */
+  guint64 range_first;
+  guint64 range_size;
 };
 
 struct _GstSpdlHttpStream
@@ -457,6 +461,9 @@ object_started (Transfer * t)
 
   curl_easy_getinfo (t->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length);
   t->total = length;
+  /* a range from a server that sends the whole object: only it is kept */
+  if (t->range_size && (length < 0 || (guint64) length > t->range_size))
+    t->total = (gint64) t->range_size;
 }
 
 static size_t
@@ -486,6 +493,9 @@ write_cb (char *data, size_t size, size_t nmemb, void *user_data)
         t->skip = t->resume_from;
     } else {
       object_started (t);
+      /* the server ignored the Range header: skip to the range */
+      if (t->range_size && status == 200)
+        t->skip = t->range_first;
     }
   }
   if (t->skip) {
@@ -519,6 +529,15 @@ write_cb (char *data, size_t size, size_t nmemb, void *user_data)
     t->buffered += len - skipped;
     set_charge (http, t, t->buffered);
   } else {
+    if (t->range_size && t->body->len + (len - skipped) > t->range_size) {
+      /* a server that ignores Range sends on: keep the range, stop */
+      gsize keep = (gsize) (t->range_size - t->body->len);
+
+      charge_object (http, t, keep);
+      g_byte_array_append (t->body, (const guint8 *) data + skipped, keep);
+      g_mutex_unlock (&http->lock);
+      return 0;
+    }
     charge_object (http, t, len - skipped);
     g_byte_array_append (t->body, (const guint8 *) data + skipped,
         len - skipped);
@@ -579,6 +598,12 @@ setup_easy (GstSpdlHttp * http, Transfer * t)
       t->headers = curl_slist_append (t->headers, if_range);
       g_free (if_range);
     }
+  }
+  if (t->range_size) {
+    gchar *range = g_strdup_printf ("%" G_GUINT64_FORMAT "-%" G_GUINT64_FORMAT,
+        t->range_first, t->range_first + t->range_size - 1);
+    curl_easy_setopt (t->easy, CURLOPT_RANGE, range);
+    g_free (range);
   }
   if (t->s3) {
     gchar *sigv4 = g_strdup_printf ("aws:amz:%s:s3", http->s3_region);
@@ -653,7 +678,9 @@ transfer_ended (GstSpdlHttp * http, Transfer * t, CURLcode result)
   GError *error;
 
   curl_easy_getinfo (t->easy, CURLINFO_RESPONSE_CODE, &status);
-  if (result == CURLE_OK && status >= 200 && status < 300) {
+  if ((result == CURLE_OK && status >= 200 && status < 300) ||
+      (result == CURLE_WRITE_ERROR && t->range_size &&
+          t->body->len == t->range_size)) {
     long version = 0;
     curl_easy_getinfo (t->easy, CURLINFO_HTTP_VERSION, &version);
     GST_DEBUG ("%s: HTTP status %ld over HTTP/%s", t->display, status,
@@ -712,6 +739,7 @@ transfer_ended (GstSpdlHttp * http, Transfer * t, CURLcode result)
   }
   error = g_error_new (GST_SPDL_SKIP_REASON, result ==
       CURLE_OPERATION_TIMEDOUT ? GST_SPDL_SRC_SKIP_TIMEOUT :
+      (t->range_size && status == 416) ? GST_SPDL_SRC_SKIP_TRUNCATED_SHARD :
       (result == CURLE_FILESIZE_EXCEEDED || (result == CURLE_WRITE_ERROR &&
               !t->streaming)) ? GST_SPDL_SRC_SKIP_TOO_LARGE :
       GST_SPDL_SRC_SKIP_HTTP_ERROR, "%s%s (%s)", why, t->attempt ?
@@ -1232,4 +1260,21 @@ gst_spdl_http_s3_list (GstSpdlHttp * http, const gchar * url, GError ** error)
   }
   g_ptr_array_sort (p.keys, compare_strings);
   return p.keys;
+}
+
+void
+gst_spdl_http_get_range (GstSpdlHttp * http, const gchar * url,
+    guint64 first, guint64 size, GstSpdlHttpDoneFunc done,
+    gpointer user_data)
+{
+  Transfer *t;
+
+  g_return_if_fail (size > 0);
+  t = transfer_new (http, url, NULL);
+  t->body = g_byte_array_sized_new ((guint) MIN (size, G_MAXUINT));
+  t->range_first = first;
+  t->range_size = size;
+  t->done = done;
+  t->user_data = user_data;
+  submit (http, t);
 }

@@ -63,6 +63,13 @@ void gst_spdl_http_free (GstSpdlHttp * http);
 
 void gst_spdl_http_get (GstSpdlHttp * http, const gchar * url,
     guint64 max_size, GstSpdlHttpDoneFunc done, gpointer user_data);
+/* Bytes [@first, @first + @size) of an object (a Range request; from a
+ * server that ignores Range, cut out of the whole), as gst_spdl_http_get();
+ * fewer bytes when the object ends early, a truncated-shard error when it
+ * ends before @first. */
+void gst_spdl_http_get_range (GstSpdlHttp * http, const gchar * url,
+    guint64 first, guint64 size, GstSpdlHttpDoneFunc done,
+    gpointer user_data);
 /* Waits for a whole object (for listings and indexes). */
 GBytes *gst_spdl_http_get_sync (GstSpdlHttp * http, const gchar * url,
     guint64 max_size, GError ** error);

@@ -25,10 +25,20 @@ GST_DEBUG_CATEGORY_STATIC (spdl_shards_debug);
 #define GST_CAT_DEFAULT spdl_shards_debug
 
 #define INDEX_NAME "shards.idx"
+#define MEMBERS_NAME "shards.members"
+#define MAX_MEMBERS_INDEX_SIZE (1024 * 1024 * 1024)
+#define TAR_BLOCK 512
+#define LOCAL_FDS 8             /* local shards kept open by ranged reads */
+/* ranged reads of members close together: at most this many samples,
+ * gaps (other members) up to COALESCE_GAP, COALESCE_MAX bytes in all */
+#define MAX_COALESCED 64
+#define COALESCE_GAP (64 * 1024)
+#define COALESCE_MAX (16 * 1024 * 1024)
 #define READ_CHUNK (1024 * 1024)
 #define MAX_SHARDS (1000 * 1000)
 #define MAX_LABEL_SIZE 64
-/* rng streams: the shard order and each rank's shuffle buffer */
+/* rng streams: the shard order and the shuffle buffer (in the elastic
+ * order the global one, in the contiguous split each rank's: 2 + rank) */
 #define RNG_SHARD_ORDER 1
 #define RNG_SHUFFLE_BUFFER 2
 
@@ -315,6 +325,31 @@ parse_label (GstBuffer * data, gint * label)
   return ok;
 }
 
+/* An image member found by the member index: read by a byte range. */
+typedef struct
+{
+  guint64 offset;               /* of its data in the shard */
+  guint64 size;
+  const gchar *name;            /* points into the index's text */
+  guint32 shard;
+  gint32 label;
+} ShardMember;
+
+/* A ranged read of remote members, in flight or done: this rank's samples
+ * k .. k + n - 1, when they lie close together in one shard (an unshuffled
+ * epoch on one rank reads a shard in a few requests), else one. */
+typedef struct
+{
+  GstSpdlShards *shards;
+  guint64 first_k;              /* this rank's k of the first sample */
+  guint n;
+  guint64 globals[MAX_COALESCED];       /* global sample indices */
+  guint64 start;                /* byte range in the shard */
+  gboolean done;                /* under the shards' lock */
+  GstBuffer *buffer;
+  GError *error;
+} RangeRead;
+
 struct _GstSpdlShards
 {
   GstSpdlShardsConfig config;
@@ -325,6 +360,12 @@ struct _GstSpdlShards
   guint64 *offsets;             /* global index of each shard's first */
   guint64 total;
   guint64 per_rank;
+  guint64 start_index;          /* contiguous split: this rank's first */
+
+  /* elastic order: every sample's member, from shards.members */
+  gboolean elastic;
+  ShardMember *members;
+  gchar *members_text;
 
   GstSpdlHttp *http;            /* remote shards */
 
@@ -338,9 +379,16 @@ struct _GstSpdlShards
 
   /* the reader thread's */
   GPtrArray *mix;               /* shuffle buffer */
+  guint64 mix_bytes;            /* of the images in it */
   GstSpdlRng mix_rng;
   guint64 to_skip;              /* start-index samples not yet dropped */
+  guint64 next_k;               /* this rank's items delivered this epoch */
   guint epoch;                  /* being read */
+  int fds[LOCAL_FDS];           /* local shards open for ranged reads */
+  guint fd_shards[LOCAL_FDS];
+  guint next_fd;
+  RangeRead **ring;             /* remote ranged reads, in order */
+  guint ring_size;
 };
 
 static void flush_group (Segment * seg);
@@ -535,7 +583,8 @@ count_local_shard (const gchar * path, guint64 * count, GError ** error)
 /* "shards.idx": one "NAME<TAB>SAMPLES" line per shard (NAME as in the
  * folder); lines starting with # are comments. */
 static gchar *
-fetch_index (GstSpdlShards * shards, const gchar * path, GError ** error)
+fetch_index (GstSpdlShards * shards, const gchar * path, guint64 max_size,
+    GError ** error)
 {
   gchar *contents = NULL;
   GBytes *bytes;
@@ -545,7 +594,7 @@ fetch_index (GstSpdlShards * shards, const gchar * path, GError ** error)
     g_file_get_contents (path, &contents, NULL, NULL);
     return contents;            /* no index: the headers are read */
   }
-  bytes = gst_spdl_http_get_sync (shards->http, path, 64 * 1024 * 1024,
+  bytes = gst_spdl_http_get_sync (shards->http, path, max_size,
       &fetch_error);
   if (bytes == NULL) {
     g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_OPEN_READ,
@@ -568,7 +617,8 @@ load_index (GstSpdlShards * shards, const gchar * folder, GError ** error)
   GHashTable *index;
   guint line_no = 0;
 
-  if ((contents = fetch_index (shards, path, error)) == NULL) {
+  if ((contents = fetch_index (shards, path, 64 * 1024 * 1024,
+              error)) == NULL) {
     g_free (path);
     return NULL;
   }
@@ -604,12 +654,185 @@ load_index (GstSpdlShards * shards, const gchar * folder, GError ** error)
   return index;
 }
 
+/* The folder of the shards (where the index files are). */
+static gchar *
+shards_folder (GstSpdlShards * shards)
+{
+  const gchar *slash = strrchr (shards->names[0], '/');
+
+  return slash ? g_strndup (shards->names[0], slash - shards->names[0]) :
+      g_strdup (".");
+}
+
+static gboolean
+members_syntax_error (const gchar * path, guint line_no, const gchar * what,
+    GError ** error)
+{
+  gchar *display = g_filename_display_name (path);
+
+  g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_READ,
+      "Shard member index \"%s\", line %u: %s", display, line_no, what);
+  g_free (display);
+  return FALSE;
+}
+
+/* One "<TAB>OFFSET<TAB>SIZE<TAB>LABEL<TAB>MEMBER" line, split in place. */
+static gboolean
+parse_member_line (gchar * line, ShardMember * member)
+{
+  gchar *fields[4];
+  gint64 label;
+  guint i;
+
+  for (i = 0; i < 4; i++) {
+    fields[i] = line + 1;
+    if ((line = strchr (fields[i], '\t')) == NULL && i < 3)
+      return FALSE;
+    if (line)
+      *line = '\0';
+  }
+  if (!g_ascii_string_to_unsigned (fields[0], 10, TAR_BLOCK, G_MAXINT64,
+          &member->offset, NULL) ||
+      !g_ascii_string_to_unsigned (fields[1], 10, 0, G_MAXINT64,
+          &member->size, NULL) ||
+      !g_ascii_string_to_signed (fields[2], 10, -1, G_MAXINT32, &label, NULL)
+      || fields[3][0] == '\0')
+    return FALSE;
+  member->label = (gint32) label;
+  /* names with a tab, newline or backslash are escaped as in C */
+  if (strchr (fields[3], '\\')) {
+    gchar *plain = g_strcompress (fields[3]);
+    strcpy (fields[3], plain);
+    g_free (plain);
+  }
+  g_strchomp (fields[3]);
+  member->name = fields[3];
+  return TRUE;
+}
+
+/* Splits @text (kept: the names point into it) into its shards' members:
+ * @found maps a shard's base name to its first member and count. */
+static gboolean
+parse_members (gchar * text, const gchar * path, GArray * members,
+    GHashTable * found, GError ** error)
+{
+  guint64 *current = NULL;
+  guint line_no = 0;
+  gchar *line = text, *next;
+
+  for (; line && *line; line = next) {
+    if ((next = strchr (line, '\n')))
+      *next++ = '\0';
+    line_no++;
+    if (*line == '#' || *line == '\0' || strcmp (line, "\r") == 0)
+      continue;
+    if (*line == '\t') {
+      ShardMember member = { 0, };
+      if (current == NULL)
+        return members_syntax_error (path, line_no, "a member before its "
+            "shard's line", error);
+      if (!parse_member_line (line, &member))
+        return members_syntax_error (path, line_no, "expected <TAB>OFFSET"
+            "<TAB>SIZE<TAB>LABEL<TAB>MEMBER", error);
+      if (current[1] == current[2])
+        return members_syntax_error (path, line_no, "more members than its "
+            "shard's line says", error);
+      g_array_append_val (members, member);
+      current[1]++;
+    } else {
+      gchar *tab = strchr (line, '\t');
+      guint64 count;
+
+      if (current && current[1] != current[2])
+        return members_syntax_error (path, line_no, "fewer members than the "
+            "shard's line before says", error);
+      if (tab == NULL || !g_ascii_string_to_unsigned (g_strchomp (tab + 1),
+              10, 0, G_MAXUINT32, &count, NULL))
+        return members_syntax_error (path, line_no, "expected NAME<TAB>"
+            "SAMPLES", error);
+      *tab = '\0';
+      /* first member, members seen, members announced */
+      current = g_new (guint64, 3);
+      current[0] = members->len;
+      current[1] = 0;
+      current[2] = count;
+      g_hash_table_replace (found, g_strdup (line), current);
+    }
+  }
+  if (current && current[1] != current[2])
+    return members_syntax_error (path, line_no, "fewer members than the "
+        "last shard's line says", error);
+  return TRUE;
+}
+
+/* The elastic order needs every sample's byte range: from shards.members
+ * (tools/make-shards writes it). FALSE without @error when there is none
+ * or it lacks a listed shard (the contiguous split is used then). */
+static gboolean
+load_members (GstSpdlShards * shards, GError ** error)
+{
+  gchar *folder = shards_folder (shards);
+  gchar *path = g_strconcat (folder, "/", MEMBERS_NAME, NULL);
+  GError *fetch_error = NULL;
+  gchar *text = fetch_index (shards, path, MAX_MEMBERS_INDEX_SIZE,
+      &fetch_error);
+  GArray *parsed = g_array_new (FALSE, FALSE, sizeof (ShardMember));
+  GHashTable *found = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
+      g_free);
+  gboolean ok = FALSE;
+  guint i;
+
+  if (text == NULL) {
+    GST_INFO ("no member index %s (%s): tar shards split contiguously",
+        path, fetch_error ? fetch_error->message : "no such file");
+    g_clear_error (&fetch_error);
+    goto done;
+  }
+  if (!parse_members (text, path, parsed, found, error))
+    goto done;
+  for (i = 0; i < shards->n_shards; i++) {
+    gchar *base = g_path_get_basename (shards->names[i]);
+    guint64 *range = g_hash_table_lookup (found, base);
+
+    g_free (base);
+    if (range == NULL) {
+      GST_INFO ("shard %s is not in %s: tar shards split contiguously",
+          shards->names[i], path);
+      shards->total = 0;
+      goto done;
+    }
+    shards->counts[i] = range[2];
+    shards->offsets[i] = shards->total;
+    shards->total += range[2];
+  }
+  shards->members = g_new (ShardMember, MAX (shards->total, 1));
+  for (i = 0; i < shards->n_shards; i++) {
+    gchar *base = g_path_get_basename (shards->names[i]);
+    guint64 *range = g_hash_table_lookup (found, base), k;
+
+    g_free (base);
+    for (k = 0; k < range[2]; k++) {
+      shards->members[shards->offsets[i] + k] = g_array_index (parsed,
+          ShardMember, range[0] + k);
+      shards->members[shards->offsets[i] + k].shard = i;
+    }
+  }
+  shards->members_text = g_steal_pointer (&text);
+  ok = TRUE;
+
+done:
+  g_free (text);
+  g_array_unref (parsed);
+  g_hash_table_unref (found);
+  g_free (path);
+  g_free (folder);
+  return ok;
+}
+
 static gboolean
 count_shards (GstSpdlShards * shards, GError ** error)
 {
-  const gchar *slash = strrchr (shards->names[0], '/');
-  gchar *folder = slash ? g_strndup (shards->names[0],
-      slash - shards->names[0]) : g_strdup (".");
+  gchar *folder = shards_folder (shards);
   GError *index_error = NULL;
   GHashTable *index = load_index (shards, folder, &index_error);
   guint i;
@@ -647,6 +870,7 @@ gst_spdl_shards_open (const GstSpdlShardsConfig * config, GError ** error)
 {
   GstSpdlShards *shards;
   guint64 world = MAX (config->world_size, 1);
+  guint i;
 
   GST_DEBUG_CATEGORY_INIT (spdl_shards_debug, "spdlshards", 0,
       "SPDL tar shards");
@@ -671,12 +895,42 @@ gst_spdl_shards_open (const GstSpdlShardsConfig * config, GError ** error)
   }
   shards->counts = g_new0 (guint64, shards->n_shards);
   shards->offsets = g_new0 (guint64, shards->n_shards);
-  if (!count_shards (shards, error))
+  for (i = 0; i < LOCAL_FDS; i++)
+    shards->fds[i] = -1;
+  if (config->elastic) {
+    GError *members_error = NULL;
+    shards->elastic = load_members (shards, &members_error);
+    if (members_error) {
+      g_propagate_error (error, members_error);
+      goto failed;
+    }
+  }
+  if (!shards->elastic && !count_shards (shards, error))
     goto failed;
   shards->per_rank = config->drop_uneven ? shards->total / world :
       (shards->total + world - 1) / world;
+  if (shards->elastic && config->start_offset > shards->total) {
+    g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_SETTINGS,
+        "start-offset %" G_GUINT64_FORMAT " is past the end of an epoch of %"
+        G_GUINT64_FORMAT " samples", config->start_offset, shards->total);
+    goto failed;
+  }
+  if (!shards->elastic && config->start_offset % world != 0) {
+    /* each rank reads a contiguous part of the shard stream */
+    g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_SETTINGS,
+        "Tar shards split in contiguous parts per rank (%s) resume only "
+        "at the number of ranks they were saved at: start-offset %"
+        G_GUINT64_FORMAT " is not a multiple of num-shards (%"
+        G_GUINT64_FORMAT "); shards written by tools/make-shards resume at "
+        "any number", config->elastic ? "no " MEMBERS_NAME " next to them" :
+        "elastic=false",
+        config->start_offset, world);
+    goto failed;
+  }
+  shards->start_index = MIN (config->start_offset / world, shards->per_rank);
   GST_INFO ("%u shards, %" G_GUINT64_FORMAT " samples, %" G_GUINT64_FORMAT
-      " per rank", shards->n_shards, shards->total, shards->per_rank);
+      " per rank, %s order", shards->n_shards, shards->total,
+      shards->per_rank, shards->elastic ? "elastic" : "contiguous");
   return shards;
 
 failed:
@@ -700,6 +954,31 @@ guint64
 gst_spdl_shards_get_per_rank (GstSpdlShards * shards)
 {
   return shards->per_rank;
+}
+
+gboolean
+gst_spdl_shards_is_elastic (GstSpdlShards * shards)
+{
+  return shards->elastic;
+}
+
+guint64
+gst_spdl_shards_epoch_share (GstSpdlShards * shards, guint epoch,
+    guint64 * offset)
+{
+  guint64 world = MAX (shards->config.world_size, 1), first;
+  gboolean resumed = epoch == shards->config.start_epoch;
+
+  if (!shards->elastic) {
+    first = resumed ? shards->start_index : 0;
+    *offset = first * world;
+    return shards->per_rank - first;
+  }
+  /* as for folders: positions O + r, O + r + W, ... */
+  *offset = resumed ? shards->config.start_offset : 0;
+  if (shards->config.drop_uneven)
+    return (shards->total - *offset) / world;
+  return (shards->total - *offset + world - 1) / world;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -745,24 +1024,83 @@ gst_spdl_shards_plan (const guint64 * counts, guint n_shards,
 }
 
 static guint32 *
-shard_order (GstSpdlShards * shards, guint epoch)
+shard_order_for (guint n_shards, guint64 seed, guint epoch, gboolean shuffle)
 {
-  guint32 *order = g_new (guint32, shards->n_shards);
+  guint32 *order = g_new (guint32, n_shards);
   GstSpdlRng rng;
   guint i;
 
-  for (i = 0; i < shards->n_shards; i++)
+  for (i = 0; i < n_shards; i++)
     order[i] = i;
-  if (!shards->config.shuffle)
+  if (!shuffle || n_shards == 0)
     return order;
-  gst_spdl_rng_init (&rng, shards->config.seed, epoch, RNG_SHARD_ORDER);
-  for (i = shards->n_shards - 1; i > 0; i--) {
+  gst_spdl_rng_init (&rng, seed, epoch, RNG_SHARD_ORDER);
+  for (i = n_shards - 1; i > 0; i--) {
     guint j = (guint) gst_spdl_rng_below (&rng, (guint64) i + 1);
     guint32 t = order[i];
     order[i] = order[j];
     order[j] = t;
   }
   return order;
+}
+
+static guint32 *
+shard_order (GstSpdlShards * shards, guint epoch)
+{
+  return shard_order_for (shards->n_shards, shards->config.seed, epoch,
+      shards->config.shuffle);
+}
+
+guint64 *
+gst_spdl_shards_global_order (const guint64 * counts, guint n_shards,
+    guint64 seed, guint epoch, gboolean shuffle, guint shuffle_buffer)
+{
+  guint32 *order = shard_order_for (n_shards, seed, epoch, shuffle);
+  guint64 *offsets = g_new0 (guint64, MAX (n_shards, 1)), total = 0, out = 0;
+  guint64 *p, *mix = NULL, mixed = 0;
+  guint window = shuffle && shuffle_buffer > 1 ? shuffle_buffer : 0;
+  GstSpdlRng rng;
+  guint i;
+
+  for (i = 0; i < n_shards; i++) {
+    offsets[i] = total;
+    total += counts[i];
+  }
+  p = g_new (guint64, MAX (total, 1));
+  if (window) {
+    mix = g_new (guint64, window);
+    gst_spdl_rng_init (&rng, seed, epoch, RNG_SHUFFLE_BUFFER);
+  }
+  /* the shards' samples in shard order, through the shuffle buffer: the
+   * same mixing a reader's buffer does, over indices, no data needed */
+  for (i = 0; i < n_shards; i++) {
+    guint64 k, first = offsets[order[i]];
+
+    for (k = 0; k < counts[order[i]]; k++) {
+      guint64 j;
+
+      if (!window) {
+        p[out++] = first + k;
+        continue;
+      }
+      if (mixed < window) {
+        mix[mixed++] = first + k;
+        continue;
+      }
+      j = gst_spdl_rng_below (&rng, mixed);
+      p[out++] = mix[j];
+      mix[j] = first + k;
+    }
+  }
+  while (mixed > 0) {
+    guint64 j = gst_spdl_rng_below (&rng, mixed);
+    p[out++] = mix[j];
+    mix[j] = mix[--mixed];
+  }
+  g_free (mix);
+  g_free (offsets);
+  g_free (order);
+  return p;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -802,6 +1140,11 @@ deliver (GstSpdlShards * shards, GstSpdlShardSample * sample)
     gst_spdl_shard_sample_free (sample);
     return;
   }
+  /* the contiguous split numbers positions as the elastic order does:
+   * rank r's k-th at r + k x ranks */
+  if (!shards->elastic)
+    sample->position = shards->config.rank + shards->next_k++ *
+        MAX (shards->config.world_size, 1);
   g_mutex_lock (&shards->lock);
   while (g_queue_get_length (&shards->queue) >= shards->config.queue_size &&
       !shards->stopping)
@@ -818,6 +1161,32 @@ deliver (GstSpdlShards * shards, GstSpdlShardSample * sample)
 
 static guint current_epoch_of (GstSpdlShards * shards);
 
+/* Whether @size more bytes fit the buffer's byte bound. */
+static gboolean
+mix_has_room (GstSpdlShards * shards, guint64 size)
+{
+  guint64 bound = shards->config.shuffle_buffer_bytes;
+
+  return bound == 0 || shards->mix_bytes + size <= bound;
+}
+
+static void
+mix_taken (GstSpdlShards * shards, GstSpdlShardSample * sample)
+{
+  shards->mix_bytes -= gst_buffer_get_size (sample->buffer);
+}
+
+/* A random sample of the buffer leaves it. */
+static void
+deliver_mixed (GstSpdlShards * shards)
+{
+  guint64 j = gst_spdl_rng_below (&shards->mix_rng, shards->mix->len);
+  GstSpdlShardSample *sample = g_ptr_array_steal_index_fast (shards->mix, j);
+
+  mix_taken (shards, sample);
+  deliver (shards, sample);
+}
+
 /* Samples go through the shuffle buffer; skips straight on. */
 static void
 emit_sample (GstSpdlShards * shards, GstSpdlShardSample * sample)
@@ -829,22 +1198,30 @@ emit_sample (GstSpdlShards * shards, GstSpdlShardSample * sample)
     deliver (shards, sample);
     return;
   }
+  /* at the byte bound, random samples leave to make room */
+  while (shards->mix->len > 0 && shards->mix->len <
+      shards->config.shuffle_buffer && !mix_has_room (shards,
+          gst_buffer_get_size (sample->buffer)))
+    deliver_mixed (shards);
+  shards->mix_bytes += gst_buffer_get_size (sample->buffer);
   if (shards->mix->len < shards->config.shuffle_buffer) {
     g_ptr_array_add (shards->mix, sample);
     return;
   }
   j = gst_spdl_rng_below (&shards->mix_rng, shards->mix->len);
+  mix_taken (shards, g_ptr_array_index (shards->mix, j));
   deliver (shards, g_ptr_array_index (shards->mix, j));
   g_ptr_array_index (shards->mix, j) = sample;
+  /* a larger image replaced a smaller one */
+  while (shards->mix->len > 1 && !mix_has_room (shards, 0))
+    deliver_mixed (shards);
 }
 
 static void
 drain_mix (GstSpdlShards * shards)
 {
-  while (shards->mix && shards->mix->len > 0) {
-    guint64 j = gst_spdl_rng_below (&shards->mix_rng, shards->mix->len);
-    deliver (shards, g_ptr_array_steal_index_fast (shards->mix, j));
-  }
+  while (shards->mix && shards->mix->len > 0)
+    deliver_mixed (shards);
 }
 
 static guint
@@ -966,6 +1343,332 @@ read_plan (GstSpdlShards * shards, GArray * plan)
   g_free (errors);
 }
 
+/* ------------------------------------------------------------------------ */
+/* The elastic order: each sample read by its byte range                    */
+
+static GstSpdlShardSample *
+member_sample (GstSpdlShards * shards, guint64 global, guint64 position)
+{
+  const ShardMember *m = &shards->members[global];
+  GstSpdlShardSample *sample = g_new0 (GstSpdlShardSample, 1);
+
+  sample->index = global;
+  sample->position = position;
+  sample->label = m->label;
+  sample->epoch = shards->epoch;
+  sample->path = g_strdup_printf ("%s:%s", shards->names[m->shard], m->name);
+  return sample;
+}
+
+/* Refuses members over max-file-size before reading them. */
+static gboolean
+member_too_large (GstSpdlShards * shards, GstSpdlShardSample * sample)
+{
+  const ShardMember *m = &shards->members[sample->index];
+  guint64 max_size = shards->config.max_member_size;
+
+  if (max_size == 0 || m->size <= max_size)
+    return FALSE;
+  sample->error = g_error_new (GST_SPDL_SKIP_REASON,
+      GST_SPDL_SRC_SKIP_TOO_LARGE, "%" G_GUINT64_FORMAT " bytes, more than "
+      "max-file-size=%" G_GUINT64_FORMAT, m->size, max_size);
+  return TRUE;
+}
+
+/* @data holds the member's tar header and then its bytes (@len of them):
+ * checked against the index, the image taken (@data's owner is the
+ * sample's buffer). */
+static void
+member_finish (GstSpdlShards * shards, GstSpdlShardSample * sample,
+    GstBuffer * data)
+{
+  const ShardMember *m = &shards->members[sample->index];
+  GError *error = NULL;
+  GstMapInfo map;
+  gsize len = gst_buffer_get_size (data);
+
+  if (len < TAR_BLOCK + m->size) {
+    gchar *where = len ? g_strdup_printf ("at byte %" G_GUINT64_FORMAT
+        ", inside", m->offset - TAR_BLOCK + len) : g_strdup ("before");
+
+    sample->error = g_error_new (GST_SPDL_SKIP_REASON,
+        GST_SPDL_SRC_SKIP_TRUNCATED_SHARD, "the shard ends %s the member "
+        "(bytes %" G_GUINT64_FORMAT "..%" G_GUINT64_FORMAT " by the index)",
+        where, m->offset, m->offset + m->size);
+    g_free (where);
+    gst_buffer_unref (data);
+    return;
+  }
+  if (!gst_buffer_map (data, &map, GST_MAP_READ)) {
+    sample->error = g_error_new (GST_SPDL_SKIP_REASON,
+        GST_SPDL_SRC_SKIP_UNREADABLE, "could not map the member's bytes");
+    gst_buffer_unref (data);
+    return;
+  }
+  gst_spdl_tar_check_header (map.data, m->size, &error);
+  gst_buffer_unmap (data, &map);
+  if (error) {
+    sample->error = g_error_new (GST_SPDL_SKIP_REASON,
+        GST_SPDL_SRC_SKIP_CORRUPT_MEMBER, "%s (the index does not match "
+        "the shard)", error->message);
+    g_error_free (error);
+    gst_buffer_unref (data);
+    return;
+  }
+  gst_buffer_resize (data, TAR_BLOCK, m->size);
+  sample->buffer = data;
+}
+
+/* A descriptor of a local shard, from a few kept open. */
+static int
+local_fd (GstSpdlShards * shards, guint shard, GError ** error)
+{
+  guint i, slot;
+  int fd;
+
+  for (i = 0; i < LOCAL_FDS; i++)
+    if (shards->fds[i] >= 0 && shards->fd_shards[i] == shard)
+      return shards->fds[i];
+  fd = open (shards->names[shard], O_RDONLY | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) {
+    g_set_error (error, GST_SPDL_SKIP_REASON, GST_SPDL_SRC_SKIP_UNREADABLE,
+        "%s", g_strerror (errno));
+    return -1;
+  }
+  slot = shards->next_fd++ % LOCAL_FDS;
+  if (shards->fds[slot] >= 0)
+    close (shards->fds[slot]);
+  shards->fds[slot] = fd;
+  shards->fd_shards[slot] = shard;
+  return fd;
+}
+
+static void
+close_local_fds (GstSpdlShards * shards)
+{
+  guint i;
+
+  for (i = 0; i < LOCAL_FDS; i++) {
+    if (shards->fds[i] >= 0)
+      close (shards->fds[i]);
+    shards->fds[i] = -1;
+  }
+}
+
+/* The member's header and bytes with pread: short at the shard's end. */
+static void
+read_member_local (GstSpdlShards * shards, GstSpdlShardSample * sample)
+{
+  const ShardMember *m = &shards->members[sample->index];
+  guint64 want = TAR_BLOCK + m->size, got = 0;
+  int fd = local_fd (shards, m->shard, &sample->error);
+  guint8 *data;
+
+  if (fd < 0)
+    return;
+  if ((data = g_try_malloc (want)) == NULL) {
+    sample->error = g_error_new (GST_SPDL_SKIP_REASON,
+        GST_SPDL_SRC_SKIP_TOO_LARGE, "out of memory for %" G_GUINT64_FORMAT
+        " bytes", m->size);
+    return;
+  }
+  while (got < want) {
+    ssize_t n = pread (fd, data + got, want - got,
+        (off_t) (m->offset - TAR_BLOCK + got));
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0) {
+      sample->error = g_error_new (GST_SPDL_SKIP_REASON,
+          GST_SPDL_SRC_SKIP_UNREADABLE, "%s", g_strerror (errno));
+      g_free (data);
+      return;
+    }
+    if (n == 0)
+      break;
+    got += n;
+  }
+  member_finish (shards, sample, gst_buffer_new_wrapped (data, got));
+}
+
+static void
+read_positions_local (GstSpdlShards * shards, const guint64 * order,
+    guint64 first, guint64 count)
+{
+  guint64 world = MAX (shards->config.world_size, 1), k;
+
+  for (k = 0; k < count && !is_stopping (shards); k++) {
+    guint64 position = first + k * world;
+    GstSpdlShardSample *sample = member_sample (shards,
+        order[position % shards->total], position);
+
+    if (!member_too_large (shards, sample))
+      read_member_local (shards, sample);
+    deliver (shards, sample);
+  }
+  close_local_fds (shards);
+}
+
+static void
+range_read_done (GstBuffer * buffer, GError * error, gpointer user_data)
+{
+  RangeRead *read = user_data;
+  GstSpdlShards *shards = read->shards;
+
+  g_mutex_lock (&shards->lock);
+  read->buffer = buffer;
+  read->error = error;
+  read->done = TRUE;
+  g_cond_broadcast (&shards->cond);
+  g_mutex_unlock (&shards->lock);
+}
+
+static void
+range_read_free (RangeRead * read)
+{
+  if (read->buffer)
+    gst_buffer_unref (read->buffer);
+  g_clear_error (&read->error);
+  g_free (read);
+}
+
+static gboolean
+member_fits (GstSpdlShards * shards, const ShardMember * m)
+{
+  guint64 max_size = shards->config.max_member_size;
+
+  return max_size == 0 || m->size <= max_size;
+}
+
+/* Whether @next can join @read's request: later in the same shard, close. */
+static gboolean
+can_coalesce (GstSpdlShards * shards, RangeRead * read, guint64 end,
+    const ShardMember * next)
+{
+  const ShardMember *first = &shards->members[read->globals[0]];
+
+  return read->n < MAX_COALESCED && member_fits (shards, next) &&
+      next->shard == first->shard && next->offset - TAR_BLOCK >= end &&
+      next->offset - TAR_BLOCK - end <= COALESCE_GAP &&
+      next->offset + next->size - read->start <= COALESCE_MAX;
+}
+
+/* Requests this rank's samples from @k on (positions @first + k x world):
+ * as many as lie close together in one shard. */
+static RangeRead *
+range_read_start (GstSpdlShards * shards, const guint64 * order,
+    guint64 first, guint64 k, guint64 count)
+{
+  guint64 world = MAX (shards->config.world_size, 1), end;
+  RangeRead *read = g_new0 (RangeRead, 1);
+  const ShardMember *m;
+
+  read->shards = shards;
+  read->first_k = k;
+  read->globals[read->n++] = order[(first + k * world) % shards->total];
+  m = &shards->members[read->globals[0]];
+  if (!member_fits (shards, m)) {
+    read->done = TRUE;          /* member_too_large() says why */
+    return read;
+  }
+  read->start = m->offset - TAR_BLOCK;
+  end = m->offset + m->size;
+  while (k + read->n < count) {
+    guint64 global = order[(first + (k + read->n) * world) % shards->total];
+    const ShardMember *next = &shards->members[global];
+
+    if (!can_coalesce (shards, read, end, next))
+      break;
+    read->globals[read->n++] = global;
+    end = next->offset + next->size;
+  }
+  gst_spdl_http_get_range (shards->http, shards->names[m->shard],
+      read->start, end - read->start, range_read_done, read);
+  return read;
+}
+
+/* The @i-th sample of a finished read: its member cut out of the bytes. */
+static GstSpdlShardSample *
+range_read_sample (GstSpdlShards * shards, RangeRead * read, guint i,
+    guint64 first)
+{
+  guint64 world = MAX (shards->config.world_size, 1);
+  GstSpdlShardSample *sample = member_sample (shards, read->globals[i],
+      first + (read->first_k + i) * world);
+  const ShardMember *m = &shards->members[read->globals[i]];
+  guint64 from = m->offset - TAR_BLOCK - read->start, have;
+
+  if (member_too_large (shards, sample))
+    return sample;
+  if (read->error) {
+    sample->error = g_error_copy (read->error);
+    return sample;
+  }
+  have = gst_buffer_get_size (read->buffer);
+  have = have > from ? MIN (have - from, TAR_BLOCK + m->size) : 0;
+  /* shares the memory; a short one is a truncated shard */
+  member_finish (shards, sample, have ? gst_buffer_copy_region (read->buffer,
+          GST_BUFFER_COPY_MEMORY, from, have) : gst_buffer_new ());
+  return sample;
+}
+
+/* Remote members: up to http-requests ranged GETs at once, handed out in
+ * order. Reads still in flight when stopping stay in the ring (their
+ * callbacks may yet run) until gst_spdl_shards_free(). */
+static void
+read_positions_remote (GstSpdlShards * shards, const guint64 * order,
+    guint64 first, guint64 count)
+{
+  guint64 next_k = 0;
+  guint window = shards->ring_size, head = 0, queued = 0, i;
+
+  while (queued > 0 || next_k < count) {
+    RangeRead *read;
+
+    for (; next_k < count && queued < window; queued++) {
+      read = range_read_start (shards, order, first, next_k, count);
+      shards->ring[(head + queued) % window] = read;
+      next_k += read->n;
+    }
+    read = shards->ring[head];
+    g_mutex_lock (&shards->lock);
+    while (!read->done && !shards->stopping)
+      g_cond_wait (&shards->cond, &shards->lock);
+    if (shards->stopping) {
+      g_mutex_unlock (&shards->lock);
+      return;
+    }
+    g_mutex_unlock (&shards->lock);
+    shards->ring[head] = NULL;
+    head = (head + 1) % window;
+    queued--;
+    for (i = 0; i < read->n; i++)
+      deliver (shards, range_read_sample (shards, read, i, first));
+    range_read_free (read);
+  }
+}
+
+static void
+read_epoch_elastic (GstSpdlShards * shards, guint epoch)
+{
+  guint64 *order = gst_spdl_shards_global_order (shards->counts,
+      shards->n_shards, shards->config.seed, epoch, shards->config.shuffle,
+      shards->config.shuffle_buffer);
+  guint64 offset, count = gst_spdl_shards_epoch_share (shards, epoch,
+      &offset);
+
+  shards->epoch = epoch;
+  if (shards->http)
+    read_positions_remote (shards, order, offset + shards->config.rank,
+        count);
+  else
+    read_positions_local (shards, order, offset + shards->config.rank,
+        count);
+  g_free (order);
+}
+
+/* ------------------------------------------------------------------------ */
+/* The contiguous split: each rank streams its part of the shards           */
+
 static void
 read_epoch (GstSpdlShards * shards, guint epoch)
 {
@@ -975,11 +1678,14 @@ read_epoch (GstSpdlShards * shards, guint epoch)
       shards->config.drop_uneven);
 
   shards->epoch = epoch;
+  shards->next_k = epoch == shards->config.start_epoch ? shards->start_index
+      : 0;
   if (shards->config.shuffle && shards->config.shuffle_buffer > 1) {
     shards->mix = g_ptr_array_new_with_free_func ((GDestroyNotify)
         gst_spdl_shard_sample_free);
     gst_spdl_rng_init (&shards->mix_rng, shards->config.seed, epoch,
         RNG_SHUFFLE_BUFFER + shards->config.rank);
+    shards->mix_bytes = 0;
   }
   read_plan (shards, plan);
   drain_mix (shards);
@@ -995,11 +1701,15 @@ reader_thread (gpointer data)
   const GstSpdlShardsConfig *config = &shards->config;
   guint epoch;
 
-  shards->to_skip = MIN (config->start_index, shards->per_rank);
+  shards->to_skip = shards->elastic ? 0 : shards->start_index;
   for (epoch = config->start_epoch; (config->num_epochs < 0 ||
           epoch < config->start_epoch + (guint) config->num_epochs) &&
-      !is_stopping (shards); epoch++)
-    read_epoch (shards, epoch);
+      !is_stopping (shards); epoch++) {
+    if (shards->elastic)
+      read_epoch_elastic (shards, epoch);
+    else
+      read_epoch (shards, epoch);
+  }
 
   g_mutex_lock (&shards->lock);
   shards->finished = TRUE;
@@ -1012,6 +1722,10 @@ gboolean
 gst_spdl_shards_start (GstSpdlShards * shards, GError ** error)
 {
   shards->config.queue_size = MAX (shards->config.queue_size, 1);
+  if (shards->elastic && shards->http) {
+    shards->ring_size = MAX (shards->config.http.max_requests, 1);
+    shards->ring = g_new0 (RangeRead *, shards->ring_size);
+  }
   shards->thread = g_thread_try_new ("spdlshards", reader_thread, shards,
       error);
   return shards->thread != NULL;
@@ -1060,6 +1774,8 @@ gst_spdl_shards_get_http_stats (GstSpdlShards * shards,
 void
 gst_spdl_shards_free (GstSpdlShards * shards)
 {
+  guint i;
+
   if (shards == NULL)
     return;
   if (shards->thread) {
@@ -1072,7 +1788,15 @@ gst_spdl_shards_free (GstSpdlShards * shards)
       gst_spdl_http_cancel (shards->http);
     g_thread_join (shards->thread);
   }
+  /* no callback runs after it: ranged reads left in flight can go */
   gst_spdl_http_free (shards->http);
+  for (i = 0; i < shards->ring_size; i++)
+    if (shards->ring[i])
+      range_read_free (shards->ring[i]);
+  g_free (shards->ring);
+  close_local_fds (shards);
+  g_free (shards->members);
+  g_free (shards->members_text);
   g_queue_clear_full (&shards->queue, (GDestroyNotify)
       gst_spdl_shard_sample_free);
   g_clear_pointer (&shards->mix, g_ptr_array_unref);

@@ -18,10 +18,21 @@ G_BEGIN_DECLS
 /* Reads WebDataset tar shards on a thread of its own and hands out samples
  * in the order of a (seed, epoch): spdlsrc's provider for shard locations.
  *
- * The order: the shards listed by the location's brace range get global
- * sample indices in listing order (shard offset + position in the shard).
- * Each epoch concatenates the shards in an order shuffled from (seed,
- * epoch) into one stream of N samples; rank r of W takes stream positions
+ * The shards listed by the location's brace range get global sample
+ * indices in listing order (shard offset + position in the shard). Each
+ * epoch concatenates the shards in an order shuffled from (seed, epoch)
+ * into one stream of N samples.
+ *
+ * The elastic order (with the member index "shards.members" that
+ * tools/make-shards writes: every sample's image member as a byte range,
+ * and its label): the stream goes through a shuffle buffer seeded from
+ * (seed, epoch), computed over indices alone, giving the epoch's global
+ * order p(0..N-1), whatever the number of ranks; rank r of W reads the
+ * members at positions O + r, O + r + W, ... (spdlsrc's rule for folders)
+ * by byte ranges (pread, or ranged GETs, http-requests of them at once).
+ *
+ * The contiguous split (no member index, or elastic off): rank r of W
+ * takes stream positions
  * [r * n, r * n + n) with n = floor(N / W) (drop-uneven) or ceil(N / W)
  * (the last rank wraps around to the start), so every rank yields the same
  * number of samples and at most two ranks share a shard. A shuffle buffer
@@ -37,12 +48,17 @@ typedef struct
   guint64 seed;
   gboolean shuffle;
   guint shuffle_buffer;         /* samples mixed per rank; 0 or 1: none */
+  guint64 shuffle_buffer_bytes; /* contiguous split: images' bytes held in
+                                 * the buffer at most (0: no bound) */
   guint rank;
   guint world_size;
   gboolean drop_uneven;
   guint start_epoch;
   gint num_epochs;              /* -1: forever */
-  guint64 start_index;          /* samples of the first epoch to skip */
+  guint64 start_offset;         /* global positions of the first epoch
+                                 * consumed (a multiple of world_size
+                                 * without the elastic order) */
+  gboolean elastic;             /* the elastic order where indexed */
   guint64 max_member_size;      /* 0: no limit */
   guint queue_size;             /* samples ready ahead of the consumer */
   GstSpdlHttpConfig http;       /* for http(s):// and s3:// shards */
@@ -56,6 +72,7 @@ typedef struct
   GError *error;
   gchar *path;                  /* "shard.tar:key.jpg" (or the shard) */
   guint64 index;
+  guint64 position;             /* in the epoch's global order */
   gint label;                   /* -1 without a .cls member */
   guint epoch;
 } GstSpdlShardSample;
@@ -84,6 +101,12 @@ guint64 gst_spdl_shards_get_total (GstSpdlShards * shards);
 guint gst_spdl_shards_get_n_shards (GstSpdlShards * shards);
 /* This rank's samples per epoch. */
 guint64 gst_spdl_shards_get_per_rank (GstSpdlShards * shards);
+/* Whether the elastic order is used (see above). */
+gboolean gst_spdl_shards_is_elastic (GstSpdlShards * shards);
+/* This rank's samples in @epoch, and in @offset how many of the epoch's
+ * global positions were consumed before (a resumed first epoch). */
+guint64 gst_spdl_shards_epoch_share (GstSpdlShards * shards, guint epoch,
+    guint64 * offset);
 /* Starts the reader thread. */
 gboolean gst_spdl_shards_start (GstSpdlShards * shards, GError ** error);
 /* Waits for the next sample; the caller frees it. */
@@ -102,6 +125,12 @@ void gst_spdl_shard_sample_free (GstSpdlShardSample * sample);
  * and tools: an array of guint64 triples (shard, first, count). */
 GArray *gst_spdl_shards_plan (const guint64 * counts, guint n_shards,
     const guint32 * order, guint rank, guint world_size, gboolean drop_uneven);
+
+/* The elastic order of an epoch: its N global sample indices, p(0..N-1)
+ * (g_free() it). */
+guint64 *gst_spdl_shards_global_order (const guint64 * counts,
+    guint n_shards, guint64 seed, guint epoch, gboolean shuffle,
+    guint shuffle_buffer);
 
 G_END_DECLS
 

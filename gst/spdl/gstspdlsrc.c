@@ -63,18 +63,35 @@
  * name), the image is the member ending in jpg, jpeg, png or webp, the label
  * the non-negative ASCII integer in the ".cls" member (-1 without one;
  * another text is a corrupt member, its sample skipped); other members are
- * ignored and a shard is never held whole in memory. Each epoch reads the
- * shards in an order shuffled from (#GstSpdlSrc:seed, epoch) and mixes the
- * samples through a buffer of #GstSpdlSrc:shuffle-buffer samples. Ranks
- * (#GstSpdlSrc:shard-index of #GstSpdlSrc:num-shards) split the epoch's
- * stream of N samples into equal contiguous parts of floor(N / ranks)
- * (#GstSpdlSrc:drop-uneven) or ceil(N / ranks) samples (the last rank wraps
- * around), so every rank yields the same number of samples per epoch; the
- * counts per shard come from the "shards.idx" file next to the shards
- * (tools/make-shards writes it: one "NAME<TAB>SAMPLES" line per shard) or,
- * for local shards without it, from reading the tar headers first. The
- * sample index is the shard's offset in the listing plus the sample's
- * position in it, the path "SHARD:MEMBER". Unreadable shards and corrupt or
+ * ignored and a shard is never held whole in memory. The sample index is
+ * the shard's offset in the listing plus the sample's position in it, the
+ * path "SHARD:MEMBER".
+ *
+ * Shards written by tools/make-shards come with "shards.members", every
+ * sample's image member as a byte range with its label. With it (and
+ * #GstSpdlSrc:elastic, the default) an epoch's global order is computed
+ * from the index alone: the shards in an order shuffled from
+ * (#GstSpdlSrc:seed, epoch), their samples mixed by a shuffle buffer of
+ * #GstSpdlSrc:shuffle-buffer sample numbers seeded from (seed, epoch). It
+ * depends on seed and epoch only, and ranks split it by the rule above
+ * (rank r of W at positions O + r, O + r + W, ...), so tar shards resume
+ * at any number of ranks like folders. Each rank reads only its samples,
+ * by byte range (pread; over HTTP and S3 ranged GETs,
+ * #GstSpdlSrc:http-requests at once, one for members lying close together
+ * in a shard, one each otherwise), checking each member's tar header
+ * against the index; a member past the shard's end is skipped as
+ * "truncated-shard", a header that does not match as "corrupt-member",
+ * each at its position, so ranks stay aligned.
+ *
+ * Without "shards.members" (or with elastic=false) each rank streams an
+ * equal contiguous part of the epoch's shard-ordered stream of N samples,
+ * floor(N / ranks) (#GstSpdlSrc:drop-uneven) or ceil(N / ranks) samples (the
+ * last rank wraps around), mixed by a shuffle buffer of its own from
+ * (seed, epoch, rank): an order that depends on the number of ranks, so
+ * such a state resumes only at the same number (start-offset must be a
+ * multiple of num-shards). The counts per shard come from "shards.idx"
+ * (one "NAME<TAB>SAMPLES" line per shard) or, for local shards without it,
+ * from reading the tar headers first. Unreadable shards and corrupt or
  * truncated tar streams are skipped with the reasons "unreadable",
  * "corrupt-member" and "truncated-shard".
  *
@@ -126,6 +143,8 @@ enum
   PROP_NUM_CLASSES,
   PROP_STATS,
   PROP_SHUFFLE_BUFFER,
+  PROP_SHUFFLE_BUFFER_BYTES,
+  PROP_ELASTIC,
   PROP_HTTP_REQUESTS,
   PROP_HTTP_TIMEOUT,
   PROP_HTTP_RETRIES,
@@ -157,6 +176,8 @@ enum
 #define DEFAULT_WARNING_LIMIT 20
 #define MAX_PREFETCH 256
 #define DEFAULT_SHUFFLE_BUFFER 1000
+#define DEFAULT_SHUFFLE_BUFFER_BYTES (256 * 1024 * 1024)
+#define DEFAULT_ELASTIC TRUE
 #define DEFAULT_HTTP_REQUESTS 64
 #define DEFAULT_HTTP_TIMEOUT 30000
 #define DEFAULT_HTTP_RETRIES 5
@@ -418,22 +439,58 @@ gst_spdl_src_class_init (GstSpdlSrcClass * klass)
    * GstSpdlSrc:shuffle-buffer:
    *
    * Tar shards with #GstSpdlSrc:shuffle: samples mixed in a buffer of this
-   * many (WebDataset's shuffle(n)), on top of the shuffled shard order. The
-   * buffer holds the encoded images: its memory is about this many times
-   * the mean image size. 0 or 1: the shard order only.
+   * many (WebDataset's shuffle(n)), on top of the shuffled shard order. In
+   * the elastic order (#GstSpdlSrc:elastic) the buffer mixes the epoch's
+   * global stream and holds sample numbers only (8 bytes each); in the
+   * contiguous split it mixes each rank's part and holds the encoded
+   * images: about this many times the mean image size. 0 or 1: the shard
+   * order only.
    */
   g_object_class_install_property (gobject_class, PROP_SHUFFLE_BUFFER,
       g_param_spec_uint ("shuffle-buffer", "Shuffle buffer",
-          "Tar shards: samples mixed per rank when shuffling (0 = shard "
-          "order only)", 0, G_MAXINT, DEFAULT_SHUFFLE_BUFFER, READY_PARAM));
+          "Tar shards: samples mixed when shuffling (0 = shard order only)",
+          0, G_MAXINT, DEFAULT_SHUFFLE_BUFFER, READY_PARAM));
+
+  /**
+   * GstSpdlSrc:shuffle-buffer-bytes:
+   *
+   * Tar shards streamed in contiguous parts (#GstSpdlSrc:elastic off, or no
+   * member index): the encoded images the shuffle buffer holds at most, in
+   * bytes; at the bound, random samples leave it to make room (always at
+   * least one sample is held). The order stays a function of seed, epoch,
+   * rank and the data. 0: no bound. The elastic order holds no images.
+   */
+  g_object_class_install_property (gobject_class, PROP_SHUFFLE_BUFFER_BYTES,
+      g_param_spec_uint64 ("shuffle-buffer-bytes", "Shuffle buffer bytes",
+          "Tar shards streamed in contiguous parts: bytes of images the "
+          "shuffle buffer holds at most (0 = no bound)", 0, G_MAXUINT64,
+          DEFAULT_SHUFFLE_BUFFER_BYTES, READY_PARAM));
+
+  /**
+   * GstSpdlSrc:elastic:
+   *
+   * Tar shards with a member index ("shards.members", written by
+   * tools/make-shards): an epoch's global order from (seed, epoch) alone,
+   * split between ranks as folders are, each sample read by its byte range
+   * (resume at any number of ranks). FALSE, or shards without the member
+   * index: each rank streams a contiguous part of the shards (resume at the
+   * same number of ranks only).
+   */
+  g_object_class_install_property (gobject_class, PROP_ELASTIC,
+      g_param_spec_boolean ("elastic", "Elastic",
+          "Tar shards: a global order split by position, members read by "
+          "byte range (needs shards.members), instead of contiguous parts "
+          "read in sequence", DEFAULT_ELASTIC, READY_PARAM));
 
   /**
    * GstSpdlSrc:http-requests:
    *
    * Remote data: HTTP requests in flight at once, on one I/O thread (libcurl's
    * multi interface): sized for object storage, where each request waits
-   * for its first byte. Single objects are requested this far ahead of the
-   * streaming thread; shards download up to min(this, 8) ahead.
+   * for its first byte. Single objects, and the members of tar shards in
+   * the elastic order (a ranged request each), are requested this far
+   * ahead of the streaming thread; shards streamed whole
+   * (#GstSpdlSrc:elastic off) download up to min(this, 8) ahead.
    */
   g_object_class_install_property (gobject_class, PROP_HTTP_REQUESTS,
       g_param_spec_uint ("http-requests", "HTTP requests",
@@ -582,6 +639,8 @@ gst_spdl_src_init (GstSpdlSrc * src)
   src->max_errors = DEFAULT_MAX_ERRORS;
   src->warning_limit = DEFAULT_WARNING_LIMIT;
   src->shuffle_buffer = DEFAULT_SHUFFLE_BUFFER;
+  src->elastic = DEFAULT_ELASTIC;
+  src->shuffle_buffer_bytes = DEFAULT_SHUFFLE_BUFFER_BYTES;
   src->http_requests = DEFAULT_HTTP_REQUESTS;
   src->http_timeout = DEFAULT_HTTP_TIMEOUT;
   src->http_retries = DEFAULT_HTTP_RETRIES;
@@ -674,6 +733,12 @@ gst_spdl_src_set_property (GObject * object, guint prop_id,
       break;
     case PROP_SHUFFLE_BUFFER:
       src->shuffle_buffer = g_value_get_uint (value);
+      break;
+    case PROP_SHUFFLE_BUFFER_BYTES:
+      src->shuffle_buffer_bytes = g_value_get_uint64 (value);
+      break;
+    case PROP_ELASTIC:
+      src->elastic = g_value_get_boolean (value);
       break;
     case PROP_HTTP_REQUESTS:
       src->http_requests = g_value_get_uint (value);
@@ -793,6 +858,12 @@ gst_spdl_src_get_property (GObject * object, guint prop_id, GValue * value,
       break;
     case PROP_SHUFFLE_BUFFER:
       g_value_set_uint (value, src->shuffle_buffer);
+      break;
+    case PROP_SHUFFLE_BUFFER_BYTES:
+      g_value_set_uint64 (value, src->shuffle_buffer_bytes);
+      break;
+    case PROP_ELASTIC:
+      g_value_set_boolean (value, src->elastic);
       break;
     case PROP_HTTP_REQUESTS:
       g_value_set_uint (value, src->http_requests);
@@ -1257,7 +1328,7 @@ free_config_strings (GstSpdlSrc * src)
 }
 
 static gboolean
-start_shards (GstSpdlSrc * src, const gchar * location, guint64 start_index)
+start_shards (GstSpdlSrc * src, const gchar * location, guint64 start_offset)
 {
   GstSpdlShardsConfig config = { 0, };
   GstSpdlShards *shards;
@@ -1268,12 +1339,14 @@ start_shards (GstSpdlSrc * src, const gchar * location, guint64 start_index)
   config.seed = src->seed;
   config.shuffle = src->shuffle;
   config.shuffle_buffer = src->shuffle_buffer;
+  config.shuffle_buffer_bytes = src->shuffle_buffer_bytes;
   config.rank = src->shard_index;
   config.world_size = src->num_shards;
   config.drop_uneven = src->drop_uneven;
   config.start_epoch = src->start_epoch;
   config.num_epochs = src->num_epochs;
-  config.start_index = start_index;
+  config.start_offset = start_offset;
+  config.elastic = src->elastic;
   config.max_member_size = src->max_file_size;
   config.queue_size = MAX (src->prefetch, 4) * 4;
   http_config_init (src, &config.http);
@@ -1314,19 +1387,17 @@ start_shards (GstSpdlSrc * src, const gchar * location, guint64 start_index)
     return FALSE;
   }
   GST_INFO_OBJECT (src, "%u shards, %" G_GUINT64_FORMAT " samples, %"
-      G_GUINT64_FORMAT " per epoch for rank %u/%u",
+      G_GUINT64_FORMAT " per epoch for rank %u/%u, %s order",
       gst_spdl_shards_get_n_shards (shards),
       gst_spdl_shards_get_total (shards),
       gst_spdl_shards_get_per_rank (shards), src->shard_index,
-      src->num_shards);
+      src->num_shards, gst_spdl_shards_is_elastic (shards) ? "elastic" :
+      "contiguous");
 
   GST_OBJECT_LOCK (src);
   src->shards = shards;
   src->samples_per_epoch = gst_spdl_shards_get_per_rank (shards);
   GST_OBJECT_UNLOCK (src);
-  /* positions as for files: rank r's k-th sample is at r + k x ranks */
-  src->shard_start_k = MIN (start_index, src->samples_per_epoch);
-  src->first_offset = src->shard_start_k * src->num_shards;
   src->current_epoch = src->start_epoch;
   src->pushed_in_epoch = 0;
   src->started_epoch = FALSE;
@@ -1368,18 +1439,8 @@ gst_spdl_src_start (GstBaseSrc * bsrc)
   }
 
   if (gst_spdl_shards_is_location (location)) {
-    gboolean ok;
-    /* a shard stream is split in contiguous parts per rank: resuming
-     * needs the same number of ranks (start-offset = k x num-shards) */
-    if (start_offset % src->num_shards != 0) {
-      GST_ELEMENT_ERROR (src, RESOURCE, SETTINGS,
-          ("Tar shards resume only at the number of ranks they were saved "
-              "at: start-offset %" G_GUINT64_FORMAT " is not a multiple of "
-              "num-shards (%u)", start_offset, src->num_shards), (NULL));
-      goto failed;
-    }
-    start_index += start_offset / src->num_shards;
-    ok = start_shards (src, location, start_index);
+    gboolean ok = start_shards (src, location,
+        start_offset + start_index * src->num_shards);
     g_free (location);
     g_free (extensions);
     return ok;
@@ -1680,18 +1741,15 @@ create_from_shards (GstSpdlSrc * src, GstBuffer ** outbuf)
     if (src->started_epoch && sample->epoch != src->current_epoch)
       announce_epoch_end (src);
     if (!src->started_epoch) {
-      src->shard_k = sample->epoch == src->start_epoch ?
-          src->shard_start_k : 0;
+      guint64 offset, samples = gst_spdl_shards_epoch_share (src->shards,
+          sample->epoch, &offset);
       gst_pad_push_event (GST_BASE_SRC_PAD (src),
-          gst_spdl_epoch_start_event_new (sample->epoch,
-              src->samples_per_epoch - src->shard_k,
-              src->shard_k * src->num_shards, src->num_shards,
-              src->shard_index));
+          gst_spdl_epoch_start_event_new (sample->epoch, samples, offset,
+              src->num_shards, src->shard_index));
     }
     src->current_epoch = sample->epoch;
     src->started_epoch = TRUE;
     gst_spdl_stats_add_in (&src->stats, 1);
-    src->shard_k++;
     if (sample->error) {
       /* the same accounting as a file that cannot be read */
       GstSpdlReadSlot slot = { 0, };
@@ -1712,8 +1770,7 @@ create_from_shards (GstSpdlSrc * src, GstBuffer ** outbuf)
     GST_BUFFER_OFFSET_END (*outbuf) = src->pushed_in_epoch + 1;
     gst_spdl_buffer_add_sample_meta (*outbuf, sample->index, sample->label,
         sample->epoch, sample->path);
-    gst_spdl_buffer_set_sample_position (*outbuf, src->shard_index +
-        (src->shard_k - 1) * src->num_shards);
+    gst_spdl_buffer_set_sample_position (*outbuf, sample->position);
     src->pushed_in_epoch++;
     gst_spdl_stats_add_out (&src->stats, 1);
     gst_spdl_shard_sample_free (sample);

@@ -53,6 +53,8 @@ struct _GstSpdlSrc
   gboolean drop_uneven;
   guint64 start_index;
   guint64 start_offset;
+  gboolean elastic;
+  guint64 shuffle_buffer_bytes;
   guint prefetch;
   guint64 prefetch_threshold;   /* us; reads slower on average go ahead */
   guint64 max_file_size;
@@ -67,8 +69,6 @@ struct _GstSpdlSrc
   /* streaming state, set up in start() */
   guint64 active_max_file_size;
   guint64 first_offset;         /* global samples of start-epoch consumed */
-  guint64 shard_start_k;        /* tar shards: this rank's first sample */
-  guint64 shard_k;              /* tar shards: samples taken this epoch */
   gchar *config_strings[6];     /* tar shards: what their config points to */
   GstSpdlDataset *dataset;
   guint64 samples_per_epoch;    /* this shard's share of one epoch */

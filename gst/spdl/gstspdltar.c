@@ -467,3 +467,25 @@ gst_spdl_tar_split_name (const gchar * name, gchar ** key, gchar ** extension)
   *key = g_strndup (name, dot - name);
   *extension = g_ascii_strdown (dot + 1, -1);
 }
+
+gboolean
+gst_spdl_tar_check_header (const guint8 * header, guint64 size,
+    GError ** error)
+{
+  guint64 stored;
+  guint8 type = header[156];
+
+  if (!checksum_ok (header) || !parse_number (header + 124, 12, &stored) ||
+      (type != '0' && type != '\0' && type != '7')) {
+    g_set_error (error, GST_SPDL_TAR_ERROR, GST_SPDL_TAR_ERROR_CORRUPT,
+        "no regular file's tar header before the member's data");
+    return FALSE;
+  }
+  if (stored != size) {
+    g_set_error (error, GST_SPDL_TAR_ERROR, GST_SPDL_TAR_ERROR_CORRUPT,
+        "the tar header gives %" G_GUINT64_FORMAT " bytes, the index %"
+        G_GUINT64_FORMAT, stored, size);
+    return FALSE;
+  }
+  return TRUE;
+}

@@ -63,6 +63,12 @@ gboolean gst_spdl_tar_parser_at_end (const GstSpdlTarParser * parser);
 void gst_spdl_tar_split_name (const gchar * name, gchar ** key,
     gchar ** extension);
 
+/* Whether the 512-byte @header is a regular file's of @size bytes (an
+ * index's member checked against the archive); GST_SPDL_TAR_ERROR_CORRUPT
+ * when not. */
+gboolean gst_spdl_tar_check_header (const guint8 * header, guint64 size,
+    GError ** error);
+
 G_END_DECLS
 
 #endif /* __GST_SPDL_TAR_H__ */

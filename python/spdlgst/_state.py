@@ -32,11 +32,15 @@ def capture(sink, src, batches: int) -> Dict[str, Any]:
         state[name] = src.get_property(name)
     state["seed"] = int(state["seed"])
     state["shards"] = _is_shards(src)
+    if state["shards"]:
+        state["elastic"] = src.get_property("elastic")
+        state["shuffle-buffer-bytes"] = src.get_property("shuffle-buffer-bytes")
     return state
 
 
 def _is_shards(src) -> bool:
-    """Tar shards split their stream in contiguous parts per rank."""
+    """Tar shards: elastic with their member index, else split in
+    contiguous parts per rank (resumed on as many ranks only)."""
     location = src.get_property("location") or ""
     return location.split("?")[0].endswith(".tar") or (
         "{" in location and ".." in location and "}" in location)
@@ -58,13 +62,28 @@ def restore(src, state: Dict[str, Any], first_epoch: int,
         if not isinstance(state.get(key), int) or state[key] < 0:
             raise ValueError(f"state[{key!r}] must be an int >= 0, not "
                              f"{state.get(key)!r}")
-    if state.get("shards") and \
+    if state.get("shards") and not state.get("elastic", False) and \
             state.get("world_size") != src.get_property("num-shards"):
         raise ValueError(
-            f"state was saved on {state.get('world_size')} ranks; tar shards "
-            "resume only on as many (this pipeline has num-shards="
-            f"{src.get_property('num-shards')}); folders and manifests "
-            "resume on any number")
+            f"state was saved on {state.get('world_size')} ranks with "
+            "spdlsrc elastic=false: such tar shards resume only on as many "
+            f"(this pipeline has num-shards={src.get_property('num-shards')})")
+    # states of shards saved before the elastic order have no "elastic":
+    # their order is the contiguous split's
+    if state.get("shards") and \
+            state.get("elastic", False) != src.get_property("elastic"):
+        raise ValueError(
+            f"state was saved with spdlsrc elastic={state.get('elastic', False)!r}, "
+            f"this pipeline has elastic={src.get_property('elastic')!r}: the "
+            "order of the samples would differ")
+    if state.get("shards") and not state.get("elastic", False) and \
+            "shuffle-buffer-bytes" in state and \
+            state["shuffle-buffer-bytes"] != src.get_property("shuffle-buffer-bytes"):
+        raise ValueError(
+            "state was saved with spdlsrc shuffle-buffer-bytes="
+            f"{state['shuffle-buffer-bytes']!r}, this pipeline has "
+            f"{src.get_property('shuffle-buffer-bytes')!r}: the order of the "
+            "samples would differ")
     for name in _CHECKED:
         if name in state and state[name] != src.get_property(name):
             raise ValueError(

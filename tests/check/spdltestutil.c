@@ -436,3 +436,71 @@ spdl_test_run_free (SpdlTestRun * run)
   g_list_free_full (run->skipped, (GDestroyNotify) gst_structure_free);
   g_free (run);
 }
+
+/* ------------------------------------------------------------------------ */
+/* Tar archives                                                             */
+
+static void
+put_octal (guint8 * field, gsize len, guint64 value)
+{
+  g_snprintf ((gchar *) field, len, "%0*" G_GINT64_MODIFIER "o",
+      (int) len - 1, value);
+}
+
+void
+spdl_test_tar_header (GByteArray * tar, const gchar * name, gchar type, guint64 size,
+    const gchar * prefix)
+{
+  guint8 h[512] = { 0, };
+  guint sum = 0, i;
+
+  strncpy ((gchar *) h, name, 100);
+  put_octal (h + 100, 8, 0644);
+  put_octal (h + 108, 8, 0);
+  put_octal (h + 116, 8, 0);
+  put_octal (h + 124, 12, size);
+  put_octal (h + 136, 12, 0);
+  h[156] = type;
+  memcpy (h + 257, "ustar", 6);
+  memcpy (h + 263, "00", 2);
+  if (prefix)
+    strncpy ((gchar *) h + 345, prefix, 155);
+  memset (h + 148, ' ', 8);
+  for (i = 0; i < 512; i++)
+    sum += h[i];
+  g_snprintf ((gchar *) h + 148, 8, "%06o", sum);
+  g_byte_array_append (tar, h, 512);
+}
+
+void
+spdl_test_tar_data (GByteArray * tar, const guint8 * data, gsize len)
+{
+  static const guint8 zeros[512] = { 0, };
+
+  g_byte_array_append (tar, data, len);
+  g_byte_array_append (tar, zeros, (512 - len % 512) % 512);
+}
+
+void
+spdl_test_tar_file (GByteArray * tar, const gchar * name, const gchar * data)
+{
+  spdl_test_tar_header (tar, name, '0', strlen (data), NULL);
+  spdl_test_tar_data (tar, (const guint8 *) data, strlen (data));
+}
+
+gsize
+spdl_test_tar_sample (GByteArray * tar, const gchar * key, const gchar * data,
+    gint label)
+{
+  gchar *image = g_strdup_printf ("%s.jpg", key);
+  gchar *cls = g_strdup_printf ("%s.cls", key);
+  gchar *text = g_strdup_printf ("%d", label);
+  gsize data_offset = tar->len + 512;
+
+  spdl_test_tar_file (tar, image, data);
+  spdl_test_tar_file (tar, cls, text);
+  g_free (image);
+  g_free (cls);
+  g_free (text);
+  return data_offset;
+}

@@ -39,6 +39,18 @@ void spdl_test_remove_tree (const gchar * path);
 void spdl_test_write_file (const gchar * path, const gchar * contents,
     gssize len);
 
+/* Tar archives: a ustar header (@prefix may be NULL), data padded to 512
+ * bytes, or both for a regular file holding the string @data. */
+void spdl_test_tar_header (GByteArray * tar, const gchar * name, gchar type,
+    guint64 size, const gchar * prefix);
+void spdl_test_tar_data (GByteArray * tar, const guint8 * data, gsize len);
+void spdl_test_tar_file (GByteArray * tar, const gchar * name,
+    const gchar * data);
+/* A WebDataset sample: KEY.jpg holding @data, KEY.cls holding @label;
+ * returns the offset of the image's data in @tar. */
+gsize spdl_test_tar_sample (GByteArray * tar, const gchar * key,
+    const gchar * data, gint label);
+
 /* Encodes a w x h JPEG whose pixels are a function of (x, y, tint). */
 void spdl_test_write_jpeg (const gchar * path, guint width, guint height,
     guint tint, gint quality, gboolean gray, gboolean progressive);

@@ -9,7 +9,8 @@
 Forwards GET requests to UPSTREAM (http://host:port, e.g. http.server or
 moto_server; headers such as Range and the SigV4 ones pass through), or
 serves the files of UPSTREAM when it is a folder (HTTP/1.1 keep-alive, a
-deep listen queue: the benchmarks' server, faster than http.server), and
+deep listen queue, single byte ranges as object stores answer them: the
+benchmarks' server, faster than http.server), and
 breaks them on purpose, per path: the first N requests of each path get a
 503 (or --status-first), or the connection reset after half the body, or
 half the body and a clean close (a truncated response); every response is
@@ -100,14 +101,15 @@ def main():
             modified = email.utils.formatdate(mtime, usegmt=True)
             headers = [("ETag", etag), ("Last-Modified", modified),
                        ("Accept-Ranges", "bytes")]
-            m = re.fullmatch(r"bytes=(\d+)-", self.headers.get("Range", ""))
+            m = re.fullmatch(r"bytes=(\d+)-(\d*)", self.headers.get("Range", ""))
             if_range = self.headers.get("If-Range")
             if (m and int(m.group(1)) < len(body) and
                     (if_range in (None, etag, modified) or args.ignore_if_range)):
                 first = int(m.group(1)) - (1 if args.bad_range else 0)
+                last = min(int(m.group(2)), len(body) - 1) if m.group(2) else len(body) - 1
                 headers.append(("Content-Range", "bytes %d-%d/%d"
-                                % (first, len(body) - 1, len(body))))
-                return 206, headers, body[first:]
+                                % (first, last, len(body))))
+                return 206, headers, body[first:last + 1]
             return 200, headers, body
 
         def reset(self):

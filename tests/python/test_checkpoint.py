@@ -207,14 +207,101 @@ def test_resume_shards_is_bit_identical(tmp_path, stop):
     head, tail, state = run_interrupted(line, stop)
     assert head == full[:stop]
     assert tail == full[stop:]
-    # shards resume at the number of ranks they were saved at
-    assert state["world_size"] == 2
+    assert state["world_size"] == 2 and state["elastic"] is True
+
+
+def per_sample(batch):
+    """{index: (label, pixels)} of a batch's samples."""
+    images, labels = (np.asarray(x) for x in batch)
+    return [(i, (int(labels[k]), images[k].tobytes()))
+            for k, i in enumerate(batch.indices)]
+
+
+def rank_line(location, world, rank, extra=""):
+    return (f"spdlsrc location={location} shuffle=true seed=3 num-epochs=1 "
+            f"shuffle-buffer=6 num-shards={world} shard-index={rank} {extra} ! "
+            "spdldecode width=16 height=16 mode=random-resized-crop "
+            "flip=random-horizontal ! spdlbatch batch-size=3 ! "
+            "spdlappsink name=sink")
+
+
+def check_elastic_resume(location, n, stop, extra=""):
+    """2 ranks take @stop batches of 3 each and save; the combined state
+    resumes on 1 and on 3 ranks: interleaved, the new ranks' samples are
+    the rest of the epoch's global order (each once; the tail padded from
+    its start), with the labels and pixels of the uninterrupted run."""
+    with spdlgst.Loader(rank_line(location, 1, 0, extra)) as loader:
+        whole = [s for b in loader for s in per_sample(b)]
+    order = [i for i, _ in whole]
+    truth = dict(whole)
+    assert sorted(order) == list(range(n))
+    states = []
+    for rank in range(2):
+        with spdlgst.Loader(rank_line(location, 2, rank, extra)) as loader:
+            for k, batch in enumerate(loader):
+                if k + 1 == stop:
+                    states.append(loader.state_dict())
+                    break
+    state = json.loads(json.dumps(spdlgst.combine_states(states)))
+    offset = 2 * 3 * stop
+    assert (state["epoch"], state["offset"]) == (0, offset)
+    for world in (1, 3):
+        ranks = []
+        for rank in range(world):
+            with spdlgst.Loader(rank_line(location, world, rank, extra)) as loader:
+                loader.load_state_dict(state)
+                ranks.append([s for b in loader for s in per_sample(b)])
+        assert len({len(r) for r in ranks}) == 1       # equal per rank
+        taken = [ranks[k % world][k // world] for k in range(len(ranks[0]) * world)]
+        rest = order[offset:]
+        assert [i for i, _ in taken] == rest + order[:len(taken) - len(rest)]
+        for i, sample in taken:
+            assert sample == truth[i]
+
+
+@pytest.mark.parametrize("stop", [1, 2])
+def test_resume_shards_on_other_world_sizes(tmp_path, stop):
+    check_elastic_resume(make_shards(tmp_path, 22), 22, stop)
+
+
+def test_contiguous_shards_resume_only_on_as_many_ranks(tmp_path):
+    location = make_shards(tmp_path, 22)
+    line = rank_line(location, 2, 0, "elastic=false")
+    with spdlgst.Loader(line) as loader:
+        batches = iter(loader)          # in the loop: mid-epoch
+        next(batches)
+        state = loader.state_dict()
+    assert state["elastic"] is False
+    with spdlgst.Loader(rank_line(location, 3, 0, "elastic=false")) as loader:
+        with pytest.raises(ValueError, match="elastic=false"):
+            loader.load_state_dict(state)
+    with spdlgst.Loader(rank_line(location, 3, 0)) as loader:
+        with pytest.raises(ValueError, match="elastic"):
+            loader.load_state_dict(state)
+    # a state from before the elastic order (no "elastic") is contiguous
+    old = {k: v for k, v in state.items() if k not in ("elastic", "shuffle-buffer-bytes")}
+    with spdlgst.Loader(rank_line(location, 2, 0)) as loader:
+        with pytest.raises(ValueError, match="elastic=False"):
+            loader.load_state_dict(old)
+    with spdlgst.Loader(rank_line(location, 2, 0, "elastic=false")) as loader:
+        loader.load_state_dict(old)
+        assert len([b for b in loader]) == 3     # of 4 (11 samples, batches of 3)
 
 
 def test_equal_batches_on_three_ranks_shards(tmp_path):
     location = make_shards(tmp_path, 22)
     counts = batch_sizes_on_three_ranks(location)
     # 22 samples, ceil(22 / 3) = 8 per rank: batches of 3, 3, 2
+    assert counts == [[[3, 3, 2]] * 2] * 3
+
+
+def test_equal_batches_on_three_ranks_shards_with_bad_members(tmp_path):
+    # the last shard cut after its first member: its 3 other samples are
+    # skipped where they stand (by range), padded back by spdlbatch
+    location = make_shards(tmp_path, 24)
+    last = tmp_path / "shards" / "train-000004.tar"
+    last.write_bytes(last.read_bytes()[:3000])
+    counts = batch_sizes_on_three_ranks(location)
     assert counts == [[[3, 3, 2]] * 2] * 3
 
 

@@ -7,6 +7,7 @@ import io
 import os
 import random
 import re
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -15,7 +16,9 @@ import time
 import pytest
 from gi.repository import Gst
 
-from test_shards import make_image_folder, make_shards, run_src, key_of
+from test_shards import (make_image_folder, make_shards, run_src, key_of,
+                         read_members_index)
+from test_checkpoint import check_elastic_resume
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 N_SAMPLES = 40
@@ -87,6 +90,67 @@ def test_shards_over_http_match_local(data):
     assert set(seen) == set(range(N_SAMPLES))
 
 
+def test_shards_over_http_resume_on_other_world_sizes(data, tmp_path):
+    """Saved on 2 ranks mid-epoch, resumed on 1 and 3, over HTTP: each
+    remaining sample once, with its label and pixels."""
+    base, truth, pattern, server = data
+    log = str(tmp_path / "requests.log")
+    p = proxy(server.url, log=log)
+    try:
+        check_elastic_resume('"%s/shards/%s"' % (p.url, pattern), N_SAMPLES, 2)
+    finally:
+        p.stop()
+    with open(log) as f:
+        requests = [r.split() for r in f.read().splitlines() if ".tar" in r]
+    # members by range, never whole shards
+    assert requests and all(r[1].startswith("bytes=") for r in requests)
+
+
+def test_adjacent_members_share_a_request(data, tmp_path):
+    """Unshuffled, a rank's members lie close together: one ranged request
+    reads several (here a shard each; on 2 ranks over the other rank's
+    small members between them, gaps up to 64 KiB being read over)."""
+    base, truth, pattern, server = data
+    n_shards = N_SAMPLES // 8
+    for world, requests in ((1, n_shards), (2, n_shards)):
+        log = str(tmp_path / ("requests-%d.log" % world))
+        p = proxy(server.url, log=log)
+        try:
+            out, warnings, error, _ = run_src(
+                'location="%s/shards/%s" num-shards=%d' % (p.url, pattern, world))
+        finally:
+            p.stop()
+        assert error is None and warnings == []
+        assert [o[0] for o in out] == list(range(0, N_SAMPLES, world))
+        for _, label, _, path, d in out:
+            assert (label, d) == truth[key_of(path)]
+        with open(log) as f:
+            tars = [r for r in f.read().splitlines() if ".tar" in r]
+        assert len(tars) == requests
+
+
+def test_truncated_shard_over_http_by_range(data, tmp_path):
+    """A shard cut short on the server (which honours Range): the members
+    past the cut are skipped as truncated-shard, each where it stands."""
+    base, truth, pattern, _ = data
+    shutil.copytree(base / "shards", tmp_path / "shards")
+    members = read_members_index(str(tmp_path / "shards"))
+    with open(tmp_path / "shards" / "train-000001.tar", "r+b") as f:
+        f.truncate(members[13][1] + 10)         # inside sample 13's image
+    p = proxy(str(tmp_path))
+    try:
+        out, warnings, error, counts = run_src(
+            'location="%s/shards/%s"' % (p.url, pattern))
+    finally:
+        p.stop()
+    assert error is None
+    assert counts.get_value("truncated-shard") == 3
+    assert any("train-000001.tar" in w and "shard ends" in w for w in warnings)
+    assert [o[0] for o in out] == [i for i in range(N_SAMPLES) if not 13 <= i < 16]
+    for _, label, _, path, d in out:
+        assert (label, d) == truth[key_of(path)]
+
+
 def manifest(dest, server_url, truth, extra=()):
     """A manifest of the ImageFolder's files as URLs."""
     lines = ["%s/folder/%s.jpg\t%d\n" % (server_url, key, label)
@@ -139,20 +203,25 @@ def test_transient_faults_are_retried(data, tmp_path, fault):
                    if ".tar" in r)
 
 
-def test_persistent_faults_are_skipped_and_counted(data, tmp_path):
+# elastic: each sample is a ranged request of its own, skipped and counted
+# alone; the contiguous split skips a shard's stream at once
+@pytest.mark.parametrize("elastic,per_shard", [("true", 8), ("false", 1)])
+def test_persistent_faults_are_skipped_and_counted(data, tmp_path, elastic, per_shard):
     base, truth, pattern, server = data
     p = proxy(server.url, "--status", "000002.tar=503", "--status", "000003.tar=403",
               "--hang", "000004.tar")
     try:
         t0 = time.monotonic()
         out, warnings, error, counts = run_src(
-            'location="%s/shards/%s" http-retries=2 http-timeout=1000' % (p.url, pattern))
+            'location="%s/shards/%s" http-retries=2 http-timeout=1000 elastic=%s'
+            % (p.url, pattern, elastic))
         took = time.monotonic() - t0
     finally:
         p.stop()
     assert error is None
     assert sorted(o[0] for o in out) == list(range(16))
-    assert counts.get_value("http-error") == 2 and counts.get_value("timeout") == 1
+    assert counts.get_value("http-error") == 2 * per_shard
+    assert counts.get_value("timeout") == per_shard
     assert any("train-000002.tar" in w and "503" in w and "retries" in w for w in warnings)
     assert any("train-000003.tar" in w and "403" in w for w in warnings)
     assert any("train-000004.tar" in w for w in warnings)
@@ -440,7 +509,7 @@ def test_resume_validated_with_if_range(data, tmp_path):
     log = str(tmp_path / "requests.log")
     p = proxy(str(base), "--reset-first", 1, log=log)
     try:
-        out, warnings, error, counts = run_src('location="%s/shards/%s"' % (p.url, pattern))
+        out, warnings, error, counts = run_src('location="%s/shards/%s" elastic=false' % (p.url, pattern))
     finally:
         p.stop()
     assert error is None and warnings == [] and counts.get_value("total") == 0
@@ -464,7 +533,7 @@ def test_object_changed_during_read_is_not_spliced(data, tmp_path, server_fault)
     try:
         stats = []
         out, warnings, error, counts = run_src(
-            'location="%s/shards/%s"' % (p.url, pattern), stats=stats)
+            'location="%s/shards/%s" elastic=false' % (p.url, pattern), stats=stats)
     finally:
         p.stop()
     assert error is None
@@ -485,7 +554,7 @@ def test_resumed_range_elsewhere_is_not_spliced(data, tmp_path):
     base, truth, pattern, _ = data
     p = proxy(str(base), "--reset-first", 1, "--bad-range")
     try:
-        out, warnings, error, counts = run_src('location="%s/shards/%s"' % (p.url, pattern))
+        out, warnings, error, counts = run_src('location="%s/shards/%s" elastic=false' % (p.url, pattern))
     finally:
         p.stop()
     assert error is None and counts.get_value("http-error") == 5

@@ -4,6 +4,7 @@ equal counts per rank, resume, and corrupt or truncated shards."""
 import hashlib
 import io
 import os
+import shutil
 import subprocess
 import tarfile
 
@@ -150,6 +151,121 @@ def test_ranks_get_equal_counts(shards, drop):
         assert len(seen) - len(set(seen)) == per * world - N_SAMPLES
 
 
+@pytest.mark.parametrize("elastic", [True, False])
+def test_order_independent_of_ranks(shards, elastic):
+    """Elastic: rank r of W takes global positions r, r + W, ...; the ranks'
+    outputs interleaved are the W = 1 order, whatever W. The contiguous
+    split (elastic=false) depends on W."""
+    location, truth, _ = shards
+    props = ('location="%s" shuffle=true seed=4 shuffle-buffer=12 '
+             'elastic=%s' % (location, str(elastic).lower()))
+    single = run_src(props)[0]
+    assert sorted(o[0] for o in single) == list(range(N_SAMPLES))
+    for world in (2, 3):
+        ranks = [run_src(props + " num-shards=%d shard-index=%d" % (world, r))[0]
+                 for r in range(world)]
+        interleaved = [ranks[k % world][k // world]
+                       for k in range(len(ranks[0]) * world)]
+        for index, label, _, path, data in interleaved:
+            assert (label, data) == truth[key_of(path)]
+        same = [o[0] for o in interleaved[:N_SAMPLES]] == [o[0] for o in single]
+        assert same == elastic
+        if elastic:     # the padding wraps round to the epoch's start
+            assert [o[0] for o in interleaved[N_SAMPLES:]] == \
+                [o[0] for o in single[:len(interleaved) - N_SAMPLES]]
+
+
+def read_members_index(outdir):
+    members, shard = [], None
+    with open(os.path.join(outdir, "shards.members"), "rb") as f:
+        for line in f.read().decode().splitlines():
+            if line.startswith("#"):
+                continue
+            if not line.startswith("\t"):
+                shard = line.split("\t")[0]
+                continue
+            offset, size, label, name = line[1:].split("\t")
+            members.append((shard, int(offset), int(size), int(label), name))
+    return members
+
+
+def test_member_index_matches_the_shards(shards):
+    """tools/make-shards' shards.members: each sample's byte range holds its
+    image, with its label, in listing order (the global indices)."""
+    location, truth, outdir = shards
+    members = read_members_index(outdir)
+    assert len(members) == N_SAMPLES
+    for shard, offset, size, label, name in members:
+        with open(os.path.join(outdir, shard), "rb") as f:
+            f.seek(offset)
+            data = f.read(size)
+        assert (label, data) == truth[name.split(".", 1)[0]]
+
+
+def copy_shards(outdir, dest, members=True):
+    for name in os.listdir(outdir):
+        if name.endswith(".tar") or name == "shards.idx" or (
+                members and name == "shards.members"):
+            shutil.copy(os.path.join(outdir, name), dest / name)
+
+
+def test_elastic_truncated_and_corrupt_members_are_skipped(shards, tmp_path):
+    """Read by range: a cut shard loses the members past the cut, a header
+    that does not match the index loses its one member; each skipped
+    sample keeps its position (ranks stay aligned)."""
+    location, truth, outdir = shards
+    copy_shards(outdir, tmp_path)
+    names = sorted(n for n in os.listdir(outdir) if n.endswith(".tar"))
+    members = read_members_index(outdir)
+    cut = members[13][1] + 10           # inside shard 1's 4th image
+    with open(tmp_path / names[1], "r+b") as f:
+        f.truncate(cut)
+    with open(tmp_path / names[2], "r+b") as f:
+        f.seek(members[22][1] - 512 + 130)      # shard 2's 3rd image header
+        byte = f.read(1)
+        f.seek(-1, 1)
+        f.write(bytes([byte[0] ^ 0x5A]))
+    loc = str(tmp_path / os.path.basename(location))
+    out, warnings, error, counts = run_src('location="%s"' % loc)
+    assert error is None
+    assert counts.get_value("truncated-shard") == 7     # samples 13..19
+    assert counts.get_value("corrupt-member") == 1      # sample 22
+    assert any(names[1] in w and "shard ends" in w for w in warnings)
+    assert any(names[2] in w and "index does not match" in w for w in warnings)
+    assert [o[0] for o in out] == [i for i in range(N_SAMPLES)
+                                   if not 13 <= i < 20 and i != 22]
+    for index, label, _, path, data in out:
+        assert (label, data) == truth[key_of(path)]
+
+
+def test_bad_member_index_is_an_error(shards, tmp_path):
+    location, _, outdir = shards
+    copy_shards(outdir, tmp_path)
+    path = tmp_path / "shards.members"
+    lines = path.read_text().splitlines(keepends=True)
+    lines[3] = "\t512\tbig\t0\tx.jpg\n"
+    path.write_text("".join(lines))
+    loc = str(tmp_path / os.path.basename(location))
+    _, _, error, _ = run_src('location="%s"' % loc)
+    assert error is not None and "shards.members" in error and "line 4" in error
+
+def test_contiguous_shuffle_buffer_byte_bound(shards):
+    """elastic=false: the per-rank buffer holds images, at most
+    shuffle-buffer-bytes of them (one at least)."""
+    location, truth, _ = shards
+    props = ('location="%s" elastic=false shuffle=true seed=7 shuffle-buffer=16'
+             % location)
+    order = lambda extra: [o[0] for o in run_src(props + extra)[0]]
+    unbounded = order("")
+    unmixed = order(" shuffle-buffer=0")
+    one = order(" shuffle-buffer-bytes=1")
+    mean = sum(len(d) for _, d in truth.values()) // len(truth)
+    few = order(" shuffle-buffer-bytes=%d" % (4 * mean))
+    assert one == unmixed
+    for run in (unbounded, few):
+        assert sorted(run) == list(range(N_SAMPLES))
+    assert len({tuple(unbounded), tuple(few), tuple(unmixed)}) == 3
+
 def test_without_index_headers_are_read(shards, tmp_path):
     location, truth, outdir = shards
     copy = tmp_path / "noindex"
@@ -160,8 +276,11 @@ def test_without_index_headers_are_read(shards, tmp_path):
     loc = str(copy / os.path.basename(location))
     props = ' shuffle=true seed=5 num-shards=2 shard-index=1'
     a = run_src('location="%s"' % loc + props)[0]
-    b = run_src('location="%s"' % location + props)[0]
+    # without the member index: the contiguous split, as elastic=false
+    b = run_src('location="%s"' % location + props + " elastic=false")[0]
     assert [o[0] for o in a] == [o[0] for o in b] and len(a) == 27
+    c = run_src('location="%s"' % location + props)[0]
+    assert sorted(o[0] for o in c) != sorted(o[0] for o in b)
 
 
 def test_resume_mid_epoch(shards):
@@ -202,6 +321,16 @@ def test_long_names_and_other_members(tmp_path):
     assert got == [(0, 4, long_key + ".jpg", b"\xff\xd8long"),
                    (1, 2, "p/" + "\u00e9" * 120 + ".png", b"png-bytes"),
                    (2, -1, "plain.JPEG", b"plain")]
+    # indexed afterwards (make-shards --index-only): read by range, the same
+    subprocess.run(["/usr/bin/python3", MAKE_SHARDS, "--index-only", str(tmp_path)],
+                   check=True, capture_output=True)
+    assert (tmp_path / "shards.members").exists()
+    out, warnings, error, _ = run_src('location="%s"' % path)
+    assert error is None and warnings == []
+    assert [(o[0], o[1], o[3].rsplit(":", 1)[1], o[4]) for o in out] == got
+    # elastic now: resumed at an offset no contiguous split could take
+    out, _, error, _ = run_src('location="%s" num-shards=2 start-offset=1' % path)
+    assert error is None and [o[0] for o in out] == [1]
 
 
 def test_truncated_and_corrupt_shards_are_skipped(shards, tmp_path):

@@ -355,6 +355,153 @@ GST_START_TEST (test_shards)
 
 GST_END_TEST;
 
+/* @n_shards shards of @per_shard fake samples ("k<S>_<I>.jpg" holding
+ * "s<S>i<I>", label I % 3) and, with @members, their member index; returns
+ * the location "ROOT/s{0..N}.tar" (quoted). */
+static gchar *
+make_fake_shards (gchar * root, guint n_shards, guint per_shard,
+    gboolean members)
+{
+  GString *index = g_string_new ("# fake\n");
+  gchar *path, *location;
+  guint s, i;
+
+  for (s = 0; s < n_shards; s++) {
+    GByteArray *tar = g_byte_array_new ();
+    static const guint8 zeros[1024] = { 0, };
+
+    g_string_append_printf (index, "s%u.tar\t%u\n", s, per_shard);
+    for (i = 0; i < per_shard; i++) {
+      gchar *key = g_strdup_printf ("k%u_%u", s, i);
+      gchar *data = g_strdup_printf ("s%ui%u", s, i);
+      gsize offset = spdl_test_tar_sample (tar, key, data, i % 3);
+
+      g_string_append_printf (index, "\t%" G_GSIZE_FORMAT "\t%"
+          G_GSIZE_FORMAT "\t%u\t%s.jpg\n", offset, strlen (data), i % 3, key);
+      g_free (key);
+      g_free (data);
+    }
+    g_byte_array_append (tar, zeros, sizeof (zeros));
+    path = g_strdup_printf ("%s/s%u.tar", root, s);
+    spdl_test_write_file (path, (const gchar *) tar->data, tar->len);
+    g_free (path);
+    g_byte_array_unref (tar);
+  }
+  if (members) {
+    path = g_strdup_printf ("%s/shards.members", root);
+    spdl_test_write_file (path, index->str, index->len);
+    g_free (path);
+  }
+  g_string_free (index, TRUE);
+  location = g_strdup_printf ("\"%s/s{0..%u}.tar\"", root, n_shards - 1);
+  return location;
+}
+
+/* The samples of epoch 0 of @world ranks interleaved: rank k % W's
+ * (k / W)-th for k = 0, 1, ... */
+static GArray *
+interleaved_ranks (const gchar * location, guint world, const gchar * extra,
+    guint per_rank)
+{
+  GArray *out = g_array_new (FALSE, FALSE, sizeof (guint64));
+  GArray **ranks = g_new0 (GArray *, world);
+  SpdlTestRun **runs = g_new0 (SpdlTestRun *, world);
+  guint r, k;
+
+  for (r = 0; r < world; r++) {
+    gchar *props = g_strdup_printf ("%s num-shards=%u shard-index=%u", extra,
+        world, r);
+    runs[r] = run_src (location, props);
+    fail_unless (runs[r]->error == NULL, "%s", runs[r]->error);
+    ranks[r] = epoch_indices (runs[r], 0);
+    fail_unless_equals_int (ranks[r]->len, per_rank);
+    g_free (props);
+  }
+  for (k = 0; k < per_rank * world; k++)
+    g_array_append_val (out, g_array_index (ranks[k % world], guint64,
+            k / world));
+  for (r = 0; r < world; r++) {
+    /* labels travel with their samples */
+    for (k = 0; k < runs[r]->items->len; k++) {
+      SpdlTestItem *item = ITEM (runs[r], k);
+      const gchar *key;
+      if (item->is_epoch_end)
+        continue;
+      key = strrchr (item->path, ':');
+      fail_unless (key != NULL);
+      fail_unless_equals_int (item->label,
+          atoi (strchr (key, '_') + 1) % 3);
+    }
+    g_array_unref (ranks[r]);
+    spdl_test_run_free (runs[r]);
+  }
+  g_free (ranks);
+  g_free (runs);
+  return out;
+}
+
+/* Tar shards with their member index: one global order from (seed, epoch);
+ * rank r of W takes positions r, r + W, ...; a state saved at W resumes at
+ * any W'. */
+GST_START_TEST (test_shards_elastic_order)
+{
+  gchar *root = spdl_test_make_tmpdir ();
+  gchar *location = make_fake_shards (root, 5, 5, TRUE);  /* N = 25 */
+  const gchar *props = "shuffle=true seed=6 shuffle-buffer=7";
+  GArray *single = interleaved_ranks (location, 1, props, 25);
+  guint worlds[] = { 2, 3 };
+  guint w, i;
+
+  assert_each_once (single, 25);
+  for (w = 0; w < G_N_ELEMENTS (worlds); w++) {
+    guint W = worlds[w], per = (25 + W - 1) / W;
+    GArray *all = interleaved_ranks (location, W, props, per);
+
+    for (i = 0; i < all->len; i++)      /* the tail wraps round */
+      fail_unless_equals_uint64 (g_array_index (all, guint64, i),
+          g_array_index (single, guint64, i % 25));
+    g_array_unref (all);
+  }
+  /* saved after 2 ranks took 4 each (offset 8), resumed on 3 */
+  {
+    gchar *resumed = g_strdup_printf ("%s start-offset=8", props);
+    GArray *rest = interleaved_ranks (location, 3, resumed, 6);
+    for (i = 0; i < rest->len; i++)
+      fail_unless_equals_uint64 (g_array_index (rest, guint64, i),
+          g_array_index (single, guint64, (8 + i) % 25));
+    g_array_unref (rest);
+    g_free (resumed);
+  }
+  /* the order is not the shards' concatenation: the buffer mixed it */
+  for (i = 0; i < 25; i++)
+    if (g_array_index (single, guint64, i) != i)
+      break;
+  fail_unless (i < 25);
+  g_array_unref (single);
+  g_free (location);
+
+  /* without the member index: contiguous parts, resumed at the same W only */
+  spdl_test_remove_tree (root);
+  g_free (root);
+  root = spdl_test_make_tmpdir ();
+  location = make_fake_shards (root, 5, 5, FALSE);
+  {
+    gchar *launch = g_strdup_printf ("spdlsrc location=%s num-shards=2 "
+        "start-offset=3", location);
+    SpdlTestRun *run = spdl_test_run (launch);
+    fail_unless (run->error != NULL);
+    fail_unless (strstr (run->error, "not a multiple of num-shards") != NULL,
+        "%s", run->error);
+    spdl_test_run_free (run);
+    g_free (launch);
+  }
+  g_free (location);
+  spdl_test_remove_tree (root);
+  g_free (root);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_resume_start_index)
 {
   gchar *root = make_fake_folder (4, 5);
@@ -678,6 +825,7 @@ spdlsrc_suite (void)
   tcase_add_test (tc, test_shards);
   tcase_add_test (tc, test_elastic_resume);
   tcase_add_test (tc, test_resume_start_index);
+  tcase_add_test (tc, test_shards_elastic_order);
   tcase_add_test (tc, test_manifest);
   tcase_add_test (tc, test_manifest_bom_crlf_tabs);
   tcase_add_test (tc, test_user_errors);

@@ -26,54 +26,6 @@
 /* ------------------------------------------------------------------------ */
 /* Writing archives                                                         */
 
-static void
-put_octal (guint8 * field, gsize len, guint64 value)
-{
-  g_snprintf ((gchar *) field, len, "%0*" G_GINT64_MODIFIER "o",
-      (int) len - 1, value);
-}
-
-static void
-add_header (GByteArray * tar, const gchar * name, gchar type, guint64 size,
-    const gchar * prefix)
-{
-  guint8 h[512] = { 0, };
-  guint sum = 0, i;
-
-  strncpy ((gchar *) h, name, 100);
-  put_octal (h + 100, 8, 0644);
-  put_octal (h + 108, 8, 0);
-  put_octal (h + 116, 8, 0);
-  put_octal (h + 124, 12, size);
-  put_octal (h + 136, 12, 0);
-  h[156] = type;
-  memcpy (h + 257, "ustar", 6);
-  memcpy (h + 263, "00", 2);
-  if (prefix)
-    strncpy ((gchar *) h + 345, prefix, 155);
-  memset (h + 148, ' ', 8);
-  for (i = 0; i < 512; i++)
-    sum += h[i];
-  g_snprintf ((gchar *) h + 148, 8, "%06o", sum);
-  g_byte_array_append (tar, h, 512);
-}
-
-static void
-add_data (GByteArray * tar, const guint8 * data, gsize len)
-{
-  static const guint8 zeros[512] = { 0, };
-
-  g_byte_array_append (tar, data, len);
-  g_byte_array_append (tar, zeros, (512 - len % 512) % 512);
-}
-
-static void
-add_file (GByteArray * tar, const gchar * name, const gchar * data)
-{
-  add_header (tar, name, '0', strlen (data), NULL);
-  add_data (tar, (const guint8 *) data, strlen (data));
-}
-
 static gchar *long_name;
 
 /* Every kind of header the parser reads, and some it passes over. */
@@ -88,25 +40,25 @@ make_archive (void)
 
   for (i = 0; i < sizeof (big); i++)
     big[i] = i * 7;
-  add_file (tar, "a/one.jpg", "JPEG-ONE");
-  add_file (tar, "a/one.cls", "3");
-  add_header (tar, "a", '5', 0, NULL);  /* a folder */
+  spdl_test_tar_file (tar, "a/one.jpg", "JPEG-ONE");
+  spdl_test_tar_file (tar, "a/one.cls", "3");
+  spdl_test_tar_header (tar, "a", '5', 0, NULL);  /* a folder */
   /* GNU long name */
   long_name = g_strnfill (230, 'n');
-  add_header (tar, "././@LongLink", 'L', strlen (long_name) + 1, NULL);
-  add_data (tar, (const guint8 *) long_name, strlen (long_name) + 1);
-  add_header (tar, "truncated-name", '0', sizeof (big), NULL);
-  add_data (tar, big, sizeof (big));
+  spdl_test_tar_header (tar, "././@LongLink", 'L', strlen (long_name) + 1, NULL);
+  spdl_test_tar_data (tar, (const guint8 *) long_name, strlen (long_name) + 1);
+  spdl_test_tar_header (tar, "truncated-name", '0', sizeof (big), NULL);
+  spdl_test_tar_data (tar, big, sizeof (big));
   /* PAX path (with a record that is not a path before it) */
   pax = g_strdup ("20 mtime=1700000000\n27 path=pax/long-path.jpeg\n");
-  add_header (tar, "PaxHeader/x", 'x', strlen (pax), NULL);
-  add_data (tar, (const guint8 *) pax, strlen (pax));
+  spdl_test_tar_header (tar, "PaxHeader/x", 'x', strlen (pax), NULL);
+  spdl_test_tar_data (tar, (const guint8 *) pax, strlen (pax));
   g_free (pax);
-  add_file (tar, "ignored-name", "PAXDATA");
+  spdl_test_tar_file (tar, "ignored-name", "PAXDATA");
   /* ustar prefix */
-  add_header (tar, "name.cls", '0', 2, "pre/fix");
-  add_data (tar, (const guint8 *) "12", 2);
-  add_file (tar, "empty.jpg", "");
+  spdl_test_tar_header (tar, "name.cls", '0', 2, "pre/fix");
+  spdl_test_tar_data (tar, (const guint8 *) "12", 2);
+  spdl_test_tar_file (tar, "empty.jpg", "");
   g_byte_array_append (tar, zeros, sizeof (zeros));
   return tar;
 }
@@ -421,16 +373,11 @@ write_shard (const gchar * dir, guint s, guint per)
   guint j;
 
   for (j = 0; j < per; j++) {
-    gchar *name = g_strdup_printf ("k%u_%u.jpg", s, j);
+    gchar *key = g_strdup_printf ("k%u_%u", s, j);
     gchar *data = g_strdup_printf ("img %u %u", s, j);
-    gchar *cls_name = g_strdup_printf ("k%u_%u.cls", s, j);
-    gchar *label = g_strdup_printf ("%u", s * 100 + j);
-    add_file (tar, name, data);
-    add_file (tar, cls_name, label);
-    g_free (name);
+    spdl_test_tar_sample (tar, key, data, s * 100 + j);
+    g_free (key);
     g_free (data);
-    g_free (cls_name);
-    g_free (label);
   }
   g_byte_array_append (tar, zeros, sizeof (zeros));
   fail_unless (g_file_set_contents (path, (const gchar *) tar->data, tar->len,
