@@ -1386,6 +1386,15 @@ start_shards (GstSpdlSrc * src, const gchar * location, guint64 start_offset)
     g_error_free (error);
     return FALSE;
   }
+  /* ranks that meant to be elastic and are not: resuming at another
+   * world size will fail later, say it now */
+  if (config.elastic && !gst_spdl_shards_is_elastic (shards) &&
+      src->num_shards > 1)
+    GST_ELEMENT_WARNING (src, RESOURCE, NOT_FOUND,
+        ("Tar shards \"%s\" have no readable shards.members: each rank "
+            "streams a contiguous part, and a checkpoint resumes only on %u "
+            "ranks (tools/make-shards --index-only DIR writes the index)",
+            location, src->num_shards), ("elastic=true without an index"));
   GST_INFO_OBJECT (src, "%u shards, %" G_GUINT64_FORMAT " samples, %"
       G_GUINT64_FORMAT " per epoch for rank %u/%u, %s order",
       gst_spdl_shards_get_n_shards (shards),

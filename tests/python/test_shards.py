@@ -275,10 +275,14 @@ def test_without_index_headers_are_read(shards, tmp_path):
             os.link(os.path.join(outdir, name), copy / name)
     loc = str(copy / os.path.basename(location))
     props = ' shuffle=true seed=5 num-shards=2 shard-index=1'
-    a = run_src('location="%s"' % loc + props)[0]
-    # without the member index: the contiguous split, as elastic=false
-    b = run_src('location="%s"' % location + props + " elastic=false")[0]
+    a, warnings = run_src('location="%s"' % loc + props)[:2]
+    # without the member index: the contiguous split, as elastic=false, and
+    # a warning that a resume will need the same number of ranks
+    b, quiet = run_src('location="%s"' % location + props + " elastic=false")[:2]
     assert [o[0] for o in a] == [o[0] for o in b] and len(a) == 27
+    assert any("shards.members" in w and "resumes only on 2 ranks" in w
+               for w in warnings), warnings
+    assert not any("shards.members" in w for w in quiet), quiet
     c = run_src('location="%s"' % location + props)[0]
     assert sorted(o[0] for o in c) != sorted(o[0] for o in b)
 
