@@ -1119,6 +1119,38 @@ copy_slot (GstSpdlBatch * self, const guint8 * images, const gint64 * labels,
   self->epoch_delivered++;
 }
 
+/* Padding writes the slots after the real samples. In an adopted block
+ * those slots may already be the next epoch's first samples (spdldecode
+ * takes slots before the epoch's end reaches us), so the batch moves to a
+ * buffer of our pool first and the block is let go. */
+static GstFlowReturn
+detach_block (GstSpdlBatch * self)
+{
+  GstBuffer *copy;
+  GstFlowReturn ret;
+  guint n = self->filled;
+
+  if (self->block == NULL || self->current == NULL)
+    return GST_FLOW_OK;
+  unmap_current (self);
+  copy = copy_batch (self, self->current, n);
+  release_block (self);
+  gst_clear_buffer (&self->current);
+  if (copy == NULL) {
+    self->filled = 0;
+    GST_ELEMENT_ERROR (self, RESOURCE, NO_SPACE_LEFT,
+        ("Could not copy a batch"), (NULL));
+    return GST_FLOW_ERROR;
+  }
+  self->current = copy;
+  ret = map_current (self);
+  self->filled = ret == GST_FLOW_OK ? n : 0;
+  /* the next batch starts after the last slot this one took */
+  if (self->slot_pool && self->last_seq != G_MAXUINT64)
+    gst_spdl_slot_pool_set_batch_start (self->slot_pool, self->last_seq + 1);
+  return ret;
+}
+
 /* One padded slot: a copy of the current batch's real samples, or of the
  * last full batch of the epoch when the current one is empty. */
 static gboolean
@@ -1183,6 +1215,7 @@ pad_epoch (GstSpdlBatch * self)
   /* the padded batches stand for the rank's last samples: a checkpoint
    * taken after them resumes at the next epoch (spdlappsink) */
   self->batch_position = self->epoch_last_position;
+  ret = detach_block (self);
   while (ret == GST_FLOW_OK && self->epoch_delivered < target) {
     if (self->current == NULL) {
       ret = start_batch (self);
