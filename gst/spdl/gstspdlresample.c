@@ -418,17 +418,39 @@ static const gint8 pair_masks[2][16] = {
   {6, -1, 9, -1, 7, -1, 10, -1, 8, -1, 11, -1, -1, -1, -1, -1},
 };
 
+/* The same for a last group of n < 4 taps: the bytes of taps n..3 become
+ * zeros, not pixels past the window (slack bytes never written, which
+ * memcheck would follow through a multiplication by a zero weight) */
+static const gint8 pair_masks_short[4][2][16] = {
+  {{-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1},
+      {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1}},
+  {{0, -1, -1, -1, 1, -1, -1, -1, 2, -1, -1, -1, -1, -1, -1, -1},
+      {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1}},
+  {{0, -1, 3, -1, 1, -1, 4, -1, 2, -1, 5, -1, -1, -1, -1, -1},
+      {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1}},
+  {{0, -1, 3, -1, 1, -1, 4, -1, 2, -1, 5, -1, -1, -1, -1, -1},
+      {6, -1, -1, -1, 7, -1, -1, -1, 8, -1, -1, -1, -1, -1, -1, -1}},
+};
+
+/* The masks of a group holding @n taps (4 or fewer) */
+static inline const gint8 *
+group_mask (guint n, guint which)
+{
+  return n >= 4 ? pair_masks[which] : pair_masks_short[n][which];
+}
+
 #ifdef HAVE_AVX2_KERNEL
 /* [r g b 0] sums of 4 taps for two outputs (one per lane), pixels at
  * @p0/@p1, the pair's weights of the group at @w (see axis_split_weights) */
 __attribute__((target ("avx2")))
 static inline __m256i
-sum4_rgb_pair (const guint8 * p0, const guint8 * p1, const gint16 * w)
+sum4_rgb_pair (const guint8 * p0, const guint8 * p1, const gint16 * w,
+    guint n)
 {
   const __m256i m01 = _mm256_broadcastsi128_si256 (_mm_loadu_si128
-      ((const __m128i *) pair_masks[0]));
+      ((const __m128i *) group_mask (n, 0)));
   const __m256i m23 = _mm256_broadcastsi128_si256 (_mm_loadu_si128
-      ((const __m128i *) pair_masks[1]));
+      ((const __m128i *) group_mask (n, 1)));
   const __m256i *wv = (const __m256i *) w;
   __m256i px = _mm256_inserti128_si256 (_mm256_castsi128_si256
       (_mm_loadu_si128 ((const __m128i *) p0)),
@@ -458,11 +480,11 @@ sums_rgb_pair (const GstSpdlResampleAxis * axis, const guint8 * in,
   const guint8 *p0 = in + (gsize) (axis->first[2 * k] - in_start) * 3;
   const guint8 *p1 = in + (gsize) (axis->first[j] - in_start) * 3;
   const gint16 *w = axis->split + (gsize) k * groups * 64;
-  __m256i sums = sum4_rgb_pair (p0, p1, w);
+  __m256i sums = sum4_rgb_pair (p0, p1, w, axis->taps);
 
   for (g = 1; g < groups; g++)
     sums = _mm256_add_epi32 (sums, sum4_rgb_pair (p0 + 12 * g, p1 + 12 * g,
-            w + 64 * g));
+            w + 64 * g, axis->taps - 4 * g));
   return _mm256_srai_epi32 (_mm256_add_epi32 (sums, half), PRECISION_BITS);
 }
 
@@ -521,10 +543,17 @@ static void
 row_rgb_pairs (const GstSpdlResampleAxis * axis, const guint8 * in,
     gint in_start, guint8 * out)
 {
-  const __m128i lo = _mm_loadu_si128 ((const __m128i *) pair_masks[0]);
-  const __m128i hi = _mm_loadu_si128 ((const __m128i *) pair_masks[1]);
-  const __m128i half = _mm_set1_epi32 (1 << (FAST_PRECISION_BITS - 1));
   const guint quads = (axis->taps + 3) / 4;
+  /* the first quad's masks, and the second's (its taps: taps - 4) */
+  const __m128i lo = _mm_loadu_si128 ((const __m128i *) group_mask
+      (axis->taps, 0));
+  const __m128i hi = _mm_loadu_si128 ((const __m128i *) group_mask
+      (axis->taps, 1));
+  const __m128i lo2 = _mm_loadu_si128 ((const __m128i *) group_mask
+      (axis->taps > 4 ? axis->taps - 4 : 4, 0));
+  const __m128i hi2 = _mm_loadu_si128 ((const __m128i *) group_mask
+      (axis->taps > 4 ? axis->taps - 4 : 4, 1));
+  const __m128i half = _mm_set1_epi32 (1 << (FAST_PRECISION_BITS - 1));
   const __m128i *w = (const __m128i *) axis->pairs;
   guint i;
 
@@ -538,9 +567,9 @@ row_rgb_pairs (const GstSpdlResampleAxis * axis, const guint8 * in,
 
     if (quads > 1) {
       px = _mm_loadu_si128 ((const __m128i *) (p + 12));
-      sums = _mm_add_epi32 (sums, _mm_madd_epi16 (_mm_shuffle_epi8 (px, lo),
+      sums = _mm_add_epi32 (sums, _mm_madd_epi16 (_mm_shuffle_epi8 (px, lo2),
               _mm_loadu_si128 (w + 2)));
-      sums = _mm_add_epi32 (sums, _mm_madd_epi16 (_mm_shuffle_epi8 (px, hi),
+      sums = _mm_add_epi32 (sums, _mm_madd_epi16 (_mm_shuffle_epi8 (px, hi2),
               _mm_loadu_si128 (w + 3)));
     }
     sums = _mm_srai_epi32 (_mm_add_epi32 (sums, half), FAST_PRECISION_BITS);
