@@ -593,10 +593,13 @@ gst_spdl_src_class_init (GstSpdlSrcClass * klass)
    *
    * "spdl-stats": items-in (reads started), items-out (samples pushed),
    * busy (ns spent reading), mean, p90, p99 (ns per read), elapsed, and
-   * skipped-REASON counts. Remote data adds http-peak-bytes-in-flight (the
-   * most bytes received and not yet handed over, at most
-   * max-bytes-in-flight plus one 16 KiB write, unless an object is larger
-   * or comes without a Content-Length), http-responses, http-responses-http2 and http-changed (objects
+   * skipped-REASON counts. Tar shards add shard-order ("elastic", or
+   * "contiguous" when there is no shards.members or elastic is off: the
+   * order a checkpoint depends on). Remote data adds
+   * http-peak-bytes-in-flight (the most bytes received and not yet handed
+   * over, at most max-bytes-in-flight plus one 16 KiB write, unless an
+   * object or a coalesced ranged read of members is larger, or comes
+   * without a Content-Length), http-responses, http-responses-http2 and http-changed (objects
    * that changed while being read).
    */
   g_object_class_install_property (gobject_class, PROP_STATS,
@@ -640,6 +643,7 @@ gst_spdl_src_init (GstSpdlSrc * src)
   src->warning_limit = DEFAULT_WARNING_LIMIT;
   src->shuffle_buffer = DEFAULT_SHUFFLE_BUFFER;
   src->elastic = DEFAULT_ELASTIC;
+  src->shard_order = -1;
   src->shuffle_buffer_bytes = DEFAULT_SHUFFLE_BUFFER_BYTES;
   src->http_requests = DEFAULT_HTTP_REQUESTS;
   src->http_timeout = DEFAULT_HTTP_TIMEOUT;
@@ -914,6 +918,9 @@ gst_spdl_src_get_property (GObject * object, guint prop_id, GValue * value,
         g_free (key);
       }
       add_http_stats (src, st);
+      if (src->shard_order >= 0)
+        gst_structure_set (st, "shard-order", G_TYPE_STRING,
+            src->shard_order ? "elastic" : "contiguous", NULL);
       g_value_take_boxed (value, st);
       break;
     }
@@ -1405,6 +1412,7 @@ start_shards (GstSpdlSrc * src, const gchar * location, guint64 start_offset)
 
   GST_OBJECT_LOCK (src);
   src->shards = shards;
+  src->shard_order = gst_spdl_shards_is_elastic (shards) ? 1 : 0;
   src->samples_per_epoch = gst_spdl_shards_get_per_rank (shards);
   GST_OBJECT_UNLOCK (src);
   src->current_epoch = src->start_epoch;

@@ -91,6 +91,8 @@ struct _GstSpdlSrc
   /* tar shards: samples come from this provider instead (gstspdlshards.h) */
   guint shuffle_buffer;
   struct _GstSpdlShards *shards;
+  gint shard_order;             /* of the last shards opened: 1 elastic,
+                                 * 0 contiguous, -1 none (under the lock) */
   /* remote data (gstspdlhttp.h): properties under the object lock */
   guint http_requests;
   guint http_timeout;

@@ -34,6 +34,11 @@ def capture(sink, src, batches: int) -> Dict[str, Any]:
     state["shards"] = _is_shards(src)
     if state["shards"]:
         state["elastic"] = src.get_property("elastic")
+        # the order actually used: shards without shards.members are split
+        # in contiguous parts even with elastic=true
+        order = src.get_property("stats").get_value("shard-order")
+        state["elastic-order"] = (order == "elastic" if order is not None
+                                  else state["elastic"])
         state["shuffle-buffer-bytes"] = src.get_property("shuffle-buffer-bytes")
     return state
 
@@ -62,11 +67,13 @@ def restore(src, state: Dict[str, Any], first_epoch: int,
         if not isinstance(state.get(key), int) or state[key] < 0:
             raise ValueError(f"state[{key!r}] must be an int >= 0, not "
                              f"{state.get(key)!r}")
-    if state.get("shards") and not state.get("elastic", False) and \
+    if state.get("shards") and \
+            not state.get("elastic-order", state.get("elastic", False)) and \
             state.get("world_size") != src.get_property("num-shards"):
         raise ValueError(
-            f"state was saved on {state.get('world_size')} ranks with "
-            "spdlsrc elastic=false: such tar shards resume only on as many "
+            f"state was saved on {state.get('world_size')} ranks with tar "
+            "shards split in contiguous parts (spdlsrc elastic=false, or no "
+            "shards.members next to the shards): they resume only on as many "
             f"(this pipeline has num-shards={src.get_property('num-shards')})")
     # states of shards saved before the elastic order have no "elastic":
     # their order is the contiguous split's

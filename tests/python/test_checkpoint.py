@@ -279,13 +279,31 @@ def test_contiguous_shards_resume_only_on_as_many_ranks(tmp_path):
         with pytest.raises(ValueError, match="elastic"):
             loader.load_state_dict(state)
     # a state from before the elastic order (no "elastic") is contiguous
-    old = {k: v for k, v in state.items() if k not in ("elastic", "shuffle-buffer-bytes")}
+    old = {k: v for k, v in state.items()
+           if k not in ("elastic", "elastic-order", "shuffle-buffer-bytes")}
     with spdlgst.Loader(rank_line(location, 2, 0)) as loader:
         with pytest.raises(ValueError, match="elastic=False"):
             loader.load_state_dict(old)
     with spdlgst.Loader(rank_line(location, 2, 0, "elastic=false")) as loader:
         loader.load_state_dict(old)
         assert len([b for b in loader]) == 3     # of 4 (11 samples, batches of 3)
+
+
+def test_shards_without_member_index_resume_only_on_as_many_ranks(tmp_path):
+    # elastic=true (the default) but no shards.members: the ranks split the
+    # shards in contiguous parts, so the state must not resume on 2 of 4
+    location = make_shards(tmp_path, 22)
+    os.remove(tmp_path / "shards" / "shards.members")
+    with spdlgst.Loader(rank_line(location, 4, 0)) as loader:
+        batches = iter(loader)
+        next(batches)
+        state = loader.state_dict()
+    assert state["elastic"] is True and state["elastic-order"] is False
+    with spdlgst.Loader(rank_line(location, 2, 0)) as loader:
+        with pytest.raises(ValueError, match="shards.members"):
+            loader.load_state_dict(state)
+    with spdlgst.Loader(rank_line(location, 4, 1)) as loader:
+        loader.load_state_dict(state)
 
 
 def test_equal_batches_on_three_ranks_shards(tmp_path):
