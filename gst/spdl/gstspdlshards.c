@@ -315,10 +315,17 @@ parse_label (GstBuffer * data, gint * label)
 
   if (!gst_buffer_map (data, &map, GST_MAP_READ))
     return FALSE;
+  /* a NUL would end the text early: "7\0junk" is no label */
+  if (memchr (map.data, '\0', map.size) != NULL) {
+    gst_buffer_unmap (data, &map);
+    return FALSE;
+  }
   text = g_strstrip (g_strndup ((const gchar *) map.data, map.size));
   gst_buffer_unmap (data, &map);
-  /* class indices: -1 means "no label" downstream, so no negatives */
-  ok = g_ascii_string_to_signed (text, 10, 0, G_MAXINT, &value, NULL);
+  /* class indices: -1 means "no label" downstream, so no negatives; digits
+   * only (tools/make-shards --index-only reads them the same way) */
+  ok = g_ascii_isdigit (text[0]) &&
+      g_ascii_string_to_signed (text, 10, 0, G_MAXINT, &value, NULL);
   g_free (text);
   if (ok)
     *label = (gint) value;

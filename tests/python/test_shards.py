@@ -461,7 +461,8 @@ def test_bad_labels_are_corrupt_members(tmp_path):
     their sample with a warning naming the shard and the member."""
     path = str(tmp_path / "labels.tar")
     labels = [("neg", b"-3"), ("frac", b"2.5"), ("word", b"cat"), ("empty", b""),
-              ("huge", b"99999999999"), ("good", b" 7\n")]
+              ("huge", b"99999999999"), ("plus", b"+2"), ("nul", b"7\0junk"),
+              ("good", b" 7\n")]
     with tarfile.open(path, "w", format=tarfile.USTAR_FORMAT) as tar:
         for key, cls in labels:
             for name, data in (("%s.jpg" % key, b"\xff\xd8" + key.encode()),
@@ -476,6 +477,15 @@ def test_bad_labels_are_corrupt_members(tmp_path):
     for key, _ in labels[:-1]:
         assert any("labels.tar" in w and "%s.cls" % key in w and "non-negative integer" in w
                    for w in warnings), (key, warnings)
+    # the member index of such a shard leaves them out: the elastic order
+    # yields the same samples
+    done = subprocess.run(["/usr/bin/python3", MAKE_SHARDS, "--index-only",
+                           str(tmp_path)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.count("left out of the index") == len(labels) - 1
+    out, warnings, error, counts = run_src('location="%s" elastic=true' % path)
+    assert error is None
+    assert [(o[1], o[4]) for o in out] == [(7, b"\xff\xd8good")]
 
 
 def test_existing_paths_with_braces_are_taken_as_named(shards, tmp_path):
