@@ -815,17 +815,21 @@ map_failed:
   return GST_FLOW_ERROR;
 }
 
-/* The batch of @block becomes the one being filled: its slot 0 arrived. */
-static gboolean
+/* The batch of @block becomes the one being filled: its slot 0 arrived.
+ * GST_FLOW_OK with no current batch when the block cannot be adopted (the
+ * copy path takes over); an error when its memory cannot be mapped. */
+static GstFlowReturn
 adopt_block (GstSpdlBatch * self, GstSpdlSlotBlock * block)
 {
+  GstFlowReturn ret;
+
   self->current = gst_spdl_slot_block_adopt (block);
   if (self->current == NULL)
-    return FALSE;
-  if (map_current (self) != GST_FLOW_OK)
-    return FALSE;
-  self->block = gst_spdl_slot_block_ref (block);
-  return TRUE;
+    return GST_FLOW_OK;
+  ret = map_current (self);
+  if (ret == GST_FLOW_OK)
+    self->block = gst_spdl_slot_block_ref (block);
+  return ret;
 }
 
 /* Done with the block of the current batch. FALSE if a slot of it is
@@ -1061,7 +1065,7 @@ gst_spdl_batch_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
   has_slot = self->slot_pool && gst_spdl_slot_lookup (buffer, &block, &index,
       &seq) && gst_spdl_slot_block_get_pool (block) == self->slot_pool;
   if (ret == GST_FLOW_OK && self->current == NULL && has_slot && index == 0)
-    adopt_block (self, block);
+    ret = adopt_block (self, block);
   if (ret == GST_FLOW_OK && self->current == NULL)
     ret = start_batch (self);
   if (ret != GST_FLOW_OK) {
