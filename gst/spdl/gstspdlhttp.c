@@ -689,6 +689,12 @@ transfer_ended (GstSpdlHttp * http, Transfer * t, CURLcode result)
     http->stats.responses++;
     if (version == CURL_HTTP_VERSION_2_0)
       http->stats.responses_http2++;
+    /* every ranged read then downloads the object from its start */
+    if (t->range_size && status == 200) {
+      if (http->stats.range_ignored++ == 0)
+        GST_WARNING ("%s: the server ignores byte ranges: each member read "
+            "downloads the shard from its start", t->display);
+    }
     finish (http, t, NULL);
     return;
   }

@@ -44,6 +44,8 @@ typedef struct
   guint64 responses;            /* successful transfers */
   guint64 responses_http2;      /* ... of them over HTTP/2 */
   guint64 changed;              /* objects that changed during a read */
+  guint64 range_ignored;        /* byte-range GETs answered with the whole
+                                 * object (a server without Range support) */
 } GstSpdlHttpStats;
 
 /* Whole object: @buffer or @error (GST_SPDL_SKIP_REASON domain), both

@@ -599,8 +599,10 @@ gst_spdl_src_class_init (GstSpdlSrcClass * klass)
    * http-peak-bytes-in-flight (the most bytes received and not yet handed
    * over, at most max-bytes-in-flight plus one 16 KiB write, unless an
    * object or a coalesced ranged read of members is larger, or comes
-   * without a Content-Length), http-responses, http-responses-http2 and http-changed (objects
-   * that changed while being read).
+   * without a Content-Length), http-responses, http-responses-http2,
+   * http-changed (objects that changed while being read) and
+   * http-range-ignored (ranged reads of elastic shards answered with the
+   * whole shard: a server without Range support, slow).
    */
   g_object_class_install_property (gobject_class, PROP_STATS,
       g_param_spec_boxed ("stats", "Statistics",
@@ -961,7 +963,9 @@ add_http_stats (GstSpdlSrc * src, GstStructure * st)
       src->http_stats.peak_bytes_in_flight,
       "http-responses", G_TYPE_UINT64, src->http_stats.responses,
       "http-responses-http2", G_TYPE_UINT64, src->http_stats.responses_http2,
-      "http-changed", G_TYPE_UINT64, src->http_stats.changed, NULL);
+      "http-changed", G_TYPE_UINT64, src->http_stats.changed,
+      "http-range-ignored", G_TYPE_UINT64, src->http_stats.range_ignored,
+      NULL);
 }
 
 /* ------------------------------------------------------------------------ */
