@@ -354,6 +354,7 @@ inexact_difference (Bench * b)
         &size);
     GstSpdlGeometry g;
     GstSpdlJpegDecodeInfo info;
+    GstSpdlOutput packed;
     guint w, h;
     guint64 diff = 0;
 
@@ -367,12 +368,12 @@ inexact_difference (Bench * b)
       ref = g_malloc (n);
       ref_size = n;
     }
+    gst_spdl_output_init_packed (&packed, b->out, g.out_width * 3);
     if (!gst_spdl_image_decoder_decode (dec, &exact, &g, ref,
             g.out_width * 3, NULL) ||
         !gst_spdl_jpeg_decoder_open (jpeg, data, size, exact.max_pixels, &w,
             &h, NULL) ||
-        !gst_spdl_jpeg_decoder_decode (jpeg, &fast, &g, b->out,
-            g.out_width * 3, NULL))
+        !gst_spdl_jpeg_decoder_decode_to (jpeg, &fast, &g, &packed, NULL))
       continue;
     gst_spdl_jpeg_decoder_get_info (jpeg, &info);
     scales[MIN (info.scale_num, 8)]++;
@@ -457,6 +458,7 @@ resize_comparison (Bench * b)
     const guint8 *data = g_bytes_get_data (g_ptr_array_index (b->files, i),
         &size);
     GstSpdlGeometry g, crop;
+    GstSpdlOutput packed;
     GstVideoInfo in_info, out_info;
     GstVideoConverter *conv;
     GstVideoFrame in_frame, out_frame;
@@ -474,8 +476,8 @@ resize_comparison (Bench * b)
     in_buf = gst_buffer_new_allocate (NULL, in_info.size, NULL);
     gst_buffer_map (in_buf, &in_frame.map[0], GST_MAP_WRITE);
     pixels = in_frame.map[0].data;
-    gst_spdl_jpeg_decoder_decode (dec, &full, &g, pixels, in_info.stride[0],
-        NULL);
+    gst_spdl_output_init_packed (&packed, pixels, in_info.stride[0]);
+    gst_spdl_jpeg_decoder_decode_to (dec, &full, &g, &packed, NULL);
     gst_buffer_unmap (in_buf, &in_frame.map[0]);
     gst_spdl_geometry_compute (&crop, &b->params, w, h, 0, 0);
     rw = (guint) (w / crop.scale_x + 0.5);

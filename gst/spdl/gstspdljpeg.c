@@ -700,17 +700,6 @@ decode_rows (GstSpdlJpegDecoder * dec, const GstSpdlDecodeParams * p,
 }
 
 gboolean
-gst_spdl_jpeg_decoder_decode (GstSpdlJpegDecoder * dec,
-    const GstSpdlDecodeParams * p, const GstSpdlGeometry * g, guint8 * out,
-    gsize stride, GError ** error)
-{
-  GstSpdlOutput packed;
-
-  gst_spdl_output_init_packed (&packed, out, stride);
-  return gst_spdl_jpeg_decoder_decode_to (dec, p, g, &packed, error);
-}
-
-gboolean
 gst_spdl_jpeg_decoder_decode_to (GstSpdlJpegDecoder * dec,
     const GstSpdlDecodeParams * p, const GstSpdlGeometry * g,
     const GstSpdlOutput * out, GError ** error)

@@ -96,17 +96,13 @@ void gst_spdl_jpeg_decoder_set_limits (GstSpdlJpegDecoder * dec,
 
 /* Parses the headers of @data and checks it can be decoded (size limits,
  * a complete scan). On success the decoder holds the image until
- * gst_spdl_jpeg_decoder_decode() or the next open. */
+ * gst_spdl_jpeg_decoder_decode_to() or the next open. */
 gboolean gst_spdl_jpeg_decoder_open (GstSpdlJpegDecoder * dec,
     const guint8 * data, gsize size, guint64 max_pixels, guint * width,
     guint * height, GError ** error);
 
 /* Decodes the opened image into @out (geom->out_width x geom->out_height,
- * 3 or 1 channels as params->gray, rows @stride bytes apart). */
-gboolean gst_spdl_jpeg_decoder_decode (GstSpdlJpegDecoder * dec,
-    const GstSpdlDecodeParams * params, const GstSpdlGeometry * geom,
-    guint8 * out, gsize stride, GError ** error);
-/* Same into packed rows or RGB planes. */
+ * 3 or 1 channels as params->gray): packed rows or RGB planes. */
 gboolean gst_spdl_jpeg_decoder_decode_to (GstSpdlJpegDecoder * dec,
     const GstSpdlDecodeParams * params, const GstSpdlGeometry * geom,
     const GstSpdlOutput * out, GError ** error);
