@@ -1450,6 +1450,7 @@ gst_spdl_src_start (GstBaseSrc * bsrc)
   GST_OBJECT_LOCK (src);
   memset (&src->http_stats, 0, sizeof (src->http_stats));
   src->have_http_stats = FALSE;
+  src->shard_order = -1;        /* set again if this run opens shards */
   GST_OBJECT_UNLOCK (src);
 
   if (src->shard_index >= src->num_shards) {
