@@ -38,6 +38,7 @@ struct _GstSpdlSlotBlock
   GstSpdlSlotPool *pool;        /* not a reference: identity only */
   GMutex lock;
   GstBuffer *batch;             /* until sealed with no slot alive */
+  GstMapInfo images;            /* batch's images memory, mapped with it */
   guint live;                   /* slots alive, under lock */
   gboolean sealed;              /* under lock */
   gint adopted;                 /* atomic */
@@ -64,6 +65,18 @@ G_DEFINE_TYPE (GstSpdlSlotPool, gst_spdl_slot_pool, GST_TYPE_BUFFER_POOL);
 /* ------------------------------------------------------------------------ */
 /* Blocks                                                                   */
 
+/* A block maps its batch's images memory once, read-write, for as long as
+ * it holds the batch. Slots map into that mapping: a slot's map must never
+ * fail because spdlbatch is reading the same memory (copying a batch out)
+ * at that moment, which mapping the memory per slot would (a read mapping
+ * refuses a write one). */
+static void
+block_release_batch (GstSpdlSlotBlock * block, GstBuffer * batch)
+{
+  gst_memory_unmap (gst_buffer_peek_memory (batch, 0), &block->images);
+  gst_buffer_unref (batch);
+}
+
 GstSpdlSlotBlock *
 gst_spdl_slot_block_ref (GstSpdlSlotBlock * block)
 {
@@ -76,7 +89,8 @@ gst_spdl_slot_block_unref (GstSpdlSlotBlock * block)
 {
   if (!g_atomic_int_dec_and_test (&block->refcount))
     return;
-  gst_clear_buffer (&block->batch);
+  if (block->batch)
+    block_release_batch (block, block->batch);
   g_mutex_clear (&block->lock);
   g_free (block);
 }
@@ -108,7 +122,7 @@ gst_spdl_slot_block_seal (GstSpdlSlotBlock * block)
     batch = g_steal_pointer (&block->batch);
   g_mutex_unlock (&block->lock);
   if (batch)
-    gst_buffer_unref (batch);
+    block_release_batch (block, batch);
   return idle;
 }
 
@@ -185,27 +199,14 @@ static gpointer
 slot_map_full (GstMemory * mem, GstMapInfo * info, gsize maxsize)
 {
   GstSpdlSlotMemory *slot = (GstSpdlSlotMemory *) mem;
-  GstMapInfo *images = g_new (GstMapInfo, 1);
 
-  /* the batch memory is written by several decoders at once and read by
-   * spdlbatch: all map it read-write */
-  if (!gst_memory_map (gst_buffer_peek_memory (slot->block->batch, 0), images,
-          GST_MAP_READWRITE)) {
-    g_free (images);
-    return NULL;
-  }
-  info->user_data[0] = images;
-  return images->data + slot->offset;
+  /* a live slot keeps its block's batch, and so its mapping */
+  return slot->block->images.data + slot->offset;
 }
 
 static void
 slot_unmap_full (GstMemory * mem, GstMapInfo * info)
 {
-  GstSpdlSlotMemory *slot = (GstSpdlSlotMemory *) mem;
-  GstMapInfo *images = info->user_data[0];
-
-  gst_memory_unmap (gst_buffer_peek_memory (slot->block->batch, 0), images);
-  g_free (images);
 }
 
 static GstMemory *
@@ -364,6 +365,15 @@ block_new (GstSpdlSlotPool * self)
       GST_FLOW_OK)
     return NULL;
   block = g_new0 (GstSpdlSlotBlock, 1);
+  /* the batch memory is written by several decoders at once and read by
+   * spdlbatch: all through this one read-write mapping */
+  if (!gst_memory_map (gst_buffer_peek_memory (batch, 0), &block->images,
+          GST_MAP_READWRITE)) {
+    GST_ERROR_OBJECT (self, "could not map a batch's images memory");
+    g_free (block);
+    gst_buffer_unref (batch);
+    return NULL;
+  }
   block->refcount = 1;
   block->pool = self;
   block->batch = batch;
