@@ -440,71 +440,94 @@ group_mask (guint n, guint which)
 }
 
 #ifdef HAVE_AVX2_KERNEL
-/* [r g b 0] sums of 4 taps for two outputs (one per lane), pixels at
- * @p0/@p1, the pair's weights of the group at @w (see axis_split_weights) */
-__attribute__((target ("avx2")))
-static inline __m256i
-sum4_rgb_pair (const guint8 * p0, const guint8 * p1, const gint16 * w,
-    guint n)
+/* The masks of the exact AVX2 kernel for one group of taps, in both lanes */
+typedef struct
 {
-  const __m256i m01 = _mm256_broadcastsi128_si256 (_mm_loadu_si128
+  __m256i m01, m23;
+} GroupMasks;
+
+__attribute__((target ("avx2"), always_inline))
+static inline GroupMasks
+group_masks (guint n)
+{
+  GroupMasks m;
+
+  m.m01 = _mm256_broadcastsi128_si256 (_mm_loadu_si128
       ((const __m128i *) group_mask (n, 0)));
-  const __m256i m23 = _mm256_broadcastsi128_si256 (_mm_loadu_si128
+  m.m23 = _mm256_broadcastsi128_si256 (_mm_loadu_si128
       ((const __m128i *) group_mask (n, 1)));
-  const __m256i *wv = (const __m256i *) w;
+  return m;
+}
+
+/* [r g b 0] sums of a group of up to 4 taps for two outputs (one per
+ * lane), pixels at @p0/@p1, the pair's weights of the group at @wv (see
+ * axis_split_weights); taps 2 and 3 only where the group has them */
+__attribute__((target ("avx2"), always_inline))
+static inline __m256i
+group_sums (const guint8 * p0, const guint8 * p1, const __m256i * wv,
+    GroupMasks m, gboolean four)
+{
   __m256i px = _mm256_inserti128_si256 (_mm256_castsi128_si256
       (_mm_loadu_si128 ((const __m128i *) p0)),
       _mm_loadu_si128 ((const __m128i *) p1), 1);
-  __m256i a = _mm256_shuffle_epi8 (px, m01), b = _mm256_shuffle_epi8 (px, m23);
-  __m256i hi = _mm256_add_epi32 (_mm256_madd_epi16 (a,
-          _mm256_load_si256 (wv)), _mm256_madd_epi16 (b,
-          _mm256_load_si256 (wv + 1)));
-  __m256i lo = _mm256_add_epi32 (_mm256_madd_epi16 (a,
-          _mm256_load_si256 (wv + 2)), _mm256_madd_epi16 (b,
-          _mm256_load_si256 (wv + 3)));
+  __m256i a = _mm256_shuffle_epi8 (px, m.m01);
+  __m256i hi = _mm256_madd_epi16 (a, _mm256_load_si256 (wv));
+  __m256i lo = _mm256_madd_epi16 (a, _mm256_load_si256 (wv + 2));
 
+  if (four) {
+    __m256i b = _mm256_shuffle_epi8 (px, m.m23);
+    hi = _mm256_add_epi32 (hi, _mm256_madd_epi16 (b,
+            _mm256_load_si256 (wv + 1)));
+    lo = _mm256_add_epi32 (lo, _mm256_madd_epi16 (b,
+            _mm256_load_si256 (wv + 3)));
+  }
   return _mm256_add_epi32 (_mm256_slli_epi32 (hi, SPLIT_BITS), lo);
 }
 
 /* [r g b 0] sums of outputs 2k (low lane) and 2k + 1 (high lane; 2k again
  * for an odd last output), rounded and shifted down to 8-bit range (not
- * yet clipped) */
-__attribute__((target ("avx2")))
+ * yet clipped). @groups and @four are constants where this is inlined. */
+__attribute__((target ("avx2"), always_inline))
 static inline __m256i
-sums_rgb_pair (const GstSpdlResampleAxis * axis, const guint8 * in,
-    gint in_start, guint k)
+pair_sums (const GstSpdlResampleAxis * axis, const guint8 * in, gint in_start,
+    guint k, guint groups, GroupMasks m0, GroupMasks m1, gboolean four)
 {
   const __m256i half = _mm256_set1_epi32 (1 << (PRECISION_BITS - 1));
-  const guint groups = (axis->taps + 3) / 4;
-  guint j = MIN (2 * k + 1, axis->out_size - 1), g;
+  guint j = MIN (2 * k + 1, axis->out_size - 1);
   const guint8 *p0 = in + (gsize) (axis->first[2 * k] - in_start) * 3;
   const guint8 *p1 = in + (gsize) (axis->first[j] - in_start) * 3;
-  const gint16 *w = axis->split + (gsize) k * groups * 64;
-  __m256i sums = sum4_rgb_pair (p0, p1, w, axis->taps);
+  const __m256i *w = (const __m256i *) (axis->split + (gsize) k * groups * 64);
+  __m256i sums;
 
-  for (g = 1; g < groups; g++)
-    sums = _mm256_add_epi32 (sums, sum4_rgb_pair (p0 + 12 * g, p1 + 12 * g,
-            w + 64 * g, axis->taps - 4 * g));
+  if (groups == 1)
+    sums = group_sums (p0, p1, w, m0, four);
+  else
+    sums = _mm256_add_epi32 (group_sums (p0, p1, w, m0, TRUE),
+        group_sums (p0 + 12, p1 + 12, w + 4, m1, four));
   return _mm256_srai_epi32 (_mm256_add_epi32 (sums, half), PRECISION_BITS);
 }
 
 /* The same sums as row_rgb_taps: four outputs per step, clipped and
  * stored as 12 bytes. Reads as row_rgb_sse41 does (16 bytes from a
- * window's start and middle); writes nothing past the row. */
-__attribute__((target ("avx2")))
-static void
-row_rgb_avx2 (const GstSpdlResampleAxis * axis, const guint8 * in,
-    gint in_start, guint8 * out)
+ * window's start and middle); writes nothing past the row. Inlined per
+ * tap count class so that the masks stay in registers. */
+__attribute__((target ("avx2"), always_inline))
+static inline void
+row_rgb_avx2_impl (const GstSpdlResampleAxis * axis, const guint8 * in,
+    gint in_start, guint8 * out, guint groups, gboolean four)
 {
   /* dwords of packed lanes [i i+2 . .][i+1 i+3 . .] -> [i i+1 i+2 i+3] */
   const __m256i order = _mm256_setr_epi32 (0, 4, 1, 5, 2, 6, 3, 7);
   const __m128i rgb = _mm_setr_epi8 (0, 1, 2, 4, 5, 6, 8, 9, 10, 12, 13, 14,
       -1, -1, -1, -1);
+  const GroupMasks m0 = group_masks (groups == 1 ? axis->taps : 4);
+  const GroupMasks m1 = group_masks (groups == 1 ? 4 : axis->taps - 4);
   guint i = 0, n = axis->out_size;
 
   for (; i + 4 <= n; i += 4) {
-    __m256i a = sums_rgb_pair (axis, in, in_start, i / 2);
-    __m256i b = sums_rgb_pair (axis, in, in_start, i / 2 + 1);
+    __m256i a = pair_sums (axis, in, in_start, i / 2, groups, m0, m1, four);
+    __m256i b = pair_sums (axis, in, in_start, i / 2 + 1, groups, m0, m1,
+        four);
     __m256i packed = _mm256_packs_epi32 (a, b);
     __m128i bytes;
     guint32 last;
@@ -517,7 +540,7 @@ row_rgb_avx2 (const GstSpdlResampleAxis * axis, const guint8 * in,
     memcpy (out + 3 * i + 8, &last, 4);
   }
   for (; i < n; i += 2) {
-    __m256i a = sums_rgb_pair (axis, in, in_start, i / 2);
+    __m256i a = pair_sums (axis, in, in_start, i / 2, groups, m0, m1, four);
     __m128i bytes = _mm_packs_epi32 (_mm256_castsi256_si128 (a),
         _mm256_extracti128_si256 (a, 1));
     guint32 v[2];
@@ -532,6 +555,20 @@ row_rgb_avx2 (const GstSpdlResampleAxis * axis, const guint8 * in,
       out[3 * (i + o) + 2] = (v[o] >> 16) & 0xff;
     }
   }
+}
+
+__attribute__((target ("avx2")))
+static void
+row_rgb_avx2 (const GstSpdlResampleAxis * axis, const guint8 * in,
+    gint in_start, guint8 * out)
+{
+  /* taps of the last group: 1-2 take one pixel shuffle, 3-4 two */
+  guint last = axis->taps - 4 * ((axis->taps - 1) / 4);
+
+  if (axis->taps <= 4)
+    row_rgb_avx2_impl (axis, in, in_start, out, 1, last > 2);
+  else
+    row_rgb_avx2_impl (axis, in, in_start, out, 2, last > 2);
 }
 #endif
 
@@ -699,6 +736,53 @@ store_row (guint8 * restrict out, const gint32 * restrict acc, gsize n,
   }
 }
 
+#ifdef HAVE_AVX2_KERNEL
+/* One output row of the vertical pass, 16 bytes at a time with the sums in
+ * registers (the tap-major path below goes through memory per tap): each
+ * byte times its tap's 22-bit weight as 32-bit products, exact. The
+ * normalised weights keep every sum within 255 * 2^22. */
+__attribute__((target ("avx2")))
+static void
+column_avx2 (const guint8 * base, gsize row_stride, const gint32 * w, gint n,
+    gsize row_bytes, guint bits, guint8 * out)
+{
+  const __m256i half = _mm256_set1_epi32 (1 << (bits - 1));
+  const __m128i shift = _mm_cvtsi32_si128 ((gint) bits);
+  __m256i wv[8];
+  gsize x = 0;
+  gint t;
+
+  for (t = 0; t < n; t++)
+    wv[t] = _mm256_set1_epi32 (w[t]);
+  for (; x + 16 <= row_bytes; x += 16) {
+    __m256i lo = half, hi = half, packed;
+    __m128i bytes;
+
+    for (t = 0; t < n; t++) {
+      __m128i px = _mm_loadu_si128 ((const __m128i *) (base + t * row_stride +
+              x));
+      lo = _mm256_add_epi32 (lo, _mm256_mullo_epi32 (_mm256_cvtepu8_epi32
+              (px), wv[t]));
+      hi = _mm256_add_epi32 (hi, _mm256_mullo_epi32 (_mm256_cvtepu8_epi32
+              (_mm_srli_si128 (px, 8)), wv[t]));
+    }
+    lo = _mm256_sra_epi32 (lo, shift);
+    hi = _mm256_sra_epi32 (hi, shift);
+    /* [lo0-3 hi0-3 | lo4-7 hi4-7] -> lanes in order, then bytes */
+    packed = _mm256_permute4x64_epi64 (_mm256_packs_epi32 (lo, hi), 0xd8);
+    bytes = _mm_packus_epi16 (_mm256_castsi256_si128 (packed),
+        _mm256_extracti128_si256 (packed, 1));
+    _mm_storeu_si128 ((__m128i *) (out + x), bytes);
+  }
+  for (; x < row_bytes; x++) {
+    gint32 acc = 1 << (bits - 1);
+    for (t = 0; t < n; t++)
+      acc += base[t * row_stride + x] * w[t];
+    out[x] = clip8 (acc, bits);
+  }
+}
+#endif
+
 void
 gst_spdl_resample_column (const GstSpdlResampleAxis * axis, guint out_row,
     const guint8 * rows, gint rows_start, gsize row_stride, gsize row_bytes,
@@ -720,6 +804,12 @@ gst_spdl_resample_column (const GstSpdlResampleAxis * axis, guint out_row,
     memcpy (out, base, row_bytes);
     return;
   }
+#ifdef HAVE_AVX2_KERNEL
+  if (n <= 8 && have_avx2 ()) {
+    column_avx2 (base, row_stride, w, n, row_bytes, axis->bits, out);
+    return;
+  }
+#endif
   /* tap-major: one weight over a whole row at a time */
   if (scratch->acc_size < row_bytes) {
     g_free (scratch->acc);

@@ -616,9 +616,10 @@ GST_START_TEST (test_resample_axis_reuse)
 
 GST_END_TEST;
 
-/* Every row kernel (AVX2, SSE4.1, plain C) gives PIL's sums: the reference
- * is the arithmetic itself over the axis' weights, for windows of 1 to 8
- * taps, odd and even widths, mirrored or not. */
+/* Every row kernel (AVX2, SSE4.1, plain C) and both vertical passes (AVX2,
+ * tap-major) give PIL's sums: the reference is the arithmetic itself over
+ * the axis' weights, for windows of 1 to 8 taps, odd and even widths,
+ * mirrored or not. */
 GST_START_TEST (test_resample_kernels_agree)
 {
   static const gdouble scales[] = { 0.6, 1.3, 1.466, 2.0, 2.7, 3.5 };
@@ -652,6 +653,36 @@ GST_START_TEST (test_resample_kernels_agree)
             }
           if (memcmp (out, want, 3 * widths[w]) != 0)
             mismatches++;
+          gst_spdl_resample_axis_clear (&axis);
+        }
+    /* the vertical pass: rows of 37 bytes (SIMD and a tail) and 64 */
+    for (s = 0; s < G_N_ELEMENTS (scales); s++)
+      for (w = 0; w < G_N_ELEMENTS (widths); w++)
+        for (i = 0; i < 2; i++) {
+          GstSpdlResampleAxis axis;
+          guint clip = (guint) (widths[w] * scales[s] + 5), r, x;
+          gsize row_bytes = i ? 64 : 37;
+          gint t;
+
+          if ((clip + 3) * row_bytes > 3 * 1000)
+            continue;
+          gst_spdl_resample_axis_init (&axis, 3, clip, scales[s], 0.25,
+              widths[w], G_MAXINT64, FALSE);
+          for (r = 0; r < widths[w]; r++) {
+            const gint32 *wt = axis.weights + r * axis.ksize;
+
+            gst_spdl_resample_column (&axis, r, in, 0, row_bytes, row_bytes,
+                out);
+            for (x = 0; x < row_bytes; x++) {
+              gint32 acc = axis.count[r] ? 1 << 21 : 0;
+
+              for (t = 0; t < axis.count[r]; t++)
+                acc += in[(axis.first[r] + t) * row_bytes + x] * wt[t];
+              want[x] = CLAMP (acc >> 22, 0, 255);
+            }
+            if (memcmp (out, want, row_bytes) != 0)
+              mismatches++;
+          }
           gst_spdl_resample_axis_clear (&axis);
         }
   }
