@@ -203,12 +203,10 @@ void
 gst_spdl_row_sink_plan (GstSpdlRowSink * sink, const GstSpdlGeometry * g,
     guint width, guint height, guint channels, gboolean fast)
 {
-  gst_spdl_resample_axis_clear (&sink->haxis);
-  gst_spdl_resample_axis_clear (&sink->vaxis);
-  gst_spdl_resample_axis_init_full (&sink->haxis, g->clip_x,
+  gst_spdl_resample_axis_update (&sink->haxis, g->clip_x,
       MAX (g->clip_width, 1), g->scale_x, g->offset_x, g->out_width,
       g->virtual_width, g->flip, fast);
-  gst_spdl_resample_axis_init_full (&sink->vaxis, g->clip_y,
+  gst_spdl_resample_axis_update (&sink->vaxis, g->clip_y,
       MAX (g->clip_height, 1), g->scale_y, g->offset_y, g->out_height,
       g->virtual_height, FALSE, fast);
   sink->width = width;

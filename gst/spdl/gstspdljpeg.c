@@ -564,13 +564,11 @@ plan_axes (GstSpdlJpegDecoder * dec, const GstSpdlGeometry * g, gdouble f,
   guint ch = MIN ((guint) ceil ((g->clip_y + g->clip_height) * f), dh) - cy;
   gdouble sx = g->scale_x * f, sy = g->scale_y * f;
 
-  gst_spdl_resample_axis_clear (&dec->haxis);
-  gst_spdl_resample_axis_clear (&dec->vaxis);
   /* a clip box that starts inside a decoded pixel shifts the centres */
-  gst_spdl_resample_axis_init_full (&dec->haxis, cx, MAX (cw, 1), sx,
+  gst_spdl_resample_axis_update (&dec->haxis, cx, MAX (cw, 1), sx,
       g->offset_x + (x0 - cx) / sx, g->out_width, g->virtual_width, g->flip,
       fast);
-  gst_spdl_resample_axis_init_full (&dec->vaxis, cy, MAX (ch, 1), sy,
+  gst_spdl_resample_axis_update (&dec->vaxis, cy, MAX (ch, 1), sy,
       g->offset_y + (y0 - cy) / sy, g->out_height, g->virtual_height, FALSE,
       fast);
 }

@@ -227,6 +227,7 @@ gst_spdl_resample_axis_init_full (GstSpdlResampleAxis * axis,
   axis->acc_size = 0;
   axis->bits = fast ? FAST_PRECISION_BITS : PRECISION_BITS;
   axis->pairs = NULL;
+  axis->made_from.valid = FALSE;
   axis->ksize = (guint) ceil (support) * 2 + 1;
   axis->first = g_new (gint, out_size);
   axis->count = g_new (gint, out_size);
@@ -292,6 +293,35 @@ gst_spdl_resample_axis_clear (GstSpdlResampleAxis * axis)
   axis->out_size = 0;
   axis->uniform = FALSE;
   axis->taps = 0;
+  axis->made_from.valid = FALSE;
+}
+
+void
+gst_spdl_resample_axis_update (GstSpdlResampleAxis * axis,
+    gdouble clip_start, guint clip_size, gdouble scale, gdouble offset,
+    guint out_size, gint64 virtual_size, gboolean mirror, gboolean fast)
+{
+  if (axis->made_from.valid && axis->made_from.clip_start == clip_start &&
+      axis->made_from.clip_size == clip_size &&
+      axis->made_from.scale == scale && axis->made_from.offset == offset &&
+      axis->made_from.out_size == out_size &&
+      axis->made_from.virtual_size == virtual_size &&
+      axis->made_from.mirror == !!mirror && axis->made_from.fast == !!fast &&
+      axis->made_from.simd == simd_limit)
+    return;
+  gst_spdl_resample_axis_clear (axis);
+  gst_spdl_resample_axis_init_full (axis, clip_start, clip_size, scale,
+      offset, out_size, virtual_size, mirror, fast);
+  axis->made_from.clip_start = clip_start;
+  axis->made_from.clip_size = clip_size;
+  axis->made_from.scale = scale;
+  axis->made_from.offset = offset;
+  axis->made_from.out_size = out_size;
+  axis->made_from.virtual_size = virtual_size;
+  axis->made_from.mirror = !!mirror;
+  axis->made_from.fast = !!fast;
+  axis->made_from.simd = simd_limit;
+  axis->made_from.valid = TRUE;
 }
 
 gboolean

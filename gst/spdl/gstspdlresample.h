@@ -33,6 +33,15 @@ typedef struct
   gsize acc_size;
   guint bits;                   /* fixed-point precision of the weights */
   gint16 *pairs;                /* weights of the fast RGB kernel, or NULL */
+  /* what gst_spdl_resample_axis_update() built it from */
+  struct
+  {
+    gboolean valid;
+    gdouble clip_start, scale, offset;
+    guint clip_size, out_size, simd;
+    gint64 virtual_size;
+    gboolean mirror, fast;
+  } made_from;
 } GstSpdlResampleAxis;
 
 /* Input pixels are clip_start .. clip_start + clip_size - 1 (the filter never
@@ -52,6 +61,12 @@ void gst_spdl_resample_axis_init_full (GstSpdlResampleAxis * axis,
     gdouble clip_start, guint clip_size, gdouble scale, gdouble offset,
     guint out_size, gint64 virtual_size, gboolean mirror, gboolean fast);
 void gst_spdl_resample_axis_clear (GstSpdlResampleAxis * axis);
+/* gst_spdl_resample_axis_init_full() unless @axis (zeroed, cleared or
+ * updated) was made from the same arguments already: images of the same
+ * size and recipe share their weights. */
+void gst_spdl_resample_axis_update (GstSpdlResampleAxis * axis,
+    gdouble clip_start, guint clip_size, gdouble scale, gdouble offset,
+    guint out_size, gint64 virtual_size, gboolean mirror, gboolean fast);
 /* For tests and benchmarks: use SIMD kernels up to @level (2 AVX2, 1
  * SSE4.1, 0 none) for axes initialised from now on. */
 void gst_spdl_resample_limit_simd (guint level);

@@ -616,6 +616,51 @@ GST_START_TEST (test_resample_axis_reuse)
 
 GST_END_TEST;
 
+/* An axis updated with the arguments it was made from keeps its weights
+ * (images of one size share them); any other argument rebuilds it, equal
+ * to a freshly made axis. */
+GST_START_TEST (test_resample_axis_update)
+{
+  GstSpdlResampleAxis axis = { 0 }, fresh;
+  gint kept;
+  guint8 in[3 * 400 + 16], got[3 * 224], want[3 * 224];
+  guint i;
+
+  for (i = 0; i < sizeof (in); i++)
+    in[i] = (guint8) (i * 13 + i / 7);
+  gst_spdl_resample_axis_update (&axis, 10, 350, 1.46, 0.5, 224, 256,
+      FALSE, FALSE);
+  /* a mark a rebuild would overwrite (malloc may hand back the address) */
+  kept = axis.first[0];
+  axis.first[0] = -12345;
+  gst_spdl_resample_axis_update (&axis, 10, 350, 1.46, 0.5, 224, 256,
+      FALSE, FALSE);
+  fail_unless_equals_int (axis.first[0], -12345);
+  axis.first[0] = kept;
+  /* each argument in turn, against a fresh axis */
+  for (i = 0; i < 6; i++) {
+    gdouble start = i == 0 ? 11 : 10, scale = i == 1 ? 1.47 : 1.46;
+    gdouble offset = i == 2 ? 0.25 : 0.5;
+    guint size = i == 3 ? 349 : 350;
+    gboolean mirror = i == 4, fast = i == 5;
+
+    gst_spdl_resample_axis_update (&axis, start, size, scale, offset, 224,
+        256, mirror, fast);
+    gst_spdl_resample_axis_init_full (&fresh, start, size, scale, offset,
+        224, 256, mirror, fast);
+    fail_unless_equals_int (axis.first[0], fresh.first[0]);
+    gst_spdl_resample_row (&axis, in, 0, 3, got);
+    gst_spdl_resample_row (&fresh, in, 0, 3, want);
+    fail_unless (memcmp (got, want, sizeof (got)) == 0, "argument %u", i);
+    gst_spdl_resample_axis_clear (&fresh);
+    gst_spdl_resample_axis_update (&axis, 10, 350, 1.46, 0.5, 224, 256,
+        FALSE, FALSE);
+  }
+  gst_spdl_resample_axis_clear (&axis);
+}
+
+GST_END_TEST;
+
 /* Every row kernel (AVX2, SSE4.1, plain C) and both vertical passes (AVX2,
  * tap-major) give PIL's sums: the reference is the arithmetic itself over
  * the axis' weights, for windows of 1 to 8 taps, odd and even widths,
@@ -1229,6 +1274,7 @@ spdldecode_suite (void)
   tcase_add_test (tc, test_random_resized_crop_bounds);
   tcase_add_test (tc, test_resample_axis_reuse);
   tcase_add_test (tc, test_resample_kernels_agree);
+  tcase_add_test (tc, test_resample_axis_update);
   tcase_add_test (tc, test_resample_fast_axis);
   tcase_add_test (tc, test_inexact_recipes);
   tcase_add_test (tc, test_threads_deterministic);
