@@ -51,7 +51,9 @@
  * vanished files, anything that is not a regular file (a FIFO, a device, a
  * symlink to one) and files larger than #GstSpdlSrc:max-file-size are
  * skipped with a warning naming the file and the reason, counted by reason
- * (#GstSpdlSrc:error-counts) and against #GstSpdlSrc:max-errors. File
+ * (#GstSpdlSrc:error-counts) and against #GstSpdlSrc:max-errors. An
+ * epoch of which no sample could be read at all is an error, whatever
+ * max-errors allows (a dataset moved away, a stale shard index). File
  * names are opened as the bytes they are; messages and the sample
  * metadata show them as UTF-8 (g_filename_display_name()).
  *
@@ -384,7 +386,8 @@ gst_spdl_src_class_init (GstSpdlSrcClass * klass)
    * GstSpdlSrc:max-errors:
    *
    * Unreadable samples tolerated (each skipped with a warning) before the
-   * element fails: -1 = no limit, 0 = fail at the first.
+   * element fails: -1 = no limit, 0 = fail at the first. An epoch in which
+   * every sample was skipped fails in any case.
    */
   g_object_class_install_property (gobject_class, PROP_MAX_ERRORS,
       g_param_spec_int ("max-errors", "Max errors",
@@ -1611,8 +1614,9 @@ gst_spdl_src_unlock_stop (GstBaseSrc * bsrc)
 /* ------------------------------------------------------------------------ */
 /* Streaming                                                                */
 
-/* After an epoch that skipped samples: its counts by reason. */
-static void
+/* After an epoch that skipped samples: its counts by reason. Returns how
+ * many were skipped. */
+static guint64
 post_epoch_skipped (GstSpdlSrc * src, guint epoch)
 {
   guint64 counts[GST_SPDL_SRC_N_SKIP_REASONS], total = 0, suppressed;
@@ -1626,30 +1630,47 @@ post_epoch_skipped (GstSpdlSrc * src, guint epoch)
       src->warn_limiter.skipped - src->warn_limiter.limit : 0;
   GST_OBJECT_UNLOCK (src);
   if (total == 0)
-    return;
+    return 0;
   gst_element_post_message (GST_ELEMENT (src),
       gst_spdl_skipped_message_new (GST_ELEMENT (src), epoch, counts,
           skip_reasons, GST_SPDL_SRC_N_SKIP_REASONS, suppressed));
+  return total;
 }
 
-static void
+static void post_skipped (GstSpdlSrc * src);
+
+/* Ends the current epoch downstream. FALSE (an error posted) when every
+ * sample of it was skipped: a dataset, or a stale shard index, of which
+ * nothing can be read is not an empty epoch to train on, whatever
+ * max-errors allows. */
+static gboolean
 announce_epoch_end (GstSpdlSrc * src)
 {
   GstEvent *event;
+  guint64 skipped;
 
   if (!src->started_epoch)
-    return;
+    return TRUE;
   GST_DEBUG_OBJECT (src, "end of epoch %u (%" G_GUINT64_FORMAT " samples)",
       src->current_epoch, src->pushed_in_epoch);
-  post_epoch_skipped (src, src->current_epoch);
+  skipped = post_epoch_skipped (src, src->current_epoch);
+  src->started_epoch = FALSE;
+  if (src->pushed_in_epoch == 0 && skipped > 0) {
+    post_skipped (src);
+    GST_ELEMENT_ERROR (src, RESOURCE, READ,
+        ("None of the %" G_GUINT64_FORMAT " samples of epoch %u could be "
+            "read", skipped, src->current_epoch),
+        ("every sample was skipped (the warnings before this name them)"));
+    return FALSE;
+  }
   event = gst_spdl_epoch_end_event_new (src->current_epoch,
       src->pushed_in_epoch);
   gst_element_post_message (GST_ELEMENT (src),
       gst_message_new_element (GST_OBJECT (src),
           gst_structure_copy (gst_event_get_structure (event))));
   gst_pad_push_event (GST_BASE_SRC_PAD (src), event);
-  src->started_epoch = FALSE;
   src->pushed_in_epoch = 0;
+  return TRUE;
 }
 
 static void
@@ -1660,7 +1681,8 @@ announce_epoch_start (GstSpdlSrc * src, guint epoch)
           epoch_offset (src, epoch), src->num_shards, src->shard_index));
 }
 
-/* At EOS: how many samples were skipped over the run, by reason. */
+/* At EOS, or at the error of an epoch with nothing readable: how many
+ * samples were skipped over the run, by reason. */
 static void
 post_skipped (GstSpdlSrc * src)
 {
@@ -1754,14 +1776,18 @@ create_from_shards (GstSpdlSrc * src, GstBuffer ** outbuf)
       case GST_SPDL_SHARDS_FLUSHING:
         return GST_FLOW_FLUSHING;
       case GST_SPDL_SHARDS_EOS:
-        announce_epoch_end (src);
+        if (!announce_epoch_end (src))
+          return GST_FLOW_ERROR;
         post_skipped (src);
         return GST_FLOW_EOS;
       case GST_SPDL_SHARDS_SAMPLE:
         break;
     }
-    if (src->started_epoch && sample->epoch != src->current_epoch)
-      announce_epoch_end (src);
+    if (src->started_epoch && sample->epoch != src->current_epoch &&
+        !announce_epoch_end (src)) {
+      gst_spdl_shard_sample_free (sample);
+      return GST_FLOW_ERROR;
+    }
     if (!src->started_epoch) {
       guint64 offset, samples = gst_spdl_shards_epoch_share (src->shards,
           sample->epoch, &offset);
@@ -1810,8 +1836,11 @@ gst_spdl_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
   if (src->shards)
     return create_from_shards (src, outbuf);
   while ((slot = next_slot (src, &ret)) != NULL) {
-    if (src->started_epoch && slot->epoch != src->current_epoch)
-      announce_epoch_end (src);
+    if (src->started_epoch && slot->epoch != src->current_epoch &&
+        !announce_epoch_end (src)) {
+      read_slot_free (slot);
+      return GST_FLOW_ERROR;
+    }
     if (!src->started_epoch)
       announce_epoch_start (src, slot->epoch);
     src->current_epoch = slot->epoch;
@@ -1837,7 +1866,8 @@ gst_spdl_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
     return GST_FLOW_OK;
   }
   if (ret == GST_FLOW_EOS) {
-    announce_epoch_end (src);
+    if (!announce_epoch_end (src))
+      return GST_FLOW_ERROR;
     post_skipped (src);
   }
   return ret;

@@ -238,6 +238,37 @@ def test_elastic_truncated_and_corrupt_members_are_skipped(shards, tmp_path):
         assert (label, data) == truth[key_of(path)]
 
 
+def test_stale_member_index_is_an_error(shards, tmp_path):
+    """An index that no longer matches its shards (every member's header
+    differs: shards rewritten after indexing) skips every sample: that is
+    an error naming the epoch, not an empty epoch, with max-errors
+    unlimited too; the warnings name the shards."""
+    import spdlgst
+
+    location, _, outdir = shards
+    copy_shards(outdir, tmp_path)
+    path = tmp_path / "shards.members"
+    stale = []
+    for line in path.read_text().splitlines(keepends=True):
+        if line.startswith("\t"):
+            offset, rest = line[1:].split("\t", 1)
+            line = "\t%d\t%s" % (int(offset) + 1024, rest)
+        stale.append(line)
+    path.write_text("".join(stale))
+    loc = str(tmp_path / os.path.basename(location))
+    out, warnings, error, counts = run_src('location="%s"' % loc)
+    assert out == []
+    assert error is not None and \
+        "None of the %d samples of epoch 0 could be read" % N_SAMPLES in error, error
+    assert any(".tar" in w for w in warnings), warnings
+    line = ('spdlsrc location="%s" ! spdldecode width=16 height=16 ! '
+            'spdlbatch batch-size=4 ! spdlappsink name=sink' % loc)
+    with spdlgst.Loader(line, log_limit=0) as loader:
+        with pytest.raises(spdlgst.LoaderError, match="None of the"):
+            for _ in loader:
+                pass
+
+
 def test_bad_member_index_is_an_error(shards, tmp_path):
     location, _, outdir = shards
     copy_shards(outdir, tmp_path)

@@ -689,6 +689,41 @@ remove_sample_hook (GstElement * pipeline, gpointer user_data)
   fail_unless_equals_int (g_unlink (user_data), 0);
 }
 
+/* An epoch of which no sample could be read is an error naming the epoch,
+ * not an empty epoch, even with max-errors unlimited (a dataset moved
+ * away, a stale shard index); one readable sample is enough to go on. */
+GST_START_TEST (test_epoch_with_nothing_readable)
+{
+  gchar *root = make_fake_folder (1, 2);
+  gchar *manifest = g_build_filename (root, "list.tsv", NULL);
+  gchar *launch = g_strdup_printf ("spdlsrc location=%s num-epochs=2",
+      manifest);
+  SpdlTestRun *run;
+
+  spdl_test_write_file (manifest, "c00/gone0.jpg\t0\nc00/gone1.jpg\t0\n"
+      "c00/gone2.jpg\t1\n", -1);
+  run = spdl_test_run (launch);
+  fail_unless (run->error != NULL, "no error");
+  fail_unless (strstr (run->error, "None of the 3 samples of epoch 0") !=
+      NULL, "%s", run->error);
+  fail_unless_equals_int (spdl_test_run_count_samples (run), 0);
+  fail_unless_equals_int (g_list_length (run->warnings), 3);
+  spdl_test_run_free (run);
+
+  spdl_test_write_file (manifest, "c00/gone0.jpg\t0\nc00/s001.jpg\t0\n"
+      "c00/gone2.jpg\t1\n", -1);
+  run = spdl_test_run (launch);
+  fail_unless (run->error == NULL, "%s", run->error);
+  fail_unless_equals_int (spdl_test_run_count_samples (run), 2);
+  spdl_test_run_free (run);
+  g_free (launch);
+  g_free (manifest);
+  spdl_test_remove_tree (root);
+  g_free (root);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_vanished_file_skipped)
 {
   gchar *root = make_fake_folder (1, 30);
@@ -830,6 +865,7 @@ spdlsrc_suite (void)
   tcase_add_test (tc, test_manifest_bom_crlf_tabs);
   tcase_add_test (tc, test_user_errors);
   tcase_add_test (tc, test_vanished_file_skipped);
+  tcase_add_test (tc, test_epoch_with_nothing_readable);
   tcase_add_test (tc, test_harness_meta_and_events);
   return s;
 }
