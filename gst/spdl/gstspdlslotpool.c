@@ -73,7 +73,7 @@ G_DEFINE_TYPE (GstSpdlSlotPool, gst_spdl_slot_pool, GST_TYPE_BUFFER_POOL);
 static void
 block_release_batch (GstSpdlSlotBlock * block, GstBuffer * batch)
 {
-  gst_memory_unmap (gst_buffer_peek_memory (batch, 0), &block->images);
+  gst_memory_unmap (block->images.memory, &block->images);
   gst_buffer_unref (batch);
 }
 
