@@ -1063,7 +1063,7 @@ gst_spdl_batch_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
     ret = finish_batch (self);
   self->epoch = info.epoch;
   has_slot = self->slot_pool && gst_spdl_slot_lookup (buffer, &block, &index,
-      &seq) && gst_spdl_slot_block_get_pool (block) == self->slot_pool;
+      &seq) && gst_spdl_slot_block_is_from (block, self->slot_pool);
   if (ret == GST_FLOW_OK && self->current == NULL && has_slot && index == 0)
     ret = adopt_block (self, block);
   if (ret == GST_FLOW_OK && self->current == NULL)

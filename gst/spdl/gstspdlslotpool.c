@@ -35,7 +35,7 @@ GST_DEBUG_CATEGORY_STATIC (spdl_slot_pool_debug);
 struct _GstSpdlSlotBlock
 {
   gint refcount;
-  GstSpdlSlotPool *pool;        /* not a reference: identity only */
+  guint64 pool_serial;          /* which pool made it (see below) */
   GMutex lock;
   GstBuffer *batch;             /* until sealed with no slot alive */
   GstMapInfo images;            /* batch's images memory, mapped with it */
@@ -52,6 +52,10 @@ struct _GstSpdlSlotPool
   guint batch_size;
   GstVideoInfo info;
   gsize image_bytes;
+
+  /* unique per pool of the process: a freed pool's address may be reused
+   * by the next one while slots of the old one are still in flight */
+  guint64 serial;
 
   GMutex lock;
   GstSpdlSlotBlock *block;      /* handing out slots of this one */
@@ -95,10 +99,10 @@ gst_spdl_slot_block_unref (GstSpdlSlotBlock * block)
   g_free (block);
 }
 
-GstSpdlSlotPool *
-gst_spdl_slot_block_get_pool (GstSpdlSlotBlock * block)
+gboolean
+gst_spdl_slot_block_is_from (GstSpdlSlotBlock * block, GstSpdlSlotPool * pool)
 {
-  return block->pool;
+  return block->pool_serial == pool->serial;
 }
 
 GstBuffer *
@@ -375,7 +379,7 @@ block_new (GstSpdlSlotPool * self)
     return NULL;
   }
   block->refcount = 1;
-  block->pool = self;
+  block->pool_serial = self->serial;
   block->batch = batch;
   g_mutex_init (&block->lock);
   return block;
@@ -491,5 +495,11 @@ gst_spdl_slot_pool_class_init (GstSpdlSlotPoolClass * klass)
 static void
 gst_spdl_slot_pool_init (GstSpdlSlotPool * self)
 {
+  static guint64 next_serial;
+  static GMutex serial_lock;
+
+  g_mutex_lock (&serial_lock);
+  self->serial = ++next_serial;
+  g_mutex_unlock (&serial_lock);
   g_mutex_init (&self->lock);
 }

@@ -41,7 +41,9 @@ void gst_spdl_slot_pool_set_batch_start (GstSpdlSlotPool * pool,
 gboolean gst_spdl_slot_lookup (GstBuffer * buffer, GstSpdlSlotBlock ** block,
     guint * index, guint64 * seq);
 
-GstSpdlSlotPool *gst_spdl_slot_block_get_pool (GstSpdlSlotBlock * block);
+/* Whether @block was made by @pool (a live pool) */
+gboolean gst_spdl_slot_block_is_from (GstSpdlSlotBlock * block,
+    GstSpdlSlotPool * pool);
 GstSpdlSlotBlock *gst_spdl_slot_block_ref (GstSpdlSlotBlock * block);
 void gst_spdl_slot_block_unref (GstSpdlSlotBlock * block);
 /* The block's batch (a new reference), once: NULL if taken before. */

@@ -73,6 +73,52 @@ GST_START_TEST (test_slot_maps_while_batch_is_read)
 
 GST_END_TEST;
 
+/* A slot still in flight from a pool that is gone is not the next pool's,
+ * even when the new pool lives at the old one's address (malloc often
+ * hands it back): spdlbatch would otherwise adopt a batch of the old
+ * size. */
+GST_START_TEST (test_slot_of_a_freed_pool)
+{
+  const guint w = 4, h = 2;
+  gsize image_bytes = w * h * 3;
+  GstBufferPool *images = gst_buffer_pool_new ();
+  GstStructure *config = gst_buffer_pool_get_config (images);
+  GstSpdlSlotPool *old_pool, *new_pool;
+  GstSpdlSlotBlock *block;
+  GstBuffer *slot;
+  GstVideoInfo info;
+  gpointer old_address;
+  guint index;
+  guint64 seq;
+
+  gst_buffer_pool_config_set_params (config, NULL, 2 * image_bytes, 0, 0);
+  fail_unless (gst_buffer_pool_set_config (images, config));
+  fail_unless (gst_buffer_pool_set_active (images, TRUE));
+  gst_video_info_set_format (&info, GST_VIDEO_FORMAT_RGB, w, h);
+  old_pool = gst_spdl_slot_pool_new (images, 2, &info, image_bytes);
+  fail_unless (gst_buffer_pool_set_active (GST_BUFFER_POOL (old_pool), TRUE));
+  fail_unless_equals_int (gst_buffer_pool_acquire_buffer (GST_BUFFER_POOL
+          (old_pool), &slot, NULL), GST_FLOW_OK);
+  fail_unless (gst_spdl_slot_lookup (slot, &block, &index, &seq));
+  fail_unless (gst_spdl_slot_block_is_from (block, old_pool));
+
+  old_address = old_pool;
+  fail_unless (gst_buffer_pool_set_active (GST_BUFFER_POOL (old_pool),
+          FALSE));
+  gst_object_unref (old_pool);
+  new_pool = gst_spdl_slot_pool_new (images, 2, &info, image_bytes);
+  if ((gpointer) new_pool == old_address)
+    GST_INFO ("the new pool reuses the old one's address");
+  fail_if (gst_spdl_slot_block_is_from (block, new_pool));
+
+  gst_buffer_unref (slot);
+  gst_object_unref (new_pool);
+  fail_unless (gst_buffer_pool_set_active (images, FALSE));
+  gst_object_unref (images);
+}
+
+GST_END_TEST;
+
 static Suite *
 spdlslotpool_suite (void)
 {
@@ -81,6 +127,7 @@ spdlslotpool_suite (void)
 
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_slot_maps_while_batch_is_read);
+  tcase_add_test (tc, test_slot_of_a_freed_pool);
   return s;
 }
 
