@@ -52,8 +52,9 @@
  * symlink to one) and files larger than #GstSpdlSrc:max-file-size are
  * skipped with a warning naming the file and the reason, counted by reason
  * (#GstSpdlSrc:error-counts) and against #GstSpdlSrc:max-errors. An
- * epoch of which no sample could be read at all is an error, whatever
- * max-errors allows (a dataset moved away, a stale shard index). File
+ * epoch (this rank's share of it) of which no sample could be read at all
+ * is an error, whatever max-errors allows (a dataset moved away, a stale
+ * shard index); the rest of an epoch resumed mid-way is not. File
  * names are opened as the bytes they are; messages and the sample
  * metadata show them as UTF-8 (g_filename_display_name()).
  *
@@ -386,8 +387,8 @@ gst_spdl_src_class_init (GstSpdlSrcClass * klass)
    * GstSpdlSrc:max-errors:
    *
    * Unreadable samples tolerated (each skipped with a warning) before the
-   * element fails: -1 = no limit, 0 = fail at the first. An epoch in which
-   * every sample was skipped fails in any case.
+   * element fails: -1 = no limit, 0 = fail at the first. A whole epoch in
+   * which every sample was skipped fails in any case.
    */
   g_object_class_install_property (gobject_class, PROP_MAX_ERRORS,
       g_param_spec_int ("max-errors", "Max errors",
@@ -1640,9 +1641,11 @@ post_epoch_skipped (GstSpdlSrc * src, guint epoch)
 static void post_skipped (GstSpdlSrc * src);
 
 /* Ends the current epoch downstream. FALSE (an error posted) when every
- * sample of it was skipped: a dataset, or a stale shard index, of which
- * nothing can be read is not an empty epoch to train on, whatever
- * max-errors allows. */
+ * sample of a whole epoch (this rank's share of it) was skipped: a
+ * dataset, or a stale shard index, of which nothing can be read is not an
+ * empty epoch to train on, whatever max-errors allows. The rest of an
+ * epoch resumed mid-way may be a few samples that all happen to be bad:
+ * that is left to max-errors. */
 static gboolean
 announce_epoch_end (GstSpdlSrc * src)
 {
@@ -1655,12 +1658,17 @@ announce_epoch_end (GstSpdlSrc * src)
       src->current_epoch, src->pushed_in_epoch);
   skipped = post_epoch_skipped (src, src->current_epoch);
   src->started_epoch = FALSE;
-  if (src->pushed_in_epoch == 0 && skipped > 0) {
+  if (src->pushed_in_epoch == 0 && skipped > 0 && !src->epoch_resumed) {
+    gchar *rank = src->num_shards > 1 ? g_strdup_printf (" on rank %u of %u",
+        src->shard_index, src->num_shards) : g_strdup ("");
+
     post_skipped (src);
     GST_ELEMENT_ERROR (src, RESOURCE, READ,
         ("None of the %" G_GUINT64_FORMAT " samples of epoch %u could be "
-            "read", skipped, src->current_epoch),
-        ("every sample was skipped (the warnings before this name them)"));
+            "read%s", skipped, src->current_epoch, rank),
+        ("every sample was skipped: see the spdl-skipped message for the "
+            "reasons and the warnings for the first files"));
+    g_free (rank);
     return FALSE;
   }
   event = gst_spdl_epoch_end_event_new (src->current_epoch,
@@ -1676,6 +1684,7 @@ announce_epoch_end (GstSpdlSrc * src)
 static void
 announce_epoch_start (GstSpdlSrc * src, guint epoch)
 {
+  src->epoch_resumed = epoch_offset (src, epoch) > 0;
   gst_pad_push_event (GST_BASE_SRC_PAD (src),
       gst_spdl_epoch_start_event_new (epoch, epoch_samples (src, epoch),
           epoch_offset (src, epoch), src->num_shards, src->shard_index));
@@ -1791,6 +1800,8 @@ create_from_shards (GstSpdlSrc * src, GstBuffer ** outbuf)
     if (!src->started_epoch) {
       guint64 offset, samples = gst_spdl_shards_epoch_share (src->shards,
           sample->epoch, &offset);
+
+      src->epoch_resumed = offset > 0;
       gst_pad_push_event (GST_BASE_SRC_PAD (src),
           gst_spdl_epoch_start_event_new (sample->epoch, samples, offset,
               src->num_shards, src->shard_index));

@@ -78,6 +78,7 @@ struct _GstSpdlSrc
   guint64 next_position;
   guint current_epoch;          /* epoch of the last sample pushed */
   guint64 pushed_in_epoch;
+  gboolean epoch_resumed;       /* the current epoch began mid-way */
   gboolean started_epoch;
 
   /* read-ahead: slots in order; the head is the next one to push */

@@ -710,11 +710,32 @@ GST_START_TEST (test_epoch_with_nothing_readable)
   fail_unless_equals_int (g_list_length (run->warnings), 3);
   spdl_test_run_free (run);
 
+  /* sharded: the rank is named */
+  g_free (launch);
+  launch = g_strdup_printf ("spdlsrc location=%s num-shards=2 shard-index=1",
+      manifest);
+  run = spdl_test_run (launch);
+  fail_unless (run->error != NULL && strstr (run->error, "epoch 0 could be "
+          "read on rank 1 of 2") != NULL, "%s", run->error);
+  spdl_test_run_free (run);
+  g_free (launch);
+
+  launch = g_strdup_printf ("spdlsrc location=%s num-epochs=2", manifest);
   spdl_test_write_file (manifest, "c00/gone0.jpg\t0\nc00/s001.jpg\t0\n"
       "c00/gone2.jpg\t1\n", -1);
   run = spdl_test_run (launch);
   fail_unless (run->error == NULL, "%s", run->error);
   fail_unless_equals_int (spdl_test_run_count_samples (run), 2);
+  spdl_test_run_free (run);
+  g_free (launch);
+
+  /* an epoch resumed where only bad samples are left (a checkpoint after
+   * the last full batch) is max-errors' business: the next epoch runs */
+  launch = g_strdup_printf ("spdlsrc location=%s num-epochs=2 "
+      "start-offset=2", manifest);
+  run = spdl_test_run (launch);
+  fail_unless (run->error == NULL, "%s", run->error);
+  fail_unless_equals_int (spdl_test_run_count_samples (run), 1);
   spdl_test_run_free (run);
   g_free (launch);
   g_free (manifest);
