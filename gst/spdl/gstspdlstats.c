@@ -12,6 +12,8 @@
 
 #include "gstspdlstats.h"
 
+#include <time.h>
+
 #include <math.h>
 #include <string.h>
 
@@ -37,6 +39,7 @@ gst_spdl_stats_reset (GstSpdlStats * stats)
 {
   g_mutex_lock (&stats->lock);
   stats->items_in = stats->items_out = stats->busy_ns = stats->timed = 0;
+  stats->cpu_ns = stats->cpu_timed = 0;
   memset (stats->histogram, 0, sizeof (stats->histogram));
   stats->started_us = g_get_monotonic_time ();
   g_mutex_unlock (&stats->lock);
@@ -88,6 +91,25 @@ gst_spdl_stats_record (GstSpdlStats * stats, guint64 ns)
   g_mutex_unlock (&stats->lock);
 }
 
+void
+gst_spdl_stats_record_cpu (GstSpdlStats * stats, guint64 ns)
+{
+  g_mutex_lock (&stats->lock);
+  stats->cpu_ns += ns;
+  stats->cpu_timed++;
+  g_mutex_unlock (&stats->lock);
+}
+
+guint64
+gst_spdl_thread_cpu_ns (void)
+{
+  struct timespec ts;
+
+  if (clock_gettime (CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+    return 0;
+  return (guint64) ts.tv_sec * G_GUINT64_CONSTANT (1000000000) + ts.tv_nsec;
+}
+
 static guint64
 percentile (const guint64 * histogram, guint64 total, gdouble q)
 {
@@ -117,6 +139,9 @@ gst_spdl_stats_to_structure (GstSpdlStats * stats)
       "p99", G_TYPE_UINT64, percentile (stats->histogram, stats->timed, 0.99),
       "elapsed", G_TYPE_UINT64,
       (guint64) (g_get_monotonic_time () - stats->started_us) * 1000, NULL);
+  if (stats->cpu_timed)
+    gst_structure_set (s, "cpu", G_TYPE_UINT64, stats->cpu_ns,
+        "cpu-mean", G_TYPE_UINT64, stats->cpu_ns / stats->cpu_timed, NULL);
   g_mutex_unlock (&stats->lock);
   return s;
 }

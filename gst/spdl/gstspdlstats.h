@@ -26,6 +26,8 @@ typedef struct
   guint64 busy_ns;
   guint64 timed;
   guint64 histogram[GST_SPDL_STATS_BUCKETS];
+  guint64 cpu_ns;               /* the workers' own CPU time, if recorded */
+  guint64 cpu_timed;
   gint64 started_us;            /* monotonic, at reset */
 } GstSpdlStats;
 
@@ -36,9 +38,12 @@ void gst_spdl_stats_add_in (GstSpdlStats * stats, guint64 n);
 void gst_spdl_stats_add_out (GstSpdlStats * stats, guint64 n);
 /* one item took @ns of work */
 void gst_spdl_stats_record (GstSpdlStats * stats, guint64 ns);
+/* ... and @ns of its thread's CPU time (work minus time preempted) */
+void gst_spdl_stats_record_cpu (GstSpdlStats * stats, guint64 ns);
 
 /* "spdl-stats" with items-in, items-out, busy (ns), mean, p90, p99 (ns per
- * item), elapsed (ns since start); callers add their own fields. */
+ * item), elapsed (ns since start), and cpu, cpu-mean (ns, ns per item)
+ * where CPU time was recorded; callers add their own fields. */
 GstStructure *gst_spdl_stats_to_structure (GstSpdlStats * stats);
 
 static inline guint64
@@ -46,6 +51,9 @@ gst_spdl_now_ns (void)
 {
   return (guint64) g_get_monotonic_time () * 1000;
 }
+
+/* CPU time of the calling thread, ns (0 where the clock is missing) */
+guint64 gst_spdl_thread_cpu_ns (void);
 
 G_END_DECLS
 

@@ -31,6 +31,11 @@ def test_stats_consistent_with_what_was_pushed(kinds_dataset):
         assert s["p90"] <= s["p99"]
     assert dec["threads"] == 2
     assert 0.0 <= dec["utilisation"] <= 1.0
+    # the decoding threads' own CPU time: some per decode, never more than
+    # the wall time they took (1 ms of slack for the clocks' granularity)
+    assert 0 < dec["cpu-mean"] <= dec["mean"] + 1_000_000
+    assert 0 < dec["cpu"] <= dec["busy"] + 21 * 1_000_000
+    assert "cpu" not in src and "cpu" not in batch
     assert dec["max-in-flight"] == 8
 
 
