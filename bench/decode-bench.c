@@ -54,6 +54,7 @@
 #include <gst/video/video.h>
 
 #include "benchutil.h"
+#include "gstspdlstats.h"
 #include "gstspdldataset.h"
 #include "gstspdlimage.h"
 #include "gstspdljpeg.h"
@@ -124,20 +125,17 @@ bench_jpeg_silence (j_common_ptr cinfo, int level)
 {
 }
 
-/* libjpeg-turbo with its defaults (the DCT PIL uses), every pixel to RGB
- * into one reused buffer: nothing of this project's code. */
 /* The single-thread runs count this thread's CPU time, not wall time: a
  * limit per core is the CPU an image costs, and a loaded machine (other
  * processes taking the core away) must not lower it. */
 static gint64
 thread_cpu_us (void)
 {
-  struct timespec ts;
-
-  clock_gettime (CLOCK_THREAD_CPUTIME_ID, &ts);
-  return (gint64) ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+  return (gint64) (gst_spdl_thread_cpu_ns () / 1000);
 }
 
+/* libjpeg-turbo with its defaults (the DCT PIL uses), every pixel to RGB
+ * into one reused buffer: nothing of this project's code. */
 static gdouble
 run_decode_only (Bench * b)
 {

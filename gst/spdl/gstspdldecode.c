@@ -882,9 +882,8 @@ worker_func (gpointer item, gpointer data)
   start = gst_spdl_now_ns ();
   cpu_start = gst_spdl_thread_cpu_ns ();
   decode_job (self, dec, job);
-  gst_spdl_stats_record (&self->stats, gst_spdl_now_ns () - start);
   /* beside the wall time: what a decode costs when threads share cores */
-  gst_spdl_stats_record_cpu (&self->stats,
+  gst_spdl_stats_record_with_cpu (&self->stats, gst_spdl_now_ns () - start,
       gst_spdl_thread_cpu_ns () - cpu_start);
 
   g_mutex_lock (&self->lock);

@@ -1638,7 +1638,20 @@ post_epoch_skipped (GstSpdlSrc * src, guint epoch)
   return total;
 }
 
-static void post_skipped (GstSpdlSrc * src);
+/* At EOS, or at the error of an epoch with nothing readable: how many
+ * samples were skipped over the run, by reason. */
+static void
+post_skipped (GstSpdlSrc * src)
+{
+  guint64 counts[GST_SPDL_SRC_N_SKIP_REASONS];
+
+  GST_OBJECT_LOCK (src);
+  memcpy (counts, src->errors_by_reason, sizeof (counts));
+  GST_OBJECT_UNLOCK (src);
+  gst_element_post_message (GST_ELEMENT (src),
+      gst_spdl_skipped_message_new (GST_ELEMENT (src), -1, counts,
+          skip_reasons, GST_SPDL_SRC_N_SKIP_REASONS, 0));
+}
 
 /* Ends the current epoch downstream. FALSE (an error posted) when every
  * sample of a whole epoch (this rank's share of it) was skipped: a
@@ -1688,21 +1701,6 @@ announce_epoch_start (GstSpdlSrc * src, guint epoch)
   gst_pad_push_event (GST_BASE_SRC_PAD (src),
       gst_spdl_epoch_start_event_new (epoch, epoch_samples (src, epoch),
           epoch_offset (src, epoch), src->num_shards, src->shard_index));
-}
-
-/* At EOS, or at the error of an epoch with nothing readable: how many
- * samples were skipped over the run, by reason. */
-static void
-post_skipped (GstSpdlSrc * src)
-{
-  guint64 counts[GST_SPDL_SRC_N_SKIP_REASONS];
-
-  GST_OBJECT_LOCK (src);
-  memcpy (counts, src->errors_by_reason, sizeof (counts));
-  GST_OBJECT_UNLOCK (src);
-  gst_element_post_message (GST_ELEMENT (src),
-      gst_spdl_skipped_message_new (GST_ELEMENT (src), -1, counts,
-          skip_reasons, GST_SPDL_SRC_N_SKIP_REASONS, 0));
 }
 
 /* Warns about a sample that cannot be read (the first warning-limit of

@@ -79,23 +79,30 @@ bucket_limit (guint b)
   return (guint64) (FIRST_BUCKET_NS * exp2 (b / BUCKETS_PER_OCTAVE));
 }
 
+/* called with the lock */
+static void
+record_locked (GstSpdlStats * stats, guint64 ns)
+{
+  stats->busy_ns += ns;
+  stats->timed++;
+  stats->histogram[bucket_of (ns)]++;
+}
+
 void
 gst_spdl_stats_record (GstSpdlStats * stats, guint64 ns)
 {
-  guint b = bucket_of (ns);
-
   g_mutex_lock (&stats->lock);
-  stats->busy_ns += ns;
-  stats->timed++;
-  stats->histogram[b]++;
+  record_locked (stats, ns);
   g_mutex_unlock (&stats->lock);
 }
 
 void
-gst_spdl_stats_record_cpu (GstSpdlStats * stats, guint64 ns)
+gst_spdl_stats_record_with_cpu (GstSpdlStats * stats, guint64 ns,
+    guint64 cpu_ns)
 {
   g_mutex_lock (&stats->lock);
-  stats->cpu_ns += ns;
+  record_locked (stats, ns);
+  stats->cpu_ns += cpu_ns;
   stats->cpu_timed++;
   g_mutex_unlock (&stats->lock);
 }

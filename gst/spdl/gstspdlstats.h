@@ -38,8 +38,10 @@ void gst_spdl_stats_add_in (GstSpdlStats * stats, guint64 n);
 void gst_spdl_stats_add_out (GstSpdlStats * stats, guint64 n);
 /* one item took @ns of work */
 void gst_spdl_stats_record (GstSpdlStats * stats, guint64 ns);
-/* ... and @ns of its thread's CPU time (work minus time preempted) */
-void gst_spdl_stats_record_cpu (GstSpdlStats * stats, guint64 ns);
+/* the same, and @cpu_ns of its thread's CPU time (the work without the
+ * time the thread waited for a core) */
+void gst_spdl_stats_record_with_cpu (GstSpdlStats * stats, guint64 ns,
+    guint64 cpu_ns);
 
 /* "spdl-stats" with items-in, items-out, busy (ns), mean, p90, p99 (ns per
  * item), elapsed (ns since start), and cpu, cpu-mean (ns, ns per item)

@@ -16,30 +16,49 @@
 
 #include "gstspdlslotpool.h"
 
+/* An active pool of batch buffers of @batch RGB images of @w x @h, and an
+ * active slot pool over it */
+static GstSpdlSlotPool *
+make_slot_pool (guint batch, guint w, guint h, GstBufferPool ** images)
+{
+  GstStructure *config;
+  GstSpdlSlotPool *pool;
+  GstVideoInfo info;
+  gsize image_bytes = w * h * 3;
+
+  *images = gst_buffer_pool_new ();
+  config = gst_buffer_pool_get_config (*images);
+  gst_buffer_pool_config_set_params (config, NULL, batch * image_bytes, 0, 0);
+  fail_unless (gst_buffer_pool_set_config (*images, config));
+  fail_unless (gst_buffer_pool_set_active (*images, TRUE));
+  gst_video_info_set_format (&info, GST_VIDEO_FORMAT_RGB, w, h);
+  pool = gst_spdl_slot_pool_new (*images, batch, &info, image_bytes);
+  fail_unless (gst_buffer_pool_set_active (GST_BUFFER_POOL (pool), TRUE));
+  return pool;
+}
+
+static void
+free_images_pool (GstBufferPool * images)
+{
+  fail_unless (gst_buffer_pool_set_active (images, FALSE));
+  gst_object_unref (images);
+}
+
 /* A slot must map for writing while spdlbatch reads its batch (copying it
  * out: an epoch's short batch whose block the next epoch's first samples
  * already use). Mapping the batch memory per slot failed then, and the
  * decoder skipped those samples ("could not map the output memory"). */
 GST_START_TEST (test_slot_maps_while_batch_is_read)
 {
-  const guint batch = 4, w = 8, h = 4;
-  GstBufferPool *images = gst_buffer_pool_new ();
-  GstStructure *config = gst_buffer_pool_get_config (images);
-  GstSpdlSlotPool *pool;
+  const guint w = 8, h = 4;
+  GstBufferPool *images;
+  GstSpdlSlotPool *pool = make_slot_pool (4, w, h, &images);
   GstSpdlSlotBlock *block;
   GstBuffer *slot0, *slot1, *batch_buffer;
   GstMapInfo reading, writing;
-  GstVideoInfo info;
   guint index;
   guint64 seq;
   gsize image_bytes = w * h * 3;
-
-  gst_buffer_pool_config_set_params (config, NULL, batch * image_bytes, 0, 0);
-  fail_unless (gst_buffer_pool_set_config (images, config));
-  fail_unless (gst_buffer_pool_set_active (images, TRUE));
-  gst_video_info_set_format (&info, GST_VIDEO_FORMAT_RGB, w, h);
-  pool = gst_spdl_slot_pool_new (images, batch, &info, image_bytes);
-  fail_unless (gst_buffer_pool_set_active (GST_BUFFER_POOL (pool), TRUE));
 
   fail_unless_equals_int (gst_buffer_pool_acquire_buffer (GST_BUFFER_POOL
           (pool), &slot0, NULL), GST_FLOW_OK);
@@ -67,8 +86,7 @@ GST_START_TEST (test_slot_maps_while_batch_is_read)
   gst_buffer_unref (batch_buffer);
   fail_unless (gst_buffer_pool_set_active (GST_BUFFER_POOL (pool), FALSE));
   gst_object_unref (pool);
-  fail_unless (gst_buffer_pool_set_active (images, FALSE));
-  gst_object_unref (images);
+  free_images_pool (images);
 }
 
 GST_END_TEST;
@@ -90,11 +108,8 @@ pool_finalized (gpointer data, GObject * where_the_object_was)
  * quarantines never do, and then only the identity rule is checked. */
 GST_START_TEST (test_slot_of_a_freed_pool)
 {
-  const guint w = 4, h = 2;
-  gsize image_bytes = w * h * 3;
-  GstBufferPool *images = gst_buffer_pool_new ();
-  GstStructure *config = gst_buffer_pool_get_config (images);
-  GstSpdlSlotPool *old_pool, *new_pool;
+  GstBufferPool *images;
+  GstSpdlSlotPool *old_pool = make_slot_pool (2, 4, 2, &images), *new_pool;
   GstSpdlSlotBlock *block;
   GstBuffer *slot, *copy;
   GstVideoInfo info;
@@ -102,13 +117,7 @@ GST_START_TEST (test_slot_of_a_freed_pool)
   guint index, tries = 0;
   guint64 seq;
 
-  gst_buffer_pool_config_set_params (config, NULL, 2 * image_bytes, 0, 0);
-  fail_unless (gst_buffer_pool_set_config (images, config));
-  fail_unless (gst_buffer_pool_set_active (images, TRUE));
-  gst_video_info_set_format (&info, GST_VIDEO_FORMAT_RGB, w, h);
-  old_pool = gst_spdl_slot_pool_new (images, 2, &info, image_bytes);
   g_object_weak_ref (G_OBJECT (old_pool), pool_finalized, NULL);
-  fail_unless (gst_buffer_pool_set_active (GST_BUFFER_POOL (old_pool), TRUE));
   fail_unless_equals_int (gst_buffer_pool_acquire_buffer (GST_BUFFER_POOL
           (old_pool), &slot, NULL), GST_FLOW_OK);
   copy = gst_buffer_copy (slot);
@@ -121,8 +130,9 @@ GST_START_TEST (test_slot_of_a_freed_pool)
           FALSE));
   gst_object_unref (old_pool);
   fail_unless_equals_int (pools_finalized, 1);
+  gst_video_info_set_format (&info, GST_VIDEO_FORMAT_RGB, 4, 2);
   for (;;) {
-    new_pool = gst_spdl_slot_pool_new (images, 2, &info, image_bytes);
+    new_pool = gst_spdl_slot_pool_new (images, 2, &info, 4 * 2 * 3);
     if ((gpointer) new_pool == old_address || ++tries == 100)
       break;
     gst_object_unref (new_pool);
@@ -134,8 +144,7 @@ GST_START_TEST (test_slot_of_a_freed_pool)
 
   gst_buffer_unref (copy);
   gst_object_unref (new_pool);
-  fail_unless (gst_buffer_pool_set_active (images, FALSE));
-  gst_object_unref (images);
+  free_images_pool (images);
 }
 
 GST_END_TEST;
