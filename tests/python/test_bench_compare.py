@@ -2,6 +2,7 @@
 reason, instead of crashing: here SPDL 0.8 as pip installs it on a machine
 without the FFmpeg shared libraries it was built against (it imports, then
 fails on the first decode)."""
+import json
 import os
 import stat
 import subprocess
@@ -62,3 +63,29 @@ def test_webdataset_row_without_webdataset_is_skipped(kinds_dataset, tmp_path):
     row = [l for l in table.splitlines() if l.startswith("| webdataset + DataLoader")]
     assert len(row) == 1 and "skipped: webdataset is not installed in" in row[0], table
     assert "tools/make-test-venv" in row[0]
+
+
+def test_limits_are_measured_with_every_core_decoding(kinds_dataset, tmp_path):
+    """The limit rows: one thread per core decoding at once (the limit the
+    ratios use) and one thread alone times the cores, each a rate, and
+    every round's four figures kept for the paired ratios."""
+    out = tmp_path / "out"
+    done = subprocess.run([sys.executable, COMPARE, str(kinds_dataset), "--only", "limit",
+                           "--rounds", "2", "--no-sweep", "--out", str(out)],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    cores = os.cpu_count()
+    table = (out / "compare.md").read_text()
+    rates = {}
+    for label in (f"decode-only limit (libjpeg-turbo, every pixel, {cores} threads at once)",
+                  f"fused limit (gst-spdl's decode path, {cores} threads at once)",
+                  f"decode-only, 1 thread alone x {cores}"):
+        row = [l for l in table.splitlines() if l.startswith(f"| {label} |")]
+        assert len(row) == 1, table
+        rates[label] = float(row[0].split("|")[2])
+        assert rates[label] > 0, row[0]
+    saved = json.loads((out / "results.json").read_text())
+    assert len(saved["limit_rounds"]) == 2
+    for figures in saved["limit_rounds"]:
+        assert sorted(figures) == ["decode", "decode-all", "fused", "fused-all"]
+        assert all(v > 0 for v in figures.values()), figures
