@@ -514,19 +514,15 @@ group_sums (const guint8 * p0, const guint8 * p1, const __m256i * wv,
   return _mm256_add_epi32 (_mm256_slli_epi32 (hi, SPLIT_BITS), lo);
 }
 
-/* [r g b 0] sums of outputs 2k (low lane) and 2k + 1 (high lane; 2k again
- * for an odd last output), rounded and shifted down to 8-bit range (not
+/* [r g b 0] sums of two outputs (low lane: pixels at @p0, high lane: @p1)
+ * whose weights are at @w, rounded and shifted down to 8-bit range (not
  * yet clipped). @groups and @four are constants where this is inlined. */
 __attribute__((target ("avx2"), always_inline))
 static inline __m256i
-pair_sums (const GstSpdlResampleAxis * axis, const guint8 * in, gint in_start,
-    guint k, guint groups, GroupMasks m0, GroupMasks m1, gboolean four)
+pair_sums (const guint8 * p0, const guint8 * p1, const __m256i * w,
+    guint groups, GroupMasks m0, GroupMasks m1, gboolean four)
 {
   const __m256i half = _mm256_set1_epi32 (1 << (PRECISION_BITS - 1));
-  guint j = MIN (2 * k + 1, axis->out_size - 1);
-  const guint8 *p0 = in + (gsize) (axis->first[2 * k] - in_start) * 3;
-  const guint8 *p1 = in + (gsize) (axis->first[j] - in_start) * 3;
-  const __m256i *w = (const __m256i *) (axis->split + (gsize) k * groups * 64);
   __m256i sums;
 
   if (groups == 1)
@@ -552,12 +548,19 @@ row_rgb_avx2_impl (const GstSpdlResampleAxis * axis, const guint8 * in,
       -1, -1, -1, -1);
   const GroupMasks m0 = group_masks (groups == 1 ? axis->taps : 4);
   const GroupMasks m1 = group_masks (groups == 1 ? 4 : axis->taps - 4);
+  /* locals: the stores to @out may alias the axis, which would otherwise
+   * be read again for every output */
+  const gint *first = axis->first;
+  const __m256i *w = (const __m256i *) axis->split;
+  const guint8 *base = in - (gssize) in_start * 3;
+  const gsize pair_step = groups * 4;   /* vectors of weights per pair */
   guint i = 0, n = axis->out_size;
 
-  for (; i + 4 <= n; i += 4) {
-    __m256i a = pair_sums (axis, in, in_start, i / 2, groups, m0, m1, four);
-    __m256i b = pair_sums (axis, in, in_start, i / 2 + 1, groups, m0, m1,
-        four);
+  for (; i + 4 <= n; i += 4, w += 2 * pair_step) {
+    __m256i a = pair_sums (base + first[i] * 3, base + first[i + 1] * 3, w,
+        groups, m0, m1, four);
+    __m256i b = pair_sums (base + first[i + 2] * 3, base + first[i + 3] * 3,
+        w + pair_step, groups, m0, m1, four);
     __m256i packed = _mm256_packs_epi32 (a, b);
     __m128i bytes;
     guint32 last;
@@ -569,8 +572,10 @@ row_rgb_avx2_impl (const GstSpdlResampleAxis * axis, const guint8 * in,
     last = (guint32) _mm_extract_epi32 (bytes, 2);
     memcpy (out + 3 * i + 8, &last, 4);
   }
-  for (; i < n; i += 2) {
-    __m256i a = pair_sums (axis, in, in_start, i / 2, groups, m0, m1, four);
+  for (; i < n; i += 2, w += pair_step) {
+    /* an odd last output is computed twice, once per lane */
+    __m256i a = pair_sums (base + first[i] * 3,
+        base + first[MIN (i + 1, n - 1)] * 3, w, groups, m0, m1, four);
     __m128i bytes = _mm_packs_epi32 (_mm256_castsi256_si128 (a),
         _mm256_extracti128_si256 (a, 1));
     guint32 v[2];
@@ -595,10 +600,15 @@ row_rgb_avx2 (const GstSpdlResampleAxis * axis, const guint8 * in,
   /* taps of the last group: 1-2 take one pixel shuffle, 3-4 two */
   guint last = axis->taps - 4 * ((axis->taps - 1) / 4);
 
-  if (axis->taps <= 4)
-    row_rgb_avx2_impl (axis, in, in_start, out, 1, last > 2);
+  /* constants in each call, so that no branch is left in the loop */
+  if (axis->taps <= 4 && last > 2)
+    row_rgb_avx2_impl (axis, in, in_start, out, 1, TRUE);
+  else if (axis->taps <= 4)
+    row_rgb_avx2_impl (axis, in, in_start, out, 1, FALSE);
+  else if (last > 2)
+    row_rgb_avx2_impl (axis, in, in_start, out, 2, TRUE);
   else
-    row_rgb_avx2_impl (axis, in, in_start, out, 2, last > 2);
+    row_rgb_avx2_impl (axis, in, in_start, out, 2, FALSE);
 }
 #endif
 
