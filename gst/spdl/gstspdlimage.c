@@ -203,17 +203,17 @@ void
 gst_spdl_row_sink_plan (GstSpdlRowSink * sink, const GstSpdlGeometry * g,
     guint width, guint height, guint channels, gboolean fast)
 {
-  gst_spdl_resample_axis_update (&sink->haxis, g->clip_x,
+  sink->haxis = gst_spdl_resample_axis_cache_get (&sink->axes, g->clip_x,
       MAX (g->clip_width, 1), g->scale_x, g->offset_x, g->out_width,
       g->virtual_width, g->flip, fast);
-  gst_spdl_resample_axis_update (&sink->vaxis, g->clip_y,
+  sink->vaxis = gst_spdl_resample_axis_cache_get (&sink->axes, g->clip_y,
       MAX (g->clip_height, 1), g->scale_y, g->offset_y, g->out_height,
       g->virtual_height, FALSE, fast);
   sink->width = width;
   sink->channels = channels;
-  sink->hrow_bytes = (gsize) sink->haxis.out_size * channels;
-  if (!gst_spdl_resample_axis_range (&sink->haxis, &sink->x0, &sink->x1) ||
-      !gst_spdl_resample_axis_range (&sink->vaxis, &sink->y0, &sink->y1)) {
+  sink->hrow_bytes = (gsize) sink->haxis->out_size * channels;
+  if (!gst_spdl_resample_axis_range (sink->haxis, &sink->x0, &sink->x1) ||
+      !gst_spdl_resample_axis_range (sink->vaxis, &sink->y0, &sink->y1)) {
     /* all padding: a black output, no row needed */
     sink->y0 = sink->y1 = 0;
     return;
@@ -286,7 +286,7 @@ gst_spdl_row_sink_push (GstSpdlRowSink * sink, gint y, const guint8 * row,
     convert_row (row, pixels, sink->width, sink->channels, sink->conv);
     row = sink->conv;
   }
-  gst_spdl_resample_row (&sink->haxis, row, 0, sink->channels,
+  gst_spdl_resample_row (sink->haxis, row, 0, sink->channels,
       sink->hrows + (gsize) (y - sink->y0) * sink->hrow_bytes);
 }
 
@@ -294,18 +294,17 @@ void
 gst_spdl_row_sink_finish (GstSpdlRowSink * sink, const GstSpdlOutput * out)
 {
   if (sink->y1 == 0)
-    gst_spdl_output_fill_black (out, sink->vaxis.out_size,
-        sink->haxis.out_size, sink->channels);
+    gst_spdl_output_fill_black (out, sink->vaxis->out_size,
+        sink->haxis->out_size, sink->channels);
   else
-    gst_spdl_output_resample_rows (out, &sink->vaxis, sink->hrows, sink->y0,
+    gst_spdl_output_resample_rows (out, sink->vaxis, sink->hrows, sink->y0,
         sink->hrow_bytes, sink->channels);
 }
 
 void
 gst_spdl_row_sink_clear (GstSpdlRowSink * sink)
 {
-  gst_spdl_resample_axis_clear (&sink->haxis);
-  gst_spdl_resample_axis_clear (&sink->vaxis);
+  gst_spdl_resample_axis_cache_clear (&sink->axes);
   g_clear_pointer (&sink->hrows, g_free);
   g_clear_pointer (&sink->conv, g_free);
   sink->hrows_size = sink->conv_size = 0;

@@ -63,7 +63,8 @@ GstSpdlImageFormat gst_spdl_image_decoder_get_format (GstSpdlImageDecoder *
  * horizontally as it arrives; finish() makes the output rows. */
 typedef struct
 {
-  GstSpdlResampleAxis haxis, vaxis;
+  GstSpdlResampleAxisCache axes;
+  const GstSpdlResampleAxis *haxis, *vaxis;     /* of this image, in axes */
   gint x0, x1, y0, y1;          /* what the filter reads; y1 = 0: none */
   guint width, channels;        /* image width, output channels */
   gsize hrow_bytes;

@@ -285,7 +285,8 @@ struct _GstSpdlJpegDecoder
   SpdlJpegProgress progress;
   guint64 max_memory;
   gboolean opened;
-  GstSpdlResampleAxis haxis, vaxis;
+  GstSpdlResampleAxisCache axes;
+  const GstSpdlResampleAxis *haxis, *vaxis;     /* of this image, in axes */
   guint8 *rows;                 /* ROW_BATCH decoded rows */
   gsize rows_size;
   guint8 *hrows;                /* horizontally resampled rows */
@@ -406,8 +407,7 @@ gst_spdl_jpeg_decoder_free (GstSpdlJpegDecoder * dec)
   if (dec == NULL)
     return;
   jpeg_destroy_decompress (&dec->cinfo);
-  gst_spdl_resample_axis_clear (&dec->haxis);
-  gst_spdl_resample_axis_clear (&dec->vaxis);
+  gst_spdl_resample_axis_cache_clear (&dec->axes);
   g_free (dec->rows);
   g_free (dec->hrows);
   g_free (dec->rgb);
@@ -565,12 +565,12 @@ plan_axes (GstSpdlJpegDecoder * dec, const GstSpdlGeometry * g, gdouble f,
   gdouble sx = g->scale_x * f, sy = g->scale_y * f;
 
   /* a clip box that starts inside a decoded pixel shifts the centres */
-  gst_spdl_resample_axis_update (&dec->haxis, cx, MAX (cw, 1), sx,
-      g->offset_x + (x0 - cx) / sx, g->out_width, g->virtual_width, g->flip,
-      fast);
-  gst_spdl_resample_axis_update (&dec->vaxis, cy, MAX (ch, 1), sy,
-      g->offset_y + (y0 - cy) / sy, g->out_height, g->virtual_height, FALSE,
-      fast);
+  dec->haxis = gst_spdl_resample_axis_cache_get (&dec->axes, cx,
+      MAX (cw, 1), sx, g->offset_x + (x0 - cx) / sx, g->out_width,
+      g->virtual_width, g->flip, fast);
+  dec->vaxis = gst_spdl_resample_axis_cache_get (&dec->axes, cy,
+      MAX (ch, 1), sy, g->offset_y + (y0 - cy) / sy, g->out_height,
+      g->virtual_height, FALSE, fast);
 }
 
 /* PIL's CMYK -> RGB (Adobe-inverted data, as PIL assumes) */
@@ -612,7 +612,7 @@ process_row (GstSpdlJpegDecoder * dec, const guint8 * row, guint row_width,
       rgb_to_gray (rgb, row_width);
     row = rgb;
   }
-  gst_spdl_resample_row (&dec->haxis, row, x_start, channels, hrow);
+  gst_spdl_resample_row (dec->haxis, row, x_start, channels, hrow);
 }
 
 /* Narrows libjpeg's output to the columns and rows the filter reads, with
@@ -648,15 +648,15 @@ decode_rows (GstSpdlJpegDecoder * dec, const GstSpdlDecodeParams * p,
   struct jpeg_decompress_struct *cinfo = &dec->cinfo;
   gint x0, x1, y0, y1, read_to;
   JDIMENSION xoff = 0;
-  gsize in_row, hrow_bytes = (gsize) dec->haxis.out_size * channels;
+  gsize in_row, hrow_bytes = (gsize) dec->haxis->out_size * channels;
   JSAMPROW rowptr[ROW_BATCH];
   guint r;
 
   /* rows and columns the filter reads */
-  if (!gst_spdl_resample_axis_range (&dec->haxis, &x0, &x1) ||
-      !gst_spdl_resample_axis_range (&dec->vaxis, &y0, &y1)) {
+  if (!gst_spdl_resample_axis_range (dec->haxis, &x0, &x1) ||
+      !gst_spdl_resample_axis_range (dec->vaxis, &y0, &y1)) {
     /* all padding: a black output */
-    gst_spdl_output_fill_black (out, dec->vaxis.out_size, dec->haxis.out_size,
+    gst_spdl_output_fill_black (out, dec->vaxis->out_size, dec->haxis->out_size,
         channels);
     jpeg_abort_decompress (cinfo);
     return TRUE;
@@ -692,7 +692,7 @@ decode_rows (GstSpdlJpegDecoder * dec, const GstSpdlDecodeParams * p,
   else
     jpeg_finish_decompress (cinfo);
 
-  gst_spdl_output_resample_rows (out, &dec->vaxis, dec->hrows, y0,
+  gst_spdl_output_resample_rows (out, dec->vaxis, dec->hrows, y0,
       hrow_bytes, channels);
   return TRUE;
 }

@@ -296,18 +296,27 @@ gst_spdl_resample_axis_clear (GstSpdlResampleAxis * axis)
   axis->made_from.valid = FALSE;
 }
 
-void
-gst_spdl_resample_axis_update (GstSpdlResampleAxis * axis,
-    gdouble clip_start, guint clip_size, gdouble scale, gdouble offset,
-    guint out_size, gint64 virtual_size, gboolean mirror, gboolean fast)
+static gboolean
+axis_made_from (const GstSpdlResampleAxis * axis, gdouble clip_start,
+    guint clip_size, gdouble scale, gdouble offset, guint out_size,
+    gint64 virtual_size, gboolean mirror, gboolean fast)
 {
-  if (axis->made_from.valid && axis->made_from.clip_start == clip_start &&
+  return axis->made_from.valid && axis->made_from.clip_start == clip_start &&
       axis->made_from.clip_size == clip_size &&
       axis->made_from.scale == scale && axis->made_from.offset == offset &&
       axis->made_from.out_size == out_size &&
       axis->made_from.virtual_size == virtual_size &&
       axis->made_from.mirror == !!mirror && axis->made_from.fast == !!fast &&
-      axis->made_from.simd == simd_limit)
+      axis->made_from.simd == simd_limit;
+}
+
+void
+gst_spdl_resample_axis_update (GstSpdlResampleAxis * axis,
+    gdouble clip_start, guint clip_size, gdouble scale, gdouble offset,
+    guint out_size, gint64 virtual_size, gboolean mirror, gboolean fast)
+{
+  if (axis_made_from (axis, clip_start, clip_size, scale, offset, out_size,
+          virtual_size, mirror, fast))
     return;
   gst_spdl_resample_axis_clear (axis);
   gst_spdl_resample_axis_init_full (axis, clip_start, clip_size, scale,
@@ -322,6 +331,42 @@ gst_spdl_resample_axis_update (GstSpdlResampleAxis * axis,
   axis->made_from.fast = !!fast;
   axis->made_from.simd = simd_limit;
   axis->made_from.valid = TRUE;
+}
+
+const GstSpdlResampleAxis *
+gst_spdl_resample_axis_cache_get (GstSpdlResampleAxisCache * cache,
+    gdouble clip_start, guint clip_size, gdouble scale, gdouble offset,
+    guint out_size, gint64 virtual_size, gboolean mirror, gboolean fast)
+{
+  guint i, oldest = 0;
+
+  for (i = 0; i < GST_SPDL_RESAMPLE_CACHED_AXES; i++) {
+    if (cache->last_used[i] != 0 && axis_made_from (&cache->axes[i],
+            clip_start, clip_size, scale, offset, out_size, virtual_size,
+            mirror, fast))
+      break;
+    if (cache->last_used[i] < cache->last_used[oldest])
+      oldest = i;
+  }
+  if (i == GST_SPDL_RESAMPLE_CACHED_AXES) {
+    i = oldest;
+    gst_spdl_resample_axis_update (&cache->axes[i], clip_start, clip_size,
+        scale, offset, out_size, virtual_size, mirror, fast);
+  }
+  cache->last_used[i] = ++cache->clock;
+  return &cache->axes[i];
+}
+
+void
+gst_spdl_resample_axis_cache_clear (GstSpdlResampleAxisCache * cache)
+{
+  guint i;
+
+  for (i = 0; i < GST_SPDL_RESAMPLE_CACHED_AXES; i++) {
+    gst_spdl_resample_axis_clear (&cache->axes[i]);
+    cache->last_used[i] = 0;
+  }
+  cache->clock = 0;
 }
 
 gboolean

@@ -67,6 +67,26 @@ void gst_spdl_resample_axis_clear (GstSpdlResampleAxis * axis);
 void gst_spdl_resample_axis_update (GstSpdlResampleAxis * axis,
     gdouble clip_start, guint clip_size, gdouble scale, gdouble offset,
     guint out_size, gint64 virtual_size, gboolean mirror, gboolean fast);
+/* The axes of the last few image sizes, each kept with its weights: the
+ * sizes of a dataset repeat (ImageNet's 500x375, 500x333, ...) but rarely
+ * back to back. Zeroed before use, cleared after. */
+#define GST_SPDL_RESAMPLE_CACHED_AXES 8
+typedef struct
+{
+  GstSpdlResampleAxis axes[GST_SPDL_RESAMPLE_CACHED_AXES];
+  guint64 last_used[GST_SPDL_RESAMPLE_CACHED_AXES];   /* 0: never */
+  guint64 clock;
+} GstSpdlResampleAxisCache;
+
+/* An axis made from these arguments (gst_spdl_resample_axis_init_full()):
+ * a cached one, or the least recently used one rebuilt. Valid until
+ * GST_SPDL_RESAMPLE_CACHED_AXES other axes are asked for. */
+const GstSpdlResampleAxis *gst_spdl_resample_axis_cache_get
+    (GstSpdlResampleAxisCache * cache, gdouble clip_start, guint clip_size,
+    gdouble scale, gdouble offset, guint out_size, gint64 virtual_size,
+    gboolean mirror, gboolean fast);
+void gst_spdl_resample_axis_cache_clear (GstSpdlResampleAxisCache * cache);
+
 /* For tests and benchmarks: use SIMD kernels up to @level (2 AVX2, 1
  * SSE4.1, 0 none) for axes initialised from now on. */
 void gst_spdl_resample_limit_simd (guint level);

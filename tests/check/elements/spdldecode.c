@@ -668,6 +668,62 @@ GST_START_TEST (test_resample_axis_update)
 
 GST_END_TEST;
 
+/* The axis cache: an axis asked for again comes back as it was (no
+ * rebuild), whatever was asked for in between, until more distinct axes
+ * than the cache holds push out the least recently used one; a rebuilt
+ * entry equals a freshly made axis. */
+GST_START_TEST (test_resample_axis_cache)
+{
+  GstSpdlResampleAxisCache cache = { {{0}} };
+  const GstSpdlResampleAxis *first, *axis;
+  GstSpdlResampleAxis fresh;
+  guint8 in[3 * 400 + 16], got[3 * 224], want[3 * 224];
+  guint i, n = GST_SPDL_RESAMPLE_CACHED_AXES;
+
+  for (i = 0; i < sizeof (in); i++)
+    in[i] = (guint8) (i * 7 + i / 5);
+  first = gst_spdl_resample_axis_cache_get (&cache, 10, 350, 1.46, 0.5, 224,
+      256, FALSE, FALSE);
+  /* a mark a rebuild would overwrite */
+  first->first[0] = -12345;
+  /* n - 1 other sizes, each asked for twice, then the first again: kept */
+  for (i = 1; i < n; i++) {
+    axis = gst_spdl_resample_axis_cache_get (&cache, 10, 350 - i, 1.46, 0.5,
+        224, 256, FALSE, FALSE);
+    fail_unless (axis != first);
+    fail_unless (gst_spdl_resample_axis_cache_get (&cache, 10, 350 - i, 1.46,
+            0.5, 224, 256, FALSE, FALSE) == axis);
+  }
+  axis = gst_spdl_resample_axis_cache_get (&cache, 10, 350, 1.46, 0.5, 224,
+      256, FALSE, FALSE);
+  fail_unless (axis == first && first->first[0] == -12345,
+      "a cached axis was rebuilt");
+  /* one more distinct axis: the least recently used (350 - 1) goes, the
+   * first (just used) stays */
+  axis = gst_spdl_resample_axis_cache_get (&cache, 10, 300, 1.3, 0.25, 200,
+      230, TRUE, FALSE);
+  fail_unless (axis != first && first->first[0] == -12345);
+  gst_spdl_resample_axis_init_full (&fresh, 10, 300, 1.3, 0.25, 200, 230,
+      TRUE, FALSE);
+  gst_spdl_resample_row (axis, in, 0, 3, got);
+  gst_spdl_resample_row (&fresh, in, 0, 3, want);
+  fail_unless (memcmp (got, want, 3 * 200) == 0);
+  gst_spdl_resample_axis_clear (&fresh);
+  /* 350 - 1 was evicted: asking for it rebuilds the oldest (350 - 2) */
+  axis = gst_spdl_resample_axis_cache_get (&cache, 10, 349, 1.46, 0.5, 224,
+      256, FALSE, FALSE);
+  fail_unless_equals_int (axis->made_from.clip_size, 349);
+  for (i = 0; i < n; i++)
+    fail_if (cache.axes[i].made_from.valid &&
+        cache.axes[i].made_from.clip_size == 348, "LRU order not kept");
+  first->first[0] = 0;
+  gst_spdl_resample_axis_cache_clear (&cache);
+  for (i = 0; i < n; i++)
+    fail_unless (cache.axes[i].first == NULL && cache.last_used[i] == 0);
+}
+
+GST_END_TEST;
+
 /* Every row kernel (AVX2, SSE4.1, plain C) and both vertical passes (AVX2,
  * tap-major) give PIL's sums: the reference is the arithmetic itself over
  * the axis' weights, for windows of 1 to 8 taps, odd and even widths,
@@ -1282,6 +1338,7 @@ spdldecode_suite (void)
   tcase_add_test (tc, test_resample_axis_reuse);
   tcase_add_test (tc, test_resample_kernels_agree);
   tcase_add_test (tc, test_resample_axis_update);
+  tcase_add_test (tc, test_resample_axis_cache);
   tcase_add_test (tc, test_resample_fast_axis);
   tcase_add_test (tc, test_inexact_recipes);
   tcase_add_test (tc, test_threads_deterministic);
