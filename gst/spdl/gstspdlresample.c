@@ -601,6 +601,29 @@ row_rgb_avx2_impl (const GstSpdlResampleAxis * axis, const guint8 * in,
   const gsize pair_step = groups * 4;   /* vectors of weights per pair */
   guint i = 0, n = axis->out_size;
 
+  /* eight outputs a step: more independent sums in flight, one pack. Each
+   * lane's 16-byte store ends with 4 zero bytes, rewritten by the next
+   * outputs: at least 2 must follow (the 4-output loop does the rest) */
+  for (; i + 10 <= n; i += 8, w += 4 * pair_step) {
+    __m256i a = pair_sums (base + first[i] * 3, base + first[i + 1] * 3, w,
+        groups, m0, m1, four);
+    __m256i b = pair_sums (base + first[i + 2] * 3, base + first[i + 3] * 3,
+        w + pair_step, groups, m0, m1, four);
+    __m256i c = pair_sums (base + first[i + 4] * 3, base + first[i + 5] * 3,
+        w + 2 * pair_step, groups, m0, m1, four);
+    __m256i d = pair_sums (base + first[i + 6] * 3, base + first[i + 7] * 3,
+        w + 3 * pair_step, groups, m0, m1, four);
+    /* dwords [i i+2 i+4 i+6 | i+1 i+3 i+5 i+7] -> in order, 12 bytes a lane */
+    __m256i packed = _mm256_packus_epi16 (_mm256_packs_epi32 (a, b),
+        _mm256_packs_epi32 (c, d));
+
+    packed = _mm256_shuffle_epi8 (_mm256_permutevar8x32_epi32 (packed, order),
+        _mm256_broadcastsi128_si256 (rgb));
+    _mm_storeu_si128 ((__m128i *) (out + 3 * i),
+        _mm256_castsi256_si128 (packed));
+    _mm_storeu_si128 ((__m128i *) (out + 3 * i + 12),
+        _mm256_extracti128_si256 (packed, 1));
+  }
   for (; i + 4 <= n; i += 4, w += 2 * pair_step) {
     __m256i a = pair_sums (base + first[i] * 3, base + first[i + 1] * 3, w,
         groups, m0, m1, four);
