@@ -29,6 +29,8 @@
 #define PRECISION_BITS (32 - 8 - 2)
 /* weights split as hi * 2^SPLIT_BITS + lo, both within 16 bits */
 #define SPLIT_BITS 11
+/* the exact AVX2 row kernel takes windows of up to 4 groups of 4 taps */
+#define AVX2_MAX_TAPS 16
 
 /* highest kernel level in use: 2 AVX2, 1 SSE4.1, 0 plain C */
 static guint simd_limit = 2;
@@ -273,7 +275,7 @@ gst_spdl_resample_axis_init_full (GstSpdlResampleAxis * axis,
     axis->identity = FALSE;
   }
 #ifdef HAVE_AVX2_KERNEL
-  if (!fast && axis->uniform && axis->taps <= 8 && have_avx2 ())
+  if (!fast && axis->uniform && axis->taps <= AVX2_MAX_TAPS && have_avx2 ())
     axis_split_weights (axis);
 #endif
   if (fast && axis->uniform && axis->taps <= 8)
@@ -565,16 +567,19 @@ group_sums (const guint8 * p0, const guint8 * p1, const __m256i * wv,
 __attribute__((target ("avx2"), always_inline))
 static inline __m256i
 pair_sums (const guint8 * p0, const guint8 * p1, const __m256i * w,
-    guint groups, GroupMasks m0, GroupMasks m1, gboolean four)
+    guint groups, GroupMasks full, GroupMasks last, gboolean four)
 {
   const __m256i half = _mm256_set1_epi32 (1 << (PRECISION_BITS - 1));
   __m256i sums;
 
-  if (groups == 1)
-    sums = group_sums (p0, p1, w, m0, four);
-  else
-    sums = _mm256_add_epi32 (group_sums (p0, p1, w, m0, TRUE),
-        group_sums (p0 + 12, p1 + 12, w + 4, m1, four));
+  guint g;
+
+  /* whole groups of 4 taps with @full's masks, then the last with @last's */
+  sums = group_sums (p0 + 12 * (groups - 1), p1 + 12 * (groups - 1),
+      w + 4 * (groups - 1), last, four);
+  for (g = 0; g + 1 < groups; g++)
+    sums = _mm256_add_epi32 (sums, group_sums (p0 + 12 * g, p1 + 12 * g,
+            w + 4 * g, full, TRUE));
   return _mm256_srai_epi32 (_mm256_add_epi32 (sums, half), PRECISION_BITS);
 }
 
@@ -591,8 +596,8 @@ row_rgb_avx2_impl (const GstSpdlResampleAxis * axis, const guint8 * in,
   const __m256i order = _mm256_setr_epi32 (0, 4, 1, 5, 2, 6, 3, 7);
   const __m128i rgb = _mm_setr_epi8 (0, 1, 2, 4, 5, 6, 8, 9, 10, 12, 13, 14,
       -1, -1, -1, -1);
-  const GroupMasks m0 = group_masks (groups == 1 ? axis->taps : 4);
-  const GroupMasks m1 = group_masks (groups == 1 ? 4 : axis->taps - 4);
+  const GroupMasks m0 = group_masks (4);
+  const GroupMasks m1 = group_masks (axis->taps - 4 * (groups - 1));
   /* locals: the stores to @out may alias the axis, which would otherwise
    * be read again for every output */
   const gint *first = axis->first;
@@ -668,15 +673,19 @@ row_rgb_avx2 (const GstSpdlResampleAxis * axis, const guint8 * in,
   /* taps of the last group: 1-2 take one pixel shuffle, 3-4 two */
   guint last = axis->taps - 4 * ((axis->taps - 1) / 4);
 
-  /* constants in each call, so that no branch is left in the loop */
+  /* constants in each call, so that no branch is left in the loop; past
+   * 8 taps (strong downscales, rare) the group count stays a variable */
   if (axis->taps <= 4 && last > 2)
     row_rgb_avx2_impl (axis, in, in_start, out, 1, TRUE);
   else if (axis->taps <= 4)
     row_rgb_avx2_impl (axis, in, in_start, out, 1, FALSE);
-  else if (last > 2)
+  else if (axis->taps <= 8 && last > 2)
     row_rgb_avx2_impl (axis, in, in_start, out, 2, TRUE);
-  else
+  else if (axis->taps <= 8)
     row_rgb_avx2_impl (axis, in, in_start, out, 2, FALSE);
+  else
+    row_rgb_avx2_impl (axis, in, in_start, out, (axis->taps + 3) / 4,
+        last > 2);
 }
 #endif
 

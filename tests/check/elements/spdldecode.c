@@ -730,13 +730,16 @@ GST_END_TEST;
  * mirrored or not. */
 GST_START_TEST (test_resample_kernels_agree)
 {
-  static const gdouble scales[] = { 0.6, 1.3, 1.466, 2.0, 2.7, 3.5 };
+  /* 2 to 16 taps: 1 to 4 groups of the AVX2 kernel, beyond it (17) */
+  static const gdouble scales[] = { 0.6, 1.3, 1.466, 2.0, 2.7, 3.5, 4.4,
+    7.3, 8.2
+  };
   static const guint widths[] = { 1, 2, 3, 5, 7, 223, 224 };
-  guint8 *in = g_malloc (3 * 1000 + 16), *out = g_malloc (3 * 224);
+  guint8 *in = g_malloc (3 * 2000 + 16), *out = g_malloc (3 * 224);
   guint8 *want = g_malloc (3 * 224);
   guint i, s, w, level, mismatches = 0;
 
-  for (i = 0; i < 3 * 1000 + 16; i++)
+  for (i = 0; i < 3 * 2000 + 16; i++)
     in[i] = (guint8) g_random_int ();
   for (level = 0; level <= 2; level++) {
     gst_spdl_resample_limit_simd (level);
@@ -749,6 +752,11 @@ GST_START_TEST (test_resample_kernels_agree)
 
           gst_spdl_resample_axis_init (&axis, 3, clip, scales[s], 0.25,
               widths[w], G_MAXINT64, i == 1);
+          /* windows of 9 to 16 taps go through the AVX2 kernel too */
+          if (level == 2 && __builtin_cpu_supports ("avx2") && axis.uniform
+              && axis.taps > 8)
+            fail_unless ((axis.split != NULL) == (axis.taps <= 16),
+                "scale %.1f: %u taps", scales[s], axis.taps);
           gst_spdl_resample_row (&axis, in, 0, 3, out);
           for (x = 0; x < widths[w]; x++)
             for (c = 0; c < 3; c++) {
@@ -772,7 +780,7 @@ GST_START_TEST (test_resample_kernels_agree)
           gsize row_bytes = i ? 64 : 37;
           gint t;
 
-          if ((clip + 3) * row_bytes > 3 * 1000)
+          if ((clip + 3) * row_bytes > 3 * 2000)
             continue;
           gst_spdl_resample_axis_init (&axis, 3, clip, scales[s], 0.25,
               widths[w], G_MAXINT64, FALSE);
