@@ -86,11 +86,13 @@ static GOptionEntry entries[] = {
   {"rounds", 'r', 0, G_OPTION_ARG_INT, &rounds, "Rounds (default 5)", "N"},
   {"recipe", 0, 0, G_OPTION_ARG_STRING, &recipe, "val or train", "R"},
   {"threads", 't', 0, G_OPTION_ARG_INT, &threads,
-      "Threads of element-N (default: online CPUs)", "N"},
+      "Threads of element-N and of --limit-only's all-cores run (default: "
+        "online CPUs)", "N"},
   {"resize-only", 0, 0, G_OPTION_ARG_NONE, &resize_only,
       "Only compare the resize against GstVideoConverter", NULL},
   {"limit-only", 0, 0, G_OPTION_ARG_NONE, &limit_only,
-      "Only measure the fused path on one thread (the physical limit)", NULL},
+      "Only measure decode-only and the fused path (the physical limits), "
+        "on one thread and on --threads threads at once", NULL},
   {"planar", 0, 0, G_OPTION_ARG_NONE, &planar_only,
       "Only compare packed, planar (split per row) and packed + split "
         "outputs of the fused path (NCHW slots)", NULL},
