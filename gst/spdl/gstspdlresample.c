@@ -29,7 +29,8 @@
 #define PRECISION_BITS (32 - 8 - 2)
 /* weights split as hi * 2^SPLIT_BITS + lo, both within 16 bits */
 #define SPLIT_BITS 11
-/* the exact AVX2 row kernel takes windows of up to 4 groups of 4 taps */
+/* the exact AVX2 kernels take windows of up to 16 taps (the row kernel as
+ * 4 groups of 4) */
 #define AVX2_MAX_TAPS 16
 
 /* highest kernel level in use: 2 AVX2, 1 SSE4.1, 0 plain C */
@@ -865,7 +866,7 @@ column_avx2 (const guint8 * base, gsize row_stride, const gint32 * w, gint n,
 {
   const __m256i half = _mm256_set1_epi32 (1 << (bits - 1));
   const __m128i shift = _mm_cvtsi32_si128 ((gint) bits);
-  __m256i wv[8];
+  __m256i wv[AVX2_MAX_TAPS];
   gsize x = 0;
   gint t;
 
@@ -922,7 +923,7 @@ gst_spdl_resample_column (const GstSpdlResampleAxis * axis, guint out_row,
     return;
   }
 #ifdef HAVE_AVX2_KERNEL
-  if (n <= 8 && have_avx2 ()) {
+  if (n <= AVX2_MAX_TAPS && have_avx2 ()) {
     column_avx2 (base, row_stride, w, n, row_bytes, axis->bits, out);
     return;
   }
