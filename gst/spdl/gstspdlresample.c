@@ -336,6 +336,47 @@ gst_spdl_resample_axis_update (GstSpdlResampleAxis * axis,
   axis->made_from.valid = TRUE;
 }
 
+/* Memory an axis holds: its weights in every form, and its scratch */
+static gsize
+axis_bytes (const GstSpdlResampleAxis * axis)
+{
+  gsize n = axis->out_size, groups = (axis->taps + 3) / 4;
+  gsize bytes = n * (2 * sizeof (gint) + axis->ksize * sizeof (gint32));
+
+  if (axis->split)
+    bytes += (n + 1) / 2 * groups * 64 * sizeof (gint16);
+  if (axis->pairs)
+    bytes += n * groups * 16 * sizeof (gint16);
+  return bytes + axis->acc_size * sizeof (gint32);
+}
+
+/* Keeps the cache under GST_SPDL_RESAMPLE_CACHE_MAX_BYTES (huge outputs
+ * make huge axes) by clearing the least recently used axes, never the two
+ * newest: an image's horizontal and vertical axes. */
+static void
+axis_cache_trim (GstSpdlResampleAxisCache * cache)
+{
+  gsize total = 0;
+  guint i;
+
+  for (i = 0; i < GST_SPDL_RESAMPLE_CACHED_AXES; i++)
+    total += axis_bytes (&cache->axes[i]);
+  while (total > GST_SPDL_RESAMPLE_CACHE_MAX_BYTES) {
+    guint oldest = GST_SPDL_RESAMPLE_CACHED_AXES;
+
+    for (i = 0; i < GST_SPDL_RESAMPLE_CACHED_AXES; i++)
+      if (cache->last_used[i] != 0 && cache->last_used[i] + 2 <= cache->clock
+          && (oldest == GST_SPDL_RESAMPLE_CACHED_AXES ||
+              cache->last_used[i] < cache->last_used[oldest]))
+        oldest = i;
+    if (oldest == GST_SPDL_RESAMPLE_CACHED_AXES)
+      return;
+    total -= axis_bytes (&cache->axes[oldest]);
+    gst_spdl_resample_axis_clear (&cache->axes[oldest]);
+    cache->last_used[oldest] = 0;
+  }
+}
+
 const GstSpdlResampleAxis *
 gst_spdl_resample_axis_cache_get (GstSpdlResampleAxisCache * cache,
     gdouble clip_start, guint clip_size, gdouble scale, gdouble offset,
@@ -355,8 +396,11 @@ gst_spdl_resample_axis_cache_get (GstSpdlResampleAxisCache * cache,
     i = oldest;
     gst_spdl_resample_axis_update (&cache->axes[i], clip_start, clip_size,
         scale, offset, out_size, virtual_size, mirror, fast);
+    cache->last_used[i] = ++cache->clock;
+    axis_cache_trim (cache);
+  } else {
+    cache->last_used[i] = ++cache->clock;
   }
-  cache->last_used[i] = ++cache->clock;
   return &cache->axes[i];
 }
 
@@ -584,10 +628,20 @@ pair_sums (const guint8 * p0, const guint8 * p1, const __m256i * w,
   return _mm256_srai_epi32 (_mm256_add_epi32 (sums, half), PRECISION_BITS);
 }
 
-/* The same sums as row_rgb_taps: four outputs per step, clipped and
- * stored as 12 bytes. Reads as row_rgb_sse41 does (16 bytes from a
- * window's start and middle); writes nothing past the row. Inlined per
- * tap count class so that the masks stay in registers. */
+/* The first byte of output @k's window, in a row that starts at input
+ * pixel @in_start */
+__attribute__((always_inline))
+static inline const guint8 *
+window_of (const guint8 * in, gint in_start, const gint * first, guint k)
+{
+  return in + (gsize) (first[k] - in_start) * 3;
+}
+
+/* The same sums as row_rgb_taps: eight (then four) outputs per step,
+ * clipped and stored. Reads 16 bytes from the start of each group of 4
+ * taps of a window (callers leave 16 bytes of slack after each row);
+ * writes nothing past the row. Inlined per tap count class so that the
+ * masks stay in registers. */
 __attribute__((target ("avx2"), always_inline))
 static inline void
 row_rgb_avx2_impl (const GstSpdlResampleAxis * axis, const guint8 * in,
@@ -603,7 +657,6 @@ row_rgb_avx2_impl (const GstSpdlResampleAxis * axis, const guint8 * in,
    * be read again for every output */
   const gint *first = axis->first;
   const __m256i *w = (const __m256i *) axis->split;
-  const guint8 *base = in - (gssize) in_start * 3;
   const gsize pair_step = groups * 4;   /* vectors of weights per pair */
   guint i = 0, n = axis->out_size;
 
@@ -611,14 +664,17 @@ row_rgb_avx2_impl (const GstSpdlResampleAxis * axis, const guint8 * in,
    * lane's 16-byte store ends with 4 zero bytes, rewritten by the next
    * outputs: at least 2 must follow (the 4-output loop does the rest) */
   for (; i + 10 <= n; i += 8, w += 4 * pair_step) {
-    __m256i a = pair_sums (base + first[i] * 3, base + first[i + 1] * 3, w,
-        groups, m0, m1, four);
-    __m256i b = pair_sums (base + first[i + 2] * 3, base + first[i + 3] * 3,
-        w + pair_step, groups, m0, m1, four);
-    __m256i c = pair_sums (base + first[i + 4] * 3, base + first[i + 5] * 3,
-        w + 2 * pair_step, groups, m0, m1, four);
-    __m256i d = pair_sums (base + first[i + 6] * 3, base + first[i + 7] * 3,
-        w + 3 * pair_step, groups, m0, m1, four);
+    __m256i a = pair_sums (window_of (in, in_start, first, i),
+        window_of (in, in_start, first, i + 1), w, groups, m0, m1, four);
+    __m256i b = pair_sums (window_of (in, in_start, first, i + 2),
+        window_of (in, in_start, first, i + 3), w + pair_step, groups, m0,
+        m1, four);
+    __m256i c = pair_sums (window_of (in, in_start, first, i + 4),
+        window_of (in, in_start, first, i + 5), w + 2 * pair_step, groups,
+        m0, m1, four);
+    __m256i d = pair_sums (window_of (in, in_start, first, i + 6),
+        window_of (in, in_start, first, i + 7), w + 3 * pair_step, groups,
+        m0, m1, four);
     /* dwords [i i+2 i+4 i+6 | i+1 i+3 i+5 i+7] -> in order, 12 bytes a lane */
     __m256i packed = _mm256_packus_epi16 (_mm256_packs_epi32 (a, b),
         _mm256_packs_epi32 (c, d));
@@ -631,10 +687,11 @@ row_rgb_avx2_impl (const GstSpdlResampleAxis * axis, const guint8 * in,
         _mm256_extracti128_si256 (packed, 1));
   }
   for (; i + 4 <= n; i += 4, w += 2 * pair_step) {
-    __m256i a = pair_sums (base + first[i] * 3, base + first[i + 1] * 3, w,
-        groups, m0, m1, four);
-    __m256i b = pair_sums (base + first[i + 2] * 3, base + first[i + 3] * 3,
-        w + pair_step, groups, m0, m1, four);
+    __m256i a = pair_sums (window_of (in, in_start, first, i),
+        window_of (in, in_start, first, i + 1), w, groups, m0, m1, four);
+    __m256i b = pair_sums (window_of (in, in_start, first, i + 2),
+        window_of (in, in_start, first, i + 3), w + pair_step, groups, m0,
+        m1, four);
     __m256i packed = _mm256_packs_epi32 (a, b);
     __m128i bytes;
     guint32 last;
@@ -648,8 +705,9 @@ row_rgb_avx2_impl (const GstSpdlResampleAxis * axis, const guint8 * in,
   }
   for (; i < n; i += 2, w += pair_step) {
     /* an odd last output is computed twice, once per lane */
-    __m256i a = pair_sums (base + first[i] * 3,
-        base + first[MIN (i + 1, n - 1)] * 3, w, groups, m0, m1, four);
+    __m256i a = pair_sums (window_of (in, in_start, first, i),
+        window_of (in, in_start, first, MIN (i + 1, n - 1)), w, groups, m0,
+        m1, four);
     __m128i bytes = _mm_packs_epi32 (_mm256_castsi256_si128 (a),
         _mm256_extracti128_si256 (a, 1));
     guint32 v[2];

@@ -71,6 +71,9 @@ void gst_spdl_resample_axis_update (GstSpdlResampleAxis * axis,
  * sizes of a dataset repeat (ImageNet's 500x375, 500x333, ...) but rarely
  * back to back. Zeroed before use, cleared after. */
 #define GST_SPDL_RESAMPLE_CACHED_AXES 8
+/* beyond this, only the two newest axes stay (outputs of thousands of
+ * pixels make axes of megabytes) */
+#define GST_SPDL_RESAMPLE_CACHE_MAX_BYTES (4 * 1024 * 1024)
 typedef struct
 {
   GstSpdlResampleAxis axes[GST_SPDL_RESAMPLE_CACHED_AXES];

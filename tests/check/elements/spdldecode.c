@@ -720,9 +720,56 @@ GST_START_TEST (test_resample_axis_cache)
   gst_spdl_resample_axis_cache_clear (&cache);
   for (i = 0; i < n; i++)
     fail_unless (cache.axes[i].first == NULL && cache.last_used[i] == 0);
+
+  /* huge axes (8000 outputs of 16 taps, over 2 MB each, two of them past
+   * the bound): the cache keeps to its memory bound, but never drops the
+   * two newest */
+  for (i = 0; i < 2 * n; i++) {
+    const GstSpdlResampleAxis *h, *v;
+    guint k, held = 0;
+
+    h = gst_spdl_resample_axis_cache_get (&cache, 0, 60000 + i, 7.5, 0.5,
+        8000, 60000, FALSE, FALSE);
+    v = gst_spdl_resample_axis_cache_get (&cache, 0, 61000 + i, 7.5, 0.5,
+        8000, 61000, FALSE, FALSE);
+    fail_unless (h != v && h->first != NULL && v->first != NULL);
+    fail_unless_equals_int (h->made_from.clip_size, 60000 + i);
+    fail_unless_equals_int (v->made_from.clip_size, 61000 + i);
+    for (k = 0; k < n; k++)
+      held += cache.axes[k].first != NULL;
+    fail_unless (held == 2, "%u huge axes kept", held);
+  }
+  gst_spdl_resample_axis_cache_clear (&cache);
 }
 
 GST_END_TEST;
+
+/* gst_spdl_resample_row() on a copy of the window the axis reads plus the
+ * 16 bytes of slack its callers give, at the very end of its allocation,
+ * into an output of exactly @n pixels followed by a canary: a read past
+ * the slack (under valgrind) or a write past the row (always) fails. */
+static void
+resample_row_exactly (const GstSpdlResampleAxis * axis, const guint8 * in,
+    guint8 * out, guint n)
+{
+  static const guint8 canary[16] = { 0xde, 0xad, 0xbe, 0xef, 1, 2, 3, 4, 5,
+    6, 7, 8, 9, 10, 11, 12
+  };
+  guint8 *window, *exact;
+  gint x0, x1;
+
+  fail_unless (gst_spdl_resample_axis_range (axis, &x0, &x1));
+  window = g_malloc ((gsize) (x1 - x0) * 3 + 16);
+  memcpy (window, in + x0 * 3, (gsize) (x1 - x0) * 3 + 16);
+  exact = g_malloc ((gsize) n * 3 + sizeof (canary));
+  memcpy (exact + n * 3, canary, sizeof (canary));
+  gst_spdl_resample_row (axis, window, x0, 3, exact);
+  fail_unless (memcmp (exact + n * 3, canary, sizeof (canary)) == 0,
+      "%u taps: written past a row of %u pixels", axis->taps, n);
+  memcpy (out, exact, (gsize) n * 3);
+  g_free (exact);
+  g_free (window);
+}
 
 /* Every row kernel (AVX2, SSE4.1, plain C) and both vertical passes (AVX2,
  * tap-major) give PIL's sums: the reference is the arithmetic itself over
@@ -732,9 +779,9 @@ GST_START_TEST (test_resample_kernels_agree)
 {
   /* 2 to 16 taps: 1 to 4 groups of the AVX2 kernel, beyond it (17) */
   static const gdouble scales[] = { 0.6, 1.3, 1.466, 2.0, 2.7, 3.5, 4.4,
-    7.3, 8.2
+    4.8, 5.3, 7.3, 7.5, 8.2
   };
-  static const guint widths[] = { 1, 2, 3, 5, 7, 223, 224 };
+  static const guint widths[] = { 1, 2, 3, 5, 7, 9, 10, 17, 223, 224 };
   guint8 *in = g_malloc (3 * 2000 + 16), *out = g_malloc (3 * 224);
   guint8 *want = g_malloc (3 * 224);
   guint i, s, w, level, mismatches = 0;
@@ -757,7 +804,7 @@ GST_START_TEST (test_resample_kernels_agree)
               && axis.taps > 8)
             fail_unless ((axis.split != NULL) == (axis.taps <= 16),
                 "scale %.1f: %u taps", scales[s], axis.taps);
-          gst_spdl_resample_row (&axis, in, 0, 3, out);
+          resample_row_exactly (&axis, in, out, widths[w]);
           for (x = 0; x < widths[w]; x++)
             for (c = 0; c < 3; c++) {
               const gint32 *wt = axis.weights + x * axis.ksize;
