@@ -65,10 +65,12 @@ def test_webdataset_row_without_webdataset_is_skipped(kinds_dataset, tmp_path):
     assert "tools/make-test-venv" in row[0]
 
 
-def test_limits_are_measured_with_every_core_decoding(kinds_dataset, tmp_path):
-    """The limit rows: one thread per core decoding at once (the limit the
-    ratios use) and one thread alone times the cores, each a rate, and
-    every round's four figures kept for the paired ratios."""
+def test_limit_rows_and_rounds_are_reported(kinds_dataset, tmp_path):
+    """The wiring of the limits from decode-bench to the report: the rows
+    of one thread per core at once (the limit the ratios use) and of one
+    thread alone times the cores, each a rate, and every round's four
+    figures kept for the paired ratios. (How decode-bench measures them is
+    not checked here: timings.)"""
     out = tmp_path / "out"
     done = subprocess.run([sys.executable, COMPARE, str(kinds_dataset), "--only", "limit",
                            "--rounds", "2", "--no-sweep", "--out", str(out)],
