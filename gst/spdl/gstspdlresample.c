@@ -616,7 +616,6 @@ pair_sums (const guint8 * p0, const guint8 * p1, const __m256i * w,
 {
   const __m256i half = _mm256_set1_epi32 (1 << (PRECISION_BITS - 1));
   __m256i sums;
-
   guint g;
 
   /* whole groups of 4 taps with @full's masks, then the last with @last's */
@@ -628,16 +627,20 @@ pair_sums (const guint8 * p0, const guint8 * p1, const __m256i * w,
   return _mm256_srai_epi32 (_mm256_add_epi32 (sums, half), PRECISION_BITS);
 }
 
-/* The first byte of output @k's window, in a row that starts at input
+/* pair_sums() of outputs @k and @j, whose windows start at input pixels
+ * @first[k] and @first[j] and weights at @w, in a row that starts at input
  * pixel @in_start */
-__attribute__((always_inline))
-static inline const guint8 *
-window_of (const guint8 * in, gint in_start, const gint * first, guint k)
+__attribute__((target ("avx2"), always_inline))
+static inline __m256i
+pair_at (const gint * first, const guint8 * in, gint in_start, guint k,
+    guint j, const __m256i * w, guint groups, GroupMasks full,
+    GroupMasks last, gboolean four)
 {
-  return in + (gsize) (first[k] - in_start) * 3;
+  return pair_sums (in + (gsize) (first[k] - in_start) * 3,
+      in + (gsize) (first[j] - in_start) * 3, w, groups, full, last, four);
 }
 
-/* The same sums as row_rgb_taps: eight (then four) outputs per step,
+/* The same sums as row_rgb_taps: eight outputs per step, then pairs,
  * clipped and stored. Reads 16 bytes from the start of each group of 4
  * taps of a window (callers leave 16 bytes of slack after each row);
  * writes nothing past the row. Inlined per tap count class so that the
@@ -647,10 +650,12 @@ static inline void
 row_rgb_avx2_impl (const GstSpdlResampleAxis * axis, const guint8 * in,
     gint in_start, guint8 * out, guint groups, gboolean four)
 {
-  /* dwords of packed lanes [i i+2 . .][i+1 i+3 . .] -> [i i+1 i+2 i+3] */
+  /* dwords [i i+2 i+4 i+6 | i+1 i+3 i+5 i+7] -> in order */
   const __m256i order = _mm256_setr_epi32 (0, 4, 1, 5, 2, 6, 3, 7);
-  const __m128i rgb = _mm_setr_epi8 (0, 1, 2, 4, 5, 6, 8, 9, 10, 12, 13, 14,
-      -1, -1, -1, -1);
+  /* [r g b 0] x 4 -> 12 bytes, in each lane */
+  const __m256i rgb = _mm256_setr_epi8 (0, 1, 2, 4, 5, 6, 8, 9, 10, 12, 13,
+      14, -1, -1, -1, -1, 0, 1, 2, 4, 5, 6, 8, 9, 10, 12, 13, 14, -1, -1, -1,
+      -1);
   const GroupMasks m0 = group_masks (4);
   const GroupMasks m1 = group_masks (axis->taps - 4 * (groups - 1));
   /* locals: the stores to @out may alias the axis, which would otherwise
@@ -662,52 +667,30 @@ row_rgb_avx2_impl (const GstSpdlResampleAxis * axis, const guint8 * in,
 
   /* eight outputs a step: more independent sums in flight, one pack. Each
    * lane's 16-byte store ends with 4 zero bytes, rewritten by the next
-   * outputs: at least 2 must follow (the 4-output loop does the rest) */
+   * outputs: at least 2 must follow (the pair loop does the rest) */
   for (; i + 10 <= n; i += 8, w += 4 * pair_step) {
-    __m256i a = pair_sums (window_of (in, in_start, first, i),
-        window_of (in, in_start, first, i + 1), w, groups, m0, m1, four);
-    __m256i b = pair_sums (window_of (in, in_start, first, i + 2),
-        window_of (in, in_start, first, i + 3), w + pair_step, groups, m0,
-        m1, four);
-    __m256i c = pair_sums (window_of (in, in_start, first, i + 4),
-        window_of (in, in_start, first, i + 5), w + 2 * pair_step, groups,
-        m0, m1, four);
-    __m256i d = pair_sums (window_of (in, in_start, first, i + 6),
-        window_of (in, in_start, first, i + 7), w + 3 * pair_step, groups,
-        m0, m1, four);
-    /* dwords [i i+2 i+4 i+6 | i+1 i+3 i+5 i+7] -> in order, 12 bytes a lane */
+    __m256i a = pair_at (first, in, in_start, i, i + 1, w, groups, m0, m1,
+        four);
+    __m256i b = pair_at (first, in, in_start, i + 2, i + 3, w + pair_step,
+        groups, m0, m1, four);
+    __m256i c = pair_at (first, in, in_start, i + 4, i + 5,
+        w + 2 * pair_step, groups, m0, m1, four);
+    __m256i d = pair_at (first, in, in_start, i + 6, i + 7,
+        w + 3 * pair_step, groups, m0, m1, four);
     __m256i packed = _mm256_packus_epi16 (_mm256_packs_epi32 (a, b),
         _mm256_packs_epi32 (c, d));
 
     packed = _mm256_shuffle_epi8 (_mm256_permutevar8x32_epi32 (packed, order),
-        _mm256_broadcastsi128_si256 (rgb));
+        rgb);
     _mm_storeu_si128 ((__m128i *) (out + 3 * i),
         _mm256_castsi256_si128 (packed));
     _mm_storeu_si128 ((__m128i *) (out + 3 * i + 12),
         _mm256_extracti128_si256 (packed, 1));
   }
-  for (; i + 4 <= n; i += 4, w += 2 * pair_step) {
-    __m256i a = pair_sums (window_of (in, in_start, first, i),
-        window_of (in, in_start, first, i + 1), w, groups, m0, m1, four);
-    __m256i b = pair_sums (window_of (in, in_start, first, i + 2),
-        window_of (in, in_start, first, i + 3), w + pair_step, groups, m0,
-        m1, four);
-    __m256i packed = _mm256_packs_epi32 (a, b);
-    __m128i bytes;
-    guint32 last;
-
-    packed = _mm256_packus_epi16 (packed, packed);
-    packed = _mm256_permutevar8x32_epi32 (packed, order);
-    bytes = _mm_shuffle_epi8 (_mm256_castsi256_si128 (packed), rgb);
-    _mm_storel_epi64 ((__m128i *) (out + 3 * i), bytes);
-    last = (guint32) _mm_extract_epi32 (bytes, 2);
-    memcpy (out + 3 * i + 8, &last, 4);
-  }
   for (; i < n; i += 2, w += pair_step) {
     /* an odd last output is computed twice, once per lane */
-    __m256i a = pair_sums (window_of (in, in_start, first, i),
-        window_of (in, in_start, first, MIN (i + 1, n - 1)), w, groups, m0,
-        m1, four);
+    __m256i a = pair_at (first, in, in_start, i, MIN (i + 1, n - 1), w,
+        groups, m0, m1, four);
     __m128i bytes = _mm_packs_epi32 (_mm256_castsi256_si128 (a),
         _mm256_extracti128_si256 (a, 1));
     guint32 v[2];
