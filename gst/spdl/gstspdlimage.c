@@ -200,8 +200,9 @@ gst_spdl_release_large_buffer (guint8 ** buf, gsize * size)
 }
 
 void
-gst_spdl_row_sink_plan (GstSpdlRowSink * sink, const GstSpdlGeometry * g,
-    guint width, guint height, guint channels, gboolean fast)
+gst_spdl_row_sink_plan (GstSpdlRowSink * sink, const GstSpdlOutput * out,
+    const GstSpdlGeometry * g, guint width, guint height, guint channels,
+    gboolean fast)
 {
   sink->haxis = gst_spdl_resample_axis_cache_get (&sink->axes, g->clip_x,
       MAX (g->clip_width, 1), g->scale_x, g->offset_x, g->out_width,
@@ -218,8 +219,8 @@ gst_spdl_row_sink_plan (GstSpdlRowSink * sink, const GstSpdlGeometry * g,
     sink->y0 = sink->y1 = 0;
     return;
   }
-  gst_spdl_ensure_buffer (&sink->hrows, &sink->hrows_size,
-      sink->hrow_bytes * (sink->y1 - sink->y0));
+  gst_spdl_row_ring_begin (&sink->ring, out, sink->vaxis, sink->y0,
+      sink->hrow_bytes, channels);
   gst_spdl_ensure_buffer (&sink->conv, &sink->conv_size,
       (gsize) width * channels + 16);
 }
@@ -287,7 +288,8 @@ gst_spdl_row_sink_push (GstSpdlRowSink * sink, gint y, const guint8 * row,
     row = sink->conv;
   }
   gst_spdl_resample_row (sink->haxis, row, 0, sink->channels,
-      sink->hrows + (gsize) (y - sink->y0) * sink->hrow_bytes);
+      gst_spdl_row_ring_row (&sink->ring, y));
+  gst_spdl_row_ring_commit (&sink->ring, y);
 }
 
 void
@@ -297,15 +299,15 @@ gst_spdl_row_sink_finish (GstSpdlRowSink * sink, const GstSpdlOutput * out)
     gst_spdl_output_fill_black (out, sink->vaxis->out_size,
         sink->haxis->out_size, sink->channels);
   else
-    gst_spdl_output_resample_rows (out, sink->vaxis, sink->hrows, sink->y0,
-        sink->hrow_bytes, sink->channels);
+    /* the decoders push every row of [y0, y1) */
+    g_warn_if_fail (gst_spdl_row_ring_finish (&sink->ring));
 }
 
 void
 gst_spdl_row_sink_clear (GstSpdlRowSink * sink)
 {
   gst_spdl_resample_axis_cache_clear (&sink->axes);
-  g_clear_pointer (&sink->hrows, g_free);
+  gst_spdl_row_ring_clear (&sink->ring);
   g_clear_pointer (&sink->conv, g_free);
-  sink->hrows_size = sink->conv_size = 0;
+  sink->conv_size = 0;
 }

@@ -60,7 +60,8 @@ GstSpdlImageFormat gst_spdl_image_decoder_get_format (GstSpdlImageDecoder *
 
 /* Decoded rows of a whole-pixel decoder (PNG, WebP) into the output: each
  * row the filter reads is converted to the output's channels and resampled
- * horizontally as it arrives; finish() makes the output rows. */
+ * horizontally as it arrives, then vertically as soon as an output row's
+ * rows are in (rows arrive in order). */
 typedef struct
 {
   GstSpdlResampleAxisCache axes;
@@ -68,8 +69,7 @@ typedef struct
   gint x0, x1, y0, y1;          /* what the filter reads; y1 = 0: none */
   guint width, channels;        /* image width, output channels */
   gsize hrow_bytes;
-  guint8 *hrows;
-  gsize hrows_size;
+  GstSpdlRowRing ring;          /* horizontally resampled rows */
   guint8 *conv;                 /* one converted row */
   gsize conv_size;
 } GstSpdlRowSink;
@@ -87,7 +87,7 @@ typedef enum
 } GstSpdlPixels;
 
 /* @fast: the fast resampler (params->exact FALSE) */
-void gst_spdl_row_sink_plan (GstSpdlRowSink * sink,
+void gst_spdl_row_sink_plan (GstSpdlRowSink * sink, const GstSpdlOutput * out,
     const GstSpdlGeometry * geom, guint width, guint height, guint channels,
     gboolean fast);
 /* Rows y0 .. y1 - 1 are needed: TRUE if row @y is one. */

@@ -289,8 +289,7 @@ struct _GstSpdlJpegDecoder
   const GstSpdlResampleAxis *haxis, *vaxis;     /* of this image, in axes */
   guint8 *rows;                 /* ROW_BATCH decoded rows */
   gsize rows_size;
-  guint8 *hrows;                /* horizontally resampled rows */
-  gsize hrows_size;
+  GstSpdlRowRing ring;          /* horizontally resampled rows */
   guint8 *rgb;                  /* one converted row (CMYK input) */
   gsize rgb_size;
   GstSpdlJpegDecodeInfo info;
@@ -409,7 +408,7 @@ gst_spdl_jpeg_decoder_free (GstSpdlJpegDecoder * dec)
   jpeg_destroy_decompress (&dec->cinfo);
   gst_spdl_resample_axis_cache_clear (&dec->axes);
   g_free (dec->rows);
-  g_free (dec->hrows);
+  gst_spdl_row_ring_clear (&dec->ring);
   g_free (dec->rgb);
   g_free (dec);
 }
@@ -669,9 +668,10 @@ decode_rows (GstSpdlJpegDecoder * dec, const GstSpdlDecodeParams * p,
   /* 16 bytes of slack: the SIMD row kernel loads 16 bytes per window */
   in_row = (gsize) cinfo->output_width * cinfo->output_components;
   ensure_size (&dec->rows, &dec->rows_size, in_row * ROW_BATCH + 16);
-  ensure_size (&dec->hrows, &dec->hrows_size, hrow_bytes * (y1 - y0));
   for (r = 0; r < ROW_BATCH; r++)
     rowptr[r] = dec->rows + r * in_row;
+  gst_spdl_row_ring_begin (&dec->ring, out, dec->vaxis, y0, hrow_bytes,
+      channels);
 
   dec->info.decoded_width = cinfo->output_width;
   dec->info.decoded_height = read_to - cinfo->output_scanline;
@@ -682,18 +682,19 @@ decode_rows (GstSpdlJpegDecoder * dec, const GstSpdlDecodeParams * p,
 
     for (r = 0; r < got; r++) {
       gint y = first + r;
-      if (y >= y0 && y < y1)
+      if (y >= y0 && y < y1) {
         process_row (dec, rowptr[r], cinfo->output_width, xoff, channels,
-            dec->hrows + (y - y0) * hrow_bytes);
+            gst_spdl_row_ring_row (&dec->ring, y));
+        gst_spdl_row_ring_commit (&dec->ring, y);
+      }
     }
   }
   if (cinfo->output_scanline < cinfo->output_height)
     jpeg_abort_decompress (cinfo);
   else
     jpeg_finish_decompress (cinfo);
-
-  gst_spdl_output_resample_rows (out, dec->vaxis, dec->hrows, y0,
-      hrow_bytes, channels);
+  /* every row of [y0, y1) was read */
+  g_warn_if_fail (gst_spdl_row_ring_finish (&dec->ring));
   return TRUE;
 }
 

@@ -34,35 +34,109 @@ split_row (const GstSpdlOutput * out, guint r, const guint8 * row,
       width);
 }
 
-void
-gst_spdl_output_resample_rows (const GstSpdlOutput * out,
-    const GstSpdlResampleAxis * vaxis, const guint8 * hrows, gint y0,
-    gsize hrow_bytes, guint channels)
+/* Input rows the ring must hold: from each output row's first to the last
+ * row read by it or any row before it (output rows are written in order) */
+static guint
+ring_capacity (const GstSpdlResampleAxis * vaxis)
 {
-  guint8 *row = NULL;
+  gint last = G_MININT, span = 1;
   guint r;
 
-  if (out->n_planes == 1) {
-    gsize stride = out->stride[0];
-    for (r = 0; r < vaxis->out_size; r++) {
-      guint8 *dst = out->data[0] + r * stride;
-      gst_spdl_resample_column (vaxis, r, hrows, y0, hrow_bytes, hrow_bytes,
-          dst);
-      /* defined bytes in the rows' padding too */
-      if (out->zero_padding && stride > hrow_bytes)
-        memset (dst + hrow_bytes, 0, stride - hrow_bytes);
-    }
-    return;
-  }
-  g_return_if_fail (channels == 3);
-  /* slack for the SIMD kernels */
-  row = g_malloc (hrow_bytes + 64);
   for (r = 0; r < vaxis->out_size; r++) {
-    gst_spdl_resample_column (vaxis, r, hrows, y0, hrow_bytes, hrow_bytes,
-        row);
-    split_row (out, r, row, hrow_bytes / 3);
+    if (vaxis->count[r] == 0)
+      continue;
+    last = MAX (last, vaxis->first[r] + vaxis->count[r] - 1);
+    span = MAX (span, last - vaxis->first[r] + 1);
   }
-  g_free (row);
+  return span;
+}
+
+void
+gst_spdl_row_ring_begin (GstSpdlRowRing * ring, const GstSpdlOutput * out,
+    const GstSpdlResampleAxis * vaxis, gint y0, gsize row_bytes,
+    guint channels)
+{
+  g_return_if_fail (out->n_planes == 1 || channels == 3);
+  ring->out = out;
+  ring->vaxis = vaxis;
+  ring->y0 = y0;
+  ring->row_bytes = row_bytes;
+  /* rows on their own cache lines */
+  ring->row_stride = (row_bytes + 63) & ~(gsize) 63;
+  ring->capacity = ring_capacity (vaxis);
+  ring->next_out = 0;
+  if (ring->rows_size < ring->capacity * ring->row_stride) {
+    g_free (ring->rows);
+    ring->rows_size = ring->capacity * ring->row_stride;
+    ring->rows = g_malloc (ring->rows_size);
+  }
+  if (ring->window_size < vaxis->ksize) {
+    g_free (ring->window);
+    ring->window_size = vaxis->ksize;
+    ring->window = g_new (const guint8 *, ring->window_size);
+  }
+  /* slack for the SIMD kernels */
+  if (out->n_planes > 1 && ring->packed_size < row_bytes + 64) {
+    g_free (ring->packed);
+    ring->packed_size = row_bytes + 64;
+    ring->packed = g_malloc (ring->packed_size);
+  }
+}
+
+static void
+write_row (GstSpdlRowRing * ring, guint r)
+{
+  const GstSpdlOutput *out = ring->out;
+  const GstSpdlResampleAxis *vaxis = ring->vaxis;
+  gint t;
+
+  for (t = 0; t < vaxis->count[r]; t++)
+    ring->window[t] = gst_spdl_row_ring_row (ring, vaxis->first[r] + t);
+  if (out->n_planes == 1) {
+    guint8 *dst = out->data[0] + r * out->stride[0];
+
+    gst_spdl_resample_column_rows (vaxis, r, ring->window, ring->row_bytes,
+        dst);
+    /* defined bytes in the rows' padding too */
+    if (out->zero_padding && out->stride[0] > ring->row_bytes)
+      memset (dst + ring->row_bytes, 0, out->stride[0] - ring->row_bytes);
+  } else {
+    gst_spdl_resample_column_rows (vaxis, r, ring->window, ring->row_bytes,
+        ring->packed);
+    split_row (out, r, ring->packed, ring->row_bytes / 3);
+  }
+}
+
+void
+gst_spdl_row_ring_commit (GstSpdlRowRing * ring, gint y)
+{
+  const GstSpdlResampleAxis *vaxis = ring->vaxis;
+
+  /* the output rows whose windows end at or before row @y */
+  while (ring->next_out < vaxis->out_size) {
+    guint r = ring->next_out;
+
+    if (vaxis->count[r] > 0 && vaxis->first[r] + vaxis->count[r] - 1 > y)
+      break;
+    write_row (ring, r);
+    ring->next_out++;
+  }
+}
+
+gboolean
+gst_spdl_row_ring_finish (GstSpdlRowRing * ring)
+{
+  return ring->next_out == ring->vaxis->out_size;
+}
+
+void
+gst_spdl_row_ring_clear (GstSpdlRowRing * ring)
+{
+  g_clear_pointer (&ring->rows, g_free);
+  g_clear_pointer (&ring->window, g_free);
+  g_clear_pointer (&ring->packed, g_free);
+  ring->rows_size = ring->packed_size = 0;
+  ring->window_size = 0;
 }
 
 void

@@ -32,13 +32,47 @@ typedef struct
 void gst_spdl_output_init_packed (GstSpdlOutput * out, guint8 * data,
     gsize stride);
 
-/* Output rows 0 .. vaxis->out_size - 1 of a separable resize whose
- * horizontal pass left rows @hrows (input row @y0 first, @hrow_bytes
- * each, @channels interleaved channels). Bytes past a packed row's
+/* The vertical pass of a separable resize as the horizontal pass delivers
+ * rows: input row y goes into gst_spdl_row_ring_row (ring, y), rows in
+ * order from the axis' first; gst_spdl_row_ring_commit (ring, y) then
+ * writes every output row whose window is complete. The ring holds only
+ * the rows that pending windows still need (a few, not the whole image),
+ * so that they are still in cache when read back, and each output row is
+ * written once, right after its last input row. Bytes past a packed row's
  * pixels are zeroed. */
-void gst_spdl_output_resample_rows (const GstSpdlOutput * out,
-    const GstSpdlResampleAxis * vaxis, const guint8 * hrows, gint y0,
-    gsize hrow_bytes, guint channels);
+typedef struct
+{
+  const GstSpdlOutput *out;
+  const GstSpdlResampleAxis *vaxis;
+  gint y0;                      /* first input row */
+  gsize row_bytes, row_stride;
+  guint capacity;               /* rows held */
+  guint next_out;               /* next output row to write */
+  /* reused from image to image */
+  guint8 *rows;
+  gsize rows_size;
+  const guint8 **window;
+  guint window_size;
+  guint8 *packed;               /* a planar output's packed row */
+  gsize packed_size;
+} GstSpdlRowRing;
+
+/* For output @out resampled by @vaxis from input rows of @row_bytes bytes
+ * (@channels interleaved), from input row @y0 (the axis' range). */
+void gst_spdl_row_ring_begin (GstSpdlRowRing * ring, const GstSpdlOutput * out,
+    const GstSpdlResampleAxis * vaxis, gint y0, gsize row_bytes,
+    guint channels);
+static inline guint8 *
+gst_spdl_row_ring_row (const GstSpdlRowRing * ring, gint y)
+{
+  return ring->rows + ((guint) (y - ring->y0) % ring->capacity) *
+      ring->row_stride;
+}
+void gst_spdl_row_ring_commit (GstSpdlRowRing * ring, gint y);
+/* TRUE if every output row has been written (all the rows its windows
+ * read were committed). */
+gboolean gst_spdl_row_ring_finish (GstSpdlRowRing * ring);
+void gst_spdl_row_ring_clear (GstSpdlRowRing * ring);
 
 /* @rows black rows of @width pixels (all padding). */
 void gst_spdl_output_fill_black (const GstSpdlOutput * out, guint rows,

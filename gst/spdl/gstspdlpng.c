@@ -202,7 +202,7 @@ pixels_of (guint channels, guint depth)
 /* Runs under libpng's setjmp: everything it allocates hangs off @dec. */
 static void
 decode_rows (GstSpdlPngDecoder * dec, const GstSpdlDecodeParams * p,
-    const GstSpdlGeometry * g)
+    const GstSpdlGeometry * g, const GstSpdlOutput * out)
 {
   png_structp png = dec->png;
   png_infop info = dec->info;
@@ -229,7 +229,7 @@ decode_rows (GstSpdlPngDecoder * dec, const GstSpdlDecodeParams * p,
   pixels = pixels_of (png_get_channels (png, info),
       png_get_bit_depth (png, info));
 
-  gst_spdl_row_sink_plan (&dec->sink, g, dec->width, dec->height,
+  gst_spdl_row_sink_plan (&dec->sink, out, g, dec->width, dec->height,
       p->gray ? 1 : 3, !p->exact);
   if (dec->sink.y1 == 0)
     return;
@@ -259,11 +259,11 @@ decode_rows (GstSpdlPngDecoder * dec, const GstSpdlDecodeParams * p,
 /* The setjmp frame: nothing here changes after it is set. */
 static gboolean
 run_decode (GstSpdlPngDecoder * dec, const GstSpdlDecodeParams * p,
-    const GstSpdlGeometry * g)
+    const GstSpdlGeometry * g, const GstSpdlOutput * out)
 {
   if (setjmp (png_jmpbuf (dec->png)) != 0)
     return FALSE;
-  decode_rows (dec, p, g);
+  decode_rows (dec, p, g, out);
   return TRUE;
 }
 
@@ -287,7 +287,7 @@ gst_spdl_png_decoder_decode (GstSpdlPngDecoder * dec,
     return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_CORRUPT,
         "could not create a PNG decoder");
   }
-  ok = run_decode (dec, p, g);
+  ok = run_decode (dec, p, g, out);
   if (!ok)
     gst_spdl_decode_fail (error, dec->code, "%s", dec->message);
   png_destroy_read_struct (&dec->png, &dec->info, NULL);

@@ -899,10 +899,11 @@ store_row (guint8 * restrict out, const gint32 * restrict acc, gsize n,
 /* One output row of the vertical pass, 16 bytes at a time with the sums in
  * registers (the tap-major path below goes through memory per tap): each
  * byte times its tap's 22-bit weight as 32-bit products, exact. The
- * normalised weights keep every sum within 255 * 2^22. */
+ * normalised weights keep every sum within 255 * 2^22. @rows[t] is the
+ * window's row t. */
 __attribute__((target ("avx2")))
 static void
-column_avx2 (const guint8 * base, gsize row_stride, const gint32 * w, gint n,
+column_avx2 (const guint8 * const *rows, const gint32 * w, gint n,
     gsize row_bytes, guint bits, guint8 * out)
 {
   const __m256i half = _mm256_set1_epi32 (1 << (bits - 1));
@@ -918,8 +919,7 @@ column_avx2 (const guint8 * base, gsize row_stride, const gint32 * w, gint n,
     __m128i bytes;
 
     for (t = 0; t < n; t++) {
-      __m128i px = _mm_loadu_si128 ((const __m128i *) (base + t * row_stride +
-              x));
+      __m128i px = _mm_loadu_si128 ((const __m128i *) (rows[t] + x));
       lo = _mm256_add_epi32 (lo, _mm256_mullo_epi32 (_mm256_cvtepu8_epi32
               (px), wv[t]));
       hi = _mm256_add_epi32 (hi, _mm256_mullo_epi32 (_mm256_cvtepu8_epi32
@@ -936,21 +936,19 @@ column_avx2 (const guint8 * base, gsize row_stride, const gint32 * w, gint n,
   for (; x < row_bytes; x++) {
     gint32 acc = 1 << (bits - 1);
     for (t = 0; t < n; t++)
-      acc += base[t * row_stride + x] * w[t];
+      acc += rows[t][x] * w[t];
     out[x] = clip8 (acc, bits);
   }
 }
 #endif
 
 void
-gst_spdl_resample_column (const GstSpdlResampleAxis * axis, guint out_row,
-    const guint8 * rows, gint rows_start, gsize row_stride, gsize row_bytes,
-    guint8 * out)
+gst_spdl_resample_column_rows (const GstSpdlResampleAxis * axis,
+    guint out_row, const guint8 * const *rows, gsize row_bytes, guint8 * out)
 {
   const gint32 half = 1 << (axis->bits - 1);
   const gint32 *w = axis->weights + out_row * axis->ksize;
   GstSpdlResampleAxis *scratch = (GstSpdlResampleAxis *) axis;
-  const guint8 *base;
   gint t, n = axis->count[out_row];
   gsize x;
 
@@ -958,14 +956,13 @@ gst_spdl_resample_column (const GstSpdlResampleAxis * axis, guint out_row,
     memset (out, 0, row_bytes);
     return;
   }
-  base = rows + (gsize) (axis->first[out_row] - rows_start) * row_stride;
   if (axis->identity) {
-    memcpy (out, base, row_bytes);
+    memcpy (out, rows[0], row_bytes);
     return;
   }
 #ifdef HAVE_AVX2_KERNEL
   if (n <= AVX2_MAX_TAPS && have_avx2 ()) {
-    column_avx2 (base, row_stride, w, n, row_bytes, axis->bits, out);
+    column_avx2 (rows, w, n, row_bytes, axis->bits, out);
     return;
   }
 #endif
@@ -979,6 +976,28 @@ gst_spdl_resample_column (const GstSpdlResampleAxis * axis, guint out_row,
     scratch->acc[x] = half;
   for (t = 0; t < n; t++)
     if (w[t] != 0)
-      accumulate_row (scratch->acc, base + t * row_stride, w[t], row_bytes);
+      accumulate_row (scratch->acc, rows[t], w[t], row_bytes);
   store_row (out, scratch->acc, row_bytes, axis->bits);
+}
+
+/* windows of up to this many rows need no allocation */
+#define COLUMN_STACK_ROWS 64
+
+void
+gst_spdl_resample_column (const GstSpdlResampleAxis * axis, guint out_row,
+    const guint8 * rows, gint rows_start, gsize row_stride, gsize row_bytes,
+    guint8 * out)
+{
+  const guint8 *stack[COLUMN_STACK_ROWS] = { NULL };
+  const guint8 **window = stack;
+  gint t, n = axis->count[out_row];
+
+  if (n > COLUMN_STACK_ROWS)
+    window = g_new (const guint8 *, n);
+  for (t = 0; t < n; t++)
+    window[t] = rows + (gsize) (axis->first[out_row] + t - rows_start) *
+        row_stride;
+  gst_spdl_resample_column_rows (axis, out_row, window, row_bytes, out);
+  if (window != stack)
+    g_free (window);
 }

@@ -108,6 +108,10 @@ void gst_spdl_resample_row (const GstSpdlResampleAxis * axis,
 void gst_spdl_resample_column (const GstSpdlResampleAxis * axis,
     guint out_row, const guint8 * rows, gint rows_start, gsize row_stride,
     gsize row_bytes, guint8 * out);
+/* The same, from the rows of the output row's window: @rows[t] is the
+ * horizontally resampled input row axis->first[@out_row] + t. */
+void gst_spdl_resample_column_rows (const GstSpdlResampleAxis * axis,
+    guint out_row, const guint8 * const *rows, gsize row_bytes, guint8 * out);
 
 G_END_DECLS
 

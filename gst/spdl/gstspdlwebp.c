@@ -216,7 +216,7 @@ gst_spdl_webp_decoder_decode (GstSpdlWebpDecoder * dec,
 
   g_return_val_if_fail (dec->opened, FALSE);
   dec->opened = FALSE;
-  gst_spdl_row_sink_plan (&dec->sink, g, dec->width, dec->height,
+  gst_spdl_row_sink_plan (&dec->sink, out, g, dec->width, dec->height,
       p->gray ? 1 : 3, !p->exact);
   if (dec->sink.y1 > 0)
     ok = dec->animated ? decode_first_frame (dec, error) :

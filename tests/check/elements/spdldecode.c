@@ -861,6 +861,104 @@ GST_END_TEST;
 /* The fast (exact=false) axes against PIL's arithmetic: 14-bit weights
  * change a result by rounding only, at most one level, in both passes and
  * in every kernel (2 to 8 taps: pmaddwd pairs; more: generic; mirrored). */
+/* The vertical pass as rows arrive (GstSpdlRowRing) writes what the
+ * whole-image pass writes, into packed and planar outputs, with padding
+ * rows, and holds no more rows than a window needs. */
+GST_START_TEST (test_row_ring)
+{
+  /* clip start, clip size (input rows), scale, offset, out rows, virtual */
+  const struct
+  {
+    gdouble start;
+    guint size;
+    gdouble scale, offset;
+    guint out;
+    gint64 virt;
+  } axes[] = {
+    {0, 375, 375.0 / 256, 16, 224, 256},        /* val: resize, crop */
+    {40, 610, 610.0 / 224, 0, 224, 224},        /* strong downscale */
+    {3, 1900, 1900.0 / 100, 0, 100, 100},       /* 41 taps: past AVX2 */
+    {0, 90, 90.0 / 224, 0, 224, 224},   /* upscale */
+    {0, 300, 1.25, -7, 224, 230},       /* padding at both ends */
+    {5, 224, 1.0, 0, 224, 224}, /* identity */
+  };
+  const guint width = 37, row_bytes = 3 * width;
+  GstSpdlRowRing ring = { 0 };
+  guint a;
+
+  for (a = 0; a < G_N_ELEMENTS (axes); a++) {
+    GstSpdlResampleAxis v;
+    GstSpdlOutput packed, planar;
+    guint8 *rows, *want, *got, *planes;
+    gint y0, y1, y;
+    guint r, x, c;
+
+    gst_spdl_resample_axis_init (&v, axes[a].start, axes[a].size,
+        axes[a].scale, axes[a].offset, axes[a].out, axes[a].virt, FALSE);
+    fail_unless (gst_spdl_resample_axis_range (&v, &y0, &y1));
+    rows = g_malloc ((gsize) (y1 - y0) * row_bytes);
+    for (x = 0; x < (y1 - y0) * row_bytes; x++)
+      rows[x] = g_random_int_range (0, 256);
+    want = g_malloc ((gsize) v.out_size * row_bytes);
+    for (r = 0; r < v.out_size; r++)
+      gst_spdl_resample_column (&v, r, rows, y0, row_bytes, row_bytes,
+          want + r * row_bytes);
+
+    /* packed, with 5 bytes of padding per row that must come out zero */
+    got = g_malloc ((gsize) v.out_size * (row_bytes + 5));
+    memset (got, 0xaa, v.out_size * (row_bytes + 5));
+    gst_spdl_output_init_packed (&packed, got, row_bytes + 5);
+    gst_spdl_row_ring_begin (&ring, &packed, &v, y0, row_bytes, 3);
+    fail_unless (ring.capacity <= v.ksize, "axis %u: %u rows held, "
+        "windows of %u", a, ring.capacity, v.ksize);
+    for (y = y0; y < y1; y++) {
+      /* some output row reads row y1 - 1 */
+      fail_if (gst_spdl_row_ring_finish (&ring), "axis %u: done before row "
+          "%d", a, y);
+      memcpy (gst_spdl_row_ring_row (&ring, y), rows + (y - y0) * row_bytes,
+          row_bytes);
+      gst_spdl_row_ring_commit (&ring, y);
+    }
+    fail_unless (gst_spdl_row_ring_finish (&ring));
+    for (r = 0; r < v.out_size; r++) {
+      fail_unless (memcmp (got + r * (row_bytes + 5), want + r * row_bytes,
+              row_bytes) == 0, "axis %u: output row %u differs", a, r);
+      for (x = 0; x < 5; x++)
+        fail_unless_equals_int (got[r * (row_bytes + 5) + row_bytes + x], 0);
+    }
+
+    /* planar: three planes of width bytes per row */
+    planes = g_malloc0 ((gsize) 3 * v.out_size * width);
+    memset (&planar, 0, sizeof (planar));
+    planar.n_planes = 3;
+    for (c = 0; c < 3; c++) {
+      planar.data[c] = planes + (gsize) c * v.out_size * width;
+      planar.stride[c] = width;
+    }
+    gst_spdl_row_ring_begin (&ring, &planar, &v, y0, row_bytes, 3);
+    for (y = y0; y < y1; y++) {
+      memcpy (gst_spdl_row_ring_row (&ring, y), rows + (y - y0) * row_bytes,
+          row_bytes);
+      gst_spdl_row_ring_commit (&ring, y);
+    }
+    fail_unless (gst_spdl_row_ring_finish (&ring));
+    for (r = 0; r < v.out_size; r++)
+      for (x = 0; x < width; x++)
+        for (c = 0; c < 3; c++)
+          fail_unless_equals_int (planar.data[c][r * width + x],
+              want[r * row_bytes + 3 * x + c]);
+
+    g_free (rows);
+    g_free (want);
+    g_free (got);
+    g_free (planes);
+    gst_spdl_resample_axis_clear (&v);
+  }
+  gst_spdl_row_ring_clear (&ring);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_resample_fast_axis)
 {
   const gdouble scales[] = { 0.5, 1.0, 1.3, 1.5, 2.0, 2.6, 3.4, 5.0 };
@@ -1394,6 +1492,7 @@ spdldecode_suite (void)
   tcase_add_test (tc, test_resample_kernels_agree);
   tcase_add_test (tc, test_resample_axis_update);
   tcase_add_test (tc, test_resample_axis_cache);
+  tcase_add_test (tc, test_row_ring);
   tcase_add_test (tc, test_resample_fast_axis);
   tcase_add_test (tc, test_inexact_recipes);
   tcase_add_test (tc, test_threads_deterministic);
