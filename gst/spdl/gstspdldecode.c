@@ -118,7 +118,7 @@ enum
 #define DEFAULT_WARNING_LIMIT 20
 #define DEFAULT_EXACT TRUE
 /* samples in flight per worker: enough to hide jitter, bounded memory */
-#define JOBS_PER_THREAD 4
+#define JOBS_PER_THREAD 8
 
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
     GST_PAD_SINK,

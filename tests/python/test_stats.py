@@ -36,7 +36,7 @@ def test_stats_consistent_with_what_was_pushed(kinds_dataset):
     assert 0 < dec["cpu-mean"] <= dec["mean"] + 1_000_000
     assert 0 < dec["cpu"] <= dec["busy"] + 21 * 1_000_000
     assert "cpu" not in src and "cpu" not in batch
-    assert dec["max-in-flight"] == 8
+    assert dec["max-in-flight"] == 16
 
 
 def test_tracer_reports_every_element(kinds_dataset):
