@@ -45,6 +45,7 @@ struct _GstSpdlDecode
 
   /* properties, under the object lock */
   guint threads;
+  guint max_in_flight_prop;     /* 0: JOBS_PER_THREAD per thread */
   gboolean ordered;
   GstSpdlDecodeFormat format;
   GstSpdlDecodeParams params;

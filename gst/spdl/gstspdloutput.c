@@ -65,10 +65,11 @@ gst_spdl_row_ring_begin (GstSpdlRowRing * ring, const GstSpdlOutput * out,
   ring->row_stride = (row_bytes + 63) & ~(gsize) 63;
   ring->capacity = ring_capacity (vaxis);
   ring->next_out = 0;
+  ring->next_in = y0;
   if (ring->rows_size < ring->capacity * ring->row_stride) {
-    g_free (ring->rows);
+    g_aligned_free (ring->rows);
     ring->rows_size = ring->capacity * ring->row_stride;
-    ring->rows = g_malloc (ring->rows_size);
+    ring->rows = g_aligned_alloc (ring->rows_size, 1, 64);
   }
   if (ring->window_size < vaxis->ksize) {
     g_free (ring->window);
@@ -101,9 +102,15 @@ write_row (GstSpdlRowRing * ring, guint r)
     if (out->zero_padding && out->stride[0] > ring->row_bytes)
       memset (dst + ring->row_bytes, 0, out->stride[0] - ring->row_bytes);
   } else {
+    guint p, width = ring->row_bytes / 3;
+
     gst_spdl_resample_column_rows (vaxis, r, ring->window, ring->row_bytes,
         ring->packed);
-    split_row (out, r, ring->packed, ring->row_bytes / 3);
+    split_row (out, r, ring->packed, width);
+    for (p = 0; out->zero_padding && p < 3; p++)
+      if (out->stride[p] > width)
+        memset (out->data[p] + r * out->stride[p] + width, 0,
+            out->stride[p] - width);
   }
 }
 
@@ -112,6 +119,9 @@ gst_spdl_row_ring_commit (GstSpdlRowRing * ring, gint y)
 {
   const GstSpdlResampleAxis *vaxis = ring->vaxis;
 
+  /* rows come one after another: a gap would read a stale row */
+  g_return_if_fail (y == ring->next_in);
+  ring->next_in++;
   /* the output rows whose windows end at or before row @y */
   while (ring->next_out < vaxis->out_size) {
     guint r = ring->next_out;
@@ -132,7 +142,7 @@ gst_spdl_row_ring_finish (GstSpdlRowRing * ring)
 void
 gst_spdl_row_ring_clear (GstSpdlRowRing * ring)
 {
-  g_clear_pointer (&ring->rows, g_free);
+  g_clear_pointer (&ring->rows, g_aligned_free);
   g_clear_pointer (&ring->window, g_free);
   g_clear_pointer (&ring->packed, g_free);
   ring->rows_size = ring->packed_size = 0;

@@ -33,8 +33,8 @@ void gst_spdl_output_init_packed (GstSpdlOutput * out, guint8 * data,
     gsize stride);
 
 /* The vertical pass of a separable resize as the horizontal pass delivers
- * rows: input row y goes into gst_spdl_row_ring_row (ring, y), rows in
- * order from the axis' first; gst_spdl_row_ring_commit (ring, y) then
+ * rows: input row y goes into gst_spdl_row_ring_row (ring, y), rows one
+ * after another from @y0; gst_spdl_row_ring_commit (ring, y) then
  * writes every output row whose window is complete. The ring holds only
  * the rows that pending windows still need (a few, not the whole image),
  * so that they are still in cache when read back, and each output row is
@@ -48,6 +48,7 @@ typedef struct
   gsize row_bytes, row_stride;
   guint capacity;               /* rows held */
   guint next_out;               /* next output row to write */
+  gint next_in;                 /* next input row to commit */
   /* reused from image to image */
   guint8 *rows;
   gsize rows_size;

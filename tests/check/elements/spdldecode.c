@@ -858,12 +858,10 @@ GST_START_TEST (test_resample_kernels_agree)
 
 GST_END_TEST;
 
-/* The fast (exact=false) axes against PIL's arithmetic: 14-bit weights
- * change a result by rounding only, at most one level, in both passes and
- * in every kernel (2 to 8 taps: pmaddwd pairs; more: generic; mirrored). */
-/* The vertical pass as rows arrive (GstSpdlRowRing) writes what the
- * whole-image pass writes, into packed and planar outputs, with padding
- * rows, and holds no more rows than a window needs. */
+/* The vertical pass as rows arrive (GstSpdlRowRing) writes PIL's sums of
+ * the rows of each window (computed here tap by tap), into packed and
+ * planar outputs, with padding rows at either end, and holds no more rows
+ * than a window needs. */
 GST_START_TEST (test_row_ring)
 {
   /* clip start, clip size (input rows), scale, offset, out rows, virtual */
@@ -879,10 +877,11 @@ GST_START_TEST (test_row_ring)
     {40, 610, 610.0 / 224, 0, 224, 224},        /* strong downscale */
     {3, 1900, 1900.0 / 100, 0, 100, 100},       /* 41 taps: past AVX2 */
     {0, 90, 90.0 / 224, 0, 224, 224},   /* upscale */
-    {0, 300, 1.25, -7, 224, 230},       /* padding at both ends */
+    {0, 300, 1.25, -7, 224, 210},       /* padding at both ends */
     {5, 224, 1.0, 0, 224, 224}, /* identity */
   };
   const guint width = 37, row_bytes = 3 * width;
+  gsize pstride;
   GstSpdlRowRing ring = { 0 };
   guint a;
 
@@ -901,8 +900,20 @@ GST_START_TEST (test_row_ring)
       rows[x] = g_random_int_range (0, 256);
     want = g_malloc ((gsize) v.out_size * row_bytes);
     for (r = 0; r < v.out_size; r++)
-      gst_spdl_resample_column (&v, r, rows, y0, row_bytes, row_bytes,
-          want + r * row_bytes);
+      for (x = 0; x < row_bytes; x++) {
+        gint64 acc = 1 << (v.bits - 1);
+        gint t;
+
+        for (t = 0; t < v.count[r]; t++)
+          acc += (gint64) rows[(v.first[r] + t - y0) * row_bytes + x] *
+              v.weights[r * v.ksize + t];
+        acc = v.count[r] ? acc >> v.bits : 0;
+        want[r * row_bytes + x] = CLAMP (acc, 0, 255);
+      }
+    /* padding rows at the ends where the case has them */
+    fail_unless (axes[a].offset >= 0 || v.count[0] == 0);
+    fail_unless (axes[a].offset + axes[a].out <= axes[a].virt ||
+        v.count[v.out_size - 1] == 0);
 
     /* packed, with 5 bytes of padding per row that must come out zero */
     got = g_malloc ((gsize) v.out_size * (row_bytes + 5));
@@ -927,13 +938,17 @@ GST_START_TEST (test_row_ring)
         fail_unless_equals_int (got[r * (row_bytes + 5) + row_bytes + x], 0);
     }
 
-    /* planar: three planes of width bytes per row */
-    planes = g_malloc0 ((gsize) 3 * v.out_size * width);
+    /* planar: three planes, rows of width bytes and 3 of padding (our own
+     * buffer's: zeroed) */
+    pstride = width + 3;
+    planes = g_malloc ((gsize) 3 * v.out_size * pstride);
+    memset (planes, 0xaa, (gsize) 3 * v.out_size * pstride);
     memset (&planar, 0, sizeof (planar));
     planar.n_planes = 3;
+    planar.zero_padding = TRUE;
     for (c = 0; c < 3; c++) {
-      planar.data[c] = planes + (gsize) c * v.out_size * width;
-      planar.stride[c] = width;
+      planar.data[c] = planes + (gsize) c * v.out_size * pstride;
+      planar.stride[c] = pstride;
     }
     gst_spdl_row_ring_begin (&ring, &planar, &v, y0, row_bytes, 3);
     for (y = y0; y < y1; y++) {
@@ -943,10 +958,13 @@ GST_START_TEST (test_row_ring)
     }
     fail_unless (gst_spdl_row_ring_finish (&ring));
     for (r = 0; r < v.out_size; r++)
-      for (x = 0; x < width; x++)
-        for (c = 0; c < 3; c++)
-          fail_unless_equals_int (planar.data[c][r * width + x],
+      for (c = 0; c < 3; c++) {
+        for (x = 0; x < width; x++)
+          fail_unless_equals_int (planar.data[c][r * pstride + x],
               want[r * row_bytes + 3 * x + c]);
+        for (; x < pstride; x++)
+          fail_unless_equals_int (planar.data[c][r * pstride + x], 0);
+      }
 
     g_free (rows);
     g_free (want);
@@ -959,6 +977,9 @@ GST_START_TEST (test_row_ring)
 
 GST_END_TEST;
 
+/* The fast (exact=false) axes against PIL's arithmetic: 14-bit weights
+ * change a result by rounding only, at most one level, in both passes and
+ * in every kernel (2 to 8 taps: pmaddwd pairs; more: generic; mirrored). */
 GST_START_TEST (test_resample_fast_axis)
 {
   const gdouble scales[] = { 0.5, 1.0, 1.3, 1.5, 2.0, 2.6, 3.4, 5.0 };
@@ -1447,6 +1468,74 @@ GST_START_TEST (test_decodes_into_downstream_pool)
 
 GST_END_TEST;
 
+/* max-in-flight bounds the samples taken from upstream: with downstream
+ * stalled, upstream's pushes block once that many wait (plus the one the
+ * source task is pushing). */
+typedef struct
+{
+  GstHarness *h;
+  guint8 *jpeg;
+  gsize size;
+  gint pushed;
+} InFlightPusher;
+
+static gpointer
+push_twelve (gpointer data)
+{
+  InFlightPusher *p = data;
+  guint i;
+
+  for (i = 0; i < 12; i++) {
+    fail_unless_equals_int (gst_harness_push (p->h,
+            gst_buffer_new_memdup (p->jpeg, p->size)), GST_FLOW_OK);
+    g_atomic_int_inc (&p->pushed);
+  }
+  return NULL;
+}
+
+static GstPadProbeReturn
+stall_buffers (GstPad * pad, GstPadProbeInfo * info, gpointer data)
+{
+  return GST_PAD_PROBE_OK;      /* a blocking probe: holds the buffer */
+}
+
+GST_START_TEST (test_max_in_flight)
+{
+  InFlightPusher p = { NULL };
+  GstElement *dec;
+  GstStructure *stats;
+  GThread *pusher;
+  gulong probe;
+  guint max = 0, held;
+
+  p.h = gst_harness_new_parse ("spdldecode width=16 height=12 threads=2 "
+      "max-in-flight=3");
+  p.jpeg = test_jpeg (40, 30, &p.size);
+  gst_harness_set_src_caps_str (p.h, "image/jpeg, parsed=true");
+  probe = gst_pad_add_probe (p.h->sinkpad, GST_PAD_PROBE_TYPE_BLOCK |
+      GST_PAD_PROBE_TYPE_BUFFER, stall_buffers, NULL, NULL);
+  pusher = g_thread_new ("pusher", push_twelve, &p);
+  /* 3 in flight and 1 held by the stalled push: then upstream waits */
+  while (g_atomic_int_get (&p.pushed) < 4)
+    g_usleep (1000);
+  g_usleep (200 * 1000);
+  held = g_atomic_int_get (&p.pushed);
+  fail_unless_equals_int (held, 4);
+  dec = gst_harness_find_element (p.h, "spdldecode");
+  g_object_get (dec, "stats", &stats, NULL);
+  gst_object_unref (dec);
+  fail_unless (gst_structure_get_uint (stats, "max-in-flight", &max));
+  fail_unless_equals_int (max, 3);
+  gst_structure_free (stats);
+  gst_pad_remove_probe (p.h->sinkpad, probe);
+  g_thread_join (pusher);
+  fail_unless_equals_int (g_atomic_int_get (&p.pushed), 12);
+  gst_harness_teardown (p.h);
+  g_free (p.jpeg);
+}
+
+GST_END_TEST;
+
 /* A DRAIN query returns once every sample sent before it is out. */
 GST_START_TEST (test_drain_query)
 {
@@ -1512,6 +1601,7 @@ spdldecode_suite (void)
   tcase_add_test (tc, test_planar_output_matches_packed);
   tcase_add_test (tc, test_decodes_into_downstream_pool);
   tcase_add_test (tc, test_drain_query);
+  tcase_add_test (tc, test_max_in_flight);
   return s;
 }
 
