@@ -76,10 +76,10 @@ gst_spdl_row_ring_begin (GstSpdlRowRing * ring, const GstSpdlOutput * out,
     ring->window_size = vaxis->ksize;
     ring->window = g_new (const guint8 *, ring->window_size);
   }
-  /* slack for the SIMD kernels */
-  if (out->n_planes > 1 && ring->packed_size < row_bytes + 64) {
+  /* the column kernel writes and the split reads exactly row_bytes */
+  if (out->n_planes > 1 && ring->packed_size < row_bytes) {
     g_free (ring->packed);
-    ring->packed_size = row_bytes + 64;
+    ring->packed_size = row_bytes;
     ring->packed = g_malloc (ring->packed_size);
   }
 }
