@@ -779,13 +779,14 @@ fixed_size (const GstSpdlDecodeParams * p)
 static GstBuffer *
 allocate_output (GstSpdlDecode * self, const GstVideoInfo * info)
 {
+  GstBufferPool *pool = GST_VIDEO_INFO_FORMAT (info) == GST_VIDEO_FORMAT_RGBP ?
+      self->planar_pool : self->pool;
   GstBuffer *out = NULL;
 
-  /* the pool exists for fixed-size packed outputs only */
-  if (self->pool && GST_VIDEO_INFO_FORMAT (info) != GST_VIDEO_FORMAT_RGBP &&
-      (guint) GST_VIDEO_INFO_WIDTH (info) == self->active.width &&
+  /* the pools hold the fixed output size only */
+  if (pool && (guint) GST_VIDEO_INFO_WIDTH (info) == self->active.width &&
       (guint) GST_VIDEO_INFO_HEIGHT (info) == self->active.height &&
-      gst_buffer_pool_acquire_buffer (self->pool, &out, NULL) == GST_FLOW_OK)
+      gst_buffer_pool_acquire_buffer (pool, &out, NULL) == GST_FLOW_OK)
     return out;
   /* the size follows the image: never GLib's aborting allocator */
   return gst_spdl_buffer_try_new (GST_VIDEO_INFO_SIZE (info));
@@ -922,28 +923,45 @@ worker_func (gpointer item, gpointer data)
 static GstCaps *output_caps (GstVideoFormat format, guint width,
     guint height);
 
-/* Fixed-size outputs come from a pool, made before the workers start so
- * they only ever read it. */
+/* A pool of @format outputs of the fixed size, or NULL. Its buffers are
+ * made as samples need them (none while downstream provides buffers) and
+ * kept for reuse. */
+static GstBufferPool *
+make_pool (GstSpdlDecode * self, GstVideoFormat format)
+{
+  GstBufferPool *pool = gst_buffer_pool_new ();
+  GstCaps *caps = output_caps (format, self->active.width,
+      self->active.height);
+  GstStructure *config = gst_buffer_pool_get_config (pool);
+  GstVideoInfo info;
+
+  if (!gst_video_info_from_caps (&info, caps)) {
+    gst_structure_free (config);
+    gst_caps_unref (caps);
+    gst_object_unref (pool);
+    return NULL;
+  }
+  gst_buffer_pool_config_set_params (config, caps, GST_VIDEO_INFO_SIZE (&info),
+      0, 0);
+  gst_caps_unref (caps);
+  if (!gst_buffer_pool_set_config (pool, config) ||
+      !gst_buffer_pool_set_active (pool, TRUE))
+    gst_clear_object (&pool);
+  return pool;
+}
+
+/* Fixed-size outputs come from pools, made before the workers start so
+ * they only ever read them: packed (RGB or GRAY8) and planar RGB, the
+ * format downstream picks. */
 static void
 setup_pool (GstSpdlDecode * self)
 {
-  GstVideoInfo info;
-  GstStructure *config;
-  GstCaps *caps;
-
   if (!fixed_size (&self->active))
     return;
-  caps = output_caps (self->gray ? GST_VIDEO_FORMAT_GRAY8 :
-      GST_VIDEO_FORMAT_RGB, self->active.width, self->active.height);
-  gst_video_info_from_caps (&info, caps);
-  self->pool = gst_buffer_pool_new ();
-  config = gst_buffer_pool_get_config (self->pool);
-  gst_buffer_pool_config_set_params (config, caps, GST_VIDEO_INFO_SIZE (&info),
-      self->max_in_flight, 0);
-  if (!gst_buffer_pool_set_config (self->pool, config) ||
-      !gst_buffer_pool_set_active (self->pool, TRUE))
-    gst_clear_object (&self->pool);
-  gst_caps_unref (caps);
+  self->pool = make_pool (self, self->gray ? GST_VIDEO_FORMAT_GRAY8 :
+      GST_VIDEO_FORMAT_RGB);
+  if (!self->gray)
+    self->planar_pool = make_pool (self, GST_VIDEO_FORMAT_RGBP);
 }
 
 static gboolean
@@ -1703,6 +1721,10 @@ reset_output (GstSpdlDecode * self)
   if (self->pool) {
     gst_buffer_pool_set_active (self->pool, FALSE);
     gst_clear_object (&self->pool);
+  }
+  if (self->planar_pool) {
+    gst_buffer_pool_set_active (self->planar_pool, FALSE);
+    gst_clear_object (&self->planar_pool);
   }
   g_list_free_full (self->held_events, (GDestroyNotify) gst_event_unref);
   self->held_events = NULL;

@@ -88,7 +88,8 @@ struct _GstSpdlDecode
   GCond drain_cond;             /* outputting or the jobs changed */
 
   /* source side, source task only */
-  GstBufferPool *pool;
+  GstBufferPool *pool;           /* fixed-size packed outputs */
+  GstBufferPool *planar_pool;    /* fixed-size RGBP outputs */
   guint caps_width, caps_height;
   GstVideoFormat caps_format;
   gboolean caps_sent;

@@ -1377,6 +1377,59 @@ GST_START_TEST (test_planar_output_matches_packed)
 
 GST_END_TEST;
 
+/* Without a downstream pool, fixed-size outputs come from spdldecode's own
+ * pools, packed and planar alike; they hold only the buffers in use (none
+ * made ahead), reused once released */
+GST_START_TEST (test_own_pool_reuses_outputs)
+{
+  const gchar *formats[] = { "RGB", "RGBP" };
+  gsize size;
+  guint8 *jpeg = test_jpeg (45, 31, &size);
+  guint f, i;
+
+  for (f = 0; f < G_N_ELEMENTS (formats); f++) {
+    gchar *desc = g_strdup_printf ("spdldecode width=21 height=13 threads=2 "
+        "! capsfilter caps=video/x-raw,format=%s", formats[f]);
+    GstHarness *h = gst_harness_new_parse (desc);
+    GstCaps *ref_caps;
+    GstBuffer *ref = decode_one (strstr (desc, "width"), jpeg, size,
+        &ref_caps);
+    GstBufferPool *pool = NULL;
+    GHashTable *seen = g_hash_table_new (NULL, NULL);
+
+    gst_harness_set_src_caps_str (h, "image/jpeg, parsed=true");
+    for (i = 0; i < 12; i++) {
+      GstBuffer *out;
+      GstCaps *caps;
+
+      fail_unless_equals_int (gst_harness_push (h,
+              gst_buffer_new_memdup (jpeg, size)), GST_FLOW_OK);
+      out = gst_harness_pull (h);
+      fail_unless (out->pool != NULL);
+      if (pool == NULL)
+        pool = gst_object_ref (out->pool);
+      fail_unless (out->pool == pool);
+      g_hash_table_add (seen, out);
+      caps = gst_pad_get_current_caps (h->sinkpad);
+      assert_same_pixels (out, caps, ref, ref_caps);
+      gst_caps_unref (caps);
+      gst_buffer_unref (out);
+    }
+    /* one sample at a time: the released output comes back, no other is
+     * made */
+    fail_unless (g_hash_table_size (seen) <= 2);
+    g_hash_table_unref (seen);
+    gst_harness_teardown (h);
+    gst_object_unref (pool);
+    gst_buffer_unref (ref);
+    gst_caps_unref (ref_caps);
+    g_free (desc);
+  }
+  g_free (jpeg);
+}
+
+GST_END_TEST;
+
 /* Downstream's pool (a GstVideoBufferPool with padded, aligned planes)
  * answers the ALLOCATION query: spdldecode decodes into its buffers,
  * honouring their GstVideoMeta. */
@@ -1599,6 +1652,7 @@ spdldecode_suite (void)
   tcase_add_test (tc, test_requires_parsed_input);
   tcase_add_test (tc, test_refused_caps_error);
   tcase_add_test (tc, test_planar_output_matches_packed);
+  tcase_add_test (tc, test_own_pool_reuses_outputs);
   tcase_add_test (tc, test_decodes_into_downstream_pool);
   tcase_add_test (tc, test_drain_query);
   tcase_add_test (tc, test_max_in_flight);
