@@ -16,6 +16,7 @@
 #include "gstspdlnormalize.h"
 
 #include <math.h>
+#include "spdlcheckmain.h"
 
 /* A downstream allocator the test can recognize and count. */
 typedef struct
@@ -1140,4 +1141,4 @@ spdlbatch_suite (void)
   return s;
 }
 
-GST_CHECK_MAIN (spdlbatch);
+SPDL_CHECK_MAIN (spdlbatch);

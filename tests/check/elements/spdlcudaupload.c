@@ -22,6 +22,7 @@
 #include "spdltestutil.h"
 #include "gstspdltensor.h"
 #include "gstspdlcudanormalize.h"
+#include "spdlcheckmain.h"
 
 static gboolean
 have_cuda_device (gchar ** why)
@@ -744,7 +745,7 @@ spdlcudaupload_suite (void)
   return s;
 }
 
-GST_CHECK_MAIN (spdlcudaupload);
+SPDL_CHECK_MAIN (spdlcudaupload);
 
 #else /* SPDL_GPU_TESTS */
 

@@ -15,6 +15,7 @@
 #include "gstspdljpeg.h"
 #include "gstspdlmeta.h"
 #include "gstspdlresample.h"
+#include "spdlcheckmain.h"
 
 #define ITEM(run, i) ((SpdlTestItem *) g_ptr_array_index ((run)->items, (i)))
 
@@ -1659,4 +1660,4 @@ spdldecode_suite (void)
   return s;
 }
 
-GST_CHECK_MAIN (spdldecode);
+SPDL_CHECK_MAIN (spdldecode);

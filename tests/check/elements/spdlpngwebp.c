@@ -17,6 +17,7 @@
 
 #include "spdltestutil.h"
 #include "gstspdlimage.h"
+#include "spdlcheckmain.h"
 
 #define ITEM(run, i) ((SpdlTestItem *) g_ptr_array_index ((run)->items, (i)))
 
@@ -370,4 +371,4 @@ spdlpngwebp_suite (void)
   return s;
 }
 
-GST_CHECK_MAIN (spdlpngwebp);
+SPDL_CHECK_MAIN (spdlpngwebp);

@@ -12,6 +12,7 @@
 
 #include "spdltestutil.h"
 #include "gstspdlmeta.h"
+#include "spdlcheckmain.h"
 
 #define ITEM(run, i) ((SpdlTestItem *) g_ptr_array_index ((run)->items, (i)))
 
@@ -891,4 +892,4 @@ spdlsrc_suite (void)
   return s;
 }
 
-GST_CHECK_MAIN (spdlsrc);
+SPDL_CHECK_MAIN (spdlsrc);

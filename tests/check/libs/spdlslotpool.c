@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "gstspdlslotpool.h"
+#include "spdlcheckmain.h"
 
 /* An active pool of batch buffers of @batch RGB images of @w x @h, and an
  * active slot pool over it */
@@ -161,4 +162,4 @@ spdlslotpool_suite (void)
   return s;
 }
 
-GST_CHECK_MAIN (spdlslotpool);
+SPDL_CHECK_MAIN (spdlslotpool);

@@ -22,6 +22,7 @@
 #include "gstspdlmeta.h"
 #include "gstspdltar.h"
 #include "gstspdlshards.h"
+#include "spdlcheckmain.h"
 
 /* ------------------------------------------------------------------------ */
 /* Writing archives                                                         */
@@ -564,4 +565,4 @@ spdltar_suite (void)
   return s;
 }
 
-GST_CHECK_MAIN (spdltar);
+SPDL_CHECK_MAIN (spdltar);

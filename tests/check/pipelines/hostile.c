@@ -14,6 +14,7 @@
 
 #include "spdltestutil.h"
 #include "gstspdlmeta.h"
+#include "spdlcheckmain.h"
 
 #define ITEM(run, i) ((SpdlTestItem *) g_ptr_array_index ((run)->items, (i)))
 
@@ -519,4 +520,4 @@ hostile_suite (void)
   return s;
 }
 
-GST_CHECK_MAIN (hostile);
+SPDL_CHECK_MAIN (hostile);
