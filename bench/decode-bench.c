@@ -30,14 +30,14 @@
  *
  * Each is run --rounds times, interleaved; the median is reported with its
  * ratio to the fused limit. The one-thread runs are timed in the thread's
- * CPU time (robust to a loaded machine), the element runs in wall time
- * (or the process's CPU time with --cpu-time). --limit-only measures only
- * decode-only and fused, on one thread and on --threads threads at once
- * (their sum: the limit of that many cores). --meta-cost times the per-sample metadata the
- * elements attach and read (GstCustomMeta structures) against the fused
- * decode of one image. The fused path goes through the format dispatch,
- * so with --extensions png (or webp) --limit-only measures the PNG (WebP)
- * decoders; bench/format-bench compares that with PIL.
+ * CPU time (robust to a loaded machine), the element runs in wall time (or the
+ * process's CPU time with --cpu-time). --limit-only measures only decode-only
+ * and fused, on one thread and on --threads threads at once (their sum: the
+ * limit of that many cores). --meta-cost times the per-sample metadata the
+ * elements attach and read (GstCustomMeta structures) against the fused decode
+ * of one image. The fused path goes through the format dispatch, so with
+ * --extensions png (or webp) --limit-only measures the PNG (WebP) decoders;
+ * bench/format-bench compares that with PIL.
  *
  *   decode-bench [--rounds 5] [--recipe val|train] [--threads N]
  *                [--extensions jpg,jpeg] [--inexact] DATASET
@@ -101,7 +101,8 @@ static GOptionEntry entries[] = {
         "its pixels with PIL's", NULL},
   {"cpu-time", 0, 0, G_OPTION_ARG_NONE, &cpu_time,
         "Element runs: images per second of the process's CPU time (per "
-        "core), not of wall time (one-thread runs always count CPU time)", NULL},
+        "core), not of wall time (one-thread runs always count CPU time)",
+      NULL},
   {"extensions", 0, 0, G_OPTION_ARG_STRING, &extensions,
       "Files to load (default jpg,jpeg)", "EXTS"},
   {"simd", 0, 0, G_OPTION_ARG_INT, &simd,
@@ -377,7 +378,8 @@ planar_comparison (Bench * b)
       by_kind[r] = res[(k - r % 3 + 3) % 3][r];
     med[k] = median (by_kind, MIN (rounds, 64));
   }
-  g_print ("\n| output | images/s of CPU time (median) | vs packed |\n|---|---:|---:|\n");
+  g_print ("\n| output | images/s of CPU time (median) | vs packed |\n"
+      "|---|---:|---:|\n");
   for (k = 0; k < 3; k++)
     g_print ("| %s | %.0f | %.3f |\n", names[k], med[k], med[k] / med[0]);
   g_free (planes);
@@ -461,10 +463,10 @@ run_element (Bench * b, guint n_threads, gboolean exact)
   const gchar *tail = g_strcmp0 (recipe, "train") == 0 ?
       "mode=random-resized-crop flip=random-horizontal" :
       "mode=center-crop resize-shorter=256";
-  gchar *launch = g_strdup_printf ("appsrc name=src caps=\"image/jpeg,parsed=true\" "
-      "format=time max-bytes=0 ! spdldecode threads=%u width=224 height=224 "
-      "exact=%s %s ! fakesink sync=false", n_threads, exact ? "true" : "false",
-      tail);
+  gchar *launch = g_strdup_printf ("appsrc name=src "
+      "caps=\"image/jpeg,parsed=true\" format=time max-bytes=0 ! "
+      "spdldecode threads=%u width=224 height=224 exact=%s %s ! "
+      "fakesink sync=false", n_threads, exact ? "true" : "false", tail);
   GError *error = NULL;
   GstElement *pipeline = gst_parse_launch (launch, &error);
   GstElement *src;

@@ -138,7 +138,8 @@ gst_spdl_cuda_upload_dtype_get_type (void)
   return type;
 }
 
-#define GST_TYPE_SPDL_CUDA_UPLOAD_LAYOUT (gst_spdl_cuda_upload_layout_get_type ())
+#define GST_TYPE_SPDL_CUDA_UPLOAD_LAYOUT \
+  (gst_spdl_cuda_upload_layout_get_type ())
 static GType
 gst_spdl_cuda_upload_layout_get_type (void)
 {
@@ -441,7 +442,8 @@ gst_spdl_cuda_upload_class_init (GstSpdlCudaUploadClass * klass)
    */
   g_object_class_install_property (gobject_class, PROP_STD,
       channel_values_spec ("std", "Standard deviation",
-          "Per-channel standard deviation dividing x/255-mean (1 or 3 values)"));
+          "Per-channel standard deviation dividing x/255-mean "
+          "(1 or 3 values)"));
   g_object_class_install_property (gobject_class, PROP_LAYOUT,
       g_param_spec_enum ("layout", "Layout",
           "Layout of the images tensor on the device",

@@ -997,9 +997,12 @@ copy_image (GstSpdlBatch * self, const GstVideoFrame * frame, guint8 * dst)
   }
   if (c == 3) {
     gsize plane = (gsize) w * h;
-    for (y = 0; y < h; y++)
-      gst_spdl_deinterleave_rgb_row (src + (gsize) y * stride, dst + (gsize) y * w,
-          dst + plane + (gsize) y * w, dst + 2 * plane + (gsize) y * w, w);
+    for (y = 0; y < h; y++) {
+      guint8 *r = dst + (gsize) y * w;
+
+      gst_spdl_deinterleave_rgb_row (src + (gsize) y * stride, r, r + plane,
+          r + 2 * plane, w);
+    }
     return;
   }
   for (k = 0; k < c; k++) {

@@ -28,7 +28,8 @@ typedef struct
   guint timeout_ms;             /* connect, and longest wait for a byte */
   guint retries;                /* after the first attempt */
   guint64 max_bytes_in_flight;  /* received, not yet consumed */
-  const gchar *ca_file;         /* NULL: CURL_CA_BUNDLE, SSL_CERT_FILE, system */
+  /* NULL: CURL_CA_BUNDLE, SSL_CERT_FILE, the system's */
+  const gchar *ca_file;
   /* S3: NULL = from the AWS_* environment variables */
   const gchar *s3_endpoint;     /* e.g. http://127.0.0.1:9000 */
   const gchar *s3_region;

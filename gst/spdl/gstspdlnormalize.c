@@ -266,10 +266,12 @@ gst_spdl_normalize_row (GstSpdlNormalizer * norm, const guint8 * src,
     return;
   }
   if (norm->channels == 3)
-    gst_spdl_deinterleave_rgb_row (src, norm->plane_row, norm->plane_row + norm->width,
-        norm->plane_row + 2 * norm->width, norm->width);
+    gst_spdl_deinterleave_rgb_row (src, norm->plane_row,
+        norm->plane_row + norm->width, norm->plane_row + 2 * norm->width,
+        norm->width);
   for (k = 0; k < norm->channels; k++) {
-    guint8 *plane = norm->plane_row + (norm->channels == 3 ? k * norm->width : 0);
+    guint8 *plane = norm->plane_row +
+        (norm->channels == 3 ? k * norm->width : 0);
 
     if (norm->channels != 3)
       extract_channel (src, plane, norm->width, norm->channels, k);

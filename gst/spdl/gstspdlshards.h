@@ -77,7 +77,8 @@ typedef struct
   guint epoch;
 } GstSpdlShardSample;
 
-#define GST_SPDL_SKIP_REASON (g_quark_from_static_string ("spdl-src-skip-reason"))
+#define GST_SPDL_SKIP_REASON \
+  (g_quark_from_static_string ("spdl-src-skip-reason"))
 
 typedef enum
 {

@@ -59,16 +59,16 @@
  * metadata show them as UTF-8 (g_filename_display_name()).
  *
  * A location naming WebDataset tar shards ("/data/train-{000000..000099}.tar",
- * brace ranges zero-padded as WebDataset writes them, at most a million
- * names, or one ".tar" file; a local file or folder that exists is taken as
- * named, braces and all, not as a pattern) reads samples from the shards as they stream in: the members of a shard
- * are grouped by key (the member path up to the first dot of its base
- * name), the image is the member ending in jpg, jpeg, png or webp, the label
- * the non-negative ASCII integer in the ".cls" member (-1 without one;
- * another text is a corrupt member, its sample skipped); other members are
- * ignored and a shard is never held whole in memory. The sample index is
- * the shard's offset in the listing plus the sample's position in it, the
- * path "SHARD:MEMBER".
+ * brace ranges zero-padded as WebDataset writes them, at most a million names,
+ * or one ".tar" file; a local file or folder that exists is taken as named,
+ * braces and all, not as a pattern) reads samples from the shards as they
+ * stream in: the members of a shard are grouped by key (the member path up to
+ * the first dot of its base name), the image is the member ending in jpg, jpeg,
+ * png or webp, the label the non-negative ASCII integer in the ".cls" member
+ * (-1 without one; another text is a corrupt member, its sample skipped); other
+ * members are ignored and a shard is never held whole in memory. The sample
+ * index is the shard's offset in the listing plus the sample's position in it,
+ * the path "SHARD:MEMBER".
  *
  * Shards written by tools/make-shards come with "shards.members", every
  * sample's image member as a byte range with its label. With it (and

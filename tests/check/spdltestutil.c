@@ -448,8 +448,8 @@ put_octal (guint8 * field, gsize len, guint64 value)
 }
 
 void
-spdl_test_tar_header (GByteArray * tar, const gchar * name, gchar type, guint64 size,
-    const gchar * prefix)
+spdl_test_tar_header (GByteArray * tar, const gchar * name, gchar type,
+    guint64 size, const gchar * prefix)
 {
   guint8 h[512] = { 0, };
   guint sum = 0, i;

@@ -505,7 +505,8 @@ GST_START_TEST (test_bad_samples_skipped)
   fail_unless (spdl_test_run_warned (run, "bad-noise.jpg", "not a JPEG"));
   fail_unless (spdl_test_run_warned (run, "bad-png.jpg", "PNG"));
   fail_unless (spdl_test_run_warned (run, "bad-cut-half.jpg", "truncated"));
-  fail_unless (spdl_test_run_warned (run, "bad-cut-header.jpg", "bad-cut-header"));
+  fail_unless (spdl_test_run_warned (run, "bad-cut-header.jpg",
+          "bad-cut-header"));
   fail_unless (spdl_test_run_warned (run, "bad-bomb.jpg", "max-pixels"));
   fail_unless_equals_int (g_list_length (run->warnings), 6);
   spdl_test_run_free (run);
@@ -1186,7 +1187,8 @@ GST_START_TEST (test_extreme_aspect_too_large)
   {
     SpdlTestRun *run = run_folder (root, "",
         "width=224 max-output-pixels=37631");
-    fail_unless (spdl_test_run_warned (run, "img000.jpg", "max-output-pixels=37631"));
+    fail_unless (spdl_test_run_warned (run, "img000.jpg",
+            "max-output-pixels=37631"));
     fail_unless_equals_uint64 (spdl_test_run_skipped (run, "spdldecode",
             "too-large"), 3);
     spdl_test_run_free (run);
@@ -1355,8 +1357,10 @@ GST_START_TEST (test_planar_output_matches_packed)
   guint i;
 
   for (i = 0; i < G_N_ELEMENTS (sizes); i++) {
-    gchar *planar = g_strdup_printf ("%s ! capsfilter caps=video/x-raw,format=RGBP", sizes[i]);
-    gchar *packed = g_strdup_printf ("%s ! capsfilter caps=video/x-raw,format=RGB", sizes[i]);
+    gchar *planar = g_strdup_printf ("%s ! capsfilter "
+        "caps=video/x-raw,format=RGBP", sizes[i]);
+    gchar *packed = g_strdup_printf ("%s ! capsfilter "
+        "caps=video/x-raw,format=RGB", sizes[i]);
     GstCaps *caps_p, *caps_r;
     GstBuffer *p = decode_one (planar, jpeg, size, &caps_p);
     GstBuffer *r = decode_one (packed, jpeg, size, &caps_r);

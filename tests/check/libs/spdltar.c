@@ -46,7 +46,8 @@ make_archive (void)
   spdl_test_tar_header (tar, "a", '5', 0, NULL);  /* a folder */
   /* GNU long name */
   long_name = g_strnfill (230, 'n');
-  spdl_test_tar_header (tar, "././@LongLink", 'L', strlen (long_name) + 1, NULL);
+  spdl_test_tar_header (tar, "././@LongLink", 'L', strlen (long_name) + 1,
+      NULL);
   spdl_test_tar_data (tar, (const guint8 *) long_name, strlen (long_name) + 1);
   spdl_test_tar_header (tar, "truncated-name", '0', sizeof (big), NULL);
   spdl_test_tar_data (tar, big, sizeof (big));

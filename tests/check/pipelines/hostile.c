@@ -111,14 +111,16 @@ make_dirty_dataset (void)
   write_at (root, "c0/cut-middle.jpg", good, size / 2);
   write_at (root, "c0/cut-end.jpg", good, size - 3);
   write_at (root, "c0/noise.jpg", noise, sizeof (noise));
-  write_at (root, "c0/png.jpg", (const guint8 *) "\x89PNG\r\n\x1a\n\0\0\0\rIHDR",
-      16);
+  write_at (root, "c0/png.jpg",
+      (const guint8 *) "\x89PNG\r\n\x1a\n\0\0\0\rIHDR", 16);
   write_at (root, "c1/good-a.jpg", good, size);
   write_at (root, "c1/vanishes.jpg", good, size);
   write_at (root, "c1/x.jpg/inner.jpg", good, size);
   g_free (good);
 #define KIND(rel, w, h, fn) \
-  tmp = encode (w, h, fn, &tsize); write_at (root, rel, tmp, tsize); g_free (tmp)
+  tmp = encode (w, h, fn, &tsize); \
+  write_at (root, rel, tmp, tsize); \
+  g_free (tmp)
   KIND ("c0/progressive.jpg", 80, 60, progressive);
   KIND ("c0/gray.jpg", 80, 60, gray);
   KIND ("c0/cmyk.jpg", 80, 60, cmyk);
