@@ -38,7 +38,11 @@
  * that follows it), or one whose decode needs more than
  * #GstSpdlDecode:max-decode-memory or #GstSpdlDecode:max-scans, is dropped
  * with a warning naming the file and the reason, counted by reason
- * (#GstSpdlDecode:error-counts) and against #GstSpdlDecode:max-errors.
+ * (#GstSpdlDecode:error-counts) and against #GstSpdlDecode:max-errors. An
+ * epoch of which every sample had to be skipped is an error, whatever
+ * max-errors allows (a dataset of files this element cannot decode would
+ * otherwise go round its epochs without ever producing a sample); the rest
+ * of an epoch resumed mid-way is not.
  *
  * Output caps follow downstream: RGB (packed) or RGBP (planar, what
  * spdlbatch layout=nchw prefers), or GRAY8 with #GstSpdlDecode:format.
@@ -978,6 +982,8 @@ start_workers (GstSpdlDecode * self)
   self->active_max_scans = self->max_scans;
   gst_spdl_warn_limiter_reset (&self->warn_limiter, self->warning_limit);
   memset (self->epoch_errors, 0, sizeof (self->epoch_errors));
+  self->epoch_decoded = 0;
+  self->epoch_resumed = FALSE;
   n = self->threads ? self->threads : g_get_num_processors ();
   max_in_flight = self->max_in_flight_prop ? self->max_in_flight_prop :
       n * JOBS_PER_THREAD;
@@ -1537,33 +1543,82 @@ skip_undecodable (GstSpdlDecode * self, GstSpdlDecodeJob * job)
   return TRUE;
 }
 
-/* When an epoch's end passes: its skipped samples by reason, if any. */
+/* An epoch starts: whether it starts mid-way (resumed), where samples
+ * before the resumption point are not ours to count. */
 static void
-post_epoch_skipped (GstSpdlDecode * self, GstEvent * event)
+start_epoch (GstSpdlDecode * self, GstEvent * event)
 {
-  guint64 counts[GST_SPDL_DECODE_N_ERRORS], total = 0, suppressed;
+  guint64 offset = 0;
+
+  gst_structure_get_uint64 (gst_event_get_structure (event), "offset",
+      &offset);
+  GST_OBJECT_LOCK (self);
+  self->epoch_resumed = offset > 0;
+  self->epoch_decoded = 0;
+  GST_OBJECT_UNLOCK (self);
+}
+
+/* "reason: n, reason: n" of the non-zero counts */
+static gchar *
+describe_reasons (const guint64 * counts, const gchar ** names, guint n)
+{
+  GString *s = g_string_new (NULL);
+  guint i;
+
+  for (i = 0; i < n; i++)
+    if (counts[i] > 0)
+      g_string_append_printf (s, "%s%s: %" G_GUINT64_FORMAT,
+          s->len ? ", " : "", names[i], counts[i]);
+  return g_string_free (s, FALSE);
+}
+
+/* When an epoch's end passes: its skipped samples by reason, if any.
+ * FALSE, with an error posted, when the whole epoch was skipped. */
+static gboolean
+end_epoch (GstSpdlDecode * self, GstEvent * event)
+{
+  guint64 counts[GST_SPDL_DECODE_N_ERRORS], total = 0, suppressed, decoded;
   const gchar *names[GST_SPDL_DECODE_N_ERRORS];
+  gboolean resumed;
   guint64 samples;
   guint epoch;
   gint i;
 
   if (!gst_spdl_epoch_end_parse (gst_event_get_structure (event), &epoch,
           &samples))
-    return;
+    return TRUE;
   GST_OBJECT_LOCK (self);
   for (i = 0; i < GST_SPDL_DECODE_N_ERRORS; i++) {
     total += counts[i] = self->epoch_errors[i];
     names[i] = gst_spdl_decode_error_reason (i);
   }
   memset (self->epoch_errors, 0, sizeof (self->epoch_errors));
+  decoded = self->epoch_decoded;
+  resumed = self->epoch_resumed;
+  self->epoch_decoded = 0;
+  self->epoch_resumed = FALSE;
   suppressed = self->warn_limiter.epoch == epoch &&
       self->warn_limiter.skipped > self->warn_limiter.limit ?
       self->warn_limiter.skipped - self->warn_limiter.limit : 0;
   GST_OBJECT_UNLOCK (self);
-  if (total > 0)
-    gst_element_post_message (GST_ELEMENT (self),
-        gst_spdl_skipped_message_new (GST_ELEMENT (self), epoch, counts,
-            names, GST_SPDL_DECODE_N_ERRORS, suppressed));
+  if (total == 0)
+    return TRUE;
+  gst_element_post_message (GST_ELEMENT (self),
+      gst_spdl_skipped_message_new (GST_ELEMENT (self), epoch, counts,
+          names, GST_SPDL_DECODE_N_ERRORS, suppressed));
+  if (decoded == 0 && !resumed) {
+    gchar *reasons = describe_reasons (counts, names,
+        GST_SPDL_DECODE_N_ERRORS);
+
+    GST_ELEMENT_ERROR (self, STREAM, DECODE,
+        ("No sample of epoch %u could be decoded: all %" G_GUINT64_FORMAT
+            " were skipped (%s)", epoch, total, reasons),
+        ("every sample of the epoch failed, whatever max-errors allows: "
+            "the next epochs would fail the same way"));
+    g_free (reasons);
+    return FALSE;
+  }
+  return TRUE;
 }
 
 static GstFlowReturn
@@ -1576,6 +1631,7 @@ push_sample (GstSpdlDecode * self, GstSpdlDecodeJob * job)
 
   GST_OBJECT_LOCK (self);
   self->decoded++;
+  self->epoch_decoded++;
   GST_OBJECT_UNLOCK (self);
   gst_spdl_stats_add_out (&self->stats, 1);
   if (ensure_caps (self, job->format, job->width, job->height))
@@ -1628,9 +1684,13 @@ gst_spdl_decode_loop (GstSpdlDecode * self)
       gst_element_post_message (GST_ELEMENT (self),
           gst_message_new_element (GST_OBJECT (self), counts));
     }
-    if (gst_spdl_is_epoch_end_event (job->event))
-      post_epoch_skipped (self, job->event);
-    push_event (self, g_steal_pointer (&job->event));
+    if (gst_spdl_is_epoch_start_event (job->event))
+      start_epoch (self, job->event);
+    if (gst_spdl_is_epoch_end_event (job->event) &&
+        !end_epoch (self, job->event))
+      ret = GST_FLOW_ERROR;
+    else
+      push_event (self, g_steal_pointer (&job->event));
     if (is_eos)
       ret = GST_FLOW_EOS;
   } else {

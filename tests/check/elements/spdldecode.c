@@ -472,6 +472,71 @@ make_bomb (gsize * size)
   return jpeg;
 }
 
+/* An epoch of which every sample was skipped is an error (the next epochs
+ * would fail alike: unbounded epochs would spin forever); one with a
+ * decodable sample is not, nor the skipped rest of a resumed epoch. */
+GST_START_TEST (test_epoch_all_skipped_is_error)
+{
+  gchar *root = spdl_test_make_tmpdir ();
+  gchar *good_root = spdl_test_make_image_folder (1, 1, 40, 30);
+  guint8 noise[500];
+  SpdlTestRun *run;
+  guint i;
+
+  for (i = 0; i < sizeof (noise); i++)
+    noise[i] = (guint8) (i * 7 + 3);
+  write_bytes (root, "class00/b-noise.jpg", noise, sizeof (noise));
+  write_bytes (root, "class00/c-empty.jpg", NULL, 0);
+  write_bytes (root, "class01/d-png.jpg",
+      (const guint8 *) "\x89PNG\r\n\x1a\n0000", 12);
+
+  /* unbounded epochs, none decodable: an error after the first */
+  run = run_folder (root, "num-epochs=-1", "width=16 height=16");
+  fail_unless (run->error != NULL);
+  fail_unless (strstr (run->error, "No sample of epoch 0 could be decoded")
+      != NULL, "%s", run->error);
+  fail_unless (strstr (run->error, "all 3 were skipped") != NULL, "%s",
+      run->error);
+  fail_unless (strstr (run->error, "empty: 1") != NULL, "%s", run->error);
+  fail_unless_equals_int (spdl_test_run_count_samples (run), 0);
+  spdl_test_run_free (run);
+
+  /* whatever max-errors allows */
+  run = run_folder (root, "", "width=16 height=16 max-errors=100");
+  fail_unless (run->error != NULL);
+  spdl_test_run_free (run);
+
+  /* one decodable sample (listed first) in each epoch: no error; resumed
+   * after it, the rest of that epoch is all skipped: no error either */
+  {
+    gchar *src = g_build_filename (good_root, "class00", "img000.jpg", NULL);
+    gchar *dst = g_build_filename (root, "class00", "a-good.jpg", NULL);
+    gchar *data;
+    gsize len;
+
+    fail_unless (g_file_get_contents (src, &data, &len, NULL));
+    fail_unless (g_file_set_contents (dst, data, len, NULL));
+    g_free (data);
+    g_free (src);
+    g_free (dst);
+  }
+  run = run_folder (root, "num-epochs=3", "width=16 height=16");
+  fail_unless (run->error == NULL, "%s", run->error);
+  fail_unless_equals_int (spdl_test_run_count_samples (run), 3);
+  spdl_test_run_free (run);
+  run = run_folder (root, "num-epochs=2 start-offset=1", "width=16 height=16");
+  fail_unless (run->error == NULL, "%s", run->error);
+  fail_unless_equals_int (spdl_test_run_count_samples (run), 1);
+  spdl_test_run_free (run);
+
+  spdl_test_remove_tree (good_root);
+  g_free (good_root);
+  spdl_test_remove_tree (root);
+  g_free (root);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_bad_samples_skipped)
 {
   gchar *root = spdl_test_make_image_folder (1, 3, 64, 48);
@@ -1646,6 +1711,7 @@ spdldecode_suite (void)
   tcase_add_test (tc, test_row_ring);
   tcase_add_test (tc, test_resample_fast_axis);
   tcase_add_test (tc, test_inexact_recipes);
+  tcase_add_test (tc, test_epoch_all_skipped_is_error);
   tcase_add_test (tc, test_threads_deterministic);
   tcase_add_test (tc, test_unordered_keeps_epochs);
   tcase_add_test (tc, test_jpeg_kinds);
