@@ -42,6 +42,10 @@
  *
  * Batches must be pulled with the "pull-batch"/"try-pull-batch" signals
  * (they see the epochs' events) from an ordered spdldecode (the default).
+ * The pipeline runs at most 4 epochs ahead of the application even when
+ * its epochs hold no batch (drop-last with fewer samples than a batch):
+ * the streaming thread waits at the end of a fifth until one of the queued
+ * epoch ends is pulled (or dropped unseen by appsink's pull-sample).
  *
  * |[
  * gst-launch-1.0 spdlsrc location=/data/val ! spdldecode width=224 \
@@ -94,6 +98,10 @@ static GstSample *gst_spdl_app_sink_try_pull_sample (GstAppSink * appsink,
     GstClockTime timeout);
 static GstSample *gst_spdl_app_sink_pull_sample (GstAppSink * appsink);
 static gboolean gst_spdl_app_sink_start (GstBaseSink * sink);
+static gboolean gst_spdl_app_sink_event (GstBaseSink * sink,
+    GstEvent * event);
+static gboolean gst_spdl_app_sink_unlock (GstBaseSink * sink);
+static gboolean gst_spdl_app_sink_unlock_stop (GstBaseSink * sink);
 static GstFlowReturn gst_spdl_app_sink_render (GstBaseSink * sink,
     GstBuffer * buffer);
 static void gst_spdl_app_sink_finalize (GObject * object);
@@ -180,6 +188,10 @@ gst_spdl_app_sink_class_init (GstSpdlAppSinkClass * klass)
   appsink_class->try_pull_sample = gst_spdl_app_sink_try_pull_sample;
   appsink_class->pull_sample = gst_spdl_app_sink_pull_sample;
   basesink_class->start = GST_DEBUG_FUNCPTR (gst_spdl_app_sink_start);
+  basesink_class->event = GST_DEBUG_FUNCPTR (gst_spdl_app_sink_event);
+  basesink_class->unlock = GST_DEBUG_FUNCPTR (gst_spdl_app_sink_unlock);
+  basesink_class->unlock_stop =
+      GST_DEBUG_FUNCPTR (gst_spdl_app_sink_unlock_stop);
   basesink_class->render = GST_DEBUG_FUNCPTR (gst_spdl_app_sink_render);
 
   gst_element_class_set_static_metadata (element_class,
@@ -198,6 +210,8 @@ gst_spdl_app_sink_init (GstSpdlAppSink * self)
   g_object_set (self, "sync", FALSE, "max-buffers", DEFAULT_MAX_BUFFERS,
       "drop", FALSE, "enable-last-sample", FALSE, NULL);
   gst_spdl_stats_init (&self->waits);
+  g_mutex_init (&self->epoch_lock);
+  g_cond_init (&self->epoch_cond);
 }
 
 static void
@@ -207,6 +221,8 @@ gst_spdl_app_sink_finalize (GObject * object)
 
   gst_clear_caps (&self->last_caps);
   gst_spdl_stats_clear (&self->waits);
+  g_mutex_clear (&self->epoch_lock);
+  g_cond_clear (&self->epoch_cond);
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
 
@@ -373,6 +389,78 @@ gst_spdl_app_sink_start (GstBaseSink * sink)
   GST_OBJECT_UNLOCK (self);
   gst_spdl_stats_reset (&self->waits);
   return GST_BASE_SINK_CLASS (parent_class)->start (sink);
+}
+
+/* An epoch end left appsink's queue: pulled, dropped unseen by
+ * pull-sample, or flushed. Holds a ref of the sink from queueing. */
+static void
+epoch_end_released (gpointer data, GstMiniObject * where_the_event_was)
+{
+  GstSpdlAppSink *self = data;
+
+  g_mutex_lock (&self->epoch_lock);
+  if (self->epochs_queued > 0)
+    self->epochs_queued--;
+  g_cond_broadcast (&self->epoch_cond);
+  g_mutex_unlock (&self->epoch_lock);
+  gst_object_unref (self);
+}
+
+/* Streaming thread, before @event (an epoch end) is queued: waits while
+ * the queue holds the most allowed, then counts it until it is released.
+ * FALSE when flushing or stopping. */
+static gboolean
+queue_epoch_end (GstSpdlAppSink * self, GstEvent * event)
+{
+  gboolean ok;
+
+  g_mutex_lock (&self->epoch_lock);
+  while (!self->unlocked &&
+      self->epochs_queued >= GST_SPDL_APP_SINK_MAX_EPOCHS)
+    g_cond_wait (&self->epoch_cond, &self->epoch_lock);
+  ok = !self->unlocked;
+  if (ok)
+    self->epochs_queued++;
+  g_mutex_unlock (&self->epoch_lock);
+  if (ok)
+    gst_mini_object_weak_ref (GST_MINI_OBJECT (event), epoch_end_released,
+        gst_object_ref (self));
+  return ok;
+}
+
+static gboolean
+gst_spdl_app_sink_event (GstBaseSink * sink, GstEvent * event)
+{
+  GstSpdlAppSink *self = GST_SPDL_APP_SINK (sink);
+
+  if (gst_spdl_is_epoch_end_event (event) && !queue_epoch_end (self, event)) {
+    gst_event_unref (event);
+    return FALSE;
+  }
+  return GST_BASE_SINK_CLASS (parent_class)->event (sink, event);
+}
+
+static gboolean
+gst_spdl_app_sink_unlock (GstBaseSink * sink)
+{
+  GstSpdlAppSink *self = GST_SPDL_APP_SINK (sink);
+
+  g_mutex_lock (&self->epoch_lock);
+  self->unlocked = TRUE;
+  g_cond_broadcast (&self->epoch_cond);
+  g_mutex_unlock (&self->epoch_lock);
+  return GST_BASE_SINK_CLASS (parent_class)->unlock (sink);
+}
+
+static gboolean
+gst_spdl_app_sink_unlock_stop (GstBaseSink * sink)
+{
+  GstSpdlAppSink *self = GST_SPDL_APP_SINK (sink);
+
+  g_mutex_lock (&self->epoch_lock);
+  self->unlocked = FALSE;
+  g_mutex_unlock (&self->epoch_lock);
+  return GST_BASE_SINK_CLASS (parent_class)->unlock_stop (sink);
 }
 
 static GstFlowReturn

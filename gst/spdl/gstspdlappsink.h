@@ -48,7 +48,17 @@ struct _GstSpdlAppSink
   guint resume_epoch;
   guint64 resume_offset;
   GstSpdlEpochPlan plan;
+
+  /* epoch ends in appsink's queue, under epoch_lock: the streaming thread
+   * waits on epoch_cond while it holds GST_SPDL_APP_SINK_MAX_EPOCHS */
+  GMutex epoch_lock;
+  GCond epoch_cond;
+  guint epochs_queued;
+  gboolean unlocked;            /* flushing or stopping */
 };
+
+/* epoch ends the pipeline may have queued ahead of the application */
+#define GST_SPDL_APP_SINK_MAX_EPOCHS 4
 
 GST_ELEMENT_REGISTER_DECLARE (spdlappsink);
 

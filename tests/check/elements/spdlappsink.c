@@ -1,0 +1,162 @@
+/* GStreamer SPDL plugin: spdlappsink
+ * Copyright (C) 2026 gst-spdl authors
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Library General Public
+ * License as published by the Free Software Foundation; either
+ * version 2 of the License, or (at your option) any later version.
+ */
+#include <gst/check/gstcheck.h>
+#include <gst/check/gstharness.h>
+
+#include "gstspdlmeta.h"
+#include "spdlcheckmain.h"
+
+#define N_EPOCH_ENDS 6
+
+/* Pushes epoch ends from their own thread (the sink may hold it back),
+ * counting those it took. */
+typedef struct
+{
+  GstHarness *h;
+  gint pushed;
+  gint refused;
+} EpochPusher;
+
+static gpointer
+push_epoch_ends (gpointer data)
+{
+  EpochPusher *p = data;
+  guint e;
+
+  for (e = 0; e < N_EPOCH_ENDS; e++) {
+    if (!gst_harness_push_event (p->h, gst_spdl_epoch_end_event_new (e, 0))) {
+      g_atomic_int_inc (&p->refused);
+      break;
+    }
+    g_atomic_int_inc (&p->pushed);
+  }
+  return NULL;
+}
+
+/* Whether @counter reaches @want within 5 s */
+static gboolean
+reaches (gint * counter, gint want)
+{
+  gint64 end = g_get_monotonic_time () + 5 * G_USEC_PER_SEC;
+
+  while (g_atomic_int_get (counter) < want) {
+    if (g_get_monotonic_time () > end)
+      return FALSE;
+    g_usleep (1000);
+  }
+  return TRUE;
+}
+
+/* ... and stays there for 200 ms */
+static gboolean
+stays (gint * counter, gint want)
+{
+  g_usleep (200 * 1000);
+  return g_atomic_int_get (counter) == want;
+}
+
+static GstSample *
+pull_batch_within (GstHarness * h, GstClockTime timeout)
+{
+  GstSample *sample = NULL;
+
+  g_signal_emit_by_name (h->element, "try-pull-batch", timeout, &sample);
+  return sample;
+}
+
+#define pull_batch(h) pull_batch_within ((h), 5 * GST_SECOND)
+
+static EpochPusher *
+start_pusher (GstHarness * h, GThread ** thread)
+{
+  EpochPusher *p = g_new0 (EpochPusher, 1);
+
+  p->h = h;
+  *thread = g_thread_new ("epoch-ends", push_epoch_ends, p);
+  return p;
+}
+
+/* Epochs without a batch (drop-last with fewer samples than a batch, a
+ * shard too small) must not run unboundedly ahead of a pull-batch
+ * consumer: the fifth epoch end waits until the consumer pulled one. */
+GST_START_TEST (test_epochs_ahead_bounded)
+{
+  GstHarness *h = gst_harness_new ("spdlappsink");
+  GstSample *sample = NULL;
+  GThread *thread;
+  EpochPusher *p;
+  guint epoch;
+
+  gst_harness_set_src_caps_str (h, "application/x-test");
+  p = start_pusher (h, &thread);
+  fail_unless (reaches (&p->pushed, 4));
+  fail_unless (stays (&p->pushed, 4), "%d epoch ends queued",
+      g_atomic_int_get (&p->pushed));
+
+  /* one pulled, one more taken, in order */
+  sample = pull_batch (h);
+  fail_unless (sample != NULL);
+  fail_unless (gst_sample_get_buffer (sample) == NULL);
+  fail_unless (gst_structure_get_uint (gst_sample_get_info (sample), "epoch",
+          &epoch));
+  fail_unless_equals_int (epoch, 0);
+  gst_sample_unref (sample);
+  fail_unless (reaches (&p->pushed, 5));
+  fail_unless (stays (&p->pushed, 5));
+
+  /* stopping releases the waiting streaming thread */
+  fail_unless_equals_int (gst_element_set_state (h->element,
+          GST_STATE_NULL), GST_STATE_CHANGE_SUCCESS);
+  g_thread_join (thread);
+  fail_unless_equals_int (p->refused, 1);
+  fail_unless_equals_int (p->pushed, 5);
+  gst_harness_teardown (h);
+  g_free (p);
+}
+
+GST_END_TEST;
+
+/* appsink's own pull-sample drops the epoch ends before a batch unseen:
+ * that makes room too */
+GST_START_TEST (test_pull_sample_makes_room)
+{
+  GstHarness *h = gst_harness_new ("spdlappsink");
+  GstSample *sample = NULL;
+  GThread *thread;
+  EpochPusher *p;
+
+  gst_harness_set_src_caps_str (h, "application/x-test");
+  p = start_pusher (h, &thread);
+  fail_unless (reaches (&p->pushed, 4));
+  fail_unless (stays (&p->pushed, 4));
+  g_signal_emit_by_name (h->element, "try-pull-sample",
+      (GstClockTime) (100 * GST_MSECOND), &sample);
+  fail_unless (sample == NULL);
+  fail_unless (reaches (&p->pushed, N_EPOCH_ENDS));
+  g_thread_join (thread);
+  fail_unless_equals_int (p->refused, 0);
+  gst_harness_teardown (h);
+  g_free (p);
+}
+
+GST_END_TEST;
+
+static Suite *
+spdlappsink_suite (void)
+{
+  Suite *s = suite_create ("spdlappsink");
+  TCase *tc = tcase_create ("general");
+
+  suite_add_tcase (s, tc);
+  tcase_add_test (tc, test_epochs_ahead_bounded);
+  tcase_add_test (tc, test_pull_sample_makes_room);
+  return s;
+}
+
+SPDL_CHECK_MAIN (spdlappsink);
