@@ -3,6 +3,8 @@ import os
 import string
 from typing import List
 
+from .recipes import _quote
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 # installed: spdlgst/launch/ (meson install); in the source tree: pipelines/
 _DIRS = [os.path.join(HERE, "launch"), os.path.join(HERE, "..", "..", "pipelines")]
@@ -16,15 +18,18 @@ def available() -> List[str]:
 
 
 def launch_line(name: str, dataset, **overrides) -> str:
-    """The launch line of pipelines/NAME.launch for DATASET.
+    """The launch line of pipelines/NAME.launch for DATASET (quoted as a
+    launch line needs it).
 
     ``overrides`` replace element properties, e.g. ``batch_size=32`` turns
     ``batch-size=256`` into ``batch-size=32`` wherever it appears.
     """
     with open(os.path.join(PIPELINES, name + ".launch")) as f:
         lines = [l.strip() for l in f if l.strip() and not l.startswith("#")]
-    line = string.Template(" ".join(lines)).substitute(DATASET=dataset)
-    words = line.split()
+    location = _quote(os.fsdecode(dataset))
+    # word by word: the quoted location is one word, whatever it holds
+    words = [string.Template(w).substitute(DATASET=location)
+             for w in " ".join(lines).split()]
     for key, value in overrides.items():
         prop = key.replace("_", "-") + "="
         words = [prop + str(value) if w.startswith(prop) else w for w in words]

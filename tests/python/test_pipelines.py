@@ -5,6 +5,7 @@ from PIL import Image
 
 import spdlgst
 from spdlgst.pipelines import available, launch_line
+from test_checkpoint import make_folder
 
 CPU_PIPELINES = [p for p in available() if "cuda" not in p]
 
@@ -41,3 +42,11 @@ def test_png_frames_batch_through_decodebin(tmp_path):
     assert [b[0].shape for b in batches] == [(4, 10, 15, 3), (2, 10, 15, 3)]
     assert batches[1][0][1].mean() == pytest.approx(200, abs=1)
     assert (batches[0][1] == -1).all()    # no labels in a plain decoder chain
+
+
+@pytest.mark.parametrize("folder", ["sp ace/d s", 'we!rd"q', 'a "b c" ! d'])
+def test_location_with_spaces_and_quotes(tmp_path, folder):
+    root = make_folder(tmp_path / folder, 6)
+    line = launch_line("imagenet-val", root, batch_size=4)
+    with spdlgst.Loader(line) as loader:
+        assert sum(len(b.indices) for b in loader) == 6
