@@ -526,7 +526,8 @@ class Loader:
         return state
 
     def load_state_dict(self, state: Dict[str, Any]) -> None:
-        """Continues from a :meth:`state_dict`: call before iterating.
+        """Continues from a :meth:`state_dict`: call before the first batch
+        (after ``len()``, which starts the pipeline, is fine).
 
         The batches that follow are those the saved run would have produced
         next (same samples, order and random crops), into the following
@@ -535,14 +536,25 @@ class Loader:
         number of ranks may differ."""
         if self._src is None:
             raise TypeError("checkpointing needs spdlsrc in the pipeline")
-        if self._started:
+        if self._batches:
             raise RuntimeError("load_state_dict() must come before the "
-                               "first iteration")
+                               "first batch")
+        if self._started:
+            self._unstart()         # len() lists the dataset by starting
         src = self._src
         if not _state.restore(src, state, src.get_property("start-epoch"),
                               src.get_property("num-epochs")):
             self._eos = True
             self._started = True
+
+    def _unstart(self) -> None:
+        """Stops a pipeline that handed out no batch: the next iteration
+        starts it afresh, from spdlsrc's start properties."""
+        self.pipeline.set_state(Gst.State.NULL)
+        self._started = False
+        self._eos = False
+        self._epoch_open = False
+        self._in_epoch = 0
 
     def stats(self) -> Dict[str, Dict[str, Any]]:
         """The elements' statistics and this loader's own wait, as a dict.

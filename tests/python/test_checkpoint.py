@@ -114,6 +114,19 @@ def test_state_is_small_and_checked(tmp_path):
             loader.load_state_dict(state)
 
 
+
+def test_len_before_load_state_dict(tmp_path):
+    """An LR scheduler sized from len(loader) before the checkpoint is
+    restored: the resumed batches are those of a loader without len()."""
+    root = make_folder(tmp_path, 22)
+    line = train_line(root)
+    _, tail, state = run_interrupted(line, 3)
+    with spdlgst.Loader(line) as loader:
+        assert len(loader) == 6
+        loader.load_state_dict(state)
+        resumed = [fingerprint(b) for _ in range(3) for b in loader]
+    assert resumed == tail and len(tail) == 18 - 3
+
 def batch_sizes_on_three_ranks(location):
     """Per rank, per epoch: the batch sizes (checked against len())."""
     counts = []
