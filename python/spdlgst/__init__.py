@@ -28,7 +28,7 @@ import re
 import sys
 import time
 import weakref
-from typing import Any, Dict, Iterator, List, Optional
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 import gi
 
@@ -279,6 +279,10 @@ class Loader:
         self._epoch_open = False     # batches of an epoch pulled, not its end
         self._in_epoch = 0           # batches of that epoch pulled
         self._left_epoch = False     # the last loop broke off its epoch
+        # (epoch, offset) where the run ended without the pipeline seeing
+        # it (a restart past the last epoch, a state restored past it):
+        # the sink's resume-state still names an older position
+        self._end_position: Optional[Tuple[int, int]] = None
         self._skipped_before: Dict[str, int] = {}  # counts of earlier runs
         _live_loaders.add(self)
 
@@ -417,6 +421,7 @@ class Loader:
             left = src.get_property("start-epoch") + epochs - epoch
             if left <= 0:
                 self._eos = True
+                self._end_position = (epoch, 0)
                 return
             src.set_property("num-epochs", left)
         src.set_property("start-epoch", epoch)
@@ -520,7 +525,10 @@ class Loader:
         if self._src is None:
             raise TypeError("checkpointing needs spdlsrc in the pipeline")
         state = _state.capture(self.sink, self._src, self._batches)
-        if self._left_epoch and self._epoch is not None:
+        if self._end_position is not None:
+            state.update(epoch=self._end_position[0],
+                         offset=self._end_position[1])
+        elif self._left_epoch and self._epoch is not None:
             # what the next loop does: the rest of the epoch is left behind
             state.update(epoch=self._epoch + 1, offset=0)
         return state
@@ -542,10 +550,13 @@ class Loader:
         if self._started:
             self._unstart()         # len() lists the dataset by starting
         src = self._src
-        if not _state.restore(src, state, src.get_property("start-epoch"),
-                              src.get_property("num-epochs")):
+        if _state.restore(src, state, src.get_property("start-epoch"),
+                          src.get_property("num-epochs")):
+            self._end_position = None
+        else:
             self._eos = True
             self._started = True
+            self._end_position = (state["epoch"], state["offset"])
 
     def _unstart(self) -> None:
         """Stops a pipeline that handed out no batch: the next iteration

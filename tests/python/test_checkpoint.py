@@ -385,6 +385,33 @@ def test_state_after_break_is_the_next_epoch(tmp_path):
     assert rest_live == rest_resumed == full[6:]
 
 
+
+def position(loader):
+    state = loader.state_dict()
+    return state["epoch"], state["offset"]
+
+
+def test_state_stays_at_the_end_of_the_run(tmp_path):
+    """Once the last epoch is left, the state is the end of the run, for
+    every later (empty) loop, and in a loader restored from it."""
+    root = make_folder(tmp_path, 60)      # 15 batches an epoch, 3 epochs
+    line = train_line(root)
+    with spdlgst.Loader(line) as loader:
+        assert [len(list(loader)) for _ in range(2)] == [15, 15]
+        for i, _ in enumerate(loader):
+            if i == 2:
+                break                     # 12 batches of the last epoch left
+        positions = [position(loader)]
+        for _ in range(2):
+            assert list(loader) == []
+            positions.append(position(loader))
+        end = loader.state_dict()
+    assert positions == [(3, 0)] * 3
+    with spdlgst.Loader(line) as loader:
+        loader.load_state_dict(end)
+        assert list(loader) == []
+        assert position(loader) == (3, 0)
+
 def test_state_after_a_padded_last_batch(tmp_path):
     # rank 0 of 2 takes the last listed samples, which are bad: its last
     # batch is padded, and a checkpoint after it is the next epoch
