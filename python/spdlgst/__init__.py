@@ -474,7 +474,13 @@ class Loader:
     # -- information --------------------------------------------------------
 
     def __len__(self) -> int:
-        """Batches per epoch, once the pipeline is listed (after start())."""
+        """Batches of a whole epoch of the listed samples (starts the
+        pipeline to list them).
+
+        With spdlsrc num-shards >= 2 every rank yields this many per epoch
+        (skipped samples padded, spdlbatch pad-short-epochs); on one rank
+        skipped samples can make an epoch's batches fewer, and a resumed
+        epoch yields only its rest."""
         self.start()
         self.pipeline.get_state(10 * Gst.SECOND)
         src, batch = self._src, self._find("spdlbatch")

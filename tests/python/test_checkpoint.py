@@ -155,6 +155,20 @@ def test_equal_batches_on_three_ranks(tmp_path, kind):
     assert counts == [[[3, 3, 2]] * 2] * 3
 
 
+
+def test_one_rank_pads_nothing(tmp_path):
+    """What the README promises: equal batches per rank are for num-shards
+    >= 2; on one rank an epoch with skipped samples yields fewer batches
+    than len(loader)."""
+    root = make_folder(tmp_path, 20, bad=["bad0.jpg", "bad1.jpg",
+                                          "bad2.jpg", "bad3.jpg"])
+    line = (f"spdlsrc location={root} ! spdldecode width=8 height=8 ! "
+            "spdlbatch batch-size=3 ! spdlappsink name=sink")
+    with spdlgst.Loader(line) as loader:
+        sizes = [len(b.indices) for b in loader]
+        assert len(loader) == 8                  # 24 files listed
+    assert sizes == [3] * 6 + [2]                # 20 decoded
+
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
