@@ -28,7 +28,7 @@ import re
 import sys
 import time
 import weakref
-from typing import Any, Dict, Iterator, List, Optional
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 import gi
 
@@ -279,6 +279,10 @@ class Loader:
         self._epoch_open = False     # batches of an epoch pulled, not its end
         self._in_epoch = 0           # batches of that epoch pulled
         self._left_epoch = False     # the last loop broke off its epoch
+        # (epoch, offset) where the run ended without the pipeline seeing
+        # it (a restart past the last epoch, a state restored past it):
+        # the sink's resume-state still names an older position
+        self._end_position: Optional[Tuple[int, int]] = None
         self._skipped_before: Dict[str, int] = {}  # counts of earlier runs
         _live_loaders.add(self)
 
@@ -417,6 +421,7 @@ class Loader:
             left = src.get_property("start-epoch") + epochs - epoch
             if left <= 0:
                 self._eos = True
+                self._end_position = (epoch, 0)
                 return
             src.set_property("num-epochs", left)
         src.set_property("start-epoch", epoch)
@@ -469,7 +474,13 @@ class Loader:
     # -- information --------------------------------------------------------
 
     def __len__(self) -> int:
-        """Batches per epoch, once the pipeline is listed (after start())."""
+        """Batches of a whole epoch of the listed samples (starts the
+        pipeline to list them).
+
+        With spdlsrc num-shards >= 2 every rank yields this many per epoch
+        (skipped samples padded, spdlbatch pad-short-epochs); on one rank
+        skipped samples can make an epoch's batches fewer, and a resumed
+        epoch yields only its rest."""
         self.start()
         self.pipeline.get_state(10 * Gst.SECOND)
         src, batch = self._src, self._find("spdlbatch")
@@ -520,13 +531,17 @@ class Loader:
         if self._src is None:
             raise TypeError("checkpointing needs spdlsrc in the pipeline")
         state = _state.capture(self.sink, self._src, self._batches)
-        if self._left_epoch and self._epoch is not None:
+        if self._end_position is not None:
+            state.update(epoch=self._end_position[0],
+                         offset=self._end_position[1])
+        elif self._left_epoch and self._epoch is not None:
             # what the next loop does: the rest of the epoch is left behind
             state.update(epoch=self._epoch + 1, offset=0)
         return state
 
     def load_state_dict(self, state: Dict[str, Any]) -> None:
-        """Continues from a :meth:`state_dict`: call before iterating.
+        """Continues from a :meth:`state_dict`: call before the first batch
+        (after ``len()``, which starts the pipeline, is fine).
 
         The batches that follow are those the saved run would have produced
         next (same samples, order and random crops), into the following
@@ -535,14 +550,28 @@ class Loader:
         number of ranks may differ."""
         if self._src is None:
             raise TypeError("checkpointing needs spdlsrc in the pipeline")
-        if self._started:
+        if self._batches:
             raise RuntimeError("load_state_dict() must come before the "
-                               "first iteration")
+                               "first batch")
+        if self._started:
+            self._unstart()         # len() lists the dataset by starting
         src = self._src
-        if not _state.restore(src, state, src.get_property("start-epoch"),
-                              src.get_property("num-epochs")):
+        if _state.restore(src, state, src.get_property("start-epoch"),
+                          src.get_property("num-epochs")):
+            self._end_position = None
+        else:
             self._eos = True
             self._started = True
+            self._end_position = (state["epoch"], state["offset"])
+
+    def _unstart(self) -> None:
+        """Stops a pipeline that handed out no batch: the next iteration
+        starts it afresh, from spdlsrc's start properties."""
+        self.pipeline.set_state(Gst.State.NULL)
+        self._started = False
+        self._eos = False
+        self._epoch_open = False
+        self._in_epoch = 0
 
     def stats(self) -> Dict[str, Dict[str, Any]]:
         """The elements' statistics and this loader's own wait, as a dict.

@@ -19,6 +19,8 @@ logger = logging.getLogger("spdlgst")
 
 SKIPPED = "spdl-skipped"
 EPOCH_END = "spdl-epoch-end"
+# the application message that ends a drain
+_MARK = "spdlgst-drain-mark"
 # fields of an spdl-skipped structure that are not reasons
 _NOT_REASONS = {"total", "epoch", "suppressed"}
 # "reason: corrupt; 3 samples skipped so far" in a warning's debug detail
@@ -60,24 +62,40 @@ class BusLog:
         self.summarizing = set()
 
     def drain(self) -> None:
-        """Handles every queued message; raises the first error."""
+        """Handles the messages queued when it was called, in order; raises
+        the first error among them. Those posted meanwhile wait for the
+        next drain: a pipeline that posts faster than they are handled
+        (every sample undecodable, say) cannot hold the loop here."""
+        mark = self._post_mark()
         while True:
             msg = self.bus.pop()
-            if msg is None:
+            if msg is None or (msg.type == Gst.MessageType.APPLICATION and
+                               msg.get_seqnum() == mark):
                 return
-            kind = msg.type
-            if kind == Gst.MessageType.ERROR:
-                text, debug = _text(msg.parse_error)
-                raise self.make_error(text, debug,
-                                      msg.src.get_name() if msg.src else None)
-            if kind == Gst.MessageType.WARNING:
-                self._warning(msg)
-            elif kind == Gst.MessageType.INFO:
-                text, debug = _text(msg.parse_info)
-                logger.info("%s: %s", msg.src.get_name() if msg.src else "?", text)
-            elif kind == Gst.MessageType.ELEMENT:
-                self._element(msg)
-            # state changes, stream status, latency...: nothing to keep
+            self._handle(msg)
+
+    def _post_mark(self) -> int:
+        """Queues the message that ends a drain; returns its seqnum (a
+        mark left behind by a drain that raised is handled as nothing)."""
+        mark = Gst.Message.new_application(None, Gst.Structure.new_empty(_MARK))
+        seqnum = mark.get_seqnum()
+        self.bus.post(mark)
+        return seqnum
+
+    def _handle(self, msg: Gst.Message) -> None:
+        kind = msg.type
+        if kind == Gst.MessageType.ERROR:
+            text, debug = _text(msg.parse_error)
+            raise self.make_error(text, debug,
+                                  msg.src.get_name() if msg.src else None)
+        if kind == Gst.MessageType.WARNING:
+            self._warning(msg)
+        elif kind == Gst.MessageType.INFO:
+            text, debug = _text(msg.parse_info)
+            logger.info("%s: %s", msg.src.get_name() if msg.src else "?", text)
+        elif kind == Gst.MessageType.ELEMENT:
+            self._element(msg)
+        # state changes, stream status, latency, marks...: nothing to keep
 
     def _warning(self, msg: Gst.Message) -> None:
         text, debug = _text(msg.parse_warning)

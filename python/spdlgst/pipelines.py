@@ -1,7 +1,11 @@
 """The ready launch lines of pipelines/, with $DATASET filled in."""
 import os
 import string
-from typing import List
+from typing import List, Set
+
+from gi.repository import GObject, Gst
+
+from .recipes import _quote
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 # installed: spdlgst/launch/ (meson install); in the source tree: pipelines/
@@ -16,19 +20,88 @@ def available() -> List[str]:
 
 
 def launch_line(name: str, dataset, **overrides) -> str:
-    """The launch line of pipelines/NAME.launch for DATASET.
+    """The launch line of pipelines/NAME.launch for DATASET (quoted as a
+    launch line needs it).
 
-    ``overrides`` replace element properties, e.g. ``batch_size=32`` turns
-    ``batch-size=256`` into ``batch-size=32`` wherever it appears.
+    ``overrides`` set element properties, ``batch_size=32`` being
+    ``batch-size=32``: they replace the value wherever the line sets that
+    property, and are otherwise added to the one element of the line that
+    has it; ValueError when no element or more than one has it.
     """
+    Gst.init(None)
     with open(os.path.join(PIPELINES, name + ".launch")) as f:
         lines = [l.strip() for l in f if l.strip() and not l.startswith("#")]
-    line = string.Template(" ".join(lines)).substitute(DATASET=dataset)
-    words = line.split()
+    location = _quote(os.fsdecode(dataset))
+    # word by word: the quoted location is one word, whatever it holds
+    words = [string.Template(w).substitute(DATASET=location)
+             for w in " ".join(lines).split()]
+    elements = _elements(words)
     for key, value in overrides.items():
-        prop = key.replace("_", "-") + "="
-        words = [prop + str(value) if w.startswith(prop) else w for w in words]
-    return " ".join(words)
+        _set_property(name, elements, key.replace("_", "-"), _value(value))
+    return " ! ".join(" ".join(e) for e in elements)
+
+
+def _elements(words: List[str]) -> List[List[str]]:
+    """The words of each element of a line: [factory, prop=value, ...]."""
+    elements = [[]]
+    for word in words:
+        if word == "!":
+            elements.append([])
+        else:
+            elements[-1].append(word)
+    return elements
+
+
+def _value(value) -> str:
+    """A Python value as a launch line writes it."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return _quote(str(value))
+
+
+def _set_property(name: str, elements: List[List[str]], prop: str,
+                  value: str) -> None:
+    """Replaces PROP's value wherever the line sets it, or else adds it to
+    the one element that takes it."""
+    if not _replace(elements, prop + "=", value):
+        _owner(name, elements, prop).append(f"{prop}={value}")
+
+
+def _replace(elements: List[List[str]], assignment: str, value: str) -> bool:
+    found = False
+    for element in elements:
+        for i, word in enumerate(element[1:], 1):
+            if word.startswith(assignment):
+                element[i] = assignment + value
+                found = True
+    return found
+
+
+def _owner(name: str, elements: List[List[str]], prop: str) -> List[str]:
+    owners = [e for e in elements if prop in _writable_properties(e[0])]
+    if not owners:
+        raise ValueError(f"{prop!r}: no element of {name}.launch takes it "
+                         f"(its elements: {_factories(elements)})")
+    if len(owners) > 1:
+        raise ValueError(f"{prop!r} is not set in {name}.launch and several "
+                         f"of its elements take it ({_factories(owners)}): "
+                         "write a line that sets it on the one meant")
+    return owners[0]
+
+
+def _factories(elements: List[List[str]]) -> str:
+    return ", ".join(e[0] for e in elements)
+
+
+def _writable_properties(factory_name: str) -> Set[str]:
+    """The properties an element of that factory can be given (none for a
+    caps filter or a factory GStreamer does not find)."""
+    factory = Gst.ElementFactory.find(factory_name)
+    factory = factory.load() if factory is not None else None
+    if factory is None:
+        return set()
+    return {p.name for p in GObject.list_properties(factory.get_element_type())
+            if p.flags & GObject.ParamFlags.WRITABLE}
 
 
 def shard_location(base, count, prefix="train-", digits=6):

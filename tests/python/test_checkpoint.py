@@ -114,6 +114,19 @@ def test_state_is_small_and_checked(tmp_path):
             loader.load_state_dict(state)
 
 
+
+def test_len_before_load_state_dict(tmp_path):
+    """An LR scheduler sized from len(loader) before the checkpoint is
+    restored: the resumed batches are those of a loader without len()."""
+    root = make_folder(tmp_path, 22)
+    line = train_line(root)
+    _, tail, state = run_interrupted(line, 3)
+    with spdlgst.Loader(line) as loader:
+        assert len(loader) == 6
+        loader.load_state_dict(state)
+        resumed = [fingerprint(b) for _ in range(3) for b in loader]
+    assert resumed == tail and len(tail) == 18 - 3
+
 def batch_sizes_on_three_ranks(location):
     """Per rank, per epoch: the batch sizes (checked against len())."""
     counts = []
@@ -141,6 +154,20 @@ def test_equal_batches_on_three_ranks(tmp_path, kind):
     # 24 samples, 8 per rank: batches of 3, 3, 2 on every rank
     assert counts == [[[3, 3, 2]] * 2] * 3
 
+
+
+def test_one_rank_pads_nothing(tmp_path):
+    """What the README promises: equal batches per rank are for num-shards
+    >= 2; on one rank an epoch with skipped samples yields fewer batches
+    than len(loader)."""
+    root = make_folder(tmp_path, 20, bad=["bad0.jpg", "bad1.jpg",
+                                          "bad2.jpg", "bad3.jpg"])
+    line = (f"spdlsrc location={root} ! spdldecode width=8 height=8 ! "
+            "spdlbatch batch-size=3 ! spdlappsink name=sink")
+    with spdlgst.Loader(line) as loader:
+        sizes = [len(b.indices) for b in loader]
+        assert len(loader) == 8                  # 24 files listed
+    assert sizes == [3] * 6 + [2]                # 20 decoded
 
 def free_port():
     with socket.socket() as s:
@@ -371,6 +398,33 @@ def test_state_after_break_is_the_next_epoch(tmp_path):
         rest_resumed = [fingerprint(b) for _ in range(2) for b in loader]
     assert rest_live == rest_resumed == full[6:]
 
+
+
+def position(loader):
+    state = loader.state_dict()
+    return state["epoch"], state["offset"]
+
+
+def test_state_stays_at_the_end_of_the_run(tmp_path):
+    """Once the last epoch is left, the state is the end of the run, for
+    every later (empty) loop, and in a loader restored from it."""
+    root = make_folder(tmp_path, 60)      # 15 batches an epoch, 3 epochs
+    line = train_line(root)
+    with spdlgst.Loader(line) as loader:
+        assert [len(list(loader)) for _ in range(2)] == [15, 15]
+        for i, _ in enumerate(loader):
+            if i == 2:
+                break                     # 12 batches of the last epoch left
+        positions = [position(loader)]
+        for _ in range(2):
+            assert list(loader) == []
+            positions.append(position(loader))
+        end = loader.state_dict()
+    assert positions == [(3, 0)] * 3
+    with spdlgst.Loader(line) as loader:
+        loader.load_state_dict(end)
+        assert list(loader) == []
+        assert position(loader) == (3, 0)
 
 def test_state_after_a_padded_last_batch(tmp_path):
     # rank 0 of 2 takes the last listed samples, which are bad: its last

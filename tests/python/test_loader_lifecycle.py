@@ -223,3 +223,51 @@ def test_buslog_limits_and_summaries(caplog):
     with pytest.raises(spdlgst.LoaderError, match="dec: broken") as info:
         log.drain()
     assert info.value.debug == "detail"
+
+
+class Flood(logging.Handler):
+    """A pipeline outpacing the loop: each warning logged brings a new one
+    on the bus (up to a cap, so that an unbounded drain ends too)."""
+
+    def __init__(self, bus, element, cap=1000):
+        super().__init__()
+        self.bus, self.element, self.cap, self.posted = bus, element, cap, 0
+
+    def emit(self, record):
+        if self.posted < self.cap:
+            self.posted += 1
+            post_skip(self.bus, self.element, "corrupt", f"new{self.posted}.jpg")
+
+
+def logged_paths(caplog):
+    paths = [r.spdl_path for r in caplog.records if hasattr(r, "spdl_path")]
+    caplog.clear()
+    return paths
+
+
+def test_drain_returns_while_the_bus_floods(caplog):
+    """A drain handles what was queued when it began, in order; what comes
+    meanwhile waits for the next one, and an error still raises at once."""
+    caplog.set_level(logging.INFO, logger="spdlgst")
+    bus = Gst.Bus.new()
+    dec = Gst.ElementFactory.make("identity", "dec")
+    log = BusLog(bus, 10**6, spdlgst.LoaderError)
+    for i in range(3):
+        post_skip(bus, dec, "corrupt", f"old{i}.jpg")
+    flood = Flood(bus, dec)
+    logging.getLogger("spdlgst").addHandler(flood)
+    try:
+        log.drain()
+        assert logged_paths(caplog) == ["old0.jpg", "old1.jpg", "old2.jpg"]
+        log.drain()
+        assert logged_paths(caplog) == ["new1.jpg", "new2.jpg", "new3.jpg"]
+        bus.post(Gst.Message.new_error(dec, GLib.Error.new_literal(
+            Gst.StreamError.quark(), "broken", int(Gst.StreamError.DECODE)),
+            "detail"))
+        with pytest.raises(spdlgst.LoaderError, match="dec: broken"):
+            log.drain()
+        assert logged_paths(caplog) == ["new4.jpg", "new5.jpg", "new6.jpg"]
+        log.drain()
+        assert logged_paths(caplog) == ["new7.jpg", "new8.jpg", "new9.jpg"]
+    finally:
+        logging.getLogger("spdlgst").removeHandler(flood)
