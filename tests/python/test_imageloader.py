@@ -1,5 +1,6 @@
 """spdlgst.ImageLoader: torchvision's ImageNet recipes from arguments."""
 import pydoc
+import time
 
 import numpy as np
 import pytest
@@ -199,3 +200,54 @@ def test_reprs_and_help(kinds_dataset):
         assert word in text
     assert "tuple" in pydoc.render_doc(spdlgst.Batch)
     assert spdlgst.ImageLoader.__init__.__annotations__["batch_size"] in (int, "int")
+
+
+def _folder(root, ext, per_class=5, size=(40, 30)):
+    for cls in ("a", "b"):
+        (root / cls).mkdir(parents=True)
+        for i in range(per_class):
+            Image.new("RGB", size, (i * 40, 80, 120)).save(root / cls / f"{i}{ext}")
+    return root
+
+
+def test_undecodable_dataset_is_an_error(tmp_path):
+    # TIFFs are listed (as ImageFolder lists them) but not decoded: with
+    # unbounded epochs (the default) the loop used to spin forever
+    root = _folder(tmp_path / "tiffs", ".tif")
+    with spdlgst.ImageLoader(root, batch_size=4, size=16, log_limit=0) as loader:
+        with pytest.raises(spdlgst.LoaderError,
+                           match=r"No sample of epoch 0 could be decoded: all 10 "
+                                 r"were skipped \(unsupported-format: 10\)"):
+            for _ in loader:
+                pass
+
+
+def _settled(count, within_s=5.0, still_s=0.3):
+    """COUNT() once it stopped changing for STILL_S, or None."""
+    end = time.monotonic() + within_s
+    last = count()
+    while time.monotonic() < end:
+        time.sleep(still_s)
+        now = count()
+        if now == last:
+            return now
+        last = now
+    return None
+
+
+def test_epochs_without_batches_stay_bounded(tmp_path):
+    # drop_last with fewer samples than a batch: every epoch is empty, and
+    # the pipeline must not run epochs ahead of the loop without bound
+    root = _folder(tmp_path / "small", ".jpg")
+    with spdlgst.ImageLoader(root, batch_size=64, size=16, drop_last=True,
+                             output="numpy", threads=1) as loader:
+        assert len(loader) == 0
+        for _ in range(3):
+            assert sum(1 for _ in loader) == 0
+        read = _settled(lambda: next(
+            v["items-out"] for k, v in loader.stats().items()
+            if k.startswith("spdlsrc")))
+    # the pipeline waits for the loop (it ran 1,000 epochs a second ahead):
+    # 3 epochs looped, 4 queued, one waiting, and the samples in flight
+    assert read is not None, "spdlsrc kept reading"
+    assert read < (3 + 5) * 10 + 100, read
