@@ -406,7 +406,8 @@ gst_spdl_decode_class_init (GstSpdlDecodeClass * klass)
           GST_PARAM_MUTABLE_PLAYING));
   g_object_class_install_property (gobject_class, PROP_DCT_SCALING,
       g_param_spec_boolean ("dct-scaling", "DCT scaling",
-          "Downscale in the DCT domain when the target is much smaller",
+          "With exact=false, downscale JPEGs in the DCT domain once at least "
+          "2x the target",
           TRUE, READY_PARAM));
   g_object_class_install_property (gobject_class, PROP_REGION_DECODE,
       g_param_spec_boolean ("region-decode", "Region decode",
@@ -415,13 +416,14 @@ gst_spdl_decode_class_init (GstSpdlDecodeClass * klass)
   /**
    * GstSpdlDecode:exact:
    *
-   * TRUE: the pixels are PIL's (torchvision's) resize, bit for bit with
-   * #GstSpdlDecode:dct-scaling off, within 0.05 levels on average with it
-   * (used only at 4x the target). FALSE: faster, for users who accept
-   * pixels that differ slightly from PIL's: whenever the image is at least
-   * 2x the target, JPEGs are downscaled in the DCT domain (1/2, 1/4 or 1/8)
-   * to the smallest size still at least the target's, and the resize runs
-   * with 16-bit weights. The geometry (which region, the output size,
+   * TRUE: the pixels are PIL's (torchvision's) decode and resize, bit for
+   * bit: JPEGs are decoded at full resolution (#GstSpdlDecode:dct-scaling
+   * does not apply; region decoding skips only what the crop never reads).
+   * FALSE: faster, for users who accept pixels that differ slightly from
+   * PIL's: whenever the image is at least 2x the target (and
+   * #GstSpdlDecode:dct-scaling is on), JPEGs are downscaled in the DCT
+   * domain (1/2, 1/4 or 1/8) to the smallest size still at least the
+   * target's, and the resize runs with 16-bit weights. The geometry (which region, the output size,
    * flips), the limits and the order are the same either way; only pixel
    * values differ, by a tenth of a level on average on ImageNet-like
    * photos, under a level on large ones.

@@ -254,7 +254,8 @@ class ImageLoader(Loader):
       LOCAL_RANK): batches are uploaded by spdlcudaupload and arrive as CUDA
       tensors.
     - ``output``: "torch" (default) or "numpy".
-    - ``exact``: True (default): pixels are torchvision's (PIL's resize).
+    - ``exact``: True (default): pixels are torchvision's (PIL's decode
+      and resize), bit for bit.
       False: faster decoding (JPEGs downscaled in the DCT domain once the
       image is at least 2x the size asked for, a resize with 16-bit
       weights) whose pixels differ slightly from PIL's (well under a level

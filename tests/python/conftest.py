@@ -37,7 +37,7 @@ JPEG_KINDS = [
     (500, 333, "RGB", dict(quality=85, subsampling=1)),           # 4:2:2
     (640, 480, "RGB", dict(quality=90, progressive=True)),
     (1200, 900, "RGB", dict(quality=92)),
-    (2000, 1500, "RGB", dict(quality=92)),  # large: DCT-domain scaling
+    (2000, 1500, "RGB", dict(quality=92)),  # large: 8x the 256 resize
     (160, 120, "RGB", dict(quality=90)),    # smaller than the crop: upscale
     (333, 333, "L", dict(quality=90)),      # grayscale
     (400, 300, "CMYK", dict(quality=90)),   # Adobe CMYK
