@@ -227,7 +227,10 @@ list_class_folders (const gchar * root, GError ** error)
     gboolean is_dir = FALSE;
     gchar *full;
 
-    if (ent->d_name[0] == '.')
+    /* hidden folders are classes too (.ipynb_checkpoints): torchvision's
+     * find_classes() counts every folder, and labels must match it */
+    if (ent->d_name[0] == '.' && (ent->d_name[1] == '\0' ||
+            (ent->d_name[1] == '.' && ent->d_name[2] == '\0')))
       continue;
     full = g_build_filename (root, ent->d_name, NULL);
     is_directory (full, &is_dir);
@@ -238,6 +241,20 @@ list_class_folders (const gchar * root, GError ** error)
   closedir (dir);
   g_ptr_array_sort (classes, compare_strings);
   return classes;
+}
+
+/* A class folder without a sample keeps its label, as torchvision's
+ * find_classes() gives it (its ImageFolder refuses such a tree). */
+static void
+add_empty_class_warning (GstSpdlDataset * ds, const gchar * folder,
+    guint label)
+{
+  gchar *name = g_filename_display_name (folder);
+
+  g_ptr_array_add (ds->warnings, g_strdup_printf ("Class folder \"%s\" "
+          "holds no image: it still takes label %u, as torchvision's "
+          "ImageFolder counts it (and then refuses the tree)", name, label));
+  g_free (name);
 }
 
 /* Same samples, labels and order as torchvision.datasets.ImageFolder:
@@ -259,12 +276,16 @@ load_image_folder (GstSpdlDataset * ds, const gchar * root,
       g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL)
     };
 
+    guint64 before = ds->n_samples;
+
     collect_folders (&walk, g_ptr_array_index (classes, c));
     g_ptr_array_sort (walk.dirs, compare_strings);
     for (d = 0; d < walk.dirs->len; d++)
       list_folder_files (ds, &walk, g_ptr_array_index (walk.dirs, d), c);
     g_ptr_array_unref (walk.dirs);
     g_hash_table_unref (walk.visiting);
+    if (ds->n_samples == before)
+      add_empty_class_warning (ds, g_ptr_array_index (classes, c), c);
   }
   g_ptr_array_unref (classes);
   return TRUE;

@@ -16,7 +16,9 @@
  *
  * #GstSpdlSrc:location is a folder in ImageFolder layout (one sub-folder per
  * class, labels are the sorted class folders' indices, exactly as
- * torchvision's ImageFolder assigns them) or a manifest file with one
+ * torchvision's ImageFolder assigns them: hidden folders such as
+ * .ipynb_checkpoints are classes too, and a class folder without an image
+ * keeps its label, with a warning naming it) or a manifest file with one
  * `relative/path<TAB>label` per line.
  *
  * With #GstSpdlSrc:shuffle, each epoch is a permutation that depends only on

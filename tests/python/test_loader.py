@@ -34,8 +34,40 @@ def test_batches_equal_torchvision_dataloader(kinds_dataset):
         assert images.dtype == torch.uint8 and labels.dtype == torch.int64
         assert images.shape == ref_images.shape
         assert torch.equal(labels, ref_labels)
-        diff = (images.int() - ref_images.int()).abs().float().mean().item()
-        assert diff < 1.0, diff
+        assert torch.equal(images, ref_images)
+
+
+def _jpeg(path, shade):
+    from PIL import Image
+    path.parent.mkdir(parents=True, exist_ok=True)
+    Image.new("RGB", (40, 30), (shade, 100, 200)).save(path)
+
+
+def test_hidden_folders_labelled_as_imagefolder(tmp_path, caplog):
+    # torchvision counts every folder as a class, hidden ones too
+    # (.ipynb_checkpoints, .cache): skipping them shifted every label
+    for i, rel in enumerate([".hidden/4.jpg", "a/1.jpg", "c/3.JPG", "d/.5.jpg",
+                             "d/.sub/6.jpg"]):
+        _jpeg(tmp_path / "tree" / rel, 40 * i)
+    ref = ImageFolder(str(tmp_path / "tree"))
+    assert ref.classes == [".hidden", "a", "c", "d"]
+    with val_loader(tmp_path / "tree", batch=5) as loader:
+        (images, labels), = list(loader)
+    assert list(labels) == ref.targets == [0, 1, 2, 3, 3]
+
+    # a hidden folder without images (torchvision refuses the tree) still
+    # takes its label, with a warning naming it
+    (tmp_path / "tree" / ".hidden" / "4.jpg").unlink()
+    (tmp_path / "tree" / ".ipynb_checkpoints").mkdir()
+    with caplog.at_level("WARNING", logger="spdlgst"):
+        with val_loader(tmp_path / "tree", batch=4) as loader:
+            (images, labels), = list(loader)
+    warnings = [r.getMessage() for r in caplog.records
+                if "holds no image" in r.getMessage()]
+    assert list(labels) == [2, 3, 4, 4]
+    assert any('".hidden"' in w and "label 0" in w for w in warnings), warnings
+    assert any('".ipynb_checkpoints"' in w and "label 1" in w
+               for w in warnings), warnings
 
 
 def memory_range(sample, i):
