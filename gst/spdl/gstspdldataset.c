@@ -11,6 +11,7 @@
 #endif
 
 #include "gstspdldataset.h"
+#include "gstspdlimage.h"
 #include "gstspdlutil.h"
 
 #include <dirent.h>
@@ -344,6 +345,29 @@ parse_manifest_line (GstSpdlDataset * ds, gchar * line, gssize len,
   return TRUE;
 }
 
+/* An image given as the location (a common slip): the format whose
+ * signature @file starts with, else NULL. Only signatures no manifest line
+ * starts with (BMP's "BM" and PNM's "P6 " could). */
+static const gchar *
+image_instead_of_manifest (FILE * file)
+{
+  guint8 head[16];
+  gsize n = fread (head, 1, sizeof (head), file);
+  GstSpdlImageFormat format = gst_spdl_image_format_sniff (head, n);
+
+  rewind (file);
+  switch (format) {
+    case GST_SPDL_IMAGE_FORMAT_JPEG:
+    case GST_SPDL_IMAGE_FORMAT_PNG:
+    case GST_SPDL_IMAGE_FORMAT_WEBP:
+    case GST_SPDL_IMAGE_FORMAT_GIF:
+    case GST_SPDL_IMAGE_FORMAT_TIFF:
+      return gst_spdl_image_format_name (format);
+    default:
+      return NULL;
+  }
+}
+
 static gboolean
 load_manifest (GstSpdlDataset * ds, const gchar * location, GError ** error)
 {
@@ -354,10 +378,20 @@ load_manifest (GstSpdlDataset * ds, const gchar * location, GError ** error)
   gssize len;
   guint64 line_no = 0;
   gboolean ok = TRUE;
+  const gchar *image;
 
   if (file == NULL) {
     g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_OPEN_READ,
         "Could not open manifest \"%s\": %s", display, g_strerror (errno));
+    g_free (display);
+    return FALSE;
+  }
+  if ((image = image_instead_of_manifest (file))) {
+    g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_SETTINGS,
+        "\"%s\" is a %s image, not a dataset: location takes a folder of "
+        "class folders or a manifest of \"relative/path<TAB>label\" lines",
+        display, image);
+    fclose (file);
     g_free (display);
     return FALSE;
   }

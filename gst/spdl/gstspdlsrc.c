@@ -1474,7 +1474,7 @@ gst_spdl_src_start (GstBaseSrc * bsrc)
     return ok;
   }
 
-  if (g_str_has_prefix (location, "s3://"))
+  if (location && g_str_has_prefix (location, "s3://"))
     dataset = load_remote_dataset (src, location, extensions, NULL, &error);
   else if ((dataset = gst_spdl_dataset_load (location, extensions, &error)))
     dataset = load_remote_dataset (src, location, extensions, dataset,

@@ -674,6 +674,19 @@ GST_START_TEST (test_user_errors)
       "num-shards=2 shard-index=2", empty);
   assert_error (launch, "shard-index 2 is out of range", "num-shards (2)");
   g_free (launch);
+  /* no location: the error, no GLib critical (which fails the check) */
+  assert_error ("spdlsrc", "No dataset location given", NULL);
+  /* an image given as the location, not a manifest of binary lines */
+  {
+    gchar *image = g_build_filename (root, "photo.jpg", NULL);
+
+    spdl_test_write_jpeg (image, 16, 16, 0, 90, FALSE, FALSE);
+    launch = g_strdup_printf ("spdlsrc location=%s", image);
+    assert_error (launch, "is a JPEG image, not a dataset",
+        "a folder of class folders");
+    g_free (launch);
+    g_free (image);
+  }
 
   g_free (empty);
   g_free (bad_line);
