@@ -269,6 +269,8 @@ class Loader:
         self._started = False
         self._eos = False
         self._closed = False
+        # the error the pipeline stopped on: every later use raises it again
+        self._failure: Optional[LoaderError] = None
         self._torch = None
         if output == "torch":
             self._import_torch()     # now, not in the first epoch's timing
@@ -311,6 +313,7 @@ class Loader:
         """Starts the pipeline (done by the first iteration otherwise)."""
         if self._closed:
             raise LoaderError("the loader is closed")
+        self._raise_failure()
         if self._started:
             return
         self._started = True
@@ -318,8 +321,24 @@ class Loader:
 
     def _play(self) -> None:
         if self.pipeline.set_state(Gst.State.PLAYING) == Gst.StateChangeReturn.FAILURE:
+            self._drain()
+            self._failure = LoaderError("the pipeline could not start")
+            raise self._failure
+
+    def _drain(self) -> None:
+        """The bus's messages; an error among them stops the loader."""
+        try:
             self._buslog.drain()
-            raise LoaderError("the pipeline could not start")
+        except LoaderError as e:
+            self._failure = e
+            raise
+
+    def _raise_failure(self) -> None:
+        """After an error, the same error: the pipeline that stopped on it
+        would only report a failed state change or stream error."""
+        if self._failure is not None:
+            raise LoaderError(f"{self._failure} (this loader stopped on "
+                              "that error; make a new one to retry)")
 
     # -- iteration ----------------------------------------------------------
 
@@ -362,7 +381,7 @@ class Loader:
             started = time.perf_counter()
             sample = self.sink.emit("try-pull-batch", self._poll)
             self._wait += time.perf_counter() - started
-            self._buslog.drain()
+            self._drain()
             if sample is None:
                 if self.sink.get_property("eos"):
                     self._eos = True
@@ -410,7 +429,7 @@ class Loader:
         """Restarts the pipeline at the first sample of @epoch."""
         for reason, n in self.skipped().items():
             self._skipped_before[reason] = n
-        self._buslog.drain()
+        self._drain()
         # NULL, not READY: a sink flushes its queue only when it stops
         self.pipeline.set_state(Gst.State.NULL)
         self._epoch_open = False

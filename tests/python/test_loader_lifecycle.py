@@ -271,3 +271,24 @@ def test_drain_returns_while_the_bus_floods(caplog):
         assert logged_paths(caplog) == ["new7.jpg", "new8.jpg", "new9.jpg"]
     finally:
         logging.getLogger("spdlgst").removeHandler(flood)
+
+
+def test_error_raised_again_by_later_loops(tmp_path):
+    # after an error the stopped pipeline would only report "Internal data
+    # stream error" or a failed state change: the loader repeats the cause
+    from PIL import Image
+    for i in range(3):
+        (tmp_path / "tiffs" / "a").mkdir(parents=True, exist_ok=True)
+        Image.new("RGB", (20, 20)).save(tmp_path / "tiffs" / "a" / f"{i}.tif")
+    with loader(tmp_path / "tiffs", 2, log_limit=0) as L:
+        for _ in range(2):
+            with pytest.raises(spdlgst.LoaderError,
+                               match="No sample of epoch 0 could be decoded"):
+                for _ in L:
+                    pass
+    with loader(tmp_path / "missing", 2) as L:
+        with pytest.raises(spdlgst.LoaderError, match="does not exist"):
+            len(L)
+        with pytest.raises(spdlgst.LoaderError,
+                           match="does not exist.*make a new one"):
+            list(L)
