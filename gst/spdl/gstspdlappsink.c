@@ -42,10 +42,14 @@
  *
  * Batches must be pulled with the "pull-batch"/"try-pull-batch" signals
  * (they see the epochs' events) from an ordered spdldecode (the default).
- * The pipeline runs at most 4 epochs ahead of the application even when
- * its epochs hold no batch (drop-last with fewer samples than a batch):
- * the streaming thread waits at the end of a fifth until one of the queued
- * epoch ends is pulled (or dropped unseen by appsink's pull-sample).
+ * With them, the pipeline runs at most 4 epochs ahead of the application
+ * even when its epochs hold no batch (drop-last with fewer samples than a
+ * batch): the streaming thread waits at the end of a fifth until one of
+ * the queued epoch ends is pulled. That starts with the first pull-batch
+ * (one with a timeout of 0 before PLAYING returns %NULL at once and makes
+ * it hold from the first epoch); appsink's own pulls drop epoch ends
+ * unseen, and GStreamer 1.22's do not wake up for them: without pull-batch
+ * nothing waits.
  *
  * |[
  * gst-launch-1.0 spdlsrc location=/data/val ! spdldecode width=224 \
@@ -77,6 +81,8 @@ enum
 };
 
 #define DEFAULT_MAX_BUFFERS 4
+/* longest wait of a pull-batch between looks at appsink's queue */
+#define PULL_SLICE_US (20 * G_TIME_SPAN_MILLISECOND)
 #define CUDA_CAPS_FEATURE "memory:SpdlCUDA"
 
 static guint signals[LAST_SIGNAL];
@@ -406,26 +412,33 @@ epoch_end_released (gpointer data, GstMiniObject * where_the_event_was)
   gst_object_unref (self);
 }
 
-/* Streaming thread, before @event (an epoch end) is queued: waits while
- * the queue holds the most allowed, then counts it until it is released.
- * FALSE when flushing or stopping. */
+/* Streaming thread (PREROLL_LOCK held), before @event (an epoch end) is
+ * queued: for a pull-batch consumer, waits while the queue holds the most
+ * allowed; counts it until it is released. FALSE when flushing or
+ * stopping. */
 static gboolean
 queue_epoch_end (GstSpdlAppSink * self, GstEvent * event)
 {
-  gboolean ok;
-
   g_mutex_lock (&self->epoch_lock);
-  while (!self->unlocked &&
-      self->epochs_queued >= GST_SPDL_APP_SINK_MAX_EPOCHS)
+  while (self->batch_consumer &&
+      self->epochs_queued >= GST_SPDL_APP_SINK_MAX_EPOCHS) {
+    if (self->unlocked) {
+      /* pausing or flushing: as appsink's render, wait for PLAYING again
+       * (the event stays ours), or give up when flushing */
+      self->unlocked = FALSE;
+      g_mutex_unlock (&self->epoch_lock);
+      if (gst_base_sink_wait_preroll (GST_BASE_SINK (self)) != GST_FLOW_OK)
+        return FALSE;
+      g_mutex_lock (&self->epoch_lock);
+      continue;
+    }
     g_cond_wait (&self->epoch_cond, &self->epoch_lock);
-  ok = !self->unlocked;
-  if (ok)
-    self->epochs_queued++;
+  }
+  self->epochs_queued++;
   g_mutex_unlock (&self->epoch_lock);
-  if (ok)
-    gst_mini_object_weak_ref (GST_MINI_OBJECT (event), epoch_end_released,
-        gst_object_ref (self));
-  return ok;
+  gst_mini_object_weak_ref (GST_MINI_OBJECT (event), epoch_end_released,
+      gst_object_ref (self));
+  return TRUE;
 }
 
 static gboolean
@@ -502,6 +515,28 @@ account (GstSpdlAppSink * self, gint64 start_us, GstSample * batch,
   }
 }
 
+/* appsink's next object within @deadline (monotonic us, G_MAXINT64: none),
+ * waiting in slices: GStreamer 1.22's appsink does not wake a waiting pull
+ * for a queued event, and an epoch end may be all that comes. NULL at the
+ * deadline, EOS or when stopping or flushing. */
+static GstMiniObject *
+pull_object_until (GstSpdlAppSink * self, gint64 deadline)
+{
+  for (;;) {
+    gint64 now = g_get_monotonic_time ();
+    gint64 slice = MIN (deadline - now, PULL_SLICE_US);
+    GstMiniObject *obj;
+
+    obj = gst_app_sink_try_pull_object (GST_APP_SINK (self),
+        MAX (slice, 0) * GST_USECOND);
+    if (obj != NULL || slice <= 0)
+      return obj;
+    /* back before the slice ended: EOS, stopping or flushing */
+    if (g_get_monotonic_time () - now < slice)
+      return NULL;
+  }
+}
+
 static GstSample *
 gst_spdl_app_sink_try_pull_batch (GstSpdlAppSink * self, GstClockTime timeout)
 {
@@ -509,13 +544,13 @@ gst_spdl_app_sink_try_pull_batch (GstSpdlAppSink * self, GstClockTime timeout)
   gint64 deadline = GST_CLOCK_TIME_IS_VALID (timeout) ?
       start + (gint64) (timeout / GST_USECOND) : G_MAXINT64;
 
+  /* this consumer pulls every epoch end: the pipeline may wait for it */
+  g_mutex_lock (&self->epoch_lock);
+  self->batch_consumer = TRUE;
+  g_mutex_unlock (&self->epoch_lock);
   for (;;) {
-    GstClockTime left = GST_CLOCK_TIME_NONE;
-    GstMiniObject *obj;
+    GstMiniObject *obj = pull_object_until (self, deadline);
 
-    if (deadline != G_MAXINT64)
-      left = MAX (deadline - g_get_monotonic_time (), 0) * GST_USECOND;
-    obj = gst_app_sink_try_pull_object (GST_APP_SINK (self), left);
     if (obj == NULL) {
       account (self, start, NULL, FALSE);
       return NULL;

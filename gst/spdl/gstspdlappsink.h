@@ -49,12 +49,14 @@ struct _GstSpdlAppSink
   guint64 resume_offset;
   GstSpdlEpochPlan plan;
 
-  /* epoch ends in appsink's queue, under epoch_lock: the streaming thread
-   * waits on epoch_cond while it holds GST_SPDL_APP_SINK_MAX_EPOCHS */
+  /* epoch ends in appsink's queue, under epoch_lock: for a consumer of
+   * pull-batch, the streaming thread waits on epoch_cond while it holds
+   * GST_SPDL_APP_SINK_MAX_EPOCHS */
   GMutex epoch_lock;
   GCond epoch_cond;
   guint epochs_queued;
-  gboolean unlocked;            /* flushing or stopping */
+  gboolean batch_consumer;      /* pull-batch used: it pulls epoch ends */
+  gboolean unlocked;            /* pausing, flushing or stopping */
 };
 
 /* epoch ends the pipeline may have queued ahead of the application */

@@ -320,6 +320,9 @@ class Loader:
         self._play()
 
     def _play(self) -> None:
+        # a pull-batch before the start (None: nothing yet) makes the sink
+        # hold the pipeline 4 epochs ahead at most from its first epoch
+        self.sink.emit("try-pull-batch", 0)
         if self.pipeline.set_state(Gst.State.PLAYING) == Gst.StateChangeReturn.FAILURE:
             self._drain()
             self._failure = LoaderError("the pipeline could not start")

@@ -8,6 +8,7 @@
  */
 #include <gst/check/gstcheck.h>
 #include <gst/check/gstharness.h>
+#include <gst/app/gstappsink.h>
 
 #include "gstspdlmeta.h"
 #include "spdlcheckmain.h"
@@ -94,6 +95,8 @@ GST_START_TEST (test_epochs_ahead_bounded)
   guint epoch;
 
   gst_harness_set_src_caps_str (h, "application/x-test");
+  /* a consumer of pull-batch */
+  fail_unless (pull_batch_within (h, 0) == NULL);
   p = start_pusher (h, &thread);
   fail_unless (reaches (&p->pushed, 4));
   fail_unless (stays (&p->pushed, 4), "%d epoch ends queued",
@@ -122,23 +125,119 @@ GST_START_TEST (test_epochs_ahead_bounded)
 
 GST_END_TEST;
 
-/* appsink's own pull-sample drops the epoch ends before a batch unseen:
- * that makes room too */
-GST_START_TEST (test_pull_sample_makes_room)
+/* Pulls epoch ends from their own thread until @n or a 5 s timeout */
+typedef struct
+{
+  GstHarness *h;
+  guint n;
+  guint epochs[N_EPOCH_ENDS];
+  gint pulled;
+} EpochPuller;
+
+static gpointer
+pull_epoch_ends (gpointer data)
+{
+  EpochPuller *q = data;
+
+  while ((guint) g_atomic_int_get (&q->pulled) < q->n) {
+    GstSample *sample = pull_batch (q->h);
+    guint i = g_atomic_int_get (&q->pulled);
+
+    if (sample == NULL)
+      break;
+    gst_structure_get_uint (gst_sample_get_info (sample), "epoch",
+        &q->epochs[i]);
+    gst_sample_unref (sample);
+    g_atomic_int_inc (&q->pulled);
+  }
+  return NULL;
+}
+
+/* A consumer already waiting when epoch ends arrive gets them all, in
+ * order (GStreamer 1.22's appsink does not wake a waiting pull for an
+ * event; without its slices pull-batch slept while the pipeline waited) */
+GST_START_TEST (test_waiting_consumer_gets_epoch_ends)
 {
   GstHarness *h = gst_harness_new ("spdlappsink");
-  GstSample *sample = NULL;
+  EpochPuller q = { h, N_EPOCH_ENDS, {0}, 0 };
+  GThread *puller, *thread;
+  EpochPusher *p;
+  guint i;
+
+  gst_harness_set_src_caps_str (h, "application/x-test");
+  fail_unless (pull_batch_within (h, 0) == NULL);
+  puller = g_thread_new ("puller", pull_epoch_ends, &q);
+  g_usleep (100 * 1000);
+  p = start_pusher (h, &thread);
+  fail_unless (reaches (&q.pulled, N_EPOCH_ENDS), "%d pulled",
+      g_atomic_int_get (&q.pulled));
+  g_thread_join (puller);
+  g_thread_join (thread);
+  fail_unless_equals_int (p->pushed, N_EPOCH_ENDS);
+  for (i = 0; i < N_EPOCH_ENDS; i++)
+    fail_unless_equals_int (q.epochs[i], i);
+  gst_harness_teardown (h);
+  g_free (p);
+}
+
+GST_END_TEST;
+
+/* Without pull-batch (appsink's own pulls drop epoch ends unseen) nothing
+ * waits: a pull-sample consumer gets EOS after many empty epochs */
+GST_START_TEST (test_pull_sample_consumer_never_waits)
+{
+  GstHarness *h = gst_harness_new ("spdlappsink");
   GThread *thread;
   EpochPusher *p;
 
   gst_harness_set_src_caps_str (h, "application/x-test");
   p = start_pusher (h, &thread);
+  fail_unless (reaches (&p->pushed, N_EPOCH_ENDS));
+  g_thread_join (thread);
+  fail_unless_equals_int (p->refused, 0);
+  fail_unless (gst_harness_push_event (h, gst_event_new_eos ()));
+  fail_unless (gst_app_sink_try_pull_sample (GST_APP_SINK (h->element),
+          5 * GST_SECOND) == NULL);
+  fail_unless (gst_app_sink_is_eos (GST_APP_SINK (h->element)));
+  gst_harness_teardown (h);
+  g_free (p);
+}
+
+GST_END_TEST;
+
+/* Pausing while the streaming thread waits keeps the epoch end: it is
+ * queued once playing again */
+GST_START_TEST (test_pause_keeps_waiting_epoch_end)
+{
+  GstHarness *h = gst_harness_new ("spdlappsink");
+  GstSample *sample;
+  GThread *thread;
+  EpochPusher *p;
+  guint i, epoch;
+
+  gst_harness_set_src_caps_str (h, "application/x-test");
+  fail_unless (pull_batch_within (h, 0) == NULL);
+  /* a batch first: the sink prerolls and plays */
+  fail_unless_equals_int (gst_harness_push (h, gst_buffer_new ()),
+      GST_FLOW_OK);
+  p = start_pusher (h, &thread);
   fail_unless (reaches (&p->pushed, 4));
   fail_unless (stays (&p->pushed, 4));
-  g_signal_emit_by_name (h->element, "try-pull-sample",
-      (GstClockTime) (100 * GST_MSECOND), &sample);
-  fail_unless (sample == NULL);
-  fail_unless (reaches (&p->pushed, N_EPOCH_ENDS));
+  gst_element_set_state (h->element, GST_STATE_PAUSED);
+  fail_unless (stays (&p->pushed, 4));
+  gst_element_set_state (h->element, GST_STATE_PLAYING);
+
+  sample = pull_batch (h);
+  fail_unless (sample != NULL && gst_sample_get_buffer (sample) != NULL);
+  gst_sample_unref (sample);
+  for (i = 0; i < N_EPOCH_ENDS; i++) {
+    sample = pull_batch (h);
+    fail_unless (sample != NULL, "epoch end %u missing", i);
+    fail_unless (gst_structure_get_uint (gst_sample_get_info (sample),
+            "epoch", &epoch));
+    fail_unless_equals_int (epoch, i);
+    gst_sample_unref (sample);
+  }
   g_thread_join (thread);
   fail_unless_equals_int (p->refused, 0);
   gst_harness_teardown (h);
@@ -155,7 +254,9 @@ spdlappsink_suite (void)
 
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_epochs_ahead_bounded);
-  tcase_add_test (tc, test_pull_sample_makes_room);
+  tcase_add_test (tc, test_waiting_consumer_gets_epoch_ends);
+  tcase_add_test (tc, test_pull_sample_consumer_never_waits);
+  tcase_add_test (tc, test_pause_keeps_waiting_epoch_end);
   return s;
 }
 
