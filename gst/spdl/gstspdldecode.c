@@ -38,11 +38,13 @@
  * that follows it), or one whose decode needs more than
  * #GstSpdlDecode:max-decode-memory or #GstSpdlDecode:max-scans, is dropped
  * with a warning naming the file and the reason, counted by reason
- * (#GstSpdlDecode:error-counts) and against #GstSpdlDecode:max-errors. An
- * epoch of which every sample had to be skipped is an error, whatever
- * max-errors allows (a dataset of files this element cannot decode would
- * otherwise go round its epochs without ever producing a sample); the rest
- * of an epoch resumed mid-way is not.
+ * (#GstSpdlDecode:error-counts) and against #GstSpdlDecode:max-errors.
+ * Whatever max-errors allows, it is an error when an epoch ends and no
+ * sample has been decoded since the start while at least 16 were skipped
+ * (a dataset of files this element cannot decode would otherwise go round
+ * its epochs without ever producing a sample; the 16 keep a rank whose
+ * share of a few samples was all bad by chance going). The end of an epoch
+ * resumed mid-way is not such a check.
  *
  * Output caps follow downstream: RGB (packed) or RGBP (planar, what
  * spdlbatch layout=nchw prefers), or GRAY8 with #GstSpdlDecode:format.
@@ -1560,6 +1562,10 @@ start_epoch (GstSpdlDecode * self, GstEvent * event)
   GST_OBJECT_UNLOCK (self);
 }
 
+/* samples skipped since the start, with no sample decoded, before the
+ * element concludes that none can be */
+#define MIN_SKIPPED_TO_FAIL 16
+
 /* "reason: n, reason: n" of the non-zero counts */
 static gchar *
 describe_reasons (const guint64 * counts, const gchar ** names, guint n)
@@ -1574,8 +1580,38 @@ describe_reasons (const guint64 * counts, const gchar ** names, guint n)
   return g_string_free (s, FALSE);
 }
 
+/* At the end of @epoch of which every sample was skipped: FALSE, with an
+ * error posted, when no sample has been decoded since the start and at
+ * least MIN_SKIPPED_TO_FAIL were skipped. */
+static gboolean
+nothing_decodable (GstSpdlDecode * self, guint epoch)
+{
+  guint64 counts[GST_SPDL_DECODE_N_ERRORS], decoded, skipped;
+  const gchar *names[GST_SPDL_DECODE_N_ERRORS];
+  gchar *reasons;
+  gint i;
+
+  GST_OBJECT_LOCK (self);
+  decoded = self->decoded;
+  skipped = self->errors;
+  for (i = 0; i < GST_SPDL_DECODE_N_ERRORS; i++) {
+    counts[i] = self->errors_by_reason[i];
+    names[i] = gst_spdl_decode_error_reason (i);
+  }
+  GST_OBJECT_UNLOCK (self);
+  if (decoded > 0 || skipped < MIN_SKIPPED_TO_FAIL)
+    return TRUE;
+  reasons = describe_reasons (counts, names, GST_SPDL_DECODE_N_ERRORS);
+  GST_ELEMENT_ERROR (self, STREAM, DECODE,
+      ("No sample could be decoded: all %" G_GUINT64_FORMAT " up to the "
+          "end of epoch %u were skipped (%s)", skipped, epoch, reasons),
+      ("no decodable sample since the start, whatever max-errors allows"));
+  g_free (reasons);
+  return FALSE;
+}
+
 /* When an epoch's end passes: its skipped samples by reason, if any.
- * FALSE, with an error posted, when the whole epoch was skipped. */
+ * FALSE, with an error posted, when nothing is decodable (see above). */
 static gboolean
 end_epoch (GstSpdlDecode * self, GstEvent * event)
 {
@@ -1608,19 +1644,8 @@ end_epoch (GstSpdlDecode * self, GstEvent * event)
   gst_element_post_message (GST_ELEMENT (self),
       gst_spdl_skipped_message_new (GST_ELEMENT (self), epoch, counts,
           names, GST_SPDL_DECODE_N_ERRORS, suppressed));
-  if (decoded == 0 && !resumed) {
-    gchar *reasons = describe_reasons (counts, names,
-        GST_SPDL_DECODE_N_ERRORS);
-
-    GST_ELEMENT_ERROR (self, STREAM, DECODE,
-        ("No sample of epoch %u could be decoded: all %" G_GUINT64_FORMAT
-            " were skipped (%s)", epoch, total, reasons),
-        ("every sample of the epoch failed, whatever max-errors allows: "
-            "the next epochs would fail the same way"));
-    g_free (reasons);
-    return FALSE;
-  }
-  return TRUE;
+  /* checked at the end of an epoch without a decoded sample */
+  return decoded > 0 || resumed || nothing_decodable (self, epoch);
 }
 
 static GstFlowReturn

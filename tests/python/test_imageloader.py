@@ -216,8 +216,9 @@ def test_undecodable_dataset_is_an_error(tmp_path):
     root = _folder(tmp_path / "tiffs", ".tif")
     with spdlgst.ImageLoader(root, batch_size=4, size=16, log_limit=0) as loader:
         with pytest.raises(spdlgst.LoaderError,
-                           match=r"No sample of epoch 0 could be decoded: all 10 "
-                                 r"were skipped \(unsupported-format: 10\)"):
+                           match=r"No sample could be decoded: all 20 up to "
+                                 r"the end of epoch 1 were skipped "
+                                 r"\(unsupported-format: 20\)"):
             for _ in loader:
                 pass
 

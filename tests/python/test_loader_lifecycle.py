@@ -280,10 +280,13 @@ def test_error_raised_again_by_later_loops(tmp_path):
     for i in range(3):
         (tmp_path / "tiffs" / "a").mkdir(parents=True, exist_ok=True)
         Image.new("RGB", (20, 20)).save(tmp_path / "tiffs" / "a" / f"{i}.tif")
-    with loader(tmp_path / "tiffs", 2, log_limit=0) as L:
+    line = (f"spdlsrc location={tmp_path / 'tiffs'} ! spdldecode width=32 "
+            "height=32 max-errors=0 ! spdlbatch batch-size=2 ! "
+            "spdlappsink name=sink")
+    with spdlgst.Loader(line, log_limit=0) as L:
         for _ in range(2):
             with pytest.raises(spdlgst.LoaderError,
-                               match="No sample of epoch 0 could be decoded"):
+                               match=r"spdldecode.*more than max-errors=0"):
                 for _ in L:
                     pass
     with loader(tmp_path / "missing", 2) as L:
