@@ -13,9 +13,9 @@
  * Decodes JPEG samples with libjpeg-turbo on a pool of native threads
  * (#GstSpdlDecode:threads, each with its own decompressor), with the resize
  * and crop of a training or validation recipe fused into the decode:
- * libjpeg-turbo downscales in the DCT domain when the target is much smaller
- * than the image and decodes only the rows and columns the crop keeps; the
- * resize is the antialiased bilinear of PIL, so results match torchvision's.
+ * libjpeg-turbo decodes only the rows and columns the crop keeps, and the
+ * resize is the antialiased bilinear of PIL, so results are torchvision's,
+ * bit for bit.
  * With #GstSpdlDecode:exact false, decoding is faster and pixels differ
  * slightly from PIL's (DCT-domain scaling from 2x the target, a resize with
  * 16-bit weights); crops, sizes and order stay the same.

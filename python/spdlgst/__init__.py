@@ -589,6 +589,8 @@ class Loader:
     def _unstart(self) -> None:
         """Stops a pipeline that handed out no batch: the next iteration
         starts it afresh, from spdlsrc's start properties."""
+        # its warnings first: stopping flushes the bus
+        self._drain()
         self.pipeline.set_state(Gst.State.NULL)
         self._started = False
         self._eos = False

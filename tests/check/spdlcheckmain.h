@@ -14,9 +14,10 @@
 #include <unistd.h>
 
 /* With CK_FORK=no (the valgrind setup) a failed check returns before its
- * teardown: its elements keep running, and gst_deinit() at exit would wait
- * for their tasks until the test's timeout. The failure is reported by
- * then, so the process ends without the exit handlers. */
+ * teardown: its elements keep running, and once the remaining tests ran,
+ * gst_deinit() at exit would wait for their tasks until the test's
+ * timeout. The failures are reported by then, so the process ends without
+ * the exit handlers. */
 static inline int
 spdl_check_finish (int failures)
 {
