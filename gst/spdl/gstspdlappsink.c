@@ -104,10 +104,9 @@ static GstSample *gst_spdl_app_sink_try_pull_sample (GstAppSink * appsink,
     GstClockTime timeout);
 static GstSample *gst_spdl_app_sink_pull_sample (GstAppSink * appsink);
 static gboolean gst_spdl_app_sink_start (GstBaseSink * sink);
+static gboolean gst_spdl_app_sink_stop (GstBaseSink * sink);
 static gboolean gst_spdl_app_sink_event (GstBaseSink * sink,
     GstEvent * event);
-static gboolean gst_spdl_app_sink_unlock (GstBaseSink * sink);
-static gboolean gst_spdl_app_sink_unlock_stop (GstBaseSink * sink);
 static GstFlowReturn gst_spdl_app_sink_render (GstBaseSink * sink,
     GstBuffer * buffer);
 static void gst_spdl_app_sink_finalize (GObject * object);
@@ -194,10 +193,8 @@ gst_spdl_app_sink_class_init (GstSpdlAppSinkClass * klass)
   appsink_class->try_pull_sample = gst_spdl_app_sink_try_pull_sample;
   appsink_class->pull_sample = gst_spdl_app_sink_pull_sample;
   basesink_class->start = GST_DEBUG_FUNCPTR (gst_spdl_app_sink_start);
+  basesink_class->stop = GST_DEBUG_FUNCPTR (gst_spdl_app_sink_stop);
   basesink_class->event = GST_DEBUG_FUNCPTR (gst_spdl_app_sink_event);
-  basesink_class->unlock = GST_DEBUG_FUNCPTR (gst_spdl_app_sink_unlock);
-  basesink_class->unlock_stop =
-      GST_DEBUG_FUNCPTR (gst_spdl_app_sink_unlock_stop);
   basesink_class->render = GST_DEBUG_FUNCPTR (gst_spdl_app_sink_render);
 
   gst_element_class_set_static_metadata (element_class,
@@ -217,7 +214,6 @@ gst_spdl_app_sink_init (GstSpdlAppSink * self)
       "drop", FALSE, "enable-last-sample", FALSE, NULL);
   gst_spdl_stats_init (&self->waits);
   g_mutex_init (&self->epoch_lock);
-  g_cond_init (&self->epoch_cond);
 }
 
 static void
@@ -228,7 +224,6 @@ gst_spdl_app_sink_finalize (GObject * object)
   gst_clear_caps (&self->last_caps);
   gst_spdl_stats_clear (&self->waits);
   g_mutex_clear (&self->epoch_lock);
-  g_cond_clear (&self->epoch_cond);
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
 
@@ -397,6 +392,19 @@ gst_spdl_app_sink_start (GstBaseSink * sink)
   return GST_BASE_SINK_CLASS (parent_class)->start (sink);
 }
 
+/* A run is over: the next one waits for a pull-batch consumer again (one
+ * that pulls before PLAYING is seen before the start) */
+static gboolean
+gst_spdl_app_sink_stop (GstBaseSink * sink)
+{
+  GstSpdlAppSink *self = GST_SPDL_APP_SINK (sink);
+
+  g_mutex_lock (&self->epoch_lock);
+  self->batch_consumer = FALSE;
+  g_mutex_unlock (&self->epoch_lock);
+  return GST_BASE_SINK_CLASS (parent_class)->stop (sink);
+}
+
 /* An epoch end left appsink's queue: pulled, dropped unseen by
  * pull-sample, or flushed. Holds a ref of the sink from queueing. */
 static void
@@ -407,35 +415,38 @@ epoch_end_released (gpointer data, GstMiniObject * where_the_event_was)
   g_mutex_lock (&self->epoch_lock);
   if (self->epochs_queued > 0)
     self->epochs_queued--;
-  g_cond_broadcast (&self->epoch_cond);
   g_mutex_unlock (&self->epoch_lock);
   gst_object_unref (self);
 }
 
 /* Streaming thread (PREROLL_LOCK held), before @event (an epoch end) is
  * queued: for a pull-batch consumer, waits while the queue holds the most
- * allowed; counts it until it is released. FALSE when flushing or
- * stopping. */
+ * allowed; counts it until it is released. The wait is on basesink's
+ * preroll condition, in slices, so that the PREROLL_LOCK is free for state
+ * changes (pausing, playing) and flushes meanwhile; nothing signals it when
+ * room is made (a signal there would end a wait for PLAYING). FALSE when
+ * flushing or stopping. */
 static gboolean
 queue_epoch_end (GstSpdlAppSink * self, GstEvent * event)
 {
-  g_mutex_lock (&self->epoch_lock);
-  while (self->batch_consumer &&
-      self->epochs_queued >= GST_SPDL_APP_SINK_MAX_EPOCHS) {
-    if (self->unlocked) {
-      /* pausing or flushing: as appsink's render, wait for PLAYING again
-       * (the event stays ours), or give up when flushing */
-      self->unlocked = FALSE;
-      g_mutex_unlock (&self->epoch_lock);
-      if (gst_base_sink_wait_preroll (GST_BASE_SINK (self)) != GST_FLOW_OK)
-        return FALSE;
-      g_mutex_lock (&self->epoch_lock);
-      continue;
-    }
-    g_cond_wait (&self->epoch_cond, &self->epoch_lock);
+  GstBaseSink *sink = GST_BASE_SINK (self);
+
+  for (;;) {
+    gboolean room;
+
+    if (sink->flushing)
+      return FALSE;
+    g_mutex_lock (&self->epoch_lock);
+    room = !self->batch_consumer ||
+        self->epochs_queued < GST_SPDL_APP_SINK_MAX_EPOCHS;
+    if (room)
+      self->epochs_queued++;
+    g_mutex_unlock (&self->epoch_lock);
+    if (room)
+      break;
+    GST_BASE_SINK_PREROLL_WAIT_UNTIL (sink, g_get_monotonic_time () +
+        PULL_SLICE_US);
   }
-  self->epochs_queued++;
-  g_mutex_unlock (&self->epoch_lock);
   gst_mini_object_weak_ref (GST_MINI_OBJECT (event), epoch_end_released,
       gst_object_ref (self));
   return TRUE;
@@ -451,29 +462,6 @@ gst_spdl_app_sink_event (GstBaseSink * sink, GstEvent * event)
     return FALSE;
   }
   return GST_BASE_SINK_CLASS (parent_class)->event (sink, event);
-}
-
-static gboolean
-gst_spdl_app_sink_unlock (GstBaseSink * sink)
-{
-  GstSpdlAppSink *self = GST_SPDL_APP_SINK (sink);
-
-  g_mutex_lock (&self->epoch_lock);
-  self->unlocked = TRUE;
-  g_cond_broadcast (&self->epoch_cond);
-  g_mutex_unlock (&self->epoch_lock);
-  return GST_BASE_SINK_CLASS (parent_class)->unlock (sink);
-}
-
-static gboolean
-gst_spdl_app_sink_unlock_stop (GstBaseSink * sink)
-{
-  GstSpdlAppSink *self = GST_SPDL_APP_SINK (sink);
-
-  g_mutex_lock (&self->epoch_lock);
-  self->unlocked = FALSE;
-  g_mutex_unlock (&self->epoch_lock);
-  return GST_BASE_SINK_CLASS (parent_class)->unlock_stop (sink);
 }
 
 static GstFlowReturn

@@ -50,13 +50,11 @@ struct _GstSpdlAppSink
   GstSpdlEpochPlan plan;
 
   /* epoch ends in appsink's queue, under epoch_lock: for a consumer of
-   * pull-batch, the streaming thread waits on epoch_cond while it holds
+   * pull-batch, the streaming thread waits while it holds
    * GST_SPDL_APP_SINK_MAX_EPOCHS */
   GMutex epoch_lock;
-  GCond epoch_cond;
   guint epochs_queued;
   gboolean batch_consumer;      /* pull-batch used: it pulls epoch ends */
-  gboolean unlocked;            /* pausing, flushing or stopping */
 };
 
 /* epoch ends the pipeline may have queued ahead of the application */

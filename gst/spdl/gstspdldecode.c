@@ -43,8 +43,10 @@
  * sample has been decoded since the start while at least 16 were skipped
  * (a dataset of files this element cannot decode would otherwise go round
  * its epochs without ever producing a sample; the 16 keep a rank whose
- * share of a few samples was all bad by chance going). The end of an epoch
- * resumed mid-way is not such a check.
+ * share of a few samples was all bad by chance going). A rank whose whole
+ * share is undecodable (without shuffle a share stays the same) fails too:
+ * it would never yield a batch. The end of an epoch resumed mid-way is not
+ * such a check.
  *
  * Output caps follow downstream: RGB (packed) or RGBP (planar, what
  * spdlbatch layout=nchw prefers), or GRAY8 with #GstSpdlDecode:format.

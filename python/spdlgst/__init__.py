@@ -504,10 +504,12 @@ class Loader:
         skipped samples can make an epoch's batches fewer, and a resumed
         epoch yields only its rest."""
         self.start()
-        self.pipeline.get_state(10 * Gst.SECOND)
         src, batch = self._src, self._find("spdlbatch")
         if src is None or batch is None:
             raise TypeError("length needs spdlsrc and spdlbatch")
+        # spdlsrc lists when it reaches PAUSED; not the whole pipeline's
+        # preroll, which epochs without a batch never complete
+        src.get_state(10 * Gst.SECOND)
         n = src.get_property("num-samples")
         size = batch.get_property("batch-size")
         return n // size if batch.get_property("drop-last") else -(-n // size)

@@ -246,6 +246,65 @@ GST_START_TEST (test_pause_keeps_waiting_epoch_end)
 
 GST_END_TEST;
 
+typedef struct
+{
+  GstElement *element;
+  gint done;
+} StateSetter;
+
+static gpointer
+set_playing (gpointer data)
+{
+  StateSetter *s = data;
+
+  gst_element_set_state (s->element, GST_STATE_PLAYING);
+  g_atomic_int_set (&s->done, 1);
+  return NULL;
+}
+
+/* An epoch end that has to wait while the sink is paused must leave the
+ * PREROLL_LOCK free: playing again without pulling first goes through */
+GST_START_TEST (test_play_while_epoch_end_waits_paused)
+{
+  GstHarness *h = gst_harness_new ("spdlappsink");
+  StateSetter setter = { h->element, 0 };
+  GstSample *sample;
+  GThread *thread, *state;
+  EpochPusher *p;
+  guint i, epoch;
+
+  gst_harness_set_src_caps_str (h, "application/x-test");
+  fail_unless (pull_batch_within (h, 0) == NULL);
+  fail_unless_equals_int (gst_harness_push (h, gst_buffer_new ()),
+      GST_FLOW_OK);
+  fail_unless_equals_int (gst_element_set_state (h->element,
+          GST_STATE_PAUSED), GST_STATE_CHANGE_SUCCESS);
+  p = start_pusher (h, &thread);
+  fail_unless (reaches (&p->pushed, 4));
+  fail_unless (stays (&p->pushed, 4));
+  state = g_thread_new ("state", set_playing, &setter);
+  fail_unless (reaches (&setter.done, 1), "PAUSED->PLAYING blocked");
+  g_thread_join (state);
+
+  sample = pull_batch (h);
+  fail_unless (sample != NULL && gst_sample_get_buffer (sample) != NULL);
+  gst_sample_unref (sample);
+  for (i = 0; i < N_EPOCH_ENDS; i++) {
+    sample = pull_batch (h);
+    fail_unless (sample != NULL, "epoch end %u missing", i);
+    fail_unless (gst_structure_get_uint (gst_sample_get_info (sample),
+            "epoch", &epoch));
+    fail_unless_equals_int (epoch, i);
+    gst_sample_unref (sample);
+  }
+  g_thread_join (thread);
+  fail_unless_equals_int (p->refused, 0);
+  gst_harness_teardown (h);
+  g_free (p);
+}
+
+GST_END_TEST;
+
 static Suite *
 spdlappsink_suite (void)
 {
@@ -257,6 +316,7 @@ spdlappsink_suite (void)
   tcase_add_test (tc, test_waiting_consumer_gets_epoch_ends);
   tcase_add_test (tc, test_pull_sample_consumer_never_waits);
   tcase_add_test (tc, test_pause_keeps_waiting_epoch_end);
+  tcase_add_test (tc, test_play_while_epoch_end_waits_paused);
   return s;
 }
 
