@@ -205,15 +205,32 @@ GST_START_TEST (test_pull_sample_consumer_never_waits)
 
 GST_END_TEST;
 
+/* Pulls the batch pushed first, then every epoch end, in order */
+static void
+assert_batch_then_epoch_ends (GstHarness * h)
+{
+  GstSample *sample = pull_batch (h);
+  guint i, epoch;
+
+  fail_unless (sample != NULL && gst_sample_get_buffer (sample) != NULL);
+  gst_sample_unref (sample);
+  for (i = 0; i < N_EPOCH_ENDS; i++) {
+    sample = pull_batch (h);
+    fail_unless (sample != NULL, "epoch end %u missing", i);
+    fail_unless (gst_structure_get_uint (gst_sample_get_info (sample),
+            "epoch", &epoch));
+    fail_unless_equals_int (epoch, i);
+    gst_sample_unref (sample);
+  }
+}
+
 /* Pausing while the streaming thread waits keeps the epoch end: it is
  * queued once playing again */
 GST_START_TEST (test_pause_keeps_waiting_epoch_end)
 {
   GstHarness *h = gst_harness_new ("spdlappsink");
-  GstSample *sample;
   GThread *thread;
   EpochPusher *p;
-  guint i, epoch;
 
   gst_harness_set_src_caps_str (h, "application/x-test");
   fail_unless (pull_batch_within (h, 0) == NULL);
@@ -227,17 +244,7 @@ GST_START_TEST (test_pause_keeps_waiting_epoch_end)
   fail_unless (stays (&p->pushed, 4));
   gst_element_set_state (h->element, GST_STATE_PLAYING);
 
-  sample = pull_batch (h);
-  fail_unless (sample != NULL && gst_sample_get_buffer (sample) != NULL);
-  gst_sample_unref (sample);
-  for (i = 0; i < N_EPOCH_ENDS; i++) {
-    sample = pull_batch (h);
-    fail_unless (sample != NULL, "epoch end %u missing", i);
-    fail_unless (gst_structure_get_uint (gst_sample_get_info (sample),
-            "epoch", &epoch));
-    fail_unless_equals_int (epoch, i);
-    gst_sample_unref (sample);
-  }
+  assert_batch_then_epoch_ends (h);
   g_thread_join (thread);
   fail_unless_equals_int (p->refused, 0);
   gst_harness_teardown (h);
@@ -268,10 +275,8 @@ GST_START_TEST (test_play_while_epoch_end_waits_paused)
 {
   GstHarness *h = gst_harness_new ("spdlappsink");
   StateSetter setter = { h->element, 0 };
-  GstSample *sample;
   GThread *thread, *state;
   EpochPusher *p;
-  guint i, epoch;
 
   gst_harness_set_src_caps_str (h, "application/x-test");
   fail_unless (pull_batch_within (h, 0) == NULL);
@@ -286,17 +291,7 @@ GST_START_TEST (test_play_while_epoch_end_waits_paused)
   fail_unless (reaches (&setter.done, 1), "PAUSED->PLAYING blocked");
   g_thread_join (state);
 
-  sample = pull_batch (h);
-  fail_unless (sample != NULL && gst_sample_get_buffer (sample) != NULL);
-  gst_sample_unref (sample);
-  for (i = 0; i < N_EPOCH_ENDS; i++) {
-    sample = pull_batch (h);
-    fail_unless (sample != NULL, "epoch end %u missing", i);
-    fail_unless (gst_structure_get_uint (gst_sample_get_info (sample),
-            "epoch", &epoch));
-    fail_unless_equals_int (epoch, i);
-    gst_sample_unref (sample);
-  }
+  assert_batch_then_epoch_ends (h);
   g_thread_join (thread);
   fail_unless_equals_int (p->refused, 0);
   gst_harness_teardown (h);
