@@ -623,7 +623,8 @@ enum
 static const gchar *names[N_RUNS] = {
   "decode-only (libjpeg-turbo, every pixel, no resize)",
   "libjpeg-full (plain decode + resize)", "fused (physical limit/core)",
-  "fused, exact=false without DCT scaling", "fused, no region decode", "fused, exact=false",
+  "fused, exact=false without DCT scaling", "fused, no region decode",
+  "fused, exact=false",
   "spdldecode threads=1", "spdldecode threads=1 exact=false",
   "spdldecode threads=N"
 };

@@ -427,10 +427,10 @@ gst_spdl_decode_class_init (GstSpdlDecodeClass * klass)
    * PIL's: whenever the image is at least 2x the target (and
    * #GstSpdlDecode:dct-scaling is on), JPEGs are downscaled in the DCT
    * domain (1/2, 1/4 or 1/8) to the smallest size still at least the
-   * target's, and the resize runs with 16-bit weights. The geometry (which region, the output size,
-   * flips), the limits and the order are the same either way; only pixel
-   * values differ, by a tenth of a level on average on ImageNet-like
-   * photos, under a level on large ones.
+   * target's, and the resize runs with 16-bit weights. The geometry (which
+   * region, the output size, flips), the limits and the order are the same
+   * either way; only pixel values differ, by a tenth of a level on average
+   * on ImageNet-like photos, under a level on large ones.
    */
   g_object_class_install_property (gobject_class, PROP_EXACT,
       g_param_spec_boolean ("exact", "Exact",
@@ -988,7 +988,6 @@ start_workers (GstSpdlDecode * self)
   self->active_max_scans = self->max_scans;
   gst_spdl_warn_limiter_reset (&self->warn_limiter, self->warning_limit);
   memset (self->epoch_errors, 0, sizeof (self->epoch_errors));
-  self->epoch_decoded = 0;
   self->epoch_resumed = FALSE;
   n = self->threads ? self->threads : g_get_num_processors ();
   max_in_flight = self->max_in_flight_prop ? self->max_in_flight_prop :
@@ -1560,7 +1559,6 @@ start_epoch (GstSpdlDecode * self, GstEvent * event)
       &offset);
   GST_OBJECT_LOCK (self);
   self->epoch_resumed = offset > 0;
-  self->epoch_decoded = 0;
   GST_OBJECT_UNLOCK (self);
 }
 
@@ -1582,9 +1580,9 @@ describe_reasons (const guint64 * counts, const gchar ** names, guint n)
   return g_string_free (s, FALSE);
 }
 
-/* At the end of @epoch of which every sample was skipped: FALSE, with an
- * error posted, when no sample has been decoded since the start and at
- * least MIN_SKIPPED_TO_FAIL were skipped. */
+/* At the end of @epoch: FALSE, with an error posted, when no sample has
+ * been decoded since the start and at least MIN_SKIPPED_TO_FAIL were
+ * skipped. */
 static gboolean
 nothing_decodable (GstSpdlDecode * self, guint epoch)
 {
@@ -1617,7 +1615,7 @@ nothing_decodable (GstSpdlDecode * self, guint epoch)
 static gboolean
 end_epoch (GstSpdlDecode * self, GstEvent * event)
 {
-  guint64 counts[GST_SPDL_DECODE_N_ERRORS], total = 0, suppressed, decoded;
+  guint64 counts[GST_SPDL_DECODE_N_ERRORS], total = 0, suppressed;
   const gchar *names[GST_SPDL_DECODE_N_ERRORS];
   gboolean resumed;
   guint64 samples;
@@ -1633,9 +1631,7 @@ end_epoch (GstSpdlDecode * self, GstEvent * event)
     names[i] = gst_spdl_decode_error_reason (i);
   }
   memset (self->epoch_errors, 0, sizeof (self->epoch_errors));
-  decoded = self->epoch_decoded;
   resumed = self->epoch_resumed;
-  self->epoch_decoded = 0;
   self->epoch_resumed = FALSE;
   suppressed = self->warn_limiter.epoch == epoch &&
       self->warn_limiter.skipped > self->warn_limiter.limit ?
@@ -1646,8 +1642,9 @@ end_epoch (GstSpdlDecode * self, GstEvent * event)
   gst_element_post_message (GST_ELEMENT (self),
       gst_spdl_skipped_message_new (GST_ELEMENT (self), epoch, counts,
           names, GST_SPDL_DECODE_N_ERRORS, suppressed));
-  /* checked at the end of an epoch without a decoded sample */
-  return decoded > 0 || resumed || nothing_decodable (self, epoch);
+  /* an epoch with skipped samples (none decoded since the start, if the
+   * check fails) */
+  return resumed || nothing_decodable (self, epoch);
 }
 
 static GstFlowReturn
@@ -1660,7 +1657,6 @@ push_sample (GstSpdlDecode * self, GstSpdlDecodeJob * job)
 
   GST_OBJECT_LOCK (self);
   self->decoded++;
-  self->epoch_decoded++;
   GST_OBJECT_UNLOCK (self);
   gst_spdl_stats_add_out (&self->stats, 1);
   if (ensure_caps (self, job->format, job->width, job->height))

@@ -56,7 +56,6 @@ struct _GstSpdlDecode
   guint64 errors;
   guint64 errors_by_reason[GST_SPDL_DECODE_N_ERRORS];
   guint64 epoch_errors[GST_SPDL_DECODE_N_ERRORS];       /* current epoch */
-  guint64 epoch_decoded;        /* samples of the current epoch pushed */
   gboolean epoch_resumed;       /* the current epoch started mid-way */
   GstSpdlWarnLimiter warn_limiter;
   guint64 decoded;

@@ -9,9 +9,10 @@
 /* The decode path the element, the benchmarks and the fuzzer share:
  * headers are checked before any pixel buffer is allocated, libjpeg-turbo
  * decodes only the rows and columns the crop needs (and, with exact=false,
- * downscales in the DCT domain when the target is much smaller), each decoded row is resampled
- * horizontally as it arrives and each output row vertically as soon as its
- * rows are in, so memory is bounded by the output's width. */
+ * downscales in the DCT domain when the target is much smaller), each
+ * decoded row is resampled horizontally as it arrives and each output row
+ * vertically as soon as its rows are in, so memory is bounded by the
+ * output's width. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
