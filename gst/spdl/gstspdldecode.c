@@ -122,8 +122,8 @@ enum
 #define DEFAULT_FLIP GST_SPDL_FLIP_NONE
 #define DEFAULT_MAX_PIXELS (100 * 1000 * 1000)
 #define DEFAULT_MAX_OUTPUT_PIXELS 0
-#define DEFAULT_MAX_DECODE_MEMORY GST_SPDL_JPEG_DEFAULT_MAX_MEMORY
-#define DEFAULT_MAX_SCANS GST_SPDL_JPEG_DEFAULT_MAX_SCANS
+#define DEFAULT_MAX_DECODE_MEMORY GST_SPDL_IMAGE_DEFAULT_MAX_MEMORY
+#define DEFAULT_MAX_SCANS GST_SPDL_IMAGE_DEFAULT_MAX_SCANS
 #define DEFAULT_MAX_ERRORS -1
 #define DEFAULT_WARNING_LIMIT 20
 #define DEFAULT_EXACT TRUE
@@ -1568,7 +1568,7 @@ start_epoch (GstSpdlDecode * self, GstEvent * event)
 
 /* "reason: n, reason: n" of the non-zero counts */
 static gchar *
-describe_reasons (const guint64 * counts, const gchar ** names, guint n)
+describe_reasons (const guint64 * counts, guint n)
 {
   GString *s = g_string_new (NULL);
   guint i;
@@ -1576,7 +1576,7 @@ describe_reasons (const guint64 * counts, const gchar ** names, guint n)
   for (i = 0; i < n; i++)
     if (counts[i] > 0)
       g_string_append_printf (s, "%s%s: %" G_GUINT64_FORMAT,
-          s->len ? ", " : "", names[i], counts[i]);
+          s->len ? ", " : "", gst_spdl_decode_error_reason (i), counts[i]);
   return g_string_free (s, FALSE);
 }
 
@@ -1587,21 +1587,18 @@ static gboolean
 nothing_decodable (GstSpdlDecode * self, guint epoch)
 {
   guint64 counts[GST_SPDL_DECODE_N_ERRORS], decoded, skipped;
-  const gchar *names[GST_SPDL_DECODE_N_ERRORS];
   gchar *reasons;
   gint i;
 
   GST_OBJECT_LOCK (self);
   decoded = self->decoded;
   skipped = self->errors;
-  for (i = 0; i < GST_SPDL_DECODE_N_ERRORS; i++) {
+  for (i = 0; i < GST_SPDL_DECODE_N_ERRORS; i++)
     counts[i] = self->errors_by_reason[i];
-    names[i] = gst_spdl_decode_error_reason (i);
-  }
   GST_OBJECT_UNLOCK (self);
   if (decoded > 0 || skipped < MIN_SKIPPED_TO_FAIL)
     return TRUE;
-  reasons = describe_reasons (counts, names, GST_SPDL_DECODE_N_ERRORS);
+  reasons = describe_reasons (counts, GST_SPDL_DECODE_N_ERRORS);
   GST_ELEMENT_ERROR (self, STREAM, DECODE,
       ("No sample could be decoded: all %" G_GUINT64_FORMAT " up to the "
           "end of epoch %u were skipped (%s)", skipped, epoch, reasons),
@@ -1616,7 +1613,6 @@ static gboolean
 end_epoch (GstSpdlDecode * self, GstEvent * event)
 {
   guint64 counts[GST_SPDL_DECODE_N_ERRORS], total = 0, suppressed;
-  const gchar *names[GST_SPDL_DECODE_N_ERRORS];
   gboolean resumed;
   guint64 samples;
   guint epoch;
@@ -1626,10 +1622,8 @@ end_epoch (GstSpdlDecode * self, GstEvent * event)
           &samples))
     return TRUE;
   GST_OBJECT_LOCK (self);
-  for (i = 0; i < GST_SPDL_DECODE_N_ERRORS; i++) {
+  for (i = 0; i < GST_SPDL_DECODE_N_ERRORS; i++)
     total += counts[i] = self->epoch_errors[i];
-    names[i] = gst_spdl_decode_error_reason (i);
-  }
   memset (self->epoch_errors, 0, sizeof (self->epoch_errors));
   resumed = self->epoch_resumed;
   self->epoch_resumed = FALSE;
@@ -1640,8 +1634,8 @@ end_epoch (GstSpdlDecode * self, GstEvent * event)
   if (total == 0)
     return TRUE;
   gst_element_post_message (GST_ELEMENT (self),
-      gst_spdl_skipped_message_new (GST_ELEMENT (self), epoch, counts,
-          names, GST_SPDL_DECODE_N_ERRORS, suppressed));
+      gst_spdl_skipped_message_new (GST_ELEMENT (self), epoch,
+          GST_SPDL_DECODE_ERROR, counts, GST_SPDL_DECODE_N_ERRORS, suppressed));
   /* an epoch with skipped samples (none decoded since the start, if the
    * check fails) */
   return resumed || nothing_decodable (self, epoch);

@@ -12,10 +12,9 @@
 #include <gst/gst.h>
 #include <gst/video/video.h>
 
-#include "gstspdljpeg.h"
 #include "gstspdlimage.h"
 #include "gstspdlstats.h"
-#include "gstspdlutil.h"
+#include "gstspdlerrors.h"
 
 G_BEGIN_DECLS
 

@@ -115,7 +115,7 @@
 #include "gstspdlrandom.h"
 #include "gstspdlshards.h"
 #include "gstspdlhttp.h"
-#include "gstspdlutil.h"
+#include "gstspdlerrors.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -211,16 +211,8 @@ struct _GstSpdlReadSlot
   gboolean submitted;
   gboolean done;
   GstBuffer *buffer;
-  GError *error;                /* code: a GstSpdlSrcSkipReason */
+  GError *error;                /* code: a GstSpdlReadErrorCode */
 };
-
-/* Why a sample was skipped; names as in error-counts */
-static const gchar *const skip_reasons[GST_SPDL_SRC_N_SKIP_REASONS] = {
-  "unreadable", "not-a-file", "too-large",
-  "http-error", "timeout", "truncated-shard", "corrupt-member"
-};
-
-#define SPDL_SRC_SKIP (g_quark_from_static_string ("spdl-src-skip-reason"))
 
 #define gst_spdl_src_parent_class parent_class
 G_DEFINE_TYPE (GstSpdlSrc, gst_spdl_src, GST_TYPE_PUSH_SRC);
@@ -806,8 +798,8 @@ error_counts_new (GstSpdlSrc * src)
       G_TYPE_UINT64, src->errors, NULL);
   guint i;
 
-  for (i = 0; i < GST_SPDL_SRC_N_SKIP_REASONS; i++)
-    gst_structure_set (s, skip_reasons[i], G_TYPE_UINT64,
+  for (i = 0; i < GST_SPDL_READ_N_ERRORS; i++)
+    gst_structure_set (s, gst_spdl_read_error_reason (i), G_TYPE_UINT64,
         src->errors_by_reason[i], NULL);
   return s;
 }
@@ -919,8 +911,9 @@ gst_spdl_src_get_property (GObject * object, guint prop_id, GValue * value,
     case PROP_STATS:{
       GstStructure *st = gst_spdl_stats_to_structure (&src->stats);
       guint i;
-      for (i = 0; i < GST_SPDL_SRC_N_SKIP_REASONS; i++) {
-        gchar *key = g_strconcat ("skipped-", skip_reasons[i], NULL);
+      for (i = 0; i < GST_SPDL_READ_N_ERRORS; i++) {
+        gchar *key = g_strconcat ("skipped-", gst_spdl_read_error_reason (i),
+            NULL);
         gst_structure_set (st, key, G_TYPE_UINT64, src->errors_by_reason[i],
             NULL);
         g_free (key);
@@ -1092,17 +1085,17 @@ schedule_reads (GstSpdlSrc * src)
 /* Reading                                                                  */
 
 static gboolean
-skip_error (GError ** error, GstSpdlSrcSkipReason reason, const gchar * format,
+skip_error (GError ** error, GstSpdlReadErrorCode reason, const gchar * format,
     ...) G_GNUC_PRINTF (3, 4);
 
 static gboolean
-skip_error (GError ** error, GstSpdlSrcSkipReason reason, const gchar * format,
+skip_error (GError ** error, GstSpdlReadErrorCode reason, const gchar * format,
     ...)
 {
   va_list args;
 
   va_start (args, format);
-  *error = g_error_new_valist (SPDL_SRC_SKIP, reason, format, args);
+  *error = g_error_new_valist (GST_SPDL_READ_ERROR, reason, format, args);
   va_end (args);
   return FALSE;
 }
@@ -1112,13 +1105,13 @@ static gboolean
 check_file (const struct stat *st, guint64 max_size, GError ** error)
 {
   if (!S_ISREG (st->st_mode))
-    return skip_error (error, GST_SPDL_SRC_SKIP_NOT_A_FILE,
+    return skip_error (error, GST_SPDL_READ_ERROR_NOT_A_FILE,
         "not a regular file (%s)", S_ISFIFO (st->st_mode) ? "a FIFO" :
         S_ISCHR (st->st_mode) || S_ISBLK (st->st_mode) ? "a device" :
         S_ISSOCK (st->st_mode) ? "a socket" : S_ISDIR (st->st_mode) ?
         "a folder" : "not a file");
   if (max_size && (guint64) st->st_size > max_size)
-    return skip_error (error, GST_SPDL_SRC_SKIP_TOO_LARGE,
+    return skip_error (error, GST_SPDL_READ_ERROR_TOO_LARGE,
         "%" G_GUINT64_FORMAT " bytes, more than max-file-size=%"
         G_GUINT64_FORMAT, (guint64) st->st_size, max_size);
   return TRUE;
@@ -1133,7 +1126,7 @@ read_all (int fd, guint8 * data, gsize size, gsize * got, GError ** error)
     if (n < 0 && errno == EINTR)
       continue;
     if (n < 0)
-      return skip_error (error, GST_SPDL_SRC_SKIP_UNREADABLE, "%s",
+      return skip_error (error, GST_SPDL_READ_ERROR_UNREADABLE, "%s",
           g_strerror (errno));
     if (n == 0)
       break;
@@ -1156,14 +1149,14 @@ read_file (const gchar * path, guint64 max_size, GError ** error)
   int fd;
 
   if (stat (path, &st) != 0) {
-    skip_error (error, GST_SPDL_SRC_SKIP_UNREADABLE, "%s", g_strerror (errno));
+    skip_error (error, GST_SPDL_READ_ERROR_UNREADABLE, "%s", g_strerror (errno));
     return NULL;
   }
   if (!check_file (&st, max_size, error))
     return NULL;
   fd = open (path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (fd < 0 || fstat (fd, &st) != 0) {
-    skip_error (error, GST_SPDL_SRC_SKIP_UNREADABLE, "%s", g_strerror (errno));
+    skip_error (error, GST_SPDL_READ_ERROR_UNREADABLE, "%s", g_strerror (errno));
     if (fd >= 0)
       close (fd);
     return NULL;
@@ -1174,13 +1167,13 @@ read_file (const gchar * path, guint64 max_size, GError ** error)
   }
   buffer = gst_spdl_buffer_try_new (st.st_size);
   if (buffer == NULL) {
-    skip_error (error, GST_SPDL_SRC_SKIP_TOO_LARGE, "out of memory for %"
+    skip_error (error, GST_SPDL_READ_ERROR_TOO_LARGE, "out of memory for %"
         G_GUINT64_FORMAT " bytes", (guint64) st.st_size);
     close (fd);
     return NULL;
   }
   if (!gst_buffer_map (buffer, &map, GST_MAP_WRITE)) {
-    skip_error (error, GST_SPDL_SRC_SKIP_UNREADABLE, "could not map memory");
+    skip_error (error, GST_SPDL_READ_ERROR_UNREADABLE, "could not map memory");
     gst_buffer_unref (buffer);
     close (fd);
     return NULL;
@@ -1622,11 +1615,11 @@ gst_spdl_src_unlock_stop (GstBaseSrc * bsrc)
 static guint64
 post_epoch_skipped (GstSpdlSrc * src, guint epoch)
 {
-  guint64 counts[GST_SPDL_SRC_N_SKIP_REASONS], total = 0, suppressed;
+  guint64 counts[GST_SPDL_READ_N_ERRORS], total = 0, suppressed;
   guint i;
 
   GST_OBJECT_LOCK (src);
-  for (i = 0; i < GST_SPDL_SRC_N_SKIP_REASONS; i++)
+  for (i = 0; i < GST_SPDL_READ_N_ERRORS; i++)
     total += counts[i] = src->epoch_errors[i];
   memset (src->epoch_errors, 0, sizeof (src->epoch_errors));
   suppressed = src->warn_limiter.skipped > src->warn_limiter.limit ?
@@ -1635,8 +1628,8 @@ post_epoch_skipped (GstSpdlSrc * src, guint epoch)
   if (total == 0)
     return 0;
   gst_element_post_message (GST_ELEMENT (src),
-      gst_spdl_skipped_message_new (GST_ELEMENT (src), epoch, counts,
-          skip_reasons, GST_SPDL_SRC_N_SKIP_REASONS, suppressed));
+      gst_spdl_skipped_message_new (GST_ELEMENT (src), epoch,
+          GST_SPDL_READ_ERROR, counts, GST_SPDL_READ_N_ERRORS, suppressed));
   return total;
 }
 
@@ -1645,14 +1638,14 @@ post_epoch_skipped (GstSpdlSrc * src, guint epoch)
 static void
 post_skipped (GstSpdlSrc * src)
 {
-  guint64 counts[GST_SPDL_SRC_N_SKIP_REASONS];
+  guint64 counts[GST_SPDL_READ_N_ERRORS];
 
   GST_OBJECT_LOCK (src);
   memcpy (counts, src->errors_by_reason, sizeof (counts));
   GST_OBJECT_UNLOCK (src);
   gst_element_post_message (GST_ELEMENT (src),
-      gst_spdl_skipped_message_new (GST_ELEMENT (src), -1, counts,
-          skip_reasons, GST_SPDL_SRC_N_SKIP_REASONS, 0));
+      gst_spdl_skipped_message_new (GST_ELEMENT (src), -1,
+          GST_SPDL_READ_ERROR, counts, GST_SPDL_READ_N_ERRORS, 0));
 }
 
 /* Ends the current epoch downstream. FALSE (an error posted) when every
@@ -1710,9 +1703,9 @@ announce_epoch_start (GstSpdlSrc * src, guint epoch)
 static gboolean
 skip_sample (GstSpdlSrc * src, GstSpdlReadSlot * slot)
 {
-  guint reason = slot->error->domain == SPDL_SRC_SKIP &&
-      slot->error->code < GST_SPDL_SRC_N_SKIP_REASONS ?
-      (guint) slot->error->code : GST_SPDL_SRC_SKIP_UNREADABLE;
+  guint reason = slot->error->domain == GST_SPDL_READ_ERROR &&
+      slot->error->code < GST_SPDL_READ_N_ERRORS ?
+      (guint) slot->error->code : GST_SPDL_READ_ERROR_UNREADABLE;
   gchar *name = g_filename_display_name (slot->path);
   guint64 errors;
   gint max_errors;
@@ -1732,16 +1725,16 @@ skip_sample (GstSpdlSrc * src, GstSpdlReadSlot * slot)
         ("Could not read sample \"%s\": %s; %" G_GUINT64_FORMAT
             " samples skipped, more than max-errors=%d", name,
             slot->error->message, errors, max_errors),
-        ("reason: %s", skip_reasons[reason]));
+        ("reason: %s", gst_spdl_read_error_reason (reason)));
     go_on = FALSE;
   } else if (post) {
     GST_ELEMENT_WARNING (src, RESOURCE, READ,
         ("Skipping sample \"%s\": %s", name, slot->error->message),
         ("reason: %s; %" G_GUINT64_FORMAT " samples skipped so far",
-            skip_reasons[reason], errors));
+            gst_spdl_read_error_reason (reason), errors));
   } else {
     GST_WARNING_OBJECT (src, "Skipping sample \"%s\": %s (reason %s)", name,
-        slot->error->message, skip_reasons[reason]);
+        slot->error->message, gst_spdl_read_error_reason (reason));
   }
   g_free (name);
   return go_on;

@@ -15,7 +15,7 @@
 #include "gstspdldataset.h"
 #include "gstspdlhttp.h"
 #include "gstspdlstats.h"
-#include "gstspdlutil.h"
+#include "gstspdlerrors.h"
 
 G_BEGIN_DECLS
 
@@ -23,19 +23,6 @@ G_BEGIN_DECLS
 G_DECLARE_FINAL_TYPE (GstSpdlSrc, gst_spdl_src, GST, SPDL_SRC, GstPushSrc)
 
 typedef struct _GstSpdlReadSlot GstSpdlReadSlot;
-
-typedef enum
-{
-  GST_SPDL_SRC_SKIP_UNREADABLE,
-  GST_SPDL_SRC_SKIP_NOT_A_FILE,
-  GST_SPDL_SRC_SKIP_TOO_LARGE,
-  /* remote and sharded data (gstspdlshards.c, gstspdlhttp.c) */
-  GST_SPDL_SRC_SKIP_HTTP_ERROR,
-  GST_SPDL_SRC_SKIP_TIMEOUT,
-  GST_SPDL_SRC_SKIP_TRUNCATED_SHARD,
-  GST_SPDL_SRC_SKIP_CORRUPT_MEMBER,
-  GST_SPDL_SRC_N_SKIP_REASONS,
-} GstSpdlSrcSkipReason;
 
 struct _GstSpdlSrc
 {
@@ -61,8 +48,8 @@ struct _GstSpdlSrc
   gint max_errors;
   guint warning_limit;
   guint64 errors;               /* read-only, counted while running */
-  guint64 errors_by_reason[GST_SPDL_SRC_N_SKIP_REASONS];
-  guint64 epoch_errors[GST_SPDL_SRC_N_SKIP_REASONS];    /* current epoch */
+  guint64 errors_by_reason[GST_SPDL_READ_N_ERRORS];
+  guint64 epoch_errors[GST_SPDL_READ_N_ERRORS];    /* current epoch */
   GstSpdlWarnLimiter warn_limiter;
   GstSpdlStats stats;
 

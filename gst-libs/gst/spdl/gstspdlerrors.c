@@ -1,4 +1,4 @@
-/* GStreamer SPDL plugin: small helpers shared by the elements
+/* GStreamer SPDL: why a sample was skipped, and how it is reported
  * Copyright (C) 2026 gst-spdl authors
  *
  * This library is free software; you can redistribute it and/or
@@ -10,8 +10,45 @@
 #include "config.h"
 #endif
 
-#include "gstspdlutil.h"
+#include "gstspdlerrors.h"
 #include "gstspdlmeta.h"
+
+G_DEFINE_QUARK (gst - spdl - read - error - quark, gst_spdl_read_error);
+G_DEFINE_QUARK (gst - spdl - decode - error - quark, gst_spdl_decode_error);
+
+static const gchar *const read_reasons[GST_SPDL_READ_N_ERRORS] = {
+  "unreadable", "not-a-file", "too-large",
+  "http-error", "timeout", "truncated-shard", "corrupt-member"
+};
+
+static const gchar *const decode_reasons[GST_SPDL_DECODE_N_ERRORS] = {
+  "empty", "not-jpeg", "truncated", "corrupt", "too-large", "unsupported",
+  "unsupported-format",
+};
+
+const gchar *
+gst_spdl_error_reason (GQuark domain, gint code)
+{
+  if (domain == GST_SPDL_READ_ERROR && code >= 0 &&
+      code < GST_SPDL_READ_N_ERRORS)
+    return read_reasons[code];
+  if (domain == GST_SPDL_DECODE_ERROR && code >= 0 &&
+      code < GST_SPDL_DECODE_N_ERRORS)
+    return decode_reasons[code];
+  return "other";
+}
+
+gboolean
+gst_spdl_decode_fail (GError ** error, gint code, const gchar * format, ...)
+{
+  va_list args;
+
+  va_start (args, format);
+  if (error)
+    *error = g_error_new_valist (GST_SPDL_DECODE_ERROR, code, format, args);
+  va_end (args);
+  return FALSE;
+}
 
 GstBuffer *
 gst_spdl_buffer_try_new (gsize size)
@@ -58,15 +95,15 @@ gst_spdl_warn_limiter_count (GstSpdlWarnLimiter * limiter, guint epoch)
 
 GstMessage *
 gst_spdl_skipped_message_new (GstElement * element, gint epoch,
-    const guint64 * counts, const gchar * const *reasons, guint n_reasons,
-    guint64 suppressed)
+    GQuark domain, const guint64 * counts, guint n_counts, guint64 suppressed)
 {
   GstStructure *s = gst_structure_new_empty (GST_SPDL_SKIPPED_NAME);
   guint64 total = 0;
   guint i;
 
-  for (i = 0; i < n_reasons; i++) {
-    gst_structure_set (s, reasons[i], G_TYPE_UINT64, counts[i], NULL);
+  for (i = 0; i < n_counts; i++) {
+    gst_structure_set (s, gst_spdl_error_reason (domain, i), G_TYPE_UINT64,
+        counts[i], NULL);
     total += counts[i];
   }
   gst_structure_set (s, "total", G_TYPE_UINT64, total, NULL);

@@ -1,4 +1,4 @@
-/* GStreamer SPDL plugin: small helpers shared by the elements
+/* GStreamer SPDL: why a sample was skipped, and how it is reported
  * Copyright (C) 2026 gst-spdl authors
  *
  * This library is free software; you can redistribute it and/or
@@ -6,12 +6,63 @@
  * License as published by the Free Software Foundation; either
  * version 2 of the License, or (at your option) any later version.
  */
-#ifndef __GST_SPDL_UTIL_H__
-#define __GST_SPDL_UTIL_H__
+/* The vocabulary every element and library reports bad input in: a sample
+ * that cannot be read (GST_SPDL_READ_ERROR) or decoded
+ * (GST_SPDL_DECODE_ERROR) is skipped with a GError of one of these codes,
+ * counted by its reason name (the "skipped-REASON" statistics and the
+ * "spdl-skipped" message), and warned about at most a few times an epoch. */
+#ifndef __GST_SPDL_ERRORS_H__
+#define __GST_SPDL_ERRORS_H__
 
 #include <gst/gst.h>
 
 G_BEGIN_DECLS
+
+/* Reading a sample: spdlsrc and the data providers. */
+#define GST_SPDL_READ_ERROR (gst_spdl_read_error_quark ())
+GQuark gst_spdl_read_error_quark (void);
+
+typedef enum
+{
+  GST_SPDL_READ_ERROR_UNREADABLE,
+  GST_SPDL_READ_ERROR_NOT_A_FILE,
+  GST_SPDL_READ_ERROR_TOO_LARGE,
+  /* remote and sharded data */
+  GST_SPDL_READ_ERROR_HTTP_ERROR,
+  GST_SPDL_READ_ERROR_TIMEOUT,
+  GST_SPDL_READ_ERROR_TRUNCATED_SHARD,
+  GST_SPDL_READ_ERROR_CORRUPT_MEMBER,
+  GST_SPDL_READ_N_ERRORS,
+} GstSpdlReadErrorCode;
+
+/* Decoding a sample: spdldecode and the codecs. */
+#define GST_SPDL_DECODE_ERROR (gst_spdl_decode_error_quark ())
+GQuark gst_spdl_decode_error_quark (void);
+
+typedef enum
+{
+  GST_SPDL_DECODE_ERROR_EMPTY,
+  GST_SPDL_DECODE_ERROR_NOT_JPEG,
+  GST_SPDL_DECODE_ERROR_TRUNCATED,
+  GST_SPDL_DECODE_ERROR_CORRUPT,
+  GST_SPDL_DECODE_ERROR_TOO_LARGE,
+  GST_SPDL_DECODE_ERROR_UNSUPPORTED,
+  GST_SPDL_DECODE_ERROR_UNSUPPORTED_FORMAT,     /* a format with no decoder */
+  GST_SPDL_DECODE_N_ERRORS,
+} GstSpdlDecodeErrorCode;
+
+/* Sets @error (GST_SPDL_DECODE_ERROR, @code) from a format; FALSE. */
+gboolean gst_spdl_decode_fail (GError ** error, gint code,
+    const gchar * format, ...) G_GNUC_PRINTF (3, 4);
+
+/* The short name a reason is counted under ("too-large"), for a code of
+ * GST_SPDL_READ_ERROR or GST_SPDL_DECODE_ERROR; "other" for any other. */
+const gchar *gst_spdl_error_reason (GQuark domain, gint code);
+#define gst_spdl_read_error_reason(code) \
+  gst_spdl_error_reason (GST_SPDL_READ_ERROR, (code))
+#define gst_spdl_decode_error_reason(code) \
+  gst_spdl_error_reason (GST_SPDL_DECODE_ERROR, (code))
+
 
 /* A buffer of @size bytes, or NULL when the memory cannot be had: for
  * sizes that come from files, where GLib's aborting allocator must not be
@@ -39,12 +90,13 @@ gboolean gst_spdl_warn_limiter_count (GstSpdlWarnLimiter * limiter,
     guint epoch);
 
 /* The "spdl-skipped" element message of one epoch: "epoch", "total",
- * "suppressed" (warnings not posted) and one field per reason, from
- * @counts (@n_reasons entries named by @reasons). */
+ * "suppressed" (warnings not posted) and one field per reason of @domain
+ * (GST_SPDL_READ_ERROR or GST_SPDL_DECODE_ERROR), from @counts (@n_counts
+ * entries, by code). @epoch -1: a run's totals, without "epoch". */
 GstMessage *gst_spdl_skipped_message_new (GstElement * element, gint epoch,
-    const guint64 * counts, const gchar * const *reasons, guint n_reasons,
+    GQuark domain, const guint64 * counts, guint n_counts,
     guint64 suppressed);
 
 G_END_DECLS
 
-#endif /* __GST_SPDL_UTIL_H__ */
+#endif /* __GST_SPDL_ERRORS_H__ */

@@ -11,8 +11,8 @@
 #endif
 
 #include "gstspdldataset.h"
-#include "gstspdlimage.h"
-#include "gstspdlutil.h"
+#include "gstspdlformat.h"
+#include "gstspdlerrors.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -11,9 +11,7 @@
 #endif
 
 #include "gstspdlhttp.h"
-#include "gstspdlshards.h"
-#include "gstspdlsrc.h"
-#include "gstspdlutil.h"
+#include "gstspdlerrors.h"
 
 #include <curl/curl.h>
 #include <string.h>
@@ -483,8 +481,8 @@ write_cb (char *data, size_t size, size_t nmemb, void *user_data)
       const gchar *changed = check_same_object (t, status);
       if (changed) {
         /* never splice two versions: the stream ends here */
-        t->fatal = g_error_new (GST_SPDL_SKIP_REASON,
-            GST_SPDL_SRC_SKIP_HTTP_ERROR, "changed during read: %s (%s)",
+        t->fatal = g_error_new (GST_SPDL_READ_ERROR,
+            GST_SPDL_READ_ERROR_HTTP_ERROR, "changed during read: %s (%s)",
             changed, t->display);
         return 0;
       }
@@ -743,12 +741,12 @@ transfer_ended (GstSpdlHttp * http, Transfer * t, CURLcode result)
     g_free (why);
     return;
   }
-  error = g_error_new (GST_SPDL_SKIP_REASON, result ==
-      CURLE_OPERATION_TIMEDOUT ? GST_SPDL_SRC_SKIP_TIMEOUT :
-      (t->range_size && status == 416) ? GST_SPDL_SRC_SKIP_TRUNCATED_SHARD :
+  error = g_error_new (GST_SPDL_READ_ERROR, result ==
+      CURLE_OPERATION_TIMEDOUT ? GST_SPDL_READ_ERROR_TIMEOUT :
+      (t->range_size && status == 416) ? GST_SPDL_READ_ERROR_TRUNCATED_SHARD :
       (result == CURLE_FILESIZE_EXCEEDED || (result == CURLE_WRITE_ERROR &&
-              !t->streaming)) ? GST_SPDL_SRC_SKIP_TOO_LARGE :
-      GST_SPDL_SRC_SKIP_HTTP_ERROR, "%s%s (%s)", why, t->attempt ?
+              !t->streaming)) ? GST_SPDL_READ_ERROR_TOO_LARGE :
+      GST_SPDL_READ_ERROR_HTTP_ERROR, "%s%s (%s)", why, t->attempt ?
       ", retries exhausted" : "", t->display);
   g_free (why);
   finish (http, t, error);
@@ -778,8 +776,8 @@ start_waiting (GstSpdlHttp * http, gint64 now, gint64 * next_retry)
     } else {
       g_queue_delete_link (&http->waiting, l);
       if (!setup_easy (http, t)) {
-        finish (http, t, g_error_new (GST_SPDL_SKIP_REASON,
-                GST_SPDL_SRC_SKIP_HTTP_ERROR, "could not make a request "
+        finish (http, t, g_error_new (GST_SPDL_READ_ERROR,
+                GST_SPDL_READ_ERROR_HTTP_ERROR, "could not make a request "
                 "(%s)", t->display));
         transfer_unref (t);
       } else {
@@ -1116,7 +1114,7 @@ gst_spdl_http_stream_read (GstSpdlHttpStream * stream, guint8 * data,
     g_propagate_error (error, g_error_copy (t->error));
     got = -1;
   } else if (got == 0 && http->cancelled && !t->finished) {
-    g_set_error (error, GST_SPDL_SKIP_REASON, GST_SPDL_SRC_SKIP_HTTP_ERROR,
+    g_set_error (error, GST_SPDL_READ_ERROR, GST_SPDL_READ_ERROR_HTTP_ERROR,
         "cancelled (%s)", t->display);
     got = -1;
   }

@@ -49,7 +49,7 @@ typedef struct
                                  * object (a server without Range support) */
 } GstSpdlHttpStats;
 
-/* Whole object: @buffer or @error (GST_SPDL_SKIP_REASON domain), both
+/* Whole object: @buffer or @error (GST_SPDL_READ_ERROR domain), both
  * owned by the callee; called on the I/O thread. */
 typedef void (*GstSpdlHttpDoneFunc) (GstBuffer * buffer, GError * error,
     gpointer user_data);

@@ -12,7 +12,7 @@
 
 #include "gstspdlshards.h"
 #include "gstspdlhttp.h"
-#include "gstspdlsrc.h"
+#include "gstspdlerrors.h"
 #include "gstspdltar.h"
 #include "gstspdlrandom.h"
 
@@ -75,7 +75,7 @@ file_stream_read (ByteStream * stream, guint8 * data, gsize len,
     n = read (fs->fd, data, len);
   while (n < 0 && errno == EINTR);
   if (n < 0)
-    g_set_error (error, GST_SPDL_SKIP_REASON, GST_SPDL_SRC_SKIP_UNREADABLE,
+    g_set_error (error, GST_SPDL_READ_ERROR, GST_SPDL_READ_ERROR_UNREADABLE,
         "%s", g_strerror (errno));
   return n;
 }
@@ -96,7 +96,7 @@ file_stream_open (const gchar * path, GError ** error)
   int fd = open (path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 
   if (fd < 0) {
-    g_set_error (error, GST_SPDL_SKIP_REASON, GST_SPDL_SRC_SKIP_UNREADABLE,
+    g_set_error (error, GST_SPDL_READ_ERROR, GST_SPDL_READ_ERROR_UNREADABLE,
         "%s", g_strerror (errno));
     return NULL;
   }
@@ -444,15 +444,15 @@ segment_want (const gchar * name, guint64 size, gpointer user_data)
     want = FALSE;
   else if (is_image_extension (extension) && !seg->has_image) {
     if (max_size && size > max_size)
-      seg->error = g_error_new (GST_SPDL_SKIP_REASON,
-          GST_SPDL_SRC_SKIP_TOO_LARGE, "%" G_GUINT64_FORMAT " bytes, more "
+      seg->error = g_error_new (GST_SPDL_READ_ERROR,
+          GST_SPDL_READ_ERROR_TOO_LARGE, "%" G_GUINT64_FORMAT " bytes, more "
           "than max-file-size=%" G_GUINT64_FORMAT, size, max_size);
     else
       want = TRUE;
   } else if (strcmp (extension, "cls") == 0) {
     if (size > MAX_LABEL_SIZE)
-      seg->error = g_error_new (GST_SPDL_SKIP_REASON,
-          GST_SPDL_SRC_SKIP_CORRUPT_MEMBER, "label member \"%s\" is %"
+      seg->error = g_error_new (GST_SPDL_READ_ERROR,
+          GST_SPDL_READ_ERROR_CORRUPT_MEMBER, "label member \"%s\" is %"
           G_GUINT64_FORMAT " bytes long", name, size);
     else
       want = TRUE;
@@ -478,8 +478,8 @@ segment_member (const gchar * name, guint64 size, GstBuffer * data,
     seg->has_image = TRUE;
   } else if (data && strcmp (extension, "cls") == 0 && !seg->error &&
       !parse_label (data, &seg->label)) {
-    seg->error = g_error_new (GST_SPDL_SKIP_REASON,
-        GST_SPDL_SRC_SKIP_CORRUPT_MEMBER, "label member \"%s\" is not a "
+    seg->error = g_error_new (GST_SPDL_READ_ERROR,
+        GST_SPDL_READ_ERROR_CORRUPT_MEMBER, "label member \"%s\" is not a "
         "non-negative integer", name);
   }
   if (data)
@@ -511,8 +511,8 @@ flush_group (Segment * seg)
   if (seg->error)
     sample->error = g_steal_pointer (&seg->error);
   else if (seg->image == NULL)
-    sample->error = g_error_new (GST_SPDL_SKIP_REASON,
-        GST_SPDL_SRC_SKIP_TOO_LARGE, "out of memory for the image member");
+    sample->error = g_error_new (GST_SPDL_READ_ERROR,
+        GST_SPDL_READ_ERROR_TOO_LARGE, "out of memory for the image member");
   else
     sample->buffer = g_steal_pointer (&seg->image);
   emit_sample (seg->shards, sample);
@@ -1298,17 +1298,17 @@ read_segment (GstSpdlShards * shards, guint i, guint64 first, guint64 count,
               GST_SPDL_TAR_ERROR_CORRUPT)) && !is_stopping (shards))
     flush_group (&seg);
   if (error && error->domain == GST_SPDL_TAR_ERROR) {
-    GError *reason = g_error_new (GST_SPDL_SKIP_REASON,
+    GError *reason = g_error_new (GST_SPDL_READ_ERROR,
         error->code == GST_SPDL_TAR_ERROR_TRUNCATED ?
-        GST_SPDL_SRC_SKIP_TRUNCATED_SHARD : GST_SPDL_SRC_SKIP_CORRUPT_MEMBER,
+        GST_SPDL_READ_ERROR_TRUNCATED_SHARD : GST_SPDL_READ_ERROR_CORRUPT_MEMBER,
         "%s", error->message);
     g_error_free (error);
     error = reason;
   }
   if (error == NULL && !seg.done && seg.completed < seg.end &&
       !is_stopping (shards))
-    error = g_error_new (GST_SPDL_SKIP_REASON,
-        GST_SPDL_SRC_SKIP_TRUNCATED_SHARD, "the shard has %" G_GUINT64_FORMAT
+    error = g_error_new (GST_SPDL_READ_ERROR,
+        GST_SPDL_READ_ERROR_TRUNCATED_SHARD, "the shard has %" G_GUINT64_FORMAT
         " samples, its index says %" G_GUINT64_FORMAT, seg.completed,
         shards->counts[i]);
   if (error)
@@ -1376,8 +1376,8 @@ member_too_large (GstSpdlShards * shards, GstSpdlShardSample * sample)
 
   if (max_size == 0 || m->size <= max_size)
     return FALSE;
-  sample->error = g_error_new (GST_SPDL_SKIP_REASON,
-      GST_SPDL_SRC_SKIP_TOO_LARGE, "%" G_GUINT64_FORMAT " bytes, more than "
+  sample->error = g_error_new (GST_SPDL_READ_ERROR,
+      GST_SPDL_READ_ERROR_TOO_LARGE, "%" G_GUINT64_FORMAT " bytes, more than "
       "max-file-size=%" G_GUINT64_FORMAT, m->size, max_size);
   return TRUE;
 }
@@ -1398,8 +1398,8 @@ member_finish (GstSpdlShards * shards, GstSpdlShardSample * sample,
     gchar *where = len ? g_strdup_printf ("at byte %" G_GUINT64_FORMAT
         ", inside", m->offset - TAR_BLOCK + len) : g_strdup ("before");
 
-    sample->error = g_error_new (GST_SPDL_SKIP_REASON,
-        GST_SPDL_SRC_SKIP_TRUNCATED_SHARD, "the shard ends %s the member "
+    sample->error = g_error_new (GST_SPDL_READ_ERROR,
+        GST_SPDL_READ_ERROR_TRUNCATED_SHARD, "the shard ends %s the member "
         "(bytes %" G_GUINT64_FORMAT "..%" G_GUINT64_FORMAT " by the index)",
         where, m->offset, m->offset + m->size);
     g_free (where);
@@ -1407,16 +1407,16 @@ member_finish (GstSpdlShards * shards, GstSpdlShardSample * sample,
     return;
   }
   if (!gst_buffer_map (data, &map, GST_MAP_READ)) {
-    sample->error = g_error_new (GST_SPDL_SKIP_REASON,
-        GST_SPDL_SRC_SKIP_UNREADABLE, "could not map the member's bytes");
+    sample->error = g_error_new (GST_SPDL_READ_ERROR,
+        GST_SPDL_READ_ERROR_UNREADABLE, "could not map the member's bytes");
     gst_buffer_unref (data);
     return;
   }
   gst_spdl_tar_check_header (map.data, m->size, &error);
   gst_buffer_unmap (data, &map);
   if (error) {
-    sample->error = g_error_new (GST_SPDL_SKIP_REASON,
-        GST_SPDL_SRC_SKIP_CORRUPT_MEMBER, "%s (the index does not match "
+    sample->error = g_error_new (GST_SPDL_READ_ERROR,
+        GST_SPDL_READ_ERROR_CORRUPT_MEMBER, "%s (the index does not match "
         "the shard)", error->message);
     g_error_free (error);
     gst_buffer_unref (data);
@@ -1438,7 +1438,7 @@ local_fd (GstSpdlShards * shards, guint shard, GError ** error)
       return shards->fds[i];
   fd = open (shards->names[shard], O_RDONLY | O_CLOEXEC | O_NOCTTY);
   if (fd < 0) {
-    g_set_error (error, GST_SPDL_SKIP_REASON, GST_SPDL_SRC_SKIP_UNREADABLE,
+    g_set_error (error, GST_SPDL_READ_ERROR, GST_SPDL_READ_ERROR_UNREADABLE,
         "%s", g_strerror (errno));
     return -1;
   }
@@ -1474,8 +1474,8 @@ read_member_local (GstSpdlShards * shards, GstSpdlShardSample * sample)
   if (fd < 0)
     return;
   if ((data = g_try_malloc (want)) == NULL) {
-    sample->error = g_error_new (GST_SPDL_SKIP_REASON,
-        GST_SPDL_SRC_SKIP_TOO_LARGE, "out of memory for %" G_GUINT64_FORMAT
+    sample->error = g_error_new (GST_SPDL_READ_ERROR,
+        GST_SPDL_READ_ERROR_TOO_LARGE, "out of memory for %" G_GUINT64_FORMAT
         " bytes", m->size);
     return;
   }
@@ -1485,8 +1485,8 @@ read_member_local (GstSpdlShards * shards, GstSpdlShardSample * sample)
     if (n < 0 && errno == EINTR)
       continue;
     if (n < 0) {
-      sample->error = g_error_new (GST_SPDL_SKIP_REASON,
-          GST_SPDL_SRC_SKIP_UNREADABLE, "%s", g_strerror (errno));
+      sample->error = g_error_new (GST_SPDL_READ_ERROR,
+          GST_SPDL_READ_ERROR_UNREADABLE, "%s", g_strerror (errno));
       g_free (data);
       return;
     }

@@ -64,8 +64,8 @@ typedef struct
   GstSpdlHttpConfig http;       /* for http(s):// and s3:// shards */
 } GstSpdlShardsConfig;
 
-/* One sample, or a skipped one (@error set, code a GstSpdlSrcSkipReason in
- * the domain GST_SPDL_SKIP_REASON). */
+/* One sample, or a skipped one (@error set, code a GstSpdlReadErrorCode in
+ * the domain GST_SPDL_READ_ERROR). */
 typedef struct
 {
   GstBuffer *buffer;
@@ -76,9 +76,6 @@ typedef struct
   gint label;                   /* -1 without a .cls member */
   guint epoch;
 } GstSpdlShardSample;
-
-#define GST_SPDL_SKIP_REASON \
-  (g_quark_from_static_string ("spdl-src-skip-reason"))
 
 typedef enum
 {

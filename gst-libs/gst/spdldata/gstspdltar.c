@@ -11,7 +11,7 @@
 #endif
 
 #include "gstspdltar.h"
-#include "gstspdlutil.h"
+#include "gstspdlerrors.h"
 
 #include <string.h>
 

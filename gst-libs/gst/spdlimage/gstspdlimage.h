@@ -1,4 +1,4 @@
-/* GStreamer SPDL plugin: image formats and the decoder that dispatches on them
+/* GStreamer SPDL: the image decoder that dispatches on the format
  * Copyright (C) 2026 gst-spdl authors
  *
  * This library is free software; you can redistribute it and/or
@@ -11,34 +11,18 @@
 
 #include <glib.h>
 
-#include "gstspdljpeg.h"
-#include "gstspdlresample.h"
+#include "gstspdlformat.h"
+#include "gstspdlgeometry.h"
+#include "gstspdloutput.h"
 
 G_BEGIN_DECLS
-
-typedef enum
-{
-  GST_SPDL_IMAGE_FORMAT_UNKNOWN,
-  GST_SPDL_IMAGE_FORMAT_JPEG,
-  GST_SPDL_IMAGE_FORMAT_PNG,
-  GST_SPDL_IMAGE_FORMAT_WEBP,
-  /* recognized, not decoded: skipped as unsupported-format */
-  GST_SPDL_IMAGE_FORMAT_GIF,
-  GST_SPDL_IMAGE_FORMAT_BMP,
-  GST_SPDL_IMAGE_FORMAT_TIFF,
-  GST_SPDL_IMAGE_FORMAT_PNM,
-} GstSpdlImageFormat;
-
-/* From the first bytes, never the file's name. */
-GstSpdlImageFormat gst_spdl_image_format_sniff (const guint8 * data,
-    gsize size);
-const gchar *gst_spdl_image_format_name (GstSpdlImageFormat format);
 
 typedef struct _GstSpdlImageDecoder GstSpdlImageDecoder;
 
 /* One per thread: a JPEG, a PNG and a WebP decoder and their scratch
- * buffers. open/decode as gst_spdl_jpeg_decoder_open/decode, for any
- * format the data's signature names. */
+ * buffers, for any format the data's signature names. open() parses the
+ * headers and checks the limits before any pixel buffer is allocated;
+ * decode() then decodes the opened image with @geom's resize and crop. */
 GstSpdlImageDecoder *gst_spdl_image_decoder_new (void);
 void gst_spdl_image_decoder_free (GstSpdlImageDecoder * dec);
 gboolean gst_spdl_image_decoder_open (GstSpdlImageDecoder * dec,
@@ -51,66 +35,14 @@ gboolean gst_spdl_image_decoder_decode (GstSpdlImageDecoder * dec,
 gboolean gst_spdl_image_decoder_decode_to (GstSpdlImageDecoder * dec,
     const GstSpdlDecodeParams * params, const GstSpdlGeometry * geom,
     const GstSpdlOutput * out, GError ** error);
-/* Limits of one JPEG decode: gst_spdl_jpeg_decoder_set_limits() */
+/* Limits of one decode (GST_SPDL_IMAGE_DEFAULT_MAX_MEMORY, _MAX_SCANS):
+ * working memory and a progressive JPEG's scans; 0 = no limit. Images over
+ * a limit fail with GST_SPDL_DECODE_ERROR_TOO_LARGE. */
 void gst_spdl_image_decoder_set_limits (GstSpdlImageDecoder * dec,
     guint64 max_memory, guint max_scans);
 /* The format of the image last opened. */
 GstSpdlImageFormat gst_spdl_image_decoder_get_format (GstSpdlImageDecoder *
     dec);
-
-/* Decoded rows of a whole-pixel decoder (PNG, WebP) into the output: each
- * row the filter reads is converted to the output's channels and resampled
- * horizontally as it arrives, then vertically as soon as an output row's
- * rows are in (rows arrive in order). */
-typedef struct
-{
-  GstSpdlResampleAxisCache axes;
-  const GstSpdlResampleAxis *haxis, *vaxis;     /* of this image, in axes */
-  gint x0, x1, y0, y1;          /* what the filter reads; y1 = 0: none */
-  guint width, channels;        /* image width, output channels */
-  gsize hrow_bytes;
-  GstSpdlRowRing ring;          /* horizontally resampled rows */
-  guint8 *conv;                 /* one converted row */
-  gsize conv_size;
-} GstSpdlRowSink;
-
-typedef enum
-{
-  GST_SPDL_PIXELS_GRAY,         /* 1 byte */
-  GST_SPDL_PIXELS_GRAY_ALPHA,
-  GST_SPDL_PIXELS_RGB,
-  GST_SPDL_PIXELS_RGBA,
-  GST_SPDL_PIXELS_GRAY16,       /* big-endian; PIL's "I": clipped to 255 */
-  GST_SPDL_PIXELS_GRAY_ALPHA16, /* big-endian; PIL keeps the high byte */
-  GST_SPDL_PIXELS_RGB16,
-  GST_SPDL_PIXELS_RGBA16,
-} GstSpdlPixels;
-
-/* @fast: the fast resampler (params->exact FALSE) */
-void gst_spdl_row_sink_plan (GstSpdlRowSink * sink, const GstSpdlOutput * out,
-    const GstSpdlGeometry * geom, guint width, guint height, guint channels,
-    gboolean fast);
-/* Rows y0 .. y1 - 1 are needed: TRUE if row @y is one. */
-static inline gboolean
-gst_spdl_row_sink_wants (const GstSpdlRowSink * sink, gint y)
-{
-  return y >= sink->y0 && y < sink->y1;
-}
-/* @row: the image's whole row @y, with 16 readable bytes after its end. */
-void gst_spdl_row_sink_push (GstSpdlRowSink * sink, gint y,
-    const guint8 * row, GstSpdlPixels pixels);
-void gst_spdl_row_sink_finish (GstSpdlRowSink * sink,
-    const GstSpdlOutput * out);
-void gst_spdl_row_sink_clear (GstSpdlRowSink * sink);
-
-/* zeroed (the SIMD kernels read slack bytes), grown as needed */
-guint8 *gst_spdl_ensure_buffer (guint8 ** buf, gsize * size, gsize need);
-/* Same for a whole image, whose size comes from the file: NULL (and no
- * buffer) when the memory cannot be had, instead of GLib's abort. */
-guint8 *gst_spdl_try_ensure_buffer (guint8 ** buf, gsize * size, gsize need);
-/* Frees a whole-image buffer larger than a typical image after a decode,
- * so a thread does not keep its largest image's memory for good. */
-void gst_spdl_release_large_buffer (guint8 ** buf, gsize * size);
 
 G_END_DECLS
 

@@ -20,7 +20,8 @@
 #endif
 
 #include "gstspdlpng.h"
-#include "gstspdlimage.h"
+#include "gstspdlrowsink.h"
+#include "gstspdlerrors.h"
 
 #include <string.h>
 #include <png.h>
@@ -55,7 +56,7 @@ gst_spdl_png_decoder_new (void)
 {
   GstSpdlPngDecoder *dec = g_new0 (GstSpdlPngDecoder, 1);
 
-  dec->max_memory = GST_SPDL_JPEG_DEFAULT_MAX_MEMORY;
+  dec->max_memory = GST_SPDL_IMAGE_DEFAULT_MAX_MEMORY;
   return dec;
 }
 

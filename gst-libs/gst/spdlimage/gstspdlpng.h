@@ -9,7 +9,8 @@
 #ifndef __GST_SPDL_PNG_H__
 #define __GST_SPDL_PNG_H__
 
-#include "gstspdljpeg.h"
+#include "gstspdlgeometry.h"
+#include "gstspdloutput.h"
 
 G_BEGIN_DECLS
 

@@ -17,7 +17,8 @@
 #endif
 
 #include "gstspdlwebp.h"
-#include "gstspdlimage.h"
+#include "gstspdlrowsink.h"
+#include "gstspdlerrors.h"
 
 #include <string.h>
 #include <webp/decode.h>
@@ -41,7 +42,7 @@ gst_spdl_webp_decoder_new (void)
 {
   GstSpdlWebpDecoder *dec = g_new0 (GstSpdlWebpDecoder, 1);
 
-  dec->max_memory = GST_SPDL_JPEG_DEFAULT_MAX_MEMORY;
+  dec->max_memory = GST_SPDL_IMAGE_DEFAULT_MAX_MEMORY;
   return dec;
 }
 

@@ -16,7 +16,7 @@
 #include <webp/encode.h>
 
 #include "spdltestutil.h"
-#include "gstspdlimage.h"
+#include "gstspdlformat.h"
 #include "spdlcheckmain.h"
 
 #define ITEM(run, i) ((SpdlTestItem *) g_ptr_array_index ((run)->items, (i)))
