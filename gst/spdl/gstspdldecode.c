@@ -1,4 +1,4 @@
-/* GStreamer SPDL plugin: parallel JPEG decoder
+/* GStreamer SPDL plugin: parallel image decoder
  * Copyright (C) 2026 gst-spdl authors
  *
  * This library is free software; you can redistribute it and/or
@@ -10,12 +10,12 @@
  * SECTION:element-spdldecode
  * @title: spdldecode
  *
- * Decodes JPEG samples with libjpeg-turbo on a pool of native threads
- * (#GstSpdlDecode:threads, each with its own decompressor), with the resize
- * and crop of a training or validation recipe fused into the decode:
- * libjpeg-turbo decodes only the rows and columns the crop keeps, and the
- * resize is the antialiased bilinear of PIL, so results are torchvision's,
- * bit for bit.
+ * Decodes image samples (JPEG, PNG, WebP) on a pool of native threads
+ * (#GstSpdlDecode:threads, each with its own decoders), with the resize
+ * and crop of a training or validation recipe fused into the decode: for
+ * JPEG, libjpeg-turbo decodes only the rows and columns the crop keeps, and
+ * the resize is the antialiased bilinear of PIL, so results are
+ * torchvision's, bit for bit.
  * With #GstSpdlDecode:exact false, decoding is faster and pixels differ
  * slightly from PIL's (DCT-domain scaling from 2x the target, a resize with
  * 16-bit weights); crops, sizes and order stay the same.
@@ -32,7 +32,7 @@
  * (random-resized-crop, flip) depend only on (seed, epoch, sample index),
  * never on thread count or timing.
  *
- * A corrupt, truncated or non-JPEG sample, one larger than
+ * A corrupt, truncated or undecodable sample, one larger than
  * #GstSpdlDecode:max-pixels, one whose output would be larger than
  * #GstSpdlDecode:max-output-pixels (an extreme aspect ratio with a size
  * that follows it), or one whose decode needs more than
@@ -128,8 +128,8 @@ enum
 #define DEFAULT_WARNING_LIMIT 20
 #define DEFAULT_EXACT TRUE
 /* samples in flight per worker by default: results leave in order, so the
- * other threads keep decoding while a slow image holds the head (4 left
- * them idle: 0.96-0.98x the wall time with 8; 16 was no faster) */
+ * other threads keep decoding while a slow image holds the head (fewer
+ * leave them idle; more gain nothing: docs/performance.md) */
 #define JOBS_PER_THREAD 8
 
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
@@ -473,8 +473,9 @@ gst_spdl_decode_class_init (GstSpdlDecodeClass * klass)
   gst_element_class_add_static_pad_template (element_class, &sink_template);
   gst_element_class_add_static_pad_template (element_class, &src_template);
   gst_element_class_set_static_metadata (element_class,
-      "SPDL parallel JPEG decoder", "Codec/Decoder/Image",
-      "Decodes JPEG on a pool of threads with fused resize and crop",
+      "SPDL parallel image decoder", "Codec/Decoder/Image",
+      "Decodes JPEG, PNG and WebP on a pool of threads with fused resize and "
+      "crop",
       "gst-spdl authors");
   element_class->change_state =
       GST_DEBUG_FUNCPTR (gst_spdl_decode_change_state);
@@ -483,7 +484,7 @@ gst_spdl_decode_class_init (GstSpdlDecodeClass * klass)
   gst_type_mark_as_plugin_api (GST_TYPE_SPDL_FLIP_MODE, 0);
   gst_type_mark_as_plugin_api (GST_TYPE_SPDL_DECODE_FORMAT, 0);
   GST_DEBUG_CATEGORY_INIT (spdl_decode_debug, "spdldecode", 0,
-      "SPDL parallel JPEG decoder");
+      "SPDL parallel image decoder");
 }
 
 static void

@@ -1,4 +1,4 @@
-/* GStreamer SPDL plugin: parallel JPEG decoder
+/* GStreamer SPDL plugin: parallel image decoder
  * Copyright (C) 2026 gst-spdl authors
  *
  * This library is free software; you can redistribute it and/or

@@ -1,4 +1,4 @@
-/* GStreamer SPDL plugin: sample metadata and epoch events
+/* GStreamer SPDL: sample metadata and epoch events
  * Copyright (C) 2026 gst-spdl authors
  *
  * This library is free software; you can redistribute it and/or

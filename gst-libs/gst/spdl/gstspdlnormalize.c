@@ -1,4 +1,4 @@
-/* GStreamer SPDL plugin: normalized float conversion of image rows
+/* GStreamer SPDL: normalized float conversion of image rows
  * Copyright (C) 2026 gst-spdl authors
  *
  * This library is free software; you can redistribute it and/or

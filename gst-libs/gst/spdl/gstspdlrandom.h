@@ -1,4 +1,4 @@
-/* GStreamer SPDL plugin: counter-based random numbers
+/* GStreamer SPDL: counter-based random numbers
  * Copyright (C) 2026 gst-spdl authors
  *
  * This library is free software; you can redistribute it and/or

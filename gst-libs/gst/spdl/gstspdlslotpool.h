@@ -1,4 +1,4 @@
-/* GStreamer SPDL plugin: buffers that are slots of a batch being filled
+/* GStreamer SPDL: buffers that are slots of a batch being filled
  * Copyright (C) 2026 gst-spdl authors
  *
  * This library is free software; you can redistribute it and/or

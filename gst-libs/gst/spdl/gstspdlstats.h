@@ -1,4 +1,4 @@
-/* GStreamer SPDL plugin: per-element statistics
+/* GStreamer SPDL: per-element statistics
  * Copyright (C) 2026 gst-spdl authors
  *
  * This library is free software; you can redistribute it and/or

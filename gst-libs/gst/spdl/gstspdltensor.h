@@ -1,4 +1,4 @@
-/* GStreamer SPDL plugin: tensor caps
+/* GStreamer SPDL: tensor caps
  * Copyright (C) 2026 gst-spdl authors
  *
  * This library is free software; you can redistribute it and/or

@@ -1,4 +1,4 @@
-/* GStreamer SPDL plugin: HTTP(S) and S3 reads on one I/O thread
+/* GStreamer SPDL: HTTP(S) and S3 reads on one I/O thread
  * Copyright (C) 2026 gst-spdl authors
  *
  * This library is free software; you can redistribute it and/or

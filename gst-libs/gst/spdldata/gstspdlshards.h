@@ -1,4 +1,4 @@
-/* GStreamer SPDL plugin: WebDataset tar shards as a sample provider
+/* GStreamer SPDL: WebDataset tar shards as a sample provider
  * Copyright (C) 2026 gst-spdl authors
  *
  * This library is free software; you can redistribute it and/or

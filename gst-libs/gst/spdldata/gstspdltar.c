@@ -1,4 +1,4 @@
-/* GStreamer SPDL plugin: streaming tar parser
+/* GStreamer SPDL: streaming tar parser
  * Copyright (C) 2026 gst-spdl authors
  *
  * This library is free software; you can redistribute it and/or

@@ -1,4 +1,4 @@
-/* GStreamer SPDL plugin: JPEG decode with fused resize and crop
+/* GStreamer SPDL: JPEG decode with fused resize and crop
  * Copyright (C) 2026 gst-spdl authors
  *
  * This library is free software; you can redistribute it and/or
@@ -272,9 +272,8 @@ gst_spdl_jpeg_decoder_open (GstSpdlJpegDecoder * dec, const guint8 * data,
 
 /* exact=false: once the image is at least 2x the target, the smallest of
  * the SIMD-accelerated reductions (1/2, 1/4, 1/8) that keeps at least one
- * decoded pixel per output pixel. Measured on 1024x768 -> 224: 3/8 (the
- * smallest M/8, a scalar IDCT) is no faster than 4/8 and differs more from
- * PIL (0.94 against 0.63 levels). */
+ * decoded pixel per output pixel. 3/8 and the other M/8 take a scalar IDCT:
+ * no faster than 4/8, and further from PIL's pixels. */
 static guint
 choose_scale_num_inexact (const GstSpdlGeometry * g)
 {
@@ -461,9 +460,8 @@ gst_spdl_jpeg_decoder_decode_to (GstSpdlJpegDecoder * dec,
   cinfo->out_color_space = choose_color_space (cinfo, p->gray);
   cinfo->dct_method = JDCT_ISLOW;
   cinfo->do_fancy_upsampling = TRUE;
-  /* exact: every pixel decoded, as PIL does (reducing 1% of ImageNet-like
-   * images, those at least 4x the target, measured no faster: 1.00x CPU,
-   * 10 paired runs, and cost them up to 7 levels) */
+  /* exact: every pixel decoded, as PIL does (reducing the few images 4x
+   * the target or larger saves no CPU and costs them up to 7 levels) */
   if (!p->dct_scaling || p->exact)
     num = 8;
   else

@@ -1,4 +1,4 @@
-/* GStreamer SPDL plugin: where a decoder writes its output rows
+/* GStreamer SPDL: where a decoder writes its output rows
  * Copyright (C) 2026 gst-spdl authors
  *
  * This library is free software; you can redistribute it and/or

@@ -1,4 +1,4 @@
-/* GStreamer SPDL plugin: WebP decode with fused resize and crop
+/* GStreamer SPDL: WebP decode with fused resize and crop
  * Copyright (C) 2026 gst-spdl authors
  *
  * This library is free software; you can redistribute it and/or
