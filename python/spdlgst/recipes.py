@@ -10,8 +10,9 @@ from typing import Optional, Sequence, Tuple, Union
 
 from gi.repository import Gst
 
-from . import Loader, LoaderError
 from ._launchline import quote
+from .errors import LoaderError
+from .loader import Loader
 
 RECIPES = ("train", "val")
 DTYPES = ("uint8", "float32", "float16", "bfloat16")
