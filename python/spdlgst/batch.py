@@ -97,13 +97,15 @@ def host_tensors(sample: Gst.Sample, torch=None) -> List[Any]:
     import numpy as np
 
     buf = sample.get_buffer()
-    tensors = [(shape, _TYPESTRS[t]) for shape, t in parse_tensors(sample.get_caps())]
+    tensors = [(shape, _TYPESTRS[t])
+               for shape, t in parse_tensors(sample.get_caps())]
     if buf.n_memory() != len(tensors):
         raise LoaderError(f"batch has {buf.n_memory()} memories for "
                           f"{len(tensors)} tensors")
     out = []
     for i, (shape, typestr) in enumerate(tensors):
-        arr = np.asarray(_MappedTensor(sample, buf.get_memory(i), shape, typestr))
+        mapped = _MappedTensor(sample, buf.get_memory(i), shape, typestr)
+        arr = np.asarray(mapped)
         if torch is not None:
             if typestr == _BFLOAT16:
                 arr = torch.from_numpy(arr.view(np.int16)).view(torch.bfloat16)

@@ -1,4 +1,4 @@
-"""The Loader: a pipeline ending in spdlappsink, iterated one epoch per loop."""
+"""The Loader: a pipeline ending in spdlappsink, one epoch per loop."""
 from __future__ import annotations
 
 import os
