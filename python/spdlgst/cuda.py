@@ -28,21 +28,15 @@ import ctypes
 
 from gi.repository import Gst
 
+from .batch import parse_tensors
+
 # NNStreamer type names -> array interface typestr; bfloat16 has none: it
-# travels as int16 and is viewed as torch.bfloat16
+# travels as int16 and is viewed as torch.bfloat16 (host batches show it as
+# uint16 to numpy, see spdlgst.batch)
 _TYPESTRS = {"uint8": "|u1", "int64": "<i8", "float32": "<f4",
              "float16": "<f2", "bfloat16": "<i2"}
 
 _lib = None
-
-
-def parse_tensors(caps):
-    """[(shape outermost-first, type name), ...] from other/tensors caps."""
-    s = caps.get_structure(0)
-    dims = s.get_value("dimensions").split(",")
-    types = s.get_value("types").split(",")
-    return [(tuple(int(x) for x in reversed(d.strip().split(":"))), t.strip())
-            for d, t in zip(dims, types)]
 
 
 def _plugin_library():

@@ -16,8 +16,7 @@ import time
 
 import numpy as np
 
-from . import ImageLoader
-from .recipes import gst_launch_command
+from .recipes import ImageLoader, gst_launch_command
 
 
 def make_dataset(root, count, classes, seed=0):

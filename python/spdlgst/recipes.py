@@ -10,7 +10,9 @@ from typing import Optional, Sequence, Tuple, Union
 
 from gi.repository import Gst
 
-from . import Loader, LoaderError
+from ._launchline import quote
+from .errors import LoaderError
+from .loader import Loader
 
 RECIPES = ("train", "val")
 DTYPES = ("uint8", "float32", "float16", "bfloat16")
@@ -148,13 +150,6 @@ def _location(value) -> str:
         raise ValueError(f"location {path!r} does not exist (an ImageFolder "
                          "tree or a manifest file)")
     return path
-
-
-def _quote(value: str) -> str:
-    """A launch-line value: quoted when it has spaces or special characters."""
-    if value and all(c.isalnum() or c in "/._-+,:@%" for c in value):
-        return value
-    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def _array(values) -> str:
@@ -305,7 +300,7 @@ class ImageLoader(Loader):
     @staticmethod
     def _build(a) -> str:
         height, width = a["size"]
-        src = [f"spdlsrc location={_quote(a['location'])}",
+        src = [f"spdlsrc location={quote(a['location'])}",
                f"shuffle={'true' if a['shuffle'] else 'false'}", f"seed={a['seed']}",
                f"num-epochs={a['epochs'] if a['epochs'] is not None else -1}"]
         if a["start_epoch"]:

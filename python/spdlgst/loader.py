@@ -1,0 +1,433 @@
+"""The Loader: a pipeline ending in spdlappsink, one epoch per loop."""
+from __future__ import annotations
+
+import os
+import re
+import time
+from typing import Any, Dict, Iterator, Optional, Tuple
+
+from gi.repository import GLib, Gst
+
+from . import _state
+from ._atexit import exiting, track_loader
+from ._buslog import EPOCH_END, BusLog, logger
+from .batch import Batch, host_tensors, sample_batch
+from .errors import LoaderError
+
+_CUDA_FEATURE = "memory:SpdlCUDA"
+_OUTPUTS = ("numpy", "torch")
+
+
+class Loader:
+    """Iterates over the batches a pipeline ending in spdlappsink produces.
+
+    Each ``for`` loop over the loader yields one epoch, as with PyTorch's
+    DataLoader: a loop that ends early (``break``) leaves the rest of its
+    epoch behind, and the next loop starts at the first batch of the next
+    epoch (see :meth:`__iter__`). The pipeline stays up between epochs.
+
+    ``output`` is "numpy" (default) or "torch" (torch is imported only
+    then). Under torchrun, RANK and WORLD_SIZE set spdlsrc's shard-index and
+    num-shards unless the pipeline sets them. Element warnings go to the
+    ``spdlgst`` logger: at most ``log_limit`` per element and epoch one by
+    one, then a summary per epoch with the counts of all of them.
+    """
+
+    def __init__(self, pipeline: str, *, sink: Optional[str] = "sink",
+                 output: str = "numpy", poll_interval: float = 0.1,
+                 log_limit: int = 20):
+        if not isinstance(pipeline, str):
+            raise TypeError(f"pipeline must be a launch line (str), not "
+                            f"{type(pipeline).__name__}")
+        if output not in _OUTPUTS:
+            raise ValueError(f"output must be 'numpy' or 'torch', not {output!r}")
+        if isinstance(log_limit, bool) or not isinstance(log_limit, int) or log_limit < 0:
+            raise ValueError(f"log_limit must be an int >= 0, not {log_limit!r}")
+        Gst.init(None)
+        self.launch_line = pipeline
+        self.output = output
+        self._poll = int(poll_interval * Gst.SECOND)
+        try:
+            self.pipeline = Gst.parse_launch(pipeline)
+        except GLib.Error as e:
+            raise LoaderError(f"could not build the pipeline: {e.message}") from None
+        self.sink = self.pipeline.get_by_name(sink) if sink else None
+        if self.sink is None:
+            self.sink = self._find("spdlappsink")
+        if self.sink is None:
+            self.pipeline.set_state(Gst.State.NULL)
+            raise LoaderError("the pipeline has no spdlappsink "
+                              "(end it with '! spdlappsink name=sink')")
+        self._src = self._find("spdlsrc")
+        self._apply_distributed_env(pipeline)
+        self._bus = self.pipeline.get_bus()
+        self._buslog = BusLog(self._bus, log_limit, LoaderError)
+        self._started = False
+        self._eos = False
+        self._closed = False
+        # the error the pipeline stopped on: every later use raises it again
+        self._failure: Optional[LoaderError] = None
+        self._torch = None
+        if output == "torch":
+            self._import_torch()     # now, not in the first epoch's timing
+        self._wait = 0.0
+        self._batches = 0
+        self._loop = 0               # which for-loop may pull (see __iter__)
+        self._epoch: Optional[int] = None   # epoch of the last batch
+        self._epoch_open = False     # batches of an epoch pulled, not its end
+        self._in_epoch = 0           # batches of that epoch pulled
+        self._left_epoch = False     # the last loop broke off its epoch
+        # (epoch, offset) where the run ended without the pipeline seeing
+        # it (a restart past the last epoch, a state restored past it):
+        # the sink's resume-state still names an older position
+        self._end_position: Optional[Tuple[int, int]] = None
+        self._skipped_before: Dict[str, int] = {}  # counts of earlier runs
+        track_loader(self)
+
+    # -- set-up -------------------------------------------------------------
+
+    def _find(self, factory: str) -> Optional[Gst.Element]:
+        it = self.pipeline.iterate_recurse()
+        while True:
+            ok, element = it.next()
+            if ok != Gst.IteratorResult.OK:
+                return None
+            f = element.get_factory()
+            if f is not None and f.get_name() == factory:
+                return element
+
+    def _apply_distributed_env(self, launch: str) -> None:
+        rank, world = os.environ.get("RANK"), os.environ.get("WORLD_SIZE")
+        if self._src is None or rank is None or world is None:
+            return
+        if not re.search(r"\bshard-index\s*=", launch):
+            self._src.set_property("shard-index", int(rank))
+        if not re.search(r"\bnum-shards\s*=", launch):
+            self._src.set_property("num-shards", int(world))
+
+    def start(self) -> None:
+        """Starts the pipeline (done by the first iteration otherwise)."""
+        if self._closed:
+            raise LoaderError("the loader is closed")
+        self._raise_failure()
+        if self._started:
+            return
+        self._started = True
+        self._play()
+
+    def _play(self) -> None:
+        # a pull-batch before the start (None: nothing yet) makes the sink
+        # hold the pipeline 4 epochs ahead at most from its first epoch
+        self.sink.emit("try-pull-batch", 0)
+        if self.pipeline.set_state(Gst.State.PLAYING) == Gst.StateChangeReturn.FAILURE:
+            self._drain()
+            self._failure = LoaderError("the pipeline could not start")
+            raise self._failure
+
+    def _drain(self) -> None:
+        """The bus's messages; an error among them stops the loader."""
+        try:
+            self._buslog.drain()
+        except LoaderError as e:
+            self._failure = e
+            raise
+
+    def _raise_failure(self) -> None:
+        """After an error, the same error: the pipeline that stopped on it
+        would only report a failed state change or stream error."""
+        if self._failure is not None:
+            raise LoaderError(f"{self._failure} (this loader stopped on "
+                              "that error; make a new one to retry)")
+
+    # -- iteration ----------------------------------------------------------
+
+    def __iter__(self) -> Iterator[Batch]:
+        """Yields the batches of one epoch.
+
+        A new loop while an earlier one stopped in the middle of its epoch
+        first leaves that epoch: when at most a few batches are left (those
+        already decoded and queued), they are pulled and dropped; otherwise
+        the pipeline restarts at the next epoch (stopped, spdlsrc's
+        start-epoch set, started again): nothing more of the old epoch is
+        read or decoded, and the shuffle and the random crops of the next
+        epoch are the same as without the break (they depend only on seed,
+        epoch and sample). An older iterator stops when a newer loop
+        starts.
+        """
+        self._loop += 1
+        return self._epoch_batches(self._loop)
+
+    def _epoch_batches(self, loop: int) -> Iterator[Batch]:
+        self.start()
+        if self._epoch_open:
+            self._leave_epoch()
+        self._left_epoch = False
+        try:
+            while loop == self._loop:
+                batch = self._next_batch()
+                if batch is None:
+                    return
+                yield batch
+        finally:
+            # a break: the next loop starts the next epoch, and so does a
+            # state saved now (see state_dict)
+            if loop == self._loop:
+                self._left_epoch = self._epoch_open
+
+    def _pull(self) -> Optional[Gst.Sample]:
+        """The next batch's sample; None at the end of an epoch or at EOS."""
+        while not self._eos:
+            started = time.perf_counter()
+            sample = self.sink.emit("try-pull-batch", self._poll)
+            self._wait += time.perf_counter() - started
+            self._drain()
+            if sample is None:
+                if self.sink.get_property("eos"):
+                    self._eos = True
+                    self._epoch_open = False
+                    self._buslog.end_of_stream()
+                continue
+            if sample.get_buffer() is None:
+                info = sample.get_info()
+                if info is not None and info.get_name() == EPOCH_END:
+                    self._epoch_open = False
+                    self._in_epoch = 0
+                    self._buslog.end_of_epoch(info.get_value("epoch"))
+                    return None
+                continue
+            self._epoch_open = True
+            self._in_epoch += 1
+            return sample
+        return None
+
+    def _next_batch(self) -> Optional[Batch]:
+        sample = self._pull()
+        if sample is None:
+            return None
+        self._batches += 1
+        batch = self._convert(sample)
+        self._epoch = batch.epoch
+        return batch
+
+    def _leave_epoch(self) -> None:
+        """Skips what an abandoned loop left of its epoch."""
+        left = self._batches_left()
+        queued = self.sink.get_property("max-buffers") + 1
+        if left is not None and left > queued and self._epoch is not None:
+            self._restart_at(self._epoch + 1)
+            return
+        while self._pull() is not None:
+            pass
+
+    def _batches_left(self) -> Optional[int]:
+        if self._src is None or self._find("spdlbatch") is None:
+            return None
+        return len(self) - self._in_epoch
+
+    def _restart_at(self, epoch: int) -> None:
+        """Restarts the pipeline at the first sample of @epoch."""
+        for reason, n in self.skipped().items():
+            self._skipped_before[reason] = n
+        self._drain()
+        # NULL, not READY: a sink flushes its queue only when it stops
+        self.pipeline.set_state(Gst.State.NULL)
+        self._epoch_open = False
+        self._in_epoch = 0
+        src = self._src
+        epochs = src.get_property("num-epochs")
+        if epochs >= 0:
+            left = src.get_property("start-epoch") + epochs - epoch
+            if left <= 0:
+                self._eos = True
+                self._end_position = (epoch, 0)
+                return
+            src.set_property("num-epochs", left)
+        src.set_property("start-epoch", epoch)
+        src.set_property("start-index", 0)
+        src.set_property("start-offset", 0)
+        logger.debug("restarting at epoch %d", epoch)
+        self._play()
+
+    def _convert(self, sample: Gst.Sample) -> Batch:
+        if sample.get_caps().get_features(0).contains(_CUDA_FEATURE):
+            # device memory: spdlgst.cuda makes it ready on torch's stream
+            from .cuda import device_tensors
+
+            tensors = device_tensors(sample, self._import_torch(), LoaderError)
+        else:
+            torch = self._import_torch() if self.output == "torch" else None
+            tensors = host_tensors(sample, torch)
+        return sample_batch(sample, tensors)
+
+    def _import_torch(self):
+        if self._torch is None:
+            import torch
+
+            self._torch = torch
+        return self._torch
+
+    # -- information --------------------------------------------------------
+
+    def __len__(self) -> int:
+        """Batches of a whole epoch of the listed samples (starts the
+        pipeline to list them).
+
+        With spdlsrc num-shards >= 2 every rank yields this many per epoch
+        (skipped samples padded, spdlbatch pad-short-epochs); on one rank
+        skipped samples can make an epoch's batches fewer, and a resumed
+        epoch yields only its rest."""
+        self.start()
+        src, batch = self._src, self._find("spdlbatch")
+        if src is None or batch is None:
+            raise TypeError("length needs spdlsrc and spdlbatch")
+        # spdlsrc lists when it reaches PAUSED; not the whole pipeline's
+        # preroll, which epochs without a batch never complete
+        src.get_state(10 * Gst.SECOND)
+        n = src.get_property("num-samples")
+        size = batch.get_property("batch-size")
+        return n // size if batch.get_property("drop-last") else -(-n // size)
+
+    def skipped(self) -> Dict[str, int]:
+        """Samples skipped so far, by reason: {"unreadable": n, "truncated": n,
+        ...} summed over the pipeline's spdl elements (also in the
+        ``spdlgst`` log, per epoch)."""
+        out = dict(self._skipped_before)
+        current: Dict[str, int] = {}
+        it = self.pipeline.iterate_recurse()
+        while True:
+            ok, element = it.next()
+            if ok != Gst.IteratorResult.OK:
+                break
+            factory = element.get_factory()
+            name = factory.get_name() if factory else ""
+            if not name.startswith("spdl"):
+                continue
+            if element.find_property("error-counts") is not None:
+                s = element.get_property("error-counts")
+                for i in range(s.n_fields()):
+                    key = s.nth_field_name(i)
+                    if key != "total":
+                        current[key] = current.get(key, 0) + s.get_value(key)
+            elif name == "spdlsrc":
+                current["unreadable"] = (current.get("unreadable", 0)
+                                         + element.get_property("errors"))
+        for key, n in current.items():
+            out[key] = out.get(key, 0) + n
+        return out
+
+    # -- checkpointing --------------------------------------------------------
+
+    def state_dict(self) -> Dict[str, Any]:
+        """Where this loader stands: just after the last batch handed out.
+
+        A small JSON-serializable dict (epoch, offset in the epoch's global
+        order, and the settings the order depends on), whatever the
+        dataset's size. Save it with the model; a new Loader with the same
+        pipeline continues with :meth:`load_state_dict`, on any number of
+        ranks. Batches prefetched inside the pipeline are not counted."""
+        if self._src is None:
+            raise TypeError("checkpointing needs spdlsrc in the pipeline")
+        state = _state.capture(self.sink, self._src, self._batches)
+        if self._end_position is not None:
+            state.update(epoch=self._end_position[0],
+                         offset=self._end_position[1])
+        elif self._left_epoch and self._epoch is not None:
+            # what the next loop does: the rest of the epoch is left behind
+            state.update(epoch=self._epoch + 1, offset=0)
+        return state
+
+    def load_state_dict(self, state: Dict[str, Any]) -> None:
+        """Continues from a :meth:`state_dict`: call before the first batch
+        (after ``len()``, which starts the pipeline, is fine).
+
+        The batches that follow are those the saved run would have produced
+        next (same samples, order and random crops), into the following
+        epochs; samples before the position are not read. The pipeline
+        must list the same dataset with the same seed and shuffle; the
+        number of ranks may differ."""
+        if self._src is None:
+            raise TypeError("checkpointing needs spdlsrc in the pipeline")
+        if self._batches:
+            raise RuntimeError("load_state_dict() must come before the "
+                               "first batch")
+        if self._started:
+            self._unstart()         # len() lists the dataset by starting
+        src = self._src
+        if _state.restore(src, state, src.get_property("start-epoch"),
+                          src.get_property("num-epochs")):
+            self._end_position = None
+        else:
+            self._eos = True
+            self._started = True
+            self._end_position = (state["epoch"], state["offset"])
+
+    def _unstart(self) -> None:
+        """Stops a pipeline that handed out no batch: the next iteration
+        starts it afresh, from spdlsrc's start properties."""
+        # its warnings first: stopping flushes the bus
+        self._drain()
+        self.pipeline.set_state(Gst.State.NULL)
+        self._started = False
+        self._eos = False
+        self._epoch_open = False
+        self._in_epoch = 0
+
+    def stats(self) -> Dict[str, Dict[str, Any]]:
+        """The elements' statistics and this loader's own wait, as a dict.
+
+        The elements count from the pipeline's last start (see
+        :meth:`__iter__` for when a loop restarts it); the loader's own
+        entry counts from its creation."""
+        out = {"loader": {"batches": self._batches,
+                          "wait_seconds": round(self._wait, 6)}}
+        it = self.pipeline.iterate_recurse()
+        while True:
+            ok, element = it.next()
+            if ok != Gst.IteratorResult.OK:
+                break
+            if element.find_property("stats") is None:
+                continue
+            s = element.get_property("stats")
+            if s is not None:
+                out[element.get_name()] = {s.nth_field_name(i): s.get_value(s.nth_field_name(i))
+                                           for i in range(s.n_fields())}
+        return out
+
+    def __repr__(self) -> str:
+        state = "closed" if self._closed else "ended" if self._eos else \
+            "running" if self._started else "not started"
+        line = self.launch_line if len(self.launch_line) <= 100 else \
+            self.launch_line[:97] + "..."
+        return (f"<{type(self).__module__}.{type(self).__name__} {self.output}, "
+                f"{state}, {self._batches} batches: {line!r}>")
+
+    # -- teardown -----------------------------------------------------------
+
+    def close(self) -> None:
+        """Stops the pipeline; its threads are joined before this returns."""
+        if not self._closed:
+            self._closed = True
+            self._loop += 1
+            self.pipeline.set_state(Gst.State.NULL)
+
+    def _shutdown(self) -> None:
+        """At interpreter exit: stop, and let go of every GStreamer object."""
+        try:
+            self.close()
+        finally:
+            self._buslog = None
+
+    def __enter__(self) -> "Loader":
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        self.close()
+        return False
+
+    def __del__(self) -> None:
+        if exiting():
+            return
+        try:
+            self.close()
+        except Exception:
+            pass
