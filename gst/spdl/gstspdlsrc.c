@@ -112,7 +112,7 @@
 
 #include "gstspdlsrc.h"
 #include "gstspdlmeta.h"
-#include "gstspdlrandom.h"
+#include "gstspdlorder.h"
 #include "gstspdlshards.h"
 #include "gstspdlhttp.h"
 #include "gstspdlerrors.h"
@@ -974,23 +974,13 @@ static void
 ensure_permutation (GstSpdlSrc * src, guint epoch)
 {
   guint n = src->dataset->n_samples;
-  GstSpdlRng rng;
-  guint i;
 
   if (!src->shuffle || (src->permutation && src->permutation_epoch == epoch))
     return;
   if (src->permutation == NULL)
-    src->permutation = g_new (guint32, n);
-  for (i = 0; i < n; i++)
-    src->permutation[i] = i;
-  /* Fisher-Yates from a generator keyed by (seed, epoch) alone */
-  gst_spdl_rng_init (&rng, src->seed, epoch, 0);
-  for (i = n - 1; i > 0; i--) {
-    guint j = (guint) gst_spdl_rng_below (&rng, (guint64) i + 1);
-    guint32 t = src->permutation[i];
-    src->permutation[i] = src->permutation[j];
-    src->permutation[j] = t;
-  }
+    src->permutation = g_new (guint32, MAX (n, 1));
+  gst_spdl_order_permutation (src->permutation, n, src->seed, epoch,
+      GST_SPDL_ORDER_STREAM_SAMPLES);
   src->permutation_epoch = epoch;
 }
 
@@ -998,9 +988,8 @@ ensure_permutation (GstSpdlSrc * src, guint epoch)
 static guint64
 rank_share (GstSpdlSrc * src, guint64 remaining)
 {
-  if (src->drop_uneven)
-    return remaining / src->num_shards;
-  return (remaining + src->num_shards - 1) / src->num_shards;
+  return gst_spdl_order_rank_share (remaining, src->num_shards,
+      src->drop_uneven);
 }
 
 /* Global samples of @epoch consumed before this run started. */

@@ -14,6 +14,7 @@
 #include "gstspdlhttp.h"
 #include "gstspdlerrors.h"
 #include "gstspdltar.h"
+#include "gstspdlorder.h"
 #include "gstspdlrandom.h"
 
 #include <errno.h>
@@ -39,8 +40,6 @@ GST_DEBUG_CATEGORY_STATIC (spdl_shards_debug);
 #define MAX_LABEL_SIZE 64
 /* rng streams: the shard order and the shuffle buffer (in the elastic
  * order the global one, in the contiguous split each rank's: 2 + rank) */
-#define RNG_SHARD_ORDER 1
-#define RNG_SHUFFLE_BUFFER 2
 
 static const gchar *const image_extensions[] = { "jpg", "jpeg", "png",
   "webp", NULL
@@ -914,8 +913,8 @@ gst_spdl_shards_open (const GstSpdlShardsConfig * config, GError ** error)
   }
   if (!shards->elastic && !count_shards (shards, error))
     goto failed;
-  shards->per_rank = config->drop_uneven ? shards->total / world :
-      (shards->total + world - 1) / world;
+  shards->per_rank = gst_spdl_order_rank_share (shards->total, world,
+      config->drop_uneven);
   if (shards->elastic && config->start_offset > shards->total) {
     g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_SETTINGS,
         "start-offset %" G_GUINT64_FORMAT " is past the end of an epoch of %"
@@ -983,131 +982,22 @@ gst_spdl_shards_epoch_share (GstSpdlShards * shards, guint epoch,
   }
   /* as for folders: positions O + r, O + r + W, ... */
   *offset = resumed ? shards->config.start_offset : 0;
-  if (shards->config.drop_uneven)
-    return (shards->total - *offset) / world;
-  return (shards->total - *offset + world - 1) / world;
+  return gst_spdl_order_rank_share (shards->total - *offset, world,
+      shards->config.drop_uneven);
 }
 
 /* ------------------------------------------------------------------------ */
 /* Order                                                                    */
 
-GArray *
-gst_spdl_shards_plan (const guint64 * counts, guint n_shards,
-    const guint32 * order, guint rank, guint world_size, gboolean drop_uneven)
-{
-  GArray *plan = g_array_new (FALSE, FALSE, sizeof (guint64));
-  guint64 total = 0, per, position, left, start = 0;
-  guint k = 0, i;
-
-  for (i = 0; i < n_shards; i++)
-    total += counts[i];
-  world_size = MAX (world_size, 1);
-  if (total == 0)
-    return plan;
-  per = drop_uneven ? total / world_size :
-      (total + world_size - 1) / world_size;
-  position = (guint64) rank *per % total;
-  left = per;
-  /* the shard (in this epoch's order) holding @position */
-  while (start + counts[order[k]] <= position)
-    start += counts[order[k++]];
-  while (left > 0) {
-    guint64 shard = order[k], first = position - start;
-    guint64 take = MIN (left, counts[shard] - first);
-    guint64 triple[3] = { shard, first, take };
-
-    if (take > 0)
-      g_array_append_vals (plan, triple, 3);
-    left -= take;
-    position += take;
-    start += counts[shard];
-    if (++k == n_shards) {      /* wrap around to pad the last rank */
-      k = 0;
-      start = 0;
-      position = 0;
-    }
-  }
-  return plan;
-}
-
-static guint32 *
-shard_order_for (guint n_shards, guint64 seed, guint epoch, gboolean shuffle)
-{
-  guint32 *order = g_new (guint32, n_shards);
-  GstSpdlRng rng;
-  guint i;
-
-  for (i = 0; i < n_shards; i++)
-    order[i] = i;
-  if (!shuffle || n_shards == 0)
-    return order;
-  gst_spdl_rng_init (&rng, seed, epoch, RNG_SHARD_ORDER);
-  for (i = n_shards - 1; i > 0; i--) {
-    guint j = (guint) gst_spdl_rng_below (&rng, (guint64) i + 1);
-    guint32 t = order[i];
-    order[i] = order[j];
-    order[j] = t;
-  }
-  return order;
-}
-
 static guint32 *
 shard_order (GstSpdlShards * shards, guint epoch)
 {
-  return shard_order_for (shards->n_shards, shards->config.seed, epoch,
-      shards->config.shuffle);
-}
+  guint32 *order = g_new (guint32, MAX (shards->n_shards, 1));
 
-guint64 *
-gst_spdl_shards_global_order (const guint64 * counts, guint n_shards,
-    guint64 seed, guint epoch, gboolean shuffle, guint shuffle_buffer)
-{
-  guint32 *order = shard_order_for (n_shards, seed, epoch, shuffle);
-  guint64 *offsets = g_new0 (guint64, MAX (n_shards, 1)), total = 0, out = 0;
-  guint64 *p, *mix = NULL, mixed = 0;
-  guint window = shuffle && shuffle_buffer > 1 ? shuffle_buffer : 0;
-  GstSpdlRng rng;
-  guint i;
-
-  for (i = 0; i < n_shards; i++) {
-    offsets[i] = total;
-    total += counts[i];
-  }
-  p = g_new (guint64, MAX (total, 1));
-  if (window) {
-    mix = g_new (guint64, window);
-    gst_spdl_rng_init (&rng, seed, epoch, RNG_SHUFFLE_BUFFER);
-  }
-  /* the shards' samples in shard order, through the shuffle buffer: the
-   * same mixing a reader's buffer does, over indices, no data needed */
-  for (i = 0; i < n_shards; i++) {
-    guint64 k, first = offsets[order[i]];
-
-    for (k = 0; k < counts[order[i]]; k++) {
-      guint64 j;
-
-      if (!window) {
-        p[out++] = first + k;
-        continue;
-      }
-      if (mixed < window) {
-        mix[mixed++] = first + k;
-        continue;
-      }
-      j = gst_spdl_rng_below (&rng, mixed);
-      p[out++] = mix[j];
-      mix[j] = first + k;
-    }
-  }
-  while (mixed > 0) {
-    guint64 j = gst_spdl_rng_below (&rng, mixed);
-    p[out++] = mix[j];
-    mix[j] = mix[--mixed];
-  }
-  g_free (mix);
-  g_free (offsets);
-  g_free (order);
-  return p;
+  gst_spdl_order_permutation (order, shards->n_shards, shards->config.seed,
+      epoch, shards->config.shuffle ? GST_SPDL_ORDER_STREAM_SHARDS :
+      GST_SPDL_ORDER_IDENTITY);
+  return order;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1657,7 +1547,7 @@ read_positions_remote (GstSpdlShards * shards, const guint64 * order,
 static void
 read_epoch_elastic (GstSpdlShards * shards, guint epoch)
 {
-  guint64 *order = gst_spdl_shards_global_order (shards->counts,
+  guint64 *order = gst_spdl_order_global (shards->counts,
       shards->n_shards, shards->config.seed, epoch, shards->config.shuffle,
       shards->config.shuffle_buffer);
   guint64 offset, count = gst_spdl_shards_epoch_share (shards, epoch,
@@ -1680,7 +1570,7 @@ static void
 read_epoch (GstSpdlShards * shards, guint epoch)
 {
   guint32 *order = shard_order (shards, epoch);
-  GArray *plan = gst_spdl_shards_plan (shards->counts, shards->n_shards,
+  GArray *plan = gst_spdl_order_contiguous_plan (shards->counts, shards->n_shards,
       order, shards->config.rank, shards->config.world_size,
       shards->config.drop_uneven);
 
@@ -1691,7 +1581,7 @@ read_epoch (GstSpdlShards * shards, guint epoch)
     shards->mix = g_ptr_array_new_with_free_func ((GDestroyNotify)
         gst_spdl_shard_sample_free);
     gst_spdl_rng_init (&shards->mix_rng, shards->config.seed, epoch,
-        RNG_SHUFFLE_BUFFER + shards->config.rank);
+        GST_SPDL_ORDER_STREAM_MIX + shards->config.rank);
     shards->mix_bytes = 0;
   }
   read_plan (shards, plan);

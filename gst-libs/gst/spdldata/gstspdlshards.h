@@ -119,17 +119,6 @@ void gst_spdl_shards_free (GstSpdlShards * shards);
 
 void gst_spdl_shard_sample_free (GstSpdlShardSample * sample);
 
-/* The segments of the shard stream rank @rank reads in an epoch, for tests
- * and tools: an array of guint64 triples (shard, first, count). */
-GArray *gst_spdl_shards_plan (const guint64 * counts, guint n_shards,
-    const guint32 * order, guint rank, guint world_size, gboolean drop_uneven);
-
-/* The elastic order of an epoch: its N global sample indices, p(0..N-1)
- * (g_free() it). */
-guint64 *gst_spdl_shards_global_order (const guint64 * counts,
-    guint n_shards, guint64 seed, guint epoch, gboolean shuffle,
-    guint shuffle_buffer);
-
 G_END_DECLS
 
 #endif /* __GST_SPDL_SHARDS_H__ */

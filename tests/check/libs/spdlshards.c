@@ -9,6 +9,7 @@
 #include <gst/check/gstcheck.h>
 #include <string.h>
 
+#include "gstspdlorder.h"
 #include "gstspdlshards.h"
 #include "spdlcheckmain.h"
 
@@ -66,7 +67,7 @@ GST_START_TEST (test_shards_plan)
       guint seen[6][10] = { {0,}, };
       guint64 n_seen = 0;
       for (rank = 0; rank < world; rank++) {
-        GArray *plan = gst_spdl_shards_plan (counts, 6, order, rank, world,
+        GArray *plan = gst_spdl_order_contiguous_plan (counts, 6, order, rank, world,
             drop);
         guint64 n = 0;
         guint i, j;
