@@ -15,6 +15,7 @@
 #include "gstspdlerrors.h"
 #include "gstspdltar.h"
 #include "gstspdlorder.h"
+#include "gstspdlshardindex.h"
 #include "gstspdlrandom.h"
 
 #include <errno.h>
@@ -38,8 +39,6 @@ GST_DEBUG_CATEGORY_STATIC (spdl_shards_debug);
 #define READ_CHUNK (1024 * 1024)
 #define MAX_SHARDS (1000 * 1000)
 #define MAX_LABEL_SIZE 64
-/* rng streams: the shard order and the shuffle buffer (in the elastic
- * order the global one, in the contiguous split each rank's: 2 + rank) */
 
 static const gchar *const image_extensions[] = { "jpg", "jpeg", "png",
   "webp", NULL
@@ -331,16 +330,6 @@ parse_label (GstBuffer * data, gint * label)
   return ok;
 }
 
-/* An image member found by the member index: read by a byte range. */
-typedef struct
-{
-  guint64 offset;               /* of its data in the shard */
-  guint64 size;
-  const gchar *name;            /* points into the index's text */
-  guint32 shard;
-  gint32 label;
-} ShardMember;
-
 /* A ranged read of remote members, in flight or done: this rank's samples
  * k .. k + n - 1, when they lie close together in one shard (an unshuffled
  * epoch on one rank reads a shard in a few requests), else one. */
@@ -370,7 +359,7 @@ struct _GstSpdlShards
 
   /* elastic order: every sample's member, from shards.members */
   gboolean elastic;
-  ShardMember *members;
+  GstSpdlShardMember *members;
   gchar *members_text;
 
   GstSpdlHttp *http;            /* remote shards */
@@ -619,44 +608,17 @@ static GHashTable *
 load_index (GstSpdlShards * shards, const gchar * folder, GError ** error)
 {
   gchar *path = g_strconcat (folder, "/", INDEX_NAME, NULL);
-  gchar *contents = NULL, **lines, **line;
+  gchar *contents = NULL;
   GHashTable *index;
-  guint line_no = 0;
 
   if ((contents = fetch_index (shards, path, 64 * 1024 * 1024,
               error)) == NULL) {
     g_free (path);
     return NULL;
   }
-  index = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
-  lines = g_strsplit (contents, "\n", -1);
-  for (line = lines; *line; line++) {
-    gchar *tab = strchr (*line, '\t');
-    guint64 count;
-
-    line_no++;
-    g_strchomp (*line);
-    if (**line == '\0' || **line == '#')
-      continue;
-    if (tab == NULL || !g_ascii_string_to_unsigned (tab + 1, 10, 0,
-            G_MAXUINT32, &count, NULL)) {
-      gchar *display = g_filename_display_name (path);
-      g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_READ,
-          "Shard index \"%s\", line %u: expected NAME<TAB>SAMPLES", display,
-          line_no);
-      g_free (display);
-      g_hash_table_unref (index);
-      index = NULL;
-      break;
-    }
-    g_hash_table_insert (index, g_strndup (*line, tab - *line),
-        g_memdup2 (&count, sizeof (count)));
-  }
-  g_strfreev (lines);
+  index = gst_spdl_shard_index_parse_counts (contents, path, error);
   g_free (contents);
   g_free (path);
-  if (index == NULL && error && *error == NULL)
-    g_assert_not_reached ();
   return index;
 }
 
@@ -670,107 +632,6 @@ shards_folder (GstSpdlShards * shards)
       g_strdup (".");
 }
 
-static gboolean
-members_syntax_error (const gchar * path, guint line_no, const gchar * what,
-    GError ** error)
-{
-  gchar *display = g_filename_display_name (path);
-
-  g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_READ,
-      "Shard member index \"%s\", line %u: %s", display, line_no, what);
-  g_free (display);
-  return FALSE;
-}
-
-/* One "<TAB>OFFSET<TAB>SIZE<TAB>LABEL<TAB>MEMBER" line, split in place. */
-static gboolean
-parse_member_line (gchar * line, ShardMember * member)
-{
-  gchar *fields[4];
-  gint64 label;
-  guint i;
-
-  for (i = 0; i < 4; i++) {
-    fields[i] = line + 1;
-    if ((line = strchr (fields[i], '\t')) == NULL && i < 3)
-      return FALSE;
-    if (line)
-      *line = '\0';
-  }
-  if (!g_ascii_string_to_unsigned (fields[0], 10, TAR_BLOCK, G_MAXINT64,
-          &member->offset, NULL) ||
-      !g_ascii_string_to_unsigned (fields[1], 10, 0, G_MAXINT64,
-          &member->size, NULL) ||
-      !g_ascii_string_to_signed (fields[2], 10, -1, G_MAXINT32, &label, NULL)
-      || fields[3][0] == '\0')
-    return FALSE;
-  member->label = (gint32) label;
-  /* names with a tab, newline or backslash are escaped as in C */
-  if (strchr (fields[3], '\\')) {
-    gchar *plain = g_strcompress (fields[3]);
-    strcpy (fields[3], plain);
-    g_free (plain);
-  }
-  g_strchomp (fields[3]);
-  member->name = fields[3];
-  return TRUE;
-}
-
-/* Splits @text (kept: the names point into it) into its shards' members:
- * @found maps a shard's base name to its first member and count. */
-static gboolean
-parse_members (gchar * text, const gchar * path, GArray * members,
-    GHashTable * found, GError ** error)
-{
-  guint64 *current = NULL;
-  guint line_no = 0;
-  gchar *line = text, *next;
-
-  for (; line && *line; line = next) {
-    if ((next = strchr (line, '\n')))
-      *next++ = '\0';
-    line_no++;
-    if (*line == '#' || *line == '\0' || strcmp (line, "\r") == 0)
-      continue;
-    if (*line == '\t') {
-      ShardMember member = { 0, };
-      if (current == NULL)
-        return members_syntax_error (path, line_no, "a member before its "
-            "shard's line", error);
-      if (!parse_member_line (line, &member))
-        return members_syntax_error (path, line_no, "expected <TAB>OFFSET"
-            "<TAB>SIZE<TAB>LABEL<TAB>MEMBER", error);
-      if (current[1] == current[2])
-        return members_syntax_error (path, line_no, "more members than its "
-            "shard's line says", error);
-      g_array_append_val (members, member);
-      current[1]++;
-    } else {
-      gchar *tab = strchr (line, '\t');
-      guint64 count;
-
-      if (current && current[1] != current[2])
-        return members_syntax_error (path, line_no, "fewer members than the "
-            "shard's line before says", error);
-      if (tab == NULL || !g_ascii_string_to_unsigned (g_strchomp (tab + 1),
-              10, 0, G_MAXUINT32, &count, NULL))
-        return members_syntax_error (path, line_no, "expected NAME<TAB>"
-            "SAMPLES", error);
-      *tab = '\0';
-      /* first member, members seen, members announced */
-      current = g_new (guint64, 3);
-      current[0] = members->len;
-      current[1] = 0;
-      current[2] = count;
-      g_hash_table_replace (found, g_strdup (line), current);
-    }
-  }
-  if (current && current[1] != current[2])
-    return members_syntax_error (path, line_no, "fewer members than the "
-        "last shard's line says", error);
-  return TRUE;
-}
-
 /* The elastic order needs every sample's byte range: from shards.members
  * (tools/make-shards writes it). FALSE without @error when there is none
  * or it lacks a listed shard (the contiguous split is used then). */
@@ -782,7 +643,7 @@ load_members (GstSpdlShards * shards, GError ** error)
   GError *fetch_error = NULL;
   gchar *text = fetch_index (shards, path, MAX_MEMBERS_INDEX_SIZE,
       &fetch_error);
-  GArray *parsed = g_array_new (FALSE, FALSE, sizeof (ShardMember));
+  GArray *parsed = g_array_new (FALSE, FALSE, sizeof (GstSpdlShardMember));
   GHashTable *found = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
       g_free);
   gboolean ok = FALSE;
@@ -794,7 +655,8 @@ load_members (GstSpdlShards * shards, GError ** error)
     g_clear_error (&fetch_error);
     goto done;
   }
-  if (!parse_members (text, path, parsed, found, error))
+  if (!gst_spdl_shard_index_parse_members (text, path, parsed, found,
+          error))
     goto done;
   for (i = 0; i < shards->n_shards; i++) {
     gchar *base = g_path_get_basename (shards->names[i]);
@@ -811,7 +673,7 @@ load_members (GstSpdlShards * shards, GError ** error)
     shards->offsets[i] = shards->total;
     shards->total += range[2];
   }
-  shards->members = g_new (ShardMember, MAX (shards->total, 1));
+  shards->members = g_new (GstSpdlShardMember, MAX (shards->total, 1));
   for (i = 0; i < shards->n_shards; i++) {
     gchar *base = g_path_get_basename (shards->names[i]);
     guint64 *range = g_hash_table_lookup (found, base), k;
@@ -819,7 +681,7 @@ load_members (GstSpdlShards * shards, GError ** error)
     g_free (base);
     for (k = 0; k < range[2]; k++) {
       shards->members[shards->offsets[i] + k] = g_array_index (parsed,
-          ShardMember, range[0] + k);
+          GstSpdlShardMember, range[0] + k);
       shards->members[shards->offsets[i] + k].shard = i;
     }
   }
@@ -1246,7 +1108,7 @@ read_plan (GstSpdlShards * shards, GArray * plan)
 static GstSpdlShardSample *
 member_sample (GstSpdlShards * shards, guint64 global, guint64 position)
 {
-  const ShardMember *m = &shards->members[global];
+  const GstSpdlShardMember *m = &shards->members[global];
   GstSpdlShardSample *sample = g_new0 (GstSpdlShardSample, 1);
 
   sample->index = global;
@@ -1261,7 +1123,7 @@ member_sample (GstSpdlShards * shards, guint64 global, guint64 position)
 static gboolean
 member_too_large (GstSpdlShards * shards, GstSpdlShardSample * sample)
 {
-  const ShardMember *m = &shards->members[sample->index];
+  const GstSpdlShardMember *m = &shards->members[sample->index];
   guint64 max_size = shards->config.max_member_size;
 
   if (max_size == 0 || m->size <= max_size)
@@ -1279,7 +1141,7 @@ static void
 member_finish (GstSpdlShards * shards, GstSpdlShardSample * sample,
     GstBuffer * data)
 {
-  const ShardMember *m = &shards->members[sample->index];
+  const GstSpdlShardMember *m = &shards->members[sample->index];
   GError *error = NULL;
   GstMapInfo map;
   gsize len = gst_buffer_get_size (data);
@@ -1356,7 +1218,7 @@ close_local_fds (GstSpdlShards * shards)
 static void
 read_member_local (GstSpdlShards * shards, GstSpdlShardSample * sample)
 {
-  const ShardMember *m = &shards->members[sample->index];
+  const GstSpdlShardMember *m = &shards->members[sample->index];
   guint64 want = TAR_BLOCK + m->size, got = 0;
   int fd = local_fd (shards, m->shard, &sample->error);
   guint8 *data;
@@ -1429,7 +1291,7 @@ range_read_free (RangeRead * read)
 }
 
 static gboolean
-member_fits (GstSpdlShards * shards, const ShardMember * m)
+member_fits (GstSpdlShards * shards, const GstSpdlShardMember * m)
 {
   guint64 max_size = shards->config.max_member_size;
 
@@ -1439,9 +1301,9 @@ member_fits (GstSpdlShards * shards, const ShardMember * m)
 /* Whether @next can join @read's request: later in the same shard, close. */
 static gboolean
 can_coalesce (GstSpdlShards * shards, RangeRead * read, guint64 end,
-    const ShardMember * next)
+    const GstSpdlShardMember * next)
 {
-  const ShardMember *first = &shards->members[read->globals[0]];
+  const GstSpdlShardMember *first = &shards->members[read->globals[0]];
 
   return read->n < MAX_COALESCED && member_fits (shards, next) &&
       next->shard == first->shard && next->offset - TAR_BLOCK >= end &&
@@ -1457,7 +1319,7 @@ range_read_start (GstSpdlShards * shards, const guint64 * order,
 {
   guint64 world = MAX (shards->config.world_size, 1), end;
   RangeRead *read = g_new0 (RangeRead, 1);
-  const ShardMember *m;
+  const GstSpdlShardMember *m;
 
   read->shards = shards;
   read->first_k = k;
@@ -1471,7 +1333,7 @@ range_read_start (GstSpdlShards * shards, const guint64 * order,
   end = m->offset + m->size;
   while (k + read->n < count) {
     guint64 global = order[(first + (k + read->n) * world) % shards->total];
-    const ShardMember *next = &shards->members[global];
+    const GstSpdlShardMember *next = &shards->members[global];
 
     if (!can_coalesce (shards, read, end, next))
       break;
@@ -1491,7 +1353,7 @@ range_read_sample (GstSpdlShards * shards, RangeRead * read, guint i,
   guint64 world = MAX (shards->config.world_size, 1);
   GstSpdlShardSample *sample = member_sample (shards, read->globals[i],
       first + (read->first_k + i) * world);
-  const ShardMember *m = &shards->members[read->globals[i]];
+  const GstSpdlShardMember *m = &shards->members[read->globals[i]];
   guint64 from = m->offset - TAR_BLOCK - read->start, have;
 
   if (member_too_large (shards, sample))

@@ -1,4 +1,4 @@
-/* gst-spdl: unit tests of the shards provider's locations and epoch plans
+/* gst-spdl: unit tests of shard locations, index files and epoch plans
  * Copyright (C) 2026 gst-spdl authors
  *
  * This library is free software; you can redistribute it and/or
@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "gstspdlorder.h"
+#include "gstspdlshardindex.h"
 #include "gstspdlshards.h"
 #include "spdlcheckmain.h"
 
@@ -98,6 +99,106 @@ GST_START_TEST (test_shards_plan)
 
 GST_END_TEST;
 
+/* shards.idx: names to counts; comments and blank lines passed over; a
+ * bad line is an error naming the file and the line */
+GST_START_TEST (test_shard_index_counts)
+{
+  GHashTable *index;
+  GError *error = NULL;
+  guint64 *count;
+
+  index = gst_spdl_shard_index_parse_counts ("# made by make-shards\n"
+      "t-00.tar\t4\n\nt-01.tar\t3\r\n", "dir/shards.idx", &error);
+  fail_unless (index != NULL);
+  fail_unless_equals_int (g_hash_table_size (index), 2);
+  count = g_hash_table_lookup (index, "t-00.tar");
+  fail_unless (count != NULL);
+  fail_unless_equals_uint64 (*count, 4);
+  count = g_hash_table_lookup (index, "t-01.tar");
+  fail_unless (count != NULL);
+  fail_unless_equals_uint64 (*count, 3);
+  g_hash_table_unref (index);
+
+  index = gst_spdl_shard_index_parse_counts ("t-00.tar\t4\nt-01.tar 3\n",
+      "dir/shards.idx", &error);
+  fail_unless (index == NULL);
+  fail_unless (error != NULL);
+  fail_unless (strstr (error->message, "dir/shards.idx") != NULL);
+  fail_unless (strstr (error->message, "line 2") != NULL, "%s",
+      error->message);
+  g_clear_error (&error);
+}
+
+GST_END_TEST;
+
+/* shards.members: each shard's line, then its members' byte ranges and
+ * labels; counts that disagree with the shard's line are errors */
+GST_START_TEST (test_shard_index_members)
+{
+  static const gchar good[] = "t-00.tar\t2\n"
+      "\t512\t100\t3\tk0.jpg\n"
+      "\t1536\t7\t-1\tsub/k\\t1.jpg\n"
+      "# comment\n" "t-01.tar\t1\n" "\t512\t9\t0\tk2.png\n";
+  static const struct
+  {
+    const gchar *text;
+    const gchar *why;
+  } bad[] = {
+    {"\t512\t100\t3\tk0.jpg\n", "before its shard"},
+    {"t-00.tar\t1\n\t512\t100\tx\tk0.jpg\n", "expected <TAB>OFFSET"},
+    {"t-00.tar\t1\n\t100\t100\t1\tk0.jpg\n", "expected <TAB>OFFSET"},
+    {"t-00.tar\t1\n\t512\t1\t1\ta\n\t1024\t1\t1\tb\n", "more members"},
+    {"t-00.tar\t2\n\t512\t1\t1\ta\nt-01.tar\t0\n", "fewer members"},
+    {"t-00.tar\t2\n\t512\t1\t1\ta\n", "fewer members"},
+    {"t-00.tar\n", "expected NAME<TAB>SAMPLES"},
+  };
+  gchar *text = g_strdup (good);
+  GArray *members = g_array_new (FALSE, FALSE, sizeof (GstSpdlShardMember));
+  GHashTable *found = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
+      g_free);
+  GError *error = NULL;
+  GstSpdlShardMember *m;
+  guint64 *range;
+  guint i;
+
+  fail_unless (gst_spdl_shard_index_parse_members (text, "shards.members",
+          members, found, &error));
+  fail_unless_equals_int (members->len, 3);
+  m = &g_array_index (members, GstSpdlShardMember, 0);
+  fail_unless_equals_uint64 (m->offset, 512);
+  fail_unless_equals_uint64 (m->size, 100);
+  fail_unless_equals_int (m->label, 3);
+  fail_unless_equals_string (m->name, "k0.jpg");
+  m = &g_array_index (members, GstSpdlShardMember, 1);
+  fail_unless_equals_int (m->label, -1);
+  fail_unless_equals_string (m->name, "sub/k\t1.jpg");
+  range = g_hash_table_lookup (found, "t-01.tar");
+  fail_unless (range != NULL);
+  fail_unless_equals_uint64 (range[0], 2);
+  fail_unless_equals_uint64 (range[2], 1);
+  g_hash_table_remove_all (found);
+  g_array_set_size (members, 0);
+  g_free (text);
+
+  for (i = 0; i < G_N_ELEMENTS (bad); i++) {
+    text = g_strdup (bad[i].text);
+    fail_if (gst_spdl_shard_index_parse_members (text, "shards.members",
+            members, found, &error), "case %u parsed", i);
+    fail_unless (error != NULL);
+    fail_unless (strstr (error->message, bad[i].why) != NULL,
+        "case %u: %s", i, error->message);
+    fail_unless (strstr (error->message, "shards.members") != NULL);
+    g_clear_error (&error);
+    g_hash_table_remove_all (found);
+    g_array_set_size (members, 0);
+    g_free (text);
+  }
+  g_hash_table_unref (found);
+  g_array_unref (members);
+}
+
+GST_END_TEST;
+
 static Suite *
 spdlshards_suite (void)
 {
@@ -107,6 +208,8 @@ spdlshards_suite (void)
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_shards_expand);
   tcase_add_test (tc, test_shards_plan);
+  tcase_add_test (tc, test_shard_index_counts);
+  tcase_add_test (tc, test_shard_index_members);
   return s;
 }
 

@@ -1,0 +1,155 @@
+/* GStreamer SPDL: the index files published beside tar shards
+ * Copyright (C) 2026 gst-spdl authors
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Library General Public
+ * License as published by the Free Software Foundation; either
+ * version 2 of the License, or (at your option) any later version.
+ */
+/* Text in, tables out: no I/O here (the shards provider fetches the files,
+ * locally or over HTTP/S3). */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "gstspdlshardindex.h"
+
+#include <gst/gst.h>
+#include <string.h>
+
+/* a member's data follows its header block */
+#define TAR_BLOCK 512
+
+GHashTable *
+gst_spdl_shard_index_parse_counts (const gchar * text, const gchar * path,
+    GError ** error)
+{
+  GHashTable *index = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
+      g_free);
+  gchar **lines = g_strsplit (text, "\n", -1), **line;
+  guint line_no = 0;
+
+  for (line = lines; *line; line++) {
+    gchar *tab = strchr (*line, '\t');
+    guint64 count;
+
+    line_no++;
+    g_strchomp (*line);
+    if (**line == '\0' || **line == '#')
+      continue;
+    if (tab == NULL || !g_ascii_string_to_unsigned (tab + 1, 10, 0,
+            G_MAXUINT32, &count, NULL)) {
+      gchar *display = g_filename_display_name (path);
+      g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_READ,
+          "Shard index \"%s\", line %u: expected NAME<TAB>SAMPLES", display,
+          line_no);
+      g_free (display);
+      g_hash_table_unref (index);
+      index = NULL;
+      break;
+    }
+    g_hash_table_insert (index, g_strndup (*line, tab - *line),
+        g_memdup2 (&count, sizeof (count)));
+  }
+  g_strfreev (lines);
+  return index;
+}
+
+static gboolean
+members_syntax_error (const gchar * path, guint line_no, const gchar * what,
+    GError ** error)
+{
+  gchar *display = g_filename_display_name (path);
+
+  g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_READ,
+      "Shard member index \"%s\", line %u: %s", display, line_no, what);
+  g_free (display);
+  return FALSE;
+}
+
+/* One "<TAB>OFFSET<TAB>SIZE<TAB>LABEL<TAB>MEMBER" line, split in place. */
+static gboolean
+parse_member_line (gchar * line, GstSpdlShardMember * member)
+{
+  gchar *fields[4];
+  gint64 label;
+  guint i;
+
+  for (i = 0; i < 4; i++) {
+    fields[i] = line + 1;
+    if ((line = strchr (fields[i], '\t')) == NULL && i < 3)
+      return FALSE;
+    if (line)
+      *line = '\0';
+  }
+  if (!g_ascii_string_to_unsigned (fields[0], 10, TAR_BLOCK, G_MAXINT64,
+          &member->offset, NULL) ||
+      !g_ascii_string_to_unsigned (fields[1], 10, 0, G_MAXINT64,
+          &member->size, NULL) ||
+      !g_ascii_string_to_signed (fields[2], 10, -1, G_MAXINT32, &label, NULL)
+      || fields[3][0] == '\0')
+    return FALSE;
+  member->label = (gint32) label;
+  /* names with a tab, newline or backslash are escaped as in C */
+  if (strchr (fields[3], '\\')) {
+    gchar *plain = g_strcompress (fields[3]);
+    strcpy (fields[3], plain);
+    g_free (plain);
+  }
+  g_strchomp (fields[3]);
+  member->name = fields[3];
+  return TRUE;
+}
+
+gboolean
+gst_spdl_shard_index_parse_members (gchar * text, const gchar * path,
+    GArray * members, GHashTable * found, GError ** error)
+{
+  guint64 *current = NULL;
+  guint line_no = 0;
+  gchar *line = text, *next;
+
+  for (; line && *line; line = next) {
+    if ((next = strchr (line, '\n')))
+      *next++ = '\0';
+    line_no++;
+    if (*line == '#' || *line == '\0' || strcmp (line, "\r") == 0)
+      continue;
+    if (*line == '\t') {
+      GstSpdlShardMember member = { 0, };
+      if (current == NULL)
+        return members_syntax_error (path, line_no, "a member before its "
+            "shard's line", error);
+      if (!parse_member_line (line, &member))
+        return members_syntax_error (path, line_no, "expected <TAB>OFFSET"
+            "<TAB>SIZE<TAB>LABEL<TAB>MEMBER", error);
+      if (current[1] == current[2])
+        return members_syntax_error (path, line_no, "more members than its "
+            "shard's line says", error);
+      g_array_append_val (members, member);
+      current[1]++;
+    } else {
+      gchar *tab = strchr (line, '\t');
+      guint64 count;
+
+      if (current && current[1] != current[2])
+        return members_syntax_error (path, line_no, "fewer members than the "
+            "shard's line before says", error);
+      if (tab == NULL || !g_ascii_string_to_unsigned (g_strchomp (tab + 1),
+              10, 0, G_MAXUINT32, &count, NULL))
+        return members_syntax_error (path, line_no, "expected NAME<TAB>"
+            "SAMPLES", error);
+      *tab = '\0';
+      /* first member, members seen, members announced */
+      current = g_new (guint64, 3);
+      current[0] = members->len;
+      current[1] = 0;
+      current[2] = count;
+      g_hash_table_replace (found, g_strdup (line), current);
+    }
+  }
+  if (current && current[1] != current[2])
+    return members_syntax_error (path, line_no, "fewer members than the "
+        "last shard's line says", error);
+  return TRUE;
+}
