@@ -1232,12 +1232,12 @@ http_config_init (GstSpdlSrc * src, GstSpdlHttpConfig * config)
   config->timeout_ms = src->http_timeout;
   config->retries = src->http_retries;
   config->max_bytes_in_flight = src->max_bytes_in_flight;
-  config->s3_endpoint = src->s3_endpoint;
-  config->s3_region = src->s3_region;
-  config->s3_access_key = src->s3_access_key;
-  config->s3_secret_key = src->s3_secret_key;
-  config->s3_session_token = src->s3_session_token;
-  config->s3_virtual_host = src->s3_virtual_host;
+  config->s3.endpoint = src->s3_endpoint;
+  config->s3.region = src->s3_region;
+  config->s3.access_key = src->s3_access_key;
+  config->s3.secret_key = src->s3_secret_key;
+  config->s3.session_token = src->s3_session_token;
+  config->s3.virtual_host = src->s3_virtual_host;
   config->ca_file = src->ca_file;
 }
 
@@ -1352,16 +1352,16 @@ start_shards (GstSpdlSrc * src, const gchar * location, guint64 start_offset)
   /* opening reads the index or every tar header, maybe over the network:
    * not under the object lock, with copies of the element's strings */
   free_config_strings (src);
-  config.http.s3_endpoint = src->config_strings[0] =
-      g_strdup (config.http.s3_endpoint);
-  config.http.s3_region = src->config_strings[1] =
-      g_strdup (config.http.s3_region);
-  config.http.s3_access_key = src->config_strings[2] =
-      g_strdup (config.http.s3_access_key);
-  config.http.s3_secret_key = src->config_strings[3] =
-      g_strdup (config.http.s3_secret_key);
-  config.http.s3_session_token = src->config_strings[4] =
-      g_strdup (config.http.s3_session_token);
+  config.http.s3.endpoint = src->config_strings[0] =
+      g_strdup (config.http.s3.endpoint);
+  config.http.s3.region = src->config_strings[1] =
+      g_strdup (config.http.s3.region);
+  config.http.s3.access_key = src->config_strings[2] =
+      g_strdup (config.http.s3.access_key);
+  config.http.s3.secret_key = src->config_strings[3] =
+      g_strdup (config.http.s3.secret_key);
+  config.http.s3.session_token = src->config_strings[4] =
+      g_strdup (config.http.s3.session_token);
   config.http.ca_file = src->config_strings[5] =
       g_strdup (config.http.ca_file);
   GST_OBJECT_UNLOCK (src);

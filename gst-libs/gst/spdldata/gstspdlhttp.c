@@ -30,7 +30,8 @@ typedef struct _Transfer Transfer;
 struct _GstSpdlHttp
 {
   GstSpdlHttpConfig config;
-  gchar *s3_endpoint, *s3_region, *s3_credentials, *s3_token_header;
+  GstSpdlS3 *s3;
+  gchar *s3_token_header;
   gchar *ca_file;
 
   CURLM *multi;
@@ -110,76 +111,25 @@ gboolean
 gst_spdl_http_is_url (const gchar * location)
 {
   return location && (g_str_has_prefix (location, "http://") ||
-      g_str_has_prefix (location, "https://") ||
-      g_str_has_prefix (location, "s3://"));
+      g_str_has_prefix (location, "https://") || gst_spdl_s3_is_url (location));
 }
 
-/* ------------------------------------------------------------------------ */
-/* S3 addressing                                                            */
-
-static const gchar *
-env_or (const gchar * value, const gchar * name, const gchar * name2)
-{
-  if (value && *value)
-    return value;
-  if (g_getenv (name) && *g_getenv (name))
-    return g_getenv (name);
-  return name2 ? g_getenv (name2) : NULL;
-}
-
-static void
-s3_setup (GstSpdlHttp * http, const GstSpdlHttpConfig * c)
-{
-  const gchar *endpoint = env_or (c->s3_endpoint, "AWS_ENDPOINT_URL_S3",
-      "AWS_ENDPOINT_URL");
-  const gchar *region = env_or (c->s3_region, "AWS_REGION",
-      "AWS_DEFAULT_REGION");
-  const gchar *key = env_or (c->s3_access_key, "AWS_ACCESS_KEY_ID", NULL);
-  const gchar *secret = env_or (c->s3_secret_key, "AWS_SECRET_ACCESS_KEY",
-      NULL);
-  const gchar *token = env_or (c->s3_session_token, "AWS_SESSION_TOKEN",
-      NULL);
-
-  http->s3_region = g_strdup (region ? region : "us-east-1");
-  if (endpoint)
-    http->s3_endpoint = g_strdup (endpoint);
-  else
-    http->s3_endpoint = g_strdup_printf ("https://s3.%s.amazonaws.com",
-        http->s3_region);
-  while (g_str_has_suffix (http->s3_endpoint, "/"))
-    http->s3_endpoint[strlen (http->s3_endpoint) - 1] = '\0';
-  if (key && secret)
-    http->s3_credentials = g_strdup_printf ("%s:%s", key, secret);
-  if (token && *token)
-    http->s3_token_header = g_strdup_printf ("x-amz-security-token: %s",
-        token);
-}
-
-/* s3://bucket/key -> the endpoint's URL of it; the key's path segments
- * are percent-encoded (SigV4 signs the encoded path). */
+/* The CA file set, else from the environment: libcurl reads none, the
+ * curl tool and OpenSSL do. */
 static gchar *
-s3_resolve (GstSpdlHttp * http, const gchar * url, const gchar * query)
+ca_file_from (const gchar * ca_file)
 {
-  const gchar *bucket = url + strlen ("s3://");
-  const gchar *slash = strchr (bucket, '/');
-  gchar *bucket_name = slash ? g_strndup (bucket, slash - bucket) :
-      g_strdup (bucket);
-  gchar *key = g_uri_escape_string (slash ? slash + 1 : "", "/", FALSE);
-  gchar *resolved;
+  static const gchar *const variables[] = { "CURL_CA_BUNDLE", "SSL_CERT_FILE" };
+  guint i;
 
-  if (http->config.s3_virtual_host) {
-    const gchar *host = strstr (http->s3_endpoint, "://");
-    gchar *scheme = g_strndup (http->s3_endpoint, host - http->s3_endpoint);
-    resolved = g_strdup_printf ("%s://%s.%s/%s%s%s", scheme, bucket_name,
-        host + 3, key, query ? "?" : "", query ? query : "");
-    g_free (scheme);
-  } else {
-    resolved = g_strdup_printf ("%s/%s/%s%s%s", http->s3_endpoint,
-        bucket_name, key, query ? "?" : "", query ? query : "");
+  if (ca_file && *ca_file)
+    return g_strdup (ca_file);
+  for (i = 0; i < G_N_ELEMENTS (variables); i++) {
+    const gchar *value = g_getenv (variables[i]);
+    if (value && *value)
+      return g_strdup (value);
   }
-  g_free (bucket_name);
-  g_free (key);
-  return resolved;
+  return NULL;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -193,8 +143,9 @@ transfer_new (GstSpdlHttp * http, const gchar * url, const gchar * query)
   t->http = http;
   t->refs = 1;
   t->display = g_strdup (url);
-  t->s3 = g_str_has_prefix (url, "s3://");
-  t->url = t->s3 ? s3_resolve (http, url, query) : g_strdup (url);
+  t->s3 = gst_spdl_s3_is_url (url);
+  t->url = t->s3 ? gst_spdl_s3_resolve (http->s3, url, query) :
+      g_strdup (url);
   t->total = -1;
   g_queue_init (&t->chunks);
   return t;
@@ -604,11 +555,13 @@ setup_easy (GstSpdlHttp * http, Transfer * t)
     g_free (range);
   }
   if (t->s3) {
-    gchar *sigv4 = g_strdup_printf ("aws:amz:%s:s3", http->s3_region);
+    gchar *sigv4 = g_strdup_printf ("aws:amz:%s:s3",
+        gst_spdl_s3_get_region (http->s3));
     curl_easy_setopt (t->easy, CURLOPT_AWS_SIGV4, sigv4);
     g_free (sigv4);
-    if (http->s3_credentials)
-      curl_easy_setopt (t->easy, CURLOPT_USERPWD, http->s3_credentials);
+    if (gst_spdl_s3_get_key_pair (http->s3))
+      curl_easy_setopt (t->easy, CURLOPT_USERPWD,
+          gst_spdl_s3_get_key_pair (http->s3));
     if (http->s3_token_header)
       t->headers = curl_slist_append (t->headers, http->s3_token_header);
   }
@@ -886,15 +839,14 @@ gst_spdl_http_new (const GstSpdlHttpConfig * config, GError ** error)
   }
   http = g_new0 (GstSpdlHttp, 1);
   http->config = *config;
-  http->config.s3_endpoint = http->config.s3_region = NULL;
-  http->config.s3_access_key = http->config.s3_secret_key = NULL;
-  http->config.s3_session_token = NULL;
+  memset (&http->config.s3, 0, sizeof (http->config.s3));
   http->config.max_requests = MAX (config->max_requests, 1);
   /* the config's strings are read here, not kept */
-  s3_setup (http, config);
-  /* libcurl reads no environment: as the curl tool and OpenSSL do */
-  http->ca_file = g_strdup (env_or (config->ca_file, "CURL_CA_BUNDLE",
-          "SSL_CERT_FILE"));
+  http->s3 = gst_spdl_s3_new (&config->s3);
+  if (gst_spdl_s3_get_session_token (http->s3))
+    http->s3_token_header = g_strdup_printf ("x-amz-security-token: %s",
+        gst_spdl_s3_get_session_token (http->s3));
+  http->ca_file = ca_file_from (config->ca_file);
   http->config.ca_file = NULL;
   g_mutex_init (&http->lock);
   g_cond_init (&http->cond);
@@ -954,14 +906,12 @@ gst_spdl_http_free (GstSpdlHttp * http)
   g_free (http->ca_file);
   g_mutex_clear (&http->lock);
   g_cond_clear (&http->cond);
-  g_free (http->s3_endpoint);
-  g_free (http->s3_region);
-  if (http->s3_credentials) {
+  gst_spdl_s3_free (http->s3);
+  if (http->s3_token_header) {
     /* a secret: not left in freed memory */
-    memset (http->s3_credentials, 0, strlen (http->s3_credentials));
-    g_free (http->s3_credentials);
+    memset (http->s3_token_header, 0, strlen (http->s3_token_header));
+    g_free (http->s3_token_header);
   }
-  g_free (http->s3_token_header);
   g_free (http);
 }
 

@@ -11,6 +11,8 @@
 
 #include <gst/gst.h>
 
+#include "gstspdls3.h"
+
 G_BEGIN_DECLS
 
 /* A libcurl multi handle driven by one thread: many transfers at once,
@@ -30,13 +32,7 @@ typedef struct
   guint64 max_bytes_in_flight;  /* received, not yet consumed */
   /* NULL: CURL_CA_BUNDLE, SSL_CERT_FILE, the system's */
   const gchar *ca_file;
-  /* S3: NULL = from the AWS_* environment variables */
-  const gchar *s3_endpoint;     /* e.g. http://127.0.0.1:9000 */
-  const gchar *s3_region;
-  const gchar *s3_access_key;
-  const gchar *s3_secret_key;
-  const gchar *s3_session_token;
-  gboolean s3_virtual_host;     /* bucket.host/key instead of host/bucket/key */
+  GstSpdlS3Config s3;           /* for s3:// URLs */
 } GstSpdlHttpConfig;
 
 typedef struct
