@@ -1,6 +1,6 @@
 """spdlsrc on remote data: tar shards and single objects over HTTP from
 Python's http.server on 127.0.0.1, through a fault-injecting proxy
-(resets, 503s, truncation, hangs), and S3 from moto_server."""
+(resets, 503s, truncation, hangs). S3: test_s3.py."""
 import getpass
 import hashlib
 import io
@@ -260,154 +260,6 @@ def test_first_sample_before_the_shard_is_downloaded_and_prompt_stop(data):
     finally:
         pipeline.set_state(Gst.State.NULL)
         p.stop()
-
-
-# ---------------------------------------------------------------------------
-# S3 (moto_server)
-
-def venv_python():
-    python = os.path.join(os.environ.get("SPDL_TEST_VENV", ""), "bin", "python")
-    if not os.path.exists(python):
-        pytest.skip("no test venv with moto (tools/make-test-venv)")
-    return python
-
-
-UPLOAD = """
-import os, sys, boto3
-s3 = boto3.client("s3", endpoint_url=sys.argv[1], region_name="eu-west-1",
-                  aws_access_key_id="AKIDTEST", aws_secret_access_key="s3cr3t-VALUE")
-s3.create_bucket(Bucket="data", CreateBucketConfiguration={"LocationConstraint": "eu-west-1"})
-root = sys.argv[2]
-for dirpath, _, files in os.walk(root):
-    for f in files:
-        path = os.path.join(dirpath, f)
-        s3.upload_file(path, "data", "ds/" + os.path.relpath(path, root))
-"""
-
-
-@pytest.fixture(scope="module")
-def s3(data):
-    python = venv_python()
-    base, truth, pattern, _ = data
-    server = MotoServer(python)
-    try:
-        subprocess.run([python, "-c", UPLOAD, server.url, str(base)], check=True,
-                       timeout=120)
-        yield server
-    finally:
-        server.stop()
-
-
-class MotoServer(Server):
-    """moto_server on a free port of 127.0.0.1, up once it accepts."""
-
-    def __init__(self, python):
-        import socket
-        with socket.socket() as sock:
-            sock.bind(("127.0.0.1", 0))
-            self.port = sock.getsockname()[1]
-        self.url = "http://127.0.0.1:%d" % self.port
-        self.proc = subprocess.Popen(
-            [python, "-c", "import sys; from moto.server import main; "
-             "main(['-H', '127.0.0.1', '-p', '%d'])" % self.port],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        for _ in range(300):
-            try:
-                socket.create_connection(("127.0.0.1", self.port), 0.5).close()
-                return
-            except OSError:
-                assert self.proc.poll() is None, "moto_server exited"
-                time.sleep(0.1)
-        self.stop()
-        raise AssertionError("moto_server did not start")
-
-
-def s3_env(monkeypatch, server):
-    monkeypatch.setenv("AWS_ENDPOINT_URL", server.url)
-    monkeypatch.setenv("AWS_REGION", "eu-west-1")
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIDTEST")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "s3cr3t-VALUE")
-
-
-def test_s3_image_folder_and_shards(data, s3, monkeypatch):
-    base, truth, pattern, _ = data
-    s3_env(monkeypatch, s3)
-    out, warnings, error, _ = run_src('location="s3://data/ds/folder/"')
-    assert error is None and warnings == [] and len(out) == N_SAMPLES
-    for _, label, _, p, d in out:
-        assert p.startswith("s3://data/ds/folder/")
-        key = p.split("/folder/", 1)[1].rsplit(".", 1)[0]
-        assert (label, d) == truth[key]
-    out, warnings, error, _ = run_src('location="s3://data/ds/shards/%s" shuffle=true' % pattern)
-    assert error is None and warnings == []
-    assert sorted(o[0] for o in out) == list(range(N_SAMPLES))
-    for _, label, _, p, d in out:
-        assert (label, d) == truth[key_of(p)]
-
-
-def test_s3_manifest_of_urls(data, s3, monkeypatch, tmp_path):
-    base, truth, _, _ = data
-    s3_env(monkeypatch, s3)
-    path = tmp_path / "s3.tsv"
-    path.write_text("".join("s3://data/ds/folder/%s.jpg\t%d\n" % (k, label)
-                            for k, (label, _) in sorted(truth.items())))
-    out, warnings, error, _ = run_src('location="%s"' % path)
-    assert error is None and warnings == [] and len(out) == N_SAMPLES
-    for _, label, _, p, d in out:
-        assert (label, d) == truth[p.split("/folder/", 1)[1].rsplit(".", 1)[0]]
-
-
-def test_s3_properties_override_environment(data, s3, monkeypatch):
-    base, truth, pattern, _ = data
-    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:1")
-    monkeypatch.setenv("AWS_REGION", "eu-west-1")
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIDTEST")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "s3cr3t-VALUE")
-    out, _, error, _ = run_src('location="s3://data/ds/folder/" s3-endpoint=%s' % s3.url)
-    assert error is None and len(out) == N_SAMPLES
-    # a missing key: warned about by URL, the secret nowhere
-    monkeypatch.setenv("AWS_ENDPOINT_URL", s3.url)
-    out, warnings, error, _ = run_src('location="s3://data/nothing-{0..1}.tar"')
-    assert error is not None and "shards.idx" in error and "404" in error
-    assert "s3cr3t" not in error
-
-
-def test_s3_secret_never_printed(data, s3, tmp_path):
-    """Not in gst-launch's -v output, messages nor debug logs at level 9."""
-    env = dict(os.environ, AWS_ENDPOINT_URL=s3.url, AWS_REGION="eu-west-1",
-               AWS_ACCESS_KEY_ID="AKIDTEST", AWS_SECRET_ACCESS_KEY="wrong-secret",
-               AWS_SESSION_TOKEN="token-SECRET-1", GST_DEBUG="spdl*:9,GST_ELEMENT*:9",
-               GST_DEBUG_NO_COLOR="1")
-    res = subprocess.run(["gst-launch-1.0", "-v", "spdlsrc", "location=s3://data/ds/folder/",
-                          "s3-secret-key=s3cr3t-VALUE", "!", "fakesink"],
-                         env=env, capture_output=True, text=True, timeout=120)
-    assert res.returncode == 0, res.stderr[-2000:]
-    out = res.stdout + res.stderr
-    assert "spdlhttp" in out or "spdlsrc" in out
-    for secret in ("s3cr3t-VALUE", "wrong-secret", "token-SECRET-1"):
-        assert secret not in out
-
-
-def test_s3_listing_paginates(data, s3, monkeypatch, tmp_path):
-    """More keys than one ListObjectsV2 page (1000)."""
-    python = venv_python()
-    script = (
-        "import sys, boto3\n"
-        "s3 = boto3.client('s3', endpoint_url=sys.argv[1], region_name='eu-west-1',"
-        " aws_access_key_id='AKIDTEST', aws_secret_access_key='s3cr3t-VALUE')\n"
-        "for i in range(1203):\n"
-        "    s3.put_object(Bucket='data', Key='many/c%d/%04d.jpg' % (i % 2, i), Body=b'x%d' % i)\n")
-    subprocess.run([python, "-c", script, s3.url], check=True, timeout=300)
-    s3_env(monkeypatch, s3)
-    pipeline = Gst.parse_launch('spdlsrc name=src location="s3://data/many" ! fakesink')
-    try:
-        assert pipeline.set_state(Gst.State.PAUSED) != Gst.StateChangeReturn.FAILURE
-        pipeline.get_state(30 * Gst.SECOND)
-        src = pipeline.get_by_name("src")
-        assert src.get_property("num-samples") == 1203
-        assert src.get_property("num-classes") == 2
-    finally:
-        pipeline.set_state(Gst.State.NULL)
 
 
 # ---------------------------------------------------------------------------
@@ -678,34 +530,6 @@ def test_https_untrusted_certificate_is_an_error(data, https, tmp_path, monkeypa
     out, warnings, error, counts = run_src('location="%s" max-errors=-1' % objs)
     assert out == [] and counts.get_value("http-error") == N_SAMPLES
     assert all("untrusted certificate" in w and url in w for w in warnings)
-
-
-def test_s3_virtual_host_addressing(data, s3, monkeypatch, tmp_path):
-    """s3-virtual-host=true asks BUCKET.HOST/KEY: with the endpoint
-    http://localhost:PORT, data.localhost (curl resolves *.localhost to
-    the loopback itself), which moto serves as the bucket "data"; a logging
-    proxy in between shows the paths carry no bucket."""
-    base, truth, pattern, _ = data
-    log = str(tmp_path / "requests.log")
-    p = proxy(s3.url, log=log)
-    s3_env(monkeypatch, s3)
-    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://localhost:%d" % p.port)
-    try:
-        out, warnings, error, _ = run_src('location="s3://data/ds/folder/" '
-                                          's3-virtual-host=true')
-        assert error is None and warnings == [] and len(out) == N_SAMPLES
-        for _, label, _, path, d in out:
-            assert (label, d) == truth[path.split("/folder/", 1)[1].rsplit(".", 1)[0]]
-        out, warnings, error, _ = run_src('location="s3://data/ds/shards/%s" '
-                                          's3-virtual-host=true' % pattern)
-        assert error is None and warnings == [] and len(out) == N_SAMPLES
-        for _, label, _, path, d in out:
-            assert (label, d) == truth[key_of(path)]
-    finally:
-        p.stop()
-    paths = [r[0] for r in read_log(log)]
-    assert len(paths) > N_SAMPLES
-    assert all(path == "/" or path.startswith("/ds/") for path in paths)
 
 
 def test_paused_transfers_do_not_time_out(tmp_path):

@@ -12,6 +12,7 @@
 
 #include "gstspdlhttp.h"
 #include "gstspdlerrors.h"
+#include "gstspdlsigv4.h"
 
 #include <curl/curl.h>
 #include <string.h>
@@ -24,6 +25,8 @@ GST_DEBUG_CATEGORY_STATIC (spdl_http_debug);
 #define MIN_STREAM_BUFFER (256 * 1024)
 #define MIN_RESUME_ROOM (64 * 1024)
 #define POLL_MS 100
+/* of an S3 error response, kept to name the error */
+#define MAX_ERROR_BODY (8 * 1024)
 
 typedef struct _Transfer Transfer;
 
@@ -31,7 +34,6 @@ struct _GstSpdlHttp
 {
   GstSpdlHttpConfig config;
   GstSpdlS3 *s3;
-  gchar *s3_token_header;
   gchar *ca_file;
 
   CURLM *multi;
@@ -77,6 +79,8 @@ struct _Transfer
   gchar *last_modified;
   gint64 total;                 /* Content-Length of the whole, -1: unknown */
   GError *fatal;                /* not retried: changed during read */
+  GString *error_body;          /* S3: the start of an error response */
+  long status;                  /* of the last response, 0: none yet */
 
   /* under http->lock */
   GQueue chunks;                /* GBytes, streams */
@@ -162,6 +166,8 @@ transfer_unref (Transfer * t)
   g_queue_clear_full (&t->chunks, (GDestroyNotify) g_bytes_unref);
   if (t->body)
     g_byte_array_unref (t->body);
+  if (t->error_body)
+    g_string_free (t->error_body, TRUE);
   g_clear_error (&t->error);
   g_clear_error (&t->fatal);
   g_free (t->resp_etag);
@@ -424,8 +430,17 @@ write_cb (char *data, size_t size, size_t nmemb, void *user_data)
   long status = 0;
 
   curl_easy_getinfo (t->easy, CURLINFO_RESPONSE_CODE, &status);
-  if (status >= 300)
-    return len;                 /* an error page: the status says it all */
+  if (status >= 300) {
+    /* an error page: S3's names the error, others the status says all */
+    if (t->s3) {
+      if (t->error_body == NULL)
+        t->error_body = g_string_new (NULL);
+      if (t->error_body->len < MAX_ERROR_BODY)
+        g_string_append_len (t->error_body, data,
+            MIN (len, MAX_ERROR_BODY - t->error_body->len));
+    }
+    return len;
+  }
   if (!t->started_body) {
     t->started_body = TRUE;
     if (t->streaming) {
@@ -497,13 +512,17 @@ write_cb (char *data, size_t size, size_t nmemb, void *user_data)
   return len;
 }
 
+/* FALSE with @error when the request cannot be made */
 static gboolean
-setup_easy (GstSpdlHttp * http, Transfer * t)
+setup_easy (GstSpdlHttp * http, Transfer * t, GError ** error)
 {
   guint timeout_s = MAX ((http->config.timeout_ms + 999) / 1000, 1);
 
-  if (t->easy == NULL && (t->easy = curl_easy_init ()) == NULL)
+  if (t->easy == NULL && (t->easy = curl_easy_init ()) == NULL) {
+    g_set_error (error, GST_SPDL_READ_ERROR, GST_SPDL_READ_ERROR_HTTP_ERROR,
+        "could not make a request (%s)", t->display);
     return FALSE;
+  }
   curl_easy_reset (t->easy);
   curl_slist_free_all (t->headers);
   t->headers = NULL;
@@ -555,15 +574,19 @@ setup_easy (GstSpdlHttp * http, Transfer * t)
     g_free (range);
   }
   if (t->s3) {
-    gchar *sigv4 = g_strdup_printf ("aws:amz:%s:s3",
-        gst_spdl_s3_get_region (http->s3));
-    curl_easy_setopt (t->easy, CURLOPT_AWS_SIGV4, sigv4);
-    g_free (sigv4);
-    if (gst_spdl_s3_get_key_pair (http->s3))
-      curl_easy_setopt (t->easy, CURLOPT_USERPWD,
-          gst_spdl_s3_get_key_pair (http->s3));
-    if (http->s3_token_header)
-      t->headers = curl_slist_append (t->headers, http->s3_token_header);
+    gchar **signed_headers, **line;
+
+    /* signed as sent: curl must not normalize /./ or /../ in a key */
+    curl_easy_setopt (t->easy, CURLOPT_PATH_AS_IS, 1L);
+    /* S3 answers a wrong region or endpoint with a redirect whose
+     * signature would not hold: its error body says where instead */
+    curl_easy_setopt (t->easy, CURLOPT_FOLLOWLOCATION, 0L);
+    /* signed at each attempt: the signature holds for minutes only */
+    if (!gst_spdl_s3_sign (http->s3, "GET", t->url, &signed_headers, error))
+      return FALSE;
+    for (line = signed_headers; line && *line; line++)
+      t->headers = curl_slist_append (t->headers, *line);
+    gst_spdl_sigv4_headers_free (signed_headers);
   }
   curl_easy_setopt (t->easy, CURLOPT_HTTPHEADER, t->headers);
   t->started_body = FALSE;
@@ -572,6 +595,8 @@ setup_easy (GstSpdlHttp * http, Transfer * t)
   g_clear_pointer (&t->resp_last_modified, g_free);
   g_clear_pointer (&t->resp_content_range, g_free);
   t->errbuf[0] = '\0';
+  if (t->error_body)
+    g_string_truncate (t->error_body, 0);
   return TRUE;
 }
 
@@ -620,6 +645,25 @@ is_retryable (CURLcode result, long status)
   }
 }
 
+/* "HTTP status 403", and for S3 what its error body names, with where
+ * the credentials came from (never the secret). */
+static gchar *
+describe_status (GstSpdlHttp * http, Transfer * t, long status)
+{
+  gchar *code = NULL, *message = NULL, *why;
+
+  if (!t->s3 || t->error_body == NULL ||
+      !gst_spdl_s3_parse_error (t->error_body->str, t->error_body->len,
+          &code, &message))
+    return g_strdup_printf ("HTTP status %ld", status);
+  why = g_strdup_printf ("S3 error %s: %s (HTTP status %ld; %s)", code,
+      message && *message ? message : "no message", status,
+      gst_spdl_s3_describe_credentials (http->s3));
+  g_free (code);
+  g_free (message);
+  return why;
+}
+
 /* Called with the lock, the easy handle out of the multi handle. */
 static void
 transfer_ended (GstSpdlHttp * http, Transfer * t, CURLcode result)
@@ -629,6 +673,7 @@ transfer_ended (GstSpdlHttp * http, Transfer * t, CURLcode result)
   GError *error;
 
   curl_easy_getinfo (t->easy, CURLINFO_RESPONSE_CODE, &status);
+  t->status = status;
   if ((result == CURLE_OK && status >= 200 && status < 300) ||
       (result == CURLE_WRITE_ERROR && t->range_size &&
           t->body->len == t->range_size)) {
@@ -660,7 +705,7 @@ transfer_ended (GstSpdlHttp * http, Transfer * t, CURLcode result)
     return;
   }
   if (result == CURLE_OK)
-    why = g_strdup_printf ("HTTP status %ld", status);
+    why = describe_status (http, t, status);
   else if (result == CURLE_FILESIZE_EXCEEDED || (result == CURLE_WRITE_ERROR
           && !t->streaming && t->max_size))
     why = g_strdup_printf ("larger than max-file-size=%" G_GUINT64_FORMAT,
@@ -727,11 +772,11 @@ start_waiting (GstSpdlHttp * http, gint64 now, gint64 * next_retry)
         http->running) {
       break;                    /* in order: the oldest request starts first */
     } else {
+      GError *error = NULL;
+
       g_queue_delete_link (&http->waiting, l);
-      if (!setup_easy (http, t)) {
-        finish (http, t, g_error_new (GST_SPDL_READ_ERROR,
-                GST_SPDL_READ_ERROR_HTTP_ERROR, "could not make a request "
-                "(%s)", t->display));
+      if (!setup_easy (http, t, &error)) {
+        finish (http, t, error);
         transfer_unref (t);
       } else {
         curl_multi_add_handle (http->multi, t->easy);
@@ -843,9 +888,6 @@ gst_spdl_http_new (const GstSpdlHttpConfig * config, GError ** error)
   http->config.max_requests = MAX (config->max_requests, 1);
   /* the config's strings are read here, not kept */
   http->s3 = gst_spdl_s3_new (&config->s3);
-  if (gst_spdl_s3_get_session_token (http->s3))
-    http->s3_token_header = g_strdup_printf ("x-amz-security-token: %s",
-        gst_spdl_s3_get_session_token (http->s3));
   http->ca_file = ca_file_from (config->ca_file);
   http->config.ca_file = NULL;
   g_mutex_init (&http->lock);
@@ -907,11 +949,6 @@ gst_spdl_http_free (GstSpdlHttp * http)
   g_mutex_clear (&http->lock);
   g_cond_clear (&http->cond);
   gst_spdl_s3_free (http->s3);
-  if (http->s3_token_header) {
-    /* a secret: not left in freed memory */
-    memset (http->s3_token_header, 0, strlen (http->s3_token_header));
-    g_free (http->s3_token_header);
-  }
   g_free (http);
 }
 
@@ -960,7 +997,7 @@ sync_done (GstBuffer * buffer, GError * error, gpointer user_data)
 }
 
 static GBytes *
-get_sync (GstSpdlHttp * http, Transfer * t, GError ** error)
+get_sync (GstSpdlHttp * http, Transfer * t, long *status, GError ** error)
 {
   SyncGet get = { 0, };
   GBytes *bytes = NULL;
@@ -970,11 +1007,18 @@ get_sync (GstSpdlHttp * http, Transfer * t, GError ** error)
   t->body = g_byte_array_new ();
   t->done = sync_done;
   t->user_data = &get;
+  t->refs++;                    /* ours: its status is read when done */
   submit (http, t);
   g_mutex_lock (&get.lock);
   while (!get.done)
     g_cond_wait (&get.cond, &get.lock);
   g_mutex_unlock (&get.lock);
+  if (status) {
+    g_mutex_lock (&http->lock);
+    *status = t->status;
+    g_mutex_unlock (&http->lock);
+  }
+  transfer_unref (t);
   if (get.buffer) {
     GstMapInfo map;
     if (gst_buffer_map (get.buffer, &map, GST_MAP_READ)) {
@@ -992,12 +1036,12 @@ get_sync (GstSpdlHttp * http, Transfer * t, GError ** error)
 
 GBytes *
 gst_spdl_http_get_sync (GstSpdlHttp * http, const gchar * url,
-    guint64 max_size, GError ** error)
+    guint64 max_size, long *status, GError ** error)
 {
   Transfer *t = transfer_new (http, url, NULL);
 
   t->max_size = max_size;
-  return get_sync (http, t, error);
+  return get_sync (http, t, status, error);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1189,7 +1233,7 @@ gst_spdl_http_s3_list (GstSpdlHttp * http, const gchar * url, GError ** error)
 
     g_free (token);
     g_free (query);
-    page = get_sync (http, t, error);
+    page = get_sync (http, t, NULL, error);
     if (page == NULL) {
       ok = FALSE;
       break;

@@ -69,9 +69,11 @@ void gst_spdl_http_get (GstSpdlHttp * http, const gchar * url,
 void gst_spdl_http_get_range (GstSpdlHttp * http, const gchar * url,
     guint64 first, guint64 size, GstSpdlHttpDoneFunc done,
     gpointer user_data);
-/* Waits for a whole object (for listings and indexes). */
+/* Waits for a whole object (for listings and indexes); @status (may be
+ * NULL) gets the last response's HTTP status, 0 when none came (a
+ * connection error): 404 tells a missing object from a refusal. */
 GBytes *gst_spdl_http_get_sync (GstSpdlHttp * http, const gchar * url,
-    guint64 max_size, GError ** error);
+    guint64 max_size, long *status, GError ** error);
 
 GstSpdlHttpStream *gst_spdl_http_stream_open (GstSpdlHttp * http,
     const gchar * url);

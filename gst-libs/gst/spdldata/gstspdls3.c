@@ -11,6 +11,7 @@
 #endif
 
 #include "gstspdls3.h"
+#include "gstspdlsigv4.h"
 
 #include <string.h>
 
@@ -18,8 +19,10 @@ struct _GstSpdlS3
 {
   gchar *endpoint;              /* no trailing slash */
   gchar *region;
-  gchar *key_pair;              /* "KEY:SECRET", NULL: anonymous */
+  gchar *access_key;            /* NULL: anonymous requests */
+  gchar *secret_key;
   gchar *session_token;
+  gchar *credentials_source;    /* for messages */
   gboolean virtual_host;
 };
 
@@ -61,8 +64,15 @@ gst_spdl_s3_new (const GstSpdlS3Config * c)
         s3->region);
   while (g_str_has_suffix (s3->endpoint, "/"))
     s3->endpoint[strlen (s3->endpoint) - 1] = '\0';
-  if (key && secret)
-    s3->key_pair = g_strdup_printf ("%s:%s", key, secret);
+  if (key && *key && secret && *secret) {
+    s3->access_key = g_strdup (key);
+    s3->secret_key = g_strdup (secret);
+    s3->credentials_source = g_strdup_printf ("credentials from %s",
+        c->access_key && *c->access_key ? "the s3-access-key property" :
+        "the environment (AWS_ACCESS_KEY_ID)");
+  } else {
+    s3->credentials_source = g_strdup ("no credentials: anonymous requests");
+  }
   if (token && *token)
     s3->session_token = g_strdup (token);
   return s3;
@@ -85,8 +95,10 @@ gst_spdl_s3_free (GstSpdlS3 * s3)
     return;
   g_free (s3->endpoint);
   g_free (s3->region);
-  clear_secret (&s3->key_pair);
+  g_free (s3->access_key);
+  clear_secret (&s3->secret_key);
   clear_secret (&s3->session_token);
+  g_free (s3->credentials_source);
   g_free (s3);
 }
 
@@ -96,16 +108,30 @@ gst_spdl_s3_get_region (const GstSpdlS3 * s3)
   return s3->region;
 }
 
-const gchar *
-gst_spdl_s3_get_key_pair (const GstSpdlS3 * s3)
+gboolean
+gst_spdl_s3_sign (GstSpdlS3 * s3, const gchar * method, const gchar * url,
+    gchar *** headers, GError ** error)
 {
-  return s3->key_pair;
+  GstSpdlSigV4Credentials credentials = { 0, };
+
+  *headers = NULL;
+  if (s3->access_key == NULL)
+    return TRUE;
+  credentials.access_key = s3->access_key;
+  credentials.secret_key = s3->secret_key;
+  credentials.session_token = s3->session_token;
+  credentials.region = s3->region;
+  credentials.service = "s3";
+  *headers = gst_spdl_sigv4_sign (&credentials, method, url, NULL,
+      GST_SPDL_SIGV4_UNSIGNED_PAYLOAD, g_get_real_time () / G_USEC_PER_SEC,
+      NULL, error);
+  return *headers != NULL;
 }
 
 const gchar *
-gst_spdl_s3_get_session_token (const GstSpdlS3 * s3)
+gst_spdl_s3_describe_credentials (const GstSpdlS3 * s3)
 {
-  return s3->session_token;
+  return s3->credentials_source;
 }
 
 gchar *
@@ -132,4 +158,71 @@ gst_spdl_s3_resolve (const GstSpdlS3 * s3, const gchar * url,
   g_free (bucket_name);
   g_free (key);
   return resolved;
+}
+
+/* longest code or message kept: S3's are short; a hostile body is not */
+#define MAX_ERROR_FIELD 512
+
+/* The text between <@tag> and </@tag> in @body, XML entities decoded;
+ * NULL when absent. */
+static gchar *
+xml_element (const gchar * body, gsize len, const gchar * tag)
+{
+  gchar *open = g_strdup_printf ("<%s>", tag);
+  gchar *close = g_strdup_printf ("</%s>", tag);
+  const gchar *start = g_strstr_len (body, len, open), *end;
+  GString *out = NULL;
+
+  if (start) {
+    start += strlen (open);
+    end = g_strstr_len (start, len - (start - body), close);
+    if (end)
+      out = g_string_new (NULL);
+    while (out && start < end && out->len < MAX_ERROR_FIELD) {
+      static const struct
+      {
+        const gchar *entity;
+        gchar c;
+      } entities[] = {
+        {"&amp;", '&'}, {"&lt;", '<'}, {"&gt;", '>'}, {"&quot;", '"'},
+        {"&apos;", '\''},
+      };
+      guint i;
+
+      for (i = 0; i < G_N_ELEMENTS (entities); i++) {
+        gsize n = strlen (entities[i].entity);
+        if ((gsize) (end - start) >= n &&
+            strncmp (start, entities[i].entity, n) == 0) {
+          g_string_append_c (out, entities[i].c);
+          start += n;
+          break;
+        }
+      }
+      if (i == G_N_ELEMENTS (entities))
+        g_string_append_c (out, *start++);
+    }
+  }
+  g_free (open);
+  g_free (close);
+  if (out == NULL)
+    return NULL;
+  {
+    gchar *valid = g_utf8_make_valid (out->str, out->len);
+    g_string_free (out, TRUE);
+    return g_strstrip (valid);
+  }
+}
+
+gboolean
+gst_spdl_s3_parse_error (const gchar * body, gsize len, gchar ** code,
+    gchar ** message)
+{
+  *code = body ? xml_element (body, len, "Code") : NULL;
+  *message = NULL;
+  if (*code == NULL || **code == '\0') {
+    g_clear_pointer (code, g_free);
+    return FALSE;
+  }
+  *message = xml_element (body, len, "Message");
+  return TRUE;
 }

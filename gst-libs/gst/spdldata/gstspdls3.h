@@ -43,10 +43,21 @@ gchar *gst_spdl_s3_resolve (const GstSpdlS3 * s3, const gchar * url,
     const gchar * query);
 
 const gchar *gst_spdl_s3_get_region (const GstSpdlS3 * s3);
-/* "ACCESS_KEY:SECRET", or NULL without credentials (anonymous requests) */
-const gchar *gst_spdl_s3_get_key_pair (const GstSpdlS3 * s3);
-/* NULL without a session token */
-const gchar *gst_spdl_s3_get_session_token (const GstSpdlS3 * s3);
+/* The header lines that sign a @method request of @url (resolved, as it
+ * is sent) with SigV4 and an unsigned payload, now: @headers NULL-terminated
+ * (gst_spdl_sigv4_headers_free()), or NULL without credentials (an
+ * anonymous request). FALSE with @error when the URL cannot be signed. */
+gboolean gst_spdl_s3_sign (GstSpdlS3 * s3, const gchar * method,
+    const gchar * url, gchar *** headers, GError ** error);
+/* Where the credentials came from, for messages ("credentials from the
+ * environment (AWS_ACCESS_KEY_ID)"): never a secret. */
+const gchar *gst_spdl_s3_describe_credentials (const GstSpdlS3 * s3);
+
+/* The <Code> and <Message> of an S3 error response's XML body (at most
+ * @len bytes, not NUL-terminated), entities decoded; FALSE when the body
+ * holds no <Code>. Each is cut to a sane length and made valid UTF-8. */
+gboolean gst_spdl_s3_parse_error (const gchar * body, gsize len,
+    gchar ** code, gchar ** message);
 
 G_END_DECLS
 

@@ -584,17 +584,28 @@ fetch_index (GstSpdlShards * shards, const gchar * path, guint64 max_size,
   gchar *contents = NULL;
   GBytes *bytes;
   GError *fetch_error = NULL;
+  long status = 0;
 
   if (shards->http == NULL) {
     g_file_get_contents (path, &contents, NULL, NULL);
     return contents;            /* no index: the headers are read */
   }
-  bytes = gst_spdl_http_get_sync (shards->http, path, max_size,
+  bytes = gst_spdl_http_get_sync (shards->http, path, max_size, &status,
       &fetch_error);
-  if (bytes == NULL) {
-    g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_OPEN_READ,
+  /* S3 answers a missing bucket with 404 too (describe_status()'s words) */
+  if (bytes == NULL && status == 404 &&
+      !g_str_has_prefix (fetch_error->message, "S3 error NoSuchBucket")) {
+    g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_NOT_FOUND,
         "Could not read the shard index \"%s\" (remote shards need the "
         "index tools/make-shards writes): %s", path, fetch_error->message);
+    g_error_free (fetch_error);
+    return NULL;
+  }
+  if (bytes == NULL) {
+    /* a refusal or a server error is not a missing index */
+    g_set_error (error, GST_RESOURCE_ERROR, status == 401 || status == 403 ?
+        GST_RESOURCE_ERROR_NOT_AUTHORIZED : GST_RESOURCE_ERROR_OPEN_READ,
+        "Could not read the shards' folder: %s", fetch_error->message);
     g_error_free (fetch_error);
     return NULL;
   }

@@ -1,0 +1,314 @@
+"""spdlsrc on S3: moto_server on 127.0.0.1 with its signature checks on.
+
+The bucket is written while moto accepts anything; then its authentication
+is switched on (POST /moto-api/reset-auth 0) and every request must carry a
+SigV4 signature of an IAM user's key that its policy allows, as on AWS."""
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+
+import pytest
+from gi.repository import Gst
+
+from test_remote import (Server, data, proxy, read_log,  # noqa: F401
+                         N_SAMPLES)
+from test_shards import run_src, key_of
+
+REGION = "eu-west-1"
+
+
+def venv_python():
+    python = os.path.join(os.environ.get("SPDL_TEST_VENV", ""), "bin", "python")
+    if not os.path.exists(python):
+        pytest.skip("no test venv with moto (tools/make-test-venv)")
+    return python
+
+
+# Runs in the test venv (boto3) while moto checks nothing: users, keys,
+# policies, a role, the bucket and its objects; prints the keys as JSON.
+SETUP = """
+import json, os, sys, boto3
+url, root, region = sys.argv[1], sys.argv[2], sys.argv[3]
+kw = dict(endpoint_url=url, region_name=region,
+          aws_access_key_id="AKIDSETUP", aws_secret_access_key="setup")
+iam = boto3.client("iam", **kw)
+def policy(actions):
+    return json.dumps({"Version": "2012-10-17", "Statement": [{
+        "Effect": "Allow", "Action": actions,
+        "Resource": ["arn:aws:s3:::data", "arn:aws:s3:::data/*"]}]})
+keys = {}
+for user, actions in (("loader", ["s3:GetObject", "s3:ListBucket"]),
+                      ("admin", ["s3:*"]), ("stranger", None)):
+    iam.create_user(UserName=user)
+    if actions:
+        iam.put_user_policy(UserName=user, PolicyName="data",
+                            PolicyDocument=policy(actions))
+    k = iam.create_access_key(UserName=user)["AccessKey"]
+    keys[user] = [k["AccessKeyId"], k["SecretAccessKey"]]
+# any bucket, for the missing-bucket test
+iam.put_user_policy(UserName="admin", PolicyName="all", PolicyDocument=json.dumps(
+    {"Version": "2012-10-17", "Statement": [{"Effect": "Allow",
+     "Action": ["s3:*"], "Resource": ["*"]}]}))
+iam.create_role(RoleName="reader", AssumeRolePolicyDocument=json.dumps({
+    "Version": "2012-10-17", "Statement": [{"Effect": "Allow",
+    "Principal": {"AWS": "*"}, "Action": "sts:AssumeRole"}]}))
+iam.put_role_policy(RoleName="reader", PolicyName="data",
+                    PolicyDocument=policy(["s3:GetObject", "s3:ListBucket"]))
+s3 = boto3.client("s3", **kw)
+s3.create_bucket(Bucket="data",
+                 CreateBucketConfiguration={"LocationConstraint": region})
+for dirpath, _, files in os.walk(root):
+    for f in files:
+        path = os.path.join(dirpath, f)
+        s3.upload_file(path, "data", "ds/" + os.path.relpath(path, root))
+sts = boto3.client("sts", **kw)
+role = sts.assume_role(RoleArn="arn:aws:iam::123456789012:role/reader",
+                       RoleSessionName="spdl")["Credentials"]
+keys["role"] = [role["AccessKeyId"], role["SecretAccessKey"],
+                role["SessionToken"]]
+print(json.dumps(keys))
+"""
+
+
+class MotoServer:
+    """moto_server on a free port of 127.0.0.1, up once it accepts."""
+
+    def __init__(self, python):
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            self.port = sock.getsockname()[1]
+        self.url = "http://127.0.0.1:%d" % self.port
+        self.proc = subprocess.Popen(
+            [python, "-c", "import sys; from moto.server import main; "
+             "main(['-H', '127.0.0.1', '-p', '%d'])" % self.port],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        for _ in range(300):
+            try:
+                socket.create_connection(("127.0.0.1", self.port), 0.5).close()
+                return
+            except OSError:
+                assert self.proc.poll() is None, "moto_server exited"
+                time.sleep(0.1)
+        self.stop()
+        raise AssertionError("moto_server did not start")
+
+    def require_signatures(self):
+        req = urllib.request.Request(self.url + "/moto-api/reset-auth",
+                                     data=b"0", method="POST",
+                                     headers={"Content-Type": "text/plain"})
+        with urllib.request.urlopen(req, timeout=10) as r:
+            assert r.status == 200
+
+    def stop(self):
+        self.proc.kill()
+        self.proc.wait()
+
+
+@pytest.fixture(scope="module")
+def s3(data):
+    python = venv_python()
+    base, truth, pattern, _ = data
+    server = MotoServer(python)
+    try:
+        out = subprocess.run([python, "-c", SETUP, server.url, str(base), REGION],
+                             check=True, timeout=180, capture_output=True,
+                             text=True).stdout
+        server.keys = json.loads(out)
+        server.require_signatures()
+        yield server
+    finally:
+        server.stop()
+
+
+def s3_env(monkeypatch, server, user="loader"):
+    """The user's key in the AWS_* variables, nothing else in the chain."""
+    for name in ("AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_DEFAULT_PROFILE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/credentials")
+    monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent/config")
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    monkeypatch.setenv("AWS_ENDPOINT_URL", server.url)
+    monkeypatch.setenv("AWS_REGION", REGION)
+    key = server.keys[user]
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", key[0])
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", key[1])
+    if len(key) > 2:
+        monkeypatch.setenv("AWS_SESSION_TOKEN", key[2])
+
+
+def test_signature_checks_are_on(data, s3):
+    """The fixture's premise: moto refuses a request without a signature
+    (with 403, or 500 where its check trips over the missing header)."""
+    with pytest.raises(urllib.error.HTTPError) as e:
+        urllib.request.urlopen(s3.url + "/data/ds/folder/c0/", timeout=10)
+    assert e.value.code in (403, 500)
+
+
+def test_s3_image_folder_and_shards(data, s3, monkeypatch):
+    base, truth, pattern, _ = data
+    s3_env(monkeypatch, s3)
+    out, warnings, error, _ = run_src('location="s3://data/ds/folder/"')
+    assert error is None and warnings == [] and len(out) == N_SAMPLES
+    for _, label, _, p, d in out:
+        assert p.startswith("s3://data/ds/folder/")
+        key = p.split("/folder/", 1)[1].rsplit(".", 1)[0]
+        assert (label, d) == truth[key]
+    out, warnings, error, _ = run_src('location="s3://data/ds/shards/%s" shuffle=true' % pattern)
+    assert error is None and warnings == []
+    assert sorted(o[0] for o in out) == list(range(N_SAMPLES))
+    for _, label, _, p, d in out:
+        assert (label, d) == truth[key_of(p)]
+
+
+def test_s3_session_token_is_signed(data, s3, monkeypatch):
+    """Temporary credentials (an assumed role): the token travels signed."""
+    base, truth, pattern, _ = data
+    s3_env(monkeypatch, s3, "role")
+    out, warnings, error, _ = run_src('location="s3://data/ds/folder/"')
+    assert error is None and warnings == [] and len(out) == N_SAMPLES
+    monkeypatch.setenv("AWS_SESSION_TOKEN", "not-the-token")
+    out, warnings, error, _ = run_src('location="s3://data/ds/folder/"')
+    assert error is not None and out == []
+    assert "not-the-token" not in error
+
+
+def test_s3_manifest_of_urls(data, s3, monkeypatch, tmp_path):
+    base, truth, _, _ = data
+    s3_env(monkeypatch, s3)
+    path = tmp_path / "s3.tsv"
+    path.write_text("".join("s3://data/ds/folder/%s.jpg\t%d\n" % (k, label)
+                            for k, (label, _) in sorted(truth.items())))
+    out, warnings, error, _ = run_src('location="%s"' % path)
+    assert error is None and warnings == [] and len(out) == N_SAMPLES
+    for _, label, _, p, d in out:
+        assert (label, d) == truth[p.split("/folder/", 1)[1].rsplit(".", 1)[0]]
+
+
+@pytest.mark.parametrize("case", ["wrong-secret", "unknown-key", "denied"])
+def test_s3_refusals_say_why(data, s3, monkeypatch, case):
+    """S3's error code and message, and where the key came from; never the
+    secret, never blamed on an index file."""
+    s3_env(monkeypatch, s3, "stranger" if case == "denied" else "loader")
+    if case == "wrong-secret":
+        monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "wrong-SECRET-value")
+    elif case == "unknown-key":
+        monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIAUNKNOWNKEY000000")
+    for location in ("s3://data/ds/folder/", "s3://data/ds/shards/%s" % data[2]):
+        out, warnings, error, _ = run_src('location="%s"' % location)
+        assert error is not None and out == [], location
+        code = {"wrong-secret": "SignatureDoesNotMatch",
+                "unknown-key": "InvalidAccessKeyId",
+                "denied": "AccessDenied"}[case]
+        assert code in error, error
+        assert "AWS_ACCESS_KEY_ID" in error, error
+        assert "make-shards" not in error, error     # not a missing index
+        assert os.environ["AWS_SECRET_ACCESS_KEY"] not in error
+
+
+def test_s3_missing_bucket_and_key(data, s3, monkeypatch):
+    """(A key allowed every bucket: S3 tells others only AccessDenied.)"""
+    s3_env(monkeypatch, s3, "admin")
+    out, warnings, error, _ = run_src('location="s3://no-such-bucket/ds/folder/"')
+    assert error is not None and "NoSuchBucket" in error, error
+    out, warnings, error, _ = run_src('location="s3://no-such-bucket/t-{0..1}.tar"')
+    assert error is not None and "NoSuchBucket" in error, error
+    assert "make-shards" not in error, error
+
+
+def test_s3_properties_override_environment(data, s3, monkeypatch):
+    base, truth, pattern, _ = data
+    s3_env(monkeypatch, s3)
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:1")
+    out, _, error, _ = run_src('location="s3://data/ds/folder/" s3-endpoint=%s' % s3.url)
+    assert error is None and len(out) == N_SAMPLES
+    # the key's properties win over the environment's (wrong) key
+    monkeypatch.setenv("AWS_ENDPOINT_URL", s3.url)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIAUNKNOWNKEY000000")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "wrong")
+    key, secret = s3.keys["loader"]
+    out, _, error, _ = run_src('location="s3://data/ds/folder/" s3-access-key=%s '
+                               's3-secret-key=%s' % (key, secret))
+    assert error is None and len(out) == N_SAMPLES
+    # a missing shard: named by URL, the secret nowhere
+    s3_env(monkeypatch, s3)
+    out, warnings, error, _ = run_src('location="s3://data/nothing-{0..1}.tar"')
+    assert error is not None and "shards.idx" in error and "NoSuchKey" in error
+    assert secret not in error
+
+
+def test_s3_secret_never_printed(data, s3, tmp_path):
+    """Not in gst-launch's -v output, messages nor debug logs at level 9:
+    the role's secret and token given as properties (a run that loads), and
+    the environment's secret and token (overridden)."""
+    key, secret, token = s3.keys["role"]
+    env = dict(os.environ, AWS_ENDPOINT_URL=s3.url, AWS_REGION=REGION,
+               AWS_ACCESS_KEY_ID="AKIAUNKNOWNKEY000000",
+               AWS_SECRET_ACCESS_KEY="wrong-secret",
+               AWS_SESSION_TOKEN="token-SECRET-1", GST_DEBUG="spdl*:9,GST_ELEMENT*:9",
+               AWS_SHARED_CREDENTIALS_FILE="/nonexistent", AWS_CONFIG_FILE="/nonexistent",
+               AWS_EC2_METADATA_DISABLED="true", GST_DEBUG_NO_COLOR="1")
+    res = subprocess.run(["gst-launch-1.0", "-v", "spdlsrc", "location=s3://data/ds/folder/",
+                          "s3-access-key=" + key, "s3-secret-key=" + secret,
+                          "s3-session-token=" + token, "!", "fakesink"],
+                         env=env, capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr[-2000:]
+    out = res.stdout + res.stderr
+    assert "spdlhttp" in out or "spdlsrc" in out
+    for s in (secret, token, "wrong-secret", "token-SECRET-1"):
+        assert s not in out
+
+
+def test_s3_listing_paginates(data, s3, monkeypatch, tmp_path):
+    """More keys than one ListObjectsV2 page (1000)."""
+    python = venv_python()
+    key, secret = s3.keys["admin"]
+    script = (
+        "import sys, boto3\n"
+        "s3 = boto3.client('s3', endpoint_url=sys.argv[1], region_name=sys.argv[2],"
+        " aws_access_key_id=sys.argv[3], aws_secret_access_key=sys.argv[4])\n"
+        "for i in range(1203):\n"
+        "    s3.put_object(Bucket='data', Key='many/c%d/%04d.jpg' % (i % 2, i), Body=b'x%d' % i)\n")
+    subprocess.run([python, "-c", script, s3.url, REGION, key, secret], check=True,
+                   timeout=300)
+    s3_env(monkeypatch, s3)
+    pipeline = Gst.parse_launch('spdlsrc name=src location="s3://data/many" ! fakesink')
+    try:
+        assert pipeline.set_state(Gst.State.PAUSED) != Gst.StateChangeReturn.FAILURE
+        pipeline.get_state(30 * Gst.SECOND)
+        src = pipeline.get_by_name("src")
+        assert src.get_property("num-samples") == 1203
+        assert src.get_property("num-classes") == 2
+    finally:
+        pipeline.set_state(Gst.State.NULL)
+
+
+def test_s3_virtual_host_addressing(data, s3, monkeypatch, tmp_path):
+    """s3-virtual-host=true asks BUCKET.HOST/KEY: with the endpoint
+    http://localhost:PORT, data.localhost (curl resolves *.localhost to
+    the loopback itself), which moto serves as the bucket "data"; a logging
+    proxy in between shows the paths carry no bucket."""
+    base, truth, pattern, _ = data
+    log = str(tmp_path / "requests.log")
+    p = proxy(s3.url, log=log)
+    s3_env(monkeypatch, s3)
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://localhost:%d" % p.port)
+    try:
+        out, warnings, error, _ = run_src('location="s3://data/ds/folder/" '
+                                          's3-virtual-host=true')
+        assert error is None and warnings == [] and len(out) == N_SAMPLES
+        for _, label, _, path, d in out:
+            assert (label, d) == truth[path.split("/folder/", 1)[1].rsplit(".", 1)[0]]
+        out, warnings, error, _ = run_src('location="s3://data/ds/shards/%s" '
+                                          's3-virtual-host=true' % pattern)
+        assert error is None and warnings == [] and len(out) == N_SAMPLES
+        for _, label, _, path, d in out:
+            assert (label, d) == truth[key_of(path)]
+    finally:
+        p.stop()
+    paths = [r[0] for r in read_log(log)]
+    assert len(paths) > N_SAMPLES
+    assert all(path == "/" or path.startswith("/ds/") for path in paths)
