@@ -329,9 +329,9 @@ ini_option (const gchar * s, const gchar * e)
   strip_range (&vs, &ve);
   if (ks == ke)
     return NULL;
-  entry = ini_entry_new (ks, ke - ks, vs, ve - vs);
-  g_free (entry->key);
+  entry = g_new0 (IniEntry, 1);
   entry->key = g_ascii_strdown (ks, ke - ks);
+  entry->value = g_strndup (vs, ve - vs);
   return entry;
 }
 
@@ -1744,7 +1744,8 @@ look_up (GstSpdlAwsCredentialsProvider * provider, Source only,
   if (outcome == NOT_HERE)
     g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_NOT_FOUND,
         "No AWS credentials found. Looked at: %s", l.looked_at->str);
-  GST_DEBUG ("looked at: %s", l.looked_at->str);
+  else if (l.looked_at->len)
+    GST_DEBUG ("looked at first: %s", l.looked_at->str);
   profile_clear (&l.profile);
   g_string_free (l.looked_at, TRUE);
   return c;
