@@ -1,0 +1,1346 @@
+/* gst-spdl: unit tests of the AWS credential chain and profile settings
+ * Copyright (C) 2026 gst-spdl authors
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Library General Public
+ * License as published by the Free Software Foundation; either
+ * version 2 of the License, or (at your option) any later version.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <gst/check/gstcheck.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "spdltestutil.h"
+#include "gstspdlawscredentials.h"
+#include "spdlcheckmain.h"
+
+/* ------------------------------------------------------------------------ */
+/* The environment: every variable the chain reads is unset for a test and
+ * put back after it (the tests share one process under valgrind)           */
+
+static const gchar *const aws_vars[] = {
+  "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN",
+  "AWS_SECURITY_TOKEN", "AWS_CREDENTIAL_EXPIRATION", "AWS_PROFILE",
+  "AWS_DEFAULT_PROFILE", "AWS_SHARED_CREDENTIALS_FILE", "AWS_CONFIG_FILE",
+  "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+  "AWS_CONTAINER_CREDENTIALS_FULL_URI", "AWS_CONTAINER_AUTHORIZATION_TOKEN",
+  "AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE", "AWS_EC2_METADATA_DISABLED",
+  "AWS_EC2_METADATA_SERVICE_ENDPOINT",
+  "AWS_EC2_METADATA_SERVICE_ENDPOINT_MODE", "AWS_METADATA_SERVICE_TIMEOUT",
+  "AWS_METADATA_SERVICE_NUM_ATTEMPTS", "AWS_EC2_METADATA_V1_DISABLED",
+  "AWS_IMDS_USE_IPV6", "AWS_IGNORE_CONFIGURED_ENDPOINT_URLS",
+  "AWS_WEB_IDENTITY_TOKEN_FILE", "AWS_ROLE_ARN",
+};
+
+static gchar *saved_vars[G_N_ELEMENTS (aws_vars)];
+static gchar *tmpdir;
+static gchar *creds_path;
+static gchar *config_path;
+
+static void
+setup (void)
+{
+  guint i;
+
+  for (i = 0; i < G_N_ELEMENTS (aws_vars); i++) {
+    saved_vars[i] = g_strdup (g_getenv (aws_vars[i]));
+    g_unsetenv (aws_vars[i]);
+  }
+  tmpdir = spdl_test_make_tmpdir ();
+  creds_path = g_build_filename (tmpdir, "credentials", NULL);
+  config_path = g_build_filename (tmpdir, "config", NULL);
+  /* never the user's files, never the real metadata service */
+  g_setenv ("AWS_SHARED_CREDENTIALS_FILE", creds_path, TRUE);
+  g_setenv ("AWS_CONFIG_FILE", config_path, TRUE);
+  g_setenv ("AWS_EC2_METADATA_DISABLED", "true", TRUE);
+}
+
+static void
+teardown (void)
+{
+  guint i;
+
+  for (i = 0; i < G_N_ELEMENTS (aws_vars); i++) {
+    if (saved_vars[i])
+      g_setenv (aws_vars[i], saved_vars[i], TRUE);
+    else
+      g_unsetenv (aws_vars[i]);
+    g_clear_pointer (&saved_vars[i], g_free);
+  }
+  spdl_test_remove_tree (tmpdir);
+  g_clear_pointer (&tmpdir, g_free);
+  g_clear_pointer (&creds_path, g_free);
+  g_clear_pointer (&config_path, g_free);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Helpers                                                                   */
+
+static GstSpdlAwsCredentials *
+get_credentials (const GstSpdlAwsCredentialsConfig * config, GError ** error)
+{
+  GstSpdlAwsCredentialsProvider *p =
+      gst_spdl_aws_credentials_provider_new (config);
+  GstSpdlAwsCredentials *c = gst_spdl_aws_credentials_provider_get (p, error);
+
+  gst_spdl_aws_credentials_provider_free (p);
+  return c;
+}
+
+/* credentials from the chain, checked and freed */
+static void
+expect_credentials (const GstSpdlAwsCredentialsConfig * config,
+    const gchar * key, const gchar * secret, const gchar * token,
+    const gchar * source)
+{
+  GError *error = NULL;
+  GstSpdlAwsCredentials *c = get_credentials (config, &error);
+
+  fail_unless (c != NULL, "no credentials: %s", error ? error->message : "");
+  fail_unless_equals_string (c->access_key, key);
+  fail_unless_equals_string (c->secret_key, secret);
+  fail_unless_equals_string (c->session_token, token);
+  fail_unless_equals_string (c->source, source);
+  gst_spdl_aws_credentials_free (c);
+}
+
+/* an error of @code from the chain: its message, to be freed */
+static gchar *
+expect_error (const GstSpdlAwsCredentialsConfig * config, gint code)
+{
+  GError *error = NULL;
+  GstSpdlAwsCredentials *c = get_credentials (config, &error);
+  gchar *message;
+
+  fail_unless (c == NULL, "credentials from %s", c ? c->source : "");
+  fail_unless (error != NULL);
+  fail_unless (g_error_matches (error, GST_RESOURCE_ERROR, code),
+      "unexpected error %d: %s", error->code, error->message);
+  message = g_strdup (error->message);
+  g_error_free (error);
+  return message;
+}
+
+static void
+fail_unless_contains (const gchar * haystack, const gchar * needle)
+{
+  fail_unless (strstr (haystack, needle) != NULL, "\"%s\" not in \"%s\"",
+      needle, haystack);
+}
+
+static gchar *
+profile_source (const gchar * profile, const gchar * path)
+{
+  return g_strdup_printf ("profile \"%s\" in %s", profile, path);
+}
+
+/* ------------------------------------------------------------------------ */
+/* A fake metadata service on 127.0.0.1: one connection at a time, answers
+ * from a handler, counts requests                                          */
+
+typedef struct _Server Server;
+typedef void (*Handler) (Server * s, const gchar * method, const gchar * path,
+    const gchar * headers, guint * status, GString * body);
+
+struct _Server
+{
+  gint fd;
+  guint port;
+  gchar *url;                   /* http://127.0.0.1:PORT */
+  GThread *thread;              /* NULL: never accepts (hangs) */
+  gint stop;
+  Handler handler;
+
+  GMutex lock;                  /* the handler runs under it */
+  guint requests;
+  gint expires_in;              /* seconds from now, for Expiration */
+  guint status;                 /* container: this status instead of 200 */
+  const gchar *raw;             /* container: this body instead */
+  gsize raw_len;
+  guint token_status;           /* IMDS: the token PUT's status */
+  gboolean token_missing;       /* IMDS: a GET without the token */
+  gchar *authorization;         /* container: the header it got */
+};
+
+static gchar *
+header_value (const gchar * headers, const gchar * name)
+{
+  gchar **lines = g_strsplit (headers, "\r\n", -1);
+  gchar *value = NULL;
+  gsize len = strlen (name);
+  guint i;
+
+  for (i = 0; lines[i] && !value; i++) {
+    if (g_ascii_strncasecmp (lines[i], name, len) == 0
+        && lines[i][len] == ':')
+      value = g_strstrip (g_strdup (lines[i] + len + 1));
+  }
+  g_strfreev (lines);
+  return value;
+}
+
+static void
+send_all (gint fd, const gchar * data, gsize len)
+{
+  while (len > 0) {
+    gssize n = send (fd, data, len, MSG_NOSIGNAL);
+
+    if (n <= 0)
+      return;
+    data += n;
+    len -= n;
+  }
+}
+
+static void
+server_answer (Server * s, gint conn)
+{
+  gchar buf[16384], *end, *sp, *path, *response;
+  gsize len = 0;
+  gint64 deadline = g_get_monotonic_time () + 10 * G_USEC_PER_SEC;
+  guint status = 404;
+  GString *body;
+
+  buf[0] = '\0';
+  while ((end = strstr (buf, "\r\n\r\n")) == NULL) {
+    struct pollfd pfd = { conn, POLLIN, 0 };
+    gssize n;
+
+    if (len == sizeof (buf) - 1 || g_get_monotonic_time () > deadline
+        || g_atomic_int_get (&s->stop))
+      return;
+    if (poll (&pfd, 1, 50) <= 0)
+      continue;
+    if ((n = read (conn, buf + len, sizeof (buf) - 1 - len)) <= 0)
+      return;
+    len += n;
+    buf[len] = '\0';
+  }
+  end[2] = '\0';
+  /* "METHOD PATH HTTP/1.1\r\nheaders\r\n" */
+  if ((sp = strchr (buf, ' ')) == NULL)
+    return;
+  *sp = '\0';
+  path = sp + 1;
+  if ((sp = strchr (path, ' ')) == NULL)
+    return;
+  *sp = '\0';
+  body = g_string_new (NULL);
+  g_mutex_lock (&s->lock);
+  s->requests++;
+  s->handler (s, buf, path, sp + 1, &status, body);
+  g_mutex_unlock (&s->lock);
+  response = g_strdup_printf ("HTTP/1.1 %u Fake\r\nContent-Length: %"
+      G_GSIZE_FORMAT "\r\nConnection: close\r\n\r\n", status, body->len);
+  send_all (conn, response, strlen (response));
+  send_all (conn, body->str, body->len);
+  g_free (response);
+  g_string_free (body, TRUE);
+}
+
+static gpointer
+server_thread (gpointer data)
+{
+  Server *s = data;
+
+  while (!g_atomic_int_get (&s->stop)) {
+    struct pollfd pfd = { s->fd, POLLIN, 0 };
+    gint conn;
+
+    if (poll (&pfd, 1, 20) <= 0)
+      continue;
+    if ((conn = accept (s->fd, NULL, NULL)) < 0)
+      continue;
+    server_answer (s, conn);
+    close (conn);
+  }
+  return NULL;
+}
+
+/* @handler NULL: listens, never accepts: requests hang */
+static Server *
+server_start (Handler handler)
+{
+  Server *s = g_new0 (Server, 1);
+  struct sockaddr_in addr;
+  socklen_t addr_len = sizeof (addr);
+
+  s->fd = socket (AF_INET, SOCK_STREAM, 0);
+  fail_unless (s->fd >= 0);
+  memset (&addr, 0, sizeof (addr));
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl (INADDR_LOOPBACK);
+  fail_unless (bind (s->fd, (struct sockaddr *) &addr, sizeof (addr)) == 0);
+  fail_unless (listen (s->fd, 16) == 0);
+  fail_unless (getsockname (s->fd, (struct sockaddr *) &addr,
+          &addr_len) == 0);
+  s->port = ntohs (addr.sin_port);
+  s->url = g_strdup_printf ("http://127.0.0.1:%u", s->port);
+  s->expires_in = 3600;
+  s->token_status = 200;
+  s->handler = handler;
+  g_mutex_init (&s->lock);
+  if (handler)
+    s->thread = g_thread_new ("fake-aws", server_thread, s);
+  return s;
+}
+
+static guint
+server_requests (Server * s)
+{
+  guint n;
+
+  g_mutex_lock (&s->lock);
+  n = s->requests;
+  g_mutex_unlock (&s->lock);
+  return n;
+}
+
+static void
+server_stop (Server * s)
+{
+  g_atomic_int_set (&s->stop, 1);
+  if (s->thread)
+    g_thread_join (s->thread);
+  close (s->fd);
+  g_mutex_clear (&s->lock);
+  g_free (s->authorization);
+  g_free (s->url);
+  g_free (s);
+}
+
+/* {"AccessKeyId": "PREFIX<n>", ...}: a new key for each request */
+static void
+credentials_json (Server * s, GString * body, const gchar * prefix)
+{
+  GDateTime *now = g_date_time_new_now_utc ();
+  GDateTime *at = g_date_time_add_seconds (now, s->expires_in);
+  gchar *expiration = g_date_time_format (at, "%Y-%m-%dT%H:%M:%SZ");
+
+  g_string_append_printf (body, "{\n  \"Code\" : \"Success\",\n"
+      "  \"LastUpdated\" : \"2026-01-01T00:00:00Z\",\n"
+      "  \"Type\" : \"AWS-HMAC\",\n  \"AccessKeyId\" : \"%s%u\",\n"
+      "  \"SecretAccessKey\" : \"%s-secret\",\n"
+      "  \"Token\" : \"%s-token\",\n  \"Expiration\" : \"%s\"\n}\n",
+      prefix, s->requests, prefix, prefix, expiration);
+  g_free (expiration);
+  g_date_time_unref (at);
+  g_date_time_unref (now);
+}
+
+static void
+container_handler (Server * s, const gchar * method, const gchar * path,
+    const gchar * headers, guint * status, GString * body)
+{
+  if (strcmp (method, "GET") != 0 || strcmp (path, "/creds") != 0)
+    return;
+  g_free (s->authorization);
+  s->authorization = header_value (headers, "Authorization");
+  *status = s->status ? s->status : 200;
+  if (s->raw)
+    g_string_append_len (body, s->raw, s->raw_len);
+  else
+    credentials_json (s, body, "ASIACONTAINER");
+}
+
+#define IMDS_TOKEN "imds-session-token"
+
+static void
+imds_handler (Server * s, const gchar * method, const gchar * path,
+    const gchar * headers, guint * status, GString * body)
+{
+  gchar *ttl = header_value (headers, "X-aws-ec2-metadata-token-ttl-seconds");
+  gchar *token = header_value (headers, "X-aws-ec2-metadata-token");
+
+  if (strcmp (method, "PUT") == 0 && strcmp (path, "/latest/api/token") == 0) {
+    *status = g_strcmp0 (ttl, "21600") == 0 ? s->token_status : 400;
+    if (*status == 200)
+      g_string_append (body, IMDS_TOKEN);
+  } else if (strcmp (method, "GET") == 0) {
+    if (g_strcmp0 (token, IMDS_TOKEN) != 0)
+      s->token_missing = TRUE;
+    if (s->token_status == 200 && g_strcmp0 (token, IMDS_TOKEN) != 0) {
+      *status = 401;
+    } else if (strcmp (path, "/latest/meta-data/iam/security-credentials/")
+        == 0) {
+      *status = 200;
+      g_string_append (body, "spdl-role\n");
+    } else if (strcmp (path,
+            "/latest/meta-data/iam/security-credentials/spdl-role") == 0) {
+      *status = 200;
+      credentials_json (s, body, "ASIAIMDS");
+    }
+  }
+  g_free (ttl);
+  g_free (token);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Explicit settings and the environment                                     */
+
+GST_START_TEST (test_copy_free)
+{
+  GstSpdlAwsCredentials c = { (gchar *) "AKIA", (gchar *) "secret", NULL,
+    42, (gchar *) "somewhere"
+  };
+  GstSpdlAwsCredentials *copy = gst_spdl_aws_credentials_copy (&c);
+
+  fail_unless_equals_string (copy->access_key, "AKIA");
+  fail_unless_equals_string (copy->secret_key, "secret");
+  fail_unless (copy->session_token == NULL);
+  fail_unless_equals_int64 (copy->expiration, 42);
+  fail_unless_equals_string (copy->source, "somewhere");
+  gst_spdl_aws_credentials_free (copy);
+  gst_spdl_aws_credentials_free (NULL);
+  fail_unless (gst_spdl_aws_credentials_copy (NULL) == NULL);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_config_first)
+{
+  GstSpdlAwsCredentialsConfig config = { "AKIAPROP", "prop-secret", NULL,
+    NULL
+  };
+  gchar *message;
+
+  g_setenv ("AWS_ACCESS_KEY_ID", "AKIAENV", TRUE);
+  g_setenv ("AWS_SECRET_ACCESS_KEY", "env-secret", TRUE);
+  expect_credentials (&config, "AKIAPROP", "prop-secret", NULL,
+      "the spdlsrc properties");
+  config.session_token = "prop-token";
+  expect_credentials (&config, "AKIAPROP", "prop-secret", "prop-token",
+      "the spdlsrc properties");
+  /* empty strings are "not set" */
+  config.access_key = config.secret_key = config.session_token = "";
+  expect_credentials (&config, "AKIAENV", "env-secret", NULL,
+      "environment (AWS_ACCESS_KEY_ID)");
+  /* half a key pair is a mistake, not "none" */
+  config.access_key = "AKIAPROP";
+  message = expect_error (&config, GST_RESOURCE_ERROR_SETTINGS);
+  fail_unless_contains (message, "without a secret key");
+  g_free (message);
+  config.access_key = "AKIA PROP";
+  config.secret_key = "prop-secret";
+  message = expect_error (&config, GST_RESOURCE_ERROR_SETTINGS);
+  fail_unless_contains (message, "access key");
+  g_free (message);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_environment)
+{
+  gchar *message;
+
+  spdl_test_write_file (creds_path,
+      "[default]\naws_access_key_id = AKIAFILE\n"
+      "aws_secret_access_key = file-secret\n", -1);
+  g_setenv ("AWS_ACCESS_KEY_ID", "AKIAENV", TRUE);
+  g_setenv ("AWS_SECRET_ACCESS_KEY", "env-secret", TRUE);
+  expect_credentials (NULL, "AKIAENV", "env-secret", NULL,
+      "environment (AWS_ACCESS_KEY_ID)");
+  g_setenv ("AWS_SESSION_TOKEN", "env-token", TRUE);
+  expect_credentials (NULL, "AKIAENV", "env-secret", "env-token",
+      "environment (AWS_ACCESS_KEY_ID)");
+  /* botocore reads the old name first */
+  g_setenv ("AWS_SECURITY_TOKEN", "old-token", TRUE);
+  expect_credentials (NULL, "AKIAENV", "env-secret", "old-token",
+      "environment (AWS_ACCESS_KEY_ID)");
+  g_unsetenv ("AWS_SECURITY_TOKEN");
+
+  /* the key without its secret */
+  g_setenv ("AWS_SECRET_ACCESS_KEY", "", TRUE);
+  message = expect_error (NULL, GST_RESOURCE_ERROR_SETTINGS);
+  fail_unless_contains (message, "AWS_SECRET_ACCESS_KEY");
+  fail_if (strstr (message, "AKIAENV") != NULL);
+  g_free (message);
+
+  /* no key: the file (and not the environment's token) */
+  g_unsetenv ("AWS_ACCESS_KEY_ID");
+  g_setenv ("AWS_SECRET_ACCESS_KEY", "env-secret", TRUE);
+  message = profile_source ("default", creds_path);
+  expect_credentials (NULL, "AKIAFILE", "file-secret", NULL, message);
+  g_free (message);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_environment_expiration)
+{
+  GError *error = NULL;
+  GstSpdlAwsCredentials *c;
+  gchar *message;
+
+  g_setenv ("AWS_ACCESS_KEY_ID", "AKIAENV", TRUE);
+  g_setenv ("AWS_SECRET_ACCESS_KEY", "env-secret", TRUE);
+  g_setenv ("AWS_CREDENTIAL_EXPIRATION", "2100-01-02T03:04:05Z", TRUE);
+  c = get_credentials (NULL, &error);
+  fail_unless (c != NULL);
+  fail_unless_equals_int64 (c->expiration, G_GINT64_CONSTANT (4102542245));
+  gst_spdl_aws_credentials_free (c);
+  g_setenv ("AWS_CREDENTIAL_EXPIRATION", "next tuesday", TRUE);
+  message = expect_error (NULL, GST_RESOURCE_ERROR_SETTINGS);
+  fail_unless_contains (message, "AWS_CREDENTIAL_EXPIRATION");
+  g_free (message);
+}
+
+GST_END_TEST;
+
+/* ------------------------------------------------------------------------ */
+/* Profiles in the shared files                                              */
+
+static const gchar credentials_file[] =
+    "# the default profile\n"
+    "[default]\n"
+    "aws_access_key_id=AKIADEFAULT\n"
+    "aws_secret_access_key   =   default-secret   \n"
+    "\n"
+    "; another comment style\n"
+    "   # an indented comment\n"
+    "[dev]\r\n"
+    "AWS_Access_Key_Id : AKIADEV\r\n"
+    "aws_secret_access_key = dev/se+cret=\r\n"
+    "aws_session_token = dev-token\r\n"
+    "\n"
+    "[only-region]\n"
+    "region = ap-south-1\n"
+    "\n"
+    "[assumed]\n"
+    "role_arn = arn:aws:iam::123456789012:role/r\n"
+    "source_profile = default\n"
+    "\n"
+    "[half]\n"
+    "aws_access_key_id = AKIAHALF\n";
+
+GST_START_TEST (test_credentials_file)
+{
+  GstSpdlAwsCredentialsConfig config = { NULL, NULL, NULL, "dev" };
+  gchar *source, *message;
+
+  spdl_test_write_file (creds_path, credentials_file, -1);
+  source = profile_source ("default", creds_path);
+  expect_credentials (NULL, "AKIADEFAULT", "default-secret", NULL, source);
+  g_free (source);
+
+  /* keys are case-insensitive, ':' delimits too, CRLF line ends */
+  source = profile_source ("dev", creds_path);
+  g_setenv ("AWS_PROFILE", "dev", TRUE);
+  expect_credentials (NULL, "AKIADEV", "dev/se+cret=", "dev-token", source);
+  /* botocore reads AWS_DEFAULT_PROFILE before AWS_PROFILE */
+  g_setenv ("AWS_PROFILE", "nope", TRUE);
+  g_setenv ("AWS_DEFAULT_PROFILE", "dev", TRUE);
+  expect_credentials (NULL, "AKIADEV", "dev/se+cret=", "dev-token", source);
+  /* the config's profile before both, and before the environment's keys */
+  g_setenv ("AWS_DEFAULT_PROFILE", "default", TRUE);
+  g_setenv ("AWS_ACCESS_KEY_ID", "AKIAENV", TRUE);
+  g_setenv ("AWS_SECRET_ACCESS_KEY", "env-secret", TRUE);
+  expect_credentials (&config, "AKIADEV", "dev/se+cret=", "dev-token",
+      source);
+  g_free (source);
+  /* AWS_PROFILE does not hide the environment's keys */
+  expect_credentials (NULL, "AKIAENV", "env-secret", NULL,
+      "environment (AWS_ACCESS_KEY_ID)");
+  g_unsetenv ("AWS_ACCESS_KEY_ID");
+  g_unsetenv ("AWS_SECRET_ACCESS_KEY");
+
+  /* a profile without keys: the search goes on, its role_arn noted */
+  g_setenv ("AWS_DEFAULT_PROFILE", "assumed", TRUE);
+  message = expect_error (NULL, GST_RESOURCE_ERROR_NOT_FOUND);
+  fail_unless_contains (message, "role_arn is not supported");
+  g_free (message);
+
+  /* a key without its secret */
+  g_setenv ("AWS_DEFAULT_PROFILE", "half", TRUE);
+  message = expect_error (NULL, GST_RESOURCE_ERROR_SETTINGS);
+  fail_unless_contains (message, "aws_secret_access_key");
+  fail_unless_contains (message, "\"half\"");
+  g_free (message);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_config_file)
+{
+  gchar *source;
+
+  spdl_test_write_file (config_path,
+      "[default]\n"
+      "region = eu-west-1\n"
+      "aws_access_key_id = AKIACFGDEFAULT\n"
+      "aws_secret_access_key = cfg-default-secret\n"
+      "[dev]\n"
+      "# not a profile in the config file\n"
+      "aws_access_key_id = AKIAWRONG\n"
+      "aws_secret_access_key = wrong\n"
+      "[profile dev]\n"
+      "aws_access_key_id = AKIACFGDEV\n"
+      "aws_secret_access_key = cfg-dev-secret\n"
+      "aws_security_token = cfg-dev-token\n"
+      "[profile \"my team\"]\n"
+      "aws_access_key_id = AKIATEAM\n"
+      "aws_secret_access_key = team-secret\n"
+      "[profile only-region]\n"
+      "aws_access_key_id = AKIACFGREGION\n"
+      "aws_secret_access_key = cfg-region-secret\n", -1);
+  source = profile_source ("default", config_path);
+  expect_credentials (NULL, "AKIACFGDEFAULT", "cfg-default-secret", NULL,
+      source);
+  g_free (source);
+  g_setenv ("AWS_PROFILE", "dev", TRUE);
+  source = profile_source ("dev", config_path);
+  expect_credentials (NULL, "AKIACFGDEV", "cfg-dev-secret", "cfg-dev-token",
+      source);
+  g_free (source);
+  g_setenv ("AWS_PROFILE", "my team", TRUE);
+  source = profile_source ("my team", config_path);
+  expect_credentials (NULL, "AKIATEAM", "team-secret", NULL, source);
+  g_free (source);
+
+  /* the credentials file first */
+  spdl_test_write_file (creds_path, credentials_file, -1);
+  g_setenv ("AWS_PROFILE", "dev", TRUE);
+  source = profile_source ("dev", creds_path);
+  expect_credentials (NULL, "AKIADEV", "dev/se+cret=", "dev-token", source);
+  g_free (source);
+  /* ... unless its section has no keys */
+  g_setenv ("AWS_PROFILE", "only-region", TRUE);
+  source = profile_source ("only-region", config_path);
+  expect_credentials (NULL, "AKIACFGREGION", "cfg-region-secret", NULL,
+      source);
+  g_free (source);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_missing_profile)
+{
+  GstSpdlAwsCredentialsConfig config = { NULL, NULL, NULL, "ghost" };
+  gchar *message;
+
+  /* nothing anywhere: every place named */
+  message = expect_error (NULL, GST_RESOURCE_ERROR_NOT_FOUND);
+  fail_unless_contains (message, "the spdlsrc properties (not set)");
+  fail_unless_contains (message, "AWS_ACCESS_KEY_ID not set");
+  fail_unless_contains (message, creds_path);
+  fail_unless_contains (message, config_path);
+  fail_unless_contains (message, "no such file");
+  fail_unless_contains (message, "AWS_CONTAINER_CREDENTIALS_FULL_URI");
+  fail_unless_contains (message, "AWS_EC2_METADATA_DISABLED");
+  g_free (message);
+
+  /* a profile named and not there: botocore's ProfileNotFound */
+  spdl_test_write_file (creds_path, credentials_file, -1);
+  message = expect_error (&config, GST_RESOURCE_ERROR_SETTINGS);
+  fail_unless_contains (message, "\"ghost\"");
+  fail_unless_contains (message, "the spdlsrc properties");
+  fail_unless_contains (message, creds_path);
+  fail_unless_contains (message, config_path);
+  g_free (message);
+  g_setenv ("AWS_PROFILE", "ghost", TRUE);
+  /* even with keys in the environment, as botocore */
+  g_setenv ("AWS_ACCESS_KEY_ID", "AKIAENV", TRUE);
+  g_setenv ("AWS_SECRET_ACCESS_KEY", "env-secret", TRUE);
+  message = expect_error (NULL, GST_RESOURCE_ERROR_SETTINGS);
+  fail_unless_contains (message, "\"ghost\" (from AWS_PROFILE)");
+  g_free (message);
+  /* "default" named explicitly must exist too */
+  g_setenv ("AWS_PROFILE", "default", TRUE);
+  g_setenv ("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/credentials", TRUE);
+  message = expect_error (NULL, GST_RESOURCE_ERROR_SETTINGS);
+  fail_unless_contains (message, "\"default\"");
+  g_free (message);
+  /* only named ones: the default profile may be missing */
+  g_unsetenv ("AWS_PROFILE");
+  expect_credentials (NULL, "AKIAENV", "env-secret", NULL,
+      "environment (AWS_ACCESS_KEY_ID)");
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_profile_settings)
+{
+  gchar *value;
+
+  spdl_test_write_file (config_path,
+      "[default]\n"
+      "region = eu-west-1\n"
+      "output = json # kept, as configparser keeps it\n"
+      "\n"
+      "[profile dev]\n"
+      "region=us-east-2\n"
+      "services = local-s3\n"
+      "endpoint_url = http://global.example:8080\n"
+      "s3 =\n"
+      "  addressing_style = path\n"
+      "\n"
+      "[profile top]\n"
+      "region = us-west-1\n"
+      "endpoint_url = http://top.example:9000\n"
+      "\n"
+      "[profile nowhere]\n"
+      "services = missing\n"
+      "endpoint_url = http://fallback.example\n"
+      "\n"
+      "[profile ignoring]\n"
+      "endpoint_url = http://top.example:9000\n"
+      "ignore_configured_endpoint_urls = true\n"
+      "\n"
+      "[services local-s3]\n"
+      "s3 =\n"
+      "  # a comment in the block\n"
+      "  endpoint_url = http://127.0.0.1:9000/\n"
+      "\n"
+      "  signature_version=s3v4\n"
+      "dynamodb =\n"
+      "  endpoint_url = http://127.0.0.1:8000\n", -1);
+  spdl_test_write_file (creds_path,
+      "[top]\nregion = ap-south-1\n", -1);
+
+#define EXPECT_SETTING(profile, key, expected) G_STMT_START {            \
+  value = gst_spdl_aws_profile_get (profile, key);                        \
+  fail_unless_equals_string (value, expected);                            \
+  g_free (value);                                                         \
+} G_STMT_END
+
+  EXPECT_SETTING (NULL, "region", "eu-west-1");
+  EXPECT_SETTING ("default", "region", "eu-west-1");
+  EXPECT_SETTING (NULL, "output", "json # kept, as configparser keeps it");
+  EXPECT_SETTING (NULL, "endpoint_url", NULL);
+  EXPECT_SETTING ("dev", "region", "us-east-2");
+  /* the services section's s3 block before the profile's own */
+  EXPECT_SETTING ("dev", "endpoint_url", "http://127.0.0.1:9000/");
+  /* a block is no plain value */
+  EXPECT_SETTING ("dev", "s3", NULL);
+  EXPECT_SETTING ("top", "endpoint_url", "http://top.example:9000");
+  /* the credentials file's section overrides */
+  EXPECT_SETTING ("top", "region", "ap-south-1");
+  EXPECT_SETTING ("nowhere", "endpoint_url", "http://fallback.example");
+  EXPECT_SETTING ("ignoring", "endpoint_url", NULL);
+  EXPECT_SETTING ("ghost", "region", NULL);
+  EXPECT_SETTING ("dev", "no_such_key", NULL);
+
+  g_setenv ("AWS_PROFILE", "dev", TRUE);
+  EXPECT_SETTING (NULL, "region", "us-east-2");
+  EXPECT_SETTING (NULL, "endpoint_url", "http://127.0.0.1:9000/");
+  g_setenv ("AWS_IGNORE_CONFIGURED_ENDPOINT_URLS", "TRUE", TRUE);
+  EXPECT_SETTING (NULL, "endpoint_url", NULL);
+  EXPECT_SETTING ("top", "endpoint_url", NULL);
+  /* the environment's "false" beats the profile's "true" */
+  g_setenv ("AWS_IGNORE_CONFIGURED_ENDPOINT_URLS", "false", TRUE);
+  EXPECT_SETTING ("ignoring", "endpoint_url", "http://top.example:9000");
+
+#undef EXPECT_SETTING
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_odd_files)
+{
+  static const gchar *const texts[] = {
+    "",
+    "\n\n\n",
+    "no section = here\n[default]\n",
+    "[default\naws_access_key_id = AKIA\n",
+    "[]\n[default]\njust words\n=\n: \n",
+    "[default]\n  s3 =\n    endpoint_url\n    = x\n",
+    "[profile 'unbalanced]\n[profile a b c]\n[profile\\]\n",
+    "[default]\naws_access_key_id = AKIA\naws_secret_access_key =\n",
+    "\xef\xbb\xbf[default]\nregion = bom\n",
+    "[default]\nregion = a\n  b\n",
+    "[default]\naws_access_key_id = AKIA\n  CONTINUED\n"
+        "aws_secret_access_key = s\n",
+  };
+  guint i;
+
+  for (i = 0; i < G_N_ELEMENTS (texts); i++) {
+    GError *error = NULL;
+    GstSpdlAwsCredentials *c;
+    gchar *value;
+
+    spdl_test_write_file (creds_path, texts[i], -1);
+    spdl_test_write_file (config_path, texts[i], -1);
+    c = get_credentials (NULL, &error);
+    fail_unless (c == NULL, "credentials from text %u", i);
+    g_clear_error (&error);
+    value = gst_spdl_aws_profile_get (NULL, "region");
+    if (i == 8) {
+      fail_unless_equals_string (value, "bom");
+    } else if (i == 9) {
+      fail_unless_equals_string (value, "a\nb");
+    }
+    g_free (value);
+  }
+  /* a file too large to be a configuration */
+  {
+    gchar *big = g_strnfill (2 * 1024 * 1024, '#');
+    gchar *message;
+
+    spdl_test_write_file (creds_path, big, -1);
+    spdl_test_write_file (config_path, "", -1);
+    g_free (big);
+    message = expect_error (NULL, GST_RESOURCE_ERROR_NOT_FOUND);
+    fail_unless_contains (message, "larger than");
+    g_free (message);
+  }
+}
+
+GST_END_TEST;
+
+/* ------------------------------------------------------------------------ */
+/* Container credentials                                                     */
+
+GST_START_TEST (test_container)
+{
+  Server *s = server_start (container_handler);
+  gchar *uri = g_strdup_printf ("%s/creds", s->url);
+  gchar *token_path = g_build_filename (tmpdir, "token", NULL);
+  GError *error = NULL;
+  GstSpdlAwsCredentials *c;
+  gchar *message;
+
+  g_setenv ("AWS_CONTAINER_CREDENTIALS_FULL_URI", uri, TRUE);
+  c = get_credentials (NULL, &error);
+  fail_unless (c != NULL, "%s", error ? error->message : "");
+  fail_unless_equals_string (c->access_key, "ASIACONTAINER1");
+  fail_unless_equals_string (c->secret_key, "ASIACONTAINER-secret");
+  fail_unless_equals_string (c->session_token, "ASIACONTAINER-token");
+  fail_unless_equals_string (c->source,
+      "container credentials (AWS_CONTAINER_CREDENTIALS_FULL_URI)");
+  fail_unless (c->expiration > g_get_real_time () / G_USEC_PER_SEC + 3500);
+  fail_unless (s->authorization == NULL);
+  gst_spdl_aws_credentials_free (c);
+
+  /* the token, from the variable, then from the file before it */
+  g_setenv ("AWS_CONTAINER_AUTHORIZATION_TOKEN", "Basic env-auth", TRUE);
+  c = get_credentials (NULL, NULL);
+  fail_unless (c != NULL);
+  gst_spdl_aws_credentials_free (c);
+  fail_unless_equals_string (s->authorization, "Basic env-auth");
+  spdl_test_write_file (token_path, "file-auth\n", -1);
+  g_setenv ("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE", token_path, TRUE);
+  c = get_credentials (NULL, NULL);
+  fail_unless (c != NULL);
+  gst_spdl_aws_credentials_free (c);
+  fail_unless_equals_string (s->authorization, "file-auth");
+  /* no header injection */
+  spdl_test_write_file (token_path, "file-auth\r\nX-Evil: 1", -1);
+  message = expect_error (NULL, GST_RESOURCE_ERROR_SETTINGS);
+  fail_unless_contains (message, "not a legal header value");
+  g_free (message);
+  g_setenv ("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE", "/nonexistent", TRUE);
+  message = expect_error (NULL, GST_RESOURCE_ERROR_SETTINGS);
+  fail_unless_contains (message, "/nonexistent");
+  g_free (message);
+  g_unsetenv ("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE");
+  g_unsetenv ("AWS_CONTAINER_AUTHORIZATION_TOKEN");
+
+  /* the container service before instance metadata, after the files */
+  spdl_test_write_file (creds_path, credentials_file, -1);
+  message = profile_source ("default", creds_path);
+  expect_credentials (NULL, "AKIADEFAULT", "default-secret", NULL, message);
+  g_free (message);
+  spdl_test_write_file (creds_path, "", -1);
+
+  /* refused: an error, not "none" (botocore raises) */
+  s->status = 403;
+  message = expect_error (NULL, GST_RESOURCE_ERROR_READ);
+  fail_unless_contains (message, "403");
+  fail_unless_contains (message, uri);
+  g_free (message);
+  s->status = 0;
+  fail_unless_equals_int (server_requests (s), 4);
+
+  /* plain http only to loopback and the agents' addresses */
+  g_setenv ("AWS_CONTAINER_CREDENTIALS_FULL_URI", "http://192.0.2.1/creds",
+      TRUE);
+  message = expect_error (NULL, GST_RESOURCE_ERROR_SETTINGS);
+  fail_unless_contains (message, "is not allowed");
+  g_free (message);
+  g_setenv ("AWS_CONTAINER_CREDENTIALS_FULL_URI", "file:///etc/passwd", TRUE);
+  g_free (expect_error (NULL, GST_RESOURCE_ERROR_SETTINGS));
+  g_setenv ("AWS_CONTAINER_CREDENTIALS_FULL_URI", "not a url", TRUE);
+  g_free (expect_error (NULL, GST_RESOURCE_ERROR_SETTINGS));
+  /* the relative URI goes to 169.254.170.2 only: tricks are refused */
+  g_setenv ("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "@192.0.2.1/creds",
+      TRUE);
+  message = expect_error (NULL, GST_RESOURCE_ERROR_SETTINGS);
+  fail_unless_contains (message, "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI");
+  g_free (message);
+  fail_unless_equals_int (server_requests (s), 4);
+
+  g_free (token_path);
+  g_free (uri);
+  server_stop (s);
+}
+
+GST_END_TEST;
+
+/* ------------------------------------------------------------------------ */
+/* Instance metadata                                                         */
+
+GST_START_TEST (test_instance_metadata)
+{
+  Server *s = server_start (imds_handler);
+  GError *error = NULL;
+  GstSpdlAwsCredentials *c;
+  gchar *message;
+
+  g_unsetenv ("AWS_EC2_METADATA_DISABLED");
+  g_setenv ("AWS_EC2_METADATA_SERVICE_ENDPOINT", s->url, TRUE);
+  /* valgrind is slow */
+  g_setenv ("AWS_METADATA_SERVICE_TIMEOUT", "10", TRUE);
+  c = get_credentials (NULL, &error);
+  fail_unless (c != NULL, "%s", error ? error->message : "");
+  fail_unless_equals_string (c->access_key, "ASIAIMDS3");
+  fail_unless_equals_string (c->secret_key, "ASIAIMDS-secret");
+  fail_unless_equals_string (c->session_token, "ASIAIMDS-token");
+  fail_unless_equals_string (c->source, "instance metadata (IMDSv2)");
+  fail_unless (c->expiration > 0);
+  gst_spdl_aws_credentials_free (c);
+  fail_unless_equals_int (server_requests (s), 3);
+  fail_if (s->token_missing);
+
+  /* the token refused: IMDSv1 */
+  s->token_status = 403;
+  expect_credentials (NULL, "ASIAIMDS6", "ASIAIMDS-secret", "ASIAIMDS-token",
+      "instance metadata (IMDSv1)");
+  fail_unless (s->token_missing);
+  /* ... unless that is disabled */
+  g_setenv ("AWS_EC2_METADATA_V1_DISABLED", "true", TRUE);
+  message = expect_error (NULL, GST_RESOURCE_ERROR_NOT_FOUND);
+  fail_unless_contains (message, "IMDSv1 is disabled");
+  g_free (message);
+  g_unsetenv ("AWS_EC2_METADATA_V1_DISABLED");
+
+  /* a bad request for a token: none */
+  s->token_status = 400;
+  message = expect_error (NULL, GST_RESOURCE_ERROR_NOT_FOUND);
+  fail_unless_contains (message, "400");
+  fail_unless_contains (message, s->url);
+  g_free (message);
+  s->token_status = 200;
+
+  /* the environment's keys before it */
+  g_setenv ("AWS_ACCESS_KEY_ID", "AKIAENV", TRUE);
+  g_setenv ("AWS_SECRET_ACCESS_KEY", "env-secret", TRUE);
+  expect_credentials (NULL, "AKIAENV", "env-secret", NULL,
+      "environment (AWS_ACCESS_KEY_ID)");
+  g_unsetenv ("AWS_ACCESS_KEY_ID");
+  g_unsetenv ("AWS_SECRET_ACCESS_KEY");
+
+  /* the endpoint from the profile */
+  g_unsetenv ("AWS_EC2_METADATA_SERVICE_ENDPOINT");
+  message = g_strdup_printf ("[default]\nec2_metadata_service_endpoint = "
+      "%s/\n", s->url);
+  spdl_test_write_file (config_path, message, -1);
+  g_free (message);
+  expect_credentials (NULL, "ASIAIMDS11", "ASIAIMDS-secret",
+      "ASIAIMDS-token", "instance metadata (IMDSv2)");
+
+  /* not a URL */
+  g_setenv ("AWS_EC2_METADATA_SERVICE_ENDPOINT", "gopher://x", TRUE);
+  g_free (expect_error (NULL, GST_RESOURCE_ERROR_SETTINGS));
+  g_unsetenv ("AWS_EC2_METADATA_SERVICE_ENDPOINT");
+  g_setenv ("AWS_EC2_METADATA_SERVICE_ENDPOINT_MODE", "ipv5", TRUE);
+  g_free (expect_error (NULL, GST_RESOURCE_ERROR_SETTINGS));
+
+  /* disabled: not asked */
+  g_unsetenv ("AWS_EC2_METADATA_SERVICE_ENDPOINT_MODE");
+  g_setenv ("AWS_EC2_METADATA_SERVICE_ENDPOINT", s->url, TRUE);
+  g_setenv ("AWS_EC2_METADATA_DISABLED", "TRUE", TRUE);
+  message = expect_error (NULL, GST_RESOURCE_ERROR_NOT_FOUND);
+  fail_unless_contains (message, "AWS_EC2_METADATA_DISABLED is true");
+  g_free (message);
+  fail_unless_equals_int (server_requests (s), 11);
+
+  server_stop (s);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_instance_metadata_hangs)
+{
+  Server *s = server_start (NULL);
+  gint64 start;
+  gchar *message;
+
+  g_unsetenv ("AWS_EC2_METADATA_DISABLED");
+  g_setenv ("AWS_EC2_METADATA_SERVICE_ENDPOINT", s->url, TRUE);
+  start = g_get_monotonic_time ();
+  message = expect_error (NULL, GST_RESOURCE_ERROR_NOT_FOUND);
+  /* 1 s for the token, and no second wait for IMDSv1 */
+  fail_unless (g_get_monotonic_time () - start < 2 * G_USEC_PER_SEC,
+      "%" G_GINT64_FORMAT " us", g_get_monotonic_time () - start);
+  fail_unless_contains (message, "instance metadata at");
+  fail_unless_contains (message, "imed out");
+  g_free (message);
+  server_stop (s);
+
+  /* nobody listening: at once */
+  g_setenv ("AWS_EC2_METADATA_SERVICE_ENDPOINT", "http://127.0.0.1:1", TRUE);
+  start = g_get_monotonic_time ();
+  g_free (expect_error (NULL, GST_RESOURCE_ERROR_NOT_FOUND));
+  fail_unless (g_get_monotonic_time () - start < G_USEC_PER_SEC);
+}
+
+GST_END_TEST;
+
+/* ------------------------------------------------------------------------ */
+/* Expiry and refresh                                                        */
+
+GST_START_TEST (test_refresh)
+{
+  Server *s = server_start (container_handler);
+  gchar *uri = g_strdup_printf ("%s/creds", s->url);
+  GstSpdlAwsCredentialsProvider *p;
+  GstSpdlAwsCredentials *c;
+  GError *error = NULL;
+
+  g_setenv ("AWS_CONTAINER_CREDENTIALS_FULL_URI", uri, TRUE);
+
+  /* far from expiring: fetched once */
+  p = gst_spdl_aws_credentials_provider_new (NULL);
+  c = gst_spdl_aws_credentials_provider_get (p, NULL);
+  fail_unless_equals_string (c->access_key, "ASIACONTAINER1");
+  gst_spdl_aws_credentials_free (c);
+  c = gst_spdl_aws_credentials_provider_get (p, NULL);
+  fail_unless_equals_string (c->access_key, "ASIACONTAINER1");
+  gst_spdl_aws_credentials_free (c);
+  fail_unless_equals_int (server_requests (s), 1);
+  gst_spdl_aws_credentials_provider_free (p);
+
+  /* 2 minutes left: within the 5 of the margin, fetched again each time */
+  s->expires_in = 120;
+  p = gst_spdl_aws_credentials_provider_new (NULL);
+  c = gst_spdl_aws_credentials_provider_get (p, NULL);
+  fail_unless_equals_string (c->access_key, "ASIACONTAINER2");
+  gst_spdl_aws_credentials_free (c);
+  c = gst_spdl_aws_credentials_provider_get (p, NULL);
+  fail_unless_equals_string (c->access_key, "ASIACONTAINER3");
+  gst_spdl_aws_credentials_free (c);
+  fail_unless_equals_int (server_requests (s), 3);
+
+  /* the service fails: the old ones while they last, and no new try for
+   * a while */
+  s->status = 500;
+  c = gst_spdl_aws_credentials_provider_get (p, &error);
+  fail_unless (c != NULL);
+  fail_unless (error == NULL);
+  fail_unless_equals_string (c->access_key, "ASIACONTAINER3");
+  gst_spdl_aws_credentials_free (c);
+  fail_unless_equals_int (server_requests (s), 6);
+  c = gst_spdl_aws_credentials_provider_get (p, NULL);
+  fail_unless_equals_string (c->access_key, "ASIACONTAINER3");
+  gst_spdl_aws_credentials_free (c);
+  fail_unless_equals_int (server_requests (s), 6);
+  gst_spdl_aws_credentials_provider_free (p);
+
+  /* expired already: fetched at every call */
+  s->status = 0;
+  s->expires_in = -60;
+  p = gst_spdl_aws_credentials_provider_new (NULL);
+  c = gst_spdl_aws_credentials_provider_get (p, NULL);
+  gst_spdl_aws_credentials_free (c);
+  c = gst_spdl_aws_credentials_provider_get (p, NULL);
+  fail_unless_equals_string (c->access_key, "ASIACONTAINER8");
+  gst_spdl_aws_credentials_free (c);
+  /* ... and when that fails, there are none */
+  s->status = 404;
+  c = gst_spdl_aws_credentials_provider_get (p, &error);
+  fail_unless (c == NULL);
+  fail_unless (g_error_matches (error, GST_RESOURCE_ERROR,
+          GST_RESOURCE_ERROR_READ));
+  g_clear_error (&error);
+  gst_spdl_aws_credentials_provider_free (p);
+
+  g_free (uri);
+  server_stop (s);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_refresh_instance_metadata)
+{
+  Server *s = server_start (imds_handler);
+  GstSpdlAwsCredentialsProvider *p;
+  GstSpdlAwsCredentials *c;
+
+  g_unsetenv ("AWS_EC2_METADATA_DISABLED");
+  g_setenv ("AWS_EC2_METADATA_SERVICE_ENDPOINT", s->url, TRUE);
+  g_setenv ("AWS_METADATA_SERVICE_TIMEOUT", "10", TRUE);
+  s->expires_in = 120;
+  p = gst_spdl_aws_credentials_provider_new (NULL);
+  c = gst_spdl_aws_credentials_provider_get (p, NULL);
+  fail_unless_equals_string (c->access_key, "ASIAIMDS3");
+  gst_spdl_aws_credentials_free (c);
+  c = gst_spdl_aws_credentials_provider_get (p, NULL);
+  fail_unless_equals_string (c->access_key, "ASIAIMDS6");
+  gst_spdl_aws_credentials_free (c);
+  fail_unless_equals_int (server_requests (s), 6);
+  gst_spdl_aws_credentials_provider_free (p);
+
+  s->expires_in = 6 * 3600;
+  p = gst_spdl_aws_credentials_provider_new (NULL);
+  c = gst_spdl_aws_credentials_provider_get (p, NULL);
+  gst_spdl_aws_credentials_free (c);
+  c = gst_spdl_aws_credentials_provider_get (p, NULL);
+  fail_unless_equals_string (c->access_key, "ASIAIMDS9");
+  gst_spdl_aws_credentials_free (c);
+  fail_unless_equals_int (server_requests (s), 9);
+  gst_spdl_aws_credentials_provider_free (p);
+  server_stop (s);
+}
+
+GST_END_TEST;
+
+static gpointer
+get_in_thread (gpointer data)
+{
+  return gst_spdl_aws_credentials_provider_get (data, NULL);
+}
+
+GST_START_TEST (test_threads)
+{
+  Server *s = server_start (container_handler);
+  gchar *uri = g_strdup_printf ("%s/creds", s->url);
+  GstSpdlAwsCredentialsProvider *p;
+  GThread *threads[8];
+  guint i;
+
+  g_setenv ("AWS_CONTAINER_CREDENTIALS_FULL_URI", uri, TRUE);
+  p = gst_spdl_aws_credentials_provider_new (NULL);
+  for (i = 0; i < G_N_ELEMENTS (threads); i++)
+    threads[i] = g_thread_new ("get", get_in_thread, p);
+  for (i = 0; i < G_N_ELEMENTS (threads); i++) {
+    GstSpdlAwsCredentials *c = g_thread_join (threads[i]);
+
+    fail_unless_equals_string (c->access_key, "ASIACONTAINER1");
+    gst_spdl_aws_credentials_free (c);
+  }
+  fail_unless_equals_int (server_requests (s), 1);
+  gst_spdl_aws_credentials_provider_free (p);
+  g_free (uri);
+  server_stop (s);
+}
+
+GST_END_TEST;
+
+/* ------------------------------------------------------------------------ */
+/* Hostile answers                                                           */
+
+GST_START_TEST (test_hostile_json)
+{
+  static const gchar *const bodies[] = {
+    "",
+    "garbage",
+    "[]",
+    "\"AccessKeyId\"",
+    "{",
+    "{\"AccessKeyId\":",
+    "{\"AccessKeyId\":\"AKIAX\"",
+    "{\"AccessKeyId\":\"AKIAX\",\"SecretAccessKey\":\"TOPSECRET\"",
+    "{\"AccessKeyId\":\"AKIAX\",\"SecretAccessKey\":\"TOPSECRET\"}}",
+    "{\"AccessKeyId\":\"AKIAX\",\"SecretAccessKey\":\"TOPSECRET\"} x",
+    "{\"AccessKeyId\":\"AKIAX\",,\"SecretAccessKey\":\"TOPSECRET\"}",
+    "{\"AccessKeyId\":\"AKIAX\" \"SecretAccessKey\":\"TOPSECRET\"}",
+    "{AccessKeyId:\"AKIAX\",\"SecretAccessKey\":\"TOPSECRET\"}",
+    "{\"AccessKeyId\":123,\"SecretAccessKey\":\"TOPSECRET\"}",
+    "{\"AccessKeyId\":null,\"SecretAccessKey\":\"TOPSECRET\"}",
+    "{\"AccessKeyId\":[\"AKIAX\"],\"SecretAccessKey\":\"TOPSECRET\"}",
+    "{\"AccessKeyId\":\"AKIAX\",\"AccessKeyId\":\"AKIAY\","
+        "\"SecretAccessKey\":\"TOPSECRET\"}",
+    "{\"AccessKeyId\":\"AKIAX\"}",
+    "{\"SecretAccessKey\":\"TOPSECRET\"}",
+    "{\"AccessKeyId\":\"\",\"SecretAccessKey\":\"TOPSECRET\"}",
+    "{\"AccessKeyId\":\"AKIA X\",\"SecretAccessKey\":\"TOPSECRET\"}",
+    "{\"AccessKeyId\":\"AKIAX\\n\",\"SecretAccessKey\":\"TOPSECRET\"}",
+    "{\"AccessKeyId\":\"AKIAX\\u0000\",\"SecretAccessKey\":\"TOPSECRET\"}",
+    "{\"AccessKeyId\":\"AKIAX\\ud800\",\"SecretAccessKey\":\"TOPSECRET\"}",
+    "{\"AccessKeyId\":\"AKIAX\\udc00x\",\"SecretAccessKey\":\"TOPSECRET\"}",
+    "{\"AccessKeyId\":\"AKIAX\\u12\",\"SecretAccessKey\":\"TOPSECRET\"}",
+    "{\"AccessKeyId\":\"AKIAX\\x41\",\"SecretAccessKey\":\"TOPSECRET\"}",
+    "{\"AccessKeyId\":\"AKIAX\\\",\"SecretAccessKey\":\"TOPSECRET\"}",
+    "{\"AccessKeyId\":\"AKIA\xc3\xa9\",\"SecretAccessKey\":\"TOPSECRET\"}",
+    "{\"AccessKeyId\":\"AKIA\tX\",\"SecretAccessKey\":\"TOPSECRET\"}",
+    "{\"AccessKeyId\":\"AKIAX\",\"SecretAccessKey\":\"TOPSECRET\","
+        "\"Token\":7}",
+    "{\"AccessKeyId\":\"AKIAX\",\"SecretAccessKey\":\"TOPSECRET\","
+        "\"Expiration\":\"soon\"}",
+    "{\"AccessKeyId\":\"AKIAX\",\"SecretAccessKey\":\"TOPSECRET\","
+        "\"Expiration\":\"2026-01-01T00:00:00Z"
+        "0000000000000000000000000000000000000000000000000000000000000000\"}",
+    "{\"x\":-,\"AccessKeyId\":\"AKIAX\",\"SecretAccessKey\":\"TOPSECRET\"}",
+    "{\"x\":tru,\"AccessKeyId\":\"AKIAX\",\"SecretAccessKey\":\"TOPSECRET\"}",
+    "{\"x\":{\"a\":},\"AccessKeyId\":\"AKIAX\","
+        "\"SecretAccessKey\":\"TOPSECRET\"}",
+    "{\"x\":[1,],\"AccessKeyId\":\"AKIAX\",\"SecretAccessKey\":\"TOPSECRET\"}",
+    "{\"AccessKeyId\":\"AKIAX\",\"SecretAccessKey\":\"TOPSECRET\"\0}",
+  };
+  Server *s = server_start (container_handler);
+  gchar *uri = g_strdup_printf ("%s/creds", s->url);
+  GString *deep = g_string_new ("{\"x\":");
+  gchar *big = NULL;
+  guint i;
+
+  g_setenv ("AWS_CONTAINER_CREDENTIALS_FULL_URI", uri, TRUE);
+  for (i = 0; i < G_N_ELEMENTS (bodies) + 2; i++) {
+    gchar *message;
+
+    if (i < G_N_ELEMENTS (bodies)) {
+      s->raw = bodies[i];
+      s->raw_len = strlen (bodies[i]);
+      if (i == G_N_ELEMENTS (bodies) - 1)
+        s->raw_len = strlen (bodies[i]) + 2;
+    } else if (i == G_N_ELEMENTS (bodies)) {
+      /* nesting past any sane depth */
+      guint d;
+
+      for (d = 0; d < 20000; d++)
+        g_string_append_c (deep, '[');
+      for (d = 0; d < 20000; d++)
+        g_string_append_c (deep, ']');
+      g_string_append (deep, ",\"AccessKeyId\":\"AKIAX\","
+          "\"SecretAccessKey\":\"TOPSECRET\"}");
+      s->raw = deep->str;
+      s->raw_len = deep->len;
+    } else {
+      /* an endless answer */
+      big = g_strnfill (1024 * 1024, ' ');
+      big[0] = '{';
+      s->raw = big;
+      s->raw_len = strlen (big);
+    }
+    message = expect_error (NULL, GST_RESOURCE_ERROR_READ);
+    fail_if (strstr (message, "TOPSECRET") != NULL, "%s", message);
+    fail_if (strstr (message, "AKIAX") != NULL, "%s", message);
+    g_free (message);
+  }
+  g_free (big);
+  g_string_free (deep, TRUE);
+
+  /* valid, with escapes and members to pass over */
+  s->raw = "  {\"Extra\" : {\"a\": [1, -2.5e3, true, false, null, \"]}\"]},"
+      "\n\"AccessKeyId\":\"AKIA\\u0041\\u0042\",\"SecretAccessKey\":"
+      "\"s\\/x+\\\"y\\\\\",\"Token\":\"t\\ud83d\\ude00\\u00e9x\", "
+      "\"Expiration\": \"2100-01-02T03:04:05+01:00\"} \r\n";
+  s->raw_len = strlen (s->raw);
+  {
+    GstSpdlAwsCredentials *c = get_credentials (NULL, NULL);
+    gchar *message;
+
+    /* a token outside visible ASCII is refused */
+    fail_unless (c == NULL);
+    s->raw = "{\"AccessKeyId\":\"AKIA\\u0041\\u0042\",\"SecretAccessKey\":"
+        "\"s\\/x+\\\"y\\\\\",\"Token\":\"t\\u0074\",\"Extra\":[{},[]],"
+        "\"Expiration\":\"2100-01-02T03:04:05+01:00\"}";
+    s->raw_len = strlen (s->raw);
+    c = get_credentials (NULL, NULL);
+    fail_unless (c != NULL);
+    fail_unless_equals_string (c->access_key, "AKIAAB");
+    fail_unless_equals_string (c->secret_key, "s/x+\"y\\");
+    fail_unless_equals_string (c->session_token, "tt");
+    fail_unless_equals_int64 (c->expiration, G_GINT64_CONSTANT (4102538645));
+    gst_spdl_aws_credentials_free (c);
+
+    /* an IMDS error answer */
+    s->raw = "{\"Code\":\"AssumeRoleUnauthorizedAccess\",\"Message\":\"no\","
+        "\"AccessKeyId\":\"AKIAX\",\"SecretAccessKey\":\"TOPSECRET\"}";
+    s->raw_len = strlen (s->raw);
+    message = expect_error (NULL, GST_RESOURCE_ERROR_READ);
+    fail_unless_contains (message, "AssumeRoleUnauthorizedAccess");
+    g_free (message);
+  }
+  g_free (uri);
+  server_stop (s);
+}
+
+GST_END_TEST;
+
+/* the instance metadata service's own fields, bad */
+static void
+hostile_imds_handler (Server * s, const gchar * method, const gchar * path,
+    const gchar * headers, guint * status, GString * body)
+{
+  *status = 200;
+  if (strcmp (method, "PUT") == 0)
+    g_string_append (body, s->raw && s->raw[0] == 'T' ? s->raw + 1 :
+        IMDS_TOKEN);
+  else if (g_str_has_suffix (path, "/security-credentials/"))
+    g_string_append (body, s->raw && s->raw[0] == 'R' ? s->raw + 1 :
+        "spdl-role");
+  else
+    credentials_json (s, body, "ASIAIMDS");
+}
+
+GST_START_TEST (test_hostile_instance_metadata)
+{
+  static const gchar *const cases[] = {
+    "T", "Tbad token", "Tbad\r\nX-Evil: 1",
+    "R", "R../../user-data", "Rrole?x=1", "Rrole/../other", "R\xff",
+  };
+  Server *s = server_start (hostile_imds_handler);
+  guint i;
+
+  g_unsetenv ("AWS_EC2_METADATA_DISABLED");
+  g_setenv ("AWS_EC2_METADATA_SERVICE_ENDPOINT", s->url, TRUE);
+  g_setenv ("AWS_METADATA_SERVICE_TIMEOUT", "10", TRUE);
+  for (i = 0; i < G_N_ELEMENTS (cases); i++) {
+    gchar *message;
+
+    s->raw = cases[i];
+    message = expect_error (NULL, GST_RESOURCE_ERROR_NOT_FOUND);
+    fail_unless_contains (message, "instance metadata at");
+    g_free (message);
+  }
+  /* only the first line of the role list */
+  s->raw = "Rspdl-role\nother-role\n";
+  {
+    GstSpdlAwsCredentials *c = get_credentials (NULL, NULL);
+
+    fail_unless (c != NULL);
+    fail_unless_equals_string (c->source, "instance metadata (IMDSv2)");
+    gst_spdl_aws_credentials_free (c);
+  }
+  server_stop (s);
+}
+
+GST_END_TEST;
+
+static Suite *
+spdlawscredentials_suite (void)
+{
+  Suite *s = suite_create ("spdlawscredentials");
+  TCase *tc = tcase_create ("general");
+
+  suite_add_tcase (s, tc);
+  tcase_add_checked_fixture (tc, setup, teardown);
+  tcase_add_test (tc, test_copy_free);
+  tcase_add_test (tc, test_config_first);
+  tcase_add_test (tc, test_environment);
+  tcase_add_test (tc, test_environment_expiration);
+  tcase_add_test (tc, test_credentials_file);
+  tcase_add_test (tc, test_config_file);
+  tcase_add_test (tc, test_missing_profile);
+  tcase_add_test (tc, test_profile_settings);
+  tcase_add_test (tc, test_odd_files);
+  tcase_add_test (tc, test_container);
+  tcase_add_test (tc, test_instance_metadata);
+  tcase_add_test (tc, test_instance_metadata_hangs);
+  tcase_add_test (tc, test_refresh);
+  tcase_add_test (tc, test_refresh_instance_metadata);
+  tcase_add_test (tc, test_threads);
+  tcase_add_test (tc, test_hostile_json);
+  tcase_add_test (tc, test_hostile_instance_metadata);
+  return s;
+}
+
+SPDL_CHECK_MAIN (spdlawscredentials);
