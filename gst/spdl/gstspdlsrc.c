@@ -156,6 +156,7 @@ enum
   PROP_MAX_BYTES_IN_FLIGHT,
   PROP_S3_ENDPOINT,
   PROP_S3_REGION,
+  PROP_S3_PROFILE,
   PROP_S3_ACCESS_KEY,
   PROP_S3_SECRET_KEY,
   PROP_S3_SESSION_TOKEN,
@@ -533,19 +534,48 @@ gst_spdl_src_class_init (GstSpdlSrcClass * klass)
    * GstSpdlSrc:s3-endpoint:
    *
    * s3:// locations: the endpoint URL (e.g. "http://127.0.0.1:9000"); NULL:
-   * AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL, else AWS's regional endpoint.
+   * AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL, the profile's endpoint_url (its
+   * services section's s3 block, as botocore reads it), else AWS's
+   * regional endpoint.
    */
   g_object_class_install_property (gobject_class, PROP_S3_ENDPOINT,
       g_param_spec_string ("s3-endpoint", "S3 endpoint",
-          "S3 endpoint URL (NULL: from AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL)",
-          NULL, READY_PARAM));
+          "S3 endpoint URL (NULL: AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL, "
+          "the profile's endpoint_url)", NULL, READY_PARAM));
   g_object_class_install_property (gobject_class, PROP_S3_REGION,
       g_param_spec_string ("s3-region", "S3 region",
           "S3 region signed for (NULL: AWS_REGION / AWS_DEFAULT_REGION, "
-          "else us-east-1)", NULL, READY_PARAM));
+          "the profile's region, else us-east-1)", NULL, READY_PARAM));
+  /**
+   * GstSpdlSrc:s3-profile:
+   *
+   * The profile of the shared credentials and config files
+   * (~/.aws/credentials, ~/.aws/config) to use, as boto3's
+   * Session(profile_name=): it must exist, and the AWS_ACCESS_KEY_ID
+   * environment variables are then not read. NULL: AWS_DEFAULT_PROFILE,
+   * AWS_PROFILE, else "default".
+   *
+   * Without #GstSpdlSrc:s3-access-key, credentials come from botocore's
+   * chain: the AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and
+   * AWS_SESSION_TOKEN variables, the profile in the shared credentials
+   * file (AWS_SHARED_CREDENTIALS_FILE) and config file (AWS_CONFIG_FILE),
+   * container credentials (AWS_CONTAINER_CREDENTIALS_RELATIVE_URI or
+   * _FULL_URI), then EC2 instance metadata (IMDSv2; endpoint
+   * AWS_EC2_METADATA_SERVICE_ENDPOINT, off with
+   * AWS_EC2_METADATA_DISABLED=true). Temporary credentials are fetched
+   * again before they expire. With none anywhere, requests go unsigned
+   * (public buckets). Errors name where the credentials came from, never
+   * a secret.
+   */
+  g_object_class_install_property (gobject_class, PROP_S3_PROFILE,
+      g_param_spec_string ("s3-profile", "S3 profile",
+          "Profile of ~/.aws/credentials and ~/.aws/config (NULL: "
+          "AWS_DEFAULT_PROFILE / AWS_PROFILE, else default)", NULL,
+          READY_PARAM));
   g_object_class_install_property (gobject_class, PROP_S3_ACCESS_KEY,
       g_param_spec_string ("s3-access-key", "S3 access key",
-          "S3 access key ID (NULL: AWS_ACCESS_KEY_ID)", NULL, READY_PARAM));
+          "S3 access key ID (NULL: from the AWS credential chain, see "
+          "s3-profile)", NULL, READY_PARAM));
   /**
    * GstSpdlSrc:s3-secret-key:
    *
@@ -553,12 +583,12 @@ gst_spdl_src_class_init (GstSpdlSrcClass * klass)
    */
   g_object_class_install_property (gobject_class, PROP_S3_SECRET_KEY,
       g_param_spec_string ("s3-secret-key", "S3 secret key",
-          "S3 secret access key, write-only (NULL: AWS_SECRET_ACCESS_KEY)",
+          "S3 secret access key, write-only (with s3-access-key)",
           NULL, G_PARAM_WRITABLE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
   g_object_class_install_property (gobject_class, PROP_S3_SESSION_TOKEN,
       g_param_spec_string ("s3-session-token", "S3 session token",
-          "S3 session token, write-only (NULL: AWS_SESSION_TOKEN)", NULL,
+          "S3 session token, write-only (with s3-access-key)", NULL,
           G_PARAM_WRITABLE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
   /**
@@ -667,6 +697,7 @@ gst_spdl_src_finalize (GObject * object)
   g_free (src->extensions);
   g_free (src->s3_endpoint);
   g_free (src->s3_region);
+  g_free (src->s3_profile);
   g_free (src->s3_access_key);
   g_free (src->s3_secret_key);
   g_free (src->s3_session_token);
@@ -763,6 +794,10 @@ gst_spdl_src_set_property (GObject * object, guint prop_id,
     case PROP_S3_REGION:
       g_free (src->s3_region);
       src->s3_region = g_value_dup_string (value);
+      break;
+    case PROP_S3_PROFILE:
+      g_free (src->s3_profile);
+      src->s3_profile = g_value_dup_string (value);
       break;
     case PROP_S3_ACCESS_KEY:
       g_free (src->s3_access_key);
@@ -886,6 +921,9 @@ gst_spdl_src_get_property (GObject * object, guint prop_id, GValue * value,
       break;
     case PROP_S3_REGION:
       g_value_set_string (value, src->s3_region);
+      break;
+    case PROP_S3_PROFILE:
+      g_value_set_string (value, src->s3_profile);
       break;
     case PROP_S3_ACCESS_KEY:
       g_value_set_string (value, src->s3_access_key);
@@ -1138,14 +1176,16 @@ read_file (const gchar * path, guint64 max_size, GError ** error)
   int fd;
 
   if (stat (path, &st) != 0) {
-    skip_error (error, GST_SPDL_READ_ERROR_UNREADABLE, "%s", g_strerror (errno));
+    skip_error (error, GST_SPDL_READ_ERROR_UNREADABLE, "%s",
+        g_strerror (errno));
     return NULL;
   }
   if (!check_file (&st, max_size, error))
     return NULL;
   fd = open (path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (fd < 0 || fstat (fd, &st) != 0) {
-    skip_error (error, GST_SPDL_READ_ERROR_UNREADABLE, "%s", g_strerror (errno));
+    skip_error (error, GST_SPDL_READ_ERROR_UNREADABLE, "%s",
+        g_strerror (errno));
     if (fd >= 0)
       close (fd);
     return NULL;
@@ -1234,6 +1274,7 @@ http_config_init (GstSpdlSrc * src, GstSpdlHttpConfig * config)
   config->max_bytes_in_flight = src->max_bytes_in_flight;
   config->s3.endpoint = src->s3_endpoint;
   config->s3.region = src->s3_region;
+  config->s3.profile = src->s3_profile;
   config->s3.access_key = src->s3_access_key;
   config->s3.secret_key = src->s3_secret_key;
   config->s3.session_token = src->s3_session_token;
@@ -1362,6 +1403,8 @@ start_shards (GstSpdlSrc * src, const gchar * location, guint64 start_offset)
       g_strdup (config.http.s3.secret_key);
   config.http.s3.session_token = src->config_strings[4] =
       g_strdup (config.http.s3.session_token);
+  config.http.s3.profile = src->config_strings[6] =
+      g_strdup (config.http.s3.profile);
   config.http.ca_file = src->config_strings[5] =
       g_strdup (config.http.ca_file);
   GST_OBJECT_UNLOCK (src);

@@ -56,7 +56,7 @@ struct _GstSpdlSrc
   /* streaming state, set up in start() */
   guint64 active_max_file_size;
   guint64 first_offset;         /* global samples of start-epoch consumed */
-  gchar *config_strings[6];     /* tar shards: what their config points to */
+  gchar *config_strings[7];     /* tar shards: what their config points to */
   GstSpdlDataset *dataset;
   guint64 samples_per_epoch;    /* this shard's share of one epoch */
   guint32 *permutation;         /* current epoch's order, NULL = identity */
@@ -88,6 +88,7 @@ struct _GstSpdlSrc
   guint64 max_bytes_in_flight;
   gchar *s3_endpoint;
   gchar *s3_region;
+  gchar *s3_profile;
   gchar *s3_access_key;
   gchar *s3_secret_key;
   gchar *s3_session_token;

@@ -24,7 +24,8 @@ import gi
 # before any module of the package imports gi.repository.Gst
 gi.require_version("Gst", "1.0")
 
-from ._buslog import logger  # noqa: E402
+from . import pipelines  # noqa: E402,F401  (spdlgst.pipelines.launch_line)
+from ._buslog import EPOCH_END, logger  # noqa: E402,F401
 from ._state import combine as combine_states  # noqa: E402
 from .batch import Batch  # noqa: E402
 from .errors import LoaderError  # noqa: E402

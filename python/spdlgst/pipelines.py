@@ -5,7 +5,7 @@ from typing import List, Set
 
 from gi.repository import GObject, Gst
 
-from ._launchline import quote
+from ._launchline import quote as _quote
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 # installed: spdlgst/launch/ (meson install); in the source tree: pipelines/
@@ -31,7 +31,7 @@ def launch_line(name: str, dataset, **overrides) -> str:
     Gst.init(None)
     with open(os.path.join(PIPELINES, name + ".launch")) as f:
         lines = [l.strip() for l in f if l.strip() and not l.startswith("#")]
-    location = quote(os.fsdecode(dataset))
+    location = _quote(os.fsdecode(dataset))
     # word by word: the quoted location is one word, whatever it holds
     words = [string.Template(w).substitute(DATASET=location)
              for w in " ".join(lines).split()]
@@ -56,7 +56,7 @@ def _value(value) -> str:
     """A Python value as a launch line writes it."""
     if isinstance(value, bool):
         return "true" if value else "false"
-    return quote(str(value))
+    return _quote(str(value))
 
 
 def _set_property(name: str, elements: List[List[str]], prop: str,

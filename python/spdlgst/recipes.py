@@ -10,7 +10,7 @@ from typing import Optional, Sequence, Tuple, Union
 
 from gi.repository import Gst
 
-from ._launchline import quote
+from ._launchline import quote as _quote
 from .errors import LoaderError
 from .loader import Loader
 
@@ -300,7 +300,7 @@ class ImageLoader(Loader):
     @staticmethod
     def _build(a) -> str:
         height, width = a["size"]
-        src = [f"spdlsrc location={quote(a['location'])}",
+        src = [f"spdlsrc location={_quote(a['location'])}",
                f"shuffle={'true' if a['shuffle'] else 'false'}", f"seed={a['seed']}",
                f"num-epochs={a['epochs'] if a['epochs'] is not None else -1}"]
         if a["start_epoch"]:

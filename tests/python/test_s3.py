@@ -312,3 +312,162 @@ def test_s3_virtual_host_addressing(data, s3, monkeypatch, tmp_path):
     paths = [r[0] for r in read_log(log)]
     assert len(paths) > N_SAMPLES
     assert all(path == "/" or path.startswith("/ds/") for path in paths)
+
+
+# ---------------------------------------------------------------------------
+# The credential chain, as users have it: files, container, instance
+
+
+def chain_env(monkeypatch, server, tmp_path):
+    """Nothing in the chain but what the test sets: no AWS_* keys, files
+    in @tmp_path, metadata off."""
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN",
+                 "AWS_SECURITY_TOKEN", "AWS_PROFILE", "AWS_DEFAULT_PROFILE",
+                 "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3", "AWS_REGION",
+                 "AWS_DEFAULT_REGION", "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+                 "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "credentials"))
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "config"))
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+
+
+def test_s3_credentials_region_endpoint_from_profile(data, s3, monkeypatch, tmp_path):
+    """Keys only in ~/.aws/credentials, region and endpoint only in
+    ~/.aws/config (a services section's s3 block), as boto3 reads them."""
+    chain_env(monkeypatch, s3, tmp_path)
+    key, secret = s3.keys["loader"]
+    (tmp_path / "credentials").write_text(
+        "# comment\n[default]\naws_access_key_id = AKIAWRONGDEFAULT0000\n"
+        "aws_secret_access_key = nope\n\n[dev]\naws_access_key_id = %s\n"
+        "aws_secret_access_key = %s\n" % (key, secret))
+    (tmp_path / "config").write_text(
+        "[profile dev]\nregion = %s\nservices = local\n\n[services local]\n"
+        "s3 =\n  endpoint_url = %s\n" % (REGION, s3.url))
+    monkeypatch.setenv("AWS_PROFILE", "dev")
+    out, warnings, error, _ = run_src('location="s3://data/ds/folder/"')
+    assert error is None and warnings == [] and len(out) == N_SAMPLES
+    # the property names another profile: the default's wrong key, named
+    out, warnings, error, _ = run_src('location="s3://data/ds/folder/" '
+                                      's3-profile=default s3-endpoint=%s' % s3.url)
+    assert error is not None and "InvalidAccessKeyId" in error, error
+    assert 'profile "default"' in error and "nope" not in error, error
+    # a profile that does not exist is an error naming it, no request made
+    out, warnings, error, _ = run_src('location="s3://data/ds/folder/" '
+                                      's3-profile=prod s3-endpoint=%s' % s3.url)
+    assert error is not None and "prod" in error and out == [], error
+
+
+class CredentialServer:
+    """A container-credentials or IMDSv2 endpoint on 127.0.0.1 serving one
+    user's key as temporary credentials; counts requests."""
+
+    def __init__(self, key, secret, token=None):
+        import http.server
+        import threading
+        expiration = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + 3600))
+        body = json.dumps({"AccessKeyId": key, "SecretAccessKey": secret,
+                           "Token": token or "", "Expiration": expiration,
+                           "Code": "Success"}).encode()
+        server = self
+        self.requests = []
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def reply(self, status, data):
+                self.send_response(status)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_PUT(self):
+                server.requests.append(("PUT", self.path))
+                if self.path == "/latest/api/token":
+                    self.reply(200, b"imds-token")
+                else:
+                    self.reply(404, b"")
+
+            def do_GET(self):
+                server.requests.append(("GET", self.path))
+                imds = self.headers.get("X-aws-ec2-metadata-token") == "imds-token"
+                if self.path == "/creds":
+                    self.reply(200, body)
+                elif imds and self.path == "/latest/meta-data/iam/security-credentials/":
+                    self.reply(200, b"reader")
+                elif imds and self.path == "/latest/meta-data/iam/security-credentials/reader":
+                    self.reply(200, body)
+                else:
+                    self.reply(404, b"")
+
+            def log_message(self, *args):
+                pass
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = "http://127.0.0.1:%d" % self.httpd.server_address[1]
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+
+    def stop(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.mark.parametrize("where", ["container", "instance-metadata"])
+def test_s3_temporary_credentials_from_metadata(data, s3, monkeypatch, tmp_path, where):
+    chain_env(monkeypatch, s3, tmp_path)
+    monkeypatch.setenv("AWS_ENDPOINT_URL", s3.url)
+    monkeypatch.setenv("AWS_REGION", REGION)
+    creds = CredentialServer(*s3.keys["role"])
+    try:
+        if where == "container":
+            monkeypatch.setenv("AWS_CONTAINER_CREDENTIALS_FULL_URI", creds.url + "/creds")
+        else:
+            monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "false")
+            monkeypatch.setenv("AWS_EC2_METADATA_SERVICE_ENDPOINT", creds.url)
+        out, warnings, error, _ = run_src('location="s3://data/ds/shards/%s"' % data[2])
+        assert error is None and warnings == [] and len(out) == N_SAMPLES, error
+    finally:
+        creds.stop()
+    if where == "container":
+        assert creds.requests == [("GET", "/creds")]
+    else:
+        assert creds.requests[0] == ("PUT", "/latest/api/token")
+        assert len(creds.requests) == 3
+    assert s3.keys["role"][1] not in (error or "")
+
+
+def test_s3_expired_token_says_so(tmp_path, monkeypatch):
+    """An S3 answer ExpiredToken (which moto does not check): its code and
+    message in the error, and where the token came from."""
+    import http.server
+    import threading
+    body = (b'<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>ExpiredToken'
+            b'</Code><Message>The provided token has expired.</Message>'
+            b'<RequestId>1</RequestId></Error>')
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_response(400)
+            self.send_header("Content-Type", "application/xml")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        chain_env(monkeypatch, None, tmp_path)
+        monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:%d" % httpd.server_address[1])
+        monkeypatch.setenv("AWS_ACCESS_KEY_ID", "ASIAEXPIRED000000000")
+        monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "expired-secret")
+        monkeypatch.setenv("AWS_SESSION_TOKEN", "expired-token-value")
+        out, warnings, error, _ = run_src('location="s3://data/ds/folder/"')
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+    assert error is not None and "ExpiredToken" in error, error
+    assert "The provided token has expired." in error
+    assert "AWS_ACCESS_KEY_ID" in error
+    assert "expired-secret" not in error and "expired-token-value" not in error

@@ -13,8 +13,10 @@
 #include "gstspdlerrors.h"
 #include "gstspdlmeta.h"
 
-G_DEFINE_QUARK (gst - spdl - read - error - quark, gst_spdl_read_error);
-G_DEFINE_QUARK (gst - spdl - decode - error - quark, gst_spdl_decode_error);
+/* *INDENT-OFF* */
+G_DEFINE_QUARK (gst-spdl-read-error-quark, gst_spdl_read_error);
+G_DEFINE_QUARK (gst-spdl-decode-error-quark, gst_spdl_decode_error);
+/* *INDENT-ON* */
 
 static const gchar *const read_reasons[GST_SPDL_READ_N_ERRORS] = {
   "unreadable", "not-a-file", "too-large",

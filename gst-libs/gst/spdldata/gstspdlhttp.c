@@ -650,15 +650,16 @@ is_retryable (CURLcode result, long status)
 static gchar *
 describe_status (GstSpdlHttp * http, Transfer * t, long status)
 {
-  gchar *code = NULL, *message = NULL, *why;
+  gchar *code = NULL, *message = NULL, *source, *why;
 
   if (!t->s3 || t->error_body == NULL ||
       !gst_spdl_s3_parse_error (t->error_body->str, t->error_body->len,
           &code, &message))
     return g_strdup_printf ("HTTP status %ld", status);
+  source = gst_spdl_s3_describe_credentials (http->s3);
   why = g_strdup_printf ("S3 error %s: %s (HTTP status %ld; %s)", code,
-      message && *message ? message : "no message", status,
-      gst_spdl_s3_describe_credentials (http->s3));
+      message && *message ? message : "no message", status, source);
+  g_free (source);
   g_free (code);
   g_free (message);
   return why;
@@ -818,6 +819,14 @@ io_thread (gpointer data)
         drop_running (http, t);
         transfer_unref (t);
       }
+    }
+    if (gst_spdl_s3_needs_credentials (http->s3)) {
+      /* files or HTTP requests: not with the lock held */
+      g_mutex_unlock (&http->lock);
+      gst_spdl_s3_update_credentials (http->s3);
+      g_mutex_lock (&http->lock);
+      if (http->stopping)
+        break;
     }
     start_waiting (http, now, &next_retry);
     while (!g_queue_is_empty (&http->to_resume)) {

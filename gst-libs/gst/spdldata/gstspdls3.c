@@ -11,19 +11,26 @@
 #endif
 
 #include "gstspdls3.h"
+#include "gstspdlawscredentials.h"
+#include "gstspdlerrors.h"
 #include "gstspdlsigv4.h"
 
+#include <stdarg.h>
 #include <string.h>
 
 struct _GstSpdlS3
 {
   gchar *endpoint;              /* no trailing slash */
   gchar *region;
-  gchar *access_key;            /* NULL: anonymous requests */
-  gchar *secret_key;
-  gchar *session_token;
-  gchar *credentials_source;    /* for messages */
   gboolean virtual_host;
+  GstSpdlAwsCredentialsProvider *provider;
+
+  GMutex lock;
+  gboolean wanted;              /* an s3:// URL was resolved */
+  gboolean looked_up;           /* the provider was asked once */
+  GstSpdlAwsCredentials *credentials;   /* NULL: anonymous */
+  GError *credentials_error;    /* settings that must fail every request */
+  gchar *credentials_source;    /* for messages */
 };
 
 gboolean
@@ -32,60 +39,57 @@ gst_spdl_s3_is_url (const gchar * location)
   return location && g_str_has_prefix (location, "s3://");
 }
 
+/* @value if set, else the first of the variables set (NULL-terminated) */
 static const gchar *
-env_or (const gchar * value, const gchar * name, const gchar * name2)
+setting (const gchar * value, ...)
 {
+  const gchar *name, *found = NULL;
+  va_list args;
+
   if (value && *value)
     return value;
-  if (g_getenv (name) && *g_getenv (name))
-    return g_getenv (name);
-  return name2 ? g_getenv (name2) : NULL;
+  va_start (args, value);
+  while (found == NULL && (name = va_arg (args, const gchar *))) {
+    const gchar *env = g_getenv (name);
+    if (env && *env)
+      found = env;
+  }
+  va_end (args);
+  return found;
 }
 
 GstSpdlS3 *
 gst_spdl_s3_new (const GstSpdlS3Config * c)
 {
   GstSpdlS3 *s3 = g_new0 (GstSpdlS3, 1);
-  const gchar *endpoint = env_or (c->endpoint, "AWS_ENDPOINT_URL_S3",
-      "AWS_ENDPOINT_URL");
-  const gchar *region = env_or (c->region, "AWS_REGION",
-      "AWS_DEFAULT_REGION");
-  const gchar *key = env_or (c->access_key, "AWS_ACCESS_KEY_ID", NULL);
-  const gchar *secret = env_or (c->secret_key, "AWS_SECRET_ACCESS_KEY",
-      NULL);
-  const gchar *token = env_or (c->session_token, "AWS_SESSION_TOKEN", NULL);
+  GstSpdlAwsCredentialsConfig credentials = { 0, };
+  const gchar *profile = c->profile && *c->profile ? c->profile : NULL;
+  const gchar *endpoint = setting (c->endpoint, "AWS_ENDPOINT_URL_S3",
+      "AWS_ENDPOINT_URL", NULL);
+  const gchar *region = setting (c->region, "AWS_REGION",
+      "AWS_DEFAULT_REGION", NULL);
 
   s3->virtual_host = c->virtual_host;
-  s3->region = g_strdup (region ? region : "us-east-1");
-  if (endpoint)
-    s3->endpoint = g_strdup (endpoint);
-  else
+  /* botocore's order: the variables, then the profile in the files */
+  s3->region = region ? g_strdup (region) :
+      gst_spdl_aws_profile_get (profile, "region");
+  if (s3->region == NULL)
+    s3->region = g_strdup ("us-east-1");
+  s3->endpoint = endpoint ? g_strdup (endpoint) :
+      gst_spdl_aws_profile_get (profile, "endpoint_url");
+  if (s3->endpoint == NULL)
     s3->endpoint = g_strdup_printf ("https://s3.%s.amazonaws.com",
         s3->region);
   while (g_str_has_suffix (s3->endpoint, "/"))
     s3->endpoint[strlen (s3->endpoint) - 1] = '\0';
-  if (key && *key && secret && *secret) {
-    s3->access_key = g_strdup (key);
-    s3->secret_key = g_strdup (secret);
-    s3->credentials_source = g_strdup_printf ("credentials from %s",
-        c->access_key && *c->access_key ? "the s3-access-key property" :
-        "the environment (AWS_ACCESS_KEY_ID)");
-  } else {
-    s3->credentials_source = g_strdup ("no credentials: anonymous requests");
-  }
-  if (token && *token)
-    s3->session_token = g_strdup (token);
+  credentials.access_key = c->access_key;
+  credentials.secret_key = c->secret_key;
+  credentials.session_token = c->session_token;
+  credentials.profile = profile;
+  s3->provider = gst_spdl_aws_credentials_provider_new (&credentials);
+  g_mutex_init (&s3->lock);
+  s3->credentials_source = g_strdup ("credentials not looked up yet");
   return s3;
-}
-
-/* a secret: not left in freed memory */
-static void
-clear_secret (gchar ** secret)
-{
-  if (*secret) {
-    memset (*secret, 0, strlen (*secret));
-    g_clear_pointer (secret, g_free);
-  }
 }
 
 void
@@ -95,10 +99,11 @@ gst_spdl_s3_free (GstSpdlS3 * s3)
     return;
   g_free (s3->endpoint);
   g_free (s3->region);
-  g_free (s3->access_key);
-  clear_secret (&s3->secret_key);
-  clear_secret (&s3->session_token);
+  gst_spdl_aws_credentials_provider_free (s3->provider);
+  gst_spdl_aws_credentials_free (s3->credentials);
+  g_clear_error (&s3->credentials_error);
   g_free (s3->credentials_source);
+  g_mutex_clear (&s3->lock);
   g_free (s3);
 }
 
@@ -108,34 +113,102 @@ gst_spdl_s3_get_region (const GstSpdlS3 * s3)
   return s3->region;
 }
 
+/* temporary credentials are fetched again this long before they expire
+ * (the provider's own margin is 5 minutes: it answers with new ones) */
+#define REFRESH_MARGIN_S (4 * 60)
+
+gboolean
+gst_spdl_s3_needs_credentials (GstSpdlS3 * s3)
+{
+  gboolean needs;
+
+  g_mutex_lock (&s3->lock);
+  needs = s3->wanted && (!s3->looked_up || (s3->credentials &&
+          s3->credentials->expiration != 0 &&
+          g_get_real_time () / G_USEC_PER_SEC >
+          s3->credentials->expiration - REFRESH_MARGIN_S));
+  g_mutex_unlock (&s3->lock);
+  return needs;
+}
+
+void
+gst_spdl_s3_update_credentials (GstSpdlS3 * s3)
+{
+  GError *error = NULL;
+  GstSpdlAwsCredentials *credentials =
+      gst_spdl_aws_credentials_provider_get (s3->provider, &error);
+  gchar *source;
+
+  if (credentials)
+    source = g_strdup_printf ("credentials from %s", credentials->source);
+  else if (g_error_matches (error, GST_RESOURCE_ERROR,
+          GST_RESOURCE_ERROR_NOT_FOUND))
+    /* as boto3 without credentials: anonymous requests (public buckets) */
+    source = g_strdup_printf ("no credentials, anonymous requests: %s",
+        error->message);
+  else
+    source = g_strdup_printf ("credentials: %s", error->message);
+  g_mutex_lock (&s3->lock);
+  s3->looked_up = TRUE;
+  /* refreshed ones that failed: the old ones hold until they expire */
+  if (credentials || s3->credentials == NULL ||
+      g_get_real_time () / G_USEC_PER_SEC >= s3->credentials->expiration) {
+    gst_spdl_aws_credentials_free (s3->credentials);
+    s3->credentials = credentials;
+    g_free (s3->credentials_source);
+    s3->credentials_source = source;
+    source = NULL;
+    g_clear_error (&s3->credentials_error);
+    if (credentials == NULL && !g_error_matches (error, GST_RESOURCE_ERROR,
+            GST_RESOURCE_ERROR_NOT_FOUND))
+      s3->credentials_error = g_steal_pointer (&error);
+  }
+  g_mutex_unlock (&s3->lock);
+  g_free (source);
+  g_clear_error (&error);
+}
+
 gboolean
 gst_spdl_s3_sign (GstSpdlS3 * s3, const gchar * method, const gchar * url,
     gchar *** headers, GError ** error)
 {
-  GstSpdlSigV4Credentials credentials = { 0, };
+  GstSpdlSigV4Credentials key = { 0, };
+  gboolean ok = TRUE;
 
   *headers = NULL;
-  if (s3->access_key == NULL)
-    return TRUE;
-  credentials.access_key = s3->access_key;
-  credentials.secret_key = s3->secret_key;
-  credentials.session_token = s3->session_token;
-  credentials.region = s3->region;
-  credentials.service = "s3";
-  *headers = gst_spdl_sigv4_sign (&credentials, method, url, NULL,
-      GST_SPDL_SIGV4_UNSIGNED_PAYLOAD, g_get_real_time () / G_USEC_PER_SEC,
-      NULL, error);
-  return *headers != NULL;
-}
-
-const gchar *
-gst_spdl_s3_describe_credentials (const GstSpdlS3 * s3)
-{
-  return s3->credentials_source;
+  g_mutex_lock (&s3->lock);
+  if (s3->credentials_error) {
+    g_set_error (error, GST_SPDL_READ_ERROR, GST_SPDL_READ_ERROR_HTTP_ERROR,
+        "no S3 request made: %s", s3->credentials_error->message);
+    ok = FALSE;
+  } else if (s3->credentials) {
+    key.access_key = s3->credentials->access_key;
+    key.secret_key = s3->credentials->secret_key;
+    key.session_token = s3->credentials->session_token;
+    key.region = s3->region;
+    key.service = "s3";
+    *headers = gst_spdl_sigv4_sign (&key, method, url, NULL,
+        GST_SPDL_SIGV4_UNSIGNED_PAYLOAD,
+        g_get_real_time () / G_USEC_PER_SEC, NULL, error);
+    ok = *headers != NULL;
+  }
+  g_mutex_unlock (&s3->lock);
+  return ok;
 }
 
 gchar *
-gst_spdl_s3_resolve (const GstSpdlS3 * s3, const gchar * url,
+gst_spdl_s3_describe_credentials (GstSpdlS3 * s3)
+{
+  gchar *source;
+
+  g_mutex_lock (&s3->lock);
+  source = g_strdup (s3->credentials_source);
+  g_mutex_unlock (&s3->lock);
+  return source;
+}
+
+gchar *
+gst_spdl_s3_resolve (GstSpdlS3 * s3, const gchar * url,
     const gchar * query)
 {
   const gchar *bucket = url + strlen ("s3://");
@@ -145,6 +218,9 @@ gst_spdl_s3_resolve (const GstSpdlS3 * s3, const gchar * url,
   gchar *key = g_uri_escape_string (slash ? slash + 1 : "", "/", FALSE);
   gchar *resolved;
 
+  g_mutex_lock (&s3->lock);
+  s3->wanted = TRUE;
+  g_mutex_unlock (&s3->lock);
   if (s3->virtual_host) {
     const gchar *host = strstr (s3->endpoint, "://");
     gchar *scheme = g_strndup (s3->endpoint, host - s3->endpoint);

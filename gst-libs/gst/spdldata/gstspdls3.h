@@ -13,10 +13,11 @@
 
 G_BEGIN_DECLS
 
-/* What the user set; NULL or empty: from the AWS_* environment variables
- * (AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL, AWS_REGION or
- * AWS_DEFAULT_REGION, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY,
- * AWS_SESSION_TOKEN). */
+/* What the user set; NULL or empty: not set. Unset, the endpoint is
+ * AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL, the profile's endpoint_url (see
+ * gst_spdl_aws_profile_get()), else AWS's for the region; the region
+ * AWS_REGION, AWS_DEFAULT_REGION, the profile's region, else us-east-1;
+ * the credentials come from botocore's chain (gstspdlawscredentials.h). */
 typedef struct
 {
   const gchar *endpoint;        /* e.g. http://127.0.0.1:9000 */
@@ -24,11 +25,12 @@ typedef struct
   const gchar *access_key;
   const gchar *secret_key;
   const gchar *session_token;
+  const gchar *profile;         /* as boto3.Session(profile_name=) */
   gboolean virtual_host;        /* bucket.host/key instead of host/bucket/key */
 } GstSpdlS3Config;
 
-/* The settings in force: the config's strings are copied, not kept; the
- * secret is cleared from memory when freed. */
+/* The settings in force (the config's strings are copied, not kept) and
+ * the current credentials. Thread-safe. */
 typedef struct _GstSpdlS3 GstSpdlS3;
 
 gboolean gst_spdl_s3_is_url (const gchar * location);
@@ -39,19 +41,29 @@ void gst_spdl_s3_free (GstSpdlS3 * s3);
 /* s3://bucket/key (and a query string, without "?", or NULL) -> the
  * endpoint's http(s) URL of it, path-style or virtual-hosted; the key's
  * path segments are percent-encoded (SigV4 signs the encoded path). */
-gchar *gst_spdl_s3_resolve (const GstSpdlS3 * s3, const gchar * url,
+gchar *gst_spdl_s3_resolve (GstSpdlS3 * s3, const gchar * url,
     const gchar * query);
 
 const gchar *gst_spdl_s3_get_region (const GstSpdlS3 * s3);
 /* The header lines that sign a @method request of @url (resolved, as it
  * is sent) with SigV4 and an unsigned payload, now: @headers NULL-terminated
  * (gst_spdl_sigv4_headers_free()), or NULL without credentials (an
- * anonymous request). FALSE with @error when the URL cannot be signed. */
+ * anonymous request). FALSE with @error (GST_SPDL_READ_ERROR) when the URL
+ * cannot be signed or the credentials are set up wrongly (a named profile
+ * that does not exist...). */
 gboolean gst_spdl_s3_sign (GstSpdlS3 * s3, const gchar * method,
     const gchar * url, gchar *** headers, GError ** error);
-/* Where the credentials came from, for messages ("credentials from the
- * environment (AWS_ACCESS_KEY_ID)"): never a secret. */
-const gchar *gst_spdl_s3_describe_credentials (const GstSpdlS3 * s3);
+/* Credentials are looked up (files, and perhaps HTTP requests to the
+ * container or instance metadata: up to seconds) once an s3:// URL was
+ * resolved, and again before temporary ones expire: TRUE when
+ * gst_spdl_s3_update_credentials() is due. The HTTP client calls it on its
+ * I/O thread holding no lock, so that signing never waits for them. */
+gboolean gst_spdl_s3_needs_credentials (GstSpdlS3 * s3);
+void gst_spdl_s3_update_credentials (GstSpdlS3 * s3);
+
+/* Where the credentials came from, for messages ("credentials from
+ * environment (AWS_ACCESS_KEY_ID)"), never a secret; g_free() it. */
+gchar *gst_spdl_s3_describe_credentials (GstSpdlS3 * s3);
 
 /* The <Code> and <Message> of an S3 error response's XML body (at most
  * @len bytes, not NUL-terminated), entities decoded; FALSE when the body

@@ -1063,7 +1063,8 @@ read_segment (GstSpdlShards * shards, guint i, guint64 first, guint64 count,
   if (error && error->domain == GST_SPDL_TAR_ERROR) {
     GError *reason = g_error_new (GST_SPDL_READ_ERROR,
         error->code == GST_SPDL_TAR_ERROR_TRUNCATED ?
-        GST_SPDL_READ_ERROR_TRUNCATED_SHARD : GST_SPDL_READ_ERROR_CORRUPT_MEMBER,
+        GST_SPDL_READ_ERROR_TRUNCATED_SHARD :
+        GST_SPDL_READ_ERROR_CORRUPT_MEMBER,
         "%s", error->message);
     g_error_free (error);
     error = reason;
@@ -1443,8 +1444,8 @@ static void
 read_epoch (GstSpdlShards * shards, guint epoch)
 {
   guint32 *order = shard_order (shards, epoch);
-  GArray *plan = gst_spdl_order_contiguous_plan (shards->counts, shards->n_shards,
-      order, shards->config.rank, shards->config.world_size,
+  GArray *plan = gst_spdl_order_contiguous_plan (shards->counts,
+      shards->n_shards, order, shards->config.rank, shards->config.world_size,
       shards->config.drop_uneven);
 
   shards->epoch = epoch;

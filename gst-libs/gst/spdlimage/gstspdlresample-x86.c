@@ -113,8 +113,8 @@ load_weights (const gint32 * w, guint n)
  * middle: callers leave 16 bytes of slack after each row. */
 __attribute__((target ("sse4.1")))
 void
-gst_spdl_resample_row_rgb_sse41 (const GstSpdlResampleAxis * axis, const guint8 * in,
-    gint in_start, guint8 * out)
+gst_spdl_resample_row_rgb_sse41 (const GstSpdlResampleAxis * axis,
+    const guint8 * in, gint in_start, guint8 * out)
 {
   const __m128i half = _mm_set1_epi32 (1 << (PRECISION_BITS - 1));
   guint taps = axis->taps, i;
@@ -316,8 +316,8 @@ row_rgb_avx2_impl (const GstSpdlResampleAxis * axis, const guint8 * in,
 
 __attribute__((target ("avx2")))
 void
-gst_spdl_resample_row_rgb_avx2 (const GstSpdlResampleAxis * axis, const guint8 * in,
-    gint in_start, guint8 * out)
+gst_spdl_resample_row_rgb_avx2 (const GstSpdlResampleAxis * axis,
+    const guint8 * in, gint in_start, guint8 * out)
 {
   /* taps of the last group: 1-2 take one pixel shuffle, 3-4 two */
   guint last = axis->taps - 4 * ((axis->taps - 1) / 4);
@@ -343,8 +343,8 @@ gst_spdl_resample_row_rgb_avx2 (const GstSpdlResampleAxis * axis, const guint8 *
  * of slack as row_rgb_sse41. */
 __attribute__((target ("sse4.1")))
 void
-gst_spdl_resample_row_rgb_pairs_sse41 (const GstSpdlResampleAxis * axis, const guint8 * in,
-    gint in_start, guint8 * out)
+gst_spdl_resample_row_rgb_pairs_sse41 (const GstSpdlResampleAxis * axis,
+    const guint8 * in, gint in_start, guint8 * out)
 {
   const guint quads = (axis->taps + 3) / 4;
   /* the first quad's masks, and the second's (its taps: taps - 4) */
@@ -403,8 +403,8 @@ gst_spdl_resample_have_sse41 (void)
  * window's row t. */
 __attribute__((target ("avx2")))
 void
-gst_spdl_resample_column_avx2 (const guint8 * const *rows, const gint32 * w, gint n,
-    gsize row_bytes, guint bits, guint8 * out)
+gst_spdl_resample_column_avx2 (const guint8 * const *rows, const gint32 * w,
+    gint n, gsize row_bytes, guint bits, guint8 * out)
 {
   const __m256i half = _mm256_set1_epi32 (1 << (bits - 1));
   const __m128i shift = _mm_cvtsi32_si128 ((gint) bits);

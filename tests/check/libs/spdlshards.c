@@ -6,6 +6,10 @@
  * License as published by the Free Software Foundation; either
  * version 2 of the License, or (at your option) any later version.
  */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
 #include <gst/check/gstcheck.h>
 #include <string.h>
 
@@ -68,8 +72,8 @@ GST_START_TEST (test_shards_plan)
       guint seen[6][10] = { {0,}, };
       guint64 n_seen = 0;
       for (rank = 0; rank < world; rank++) {
-        GArray *plan = gst_spdl_order_contiguous_plan (counts, 6, order, rank, world,
-            drop);
+        GArray *plan = gst_spdl_order_contiguous_plan (counts, 6, order,
+            rank, world, drop);
         guint64 n = 0;
         guint i, j;
         for (i = 0; i < plan->len; i += 3) {

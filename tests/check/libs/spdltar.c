@@ -11,15 +11,9 @@
 #endif
 
 #include <gst/check/gstcheck.h>
-#include <gst/check/gstharness.h>
 #include <string.h>
-#include <glib/gstdio.h>
-#include <signal.h>
-#include <stdlib.h>
-#include <unistd.h>
 
 #include "spdltestutil.h"
-#include "gstspdlmeta.h"
 #include "gstspdltar.h"
 #include "spdlcheckmain.h"
 
