@@ -76,10 +76,10 @@ class Loader:
         self._epoch: Optional[int] = None   # epoch of the last batch
         self._epoch_open = False     # batches of an epoch pulled, not its end
         self._in_epoch = 0           # batches of that epoch pulled
-        self._left_epoch = False     # the last loop broke off its epoch
-        # (epoch, offset) where the run ended without the pipeline seeing
-        # it (a restart past the last epoch, a state restored past it):
-        # the sink's resume-state still names an older position
+        # (epoch, offset) where the loader stands while the sink's
+        # resume-state still names an older position: a restart at the next
+        # epoch (until its first batch), past the last epoch, a state
+        # restored past it
         self._end_position: Optional[Tuple[int, int]] = None
         self._skipped_before: Dict[str, int] = {}  # counts of earlier runs
         track_loader(self)
@@ -161,18 +161,11 @@ class Loader:
         self.start()
         if self._epoch_open:
             self._leave_epoch()
-        self._left_epoch = False
-        try:
-            while loop == self._loop:
-                batch = self._next_batch()
-                if batch is None:
-                    return
-                yield batch
-        finally:
-            # a break: the next loop starts the next epoch, and so does a
-            # state saved now (see state_dict)
-            if loop == self._loop:
-                self._left_epoch = self._epoch_open
+        while loop == self._loop:
+            batch = self._next_batch()
+            if batch is None:
+                return
+            yield batch
 
     def _pull(self) -> Optional[Gst.Sample]:
         """The next batch's sample; None at the end of an epoch or at EOS."""
@@ -205,6 +198,7 @@ class Loader:
         if sample is None:
             return None
         self._batches += 1
+        self._end_position = None       # the sink's position holds again
         batch = self._convert(sample)
         self._epoch = batch.epoch
         return batch
@@ -245,6 +239,8 @@ class Loader:
         src.set_property("start-epoch", epoch)
         src.set_property("start-index", 0)
         src.set_property("start-offset", 0)
+        # where the live loader stands until the new epoch's first batch
+        self._end_position = (epoch, 0)
         logger.debug("restarting at epoch %d", epoch)
         self._play()
 
@@ -318,22 +314,26 @@ class Loader:
     # -- checkpointing --------------------------------------------------------
 
     def state_dict(self) -> Dict[str, Any]:
-        """Where this loader stands: just after the last batch handed out.
+        """What the training loop has consumed: the position just after the
+        last batch handed out.
 
         A small JSON-serializable dict (epoch, offset in the epoch's global
         order, and the settings the order depends on), whatever the
         dataset's size. Save it with the model; a new Loader with the same
         pipeline continues with :meth:`load_state_dict`, on any number of
-        ranks. Batches prefetched inside the pipeline are not counted."""
+        ranks. Batches prefetched inside the pipeline are not counted.
+
+        After a ``break`` (a preemption handler's flag, say) the state is
+        still the last batch's position, whenever it is taken and whether
+        or not the iterator was dropped: a restarted job resumes the rest of
+        that epoch. The live loader's next ``for`` starts the next epoch
+        instead, as a DataLoader's does; from then on the state says so."""
         if self._src is None:
             raise TypeError("checkpointing needs spdlsrc in the pipeline")
         state = _state.capture(self.sink, self._src, self._batches)
         if self._end_position is not None:
             state.update(epoch=self._end_position[0],
                          offset=self._end_position[1])
-        elif self._left_epoch and self._epoch is not None:
-            # what the next loop does: the rest of the epoch is left behind
-            state.update(epoch=self._epoch + 1, offset=0)
         return state
 
     def load_state_dict(self, state: Dict[str, Any]) -> None:

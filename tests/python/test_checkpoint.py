@@ -1,5 +1,6 @@
 """Checkpoint and resume: exact, at any number of ranks, equal batches."""
 import collections
+import gc
 import json
 import os
 import socket
@@ -54,8 +55,7 @@ def run_interrupted(line, stop):
             for batch in loader:
                 head.append(fingerprint(batch))
                 if len(head) == stop:
-                    # saved inside the loop, as a training step does (after
-                    # a break, the state is the next epoch's start)
+                    # saved inside the loop, as a training step does
                     state = json.loads(json.dumps(loader.state_dict()))
                     break
             if len(head) == stop:
@@ -100,8 +100,9 @@ def test_state_is_small_and_checked(tmp_path):
         epoch = iter(loader)        # a loop in progress
         next(epoch)
         state = loader.state_dict()
-        del epoch                   # abandoned: the next loop is epoch 1
-        assert loader.state_dict()["epoch"] == 1
+        del epoch                   # abandoned, collected: the state stays
+        gc.collect()
+        assert loader.state_dict() == state
     assert len(json.dumps(state)) < 300
     assert state["offset"] == 4 and state["epoch"] == 0
     other = spdlgst.Loader(train_line(root).replace("seed=3", "seed=4"))
@@ -383,20 +384,28 @@ def test_resume_shards_after_a_skipped_member(tmp_path, stop):
     assert head + tail == full
 
 
-def test_state_after_break_is_the_next_epoch(tmp_path):
+def test_state_after_break_is_the_last_batch(tmp_path):
+    """The preemption pattern (a flag, a break, a save): the state is the
+    last batch the loop received, and a restarted job gets the rest of that
+    epoch. The live loader's next loop starts the next epoch, as a
+    DataLoader's does, and its state then says so."""
     root = make_folder(tmp_path, 22)
     line = train_line(root)
     full = run_all(line)
     with spdlgst.Loader(line) as loader:
         for batch in loader:
             break                       # leaves epoch 0 after one batch
+        gc.collect()
         state = loader.state_dict()
         rest_live = [fingerprint(b) for _ in range(2) for b in loader]
-    assert (state["epoch"], state["offset"]) == (1, 0)
+        after = loader.state_dict()
+    assert (state["epoch"], state["offset"]) == (0, 4)
+    assert (after["epoch"], after["offset"]) == (3, 0)
     with spdlgst.Loader(line) as loader:
         loader.load_state_dict(state)
-        rest_resumed = [fingerprint(b) for _ in range(2) for b in loader]
-    assert rest_live == rest_resumed == full[6:]
+        rest_resumed = [fingerprint(b) for _ in range(3) for b in loader]
+    assert rest_live == full[6:]
+    assert rest_resumed == full[1:]
 
 
 
@@ -415,12 +424,12 @@ def test_state_stays_at_the_end_of_the_run(tmp_path):
         for i, _ in enumerate(loader):
             if i == 2:
                 break                     # 12 batches of the last epoch left
-        positions = [position(loader)]
+        positions = [position(loader)]   # the last batch's, until a loop
         for _ in range(2):
             assert list(loader) == []
             positions.append(position(loader))
         end = loader.state_dict()
-    assert positions == [(3, 0)] * 3
+    assert positions == [(2, 12), (3, 0), (3, 0)]
     with spdlgst.Loader(line) as loader:
         loader.load_state_dict(end)
         assert list(loader) == []
