@@ -145,6 +145,7 @@ enum
   PROP_ERRORS,
   PROP_ERROR_COUNTS,
   PROP_NUM_SAMPLES,
+  PROP_DATASET_FINGERPRINT,
   PROP_NUM_CLASSES,
   PROP_STATS,
   PROP_SHUFFLE_BUFFER,
@@ -433,6 +434,20 @@ gst_spdl_src_class_init (GstSpdlSrcClass * klass)
       g_param_spec_uint ("num-classes", "Number of classes",
           "Classes in the dataset (0 until listed)", 0, G_MAXUINT, 0,
           G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+  /**
+   * GstSpdlSrc:dataset-fingerprint:
+   *
+   * What the epochs' order is computed over, for checkpoints: for folders
+   * and manifests "N:SHA256", the number of samples and a hash of their
+   * relative paths and labels in listing order; NULL until listed, and for
+   * tar shards. A state resumed on a dataset with files added, removed or
+   * renamed would repeat some samples and never show others: spdlgst
+   * checks this before resuming.
+   */
+  g_object_class_install_property (gobject_class, PROP_DATASET_FINGERPRINT,
+      g_param_spec_string ("dataset-fingerprint", "Dataset fingerprint",
+          "Samples and a hash of their paths and labels (NULL until listed)",
+          NULL, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
 
   /**
    * GstSpdlSrc:shuffle-buffer:
@@ -698,6 +713,7 @@ gst_spdl_src_finalize (GObject * object)
   g_free (src->s3_endpoint);
   g_free (src->s3_region);
   g_free (src->s3_profile);
+  g_free (src->dataset_fingerprint);
   g_free (src->s3_access_key);
   g_free (src->s3_secret_key);
   g_free (src->s3_session_token);
@@ -945,6 +961,9 @@ gst_spdl_src_get_property (GObject * object, guint prop_id, GValue * value,
       break;
     case PROP_NUM_CLASSES:
       g_value_set_uint (value, src->dataset ? src->dataset->n_classes : 0);
+      break;
+    case PROP_DATASET_FINGERPRINT:
+      g_value_set_string (value, src->dataset_fingerprint);
       break;
     case PROP_STATS:{
       GstStructure *st = gst_spdl_stats_to_structure (&src->stats);
@@ -1461,7 +1480,7 @@ gst_spdl_src_start (GstBaseSrc * bsrc)
 {
   GstSpdlSrc *src = GST_SPDL_SRC (bsrc);
   GstSpdlDataset *dataset;
-  gchar *location, *extensions;
+  gchar *location, *extensions, *fingerprint;
   guint64 per_shard, start_index, start_offset;
   GError *error = NULL;
   gchar *display;
@@ -1473,6 +1492,7 @@ gst_spdl_src_start (GstBaseSrc * bsrc)
   start_offset = src->start_offset;
   src->active_max_file_size = src->max_file_size;
   src->errors = 0;
+  g_clear_pointer (&src->dataset_fingerprint, g_free);
   memset (src->errors_by_reason, 0, sizeof (src->errors_by_reason));
   gst_spdl_warn_limiter_reset (&src->warn_limiter, src->warning_limit);
   memset (src->epoch_errors, 0, sizeof (src->epoch_errors));
@@ -1552,9 +1572,12 @@ gst_spdl_src_start (GstBaseSrc * bsrc)
     goto failed;
   }
 
+  fingerprint = gst_spdl_dataset_fingerprint (dataset);
   GST_OBJECT_LOCK (src);
   src->dataset = dataset;
   src->samples_per_epoch = per_shard;
+  g_free (src->dataset_fingerprint);
+  src->dataset_fingerprint = fingerprint;
   GST_OBJECT_UNLOCK (src);
   src->first_offset = start_offset;
 

@@ -58,6 +58,7 @@ struct _GstSpdlSrc
   guint64 first_offset;         /* global samples of start-epoch consumed */
   gchar *config_strings[7];     /* tar shards: what their config points to */
   GstSpdlDataset *dataset;
+  gchar *dataset_fingerprint;   /* of the last listing, object lock */
   guint64 samples_per_epoch;    /* this shard's share of one epoch */
   guint32 *permutation;         /* current epoch's order, NULL = identity */
   guint permutation_epoch;

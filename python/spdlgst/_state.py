@@ -32,6 +32,9 @@ def capture(sink, src, batches: int) -> Dict[str, Any]:
         state[name] = src.get_property(name)
     state["seed"] = int(state["seed"])
     state["shards"] = _is_shards(src)
+    fingerprint = src.get_property("dataset-fingerprint")
+    if fingerprint:
+        state["dataset"] = fingerprint
     if state["shards"]:
         state["elastic"] = src.get_property("elastic")
         # the order actually used: shards without shards.members are split
@@ -107,6 +110,21 @@ def restore(src, state: Dict[str, Any], first_epoch: int,
     src.set_property("start-index", 0)
     src.set_property("start-offset", state["offset"])
     return True
+
+
+def check_dataset(state: Dict[str, Any], fingerprint) -> None:
+    """Raises ValueError when @state was saved on another listing than the
+    one spdlsrc now has (@fingerprint, "N:SHA256" or None)."""
+    saved = state.get("dataset")
+    if not saved or not fingerprint or saved == fingerprint:
+        return
+    then, now = saved.split(":", 1)[0], fingerprint.split(":", 1)[0]
+    what = (f"{then} samples then, {now} now" if then != now else
+            f"as many samples ({now}), but their paths or labels differ")
+    raise ValueError(
+        f"the dataset changed since the state was saved ({what}): resumed, "
+        "the epoch's order would differ and samples would repeat or never "
+        "be seen; load_state_dict(state, strict=False) resumes anyway")
 
 
 def combine(states: List[Dict[str, Any]]) -> Dict[str, Any]:

@@ -336,7 +336,8 @@ class Loader:
                          offset=self._end_position[1])
         return state
 
-    def load_state_dict(self, state: Dict[str, Any]) -> None:
+    def load_state_dict(self, state: Dict[str, Any],
+                        strict: bool = True) -> None:
         """Continues from a :meth:`state_dict`: call before the first batch
         (after ``len()``, which starts the pipeline, is fine).
 
@@ -344,12 +345,20 @@ class Loader:
         next (same samples, order and random crops), into the following
         epochs; samples before the position are not read. The pipeline
         must list the same dataset with the same seed and shuffle; the
-        number of ranks may differ."""
+        number of ranks may differ. A folder or manifest whose samples
+        changed since the save (files added, removed, renamed, relabelled)
+        raises ValueError saying so: the order would differ, some samples
+        would repeat and others never come. ``strict=False`` resumes
+        anyway."""
         if self._src is None:
             raise TypeError("checkpointing needs spdlsrc in the pipeline")
         if self._batches:
             raise RuntimeError("load_state_dict() must come before the "
                                "first batch")
+        if strict and isinstance(state, dict) and state.get("dataset"):
+            self.start()            # lists the dataset
+            _state.check_dataset(
+                state, self._src.get_property("dataset-fingerprint"))
         if self._started:
             self._unstart()         # len() lists the dataset by starting
         src = self._src

@@ -447,3 +447,33 @@ def test_state_after_a_padded_last_batch(tmp_path):
         assert [len(b.indices) for b in batches] == [4, 2]
         state = loader.state_dict()
     assert (state["epoch"], state["offset"]) == (1, 0)
+
+
+def test_resume_on_a_changed_dataset_is_an_error(tmp_path):
+    """Files added or removed since the save: a clear error, not repeated
+    and lost samples; strict=False resumes knowingly."""
+    root = make_folder(tmp_path / "ds", 22)
+    line = train_line(root)
+    _, _, state = run_interrupted(line, 3)
+    assert state["dataset"].startswith("22:")
+    os.remove(root / "c1" / "img004.jpg")
+    with spdlgst.Loader(line) as loader:
+        with pytest.raises(ValueError, match="22 samples then, 21 now"):
+            loader.load_state_dict(state)
+    with spdlgst.Loader(line) as loader:
+        loader.load_state_dict(state, strict=False)
+        assert sum(len(b.indices) for b in loader) > 0
+    # as many files, one renamed: the listing's hash tells
+    (root / "c2" / "img005.jpg").rename(root / "c2" / "zz-renamed.jpg")
+    make_folder(tmp_path / "ds2", 22)
+    (tmp_path / "ds2" / "c1" / "img004.jpg").rename(root / "c1" / "img004.jpg")
+    with spdlgst.Loader(line) as loader:
+        with pytest.raises(ValueError, match="paths or labels differ"):
+            loader.load_state_dict(state)
+    # the same files under another root: the same dataset
+    (tmp_path / "ds").rename(tmp_path / "moved")
+    (tmp_path / "moved" / "c2" / "zz-renamed.jpg").rename(
+        tmp_path / "moved" / "c2" / "img005.jpg")
+    with spdlgst.Loader(train_line(tmp_path / "moved")) as loader:
+        loader.load_state_dict(state)
+        assert len(list(loader)) > 0

@@ -534,3 +534,24 @@ gst_spdl_dataset_new_from_keys (const gchar * root, GPtrArray * keys,
   dataset_shrink (ds);
   return ds;
 }
+
+gchar *
+gst_spdl_dataset_fingerprint (const GstSpdlDataset * dataset)
+{
+  GChecksum *sum = g_checksum_new (G_CHECKSUM_SHA256);
+  gchar *fingerprint;
+  guint i;
+
+  for (i = 0; i < dataset->n_samples; i++) {
+    const gchar *path = gst_spdl_dataset_get_path (dataset, i);
+    gchar label[16];
+
+    g_checksum_update (sum, (const guchar *) path, strlen (path) + 1);
+    g_snprintf (label, sizeof (label), "%d\n", dataset->labels[i]);
+    g_checksum_update (sum, (const guchar *) label, strlen (label));
+  }
+  fingerprint = g_strdup_printf ("%u:%s", dataset->n_samples,
+      g_checksum_get_string (sum));
+  g_checksum_free (sum);
+  return fingerprint;
+}

@@ -49,6 +49,11 @@ gst_spdl_dataset_get_path (const GstSpdlDataset * dataset, guint index)
 gchar *gst_spdl_dataset_get_full_path (const GstSpdlDataset * dataset,
     guint index);
 
+/* What an epoch's order is computed over, for checkpoints to check:
+ * "N:SHA256" of the samples' relative paths and labels in listing order
+ * (the root is left out: a moved dataset is the same). */
+gchar *gst_spdl_dataset_fingerprint (const GstSpdlDataset * dataset);
+
 G_END_DECLS
 
 #endif /* __GST_SPDL_DATASET_H__ */
