@@ -27,7 +27,12 @@ class Loader:
     epoch (see :meth:`__iter__`). The pipeline stays up between epochs.
 
     ``output`` is "numpy" (default) or "torch" (torch is imported only
-    then). Under torchrun, RANK and WORLD_SIZE set spdlsrc's shard-index and
+    then): a launch line may end in any tensors, for any framework, and
+    numpy costs no torch import; :class:`ImageLoader`, made for PyTorch
+    training, defaults to torch. A line without spdlsrc ``num-epochs`` runs
+    one epoch (spdlsrc's default): later loops yield nothing, said once as
+    a warning on the ``spdlgst`` logger; ``num-epochs=-1`` runs until the
+    loader is closed. Under torchrun, RANK and WORLD_SIZE set spdlsrc's shard-index and
     num-shards unless the pipeline sets them. Element warnings go to the
     ``spdlgst`` logger: at most ``log_limit`` per element and epoch one by
     one, then a summary per epoch with the counts of all of them.
@@ -82,6 +87,7 @@ class Loader:
         # restored past it
         self._end_position: Optional[Tuple[int, int]] = None
         self._skipped_before: Dict[str, int] = {}  # counts of earlier runs
+        self._said_over = False      # the "no more batches" warning given
         track_loader(self)
 
     # -- set-up -------------------------------------------------------------
@@ -161,11 +167,25 @@ class Loader:
         self.start()
         if self._epoch_open:
             self._leave_epoch()
+        if self._eos and not self._said_over:
+            self._said_over = True
+            self._warn_epochs_over()
         while loop == self._loop:
             batch = self._next_batch()
             if batch is None:
                 return
             yield batch
+
+    def _warn_epochs_over(self) -> None:
+        """A loop after the last epoch yields nothing: said once, since a
+        launch line without num-epochs runs one epoch (spdlsrc's default)
+        where a training loop expects one per loop."""
+        epochs = self._src.get_property("num-epochs") if self._src else None
+        logger.warning(
+            "no more batches: the pipeline ran all its epochs%s; each later "
+            "loop yields nothing (spdlsrc num-epochs=-1 runs until the "
+            "loader is closed, as ImageLoader(epochs=None) does)",
+            f" (spdlsrc num-epochs={epochs})" if epochs is not None else "")
 
     def _pull(self) -> Optional[Gst.Sample]:
         """The next batch's sample; None at the end of an epoch or at EOS."""

@@ -295,3 +295,17 @@ def test_error_raised_again_by_later_loops(tmp_path):
         with pytest.raises(spdlgst.LoaderError,
                            match="does not exist.*make a new one"):
             list(L)
+
+
+def test_loops_past_the_last_epoch_say_so(kinds_dataset, caplog):
+    """A line without num-epochs runs one epoch: the second loop yields
+    nothing and a warning says why, once."""
+    line = (f"spdlsrc location={kinds_dataset} ! spdldecode width=8 height=8 "
+            "! spdlbatch batch-size=4 ! spdlappsink name=sink")
+    with caplog.at_level(logging.WARNING, logger="spdlgst"):
+        with spdlgst.Loader(line) as loader:
+            assert len(list(loader)) > 0
+            assert not [r for r in caplog.records if "no more batches" in r.message]
+            assert list(loader) == [] and list(loader) == []
+    said = [r.getMessage() for r in caplog.records if "no more batches" in r.getMessage()]
+    assert len(said) == 1 and "num-epochs=1" in said[0]
