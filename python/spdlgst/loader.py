@@ -247,22 +247,58 @@ class Loader:
         self.pipeline.set_state(Gst.State.NULL)
         self._epoch_open = False
         self._in_epoch = 0
+        if not self._move_start(epoch):
+            self._eos = True
+            self._end_position = (epoch, 0)
+            return
+        # where the live loader stands until the new epoch's first batch
+        self._end_position = (epoch, 0)
+        logger.debug("restarting at epoch %d", epoch)
+        self._play()
+
+    def _move_start(self, epoch: int) -> bool:
+        """spdlsrc (stopped) starts at @epoch's first sample, its last
+        epoch kept; False when @epoch is past it."""
         src = self._src
         epochs = src.get_property("num-epochs")
         if epochs >= 0:
             left = src.get_property("start-epoch") + epochs - epoch
             if left <= 0:
-                self._eos = True
-                self._end_position = (epoch, 0)
-                return
+                return False
             src.set_property("num-epochs", left)
         src.set_property("start-epoch", epoch)
         src.set_property("start-index", 0)
         src.set_property("start-offset", 0)
-        # where the live loader stands until the new epoch's first batch
-        self._end_position = (epoch, 0)
-        logger.debug("restarting at epoch %d", epoch)
-        self._play()
+        return True
+
+    def set_epoch(self, epoch: int) -> None:
+        """The next loop yields epoch @epoch, for code written for
+        DistributedSampler (``sampler.set_epoch(e)`` before each epoch's
+        loop). The usual call, the epoch the next loop would yield anyway,
+        changes nothing; another epoch restarts the pipeline at its first
+        sample (its order and crops, from (seed, epoch), are those of that
+        epoch). Call it before a loop, not inside one."""
+        if isinstance(epoch, bool) or not isinstance(epoch, int) or epoch < 0:
+            raise ValueError(f"epoch must be an int >= 0, not {epoch!r}")
+        if self._src is None:
+            raise TypeError("set_epoch needs spdlsrc in the pipeline")
+        if epoch == self._next_epoch():
+            return
+        if not self._started:
+            if not self._move_start(epoch):
+                self._eos = self._started = True
+                self._end_position = (epoch, 0)
+            return
+        self._loop += 1             # an iterator of the old epoch stops
+        self._restart_at(epoch)
+
+    def _next_epoch(self) -> int:
+        """The epoch the next loop starts."""
+        if self._end_position is not None:
+            return self._end_position[0]
+        if self._epoch is None:
+            return self._src.get_property("start-epoch")
+        return self._epoch + 1
 
     def _convert(self, sample: Gst.Sample) -> Batch:
         if sample.get_caps().get_features(0).contains(_CUDA_FEATURE):

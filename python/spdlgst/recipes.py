@@ -5,6 +5,7 @@ import inspect
 import math
 import numbers
 import os
+import re
 import shlex
 from typing import Optional, Sequence, Tuple, Union
 
@@ -146,10 +147,24 @@ def _location(value) -> str:
     except UnicodeEncodeError:
         raise ValueError(f"location {path!r} is not valid UTF-8: GStreamer "
                          "properties are UTF-8 strings") from None
+    if path.startswith(("http://", "https://", "s3://")):
+        return path                 # spdlsrc lists and reads it
+    if is_shard_pattern(path):
+        folder = os.path.dirname(path) or "."
+        if not os.path.isdir(folder):
+            raise ValueError(f"location {path!r}: the shards' folder "
+                             f"{folder!r} does not exist")
+        return path
     if not os.path.exists(path):
         raise ValueError(f"location {path!r} does not exist (an ImageFolder "
-                         "tree or a manifest file)")
+                         "tree, a manifest file, tar shards, or an http(s):// "
+                         "or s3:// location)")
     return path
+
+
+def is_shard_pattern(path: str) -> bool:
+    """WebDataset's brace pattern: train-{000000..000099}.tar"""
+    return bool(re.search(r"\{\d+\.\.\d+\}", path))
 
 
 def _array(values) -> str:
@@ -158,7 +173,8 @@ def _array(values) -> str:
 
 def _checked(location, batch_size, recipe, size, resize, scale, ratio, flip,
              shuffle, seed, epochs, start_epoch, drop_last, threads, dtype, mean,
-             std, device, output, exact=True) -> dict:
+             std, device, output, exact=True, layout="nchw", max_errors=None,
+             shuffle_buffer=None) -> dict:
     """The arguments of ImageLoader, checked and normalized."""
     recipe = _choice("recipe", recipe, RECIPES)
     train = recipe == "train"
@@ -181,6 +197,10 @@ def _checked(location, batch_size, recipe, size, resize, scale, ratio, flip,
         device=_device(device),
         output=_choice("output", output, ("torch", "numpy")),
         exact=_bool("exact", exact, True),
+        layout=_choice("layout", layout, ("nchw", "nhwc")),
+        max_errors=_int("max_errors", max_errors, 0, 2**31 - 1, none_ok=True),
+        shuffle_buffer=_int("shuffle_buffer", shuffle_buffer, 0, 2**31 - 1,
+                            none_ok=True),
     )
     if train:
         if resize is not None:
@@ -201,6 +221,9 @@ def _checked(location, batch_size, recipe, size, resize, scale, ratio, flip,
     if args["dtype"] == "bfloat16" and args["output"] == "numpy":
         raise ValueError("numpy has no bfloat16: use output='torch' "
                          "(or dtype='float16' or 'float32')")
+    if args["device"] is not None and args["layout"] != "nchw":
+        raise ValueError("device='cuda:N' takes layout='nchw' (spdlcudaupload "
+                         "normalizes planes)")
     if args["device"] is not None and args["output"] != "torch":
         raise ValueError("device='cuda:N' gives CUDA tensors: it needs "
                          "output='torch'")
@@ -222,8 +245,10 @@ class ImageLoader(Loader):
     Arguments (all checked before any pipeline is built; a bad one raises
     ValueError or TypeError naming it):
 
-    - ``location``: an ImageFolder tree (one folder per class) or a manifest
-      file (``relative/path<TAB>label`` per line), as spdlsrc takes.
+    - ``location``: whatever spdlsrc takes: an ImageFolder tree (one folder
+      per class), a manifest file (``relative/path<TAB>label`` per line),
+      WebDataset tar shards (``/data/train-{000000..000099}.tar``), each of
+      them local, over ``http(s)://`` or in ``s3://`` (see docs/remote.md).
     - ``batch_size``: samples per batch (256).
     - ``recipe``: "val" (default) or "train".
     - ``size``: output side, or (height, width) (224).
@@ -249,6 +274,13 @@ class ImageLoader(Loader):
       LOCAL_RANK): batches are uploaded by spdlcudaupload and arrive as CUDA
       tensors.
     - ``output``: "torch" (default) or "numpy".
+    - ``layout``: "nchw" (default, ``N x 3 x H x W``) or "nhwc" (channels
+      last, ``N x H x W x 3``, as ``torch.channels_last`` memory wants).
+    - ``max_errors``: bad samples (unreadable, undecodable) skipped before
+      the loader fails, per element; None (default): no limit (each is
+      warned about and counted, see :meth:`skipped`).
+    - ``shuffle_buffer``: tar shards: samples mixed when shuffling
+      (spdlsrc's shuffle-buffer; None: its default).
     - ``exact``: True (default): pixels are torchvision's (PIL's decode
       and resize), bit for bit.
       False: faster decoding (JPEGs downscaled in the DCT domain once the
@@ -272,7 +304,9 @@ class ImageLoader(Loader):
                  threads: Optional[int] = None, dtype: object = "uint8",
                  mean: Optional[Floats] = None, std: Optional[Floats] = None,
                  device: object = None, output: str = "torch",
-                 exact: bool = True, log_limit: int = 20):
+                 exact: bool = True, layout: str = "nchw",
+                 max_errors: Optional[int] = None,
+                 shuffle_buffer: Optional[int] = None, log_limit: int = 20):
         args = _checked(**{k: v for k, v in locals().items()
                            if k not in ("self", "__class__", "log_limit")})
         if args["device"] is not None:
@@ -305,6 +339,10 @@ class ImageLoader(Loader):
                f"num-epochs={a['epochs'] if a['epochs'] is not None else -1}"]
         if a["start_epoch"]:
             src.append(f"start-epoch={a['start_epoch']}")
+        if a["shuffle_buffer"] is not None:
+            src.append(f"shuffle-buffer={a['shuffle_buffer']}")
+        if a["max_errors"] is not None:
+            src.append(f"max-errors={a['max_errors']}")
         dec = [f"spdldecode width={width} height={height}"]
         if a["recipe"] == "train":
             dec.append("mode=random-resized-crop")
@@ -322,10 +360,12 @@ class ImageLoader(Loader):
             dec.append(f"threads={a['threads']}")
         if not a["exact"]:
             dec.append("exact=false")
+        if a["max_errors"] is not None:
+            dec.append(f"max-errors={a['max_errors']}")
         batch = [f"spdlbatch batch-size={a['batch_size']}"]
         if a["drop_last"]:
             batch.append("drop-last=true")
-        batch.append("layout=nchw")
+        batch.append(f"layout={a['layout']}")
         if a["dtype"] != "uint8":
             batch.append(f"dtype={a['dtype']}")
         if a["mean"] is not None:

@@ -252,3 +252,51 @@ def test_epochs_without_batches_stay_bounded(tmp_path):
     # 3 epochs looped, 4 queued, one waiting, and the samples in flight
     assert read is not None, "spdlsrc kept reading"
     assert read < (3 + 5) * 10 + 100, read
+
+
+def test_set_epoch_as_with_distributed_sampler(kinds_dataset):
+    """sampler.set_epoch(e) before each loop: the usual calls change
+    nothing; another epoch is that epoch's order."""
+    kw = dict(recipe="train", batch_size=4, size=8, output="numpy", epochs=4)
+    with spdlgst.ImageLoader(kinds_dataset, **kw) as loader:
+        plain = [[tuple(b.indices) for b in loader] for _ in range(3)]
+    with spdlgst.ImageLoader(kinds_dataset, **kw) as loader:
+        got = []
+        for epoch in range(3):
+            loader.set_epoch(epoch)
+            got.append([tuple(b.indices) for b in loader])
+        assert got == plain
+        loader.set_epoch(1)                       # back: epoch 1 again
+        assert [tuple(b.indices) for b in loader] == plain[1]
+        assert {b.epoch for b in loader} == {2}   # then on from there
+    with spdlgst.ImageLoader(kinds_dataset, **kw) as loader:
+        loader.set_epoch(2)                       # before the first loop
+        assert [tuple(b.indices) for b in loader] == plain[2]
+        loader.set_epoch(9)                       # past the last: nothing
+        assert list(loader) == []
+    with pytest.raises(ValueError, match="epoch"):
+        spdlgst.ImageLoader(kinds_dataset, **kw).set_epoch(-1)
+
+
+def test_layout_max_errors_and_remote_locations(kinds_dataset, tmp_path):
+    kw = dict(batch_size=4, size=8, output="numpy", epochs=1)
+    with spdlgst.ImageLoader(kinds_dataset, **kw) as loader:
+        nchw = next(iter(loader)).images
+    with spdlgst.ImageLoader(kinds_dataset, layout="nhwc", **kw) as loader:
+        nhwc = next(iter(loader)).images
+    assert nchw.shape[1:] == (3, 8, 8) and nhwc.shape[1:] == (8, 8, 3)
+    assert (np.transpose(nhwc, (0, 3, 1, 2)) == nchw).all()
+    line = spdlgst.ImageLoader.launch_line_for(kinds_dataset, max_errors=3,
+                                               **kw)
+    assert line.count("max-errors=3") == 2      # spdlsrc and spdldecode
+    # every location spdlsrc takes: shards, URLs (not listed here)
+    for location in ("s3://bucket/train-{000..009}.tar",
+                     "https://host/data/train-{0..9}.tar", "s3://bucket/prefix/",
+                     str(tmp_path / "train-{000..009}.tar")):
+        line = spdlgst.ImageLoader.launch_line_for(location, shuffle_buffer=500,
+                                                   **kw)
+        assert "shuffle-buffer=500" in line and "train" in line or "prefix" in line
+    with pytest.raises(ValueError, match="folder"):
+        spdlgst.ImageLoader.launch_line_for(str(tmp_path / "no" / "t-{0..1}.tar"))
+    with pytest.raises(ValueError, match="layout"):
+        spdlgst.ImageLoader.launch_line_for(kinds_dataset, layout="chw")

@@ -471,3 +471,17 @@ def test_s3_expired_token_says_so(tmp_path, monkeypatch):
     assert "The provided token has expired." in error
     assert "AWS_ACCESS_KEY_ID" in error
     assert "expired-secret" not in error and "expired-token-value" not in error
+
+
+def test_imageloader_on_s3_shards_and_folders(data, s3, monkeypatch):
+    """ImageLoader takes what spdlsrc takes: an s3:// ImageFolder and
+    s3:// shards, every sample once, labels as listed."""
+    import spdlgst
+    base, truth, pattern, _ = data
+    s3_env(monkeypatch, s3)
+    for location in ("s3://data/ds/folder/", "s3://data/ds/shards/%s" % pattern):
+        with spdlgst.ImageLoader(location, recipe="train", batch_size=8, size=8,
+                                 output="numpy", epochs=1) as loader:
+            batches = list(loader)
+        indices = sorted(i for b in batches for i in b.indices)
+        assert indices == list(range(N_SAMPLES)), location
