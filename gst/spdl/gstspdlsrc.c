@@ -146,6 +146,7 @@ enum
   PROP_ERROR_COUNTS,
   PROP_NUM_SAMPLES,
   PROP_DATASET_FINGERPRINT,
+  PROP_CLASSES,
   PROP_NUM_CLASSES,
   PROP_STATS,
   PROP_SHUFFLE_BUFFER,
@@ -228,6 +229,8 @@ static void gst_spdl_src_get_property (GObject * object, guint prop_id,
     GValue * value, GParamSpec * pspec);
 static gboolean gst_spdl_src_start (GstBaseSrc * bsrc);
 static gboolean gst_spdl_src_stop (GstBaseSrc * bsrc);
+static GstStructure *gst_spdl_src_get_sample (GstSpdlSrc * src,
+    guint64 index);
 static gboolean gst_spdl_src_unlock (GstBaseSrc * bsrc);
 static gboolean gst_spdl_src_unlock_stop (GstBaseSrc * bsrc);
 static GstFlowReturn gst_spdl_src_create (GstPushSrc * psrc,
@@ -448,6 +451,33 @@ gst_spdl_src_class_init (GstSpdlSrcClass * klass)
       g_param_spec_string ("dataset-fingerprint", "Dataset fingerprint",
           "Samples and a hash of their paths and labels (NULL until listed)",
           NULL, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+  /**
+   * GstSpdlSrc:classes:
+   *
+   * An ImageFolder's class names, sorted: label i is classes[i], as
+   * torchvision's ImageFolder.classes. NULL until listed (while the element
+   * runs), and for manifests and tar shards, whose labels have no names.
+   */
+  g_object_class_install_property (gobject_class, PROP_CLASSES,
+      g_param_spec_boxed ("classes", "Classes",
+          "Class names of an ImageFolder, label = index (NULL until listed)",
+          G_TYPE_STRV, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+  /**
+   * GstSpdlSrc::get-sample:
+   * @src: the spdlsrc
+   * @index: a dataset index (a sample's "index" meta, a batch's indices)
+   *
+   * Folders and manifests, while the element runs: a "sample" structure
+   * with the sample's "path" (the full path or URL) and "label", as
+   * torchvision's ImageFolder.samples[index]; NULL out of range, before
+   * listing and for tar shards.
+   *
+   * Returns: (transfer full) (nullable): the sample
+   */
+  g_signal_new_class_handler ("get-sample", G_TYPE_FROM_CLASS (klass),
+      G_SIGNAL_RUN_LAST | G_SIGNAL_ACTION,
+      G_CALLBACK (gst_spdl_src_get_sample), NULL, NULL, NULL,
+      GST_TYPE_STRUCTURE, 1, G_TYPE_UINT64);
 
   /**
    * GstSpdlSrc:shuffle-buffer:
@@ -965,6 +995,10 @@ gst_spdl_src_get_property (GObject * object, guint prop_id, GValue * value,
     case PROP_DATASET_FINGERPRINT:
       g_value_set_string (value, src->dataset_fingerprint);
       break;
+    case PROP_CLASSES:
+      g_value_set_boxed (value, src->dataset ? src->dataset->class_names :
+          NULL);
+      break;
     case PROP_STATS:{
       GstStructure *st = gst_spdl_stats_to_structure (&src->stats);
       guint i;
@@ -1022,6 +1056,25 @@ add_http_stats (GstSpdlSrc * src, GstStructure * st)
       "http-changed", G_TYPE_UINT64, src->http_stats.changed,
       "http-range-ignored", G_TYPE_UINT64, src->http_stats.range_ignored,
       NULL);
+}
+
+static GstStructure *
+gst_spdl_src_get_sample (GstSpdlSrc * src, guint64 index)
+{
+  GstStructure *sample = NULL;
+
+  GST_OBJECT_LOCK (src);
+  if (src->dataset && index < src->dataset->n_samples) {
+    gchar *path = gst_spdl_dataset_get_full_path (src->dataset, index);
+    gchar *shown = g_filename_display_name (path);
+
+    sample = gst_structure_new ("sample", "path", G_TYPE_STRING, shown,
+        "label", G_TYPE_INT, src->dataset->labels[index], NULL);
+    g_free (shown);
+    g_free (path);
+  }
+  GST_OBJECT_UNLOCK (src);
+  return sample;
 }
 
 /* ------------------------------------------------------------------------ */

@@ -1,10 +1,12 @@
 """The Loader: a pipeline ending in spdlappsink, one epoch per loop."""
 from __future__ import annotations
 
+import operator
 import os
 import re
 import time
-from typing import Any, Dict, Iterator, Optional, Tuple
+from collections.abc import Sequence
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 from gi.repository import GLib, Gst
 
@@ -16,6 +18,36 @@ from .errors import LoaderError
 
 _CUDA_FEATURE = "memory:SpdlCUDA"
 _OUTPUTS = ("numpy", "torch")
+
+
+class Samples(Sequence):
+    """A listing's (path, label) pairs, read from spdlsrc when indexed:
+    millions of samples are not copied into Python at once."""
+
+    def __init__(self, src: Gst.Element):
+        self._src = src
+        fingerprint = src.get_property("dataset-fingerprint")
+        if fingerprint is None:
+            raise TypeError("samples are listed for folders and manifests "
+                            "(tar shards name each sample in its metadata)")
+        self._n = int(fingerprint.split(":", 1)[0])
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(self._n))]
+        index = operator.index(index)
+        if index < 0:
+            index += self._n
+        if not 0 <= index < self._n:
+            raise IndexError(f"sample index {index} out of range "
+                             f"(0..{self._n - 1})")
+        s = self._src.emit("get-sample", index)
+        if s is None:
+            raise LoaderError("the listing is gone (the loader is closed)")
+        return s.get_value("path"), s.get_value("label")
 
 
 class Loader:
@@ -338,6 +370,37 @@ class Loader:
         n = src.get_property("num-samples")
         size = batch.get_property("batch-size")
         return n // size if batch.get_property("drop-last") else -(-n // size)
+
+    def _listed_src(self) -> Gst.Element:
+        """spdlsrc once it has listed the dataset (starts the pipeline)."""
+        if self._src is None:
+            raise TypeError("the dataset's listing needs spdlsrc")
+        self.start()
+        self._src.get_state(10 * Gst.SECOND)
+        return self._src
+
+    @property
+    def classes(self) -> Optional[List[str]]:
+        """An ImageFolder's class names, sorted: label i is classes[i], as
+        torchvision's ``ImageFolder.classes`` (None for manifests and tar
+        shards, whose labels have no names). Starts the pipeline."""
+        names = self._listed_src().get_property("classes")
+        return list(names) if names is not None else None
+
+    @property
+    def class_to_idx(self) -> Optional[Dict[str, int]]:
+        """{class name: label}, as torchvision's ``ImageFolder.class_to_idx``."""
+        classes = self.classes
+        return ({name: i for i, name in enumerate(classes)}
+                if classes is not None else None)
+
+    @property
+    def samples(self) -> "Samples":
+        """The listed samples as (path, label), indexed by the dataset index
+        a batch's ``indices`` hold: ``loader.samples[batch.indices[0]]``, as
+        torchvision's ``ImageFolder.samples``. Folders and manifests (tar
+        shards: their samples' paths come in each sample's metadata)."""
+        return Samples(self._listed_src())
 
     def skipped(self) -> Dict[str, int]:
         """Samples skipped so far, by reason: {"unreadable": n, "truncated": n,

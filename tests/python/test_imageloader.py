@@ -300,3 +300,29 @@ def test_layout_max_errors_and_remote_locations(kinds_dataset, tmp_path):
         spdlgst.ImageLoader.launch_line_for(str(tmp_path / "no" / "t-{0..1}.tar"))
     with pytest.raises(ValueError, match="layout"):
         spdlgst.ImageLoader.launch_line_for(kinds_dataset, layout="chw")
+
+
+def test_classes_and_samples_as_imagefolder(tmp_path):
+    """classes, class_to_idx and samples[index] equal torchvision's
+    ImageFolder's, and a batch's indices map back to paths and labels."""
+    rng = np.random.default_rng(3)
+    for cls, n in (("zebra", 3), ("ant", 2), (".hidden", 1), ("Bee", 2)):
+        (tmp_path / cls).mkdir()
+        for i in range(n):
+            Image.fromarray(rng.integers(0, 256, (12, 10, 3), dtype=np.uint8)).save(
+                tmp_path / cls / f"{i}.jpg")
+    ref = ImageFolder(str(tmp_path), allow_empty=True) if "allow_empty" in \
+        ImageFolder.__init__.__code__.co_varnames else ImageFolder(str(tmp_path))
+    with spdlgst.ImageLoader(tmp_path, batch_size=3, size=8, output="numpy",
+                             epochs=1) as loader:
+        assert loader.classes == ref.classes
+        assert loader.class_to_idx == ref.class_to_idx
+        samples = loader.samples
+        assert len(samples) == len(ref.samples)
+        assert list(samples) == [(p, c) for p, c in ref.samples]
+        assert samples[-1] == tuple(ref.samples[-1])
+        with pytest.raises(IndexError):
+            samples[len(ref.samples)]
+        for batch in loader:
+            for i, label in zip(batch.indices, batch.labels):
+                assert samples[i][1] == label

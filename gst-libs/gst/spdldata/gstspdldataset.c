@@ -288,7 +288,8 @@ load_image_folder (GstSpdlDataset * ds, const gchar * root,
     if (ds->n_samples == before)
       add_empty_class_warning (ds, g_ptr_array_index (classes, c), c);
   }
-  g_ptr_array_unref (classes);
+  g_ptr_array_add (classes, NULL);
+  ds->class_names = (gchar **) g_ptr_array_free (classes, FALSE);
   return TRUE;
 }
 
@@ -480,6 +481,7 @@ gst_spdl_dataset_free (GstSpdlDataset * ds)
   g_free (ds->arena);
   g_free (ds->offsets);
   g_free (ds->labels);
+  g_strfreev (ds->class_names);
   if (ds->warnings)
     g_ptr_array_unref (ds->warnings);
   g_free (ds);
@@ -504,6 +506,7 @@ gst_spdl_dataset_new_from_keys (const gchar * root, GPtrArray * keys,
   gchar **exts = g_strsplit (extensions ? extensions : "jpg,jpeg", ",", -1);
   const gchar *class_name = NULL;
   gsize class_len = 0;
+  GPtrArray *names = g_ptr_array_new ();
   guint i;
 
   ds->warnings = g_ptr_array_new_with_free_func (g_free);
@@ -520,9 +523,12 @@ gst_spdl_dataset_new_from_keys (const gchar * root, GPtrArray * keys,
       class_name = key;
       class_len = slash - key;
       ds->n_classes++;
+      g_ptr_array_add (names, g_strndup (key, class_len));
     }
     dataset_append (ds, NULL, 0, key, strlen (key), ds->n_classes - 1);
   }
+  g_ptr_array_add (names, NULL);
+  ds->class_names = (gchar **) g_ptr_array_free (names, FALSE);
   g_strfreev (exts);
   if (ds->n_samples == 0) {
     g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_NOT_FOUND,

@@ -26,6 +26,9 @@ typedef struct
   guint n_samples;
   guint n_allocated;
   guint n_classes;
+  /* class folders' names, sorted (label = index), NULL-terminated; NULL
+   * for manifests, whose labels come without names */
+  gchar **class_names;
   GPtrArray *warnings;          /* what listing passed over, and why */
 } GstSpdlDataset;
 
