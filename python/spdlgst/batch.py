@@ -13,7 +13,7 @@ from typing import Any, List, Optional
 
 from gi.repository import Gst
 
-from ._atexit import exiting, track_holder
+from ._process import exiting, track_holder
 from .errors import LoaderError
 
 # numpy has no bfloat16: numpy output shows its bits as uint16 (a view:

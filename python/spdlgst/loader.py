@@ -11,7 +11,8 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple
 from gi.repository import GLib, Gst
 
 from . import _state
-from ._atexit import exiting, track_loader
+from ._process import (check_can_start, exiting, keep_forever,
+                       pipeline_started, pipeline_stopped, track_loader)
 from ._buslog import EPOCH_END, BusLog, logger
 from .batch import Batch, host_tensors, sample_batch
 from .errors import LoaderError
@@ -80,6 +81,12 @@ class Loader:
             raise ValueError(f"output must be 'numpy' or 'torch', not {output!r}")
         if isinstance(log_limit, bool) or not isinstance(log_limit, int) or log_limit < 0:
             raise ValueError(f"log_limit must be an int >= 0, not {log_limit!r}")
+        self._foreign = False        # made in the parent of a fork
+        self._closed = True          # until the pipeline is built
+        try:
+            check_can_start()
+        except RuntimeError as e:
+            raise LoaderError(str(e)) from None
         Gst.init(None)
         self.launch_line = pipeline
         self.output = output
@@ -145,6 +152,10 @@ class Loader:
 
     def start(self) -> None:
         """Starts the pipeline (done by the first iteration otherwise)."""
+        if self._foreign:
+            raise LoaderError(
+                "this loader was made in the parent of a fork: its pipeline's "
+                "threads are not in this process; make a new loader here")
         if self._closed:
             raise LoaderError("the loader is closed")
         self._raise_failure()
@@ -153,7 +164,19 @@ class Loader:
         self._started = True
         self._play()
 
+    def _running(self) -> bool:
+        """Its pipeline's threads may be at work (see spdlgst._process)."""
+        return self._started and not self._closed and not self._foreign
+
+    def _forked(self) -> None:
+        """In a forked child: inert, its threads are the parent's; its
+        pipeline never disposed here (disposing a running pipeline joins
+        them)."""
+        self._foreign = True
+        keep_forever(getattr(self, "pipeline", None))
+
     def _play(self) -> None:
+        pipeline_started()
         # a pull-batch before the start (None: nothing yet) makes the sink
         # hold the pipeline 4 epochs ahead at most from its first epoch
         self.sink.emit("try-pull-batch", 0)
@@ -277,6 +300,7 @@ class Loader:
         self._drain()
         # NULL, not READY: a sink flushes its queue only when it stops
         self.pipeline.set_state(Gst.State.NULL)
+        pipeline_stopped()
         self._epoch_open = False
         self._in_epoch = 0
         if not self._move_start(epoch):
@@ -495,6 +519,7 @@ class Loader:
         # its warnings first: stopping flushes the bus
         self._drain()
         self.pipeline.set_state(Gst.State.NULL)
+        pipeline_stopped()
         self._started = False
         self._eos = False
         self._epoch_open = False
@@ -533,10 +558,13 @@ class Loader:
 
     def close(self) -> None:
         """Stops the pipeline; its threads are joined before this returns."""
+        if self._foreign:
+            return              # the parent's: nothing of it runs here
         if not self._closed:
             self._closed = True
             self._loop += 1
             self.pipeline.set_state(Gst.State.NULL)
+            pipeline_stopped()
 
     def _shutdown(self) -> None:
         """At interpreter exit: stop, and let go of every GStreamer object."""
