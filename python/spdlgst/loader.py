@@ -21,6 +21,29 @@ _CUDA_FEATURE = "memory:SpdlCUDA"
 _OUTPUTS = ("numpy", "torch")
 
 
+def _parse_launch(line: str) -> Gst.Pipeline:
+    """Gst.parse_launch, where an out-of-range value (batch-size=0) is an
+    error naming the property: GObject would only warn on stderr and keep
+    the default."""
+    refused = []
+
+    def on_warning(domain, level, message, *user_data):
+        refused.append(message)
+
+    levels = GLib.LogLevelFlags.LEVEL_WARNING | GLib.LogLevelFlags.LEVEL_CRITICAL
+    handler = GLib.log_set_handler("GLib-GObject", levels, on_warning, None)
+    try:
+        pipeline = Gst.parse_launch(line)
+    except GLib.Error as e:
+        raise LoaderError(f"could not build the pipeline: {e.message}") from None
+    finally:
+        GLib.log_remove_handler("GLib-GObject", handler)
+    if refused:
+        pipeline.set_state(Gst.State.NULL)
+        raise LoaderError("could not build the pipeline: " + "; ".join(refused))
+    return pipeline
+
+
 class Samples(Sequence):
     """A listing's (path, label) pairs, read from spdlsrc when indexed:
     millions of samples are not copied into Python at once."""
@@ -91,10 +114,7 @@ class Loader:
         self.launch_line = pipeline
         self.output = output
         self._poll = int(poll_interval * Gst.SECOND)
-        try:
-            self.pipeline = Gst.parse_launch(pipeline)
-        except GLib.Error as e:
-            raise LoaderError(f"could not build the pipeline: {e.message}") from None
+        self.pipeline = _parse_launch(pipeline)
         self.sink = self.pipeline.get_by_name(sink) if sink else None
         if self.sink is None:
             self.sink = self._find("spdlappsink")

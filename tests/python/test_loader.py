@@ -185,3 +185,16 @@ def test_torchrun_two_ranks(kinds_dataset, tmp_path):
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     assert out.read_text().strip() == "ok", out.read_text()
+
+
+def test_out_of_range_values_are_errors(tmp_path):
+    """batch-size=0 would fall back to the default with a GLib warning on
+    stderr: an error naming the property instead."""
+    from test_checkpoint import make_folder
+    root = make_folder(tmp_path / "ds", 4)
+    with pytest.raises(spdlgst.LoaderError, match="batch-size"):
+        spdlgst.Loader(f"spdlsrc location={root} ! spdldecode ! "
+                       "spdlbatch batch-size=0 ! spdlappsink name=sink")
+    with pytest.raises(spdlgst.LoaderError, match="threads"):
+        spdlgst.Loader(f"spdlsrc location={root} ! spdldecode threads=100000 "
+                       "! spdlbatch ! spdlappsink name=sink")
