@@ -1568,19 +1568,6 @@ start_epoch (GstSpdlDecode * self, GstEvent * event)
 #define MIN_SKIPPED_TO_FAIL 16
 
 /* "reason: n, reason: n" of the non-zero counts */
-static gchar *
-describe_reasons (const guint64 * counts, guint n)
-{
-  GString *s = g_string_new (NULL);
-  guint i;
-
-  for (i = 0; i < n; i++)
-    if (counts[i] > 0)
-      g_string_append_printf (s, "%s%s: %" G_GUINT64_FORMAT,
-          s->len ? ", " : "", gst_spdl_decode_error_reason (i), counts[i]);
-  return g_string_free (s, FALSE);
-}
-
 /* At the end of @epoch: FALSE, with an error posted, when no sample has
  * been decoded since the start and at least MIN_SKIPPED_TO_FAIL were
  * skipped. */
@@ -1599,7 +1586,8 @@ nothing_decodable (GstSpdlDecode * self, guint epoch)
   GST_OBJECT_UNLOCK (self);
   if (decoded > 0 || skipped < MIN_SKIPPED_TO_FAIL)
     return TRUE;
-  reasons = describe_reasons (counts, GST_SPDL_DECODE_N_ERRORS);
+  reasons = gst_spdl_describe_reasons (GST_SPDL_DECODE_ERROR, counts,
+      GST_SPDL_DECODE_N_ERRORS);
   GST_ELEMENT_ERROR (self, STREAM, DECODE,
       ("No sample could be decoded: all %" G_GUINT64_FORMAT " up to the "
           "end of epoch %u were skipped (%s)", skipped, epoch, reasons),

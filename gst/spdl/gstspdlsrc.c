@@ -1718,12 +1718,13 @@ gst_spdl_src_unlock_stop (GstBaseSrc * bsrc)
 /* ------------------------------------------------------------------------ */
 /* Streaming                                                                */
 
-/* After an epoch that skipped samples: its counts by reason. Returns how
- * many were skipped. */
+/* After an epoch that skipped samples: its counts by reason, posted and in
+ * @counts (GST_SPDL_READ_N_ERRORS of them). Returns how many were
+ * skipped. */
 static guint64
-post_epoch_skipped (GstSpdlSrc * src, guint epoch)
+post_epoch_skipped (GstSpdlSrc * src, guint epoch, guint64 * counts)
 {
-  guint64 counts[GST_SPDL_READ_N_ERRORS], total = 0, suppressed;
+  guint64 total = 0, suppressed;
   guint i;
 
   GST_OBJECT_LOCK (src);
@@ -1766,24 +1767,27 @@ static gboolean
 announce_epoch_end (GstSpdlSrc * src)
 {
   GstEvent *event;
-  guint64 skipped;
+  guint64 skipped, counts[GST_SPDL_READ_N_ERRORS];
 
   if (!src->started_epoch)
     return TRUE;
   GST_DEBUG_OBJECT (src, "end of epoch %u (%" G_GUINT64_FORMAT " samples)",
       src->current_epoch, src->pushed_in_epoch);
-  skipped = post_epoch_skipped (src, src->current_epoch);
+  skipped = post_epoch_skipped (src, src->current_epoch, counts);
   src->started_epoch = FALSE;
   if (src->pushed_in_epoch == 0 && skipped > 0 && !src->epoch_resumed) {
     gchar *rank = src->num_shards > 1 ? g_strdup_printf (" on rank %u of %u",
         src->shard_index, src->num_shards) : g_strdup ("");
+    gchar *reasons = gst_spdl_describe_reasons (GST_SPDL_READ_ERROR, counts,
+        GST_SPDL_READ_N_ERRORS);
 
     post_skipped (src);
     GST_ELEMENT_ERROR (src, RESOURCE, READ,
         ("None of the %" G_GUINT64_FORMAT " samples of epoch %u could be "
-            "read%s", skipped, src->current_epoch, rank),
-        ("every sample was skipped: see the spdl-skipped message for the "
-            "reasons and the warnings for the first files"));
+            "read%s (%s)", skipped, src->current_epoch, rank, reasons),
+        ("every sample was skipped: the warnings name the first files and "
+            "why"));
+    g_free (reasons);
     g_free (rank);
     return FALSE;
   }

@@ -260,6 +260,7 @@ def test_stale_member_index_is_an_error(shards, tmp_path):
     assert out == []
     assert error is not None and \
         "None of the %d samples of epoch 0 could be read" % N_SAMPLES in error, error
+    assert "corrupt-member: %d" % N_SAMPLES in error, error
     assert any(".tar" in w for w in warnings), warnings
     line = ('spdlsrc location="%s" ! spdldecode width=16 height=16 ! '
             'spdlbatch batch-size=4 ! spdlappsink name=sink' % loc)

@@ -114,3 +114,17 @@ gst_spdl_skipped_message_new (GstElement * element, gint epoch,
         "suppressed", G_TYPE_UINT64, suppressed, NULL);
   return gst_message_new_element (GST_OBJECT (element), s);
 }
+
+gchar *
+gst_spdl_describe_reasons (GQuark domain, const guint64 * counts,
+    guint n_counts)
+{
+  GString *s = g_string_new (NULL);
+  guint i;
+
+  for (i = 0; i < n_counts; i++)
+    if (counts[i] > 0)
+      g_string_append_printf (s, "%s%s: %" G_GUINT64_FORMAT,
+          s->len ? ", " : "", gst_spdl_error_reason (domain, i), counts[i]);
+  return g_string_free (s, FALSE);
+}

@@ -89,6 +89,11 @@ void gst_spdl_warn_limiter_reset (GstSpdlWarnLimiter * limiter, guint limit);
 gboolean gst_spdl_warn_limiter_count (GstSpdlWarnLimiter * limiter,
     guint epoch);
 
+/* "too-large: 2, corrupt: 1": the reasons of @domain with a count, for
+ * messages; g_free() it. */
+gchar *gst_spdl_describe_reasons (GQuark domain, const guint64 * counts,
+    guint n_counts);
+
 /* The "spdl-skipped" element message of one epoch: "epoch", "total",
  * "suppressed" (warnings not posted) and one field per reason of @domain
  * (GST_SPDL_READ_ERROR or GST_SPDL_DECODE_ERROR), from @counts (@n_counts

@@ -720,6 +720,9 @@ GST_START_TEST (test_epoch_with_nothing_readable)
   fail_unless (run->error != NULL, "no error");
   fail_unless (strstr (run->error, "None of the 3 samples of epoch 0") !=
       NULL, "%s", run->error);
+  /* and why, by reason */
+  fail_unless (strstr (run->error, "(unreadable: 3)") != NULL, "%s",
+      run->error);
   fail_unless_equals_int (spdl_test_run_count_samples (run), 0);
   fail_unless_equals_int (g_list_length (run->warnings), 3);
   spdl_test_run_free (run);
