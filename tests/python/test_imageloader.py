@@ -1,4 +1,5 @@
 """spdlgst.ImageLoader: torchvision's ImageNet recipes from arguments."""
+import os
 import pydoc
 import time
 
@@ -326,3 +327,36 @@ def test_classes_and_samples_as_imagefolder(tmp_path):
         for batch in loader:
             for i, label in zip(batch.indices, batch.labels):
                 assert samples[i][1] == label
+
+
+
+def test_unreadable_class_folder_is_an_error(tmp_path):
+    """A class folder that cannot be read is an error naming it, not a
+    class without samples (run as an unprivileged user: root reads all)."""
+    import shutil
+    import subprocess
+    import tempfile
+    if os.geteuid() != 0 or shutil.which("setpriv") is None:
+        pytest.skip("needs root and setpriv to run as another user")
+    top = tempfile.mkdtemp(prefix="spdl-unreadable-")
+    try:
+        os.chmod(top, 0o1777)
+        rng = np.random.default_rng(0)
+        for cls in ("a", "b"):
+            os.makedirs(os.path.join(top, "ds", cls))
+            Image.fromarray(rng.integers(0, 256, (8, 8, 3), dtype=np.uint8)).save(
+                os.path.join(top, "ds", cls, "0.jpg"))
+        os.chmod(os.path.join(top, "ds"), 0o755)
+        os.chmod(os.path.join(top, "ds", "a"), 0o755)
+        os.chmod(os.path.join(top, "ds", "b"), 0)
+        env = dict(os.environ, GST_REGISTRY=os.path.join(top, "registry.bin"))
+        res = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534",
+                              "--clear-groups", "gst-launch-1.0", "spdlsrc",
+                              "location=" + os.path.join(top, "ds"), "!", "fakesink"],
+                             env=env, capture_output=True, text=True, timeout=60)
+        out = res.stdout + res.stderr
+        assert res.returncode != 0
+        assert 'Class folder "%s" cannot be read: Permission denied' % \
+            os.path.join(top, "ds", "b") in out, out
+    finally:
+        shutil.rmtree(top)

@@ -270,6 +270,28 @@ load_image_folder (GstSpdlDataset * ds, const gchar * root,
 
   if (classes == NULL)
     return FALSE;
+  /* a class folder that cannot be read would be a class without samples:
+   * its label missing from training, silently (torchvision's ImageFolder
+   * refuses such a tree) */
+  for (c = 0; c < classes->len; c++) {
+    gchar *full = g_build_filename (root, g_ptr_array_index (classes, c),
+        NULL);
+    DIR *dir = opendir (full);
+
+    if (dir == NULL) {
+      gint err = errno;
+      gchar *name = g_filename_display_name (full);
+
+      g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_OPEN_READ,
+          "Class folder \"%s\" cannot be read: %s", name, g_strerror (err));
+      g_free (name);
+      g_free (full);
+      g_ptr_array_unref (classes);
+      return FALSE;
+    }
+    closedir (dir);
+    g_free (full);
+  }
   ds->n_classes = classes->len;
   for (c = 0; c < classes->len; c++) {
     FolderWalk walk = { ds, root, extensions,
