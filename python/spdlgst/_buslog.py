@@ -60,6 +60,11 @@ class BusLog:
         self.counts: Dict[str, _ElementCounts] = {}
         # elements that post their own per-epoch spdl-skipped summaries
         self.summarizing = set()
+        # every summary kept, by element and epoch: what the training loop
+        # reached is counted, not what elements processed ahead of it
+        self.epoch_counts: Dict[str, Dict[int, Counter]] = {}
+        # summaries since the pipeline (re)started, by element
+        self.run_counts: Dict[str, Counter] = {}
 
     def drain(self) -> None:
         """Handles the messages queued when it was called, in order; raises
@@ -101,7 +106,14 @@ class BusLog:
         text, debug = _text(msg.parse_warning)
         element = msg.src.get_name() if msg.src else "?"
         found = _REASON.search(debug or "")
-        reason = found.group(1) if found else "other"
+        if found is None:
+            # not about a sample (an empty class folder, a listing): said,
+            # not counted as a skipped sample
+            logger.warning("%s: %s", element, text, extra={
+                "spdl_element": element, "spdl_reason": None,
+                "spdl_path": None, "spdl_debug": debug})
+            return
+        reason = found.group(1)
         counts = self.counts.setdefault(element, _ElementCounts())
         counts.received[reason] += 1
         if counts.shown >= self.limit:
@@ -123,6 +135,10 @@ class BusLog:
                    for i in range(s.n_fields())
                    if s.nth_field_name(i) not in _NOT_REASONS}
         suppressed = s.get_value("suppressed") if s.has_field("suppressed") else 0
+        epoch = s.get_value("epoch")
+        self.epoch_counts.setdefault(element, {}).setdefault(
+            epoch, Counter()).update(reasons)
+        self.run_counts.setdefault(element, Counter()).update(reasons)
         counts = self.counts.setdefault(element, _ElementCounts())
         # the element posts it after the epoch's last warning: what we held
         # back since the previous one belongs to this epoch, and the limit
@@ -131,6 +147,18 @@ class BusLog:
                                                           suppressed + counts.hidden)
         counts.received.clear()
         counts.shown = counts.hidden = 0
+
+    def counted(self, last_epoch: Optional[int]) -> Counter:
+        """Skipped samples of the epochs up to @last_epoch, by reason, from
+        the elements' per-epoch summaries."""
+        total: Counter = Counter()
+        if last_epoch is None:
+            return total
+        for epochs in self.epoch_counts.values():
+            for epoch, reasons in epochs.items():
+                if epoch <= last_epoch:
+                    total.update(reasons)
+        return total
 
     def end_of_epoch(self, epoch: Optional[int]) -> None:
         """Logs the summaries of the epoch the training loop just finished."""

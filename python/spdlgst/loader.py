@@ -145,7 +145,8 @@ class Loader:
         # epoch (until its first batch), past the last epoch, a state
         # restored past it
         self._end_position: Optional[Tuple[int, int]] = None
-        self._skipped_before: Dict[str, int] = {}  # counts of earlier runs
+        # skips of epochs left mid-way (no summary came for them)
+        self._skipped_unsummarized: Dict[str, int] = {}
         self._said_over = False      # the "no more batches" warning given
         track_loader(self)
 
@@ -315,9 +316,17 @@ class Loader:
 
     def _restart_at(self, epoch: int) -> None:
         """Restarts the pipeline at the first sample of @epoch."""
-        for reason, n in self.skipped().items():
-            self._skipped_before[reason] = n
         self._drain()
+        # what the elements skipped of the epoch left behind: their counts
+        # less what their per-epoch summaries said (they start again at 0)
+        for element, totals in self._element_error_counts().items():
+            summarized = self._buslog.run_counts.get(element, {})
+            for reason, n in totals.items():
+                left = n - summarized.get(reason, 0)
+                if left > 0:
+                    self._skipped_unsummarized[reason] = (
+                        self._skipped_unsummarized.get(reason, 0) + left)
+        self._buslog.run_counts.clear()
         # NULL, not READY: a sink flushes its queue only when it stops
         self.pipeline.set_state(Gst.State.NULL)
         pipeline_stopped()
@@ -446,12 +455,9 @@ class Loader:
         shards: their samples' paths come in each sample's metadata)."""
         return Samples(self._listed_src())
 
-    def skipped(self) -> Dict[str, int]:
-        """Samples skipped so far, by reason: {"unreadable": n, "truncated": n,
-        ...} summed over the pipeline's spdl elements (also in the
-        ``spdlgst`` log, per epoch)."""
-        out = dict(self._skipped_before)
-        current: Dict[str, int] = {}
+    def _element_error_counts(self) -> Dict[str, Dict[str, int]]:
+        """Each spdl element's error-counts since the pipeline started."""
+        out: Dict[str, Dict[str, int]] = {}
         it = self.pipeline.iterate_recurse()
         while True:
             ok, element = it.next()
@@ -459,19 +465,27 @@ class Loader:
                 break
             factory = element.get_factory()
             name = factory.get_name() if factory else ""
-            if not name.startswith("spdl"):
+            if not name.startswith("spdl") or \
+                    element.find_property("error-counts") is None:
                 continue
-            if element.find_property("error-counts") is not None:
-                s = element.get_property("error-counts")
-                for i in range(s.n_fields()):
-                    key = s.nth_field_name(i)
-                    if key != "total":
-                        current[key] = current.get(key, 0) + s.get_value(key)
-            elif name == "spdlsrc":
-                current["unreadable"] = (current.get("unreadable", 0)
-                                         + element.get_property("errors"))
-        for key, n in current.items():
-            out[key] = out.get(key, 0) + n
+            s = element.get_property("error-counts")
+            out[element.get_name()] = {
+                s.nth_field_name(i): s.get_value(s.nth_field_name(i))
+                for i in range(s.n_fields()) if s.nth_field_name(i) != "total"}
+        return out
+
+    def skipped(self) -> Dict[str, int]:
+        """Samples skipped by reason ({"unreadable": n, "truncated": n, ...},
+        every reason of the pipeline's spdl elements), in the epochs the
+        training loop has reached: not those the elements read and decoded
+        ahead of it (also in the ``spdlgst`` log, per epoch)."""
+        self._drain()
+        out = {reason: 0 for counts in self._element_error_counts().values()
+               for reason in counts}
+        for reason, n in self._buslog.counted(self._epoch).items():
+            out[reason] = out.get(reason, 0) + n
+        for reason, n in self._skipped_unsummarized.items():
+            out[reason] = out.get(reason, 0) + n
         return out
 
     # -- checkpointing --------------------------------------------------------

@@ -1,4 +1,5 @@
 """The spdlgst loader as a training loop uses it."""
+import logging
 import os
 import subprocess
 import sys
@@ -198,3 +199,33 @@ def test_out_of_range_values_are_errors(tmp_path):
     with pytest.raises(spdlgst.LoaderError, match="threads"):
         spdlgst.Loader(f"spdlsrc location={root} ! spdldecode threads=100000 "
                        "! spdlbatch ! spdlappsink name=sink")
+
+
+def test_skipped_counts_the_epochs_the_loop_reached(tmp_path, caplog):
+    """Two bad files an epoch: 2 after the first epoch, not 3 or 4 (the
+    decoder reads ahead into the next); an empty class folder is said, not
+    counted as a skipped sample; an epoch left by a break still counts."""
+    from test_checkpoint import make_folder
+    root = make_folder(tmp_path / "ds", 24)
+    (root / "c0" / "bad1.jpg").write_bytes(b"not a jpeg")
+    (root / "c1" / "bad2.jpg").write_bytes(b"\xff\xd8 cut")
+    (root / "empty-class").mkdir()
+    line = (f"spdlsrc location={root} num-epochs=4 ! spdldecode width=8 height=8 "
+            "! spdlbatch batch-size=2 ! spdlappsink name=sink")
+    with caplog.at_level(logging.WARNING, logger="spdlgst"):
+        with spdlgst.Loader(line, log_limit=0) as loader:
+            list(loader)
+            first = loader.skipped()
+            list(loader)
+            second = loader.skipped()
+            for _ in loader:
+                break                   # epoch 2 left after a batch
+            list(loader)                # epoch 3 (a restart)
+            last = loader.skipped()
+    assert sum(first.values()) == 2, first
+    assert sum(second.values()) == 4, second
+    # epoch 2's skips up to where it was left (0 to 2), and epoch 3's 2
+    assert 6 <= sum(last.values()) <= 8, last
+    assert "other" not in first
+    said = [r.getMessage() for r in caplog.records if "holds no image" in r.getMessage()]
+    assert said, [r.getMessage() for r in caplog.records]
