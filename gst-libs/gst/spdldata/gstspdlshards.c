@@ -38,11 +38,6 @@ GST_DEBUG_CATEGORY_STATIC (spdl_shards_debug);
 #define COALESCE_MAX (16 * 1024 * 1024)
 #define READ_CHUNK (1024 * 1024)
 #define MAX_SHARDS (1000 * 1000)
-#define MAX_LABEL_SIZE 64
-
-static const gchar *const image_extensions[] = { "jpg", "jpeg", "png",
-  "webp", NULL
-};
 
 /* ------------------------------------------------------------------------ */
 /* Byte streams: a shard's bytes, in order                                  */
@@ -298,35 +293,15 @@ typedef struct
 typedef void (*EmitFunc) (GstSpdlShards * shards, GstSpdlShardSample * s);
 
 static gboolean
-is_image_extension (const gchar * extension)
-{
-  return g_strv_contains (image_extensions, extension);
-}
-
-static gboolean
 parse_label (GstBuffer * data, gint * label)
 {
   GstMapInfo map;
-  gchar *text;
-  gint64 value;
   gboolean ok;
 
   if (!gst_buffer_map (data, &map, GST_MAP_READ))
     return FALSE;
-  /* a NUL would end the text early: "7\0junk" is no label */
-  if (memchr (map.data, '\0', map.size) != NULL) {
-    gst_buffer_unmap (data, &map);
-    return FALSE;
-  }
-  text = g_strstrip (g_strndup ((const gchar *) map.data, map.size));
+  ok = gst_spdl_shard_index_parse_label (map.data, map.size, label);
   gst_buffer_unmap (data, &map);
-  /* class indices: -1 means "no label" downstream, so no negatives; digits
-   * only (tools/make-shards --index-only reads them the same way) */
-  ok = g_ascii_isdigit (text[0]) &&
-      g_ascii_string_to_signed (text, 10, 0, G_MAXINT, &value, NULL);
-  g_free (text);
-  if (ok)
-    *label = (gint) value;
   return ok;
 }
 
@@ -430,7 +405,7 @@ segment_want (const gchar * name, guint64 size, gpointer user_data)
     seg->done = TRUE;
   else if (!segment_in_range (seg) || seg->error)
     want = FALSE;
-  else if (is_image_extension (extension) && !seg->has_image) {
+  else if (gst_spdl_shard_index_is_image (extension) && !seg->has_image) {
     if (max_size && size > max_size)
       seg->error = g_error_new (GST_SPDL_READ_ERROR,
           GST_SPDL_READ_ERROR_TOO_LARGE, "%" G_GUINT64_FORMAT " bytes, more "
@@ -438,7 +413,7 @@ segment_want (const gchar * name, guint64 size, gpointer user_data)
     else
       want = TRUE;
   } else if (strcmp (extension, "cls") == 0) {
-    if (size > MAX_LABEL_SIZE)
+    if (size > GST_SPDL_SHARD_MAX_LABEL_SIZE)
       seg->error = g_error_new (GST_SPDL_READ_ERROR,
           GST_SPDL_READ_ERROR_CORRUPT_MEMBER, "label member \"%s\" is %"
           G_GUINT64_FORMAT " bytes long", name, size);
@@ -458,7 +433,7 @@ segment_member (const gchar * name, guint64 size, GstBuffer * data,
   gchar *key, *extension;
 
   gst_spdl_tar_split_name (name, &key, &extension);
-  if (is_image_extension (extension)) {
+  if (gst_spdl_shard_index_is_image (extension)) {
     if (!seg->has_image && data) {
       seg->image = gst_buffer_ref (data);
       seg->image_name = g_strdup (name);
