@@ -1169,9 +1169,9 @@ gst_spdl_http_stream_get_object (GstSpdlHttpStream * stream, gint64 * size,
   Transfer *t = stream->transfer;
   gboolean ok;
 
-  /* set by the I/O thread at the first body byte, before the stream ends */
+  /* set by the I/O thread at the first body byte, before it is taken */
   g_mutex_lock (&t->http->lock);
-  ok = t->finished && t->accepted > 0;
+  ok = t->accepted > 0;
   *size = t->total;
   *etag = g_strdup (t->etag);
   *last_modified = g_strdup (t->last_modified);

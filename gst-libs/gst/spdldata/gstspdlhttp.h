@@ -101,9 +101,9 @@ GstSpdlHttpStream *gst_spdl_http_stream_open (GstSpdlHttp * http,
 /* > 0 bytes, 0 at the end, -1 with @error (a skip reason) */
 gssize gst_spdl_http_stream_read (GstSpdlHttpStream * stream, guint8 * data,
     gsize len, GError ** error);
-/* The object a stream read, as its first response described it (ETag:
- * strong ones only; size: of a 200's body, else -1), after the stream
- * ended; the strings are the caller's. FALSE when no response came. */
+/* The object a stream reads, as its first response described it (ETag:
+ * strong ones only; size: of a 200's body, else -1), once bytes of it
+ * were read; the strings are the caller's. FALSE before any byte came. */
 gboolean gst_spdl_http_stream_get_object (GstSpdlHttpStream * stream,
     gint64 * size, gchar ** etag, gchar ** last_modified);
 void gst_spdl_http_stream_close (GstSpdlHttpStream * stream);
