@@ -150,6 +150,7 @@ enum
   PROP_SHUFFLE_BUFFER,
   PROP_SHUFFLE_BUFFER_BYTES,
   PROP_ELASTIC,
+  PROP_SHARD_CACHE,
   PROP_HTTP_REQUESTS,
   PROP_HTTP_TIMEOUT,
   PROP_HTTP_RETRIES,
@@ -482,6 +483,30 @@ gst_spdl_src_class_init (GstSpdlSrcClass * klass)
           "read in sequence", DEFAULT_ELASTIC, READY_PARAM));
 
   /**
+   * GstSpdlSrc:shard-cache:
+   *
+   * Tar shards without index files (neither "shards.members" nor
+   * "shards.idx" beside them; a local file that is not there, a 404 or
+   * S3's NoSuchKey): their member index is learned by reading each shard
+   * once (its tar headers; a remote shard is streamed whole, its labels
+   * kept) and kept in this folder, one file per list of shards in the
+   * shards.members format, named by a SHA-256 over the shards' locations
+   * in listing order, sizes and validators (local: modification time;
+   * remote: ETag, else Last-Modified, from a HEAD request each), so that a
+   * restarted job reads no shard to start and a changed shard is learned
+   * again. A file that does not parse or does not list the shards is
+   * learned again with a warning; one that cannot be written is a
+   * warning. NULL: $XDG_CACHE_HOME/gst-spdl/shards
+   * (g_get_user_cache_dir()); "": learned each time, never kept. Remote
+   * shards sending neither ETag nor Last-Modified are never kept.
+   */
+  g_object_class_install_property (gobject_class, PROP_SHARD_CACHE,
+      g_param_spec_string ("shard-cache", "Shard index cache",
+          "Tar shards without index files: folder of the member indexes "
+          "learned from them (NULL: $XDG_CACHE_HOME/gst-spdl/shards, "
+          "\"\": not kept)", NULL, READY_PARAM));
+
+  /**
    * GstSpdlSrc:http-requests:
    *
    * Remote data: HTTP requests in flight at once, on one I/O thread (libcurl's
@@ -702,6 +727,7 @@ gst_spdl_src_finalize (GObject * object)
   g_free (src->s3_secret_key);
   g_free (src->s3_session_token);
   g_free (src->ca_file);
+  g_free (src->shard_cache);
   g_mutex_clear (&src->read_lock);
   g_cond_clear (&src->read_cond);
   gst_spdl_stats_clear (&src->stats);
@@ -813,6 +839,10 @@ gst_spdl_src_set_property (GObject * object, guint prop_id,
       break;
     case PROP_S3_VIRTUAL_HOST:
       src->s3_virtual_host = g_value_get_boolean (value);
+      break;
+    case PROP_SHARD_CACHE:
+      g_free (src->shard_cache);
+      src->shard_cache = g_value_dup_string (value);
       break;
     case PROP_CA_FILE:
       g_free (src->ca_file);
@@ -931,6 +961,9 @@ gst_spdl_src_get_property (GObject * object, guint prop_id, GValue * value,
     case PROP_S3_VIRTUAL_HOST:
       g_value_set_boolean (value, src->s3_virtual_host);
       break;
+    case PROP_SHARD_CACHE:
+      g_value_set_string (value, src->shard_cache);
+      break;
     case PROP_CA_FILE:
       g_value_set_string (value, src->ca_file);
       break;
@@ -959,7 +992,8 @@ gst_spdl_src_get_property (GObject * object, guint prop_id, GValue * value,
       add_http_stats (src, st);
       if (src->shard_order >= 0)
         gst_structure_set (st, "shard-order", G_TYPE_STRING,
-            src->shard_order ? "elastic" : "contiguous", NULL);
+            src->shard_order ? "elastic" : "contiguous", "shard-index",
+            G_TYPE_STRING, src->shard_index_source, NULL);
       g_value_take_boxed (value, st);
       break;
     }
@@ -1407,6 +1441,7 @@ start_shards (GstSpdlSrc * src, const gchar * location, guint64 start_offset)
       g_strdup (config.http.s3.profile);
   config.http.ca_file = src->config_strings[5] =
       g_strdup (config.http.ca_file);
+  config.cache_dir = src->config_strings[7] = g_strdup (src->shard_cache);
   GST_OBJECT_UNLOCK (src);
   shards = gst_spdl_shards_open (&config, &error);
 
@@ -1419,6 +1454,14 @@ start_shards (GstSpdlSrc * src, const gchar * location, guint64 start_offset)
   }
   if (shards && !gst_spdl_shards_start (shards, &error))
     g_clear_pointer (&shards, gst_spdl_shards_free);
+  if (shards) {
+    /* a learned index's cache that could not be used: worth knowing */
+    gchar **warnings = gst_spdl_shards_take_warnings (shards), **w;
+    for (w = warnings; w && *w; w++)
+      GST_ELEMENT_WARNING (src, RESOURCE, FAILED, ("%s", *w),
+          ("shard-cache"));
+    g_strfreev (warnings);
+  }
   if (shards == NULL) {
     gst_element_message_full (GST_ELEMENT (src), GST_MESSAGE_ERROR,
         GST_RESOURCE_ERROR, error->domain == GST_RESOURCE_ERROR ?
@@ -1448,6 +1491,7 @@ start_shards (GstSpdlSrc * src, const gchar * location, guint64 start_offset)
   GST_OBJECT_LOCK (src);
   src->shards = shards;
   src->shard_order = gst_spdl_shards_is_elastic (shards) ? 1 : 0;
+  src->shard_index_source = gst_spdl_shards_get_index_source (shards);
   src->samples_per_epoch = gst_spdl_shards_get_per_rank (shards);
   GST_OBJECT_UNLOCK (src);
   src->current_epoch = src->start_epoch;

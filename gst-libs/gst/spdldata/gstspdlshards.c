@@ -16,6 +16,7 @@
 #include "gstspdltar.h"
 #include "gstspdlorder.h"
 #include "gstspdlshardindex.h"
+#include "gstspdlshardlearn.h"
 #include "gstspdlrandom.h"
 
 #include <errno.h>
@@ -38,6 +39,10 @@ GST_DEBUG_CATEGORY_STATIC (spdl_shards_debug);
 #define COALESCE_MAX (16 * 1024 * 1024)
 #define READ_CHUNK (1024 * 1024)
 #define MAX_SHARDS (1000 * 1000)
+/* shards read at once while learning their members: local ones (pread of
+ * headers) and remote ones (streams, at most http-requests) */
+#define LEARN_LOCAL 4
+#define LEARN_REMOTE 8
 
 /* ------------------------------------------------------------------------ */
 /* Byte streams: a shard's bytes, in order                                  */
@@ -336,6 +341,10 @@ struct _GstSpdlShards
   gboolean elastic;
   GstSpdlShardMember *members;
   gchar *members_text;
+  const gchar *index_source;    /* where the counts or members came from */
+  /* a learned index: what it left out, reported each epoch */
+  GPtrArray *notes;
+  GPtrArray *warnings;          /* strings, for the element */
 
   GstSpdlHttp *http;            /* remote shards */
 
@@ -550,30 +559,31 @@ count_local_shard (const gchar * path, guint64 * count, GError ** error)
 /* ------------------------------------------------------------------------ */
 /* Listing                                                                  */
 
-/* "shards.idx": one "NAME<TAB>SAMPLES" line per shard (NAME as in the
- * folder); lines starting with # are comments. */
+/* An index file beside the shards: its text, or NULL with *@absent when
+ * there is none (no local file, a 404 but for a missing bucket), or NULL
+ * with @error when it cannot be read (a refusal, a server error). */
 static gchar *
 fetch_index (GstSpdlShards * shards, const gchar * path, guint64 max_size,
-    GError ** error)
+    gboolean * absent, GError ** error)
 {
   gchar *contents = NULL;
   GBytes *bytes;
   GError *fetch_error = NULL;
   long status = 0;
 
+  *absent = FALSE;
   if (shards->http == NULL) {
-    g_file_get_contents (path, &contents, NULL, NULL);
-    return contents;            /* no index: the headers are read */
+    *absent = !g_file_get_contents (path, &contents, NULL, NULL);
+    return contents;
   }
   bytes = gst_spdl_http_get_sync (shards->http, path, max_size, &status,
       &fetch_error);
   /* S3 answers a missing bucket with 404 too (describe_status()'s words) */
   if (bytes == NULL && status == 404 &&
       !g_str_has_prefix (fetch_error->message, "S3 error NoSuchBucket")) {
-    g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_NOT_FOUND,
-        "Could not read the shard index \"%s\" (remote shards need the "
-        "index tools/make-shards writes): %s", path, fetch_error->message);
+    GST_INFO ("no %s: %s", path, fetch_error->message);
     g_error_free (fetch_error);
+    *absent = TRUE;
     return NULL;
   }
   if (bytes == NULL) {
@@ -590,14 +600,18 @@ fetch_index (GstSpdlShards * shards, const gchar * path, guint64 max_size,
   return contents;
 }
 
+/* "shards.idx": one "NAME<TAB>SAMPLES" line per shard (NAME as in the
+ * folder); lines starting with # are comments. NULL without @error when
+ * there is none. */
 static GHashTable *
 load_index (GstSpdlShards * shards, const gchar * folder, GError ** error)
 {
   gchar *path = g_strconcat (folder, "/", INDEX_NAME, NULL);
   gchar *contents = NULL;
   GHashTable *index;
+  gboolean absent;
 
-  if ((contents = fetch_index (shards, path, 64 * 1024 * 1024,
+  if ((contents = fetch_index (shards, path, 64 * 1024 * 1024, &absent,
               error)) == NULL) {
     g_free (path);
     return NULL;
@@ -627,7 +641,8 @@ load_members (GstSpdlShards * shards, GError ** error)
   gchar *folder = shards_folder (shards);
   gchar *path = g_strconcat (folder, "/", MEMBERS_NAME, NULL);
   GError *fetch_error = NULL;
-  gchar *text = fetch_index (shards, path, MAX_MEMBERS_INDEX_SIZE,
+  gboolean absent;
+  gchar *text = fetch_index (shards, path, MAX_MEMBERS_INDEX_SIZE, &absent,
       &fetch_error);
   GArray *parsed = g_array_new (FALSE, FALSE, sizeof (GstSpdlShardMember));
   GHashTable *found = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
@@ -672,6 +687,7 @@ load_members (GstSpdlShards * shards, GError ** error)
     }
   }
   shards->members_text = g_steal_pointer (&text);
+  shards->index_source = MEMBERS_NAME;
   ok = TRUE;
 
 done:
@@ -681,6 +697,47 @@ done:
   g_free (path);
   g_free (folder);
   return ok;
+}
+
+/* Neither index file: the member index learned from the shards (or their
+ * cache), used as shards.members would be; the contiguous split takes
+ * its counts of the samples a stream of each shard yields. */
+static gboolean
+learn_index (GstSpdlShards * shards, GError ** error)
+{
+  GstSpdlShardLearnConfig config = { 0, };
+  GstSpdlShardLearned *learned;
+  guint i;
+
+  config.names = (const gchar * const *) shards->names;
+  config.n_shards = shards->n_shards;
+  config.http = shards->http;
+  config.parallel = shards->http ? MIN (MAX (shards->config.http.max_requests,
+          1), LEARN_REMOTE) : LEARN_LOCAL;
+  config.cache_dir = shards->config.cache_dir;
+  if ((learned = gst_spdl_shard_learn (&config, error)) == NULL)
+    return FALSE;
+  shards->total = 0;
+  for (i = 0; i < shards->n_shards; i++) {
+    shards->counts[i] = shards->config.elastic ? learned->counts[i] :
+        learned->streamed[i];
+    shards->offsets[i] = shards->total;
+    shards->total += shards->counts[i];
+  }
+  if (shards->config.elastic) {
+    shards->elastic = TRUE;
+    shards->members = g_steal_pointer (&learned->members);
+    shards->members_text = g_steal_pointer (&learned->text);
+    shards->notes = g_steal_pointer (&learned->notes);
+  }
+  shards->index_source = learned->cached ? "cached" : "learned";
+  shards->warnings = g_steal_pointer (&learned->warnings);
+  GST_INFO ("members of %u shards %s%s%s", shards->n_shards,
+      learned->cached ? "from the cache" : "learned",
+      learned->cache_file ? ", kept in " : "", learned->cache_file ?
+      learned->cache_file : "");
+  gst_spdl_shard_learned_free (learned);
+  return TRUE;
 }
 
 static gboolean
@@ -696,9 +753,14 @@ count_shards (GstSpdlShards * shards, GError ** error)
     g_propagate_error (error, index_error);
     return FALSE;
   }
+  if (index == NULL) {
+    g_free (folder);
+    return learn_index (shards, error);
+  }
+  shards->index_source = INDEX_NAME;
   for (i = 0; i < shards->n_shards; i++) {
     gchar *base = g_path_get_basename (shards->names[i]);
-    guint64 *indexed = index ? g_hash_table_lookup (index, base) : NULL;
+    guint64 *indexed = g_hash_table_lookup (index, base);
 
     g_free (base);
     if (indexed)
@@ -713,8 +775,7 @@ count_shards (GstSpdlShards * shards, GError ** error)
     shards->offsets[i] = shards->total;
     shards->total += shards->counts[i];
   }
-  if (index)
-    g_hash_table_unref (index);
+  g_hash_table_unref (index);
   g_free (folder);
   return i == shards->n_shards;
 }
@@ -814,6 +875,27 @@ gboolean
 gst_spdl_shards_is_elastic (GstSpdlShards * shards)
 {
   return shards->elastic;
+}
+
+const gchar *
+gst_spdl_shards_get_index_source (GstSpdlShards * shards)
+{
+  return shards->index_source;
+}
+
+gchar **
+gst_spdl_shards_take_warnings (GstSpdlShards * shards)
+{
+  GPtrArray *warnings = g_steal_pointer (&shards->warnings);
+
+  if (warnings == NULL || warnings->len == 0) {
+    if (warnings)
+      g_ptr_array_unref (warnings);
+    return NULL;
+  }
+  g_ptr_array_set_free_func (warnings, NULL);
+  g_ptr_array_add (warnings, NULL);
+  return (gchar **) g_ptr_array_free (warnings, FALSE);
 }
 
 guint64
@@ -1393,6 +1475,34 @@ read_positions_remote (GstSpdlShards * shards, const guint64 * order,
   }
 }
 
+/* What a learned index left out (samples with a bad label, the rest of a
+ * damaged shard) is skipped as the streaming reader skips it, once an
+ * epoch over the ranks (note j on rank j mod W), at the epoch's start:
+ * not in a resumed one, whose start was read before. */
+static void
+deliver_notes (GstSpdlShards * shards, guint epoch)
+{
+  guint world = MAX (shards->config.world_size, 1), j;
+
+  for (j = 0; shards->notes && j < shards->notes->len &&
+      !is_stopping (shards); j++) {
+    GstSpdlShardNote *note = g_ptr_array_index (shards->notes, j);
+    GstSpdlShardSample *sample;
+
+    if (j % world != shards->config.rank)
+      continue;
+    sample = g_new0 (GstSpdlShardSample, 1);
+    sample->index = shards->offsets[note->shard];
+    sample->label = -1;
+    sample->epoch = epoch;
+    sample->path = note->member ? g_strdup_printf ("%s:%s",
+        shards->names[note->shard], note->member) :
+        g_strdup (shards->names[note->shard]);
+    sample->error = g_error_copy (note->error);
+    deliver (shards, sample);
+  }
+}
+
 static void
 read_epoch_elastic (GstSpdlShards * shards, guint epoch)
 {
@@ -1403,6 +1513,8 @@ read_epoch_elastic (GstSpdlShards * shards, guint epoch)
       &offset);
 
   shards->epoch = epoch;
+  if (offset == 0)
+    deliver_notes (shards, epoch);
   if (shards->http)
     read_positions_remote (shards, order, offset + shards->config.rank,
         count);
@@ -1543,6 +1655,10 @@ gst_spdl_shards_free (GstSpdlShards * shards)
   close_local_fds (shards);
   g_free (shards->members);
   g_free (shards->members_text);
+  if (shards->notes)
+    g_ptr_array_unref (shards->notes);
+  if (shards->warnings)
+    g_ptr_array_unref (shards->warnings);
   g_queue_clear_full (&shards->queue, (GDestroyNotify)
       gst_spdl_shard_sample_free);
   g_clear_pointer (&shards->mix, g_ptr_array_unref);

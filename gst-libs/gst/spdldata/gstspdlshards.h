@@ -61,6 +61,8 @@ typedef struct
   gboolean elastic;             /* the elastic order where indexed */
   guint64 max_member_size;      /* 0: no limit */
   guint queue_size;             /* samples ready ahead of the consumer */
+  const gchar *cache_dir;       /* learned member indexes: NULL, the
+                                 * default (gstspdlshardlearn.h); "": none */
   GstSpdlHttpConfig http;       /* for http(s):// and s3:// shards */
 } GstSpdlShardsConfig;
 
@@ -101,6 +103,12 @@ guint gst_spdl_shards_get_n_shards (GstSpdlShards * shards);
 guint64 gst_spdl_shards_get_per_rank (GstSpdlShards * shards);
 /* Whether the elastic order is used (see above). */
 gboolean gst_spdl_shards_is_elastic (GstSpdlShards * shards);
+/* Where the counts or members came from: "shards.members", "shards.idx",
+ * "learned" (from the shards) or "cached" (learned before). */
+const gchar *gst_spdl_shards_get_index_source (GstSpdlShards * shards);
+/* Warnings for the element (a learned index's cache that could not be
+ * read or written), once; NULL when none. */
+gchar **gst_spdl_shards_take_warnings (GstSpdlShards * shards);
 /* This rank's samples in @epoch, and in @offset how many of the epoch's
  * global positions were consumed before (a resumed first epoch). */
 guint64 gst_spdl_shards_epoch_share (GstSpdlShards * shards, guint epoch,
