@@ -57,7 +57,8 @@ typedef struct
   Shard *shards;
   GMutex lock;
   GCond cond;
-  guint pending;
+  guint pending;                /* HEAD requests in flight */
+  guint next;                   /* the next shard to read */
   gboolean failed;              /* a shard could not be read: stop */
 } Learn;
 
@@ -355,51 +356,54 @@ learn_remote (Learn * learn, guint i)
   gst_spdl_http_stream_close (stream);
 }
 
-static void
-learn_shard (gpointer data, gpointer user_data)
+/* Takes the next shard to read until none is left (or one failed). */
+static gpointer
+learn_thread (gpointer data)
 {
-  Learn *learn = user_data;
-  guint i = GPOINTER_TO_UINT (data) - 1;
-  Shard *shard = &learn->shards[i];
-  gboolean skip;
+  Learn *learn = data;
 
-  g_mutex_lock (&learn->lock);
-  skip = learn->failed;
-  g_mutex_unlock (&learn->lock);
-  if (!skip) {
+  for (;;) {
+    Shard *shard;
+    guint i;
+
+    g_mutex_lock (&learn->lock);
+    if (learn->failed || learn->next == learn->config->n_shards) {
+      g_mutex_unlock (&learn->lock);
+      return NULL;
+    }
+    i = learn->next++;
+    g_mutex_unlock (&learn->lock);
+    shard = &learn->shards[i];
     GST_DEBUG ("learning the members of %s", shard->location);
     if (learn->config->http)
       learn_remote (learn, i);
     else
       learn_local (learn, i);
+    if (shard->failure) {
+      g_mutex_lock (&learn->lock);
+      learn->failed = TRUE;
+      g_mutex_unlock (&learn->lock);
+    }
   }
-  g_mutex_lock (&learn->lock);
-  if (shard->failure)
-    learn->failed = TRUE;
-  learn->pending--;
-  g_cond_broadcast (&learn->cond);
-  g_mutex_unlock (&learn->lock);
 }
 
 static gboolean
 learn_shards (Learn * learn, GError ** error)
 {
   const GstSpdlShardLearnConfig *config = learn->config;
-  GThreadPool *pool;
-  guint i;
+  guint n = MAX (MIN (config->parallel, config->n_shards), 1), started, i;
+  GThread **threads = g_new0 (GThread *, n);
 
-  pool = g_thread_pool_new (learn_shard, learn, MAX (MIN (config->parallel,
-              config->n_shards), 1), FALSE, error);
-  if (pool == NULL)
+  /* threads of their own, joined: nothing of them outlives the learning */
+  for (started = 0; started < n; started++)
+    if ((threads[started] = g_thread_try_new ("spdllearn", learn_thread,
+                learn, started == 0 ? error : NULL)) == NULL)
+      break;
+  for (i = 0; i < started; i++)
+    g_thread_join (threads[i]);
+  g_free (threads);
+  if (started == 0)
     return FALSE;
-  learn->pending = config->n_shards;
-  for (i = 0; i < config->n_shards; i++)
-    g_thread_pool_push (pool, GUINT_TO_POINTER (i + 1), NULL);
-  g_mutex_lock (&learn->lock);
-  while (learn->pending > 0)
-    g_cond_wait (&learn->cond, &learn->lock);
-  g_mutex_unlock (&learn->lock);
-  g_thread_pool_free (pool, FALSE, TRUE);
 
   for (i = 0; i < config->n_shards; i++) {
     Shard *shard = &learn->shards[i];
@@ -447,7 +451,12 @@ head_done (const GstSpdlHttpObjectInfo * info, GError * error,
 
   shard->status = info->status;
   shard->error = error;
-  if (error == NULL) {
+  /* a server that answers no HEAD: learned, never cached */
+  if (error && (info->status == 405 || info->status == 501)) {
+    GST_INFO ("%s: %s (no HEAD): its learned index is not cached",
+        shard->location, error->message);
+    g_clear_error (&shard->error);
+  } else if (error == NULL) {
     shard->size = info->size >= 0 ? (guint64) info->size : 0;
     shard->etag = g_strdup (info->etag);
     shard->last_modified = g_strdup (info->last_modified);
