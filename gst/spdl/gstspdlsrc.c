@@ -88,17 +88,33 @@
  * "truncated-shard", a header that does not match as "corrupt-member",
  * each at its position, so ranks stay aligned.
  *
- * Without "shards.members" (or with elastic=false) each rank streams an
- * equal contiguous part of the epoch's shard-ordered stream of N samples,
- * floor(N / ranks) (#GstSpdlSrc:drop-uneven) or ceil(N / ranks) samples (the
- * last rank wraps around), mixed by a shuffle buffer of its own from
- * (seed, epoch, rank): an order that depends on the number of ranks, so
- * such a state resumes only at the same number (start-offset must be a
- * multiple of num-shards). The counts per shard come from "shards.idx"
- * (one "NAME<TAB>SAMPLES" line per shard) or, for local shards without it,
- * from reading the tar headers first. Unreadable shards and corrupt or
- * truncated tar streams are skipped with the reasons "unreadable",
- * "corrupt-member" and "truncated-shard".
+ * Shards published without index files (neither "shards.members" nor
+ * "shards.idx" beside them, as most WebDataset sets are; locally no such
+ * file, remotely a 404 or S3's NoSuchKey, any other failure being an
+ * error) get their member index learned: each shard read once before the
+ * first epoch (locally its tar headers, remotely streamed whole with only
+ * its labels kept, several at once), and the elastic order used as with
+ * "shards.members", so they resume at any number of ranks too. The index
+ * is kept in #GstSpdlSrc:shard-cache, keyed by the shards' locations,
+ * sizes and modification times or ETags, so a restarted job reads no shard
+ * to start. A sample whose label is no label is left out of a learned
+ * index, as is what follows a corrupt header or the cut of a truncated
+ * shard; each is skipped (as "corrupt-member" or "truncated-shard", with a
+ * warning naming the shard) once an epoch over the ranks, as streaming the
+ * shard would skip it. A shard that cannot be found or read while learning
+ * is an error.
+ *
+ * With "shards.idx" and no "shards.members" (or with elastic=false) each
+ * rank streams an equal contiguous part of the epoch's shard-ordered stream
+ * of N samples, floor(N / ranks) (#GstSpdlSrc:drop-uneven) or
+ * ceil(N / ranks) samples (the last rank wraps around), mixed by a shuffle
+ * buffer of its own from (seed, epoch, rank): an order that depends on the
+ * number of ranks, so such a state resumes only at the same number
+ * (start-offset must be a multiple of num-shards). The counts per shard
+ * come from "shards.idx" (one "NAME<TAB>SAMPLES" line per shard), else from
+ * a learned index. Unreadable shards and corrupt or truncated tar streams
+ * are skipped with the reasons "unreadable", "corrupt-member" and
+ * "truncated-shard".
  *
  * ## Example launch line
  * |[
@@ -470,17 +486,19 @@ gst_spdl_src_class_init (GstSpdlSrcClass * klass)
    * GstSpdlSrc:elastic:
    *
    * Tar shards with a member index ("shards.members", written by
-   * tools/make-shards): an epoch's global order from (seed, epoch) alone,
-   * split between ranks as folders are, each sample read by its byte range
-   * (resume at any number of ranks). FALSE, or shards without the member
-   * index: each rank streams a contiguous part of the shards (resume at the
-   * same number of ranks only).
+   * tools/make-shards, or learned from shards without index files, see
+   * #GstSpdlSrc:shard-cache): an epoch's global order from (seed, epoch)
+   * alone, split between ranks as folders are, each sample read by its byte
+   * range (resume at any number of ranks). FALSE, or shards with only
+   * "shards.idx": each rank streams a contiguous part of the shards (resume
+   * at the same number of ranks only).
    */
   g_object_class_install_property (gobject_class, PROP_ELASTIC,
       g_param_spec_boolean ("elastic", "Elastic",
           "Tar shards: a global order split by position, members read by "
-          "byte range (needs shards.members), instead of contiguous parts "
-          "read in sequence", DEFAULT_ELASTIC, READY_PARAM));
+          "byte range (a member index: shards.members, or learned without "
+          "index files), instead of contiguous parts read in sequence",
+          DEFAULT_ELASTIC, READY_PARAM));
 
   /**
    * GstSpdlSrc:shard-cache:
@@ -647,8 +665,11 @@ gst_spdl_src_class_init (GstSpdlSrcClass * klass)
    * "spdl-stats": items-in (reads started), items-out (samples pushed),
    * busy (ns spent reading), mean, p90, p99 (ns per read), elapsed, and
    * skipped-REASON counts. Tar shards add shard-order ("elastic", or
-   * "contiguous" when there is no shards.members or elastic is off: the
-   * order a checkpoint depends on). Remote data adds
+   * "contiguous" when there is only shards.idx or elastic is off: the
+   * order a checkpoint depends on) and shard-index-source, where the
+   * counts or members came from ("shards.members", "shards.idx",
+   * "learned" from the shards, or "cached": learned before, see
+   * #GstSpdlSrc:shard-cache). Remote data adds
    * http-peak-bytes-in-flight (the most bytes received and not yet handed
    * over, at most max-bytes-in-flight plus one 16 KiB write, unless an
    * object or a coalesced ranged read of members is larger, or comes
@@ -992,8 +1013,9 @@ gst_spdl_src_get_property (GObject * object, guint prop_id, GValue * value,
       add_http_stats (src, st);
       if (src->shard_order >= 0)
         gst_structure_set (st, "shard-order", G_TYPE_STRING,
-            src->shard_order ? "elastic" : "contiguous", "shard-index",
-            G_TYPE_STRING, src->shard_index_source, NULL);
+            src->shard_order ? "elastic" : "contiguous",
+            "shard-index-source", G_TYPE_STRING, src->shard_index_source,
+            NULL);
       g_value_take_boxed (value, st);
       break;
     }
@@ -1476,9 +1498,10 @@ start_shards (GstSpdlSrc * src, const gchar * location, guint64 start_offset)
   if (config.elastic && !gst_spdl_shards_is_elastic (shards) &&
       src->num_shards > 1)
     GST_ELEMENT_WARNING (src, RESOURCE, NOT_FOUND,
-        ("Tar shards \"%s\" have no readable shards.members: each rank "
-            "streams a contiguous part, and a checkpoint resumes only on %u "
-            "ranks (tools/make-shards --index-only DIR writes the index)",
+        ("Tar shards \"%s\" have shards.idx and no readable shards.members: "
+            "each rank streams a contiguous part, and a checkpoint resumes "
+            "only on %u ranks (tools/make-shards --index-only DIR writes the "
+            "index)",
             location, src->num_shards), ("elastic=true without an index"));
   GST_INFO_OBJECT (src, "%u shards, %" G_GUINT64_FORMAT " samples, %"
       G_GUINT64_FORMAT " per epoch for rank %u/%u, %s order",

@@ -66,7 +66,7 @@ def test_learned_index_is_what_make_shards_writes(published, tmp_path):
     out, warnings, error, _ = run("%s/%s" % (bare, PATTERN),
                                   'shard-cache="%s"' % cache, stats)
     assert error is None and warnings == []
-    assert stats[0].get_value("shard-index") == "learned"
+    assert stats[0].get_value("shard-index-source") == "learned"
     assert stats[0].get_value("shard-order") == "elastic"
     (name,) = cache_files(cache)
     assert len(name) == 64 + len(".members")
@@ -115,12 +115,12 @@ def test_shuffled_epochs_and_the_cache(published, tmp_path):
     os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
     second = run("%s/%s" % (shards, PATTERN), props, stats)
     assert second[2] is None and second[1] == []
-    assert stats[1].get_value("shard-index") == "cached"
+    assert stats[1].get_value("shard-index-source") == "cached"
     assert summary(second[0]) == summary(first[0])
     # learned again (no cache): the damage is seen
     third = run("%s/%s" % (shards, PATTERN), props.replace(
         'shard-cache="%s"' % cache, 'shard-cache=""'), stats)
-    assert stats[2].get_value("shard-index") == "learned"
+    assert stats[2].get_value("shard-index-source") == "learned"
     assert third[2] is None and third[3].get_value("corrupt-member") == 2
     assert any("train-000000.tar" in w and "checksum" in w for w in third[1])
     # as the reader would: the sample before the bad header has no label
@@ -137,7 +137,7 @@ def test_changed_shard_invalidates_the_cache(published, tmp_path):
     stats = []
     assert len(run(loc, props, stats)[0]) == N
     assert len(run(loc, props, stats)[0]) == N
-    assert [s.get_value("shard-index") for s in stats] == ["learned", "cached"]
+    assert [s.get_value("shard-index-source") for s in stats] == ["learned", "cached"]
     # shard 1 rewritten without its last sample
     path = os.path.join(shards, "train-000001.tar")
     with tarfile.open(path) as t:
@@ -147,16 +147,16 @@ def test_changed_shard_invalidates_the_cache(published, tmp_path):
             t.addfile(m, io.BytesIO(data))
     out, warnings, error, _ = run(loc, props, stats)
     assert error is None and warnings == [] and len(out) == N - 1
-    assert stats[2].get_value("shard-index") == "learned"
+    assert stats[2].get_value("shard-index-source") == "learned"
     for _, label, _, p, data in out:
         assert (label, data) == truth[key_of(p)]
     assert len(cache_files(cache)) == 2
     assert run(loc, props, stats)[0] == out
-    assert stats[3].get_value("shard-index") == "cached"
+    assert stats[3].get_value("shard-index-source") == "cached"
     # the same bytes written again: another modification time, learned again
     os.utime(path, ns=(os.stat(path).st_atime_ns, os.stat(path).st_mtime_ns + 1000))
     assert run(loc, props, stats)[0] == out
-    assert stats[4].get_value("shard-index") == "learned"
+    assert stats[4].get_value("shard-index-source") == "learned"
 
 
 def test_cache_off_default_folder_and_bad_files(published, tmp_path):
@@ -174,14 +174,14 @@ def test_cache_off_default_folder_and_bad_files(published, tmp_path):
     for _ in range(2):
         out, warnings, error, _ = run(loc, 'shard-cache=""', stats)
         assert error is None and warnings == [] and len(out) == N
-    assert [s.get_value("shard-index") for s in stats] == ["learned"] * 2
+    assert [s.get_value("shard-index-source") for s in stats] == ["learned"] * 2
     assert set(cache_files(default)) == before
     out, warnings, error, _ = run(loc, "", stats)
     assert error is None and warnings == [] and len(out) == N
     (new,) = set(cache_files(default)) - before
     assert shards in open(os.path.join(default, new)).read()
     assert run(loc, "", stats)[0] == out
-    assert stats[-1].get_value("shard-index") == "cached"
+    assert stats[-1].get_value("shard-index-source") == "cached"
     os.unlink(os.path.join(default, new))
 
     cache = tmp_path / "cache"
@@ -199,10 +199,10 @@ def test_cache_off_default_folder_and_bad_files(published, tmp_path):
         assert error is None and len(out) == N
         assert len(warnings) == 1 and "Ignoring the learned shard index cache" in \
             warnings[0] and name in warnings[0], warnings
-        assert stats[-1].get_value("shard-index") == "learned"
+        assert stats[-1].get_value("shard-index-source") == "learned"
         assert (cache / name).read_text() == text
         out, warnings, _, _ = run(loc, props, stats)
-        assert warnings == [] and stats[-1].get_value("shard-index") == "cached"
+        assert warnings == [] and stats[-1].get_value("shard-index-source") == "cached"
     # a folder that cannot be made: a warning, every sample read
     (tmp_path / "file").write_text("")
     out, warnings, error, _ = run(loc, 'shard-cache="%s/file/sub"' % tmp_path)
@@ -251,7 +251,7 @@ def test_damaged_shards_while_learning(published, tmp_path, where):
     try:
         for source in ("learned", "cached"):
             out, warnings, error, counts = run(loc, props, stats)
-            assert error is None and stats[-1].get_value("shard-index") == source
+            assert error is None and stats[-1].get_value("shard-index-source") == source
             assert counts.get_value("truncated-shard") == 2
             assert counts.get_value("corrupt-member") == 2
             assert any("train-000001.tar" in w and "ends inside" in w for w in warnings)
@@ -345,7 +345,7 @@ def test_http_learned_then_cached(published, tmp_path):
         assert [o[:3] + (o[4],) for o in second[0]] == [o[:3] + (o[4],) for o in local]
         heads, whole, ranged = tar_requests(log)
         assert len(heads) == N_SHARDS and whole == [] and ranged
-        assert [s.get_value("shard-index") for s in stats] == ["learned", "cached"]
+        assert [s.get_value("shard-index-source") for s in stats] == ["learned", "cached"]
         # shard 3 rewritten on the server: learned again, that shard too
         path = os.path.join(shards, "train-000003.tar")
         with open(path, "ab") as f:
@@ -354,7 +354,7 @@ def test_http_learned_then_cached(published, tmp_path):
         third = run(loc, props, stats)
         assert third[2] is None and [o[4] for o in third[0]] == [o[4] for o in second[0]]
         heads, whole, _ = tar_requests(log)
-        assert len(whole) == N_SHARDS and stats[2].get_value("shard-index") == "learned"
+        assert len(whole) == N_SHARDS and stats[2].get_value("shard-index-source") == "learned"
     finally:
         p.stop()
     # http.server: no Range support, Last-Modified as its validator
@@ -364,7 +364,7 @@ def test_http_learned_then_cached(published, tmp_path):
             out, warnings, error, _ = run("%s/shards/%s" % (server.url, PATTERN),
                                           'shard-cache="%s"' % cache, stats)
             assert error is None and warnings == [] and len(out) == N
-            assert stats[-1].get_value("shard-index") == source
+            assert stats[-1].get_value("shard-index-source") == source
             for _, label, _, path, d in out:
                 assert (label, d) == truth[key_of(path)]
         # a missing shard is an error naming it, as locally
@@ -484,7 +484,7 @@ def test_s3_learned_then_cached(published, tmp_path, monkeypatch):
             assert len(heads) == N_SHARDS and whole == [] and ranged
         finally:
             p.stop()
-        assert [s.get_value("shard-index") for s in stats] == ["learned", "cached"]
+        assert [s.get_value("shard-index-source") for s in stats] == ["learned", "cached"]
         local = run("%s/%s" % (indexed, PATTERN), props)[0]
         for got in (first[0], second[0]):
             assert [o[:3] + (o[4],) for o in got] == [o[:3] + (o[4],) for o in local]
