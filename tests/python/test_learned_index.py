@@ -138,6 +138,10 @@ def test_changed_shard_invalidates_the_cache(published, tmp_path):
     assert len(run(loc, props, stats)[0]) == N
     assert len(run(loc, props, stats)[0]) == N
     assert [s.get_value("shard-index-source") for s in stats] == ["learned", "cached"]
+    # the same files spelled otherwise: the same key and index
+    rel = os.path.relpath(loc)
+    assert rel != loc and len(run(rel, props, stats)[0]) == N
+    assert stats[-1].get_value("shard-index-source") == "cached"
     # shard 1 rewritten without its last sample
     path = os.path.join(shards, "train-000001.tar")
     with tarfile.open(path) as t:
@@ -147,16 +151,16 @@ def test_changed_shard_invalidates_the_cache(published, tmp_path):
             t.addfile(m, io.BytesIO(data))
     out, warnings, error, _ = run(loc, props, stats)
     assert error is None and warnings == [] and len(out) == N - 1
-    assert stats[2].get_value("shard-index-source") == "learned"
+    assert stats[3].get_value("shard-index-source") == "learned"
     for _, label, _, p, data in out:
         assert (label, data) == truth[key_of(p)]
     assert len(cache_files(cache)) == 2
     assert run(loc, props, stats)[0] == out
-    assert stats[3].get_value("shard-index-source") == "cached"
+    assert stats[4].get_value("shard-index-source") == "cached"
     # the same bytes written again: another modification time, learned again
     os.utime(path, ns=(os.stat(path).st_atime_ns, os.stat(path).st_mtime_ns + 1000))
     assert run(loc, props, stats)[0] == out
-    assert stats[4].get_value("shard-index-source") == "learned"
+    assert stats[5].get_value("shard-index-source") == "learned"
 
 
 def test_cache_off_default_folder_and_bad_files(published, tmp_path):

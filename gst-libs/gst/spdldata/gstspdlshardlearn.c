@@ -36,7 +36,8 @@ GST_DEBUG_CATEGORY_STATIC (spdl_shard_learn_debug);
 typedef struct
 {
   const gchar *location;
-  gchar *key_name;              /* local: the canonical path */
+  gchar *key_name;              /* in the key and the index: the URL, or
+                                 * the absolute path (any spelling of it) */
   guint64 size;
   gchar *validator;             /* NULL: none (remote), no cache */
   gint64 mtime_sec, mtime_nsec; /* local */
@@ -629,7 +630,7 @@ learned_text (Learn * learn)
 
   for (i = 0; i < config->n_shards; i++) {
     Shard *shard = &learn->shards[i];
-    gchar *name = gst_spdl_shard_index_escape (shard->location);
+    gchar *name = gst_spdl_shard_index_escape (shard->key_name);
 
     for (k = 0; k < shard->notes->len; k++) {
       GstSpdlShardNote *note = g_ptr_array_index (shard->notes, k);
@@ -781,7 +782,7 @@ done:
 /* The cached index, NULL when there is none or it cannot be used (a
  * warning then says why). */
 static GstSpdlShardLearned *
-read_cache (const GstSpdlShardLearnConfig * config, const gchar * path,
+read_cache (const gchar * const *names, guint n_shards, const gchar * path,
     GPtrArray * warnings)
 {
   GstSpdlShardLearned *learned;
@@ -805,8 +806,8 @@ read_cache (const GstSpdlShardLearnConfig * config, const gchar * path,
         "Learned shard index \"%s\": not text", path);
     learned = NULL;
   } else {
-    learned = gst_spdl_shard_learned_parse (text, config->names,
-        config->n_shards, path, &error);
+    learned = gst_spdl_shard_learned_parse (text, names, n_shards, path,
+        &error);
   }
   if (learned == NULL) {
     g_ptr_array_add (warnings, g_strdup_printf ("Ignoring the learned shard "
@@ -871,6 +872,7 @@ gst_spdl_shard_learn (const GstSpdlShardLearnConfig * config, GError ** error)
   GstSpdlShardLearned *learned = NULL;
   GPtrArray *warnings = g_ptr_array_new_with_free_func (g_free);
   gchar *dir = NULL, *key = NULL, *path = NULL, *text;
+  const gchar **names = NULL;
   gboolean keep = TRUE;
   guint i;
 
@@ -895,6 +897,9 @@ gst_spdl_shard_learn (const GstSpdlShardLearnConfig * config, GError ** error)
       if (!describe_local (&learn.shards[i], error))
         goto done;
   }
+  names = g_new (const gchar *, MAX (config->n_shards, 1));
+  for (i = 0; i < config->n_shards; i++)
+    names[i] = learn.shards[i].key_name;
   if (config->cache_dir == NULL)
     dir = gst_spdl_shard_learn_default_cache_dir ();
   else if (*config->cache_dir)
@@ -903,7 +908,7 @@ gst_spdl_shard_learn (const GstSpdlShardLearnConfig * config, GError ** error)
     gchar *name = g_strconcat (key, CACHE_SUFFIX, NULL);
     path = g_build_filename (dir, name, NULL);
     g_free (name);
-    if ((learned = read_cache (config, path, warnings))) {
+    if ((learned = read_cache (names, config->n_shards, path, warnings))) {
       GST_INFO ("the members of %u shards from the cache %s",
           config->n_shards, path);
       learned->cache_file = g_strdup (path);
@@ -930,8 +935,8 @@ gst_spdl_shard_learn (const GstSpdlShardLearnConfig * config, GError ** error)
   }
   text = learned_text (&learn);
   keep = keep && path && write_cache (dir, path, text, warnings);
-  learned = gst_spdl_shard_learned_parse (text, config->names,
-      config->n_shards, "(learned)", error);
+  learned = gst_spdl_shard_learned_parse (text, names, config->n_shards,
+      "(learned)", error);
   if (learned && keep)
     learned->cache_file = g_strdup (path);
 
@@ -942,6 +947,7 @@ done:
   }
   if (warnings)
     g_ptr_array_unref (warnings);
+  g_free (names);
   shards_clear (learn.shards, config->n_shards);
   g_mutex_clear (&learn.lock);
   g_cond_clear (&learn.cond);

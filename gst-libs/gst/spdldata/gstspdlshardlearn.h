@@ -73,9 +73,10 @@ void gst_spdl_shard_learned_free (GstSpdlShardLearned * learned);
 /* $XDG_CACHE_HOME/gst-spdl/shards (g_get_user_cache_dir()). */
 gchar *gst_spdl_shard_learn_default_cache_dir (void);
 
-/* A learned index's text (as the cache holds it) for @names: NULL with
- * @error (naming @path and what is wrong) when it does not parse or does
- * not list exactly these shards. Takes @text. */
+/* A learned index's text (as the cache holds it) for @names (as the index
+ * names the shards: URLs, absolute paths): NULL with @error (naming @path
+ * and what is wrong) when it does not parse or does not list exactly these
+ * shards. Takes @text. */
 GstSpdlShardLearned *gst_spdl_shard_learned_parse (gchar * text,
     const gchar * const *names, guint n_shards, const gchar * path,
     GError ** error);
