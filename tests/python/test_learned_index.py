@@ -214,6 +214,15 @@ def test_cache_off_default_folder_and_bad_files(published, tmp_path):
     assert len(warnings) == 1 and "Could not keep the learned shard index" in warnings[0]
 
 
+def test_unreadable_index_file_is_no_missing_one(published, tmp_path):
+    """An index file that is there but cannot be read is an error, not a
+    reason to learn (ranks that can read it would use another order)."""
+    shards = bare_copy(published, tmp_path / "shards")
+    os.makedirs(os.path.join(shards, "shards.idx"))
+    _, _, error, _ = run("%s/%s" % (shards, PATTERN), 'shard-cache=""')
+    assert error is not None and "shards.idx" in error, error
+
+
 def test_elastic_resume_on_other_world_sizes(published, tmp_path):
     """A state saved on 2 ranks resumes on 3 and on 1: every remaining
     sample once, with its label and pixels (index-less shards)."""

@@ -573,8 +573,17 @@ fetch_index (GstSpdlShards * shards, const gchar * path, guint64 max_size,
 
   *absent = FALSE;
   if (shards->http == NULL) {
-    *absent = !g_file_get_contents (path, &contents, NULL, NULL);
-    return contents;
+    if (g_file_get_contents (path, &contents, NULL, &fetch_error))
+      return contents;
+    /* one that is there but cannot be read is not taken for none: ranks
+     * that can read it would use another order */
+    if (g_error_matches (fetch_error, G_FILE_ERROR, G_FILE_ERROR_NOENT))
+      *absent = TRUE;
+    else
+      g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_OPEN_READ,
+          "Could not read the shard index: %s", fetch_error->message);
+    g_error_free (fetch_error);
+    return NULL;
   }
   bytes = gst_spdl_http_get_sync (shards->http, path, max_size, &status,
       &fetch_error);
@@ -651,8 +660,8 @@ load_members (GstSpdlShards * shards, GError ** error)
   guint i;
 
   if (text == NULL) {
-    GST_INFO ("no member index %s (%s): tar shards split contiguously",
-        path, fetch_error ? fetch_error->message : "no such file");
+    GST_INFO ("no member index %s (%s)", path, fetch_error ?
+        fetch_error->message : "none");
     g_clear_error (&fetch_error);
     goto done;
   }
