@@ -388,6 +388,29 @@ def test_http_learned_then_cached(published, tmp_path):
         server.stop()
 
 
+def test_learning_remote_shards_holds_none_whole(tmp_path):
+    """Shards of 3 MB learned 6 at once under a 2 MiB bound on bytes in
+    flight: streamed, never held whole (the contiguous reads that follow
+    too)."""
+    from test_remote import big_shards, CURL_WRITE_CHUNK
+    bound = 2 * 1024 * 1024
+    truth, pattern = big_shards(str(tmp_path / "big"), 6, 5, 600000, seed=8)
+    os.unlink(tmp_path / "big" / "shards.idx")
+    server = proxy(str(tmp_path / "big"))
+    stats = []
+    try:
+        out, warnings, error, _ = run(
+            "%s/%s" % (server.url, pattern), 'http-requests=8 elastic=false '
+            'max-bytes-in-flight=%d shard-cache=""' % bound, stats)
+    finally:
+        server.stop()
+    assert error is None and warnings == [] and len(out) == len(truth)
+    for _, label, _, path, data in out:
+        assert (label, data) == truth[key_of(path)]
+    assert stats[0].get_value("shard-index-source") == "learned"
+    assert stats[0].get_value("http-peak-bytes-in-flight") <= bound + CURL_WRITE_CHUNK
+
+
 def test_http_elastic_resume_learns_once(published, tmp_path):
     bare, _, _ = published
     shards = bare_copy(published, tmp_path / "shards")
