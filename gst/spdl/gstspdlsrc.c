@@ -88,17 +88,33 @@
  * "truncated-shard", a header that does not match as "corrupt-member",
  * each at its position, so ranks stay aligned.
  *
- * Without "shards.members" (or with elastic=false) each rank streams an
- * equal contiguous part of the epoch's shard-ordered stream of N samples,
- * floor(N / ranks) (#GstSpdlSrc:drop-uneven) or ceil(N / ranks) samples (the
- * last rank wraps around), mixed by a shuffle buffer of its own from
- * (seed, epoch, rank): an order that depends on the number of ranks, so
- * such a state resumes only at the same number (start-offset must be a
- * multiple of num-shards). The counts per shard come from "shards.idx"
- * (one "NAME<TAB>SAMPLES" line per shard) or, for local shards without it,
- * from reading the tar headers first. Unreadable shards and corrupt or
- * truncated tar streams are skipped with the reasons "unreadable",
- * "corrupt-member" and "truncated-shard".
+ * Shards published without index files (neither "shards.members" nor
+ * "shards.idx" beside them, as most WebDataset sets are; locally no such
+ * file, remotely a 404 or S3's NoSuchKey, any other failure being an
+ * error) get their member index learned: each shard read once before the
+ * first epoch (locally its tar headers, remotely streamed whole with only
+ * its labels kept, several at once), and the elastic order used as with
+ * "shards.members", so they resume at any number of ranks too. The index
+ * is kept in #GstSpdlSrc:shard-cache, keyed by the shards' locations,
+ * sizes and modification times or ETags, so a restarted job reads no shard
+ * to start. A sample whose label is no label is left out of a learned
+ * index, as is what follows a corrupt header or the cut of a truncated
+ * shard; each is skipped (as "corrupt-member" or "truncated-shard", with a
+ * warning naming the shard) once an epoch over the ranks, as streaming the
+ * shard would skip it. A shard that cannot be found or read while learning
+ * is an error.
+ *
+ * With "shards.idx" and no "shards.members" (or with elastic=false) each
+ * rank streams an equal contiguous part of the epoch's shard-ordered stream
+ * of N samples, floor(N / ranks) (#GstSpdlSrc:drop-uneven) or
+ * ceil(N / ranks) samples (the last rank wraps around), mixed by a shuffle
+ * buffer of its own from (seed, epoch, rank): an order that depends on the
+ * number of ranks, so such a state resumes only at the same number
+ * (start-offset must be a multiple of num-shards). The counts per shard
+ * come from "shards.idx" (one "NAME<TAB>SAMPLES" line per shard), else from
+ * a learned index. Unreadable shards and corrupt or truncated tar streams
+ * are skipped with the reasons "unreadable", "corrupt-member" and
+ * "truncated-shard".
  *
  * ## Example launch line
  * |[
@@ -152,6 +168,7 @@ enum
   PROP_SHUFFLE_BUFFER,
   PROP_SHUFFLE_BUFFER_BYTES,
   PROP_ELASTIC,
+  PROP_SHARD_CACHE,
   PROP_HTTP_REQUESTS,
   PROP_HTTP_TIMEOUT,
   PROP_HTTP_RETRIES,
@@ -514,17 +531,43 @@ gst_spdl_src_class_init (GstSpdlSrcClass * klass)
    * GstSpdlSrc:elastic:
    *
    * Tar shards with a member index ("shards.members", written by
-   * tools/make-shards): an epoch's global order from (seed, epoch) alone,
-   * split between ranks as folders are, each sample read by its byte range
-   * (resume at any number of ranks). FALSE, or shards without the member
-   * index: each rank streams a contiguous part of the shards (resume at the
-   * same number of ranks only).
+   * tools/make-shards, or learned from shards without index files, see
+   * #GstSpdlSrc:shard-cache): an epoch's global order from (seed, epoch)
+   * alone, split between ranks as folders are, each sample read by its byte
+   * range (resume at any number of ranks). FALSE, or shards with only
+   * "shards.idx": each rank streams a contiguous part of the shards (resume
+   * at the same number of ranks only).
    */
   g_object_class_install_property (gobject_class, PROP_ELASTIC,
       g_param_spec_boolean ("elastic", "Elastic",
           "Tar shards: a global order split by position, members read by "
-          "byte range (needs shards.members), instead of contiguous parts "
-          "read in sequence", DEFAULT_ELASTIC, READY_PARAM));
+          "byte range (a member index: shards.members, or learned without "
+          "index files), instead of contiguous parts read in sequence",
+          DEFAULT_ELASTIC, READY_PARAM));
+
+  /**
+   * GstSpdlSrc:shard-cache:
+   *
+   * Tar shards without index files (neither "shards.members" nor
+   * "shards.idx" beside them; a local file that is not there, a 404 or
+   * S3's NoSuchKey): their member index is learned by reading each shard
+   * once (its tar headers; a remote shard is streamed whole, its labels
+   * kept) and kept in this folder, one file per list of shards in the
+   * shards.members format, named by a SHA-256 over the shards' locations
+   * in listing order, sizes and validators (local: modification time;
+   * remote: ETag, else Last-Modified, from a HEAD request each), so that a
+   * restarted job reads no shard to start and a changed shard is learned
+   * again. A file that does not parse or does not list the shards is
+   * learned again with a warning; one that cannot be written is a
+   * warning. NULL: $XDG_CACHE_HOME/gst-spdl/shards
+   * (g_get_user_cache_dir()); "": learned each time, never kept. Remote
+   * shards sending neither ETag nor Last-Modified are never kept.
+   */
+  g_object_class_install_property (gobject_class, PROP_SHARD_CACHE,
+      g_param_spec_string ("shard-cache", "Shard index cache",
+          "Tar shards without index files: folder of the member indexes "
+          "learned from them (NULL: $XDG_CACHE_HOME/gst-spdl/shards, "
+          "\"\": not kept)", NULL, READY_PARAM));
 
   /**
    * GstSpdlSrc:http-requests:
@@ -667,8 +710,11 @@ gst_spdl_src_class_init (GstSpdlSrcClass * klass)
    * "spdl-stats": items-in (reads started), items-out (samples pushed),
    * busy (ns spent reading), mean, p90, p99 (ns per read), elapsed, and
    * skipped-REASON counts. Tar shards add shard-order ("elastic", or
-   * "contiguous" when there is no shards.members or elastic is off: the
-   * order a checkpoint depends on). Remote data adds
+   * "contiguous" when there is only shards.idx or elastic is off: the
+   * order a checkpoint depends on) and shard-index-source, where the
+   * counts or members came from ("shards.members", "shards.idx",
+   * "learned" from the shards, or "cached": learned before, see
+   * #GstSpdlSrc:shard-cache). Remote data adds
    * http-peak-bytes-in-flight (the most bytes received and not yet handed
    * over, at most max-bytes-in-flight plus one 16 KiB write, unless an
    * object or a coalesced ranged read of members is larger, or comes
@@ -748,6 +794,7 @@ gst_spdl_src_finalize (GObject * object)
   g_free (src->s3_secret_key);
   g_free (src->s3_session_token);
   g_free (src->ca_file);
+  g_free (src->shard_cache);
   g_mutex_clear (&src->read_lock);
   g_cond_clear (&src->read_cond);
   gst_spdl_stats_clear (&src->stats);
@@ -859,6 +906,10 @@ gst_spdl_src_set_property (GObject * object, guint prop_id,
       break;
     case PROP_S3_VIRTUAL_HOST:
       src->s3_virtual_host = g_value_get_boolean (value);
+      break;
+    case PROP_SHARD_CACHE:
+      g_free (src->shard_cache);
+      src->shard_cache = g_value_dup_string (value);
       break;
     case PROP_CA_FILE:
       g_free (src->ca_file);
@@ -977,6 +1028,9 @@ gst_spdl_src_get_property (GObject * object, guint prop_id, GValue * value,
     case PROP_S3_VIRTUAL_HOST:
       g_value_set_boolean (value, src->s3_virtual_host);
       break;
+    case PROP_SHARD_CACHE:
+      g_value_set_string (value, src->shard_cache);
+      break;
     case PROP_CA_FILE:
       g_value_set_string (value, src->ca_file);
       break;
@@ -1012,7 +1066,9 @@ gst_spdl_src_get_property (GObject * object, guint prop_id, GValue * value,
       add_http_stats (src, st);
       if (src->shard_order >= 0)
         gst_structure_set (st, "shard-order", G_TYPE_STRING,
-            src->shard_order ? "elastic" : "contiguous", NULL);
+            src->shard_order ? "elastic" : "contiguous",
+            "shard-index-source", G_TYPE_STRING, src->shard_index_source,
+            NULL);
       g_value_take_boxed (value, st);
       break;
     }
@@ -1479,6 +1535,7 @@ start_shards (GstSpdlSrc * src, const gchar * location, guint64 start_offset)
       g_strdup (config.http.s3.profile);
   config.http.ca_file = src->config_strings[5] =
       g_strdup (config.http.ca_file);
+  config.cache_dir = src->config_strings[7] = g_strdup (src->shard_cache);
   GST_OBJECT_UNLOCK (src);
   shards = gst_spdl_shards_open (&config, &error);
 
@@ -1491,6 +1548,14 @@ start_shards (GstSpdlSrc * src, const gchar * location, guint64 start_offset)
   }
   if (shards && !gst_spdl_shards_start (shards, &error))
     g_clear_pointer (&shards, gst_spdl_shards_free);
+  if (shards) {
+    /* a learned index's cache that could not be used: worth knowing */
+    gchar **warnings = gst_spdl_shards_take_warnings (shards), **w;
+    for (w = warnings; w && *w; w++)
+      GST_ELEMENT_WARNING (src, RESOURCE, FAILED, ("%s", *w),
+          ("shard-cache"));
+    g_strfreev (warnings);
+  }
   if (shards == NULL) {
     gst_element_message_full (GST_ELEMENT (src), GST_MESSAGE_ERROR,
         GST_RESOURCE_ERROR, error->domain == GST_RESOURCE_ERROR ?
@@ -1505,9 +1570,10 @@ start_shards (GstSpdlSrc * src, const gchar * location, guint64 start_offset)
   if (config.elastic && !gst_spdl_shards_is_elastic (shards) &&
       src->num_shards > 1)
     GST_ELEMENT_WARNING (src, RESOURCE, NOT_FOUND,
-        ("Tar shards \"%s\" have no readable shards.members: each rank "
-            "streams a contiguous part, and a checkpoint resumes only on %u "
-            "ranks (tools/make-shards --index-only DIR writes the index)",
+        ("Tar shards \"%s\" have shards.idx and no readable shards.members: "
+            "each rank streams a contiguous part, and a checkpoint resumes "
+            "only on %u ranks (tools/make-shards --index-only DIR writes the "
+            "index)",
             location, src->num_shards), ("elastic=true without an index"));
   GST_INFO_OBJECT (src, "%u shards, %" G_GUINT64_FORMAT " samples, %"
       G_GUINT64_FORMAT " per epoch for rank %u/%u, %s order",
@@ -1520,6 +1586,7 @@ start_shards (GstSpdlSrc * src, const gchar * location, guint64 start_offset)
   GST_OBJECT_LOCK (src);
   src->shards = shards;
   src->shard_order = gst_spdl_shards_is_elastic (shards) ? 1 : 0;
+  src->shard_index_source = gst_spdl_shards_get_index_source (shards);
   src->samples_per_epoch = gst_spdl_shards_get_per_rank (shards);
   GST_OBJECT_UNLOCK (src);
   src->current_epoch = src->start_epoch;

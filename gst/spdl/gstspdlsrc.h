@@ -56,7 +56,7 @@ struct _GstSpdlSrc
   /* streaming state, set up in start() */
   guint64 active_max_file_size;
   guint64 first_offset;         /* global samples of start-epoch consumed */
-  gchar *config_strings[7];     /* tar shards: what their config points to */
+  gchar *config_strings[8];     /* tar shards: what their config points to */
   GstSpdlDataset *dataset;
   gchar *dataset_fingerprint;   /* of the last listing, object lock */
   guint64 samples_per_epoch;    /* this shard's share of one epoch */
@@ -82,6 +82,8 @@ struct _GstSpdlSrc
   struct _GstSpdlShards *shards;
   gint shard_order;             /* of the last shards opened: 1 elastic,
                                  * 0 contiguous, -1 none (under the lock) */
+  const gchar *shard_index_source;      /* ... their index's source */
+  gchar *shard_cache;           /* property: NULL default, "" none */
   /* remote data (gstspdlhttp.h): properties under the object lock */
   guint http_requests;
   guint http_timeout;

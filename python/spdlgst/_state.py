@@ -37,8 +37,9 @@ def capture(sink, src, batches: int) -> Dict[str, Any]:
         state["dataset"] = fingerprint
     if state["shards"]:
         state["elastic"] = src.get_property("elastic")
-        # the order actually used: shards without shards.members are split
-        # in contiguous parts even with elastic=true
+        # the order actually used: shards with shards.idx and no
+        # shards.members are split in contiguous parts even with elastic=true
+        # (shards with neither get their member index learned: elastic)
         order = src.get_property("stats").get_value("shard-order")
         state["elastic-order"] = (order == "elastic" if order is not None
                                   else state["elastic"])
@@ -75,8 +76,9 @@ def restore(src, state: Dict[str, Any], first_epoch: int,
             state.get("world_size") != src.get_property("num-shards"):
         raise ValueError(
             f"state was saved on {state.get('world_size')} ranks with tar "
-            "shards split in contiguous parts (spdlsrc elastic=false, or no "
-            "shards.members next to the shards): they resume only on as many "
+            "shards split in contiguous parts (spdlsrc elastic=false, or "
+            "shards.idx and no shards.members next to the shards): they resume "
+            "only on as many "
             f"(this pipeline has num-shards={src.get_property('num-shards')})")
     # states of shards saved before the elastic order have no "elastic":
     # their order is the contiguous split's

@@ -21,7 +21,10 @@ If-Range against its ETag and Last-Modified (a 200 with the whole when they
 do not match; --ignore-if-range: never checked); --change makes the files
 of matching paths change after the first request (another size, ETag and
 Last-Modified); --bad-range starts each 206's Content-Range one byte early.
-Prints its port on the first line of stdout; each request goes to --log.
+HEAD requests (a shard's size and validators) are answered the same way
+without a body, and get only the per-path faults (--status, --hang).
+Prints its port on the first line of stdout; each request goes to --log
+("PATH RANGE N IF-RANGE", and " HEAD" after a HEAD's).
 """
 import argparse
 import collections
@@ -72,7 +75,7 @@ def main():
             # headers and body go out in two writes: no Nagle delay
             self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
-        def fetch(self, path, n):
+        def fetch(self, path, n, method="GET"):
             """(status, headers, body) from the folder or the upstream."""
             if folder:
                 full = os.path.join(folder, urllib.parse.unquote(path).lstrip("/"))
@@ -89,9 +92,15 @@ def main():
             conn = http.client.HTTPConnection(up.hostname, up.port, timeout=60)
             headers = {k: v for k, v in self.headers.items()
                        if k.lower() not in ("connection", "keep-alive")}
-            conn.request("GET", self.path, headers=headers)
+            conn.request(method, self.path, headers=headers)
             resp = conn.getresponse()
             body = resp.read()
+            if method == "HEAD":
+                length = resp.getheader("Content-Length", "0")
+                resp_headers = [h for h in resp.getheaders()
+                                if h[0].lower() != "content-length"]
+                conn.close()
+                return resp.status, resp_headers, int(length)
             conn.close()
             return resp.status, resp.getheaders(), body
 
@@ -124,6 +133,34 @@ def main():
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
             self.wfile.write(body)
+
+        def do_HEAD(self):
+            path = urllib.parse.urlsplit(self.path).path
+            with lock:
+                seen[("HEAD", path)] += 1
+                n = seen[("HEAD", path)]
+            if log:
+                log.write("%s - %d - HEAD\n" % (path, n))
+            for sub in args.hang:
+                if sub in path:
+                    time.sleep(3600)
+            status, resp_headers, body = 404, [], b""
+            for sub, code in statuses:
+                if sub in path:
+                    status = int(code)
+                    break
+            else:
+                status, resp_headers, body = self.fetch(path, seen[path] + 1,
+                                                        "HEAD")
+            self.send_response(status)
+            for k, v in resp_headers:
+                if k.lower() not in ("connection", "keep-alive", "transfer-encoding",
+                                     "content-length", "date", "server",
+                                     "content-range"):
+                    self.send_header(k, v)
+            self.send_header("Content-Length", str(
+                body if isinstance(body, int) else len(body)))
+            self.end_headers()
 
         def do_GET(self):
             path = urllib.parse.urlsplit(self.path).path

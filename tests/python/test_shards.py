@@ -298,7 +298,12 @@ def test_contiguous_shuffle_buffer_byte_bound(shards):
         assert sorted(run) == list(range(N_SAMPLES))
     assert len({tuple(unbounded), tuple(few), tuple(unmixed)}) == 3
 
-def test_without_index_headers_are_read(shards, tmp_path):
+def test_without_index_files_the_index_is_learned(shards, tmp_path):
+    """Neither index file: the member index is learned from the shards
+    (test_learned_index.py), the elastic order as with shards.members;
+    elastic=false streams contiguous parts counted from the tar headers.
+    shards.idx alone: contiguous parts, with a warning that a resume needs
+    as many ranks."""
     location, truth, outdir = shards
     copy = tmp_path / "noindex"
     copy.mkdir()
@@ -307,16 +312,20 @@ def test_without_index_headers_are_read(shards, tmp_path):
             os.link(os.path.join(outdir, name), copy / name)
     loc = str(copy / os.path.basename(location))
     props = ' shuffle=true seed=5 num-shards=2 shard-index=1'
-    a, warnings = run_src('location="%s"' % loc + props)[:2]
-    # without the member index: the contiguous split, as elastic=false, and
-    # a warning that a resume will need the same number of ranks
-    b, quiet = run_src('location="%s"' % location + props + " elastic=false")[:2]
+    learned, warnings = run_src('location="%s"' % loc + props)[:2]
+    indexed = run_src('location="%s"' % location + props)[0]
+    assert warnings == [] and len(learned) == 27
+    assert [o[:3] + o[4:] for o in learned] == [o[:3] + o[4:] for o in indexed]
+    a, quiet = run_src('location="%s"' % loc + props + " elastic=false")[:2]
+    b = run_src('location="%s"' % location + props + " elastic=false")[0]
     assert [o[0] for o in a] == [o[0] for o in b] and len(a) == 27
+    assert quiet == []
+    assert sorted(o[0] for o in a) != sorted(o[0] for o in learned)
+    shutil.copy(os.path.join(outdir, "shards.idx"), copy / "shards.idx")
+    c, warnings = run_src('location="%s"' % loc + props)[:2]
+    assert [o[0] for o in c] == [o[0] for o in b]
     assert any("shards.members" in w and "resumes only on 2 ranks" in w
                for w in warnings), warnings
-    assert not any("shards.members" in w for w in quiet), quiet
-    c = run_src('location="%s"' % location + props)[0]
-    assert sorted(o[0] for o in c) != sorted(o[0] for o in b)
 
 
 def test_resume_mid_epoch(shards):

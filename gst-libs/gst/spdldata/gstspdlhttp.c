@@ -104,6 +104,10 @@ struct _Transfer
   /* byte range GETs: bytes [range_first, range_first + range_size) */
   guint64 range_first;
   guint64 range_size;
+
+  /* HEAD requests: the answer goes to head_done instead */
+  gboolean head;
+  GstSpdlHttpHeadFunc head_done;
 };
 
 struct _GstSpdlHttpStream
@@ -554,6 +558,8 @@ setup_easy (GstSpdlHttp * http, Transfer * t, GError ** error)
   if (t->max_size)
     curl_easy_setopt (t->easy, CURLOPT_MAXFILESIZE_LARGE,
         (curl_off_t) t->max_size);
+  if (t->head)
+    curl_easy_setopt (t->easy, CURLOPT_NOBODY, 1L);
   t->resume_from = t->streaming ? t->accepted : 0;
   if (t->resume_from > 0) {
     gchar *range = g_strdup_printf ("%" G_GUINT64_FORMAT "-", t->resume_from);
@@ -582,7 +588,8 @@ setup_easy (GstSpdlHttp * http, Transfer * t, GError ** error)
      * signature would not hold: its error body says where instead */
     curl_easy_setopt (t->easy, CURLOPT_FOLLOWLOCATION, 0L);
     /* signed at each attempt: the signature holds for minutes only */
-    if (!gst_spdl_s3_sign (http->s3, "GET", t->url, &signed_headers, error))
+    if (!gst_spdl_s3_sign (http->s3, t->head ? "HEAD" : "GET", t->url,
+            &signed_headers, error))
       return FALSE;
     for (line = signed_headers; line && *line; line++)
       t->headers = curl_slist_append (t->headers, *line);
@@ -606,7 +613,16 @@ finish (GstSpdlHttp * http, Transfer * t, GError * error)
 {
   t->finished = TRUE;
   t->error = error;
-  if (!t->streaming) {
+  if (t->head) {
+    GstSpdlHttpObjectInfo info = { t->status, t->total, t->resp_etag,
+      t->resp_last_modified
+    };
+
+    t->error = NULL;
+    g_mutex_unlock (&http->lock);
+    t->head_done (&info, error, t->user_data);
+    g_mutex_lock (&http->lock);
+  } else if (!t->streaming) {
     GstBuffer *buffer = NULL;
     release_charge (http, t);
     if (error == NULL) {
@@ -691,6 +707,12 @@ transfer_ended (GstSpdlHttp * http, Transfer * t, CURLcode result)
       if (http->stats.range_ignored++ == 0)
         GST_WARNING ("%s: the server ignores byte ranges: each member read "
             "downloads the shard from its start", t->display);
+    }
+    if (t->head) {
+      curl_off_t length = -1;
+      curl_easy_getinfo (t->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T,
+          &length);
+      t->total = length;
     }
     finish (http, t, NULL);
     return;
@@ -1053,6 +1075,19 @@ gst_spdl_http_get_sync (GstSpdlHttp * http, const gchar * url,
   return get_sync (http, t, status, error);
 }
 
+void
+gst_spdl_http_head (GstSpdlHttp * http, const gchar * url,
+    GstSpdlHttpHeadFunc done, gpointer user_data)
+{
+  Transfer *t = transfer_new (http, url, NULL);
+
+  t->head = TRUE;
+  t->body = g_byte_array_new ();        /* stays empty */
+  t->head_done = done;
+  t->user_data = user_data;
+  submit (http, t);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Streams                                                                  */
 
@@ -1125,6 +1160,23 @@ gst_spdl_http_stream_read (GstSpdlHttpStream * stream, guint8 * data,
   if (wake)
     curl_multi_wakeup (http->multi);
   return got;
+}
+
+gboolean
+gst_spdl_http_stream_get_object (GstSpdlHttpStream * stream, gint64 * size,
+    gchar ** etag, gchar ** last_modified)
+{
+  Transfer *t = stream->transfer;
+  gboolean ok;
+
+  /* set by the I/O thread at the first body byte, before it is taken */
+  g_mutex_lock (&t->http->lock);
+  ok = t->accepted > 0;
+  *size = t->total;
+  *etag = g_strdup (t->etag);
+  *last_modified = g_strdup (t->last_modified);
+  g_mutex_unlock (&t->http->lock);
+  return ok;
 }
 
 void

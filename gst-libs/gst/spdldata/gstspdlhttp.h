@@ -50,6 +50,21 @@ typedef struct
 typedef void (*GstSpdlHttpDoneFunc) (GstBuffer * buffer, GError * error,
     gpointer user_data);
 
+/* An object as a response describes it: what a cache of something learned
+ * from the object is keyed by. */
+typedef struct
+{
+  long status;                  /* HTTP status, 0: no response */
+  gint64 size;                  /* Content-Length, -1: unknown */
+  const gchar *etag;            /* as sent (weak ones too), NULL: none */
+  const gchar *last_modified;   /* NULL: none */
+} GstSpdlHttpObjectInfo;
+
+/* A HEAD request's answer: @info always (valid during the call), @error
+ * (callee-owned) when it failed; called on the I/O thread. */
+typedef void (*GstSpdlHttpHeadFunc) (const GstSpdlHttpObjectInfo * info,
+    GError * error, gpointer user_data);
+
 gboolean gst_spdl_http_is_url (const gchar * location);
 
 GstSpdlHttp *gst_spdl_http_new (const GstSpdlHttpConfig * config,
@@ -75,11 +90,22 @@ void gst_spdl_http_get_range (GstSpdlHttp * http, const gchar * url,
 GBytes *gst_spdl_http_get_sync (GstSpdlHttp * http, const gchar * url,
     guint64 max_size, long *status, GError ** error);
 
+/* A HEAD request (signed as one for s3://), retried as GETs are. Its
+ * answer has no body: an error names the status only (S3's error code
+ * comes with a GET). */
+void gst_spdl_http_head (GstSpdlHttp * http, const gchar * url,
+    GstSpdlHttpHeadFunc done, gpointer user_data);
+
 GstSpdlHttpStream *gst_spdl_http_stream_open (GstSpdlHttp * http,
     const gchar * url);
 /* > 0 bytes, 0 at the end, -1 with @error (a skip reason) */
 gssize gst_spdl_http_stream_read (GstSpdlHttpStream * stream, guint8 * data,
     gsize len, GError ** error);
+/* The object a stream reads, as its first response described it (ETag:
+ * strong ones only; size: of a 200's body, else -1), once bytes of it
+ * were read; the strings are the caller's. FALSE before any byte came. */
+gboolean gst_spdl_http_stream_get_object (GstSpdlHttpStream * stream,
+    gint64 * size, gchar ** etag, gchar ** last_modified);
 void gst_spdl_http_stream_close (GstSpdlHttpStream * stream);
 
 void gst_spdl_http_get_stats (GstSpdlHttp * http, GstSpdlHttpStats * stats);

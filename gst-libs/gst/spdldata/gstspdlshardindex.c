@@ -20,6 +20,68 @@
 /* a member's data follows its header block */
 #define TAR_BLOCK 512
 
+static const gchar *const image_extensions[] = { "jpg", "jpeg", "png",
+  "webp", NULL
+};
+
+gboolean
+gst_spdl_shard_index_is_image (const gchar * extension)
+{
+  return g_strv_contains (image_extensions, extension);
+}
+
+gboolean
+gst_spdl_shard_index_parse_label (const guint8 * data, gsize size,
+    gint * label)
+{
+  gchar *text;
+  gint64 value;
+  gboolean ok;
+
+  /* a NUL would end the text early: "7\0junk" is no label */
+  if (size > GST_SPDL_SHARD_MAX_LABEL_SIZE || memchr (data, '\0', size))
+    return FALSE;
+  text = g_strstrip (g_strndup ((const gchar *) data, size));
+  /* class indices: -1 means "no label" downstream, so no negatives; digits
+   * only (tools/make-shards --index-only reads them the same way) */
+  ok = g_ascii_isdigit (text[0]) &&
+      g_ascii_string_to_signed (text, 10, 0, G_MAXINT, &value, NULL);
+  g_free (text);
+  if (ok)
+    *label = (gint) value;
+  return ok;
+}
+
+gchar *
+gst_spdl_shard_index_escape (const gchar * name)
+{
+  GString *out = g_string_sized_new (strlen (name) + 8);
+  const gchar *p;
+
+  if (*name == '#')
+    g_string_append (out, "\\043");
+  for (p = *name == '#' ? name + 1 : name; *p; p++) {
+    switch (*p) {
+      case '\\':
+        g_string_append (out, "\\\\");
+        break;
+      case '\t':
+        g_string_append (out, "\\t");
+        break;
+      case '\r':
+        g_string_append (out, "\\r");
+        break;
+      case '\n':
+        g_string_append (out, "\\n");
+        break;
+      default:
+        g_string_append_c (out, *p);
+        break;
+    }
+  }
+  return g_string_free (out, FALSE);
+}
+
 GHashTable *
 gst_spdl_shard_index_parse_counts (const gchar * text, const gchar * path,
     GError ** error)

@@ -39,6 +39,23 @@ typedef struct
 gboolean gst_spdl_shard_index_parse_members (gchar * text, const gchar * path,
     GArray * members, GHashTable * found, GError ** error);
 
+/* WebDataset's rules, as the shards provider reads shards and
+ * tools/make-shards indexes them: a member whose extension (lower case, as
+ * gst_spdl_tar_split_name() gives it) is one of these is a sample's image;
+ * a ".cls" member of at most GST_SPDL_SHARD_MAX_LABEL_SIZE bytes holding
+ * ASCII digits (white space around them allowed) up to G_MAXINT is its
+ * label. */
+#define GST_SPDL_SHARD_MAX_LABEL_SIZE 64
+gboolean gst_spdl_shard_index_is_image (const gchar * extension);
+/* FALSE for anything but such a label (a NUL, a sign, other text). */
+gboolean gst_spdl_shard_index_parse_label (const guint8 * data, gsize size,
+    gint * label);
+
+/* @name as a NAME or MEMBER field of "shards.members": backslash, tab, CR
+ * and newline escaped as in C (as tools/make-shards escapes them), and a
+ * leading '#' as "\043" (not a comment). */
+gchar *gst_spdl_shard_index_escape (const gchar * name);
+
 G_END_DECLS
 
 #endif /* __GST_SPDL_SHARD_INDEX_H__ */

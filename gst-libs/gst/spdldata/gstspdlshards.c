@@ -16,6 +16,7 @@
 #include "gstspdltar.h"
 #include "gstspdlorder.h"
 #include "gstspdlshardindex.h"
+#include "gstspdlshardlearn.h"
 #include "gstspdlrandom.h"
 
 #include <errno.h>
@@ -38,11 +39,10 @@ GST_DEBUG_CATEGORY_STATIC (spdl_shards_debug);
 #define COALESCE_MAX (16 * 1024 * 1024)
 #define READ_CHUNK (1024 * 1024)
 #define MAX_SHARDS (1000 * 1000)
-#define MAX_LABEL_SIZE 64
-
-static const gchar *const image_extensions[] = { "jpg", "jpeg", "png",
-  "webp", NULL
-};
+/* shards read at once while learning their members: local ones (pread of
+ * headers) and remote ones (streams, at most http-requests) */
+#define LEARN_LOCAL 4
+#define LEARN_REMOTE 8
 
 /* ------------------------------------------------------------------------ */
 /* Byte streams: a shard's bytes, in order                                  */
@@ -298,35 +298,15 @@ typedef struct
 typedef void (*EmitFunc) (GstSpdlShards * shards, GstSpdlShardSample * s);
 
 static gboolean
-is_image_extension (const gchar * extension)
-{
-  return g_strv_contains (image_extensions, extension);
-}
-
-static gboolean
 parse_label (GstBuffer * data, gint * label)
 {
   GstMapInfo map;
-  gchar *text;
-  gint64 value;
   gboolean ok;
 
   if (!gst_buffer_map (data, &map, GST_MAP_READ))
     return FALSE;
-  /* a NUL would end the text early: "7\0junk" is no label */
-  if (memchr (map.data, '\0', map.size) != NULL) {
-    gst_buffer_unmap (data, &map);
-    return FALSE;
-  }
-  text = g_strstrip (g_strndup ((const gchar *) map.data, map.size));
+  ok = gst_spdl_shard_index_parse_label (map.data, map.size, label);
   gst_buffer_unmap (data, &map);
-  /* class indices: -1 means "no label" downstream, so no negatives; digits
-   * only (tools/make-shards --index-only reads them the same way) */
-  ok = g_ascii_isdigit (text[0]) &&
-      g_ascii_string_to_signed (text, 10, 0, G_MAXINT, &value, NULL);
-  g_free (text);
-  if (ok)
-    *label = (gint) value;
   return ok;
 }
 
@@ -361,6 +341,10 @@ struct _GstSpdlShards
   gboolean elastic;
   GstSpdlShardMember *members;
   gchar *members_text;
+  const gchar *index_source;    /* where the counts or members came from */
+  /* a learned index: what it left out, reported each epoch */
+  GPtrArray *notes;
+  GPtrArray *warnings;          /* strings, for the element */
 
   GstSpdlHttp *http;            /* remote shards */
 
@@ -430,7 +414,7 @@ segment_want (const gchar * name, guint64 size, gpointer user_data)
     seg->done = TRUE;
   else if (!segment_in_range (seg) || seg->error)
     want = FALSE;
-  else if (is_image_extension (extension) && !seg->has_image) {
+  else if (gst_spdl_shard_index_is_image (extension) && !seg->has_image) {
     if (max_size && size > max_size)
       seg->error = g_error_new (GST_SPDL_READ_ERROR,
           GST_SPDL_READ_ERROR_TOO_LARGE, "%" G_GUINT64_FORMAT " bytes, more "
@@ -438,7 +422,7 @@ segment_want (const gchar * name, guint64 size, gpointer user_data)
     else
       want = TRUE;
   } else if (strcmp (extension, "cls") == 0) {
-    if (size > MAX_LABEL_SIZE)
+    if (size > GST_SPDL_SHARD_MAX_LABEL_SIZE)
       seg->error = g_error_new (GST_SPDL_READ_ERROR,
           GST_SPDL_READ_ERROR_CORRUPT_MEMBER, "label member \"%s\" is %"
           G_GUINT64_FORMAT " bytes long", name, size);
@@ -458,7 +442,7 @@ segment_member (const gchar * name, guint64 size, GstBuffer * data,
   gchar *key, *extension;
 
   gst_spdl_tar_split_name (name, &key, &extension);
-  if (is_image_extension (extension)) {
+  if (gst_spdl_shard_index_is_image (extension)) {
     if (!seg->has_image && data) {
       seg->image = gst_buffer_ref (data);
       seg->image_name = g_strdup (name);
@@ -575,30 +559,40 @@ count_local_shard (const gchar * path, guint64 * count, GError ** error)
 /* ------------------------------------------------------------------------ */
 /* Listing                                                                  */
 
-/* "shards.idx": one "NAME<TAB>SAMPLES" line per shard (NAME as in the
- * folder); lines starting with # are comments. */
+/* An index file beside the shards: its text, or NULL with *@absent when
+ * there is none (no local file, a 404 but for a missing bucket), or NULL
+ * with @error when it cannot be read (a refusal, a server error). */
 static gchar *
 fetch_index (GstSpdlShards * shards, const gchar * path, guint64 max_size,
-    GError ** error)
+    gboolean * absent, GError ** error)
 {
   gchar *contents = NULL;
   GBytes *bytes;
   GError *fetch_error = NULL;
   long status = 0;
 
+  *absent = FALSE;
   if (shards->http == NULL) {
-    g_file_get_contents (path, &contents, NULL, NULL);
-    return contents;            /* no index: the headers are read */
+    if (g_file_get_contents (path, &contents, NULL, &fetch_error))
+      return contents;
+    /* one that is there but cannot be read is not taken for none: ranks
+     * that can read it would use another order */
+    if (g_error_matches (fetch_error, G_FILE_ERROR, G_FILE_ERROR_NOENT))
+      *absent = TRUE;
+    else
+      g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_OPEN_READ,
+          "Could not read the shard index: %s", fetch_error->message);
+    g_error_free (fetch_error);
+    return NULL;
   }
   bytes = gst_spdl_http_get_sync (shards->http, path, max_size, &status,
       &fetch_error);
   /* S3 answers a missing bucket with 404 too (describe_status()'s words) */
   if (bytes == NULL && status == 404 &&
       !g_str_has_prefix (fetch_error->message, "S3 error NoSuchBucket")) {
-    g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_NOT_FOUND,
-        "Could not read the shard index \"%s\" (remote shards need the "
-        "index tools/make-shards writes): %s", path, fetch_error->message);
+    GST_INFO ("no %s: %s", path, fetch_error->message);
     g_error_free (fetch_error);
+    *absent = TRUE;
     return NULL;
   }
   if (bytes == NULL) {
@@ -615,14 +609,18 @@ fetch_index (GstSpdlShards * shards, const gchar * path, guint64 max_size,
   return contents;
 }
 
+/* "shards.idx": one "NAME<TAB>SAMPLES" line per shard (NAME as in the
+ * folder); lines starting with # are comments. NULL without @error when
+ * there is none. */
 static GHashTable *
 load_index (GstSpdlShards * shards, const gchar * folder, GError ** error)
 {
   gchar *path = g_strconcat (folder, "/", INDEX_NAME, NULL);
   gchar *contents = NULL;
   GHashTable *index;
+  gboolean absent;
 
-  if ((contents = fetch_index (shards, path, 64 * 1024 * 1024,
+  if ((contents = fetch_index (shards, path, 64 * 1024 * 1024, &absent,
               error)) == NULL) {
     g_free (path);
     return NULL;
@@ -652,7 +650,8 @@ load_members (GstSpdlShards * shards, GError ** error)
   gchar *folder = shards_folder (shards);
   gchar *path = g_strconcat (folder, "/", MEMBERS_NAME, NULL);
   GError *fetch_error = NULL;
-  gchar *text = fetch_index (shards, path, MAX_MEMBERS_INDEX_SIZE,
+  gboolean absent;
+  gchar *text = fetch_index (shards, path, MAX_MEMBERS_INDEX_SIZE, &absent,
       &fetch_error);
   GArray *parsed = g_array_new (FALSE, FALSE, sizeof (GstSpdlShardMember));
   GHashTable *found = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
@@ -661,8 +660,8 @@ load_members (GstSpdlShards * shards, GError ** error)
   guint i;
 
   if (text == NULL) {
-    GST_INFO ("no member index %s (%s): tar shards split contiguously",
-        path, fetch_error ? fetch_error->message : "no such file");
+    GST_INFO ("no member index %s (%s)", path, fetch_error ?
+        fetch_error->message : "none");
     g_clear_error (&fetch_error);
     goto done;
   }
@@ -697,6 +696,7 @@ load_members (GstSpdlShards * shards, GError ** error)
     }
   }
   shards->members_text = g_steal_pointer (&text);
+  shards->index_source = MEMBERS_NAME;
   ok = TRUE;
 
 done:
@@ -706,6 +706,47 @@ done:
   g_free (path);
   g_free (folder);
   return ok;
+}
+
+/* Neither index file: the member index learned from the shards (or their
+ * cache), used as shards.members would be; the contiguous split takes
+ * its counts of the samples a stream of each shard yields. */
+static gboolean
+learn_index (GstSpdlShards * shards, GError ** error)
+{
+  GstSpdlShardLearnConfig config = { 0, };
+  GstSpdlShardLearned *learned;
+  guint i;
+
+  config.names = (const gchar * const *) shards->names;
+  config.n_shards = shards->n_shards;
+  config.http = shards->http;
+  config.parallel = shards->http ? MIN (MAX (shards->config.http.max_requests,
+          1), LEARN_REMOTE) : LEARN_LOCAL;
+  config.cache_dir = shards->config.cache_dir;
+  if ((learned = gst_spdl_shard_learn (&config, error)) == NULL)
+    return FALSE;
+  shards->total = 0;
+  for (i = 0; i < shards->n_shards; i++) {
+    shards->counts[i] = shards->config.elastic ? learned->counts[i] :
+        learned->streamed[i];
+    shards->offsets[i] = shards->total;
+    shards->total += shards->counts[i];
+  }
+  if (shards->config.elastic) {
+    shards->elastic = TRUE;
+    shards->members = g_steal_pointer (&learned->members);
+    shards->members_text = g_steal_pointer (&learned->text);
+    shards->notes = g_steal_pointer (&learned->notes);
+  }
+  shards->index_source = learned->cached ? "cached" : "learned";
+  shards->warnings = g_steal_pointer (&learned->warnings);
+  GST_INFO ("members of %u shards %s%s%s", shards->n_shards,
+      learned->cached ? "from the cache" : "learned",
+      learned->cache_file ? ", kept in " : "", learned->cache_file ?
+      learned->cache_file : "");
+  gst_spdl_shard_learned_free (learned);
+  return TRUE;
 }
 
 static gboolean
@@ -721,9 +762,14 @@ count_shards (GstSpdlShards * shards, GError ** error)
     g_propagate_error (error, index_error);
     return FALSE;
   }
+  if (index == NULL) {
+    g_free (folder);
+    return learn_index (shards, error);
+  }
+  shards->index_source = INDEX_NAME;
   for (i = 0; i < shards->n_shards; i++) {
     gchar *base = g_path_get_basename (shards->names[i]);
-    guint64 *indexed = index ? g_hash_table_lookup (index, base) : NULL;
+    guint64 *indexed = g_hash_table_lookup (index, base);
 
     g_free (base);
     if (indexed)
@@ -738,8 +784,7 @@ count_shards (GstSpdlShards * shards, GError ** error)
     shards->offsets[i] = shards->total;
     shards->total += shards->counts[i];
   }
-  if (index)
-    g_hash_table_unref (index);
+  g_hash_table_unref (index);
   g_free (folder);
   return i == shards->n_shards;
 }
@@ -839,6 +884,27 @@ gboolean
 gst_spdl_shards_is_elastic (GstSpdlShards * shards)
 {
   return shards->elastic;
+}
+
+const gchar *
+gst_spdl_shards_get_index_source (GstSpdlShards * shards)
+{
+  return shards->index_source;
+}
+
+gchar **
+gst_spdl_shards_take_warnings (GstSpdlShards * shards)
+{
+  GPtrArray *warnings = g_steal_pointer (&shards->warnings);
+
+  if (warnings == NULL || warnings->len == 0) {
+    if (warnings)
+      g_ptr_array_unref (warnings);
+    return NULL;
+  }
+  g_ptr_array_set_free_func (warnings, NULL);
+  g_ptr_array_add (warnings, NULL);
+  return (gchar **) g_ptr_array_free (warnings, FALSE);
 }
 
 guint64
@@ -1418,6 +1484,34 @@ read_positions_remote (GstSpdlShards * shards, const guint64 * order,
   }
 }
 
+/* What a learned index left out (samples with a bad label, the rest of a
+ * damaged shard) is skipped as the streaming reader skips it, once an
+ * epoch over the ranks (note j on rank j mod W), at the epoch's start:
+ * not in a resumed one, whose start was read before. */
+static void
+deliver_notes (GstSpdlShards * shards, guint epoch)
+{
+  guint world = MAX (shards->config.world_size, 1), j;
+
+  for (j = 0; shards->notes && j < shards->notes->len &&
+      !is_stopping (shards); j++) {
+    GstSpdlShardNote *note = g_ptr_array_index (shards->notes, j);
+    GstSpdlShardSample *sample;
+
+    if (j % world != shards->config.rank)
+      continue;
+    sample = g_new0 (GstSpdlShardSample, 1);
+    sample->index = shards->offsets[note->shard];
+    sample->label = -1;
+    sample->epoch = epoch;
+    sample->path = note->member ? g_strdup_printf ("%s:%s",
+        shards->names[note->shard], note->member) :
+        g_strdup (shards->names[note->shard]);
+    sample->error = g_error_copy (note->error);
+    deliver (shards, sample);
+  }
+}
+
 static void
 read_epoch_elastic (GstSpdlShards * shards, guint epoch)
 {
@@ -1428,6 +1522,8 @@ read_epoch_elastic (GstSpdlShards * shards, guint epoch)
       &offset);
 
   shards->epoch = epoch;
+  if (offset == 0)
+    deliver_notes (shards, epoch);
   if (shards->http)
     read_positions_remote (shards, order, offset + shards->config.rank,
         count);
@@ -1568,6 +1664,10 @@ gst_spdl_shards_free (GstSpdlShards * shards)
   close_local_fds (shards);
   g_free (shards->members);
   g_free (shards->members_text);
+  if (shards->notes)
+    g_ptr_array_unref (shards->notes);
+  if (shards->warnings)
+    g_ptr_array_unref (shards->warnings);
   g_queue_clear_full (&shards->queue, (GDestroyNotify)
       gst_spdl_shard_sample_free);
   g_clear_pointer (&shards->mix, g_ptr_array_unref);

@@ -25,21 +25,23 @@ G_BEGIN_DECLS
  *
  * The elastic order (with the member index "shards.members" that
  * tools/make-shards writes: every sample's image member as a byte range,
- * and its label): the stream goes through a shuffle buffer seeded from
- * (seed, epoch), computed over indices alone, giving the epoch's global
- * order p(0..N-1), whatever the number of ranks; rank r of W reads the
- * members at positions O + r, O + r + W, ... (spdlsrc's rule for folders)
- * by byte ranges (pread, or ranged GETs, http-requests of them at once).
+ * and its label; or, for shards without index files, the same learned
+ * from them, gstspdlshardlearn.h): the stream goes through a shuffle
+ * buffer seeded from (seed, epoch), computed over indices alone, giving
+ * the epoch's global order p(0..N-1), whatever the number of ranks; rank r
+ * of W reads the members at positions O + r, O + r + W, ... (spdlsrc's
+ * rule for folders) by byte ranges (pread, or ranged GETs, http-requests
+ * of them at once).
  *
- * The contiguous split (no member index, or elastic off): rank r of W
+ * The contiguous split (only "shards.idx", or elastic off): rank r of W
  * takes stream positions
  * [r * n, r * n + n) with n = floor(N / W) (drop-uneven) or ceil(N / W)
  * (the last rank wraps around to the start), so every rank yields the same
  * number of samples and at most two ranks share a shard. A shuffle buffer
  * then mixes each rank's samples, from (seed, epoch, rank). Counts per shard
  * come from the index "shards.idx" next to the shards (written by
- * tools/make-shards), or for local shards without it from reading the tar
- * headers first. */
+ * tools/make-shards), else from a learned index (the samples a stream of
+ * each shard yields). */
 typedef struct _GstSpdlShards GstSpdlShards;
 
 typedef struct
@@ -61,6 +63,8 @@ typedef struct
   gboolean elastic;             /* the elastic order where indexed */
   guint64 max_member_size;      /* 0: no limit */
   guint queue_size;             /* samples ready ahead of the consumer */
+  const gchar *cache_dir;       /* learned member indexes: NULL, the
+                                 * default (gstspdlshardlearn.h); "": none */
   GstSpdlHttpConfig http;       /* for http(s):// and s3:// shards */
 } GstSpdlShardsConfig;
 
@@ -101,6 +105,12 @@ guint gst_spdl_shards_get_n_shards (GstSpdlShards * shards);
 guint64 gst_spdl_shards_get_per_rank (GstSpdlShards * shards);
 /* Whether the elastic order is used (see above). */
 gboolean gst_spdl_shards_is_elastic (GstSpdlShards * shards);
+/* Where the counts or members came from: "shards.members", "shards.idx",
+ * "learned" (from the shards) or "cached" (learned before). */
+const gchar *gst_spdl_shards_get_index_source (GstSpdlShards * shards);
+/* Warnings for the element (a learned index's cache that could not be
+ * read or written), once; NULL when none. */
+gchar **gst_spdl_shards_take_warnings (GstSpdlShards * shards);
 /* This rank's samples in @epoch, and in @offset how many of the epoch's
  * global positions were consumed before (a resumed first epoch). */
 guint64 gst_spdl_shards_epoch_share (GstSpdlShards * shards, guint epoch,

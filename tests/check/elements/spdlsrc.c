@@ -357,13 +357,15 @@ GST_START_TEST (test_shards)
 GST_END_TEST;
 
 /* @n_shards shards of @per_shard fake samples ("k<S>_<I>.jpg" holding
- * "s<S>i<I>", label I % 3) and, with @members, their member index; returns
- * the location "ROOT/s{0..N}.tar" (quoted). */
+ * "s<S>i<I>", label I % 3) and the index file @index_name ("shards.members",
+ * "shards.idx", NULL: none); returns the location "ROOT/s{0..N}.tar"
+ * (quoted). */
 static gchar *
 make_fake_shards (gchar * root, guint n_shards, guint per_shard,
-    gboolean members)
+    const gchar * index_name)
 {
   GString *index = g_string_new ("# fake\n");
+  gboolean members = g_strcmp0 (index_name, "shards.members") == 0;
   gchar *path, *location;
   guint s, i;
 
@@ -377,8 +379,10 @@ make_fake_shards (gchar * root, guint n_shards, guint per_shard,
       gchar *data = g_strdup_printf ("s%ui%u", s, i);
       gsize offset = spdl_test_tar_sample (tar, key, data, i % 3);
 
-      g_string_append_printf (index, "\t%" G_GSIZE_FORMAT "\t%"
-          G_GSIZE_FORMAT "\t%u\t%s.jpg\n", offset, strlen (data), i % 3, key);
+      if (members)
+        g_string_append_printf (index, "\t%" G_GSIZE_FORMAT "\t%"
+            G_GSIZE_FORMAT "\t%u\t%s.jpg\n", offset, strlen (data), i % 3,
+            key);
       g_free (key);
       g_free (data);
     }
@@ -388,8 +392,8 @@ make_fake_shards (gchar * root, guint n_shards, guint per_shard,
     g_free (path);
     g_byte_array_unref (tar);
   }
-  if (members) {
-    path = g_strdup_printf ("%s/shards.members", root);
+  if (index_name) {
+    path = g_strdup_printf ("%s/%s", root, index_name);
     spdl_test_write_file (path, index->str, index->len);
     g_free (path);
   }
@@ -447,7 +451,8 @@ interleaved_ranks (const gchar * location, guint world, const gchar * extra,
 GST_START_TEST (test_shards_elastic_order)
 {
   gchar *root = spdl_test_make_tmpdir ();
-  gchar *location = make_fake_shards (root, 5, 5, TRUE);  /* N = 25 */
+  /* N = 25 */
+  gchar *location = make_fake_shards (root, 5, 5, "shards.members");
   const gchar *props = "shuffle=true seed=6 shuffle-buffer=7";
   GArray *single = interleaved_ranks (location, 1, props, 25);
   guint worlds[] = { 2, 3 };
@@ -478,14 +483,30 @@ GST_START_TEST (test_shards_elastic_order)
     if (g_array_index (single, guint64, i) != i)
       break;
   fail_unless (i < 25);
-  g_array_unref (single);
   g_free (location);
 
-  /* without the member index: contiguous parts, resumed at the same W only */
+  /* without any index file: the member index learned, the same order */
   spdl_test_remove_tree (root);
   g_free (root);
   root = spdl_test_make_tmpdir ();
-  location = make_fake_shards (root, 5, 5, FALSE);
+  location = make_fake_shards (root, 5, 5, NULL);
+  {
+    gchar *resumed = g_strdup_printf ("%s start-offset=8", props);
+    GArray *rest = interleaved_ranks (location, 3, resumed, 6);
+    for (i = 0; i < rest->len; i++)
+      fail_unless_equals_uint64 (g_array_index (rest, guint64, i),
+          g_array_index (single, guint64, (8 + i) % 25));
+    g_array_unref (rest);
+    g_free (resumed);
+  }
+  g_array_unref (single);
+  g_free (location);
+
+  /* with shards.idx only: contiguous parts, resumed at the same W only */
+  spdl_test_remove_tree (root);
+  g_free (root);
+  root = spdl_test_make_tmpdir ();
+  location = make_fake_shards (root, 5, 5, "shards.idx");
   {
     gchar *launch = g_strdup_printf ("spdlsrc location=%s num-shards=2 "
         "start-offset=3", location);

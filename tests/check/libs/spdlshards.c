@@ -14,7 +14,9 @@
 #include <string.h>
 
 #include "gstspdlorder.h"
+#include "gstspdlerrors.h"
 #include "gstspdlshardindex.h"
+#include "gstspdlshardlearn.h"
 #include "gstspdlshards.h"
 #include "spdlcheckmain.h"
 
@@ -203,6 +205,130 @@ GST_START_TEST (test_shard_index_members)
 
 GST_END_TEST;
 
+/* WebDataset's rules the reader and the learned index share, and the
+ * escaping of names in shards.members */
+GST_START_TEST (test_shard_index_rules)
+{
+  static const struct
+  {
+    const gchar *text;
+    gint label;                 /* -1: no label */
+  } labels[] = {
+    {"7", 7}, {" 12\n", 12}, {"2147483647", G_MAXINT}, {"-3", -1},
+    {"+2", -1}, {"2.5", -1}, {"", -1}, {"2147483648", -1}, {"cat", -1},
+  };
+  static const gchar *const names[] = { "a/b.jpg", "t\tab\\x\r\n.jpg",
+    "#hash.jpg", "mid#dle"
+  };
+  gchar long_label[GST_SPDL_SHARD_MAX_LABEL_SIZE + 1];
+  gint label;
+  guint i;
+
+  for (i = 0; i < G_N_ELEMENTS (labels); i++) {
+    label = -1;
+    fail_unless_equals_int (gst_spdl_shard_index_parse_label ((const guint8 *)
+            labels[i].text, strlen (labels[i].text), &label),
+        labels[i].label >= 0);
+    fail_unless_equals_int (label, labels[i].label);
+  }
+  fail_if (gst_spdl_shard_index_parse_label ((const guint8 *) "7\0junk", 6,
+          &label));
+  memset (long_label, '1', sizeof (long_label));
+  fail_if (gst_spdl_shard_index_parse_label ((const guint8 *) long_label,
+          sizeof (long_label), &label));
+  fail_unless (gst_spdl_shard_index_is_image ("jpeg"));
+  fail_unless (gst_spdl_shard_index_is_image ("webp"));
+  fail_if (gst_spdl_shard_index_is_image ("cls"));
+  fail_if (gst_spdl_shard_index_is_image ("jpg.gz"));
+
+  for (i = 0; i < G_N_ELEMENTS (names); i++) {
+    gchar *escaped = gst_spdl_shard_index_escape (names[i]);
+    gchar *back = g_strcompress (escaped);
+
+    fail_if (strpbrk (escaped, "\t\r\n") != NULL);
+    fail_if (escaped[0] == '#');
+    fail_unless_equals_string (back, names[i]);
+    g_free (back);
+    g_free (escaped);
+  }
+}
+
+GST_END_TEST;
+
+#define LEARNED_HEAD "# gst-spdl learned shard index 1 (test)\n"
+
+/* A learned index as the cache holds it: listed by the shards' locations
+ * (escaped), notes of what was left out; one that lists other shards or
+ * does not parse is refused. */
+GST_START_TEST (test_learned_index_parse)
+{
+  static const gchar *const names[] = { "/d/a.tar", "#b\t.tar" };
+  static const gchar *const other[] = { "/d/a.tar", "/d/c.tar" };
+  static const gchar good[] = LEARNED_HEAD
+      "#!note\t1\tcorrupt-member\tk\\tx.jpg\tlabel member \"k.cls\" is not\n"
+      "#!note\t1\ttruncated-shard\t\tthe archive ends\n"
+      "/d/a.tar\t2\n\t512\t10\t3\tk0.jpg\n\t1536\t4\t-1\tk1.jpg\n"
+      "\\043b\\t.tar\t1\n\t512\t9\t0\tk2.png\n";
+  static const struct
+  {
+    const gchar *text;
+    const gchar *const *names;
+    guint n;
+    const gchar *why;
+  } bad[] = {
+    {"/d/a.tar\t0\n", names, 1, "not a learned index"},
+    {LEARNED_HEAD "/d/a.tar\t0\n", other, 2, "a shard is missing"},
+    {LEARNED_HEAD "/d/a.tar\t0\n/d/c.tar\t0\n", names, 1, "other shards"},
+    {LEARNED_HEAD "#!note\t2\tcorrupt-member\t\tx\n/d/a.tar\t0\n", names,
+        1, "malformed note"},
+    {LEARNED_HEAD "#!note\t0\tnope\t\tx\n/d/a.tar\t0\n", names, 1,
+        "malformed note"},
+    {LEARNED_HEAD "/d/a.tar\t2\n\t512\t10\t3\tk0.jpg\n", names, 1,
+        "fewer members"},
+  };
+  GstSpdlShardLearned *learned;
+  GstSpdlShardNote *note;
+  GError *error = NULL;
+  guint i;
+
+  learned = gst_spdl_shard_learned_parse (g_strdup (good), names, 2,
+      "cache/x.members", &error);
+  fail_unless (learned != NULL, "%s", error ? error->message : "");
+  fail_unless_equals_uint64 (learned->total, 3);
+  fail_unless_equals_uint64 (learned->counts[0], 2);
+  fail_unless_equals_uint64 (learned->counts[1], 1);
+  /* what a stream of shard 1 yields: its sample and the one left out */
+  fail_unless_equals_uint64 (learned->streamed[1], 2);
+  fail_unless_equals_int (learned->members[2].shard, 1);
+  fail_unless_equals_uint64 (learned->members[2].offset, 512);
+  fail_unless_equals_string (learned->members[2].name, "k2.png");
+  fail_unless_equals_int (learned->notes->len, 2);
+  note = g_ptr_array_index (learned->notes, 0);
+  fail_unless_equals_int (note->shard, 1);
+  fail_unless_equals_string (note->member, "k\tx.jpg");
+  fail_unless (g_error_matches (note->error, GST_SPDL_READ_ERROR,
+          GST_SPDL_READ_ERROR_CORRUPT_MEMBER));
+  fail_unless_equals_string (note->error->message,
+      "label member \"k.cls\" is not");
+  note = g_ptr_array_index (learned->notes, 1);
+  fail_unless (note->member == NULL);
+  fail_unless (g_error_matches (note->error, GST_SPDL_READ_ERROR,
+          GST_SPDL_READ_ERROR_TRUNCATED_SHARD));
+  gst_spdl_shard_learned_free (learned);
+
+  for (i = 0; i < G_N_ELEMENTS (bad); i++) {
+    learned = gst_spdl_shard_learned_parse (g_strdup (bad[i].text),
+        bad[i].names, bad[i].n, "cache/x.members", &error);
+    fail_unless (learned == NULL, "case %u parsed", i);
+    fail_unless (strstr (error->message, bad[i].why) != NULL, "case %u: %s",
+        i, error->message);
+    fail_unless (strstr (error->message, "cache/x.members") != NULL);
+    g_clear_error (&error);
+  }
+}
+
+GST_END_TEST;
+
 static Suite *
 spdlshards_suite (void)
 {
@@ -214,6 +340,8 @@ spdlshards_suite (void)
   tcase_add_test (tc, test_shards_plan);
   tcase_add_test (tc, test_shard_index_counts);
   tcase_add_test (tc, test_shard_index_members);
+  tcase_add_test (tc, test_shard_index_rules);
+  tcase_add_test (tc, test_learned_index_parse);
   return s;
 }
 

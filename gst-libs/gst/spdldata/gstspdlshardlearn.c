@@ -1,0 +1,958 @@
+/* GStreamer SPDL: member indexes learned from tar shards, and their cache
+ * Copyright (C) 2026 gst-spdl authors
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Library General Public
+ * License as published by the Free Software Foundation; either
+ * version 2 of the License, or (at your option) any later version.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "gstspdlshardlearn.h"
+#include "gstspdlerrors.h"
+#include "gstspdltar.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+GST_DEBUG_CATEGORY_STATIC (spdl_shard_learn_debug);
+#define GST_CAT_DEFAULT spdl_shard_learn_debug
+
+/* the first line of a learned index: another version is learned again */
+#define VERSION_LINE "# gst-spdl learned shard index 1"
+#define NOTE_PREFIX "#!note\t"
+#define CACHE_SUFFIX ".members"
+#define READ_CHUNK (1024 * 1024)
+#define MAX_CACHE_SIZE (1024 * 1024 * 1024)
+/* HEAD requests queued at once (the client runs http-requests of them) */
+#define HEAD_WINDOW 256
+
+/* One shard: what its key says, then what was learned from it. */
+typedef struct
+{
+  const gchar *location;
+  gchar *key_name;              /* in the key and the index: the URL, or
+                                 * the absolute path (any spelling of it) */
+  guint64 size;
+  gchar *validator;             /* NULL: none (remote), no cache */
+  gint64 mtime_sec, mtime_nsec; /* local */
+  gchar *etag, *last_modified;  /* remote, from the HEAD */
+  GError *error;                /* could not be found */
+  long status;                  /* of the HEAD */
+
+  GString *members;             /* its member lines */
+  guint64 n_members;
+  GPtrArray *notes;             /* GstSpdlShardNote */
+  GError *failure;              /* could not be read */
+  gboolean changed;             /* not what its key says: not cached */
+} Shard;
+
+typedef struct
+{
+  const GstSpdlShardLearnConfig *config;
+  Shard *shards;
+  GMutex lock;
+  GCond cond;
+  guint pending;                /* HEAD requests in flight */
+  guint next;                   /* the next shard to read */
+  gboolean failed;              /* a shard could not be read: stop */
+} Learn;
+
+static void
+note_free (GstSpdlShardNote * note)
+{
+  g_free (note->member);
+  g_clear_error (&note->error);
+  g_free (note);
+}
+
+static GstSpdlShardNote *
+note_new (guint shard, const gchar * member, GError * error)
+{
+  GstSpdlShardNote *note = g_new0 (GstSpdlShardNote, 1);
+
+  note->shard = shard;
+  note->member = g_strdup (member);
+  note->error = error;
+  return note;
+}
+
+void
+gst_spdl_shard_learned_free (GstSpdlShardLearned * learned)
+{
+  if (learned == NULL)
+    return;
+  g_free (learned->text);
+  g_free (learned->members);
+  g_free (learned->counts);
+  g_free (learned->streamed);
+  if (learned->notes)
+    g_ptr_array_unref (learned->notes);
+  g_free (learned->cache_file);
+  if (learned->warnings)
+    g_ptr_array_unref (learned->warnings);
+  g_free (learned);
+}
+
+gchar *
+gst_spdl_shard_learn_default_cache_dir (void)
+{
+  return g_build_filename (g_get_user_cache_dir (), "gst-spdl", "shards",
+      NULL);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Grouping members into samples, as the shards provider's reader does      */
+
+typedef struct
+{
+  GstSpdlTarParser *parser;
+  Shard *shard;
+  guint index;
+  gchar *key;
+  gboolean has_image;
+  guint64 image_offset, image_size;
+  gchar *image_name;
+  guint64 data_offset;          /* of the member being read */
+  gint label;
+  GError *error;                /* why the group is no sample */
+} Learner;
+
+/* The group is complete: a sample if it has an image, in the index if it
+ * has a label or none, else a note. */
+static void
+learner_flush (Learner * l)
+{
+  if (l->key && l->has_image) {
+    if (l->error) {
+      g_ptr_array_add (l->shard->notes, note_new (l->index, l->image_name,
+              g_steal_pointer (&l->error)));
+    } else {
+      gchar *name = gst_spdl_shard_index_escape (l->image_name);
+      g_string_append_printf (l->shard->members, "\t%" G_GUINT64_FORMAT
+          "\t%" G_GUINT64_FORMAT "\t%d\t%s\n", l->image_offset,
+          l->image_size, l->label, name);
+      g_free (name);
+      l->shard->n_members++;
+    }
+  }
+  g_clear_pointer (&l->key, g_free);
+  g_clear_pointer (&l->image_name, g_free);
+  g_clear_error (&l->error);
+  l->has_image = FALSE;
+  l->label = -1;
+}
+
+static gboolean
+learner_want (const gchar * name, guint64 size, gpointer user_data)
+{
+  Learner *l = user_data;
+  gchar *key, *extension;
+  gboolean want = FALSE;
+
+  /* called right after the member's header: its data starts here */
+  l->data_offset = gst_spdl_tar_parser_get_offset (l->parser);
+  gst_spdl_tar_split_name (name, &key, &extension);
+  if (l->key == NULL || strcmp (l->key, key) != 0) {
+    learner_flush (l);
+    l->key = g_strdup (key);
+  }
+  /* images are passed over: their place is all the index needs */
+  if (l->error == NULL && strcmp (extension, "cls") == 0) {
+    if (size > GST_SPDL_SHARD_MAX_LABEL_SIZE)
+      l->error = g_error_new (GST_SPDL_READ_ERROR,
+          GST_SPDL_READ_ERROR_CORRUPT_MEMBER, "label member \"%s\" is %"
+          G_GUINT64_FORMAT " bytes long", name, size);
+    else
+      want = TRUE;
+  }
+  g_free (key);
+  g_free (extension);
+  return want;
+}
+
+static gboolean
+learner_member (const gchar * name, guint64 size, GstBuffer * data,
+    gpointer user_data)
+{
+  Learner *l = user_data;
+  gchar *key, *extension;
+  GstMapInfo map;
+
+  gst_spdl_tar_split_name (name, &key, &extension);
+  if (gst_spdl_shard_index_is_image (extension)) {
+    if (!l->has_image) {
+      l->image_offset = l->data_offset;
+      l->image_size = size;
+      l->image_name = g_strdup (name);
+    }
+    l->has_image = TRUE;
+  } else if (data && strcmp (extension, "cls") == 0 && l->error == NULL) {
+    gboolean ok = gst_buffer_map (data, &map, GST_MAP_READ);
+    if (ok) {
+      ok = gst_spdl_shard_index_parse_label (map.data, map.size, &l->label);
+      gst_buffer_unmap (data, &map);
+    }
+    if (!ok)
+      l->error = g_error_new (GST_SPDL_READ_ERROR,
+          GST_SPDL_READ_ERROR_CORRUPT_MEMBER, "label member \"%s\" is not a "
+          "non-negative integer", name);
+  }
+  if (data)
+    gst_buffer_unref (data);
+  g_free (key);
+  g_free (extension);
+  return TRUE;
+}
+
+/* The stream ended (@tar_error: how, if not well): as the reader, the last
+ * group counts unless the stream was cut inside it, and a damaged tar is
+ * a note on the shard; any other error is a failure to read it. */
+static void
+learner_end (Learner * l, GError * error)
+{
+  /* cut inside the last group: no sample (learner_clear() drops it) */
+  if (error == NULL || g_error_matches (error, GST_SPDL_TAR_ERROR,
+          GST_SPDL_TAR_ERROR_CORRUPT))
+    learner_flush (l);
+  if (error && error->domain == GST_SPDL_TAR_ERROR) {
+    g_ptr_array_add (l->shard->notes, note_new (l->index, NULL,
+            g_error_new (GST_SPDL_READ_ERROR,
+                error->code == GST_SPDL_TAR_ERROR_TRUNCATED ?
+                GST_SPDL_READ_ERROR_TRUNCATED_SHARD :
+                GST_SPDL_READ_ERROR_CORRUPT_MEMBER, "%s", error->message)));
+    g_error_free (error);
+  } else if (error) {
+    l->shard->failure = error;
+  }
+}
+
+static void
+learner_init (Learner * l, Shard * shard, guint index)
+{
+  memset (l, 0, sizeof (*l));
+  l->shard = shard;
+  l->index = index;
+  l->label = -1;
+  l->parser = gst_spdl_tar_parser_new (learner_want, learner_member, l);
+}
+
+static void
+learner_clear (Learner * l)
+{
+  g_clear_pointer (&l->key, g_free);
+  g_clear_pointer (&l->image_name, g_free);
+  g_clear_error (&l->error);
+  gst_spdl_tar_parser_free (l->parser);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Reading a shard                                                          */
+
+/* The headers with pread, the data passed over (as the shards provider
+ * counted local shards). */
+static void
+learn_local (Learn * learn, guint i)
+{
+  Shard *shard = &learn->shards[i];
+  GError *error = NULL;
+  Learner l;
+  guint8 header[512];
+  guint64 offset = 0;
+  struct stat st;
+  int fd = open (shard->location, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+
+  if (fd < 0) {
+    shard->failure = g_error_new (GST_RESOURCE_ERROR,
+        GST_RESOURCE_ERROR_OPEN_READ, "%s", g_strerror (errno));
+    return;
+  }
+  learner_init (&l, shard, i);
+  if (fstat (fd, &st) != 0)
+    st.st_size = G_MAXINT64;
+  for (;;) {
+    guint64 skip = gst_spdl_tar_parser_skippable (l.parser);
+    ssize_t n;
+
+    /* data passed over must be there: a shard cut inside a member's data
+     * ends inside it, as when it is streamed */
+    if (offset + skip > (guint64) st.st_size)
+      skip = (guint64) st.st_size > offset ? st.st_size - offset : 0;
+    if (skip) {
+      gst_spdl_tar_parser_skip (l.parser, skip);
+      offset += skip;
+      continue;
+    }
+    n = pread (fd, header, sizeof (header), offset);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0) {
+      error = g_error_new (GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_READ, "%s",
+          g_strerror (errno));
+      break;
+    }
+    if (n == 0) {
+      gst_spdl_tar_parser_finish (l.parser, &error);
+      break;
+    }
+    offset += n;
+    if (!gst_spdl_tar_parser_feed (l.parser, header, n, &error))
+      break;
+  }
+  learner_end (&l, error);
+  learner_clear (&l);
+  /* rewritten meanwhile: what was learned may be of either version */
+  if (fstat (fd, &st) != 0 || (guint64) st.st_size != shard->size ||
+      st.st_mtim.tv_sec != shard->mtime_sec ||
+      st.st_mtim.tv_nsec != shard->mtime_nsec)
+    shard->changed = TRUE;
+  close (fd);
+}
+
+/* Streamed whole (over HTTP there is no passing over), only the label
+ * members kept. */
+static void
+learn_remote (Learn * learn, guint i)
+{
+  Shard *shard = &learn->shards[i];
+  GstSpdlHttpStream *stream = gst_spdl_http_stream_open (learn->config->http,
+      shard->location);
+  guint8 *chunk = g_malloc (READ_CHUNK);
+  GError *error = NULL;
+  gchar *etag = NULL, *last_modified = NULL;
+  gint64 size = -1;
+  Learner l;
+
+  learner_init (&l, shard, i);
+  for (;;) {
+    gssize n = gst_spdl_http_stream_read (stream, chunk, READ_CHUNK, &error);
+
+    if (n < 0)
+      break;
+    if (n == 0) {
+      gst_spdl_tar_parser_finish (l.parser, &error);
+      break;
+    }
+    /* FALSE without an error at the end-of-archive blocks: done */
+    if (!gst_spdl_tar_parser_feed (l.parser, chunk, n, &error))
+      break;
+  }
+  g_free (chunk);
+  learner_end (&l, error);
+  learner_clear (&l);
+  /* the object read is the one the HEAD described, or no cache */
+  if (!gst_spdl_http_stream_get_object (stream, &size, &etag,
+          &last_modified) || (size >= 0 && (guint64) size != shard->size) ||
+      (etag && shard->etag && strcmp (etag, shard->etag) != 0) ||
+      (last_modified && shard->last_modified &&
+          strcmp (last_modified, shard->last_modified) != 0))
+    shard->changed = TRUE;
+  g_free (etag);
+  g_free (last_modified);
+  gst_spdl_http_stream_close (stream);
+}
+
+/* Takes the next shard to read until none is left (or one failed). */
+static gpointer
+learn_thread (gpointer data)
+{
+  Learn *learn = data;
+
+  for (;;) {
+    Shard *shard;
+    guint i;
+
+    g_mutex_lock (&learn->lock);
+    if (learn->failed || learn->next == learn->config->n_shards) {
+      g_mutex_unlock (&learn->lock);
+      return NULL;
+    }
+    i = learn->next++;
+    g_mutex_unlock (&learn->lock);
+    shard = &learn->shards[i];
+    GST_DEBUG ("learning the members of %s", shard->location);
+    if (learn->config->http)
+      learn_remote (learn, i);
+    else
+      learn_local (learn, i);
+    if (shard->failure) {
+      g_mutex_lock (&learn->lock);
+      learn->failed = TRUE;
+      g_mutex_unlock (&learn->lock);
+    }
+  }
+}
+
+static gboolean
+learn_shards (Learn * learn, GError ** error)
+{
+  const GstSpdlShardLearnConfig *config = learn->config;
+  guint n = MAX (MIN (config->parallel, config->n_shards), 1), started, i;
+  GThread **threads = g_new0 (GThread *, n);
+
+  /* threads of their own, joined: nothing of them outlives the learning */
+  for (started = 0; started < n; started++)
+    if ((threads[started] = g_thread_try_new ("spdllearn", learn_thread,
+                learn, started == 0 ? error : NULL)) == NULL)
+      break;
+  for (i = 0; i < started; i++)
+    g_thread_join (threads[i]);
+  g_free (threads);
+  if (started == 0)
+    return FALSE;
+
+  for (i = 0; i < config->n_shards; i++) {
+    Shard *shard = &learn->shards[i];
+    if (shard->failure) {
+      g_set_error (error, GST_RESOURCE_ERROR, shard->failure->domain ==
+          GST_RESOURCE_ERROR ? shard->failure->code :
+          GST_RESOURCE_ERROR_READ, "Could not read shard \"%s\" to learn its "
+          "members (there is no shards.members or shards.idx beside it): "
+          "%s", shard->location, shard->failure->message);
+      return FALSE;
+    }
+  }
+  return TRUE;
+}
+
+/* ------------------------------------------------------------------------ */
+/* What the cache key says: size and validator                              */
+
+static gboolean
+describe_local (Shard * shard, GError ** error)
+{
+  struct stat st;
+
+  if (stat (shard->location, &st) != 0) {
+    gchar *display = g_filename_display_name (shard->location);
+    g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_OPEN_READ,
+        "Could not open shard \"%s\": %s", display, g_strerror (errno));
+    g_free (display);
+    return FALSE;
+  }
+  shard->key_name = g_canonicalize_filename (shard->location, NULL);
+  shard->size = st.st_size;
+  shard->mtime_sec = st.st_mtim.tv_sec;
+  shard->mtime_nsec = st.st_mtim.tv_nsec;
+  shard->validator = g_strdup_printf ("mtime %" G_GINT64_FORMAT ".%09"
+      G_GINT64_FORMAT, shard->mtime_sec, shard->mtime_nsec);
+  return TRUE;
+}
+
+static void
+head_done (const GstSpdlHttpObjectInfo * info, GError * error,
+    gpointer user_data)
+{
+  Shard *shard = user_data;
+
+  shard->status = info->status;
+  shard->error = error;
+  /* a server that answers no HEAD: learned, never cached */
+  if (error && (info->status == 405 || info->status == 501)) {
+    GST_INFO ("%s: %s (no HEAD): its learned index is not cached",
+        shard->location, error->message);
+    g_clear_error (&shard->error);
+  } else if (error == NULL) {
+    shard->size = info->size >= 0 ? (guint64) info->size : 0;
+    shard->etag = g_strdup (info->etag);
+    shard->last_modified = g_strdup (info->last_modified);
+    /* without a size or a validator nothing tells a changed shard */
+    if (info->size >= 0 && info->etag)
+      shard->validator = g_strconcat ("etag ", info->etag, NULL);
+    else if (info->size >= 0 && info->last_modified)
+      shard->validator = g_strconcat ("last-modified ", info->last_modified,
+          NULL);
+  }
+}
+
+typedef struct
+{
+  Learn *learn;
+  Shard *shard;
+} HeadRequest;
+
+static void
+head_request_done (const GstSpdlHttpObjectInfo * info, GError * error,
+    gpointer user_data)
+{
+  HeadRequest *request = user_data;
+  Learn *learn = request->learn;
+
+  head_done (info, error, request->shard);
+  g_mutex_lock (&learn->lock);
+  learn->pending--;
+  g_cond_broadcast (&learn->cond);
+  g_mutex_unlock (&learn->lock);
+  g_free (request);
+}
+
+typedef struct
+{
+  GMutex lock;
+  GCond cond;
+  gboolean done;
+  GError *error;
+} RangeWait;
+
+static void
+range_done (GstBuffer * buffer, GError * error, gpointer user_data)
+{
+  RangeWait *wait = user_data;
+
+  if (buffer)
+    gst_buffer_unref (buffer);
+  g_mutex_lock (&wait->lock);
+  wait->error = error;
+  wait->done = TRUE;
+  g_cond_signal (&wait->cond);
+  g_mutex_unlock (&wait->lock);
+}
+
+/* A HEAD answer has no body: for S3, a GET of the first byte gets the
+ * error code and message (NoSuchKey, AccessDenied). */
+static gchar *
+describe_failure (GstSpdlHttp * http, Shard * shard)
+{
+  RangeWait wait = { 0, };
+  gchar *why;
+
+  if (!g_str_has_prefix (shard->location, "s3://") || shard->status < 400)
+    return g_strdup (shard->error->message);
+  g_mutex_init (&wait.lock);
+  g_cond_init (&wait.cond);
+  gst_spdl_http_get_range (http, shard->location, 0, 1, range_done, &wait);
+  g_mutex_lock (&wait.lock);
+  while (!wait.done)
+    g_cond_wait (&wait.cond, &wait.lock);
+  g_mutex_unlock (&wait.lock);
+  why = g_strdup (wait.error ? wait.error->message : shard->error->message);
+  g_clear_error (&wait.error);
+  g_mutex_clear (&wait.lock);
+  g_cond_clear (&wait.cond);
+  return why;
+}
+
+/* HEAD requests, a window of them queued at once. */
+static gboolean
+describe_remote (Learn * learn, GError ** error)
+{
+  const GstSpdlShardLearnConfig *config = learn->config;
+  guint i, next = 0;
+
+  g_mutex_lock (&learn->lock);
+  while (next < config->n_shards || learn->pending > 0) {
+    while (next < config->n_shards && learn->pending < HEAD_WINDOW) {
+      HeadRequest *request = g_new0 (HeadRequest, 1);
+
+      request->learn = learn;
+      request->shard = &learn->shards[next++];
+      request->shard->key_name = g_strdup (request->shard->location);
+      learn->pending++;
+      g_mutex_unlock (&learn->lock);
+      gst_spdl_http_head (config->http, request->shard->location,
+          head_request_done, request);
+      g_mutex_lock (&learn->lock);
+    }
+    if (learn->pending > 0)
+      g_cond_wait (&learn->cond, &learn->lock);
+  }
+  g_mutex_unlock (&learn->lock);
+  for (i = 0; i < config->n_shards; i++) {
+    Shard *shard = &learn->shards[i];
+    gchar *why;
+
+    if (shard->error == NULL)
+      continue;
+    why = describe_failure (config->http, shard);
+    g_set_error (error, GST_RESOURCE_ERROR, shard->status == 401 ||
+        shard->status == 403 ? GST_RESOURCE_ERROR_NOT_AUTHORIZED :
+        shard->status == 404 ? GST_RESOURCE_ERROR_NOT_FOUND :
+        GST_RESOURCE_ERROR_OPEN_READ, "Could not read shard \"%s\" (there "
+        "is no shards.members or shards.idx beside it: its members are "
+        "learned from it): %s", shard->location, why);
+    g_free (why);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+/* SHA-256 over the locations in listing order, each one's size and
+ * validator; NULL when a shard has no validator. */
+static gchar *
+cache_key (Learn * learn)
+{
+  const GstSpdlShardLearnConfig *config = learn->config;
+  GChecksum *sum = g_checksum_new (G_CHECKSUM_SHA256);
+  gchar *key;
+  guint i;
+
+  g_checksum_update (sum, (const guchar *) VERSION_LINE "\n", -1);
+  for (i = 0; i < config->n_shards; i++) {
+    Shard *shard = &learn->shards[i];
+    gchar *size;
+
+    if (shard->validator == NULL) {
+      GST_INFO ("%s has no ETag nor Last-Modified: its learned index is not "
+          "cached", shard->location);
+      g_checksum_free (sum);
+      return NULL;
+    }
+    size = g_strdup_printf ("%" G_GUINT64_FORMAT, shard->size);
+    /* NUL separated: no name runs into the next field */
+    g_checksum_update (sum, (const guchar *) shard->key_name,
+        strlen (shard->key_name) + 1);
+    g_checksum_update (sum, (const guchar *) size, strlen (size) + 1);
+    g_checksum_update (sum, (const guchar *) shard->validator,
+        strlen (shard->validator) + 1);
+    g_free (size);
+  }
+  key = g_strdup (g_checksum_get_string (sum));
+  g_checksum_free (sum);
+  return key;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The index as text, and back                                              */
+
+static gchar *
+learned_text (Learn * learn)
+{
+  const GstSpdlShardLearnConfig *config = learn->config;
+  GString *text = g_string_new (VERSION_LINE " (the shards.members format, "
+      "learned by spdlsrc): tar shard<TAB>samples, then per sample "
+      "<TAB>offset<TAB>size<TAB>label<TAB>image member\n");
+  guint i, k;
+
+  for (i = 0; i < config->n_shards; i++) {
+    Shard *shard = &learn->shards[i];
+    gchar *name = gst_spdl_shard_index_escape (shard->key_name);
+
+    for (k = 0; k < shard->notes->len; k++) {
+      GstSpdlShardNote *note = g_ptr_array_index (shard->notes, k);
+      gchar *member = note->member ?
+          gst_spdl_shard_index_escape (note->member) : g_strdup ("");
+      gchar *message = gst_spdl_shard_index_escape (note->error->message);
+
+      g_string_append_printf (text, NOTE_PREFIX "%u\t%s\t%s\t%s\n", i,
+          gst_spdl_read_error_reason (note->error->code), member, message);
+      g_free (member);
+      g_free (message);
+    }
+    g_string_append_printf (text, "%s\t%" G_GUINT64_FORMAT "\n%s", name,
+        shard->n_members, shard->members->str);
+    g_free (name);
+  }
+  return g_string_free (text, FALSE);
+}
+
+static gboolean
+learned_syntax_error (const gchar * path, const gchar * what, GError ** error)
+{
+  gchar *display = g_filename_display_name (path);
+
+  g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_READ,
+      "Learned shard index \"%s\": %s", display, what);
+  g_free (display);
+  return FALSE;
+}
+
+/* "#!note<TAB>SHARD<TAB>REASON<TAB>MEMBER<TAB>MESSAGE" (MEMBER empty: the
+ * shard), read before the text is split in place. */
+static gboolean
+parse_notes (const gchar * text, guint n_shards, GPtrArray * notes,
+    const gchar * path, GError ** error)
+{
+  const gchar *line;
+
+  for (line = strstr (text, "\n" NOTE_PREFIX); line;
+      line = strstr (line, "\n" NOTE_PREFIX)) {
+    const gchar *end = strchr (line + 1, '\n');
+    gchar *one = g_strndup (line + 1 + strlen (NOTE_PREFIX),
+        end ? end - line - 1 - strlen (NOTE_PREFIX) : G_MAXSSIZE);
+    gchar **fields = g_strsplit (one, "\t", 4);
+    guint64 shard;
+    gint code = -1, c;
+
+    g_free (one);
+    line = end ? end : line + 1;
+    if (g_strv_length (fields) == 4)
+      for (c = 0; c < GST_SPDL_READ_N_ERRORS; c++)
+        if (strcmp (fields[1], gst_spdl_read_error_reason (c)) == 0)
+          code = c;
+    if (code < 0 || !g_ascii_string_to_unsigned (fields[0], 10, 0,
+            n_shards - 1, &shard, NULL)) {
+      g_strfreev (fields);
+      return learned_syntax_error (path, "a malformed note", error);
+    } else {
+      gchar *member = fields[2][0] ? g_strcompress (fields[2]) : NULL;
+      gchar *message = g_strcompress (fields[3]);
+
+      g_ptr_array_add (notes, note_new ((guint) shard, member,
+              g_error_new_literal (GST_SPDL_READ_ERROR, code, message)));
+      g_free (member);
+      g_free (message);
+    }
+    g_strfreev (fields);
+  }
+  return TRUE;
+}
+
+GstSpdlShardLearned *
+gst_spdl_shard_learned_parse (gchar * text, const gchar * const *names,
+    guint n_shards, const gchar * path, GError ** error)
+{
+  GstSpdlShardLearned *learned = g_new0 (GstSpdlShardLearned, 1);
+  GArray *parsed = g_array_new (FALSE, FALSE, sizeof (GstSpdlShardMember));
+  GHashTable *found = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
+      g_free);
+  GHashTable *listed = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
+      NULL);
+  gboolean ok = FALSE;
+  guint i, k;
+
+  learned->text = text;
+  learned->notes = g_ptr_array_new_with_free_func ((GDestroyNotify)
+      note_free);
+  learned->warnings = g_ptr_array_new_with_free_func (g_free);
+  learned->counts = g_new0 (guint64, MAX (n_shards, 1));
+  learned->streamed = g_new0 (guint64, MAX (n_shards, 1));
+  if (!g_str_has_prefix (text, VERSION_LINE " ")) {
+    learned_syntax_error (path, "not a learned index of this version", error);
+    goto done;
+  }
+  if (!parse_notes (text, n_shards, learned->notes, path, error) ||
+      !gst_spdl_shard_index_parse_members (text, path, parsed, found, error))
+    goto done;
+  for (i = 0; i < n_shards; i++) {
+    gchar *name = gst_spdl_shard_index_escape (names[i]);
+    guint64 *range = g_hash_table_lookup (found, name);
+
+    g_hash_table_add (listed, name);
+    if (range == NULL) {
+      learned_syntax_error (path, "a shard is missing", error);
+      goto done;
+    }
+    learned->counts[i] = range[2];
+    learned->streamed[i] = range[2];
+    learned->total += range[2];
+  }
+  /* the same name twice is the same shard; another name is another list */
+  if (g_hash_table_size (found) != g_hash_table_size (listed)) {
+    learned_syntax_error (path, "it lists other shards", error);
+    goto done;
+  }
+  for (k = 0; k < learned->notes->len; k++) {
+    GstSpdlShardNote *note = g_ptr_array_index (learned->notes, k);
+    if (note->member)
+      learned->streamed[note->shard]++;
+  }
+  learned->members = g_new (GstSpdlShardMember, MAX (learned->total, 1));
+  for (i = 0, k = 0; i < n_shards; i++) {
+    gchar *name = gst_spdl_shard_index_escape (names[i]);
+    guint64 *range = g_hash_table_lookup (found, name), j;
+
+    g_free (name);
+    for (j = 0; j < range[2]; j++, k++) {
+      learned->members[k] = g_array_index (parsed, GstSpdlShardMember,
+          range[0] + j);
+      learned->members[k].shard = i;
+    }
+  }
+  ok = TRUE;
+
+done:
+  g_array_unref (parsed);
+  g_hash_table_unref (found);
+  g_hash_table_unref (listed);
+  if (!ok) {
+    gst_spdl_shard_learned_free (learned);
+    return NULL;
+  }
+  return learned;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The cache                                                                */
+
+/* The cached index, NULL when there is none or it cannot be used (a
+ * warning then says why). */
+static GstSpdlShardLearned *
+read_cache (const gchar * const *names, guint n_shards, const gchar * path,
+    GPtrArray * warnings)
+{
+  GstSpdlShardLearned *learned;
+  GError *error = NULL;
+  gchar *text = NULL;
+  gsize len = 0;
+
+  if (!g_file_get_contents (path, &text, &len, &error)) {
+    /* none yet (or no folder: writing it says why) */
+    if (!g_error_matches (error, G_FILE_ERROR, G_FILE_ERROR_NOENT) &&
+        !g_error_matches (error, G_FILE_ERROR, G_FILE_ERROR_NOTDIR))
+      g_ptr_array_add (warnings, g_strdup_printf ("Could not read the "
+              "learned shard index cache: %s; learning it again",
+              error->message));
+    g_error_free (error);
+    return NULL;
+  }
+  if (len > MAX_CACHE_SIZE || strlen (text) != len) {
+    g_free (text);
+    g_set_error (&error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_READ,
+        "Learned shard index \"%s\": not text", path);
+    learned = NULL;
+  } else {
+    learned = gst_spdl_shard_learned_parse (text, names, n_shards, path,
+        &error);
+  }
+  if (learned == NULL) {
+    g_ptr_array_add (warnings, g_strdup_printf ("Ignoring the learned shard "
+            "index cache: %s; learning it again", error->message));
+    g_error_free (error);
+    return NULL;
+  }
+  learned->cached = TRUE;
+  return learned;
+}
+
+/* Atomically (a temporary file renamed); a failure is a warning. */
+static gboolean
+write_cache (const gchar * dir, const gchar * path, const gchar * text,
+    GPtrArray * warnings)
+{
+  GError *error = NULL;
+
+  if (g_mkdir_with_parents (dir, 0700) != 0) {
+    gchar *display = g_filename_display_name (dir);
+    g_ptr_array_add (warnings, g_strdup_printf ("Could not keep the learned "
+            "shard index: could not make the folder \"%s\": %s", display,
+            g_strerror (errno)));
+    g_free (display);
+    return FALSE;
+  }
+  if (!g_file_set_contents (path, text, -1, &error)) {
+    g_ptr_array_add (warnings, g_strdup_printf ("Could not keep the learned "
+            "shard index: %s", error->message));
+    g_error_free (error);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+/* ------------------------------------------------------------------------ */
+
+static void
+shards_clear (Shard * shards, guint n)
+{
+  guint i;
+
+  for (i = 0; i < n; i++) {
+    g_free (shards[i].key_name);
+    g_free (shards[i].validator);
+    g_free (shards[i].etag);
+    g_free (shards[i].last_modified);
+    g_clear_error (&shards[i].error);
+    if (shards[i].members)
+      g_string_free (shards[i].members, TRUE);
+    if (shards[i].notes)
+      g_ptr_array_unref (shards[i].notes);
+    g_clear_error (&shards[i].failure);
+  }
+  g_free (shards);
+}
+
+GstSpdlShardLearned *
+gst_spdl_shard_learn (const GstSpdlShardLearnConfig * config, GError ** error)
+{
+  Learn learn = { config, NULL, };
+  GstSpdlShardLearned *learned = NULL;
+  GPtrArray *warnings = g_ptr_array_new_with_free_func (g_free);
+  gchar *dir = NULL, *key = NULL, *path = NULL, *text;
+  const gchar **names = NULL;
+  gboolean keep = TRUE;
+  guint i;
+
+  GST_DEBUG_CATEGORY_INIT (spdl_shard_learn_debug, "spdlshardlearn", 0,
+      "SPDL member indexes learned from tar shards");
+  g_mutex_init (&learn.lock);
+  g_cond_init (&learn.cond);
+  learn.shards = g_new0 (Shard, MAX (config->n_shards, 1));
+  for (i = 0; i < config->n_shards; i++) {
+    learn.shards[i].location = config->names[i];
+    learn.shards[i].members = g_string_new (NULL);
+    learn.shards[i].notes = g_ptr_array_new_with_free_func ((GDestroyNotify)
+        note_free);
+  }
+
+  /* what the key says first: a cached index is used without a read */
+  if (config->http) {
+    if (!describe_remote (&learn, error))
+      goto done;
+  } else {
+    for (i = 0; i < config->n_shards; i++)
+      if (!describe_local (&learn.shards[i], error))
+        goto done;
+  }
+  names = g_new (const gchar *, MAX (config->n_shards, 1));
+  for (i = 0; i < config->n_shards; i++)
+    names[i] = learn.shards[i].key_name;
+  if (config->cache_dir == NULL)
+    dir = gst_spdl_shard_learn_default_cache_dir ();
+  else if (*config->cache_dir)
+    dir = g_strdup (config->cache_dir);
+  if (dir && (key = cache_key (&learn))) {
+    gchar *name = g_strconcat (key, CACHE_SUFFIX, NULL);
+    path = g_build_filename (dir, name, NULL);
+    g_free (name);
+    if ((learned = read_cache (names, config->n_shards, path, warnings))) {
+      GST_INFO ("the members of %u shards from the cache %s",
+          config->n_shards, path);
+      learned->cache_file = g_strdup (path);
+      goto done;
+    }
+  }
+
+  GST_INFO ("learning the members of %u shards (no shards.members nor "
+      "shards.idx beside them)", config->n_shards);
+  if (!learn_shards (&learn, error))
+    goto done;
+  for (i = 0; i < config->n_shards; i++) {
+    Shard *shard = &learn.shards[i];
+    if (shard->changed) {
+      GST_INFO ("%s changed while it was read: its index is not cached",
+          shard->location);
+      keep = FALSE;
+    }
+    if (shard->notes->len > 0)
+      GST_WARNING ("%s: %u samples or parts left out of its index (%s)",
+          shard->location, shard->notes->len,
+          ((GstSpdlShardNote *) g_ptr_array_index (shard->notes,
+                  0))->error->message);
+  }
+  text = learned_text (&learn);
+  keep = keep && path && write_cache (dir, path, text, warnings);
+  learned = gst_spdl_shard_learned_parse (text, names, config->n_shards,
+      "(learned)", error);
+  if (learned && keep)
+    learned->cache_file = g_strdup (path);
+
+done:
+  if (learned) {
+    g_ptr_array_extend_and_steal (learned->warnings, warnings);
+    warnings = NULL;
+  }
+  if (warnings)
+    g_ptr_array_unref (warnings);
+  g_free (names);
+  shards_clear (learn.shards, config->n_shards);
+  g_mutex_clear (&learn.lock);
+  g_cond_clear (&learn.cond);
+  g_free (dir);
+  g_free (key);
+  g_free (path);
+  return learned;
+}

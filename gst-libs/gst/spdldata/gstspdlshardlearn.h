@@ -1,0 +1,86 @@
+/* GStreamer SPDL: member indexes learned from tar shards, and their cache
+ * Copyright (C) 2026 gst-spdl authors
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Library General Public
+ * License as published by the Free Software Foundation; either
+ * version 2 of the License, or (at your option) any later version.
+ */
+#ifndef __GST_SPDL_SHARD_LEARN_H__
+#define __GST_SPDL_SHARD_LEARN_H__
+
+#include <gst/gst.h>
+
+#include "gstspdlhttp.h"
+#include "gstspdlshardindex.h"
+
+G_BEGIN_DECLS
+
+/* Tar shards published without index files (most WebDataset sets): the
+ * member index tools/make-shards would write ("shards.members") learned
+ * by reading each shard once, several at a time: locally its tar headers
+ * with pread (the data passed over), remotely the shard streamed with only
+ * its label members kept. Members are grouped as the shards provider
+ * groups them; a sample whose label is no label is left out (as
+ * make-shards --index-only leaves it out), and so is what follows a
+ * corrupt header or a truncation, each with a note saying why.
+ *
+ * The index is kept in a cache folder as a file in the shards.members
+ * format named by a SHA-256 over the shards' locations in listing order
+ * and each one's size and validator (local: its modification time; remote:
+ * its ETag, else its Last-Modified, from a HEAD request), so a restarted
+ * job reads no shard again; a changed shard has another key. */
+
+/* Something left out of the index, reported as a skipped sample. */
+typedef struct
+{
+  guint shard;                  /* in the listing */
+  gchar *member;                /* a sample's image member; NULL: the
+                                 * rest of the shard */
+  GError *error;                /* GST_SPDL_READ_ERROR: why */
+} GstSpdlShardNote;
+
+typedef struct
+{
+  gchar *text;                  /* the index (the names point into it) */
+  GstSpdlShardMember *members;  /* every sample, in listing order */
+  guint64 *counts;              /* samples per shard */
+  guint64 *streamed;            /* per shard: the samples a stream of it
+                                 * yields, those left out included */
+  guint64 total;
+  GPtrArray *notes;             /* of GstSpdlShardNote */
+  gboolean cached;              /* read from the cache: no shard read */
+  gchar *cache_file;            /* where it is kept, NULL: not kept */
+  GPtrArray *warnings;          /* strings: a cache not read or written */
+} GstSpdlShardLearned;
+
+typedef struct
+{
+  const gchar *const *names;    /* shard locations, in listing order */
+  guint n_shards;
+  GstSpdlHttp *http;            /* remote shards; NULL: local ones */
+  guint parallel;               /* shards read at once */
+  const gchar *cache_dir;       /* NULL: the default; "": no cache */
+} GstSpdlShardLearnConfig;
+
+/* The index, from the cache or the shards. NULL with @error
+ * (GST_RESOURCE_ERROR naming the shard) when a shard cannot be found or
+ * read (a damaged one is not an error: its notes say what was left out). */
+GstSpdlShardLearned *gst_spdl_shard_learn (const GstSpdlShardLearnConfig *
+    config, GError ** error);
+void gst_spdl_shard_learned_free (GstSpdlShardLearned * learned);
+
+/* $XDG_CACHE_HOME/gst-spdl/shards (g_get_user_cache_dir()). */
+gchar *gst_spdl_shard_learn_default_cache_dir (void);
+
+/* A learned index's text (as the cache holds it) for @names (as the index
+ * names the shards: URLs, absolute paths): NULL with @error (naming @path
+ * and what is wrong) when it does not parse or does not list exactly these
+ * shards. Takes @text. */
+GstSpdlShardLearned *gst_spdl_shard_learned_parse (gchar * text,
+    const gchar * const *names, guint n_shards, const gchar * path,
+    GError ** error);
+
+G_END_DECLS
+
+#endif /* __GST_SPDL_SHARD_LEARN_H__ */

@@ -1,0 +1,537 @@
+"""spdlsrc on tar shards published without index files (no shards.members,
+no shards.idx: most WebDataset sets): the member index learned from the
+shards, locally, over HTTP and from S3, used as shards.members would be
+(the elastic order, resumable on other world sizes), and kept in the
+shard-cache folder so that a second run reads no shard to start."""
+import io
+import json
+import os
+import shutil
+import subprocess
+import tarfile
+
+import pytest
+
+from test_shards import (make_image_folder, make_shards, run_src, key_of,
+                         read_members_index)
+from test_remote import Server, http_server, proxy, read_log  # noqa: F401
+from test_checkpoint import check_elastic_resume
+
+N = 29
+PER_SHARD = 5
+N_SHARDS = -(-N // PER_SHARD)
+PATTERN = "train-{000000..%06d}.tar" % (N_SHARDS - 1)
+
+
+@pytest.fixture(scope="module")
+def published(tmp_path_factory):
+    """Shards by tools/make-shards, their index files moved aside:
+    (folder of the index-less shards, truth, folder with the index)."""
+    base = tmp_path_factory.mktemp("learned")
+    truth = make_image_folder(str(base / "folder"), N, seed=3)
+    make_shards(str(base / "folder"), str(base / "indexed"), PER_SHARD)
+    os.makedirs(base / "bare")
+    for name in os.listdir(base / "indexed"):
+        if name.endswith(".tar"):
+            shutil.copy2(base / "indexed" / name, base / "bare" / name)
+    return str(base / "bare"), truth, str(base / "indexed")
+
+
+def bare_copy(published, dest):
+    """A fresh copy of the index-less shards (to change or damage)."""
+    bare, _, _ = published
+    shutil.copytree(bare, dest)
+    return str(dest)
+
+
+def summary(out):
+    return [(i, label, epoch, key_of(p), data) for i, label, epoch, p, data in out]
+
+
+def run(location, extra="", stats=None):
+    got = run_src('location="%s" %s' % (location, extra), stats=stats)
+    return got
+
+
+def cache_files(folder):
+    return sorted(os.listdir(folder)) if os.path.isdir(folder) else []
+
+
+def test_learned_index_is_what_make_shards_writes(published, tmp_path):
+    """The cache file is in the shards.members format and lists, per shard,
+    the same byte ranges, labels and member names make-shards wrote."""
+    bare, truth, indexed = published
+    cache = tmp_path / "cache"
+    stats = []
+    out, warnings, error, _ = run("%s/%s" % (bare, PATTERN),
+                                  'shard-cache="%s"' % cache, stats)
+    assert error is None and warnings == []
+    assert stats[0].get_value("shard-index-source") == "learned"
+    assert stats[0].get_value("shard-order") == "elastic"
+    (name,) = cache_files(cache)
+    assert len(name) == 64 + len(".members")
+    os.makedirs(tmp_path / "copy")
+    shutil.copy(cache / name, tmp_path / "copy" / "shards.members")
+    learned = read_members_index(str(tmp_path / "copy"))
+    published_members = read_members_index(indexed)
+    assert [(os.path.basename(s), o, z, l, m) for s, o, z, l, m in learned] == \
+        published_members
+    # the same samples, in the same order, as with the published index
+    theirs = run("%s/%s" % (indexed, PATTERN))[0]
+    assert summary(out) == summary(theirs)
+    assert [o[0] for o in out] == list(range(N))
+    for _, label, _, path, data in out:
+        assert (label, data) == truth[key_of(path)]
+
+
+def test_shuffled_epochs_and_the_cache(published, tmp_path):
+    """Shuffled epochs as with the published index; the second run reads
+    its index from the cache: a shard whose headers were damaged since
+    (size and modification time kept) is not read to start."""
+    bare, truth, indexed = published
+    shards = bare_copy(published, tmp_path / "shards")
+    cache = tmp_path / "cache"
+    props = 'shuffle=true seed=5 shuffle-buffer=7 num-epochs=2 shard-cache="%s"' % cache
+    stats = []
+    first = run("%s/%s" % (shards, PATTERN), props, stats)
+    assert first[2] is None and first[1] == []
+    theirs = run("%s/%s" % (indexed, PATTERN), props)[0]
+    assert summary(first[0]) == summary(theirs)
+    for e in (0, 1):
+        assert sorted(o[0] for o in first[0] if o[2] == e) == list(range(N))
+    assert [o[0] for o in first[0] if o[2] == 0] != [o[0] for o in first[0] if o[2] == 1]
+    # the last header of shard 0 (its last sample's .cls, after the image:
+    # not read by range) damaged, its size and modification time kept
+    path = os.path.join(shards, "train-000000.tar")
+    st = os.stat(path)
+    with tarfile.open(path) as t:
+        last = t.getmembers()[-1].offset
+        last_key = t.getmembers()[-1].name.split(".")[0]
+    with open(path, "r+b") as f:
+        f.seek(last + 130)
+        byte = f.read(1)
+        f.seek(-1, 1)
+        f.write(bytes([byte[0] ^ 0x5A]))
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    second = run("%s/%s" % (shards, PATTERN), props, stats)
+    assert second[2] is None and second[1] == []
+    assert stats[1].get_value("shard-index-source") == "cached"
+    assert summary(second[0]) == summary(first[0])
+    # learned again (no cache): the damage is seen
+    third = run("%s/%s" % (shards, PATTERN), props.replace(
+        'shard-cache="%s"' % cache, 'shard-cache=""'), stats)
+    assert stats[2].get_value("shard-index-source") == "learned"
+    assert third[2] is None and third[3].get_value("corrupt-member") == 2
+    assert any("train-000000.tar" in w and "checksum" in w for w in third[1])
+    # as the reader would: the sample before the bad header has no label
+    assert len(third[0]) == 2 * N
+    assert {o[1] for o in third[0] if key_of(o[3]) == last_key} == {-1}
+
+
+def test_changed_shard_invalidates_the_cache(published, tmp_path):
+    bare, truth, _ = published
+    shards = bare_copy(published, tmp_path / "shards")
+    cache = tmp_path / "cache"
+    loc = "%s/%s" % (shards, PATTERN)
+    props = 'shard-cache="%s"' % cache
+    stats = []
+    assert len(run(loc, props, stats)[0]) == N
+    assert len(run(loc, props, stats)[0]) == N
+    assert [s.get_value("shard-index-source") for s in stats] == ["learned", "cached"]
+    # the same files spelled otherwise: the same key and index
+    rel = os.path.relpath(loc)
+    assert rel != loc and len(run(rel, props, stats)[0]) == N
+    assert stats[-1].get_value("shard-index-source") == "cached"
+    # shard 1 rewritten without its last sample
+    path = os.path.join(shards, "train-000001.tar")
+    with tarfile.open(path) as t:
+        members = [(m, t.extractfile(m).read()) for m in t.getmembers()]
+    with tarfile.open(path, "w", format=tarfile.PAX_FORMAT) as t:
+        for m, data in members[:-2]:
+            t.addfile(m, io.BytesIO(data))
+    out, warnings, error, _ = run(loc, props, stats)
+    assert error is None and warnings == [] and len(out) == N - 1
+    assert stats[3].get_value("shard-index-source") == "learned"
+    for _, label, _, p, data in out:
+        assert (label, data) == truth[key_of(p)]
+    assert len(cache_files(cache)) == 2
+    assert run(loc, props, stats)[0] == out
+    assert stats[4].get_value("shard-index-source") == "cached"
+    # the same bytes written again: another modification time, learned again
+    os.utime(path, ns=(os.stat(path).st_atime_ns, os.stat(path).st_mtime_ns + 1000))
+    assert run(loc, props, stats)[0] == out
+    assert stats[5].get_value("shard-index-source") == "learned"
+
+
+def test_cache_off_default_folder_and_bad_files(published, tmp_path):
+    """shard-cache="" keeps nothing; the default is $XDG_CACHE_HOME's
+    gst-spdl/shards; a cache file that does not parse or lists other
+    shards is learned again with one warning and replaced; one that cannot
+    be written is a warning."""
+    bare, truth, _ = published
+    shards = bare_copy(published, tmp_path / "shards")
+    loc = "%s/%s" % (shards, PATTERN)
+    default = os.path.join(os.environ.get("XDG_CACHE_HOME") or
+                           os.path.expanduser("~/.cache"), "gst-spdl", "shards")
+    before = set(cache_files(default))
+    stats = []
+    for _ in range(2):
+        out, warnings, error, _ = run(loc, 'shard-cache=""', stats)
+        assert error is None and warnings == [] and len(out) == N
+    assert [s.get_value("shard-index-source") for s in stats] == ["learned"] * 2
+    assert set(cache_files(default)) == before
+    out, warnings, error, _ = run(loc, "", stats)
+    assert error is None and warnings == [] and len(out) == N
+    (new,) = set(cache_files(default)) - before
+    assert shards in open(os.path.join(default, new)).read()
+    assert run(loc, "", stats)[0] == out
+    assert stats[-1].get_value("shard-index-source") == "cached"
+    os.unlink(os.path.join(default, new))
+
+    cache = tmp_path / "cache"
+    props = 'shard-cache="%s"' % cache
+    run(loc, props)
+    (name,) = cache_files(cache)
+    text = (cache / name).read_text()
+    lines = text.splitlines(keepends=True)
+    for bad in (text[:len(text) // 2],                       # cut short
+                "".join(lines[:2] + lines[3:]),               # a member gone
+                text.replace("train-000003.tar", "other.tar"),  # other shards
+                "garbage\n"):
+        (cache / name).write_text(bad)
+        out, warnings, error, _ = run(loc, props, stats)
+        assert error is None and len(out) == N
+        assert len(warnings) == 1 and "Ignoring the learned shard index cache" in \
+            warnings[0] and name in warnings[0], warnings
+        assert stats[-1].get_value("shard-index-source") == "learned"
+        assert (cache / name).read_text() == text
+        out, warnings, _, _ = run(loc, props, stats)
+        assert warnings == [] and stats[-1].get_value("shard-index-source") == "cached"
+    # a folder that cannot be made: a warning, every sample read
+    (tmp_path / "file").write_text("")
+    out, warnings, error, _ = run(loc, 'shard-cache="%s/file/sub"' % tmp_path)
+    assert error is None and len(out) == N
+    assert len(warnings) == 1 and "Could not keep the learned shard index" in warnings[0]
+
+
+def test_unreadable_index_file_is_no_missing_one(published, tmp_path):
+    """An index file that is there but cannot be read is an error, not a
+    reason to learn (ranks that can read it would use another order)."""
+    shards = bare_copy(published, tmp_path / "shards")
+    os.makedirs(os.path.join(shards, "shards.idx"))
+    _, _, error, _ = run("%s/%s" % (shards, PATTERN), 'shard-cache=""')
+    assert error is not None and "shards.idx" in error, error
+
+
+def test_elastic_resume_on_other_world_sizes(published, tmp_path):
+    """A state saved on 2 ranks resumes on 3 and on 1: every remaining
+    sample once, with its label and pixels (index-less shards)."""
+    bare, _, _ = published
+    check_elastic_resume('"%s/%s"' % (bare, PATTERN), N, 2,
+                         'shard-cache="%s"' % (tmp_path / "cache"))
+
+
+def damage(shards, indexed):
+    """Shard 1 cut inside its 4th sample's image, shard 2 with a corrupt
+    3rd header; the keys lost."""
+    members = read_members_index(indexed)
+    cut = members[PER_SHARD + 3][1] + 10
+    with open(os.path.join(shards, "train-000001.tar"), "r+b") as f:
+        f.truncate(cut)
+    with open(os.path.join(shards, "train-000002.tar"), "r+b") as f:
+        f.seek(members[2 * PER_SHARD + 2][1] - 512 + 130)   # its size field
+        byte = f.read(1)
+        f.seek(-1, 1)
+        f.write(bytes([byte[0] ^ 0x5A]))
+    lost = [m[4].split(".")[0] for m in members[PER_SHARD + 3:2 * PER_SHARD]]
+    lost += [m[4].split(".")[0] for m in members[2 * PER_SHARD + 2:3 * PER_SHARD]]
+    return lost
+
+
+@pytest.mark.parametrize("where", ["local", "http"])
+def test_damaged_shards_while_learning(published, tmp_path, where):
+    """What the streaming reader reads of a cut or corrupt shard is
+    learned; the rest is skipped with a warning naming the shard, counted
+    once an epoch over the ranks, from the cache too; no hang."""
+    bare, truth, indexed = published
+    shards = bare_copy(published, tmp_path / "shards")
+    lost = damage(shards, indexed)
+    server = proxy(str(tmp_path)) if where == "http" else None
+    loc = ("%s/shards/%s" % (server.url, PATTERN) if server else
+           "%s/%s" % (shards, PATTERN))
+    props = 'shard-cache="%s" num-epochs=2 shuffle=true' % (tmp_path / "cache")
+    stats = []
+    try:
+        for source in ("learned", "cached"):
+            out, warnings, error, counts = run(loc, props, stats)
+            assert error is None and stats[-1].get_value("shard-index-source") == source
+            assert counts.get_value("truncated-shard") == 2
+            assert counts.get_value("corrupt-member") == 2
+            assert any("train-000001.tar" in w and "ends inside" in w for w in warnings)
+            assert any("train-000002.tar" in w and "checksum" in w for w in warnings)
+            for e in (0, 1):
+                keys = [key_of(o[3]) for o in out if o[2] == e]
+                assert sorted(keys) == sorted(set(truth) - set(lost))
+            for _, label, _, p, data in out:
+                assert (label, data) == truth[key_of(p)]
+        # on 2 ranks: each skip once over both
+        totals = {"truncated-shard": 0, "corrupt-member": 0}
+        seen = []
+        for rank in range(2):
+            out, _, error, counts = run(loc, props + " num-shards=2 shard-index=%d" % rank)
+            assert error is None
+            seen += [key_of(o[3]) for o in out if o[2] == 0]
+            for reason in totals:
+                totals[reason] += counts.get_value(reason)
+        assert totals == {"truncated-shard": 2, "corrupt-member": 2}
+        assert set(seen) == set(truth) - set(lost)
+    finally:
+        if server:
+            server.stop()
+
+
+def test_bad_labels_left_out_and_counted(tmp_path):
+    """A .cls member that holds no label: the sample is left out of the
+    learned index (as make-shards --index-only leaves it out) and skipped
+    as corrupt-member, named, each epoch."""
+    path = tmp_path / "labels.tar"
+    with tarfile.open(path, "w", format=tarfile.USTAR_FORMAT) as tar:
+        for key, cls in (("a", b"1"), ("bad", b"x"), ("c", b"2"), ("long", b"3" * 65)):
+            for name, data in (("%s.jpg" % key, b"\xff\xd8" + key.encode()),
+                               ("%s.cls" % key, cls)):
+                info = tarfile.TarInfo(name)
+                info.size = len(data)
+                tar.addfile(info, io.BytesIO(data))
+    out, warnings, error, counts = run(str(path), 'num-epochs=2 shard-cache="%s"'
+                                       % (tmp_path / "cache"))
+    assert error is None
+    assert [(o[0], o[1], o[2], o[4]) for o in out] == [
+        (0, 1, 0, b"\xff\xd8a"), (1, 2, 0, b"\xff\xd8c"),
+        (0, 1, 1, b"\xff\xd8a"), (1, 2, 1, b"\xff\xd8c")]
+    assert counts.get_value("corrupt-member") == 4
+    assert sum("labels.tar:bad.jpg" in w and "bad.cls" in w and
+               "non-negative integer" in w for w in warnings) == 2
+    assert sum("labels.tar:long.jpg" in w and "65 bytes long" in w
+               for w in warnings) == 2
+    # streamed in contiguous parts, the counts are the stream's
+    out, warnings, error, counts = run(str(path), 'elastic=false shard-cache="%s"'
+                                       % (tmp_path / "cache"))
+    assert error is None and [o[4] for o in out] == [b"\xff\xd8a", b"\xff\xd8c"]
+    assert counts.get_value("corrupt-member") == 2
+
+
+# ---------------------------------------------------------------------------
+# Over HTTP
+
+
+def tar_requests(log):
+    """(HEADs, whole GETs, ranged GETs) of shards in the proxy's log."""
+    rows = [r for r in read_log(log) if r[0].endswith(".tar")]
+    heads = [r for r in rows if r[-1] == "HEAD"]
+    gets = [r for r in rows if r[-1] != "HEAD"]
+    return heads, [r for r in gets if r[1] == "-"], [r for r in gets if r[1] != "-"]
+
+
+def test_http_learned_then_cached(published, tmp_path):
+    """Over HTTP (a server with Range support, and http.server without):
+    learned from one GET of each shard, then from the cache with a HEAD of
+    each and only the members' ranged GETs; a changed shard is learned
+    again."""
+    bare, truth, indexed = published
+    shards = bare_copy(published, tmp_path / "shards")
+    log = str(tmp_path / "requests.log")
+    p = proxy(str(tmp_path), log=log)
+    cache = tmp_path / "cache"
+    props = 'shuffle=true seed=3 num-epochs=2 shard-cache="%s"' % cache
+    stats = []
+    try:
+        loc = "%s/shards/%s" % (p.url, PATTERN)
+        first = run(loc, props, stats)
+        assert first[2] is None and first[1] == []
+        heads, whole, ranged = tar_requests(log)
+        assert len(heads) == N_SHARDS and len(whole) == N_SHARDS and ranged
+        local = run("%s/%s" % (indexed, PATTERN), props)[0]
+        assert [o[:3] + (o[4],) for o in first[0]] == [o[:3] + (o[4],) for o in local]
+        open(log, "w").close()
+        second = run(loc, props, stats)
+        assert second[2] is None and second[1] == []
+        assert [o[:3] + (o[4],) for o in second[0]] == [o[:3] + (o[4],) for o in local]
+        heads, whole, ranged = tar_requests(log)
+        assert len(heads) == N_SHARDS and whole == [] and ranged
+        assert [s.get_value("shard-index-source") for s in stats] == ["learned", "cached"]
+        # shard 3 rewritten on the server: learned again, that shard too
+        path = os.path.join(shards, "train-000003.tar")
+        with open(path, "ab") as f:
+            f.write(b"\0" * 10240)
+        open(log, "w").close()
+        third = run(loc, props, stats)
+        assert third[2] is None and [o[4] for o in third[0]] == [o[4] for o in second[0]]
+        heads, whole, _ = tar_requests(log)
+        assert len(whole) == N_SHARDS and stats[2].get_value("shard-index-source") == "learned"
+    finally:
+        p.stop()
+    # http.server: no Range support, Last-Modified as its validator
+    server = http_server(str(tmp_path))
+    try:
+        for source in ("learned", "cached"):
+            out, warnings, error, _ = run("%s/shards/%s" % (server.url, PATTERN),
+                                          'shard-cache="%s"' % cache, stats)
+            assert error is None and warnings == [] and len(out) == N
+            assert stats[-1].get_value("shard-index-source") == source
+            for _, label, _, path, d in out:
+                assert (label, d) == truth[key_of(path)]
+        # a missing shard is an error naming it, as locally
+        _, _, error, _ = run("%s/shards/train-{000000..000099}.tar" % server.url)
+        assert error is not None and "train-%06d.tar" % N_SHARDS in error
+        assert "404" in error
+    finally:
+        server.stop()
+
+
+def test_learning_remote_shards_holds_none_whole(tmp_path):
+    """Shards of 3 MB learned 6 at once under a 2 MiB bound on bytes in
+    flight: streamed, never held whole (the contiguous reads that follow
+    too)."""
+    from test_remote import big_shards, CURL_WRITE_CHUNK
+    bound = 2 * 1024 * 1024
+    truth, pattern = big_shards(str(tmp_path / "big"), 6, 5, 600000, seed=8)
+    os.unlink(tmp_path / "big" / "shards.idx")
+    server = proxy(str(tmp_path / "big"))
+    stats = []
+    try:
+        out, warnings, error, _ = run(
+            "%s/%s" % (server.url, pattern), 'http-requests=8 elastic=false '
+            'max-bytes-in-flight=%d shard-cache=""' % bound, stats)
+    finally:
+        server.stop()
+    assert error is None and warnings == [] and len(out) == len(truth)
+    for _, label, _, path, data in out:
+        assert (label, data) == truth[key_of(path)]
+    assert stats[0].get_value("shard-index-source") == "learned"
+    assert stats[0].get_value("http-peak-bytes-in-flight") <= bound + CURL_WRITE_CHUNK
+
+
+def test_http_elastic_resume_learns_once(published, tmp_path):
+    bare, _, _ = published
+    shards = bare_copy(published, tmp_path / "shards")
+    log = str(tmp_path / "requests.log")
+    p = proxy(str(tmp_path), log=log)
+    try:
+        check_elastic_resume('"%s/shards/%s"' % (p.url, PATTERN), N, 2,
+                             'shard-cache="%s"' % (tmp_path / "cache"))
+    finally:
+        p.stop()
+    heads, whole, ranged = tar_requests(log)
+    # seven pipelines (or more starts): the first learned, the others
+    # found the cache
+    assert len(whole) == N_SHARDS and ranged
+    assert len(heads) >= 7 * N_SHARDS and len(heads) % N_SHARDS == 0
+
+
+# ---------------------------------------------------------------------------
+# Shards by webdataset's own writer
+
+
+def test_webdataset_writer_shards(tmp_path):
+    """Shards written by webdataset's ShardWriter (PyPI): read locally and
+    over HTTP with the samples, labels and bytes webdataset reads."""
+    venv = os.environ.get("SPDL_TEST_VENV", "")
+    python = os.path.join(venv, "bin", "python")
+    if not os.path.exists(python):
+        pytest.skip("no test venv with webdataset (tools/make-test-venv)")
+    truth = make_image_folder(str(tmp_path / "folder"), 17, seed=4)
+    items = {"s%04d" % i: v for i, (_, v) in enumerate(sorted(truth.items()))}
+    (tmp_path / "items.json").write_text(json.dumps(
+        {k: [label, data.hex()] for k, (label, data) in items.items()}))
+    os.makedirs(tmp_path / "wds")
+    script = (
+        "import json, sys, webdataset as wds\n"
+        "items = json.load(open(sys.argv[1]))\n"
+        "with wds.ShardWriter(sys.argv[2] + '/part-%03d.tar', maxcount=4) as w:\n"
+        "    for k, (label, data) in sorted(items.items()):\n"
+        "        w.write({'__key__': k, 'jpg': bytes.fromhex(data), 'cls': label})\n"
+        "for s in wds.WebDataset(sys.argv[2] + '/part-{000..004}.tar',\n"
+        "                        shardshuffle=False, empty_check=False):\n"
+        "    print(s['__key__'], int(s['cls']))\n")
+    res = subprocess.run([python, "-c", script, str(tmp_path / "items.json"),
+                          str(tmp_path / "wds")], check=True, capture_output=True,
+                         text=True, timeout=300)
+    assert sorted(os.listdir(tmp_path / "wds")) == ["part-%03d.tar" % i for i in range(5)]
+    theirs = [line.split() for line in res.stdout.splitlines()
+              if not line.startswith("#")]      # ShardWriter's progress
+    server = http_server(str(tmp_path))
+    try:
+        for loc in ("%s/wds/part-{000..004}.tar" % tmp_path,
+                    "%s/wds/part-{000..004}.tar" % server.url):
+            out, warnings, error, _ = run(loc, 'shard-cache="%s"' % (tmp_path / "cache"))
+            assert error is None and warnings == []
+            assert [[key_of(p), str(label)] for _, label, _, p, _ in out] == theirs
+            for _, label, _, p, data in out:
+                assert (label, data) == items[key_of(p)]
+    finally:
+        server.stop()
+
+
+# ---------------------------------------------------------------------------
+# From S3 (moto with its signature checks on, as test_s3.py)
+
+UPLOAD = """
+import os, sys, boto3
+url, region, key, secret, root = sys.argv[1:6]
+s3 = boto3.client("s3", endpoint_url=url, region_name=region,
+                  aws_access_key_id=key, aws_secret_access_key=secret)
+for name in sorted(os.listdir(root)):
+    s3.upload_file(os.path.join(root, name), "data", "bare/" + name)
+"""
+
+
+def test_s3_learned_then_cached(published, tmp_path, monkeypatch):
+    from test_s3 import MotoServer, SETUP, REGION, s3_env, venv_python
+    python = venv_python()
+    bare, truth, indexed = published
+    server = MotoServer(python)
+    try:
+        empty = tmp_path / "empty"
+        os.makedirs(empty)
+        out = subprocess.run([python, "-c", SETUP, server.url, str(empty), REGION],
+                             check=True, timeout=180, capture_output=True,
+                             text=True).stdout
+        server.keys = json.loads(out)
+        key, secret = server.keys["admin"]
+        subprocess.run([python, "-c", UPLOAD, server.url, REGION, key, secret, bare],
+                       check=True, timeout=180, capture_output=True)
+        server.require_signatures()
+        log = str(tmp_path / "requests.log")
+        p = proxy(server.url, log=log)
+        s3_env(monkeypatch, server)
+        monkeypatch.setenv("AWS_ENDPOINT_URL", p.url)
+        loc = "s3://data/bare/%s" % PATTERN
+        props = 'shuffle=true seed=3 shard-cache="%s"' % (tmp_path / "cache")
+        stats = []
+        try:
+            first = run(loc, props, stats)
+            assert first[2] is None and first[1] == []
+            heads, whole, ranged = tar_requests(log)
+            assert len(heads) == N_SHARDS and len(whole) == N_SHARDS and ranged
+            open(log, "w").close()
+            second = run(loc, props, stats)
+            assert second[2] is None and second[1] == []
+            heads, whole, ranged = tar_requests(log)
+            assert len(heads) == N_SHARDS and whole == [] and ranged
+        finally:
+            p.stop()
+        assert [s.get_value("shard-index-source") for s in stats] == ["learned", "cached"]
+        local = run("%s/%s" % (indexed, PATTERN), props)[0]
+        for got in (first[0], second[0]):
+            assert [o[:3] + (o[4],) for o in got] == [o[:3] + (o[4],) for o in local]
+        # a missing key: named, with S3's code, after the missing indexes
+        monkeypatch.setenv("AWS_ENDPOINT_URL", server.url)
+        _, _, error, _ = run("s3://data/bare/train-{000000..000099}.tar")
+        assert error is not None and "train-%06d.tar" % N_SHARDS in error
+        assert "NoSuchKey" in error and secret not in error
+        # refused: an error, not learning
+        s3_env(monkeypatch, server, "stranger")
+        _, _, error, _ = run(loc, props)
+        assert error is not None and "AccessDenied" in error, error
+    finally:
+        server.stop()
