@@ -457,12 +457,13 @@ gst_spdl_src_class_init (GstSpdlSrcClass * klass)
   /**
    * GstSpdlSrc:dataset-fingerprint:
    *
-   * What the epochs' order is computed over, for checkpoints: for folders
-   * and manifests "N:SHA256", the number of samples and a hash of their
-   * relative paths and labels in listing order; NULL until listed, and for
-   * tar shards. A state resumed on a dataset with files added, removed or
-   * renamed would repeat some samples and never show others: spdlgst
-   * checks this before resuming.
+   * What the epochs' order is computed over, for checkpoints: "N:SHA256",
+   * the number of samples and a hash: for folders and manifests of their
+   * relative paths and labels in listing order; for tar shards of the
+   * shards' names and sample counts and, in the elastic order, every
+   * member's name in index order. NULL until listed. A state resumed on a
+   * dataset with samples added, removed or renamed would repeat some and
+   * never show others: spdlgst checks this before resuming.
    */
   g_object_class_install_property (gobject_class, PROP_DATASET_FINGERPRINT,
       g_param_spec_string ("dataset-fingerprint", "Dataset fingerprint",
@@ -1501,6 +1502,7 @@ start_shards (GstSpdlSrc * src, const gchar * location, guint64 start_offset)
   GstSpdlShardsConfig config = { 0, };
   GstSpdlShards *shards;
   GError *error = NULL;
+  gchar *fingerprint;
 
   GST_OBJECT_LOCK (src);
   config.location = location;
@@ -1583,8 +1585,11 @@ start_shards (GstSpdlSrc * src, const gchar * location, guint64 start_offset)
       src->num_shards, gst_spdl_shards_is_elastic (shards) ? "elastic" :
       "contiguous");
 
+  fingerprint = gst_spdl_shards_get_fingerprint (shards);
   GST_OBJECT_LOCK (src);
   src->shards = shards;
+  g_free (src->dataset_fingerprint);
+  src->dataset_fingerprint = fingerprint;
   src->shard_order = gst_spdl_shards_is_elastic (shards) ? 1 : 0;
   src->shard_index_source = gst_spdl_shards_get_index_source (shards);
   src->samples_per_epoch = gst_spdl_shards_get_per_rank (shards);

@@ -31,7 +31,7 @@ def capture(sink, src, batches: int) -> Dict[str, Any]:
     for name in _CHECKED:
         state[name] = src.get_property(name)
     state["seed"] = int(state["seed"])
-    state["shards"] = _is_shards(src)
+    state["shards"] = is_shards(src)
     fingerprint = src.get_property("dataset-fingerprint")
     if fingerprint:
         state["dataset"] = fingerprint
@@ -47,7 +47,7 @@ def capture(sink, src, batches: int) -> Dict[str, Any]:
     return state
 
 
-def _is_shards(src) -> bool:
+def is_shards(src) -> bool:
     """Tar shards: elastic with their member index, else split in
     contiguous parts per rank (resumed on as many ranks only)."""
     location = src.get_property("location") or ""

@@ -51,7 +51,7 @@ class Samples(Sequence):
     def __init__(self, src: Gst.Element):
         self._src = src
         fingerprint = src.get_property("dataset-fingerprint")
-        if fingerprint is None:
+        if fingerprint is None or _state.is_shards(src):
             raise TypeError("samples are listed for folders and manifests "
                             "(tar shards name each sample in its metadata)")
         self._n = int(fingerprint.split(":", 1)[0])

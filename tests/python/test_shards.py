@@ -10,6 +10,7 @@ import tarfile
 
 import numpy as np
 import pytest
+import spdlgst
 from gi.repository import Gst
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
@@ -547,3 +548,36 @@ def test_existing_paths_with_braces_are_taken_as_named(shards, tmp_path):
     assert error is None and len(out) == 1 and out[0][3].startswith(str(folder))
     _, _, error, _ = run_src('location="%s/none-{0..999999999}.tar"' % tmp_path)
     assert error is not None and "more than 1000000 shards" in error
+
+
+def test_resume_on_changed_shards_is_an_error(tmp_path):
+    """A state names the shard set and index it was taken on: resumed on
+    shards with a sample removed, a clear error (not samples repeated and
+    lost); on the same shards with their index file deleted (learned
+    again, the same), it resumes."""
+    make_image_folder(str(tmp_path / "folder"), 24, seed=4)
+    location = make_shards(str(tmp_path / "folder"), str(tmp_path / "shards"), 6)
+    line = ('spdlsrc location=%s shuffle=true seed=2 num-epochs=1 shard-cache="" '
+            "! spdldecode width=8 height=8 ! spdlbatch batch-size=4 ! "
+            "spdlappsink name=sink" % location)
+    with spdlgst.Loader(line) as loader:
+        it = iter(loader)
+        seen = [i for _ in range(2) for i in next(it).indices]
+        state = loader.state_dict()
+    assert state["dataset"].startswith("24:")
+    os.remove(str(tmp_path / "shards" / "shards.members"))
+    os.remove(str(tmp_path / "shards" / "shards.idx"))
+    with spdlgst.Loader(line) as loader:
+        loader.load_state_dict(state)
+        rest = [i for b in loader for i in b.indices]
+    assert sorted(seen + rest) == list(range(24))
+    # a sample less: the shards are written again from the folder
+    victim = sorted(os.listdir(str(tmp_path / "folder" / os.listdir(
+        str(tmp_path / "folder"))[0])))[0]
+    os.remove(os.path.join(str(tmp_path / "folder"), os.listdir(
+        str(tmp_path / "folder"))[0], victim))
+    shutil.rmtree(str(tmp_path / "shards"))
+    make_shards(str(tmp_path / "folder"), str(tmp_path / "shards"), 6)
+    with spdlgst.Loader(line) as loader:
+        with pytest.raises(ValueError, match="24 samples then, 23 now"):
+            loader.load_state_dict(state)

@@ -868,6 +868,34 @@ gst_spdl_shards_get_total (GstSpdlShards * shards)
   return shards->total;
 }
 
+gchar *
+gst_spdl_shards_get_fingerprint (GstSpdlShards * shards)
+{
+  GChecksum *sum = g_checksum_new (G_CHECKSUM_SHA256);
+  gchar *fingerprint, *line;
+  guint i;
+  guint64 k;
+
+  for (i = 0; i < shards->n_shards; i++) {
+    /* the base name: the same shards at another address are the same */
+    gchar *base = g_path_get_basename (shards->names[i]);
+
+    line = g_strdup_printf ("%s\t%" G_GUINT64_FORMAT "\n", base,
+        shards->counts[i]);
+    g_checksum_update (sum, (const guchar *) line, strlen (line));
+    g_free (line);
+    g_free (base);
+  }
+  if (shards->elastic)
+    for (k = 0; k < shards->total; k++)
+      g_checksum_update (sum, (const guchar *) shards->members[k].name,
+          strlen (shards->members[k].name) + 1);
+  fingerprint = g_strdup_printf ("%" G_GUINT64_FORMAT ":%s", shards->total,
+      g_checksum_get_string (sum));
+  g_checksum_free (sum);
+  return fingerprint;
+}
+
 guint
 gst_spdl_shards_get_n_shards (GstSpdlShards * shards)
 {

@@ -100,6 +100,10 @@ GStrv gst_spdl_shards_expand (const gchar * pattern, GError ** error);
 GstSpdlShards *gst_spdl_shards_open (const GstSpdlShardsConfig * config,
     GError ** error);
 guint64 gst_spdl_shards_get_total (GstSpdlShards * shards);
+/* What the epochs' order is computed over, for checkpoints: "N:SHA256" of
+ * the shards' names and sample counts and, in the elastic order, every
+ * sample's member name in index order (index files or learned alike). */
+gchar *gst_spdl_shards_get_fingerprint (GstSpdlShards * shards);
 guint gst_spdl_shards_get_n_shards (GstSpdlShards * shards);
 /* This rank's samples per epoch. */
 guint64 gst_spdl_shards_get_per_rank (GstSpdlShards * shards);
