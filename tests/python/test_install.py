@@ -103,6 +103,14 @@ def test_meson_install_into_a_temporary_prefix(tmp_path):
     assert shape == "(3, 3, 32, 32)"
     assert "CRITICAL" not in run.stderr
 
+    # the shard writer, on the prefix's PATH: shards of the same images
+    tool = str(dest) + os.path.join(prefix, options["bindir"], "spdl-make-shards")
+    assert os.access(tool, os.X_OK), tool
+    made = subprocess.run([tool, str(tmp_path / "data"), str(tmp_path / "shards")],
+                          capture_output=True, text=True, timeout=120)
+    assert made.returncode == 0, made.stderr
+    assert (tmp_path / "shards" / "train-000000.tar").exists()
+
 
 @needs_build
 def test_prefix_usr_is_gstreamers_own_plugin_folder():

@@ -581,3 +581,21 @@ def test_resume_on_changed_shards_is_an_error(tmp_path):
     with spdlgst.Loader(line) as loader:
         with pytest.raises(ValueError, match="24 samples then, 23 now"):
             loader.load_state_dict(state)
+
+
+def test_dotted_file_names_each_their_own_sample(tmp_path):
+    """photo.2019.jpg and photo.2020.jpg: two samples with keys of their
+    own (a WebDataset key ends at the first dot), every member name once."""
+    from PIL import Image
+    src = tmp_path / "src" / "cat"
+    src.mkdir(parents=True)
+    names = ["photo.2019.jpg", "photo.2020.jpg", "photo_2019.jpg", "x.y.z.png", "a.JPG"]
+    for i, name in enumerate(names):
+        Image.new("RGB", (4, 4), (i, 2, 3)).save(src / name,
+                                                 format="PNG" if name.endswith("png") else "JPEG")
+    location = make_shards(str(tmp_path / "src"), str(tmp_path / "out"), 10)
+    with tarfile.open(str(tmp_path / "out" / "train-000000.tar")) as tar:
+        members = tar.getnames()
+    assert len(members) == len(set(members)) == 2 * len(names)
+    out, warnings, error, _ = run_src('location="%s"' % location)
+    assert error is None and warnings == [] and len(out) == len(names)
