@@ -13,6 +13,7 @@
 #endif
 
 #include "gstspdlshardindex.h"
+#include "gstspdlerrors.h"
 
 #include <gst/gst.h>
 #include <string.h>
@@ -214,4 +215,15 @@ gst_spdl_shard_index_parse_members (gchar * text, const gchar * path,
     return members_syntax_error (path, line_no, "fewer members than the "
         "last shard's line says", error);
   return TRUE;
+}
+
+gboolean
+gst_spdl_shard_index_check_label_size (const gchar * name, guint64 size,
+    GError ** error)
+{
+  if (size <= GST_SPDL_SHARD_MAX_LABEL_SIZE)
+    return TRUE;
+  g_set_error (error, GST_SPDL_READ_ERROR, GST_SPDL_READ_ERROR_CORRUPT_MEMBER,
+      "label member \"%s\" is %" G_GUINT64_FORMAT " bytes long", name, size);
+  return FALSE;
 }

@@ -46,6 +46,11 @@ gboolean gst_spdl_shard_index_parse_members (gchar * text, const gchar * path,
  * ASCII digits (white space around them allowed) up to G_MAXINT is its
  * label. */
 #define GST_SPDL_SHARD_MAX_LABEL_SIZE 64
+
+/* Whether the label member @name of @size bytes may be read; FALSE with
+ * @error (a corrupt-member skip reason naming it) when it is too long. */
+gboolean gst_spdl_shard_index_check_label_size (const gchar * name,
+    guint64 size, GError ** error);
 gboolean gst_spdl_shard_index_is_image (const gchar * extension);
 /* FALSE for anything but such a label (a NUL, a sign, other text). */
 gboolean gst_spdl_shard_index_parse_label (const guint8 * data, gsize size,

@@ -163,14 +163,8 @@ learner_want (const gchar * name, guint64 size, gpointer user_data)
     l->key = g_strdup (key);
   }
   /* images are passed over: their place is all the index needs */
-  if (l->error == NULL && strcmp (extension, "cls") == 0) {
-    if (size > GST_SPDL_SHARD_MAX_LABEL_SIZE)
-      l->error = g_error_new (GST_SPDL_READ_ERROR,
-          GST_SPDL_READ_ERROR_CORRUPT_MEMBER, "label member \"%s\" is %"
-          G_GUINT64_FORMAT " bytes long", name, size);
-    else
-      want = TRUE;
-  }
+  if (l->error == NULL && strcmp (extension, "cls") == 0)
+    want = gst_spdl_shard_index_check_label_size (name, size, &l->error);
   g_free (key);
   g_free (extension);
   return want;

@@ -422,12 +422,13 @@ segment_want (const gchar * name, guint64 size, gpointer user_data)
     else
       want = TRUE;
   } else if (strcmp (extension, "cls") == 0) {
-    if (size > GST_SPDL_SHARD_MAX_LABEL_SIZE)
-      seg->error = g_error_new (GST_SPDL_READ_ERROR,
-          GST_SPDL_READ_ERROR_CORRUPT_MEMBER, "label member \"%s\" is %"
-          G_GUINT64_FORMAT " bytes long", name, size);
-    else
-      want = TRUE;
+    GError *too_long = NULL;
+
+    want = gst_spdl_shard_index_check_label_size (name, size, &too_long);
+    if (too_long) {
+      g_clear_error (&seg->error);
+      seg->error = too_long;
+    }
   }
   g_free (key);
   g_free (extension);
