@@ -188,7 +188,7 @@ def test_unsupported_formats_are_skipped_by_reason(tmp_path):
     folder = tmp_path / "class0"
     folder.mkdir()
     img = Image.fromarray(base(np.random.default_rng(4), 64, 48))
-    for ext, fmt in [("bmp", "BMP"), ("tif", "TIFF"), ("ppm", "PPM")]:
+    for ext, fmt in [("tif", "TIFF"), ("ppm", "PPM")]:
         img.save(folder / f"a.{ext}", format=fmt)
     img.save(folder / "b.png", format="PNG")
     pipeline = Gst.parse_launch(
@@ -209,9 +209,9 @@ def test_unsupported_formats_are_skipped_by_reason(tmp_path):
     counts = dec.get_property("error-counts")
     decoded = dec.get_property("decoded")
     pipeline.set_state(Gst.State.NULL)
-    assert counts.get_value("unsupported-format") == 3
+    assert counts.get_value("unsupported-format") == 2
     assert decoded == 1
-    for name, fmt in [("a.bmp", "BMP"), ("a.tif", "TIFF"), ("a.ppm", "PPM")]:
+    for name, fmt in [("a.tif", "TIFF"), ("a.ppm", "PPM")]:
         assert any(name in w and fmt in w for w in warnings), (name, warnings)
 
 

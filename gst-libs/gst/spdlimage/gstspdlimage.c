@@ -17,6 +17,7 @@
 
 #include "gstspdlimage.h"
 #include "gstspdlerrors.h"
+#include "gstspdlbmp.h"
 #include "gstspdljpeg.h"
 #include "gstspdlpng.h"
 #include "gstspdlwebp.h"
@@ -27,6 +28,7 @@ struct _GstSpdlImageDecoder
   GstSpdlJpegDecoder *jpeg;
   GstSpdlPngDecoder *png;
   GstSpdlWebpDecoder *webp;
+  GstSpdlBmpDecoder *bmp;
 };
 
 void
@@ -36,6 +38,7 @@ gst_spdl_image_decoder_set_limits (GstSpdlImageDecoder * dec,
   gst_spdl_jpeg_decoder_set_limits (dec->jpeg, max_memory, max_scans);
   gst_spdl_png_decoder_set_max_memory (dec->png, max_memory);
   gst_spdl_webp_decoder_set_max_memory (dec->webp, max_memory);
+  gst_spdl_bmp_decoder_set_max_memory (dec->bmp, max_memory);
 }
 
 GstSpdlImageDecoder *
@@ -46,6 +49,7 @@ gst_spdl_image_decoder_new (void)
   dec->jpeg = gst_spdl_jpeg_decoder_new ();
   dec->png = gst_spdl_png_decoder_new ();
   dec->webp = gst_spdl_webp_decoder_new ();
+  dec->bmp = gst_spdl_bmp_decoder_new ();
   return dec;
 }
 
@@ -57,6 +61,7 @@ gst_spdl_image_decoder_free (GstSpdlImageDecoder * dec)
   gst_spdl_jpeg_decoder_free (dec->jpeg);
   gst_spdl_png_decoder_free (dec->png);
   gst_spdl_webp_decoder_free (dec->webp);
+  gst_spdl_bmp_decoder_free (dec->bmp);
   g_free (dec);
 }
 
@@ -73,8 +78,10 @@ gst_spdl_image_decoder_open (GstSpdlImageDecoder * dec, const guint8 * data,
     case GST_SPDL_IMAGE_FORMAT_WEBP:
       return gst_spdl_webp_decoder_open (dec->webp, data, size, max_pixels,
           width, height, error);
-    case GST_SPDL_IMAGE_FORMAT_GIF:
     case GST_SPDL_IMAGE_FORMAT_BMP:
+      return gst_spdl_bmp_decoder_open (dec->bmp, data, size, max_pixels,
+          width, height, error);
+    case GST_SPDL_IMAGE_FORMAT_GIF:
     case GST_SPDL_IMAGE_FORMAT_TIFF:
     case GST_SPDL_IMAGE_FORMAT_PNM:
       g_set_error (error, GST_SPDL_DECODE_ERROR,
@@ -111,6 +118,8 @@ gst_spdl_image_decoder_decode_to (GstSpdlImageDecoder * dec,
     case GST_SPDL_IMAGE_FORMAT_WEBP:
       return gst_spdl_webp_decoder_decode (dec->webp, params, geom, out,
           error);
+    case GST_SPDL_IMAGE_FORMAT_BMP:
+      return gst_spdl_bmp_decoder_decode (dec->bmp, params, geom, out, error);
     default:
       return gst_spdl_jpeg_decoder_decode_to (dec->jpeg, params, geom, out,
           error);

@@ -165,7 +165,7 @@ static const Expect expected[] = {
   {"huge.png", "too-large", "max-pixels"},
   {"bomb.png", "too-large", "max-pixels"},
   {"huge.webp", "too-large", "max-pixels"},
-  {"a.bmp", "unsupported-format", "BMP"},
+  {"a.bmp", "truncated", "BMP header"},
   {"a.tif", "unsupported-format", "TIFF"},
   {"a.ppm", "unsupported-format", "PPM"},
   {"gif-named.png", "unsupported-format", "GIF"},
