@@ -109,7 +109,81 @@ def rle_quirks():
     return data[:2] + struct.pack("<I", len(data)) + data[6:]
 
 
-KINDS = {"bmp": bmp_kinds}
+def gif_parts(data):
+    """(screen flags, global palette, records before the image, image
+    descriptor without its flags byte, its flags, its local palette, the
+    LZW data to the end) of a GIF PIL wrote."""
+    flags = data[10]
+    pos = 13 + (3 << ((flags & 7) + 1) if flags & 0x80 else 0)
+    gpal = data[13:pos]
+    start = pos
+    while data[pos] == 0x21:
+        pos += 2
+        while data[pos]:
+            pos += 1 + data[pos]
+        pos += 1
+    records = data[start:pos]
+    desc, iflags = data[pos:pos + 9], data[pos + 9]
+    pos += 10
+    lpal = b""
+    if iflags & 0x80:
+        n = 3 << ((iflags & 7) + 1)
+        lpal, pos = data[pos:pos + n], pos + n
+    return flags, gpal, records, desc, iflags, lpal, data[pos:]
+
+
+def gif_rebuilt(data, screen=None, at=None, local=False, gce=None):
+    """@data (one frame) with another screen size, the frame placed @at,
+    its palette made local (the global one then all black), or a graphic
+    control extension (flags, index) of its own."""
+    flags, gpal, records, desc, iflags, lpal, rest = gif_parts(data)
+    w, h = struct.unpack("<HH", data[6:10])
+    screen = screen or (w, h)
+    x, y = at or struct.unpack("<HH", desc[1:5])
+    desc = desc[:1] + struct.pack("<HH", x, y) + desc[5:9]
+    if local and flags & 0x80:
+        iflags |= 0x80 | (flags & 7)
+        lpal, gpal = gpal, bytes(len(gpal))
+    if gce is not None:
+        records = bytes([0x21, 0xF9, 4, gce[0], 0, 0, gce[1], 0])
+    return (data[:6] + struct.pack("<HH", *screen) + data[10:13] + gpal +
+            records + desc + bytes([iflags]) + lpal + rest)
+
+
+def gif_kinds(rng):
+    rgb = base(rng)
+    pal = Image.fromarray(rgb).quantize(256)
+    few = Image.fromarray(rgb).quantize(4)
+    frames = [Image.fromarray(base(rng)).quantize(64) for _ in range(3)]
+    plain = pil_bytes(pal, "GIF", interlace=False)
+    small = pil_bytes(Image.fromarray(base(rng, 150, 100)).quantize(32), "GIF",
+                      interlace=False)
+    return {
+        "static": plain,
+        "interlaced": pil_bytes(pal, "GIF"),
+        "rgb-quantized-by-pil": pil_bytes(Image.fromarray(rgb), "GIF"),
+        "gray": pil_bytes(Image.fromarray(rgb).convert("L"), "GIF"),
+        "gray-ramp": pil_bytes(Image.fromarray(rgb).convert("L"), "GIF",
+                               optimize=False),
+        "4-colours": pil_bytes(few, "GIF", interlace=False),
+        "odd-size-interlaced": pil_bytes(
+            Image.fromarray(base(rng, 37, 301)).quantize(16), "GIF"),
+        "transparent": pil_bytes(pal, "GIF", transparency=7, interlace=False),
+        "animated": pil_bytes(frames[0], "GIF", save_all=True,
+                              append_images=frames[1:], duration=100, loop=0),
+        "animated-transparent-disposal": pil_bytes(
+            frames[1], "GIF", save_all=True, append_images=frames[::-1],
+            duration=[50, 60, 70, 80], transparency=3, disposal=2),
+        "local-palette": gif_rebuilt(plain, local=True),
+        "frame-in-screen": gif_rebuilt(small, screen=(300, 200), at=(40, 30)),
+        "frame-in-screen-transparent": gif_rebuilt(
+            small, screen=(300, 200), at=(100, 7), gce=(1, 5)),
+        "frame-past-screen": gif_rebuilt(small, screen=(120, 90), at=(30, 60)),
+        "no-trailer": plain[:-2],
+    }
+
+
+KINDS = {"bmp": bmp_kinds, "gif": gif_kinds}
 
 
 def all_kinds():

@@ -18,6 +18,7 @@
 #include "gstspdlimage.h"
 #include "gstspdlerrors.h"
 #include "gstspdlbmp.h"
+#include "gstspdlgif.h"
 #include "gstspdljpeg.h"
 #include "gstspdlpng.h"
 #include "gstspdlwebp.h"
@@ -29,6 +30,7 @@ struct _GstSpdlImageDecoder
   GstSpdlPngDecoder *png;
   GstSpdlWebpDecoder *webp;
   GstSpdlBmpDecoder *bmp;
+  GstSpdlGifDecoder *gif;
 };
 
 void
@@ -39,6 +41,7 @@ gst_spdl_image_decoder_set_limits (GstSpdlImageDecoder * dec,
   gst_spdl_png_decoder_set_max_memory (dec->png, max_memory);
   gst_spdl_webp_decoder_set_max_memory (dec->webp, max_memory);
   gst_spdl_bmp_decoder_set_max_memory (dec->bmp, max_memory);
+  gst_spdl_gif_decoder_set_max_memory (dec->gif, max_memory);
 }
 
 GstSpdlImageDecoder *
@@ -50,6 +53,7 @@ gst_spdl_image_decoder_new (void)
   dec->png = gst_spdl_png_decoder_new ();
   dec->webp = gst_spdl_webp_decoder_new ();
   dec->bmp = gst_spdl_bmp_decoder_new ();
+  dec->gif = gst_spdl_gif_decoder_new ();
   return dec;
 }
 
@@ -62,6 +66,7 @@ gst_spdl_image_decoder_free (GstSpdlImageDecoder * dec)
   gst_spdl_png_decoder_free (dec->png);
   gst_spdl_webp_decoder_free (dec->webp);
   gst_spdl_bmp_decoder_free (dec->bmp);
+  gst_spdl_gif_decoder_free (dec->gif);
   g_free (dec);
 }
 
@@ -82,6 +87,8 @@ gst_spdl_image_decoder_open (GstSpdlImageDecoder * dec, const guint8 * data,
       return gst_spdl_bmp_decoder_open (dec->bmp, data, size, max_pixels,
           width, height, error);
     case GST_SPDL_IMAGE_FORMAT_GIF:
+      return gst_spdl_gif_decoder_open (dec->gif, data, size, max_pixels,
+          width, height, error);
     case GST_SPDL_IMAGE_FORMAT_TIFF:
     case GST_SPDL_IMAGE_FORMAT_PNM:
       g_set_error (error, GST_SPDL_DECODE_ERROR,
@@ -120,6 +127,8 @@ gst_spdl_image_decoder_decode_to (GstSpdlImageDecoder * dec,
           error);
     case GST_SPDL_IMAGE_FORMAT_BMP:
       return gst_spdl_bmp_decoder_decode (dec->bmp, params, geom, out, error);
+    case GST_SPDL_IMAGE_FORMAT_GIF:
+      return gst_spdl_gif_decoder_decode (dec->gif, params, geom, out, error);
     default:
       return gst_spdl_jpeg_decoder_decode_to (dec->jpeg, params, geom, out,
           error);

@@ -168,7 +168,7 @@ static const Expect expected[] = {
   {"a.bmp", "truncated", "BMP header"},
   {"a.tif", "unsupported-format", "TIFF"},
   {"a.ppm", "unsupported-format", "PPM"},
-  {"gif-named.png", "unsupported-format", "GIF"},
+  {"gif-named.png", "truncated", "GIF"},
 };
 
 static gchar *
