@@ -21,6 +21,7 @@ from PIL import Image
 from bmpwrite import BITFIELDS, RLE4, RLE8, bmp_bytes
 from conftest import smooth_image
 from spdltest import run_frames
+from tiffwrite import SHORT, tiff_bytes
 
 W, H = 400, 300
 EXTENSIONS = "extensions=bmp,tif,tiff,gif,png"
@@ -183,7 +184,73 @@ def gif_kinds(rng):
     }
 
 
-KINDS = {"bmp": bmp_kinds, "gif": gif_kinds}
+def tiff_kinds(rng):
+    rgb = base(rng)
+    img = Image.fromarray(rgb)
+    gray = img.convert("L")
+    g = np.asarray(gray)
+    odd = base(rng, 301, 203)
+    idx16, pal16 = quantized(rgb, 16)
+    alpha = rng.integers(0, 256, (H, W, 1), dtype=np.uint8)
+    premultiplied = np.dstack([(rgb.astype(int) * alpha // 255), alpha])
+    wide = rgb.astype(np.uint16) * 256 + rng.integers(0, 256, rgb.shape)
+    cmap16 = pal16.astype(np.uint16) * 257 + rng.integers(0, 2, pal16.shape)
+    kinds = {}
+    for comp in ("raw", "tiff_lzw", "tiff_adobe_deflate", "tiff_deflate",
+                 "packbits"):
+        name = comp.replace("tiff_", "")
+        kinds[f"rgb-{name}"] = pil_bytes(img, "TIFF", compression=comp)
+        kinds[f"gray-{name}"] = pil_bytes(gray, "TIFF", compression=comp)
+    kinds.update({
+        "rgb-lzw-predictor": pil_bytes(img, "TIFF", compression="tiff_lzw",
+                                       tiffinfo={317: 2}),
+        "rgb-odd-width": pil_bytes(Image.fromarray(odd), "TIFF"),
+        "rgba-lzw": pil_bytes(Image.fromarray(np.dstack([rgb, alpha])), "TIFF",
+                              compression="tiff_lzw"),
+        "rgbx": pil_bytes(img.convert("RGBX"), "TIFF"),
+        "rgba-premultiplied": tiff_bytes(premultiplied, 8, 2, extra=(1,)),
+        "rgb16": tiff_bytes(wide, 16, 2),
+        "rgb16-big-endian": tiff_bytes(wide, 16, 2, big_endian=True),
+        "rgba16": tiff_bytes(np.dstack([wide, wide[:, :, :1]]), 16, 2,
+                             extra=(2,)),
+        "gray-min-is-white": pil_bytes(gray, "TIFF", compression="tiff_lzw",
+                                       tiffinfo={262: 0}),
+        "gray4": tiff_bytes(g >> 4, 4, 1),
+        "gray2-min-is-white": tiff_bytes(g >> 6, 2, 0),
+        "gray16-lzw": pil_bytes(Image.fromarray(g.astype(np.uint16) * 2 + 3),
+                                "TIFF", compression="tiff_lzw"),
+        "gray16-big-endian": pil_bytes(Image.frombytes(
+            "I;16B", (W, H), (g.astype(">u2") + 100).tobytes()), "TIFF"),
+        "gray-alpha-deflate": pil_bytes(img.convert("LA"), "TIFF",
+                                        compression="tiff_deflate"),
+        "bw1-group4": pil_bytes(img.convert("1"), "TIFF", compression="group4"),
+        "bw1-group3": pil_bytes(img.convert("1"), "TIFF", compression="group3"),
+        "bw1-packbits": pil_bytes(img.convert("1"), "TIFF",
+                                  compression="packbits"),
+        "bw1-min-is-white": tiff_bytes(g >> 7, 1, 0),
+        "palette8-lzw": pil_bytes(img.quantize(256), "TIFF",
+                                  compression="tiff_lzw"),
+        "palette4-odd-width": tiff_bytes(quantized(odd, 16)[0], 4, 3,
+                                         colormap=cmap16),
+        "palette4-strips": tiff_bytes(idx16, 4, 3, colormap=cmap16,
+                                      rows_per_strip=7),
+        "cmyk-lzw": pil_bytes(img.convert("CMYK"), "TIFF",
+                              compression="tiff_lzw"),
+        "multi-page": pil_bytes(img, "TIFF", save_all=True,
+                                append_images=[gray]),
+    })
+    for o in range(2, 9):
+        kinds[f"orientation{o}"] = pil_bytes(Image.fromarray(odd), "TIFF",
+                                             tiffinfo={274: o})
+    kinds["orientation6-gray-lzw"] = pil_bytes(gray, "TIFF",
+                                               compression="tiff_lzw",
+                                               tiffinfo={274: 6})
+    kinds["orientation2-strips"] = tiff_bytes(rgb, 8, 2, rows_per_strip=16,
+                                              tags={274: (SHORT, [2])})
+    return kinds
+
+
+KINDS = {"bmp": bmp_kinds, "gif": gif_kinds, "tif": tiff_kinds}
 
 
 def all_kinds():

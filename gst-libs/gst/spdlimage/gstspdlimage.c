@@ -21,6 +21,7 @@
 #include "gstspdlgif.h"
 #include "gstspdljpeg.h"
 #include "gstspdlpng.h"
+#include "gstspdltiff.h"
 #include "gstspdlwebp.h"
 
 struct _GstSpdlImageDecoder
@@ -31,6 +32,7 @@ struct _GstSpdlImageDecoder
   GstSpdlWebpDecoder *webp;
   GstSpdlBmpDecoder *bmp;
   GstSpdlGifDecoder *gif;
+  GstSpdlTiffDecoder *tiff;
 };
 
 void
@@ -42,6 +44,7 @@ gst_spdl_image_decoder_set_limits (GstSpdlImageDecoder * dec,
   gst_spdl_webp_decoder_set_max_memory (dec->webp, max_memory);
   gst_spdl_bmp_decoder_set_max_memory (dec->bmp, max_memory);
   gst_spdl_gif_decoder_set_max_memory (dec->gif, max_memory);
+  gst_spdl_tiff_decoder_set_max_memory (dec->tiff, max_memory);
 }
 
 GstSpdlImageDecoder *
@@ -54,6 +57,7 @@ gst_spdl_image_decoder_new (void)
   dec->webp = gst_spdl_webp_decoder_new ();
   dec->bmp = gst_spdl_bmp_decoder_new ();
   dec->gif = gst_spdl_gif_decoder_new ();
+  dec->tiff = gst_spdl_tiff_decoder_new ();
   return dec;
 }
 
@@ -67,6 +71,7 @@ gst_spdl_image_decoder_free (GstSpdlImageDecoder * dec)
   gst_spdl_webp_decoder_free (dec->webp);
   gst_spdl_bmp_decoder_free (dec->bmp);
   gst_spdl_gif_decoder_free (dec->gif);
+  gst_spdl_tiff_decoder_free (dec->tiff);
   g_free (dec);
 }
 
@@ -90,6 +95,8 @@ gst_spdl_image_decoder_open (GstSpdlImageDecoder * dec, const guint8 * data,
       return gst_spdl_gif_decoder_open (dec->gif, data, size, max_pixels,
           width, height, error);
     case GST_SPDL_IMAGE_FORMAT_TIFF:
+      return gst_spdl_tiff_decoder_open (dec->tiff, data, size, max_pixels,
+          width, height, error);
     case GST_SPDL_IMAGE_FORMAT_PNM:
       g_set_error (error, GST_SPDL_DECODE_ERROR,
           GST_SPDL_DECODE_ERROR_UNSUPPORTED_FORMAT,
@@ -129,6 +136,9 @@ gst_spdl_image_decoder_decode_to (GstSpdlImageDecoder * dec,
       return gst_spdl_bmp_decoder_decode (dec->bmp, params, geom, out, error);
     case GST_SPDL_IMAGE_FORMAT_GIF:
       return gst_spdl_gif_decoder_decode (dec->gif, params, geom, out, error);
+    case GST_SPDL_IMAGE_FORMAT_TIFF:
+      return gst_spdl_tiff_decoder_decode (dec->tiff, params, geom, out,
+          error);
     default:
       return gst_spdl_jpeg_decoder_decode_to (dec->jpeg, params, geom, out,
           error);

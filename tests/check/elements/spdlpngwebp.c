@@ -166,7 +166,7 @@ static const Expect expected[] = {
   {"bomb.png", "too-large", "max-pixels"},
   {"huge.webp", "too-large", "max-pixels"},
   {"a.bmp", "truncated", "BMP header"},
-  {"a.tif", "unsupported-format", "TIFF"},
+  {"a.tif", "corrupt", "TIFF directory"},
   {"a.ppm", "unsupported-format", "PPM"},
   {"gif-named.png", "truncated", "GIF"},
 };
