@@ -8,9 +8,9 @@
  */
 /* The only file that names every codec. The format is told by the data's
  * signature alone (gstspdlformat.h), so that a PNG named .jpg decodes and a
- * text file named .png is named for what it is. Formats torchvision lists
- * that no decoder here reads are skipped by reason (unsupported-format),
- * named in the message. */
+ * text file named .png is named for what it is. JPEG, PNG, WebP, BMP, GIF
+ * and TIFF are decoded; PPM/PGM/PBM, which torchvision lists too, are
+ * skipped by reason (unsupported-format), named in the message. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -100,8 +100,9 @@ gst_spdl_image_decoder_open (GstSpdlImageDecoder * dec, const guint8 * data,
     case GST_SPDL_IMAGE_FORMAT_PNM:
       g_set_error (error, GST_SPDL_DECODE_ERROR,
           GST_SPDL_DECODE_ERROR_UNSUPPORTED_FORMAT,
-          "a %s image: no decoder for this format (JPEG, PNG and WebP are "
-          "decoded)", gst_spdl_image_format_name (dec->format));
+          "a %s image: no decoder for this format (JPEG, PNG, WebP, BMP, "
+          "GIF and TIFF are decoded)",
+          gst_spdl_image_format_name (dec->format));
       return FALSE;
     default:
       /* JPEG, and data of no known format: the JPEG decoder says why */

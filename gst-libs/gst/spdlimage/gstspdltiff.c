@@ -233,7 +233,8 @@ choose_kind (GstSpdlTiffDecoder * dec, guint photometric, guint16 n_extra,
       }
       /* PIL's "I;16" does not invert; big-endian MinIsWhite it lacks */
       if (spp == 1 && n_extra == 0 && bits == 16 &&
-          (photometric == PHOTOMETRIC_MINISBLACK || !TIFFIsBigEndian (dec->tif))) {
+          (photometric == PHOTOMETRIC_MINISBLACK ||
+              !TIFFIsBigEndian (dec->tif))) {
         dec->kind = KIND_GRAY16;
         dec->invert = FALSE;
         return TRUE;
