@@ -10,12 +10,12 @@
  * SECTION:element-spdldecode
  * @title: spdldecode
  *
- * Decodes image samples (JPEG, PNG, WebP) on a pool of native threads
- * (#GstSpdlDecode:threads, each with its own decoders), with the resize
- * and crop of a training or validation recipe fused into the decode: for
- * JPEG, libjpeg-turbo decodes only the rows and columns the crop keeps, and
- * the resize is the antialiased bilinear of PIL, so results are
- * torchvision's, bit for bit.
+ * Decodes image samples (JPEG, PNG, WebP, BMP, GIF, TIFF) on a pool of
+ * native threads (#GstSpdlDecode:threads, each with its own decoders),
+ * with the resize and crop of a training or validation recipe fused into
+ * the decode: for JPEG, libjpeg-turbo decodes only the rows and columns
+ * the crop keeps, and the resize is the antialiased bilinear of PIL, so
+ * results are torchvision's, bit for bit.
  * With #GstSpdlDecode:exact false, decoding is faster and pixels differ
  * slightly from PIL's (DCT-domain scaling from 2x the target, a resize with
  * 16-bit weights); crops, sizes and order stay the same.

@@ -1,4 +1,5 @@
-"""spdldecode on PNG and WebP against torchvision's PIL recipe, per kind.
+"""spdldecode on PNG and WebP against torchvision's PIL recipe, per kind
+(BMP, GIF and TIFF: test_more_formats.py).
 
 Every colour type and bit depth of PNG (palette with tRNS, interlaced,
 16-bit), and lossy, lossless, alpha and animated WebP: Resize(256) +
