@@ -10,21 +10,25 @@
  * SECTION:element-spdldecode
  * @title: spdldecode
  *
- * Decodes image samples (JPEG, PNG, WebP) on a pool of native threads
- * (#GstSpdlDecode:threads, each with its own decoders), with the resize
- * and crop of a training or validation recipe fused into the decode: for
- * JPEG, libjpeg-turbo decodes only the rows and columns the crop keeps, and
- * the resize is the antialiased bilinear of PIL, so results are
- * torchvision's, bit for bit.
+ * Decodes image samples (JPEG, PNG, WebP, BMP, GIF, TIFF) on a pool of
+ * native threads (#GstSpdlDecode:threads, each with its own decoders),
+ * with the resize and crop of a training or validation recipe fused into
+ * the decode: for JPEG, libjpeg-turbo decodes only the rows and columns
+ * the crop keeps, and the resize is the antialiased bilinear of PIL, so
+ * results are torchvision's, bit for bit.
  * With #GstSpdlDecode:exact false, decoding is faster and pixels differ
  * slightly from PIL's (DCT-domain scaling from 2x the target, a resize with
  * 16-bit weights); crops, sizes and order stay the same.
  *
- * PNG (libpng) and WebP (libwebp; an animation's first frame) samples decode
- * too, with the same fused resize and crop on the same threads: the format
- * is told by the data's first bytes, never the file's name, and pixels are
- * converted as PIL's convert("RGB") does (alpha dropped, 16-bit samples by
- * their high byte). GIF, BMP, TIFF and PPM/PGM samples are skipped with the
+ * PNG (libpng), WebP (libwebp; an animation's first frame), BMP (every
+ * depth and RLE), GIF (giflib; the first frame) and TIFF (libtiff) samples
+ * decode too, with the same fused resize and crop on the same threads: the
+ * format is told by the data's first bytes, never the file's name, and
+ * pixels are PIL 9.4's Image.open(f).convert("RGB"), bit for bit (alpha
+ * dropped, 16-bit samples by their high byte, palettes, a GIF's
+ * transparent background, a TIFF's Orientation tag). Layouts PIL does not
+ * read, or that are not decoded here (tiled or JPEG-compressed TIFFs, for
+ * one), are skipped with the reason unsupported; PPM/PGM samples with the
  * reason unsupported-format.
  *
  * Output keeps input order unless #GstSpdlDecode:ordered is false. The
@@ -474,8 +478,8 @@ gst_spdl_decode_class_init (GstSpdlDecodeClass * klass)
   gst_element_class_add_static_pad_template (element_class, &src_template);
   gst_element_class_set_static_metadata (element_class,
       "SPDL parallel image decoder", "Codec/Decoder/Image",
-      "Decodes JPEG, PNG and WebP on a pool of threads with fused resize and "
-      "crop",
+      "Decodes JPEG, PNG, WebP, BMP, GIF and TIFF on a pool of threads with "
+      "fused resize and crop",
       "gst-spdl authors");
   element_class->change_state =
       GST_DEBUG_FUNCPTR (gst_spdl_decode_change_state);

@@ -8,7 +8,7 @@
  */
 /* Feeds arbitrary bytes through the decode path exactly as spdldecode calls
  * it: format sniffing, header check, geometry of the recipe, region
- * decode, resize, for JPEG, PNG and WebP alike. The
+ * decode, resize, for JPEG, PNG, WebP, BMP, GIF and TIFF alike. The
  * first two input bytes pick the recipe so the fuzzer explores all of them:
  *
  *   byte 0: sizes, mode (stretch, center-crop, random-resized-crop), flip,

@@ -1,10 +1,12 @@
-"""Whole-image decodes (interlaced PNG, WebP) are bounded by spdldecode's
-max-decode-memory like progressive JPEGs: over it, a sample is skipped as
-too-large and the others decode."""
+"""Whole-image decodes (interlaced PNG, WebP, RLE BMP, interlaced GIF,
+rotated TIFF) are bounded by spdldecode's max-decode-memory like
+progressive JPEGs: over it, a sample is skipped as too-large and the
+others decode."""
 import numpy as np
 from gi.repository import Gst
 from PIL import Image
 
+from bmpwrite import RLE8, bmp_bytes
 from pngwrite import RGB, png_bytes
 
 
@@ -38,3 +40,24 @@ def test_whole_image_decodes_are_bounded(tmp_path):
     assert decode_counts(tmp_path, 1000000) == (2, 2)
     # enough memory: all four
     assert decode_counts(tmp_path, 0) == (4, 0)
+
+
+def test_bmp_gif_tiff_whole_image_decodes_are_bounded(tmp_path):
+    """RLE BMPs, interlaced GIFs and TIFFs PIL rotates need the whole image
+    (1.5 MB of indices, 1.5 MB of RGB); their row-by-row kinds do not."""
+    rng = np.random.default_rng(4)
+    folder = tmp_path / "c0"
+    folder.mkdir()
+    img = Image.fromarray(rng.integers(0, 256, (1000, 1500, 3), dtype=np.uint8))
+    idx = np.asarray(img.quantize(16))
+    pal = np.asarray(img.quantize(16).getpalette()[:48]).reshape(16, 3)
+    (folder / "rle.bmp").write_bytes(bmp_bytes(idx, 8, palette=pal,
+                                               compression=RLE8))
+    (folder / "plain.bmp").write_bytes(bmp_bytes(idx, 8, palette=pal))
+    img.quantize(16).save(folder / "interlaced.gif")
+    img.quantize(16).save(folder / "plain.gif", interlace=False)
+    img.save(folder / "rotated.tif", tiffinfo={274: 6})
+    img.save(folder / "plain.tif", compression="tiff_lzw")
+    root = str(tmp_path) + " extensions=bmp,gif,tif"
+    assert decode_counts(root, 1000000) == (3, 3)
+    assert decode_counts(root, 0) == (6, 0)

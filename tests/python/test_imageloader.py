@@ -212,9 +212,9 @@ def _folder(root, ext, per_class=5, size=(40, 30)):
 
 
 def test_undecodable_dataset_is_an_error(tmp_path):
-    # TIFFs are listed (as ImageFolder lists them) but not decoded: with
+    # PPMs are listed (as ImageFolder lists them) but not decoded: with
     # unbounded epochs (the default) the loop used to spin forever
-    root = _folder(tmp_path / "tiffs", ".tif")
+    root = _folder(tmp_path / "ppms", ".ppm")
     with spdlgst.ImageLoader(root, batch_size=4, size=16, log_limit=0) as loader:
         with pytest.raises(spdlgst.LoaderError,
                            match=r"No sample could be decoded: all 20 up to "

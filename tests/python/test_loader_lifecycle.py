@@ -278,9 +278,9 @@ def test_error_raised_again_by_later_loops(tmp_path):
     # stream error" or a failed state change: the loader repeats the cause
     from PIL import Image
     for i in range(3):
-        (tmp_path / "tiffs" / "a").mkdir(parents=True, exist_ok=True)
-        Image.new("RGB", (20, 20)).save(tmp_path / "tiffs" / "a" / f"{i}.tif")
-    line = (f"spdlsrc location={tmp_path / 'tiffs'} ! spdldecode width=32 "
+        (tmp_path / "ppms" / "a").mkdir(parents=True, exist_ok=True)
+        Image.new("RGB", (20, 20)).save(tmp_path / "ppms" / "a" / f"{i}.ppm")
+    line = (f"spdlsrc location={tmp_path / 'ppms'} ! spdldecode width=32 "
             "height=32 max-errors=0 ! spdlbatch batch-size=2 ! "
             "spdlappsink name=sink")
     with spdlgst.Loader(line, log_limit=0) as L:

@@ -19,10 +19,10 @@ typedef enum
   GST_SPDL_IMAGE_FORMAT_JPEG,
   GST_SPDL_IMAGE_FORMAT_PNG,
   GST_SPDL_IMAGE_FORMAT_WEBP,
-  /* recognized, not decoded: skipped as unsupported-format */
   GST_SPDL_IMAGE_FORMAT_GIF,
   GST_SPDL_IMAGE_FORMAT_BMP,
   GST_SPDL_IMAGE_FORMAT_TIFF,
+  /* recognized, not decoded: skipped as unsupported-format */
   GST_SPDL_IMAGE_FORMAT_PNM,
 } GstSpdlImageFormat;
 

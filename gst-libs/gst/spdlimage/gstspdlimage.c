@@ -8,17 +8,20 @@
  */
 /* The only file that names every codec. The format is told by the data's
  * signature alone (gstspdlformat.h), so that a PNG named .jpg decodes and a
- * text file named .png is named for what it is. Formats torchvision lists
- * that no decoder here reads are skipped by reason (unsupported-format),
- * named in the message. */
+ * text file named .png is named for what it is. JPEG, PNG, WebP, BMP, GIF
+ * and TIFF are decoded; PPM/PGM/PBM, which torchvision lists too, are
+ * skipped by reason (unsupported-format), named in the message. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
 
 #include "gstspdlimage.h"
 #include "gstspdlerrors.h"
+#include "gstspdlbmp.h"
+#include "gstspdlgif.h"
 #include "gstspdljpeg.h"
 #include "gstspdlpng.h"
+#include "gstspdltiff.h"
 #include "gstspdlwebp.h"
 
 struct _GstSpdlImageDecoder
@@ -27,6 +30,9 @@ struct _GstSpdlImageDecoder
   GstSpdlJpegDecoder *jpeg;
   GstSpdlPngDecoder *png;
   GstSpdlWebpDecoder *webp;
+  GstSpdlBmpDecoder *bmp;
+  GstSpdlGifDecoder *gif;
+  GstSpdlTiffDecoder *tiff;
 };
 
 void
@@ -36,6 +42,9 @@ gst_spdl_image_decoder_set_limits (GstSpdlImageDecoder * dec,
   gst_spdl_jpeg_decoder_set_limits (dec->jpeg, max_memory, max_scans);
   gst_spdl_png_decoder_set_max_memory (dec->png, max_memory);
   gst_spdl_webp_decoder_set_max_memory (dec->webp, max_memory);
+  gst_spdl_bmp_decoder_set_max_memory (dec->bmp, max_memory);
+  gst_spdl_gif_decoder_set_max_memory (dec->gif, max_memory);
+  gst_spdl_tiff_decoder_set_max_memory (dec->tiff, max_memory);
 }
 
 GstSpdlImageDecoder *
@@ -46,6 +55,9 @@ gst_spdl_image_decoder_new (void)
   dec->jpeg = gst_spdl_jpeg_decoder_new ();
   dec->png = gst_spdl_png_decoder_new ();
   dec->webp = gst_spdl_webp_decoder_new ();
+  dec->bmp = gst_spdl_bmp_decoder_new ();
+  dec->gif = gst_spdl_gif_decoder_new ();
+  dec->tiff = gst_spdl_tiff_decoder_new ();
   return dec;
 }
 
@@ -57,6 +69,9 @@ gst_spdl_image_decoder_free (GstSpdlImageDecoder * dec)
   gst_spdl_jpeg_decoder_free (dec->jpeg);
   gst_spdl_png_decoder_free (dec->png);
   gst_spdl_webp_decoder_free (dec->webp);
+  gst_spdl_bmp_decoder_free (dec->bmp);
+  gst_spdl_gif_decoder_free (dec->gif);
+  gst_spdl_tiff_decoder_free (dec->tiff);
   g_free (dec);
 }
 
@@ -73,14 +88,21 @@ gst_spdl_image_decoder_open (GstSpdlImageDecoder * dec, const guint8 * data,
     case GST_SPDL_IMAGE_FORMAT_WEBP:
       return gst_spdl_webp_decoder_open (dec->webp, data, size, max_pixels,
           width, height, error);
-    case GST_SPDL_IMAGE_FORMAT_GIF:
     case GST_SPDL_IMAGE_FORMAT_BMP:
+      return gst_spdl_bmp_decoder_open (dec->bmp, data, size, max_pixels,
+          width, height, error);
+    case GST_SPDL_IMAGE_FORMAT_GIF:
+      return gst_spdl_gif_decoder_open (dec->gif, data, size, max_pixels,
+          width, height, error);
     case GST_SPDL_IMAGE_FORMAT_TIFF:
+      return gst_spdl_tiff_decoder_open (dec->tiff, data, size, max_pixels,
+          width, height, error);
     case GST_SPDL_IMAGE_FORMAT_PNM:
       g_set_error (error, GST_SPDL_DECODE_ERROR,
           GST_SPDL_DECODE_ERROR_UNSUPPORTED_FORMAT,
-          "a %s image: no decoder for this format (JPEG, PNG and WebP are "
-          "decoded)", gst_spdl_image_format_name (dec->format));
+          "a %s image: no decoder for this format (JPEG, PNG, WebP, BMP, "
+          "GIF and TIFF are decoded)",
+          gst_spdl_image_format_name (dec->format));
       return FALSE;
     default:
       /* JPEG, and data of no known format: the JPEG decoder says why */
@@ -110,6 +132,13 @@ gst_spdl_image_decoder_decode_to (GstSpdlImageDecoder * dec,
       return gst_spdl_png_decoder_decode (dec->png, params, geom, out, error);
     case GST_SPDL_IMAGE_FORMAT_WEBP:
       return gst_spdl_webp_decoder_decode (dec->webp, params, geom, out,
+          error);
+    case GST_SPDL_IMAGE_FORMAT_BMP:
+      return gst_spdl_bmp_decoder_decode (dec->bmp, params, geom, out, error);
+    case GST_SPDL_IMAGE_FORMAT_GIF:
+      return gst_spdl_gif_decoder_decode (dec->gif, params, geom, out, error);
+    case GST_SPDL_IMAGE_FORMAT_TIFF:
+      return gst_spdl_tiff_decoder_decode (dec->tiff, params, geom, out,
           error);
     default:
       return gst_spdl_jpeg_decoder_decode_to (dec->jpeg, params, geom, out,

@@ -19,8 +19,9 @@ G_BEGIN_DECLS
 
 typedef struct _GstSpdlImageDecoder GstSpdlImageDecoder;
 
-/* One per thread: a JPEG, a PNG and a WebP decoder and their scratch
- * buffers, for any format the data's signature names. open() parses the
+/* One per thread: a decoder of each format (JPEG, PNG, WebP, BMP, GIF,
+ * TIFF) and their scratch buffers, for any format the data's signature
+ * names. open() parses the
  * headers and checks the limits before any pixel buffer is allocated;
  * decode() then decodes the opened image with @geom's resize and crop. */
 GstSpdlImageDecoder *gst_spdl_image_decoder_new (void);

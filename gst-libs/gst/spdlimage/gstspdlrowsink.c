@@ -6,10 +6,10 @@
  * License as published by the Free Software Foundation; either
  * version 2 of the License, or (at your option) any later version.
  */
-/* For the codecs that hand out whole rows (PNG, WebP): each row is
- * converted to the output's channels as PIL's convert() does and resampled
- * horizontally as it arrives, then vertically as soon as an output row's
- * rows are in, so memory is bounded by the output's width. */
+/* For the codecs that hand out whole rows (PNG, WebP, BMP, GIF, TIFF):
+ * each row is converted to the output's channels as PIL's convert() does
+ * and resampled horizontally as it arrives, then vertically as soon as an
+ * output row's rows are in, so memory is bounded by the output's width. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif

@@ -17,10 +17,10 @@
 
 G_BEGIN_DECLS
 
-/* Decoded rows of a whole-pixel decoder (PNG, WebP) into the output: each
- * row the filter reads is converted to the output's channels and resampled
- * horizontally as it arrives, then vertically as soon as an output row's
- * rows are in (rows arrive in order). */
+/* Decoded rows of a whole-pixel decoder (PNG, WebP, BMP, GIF, TIFF) into
+ * the output: each row the filter reads is converted to the output's
+ * channels and resampled horizontally as it arrives, then vertically as
+ * soon as an output row's rows are in (rows arrive in order). */
 typedef struct
 {
   GstSpdlResampleAxisCache axes;
