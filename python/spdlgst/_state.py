@@ -61,6 +61,22 @@ def restore(src, state: Dict[str, Any], first_epoch: int,
 
     @first_epoch and @num_epochs are the pipeline's own; returns False when
     the state is past its last epoch (nothing is left to run)."""
+    validate(src, state)
+    epoch = state["epoch"]
+    if num_epochs >= 0:
+        left = first_epoch + num_epochs - epoch
+        if left <= 0:
+            return False
+        src.set_property("num-epochs", left)
+    src.set_property("start-epoch", epoch)
+    src.set_property("start-index", 0)
+    src.set_property("start-offset", state["offset"])
+    return True
+
+
+def validate(src, state: Dict[str, Any]) -> None:
+    """Raises TypeError or ValueError when @state cannot continue in spdlsrc
+    @src: not a state, or saved with settings that order samples otherwise."""
     if not isinstance(state, dict):
         raise TypeError(f"state must be a dict from state_dict(), not "
                         f"{type(state).__name__}")
@@ -102,16 +118,6 @@ def restore(src, state: Dict[str, Any], first_epoch: int,
                 f"state was saved with spdlsrc {name}={state[name]!r}, this "
                 f"pipeline has {name}={src.get_property(name)!r}: the order "
                 "of the samples would differ")
-    epoch = state["epoch"]
-    if num_epochs >= 0:
-        left = first_epoch + num_epochs - epoch
-        if left <= 0:
-            return False
-        src.set_property("num-epochs", left)
-    src.set_property("start-epoch", epoch)
-    src.set_property("start-index", 0)
-    src.set_property("start-offset", state["offset"])
-    return True
 
 
 def check_dataset(state: Dict[str, Any], fingerprint) -> None:
@@ -122,7 +128,8 @@ def check_dataset(state: Dict[str, Any], fingerprint) -> None:
         return
     then, now = saved.split(":", 1)[0], fingerprint.split(":", 1)[0]
     what = (f"{then} samples then, {now} now" if then != now else
-            f"as many samples ({now}), but their paths or labels differ")
+            f"as many samples ({now}), but not the same: their paths, labels "
+            "or the shards' member index differ")
     raise ValueError(
         f"the dataset changed since the state was saved ({what}): resumed, "
         "the epoch's order would differ and samples would repeat or never "

@@ -532,7 +532,8 @@ class Loader:
         if self._batches:
             raise RuntimeError("load_state_dict() must come before the "
                                "first batch")
-        if strict and isinstance(state, dict) and state.get("dataset"):
+        _state.validate(self._src, state)   # the settings first: no listing
+        if strict and state.get("dataset"):
             self.start()            # lists the dataset
             _state.check_dataset(
                 state, self._src.get_property("dataset-fingerprint"))

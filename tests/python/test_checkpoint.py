@@ -468,7 +468,7 @@ def test_resume_on_a_changed_dataset_is_an_error(tmp_path):
     make_folder(tmp_path / "ds2", 22)
     (tmp_path / "ds2" / "c1" / "img004.jpg").rename(root / "c1" / "img004.jpg")
     with spdlgst.Loader(line) as loader:
-        with pytest.raises(ValueError, match="paths or labels differ"):
+        with pytest.raises(ValueError, match="not the same: their paths, labels"):
             loader.load_state_dict(state)
     # the same files under another root: the same dataset
     (tmp_path / "ds").rename(tmp_path / "moved")
