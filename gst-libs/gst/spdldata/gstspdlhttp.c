@@ -1158,53 +1158,6 @@ gst_spdl_http_get_stats (GstSpdlHttp * http, GstSpdlHttpStats * stats)
 /* ------------------------------------------------------------------------ */
 /* S3 listing                                                               */
 
-typedef struct
-{
-  GPtrArray *keys;
-  GString *text;
-  gchar *next_token;
-  gboolean truncated;
-  const gchar *element;
-} ListParse;
-
-static void
-list_start (GMarkupParseContext * context, const gchar * element,
-    const gchar ** names, const gchar ** values, gpointer user_data,
-    GError ** error)
-{
-  ListParse *p = user_data;
-  g_string_truncate (p->text, 0);
-  p->element = element;
-}
-
-static void
-list_text (GMarkupParseContext * context, const gchar * text, gsize len,
-    gpointer user_data, GError ** error)
-{
-  ListParse *p = user_data;
-  g_string_append_len (p->text, text, len);
-}
-
-static void
-list_end (GMarkupParseContext * context, const gchar * element,
-    gpointer user_data, GError ** error)
-{
-  ListParse *p = user_data;
-  const gchar *parent;
-  GSList *stack = (GSList *) g_markup_parse_context_get_element_stack
-      (context);
-
-  parent = stack && stack->next ? stack->next->data : "";
-  if (strcmp (element, "Key") == 0 && strcmp (parent, "Contents") == 0)
-    g_ptr_array_add (p->keys, g_strdup (p->text->str));
-  else if (strcmp (element, "NextContinuationToken") == 0) {
-    g_free (p->next_token);
-    p->next_token = g_strdup (p->text->str);
-  } else if (strcmp (element, "IsTruncated") == 0)
-    p->truncated = strcmp (p->text->str, "true") == 0;
-  g_string_truncate (p->text, 0);
-}
-
 static gint
 compare_strings (gconstpointer a, gconstpointer b)
 {
@@ -1214,21 +1167,17 @@ compare_strings (gconstpointer a, gconstpointer b)
 GPtrArray *
 gst_spdl_http_s3_list (GstSpdlHttp * http, const gchar * url, GError ** error)
 {
-  static const GMarkupParser parser = { list_start, list_end, list_text,
-    NULL, NULL
-  };
   const gchar *bucket = url + strlen ("s3://");
   const gchar *slash = strchr (bucket, '/');
   gchar *bucket_url = g_strdup_printf ("s3://%.*s/", (int) (slash ?
           slash - bucket : (gssize) strlen (bucket)), bucket);
   gchar *prefix = g_uri_escape_string (slash ? slash + 1 : "", NULL, FALSE);
-  ListParse p = { g_ptr_array_new_with_free_func (g_free), g_string_new (NULL),
-    NULL, FALSE, NULL
-  };
-  gboolean ok = TRUE;
+  GPtrArray *keys = g_ptr_array_new_with_free_func (g_free);
+  gchar *next_token = NULL;
+  gboolean truncated = FALSE, ok = TRUE;
 
   do {
-    gchar *token = p.next_token ? g_uri_escape_string (p.next_token, NULL,
+    gchar *token = next_token ? g_uri_escape_string (next_token, NULL,
         FALSE) : NULL;
     /* parameters in SigV4's canonical (sorted) order */
     gchar *query = token ? g_strdup_printf ("continuation-token=%s&"
@@ -1236,7 +1185,6 @@ gst_spdl_http_s3_list (GstSpdlHttp * http, const gchar * url, GError ** error)
         g_strdup_printf ("list-type=2&prefix=%s", prefix);
     Transfer *t = transfer_new (http, bucket_url, query);
     GBytes *page;
-    GMarkupParseContext *ctx;
     gsize size;
     const gchar *xml;
 
@@ -1247,26 +1195,22 @@ gst_spdl_http_s3_list (GstSpdlHttp * http, const gchar * url, GError ** error)
       ok = FALSE;
       break;
     }
-    p.truncated = FALSE;
-    g_clear_pointer (&p.next_token, g_free);
+    g_clear_pointer (&next_token, g_free);
     xml = g_bytes_get_data (page, &size);
-    ctx = g_markup_parse_context_new (&parser, 0, &p, NULL);
-    ok = g_markup_parse_context_parse (ctx, xml, size, error) &&
-        g_markup_parse_context_end_parse (ctx, error);
-    g_markup_parse_context_free (ctx);
+    ok = gst_spdl_s3_parse_list_page (xml, size, keys, &truncated,
+        &next_token, error);
     g_bytes_unref (page);
-  } while (ok && p.truncated && p.next_token);
+  } while (ok && truncated && next_token);
 
   g_free (bucket_url);
   g_free (prefix);
-  g_string_free (p.text, TRUE);
-  g_free (p.next_token);
+  g_free (next_token);
   if (!ok) {
-    g_ptr_array_unref (p.keys);
+    g_ptr_array_unref (keys);
     return NULL;
   }
-  g_ptr_array_sort (p.keys, compare_strings);
-  return p.keys;
+  g_ptr_array_sort (keys, compare_strings);
+  return keys;
 }
 
 void

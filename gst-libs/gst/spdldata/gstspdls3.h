@@ -71,6 +71,16 @@ gchar *gst_spdl_s3_describe_credentials (GstSpdlS3 * s3);
 gboolean gst_spdl_s3_parse_error (const gchar * body, gsize len,
     gchar ** code, gchar ** message);
 
+/* One page of a ListObjectsV2 response (@len bytes of XML, not
+ * NUL-terminated): appends the <Key> of each <Contents> to @keys (which
+ * frees its elements with g_free()), sets @truncated from <IsTruncated>
+ * and @next_token to <NextContinuationToken> (NULL when absent; g_free()
+ * it). FALSE with @error (G_MARKUP_ERROR) when it is no well-formed XML:
+ * @keys may have grown then, @truncated is FALSE, @next_token NULL. */
+gboolean gst_spdl_s3_parse_list_page (const gchar * xml, gsize len,
+    GPtrArray * keys, gboolean * truncated, gchar ** next_token,
+    GError ** error);
+
 G_END_DECLS
 
 #endif /* __GST_SPDL_S3_H__ */
