@@ -368,11 +368,11 @@ image_instead_of_manifest (FILE * file)
   }
 }
 
+/* The lines of @file (a manifest file, or bytes through fmemopen()). */
 static gboolean
-load_manifest (GstSpdlDataset * ds, const gchar * location, GError ** error)
+read_manifest (GstSpdlDataset * ds, FILE * file, const gchar * display,
+    GError ** error)
 {
-  FILE *file = fopen (location, "re");
-  gchar *display = g_filename_display_name (location);
   gchar *line = NULL;
   gsize cap = 0;
   gssize len;
@@ -380,19 +380,11 @@ load_manifest (GstSpdlDataset * ds, const gchar * location, GError ** error)
   gboolean ok = TRUE;
   const gchar *image;
 
-  if (file == NULL) {
-    g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_OPEN_READ,
-        "Could not open manifest \"%s\": %s", display, g_strerror (errno));
-    g_free (display);
-    return FALSE;
-  }
   if ((image = image_instead_of_manifest (file))) {
     g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_SETTINGS,
         "\"%s\" is a %s image, not a dataset: location takes a folder of "
         "class folders or a manifest of \"relative/path<TAB>label\" lines",
         display, image);
-    fclose (file);
-    g_free (display);
     return FALSE;
   }
   while (ok && (len = getline (&line, &cap, file)) >= 0)
@@ -403,6 +395,23 @@ load_manifest (GstSpdlDataset * ds, const gchar * location, GError ** error)
     ok = FALSE;
   }
   free (line);
+  return ok;
+}
+
+static gboolean
+load_manifest (GstSpdlDataset * ds, const gchar * location, GError ** error)
+{
+  FILE *file = fopen (location, "re");
+  gchar *display = g_filename_display_name (location);
+  gboolean ok;
+
+  if (file == NULL) {
+    g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_OPEN_READ,
+        "Could not open manifest \"%s\": %s", display, g_strerror (errno));
+    g_free (display);
+    return FALSE;
+  }
+  ok = read_manifest (ds, file, display, error);
   fclose (file);
   g_free (display);
   return ok;
@@ -463,6 +472,42 @@ gst_spdl_dataset_load (const gchar * location, const gchar * extensions,
     ok = FALSE;
   }
   g_free (display);
+  if (!ok) {
+    gst_spdl_dataset_free (ds);
+    return NULL;
+  }
+  dataset_shrink (ds);
+  return ds;
+}
+
+GstSpdlDataset *
+gst_spdl_dataset_parse_manifest (const gchar * root, const gchar * data,
+    gsize len, const gchar * name, GError ** error)
+{
+  GstSpdlDataset *ds = g_new0 (GstSpdlDataset, 1);
+  gboolean ok = TRUE;
+
+  ds->warnings = g_ptr_array_new_with_free_func (g_free);
+  ds->root = g_strdup (root);
+  /* the very code that reads a manifest file; no fmemopen() of 0 bytes
+   * (older C libraries refuse it): they list no sample anyway */
+  if (len > 0) {
+    FILE *file = fmemopen ((gpointer) data, len, "r");
+
+    if (file == NULL) {
+      g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_FAILED,
+          "Could not read manifest \"%s\": %s", name, g_strerror (errno));
+      ok = FALSE;
+    } else {
+      ok = read_manifest (ds, file, name, error);
+      fclose (file);
+    }
+  }
+  if (ok && ds->n_samples == 0) {
+    g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_NOT_FOUND,
+        "Dataset manifest \"%s\" lists no sample", name);
+    ok = FALSE;
+  }
   if (!ok) {
     gst_spdl_dataset_free (ds);
     return NULL;
