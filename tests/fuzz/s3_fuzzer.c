@@ -9,7 +9,8 @@
 /* What an S3 endpoint answers, any bytes: an error body (kept up to 8 KiB
  * by the HTTP client, not NUL-terminated) through
  * gst_spdl_s3_parse_error(), and a ListObjectsV2 page through
- * gst_spdl_s3_parse_list_page() as gst_spdl_http_s3_list() calls it. */
+ * gst_spdl_s3_parse_list_page() as gst_spdl_http_s3_list() calls it, its
+ * bounds checked. */
 #include <glib.h>
 #include <stdint.h>
 #include <string.h>
@@ -31,7 +32,7 @@ LLVMFuzzerTestOneInput (const uint8_t * data, size_t size)
   GPtrArray *keys = g_ptr_array_new_with_free_func (g_free);
   gboolean truncated = TRUE;
   GError *error = NULL;
-  guint i;
+  guint max_keys, i;
 
   if (gst_spdl_s3_parse_error (xml, MIN (size, MAX_ERROR_BODY), &code,
           &message)) {
@@ -46,11 +47,14 @@ LLVMFuzzerTestOneInput (const uint8_t * data, size_t size)
   g_free (code);
   g_free (message);
 
-  if (gst_spdl_s3_parse_list_page (xml, size, keys, &truncated, &next_token,
-          &error)) {
-    g_assert (error == NULL);
+  /* a listing's bound, and one small enough to be reached */
+  max_keys = size % 2 ? GST_SPDL_S3_MAX_LIST_KEYS : 16;
+  if (gst_spdl_s3_parse_list_page (xml, size, keys, max_keys, &truncated,
+          &next_token, &error)) {
+    g_assert (error == NULL && keys->len <= max_keys);
     for (i = 0; i < keys->len; i++)
-      g_assert (g_ptr_array_index (keys, i) != NULL);
+      g_assert (strlen (g_ptr_array_index (keys, i)) <=
+          GST_SPDL_S3_MAX_KEY_LENGTH);
   } else {
     g_assert (error != NULL && !truncated && next_token == NULL);
     g_clear_error (&error);

@@ -27,6 +27,12 @@ GST_DEBUG_CATEGORY_STATIC (spdl_http_debug);
 #define POLL_MS 100
 /* of an S3 error response, kept to name the error */
 #define MAX_ERROR_BODY (8 * 1024)
+/* a ListObjectsV2 page: S3's hold 1000 keys, about 0.5 MiB, or 1.5 MiB
+ * with keys of S3's longest */
+#define MAX_LIST_PAGE_SIZE (16 * 1024 * 1024)
+/* truncated pages in a row that list nothing: a server that would keep a
+ * listing going without end */
+#define MAX_EMPTY_LIST_PAGES 1000
 
 typedef struct _Transfer Transfer;
 
@@ -1175,6 +1181,7 @@ gst_spdl_http_s3_list (GstSpdlHttp * http, const gchar * url, GError ** error)
   GPtrArray *keys = g_ptr_array_new_with_free_func (g_free);
   gchar *next_token = NULL;
   gboolean truncated = FALSE, ok = TRUE;
+  guint empty_pages = 0;
 
   do {
     gchar *token = next_token ? g_uri_escape_string (next_token, NULL,
@@ -1184,22 +1191,41 @@ gst_spdl_http_s3_list (GstSpdlHttp * http, const gchar * url, GError ** error)
         "list-type=2&prefix=%s", token, prefix) :
         g_strdup_printf ("list-type=2&prefix=%s", prefix);
     Transfer *t = transfer_new (http, bucket_url, query);
+    GError *page_error = NULL;
     GBytes *page;
     gsize size;
     const gchar *xml;
+    guint before = keys->len;
 
     g_free (token);
     g_free (query);
-    page = get_sync (http, t, NULL, error);
+    /* what the server sends is bounded: each page, the keys in all */
+    t->max_size = MAX_LIST_PAGE_SIZE;
+    page = get_sync (http, t, NULL, &page_error);
     if (page == NULL) {
+      if (g_error_matches (page_error, GST_SPDL_READ_ERROR,
+              GST_SPDL_READ_ERROR_TOO_LARGE))
+        g_set_error (error, GST_SPDL_READ_ERROR,
+            GST_SPDL_READ_ERROR_TOO_LARGE, "an S3 listing page larger than "
+            "%d bytes (%s)", MAX_LIST_PAGE_SIZE, bucket_url);
+      else
+        g_propagate_error (error, g_steal_pointer (&page_error));
+      g_clear_error (&page_error);
       ok = FALSE;
       break;
     }
     g_clear_pointer (&next_token, g_free);
     xml = g_bytes_get_data (page, &size);
-    ok = gst_spdl_s3_parse_list_page (xml, size, keys, &truncated,
-        &next_token, error);
+    ok = gst_spdl_s3_parse_list_page (xml, size, keys,
+        GST_SPDL_S3_MAX_LIST_KEYS, &truncated, &next_token, error);
     g_bytes_unref (page);
+    empty_pages = keys->len == before ? empty_pages + 1 : 0;
+    if (ok && truncated && empty_pages > MAX_EMPTY_LIST_PAGES) {
+      g_set_error (error, GST_SPDL_READ_ERROR, GST_SPDL_READ_ERROR_HTTP_ERROR,
+          "the S3 listing of %s goes on for %d pages without a key",
+          bucket_url, MAX_EMPTY_LIST_PAGES);
+      ok = FALSE;
+    }
   } while (ok && truncated && next_token);
 
   g_free (bucket_url);

@@ -309,6 +309,7 @@ gst_spdl_s3_parse_error (const gchar * body, gsize len, gchar ** code,
 typedef struct
 {
   GPtrArray *keys;
+  guint max_keys;
   GString *text;
   gchar *next_token;
   gboolean truncated;
@@ -343,9 +344,19 @@ list_end (GMarkupParseContext * context, const gchar * element,
       (context);
 
   parent = stack && stack->next ? stack->next->data : "";
-  if (strcmp (element, "Key") == 0 && strcmp (parent, "Contents") == 0)
-    g_ptr_array_add (p->keys, g_strdup (p->text->str));
-  else if (strcmp (element, "NextContinuationToken") == 0) {
+  if (strcmp (element, "Key") == 0 && strcmp (parent, "Contents") == 0) {
+    /* bounded: what a listing holds is the server's to choose */
+    if (p->text->len > GST_SPDL_S3_MAX_KEY_LENGTH)
+      g_set_error (error, GST_SPDL_READ_ERROR, GST_SPDL_READ_ERROR_TOO_LARGE,
+          "the S3 listing holds a key of %" G_GSIZE_FORMAT " bytes (S3's "
+          "are at most %d)", p->text->len, GST_SPDL_S3_MAX_KEY_LENGTH);
+    else if (p->keys->len >= p->max_keys)
+      g_set_error (error, GST_SPDL_READ_ERROR, GST_SPDL_READ_ERROR_TOO_LARGE,
+          "the S3 listing holds more than %u keys (the most a dataset may "
+          "have)", p->max_keys);
+    else
+      g_ptr_array_add (p->keys, g_strdup (p->text->str));
+  } else if (strcmp (element, "NextContinuationToken") == 0) {
     g_free (p->next_token);
     p->next_token = g_strdup (p->text->str);
   } else if (strcmp (element, "IsTruncated") == 0)
@@ -355,12 +366,13 @@ list_end (GMarkupParseContext * context, const gchar * element,
 
 gboolean
 gst_spdl_s3_parse_list_page (const gchar * xml, gsize len, GPtrArray * keys,
-    gboolean * truncated, gchar ** next_token, GError ** error)
+    guint max_keys, gboolean * truncated, gchar ** next_token,
+    GError ** error)
 {
   static const GMarkupParser parser = { list_start, list_end, list_text,
     NULL, NULL
   };
-  ListParse p = { keys, g_string_new (NULL), NULL, FALSE };
+  ListParse p = { keys, max_keys, g_string_new (NULL), NULL, FALSE };
   GMarkupParseContext *ctx = g_markup_parse_context_new (&parser, 0, &p,
       NULL);
   gboolean ok;
