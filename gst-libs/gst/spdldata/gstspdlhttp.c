@@ -31,7 +31,8 @@ GST_DEBUG_CATEGORY_STATIC (spdl_http_debug);
  * with keys of S3's longest */
 #define MAX_LIST_PAGE_SIZE (16 * 1024 * 1024)
 /* truncated pages in a row that list nothing: a server that would keep a
- * listing going without end */
+ * listing going without end (as one that answers with the continuation
+ * token it was asked for) */
 #define MAX_EMPTY_LIST_PAGES 1000
 
 typedef struct _Transfer Transfer;
@@ -1192,6 +1193,7 @@ gst_spdl_http_s3_list (GstSpdlHttp * http, const gchar * url, GError ** error)
         g_strdup_printf ("list-type=2&prefix=%s", prefix);
     Transfer *t = transfer_new (http, bucket_url, query);
     GError *page_error = NULL;
+    gchar *sent_token;
     GBytes *page;
     gsize size;
     const gchar *xml;
@@ -1214,18 +1216,22 @@ gst_spdl_http_s3_list (GstSpdlHttp * http, const gchar * url, GError ** error)
       ok = FALSE;
       break;
     }
-    g_clear_pointer (&next_token, g_free);
+    sent_token = g_steal_pointer (&next_token);
     xml = g_bytes_get_data (page, &size);
     ok = gst_spdl_s3_parse_list_page (xml, size, keys,
         GST_SPDL_S3_MAX_LIST_KEYS, &truncated, &next_token, error);
     g_bytes_unref (page);
     empty_pages = keys->len == before ? empty_pages + 1 : 0;
-    if (ok && truncated && empty_pages > MAX_EMPTY_LIST_PAGES) {
+    if (ok && truncated && next_token && (empty_pages > MAX_EMPTY_LIST_PAGES
+            || g_strcmp0 (next_token, sent_token) == 0)) {
+      /* the same page again and again, or pages of nothing without end */
       g_set_error (error, GST_SPDL_READ_ERROR, GST_SPDL_READ_ERROR_HTTP_ERROR,
-          "the S3 listing of %s goes on for %d pages without a key",
-          bucket_url, MAX_EMPTY_LIST_PAGES);
+          "the S3 listing of %s does not progress (%s)", bucket_url,
+          empty_pages > MAX_EMPTY_LIST_PAGES ? "pages without a key" :
+          "the continuation token it was asked for, again");
       ok = FALSE;
     }
+    g_free (sent_token);
   } while (ok && truncated && next_token);
 
   g_free (bucket_url);
