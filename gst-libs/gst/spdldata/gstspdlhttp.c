@@ -27,6 +27,8 @@ GST_DEBUG_CATEGORY_STATIC (spdl_http_debug);
 #define POLL_MS 100
 /* of an S3 error response, kept to name the error */
 #define MAX_ERROR_BODY (8 * 1024)
+/* the most a byte-range GET reserves before its bytes arrive */
+#define MAX_RANGE_RESERVE (16 * 1024 * 1024)
 /* a ListObjectsV2 page: S3's hold 1000 keys, about 0.5 MiB, or 1.5 MiB
  * with keys of S3's longest */
 #define MAX_LIST_PAGE_SIZE (16 * 1024 * 1024)
@@ -481,8 +483,11 @@ write_cb (char *data, size_t size, size_t nmemb, void *user_data)
     g_mutex_unlock (&http->lock);
     return 0;                   /* ends the transfer */
   }
-  if (!t->streaming && t->max_size && t->body->len + (len - skipped) >
-      t->max_size) {
+  /* max-file-size, and a GByteArray's most (G_MAXUINT bytes: more
+   * aborts) when there is none: the server says how long a body is */
+  if (!t->streaming && ((t->max_size && t->body->len + (len - skipped) >
+              t->max_size) || (guint64) t->body->len + (len - skipped) >
+          G_MAXUINT)) {
     g_mutex_unlock (&http->lock);
     return 0;
   }
@@ -682,6 +687,11 @@ transfer_ended (GstSpdlHttp * http, Transfer * t, CURLcode result)
 
   curl_easy_getinfo (t->easy, CURLINFO_RESPONSE_CODE, &status);
   t->status = status;
+  /* libcurl checks max-file-size against any response's Content-Length: an
+   * error page over it is the error its status says (a 503 is retried, a
+   * 403 is no "larger than max-file-size") */
+  if (result == CURLE_FILESIZE_EXCEEDED && status >= 300)
+    result = CURLE_OK;
   if ((result == CURLE_OK && status >= 200 && status < 300) ||
       (result == CURLE_WRITE_ERROR && t->range_size &&
           t->body->len == t->range_size)) {
@@ -718,6 +728,9 @@ transfer_ended (GstSpdlHttp * http, Transfer * t, CURLcode result)
           && !t->streaming && t->max_size))
     why = g_strdup_printf ("larger than max-file-size=%" G_GUINT64_FORMAT,
         t->max_size);
+  else if (result == CURLE_WRITE_ERROR && !t->streaming && !http->cancelled)
+    why = g_strdup_printf ("larger than %u bytes, the most an object read "
+        "whole may be", G_MAXUINT);
   else if (result == CURLE_PEER_FAILED_VERIFICATION)
     why = g_strdup_printf ("untrusted certificate: %s (a private CA goes in "
         "ca-file)", t->errbuf[0] ? t->errbuf : curl_easy_strerror (result));
@@ -1254,7 +1267,10 @@ gst_spdl_http_get_range (GstSpdlHttp * http, const gchar * url,
 
   g_return_if_fail (size > 0);
   t = transfer_new (http, url, NULL);
-  t->body = g_byte_array_sized_new ((guint) MIN (size, G_MAXUINT));
+  /* @size is an index's word (a server's): reserved up front only up to
+   * MAX_RANGE_RESERVE, the rest as bytes arrive (g_malloc() of gigabytes
+   * would abort on a damaged or hostile index) */
+  t->body = g_byte_array_sized_new ((guint) MIN (size, MAX_RANGE_RESERVE));
   t->range_first = first;
   t->range_size = size;
   t->done = done;
