@@ -21,10 +21,18 @@ int LLVMFuzzerTestOneInput (const uint8_t * data, size_t size);
 int
 LLVMFuzzerTestOneInput (const uint8_t * data, size_t size)
 {
+  static gboolean initialized = FALSE;
   GError *error = NULL;
   GstSpdlDataset *ds;
   guint i;
 
+  if (!initialized) {
+    /* GLib's warnings about an input are bugs too (a server could have
+     * the loader log one for each line it sends): fatal */
+    g_log_set_always_fatal (G_LOG_FATAL_MASK | G_LOG_LEVEL_WARNING |
+        G_LOG_LEVEL_CRITICAL);
+    initialized = TRUE;
+  }
   ds = gst_spdl_dataset_parse_manifest ("/data", (const gchar *) data, size,
       "fuzz.tsv", &error);
   if (ds == NULL) {

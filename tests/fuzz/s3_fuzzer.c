@@ -25,6 +25,7 @@ int LLVMFuzzerTestOneInput (const uint8_t * data, size_t size);
 int
 LLVMFuzzerTestOneInput (const uint8_t * data, size_t size)
 {
+  static gboolean initialized = FALSE;
   /* an exact-size copy: reads past the end are caught */
   gchar *body = g_memdup2 (data, size);
   const gchar *xml = body ? body : "";
@@ -34,6 +35,13 @@ LLVMFuzzerTestOneInput (const uint8_t * data, size_t size)
   GError *error = NULL;
   guint max_keys, i;
 
+  if (!initialized) {
+    /* GLib's warnings about an input are bugs too (a server could have
+     * the loader log one for each line it sends): fatal */
+    g_log_set_always_fatal (G_LOG_FATAL_MASK | G_LOG_LEVEL_WARNING |
+        G_LOG_LEVEL_CRITICAL);
+    initialized = TRUE;
+  }
   if (gst_spdl_s3_parse_error (xml, MIN (size, MAX_ERROR_BODY), &code,
           &message)) {
     /* what ends up in an error message: short, valid UTF-8 */

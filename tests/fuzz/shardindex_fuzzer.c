@@ -21,6 +21,7 @@ int LLVMFuzzerTestOneInput (const uint8_t * data, size_t size);
 int
 LLVMFuzzerTestOneInput (const uint8_t * data, size_t size)
 {
+  static gboolean initialized = FALSE;
   /* as fetch_index(): the text up to a NUL, if any */
   gchar *text = g_strndup ((const gchar *) data, size);
   gsize text_len = strlen (text);
@@ -33,6 +34,13 @@ LLVMFuzzerTestOneInput (const uint8_t * data, size_t size)
   GError *error = NULL;
   guint i;
 
+  if (!initialized) {
+    /* GLib's warnings about an input are bugs too (a server could have
+     * the loader log one for each line it sends): fatal */
+    g_log_set_always_fatal (G_LOG_FATAL_MASK | G_LOG_LEVEL_WARNING |
+        G_LOG_LEVEL_CRITICAL);
+    initialized = TRUE;
+  }
   counts = gst_spdl_shard_index_parse_counts (text, "fuzz/shards.idx",
       &error);
   g_assert ((counts == NULL) == (error != NULL));

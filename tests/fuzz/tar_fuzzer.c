@@ -111,6 +111,9 @@ LLVMFuzzerTestOneInput (const uint8_t * data, size_t size)
   if (!initialized) {
     /* GstBuffers need the core's types */
     gst_init (NULL, NULL);
+    /* GLib's warnings about an input are bugs too: fatal */
+    g_log_set_always_fatal (G_LOG_FATAL_MASK | G_LOG_LEVEL_WARNING |
+        G_LOG_LEVEL_CRITICAL);
     initialized = TRUE;
   }
   chunk = chunks[data[0] & 0x0f];
