@@ -11,6 +11,7 @@
 #endif
 
 #include "gstspdlhttp.h"
+#include "gstspdlhttp-private.h"
 #include "gstspdlerrors.h"
 #include "gstspdlsigv4.h"
 
@@ -313,9 +314,9 @@ release_charge (GstSpdlHttp * http, Transfer * t)
 /* ------------------------------------------------------------------------ */
 /* Responses                                                                */
 
-/* The value of header @name if @line is one (NULL otherwise), trimmed. */
-static gchar *
-header_value (const char *line, gsize len, const gchar * name)
+gchar *
+gst_spdl_http_header_value (const gchar * line, gsize len,
+    const gchar * name)
 {
   gsize n = strlen (name);
 
@@ -336,22 +337,24 @@ header_cb (char *data, size_t size, size_t nmemb, void *user_data)
     g_clear_pointer (&t->resp_etag, g_free);
     g_clear_pointer (&t->resp_last_modified, g_free);
     g_clear_pointer (&t->resp_content_range, g_free);
-  } else if ((value = header_value (data, len, "ETag"))) {
+  } else if ((value = gst_spdl_http_header_value (data, len, "ETag"))) {
     g_free (t->resp_etag);
     t->resp_etag = value;
-  } else if ((value = header_value (data, len, "Last-Modified"))) {
+  } else if ((value = gst_spdl_http_header_value (data, len,
+              "Last-Modified"))) {
     g_free (t->resp_last_modified);
     t->resp_last_modified = value;
-  } else if ((value = header_value (data, len, "Content-Range"))) {
+  } else if ((value = gst_spdl_http_header_value (data, len,
+              "Content-Range"))) {
     g_free (t->resp_content_range);
     t->resp_content_range = value;
   }
   return len;
 }
 
-/* "bytes FIRST-LAST/TOTAL" (TOTAL may be "*": -1) */
-static gboolean
-parse_content_range (const gchar * value, guint64 * first, gint64 * total)
+gboolean
+gst_spdl_http_parse_content_range (const gchar * value, guint64 * first,
+    gint64 * total)
 {
   guint64 last;
   gchar *end;
@@ -397,7 +400,8 @@ check_same_object (Transfer * t, long status)
   if (status == 206) {
     if (t->etag && t->resp_etag && strcmp (t->etag, t->resp_etag) != 0)
       return "its ETag changed";
-    if (!parse_content_range (t->resp_content_range, &first, &total))
+    if (!gst_spdl_http_parse_content_range (t->resp_content_range, &first,
+            &total))
       return "a 206 response without a valid Content-Range";
     if (first != t->resume_from)
       return "the Content-Range starts elsewhere";
