@@ -352,29 +352,51 @@ header_cb (char *data, size_t size, size_t nmemb, void *user_data)
   return len;
 }
 
+/* Decimal digits only, up to G_MAXINT64 (g_ascii_strtoull() takes a
+ * sign and blanks too, and wraps past 2^64): the end, or NULL. */
+static const gchar *
+parse_position (const gchar * s, guint64 * value)
+{
+  guint64 v = 0;
+
+  if (!g_ascii_isdigit (*s))
+    return NULL;
+  for (; g_ascii_isdigit (*s); s++) {
+    gint digit = g_ascii_digit_value (*s);
+
+    if (v > (guint64) (G_MAXINT64 - digit) / 10)
+      return NULL;
+    v = v * 10 + digit;
+  }
+  *value = v;
+  return s;
+}
+
 gboolean
 gst_spdl_http_parse_content_range (const gchar * value, guint64 * first,
     gint64 * total)
 {
-  guint64 last;
-  gchar *end;
+  guint64 last, length;
 
   if (value == NULL || !g_str_has_prefix (value, "bytes "))
     return FALSE;
-  *first = g_ascii_strtoull (value + 6, &end, 10);
-  if (end == value + 6 || *end != '-')
+  value = parse_position (value + 6, first);
+  if (value == NULL || *value != '-')
     return FALSE;
-  value = end + 1;
-  last = g_ascii_strtoull (value, &end, 10);
-  if (end == value || *end != '/' || last < *first)
+  value = parse_position (value + 1, &last);
+  if (value == NULL || *value != '/' || last < *first)
     return FALSE;
-  if (strcmp (end + 1, "*") == 0) {
+  if (strcmp (value + 1, "*") == 0) {
     *total = -1;
     return TRUE;
   }
-  value = end + 1;
-  *total = (gint64) g_ascii_strtoull (value, &end, 10);
-  return end != value && *end == '\0';
+  /* a complete length not past the range's last byte, or past G_MAXINT64
+   * (once taken for "*": a changed size went unseen), is not valid */
+  value = parse_position (value + 1, &length);
+  if (value == NULL || *value != '\0' || length <= last)
+    return FALSE;
+  *total = (gint64) length;
+  return TRUE;
 }
 
 /* Whether this attempt's response continues the object as first received;
