@@ -649,8 +649,15 @@ finish (GstSpdlHttp * http, Transfer * t, GError * error)
     release_charge (http, t);
     if (error == NULL) {
       gsize len = t->body->len;
-      buffer = gst_buffer_new_wrapped (g_byte_array_free (t->body, FALSE),
-          len);
+      /* an empty body has no data to wrap (gst_memory_new_wrapped()
+       * refuses NULL): an empty object, or a listing page */
+      if (len == 0) {
+        buffer = gst_buffer_new ();
+        g_byte_array_unref (t->body);
+      } else {
+        buffer = gst_buffer_new_wrapped (g_byte_array_free (t->body, FALSE),
+            len);
+      }
       t->body = NULL;
     }
     t->error = NULL;
