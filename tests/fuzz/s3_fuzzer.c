@@ -26,9 +26,9 @@ int
 LLVMFuzzerTestOneInput (const uint8_t * data, size_t size)
 {
   static gboolean initialized = FALSE;
-  /* an exact-size copy: reads past the end are caught */
+  /* an exact-size copy: reads past the end are caught (NULL when empty,
+   * as an empty body's GBytes data) */
   gchar *body = g_memdup2 (data, size);
-  const gchar *xml = body ? body : "";
   gchar *code = NULL, *message = NULL, *next_token = (gchar *) "unset";
   GPtrArray *keys = g_ptr_array_new_with_free_func (g_free);
   gboolean truncated = TRUE;
@@ -42,7 +42,7 @@ LLVMFuzzerTestOneInput (const uint8_t * data, size_t size)
         G_LOG_LEVEL_CRITICAL);
     initialized = TRUE;
   }
-  if (gst_spdl_s3_parse_error (xml, MIN (size, MAX_ERROR_BODY), &code,
+  if (gst_spdl_s3_parse_error (body, MIN (size, MAX_ERROR_BODY), &code,
           &message)) {
     /* what ends up in an error message: short, valid UTF-8 */
     g_assert (code && *code && g_utf8_validate (code, -1, NULL));
@@ -57,7 +57,7 @@ LLVMFuzzerTestOneInput (const uint8_t * data, size_t size)
 
   /* a listing's bound, and one small enough to be reached */
   max_keys = size % 2 ? GST_SPDL_S3_MAX_LIST_KEYS : 16;
-  if (gst_spdl_s3_parse_list_page (xml, size, keys, max_keys, &truncated,
+  if (gst_spdl_s3_parse_list_page (body, size, keys, max_keys, &truncated,
           &next_token, &error)) {
     g_assert (error == NULL && keys->len <= max_keys);
     for (i = 0; i < keys->len; i++)

@@ -377,7 +377,9 @@ gst_spdl_s3_parse_list_page (const gchar * xml, gsize len, GPtrArray * keys,
       NULL);
   gboolean ok;
 
-  ok = g_markup_parse_context_parse (ctx, xml, len, error) &&
+  /* an empty body's data may be NULL, which GMarkup refuses without an
+   * error: the listing then failed without saying why */
+  ok = g_markup_parse_context_parse (ctx, xml ? xml : "", len, error) &&
       g_markup_parse_context_end_parse (ctx, error);
   g_markup_parse_context_free (ctx);
   g_string_free (p.text, TRUE);

@@ -78,7 +78,7 @@ gboolean gst_spdl_s3_parse_error (const gchar * body, gsize len,
 #define GST_SPDL_S3_MAX_KEY_LENGTH 1024
 
 /* One page of a ListObjectsV2 response (@len bytes of XML, not
- * NUL-terminated): appends the <Key> of each <Contents> to @keys (which
+ * NUL-terminated; NULL when @len is 0): appends the <Key> of each <Contents> to @keys (which
  * frees its elements with g_free()), sets @truncated from <IsTruncated>
  * and @next_token to <NextContinuationToken> (NULL when absent; g_free()
  * it). FALSE with @error when it is no well-formed XML (G_MARKUP_ERROR),
