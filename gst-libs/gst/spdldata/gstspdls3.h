@@ -78,14 +78,14 @@ gboolean gst_spdl_s3_parse_error (const gchar * body, gsize len,
 #define GST_SPDL_S3_MAX_KEY_LENGTH 1024
 
 /* One page of a ListObjectsV2 response (@len bytes of XML, not
- * NUL-terminated; NULL when @len is 0): appends the <Key> of each <Contents> to @keys (which
- * frees its elements with g_free()), sets @truncated from <IsTruncated>
- * and @next_token to <NextContinuationToken> (NULL when absent; g_free()
- * it). FALSE with @error when it is no well-formed XML (G_MARKUP_ERROR),
- * when @keys would hold more than @max_keys (GST_SPDL_S3_MAX_LIST_KEYS for
- * a listing) or a key is longer than GST_SPDL_S3_MAX_KEY_LENGTH
- * (GST_SPDL_READ_ERROR_TOO_LARGE): @keys may have grown then, @truncated
- * is FALSE, @next_token NULL. */
+ * NUL-terminated; NULL when @len is 0): appends the <Key> of each
+ * <Contents> to @keys (which frees its elements with g_free()), sets
+ * @truncated from <IsTruncated> and @next_token to <NextContinuationToken>
+ * (NULL when absent; g_free() it). FALSE with @error when it is no
+ * well-formed XML (G_MARKUP_ERROR), when @keys would hold more than
+ * @max_keys (GST_SPDL_S3_MAX_LIST_KEYS for a listing) or a key is longer
+ * than GST_SPDL_S3_MAX_KEY_LENGTH (GST_SPDL_READ_ERROR_TOO_LARGE): @keys
+ * may have grown then, @truncated is FALSE, @next_token NULL. */
 gboolean gst_spdl_s3_parse_list_page (const gchar * xml, gsize len,
     GPtrArray * keys, guint max_keys, gboolean * truncated,
     gchar ** next_token, GError ** error);
