@@ -20,19 +20,38 @@
 #include <string.h>
 #include <sys/stat.h>
 
-static void
+/* Samples are counted in guint and their arrays grow by doubling: bounded
+ * where neither can wrap (a manifest of billions of lines would otherwise
+ * make the arrays shrink under the samples written to them). */
+#define MAX_SAMPLES ((guint) G_MAXINT32)
+
+static gboolean
+too_many_samples (const gchar * location, GError ** error)
+{
+  g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_FAILED,
+      "Dataset \"%s\" holds more than %u samples, the most gst-spdl lists",
+      location, MAX_SAMPLES);
+  return FALSE;
+}
+
+/* FALSE when the dataset is full (MAX_SAMPLES) */
+static gboolean
 dataset_append (GstSpdlDataset * ds, const gchar * dir, gsize dir_len,
     const gchar * name, gsize name_len, gint32 label)
 {
   gsize need = dir_len + (dir_len ? 1 : 0) + name_len + 1;
   gchar *p;
 
+  if (ds->n_samples == MAX_SAMPLES)
+    return FALSE;
+
   if (ds->arena_len + need > ds->arena_size) {
     ds->arena_size = MAX (ds->arena_size * 2, ds->arena_len + need + 4096);
     ds->arena = g_realloc (ds->arena, ds->arena_size);
   }
   if (ds->n_samples == ds->n_allocated) {
-    ds->n_allocated = MAX (1024, ds->n_allocated * 2);
+    ds->n_allocated = MIN (MAX (1024, (guint64) ds->n_allocated * 2),
+        MAX_SAMPLES);
     ds->offsets = g_renew (guint64, ds->offsets, ds->n_allocated);
     ds->labels = g_renew (gint32, ds->labels, ds->n_allocated);
   }
@@ -48,6 +67,7 @@ dataset_append (GstSpdlDataset * ds, const gchar * dir, gsize dir_len,
   ds->labels[ds->n_samples] = label;
   ds->n_samples++;
   ds->arena_len += need;
+  return TRUE;
 }
 
 /* Trims the arrays to their final size: listing grows them by doubling. */
@@ -171,8 +191,9 @@ collect_folders (FolderWalk * walk, const gchar * rel)
   g_free (full);
 }
 
-/* Appends the matching files of one folder, sorted by name. */
-static void
+/* Appends the matching files of one folder, sorted by name; FALSE when
+ * they do not fit (MAX_SAMPLES). */
+static gboolean
 list_folder_files (GstSpdlDataset * ds, FolderWalk * walk, const gchar * rel,
     gint32 label)
 {
@@ -181,6 +202,7 @@ list_folder_files (GstSpdlDataset * ds, FolderWalk * walk, const gchar * rel,
   DIR *dir = opendir (full);
   struct dirent *ent;
   gsize rel_len = strlen (rel);
+  gboolean ok = TRUE;
   guint i;
 
   while (dir && (ent = readdir (dir)) != NULL) {
@@ -200,12 +222,13 @@ list_folder_files (GstSpdlDataset * ds, FolderWalk * walk, const gchar * rel,
   if (dir)
     closedir (dir);
   g_ptr_array_sort (names, compare_strings);
-  for (i = 0; i < names->len; i++) {
+  for (i = 0; ok && i < names->len; i++) {
     const gchar *name = g_ptr_array_index (names, i);
-    dataset_append (ds, rel, rel_len, name, strlen (name), label);
+    ok = dataset_append (ds, rel, rel_len, name, strlen (name), label);
   }
   g_ptr_array_unref (names);
   g_free (full);
+  return ok;
 }
 
 static GPtrArray *
@@ -266,6 +289,7 @@ load_image_folder (GstSpdlDataset * ds, const gchar * root,
     gchar ** extensions, GError ** error)
 {
   GPtrArray *classes = list_class_folders (root, error);
+  gboolean ok = TRUE;
   guint c, d;
 
   if (classes == NULL)
@@ -293,7 +317,7 @@ load_image_folder (GstSpdlDataset * ds, const gchar * root,
     g_free (full);
   }
   ds->n_classes = classes->len;
-  for (c = 0; c < classes->len; c++) {
+  for (c = 0; ok && c < classes->len; c++) {
     FolderWalk walk = { ds, root, extensions,
       g_ptr_array_new_with_free_func (g_free),
       g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL)
@@ -303,8 +327,9 @@ load_image_folder (GstSpdlDataset * ds, const gchar * root,
 
     collect_folders (&walk, g_ptr_array_index (classes, c));
     g_ptr_array_sort (walk.dirs, compare_strings);
-    for (d = 0; d < walk.dirs->len; d++)
-      list_folder_files (ds, &walk, g_ptr_array_index (walk.dirs, d), c);
+    for (d = 0; ok && d < walk.dirs->len; d++)
+      ok = list_folder_files (ds, &walk, g_ptr_array_index (walk.dirs, d),
+          c);
     g_ptr_array_unref (walk.dirs);
     g_hash_table_unref (walk.visiting);
     if (ds->n_samples == before)
@@ -312,7 +337,12 @@ load_image_folder (GstSpdlDataset * ds, const gchar * root,
   }
   g_ptr_array_add (classes, NULL);
   ds->class_names = (gchar **) g_ptr_array_free (classes, FALSE);
-  return TRUE;
+  if (!ok) {
+    gchar *display = g_filename_display_name (root);
+    too_many_samples (display, error);
+    g_free (display);
+  }
+  return ok;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -363,7 +393,8 @@ parse_manifest_line (GstSpdlDataset * ds, gchar * line, gssize len,
     g_free (quoted);
     return FALSE;
   }
-  dataset_append (ds, NULL, 0, line, tab - line, (gint32) label);
+  if (!dataset_append (ds, NULL, 0, line, tab - line, (gint32) label))
+    return too_many_samples (location, error);
   ds->n_classes = MAX (ds->n_classes, (guint) label + 1);
   return TRUE;
 }
@@ -391,11 +422,11 @@ image_instead_of_manifest (FILE * file)
   }
 }
 
+/* The lines of @file (a manifest file, or bytes through fmemopen()). */
 static gboolean
-load_manifest (GstSpdlDataset * ds, const gchar * location, GError ** error)
+read_manifest (GstSpdlDataset * ds, FILE * file, const gchar * display,
+    GError ** error)
 {
-  FILE *file = fopen (location, "re");
-  gchar *display = g_filename_display_name (location);
   gchar *line = NULL;
   gsize cap = 0;
   gssize len;
@@ -403,19 +434,11 @@ load_manifest (GstSpdlDataset * ds, const gchar * location, GError ** error)
   gboolean ok = TRUE;
   const gchar *image;
 
-  if (file == NULL) {
-    g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_OPEN_READ,
-        "Could not open manifest \"%s\": %s", display, g_strerror (errno));
-    g_free (display);
-    return FALSE;
-  }
   if ((image = image_instead_of_manifest (file))) {
     g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_SETTINGS,
         "\"%s\" is a %s image, not a dataset: location takes a folder of "
         "class folders or a manifest of \"relative/path<TAB>label\" lines",
         display, image);
-    fclose (file);
-    g_free (display);
     return FALSE;
   }
   while (ok && (len = getline (&line, &cap, file)) >= 0)
@@ -426,6 +449,23 @@ load_manifest (GstSpdlDataset * ds, const gchar * location, GError ** error)
     ok = FALSE;
   }
   free (line);
+  return ok;
+}
+
+static gboolean
+load_manifest (GstSpdlDataset * ds, const gchar * location, GError ** error)
+{
+  FILE *file = fopen (location, "re");
+  gchar *display = g_filename_display_name (location);
+  gboolean ok;
+
+  if (file == NULL) {
+    g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_OPEN_READ,
+        "Could not open manifest \"%s\": %s", display, g_strerror (errno));
+    g_free (display);
+    return FALSE;
+  }
+  ok = read_manifest (ds, file, display, error);
   fclose (file);
   g_free (display);
   return ok;
@@ -494,6 +534,42 @@ gst_spdl_dataset_load (const gchar * location, const gchar * extensions,
   return ds;
 }
 
+GstSpdlDataset *
+gst_spdl_dataset_parse_manifest (const gchar * root, const gchar * data,
+    gsize len, const gchar * name, GError ** error)
+{
+  GstSpdlDataset *ds = g_new0 (GstSpdlDataset, 1);
+  gboolean ok = TRUE;
+
+  ds->warnings = g_ptr_array_new_with_free_func (g_free);
+  ds->root = g_strdup (root);
+  /* the very code that reads a manifest file; no fmemopen() of 0 bytes
+   * (older C libraries refuse it): they list no sample anyway */
+  if (len > 0) {
+    FILE *file = fmemopen ((gpointer) data, len, "r");
+
+    if (file == NULL) {
+      g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_FAILED,
+          "Could not read manifest \"%s\": %s", name, g_strerror (errno));
+      ok = FALSE;
+    } else {
+      ok = read_manifest (ds, file, name, error);
+      fclose (file);
+    }
+  }
+  if (ok && ds->n_samples == 0) {
+    g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_NOT_FOUND,
+        "Dataset manifest \"%s\" lists no sample", name);
+    ok = FALSE;
+  }
+  if (!ok) {
+    gst_spdl_dataset_free (ds);
+    return NULL;
+  }
+  dataset_shrink (ds);
+  return ds;
+}
+
 void
 gst_spdl_dataset_free (GstSpdlDataset * ds)
 {
@@ -547,7 +623,12 @@ gst_spdl_dataset_new_from_keys (const gchar * root, GPtrArray * keys,
       ds->n_classes++;
       g_ptr_array_add (names, g_strndup (key, class_len));
     }
-    dataset_append (ds, NULL, 0, key, strlen (key), ds->n_classes - 1);
+    if (!dataset_append (ds, NULL, 0, key, strlen (key), ds->n_classes - 1)) {
+      g_strfreev (exts);
+      too_many_samples (root, error);
+      gst_spdl_dataset_free (ds);
+      return NULL;
+    }
   }
   g_ptr_array_add (names, NULL);
   ds->class_names = (gchar **) g_ptr_array_free (names, FALSE);

@@ -41,6 +41,11 @@ GstSpdlDataset *gst_spdl_dataset_load (const gchar * location,
  * to @root, "CLASS/.../NAME"; keys outside a class folder are ignored. */
 GstSpdlDataset *gst_spdl_dataset_new_from_keys (const gchar * root,
     GPtrArray * keys, const gchar * extensions, GError ** error);
+/* A manifest's @len bytes (not NUL-terminated), read as
+ * gst_spdl_dataset_load() reads a manifest file holding them; paths are
+ * relative to @root, @name stands for the file in messages. */
+GstSpdlDataset *gst_spdl_dataset_parse_manifest (const gchar * root,
+    const gchar * data, gsize len, const gchar * name, GError ** error);
 void gst_spdl_dataset_free (GstSpdlDataset * dataset);
 
 static inline const gchar *

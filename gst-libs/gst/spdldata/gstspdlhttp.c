@@ -11,6 +11,7 @@
 #endif
 
 #include "gstspdlhttp.h"
+#include "gstspdlhttp-private.h"
 #include "gstspdlerrors.h"
 #include "gstspdlsigv4.h"
 
@@ -27,6 +28,15 @@ GST_DEBUG_CATEGORY_STATIC (spdl_http_debug);
 #define POLL_MS 100
 /* of an S3 error response, kept to name the error */
 #define MAX_ERROR_BODY (8 * 1024)
+/* the most a byte-range GET reserves before its bytes arrive */
+#define MAX_RANGE_RESERVE (16 * 1024 * 1024)
+/* a ListObjectsV2 page: S3's hold 1000 keys, about 0.5 MiB, or 1.5 MiB
+ * with keys of S3's longest */
+#define MAX_LIST_PAGE_SIZE (16 * 1024 * 1024)
+/* truncated pages in a row that list nothing: a server that would keep a
+ * listing going without end (as one that answers with the continuation
+ * token it was asked for) */
+#define MAX_EMPTY_LIST_PAGES 1000
 
 typedef struct _Transfer Transfer;
 
@@ -308,9 +318,9 @@ release_charge (GstSpdlHttp * http, Transfer * t)
 /* ------------------------------------------------------------------------ */
 /* Responses                                                                */
 
-/* The value of header @name if @line is one (NULL otherwise), trimmed. */
-static gchar *
-header_value (const char *line, gsize len, const gchar * name)
+gchar *
+gst_spdl_http_header_value (const gchar * line, gsize len,
+    const gchar * name)
 {
   gsize n = strlen (name);
 
@@ -331,42 +341,66 @@ header_cb (char *data, size_t size, size_t nmemb, void *user_data)
     g_clear_pointer (&t->resp_etag, g_free);
     g_clear_pointer (&t->resp_last_modified, g_free);
     g_clear_pointer (&t->resp_content_range, g_free);
-  } else if ((value = header_value (data, len, "ETag"))) {
+  } else if ((value = gst_spdl_http_header_value (data, len, "ETag"))) {
     g_free (t->resp_etag);
     t->resp_etag = value;
-  } else if ((value = header_value (data, len, "Last-Modified"))) {
+  } else if ((value = gst_spdl_http_header_value (data, len,
+              "Last-Modified"))) {
     g_free (t->resp_last_modified);
     t->resp_last_modified = value;
-  } else if ((value = header_value (data, len, "Content-Range"))) {
+  } else if ((value = gst_spdl_http_header_value (data, len,
+              "Content-Range"))) {
     g_free (t->resp_content_range);
     t->resp_content_range = value;
   }
   return len;
 }
 
-/* "bytes FIRST-LAST/TOTAL" (TOTAL may be "*": -1) */
-static gboolean
-parse_content_range (const gchar * value, guint64 * first, gint64 * total)
+/* Decimal digits only, up to G_MAXINT64 (g_ascii_strtoull() takes a
+ * sign and blanks too, and wraps past 2^64): the end, or NULL. */
+static const gchar *
+parse_position (const gchar * s, guint64 * value)
 {
-  guint64 last;
-  gchar *end;
+  guint64 v = 0;
+
+  if (!g_ascii_isdigit (*s))
+    return NULL;
+  for (; g_ascii_isdigit (*s); s++) {
+    gint digit = g_ascii_digit_value (*s);
+
+    if (v > (guint64) (G_MAXINT64 - digit) / 10)
+      return NULL;
+    v = v * 10 + digit;
+  }
+  *value = v;
+  return s;
+}
+
+gboolean
+gst_spdl_http_parse_content_range (const gchar * value, guint64 * first,
+    gint64 * total)
+{
+  guint64 last, length;
 
   if (value == NULL || !g_str_has_prefix (value, "bytes "))
     return FALSE;
-  *first = g_ascii_strtoull (value + 6, &end, 10);
-  if (end == value + 6 || *end != '-')
+  value = parse_position (value + 6, first);
+  if (value == NULL || *value != '-')
     return FALSE;
-  value = end + 1;
-  last = g_ascii_strtoull (value, &end, 10);
-  if (end == value || *end != '/' || last < *first)
+  value = parse_position (value + 1, &last);
+  if (value == NULL || *value != '/' || last < *first)
     return FALSE;
-  if (strcmp (end + 1, "*") == 0) {
+  if (strcmp (value + 1, "*") == 0) {
     *total = -1;
     return TRUE;
   }
-  value = end + 1;
-  *total = (gint64) g_ascii_strtoull (value, &end, 10);
-  return end != value && *end == '\0';
+  /* a complete length not past the range's last byte, or past G_MAXINT64
+   * (once taken for "*": a changed size went unseen), is not valid */
+  value = parse_position (value + 1, &length);
+  if (value == NULL || *value != '\0' || length <= last)
+    return FALSE;
+  *total = (gint64) length;
+  return TRUE;
 }
 
 /* Whether this attempt's response continues the object as first received;
@@ -392,7 +426,8 @@ check_same_object (Transfer * t, long status)
   if (status == 206) {
     if (t->etag && t->resp_etag && strcmp (t->etag, t->resp_etag) != 0)
       return "its ETag changed";
-    if (!parse_content_range (t->resp_content_range, &first, &total))
+    if (!gst_spdl_http_parse_content_range (t->resp_content_range, &first,
+            &total))
       return "a 206 response without a valid Content-Range";
     if (first != t->resume_from)
       return "the Content-Range starts elsewhere";
@@ -478,8 +513,11 @@ write_cb (char *data, size_t size, size_t nmemb, void *user_data)
     g_mutex_unlock (&http->lock);
     return 0;                   /* ends the transfer */
   }
-  if (!t->streaming && t->max_size && t->body->len + (len - skipped) >
-      t->max_size) {
+  /* max-file-size, and a GByteArray's most (G_MAXUINT bytes: more
+   * aborts) when there is none: the server says how long a body is */
+  if (!t->streaming && ((t->max_size && t->body->len + (len - skipped) >
+              t->max_size) || (guint64) t->body->len + (len - skipped) >
+          G_MAXUINT)) {
     g_mutex_unlock (&http->lock);
     return 0;
   }
@@ -627,8 +665,15 @@ finish (GstSpdlHttp * http, Transfer * t, GError * error)
     release_charge (http, t);
     if (error == NULL) {
       gsize len = t->body->len;
-      buffer = gst_buffer_new_wrapped (g_byte_array_free (t->body, FALSE),
-          len);
+      /* an empty body has no data to wrap (gst_memory_new_wrapped()
+       * refuses NULL): an empty object, or a listing page */
+      if (len == 0) {
+        buffer = gst_buffer_new ();
+        g_byte_array_unref (t->body);
+      } else {
+        buffer = gst_buffer_new_wrapped (g_byte_array_free (t->body, FALSE),
+            len);
+      }
       t->body = NULL;
     }
     t->error = NULL;
@@ -691,6 +736,11 @@ transfer_ended (GstSpdlHttp * http, Transfer * t, CURLcode result)
 
   curl_easy_getinfo (t->easy, CURLINFO_RESPONSE_CODE, &status);
   t->status = status;
+  /* libcurl checks max-file-size against any response's Content-Length: an
+   * error page over it is the error its status says (a 503 is retried, a
+   * 403 is no "larger than max-file-size") */
+  if (result == CURLE_FILESIZE_EXCEEDED && status >= 300)
+    result = CURLE_OK;
   if ((result == CURLE_OK && status >= 200 && status < 300) ||
       (result == CURLE_WRITE_ERROR && t->range_size &&
           t->body->len == t->range_size)) {
@@ -733,6 +783,9 @@ transfer_ended (GstSpdlHttp * http, Transfer * t, CURLcode result)
           && !t->streaming && t->max_size))
     why = g_strdup_printf ("larger than max-file-size=%" G_GUINT64_FORMAT,
         t->max_size);
+  else if (result == CURLE_WRITE_ERROR && !t->streaming && !http->cancelled)
+    why = g_strdup_printf ("larger than %u bytes, the most an object read "
+        "whole may be", G_MAXUINT);
   else if (result == CURLE_PEER_FAILED_VERIFICATION)
     why = g_strdup_printf ("untrusted certificate: %s (a private CA goes in "
         "ca-file)", t->errbuf[0] ? t->errbuf : curl_easy_strerror (result));
@@ -1210,53 +1263,6 @@ gst_spdl_http_get_stats (GstSpdlHttp * http, GstSpdlHttpStats * stats)
 /* ------------------------------------------------------------------------ */
 /* S3 listing                                                               */
 
-typedef struct
-{
-  GPtrArray *keys;
-  GString *text;
-  gchar *next_token;
-  gboolean truncated;
-  const gchar *element;
-} ListParse;
-
-static void
-list_start (GMarkupParseContext * context, const gchar * element,
-    const gchar ** names, const gchar ** values, gpointer user_data,
-    GError ** error)
-{
-  ListParse *p = user_data;
-  g_string_truncate (p->text, 0);
-  p->element = element;
-}
-
-static void
-list_text (GMarkupParseContext * context, const gchar * text, gsize len,
-    gpointer user_data, GError ** error)
-{
-  ListParse *p = user_data;
-  g_string_append_len (p->text, text, len);
-}
-
-static void
-list_end (GMarkupParseContext * context, const gchar * element,
-    gpointer user_data, GError ** error)
-{
-  ListParse *p = user_data;
-  const gchar *parent;
-  GSList *stack = (GSList *) g_markup_parse_context_get_element_stack
-      (context);
-
-  parent = stack && stack->next ? stack->next->data : "";
-  if (strcmp (element, "Key") == 0 && strcmp (parent, "Contents") == 0)
-    g_ptr_array_add (p->keys, g_strdup (p->text->str));
-  else if (strcmp (element, "NextContinuationToken") == 0) {
-    g_free (p->next_token);
-    p->next_token = g_strdup (p->text->str);
-  } else if (strcmp (element, "IsTruncated") == 0)
-    p->truncated = strcmp (p->text->str, "true") == 0;
-  g_string_truncate (p->text, 0);
-}
-
 static gint
 compare_strings (gconstpointer a, gconstpointer b)
 {
@@ -1266,59 +1272,75 @@ compare_strings (gconstpointer a, gconstpointer b)
 GPtrArray *
 gst_spdl_http_s3_list (GstSpdlHttp * http, const gchar * url, GError ** error)
 {
-  static const GMarkupParser parser = { list_start, list_end, list_text,
-    NULL, NULL
-  };
   const gchar *bucket = url + strlen ("s3://");
   const gchar *slash = strchr (bucket, '/');
   gchar *bucket_url = g_strdup_printf ("s3://%.*s/", (int) (slash ?
           slash - bucket : (gssize) strlen (bucket)), bucket);
   gchar *prefix = g_uri_escape_string (slash ? slash + 1 : "", NULL, FALSE);
-  ListParse p = { g_ptr_array_new_with_free_func (g_free), g_string_new (NULL),
-    NULL, FALSE, NULL
-  };
-  gboolean ok = TRUE;
+  GPtrArray *keys = g_ptr_array_new_with_free_func (g_free);
+  gchar *next_token = NULL;
+  gboolean truncated = FALSE, ok = TRUE;
+  guint empty_pages = 0;
 
   do {
-    gchar *token = p.next_token ? g_uri_escape_string (p.next_token, NULL,
+    gchar *token = next_token ? g_uri_escape_string (next_token, NULL,
         FALSE) : NULL;
     /* parameters in SigV4's canonical (sorted) order */
     gchar *query = token ? g_strdup_printf ("continuation-token=%s&"
         "list-type=2&prefix=%s", token, prefix) :
         g_strdup_printf ("list-type=2&prefix=%s", prefix);
     Transfer *t = transfer_new (http, bucket_url, query);
+    GError *page_error = NULL;
+    gchar *sent_token;
     GBytes *page;
-    GMarkupParseContext *ctx;
     gsize size;
     const gchar *xml;
+    guint before = keys->len;
 
     g_free (token);
     g_free (query);
-    page = get_sync (http, t, NULL, error);
+    /* what the server sends is bounded: each page, the keys in all */
+    t->max_size = MAX_LIST_PAGE_SIZE;
+    page = get_sync (http, t, NULL, &page_error);
     if (page == NULL) {
+      if (g_error_matches (page_error, GST_SPDL_READ_ERROR,
+              GST_SPDL_READ_ERROR_TOO_LARGE))
+        g_set_error (error, GST_SPDL_READ_ERROR,
+            GST_SPDL_READ_ERROR_TOO_LARGE, "an S3 listing page larger than "
+            "%d bytes (%s)", MAX_LIST_PAGE_SIZE, bucket_url);
+      else
+        g_propagate_error (error, g_steal_pointer (&page_error));
+      g_clear_error (&page_error);
       ok = FALSE;
       break;
     }
-    p.truncated = FALSE;
-    g_clear_pointer (&p.next_token, g_free);
+    sent_token = g_steal_pointer (&next_token);
     xml = g_bytes_get_data (page, &size);
-    ctx = g_markup_parse_context_new (&parser, 0, &p, NULL);
-    ok = g_markup_parse_context_parse (ctx, xml, size, error) &&
-        g_markup_parse_context_end_parse (ctx, error);
-    g_markup_parse_context_free (ctx);
+    ok = gst_spdl_s3_parse_list_page (xml, size, keys,
+        GST_SPDL_S3_MAX_LIST_KEYS, &truncated, &next_token, error);
     g_bytes_unref (page);
-  } while (ok && p.truncated && p.next_token);
+    empty_pages = keys->len == before ? empty_pages + 1 : 0;
+    if (ok && truncated && next_token && (empty_pages > MAX_EMPTY_LIST_PAGES
+            || g_strcmp0 (next_token, sent_token) == 0)) {
+      /* the same page again and again, or pages of nothing without end */
+      g_set_error (error, GST_SPDL_READ_ERROR, GST_SPDL_READ_ERROR_HTTP_ERROR,
+          "the S3 listing of %s does not progress (%s)", bucket_url,
+          empty_pages > MAX_EMPTY_LIST_PAGES ? "pages without a key" :
+          "the continuation token it was asked for, again");
+      ok = FALSE;
+    }
+    g_free (sent_token);
+  } while (ok && truncated && next_token);
 
   g_free (bucket_url);
   g_free (prefix);
-  g_string_free (p.text, TRUE);
-  g_free (p.next_token);
+  g_free (next_token);
   if (!ok) {
-    g_ptr_array_unref (p.keys);
+    g_ptr_array_unref (keys);
     return NULL;
   }
-  g_ptr_array_sort (p.keys, compare_strings);
-  return p.keys;
+  g_ptr_array_sort (keys, compare_strings);
+  return keys;
 }
 
 void
@@ -1330,7 +1352,10 @@ gst_spdl_http_get_range (GstSpdlHttp * http, const gchar * url,
 
   g_return_if_fail (size > 0);
   t = transfer_new (http, url, NULL);
-  t->body = g_byte_array_sized_new ((guint) MIN (size, G_MAXUINT));
+  /* @size is an index's word (a server's): reserved up front only up to
+   * MAX_RANGE_RESERVE, the rest as bytes arrive (g_malloc() of gigabytes
+   * would abort on a damaged or hostile index) */
+  t->body = g_byte_array_sized_new ((guint) MIN (size, MAX_RANGE_RESERVE));
   t->range_first = first;
   t->range_size = size;
   t->done = done;

@@ -302,3 +302,92 @@ gst_spdl_s3_parse_error (const gchar * body, gsize len, gchar ** code,
   *message = xml_element (body, len, "Message");
   return TRUE;
 }
+
+/* ListObjectsV2's XML, parsed with GMarkup: the text of each element, kept
+ * when it is a <Key> of <Contents>, <NextContinuationToken> or
+ * <IsTruncated>. */
+typedef struct
+{
+  GPtrArray *keys;
+  guint max_keys;
+  GString *text;
+  gchar *next_token;
+  gboolean truncated;
+} ListParse;
+
+static void
+list_start (GMarkupParseContext * context, const gchar * element,
+    const gchar ** names, const gchar ** values, gpointer user_data,
+    GError ** error)
+{
+  ListParse *p = user_data;
+
+  g_string_truncate (p->text, 0);
+}
+
+static void
+list_text (GMarkupParseContext * context, const gchar * text, gsize len,
+    gpointer user_data, GError ** error)
+{
+  ListParse *p = user_data;
+
+  g_string_append_len (p->text, text, len);
+}
+
+static void
+list_end (GMarkupParseContext * context, const gchar * element,
+    gpointer user_data, GError ** error)
+{
+  ListParse *p = user_data;
+  const gchar *parent;
+  GSList *stack = (GSList *) g_markup_parse_context_get_element_stack
+      (context);
+
+  parent = stack && stack->next ? stack->next->data : "";
+  if (strcmp (element, "Key") == 0 && strcmp (parent, "Contents") == 0) {
+    /* bounded: what a listing holds is the server's to choose */
+    if (p->text->len > GST_SPDL_S3_MAX_KEY_LENGTH)
+      g_set_error (error, GST_SPDL_READ_ERROR, GST_SPDL_READ_ERROR_TOO_LARGE,
+          "the S3 listing holds a key of %" G_GSIZE_FORMAT " bytes (S3's "
+          "are at most %d)", p->text->len, GST_SPDL_S3_MAX_KEY_LENGTH);
+    else if (p->keys->len >= p->max_keys)
+      g_set_error (error, GST_SPDL_READ_ERROR, GST_SPDL_READ_ERROR_TOO_LARGE,
+          "the S3 listing holds more than %u keys (the most a dataset may "
+          "have)", p->max_keys);
+    else
+      g_ptr_array_add (p->keys, g_strdup (p->text->str));
+  } else if (strcmp (element, "NextContinuationToken") == 0) {
+    g_free (p->next_token);
+    p->next_token = g_strdup (p->text->str);
+  } else if (strcmp (element, "IsTruncated") == 0)
+    p->truncated = strcmp (p->text->str, "true") == 0;
+  g_string_truncate (p->text, 0);
+}
+
+gboolean
+gst_spdl_s3_parse_list_page (const gchar * xml, gsize len, GPtrArray * keys,
+    guint max_keys, gboolean * truncated, gchar ** next_token,
+    GError ** error)
+{
+  static const GMarkupParser parser = { list_start, list_end, list_text,
+    NULL, NULL
+  };
+  ListParse p = { keys, max_keys, g_string_new (NULL), NULL, FALSE };
+  GMarkupParseContext *ctx = g_markup_parse_context_new (&parser, 0, &p,
+      NULL);
+  gboolean ok;
+
+  /* an empty body's data may be NULL, which GMarkup refuses without an
+   * error: the listing then failed without saying why */
+  ok = g_markup_parse_context_parse (ctx, xml ? xml : "", len, error) &&
+      g_markup_parse_context_end_parse (ctx, error);
+  g_markup_parse_context_free (ctx);
+  g_string_free (p.text, TRUE);
+  *truncated = ok && p.truncated;
+  *next_token = NULL;
+  if (ok)
+    *next_token = p.next_token;
+  else
+    g_free (p.next_token);
+  return ok;
+}

@@ -71,6 +71,25 @@ gchar *gst_spdl_s3_describe_credentials (GstSpdlS3 * s3);
 gboolean gst_spdl_s3_parse_error (const gchar * body, gsize len,
     gchar ** code, gchar ** message);
 
+/* A listing holds at most this many keys: a server, broken or hostile,
+ * cannot make the loader hold keys without end (50 million: ImageNet-21k
+ * is 14 million images); and a key is at most S3's 1024 bytes. */
+#define GST_SPDL_S3_MAX_LIST_KEYS (50 * 1000 * 1000)
+#define GST_SPDL_S3_MAX_KEY_LENGTH 1024
+
+/* One page of a ListObjectsV2 response (@len bytes of XML, not
+ * NUL-terminated; NULL when @len is 0): appends the <Key> of each
+ * <Contents> to @keys (which frees its elements with g_free()), sets
+ * @truncated from <IsTruncated> and @next_token to <NextContinuationToken>
+ * (NULL when absent; g_free() it). FALSE with @error when it is no
+ * well-formed XML (G_MARKUP_ERROR), when @keys would hold more than
+ * @max_keys (GST_SPDL_S3_MAX_LIST_KEYS for a listing) or a key is longer
+ * than GST_SPDL_S3_MAX_KEY_LENGTH (GST_SPDL_READ_ERROR_TOO_LARGE): @keys
+ * may have grown then, @truncated is FALSE, @next_token NULL. */
+gboolean gst_spdl_s3_parse_list_page (const gchar * xml, gsize len,
+    GPtrArray * keys, guint max_keys, gboolean * truncated,
+    gchar ** next_token, GError ** error);
+
 G_END_DECLS
 
 #endif /* __GST_SPDL_S3_H__ */

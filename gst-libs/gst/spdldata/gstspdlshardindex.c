@@ -155,7 +155,16 @@ parse_member_line (gchar * line, GstSpdlShardMember * member)
   member->label = (gint32) label;
   /* names with a tab, newline or backslash are escaped as in C */
   if (strchr (fields[3], '\\')) {
-    gchar *plain = g_strcompress (fields[3]);
+    gsize len = strlen (fields[3]), run = 0;
+    gchar *plain;
+
+    /* an escape cut short (an odd run of backslashes at the end): refused
+     * here, g_strcompress() would warn for each line a server sends so */
+    while (run < len && fields[3][len - 1 - run] == '\\')
+      run++;
+    if (run % 2)
+      return FALSE;
+    plain = g_strcompress (fields[3]);
     strcpy (fields[3], plain);
     g_free (plain);
   }

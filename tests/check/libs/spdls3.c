@@ -1,4 +1,4 @@
-/* gst-spdl: unit tests of S3 addressing, settings and error bodies
+/* gst-spdl: unit tests of S3 addressing, settings, error bodies, listings
  * Copyright (C) 2026 gst-spdl authors
  *
  * This library is free software; you can redistribute it and/or
@@ -14,6 +14,7 @@
 #include <glib/gstdio.h>
 #include <string.h>
 
+#include "gstspdlerrors.h"
 #include "gstspdls3.h"
 #include "gstspdlsigv4.h"
 #include "spdlcheckmain.h"
@@ -262,6 +263,80 @@ GST_START_TEST (test_parse_error_body)
 
 GST_END_TEST;
 
+GST_START_TEST (test_parse_list_page)
+{
+  static const gchar page[] =
+      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<ListBucketResult>"
+      "<Name>b</Name><IsTruncated>true</IsTruncated>"
+      "<Contents><Key>d/&amp;1.jpg</Key><Size>3</Size></Contents>"
+      "<Contents><Key>d/2.jpg</Key></Contents>"
+      "<CommonPrefixes><Key>not-a-key</Key></CommonPrefixes>"
+      "<Contents><Key>d/3.jpg</Key></Contents>"
+      "<NextContinuationToken>tok/+=</NextContinuationToken>"
+      "</ListBucketResult>";
+  static const gchar last[] = "<L><IsTruncated>false</IsTruncated></L>";
+  GPtrArray *keys = g_ptr_array_new_with_free_func (g_free);
+  GError *error = NULL;
+  gboolean truncated = FALSE;
+  gchar *token = NULL, *long_key, *big;
+
+  fail_unless (gst_spdl_s3_parse_list_page (page, strlen (page), keys,
+          GST_SPDL_S3_MAX_LIST_KEYS, &truncated, &token, &error));
+  fail_unless (truncated);
+  fail_unless_equals_string (token, "tok/+=");
+  fail_unless_equals_int (keys->len, 3);
+  fail_unless_equals_string (g_ptr_array_index (keys, 0), "d/&1.jpg");
+  fail_unless_equals_string (g_ptr_array_index (keys, 2), "d/3.jpg");
+  g_free (token);
+  /* the last page: no token */
+  fail_unless (gst_spdl_s3_parse_list_page (last, strlen (last), keys, 3,
+          &truncated, &token, &error));
+  fail_if (truncated);
+  fail_unless (token == NULL);
+
+  /* no more keys than the bound (a small one here): a clear error */
+  g_ptr_array_set_size (keys, 0);
+  fail_if (gst_spdl_s3_parse_list_page (page, strlen (page), keys, 2,
+          &truncated, &token, &error));
+  fail_unless (g_error_matches (error, GST_SPDL_READ_ERROR,
+          GST_SPDL_READ_ERROR_TOO_LARGE));
+  fail_unless (strstr (error->message, "more than 2 keys") != NULL);
+  fail_if (truncated);
+  fail_unless (token == NULL);
+  g_clear_error (&error);
+
+  /* a key longer than S3's longest */
+  long_key = g_strnfill (GST_SPDL_S3_MAX_KEY_LENGTH + 1, 'k');
+  big = g_strdup_printf ("<L><Contents><Key>%s</Key></Contents></L>",
+      long_key);
+  g_ptr_array_set_size (keys, 0);
+  fail_if (gst_spdl_s3_parse_list_page (big, strlen (big), keys,
+          GST_SPDL_S3_MAX_LIST_KEYS, &truncated, &token, &error));
+  fail_unless (g_error_matches (error, GST_SPDL_READ_ERROR,
+          GST_SPDL_READ_ERROR_TOO_LARGE));
+  g_clear_error (&error);
+  /* S3's longest is fine */
+  long_key[GST_SPDL_S3_MAX_KEY_LENGTH] = '\0';
+  g_free (big);
+  big = g_strdup_printf ("<L><Contents><Key>%s</Key></Contents></L>",
+      long_key);
+  fail_unless (gst_spdl_s3_parse_list_page (big, strlen (big), keys,
+          GST_SPDL_S3_MAX_LIST_KEYS, &truncated, &token, &error));
+  fail_unless_equals_int (keys->len, 1);
+
+  /* not XML: cut inside an element */
+  fail_if (gst_spdl_s3_parse_list_page (page, 60, keys,
+          GST_SPDL_S3_MAX_LIST_KEYS, &truncated, &token, &error));
+  fail_unless (error && error->domain == G_MARKUP_ERROR);
+  fail_unless (token == NULL);
+  g_clear_error (&error);
+  g_free (big);
+  g_free (long_key);
+  g_ptr_array_unref (keys);
+}
+
+GST_END_TEST;
+
 static Suite *
 spdls3_suite (void)
 {
@@ -274,6 +349,7 @@ spdls3_suite (void)
   tcase_add_test (tc, test_endpoint_and_region_order);
   tcase_add_test (tc, test_sign_with_the_chain);
   tcase_add_test (tc, test_parse_error_body);
+  tcase_add_test (tc, test_parse_list_page);
   return s;
 }
 

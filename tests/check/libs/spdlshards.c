@@ -144,7 +144,7 @@ GST_START_TEST (test_shard_index_members)
   static const gchar good[] = "t-00.tar\t2\n"
       "\t512\t100\t3\tk0.jpg\n"
       "\t1536\t7\t-1\tsub/k\\t1.jpg\n"
-      "# comment\n" "t-01.tar\t1\n" "\t512\t9\t0\tk2.png\n";
+      "# comment\n" "t-01.tar\t1\n" "\t512\t9\t0\tk2\\\\.png\n";
   static const struct
   {
     const gchar *text;
@@ -157,6 +157,8 @@ GST_START_TEST (test_shard_index_members)
     {"t-00.tar\t2\n\t512\t1\t1\ta\nt-01.tar\t0\n", "fewer members"},
     {"t-00.tar\t2\n\t512\t1\t1\ta\n", "fewer members"},
     {"t-00.tar\n", "expected NAME<TAB>SAMPLES"},
+    /* an escape cut short (g_strcompress() would warn) */
+    {"t-00.tar\t1\n\t512\t1\t1\tk\\\\\\\n", "expected <TAB>OFFSET"},
   };
   gchar *text = g_strdup (good);
   GArray *members = g_array_new (FALSE, FALSE, sizeof (GstSpdlShardMember));
@@ -178,6 +180,9 @@ GST_START_TEST (test_shard_index_members)
   m = &g_array_index (members, GstSpdlShardMember, 1);
   fail_unless_equals_int (m->label, -1);
   fail_unless_equals_string (m->name, "sub/k\t1.jpg");
+  /* an escaped backslash */
+  m = &g_array_index (members, GstSpdlShardMember, 2);
+  fail_unless_equals_string (m->name, "k2\\.png");
   range = g_hash_table_lookup (found, "t-01.tar");
   fail_unless (range != NULL);
   fail_unless_equals_uint64 (range[0], 2);
