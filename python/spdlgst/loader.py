@@ -148,6 +148,7 @@ class Loader:
         # skips of epochs left mid-way (no summary came for them)
         self._skipped_unsummarized: Dict[str, int] = {}
         self._said_over = False      # the "no more batches" warning given
+        self._past_end = False       # set before the start past the last epoch
         track_loader(self)
 
     # -- set-up -------------------------------------------------------------
@@ -183,6 +184,9 @@ class Loader:
         if self._started:
             return
         self._started = True
+        if self._past_end:          # set_epoch() past the last epoch
+            self._eos = True
+            return
         self._play()
 
     def _running(self) -> bool:
@@ -243,14 +247,17 @@ class Loader:
         self.start()
         if self._epoch_open:
             self._leave_epoch()
-        if self._eos and not self._said_over:
-            self._said_over = True
-            self._warn_epochs_over()
+        yielded = False
         while loop == self._loop:
             batch = self._next_batch()
             if batch is None:
-                return
+                break
+            yielded = True
             yield batch
+        if not yielded and self._eos and not self._said_over and \
+                loop == self._loop:
+            self._said_over = True
+            self._warn_epochs_over()
 
     def _warn_epochs_over(self) -> None:
         """A loop after the last epoch yields nothing: said once, since a
@@ -336,6 +343,8 @@ class Loader:
             self._eos = True
             self._end_position = (epoch, 0)
             return
+        # a run that had ended goes on (set_epoch back into the run)
+        self._eos = self._said_over = False
         # where the live loader stands until the new epoch's first batch
         self._end_position = (epoch, 0)
         logger.debug("restarting at epoch %d", epoch)
@@ -369,10 +378,17 @@ class Loader:
             raise TypeError("set_epoch needs spdlsrc in the pipeline")
         if epoch == self._next_epoch():
             return
+        offset = self._src.get_property("start-offset")
+        if not self._batches and offset > 0:
+            # a state restored mid-epoch, then another epoch asked for
+            logger.warning(
+                "set_epoch(%d): the restored position (epoch %d, offset %d) "
+                "is left: the rest of that epoch is not read", epoch,
+                self._src.get_property("start-epoch"), offset)
         if not self._started:
-            if not self._move_start(epoch):
-                self._eos = self._started = True
-                self._end_position = (epoch, 0)
+            # the pipeline starts where spdlsrc's start properties say
+            self._past_end = not self._move_start(epoch)
+            self._end_position = (epoch, 0) if self._past_end else None
             return
         self._loop += 1             # an iterator of the old epoch stops
         self._restart_at(epoch)

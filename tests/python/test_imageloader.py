@@ -1,4 +1,5 @@
 """spdlgst.ImageLoader: torchvision's ImageNet recipes from arguments."""
+import logging
 import os
 import pydoc
 import time
@@ -360,3 +361,21 @@ def test_unreadable_class_folder_is_an_error(tmp_path):
             os.path.join(top, "ds", "b") in out, out
     finally:
         shutil.rmtree(top)
+
+
+def test_set_epoch_back_into_a_finished_run(kinds_dataset, caplog):
+    """After the last epoch, set_epoch to one of the run goes on there; set
+    past the end then back, the same; the first empty loop says why."""
+    kw = dict(recipe="train", batch_size=4, size=8, output="numpy", epochs=2)
+    with spdlgst.ImageLoader(kinds_dataset, **kw) as loader:
+        first = [tuple(b.indices) for b in loader]
+        [b for b in loader]
+        with caplog.at_level(logging.WARNING, logger="spdlgst"):
+            assert list(loader) == []
+        assert any("no more batches" in r.getMessage() for r in caplog.records)
+        loader.set_epoch(0)
+        assert [tuple(b.indices) for b in loader] == first
+    with spdlgst.ImageLoader(kinds_dataset, **kw) as loader:
+        loader.set_epoch(7)
+        loader.set_epoch(0)
+        assert [tuple(b.indices) for b in loader] == first
