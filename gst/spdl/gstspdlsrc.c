@@ -668,7 +668,9 @@ gst_spdl_src_class_init (GstSpdlSrcClass * klass)
   /**
    * GstSpdlSrc:s3-secret-key:
    *
-   * Secrets are write-only and never printed, not even in debug logs.
+   * Secrets are write-only and never printed by spdlsrc, not even in its
+   * debug logs; GStreamer's parser logs launch lines as they are written,
+   * so they are better set with g_object_set() than in a launch line.
    */
   g_object_class_install_property (gobject_class, PROP_S3_SECRET_KEY,
       g_param_spec_string ("s3-secret-key", "S3 secret key",

@@ -600,8 +600,9 @@ class Loader:
     def __repr__(self) -> str:
         state = "closed" if self._closed else "ended" if self._eos else \
             "running" if self._started else "not started"
-        line = self.launch_line if len(self.launch_line) <= 100 else \
-            self.launch_line[:97] + "..."
+        line = re.sub(r"(s3-(?:secret-key|session-token)\s*=\s*)(\"[^\"]*\"|\S+)",
+                      r"\1***", self.launch_line)
+        line = line if len(line) <= 100 else line[:97] + "..."
         return (f"<{type(self).__module__}.{type(self).__name__} {self.output}, "
                 f"{state}, {self._batches} batches: {line!r}>")
 

@@ -16,7 +16,9 @@
 #include <curl/curl.h>
 #include <errno.h>
 #include <stdio.h>
+#include <fcntl.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 GST_DEBUG_CATEGORY_STATIC (spdl_aws_debug);
@@ -191,13 +193,18 @@ expand_home (const gchar * path)
 static gchar *
 read_file_bounded (const gchar * path, gsize max, gsize * len, gchar ** why)
 {
-  FILE *f = fopen (path, "rb");
+  /* non-blocking: a FIFO named as a credentials file must not hang the
+   * I/O thread in open(); it is refused as not a regular file below */
+  gint fd = open (path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  FILE *f = fd >= 0 ? fdopen (fd, "rb") : NULL;
   struct stat st;
   gchar *data;
   gsize size, n;
 
   if (f == NULL) {
     *why = g_strdup (errno == ENOENT ? "no such file" : g_strerror (errno));
+    if (fd >= 0)
+      close (fd);
     return NULL;
   }
   if (fstat (fileno (f), &st) != 0 || !S_ISREG (st.st_mode)) {
@@ -1188,12 +1195,18 @@ from_environment (Lookup * l, GstSpdlAwsCredentials ** out, GError ** error)
     return NOT_HERE;
   }
   if (key == NULL) {
-    if (env ("AWS_WEB_IDENTITY_TOKEN_FILE"))
-      note (l, "environment (AWS_ACCESS_KEY_ID not set; "
-          "AWS_WEB_IDENTITY_TOKEN_FILE is, but web identity is not "
-          "supported)");
-    else
-      note (l, "environment (AWS_ACCESS_KEY_ID not set)");
+    if (env ("AWS_WEB_IDENTITY_TOKEN_FILE")) {
+      /* botocore would assume that role (EKS's IRSA) before the container
+       * and the instance: going on would sign as another identity */
+      g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_SETTINGS,
+          "AWS_WEB_IDENTITY_TOKEN_FILE is set, but web identity "
+          "(AssumeRoleWithWebIdentity) is not supported: give an access key "
+          "(AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, a profile's keys, "
+          "the s3-access-key property) or unset it to use the container or "
+          "instance credentials");
+      return FAILED;
+    }
+    note (l, "environment (AWS_ACCESS_KEY_ID not set)");
     return NOT_HERE;
   }
   if (secret == NULL) {
@@ -1252,11 +1265,17 @@ from_profile_section (Lookup * l, GPtrArray * file, const gchar * path,
     return NOT_HERE;
   }
   if ((key = ini_value (section, "aws_access_key_id")) == NULL) {
-    if ((unsupported = unsupported_key (section)))
-      note (l, "profile \"%s\" in %s (no aws_access_key_id; its %s is not "
-          "supported)", name, path, unsupported);
-    else
-      note (l, "profile \"%s\" in %s (no aws_access_key_id)", name, path);
+    if ((unsupported = unsupported_key (section))) {
+      /* botocore would use it before the container and the instance:
+       * going on would sign as another identity */
+      g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_SETTINGS,
+          "AWS profile \"%s\" in %s gets its credentials by %s, which is "
+          "not supported: give it aws_access_key_id and "
+          "aws_secret_access_key, or use another profile", name, path,
+          unsupported);
+      return FAILED;
+    }
+    note (l, "profile \"%s\" in %s (no aws_access_key_id)", name, path);
     return NOT_HERE;
   }
   if ((secret = ini_value (section, "aws_secret_access_key")) == NULL) {

@@ -579,6 +579,8 @@ setup_easy (GstSpdlHttp * http, Transfer * t, GError ** error)
   curl_easy_setopt (t->easy, CURLOPT_ERRORBUFFER, t->errbuf);
   curl_easy_setopt (t->easy, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt (t->easy, CURLOPT_FOLLOWLOCATION, 1L);
+  /* a hostile server's redirect leads to http(s) only, not ftp or file */
+  curl_easy_setopt (t->easy, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
   curl_easy_setopt (t->easy, CURLOPT_MAXREDIRS, 5L);
   curl_easy_setopt (t->easy, CURLOPT_HTTP_VERSION,
       (long) CURL_HTTP_VERSION_2TLS);

@@ -29,6 +29,10 @@ struct _GstSpdlS3
   gboolean wanted;              /* an s3:// URL was resolved */
   gboolean looked_up;           /* the provider was asked once */
   GstSpdlAwsCredentials *credentials;   /* NULL: anonymous */
+  /* temporary credentials expired while their source failed: asked again
+   * (the provider itself answers a failing source at most every 30 s) */
+  gboolean lost_temporary;
+  gint64 next_retry;            /* unix seconds */
   GError *credentials_error;    /* settings that must fail every request */
   gchar *credentials_source;    /* for messages */
 };
@@ -120,13 +124,16 @@ gst_spdl_s3_get_region (const GstSpdlS3 * s3)
 gboolean
 gst_spdl_s3_needs_credentials (GstSpdlS3 * s3)
 {
-  gboolean needs;
+  gint64 now = g_get_real_time () / G_USEC_PER_SEC;
+  gboolean needs, expiring;
 
   g_mutex_lock (&s3->lock);
-  needs = s3->wanted && (!s3->looked_up || (s3->credentials &&
-          s3->credentials->expiration != 0 &&
-          g_get_real_time () / G_USEC_PER_SEC >
-          s3->credentials->expiration - REFRESH_MARGIN_S));
+  expiring = s3->credentials && s3->credentials->expiration != 0 &&
+      now > s3->credentials->expiration - REFRESH_MARGIN_S;
+  /* again at most every 30 s: a source that fails, or that answers with
+   * credentials already close to their end, is not asked on every turn */
+  needs = s3->wanted && (!s3->looked_up || ((expiring || s3->lost_temporary)
+          && now >= s3->next_retry));
   g_mutex_unlock (&s3->lock);
   return needs;
 }
@@ -150,6 +157,11 @@ gst_spdl_s3_update_credentials (GstSpdlS3 * s3)
     source = g_strdup_printf ("credentials: %s", error->message);
   g_mutex_lock (&s3->lock);
   s3->looked_up = TRUE;
+  if (credentials)
+    s3->lost_temporary = FALSE;
+  else if (s3->credentials && s3->credentials->expiration != 0)
+    s3->lost_temporary = TRUE;  /* expiring and not renewed: keep asking */
+  s3->next_retry = g_get_real_time () / G_USEC_PER_SEC + 30;
   /* refreshed ones that failed: the old ones hold until they expire */
   if (credentials || s3->credentials == NULL ||
       g_get_real_time () / G_USEC_PER_SEC >= s3->credentials->expiration) {

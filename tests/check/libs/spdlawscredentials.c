@@ -552,11 +552,21 @@ GST_START_TEST (test_credentials_file)
   g_unsetenv ("AWS_ACCESS_KEY_ID");
   g_unsetenv ("AWS_SECRET_ACCESS_KEY");
 
-  /* a profile without keys: the search goes on, its role_arn noted */
+  /* a profile that assumes a role: an error, not the container's or the
+   * instance's identity in its place (botocore would assume the role) */
   g_setenv ("AWS_DEFAULT_PROFILE", "assumed", TRUE);
-  message = expect_error (NULL, GST_RESOURCE_ERROR_NOT_FOUND);
-  fail_unless_contains (message, "role_arn is not supported");
+  message = expect_error (NULL, GST_RESOURCE_ERROR_SETTINGS);
+  fail_unless_contains (message, "by role_arn, which is not supported");
   g_free (message);
+  /* so is web identity (EKS), with no key in the environment */
+  g_unsetenv ("AWS_DEFAULT_PROFILE");
+  g_unsetenv ("AWS_PROFILE");
+  g_setenv ("AWS_WEB_IDENTITY_TOKEN_FILE", "/var/run/token", TRUE);
+  message = expect_error (NULL, GST_RESOURCE_ERROR_SETTINGS);
+  fail_unless_contains (message, "web identity");
+  g_free (message);
+  g_unsetenv ("AWS_WEB_IDENTITY_TOKEN_FILE");
+  g_setenv ("AWS_PROFILE", "nope", TRUE);
 
   /* a key without its secret */
   g_setenv ("AWS_DEFAULT_PROFILE", "half", TRUE);
