@@ -49,6 +49,15 @@ for user, actions in (("loader", ["s3:GetObject", "s3:ListBucket"]),
                             PolicyDocument=policy(actions))
     k = iam.create_access_key(UserName=user)["AccessKey"]
     keys[user] = [k["AccessKeyId"], k["SecretAccessKey"]]
+# a training role that may read the shards and nothing else (no ListBucket):
+# S3 answers it AccessDenied for any other key, present or not
+iam.create_user(UserName="shards-only")
+iam.put_user_policy(UserName="shards-only", PolicyName="shards",
+                    PolicyDocument=json.dumps({"Version": "2012-10-17",
+                    "Statement": [{"Effect": "Allow", "Action": ["s3:GetObject"],
+                    "Resource": ["arn:aws:s3:::data/ds/shards/*.tar"]}]}))
+k = iam.create_access_key(UserName="shards-only")["AccessKey"]
+keys["shards-only"] = [k["AccessKeyId"], k["SecretAccessKey"]]
 # any bucket, for the missing-bucket test
 iam.put_user_policy(UserName="admin", PolicyName="all", PolicyDocument=json.dumps(
     {"Version": "2012-10-17", "Statement": [{"Effect": "Allow",
@@ -485,3 +494,21 @@ def test_imageloader_on_s3_shards_and_folders(data, s3, monkeypatch):
             batches = list(loader)
         indices = sorted(i for b in batches for i in b.indices)
         assert indices == list(range(N_SAMPLES)), location
+
+
+def test_s3_shards_without_list_permission(data, s3, monkeypatch, tmp_path):
+    """A key that may read the shards only (no s3:ListBucket, no index
+    files): S3 answers AccessDenied for the index files as for any missing
+    key; the shards readable, their index is learned."""
+    base, truth, pattern, _ = data
+    s3_env(monkeypatch, s3, "shards-only")
+    out, warnings, error, _ = run_src('location="s3://data/ds/shards/%s" '
+                                      'shard-cache="%s"' % (pattern, tmp_path))
+    assert error is None and warnings == [] and len(out) == N_SAMPLES, error
+    for _, label, _, p, d in out:
+        assert (label, d) == truth[key_of(p)]
+    # a shard it may not read: the refusal, not a learned index
+    s3_env(monkeypatch, s3, "stranger")
+    out, warnings, error, _ = run_src('location="s3://data/ds/shards/%s" '
+                                      'shard-cache="%s"' % (pattern, tmp_path))
+    assert error is not None and "AccessDenied" in error and out == [], error

@@ -563,6 +563,46 @@ count_local_shard (const gchar * path, guint64 * count, GError ** error)
 /* An index file beside the shards: its text, or NULL with *@absent when
  * there is none (no local file, a 404 but for a missing bucket), or NULL
  * with @error when it cannot be read (a refusal, a server error). */
+typedef struct
+{
+  GMutex lock;
+  GCond cond;
+  gboolean done;
+  gboolean ok;
+} HeadWait;
+
+static void
+head_done (const GstSpdlHttpObjectInfo * info, GError * error,
+    gpointer user_data)
+{
+  HeadWait *wait = user_data;
+
+  g_mutex_lock (&wait->lock);
+  wait->ok = error == NULL;
+  wait->done = TRUE;
+  g_cond_signal (&wait->cond);
+  g_mutex_unlock (&wait->lock);
+  g_clear_error (&error);
+}
+
+/* Whether @url answers a HEAD. */
+static gboolean
+object_readable (GstSpdlHttp * http, const gchar * url)
+{
+  HeadWait wait = { 0, };
+
+  g_mutex_init (&wait.lock);
+  g_cond_init (&wait.cond);
+  gst_spdl_http_head (http, url, head_done, &wait);
+  g_mutex_lock (&wait.lock);
+  while (!wait.done)
+    g_cond_wait (&wait.cond, &wait.lock);
+  g_mutex_unlock (&wait.lock);
+  g_mutex_clear (&wait.lock);
+  g_cond_clear (&wait.cond);
+  return wait.ok;
+}
+
 static gchar *
 fetch_index (GstSpdlShards * shards, const gchar * path, guint64 max_size,
     gboolean * absent, GError ** error)
@@ -592,6 +632,18 @@ fetch_index (GstSpdlShards * shards, const gchar * path, guint64 max_size,
   if (bytes == NULL && status == 404 &&
       !g_str_has_prefix (fetch_error->message, "S3 error NoSuchBucket")) {
     GST_INFO ("no %s: %s", path, fetch_error->message);
+    g_error_free (fetch_error);
+    *absent = TRUE;
+    return NULL;
+  }
+  /* S3 answers a missing key with 403 to a caller without s3:ListBucket
+   * (a read-only training role, a public bucket): the index is absent if
+   * the shards themselves can be read */
+  if (bytes == NULL && status == 403 && gst_spdl_s3_is_url (path) &&
+      g_str_has_prefix (fetch_error->message, "S3 error AccessDenied") &&
+      object_readable (shards->http, shards->names[0])) {
+    GST_INFO ("%s refused, %s readable: taken as absent (no s3:ListBucket)",
+        path, shards->names[0]);
     g_error_free (fetch_error);
     *absent = TRUE;
     return NULL;
