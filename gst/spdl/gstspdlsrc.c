@@ -1439,6 +1439,37 @@ submit_remote_read (GstSpdlSrc * src, GstSpdlReadSlot * slot)
   return TRUE;
 }
 
+static void
+free_config_strings (GstSpdlSrc * src)
+{
+  guint i;
+
+  /* any of them may be NULL: not a NULL-terminated vector */
+  for (i = 0; i < G_N_ELEMENTS (src->config_strings); i++)
+    g_clear_pointer (&src->config_strings[i], g_free);
+}
+
+/* Called with the object lock: @config points to copies of the element's
+ * strings (kept until the next start or stop), so that it can be used
+ * without the lock (file and network reads). */
+static void
+copy_http_config_strings (GstSpdlSrc * src, GstSpdlHttpConfig * config)
+{
+  free_config_strings (src);
+  config->s3.endpoint = src->config_strings[0] =
+      g_strdup (config->s3.endpoint);
+  config->s3.region = src->config_strings[1] = g_strdup (config->s3.region);
+  config->s3.access_key = src->config_strings[2] =
+      g_strdup (config->s3.access_key);
+  config->s3.secret_key = src->config_strings[3] =
+      g_strdup (config->s3.secret_key);
+  config->s3.session_token = src->config_strings[4] =
+      g_strdup (config->s3.session_token);
+  config->s3.profile = src->config_strings[6] =
+      g_strdup (config->s3.profile);
+  config->ca_file = src->config_strings[5] = g_strdup (config->ca_file);
+}
+
 /* A remote dataset (an s3:// prefix, or a manifest with URLs) gets an I/O
  * thread; s3:// prefixes are listed (ImageFolder under the prefix). */
 static GstSpdlDataset *
@@ -1450,6 +1481,7 @@ load_remote_dataset (GstSpdlSrc * src, const gchar * location,
   gchar *root, *prefix_url;
   gsize prefix_len;
   guint i;
+  GstSpdlHttp *http;
 
   if (dataset) {
     for (i = 0; i < dataset->n_samples; i++)
@@ -1460,7 +1492,12 @@ load_remote_dataset (GstSpdlSrc * src, const gchar * location,
   }
   GST_OBJECT_LOCK (src);
   http_config_init (src, &config);
-  src->http = gst_spdl_http_new (&config, error);
+  copy_http_config_strings (src, &config);
+  GST_OBJECT_UNLOCK (src);
+  /* reads the AWS config files: not under the object lock */
+  http = gst_spdl_http_new (&config, error);
+  GST_OBJECT_LOCK (src);
+  src->http = http;
   GST_OBJECT_UNLOCK (src);
   if (src->http == NULL || dataset)
     return dataset;
@@ -1486,16 +1523,6 @@ load_remote_dataset (GstSpdlSrc * src, const gchar * location,
   g_ptr_array_unref (keys);
   g_free (root);
   return dataset;
-}
-
-static void
-free_config_strings (GstSpdlSrc * src)
-{
-  guint i;
-
-  /* any of them may be NULL: not a NULL-terminated vector */
-  for (i = 0; i < G_N_ELEMENTS (src->config_strings); i++)
-    g_clear_pointer (&src->config_strings[i], g_free);
 }
 
 static gboolean
@@ -1524,21 +1551,7 @@ start_shards (GstSpdlSrc * src, const gchar * location, guint64 start_offset)
   http_config_init (src, &config.http);
   /* opening reads the index or every tar header, maybe over the network:
    * not under the object lock, with copies of the element's strings */
-  free_config_strings (src);
-  config.http.s3.endpoint = src->config_strings[0] =
-      g_strdup (config.http.s3.endpoint);
-  config.http.s3.region = src->config_strings[1] =
-      g_strdup (config.http.s3.region);
-  config.http.s3.access_key = src->config_strings[2] =
-      g_strdup (config.http.s3.access_key);
-  config.http.s3.secret_key = src->config_strings[3] =
-      g_strdup (config.http.s3.secret_key);
-  config.http.s3.session_token = src->config_strings[4] =
-      g_strdup (config.http.s3.session_token);
-  config.http.s3.profile = src->config_strings[6] =
-      g_strdup (config.http.s3.profile);
-  config.http.ca_file = src->config_strings[5] =
-      g_strdup (config.http.ca_file);
+  copy_http_config_strings (src, &config.http);
   config.cache_dir = src->config_strings[7] = g_strdup (src->shard_cache);
   GST_OBJECT_UNLOCK (src);
   shards = gst_spdl_shards_open (&config, &error);
