@@ -9,6 +9,7 @@ remaining sample of the epoch taken once across them (spdlsrc's rule).
 """
 from __future__ import annotations
 
+import os
 from typing import Any, Dict, List
 
 VERSION = 1
@@ -50,7 +51,13 @@ def capture(sink, src, batches: int) -> Dict[str, Any]:
 def is_shards(src) -> bool:
     """Tar shards: elastic with their member index, else split in
     contiguous parts per rank (resumed on as many ranks only)."""
+    # once started spdlsrc says which (its stats' shard-order)
+    if src.get_property("stats").get_value("shard-order") is not None:
+        return True
     location = src.get_property("location") or ""
+    if not location.startswith(("http://", "https://", "s3://")) and \
+            os.path.isdir(location):
+        return False        # a folder that exists is taken as named
     return location.split("?")[0].endswith(".tar") or (
         "{" in location and ".." in location and "}" in location)
 
@@ -133,7 +140,7 @@ def check_dataset(state: Dict[str, Any], fingerprint) -> None:
     raise ValueError(
         f"the dataset changed since the state was saved ({what}): resumed, "
         "the epoch's order would differ and samples would repeat or never "
-        "be seen; load_state_dict(state, strict=False) resumes anyway")
+        "be seen; load_state_dict(state, check_dataset=False) resumes anyway")
 
 
 def combine(states: List[Dict[str, Any]]) -> Dict[str, Any]:

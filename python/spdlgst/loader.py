@@ -191,7 +191,8 @@ class Loader:
 
     def _running(self) -> bool:
         """Its pipeline's threads may be at work (see spdlgst._process)."""
-        return self._started and not self._closed and not self._foreign
+        return (self._started and not self._closed and not self._foreign
+                and not self._eos)
 
     def _forked(self) -> None:
         """In a forked child: inert, its threads are the parent's; its
@@ -530,7 +531,7 @@ class Loader:
         return state
 
     def load_state_dict(self, state: Dict[str, Any],
-                        strict: bool = True) -> None:
+                        check_dataset: bool = True) -> None:
         """Continues from a :meth:`state_dict`: call before the first batch
         (after ``len()``, which starts the pipeline, is fine).
 
@@ -541,7 +542,7 @@ class Loader:
         number of ranks may differ. A folder or manifest whose samples
         changed since the save (files added, removed, renamed, relabelled)
         raises ValueError saying so: the order would differ, some samples
-        would repeat and others never come. ``strict=False`` resumes
+        would repeat and others never come. ``check_dataset=False`` resumes
         anyway."""
         if self._src is None:
             raise TypeError("checkpointing needs spdlsrc in the pipeline")
@@ -549,7 +550,7 @@ class Loader:
             raise RuntimeError("load_state_dict() must come before the "
                                "first batch")
         _state.validate(self._src, state)   # the settings first: no listing
-        if strict and state.get("dataset"):
+        if check_dataset and state.get("dataset"):
             self.start()            # lists the dataset
             _state.check_dataset(
                 state, self._src.get_property("dataset-fingerprint"))

@@ -167,6 +167,23 @@ def is_shard_pattern(path: str) -> bool:
     return bool(re.search(r"\{\d+\.\.\d+\}", path))
 
 
+def _src_properties(value) -> dict:
+    """spdlsrc properties ImageLoader has no argument for: {"s3-endpoint":
+    ..., "shard-cache": "", "http-timeout": 10000}; checked against the
+    element when the pipeline is built."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict) or not all(
+            isinstance(k, str) and re.fullmatch(r"[a-z0-9-]+", k) for k in value):
+        raise TypeError("src_properties must be a dict of spdlsrc property "
+                        f"names to values, not {value!r}")
+    for key in ("location", "shuffle", "seed", "num-epochs", "start-epoch"):
+        if key in value:
+            raise ValueError(f"src_properties[{key!r}]: use ImageLoader's own "
+                             "argument")
+    return dict(value)
+
+
 def _array(values) -> str:
     return '"<' + ",".join(repr(v) for v in values) + '>"'
 
@@ -174,7 +191,7 @@ def _array(values) -> str:
 def _checked(location, batch_size, recipe, size, resize, scale, ratio, flip,
              shuffle, seed, epochs, start_epoch, drop_last, threads, dtype, mean,
              std, device, output, exact=True, layout="nchw", max_errors=None,
-             shuffle_buffer=None) -> dict:
+             shuffle_buffer=None, src_properties=None) -> dict:
     """The arguments of ImageLoader, checked and normalized."""
     recipe = _choice("recipe", recipe, RECIPES)
     train = recipe == "train"
@@ -201,6 +218,7 @@ def _checked(location, batch_size, recipe, size, resize, scale, ratio, flip,
         max_errors=_int("max_errors", max_errors, 0, 2**31 - 1, none_ok=True),
         shuffle_buffer=_int("shuffle_buffer", shuffle_buffer, 0, 2**31 - 1,
                             none_ok=True),
+        src_properties=_src_properties(src_properties),
     )
     if train:
         if resize is not None:
@@ -281,6 +299,11 @@ class ImageLoader(Loader):
       warned about and counted, see :meth:`skipped`).
     - ``shuffle_buffer``: tar shards: samples mixed when shuffling
       (spdlsrc's shuffle-buffer; None: its default).
+    - ``src_properties``: other spdlsrc properties, e.g. ``{"s3-endpoint":
+      "http://127.0.0.1:9000", "s3-profile": "train", "shard-cache": "",
+      "http-timeout": 10000}`` (an unknown name or a bad value is a
+      LoaderError naming it). Secrets belong in the environment or a
+      profile, not here: a launch line is logged.
     - ``exact``: True (default): pixels are torchvision's (PIL's decode
       and resize), bit for bit.
       False: faster decoding (JPEGs downscaled in the DCT domain once the
@@ -306,7 +329,8 @@ class ImageLoader(Loader):
                  device: object = None, output: str = "torch",
                  exact: bool = True, layout: str = "nchw",
                  max_errors: Optional[int] = None,
-                 shuffle_buffer: Optional[int] = None, log_limit: int = 20):
+                 shuffle_buffer: Optional[int] = None,
+                 src_properties: Optional[dict] = None, log_limit: int = 20):
         args = _checked(**{k: v for k, v in locals().items()
                            if k not in ("self", "__class__", "log_limit")})
         if args["device"] is not None:
@@ -343,6 +367,10 @@ class ImageLoader(Loader):
             src.append(f"shuffle-buffer={a['shuffle_buffer']}")
         if a["max_errors"] is not None:
             src.append(f"max-errors={a['max_errors']}")
+        for key, value in a["src_properties"].items():
+            if isinstance(value, bool):
+                value = "true" if value else "false"
+            src.append(f"{key}={_quote(str(value))}")
         dec = [f"spdldecode width={width} height={height}"]
         if a["recipe"] == "train":
             dec.append("mode=random-resized-crop")

@@ -451,7 +451,7 @@ def test_state_after_a_padded_last_batch(tmp_path):
 
 def test_resume_on_a_changed_dataset_is_an_error(tmp_path):
     """Files added or removed since the save: a clear error, not repeated
-    and lost samples; strict=False resumes knowingly."""
+    and lost samples; check_dataset=False resumes knowingly."""
     root = make_folder(tmp_path / "ds", 22)
     line = train_line(root)
     _, _, state = run_interrupted(line, 3)
@@ -461,7 +461,7 @@ def test_resume_on_a_changed_dataset_is_an_error(tmp_path):
         with pytest.raises(ValueError, match="22 samples then, 21 now"):
             loader.load_state_dict(state)
     with spdlgst.Loader(line) as loader:
-        loader.load_state_dict(state, strict=False)
+        loader.load_state_dict(state, check_dataset=False)
         assert sum(len(b.indices) for b in loader) > 0
     # as many files, one renamed: the listing's hash tells
     (root / "c2" / "img005.jpg").rename(root / "c2" / "zz-renamed.jpg")

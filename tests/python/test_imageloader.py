@@ -379,3 +379,17 @@ def test_set_epoch_back_into_a_finished_run(kinds_dataset, caplog):
         loader.set_epoch(7)
         loader.set_epoch(0)
         assert [tuple(b.indices) for b in loader] == first
+
+
+def test_src_properties_pass_through(kinds_dataset):
+    line = spdlgst.ImageLoader.launch_line_for(
+        kinds_dataset, src_properties={"prefetch": 2, "drop-uneven": True,
+                                       "shard-cache": ""})
+    assert 'prefetch=2' in line and "drop-uneven=true" in line
+    assert 'shard-cache=""' in line
+    with pytest.raises(spdlgst.LoaderError, match="prefetch"):
+        spdlgst.ImageLoader(kinds_dataset, src_properties={"prefetch": -4})
+    with pytest.raises(ValueError, match="seed"):
+        spdlgst.ImageLoader(kinds_dataset, src_properties={"seed": 3})
+    with pytest.raises(TypeError):
+        spdlgst.ImageLoader(kinds_dataset, src_properties=["prefetch"])
