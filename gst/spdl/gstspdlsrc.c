@@ -66,7 +66,7 @@
  * braces and all, not as a pattern) reads samples from the shards as they
  * stream in: the members of a shard are grouped by key (the member path up to
  * the first dot of its base name), the image is the member ending in jpg, jpeg,
- * png or webp, the label the non-negative ASCII integer in the ".cls" member
+ * png, webp, bmp, gif, tif, tiff, ppm or pgm, the label the non-negative ASCII integer in the ".cls" member
  * (-1 without one; another text is a corrupt member, its sample skipped); other
  * members are ignored and a shard is never held whole in memory. The sample
  * index is the shard's offset in the listing plus the sample's position in it,

@@ -599,3 +599,22 @@ def test_dotted_file_names_each_their_own_sample(tmp_path):
     assert len(members) == len(set(members)) == 2 * len(names)
     out, warnings, error, _ = run_src('location="%s"' % location)
     assert error is None and warnings == [] and len(out) == len(names)
+
+
+def test_every_image_format_in_shards_is_a_sample(tmp_path):
+    """BMP, GIF, TIFF and PPM members are samples (decoded, or skipped by
+    spdldecode with a reason), never dropped unseen by the reader."""
+    from PIL import Image
+    src = tmp_path / "src" / "c"
+    src.mkdir(parents=True)
+    for i, ext in enumerate(["jpg", "png", "bmp", "gif", "tiff", "ppm"]):
+        Image.new("RGB", (6, 4), (i * 40, 10, 20)).save(src / f"s{i}.{ext}")
+    location = make_shards(str(tmp_path / "src"), str(tmp_path / "out"), 10)
+    out, warnings, error, _ = run_src('location="%s"' % location)
+    assert error is None and len(out) == 6, (error, warnings)
+    line = ("spdlsrc location=%s num-epochs=1 ! spdldecode width=4 height=4 ! "
+            "spdlbatch batch-size=8 ! spdlappsink name=sink" % location)
+    with spdlgst.Loader(line) as loader:
+        got = sum(len(b.indices) for b in loader)
+        skipped = loader.skipped()
+    assert got == 5 and skipped["unsupported-format"] == 1, skipped

@@ -21,8 +21,11 @@
 /* a member's data follows its header block */
 #define TAR_BLOCK 512
 
+/* torchvision's image extensions, and GIF: a sample of a format no
+ * decoder reads is skipped by spdldecode with a reason (counted), never
+ * dropped here unseen */
 static const gchar *const image_extensions[] = { "jpg", "jpeg", "png",
-  "webp", NULL
+  "webp", "bmp", "gif", "tif", "tiff", "ppm", "pgm", NULL
 };
 
 gboolean
