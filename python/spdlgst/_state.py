@@ -10,6 +10,7 @@ remaining sample of the epoch taken once across them (spdlsrc's rule).
 from __future__ import annotations
 
 import os
+import re
 from typing import Any, Dict, List
 
 VERSION = 1
@@ -58,8 +59,13 @@ def is_shards(src) -> bool:
     if not location.startswith(("http://", "https://", "s3://")) and \
             os.path.isdir(location):
         return False        # a folder that exists is taken as named
-    return location.split("?")[0].endswith(".tar") or (
-        "{" in location and ".." in location and "}" in location)
+    return location.split("?")[0].endswith(".tar") or \
+        is_shard_pattern(location)
+
+
+def is_shard_pattern(location: str) -> bool:
+    """WebDataset's brace pattern: train-{000000..000099}.tar"""
+    return bool(re.search(r"\{\d+\.\.\d+\}", location))
 
 
 def restore(src, state: Dict[str, Any], first_epoch: int,

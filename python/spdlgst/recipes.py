@@ -12,6 +12,7 @@ from typing import Optional, Sequence, Tuple, Union
 from gi.repository import Gst
 
 from ._launchline import quote as _quote
+from ._state import is_shard_pattern
 from .errors import LoaderError
 from .loader import Loader
 
@@ -161,10 +162,6 @@ def _location(value) -> str:
                          "or s3:// location)")
     return path
 
-
-def is_shard_pattern(path: str) -> bool:
-    """WebDataset's brace pattern: train-{000000..000099}.tar"""
-    return bool(re.search(r"\{\d+\.\.\d+\}", path))
 
 
 def _src_properties(value) -> dict:
