@@ -170,6 +170,7 @@ enum
   PROP_ELASTIC,
   PROP_SHARD_CACHE,
   PROP_HTTP_REQUESTS,
+  PROP_HTTP_CONNECT_TIMEOUT,
   PROP_HTTP_TIMEOUT,
   PROP_HTTP_RETRIES,
   PROP_MAX_BYTES_IN_FLIGHT,
@@ -204,7 +205,8 @@ enum
 #define DEFAULT_SHUFFLE_BUFFER_BYTES (256 * 1024 * 1024)
 #define DEFAULT_ELASTIC TRUE
 #define DEFAULT_HTTP_REQUESTS 64
-#define DEFAULT_HTTP_TIMEOUT 30000
+#define DEFAULT_HTTP_CONNECT_TIMEOUT 10000
+#define DEFAULT_HTTP_TIMEOUT 15000
 #define DEFAULT_HTTP_RETRIES 5
 #define DEFAULT_MAX_BYTES_IN_FLIGHT (256 * 1024 * 1024)
 #define DEFAULT_S3_VIRTUAL_HOST FALSE
@@ -246,6 +248,7 @@ static void gst_spdl_src_get_property (GObject * object, guint prop_id,
     GValue * value, GParamSpec * pspec);
 static gboolean gst_spdl_src_start (GstBaseSrc * bsrc);
 static gboolean gst_spdl_src_stop (GstBaseSrc * bsrc);
+static void gst_spdl_src_cancel (GstSpdlSrc * src);
 static GstStructure *gst_spdl_src_get_sample (GstSpdlSrc * src,
     guint64 index);
 static gboolean gst_spdl_src_unlock (GstBaseSrc * bsrc);
@@ -498,6 +501,21 @@ gst_spdl_src_class_init (GstSpdlSrcClass * klass)
       GST_TYPE_STRUCTURE, 1, G_TYPE_UINT64);
 
   /**
+   * GstSpdlSrc::cancel:
+   * @src: the spdlsrc
+   *
+   * Stops what a start does that may take long (listing an s3:// prefix,
+   * reading or learning a shard index) and the remote reads under way:
+   * the state change fails promptly with the error "cancelled". Meant for
+   * an application's interrupt (Ctrl-C), from another thread than the one
+   * changing the state; it holds until the element stops (a start it came
+   * before fails).
+   */
+  g_signal_new_class_handler ("cancel", G_TYPE_FROM_CLASS (klass),
+      G_SIGNAL_RUN_LAST | G_SIGNAL_ACTION,
+      G_CALLBACK (gst_spdl_src_cancel), NULL, NULL, NULL, G_TYPE_NONE, 0);
+
+  /**
    * GstSpdlSrc:shuffle-buffer:
    *
    * Tar shards with #GstSpdlSrc:shuffle: samples mixed in a buffer of this
@@ -585,15 +603,28 @@ gst_spdl_src_class_init (GstSpdlSrcClass * klass)
           "Remote data: concurrent HTTP requests", 1, 1024,
           DEFAULT_HTTP_REQUESTS, READY_PARAM));
   /**
+   * GstSpdlSrc:http-connect-timeout:
+   *
+   * Remote data: milliseconds a request may take to connect (TCP and TLS)
+   * before the attempt fails ("could not connect within N s").
+   */
+  g_object_class_install_property (gobject_class, PROP_HTTP_CONNECT_TIMEOUT,
+      g_param_spec_uint ("http-connect-timeout", "HTTP connect timeout",
+          "Remote data: connect timeout per request attempt (ms)", 1,
+          G_MAXINT, DEFAULT_HTTP_CONNECT_TIMEOUT, READY_PARAM));
+  /**
    * GstSpdlSrc:http-timeout:
    *
-   * Remote data: milliseconds a request may take to connect, and may go
-   * without receiving a byte, before it fails (and is retried).
+   * Remote data: milliseconds a connected request may go without receiving
+   * a byte, its response's first one included, before the attempt fails
+   * (and is retried). A server that accepts connections and never
+   * answers fails a request after two attempts ("no response within N s"),
+   * whatever #GstSpdlSrc:http-retries says: by default in about 30 s.
    */
   g_object_class_install_property (gobject_class, PROP_HTTP_TIMEOUT,
       g_param_spec_uint ("http-timeout", "HTTP timeout",
-          "Remote data: connect and stall timeout per request (ms)", 1,
-          G_MAXINT, DEFAULT_HTTP_TIMEOUT, READY_PARAM));
+          "Remote data: stall timeout per request attempt: no byte for this "
+          "long (ms)", 1, G_MAXINT, DEFAULT_HTTP_TIMEOUT, READY_PARAM));
   /**
    * GstSpdlSrc:http-retries:
    *
@@ -770,7 +801,9 @@ gst_spdl_src_init (GstSpdlSrc * src)
   src->shard_order = -1;
   src->shuffle_buffer_bytes = DEFAULT_SHUFFLE_BUFFER_BYTES;
   src->http_requests = DEFAULT_HTTP_REQUESTS;
+  src->http_connect_timeout = DEFAULT_HTTP_CONNECT_TIMEOUT;
   src->http_timeout = DEFAULT_HTTP_TIMEOUT;
+  src->canceller = gst_spdl_http_canceller_new ();
   src->http_retries = DEFAULT_HTTP_RETRIES;
   src->max_bytes_in_flight = DEFAULT_MAX_BYTES_IN_FLIGHT;
   src->s3_virtual_host = DEFAULT_S3_VIRTUAL_HOST;
@@ -798,6 +831,7 @@ gst_spdl_src_finalize (GObject * object)
   g_free (src->s3_session_token);
   g_free (src->ca_file);
   g_free (src->shard_cache);
+  gst_spdl_http_canceller_free (src->canceller);
   g_mutex_clear (&src->read_lock);
   g_cond_clear (&src->read_cond);
   gst_spdl_stats_clear (&src->stats);
@@ -876,6 +910,9 @@ gst_spdl_src_set_property (GObject * object, guint prop_id,
       break;
     case PROP_HTTP_TIMEOUT:
       src->http_timeout = g_value_get_uint (value);
+      break;
+    case PROP_HTTP_CONNECT_TIMEOUT:
+      src->http_connect_timeout = g_value_get_uint (value);
       break;
     case PROP_HTTP_RETRIES:
       src->http_retries = g_value_get_uint (value);
@@ -1010,6 +1047,9 @@ gst_spdl_src_get_property (GObject * object, guint prop_id, GValue * value,
     case PROP_HTTP_TIMEOUT:
       g_value_set_uint (value, src->http_timeout);
       break;
+    case PROP_HTTP_CONNECT_TIMEOUT:
+      g_value_set_uint (value, src->http_connect_timeout);
+      break;
     case PROP_HTTP_RETRIES:
       g_value_set_uint (value, src->http_retries);
       break;
@@ -1115,6 +1155,13 @@ add_http_stats (GstSpdlSrc * src, GstStructure * st)
       "http-changed", G_TYPE_UINT64, src->http_stats.changed,
       "http-range-ignored", G_TYPE_UINT64, src->http_stats.range_ignored,
       NULL);
+}
+
+static void
+gst_spdl_src_cancel (GstSpdlSrc * src)
+{
+  GST_INFO_OBJECT (src, "cancelled");
+  gst_spdl_http_canceller_cancel (src->canceller);
 }
 
 static GstStructure *
@@ -1400,7 +1447,9 @@ static void
 http_config_init (GstSpdlSrc * src, GstSpdlHttpConfig * config)
 {
   config->max_requests = src->http_requests;
+  config->connect_timeout_ms = src->http_connect_timeout;
   config->timeout_ms = src->http_timeout;
+  config->canceller = src->canceller;
   config->retries = src->http_retries;
   config->max_bytes_in_flight = src->max_bytes_in_flight;
   config->s3.endpoint = src->s3_endpoint;
@@ -1615,10 +1664,30 @@ start_shards (GstSpdlSrc * src, const gchar * location, guint64 start_offset)
   return TRUE;
 }
 
+static gboolean start_listing (GstSpdlSrc * src);
+
 static gboolean
 gst_spdl_src_start (GstBaseSrc * bsrc)
 {
   GstSpdlSrc *src = GST_SPDL_SRC (bsrc);
+  gboolean ok;
+
+  if (gst_spdl_http_canceller_is_cancelled (src->canceller)) {
+    GST_ELEMENT_ERROR (src, RESOURCE, FAILED, ("cancelled"),
+        ("the cancel signal came before the start"));
+    ok = FALSE;
+  } else {
+    ok = start_listing (src);
+  }
+  /* a cancel that failed this start is spent (stop() is not called) */
+  if (!ok)
+    gst_spdl_http_canceller_reset (src->canceller);
+  return ok;
+}
+
+static gboolean
+start_listing (GstSpdlSrc * src)
+{
   GstSpdlDataset *dataset;
   gchar *location, *extensions, *fingerprint;
   guint64 per_shard, start_index, start_offset;
@@ -1772,6 +1841,7 @@ gst_spdl_src_stop (GstBaseSrc * bsrc)
   g_clear_pointer (&src->dataset, gst_spdl_dataset_free);
   src->samples_per_epoch = 0;
   GST_OBJECT_UNLOCK (src);
+  gst_spdl_http_canceller_reset (src->canceller);
   return TRUE;
 }
 

@@ -86,8 +86,12 @@ struct _GstSpdlSrc
   gchar *shard_cache;           /* property: NULL default, "" none */
   /* remote data (gstspdlhttp.h): properties under the object lock */
   guint http_requests;
+  guint http_connect_timeout;
   guint http_timeout;
   guint http_retries;
+  /* stops a start's listing, index reads and learning (the "cancel"
+   * action signal); reset when the element stops */
+  struct _GstSpdlHttpCanceller *canceller;
   guint64 max_bytes_in_flight;
   gchar *s3_endpoint;
   gchar *s3_region;

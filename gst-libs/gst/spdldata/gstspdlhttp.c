@@ -37,6 +37,10 @@ GST_DEBUG_CATEGORY_STATIC (spdl_http_debug);
  * listing going without end (as one that answers with the continuation
  * token it was asked for) */
 #define MAX_EMPTY_LIST_PAGES 1000
+/* attempts of a request its server never answered (no status line before
+ * http-timeout): a server that accepts and stays silent twice is down, and
+ * more attempts would only hold its error back */
+#define MAX_SILENT_ATTEMPTS 2
 
 typedef struct _Transfer Transfer;
 
@@ -63,6 +67,16 @@ struct _GstSpdlHttp
   guint64 in_flight;
   GQueue charged;               /* objects holding part of it, oldest first */
   GstSpdlHttpStats stats;
+  /* origin ("http://host:port") -> GstSpdlHttpRanges */
+  GHashTable *ranges;
+  GstSpdlHttpCanceller *canceller;
+};
+
+struct _GstSpdlHttpCanceller
+{
+  GMutex lock;
+  gboolean cancelled;
+  GList *clients;
 };
 
 struct _Transfer
@@ -77,6 +91,8 @@ struct _Transfer
   struct curl_slist *headers;
   gchar errbuf[CURL_ERROR_SIZE];
   guint attempt;                /* failures in a row without progress */
+  guint silent;                 /* attempts the server never answered */
+  gboolean responded;           /* this attempt got a status line */
   guint64 accepted_at_failure;
   gint64 retry_at;              /* monotonic us */
   gboolean started_body;        /* this attempt's first body byte seen */
@@ -84,6 +100,7 @@ struct _Transfer
   guint64 skip;                 /* a 200 to a range request: bytes to drop */
   /* this attempt's response headers (the last response's, redirects) */
   gchar *resp_etag, *resp_last_modified, *resp_content_range;
+  gchar *resp_accept_ranges;
   /* streams: the object as first received, to resume only the same one */
   gchar *etag;                  /* strong ETag, else NULL */
   gchar *last_modified;
@@ -187,6 +204,7 @@ transfer_unref (Transfer * t)
   g_free (t->resp_etag);
   g_free (t->resp_last_modified);
   g_free (t->resp_content_range);
+  g_free (t->resp_accept_ranges);
   g_free (t->etag);
   g_free (t->last_modified);
   g_free (t->url);
@@ -338,9 +356,15 @@ header_cb (char *data, size_t size, size_t nmemb, void *user_data)
 
   if (len > 5 && memcmp (data, "HTTP/", 5) == 0) {
     /* a new response (after a redirect or a 100): its own headers */
+    t->responded = TRUE;
     g_clear_pointer (&t->resp_etag, g_free);
     g_clear_pointer (&t->resp_last_modified, g_free);
     g_clear_pointer (&t->resp_content_range, g_free);
+    g_clear_pointer (&t->resp_accept_ranges, g_free);
+  } else if ((value = gst_spdl_http_header_value (data, len,
+              "Accept-Ranges"))) {
+    g_free (t->resp_accept_ranges);
+    t->resp_accept_ranges = value;
   } else if ((value = gst_spdl_http_header_value (data, len, "ETag"))) {
     g_free (t->resp_etag);
     t->resp_etag = value;
@@ -460,6 +484,65 @@ object_started (Transfer * t)
     t->total = (gint64) t->range_size;
 }
 
+/* "http://host:port" of @url, the server whose answers are noted. */
+static gchar *
+origin_of (const gchar * url)
+{
+  const gchar *host = strstr (url, "://"), *end;
+
+  if (host == NULL)
+    return g_strdup (url);
+  end = strchr (host + 3, '/');
+  return end ? g_strndup (url, end - url) : g_strdup (url);
+}
+
+/* Called with the lock: what a successful response (@status) says of its
+ * server's byte ranges. A ranged GET answered whole settles it. */
+static void
+note_ranges (GstSpdlHttp * http, Transfer * t, long status)
+{
+  gchar *origin = origin_of (t->url);
+  GstSpdlHttpRanges old = GPOINTER_TO_INT (g_hash_table_lookup (http->ranges,
+          origin)), now = old;
+
+  if (t->range_size && status == 200)
+    now = GST_SPDL_HTTP_RANGES_NO;
+  else if (old == GST_SPDL_HTTP_RANGES_NO)
+    now = old;
+  else if (status == 206 || (t->resp_accept_ranges &&
+          g_ascii_strcasecmp (t->resp_accept_ranges, "bytes") == 0))
+    now = GST_SPDL_HTTP_RANGES_YES;
+  else if (t->resp_accept_ranges &&
+      g_ascii_strcasecmp (t->resp_accept_ranges, "none") == 0)
+    now = GST_SPDL_HTTP_RANGES_NO;
+  else if (old == GST_SPDL_HTTP_RANGES_UNKNOWN)
+    now = GST_SPDL_HTTP_RANGES_UNADVERTISED;
+  if (now != old) {
+    GST_INFO ("%s: byte ranges %s", origin, now == GST_SPDL_HTTP_RANGES_YES ?
+        "answered" : now == GST_SPDL_HTTP_RANGES_NO ? "not answered" :
+        "not advertised");
+    g_hash_table_replace (http->ranges, origin, GINT_TO_POINTER (now));
+  } else {
+    g_free (origin);
+  }
+}
+
+GstSpdlHttpRanges
+gst_spdl_http_get_ranges (GstSpdlHttp * http, const gchar * url)
+{
+  gchar *resolved = gst_spdl_s3_is_url (url) ?
+      gst_spdl_s3_resolve (http->s3, url, NULL) : g_strdup (url);
+  gchar *origin = origin_of (resolved);
+  GstSpdlHttpRanges ranges;
+
+  g_mutex_lock (&http->lock);
+  ranges = GPOINTER_TO_INT (g_hash_table_lookup (http->ranges, origin));
+  g_mutex_unlock (&http->lock);
+  g_free (origin);
+  g_free (resolved);
+  return ranges;
+}
+
 static size_t
 write_cb (char *data, size_t size, size_t nmemb, void *user_data)
 {
@@ -482,6 +565,9 @@ write_cb (char *data, size_t size, size_t nmemb, void *user_data)
   }
   if (!t->started_body) {
     t->started_body = TRUE;
+    g_mutex_lock (&http->lock);
+    note_ranges (http, t, status);
+    g_mutex_unlock (&http->lock);
     if (t->streaming) {
       const gchar *changed = check_same_object (t, status);
       if (changed) {
@@ -559,6 +645,8 @@ static gboolean
 setup_easy (GstSpdlHttp * http, Transfer * t, GError ** error)
 {
   guint timeout_s = MAX ((http->config.timeout_ms + 999) / 1000, 1);
+  guint connect_ms = http->config.connect_timeout_ms ?
+      http->config.connect_timeout_ms : http->config.timeout_ms;
 
   if (t->easy == NULL && (t->easy = curl_easy_init ()) == NULL) {
     g_set_error (error, GST_SPDL_READ_ERROR, GST_SPDL_READ_ERROR_HTTP_ERROR,
@@ -588,8 +676,7 @@ setup_easy (GstSpdlHttp * http, Transfer * t, GError ** error)
    * rather than open another; plain HTTP/1.1 would serialize on one */
   if (g_str_has_prefix (t->url, "https://"))
     curl_easy_setopt (t->easy, CURLOPT_PIPEWAIT, 1L);
-  curl_easy_setopt (t->easy, CURLOPT_CONNECTTIMEOUT_MS,
-      (long) http->config.timeout_ms);
+  curl_easy_setopt (t->easy, CURLOPT_CONNECTTIMEOUT_MS, (long) connect_ms);
   /* a request that receives nothing for the timeout fails; a long shard
    * that keeps arriving does not */
   curl_easy_setopt (t->easy, CURLOPT_LOW_SPEED_LIMIT, 1L);
@@ -641,6 +728,8 @@ setup_easy (GstSpdlHttp * http, Transfer * t, GError ** error)
   g_clear_pointer (&t->resp_etag, g_free);
   g_clear_pointer (&t->resp_last_modified, g_free);
   g_clear_pointer (&t->resp_content_range, g_free);
+  g_clear_pointer (&t->resp_accept_ranges, g_free);
+  t->responded = FALSE;
   t->errbuf[0] = '\0';
   if (t->error_body)
     g_string_truncate (t->error_body, 0);
@@ -728,6 +817,30 @@ describe_status (GstSpdlHttp * http, Transfer * t, long status)
   return why;
 }
 
+/* A timed-out attempt in the properties' words; counts the attempts the
+ * server never answered. */
+static gchar *
+describe_timeout (GstSpdlHttp * http, Transfer * t)
+{
+  curl_off_t connected_us = 0;
+  guint connect_ms = http->config.connect_timeout_ms ?
+      http->config.connect_timeout_ms : http->config.timeout_ms;
+
+  curl_easy_getinfo (t->easy, CURLINFO_CONNECT_TIME_T, &connected_us);
+  if (connected_us == 0) {
+    t->silent++;
+    return g_strdup_printf ("could not connect within %g s "
+        "(http-connect-timeout)", connect_ms / 1000.0);
+  }
+  if (!t->responded) {
+    t->silent++;
+    return g_strdup_printf ("no response within %g s (http-timeout)",
+        MAX ((http->config.timeout_ms + 999) / 1000, 1) * 1.0);
+  }
+  return g_strdup_printf ("no byte for %g s (http-timeout)",
+      MAX ((http->config.timeout_ms + 999) / 1000, 1) * 1.0);
+}
+
 /* Called with the lock, the easy handle out of the multi handle. */
 static void
 transfer_ended (GstSpdlHttp * http, Transfer * t, CURLcode result)
@@ -754,6 +867,7 @@ transfer_ended (GstSpdlHttp * http, Transfer * t, CURLcode result)
     http->stats.responses++;
     if (version == CURL_HTTP_VERSION_2_0)
       http->stats.responses_http2++;
+    note_ranges (http, t, status);
     /* every ranged read then downloads the object from its start */
     if (t->range_size && status == 200) {
       if (http->stats.range_ignored++ == 0)
@@ -788,6 +902,8 @@ transfer_ended (GstSpdlHttp * http, Transfer * t, CURLcode result)
   else if (result == CURLE_WRITE_ERROR && !t->streaming && !http->cancelled)
     why = g_strdup_printf ("larger than %u bytes, the most an object read "
         "whole may be", G_MAXUINT);
+  else if (result == CURLE_OPERATION_TIMEDOUT)
+    why = describe_timeout (http, t);
   else if (result == CURLE_PEER_FAILED_VERIFICATION)
     why = g_strdup_printf ("untrusted certificate: %s (a private CA goes in "
         "ca-file)", t->errbuf[0] ? t->errbuf : curl_easy_strerror (result));
@@ -797,10 +913,10 @@ transfer_ended (GstSpdlHttp * http, Transfer * t, CURLcode result)
   /* a long shard cut off several times, each time after more bytes, has
    * not failed in a row */
   if (t->streaming && t->accepted > t->accepted_at_failure)
-    t->attempt = 0;
+    t->attempt = t->silent = 0;
   t->accepted_at_failure = t->accepted;
   if (is_retryable (result, status) && t->attempt < http->config.retries &&
-      !http->cancelled) {
+      t->silent < MAX_SILENT_ATTEMPTS && !http->cancelled) {
     /* exponential backoff with jitter: base * 2^attempt * [0.5, 1.5) */
     gint64 delay = MIN ((gint64) BACKOFF_BASE_US << MIN (t->attempt, 16),
         BACKOFF_MAX_US);
@@ -876,6 +992,27 @@ drop_running (GstSpdlHttp * http, Transfer * t)
   g_queue_remove (&http->to_resume, t);
 }
 
+/* Called with the lock, once cancelled: every transfer ends now, those
+ * waiting for a retry or submitted later too, with an error. */
+static void
+end_cancelled (GstSpdlHttp * http)
+{
+  Transfer *t;
+
+  while (http->running || !g_queue_is_empty (&http->waiting)) {
+    if (http->running) {
+      t = http->running->data;
+      drop_running (http, t);
+    } else {
+      t = g_queue_pop_head (&http->waiting);
+    }
+    if (!t->closed && !t->finished)
+      finish (http, t, g_error_new (GST_SPDL_READ_ERROR,
+              GST_SPDL_READ_ERROR_HTTP_ERROR, "cancelled (%s)", t->display));
+    transfer_unref (t);
+  }
+}
+
 static gpointer
 io_thread (gpointer data)
 {
@@ -897,6 +1034,8 @@ io_thread (gpointer data)
         transfer_unref (t);
       }
     }
+    if (http->cancelled)
+      end_cancelled (http);
     if (gst_spdl_s3_needs_credentials (http->s3)) {
       /* files or HTTP requests: not with the lock held */
       g_mutex_unlock (&http->lock);
@@ -982,6 +1121,8 @@ gst_spdl_http_new (const GstSpdlHttpConfig * config, GError ** error)
   g_queue_init (&http->to_resume);
   g_queue_init (&http->paused);
   g_queue_init (&http->charged);
+  http->ranges = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
+      NULL);
   http->multi = curl_multi_init ();
   if (http->multi == NULL) {
     g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_FAILED,
@@ -998,7 +1139,69 @@ gst_spdl_http_new (const GstSpdlHttpConfig * config, GError ** error)
     gst_spdl_http_free (http);
     return NULL;
   }
+  if (config->canceller) {
+    GstSpdlHttpCanceller *canceller = config->canceller;
+
+    http->canceller = canceller;
+    http->config.canceller = NULL;
+    g_mutex_lock (&canceller->lock);
+    canceller->clients = g_list_prepend (canceller->clients, http);
+    if (canceller->cancelled)
+      gst_spdl_http_cancel (http);
+    g_mutex_unlock (&canceller->lock);
+  }
   return http;
+}
+
+GstSpdlHttpCanceller *
+gst_spdl_http_canceller_new (void)
+{
+  GstSpdlHttpCanceller *canceller = g_new0 (GstSpdlHttpCanceller, 1);
+
+  g_mutex_init (&canceller->lock);
+  return canceller;
+}
+
+void
+gst_spdl_http_canceller_cancel (GstSpdlHttpCanceller * canceller)
+{
+  GList *l;
+
+  g_mutex_lock (&canceller->lock);
+  canceller->cancelled = TRUE;
+  for (l = canceller->clients; l; l = l->next)
+    gst_spdl_http_cancel (l->data);
+  g_mutex_unlock (&canceller->lock);
+}
+
+gboolean
+gst_spdl_http_canceller_is_cancelled (GstSpdlHttpCanceller * canceller)
+{
+  gboolean cancelled;
+
+  g_mutex_lock (&canceller->lock);
+  cancelled = canceller->cancelled;
+  g_mutex_unlock (&canceller->lock);
+  return cancelled;
+}
+
+void
+gst_spdl_http_canceller_reset (GstSpdlHttpCanceller * canceller)
+{
+  g_mutex_lock (&canceller->lock);
+  canceller->cancelled = FALSE;
+  g_mutex_unlock (&canceller->lock);
+}
+
+void
+gst_spdl_http_canceller_free (GstSpdlHttpCanceller * canceller)
+{
+  if (canceller == NULL)
+    return;
+  g_warn_if_fail (canceller->clients == NULL);
+  g_list_free (canceller->clients);
+  g_mutex_clear (&canceller->lock);
+  g_free (canceller);
 }
 
 void
@@ -1017,6 +1220,11 @@ gst_spdl_http_free (GstSpdlHttp * http)
 {
   if (http == NULL)
     return;
+  if (http->canceller) {
+    g_mutex_lock (&http->canceller->lock);
+    http->canceller->clients = g_list_remove (http->canceller->clients, http);
+    g_mutex_unlock (&http->canceller->lock);
+  }
   if (http->thread) {
     g_mutex_lock (&http->lock);
     http->stopping = TRUE;
@@ -1031,6 +1239,8 @@ gst_spdl_http_free (GstSpdlHttp * http)
   g_queue_clear (&http->to_resume);
   g_queue_clear (&http->paused);
   g_queue_clear (&http->charged);
+  if (http->ranges)
+    g_hash_table_unref (http->ranges);
   g_free (http->ca_file);
   g_mutex_clear (&http->lock);
   g_cond_clear (&http->cond);

@@ -24,16 +24,35 @@ G_BEGIN_DECLS
 typedef struct _GstSpdlHttp GstSpdlHttp;
 typedef struct _GstSpdlHttpStream GstSpdlHttpStream;
 
+/* A stop request for the clients made for one task (an element's start:
+ * listing, index, learning): cancelling it cancels each client made with
+ * it (gst_spdl_http_cancel()), those made later too, until it is reset. */
+typedef struct _GstSpdlHttpCanceller GstSpdlHttpCanceller;
+
 typedef struct
 {
   guint max_requests;           /* transfers running at once */
-  guint timeout_ms;             /* connect, and longest wait for a byte */
-  guint retries;                /* after the first attempt */
+  guint connect_timeout_ms;     /* to connect (TCP and TLS); 0: timeout_ms */
+  guint timeout_ms;             /* longest wait for a byte (the first one
+                                 * too: a server that never answers) */
+  guint retries;                /* after the first attempt; a request the
+                                 * server never answered, at most once */
   guint64 max_bytes_in_flight;  /* received, not yet consumed */
   /* NULL: CURL_CA_BUNDLE, SSL_CERT_FILE, the system's */
   const gchar *ca_file;
   GstSpdlS3Config s3;           /* for s3:// URLs */
+  GstSpdlHttpCanceller *canceller;      /* NULL: none; outlives the client */
 } GstSpdlHttpConfig;
+
+/* Whether a server answers byte ranges, from its responses so far. */
+typedef enum
+{
+  GST_SPDL_HTTP_RANGES_UNKNOWN,         /* no response from it yet */
+  GST_SPDL_HTTP_RANGES_YES,             /* Accept-Ranges: bytes, or a 206 */
+  GST_SPDL_HTTP_RANGES_UNADVERTISED,    /* answers without Accept-Ranges */
+  GST_SPDL_HTTP_RANGES_NO,              /* a ranged GET answered whole, or
+                                         * Accept-Ranges: none */
+} GstSpdlHttpRanges;
 
 typedef struct
 {
@@ -67,10 +86,19 @@ typedef void (*GstSpdlHttpHeadFunc) (const GstSpdlHttpObjectInfo * info,
 
 gboolean gst_spdl_http_is_url (const gchar * location);
 
+GstSpdlHttpCanceller *gst_spdl_http_canceller_new (void);
+void gst_spdl_http_canceller_cancel (GstSpdlHttpCanceller * canceller);
+gboolean gst_spdl_http_canceller_is_cancelled (GstSpdlHttpCanceller *
+    canceller);
+void gst_spdl_http_canceller_reset (GstSpdlHttpCanceller * canceller);
+/* No client made with it may be left. */
+void gst_spdl_http_canceller_free (GstSpdlHttpCanceller * canceller);
+
 GstSpdlHttp *gst_spdl_http_new (const GstSpdlHttpConfig * config,
     GError ** error);
-/* Wakes every reader with an error and stops retrying: used before the
- * threads that read are joined. */
+/* Ends every transfer (in flight, waiting for a retry, submitted later)
+ * with a "cancelled" error, promptly: readers and waiters wake up. Used
+ * before the threads that read are joined, and to stop a start. */
 void gst_spdl_http_cancel (GstSpdlHttp * http);
 /* Cancels what is in flight (no callback runs after it) and frees. */
 void gst_spdl_http_free (GstSpdlHttp * http);
@@ -109,6 +137,11 @@ gboolean gst_spdl_http_stream_get_object (GstSpdlHttpStream * stream,
 void gst_spdl_http_stream_close (GstSpdlHttpStream * stream);
 
 void gst_spdl_http_get_stats (GstSpdlHttp * http, GstSpdlHttpStats * stats);
+
+/* What the responses of @url's server (scheme, host and port) said of
+ * byte ranges so far. */
+GstSpdlHttpRanges gst_spdl_http_get_ranges (GstSpdlHttp * http,
+    const gchar * url);
 
 /* The keys under an s3:// prefix (ListObjectsV2, all pages), sorted. */
 GPtrArray *gst_spdl_http_s3_list (GstSpdlHttp * http, const gchar * url,

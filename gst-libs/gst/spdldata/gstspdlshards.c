@@ -368,6 +368,9 @@ struct _GstSpdlShards
   guint next_fd;
   RangeRead **ring;             /* remote ranged reads, in order */
   guint ring_size;
+  /* remote elastic order from a server without byte ranges: members cut
+   * out of shards streamed whole (read_positions_streamed()) */
+  gboolean stream_members;
 };
 
 static void flush_group (Segment * seg);
@@ -696,7 +699,8 @@ shards_folder (GstSpdlShards * shards)
 
 /* The elastic order needs every sample's byte range: from shards.members
  * (tools/make-shards writes it). FALSE without @error when there is none
- * or it lacks a listed shard (the contiguous split is used then). */
+ * or it lacks a listed shard (the contiguous split is used then), with
+ * @error when it cannot be read. */
 static gboolean
 load_members (GstSpdlShards * shards, GError ** error)
 {
@@ -712,10 +716,15 @@ load_members (GstSpdlShards * shards, GError ** error)
   gboolean ok = FALSE;
   guint i;
 
+  if (text == NULL && fetch_error) {
+    /* one that cannot be read (a refusal, a server that fails or never
+     * answers) is not taken for none: ranks that can read it would use
+     * another order, and shards.idx would only wait for the same server */
+    g_propagate_error (error, fetch_error);
+    goto done;
+  }
   if (text == NULL) {
-    GST_INFO ("no member index %s (%s)", path, fetch_error ?
-        fetch_error->message : "none");
-    g_clear_error (&fetch_error);
+    GST_INFO ("no member index %s", path);
     goto done;
   }
   if (!gst_spdl_shard_index_parse_members (text, path, parsed, found,
@@ -1529,9 +1538,195 @@ range_read_sample (GstSpdlShards * shards, RangeRead * read, guint i,
   return sample;
 }
 
+/* ------------------------------------------------------------------------ */
+/* The elastic order from a server without byte ranges                      */
+
+/* One of this rank's members this epoch: its k (position first + k x
+ * world) and where it lies in the stream of shards. */
+typedef struct
+{
+  guint64 global;
+  guint64 k;
+  guint64 offset;
+  guint32 shard_rank;           /* the shard's place in the epoch's order */
+} Wanted;
+
+static gint
+compare_wanted (gconstpointer a, gconstpointer b)
+{
+  const Wanted *x = a, *y = b;
+
+  if (x->shard_rank != y->shard_rank)
+    return x->shard_rank < y->shard_rank ? -1 : 1;
+  if (x->offset != y->offset)
+    return x->offset < y->offset ? -1 : 1;
+  return x->k < y->k ? -1 : x->k > y->k;
+}
+
+/* Reads @len bytes of @stream into @data (NULL: drops them): fewer at its
+ * end, -1 with @error. */
+static gssize
+stream_read_full (GstSpdlShards * shards, ByteStream * stream, guint8 * data,
+    guint64 len, guint8 * scratch, GError ** error)
+{
+  guint64 got = 0;
+
+  while (got < len && !is_stopping (shards)) {
+    gsize want = (gsize) MIN (len - got, READ_CHUNK);
+    gssize n = stream->read (stream, data ? data + got : scratch, want,
+        error);
+
+    if (n < 0)
+      return -1;
+    if (n == 0)
+      break;
+    got += n;
+  }
+  return (gssize) got;
+}
+
+/* The order does not change: the epoch's shards are streamed in the order
+ * the global order came from (their samples through a shuffle buffer), so
+ * a member is read at most a shuffle buffer's worth of samples ahead of
+ * its turn and held until then; each shard is read once, up to this
+ * rank's last member in it, and shards without one are not read. */
+static void
+read_positions_streamed (GstSpdlShards * shards, const guint64 * order,
+    guint64 first, guint64 k0, guint64 count)
+{
+  guint64 world = MAX (shards->config.world_size, 1), n = count - k0, k, i;
+  guint64 next = 0, pos = 0;
+  guint32 *shard_seq = shard_order (shards, shards->epoch);
+  guint32 *rank_of = g_new (guint32, MAX (shards->n_shards, 1));
+  Wanted *wanted = g_new (Wanted, MAX (n, 1));
+  GstSpdlShardSample **ready = g_new0 (GstSpdlShardSample *, MAX (n, 1));
+  guint64 *plan = g_new (guint64, MAX (n, 1));  /* first wanted of a shard */
+  guint n_plan = 0, p = 0, opened = 0, s;
+  guint ahead = MIN (MAX (shards->config.http.max_requests, 1), 8);
+  ByteStream **streams;
+  GError *dead = NULL;          /* the current shard's stream failed */
+  guint8 *scratch = g_malloc (READ_CHUNK);
+  /* the member read last, for the same again (the last ranks wrap) */
+  GstBuffer *prev_buffer = NULL;
+  GError *prev_error = NULL;
+
+  for (s = 0; s < shards->n_shards; s++)
+    rank_of[shard_seq[s]] = s;
+  for (k = k0; k < count; k++) {
+    Wanted *w = &wanted[k - k0];
+
+    w->global = order[(first + k * world) % shards->total];
+    w->k = k;
+    w->offset = shards->members[w->global].offset;
+    w->shard_rank = rank_of[shards->members[w->global].shard];
+  }
+  qsort (wanted, n, sizeof (Wanted), compare_wanted);
+  for (i = 0; i < n; i++)
+    if (i == 0 || wanted[i].shard_rank != wanted[i - 1].shard_rank)
+      plan[n_plan++] = i;
+  streams = g_new0 (ByteStream *, MAX (n_plan, 1));
+
+  for (k = k0; k < count && !is_stopping (shards); k++) {
+    /* read on in the stream until the member of position k is there */
+    while (ready[k - k0] == NULL && next < n && !is_stopping (shards)) {
+      const Wanted *w = &wanted[next];
+      const GstSpdlShardMember *m = &shards->members[w->global];
+      GstSpdlShardSample *sample = member_sample (shards, w->global,
+          first + w->k * world);
+
+      if (p < n_plan && next == plan[p]) {
+        /* the next shard: streams open ahead of it download meanwhile */
+        if (p > 0 && streams[p - 1]) {
+          streams[p - 1]->close (streams[p - 1]);
+          streams[p - 1] = NULL;
+        }
+        for (; opened < n_plan && opened < p + ahead; opened++)
+          streams[opened] = open_stream (shards,
+              shards->members[wanted[plan[opened]].global].shard, NULL);
+        g_clear_error (&dead);
+        pos = 0;
+        p++;
+      }
+      if (next > 0 && wanted[next - 1].global == w->global) {
+        if (prev_buffer)
+          sample->buffer = gst_buffer_copy (prev_buffer);
+        if (prev_error)
+          sample->error = g_error_copy (prev_error);
+      } else if (dead) {
+        sample->error = g_error_copy (dead);
+      } else if (!member_too_large (shards, sample)) {
+        guint64 start = m->offset - TAR_BLOCK, want = TAR_BLOCK + m->size;
+        ByteStream *stream = streams[p - 1];
+        guint8 *data = NULL;
+        gssize got = 0;
+
+        if (start > pos)
+          got = stream_read_full (shards, stream, NULL, start - pos, scratch,
+              &dead);
+        if (got >= 0)
+          pos += got;
+        if (got >= 0 && pos == start &&
+            (data = g_try_malloc (want)) == NULL) {
+          sample->error = g_error_new (GST_SPDL_READ_ERROR,
+              GST_SPDL_READ_ERROR_TOO_LARGE, "out of memory for %"
+              G_GUINT64_FORMAT " bytes", m->size);
+        } else if (got >= 0 && pos == start) {
+          got = stream_read_full (shards, stream, data, want, scratch, &dead);
+          if (got >= 0) {
+            pos += got;
+            member_finish (shards, sample, gst_buffer_new_wrapped (data,
+                    got));
+          } else {
+            g_free (data);
+          }
+        } else if (got >= 0 && pos > start) {
+          sample->error = g_error_new (GST_SPDL_READ_ERROR,
+              GST_SPDL_READ_ERROR_CORRUPT_MEMBER, "the index's members "
+              "overlap (bytes %" G_GUINT64_FORMAT "..%" G_GUINT64_FORMAT ")",
+              m->offset, m->offset + m->size);
+        } else if (got >= 0) {
+          /* the shard ended before the member */
+          member_finish (shards, sample, gst_buffer_new ());
+        }
+        if (dead && sample->error == NULL)
+          sample->error = g_error_copy (dead);
+      }
+      /* a copy (the same memory): a sample's own buffer stays writable */
+      gst_clear_buffer (&prev_buffer);
+      if (sample->buffer)
+        prev_buffer = gst_buffer_copy (sample->buffer);
+      g_clear_error (&prev_error);
+      if (sample->error)
+        prev_error = g_error_copy (sample->error);
+      ready[w->k - k0] = sample;
+      next++;
+    }
+    if (ready[k - k0] == NULL)
+      break;                    /* stopping */
+    deliver (shards, g_steal_pointer (&ready[k - k0]));
+  }
+
+  for (i = 0; i < n; i++)
+    gst_spdl_shard_sample_free (ready[i]);
+  for (s = 0; s < n_plan; s++)
+    if (streams[s])
+      streams[s]->close (streams[s]);
+  g_clear_error (&dead);
+  g_clear_error (&prev_error);
+  gst_clear_buffer (&prev_buffer);
+  g_free (streams);
+  g_free (scratch);
+  g_free (plan);
+  g_free (ready);
+  g_free (wanted);
+  g_free (rank_of);
+  g_free (shard_seq);
+}
+
 /* Remote members: up to http-requests ranged GETs at once, handed out in
  * order. Reads still in flight when stopping stay in the ring (their
- * callbacks may yet run) until gst_spdl_shards_free(). */
+ * callbacks may yet run) until gst_spdl_shards_free(). A server found to
+ * answer them whole has the rest of the epoch streamed. */
 static void
 read_positions_remote (GstSpdlShards * shards, const guint64 * order,
     guint64 first, guint64 count)
@@ -1539,10 +1734,23 @@ read_positions_remote (GstSpdlShards * shards, const guint64 * order,
   guint64 next_k = 0;
   guint window = shards->ring_size, head = 0, queued = 0, i;
 
-  while (queued > 0 || next_k < count) {
+  if (shards->stream_members) {
+    read_positions_streamed (shards, order, first, 0, count);
+    return;
+  }
+  while (queued > 0 || (next_k < count && !shards->stream_members)) {
     RangeRead *read;
 
-    for (; next_k < count && queued < window; queued++) {
+    if (!shards->stream_members && gst_spdl_http_get_ranges (shards->http,
+            shards->names[0]) == GST_SPDL_HTTP_RANGES_NO) {
+      /* what is in flight is cut out of the whole (each stops at its
+       * range's end), then the rest streamed */
+      GST_WARNING ("%s: a byte-range GET was answered whole: the rest is "
+          "read by streaming each shard once", shards->names[0]);
+      shards->stream_members = TRUE;
+    }
+    for (; next_k < count && queued < window && !shards->stream_members;
+        queued++) {
       read = range_read_start (shards, order, first, next_k, count);
       shards->ring[(head + queued) % window] = read;
       next_k += read->n;
@@ -1563,6 +1771,8 @@ read_positions_remote (GstSpdlShards * shards, const guint64 * order,
       deliver (shards, range_read_sample (shards, read, i, first));
     range_read_free (read);
   }
+  if (shards->stream_members && next_k < count && !is_stopping (shards))
+    read_positions_streamed (shards, order, first, next_k, count);
 }
 
 /* What a learned index left out (samples with a bad label, the rest of a
@@ -1671,8 +1881,31 @@ gst_spdl_shards_start (GstSpdlShards * shards, GError ** error)
 {
   shards->config.queue_size = MAX (shards->config.queue_size, 1);
   if (shards->elastic && shards->http) {
+    GstSpdlHttpRanges ranges = gst_spdl_http_get_ranges (shards->http,
+        shards->names[0]);
+
     shards->ring_size = MAX (shards->config.http.max_requests, 1);
     shards->ring = g_new0 (RangeRead *, shards->ring_size);
+    /* the index's or the learning's responses said (unknown: ranges are
+     * tried, and one answered whole switches over) */
+    if (ranges == GST_SPDL_HTTP_RANGES_NO ||
+        ranges == GST_SPDL_HTTP_RANGES_UNADVERTISED) {
+      const gchar *host = strstr (shards->names[0], "://");
+      const gchar *end = host ? strchr (host + 3, '/') : NULL;
+      gchar *origin = end ? g_strndup (shards->names[0],
+          end - shards->names[0]) : g_strdup (shards->names[0]);
+
+      shards->stream_members = TRUE;
+      if (shards->warnings == NULL)
+        shards->warnings = g_ptr_array_new_with_free_func (g_free);
+      g_ptr_array_add (shards->warnings, g_strdup_printf ("%s does not "
+              "answer byte ranges (%s): each shard is read whole, once an "
+              "epoch, the members of this rank cut out of it in the same "
+              "order", origin, ranges == GST_SPDL_HTTP_RANGES_NO ?
+              "a ranged request was answered whole" :
+              "no Accept-Ranges: bytes"));
+      g_free (origin);
+    }
   }
   shards->thread = g_thread_try_new ("spdlshards", reader_thread, shards,
       error);
