@@ -5,6 +5,7 @@
                   [--truncate-first N] [--delay-ms D] [--status SUBSTR=CODE]
                   [--hang SUBSTR] [--throttle-after BYTES] [--log FILE]
                   [--change SUBSTR] [--ignore-if-range] [--bad-range]
+                  [--claim-ranges]
 
 Forwards GET requests to UPSTREAM (http://host:port, e.g. http.server or
 moto_server; headers such as Range and the SigV4 ones pass through), or
@@ -20,7 +21,9 @@ From a folder it answers Range requests (bytes=N-) with a 206, validated by
 If-Range against its ETag and Last-Modified (a 200 with the whole when they
 do not match; --ignore-if-range: never checked); --change makes the files
 of matching paths change after the first request (another size, ETag and
-Last-Modified); --bad-range starts each 206's Content-Range one byte early.
+Last-Modified); --bad-range starts each 206's Content-Range one byte early;
+--claim-ranges adds "Accept-Ranges: bytes" to every answer (a server
+that claims Range support and may not have it).
 HEAD requests (a shard's size and validators) are answered the same way
 without a body, and get only the per-path faults (--status, --hang).
 Prints its port on the first line of stdout; each request goes to --log
@@ -56,6 +59,7 @@ def main():
     ap.add_argument("--change", action="append", default=[])
     ap.add_argument("--ignore-if-range", action="store_true")
     ap.add_argument("--bad-range", action="store_true")
+    ap.add_argument("--claim-ranges", action="store_true")
     args = ap.parse_args()
     folder = args.upstream if os.path.isdir(args.upstream) else None
     up = urllib.parse.urlsplit(args.upstream)
@@ -186,6 +190,9 @@ def main():
                 if k.lower() not in ("connection", "keep-alive", "transfer-encoding",
                                      "content-length", "date", "server"):
                     self.send_header(k, v)
+            if args.claim_ranges and not any(k.lower() == "accept-ranges"
+                                             for k, _ in resp_headers):
+                self.send_header("Accept-Ranges", "bytes")
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
             if n <= args.reset_first and len(body) > 1:

@@ -95,20 +95,26 @@ def test_shards_over_http_match_local(data):
     assert set(seen) == set(range(N_SAMPLES))
 
 
-def test_shards_over_http_resume_on_other_world_sizes(data, tmp_path):
+@pytest.mark.parametrize("ranges", [True, False])
+def test_shards_over_http_resume_on_other_world_sizes(data, tmp_path, ranges):
     """Saved on 2 ranks mid-epoch, resumed on 1 and 3, over HTTP: each
-    remaining sample once, with its label and pixels."""
+    remaining sample once, with its label and pixels; from a server that
+    answers byte ranges, and from one that does not (http.server behind
+    the proxy: shards streamed whole, the same order)."""
     base, truth, pattern, server = data
     log = str(tmp_path / "requests.log")
-    p = proxy(server.url, log=log)
+    p = proxy(str(base) if ranges else server.url, log=log)
     try:
         check_elastic_resume('"%s/shards/%s"' % (p.url, pattern), N_SAMPLES, 2)
     finally:
         p.stop()
     with open(log) as f:
         requests = [r.split() for r in f.read().splitlines() if ".tar" in r]
-    # members by range, never whole shards
-    assert requests and all(r[1].startswith("bytes=") for r in requests)
+    assert requests
+    if ranges:      # members by range, never whole shards
+        assert all(r[1].startswith("bytes=") for r in requests)
+    else:           # whole shards, never a range
+        assert all(r[1] == "-" for r in requests)
 
 
 def test_adjacent_members_share_a_request(data, tmp_path):
@@ -119,7 +125,7 @@ def test_adjacent_members_share_a_request(data, tmp_path):
     n_shards = N_SAMPLES // 8
     for world, requests in ((1, n_shards), (2, n_shards)):
         log = str(tmp_path / ("requests-%d.log" % world))
-        p = proxy(server.url, log=log)
+        p = proxy(str(base), log=log)
         try:
             out, warnings, error, _ = run_src(
                 'location="%s/shards/%s" num-shards=%d' % (p.url, pattern, world))
@@ -130,8 +136,126 @@ def test_adjacent_members_share_a_request(data, tmp_path):
         for _, label, _, path, d in out:
             assert (label, d) == truth[key_of(path)]
         with open(log) as f:
-            tars = [r for r in f.read().splitlines() if ".tar" in r]
+            tars = [r.split() for r in f.read().splitlines() if ".tar" in r]
         assert len(tars) == requests
+        assert all(r[1].startswith("bytes=") for r in tars)
+
+
+class CountingServer:
+    """Python's http.server (no Range support: every GET answered whole) in
+    a thread on 127.0.0.1, counting the body bytes it sent per path."""
+
+    def __init__(self, root):
+        import http.server
+        import threading
+
+        self.sent = {}
+        lock = threading.Lock()
+        sent = self.sent
+
+        class Handler(http.server.SimpleHTTPRequestHandler):
+            def __init__(self, *a, **kw):
+                super().__init__(*a, directory=root, **kw)
+
+            def log_message(self, *a):
+                pass
+
+            def copyfile(self, source, outputfile):
+                while True:
+                    chunk = source.read(16 * 1024)
+                    if not chunk:
+                        break
+                    try:
+                        outputfile.write(chunk)
+                    except OSError:
+                        break       # the client hung up
+                    with lock:
+                        sent[self.path] = sent.get(self.path, 0) + len(chunk)
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = "http://127.0.0.1:%d" % self.httpd.server_address[1]
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+
+    def tar_bytes(self):
+        return sum(n for path, n in self.sent.items() if path.endswith(".tar"))
+
+    def stop(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def test_server_without_ranges_streams_each_shard_once(tmp_path):
+    """One shard of 200 samples (about 0.8 MB) from a server without Range
+    support: a shuffled epoch reads about the shard once (each member read
+    by a ranged GET would download the shard up to it: ~100x), every
+    sample once with its label, in the order a ranged read gives; one
+    warning naming the server. On 2 ranks, each rank streams it once."""
+    n = 200
+    truth = make_image_folder(str(tmp_path / "folder"), n, seed=4)
+    location = make_shards(str(tmp_path / "folder"), str(tmp_path / "shards"), n)
+    pattern = os.path.basename(location)
+    size = sum(os.path.getsize(str(f)) for f in (tmp_path / "shards").glob("*.tar"))
+    props = " shuffle=true seed=3 shuffle-buffer=50"
+    local, _, error, _ = run_src('location="%s/shards/%s"' % (tmp_path, pattern) + props)
+    assert error is None and len(local) == n
+    server = CountingServer(str(tmp_path))
+    try:
+        stats = []
+        out, warnings, error, _ = run_src(
+            'location="%s/shards/%s"' % (server.url, pattern) + props, stats=stats)
+        ratio = server.tar_bytes() / size
+        assert error is None
+        assert len(warnings) == 1 and server.url in warnings[0]
+        assert "does not answer byte ranges" in warnings[0]
+        assert summary(out) == summary(local)
+        assert sorted(o[0] for o in out) == list(range(n))
+        for _, label, _, path, d in out:
+            assert (label, d) == truth[key_of(path)]
+        assert stats[0].get_value("http-range-ignored") == 0
+        assert ratio <= 1.5, ratio
+        print("bytes served / shard size, one rank: %.3f" % ratio)
+        # two ranks: each streams the shard once, together every sample
+        seen = []
+        for rank in range(2):
+            server.sent.clear()
+            out, warnings, error, _ = run_src(
+                'location="%s/shards/%s" num-shards=2 shard-index=%d'
+                % (server.url, pattern, rank) + props)
+            assert error is None and len(out) == n // 2
+            assert server.tar_bytes() / size <= 1.5
+            seen += [o[0] for o in out]
+        assert sorted(seen) == list(range(n))
+    finally:
+        server.stop()
+
+
+def test_ranged_get_answered_whole_switches_to_streaming(data, tmp_path):
+    """A server that says Accept-Ranges: bytes and answers a ranged GET
+    whole: the reads in flight are cut out of their answers, the rest of
+    the epoch is streamed; every sample once, with its label."""
+    base, truth, pattern, server = data
+    # the proxy's folder mode says Accept-Ranges; in front of http.server
+    # it forwards the whole answers of a server that ignores Range, with
+    # Accept-Ranges added by --claim-ranges
+    log = str(tmp_path / "requests.log")
+    p = proxy(server.url, "--claim-ranges", log=log)
+    stats = []
+    try:
+        out, warnings, error, _ = run_src(
+            'location="%s/shards/%s" shuffle=true seed=5 http-requests=2' % (p.url, pattern),
+            stats=stats)
+    finally:
+        p.stop()
+    assert error is None and warnings == []
+    assert sorted(o[0] for o in out) == list(range(N_SAMPLES))
+    for _, label, _, path, d in out:
+        assert (label, d) == truth[key_of(path)]
+    assert 0 < stats[0].get_value("http-range-ignored") <= 2
+    with open(log) as f:
+        tars = [r.split() for r in f.read().splitlines() if ".tar" in r]
+    ranged = [r for r in tars if r[1] != "-"]
+    assert 0 < len(ranged) <= 2 and len(tars) - len(ranged) <= N_SAMPLES // 8
 
 
 def test_truncated_shard_over_http_by_range(data, tmp_path):
