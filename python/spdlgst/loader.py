@@ -4,6 +4,7 @@ from __future__ import annotations
 import operator
 import os
 import re
+import threading
 import time
 from collections.abc import Sequence
 from typing import Any, Dict, Iterator, List, Optional, Tuple
@@ -105,6 +106,7 @@ class Loader:
         if isinstance(log_limit, bool) or not isinstance(log_limit, int) or log_limit < 0:
             raise ValueError(f"log_limit must be an int >= 0, not {log_limit!r}")
         self._foreign = False        # made in the parent of a fork
+        self._abandoned = False      # interrupted mid state change
         self._closed = True          # until the pipeline is built
         try:
             check_can_start()
@@ -206,10 +208,60 @@ class Loader:
         # a pull-batch before the start (None: nothing yet) makes the sink
         # hold the pipeline 4 epochs ahead at most from its first epoch
         self.sink.emit("try-pull-batch", 0)
-        if self.pipeline.set_state(Gst.State.PLAYING) == Gst.StateChangeReturn.FAILURE:
+        if self._set_state(Gst.State.PLAYING) == Gst.StateChangeReturn.FAILURE:
             self._drain()
             self._failure = LoaderError("the pipeline could not start")
             raise self._failure
+
+    def _set_state(self, state: Gst.State) -> Gst.StateChangeReturn:
+        """The pipeline's set_state, on a thread of its own and waited for
+        in short steps, so that Ctrl-C (KeyboardInterrupt) stops it: a
+        start lists the dataset or reads and learns a shard index, which
+        takes long on a slow server, and a thread inside a C call does not
+        see signals. Interrupted, spdlsrc is cancelled (its remote reads
+        end, the state change fails) and given a second; a state change
+        still under way then (a local listing) is left to the process's
+        end, and the loader is never used again."""
+        result = []
+        worker = threading.Thread(
+            target=lambda: result.append(self.pipeline.set_state(state)),
+            name="spdlgst-set-state", daemon=True)
+        worker.start()
+        try:
+            while worker.is_alive():
+                worker.join(0.05)
+        except KeyboardInterrupt:
+            self._interrupt(worker)
+            raise
+        return result[0]
+
+    def _interrupt(self, worker: threading.Thread) -> None:
+        """KeyboardInterrupt during a state change on @worker."""
+        self._failure = LoaderError("interrupted (KeyboardInterrupt) while "
+                                    "the pipeline started")
+        if self._src is not None:
+            self._src.emit("cancel")
+        deadline = time.monotonic() + 1.0
+        try:
+            while worker.is_alive() and time.monotonic() < deadline:
+                worker.join(0.05)
+        except KeyboardInterrupt:
+            pass
+        if worker.is_alive():
+            # it holds the pipeline's state lock: closing would wait for it
+            self._abandoned = True
+            keep_forever(self.pipeline)
+            logger.debug("interrupted: the state change under way is left "
+                         "to the process's end")
+
+    def _wait_started(self, src: Gst.Element) -> None:
+        """Waits (10 s at most, in Ctrl-C-able steps) for @src to reach
+        its state: it lists the dataset when it starts."""
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            ret, _, _ = src.get_state(50 * Gst.MSECOND)
+            if ret != Gst.StateChangeReturn.ASYNC:
+                return
 
     def _drain(self) -> None:
         """The bus's messages; an error among them stops the loader."""
@@ -436,7 +488,7 @@ class Loader:
             raise TypeError("length needs spdlsrc and spdlbatch")
         # spdlsrc lists when it reaches PAUSED; not the whole pipeline's
         # preroll, which epochs without a batch never complete
-        src.get_state(10 * Gst.SECOND)
+        self._wait_started(src)
         n = src.get_property("num-samples")
         size = batch.get_property("batch-size")
         return n // size if batch.get_property("drop-last") else -(-n // size)
@@ -446,7 +498,7 @@ class Loader:
         if self._src is None:
             raise TypeError("the dataset's listing needs spdlsrc")
         self.start()
-        self._src.get_state(10 * Gst.SECOND)
+        self._wait_started(self._src)
         return self._src
 
     @property
@@ -613,6 +665,9 @@ class Loader:
         """Stops the pipeline; its threads are joined before this returns."""
         if self._foreign:
             return              # the parent's: nothing of it runs here
+        if self._abandoned:
+            self._closed = True     # its state change still holds it
+            return
         if not self._closed:
             self._closed = True
             self._loop += 1

@@ -680,3 +680,102 @@ def test_paused_transfers_do_not_time_out(tmp_path):
     finally:
         pipeline.set_state(Gst.State.NULL)
         server.stop()
+
+
+# ---------------------------------------------------------------------------
+# Servers that never answer: bounded waits, and Ctrl-C
+
+def silent_server():
+    """A socket on 127.0.0.1 that listens and never accepts: connections
+    complete (the kernel's backlog) and no byte ever comes back."""
+    import socket
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(64)
+    return sock, "http://127.0.0.1:%d" % sock.getsockname()[1]
+
+
+def test_silent_server_fails_in_bounded_time(data):
+    """A server that accepts and never answers: the start fails after two
+    attempts of http-timeout each (retries or not), naming the URL and
+    the wait."""
+    sock, url = silent_server()
+    try:
+        t0 = time.monotonic()
+        _, _, error, _ = run_src('location="%s/shards/train-{000000..000004}.tar" '
+                                 'http-timeout=1000 http-retries=5' % url)
+        took = time.monotonic() - t0
+    finally:
+        sock.close()
+    assert error is not None and "no response within 1 s" in error
+    assert url + "/shards/shards.members" in error
+    assert took < 6, took
+
+
+INTERRUPTED = r"""
+import sys, time
+import spdlgst
+loader = spdlgst.Loader(sys.argv[1])
+print("made", flush=True)
+if sys.argv[2] == "len":
+    len(loader)
+for batch in loader:
+    print("batch", flush=True)
+print("ended", flush=True)
+"""
+
+
+def interrupt(location, after, how="iterate", delay=1.0):
+    """A process making a loader of @location and iterating it (or asking
+    its len()) gets SIGINT @delay s after printing @after: the seconds it
+    took to exit, and its stderr."""
+    import signal
+
+    line = ('spdlsrc location="%s" ! spdldecode width=32 height=32 ! '
+            'spdlbatch batch-size=4 ! spdlappsink name=sink' % location)
+    proc = subprocess.Popen([sys.executable, "-c", INTERRUPTED, line, how],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        while True:
+            out = proc.stdout.readline()
+            assert out, "exited early: %s" % proc.stderr.read()
+            if out.strip() == after:
+                break
+        time.sleep(delay)
+        assert proc.poll() is None
+        t0 = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+        return time.monotonic() - t0, err
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+@pytest.mark.parametrize("how", ["iterate", "len"])
+def test_ctrl_c_while_the_index_is_read_from_a_silent_server(how):
+    """Ctrl-C while the pipeline starts (spdlsrc waits for the shard index
+    of a server that never answers): KeyboardInterrupt within a second or
+    two, not after the timeouts."""
+    sock, url = silent_server()
+    try:
+        took, err = interrupt("%s/shards/train-{000000..000004}.tar" % url, "made", how)
+    finally:
+        sock.close()
+    assert "KeyboardInterrupt" in err, err
+    assert took < 2, took
+    print("SIGINT to exit, starting (%s): %.2f s" % (how, took))
+
+
+def test_ctrl_c_while_iterating_over_a_hung_server(data):
+    """Ctrl-C while batches are awaited from shards that never come."""
+    base, truth, pattern, server = data
+    p = proxy(server.url, "--hang", ".tar")
+    try:
+        took, err = interrupt("%s/shards/%s" % (p.url, pattern), "made", delay=2.0)
+    finally:
+        p.stop()
+    assert "KeyboardInterrupt" in err, err
+    assert took < 2, took
+    print("SIGINT to exit, iterating: %.2f s" % took)
