@@ -553,7 +553,10 @@ gst_spdl_src_class_init (GstSpdlSrcClass * klass)
    * tools/make-shards, or learned from shards without index files, see
    * #GstSpdlSrc:shard-cache): an epoch's global order from (seed, epoch)
    * alone, split between ranks as folders are, each sample read by its byte
-   * range (resume at any number of ranks). FALSE, or shards with only
+   * range (resume at any number of ranks); from a server without byte
+   * ranges, each shard streamed once an epoch instead and its members cut
+   * out of it, in the same order (one warning names the server; see
+   * docs/remote.md). FALSE, or shards with only
    * "shards.idx": each rank streams a contiguous part of the shards (resume
    * at the same number of ranks only).
    */
