@@ -64,11 +64,16 @@
  * brace ranges zero-padded as WebDataset writes them, at most a million names,
  * or one ".tar" file; a local file or folder that exists is taken as named,
  * braces and all, not as a pattern) reads samples from the shards as they
- * stream in: the members of a shard are grouped by key (the member path up to
- * the first dot of its base name), the image is the member ending in jpg, jpeg,
- * png, webp, bmp, gif, tif, tiff, ppm or pgm, the label the non-negative ASCII integer in the ".cls" member
- * (-1 without one; another text is a corrupt member, its sample skipped); other
- * members are ignored and a shard is never held whole in memory. The sample
+ * stream in: the members of a shard are grouped by key as webdataset 1.0
+ * groups them (the member path up to the first dot of its base name), the
+ * image is the member #GstSpdlSrc:image-key names (by default the one
+ * ending in jpg, jpeg, png, webp, bmp, gif, tif, tiff, ppm, pgm, pbm or
+ * pnm), the label the integer in the member #GstSpdlSrc:label-key names
+ * (by default the ASCII digits of ".cls", -1 without one; JSON members by
+ * #GstSpdlSrc:label-field); other members are ignored and a shard is never
+ * held whole in memory. A group that is no sample is skipped with a
+ * warning naming it and counted: "no-image", "unsupported-image",
+ * "bad-label", "no-label". The sample
  * index is the shard's offset in the listing plus the sample's position in it,
  * the path "SHARD:MEMBER".
  *
