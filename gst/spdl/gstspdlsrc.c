@@ -64,11 +64,16 @@
  * brace ranges zero-padded as WebDataset writes them, at most a million names,
  * or one ".tar" file; a local file or folder that exists is taken as named,
  * braces and all, not as a pattern) reads samples from the shards as they
- * stream in: the members of a shard are grouped by key (the member path up to
- * the first dot of its base name), the image is the member ending in jpg, jpeg,
- * png, webp, bmp, gif, tif, tiff, ppm or pgm, the label the non-negative ASCII integer in the ".cls" member
- * (-1 without one; another text is a corrupt member, its sample skipped); other
- * members are ignored and a shard is never held whole in memory. The sample
+ * stream in: the members of a shard are grouped by key as webdataset 1.0
+ * groups them (the member path up to the first dot of its base name), the
+ * image is the member #GstSpdlSrc:image-key names (by default the one
+ * ending in jpg, jpeg, png, webp, bmp, gif, tif, tiff, ppm, pgm, pbm or
+ * pnm), the label the integer in the member #GstSpdlSrc:label-key names
+ * (by default the ASCII digits of ".cls", -1 without one; JSON members by
+ * #GstSpdlSrc:label-field); other members are ignored and a shard is never
+ * held whole in memory. A group that is no sample is skipped with a
+ * warning naming it and counted: "no-image", "unsupported-image",
+ * "bad-label", "no-label". The sample
  * index is the shard's offset in the listing plus the sample's position in it,
  * the path "SHARD:MEMBER".
  *
@@ -169,6 +174,9 @@ enum
   PROP_SHUFFLE_BUFFER_BYTES,
   PROP_ELASTIC,
   PROP_SHARD_CACHE,
+  PROP_IMAGE_KEY,
+  PROP_LABEL_KEY,
+  PROP_LABEL_FIELD,
   PROP_HTTP_REQUESTS,
   PROP_HTTP_CONNECT_TIMEOUT,
   PROP_HTTP_TIMEOUT,
@@ -592,6 +600,61 @@ gst_spdl_src_class_init (GstSpdlSrcClass * klass)
           "\"\": not kept)", NULL, READY_PARAM));
 
   /**
+   * GstSpdlSrc:image-key:
+   *
+   * Tar shards: which member of a sample (a WebDataset group) is its
+   * image, as WebDataset's to_tuple() names it: a ";"-separated list of
+   * extensions ("input.jpg;jpg"), the first one a group has is the image.
+   * NULL: the first of jpg, jpeg, png, webp, bmp, gif, tif, tiff, ppm,
+   * pgm, pbm, pnm that is a member's whole extension, else that ends one
+   * ("img.jpg"). A group without an image member is skipped ("no-image",
+   * or "unsupported-image" when it has an image spdldecode cannot read,
+   * such as AVIF or HEIC), each named in a warning. Set, the shards'
+   * index files (which describe the defaults) are not used: the member
+   * index is learned (#GstSpdlSrc:shard-cache).
+   */
+  g_object_class_install_property (gobject_class, PROP_IMAGE_KEY,
+      g_param_spec_string ("image-key", "Image key",
+          "Tar shards: the image member's extensions, first present wins "
+          "(\"input.jpg;jpg\"; NULL: jpg, jpeg, png, webp, bmp, gif, tif, "
+          "tiff, ppm, pgm, pbm, pnm, whole or ending the extension)", NULL,
+          READY_PARAM));
+
+  /**
+   * GstSpdlSrc:label-key:
+   *
+   * Tar shards: the label member's extensions, first present wins
+   * ("cls", "json", "cls;json"). A member whose extension ends in "json"
+   * holds the label in the JSON field #GstSpdlSrc:label-field; any other
+   * holds it as ASCII digits (WebDataset's ".cls"). Labels are integers
+   * from 0 to 2147483647; a sample whose label member holds anything else
+   * is skipped ("bad-label"), and so is one without a label member when
+   * label-key is set ("no-label"). NULL: "cls", a sample without one
+   * having label -1. Set, the shards' index files are not used (see
+   * #GstSpdlSrc:image-key).
+   */
+  g_object_class_install_property (gobject_class, PROP_LABEL_KEY,
+      g_param_spec_string ("label-key", "Label key",
+          "Tar shards: the label member's extensions, first present wins; "
+          "one ending in json is a JSON member (NULL: cls, label -1 "
+          "without one)", NULL, READY_PARAM));
+
+  /**
+   * GstSpdlSrc:label-field:
+   *
+   * Tar shards: where a JSON label member (#GstSpdlSrc:label-key) holds
+   * the label, a dotted path of object members ("label",
+   * "annotations.class"; a number indexes an array: "labels.0"). The
+   * value must be a JSON integer from 0 to 2147483647 (not 3.0, not
+   * "3"); JSON members are read up to 1 MiB, nested up to 128 levels.
+   * NULL: "label".
+   */
+  g_object_class_install_property (gobject_class, PROP_LABEL_FIELD,
+      g_param_spec_string ("label-field", "Label field",
+          "Tar shards: the JSON label member's field holding the label, a "
+          "dotted path (NULL: label)", NULL, READY_PARAM));
+
+  /**
    * GstSpdlSrc:http-requests:
    *
    * Remote data: HTTP requests in flight at once, on one I/O thread (libcurl's
@@ -834,6 +897,9 @@ gst_spdl_src_finalize (GObject * object)
   g_free (src->s3_session_token);
   g_free (src->ca_file);
   g_free (src->shard_cache);
+  g_free (src->image_key);
+  g_free (src->label_key);
+  g_free (src->label_field);
   gst_spdl_http_canceller_free (src->canceller);
   g_mutex_clear (&src->read_lock);
   g_cond_clear (&src->read_cond);
@@ -958,6 +1024,18 @@ gst_spdl_src_set_property (GObject * object, guint prop_id,
       g_free (src->ca_file);
       src->ca_file = g_value_dup_string (value);
       break;
+    case PROP_IMAGE_KEY:
+      g_free (src->image_key);
+      src->image_key = g_value_dup_string (value);
+      break;
+    case PROP_LABEL_KEY:
+      g_free (src->label_key);
+      src->label_key = g_value_dup_string (value);
+      break;
+    case PROP_LABEL_FIELD:
+      g_free (src->label_field);
+      src->label_field = g_value_dup_string (value);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -1079,6 +1157,15 @@ gst_spdl_src_get_property (GObject * object, guint prop_id, GValue * value,
       break;
     case PROP_CA_FILE:
       g_value_set_string (value, src->ca_file);
+      break;
+    case PROP_IMAGE_KEY:
+      g_value_set_string (value, src->image_key);
+      break;
+    case PROP_LABEL_KEY:
+      g_value_set_string (value, src->label_key);
+      break;
+    case PROP_LABEL_FIELD:
+      g_value_set_string (value, src->label_field);
       break;
     case PROP_ERRORS:
       g_value_set_uint64 (value, src->errors);
@@ -1605,14 +1692,26 @@ start_shards (GstSpdlSrc * src, const gchar * location, guint64 start_offset)
    * not under the object lock, with copies of the element's strings */
   copy_http_config_strings (src, &config.http);
   config.cache_dir = src->config_strings[7] = g_strdup (src->shard_cache);
+  config.image_key = src->config_strings[8] = g_strdup (src->image_key);
+  config.label_key = src->config_strings[9] = g_strdup (src->label_key);
+  config.label_field = src->config_strings[10] =
+      g_strdup (src->label_field);
   GST_OBJECT_UNLOCK (src);
   shards = gst_spdl_shards_open (&config, &error);
 
   if (shards && gst_spdl_shards_get_per_rank (shards) == 0) {
+    gchar *example = NULL;
+    gchar *dropped = gst_spdl_shards_describe_dropped (shards, &example);
+
+    /* why, when groups were found that are no samples */
     g_set_error (&error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_SETTINGS,
         "Shards \"%s\" hold %" G_GUINT64_FORMAT " samples, too few for %u "
-        "ranks", location, gst_spdl_shards_get_total (shards),
-        src->num_shards);
+        "ranks%s%s%s%s%s", location, gst_spdl_shards_get_total (shards),
+        src->num_shards, dropped ? "; groups that are no sample: " : "",
+        dropped ? dropped : "", dropped ? " (" : "", dropped ? example : "",
+        dropped ? "; see image-key, label-key, label-field)" : "");
+    g_free (dropped);
+    g_free (example);
     g_clear_pointer (&shards, gst_spdl_shards_free);
   }
   if (shards && !gst_spdl_shards_start (shards, &error))

@@ -56,7 +56,7 @@ struct _GstSpdlSrc
   /* streaming state, set up in start() */
   guint64 active_max_file_size;
   guint64 first_offset;         /* global samples of start-epoch consumed */
-  gchar *config_strings[8];     /* tar shards: what their config points to */
+  gchar *config_strings[11];    /* tar shards: what their config points to */
   GstSpdlDataset *dataset;
   gchar *dataset_fingerprint;   /* of the last listing, object lock */
   guint64 samples_per_epoch;    /* this shard's share of one epoch */
@@ -84,6 +84,9 @@ struct _GstSpdlSrc
                                  * 0 contiguous, -1 none (under the lock) */
   const gchar *shard_index_source;      /* ... their index's source */
   gchar *shard_cache;           /* property: NULL default, "" none */
+  gchar *image_key;             /* tar shards' rules: NULL the defaults */
+  gchar *label_key;
+  gchar *label_field;
   /* remote data (gstspdlhttp.h): properties under the object lock */
   guint http_requests;
   guint http_connect_timeout;

@@ -54,8 +54,10 @@ split (const gchar * name)
 {
   gchar *key, *extension;
 
-  gst_spdl_tar_split_name (name, &key, &extension);
-  g_assert (g_str_has_prefix (name, key));
+  if (gst_spdl_tar_split_name (name, &key, &extension))
+    g_assert (g_str_has_prefix (name, key));
+  else
+    g_assert (key == NULL && extension == NULL);
   g_free (key);
   g_free (extension);
 }

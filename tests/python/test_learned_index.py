@@ -293,7 +293,7 @@ def test_damaged_shards_while_learning(published, tmp_path, where):
 def test_bad_labels_left_out_and_counted(tmp_path):
     """A .cls member that holds no label: the sample is left out of the
     learned index (as make-shards --index-only leaves it out) and skipped
-    as corrupt-member, named, each epoch."""
+    as bad-label, named, each epoch."""
     path = tmp_path / "labels.tar"
     with tarfile.open(path, "w", format=tarfile.USTAR_FORMAT) as tar:
         for key, cls in (("a", b"1"), ("bad", b"x"), ("c", b"2"), ("long", b"3" * 65)):
@@ -308,7 +308,7 @@ def test_bad_labels_left_out_and_counted(tmp_path):
     assert [(o[0], o[1], o[2], o[4]) for o in out] == [
         (0, 1, 0, b"\xff\xd8a"), (1, 2, 0, b"\xff\xd8c"),
         (0, 1, 1, b"\xff\xd8a"), (1, 2, 1, b"\xff\xd8c")]
-    assert counts.get_value("corrupt-member") == 4
+    assert counts.get_value("bad-label") == 4
     assert sum("labels.tar:bad.jpg" in w and "bad.cls" in w and
                "non-negative integer" in w for w in warnings) == 2
     assert sum("labels.tar:long.jpg" in w and "65 bytes long" in w
@@ -317,7 +317,7 @@ def test_bad_labels_left_out_and_counted(tmp_path):
     out, warnings, error, counts = run(str(path), 'elastic=false shard-cache="%s"'
                                        % (tmp_path / "cache"))
     assert error is None and [o[4] for o in out] == [b"\xff\xd8a", b"\xff\xd8c"]
-    assert counts.get_value("corrupt-member") == 2
+    assert counts.get_value("bad-label") == 2
 
 
 # ---------------------------------------------------------------------------

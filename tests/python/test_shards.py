@@ -361,15 +361,18 @@ def test_long_names_and_other_members(tmp_path):
                 d.type = tarfile.DIRTYPE
                 f.write(d.tobuf(tarfile.USTAR_FORMAT))
         f.write(b"\0" * 1024)
-    out, warnings, error, _ = run_src('location="%s"' % path)
-    assert error is None and warnings == []
+    out, warnings, error, counts = run_src('location="%s"' % path)
+    # a group without an image is no sample: counted and named
+    assert error is None and counts.get_value("no-image") == 1
+    assert len(warnings) == 1 and "mixed.tar:onlylabel" in warnings[0], warnings
     got = [(o[0], o[1], o[3].rsplit(":", 1)[1], o[4]) for o in out]
     assert got == [(0, 4, long_key + ".jpg", b"\xff\xd8long"),
                    (1, 2, "p/" + "\u00e9" * 120 + ".png", b"png-bytes"),
                    (2, -1, "plain.JPEG", b"plain")]
     # indexed afterwards (make-shards --index-only): read by range, the same
-    subprocess.run(["/usr/bin/python3", MAKE_SHARDS, "--index-only", str(tmp_path)],
-                   check=True, capture_output=True)
+    done = subprocess.run(["/usr/bin/python3", MAKE_SHARDS, "--index-only", str(tmp_path)],
+                          check=True, capture_output=True, text=True)
+    assert "group onlylabel has no image member" in done.stderr
     assert (tmp_path / "shards.members").exists()
     out, warnings, error, _ = run_src('location="%s"' % path)
     assert error is None and warnings == []
@@ -498,7 +501,7 @@ def test_python_loader_on_shards(shards):
             assert sorted(seen) == list(range(N_SAMPLES))
 
 
-def test_bad_labels_are_corrupt_members(tmp_path):
+def test_bad_labels_are_skipped(tmp_path):
     """.cls members must hold a non-negative decimal integer: others skip
     their sample with a warning naming the shard and the member."""
     path = str(tmp_path / "labels.tar")
@@ -515,7 +518,7 @@ def test_bad_labels_are_corrupt_members(tmp_path):
     out, warnings, error, counts = run_src('location="%s"' % path)
     assert error is None
     assert [(o[1], o[4]) for o in out] == [(7, b"\xff\xd8good")]
-    assert counts.get_value("corrupt-member") == len(labels) - 1
+    assert counts.get_value("bad-label") == len(labels) - 1
     for key, _ in labels[:-1]:
         assert any("labels.tar" in w and "%s.cls" % key in w and "non-negative integer" in w
                    for w in warnings), (key, warnings)

@@ -21,12 +21,273 @@
 /* a member's data follows its header block */
 #define TAR_BLOCK 512
 
-/* torchvision's image extensions, and GIF: a sample of a format no
- * decoder reads is skipped by spdldecode with a reason (counted), never
- * dropped here unseen */
+/* torchvision's image extensions, GIF, and WebDataset's PBM and PNM: a
+ * sample of a format no decoder reads is skipped by spdldecode with a
+ * reason (counted), never dropped here unseen */
 static const gchar *const image_extensions[] = { "jpg", "jpeg", "png",
-  "webp", "bmp", "gif", "tif", "tiff", "ppm", "pgm", NULL
+  "webp", "bmp", "gif", "tif", "tiff", "ppm", "pgm", "pbm", "pnm", NULL
 };
+
+/* images by their name that no decoder here reads */
+static const gchar *const unsupported_images[] = { "avif", "heic", "heif",
+  "jxl", "jp2", "j2k", "jpx", "svg", "ico", "exr", "tga", "psd", "dng",
+  NULL
+};
+
+/* ranks of an image that only ends an extension ("img.jpg"): after every
+ * whole one */
+#define LAST_PART_RANK 1000
+
+struct _GstSpdlShardRules
+{
+  gchar **image_keys;           /* NULL: image_extensions, whole or last */
+  gchar **label_keys;
+  gchar **label_field;          /* dotted path */
+  gboolean label_required;
+  gchar *description;
+};
+
+static const gchar *const default_label_keys[] = { "cls", NULL };
+static const gchar *const default_label_field[] = { "label", NULL };
+
+static const GstSpdlShardRules default_rules = {
+  NULL, (gchar **) default_label_keys, (gchar **) default_label_field,
+  FALSE, (gchar *) ""
+};
+
+/* "a;b" into its non-empty parts, lower-cased (@lower) */
+static gchar **
+split_list (const gchar * value, const gchar * separator, gboolean lower)
+{
+  gchar **parts = g_strsplit (value, separator, -1);
+  GPtrArray *out = g_ptr_array_new ();
+  guint i;
+
+  for (i = 0; parts[i]; i++) {
+    gchar *part = g_strstrip (parts[i]);
+    if (*part)
+      g_ptr_array_add (out, lower ? g_ascii_strdown (part, -1) :
+          g_strdup (part));
+  }
+  g_strfreev (parts);
+  if (out->len == 0) {
+    g_ptr_array_unref (out);
+    return NULL;
+  }
+  g_ptr_array_add (out, NULL);
+  return (gchar **) g_ptr_array_free (out, FALSE);
+}
+
+GstSpdlShardRules *
+gst_spdl_shard_rules_new (const gchar * image_key, const gchar * label_key,
+    const gchar * label_field, GError ** error)
+{
+  GstSpdlShardRules *rules = g_new0 (GstSpdlShardRules, 1);
+  GString *description = g_string_new (NULL);
+
+  if (image_key && (rules->image_keys = split_list (image_key, ";",
+              TRUE)) == NULL)
+    goto empty;
+  rules->label_keys = split_list (label_key ? label_key : "cls", ";", TRUE);
+  if (rules->label_keys == NULL)
+    goto empty;
+  rules->label_required = label_key != NULL;
+  if ((rules->label_field = split_list (label_field ? label_field : "label",
+              ".", FALSE)) == NULL)
+    goto empty;
+  if (image_key) {
+    gchar *joined = g_strjoinv (";", rules->image_keys);
+    g_string_append_printf (description, "image-key=%s\t", joined);
+    g_free (joined);
+  }
+  if (label_key) {
+    gchar *joined = g_strjoinv (";", rules->label_keys);
+    g_string_append_printf (description, "label-key=%s\t", joined);
+    g_free (joined);
+  }
+  if (label_field) {
+    gchar *joined = g_strjoinv (".", rules->label_field);
+    g_string_append_printf (description, "label-field=%s\t", joined);
+    g_free (joined);
+  }
+  rules->description = g_string_free (description, FALSE);
+  return rules;
+
+empty:
+  g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_SETTINGS,
+      "image-key, label-key and label-field need a name (\"%s\", \"%s\", "
+      "\"%s\")", GST_STR_NULL (image_key), GST_STR_NULL (label_key),
+      GST_STR_NULL (label_field));
+  g_string_free (description, TRUE);
+  gst_spdl_shard_rules_free (rules);
+  return NULL;
+}
+
+void
+gst_spdl_shard_rules_free (GstSpdlShardRules * rules)
+{
+  if (rules == NULL || rules == &default_rules)
+    return;
+  g_strfreev (rules->image_keys);
+  g_strfreev (rules->label_keys);
+  g_strfreev (rules->label_field);
+  g_free (rules->description);
+  g_free (rules);
+}
+
+const GstSpdlShardRules *
+gst_spdl_shard_rules_get_default (void)
+{
+  return &default_rules;
+}
+
+gboolean
+gst_spdl_shard_rules_is_default (const GstSpdlShardRules * rules)
+{
+  return rules == NULL || rules->description[0] == '\0';
+}
+
+const gchar *
+gst_spdl_shard_rules_describe (const GstSpdlShardRules * rules)
+{
+  return rules ? rules->description : "";
+}
+
+static gint
+index_in (const gchar * const *list, const gchar * value)
+{
+  gint i;
+
+  for (i = 0; list[i]; i++)
+    if (strcmp (list[i], value) == 0)
+      return i;
+  return -1;
+}
+
+static const gchar *
+last_part (const gchar * extension)
+{
+  const gchar *dot = strrchr (extension, '.');
+
+  return dot ? dot + 1 : extension;
+}
+
+gint
+gst_spdl_shard_rules_image_rank (const GstSpdlShardRules * rules,
+    const gchar * extension)
+{
+  gint rank;
+
+  if (rules == NULL)
+    rules = &default_rules;
+  if (rules->image_keys)
+    return index_in ((const gchar * const *) rules->image_keys, extension);
+  if ((rank = index_in (image_extensions, extension)) >= 0)
+    return rank;
+  if (strchr (extension, '.') &&
+      (rank = index_in (image_extensions, last_part (extension))) >= 0)
+    return LAST_PART_RANK + rank;
+  return -1;
+}
+
+gboolean
+gst_spdl_shard_rules_is_unsupported_image (const gchar * extension)
+{
+  return index_in (unsupported_images, last_part (extension)) >= 0;
+}
+
+gint
+gst_spdl_shard_rules_label_rank (const GstSpdlShardRules * rules,
+    const gchar * extension)
+{
+  if (rules == NULL)
+    rules = &default_rules;
+  return index_in ((const gchar * const *) rules->label_keys, extension);
+}
+
+gboolean
+gst_spdl_shard_rules_label_required (const GstSpdlShardRules * rules)
+{
+  return rules && rules->label_required;
+}
+
+static gboolean
+is_json (const gchar * extension)
+{
+  return g_str_has_suffix (extension, "json");
+}
+
+gboolean
+gst_spdl_shard_rules_check_label_size (const GstSpdlShardRules * rules,
+    const gchar * name, const gchar * extension, guint64 size,
+    GError ** error)
+{
+  guint64 max = is_json (extension) ? GST_SPDL_SHARD_MAX_JSON_LABEL_SIZE :
+      GST_SPDL_SHARD_MAX_LABEL_SIZE;
+
+  if (size <= max)
+    return TRUE;
+  g_set_error (error, GST_SPDL_READ_ERROR, GST_SPDL_READ_ERROR_BAD_LABEL,
+      "label member \"%s\" is %" G_GUINT64_FORMAT " bytes long (at most %"
+      G_GUINT64_FORMAT ")", name, size, max);
+  return FALSE;
+}
+
+gboolean
+gst_spdl_shard_rules_parse_label (const GstSpdlShardRules * rules,
+    const gchar * name, const gchar * extension, const guint8 * data,
+    gsize size, gint * label, GError ** error)
+{
+  GError *why = NULL;
+  gchar *field;
+
+  if (rules == NULL)
+    rules = &default_rules;
+  if (!is_json (extension)) {
+    if (gst_spdl_shard_index_parse_label (data, size, label))
+      return TRUE;
+    g_set_error (error, GST_SPDL_READ_ERROR, GST_SPDL_READ_ERROR_BAD_LABEL,
+        "label member \"%s\" is not a non-negative integer", name);
+    return FALSE;
+  }
+  if (gst_spdl_shard_index_parse_json_label (data, size,
+          (const gchar * const *) rules->label_field, label, &why))
+    return TRUE;
+  field = g_strjoinv (".", rules->label_field);
+  g_set_error (error, GST_SPDL_READ_ERROR, GST_SPDL_READ_ERROR_BAD_LABEL,
+      "label member \"%s\", field \"%s\": %s", name, field, why->message);
+  g_free (field);
+  g_error_free (why);
+  return FALSE;
+}
+
+GError *
+gst_spdl_shard_rules_no_image_error (const GstSpdlShardRules * rules,
+    const gchar * key, const gchar * const *extensions)
+{
+  GString *have = g_string_new (NULL);
+  gboolean unsupported = FALSE;
+  gchar *wanted;
+  GError *error;
+  guint i;
+
+  if (rules == NULL)
+    rules = &default_rules;
+  for (i = 0; extensions[i]; i++) {
+    unsupported |= gst_spdl_shard_rules_is_unsupported_image (extensions[i]);
+    g_string_append_printf (have, "%s%s", i ? ", " : "", extensions[i]);
+  }
+  wanted = rules->image_keys ? g_strjoinv (";", rules->image_keys) : NULL;
+  error = g_error_new (GST_SPDL_READ_ERROR, unsupported ?
+      GST_SPDL_READ_ERROR_UNSUPPORTED_IMAGE : GST_SPDL_READ_ERROR_NO_IMAGE,
+      "group \"%s\" has no image member (%s%s%sits members: %s)%s", key,
+      wanted ? "image-key \"" : "", wanted ? wanted : "", wanted ? "\"; " :
+      "", have->len ? have->str : "none",
+      unsupported ? ": an image format no decoder here reads" : "");
+  g_free (wanted);
+  g_string_free (have, TRUE);
+  return error;
+}
 
 gboolean
 gst_spdl_shard_index_is_image (const gchar * extension)
@@ -54,6 +315,288 @@ gst_spdl_shard_index_parse_label (const guint8 * data, gsize size,
   if (ok)
     *label = (gint) value;
   return ok;
+}
+
+/* ------------------------------------------------------------------------ */
+/* One integer out of a JSON document                                       */
+
+/* A small checking scanner, iterative (no recursion however deep the
+ * document): RFC 8259's grammar, the document whole; values are passed
+ * over except the one at the path. */
+typedef struct
+{
+  const gchar *p, *end;
+  guint depth;
+  const gchar *why;
+} Json;
+
+static void
+json_space (Json * j)
+{
+  while (j->p < j->end && (*j->p == ' ' || *j->p == '\t' || *j->p == '\n' ||
+          *j->p == '\r'))
+    j->p++;
+}
+
+static gboolean
+json_fail (Json * j, const gchar * why)
+{
+  if (j->why == NULL)
+    j->why = why;
+  return FALSE;
+}
+
+/* A string at p: [@start, @len) its raw contents (escapes as written). */
+static gboolean
+json_string (Json * j, const gchar ** start, gsize * len)
+{
+  if (j->p >= j->end || *j->p != '"')
+    return json_fail (j, "not JSON (a string expected)");
+  *start = ++j->p;
+  while (j->p < j->end && *j->p != '"') {
+    if ((guchar) * j->p < 0x20)
+      return json_fail (j, "not JSON (a control character in a string)");
+    if (*j->p == '\\') {
+      j->p++;
+      if (j->p >= j->end || !strchr ("\"\\/bfnrtu", *j->p))
+        return json_fail (j, "not JSON (a bad escape)");
+    }
+    j->p++;
+  }
+  if (j->p >= j->end)
+    return json_fail (j, "not JSON (a string without its end)");
+  *len = j->p - *start;
+  j->p++;
+  return TRUE;
+}
+
+static gboolean
+json_number (Json * j, const gchar ** start, gsize * len)
+{
+  const gchar *s = j->p;
+
+  if (j->p < j->end && *j->p == '-')
+    j->p++;
+  if (j->p >= j->end || !g_ascii_isdigit (*j->p))
+    return json_fail (j, "not JSON (a bad value)");
+  if (*j->p == '0')
+    j->p++;
+  else
+    while (j->p < j->end && g_ascii_isdigit (*j->p))
+      j->p++;
+  if (j->p < j->end && *j->p == '.') {
+    j->p++;
+    if (j->p >= j->end || !g_ascii_isdigit (*j->p))
+      return json_fail (j, "not JSON (a bad number)");
+    while (j->p < j->end && g_ascii_isdigit (*j->p))
+      j->p++;
+  }
+  if (j->p < j->end && (*j->p == 'e' || *j->p == 'E')) {
+    j->p++;
+    if (j->p < j->end && (*j->p == '+' || *j->p == '-'))
+      j->p++;
+    if (j->p >= j->end || !g_ascii_isdigit (*j->p))
+      return json_fail (j, "not JSON (a bad number)");
+    while (j->p < j->end && g_ascii_isdigit (*j->p))
+      j->p++;
+  }
+  *start = s;
+  *len = j->p - s;
+  return TRUE;
+}
+
+/* Passes over one value (nested ones with a count of open brackets). */
+static gboolean
+json_skip_value (Json * j)
+{
+  gchar stack[GST_SPDL_SHARD_MAX_JSON_DEPTH];
+  guint depth = 0;
+  const gchar *s;
+  gsize len;
+
+  for (;;) {
+    json_space (j);
+    if (j->p >= j->end)
+      return json_fail (j, "not JSON (it ends early)");
+    /* a value */
+    if (*j->p == '{' || *j->p == '[') {
+      if (j->depth + depth >= GST_SPDL_SHARD_MAX_JSON_DEPTH)
+        return json_fail (j, "JSON nested too deep");
+      stack[depth++] = *j->p == '{' ? '}' : ']';
+      j->p++;
+      json_space (j);
+      if (j->p < j->end && *j->p == stack[depth - 1]) {
+        j->p++;
+        depth--;
+        goto after_value;
+      }
+      if (stack[depth - 1] == '}')
+        goto member_key;
+      continue;
+    } else if (*j->p == '"') {
+      if (!json_string (j, &s, &len))
+        return FALSE;
+    } else if (j->end - j->p >= 4 && (strncmp (j->p, "true", 4) == 0 ||
+            strncmp (j->p, "null", 4) == 0)) {
+      j->p += 4;
+    } else if (j->end - j->p >= 5 && strncmp (j->p, "false", 5) == 0) {
+      j->p += 5;
+    } else if (!json_number (j, &s, &len)) {
+      return FALSE;
+    }
+  after_value:
+    for (;;) {
+      if (depth == 0)
+        return TRUE;
+      json_space (j);
+      if (j->p >= j->end)
+        return json_fail (j, "not JSON (it ends early)");
+      if (*j->p == stack[depth - 1]) {
+        j->p++;
+        depth--;
+        continue;
+      }
+      if (*j->p != ',')
+        return json_fail (j, "not JSON (a ',' expected)");
+      j->p++;
+      json_space (j);
+      if (stack[depth - 1] == '}')
+        goto member_key;
+      break;
+    }
+    continue;
+  member_key:
+    if (!json_string (j, &s, &len))
+      return FALSE;
+    json_space (j);
+    if (j->p >= j->end || *j->p != ':')
+      return json_fail (j, "not JSON (a ':' expected)");
+    j->p++;
+  }
+}
+
+static gboolean
+key_is (const gchar * raw, gsize len, const gchar * name)
+{
+  return strlen (name) == len && memcmp (raw, name, len) == 0;
+}
+
+/* At an object or array, the value of member or element @name: its start
+ * in @found (NULL: none; the last one of a repeated key, as Python's json
+ * module keeps), the container passed over whole. */
+static gboolean
+json_find (Json * j, const gchar * name, const gchar ** found)
+{
+  gboolean object = *j->p == '{';
+  guint64 index = 0, wanted = G_MAXUINT64;
+  gchar close = object ? '}' : ']';
+  const gchar *s;
+  gsize len;
+
+  *found = NULL;
+  if (!object && !g_ascii_string_to_unsigned (name, 10, 0, G_MAXUINT64 - 1,
+          &wanted, NULL))
+    wanted = G_MAXUINT64;
+  j->p++;
+  j->depth++;
+  json_space (j);
+  if (j->p < j->end && *j->p == close) {
+    j->p++;
+    j->depth--;
+    return TRUE;
+  }
+  for (;;) {
+    gboolean match;
+
+    json_space (j);
+    if (object) {
+      if (!json_string (j, &s, &len))
+        return FALSE;
+      match = key_is (s, len, name);
+      json_space (j);
+      if (j->p >= j->end || *j->p != ':')
+        return json_fail (j, "not JSON (a ':' expected)");
+      j->p++;
+      json_space (j);
+    } else {
+      match = index++ == wanted;
+    }
+    if (match)
+      *found = j->p;
+    if (!json_skip_value (j))
+      return FALSE;
+    json_space (j);
+    if (j->p >= j->end)
+      return json_fail (j, "not JSON (it ends early)");
+    if (*j->p == close) {
+      j->p++;
+      j->depth--;
+      return TRUE;
+    }
+    if (*j->p != ',')
+      return json_fail (j, "not JSON (a ',' expected)");
+    j->p++;
+  }
+}
+
+gboolean
+gst_spdl_shard_index_parse_json_label (const guint8 * data, gsize size,
+    const gchar * const *path, gint * label, GError ** error)
+{
+  Json j = { (const gchar *) data, (const gchar *) data + size, 0, NULL };
+  const gchar *value, *s;
+  gsize len;
+  guint i;
+  gint64 number;
+  gchar *text;
+
+  /* the whole document first: a value found in broken JSON is none */
+  json_space (&j);
+  if (!json_skip_value (&j))
+    goto failed;
+  json_space (&j);
+  if (j.p != j.end) {
+    json_fail (&j, "not JSON (more after the value)");
+    goto failed;
+  }
+  j.p = (const gchar *) data;
+  json_space (&j);
+  value = j.p;
+  for (i = 0; path[i]; i++) {
+    if (*value != '{' && *value != '[') {
+      json_fail (&j, "no such field");
+      goto failed;
+    }
+    j.p = value;
+    if (!json_find (&j, path[i], &value))
+      goto failed;
+    if (value == NULL) {
+      json_fail (&j, "no such field");
+      goto failed;
+    }
+  }
+  j.p = value;
+  if (*value != '-' && !g_ascii_isdigit (*value)) {
+    json_fail (&j, "not a number");
+    goto failed;
+  }
+  if (!json_number (&j, &s, &len))
+    goto failed;
+  text = g_strndup (s, len);
+  /* integers only (3.0 is Python's float), class indices: no negatives */
+  if (!g_ascii_string_to_signed (text, 10, 0, G_MAXINT, &number, NULL)) {
+    g_free (text);
+    json_fail (&j, "not an integer in [0, 2147483647]");
+    goto failed;
+  }
+  g_free (text);
+  *label = (gint) number;
+  return TRUE;
+
+failed:
+  g_set_error_literal (error, GST_SPDL_READ_ERROR,
+      GST_SPDL_READ_ERROR_BAD_LABEL, j.why ? j.why : "not JSON");
+  return FALSE;
 }
 
 gchar *
@@ -227,15 +770,4 @@ gst_spdl_shard_index_parse_members (gchar * text, const gchar * path,
     return members_syntax_error (path, line_no, "fewer members than the "
         "last shard's line says", error);
   return TRUE;
-}
-
-gboolean
-gst_spdl_shard_index_check_label_size (const gchar * name, guint64 size,
-    GError ** error)
-{
-  if (size <= GST_SPDL_SHARD_MAX_LABEL_SIZE)
-    return TRUE;
-  g_set_error (error, GST_SPDL_READ_ERROR, GST_SPDL_READ_ERROR_CORRUPT_MEMBER,
-      "label member \"%s\" is %" G_GUINT64_FORMAT " bytes long", name, size);
-  return FALSE;
 }

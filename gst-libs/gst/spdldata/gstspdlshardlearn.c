@@ -24,7 +24,7 @@ GST_DEBUG_CATEGORY_STATIC (spdl_shard_learn_debug);
 #define GST_CAT_DEFAULT spdl_shard_learn_debug
 
 /* the first line of a learned index: another version is learned again */
-#define VERSION_LINE "# gst-spdl learned shard index 1"
+#define VERSION_LINE "# gst-spdl learned shard index 2"
 #define NOTE_PREFIX "#!note\t"
 #define CACHE_SUFFIX ".members"
 #define READ_CHUNK (1024 * 1024)
@@ -112,26 +112,42 @@ gst_spdl_shard_learn_default_cache_dir (void)
 typedef struct
 {
   GstSpdlTarParser *parser;
+  const GstSpdlShardRules *rules;
   Shard *shard;
   guint index;
   gchar *key;
-  gboolean has_image;
+  gint image_rank;              /* G_MAXINT: none */
   guint64 image_offset, image_size;
   gchar *image_name;
   guint64 data_offset;          /* of the member being read */
+  gint label_rank;              /* G_MAXINT: none */
   gint label;
-  GError *error;                /* why the group is no sample */
+  GError *label_error;
+  gboolean label_wanted;        /* the member being read */
+  GPtrArray *extensions;        /* the group's, for a no-image reason */
 } Learner;
 
-/* The group is complete: a sample if it has an image, in the index if it
- * has a label or none, else a note. */
+/* The group is complete: a sample if it has an image, in the index if its
+ * label is one (or none is needed), else a note; one without an image is
+ * a note of no position (GstSpdlShardNote's @member its key). */
 static void
 learner_flush (Learner * l)
 {
-  if (l->key && l->has_image) {
-    if (l->error) {
+  if (l->key && l->image_rank == G_MAXINT) {
+    g_ptr_array_add (l->extensions, NULL);
+    g_ptr_array_add (l->shard->notes, note_new (l->index, l->key,
+            gst_spdl_shard_rules_no_image_error (l->rules, l->key,
+                (const gchar * const *) l->extensions->pdata)));
+  } else if (l->key) {
+    GError *error = g_steal_pointer (&l->label_error);
+
+    if (error == NULL && l->label_rank == G_MAXINT &&
+        gst_spdl_shard_rules_label_required (l->rules))
+      error = g_error_new (GST_SPDL_READ_ERROR, GST_SPDL_READ_ERROR_NO_LABEL,
+          "group \"%s\" has no label member (label-key)", l->key);
+    if (error) {
       g_ptr_array_add (l->shard->notes, note_new (l->index, l->image_name,
-              g_steal_pointer (&l->error)));
+              error));
     } else {
       gchar *name = gst_spdl_shard_index_escape (l->image_name);
       g_string_append_printf (l->shard->members, "\t%" G_GUINT64_FORMAT
@@ -143,8 +159,9 @@ learner_flush (Learner * l)
   }
   g_clear_pointer (&l->key, g_free);
   g_clear_pointer (&l->image_name, g_free);
-  g_clear_error (&l->error);
-  l->has_image = FALSE;
+  g_clear_error (&l->label_error);
+  g_ptr_array_set_size (l->extensions, 0);
+  l->image_rank = l->label_rank = G_MAXINT;
   l->label = -1;
 }
 
@@ -153,18 +170,41 @@ learner_want (const gchar * name, guint64 size, gpointer user_data)
 {
   Learner *l = user_data;
   gchar *key, *extension;
+  gint image_rank, label_rank;
   gboolean want = FALSE;
 
+  l->label_wanted = FALSE;
   /* called right after the member's header: its data starts here */
   l->data_offset = gst_spdl_tar_parser_get_offset (l->parser);
-  gst_spdl_tar_split_name (name, &key, &extension);
+  /* WebDataset passes over such a member: the group goes on */
+  if (!gst_spdl_tar_split_name (name, &key, &extension))
+    return FALSE;
   if (l->key == NULL || strcmp (l->key, key) != 0) {
     learner_flush (l);
     l->key = g_strdup (key);
   }
-  /* images are passed over: their place is all the index needs */
-  if (l->error == NULL && strcmp (extension, "cls") == 0)
-    want = gst_spdl_shard_index_check_label_size (name, size, &l->error);
+  if (l->extensions->len < 16 &&
+      !g_ptr_array_find_with_equal_func (l->extensions, extension,
+          g_str_equal, NULL))
+    g_ptr_array_add (l->extensions, g_strdup (extension));
+  image_rank = gst_spdl_shard_rules_image_rank (l->rules, extension);
+  label_rank = gst_spdl_shard_rules_label_rank (l->rules, extension);
+  if (image_rank >= 0) {
+    /* images are passed over: their place is all the index needs */
+    if (image_rank < l->image_rank) {
+      l->image_rank = image_rank;
+      l->image_offset = l->data_offset;
+      l->image_size = size;
+      g_free (l->image_name);
+      l->image_name = g_strdup (name);
+    }
+  } else if (label_rank >= 0 && label_rank < l->label_rank) {
+    l->label_rank = label_rank;
+    l->label = -1;
+    g_clear_error (&l->label_error);
+    want = l->label_wanted = gst_spdl_shard_rules_check_label_size (l->rules,
+        name, extension, size, &l->label_error);
+  }
   g_free (key);
   g_free (extension);
   return want;
@@ -178,29 +218,23 @@ learner_member (const gchar * name, guint64 size, GstBuffer * data,
   gchar *key, *extension;
   GstMapInfo map;
 
-  gst_spdl_tar_split_name (name, &key, &extension);
-  if (gst_spdl_shard_index_is_image (extension)) {
-    if (!l->has_image) {
-      l->image_offset = l->data_offset;
-      l->image_size = size;
-      l->image_name = g_strdup (name);
-    }
-    l->has_image = TRUE;
-  } else if (data && strcmp (extension, "cls") == 0 && l->error == NULL) {
-    gboolean ok = gst_buffer_map (data, &map, GST_MAP_READ);
-    if (ok) {
-      ok = gst_spdl_shard_index_parse_label (map.data, map.size, &l->label);
+  if (l->label_wanted) {
+    gst_spdl_tar_split_name (name, &key, &extension);
+    if (data == NULL || !gst_buffer_map (data, &map, GST_MAP_READ)) {
+      l->label_error = g_error_new (GST_SPDL_READ_ERROR,
+          GST_SPDL_READ_ERROR_BAD_LABEL, "label member \"%s\" could not be "
+          "held in memory", name);
+    } else {
+      gst_spdl_shard_rules_parse_label (l->rules, name, extension, map.data,
+          map.size, &l->label, &l->label_error);
       gst_buffer_unmap (data, &map);
     }
-    if (!ok)
-      l->error = g_error_new (GST_SPDL_READ_ERROR,
-          GST_SPDL_READ_ERROR_CORRUPT_MEMBER, "label member \"%s\" is not a "
-          "non-negative integer", name);
+    g_free (key);
+    g_free (extension);
   }
+  l->label_wanted = FALSE;
   if (data)
     gst_buffer_unref (data);
-  g_free (key);
-  g_free (extension);
   return TRUE;
 }
 
@@ -227,12 +261,16 @@ learner_end (Learner * l, GError * error)
 }
 
 static void
-learner_init (Learner * l, Shard * shard, guint index)
+learner_init (Learner * l, const GstSpdlShardRules * rules, Shard * shard,
+    guint index)
 {
   memset (l, 0, sizeof (*l));
+  l->rules = rules;
   l->shard = shard;
   l->index = index;
+  l->image_rank = l->label_rank = G_MAXINT;
   l->label = -1;
+  l->extensions = g_ptr_array_new_with_free_func (g_free);
   l->parser = gst_spdl_tar_parser_new (learner_want, learner_member, l);
 }
 
@@ -241,7 +279,8 @@ learner_clear (Learner * l)
 {
   g_clear_pointer (&l->key, g_free);
   g_clear_pointer (&l->image_name, g_free);
-  g_clear_error (&l->error);
+  g_clear_error (&l->label_error);
+  g_ptr_array_unref (l->extensions);
   gst_spdl_tar_parser_free (l->parser);
 }
 
@@ -266,7 +305,7 @@ learn_local (Learn * learn, guint i)
         GST_RESOURCE_ERROR_OPEN_READ, "%s", g_strerror (errno));
     return;
   }
-  learner_init (&l, shard, i);
+  learner_init (&l, learn->config->rules, shard, i);
   if (fstat (fd, &st) != 0)
     st.st_size = G_MAXINT64;
   for (;;) {
@@ -322,7 +361,7 @@ learn_remote (Learn * learn, guint i)
   gint64 size = -1;
   Learner l;
 
-  learner_init (&l, shard, i);
+  learner_init (&l, learn->config->rules, shard, i);
   for (;;) {
     gssize n = gst_spdl_http_stream_read (stream, chunk, READ_CHUNK, &error);
 
@@ -586,6 +625,9 @@ cache_key (Learn * learn)
   guint i;
 
   g_checksum_update (sum, (const guchar *) VERSION_LINE "\n", -1);
+  /* other rules pick other members */
+  g_checksum_update (sum, (const guchar *)
+      gst_spdl_shard_rules_describe (config->rules), -1);
   for (i = 0; i < config->n_shards; i++) {
     Shard *shard = &learn->shards[i];
     gchar *size;
@@ -696,6 +738,14 @@ parse_notes (const gchar * text, guint n_shards, GPtrArray * notes,
   return TRUE;
 }
 
+gboolean
+gst_spdl_shard_note_is_extra (const GstSpdlShardNote * note)
+{
+  return note->member && note->error->domain == GST_SPDL_READ_ERROR &&
+      (note->error->code == GST_SPDL_READ_ERROR_NO_IMAGE ||
+      note->error->code == GST_SPDL_READ_ERROR_UNSUPPORTED_IMAGE);
+}
+
 GstSpdlShardLearned *
 gst_spdl_shard_learned_parse (gchar * text, const gchar * const *names,
     guint n_shards, const gchar * path, GError ** error)
@@ -742,7 +792,7 @@ gst_spdl_shard_learned_parse (gchar * text, const gchar * const *names,
   }
   for (k = 0; k < learned->notes->len; k++) {
     GstSpdlShardNote *note = g_ptr_array_index (learned->notes, k);
-    if (note->member)
+    if (note->member && !gst_spdl_shard_note_is_extra (note))
       learned->streamed[note->shard]++;
   }
   learned->members = g_new (GstSpdlShardMember, MAX (learned->total, 1));

@@ -26,7 +26,8 @@ G_BEGIN_DECLS
  * corrupt header or a truncation, each with a note saying why.
  *
  * The index is kept in a cache folder as a file in the shards.members
- * format named by a SHA-256 over the shards' locations in listing order
+ * format named by a SHA-256 over the rules (image-key, label-key,
+ * label-field) and the shards' locations in listing order
  * and each one's size and validator (local: its modification time; remote:
  * its ETag, else its Last-Modified, from a HEAD request), so a restarted
  * job reads no shard again; a changed shard has another key. */
@@ -39,6 +40,10 @@ typedef struct
                                  * rest of the shard */
   GError *error;                /* GST_SPDL_READ_ERROR: why */
 } GstSpdlShardNote;
+
+/* Whether @note is a group without an image (its @member the group's key):
+ * no position of a stream, unlike a sample left out for its label. */
+gboolean gst_spdl_shard_note_is_extra (const GstSpdlShardNote * note);
 
 typedef struct
 {
@@ -61,6 +66,7 @@ typedef struct
   GstSpdlHttp *http;            /* remote shards; NULL: local ones */
   guint parallel;               /* shards read at once */
   const gchar *cache_dir;       /* NULL: the default; "": no cache */
+  const GstSpdlShardRules *rules;       /* NULL: the defaults */
 } GstSpdlShardLearnConfig;
 
 /* The index, from the cache or the shards. NULL with @error

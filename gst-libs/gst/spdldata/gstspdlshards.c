@@ -277,38 +277,33 @@ gst_spdl_shards_expand (const gchar * pattern, GError ** error)
 
 /* One shard segment being read: members grouped by key, each group with
  * an image member is a sample position; positions [first, end) are
- * emitted. */
+ * emitted, and the groups that are no sample among them (and after the
+ * last, by the segment that ends the shard). */
 typedef struct
 {
   GstSpdlShards *shards;
+  const GstSpdlShardRules *rules;
   const gchar *shard;
   guint64 base_index;           /* global index of the shard's first sample */
   guint64 first, end;
+  gboolean tail;                /* @end is the shard's end: read it all */
   guint64 completed;            /* positions seen so far */
   gboolean done;                /* reached @end */
 
   gchar *key;
-  gboolean has_image;
+  gint image_rank;              /* G_MAXINT: no image (yet) */
   GstBuffer *image;
   gchar *image_name;
+  GError *image_error;
+  gint label_rank;              /* G_MAXINT: no label member (yet) */
   gint label;
-  GError *error;                /* why the current group cannot be a sample */
+  GError *label_error;
+  GPtrArray *extensions;        /* the group's, for a no-image reason */
+  enum
+  { WANT_NONE, WANT_IMAGE, WANT_LABEL } wanted;  /* the member being read */
 } Segment;
 
 typedef void (*EmitFunc) (GstSpdlShards * shards, GstSpdlShardSample * s);
-
-static gboolean
-parse_label (GstBuffer * data, gint * label)
-{
-  GstMapInfo map;
-  gboolean ok;
-
-  if (!gst_buffer_map (data, &map, GST_MAP_READ))
-    return FALSE;
-  ok = gst_spdl_shard_index_parse_label (map.data, map.size, label);
-  gst_buffer_unmap (data, &map);
-  return ok;
-}
 
 /* A ranged read of remote members, in flight or done: this rank's samples
  * k .. k + n - 1, when they lie close together in one shard (an unshuffled
@@ -347,6 +342,7 @@ struct _GstSpdlShards
   GPtrArray *warnings;          /* strings, for the element */
 
   GstSpdlHttp *http;            /* remote shards */
+  GstSpdlShardRules *rules;     /* which members are image and label */
 
   GThread *thread;
   GMutex lock;
@@ -381,9 +377,29 @@ segment_clear_group (Segment * seg)
   g_clear_pointer (&seg->key, g_free);
   g_clear_pointer (&seg->image, gst_buffer_unref);
   g_clear_pointer (&seg->image_name, g_free);
-  g_clear_error (&seg->error);
-  seg->has_image = FALSE;
+  g_clear_error (&seg->image_error);
+  g_clear_error (&seg->label_error);
+  if (seg->extensions)
+    g_ptr_array_set_size (seg->extensions, 0);
+  seg->image_rank = seg->label_rank = G_MAXINT;
   seg->label = -1;
+  seg->wanted = WANT_NONE;
+}
+
+static void
+segment_init (Segment * seg, const GstSpdlShardRules * rules)
+{
+  memset (seg, 0, sizeof (*seg));
+  seg->rules = rules;
+  seg->extensions = g_ptr_array_new_with_free_func (g_free);
+  segment_clear_group (seg);
+}
+
+static void
+segment_clear (Segment * seg)
+{
+  segment_clear_group (seg);
+  g_ptr_array_unref (seg->extensions);
 }
 
 /* A member of @key arrives: a new key completes the current group. */
@@ -409,28 +425,52 @@ segment_want (const gchar * name, guint64 size, gpointer user_data)
   Segment *seg = user_data;
   guint64 max_size = seg->shards ? seg->shards->config.max_member_size : 0;
   gchar *key, *extension;
+  gint image_rank, label_rank;
   gboolean want = FALSE;
 
-  gst_spdl_tar_split_name (name, &key, &extension);
+  seg->wanted = WANT_NONE;
+  /* WebDataset passes over such a member: the group goes on */
+  if (!gst_spdl_tar_split_name (name, &key, &extension))
+    return FALSE;
   segment_enter_key (seg, key);
-  if (seg->completed >= seg->end)
+  if (seg->extensions->len < 16 &&
+      !g_ptr_array_find_with_equal_func (seg->extensions, extension,
+          g_str_equal, NULL))
+    g_ptr_array_add (seg->extensions, g_strdup (extension));
+  image_rank = gst_spdl_shard_rules_image_rank (seg->rules, extension);
+  label_rank = gst_spdl_shard_rules_label_rank (seg->rules, extension);
+  if (seg->completed >= seg->end && !seg->tail) {
     seg->done = TRUE;
-  else if (!segment_in_range (seg) || seg->error)
-    want = FALSE;
-  else if (gst_spdl_shard_index_is_image (extension) && !seg->has_image) {
-    if (max_size && size > max_size)
-      seg->error = g_error_new (GST_SPDL_READ_ERROR,
-          GST_SPDL_READ_ERROR_TOO_LARGE, "%" G_GUINT64_FORMAT " bytes, more "
-          "than max-file-size=%" G_GUINT64_FORMAT, size, max_size);
-    else
+  } else if (image_rank >= 0) {
+    /* the first of the image list present: a better one replaces it */
+    if (image_rank < seg->image_rank) {
+      seg->image_rank = image_rank;
+      g_clear_pointer (&seg->image, gst_buffer_unref);
+      g_clear_error (&seg->image_error);
+      g_free (seg->image_name);
+      seg->image_name = g_strdup (name);
+      if (!segment_in_range (seg))
+        want = FALSE;
+      else if (max_size && size > max_size)
+        seg->image_error = g_error_new (GST_SPDL_READ_ERROR,
+            GST_SPDL_READ_ERROR_TOO_LARGE, "%" G_GUINT64_FORMAT " bytes, "
+            "more than max-file-size=%" G_GUINT64_FORMAT, size, max_size);
+      else
+        want = TRUE;
+      if (want)
+        seg->wanted = WANT_IMAGE;
+    } else {
+      GST_DEBUG ("%s: \"%s\" is not the group's image", seg->shard, name);
+    }
+  } else if (label_rank >= 0 && label_rank < seg->label_rank) {
+    seg->label_rank = label_rank;
+    seg->label = -1;
+    g_clear_error (&seg->label_error);
+    if (segment_in_range (seg) &&
+        gst_spdl_shard_rules_check_label_size (seg->rules, name, extension,
+            size, &seg->label_error)) {
       want = TRUE;
-  } else if (strcmp (extension, "cls") == 0) {
-    GError *too_long = NULL;
-
-    want = gst_spdl_shard_index_check_label_size (name, size, &too_long);
-    if (too_long) {
-      g_clear_error (&seg->error);
-      seg->error = too_long;
+      seg->wanted = WANT_LABEL;
     }
   }
   g_free (key);
@@ -444,53 +484,83 @@ segment_member (const gchar * name, guint64 size, GstBuffer * data,
 {
   Segment *seg = user_data;
   gchar *key, *extension;
+  GstMapInfo map;
 
-  gst_spdl_tar_split_name (name, &key, &extension);
-  if (gst_spdl_shard_index_is_image (extension)) {
-    if (!seg->has_image && data) {
-      seg->image = gst_buffer_ref (data);
-      seg->image_name = g_strdup (name);
+  if (seg->wanted == WANT_IMAGE && data) {
+    seg->image = gst_buffer_ref (data);
+  } else if (seg->wanted == WANT_LABEL) {
+    gst_spdl_tar_split_name (name, &key, &extension);
+    if (data == NULL || !gst_buffer_map (data, &map, GST_MAP_READ)) {
+      seg->label_error = g_error_new (GST_SPDL_READ_ERROR,
+          GST_SPDL_READ_ERROR_BAD_LABEL, "label member \"%s\" could not be "
+          "held in memory", name);
+    } else {
+      gst_spdl_shard_rules_parse_label (seg->rules, name, extension,
+          map.data, map.size, &seg->label, &seg->label_error);
+      gst_buffer_unmap (data, &map);
     }
-    seg->has_image = TRUE;
-  } else if (data && strcmp (extension, "cls") == 0 && !seg->error &&
-      !parse_label (data, &seg->label)) {
-    seg->error = g_error_new (GST_SPDL_READ_ERROR,
-        GST_SPDL_READ_ERROR_CORRUPT_MEMBER, "label member \"%s\" is not a "
-        "non-negative integer", name);
+    g_free (key);
+    g_free (extension);
   }
+  seg->wanted = WANT_NONE;
   if (data)
     gst_buffer_unref (data);
-  g_free (key);
-  g_free (extension);
   return !seg->done;
 }
 
 static void emit_sample (GstSpdlShards * shards, GstSpdlShardSample * sample);
 
-/* The current group is complete: a sample if it has an image. */
+/* The current group is complete: a sample if it has an image, else a skip
+ * of no position (emitted by the segment of the position that follows
+ * it, or that ends the shard). */
 static void
 flush_group (Segment * seg)
 {
   GstSpdlShardSample *sample;
   guint64 position;
 
-  if (seg->key == NULL || !seg->has_image)
+  if (seg->key == NULL)
     return;
+  if (seg->image_rank == G_MAXINT) {
+    position = seg->completed;
+    if (seg->shards == NULL || !(segment_in_range (seg) ||
+            (seg->tail && position == seg->end)))
+      return;
+    g_ptr_array_add (seg->extensions, NULL);
+    sample = g_new0 (GstSpdlShardSample, 1);
+    sample->index = seg->base_index + MIN (position, seg->end - 1);
+    sample->label = -1;
+    sample->extra = TRUE;
+    sample->path = g_strdup_printf ("%s:%s", seg->shard, seg->key);
+    sample->error = gst_spdl_shard_rules_no_image_error (seg->rules,
+        seg->key, (const gchar * const *) seg->extensions->pdata);
+    g_ptr_array_remove_index (seg->extensions, seg->extensions->len - 1);
+    emit_sample (seg->shards, sample);
+    return;
+  }
   position = seg->completed++;
   if (position < seg->first || position >= seg->end || seg->shards == NULL)
     return;
   sample = g_new0 (GstSpdlShardSample, 1);
   sample->index = seg->base_index + position;
   sample->label = seg->label;
-  sample->path = g_strdup_printf ("%s:%s", seg->shard, seg->image_name ?
-      seg->image_name : seg->key);
-  if (seg->error)
-    sample->error = g_steal_pointer (&seg->error);
+  sample->path = g_strdup_printf ("%s:%s", seg->shard, seg->image_name);
+  if (seg->image_error)
+    sample->error = g_steal_pointer (&seg->image_error);
+  else if (seg->label_error)
+    sample->error = g_steal_pointer (&seg->label_error);
+  else if (seg->label_rank == G_MAXINT &&
+      gst_spdl_shard_rules_label_required (seg->rules))
+    sample->error = g_error_new (GST_SPDL_READ_ERROR,
+        GST_SPDL_READ_ERROR_NO_LABEL, "group \"%s\" has no label member "
+        "(label-key)", seg->key);
   else if (seg->image == NULL)
     sample->error = g_error_new (GST_SPDL_READ_ERROR,
         GST_SPDL_READ_ERROR_TOO_LARGE, "out of memory for the image member");
   else
     sample->buffer = g_steal_pointer (&seg->image);
+  if (sample->error)
+    sample->label = -1;
   emit_sample (seg->shards, sample);
 }
 
@@ -500,7 +570,7 @@ flush_group (Segment * seg)
 static gboolean
 count_local_shard (const gchar * path, guint64 * count, GError ** error)
 {
-  Segment seg = { NULL, };
+  Segment seg;
   GstSpdlTarParser *parser;
   GError *tar_error = NULL;
   guint8 header[512];
@@ -515,9 +585,10 @@ count_local_shard (const gchar * path, guint64 * count, GError ** error)
     g_free (display);
     return FALSE;
   }
+  /* shards.idx: the default rules */
+  segment_init (&seg, gst_spdl_shard_rules_get_default ());
   seg.end = G_MAXUINT64;
   seg.first = G_MAXUINT64;
-  seg.label = -1;
   parser = gst_spdl_tar_parser_new (segment_want, segment_member, &seg);
   for (;;) {
     guint64 skip = gst_spdl_tar_parser_skippable (parser);
@@ -553,7 +624,7 @@ count_local_shard (const gchar * path, guint64 * count, GError ** error)
     ok = FALSE;
   }
   flush_group (&seg);
-  segment_clear_group (&seg);
+  segment_clear (&seg);
   *count = seg.completed;
   gst_spdl_tar_parser_free (parser);
   close (fd);
@@ -786,6 +857,7 @@ learn_index (GstSpdlShards * shards, GError ** error)
   config.parallel = shards->http ? MIN (MAX (shards->config.http.max_requests,
           1), LEARN_REMOTE) : LEARN_LOCAL;
   config.cache_dir = shards->config.cache_dir;
+  config.rules = shards->rules;
   if ((learned = gst_spdl_shard_learn (&config, error)) == NULL)
     return FALSE;
   shards->total = 0;
@@ -799,8 +871,10 @@ learn_index (GstSpdlShards * shards, GError ** error)
     shards->elastic = TRUE;
     shards->members = g_steal_pointer (&learned->members);
     shards->members_text = g_steal_pointer (&learned->text);
-    shards->notes = g_steal_pointer (&learned->notes);
   }
+  /* reported each epoch in the elastic order (the contiguous split's
+   * streams meet them), and in an error when no sample is left */
+  shards->notes = g_steal_pointer (&learned->notes);
   shards->index_source = learned->cached ? "cached" : "learned";
   shards->warnings = g_steal_pointer (&learned->warnings);
   GST_INFO ("members of %u shards %s%s%s", shards->n_shards,
@@ -814,10 +888,16 @@ learn_index (GstSpdlShards * shards, GError ** error)
 static gboolean
 count_shards (GstSpdlShards * shards, GError ** error)
 {
-  gchar *folder = shards_folder (shards);
+  gchar *folder;
   GError *index_error = NULL;
-  GHashTable *index = load_index (shards, folder, &index_error);
+  GHashTable *index;
   guint i;
+
+  /* shards.idx counts by the default rules */
+  if (!gst_spdl_shard_rules_is_default (shards->rules))
+    return learn_index (shards, error);
+  folder = shards_folder (shards);
+  index = load_index (shards, folder, &index_error);
 
   if (index_error) {
     g_free (folder);
@@ -883,7 +963,13 @@ gst_spdl_shards_open (const GstSpdlShardsConfig * config, GError ** error)
   shards->offsets = g_new0 (guint64, shards->n_shards);
   for (i = 0; i < LOCAL_FDS; i++)
     shards->fds[i] = -1;
-  if (config->elastic) {
+  if ((shards->rules = gst_spdl_shard_rules_new (config->image_key,
+              config->label_key, config->label_field, error)) == NULL)
+    goto failed;
+  shards->config.image_key = shards->config.label_key =
+      shards->config.label_field = NULL;
+  /* shards.members lists the members the default rules pick */
+  if (config->elastic && gst_spdl_shard_rules_is_default (shards->rules)) {
     GError *members_error = NULL;
     shards->elastic = load_members (shards, &members_error);
     if (members_error) {
@@ -948,6 +1034,10 @@ gst_spdl_shards_get_fingerprint (GstSpdlShards * shards)
     g_free (line);
     g_free (base);
   }
+  /* the same members under other rules can be other samples */
+  if (!gst_spdl_shard_rules_is_default (shards->rules))
+    g_checksum_update (sum, (const guchar *)
+        gst_spdl_shard_rules_describe (shards->rules), -1);
   if (shards->elastic)
     for (k = 0; k < shards->total; k++)
       g_checksum_update (sum, (const guchar *) shards->members[k].name,
@@ -980,6 +1070,30 @@ const gchar *
 gst_spdl_shards_get_index_source (GstSpdlShards * shards)
 {
   return shards->index_source;
+}
+
+gchar *
+gst_spdl_shards_describe_dropped (GstSpdlShards * shards, gchar ** example)
+{
+  guint64 counts[GST_SPDL_READ_N_ERRORS] = { 0, };
+  GstSpdlShardNote *first = NULL;
+  guint j;
+
+  for (j = 0; shards->notes && j < shards->notes->len; j++) {
+    GstSpdlShardNote *note = g_ptr_array_index (shards->notes, j);
+    if (note->error->domain == GST_SPDL_READ_ERROR &&
+        note->error->code < GST_SPDL_READ_N_ERRORS)
+      counts[note->error->code]++;
+    if (first == NULL)
+      first = note;
+  }
+  if (first == NULL)
+    return NULL;
+  if (example)
+    *example = g_strdup_printf ("%s: %s", shards->names[first->shard],
+        first->error->message);
+  return gst_spdl_describe_reasons (GST_SPDL_READ_ERROR, counts,
+      GST_SPDL_READ_N_ERRORS);
 }
 
 gchar **
@@ -1061,14 +1175,16 @@ deliver (GstSpdlShards * shards, GstSpdlShardSample * sample)
 {
   if (shards->to_skip > 0) {
     /* resuming: items of the first epoch already handed out are dropped,
-     * skips among them too (spdlsrc counts both in a sample's position) */
-    shards->to_skip--;
+     * skips among them too (spdlsrc counts both in a sample's position);
+     * groups that are no sample hold no position */
+    if (!sample->extra)
+      shards->to_skip--;
     gst_spdl_shard_sample_free (sample);
     return;
   }
   /* the contiguous split numbers positions as the elastic order does:
    * rank r's k-th at r + k x ranks */
-  if (!shards->elastic)
+  if (!shards->elastic && !sample->extra)
     sample->position = shards->config.rank + shards->next_k++ *
         MAX (shards->config.world_size, 1);
   g_mutex_lock (&shards->lock);
@@ -1181,7 +1297,7 @@ read_segment (GstSpdlShards * shards, guint i, guint64 first, guint64 count,
     ByteStream * stream, GError * open_error)
 {
   const gchar *name = shards->names[i];
-  Segment seg = { NULL, };
+  Segment seg;
   GstSpdlTarParser *parser;
   GError *error = NULL;
   guint8 *chunk;
@@ -1190,12 +1306,13 @@ read_segment (GstSpdlShards * shards, guint i, guint64 first, guint64 count,
     skip_shard (shards, name, open_error);
     return;
   }
+  segment_init (&seg, shards->rules);
   seg.shards = shards;
   seg.shard = name;
   seg.base_index = shards->offsets[i];
   seg.first = first;
   seg.end = first + count;
-  seg.label = -1;
+  seg.tail = seg.end >= shards->counts[i];
   parser = gst_spdl_tar_parser_new (segment_want, segment_member, &seg);
   chunk = g_malloc (READ_CHUNK);
   while (!seg.done && !is_stopping (shards)) {
@@ -1233,7 +1350,7 @@ read_segment (GstSpdlShards * shards, guint i, guint64 first, guint64 count,
         shards->counts[i]);
   if (error)
     skip_shard (shards, name, error);
-  segment_clear_group (&seg);
+  segment_clear (&seg);
   gst_spdl_tar_parser_free (parser);
 }
 
@@ -1980,6 +2097,7 @@ gst_spdl_shards_free (GstSpdlShards * shards)
   g_free (shards->members_text);
   if (shards->notes)
     g_ptr_array_unref (shards->notes);
+  gst_spdl_shard_rules_free (shards->rules);
   if (shards->warnings)
     g_ptr_array_unref (shards->warnings);
   g_queue_clear_full (&shards->queue, (GDestroyNotify)

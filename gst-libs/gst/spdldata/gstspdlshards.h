@@ -66,6 +66,12 @@ typedef struct
   const gchar *cache_dir;       /* learned member indexes: NULL, the
                                  * default (gstspdlshardlearn.h); "": none */
   GstSpdlHttpConfig http;       /* for http(s):// and s3:// shards */
+  /* which member is the image and which the label (gstspdlshardindex.h);
+   * NULL: the defaults. Index files beside the shards describe the
+   * defaults: with any of these set the member index is learned. */
+  const gchar *image_key;
+  const gchar *label_key;
+  const gchar *label_field;
 } GstSpdlShardsConfig;
 
 /* One sample, or a skipped one (@error set, code a GstSpdlReadErrorCode in
@@ -77,8 +83,10 @@ typedef struct
   gchar *path;                  /* "shard.tar:key.jpg" (or the shard) */
   guint64 index;
   guint64 position;             /* in the epoch's global order */
-  gint label;                   /* -1 without a .cls member */
+  gint label;                   /* -1 without a label member */
   guint epoch;
+  gboolean extra;               /* a group that is no sample (@error says
+                                 * why): none of the epoch's positions */
 } GstSpdlShardSample;
 
 typedef enum
@@ -101,8 +109,9 @@ GstSpdlShards *gst_spdl_shards_open (const GstSpdlShardsConfig * config,
     GError ** error);
 guint64 gst_spdl_shards_get_total (GstSpdlShards * shards);
 /* What the epochs' order is computed over, for checkpoints: "N:SHA256" of
- * the shards' names and sample counts and, in the elastic order, every
- * sample's member name in index order (index files or learned alike). */
+ * the shards' names and sample counts, in the elastic order every
+ * sample's member name in index order (index files or learned alike), and
+ * image-key, label-key and label-field where set. */
 gchar *gst_spdl_shards_get_fingerprint (GstSpdlShards * shards);
 guint gst_spdl_shards_get_n_shards (GstSpdlShards * shards);
 /* This rank's samples per epoch. */
@@ -112,6 +121,11 @@ gboolean gst_spdl_shards_is_elastic (GstSpdlShards * shards);
 /* Where the counts or members came from: "shards.members", "shards.idx",
  * "learned" (from the shards) or "cached" (learned before). */
 const gchar *gst_spdl_shards_get_index_source (GstSpdlShards * shards);
+/* Groups of the shards that are no sample, as known before reading them
+ * (a learned index's notes): "no-image: 3, bad-label: 1" and the first
+ * one's message in @example; NULL when none is known. */
+gchar *gst_spdl_shards_describe_dropped (GstSpdlShards * shards,
+    gchar ** example);
 /* Warnings for the element (a learned index's cache that could not be
  * read or written), once; NULL when none. */
 gchar **gst_spdl_shards_take_warnings (GstSpdlShards * shards);

@@ -451,21 +451,51 @@ gst_spdl_tar_parser_skip (GstSpdlTarParser * parser, guint64 len)
   }
 }
 
-void
+/* WebDataset's tar_file_iterator() passes over "__KEY__"-style names (its
+ * meta_prefix/meta_suffix test and skip_meta r"__[^/]*__($|/)") */
+static gboolean
+is_meta_name (const gchar * name)
+{
+  const gchar *slash = strchr (name, '/');
+  gsize first = slash ? (gsize) (slash - name) : strlen (name);
+
+  if (slash == NULL && g_str_has_prefix (name, "__") &&
+      g_str_has_suffix (name, "__"))
+    return TRUE;
+  return first >= 4 && strncmp (name, "__", 2) == 0 &&
+      strncmp (name + first - 2, "__", 2) == 0;
+}
+
+gboolean
 gst_spdl_tar_split_name (const gchar * name, gchar ** key, gchar ** extension)
 {
   const gchar *base = strrchr (name, '/');
   const gchar *dot;
 
+  *key = *extension = NULL;
+  if (is_meta_name (name))
+    return FALSE;
   base = base ? base + 1 : name;
   dot = strchr (base, '.');
-  if (dot == NULL) {
-    *key = g_strdup (name);
-    *extension = g_strdup ("");
-    return;
+  /* as base_plus_ext()'s regular expression: no dot in the base name, no
+   * key */
+  if (dot == NULL)
+    return FALSE;
+  if (dot == base) {
+    /* ".x.jpg": the key is the folder with its slash ("d/"), when the
+     * folder's own name has no dot (and there is a folder) */
+    const gchar *folder = base - 1;
+
+    if (base == name)
+      return FALSE;
+    while (folder > name && folder[-1] != '/')
+      folder--;
+    if (memchr (folder, '.', base - 1 - folder))
+      return FALSE;
   }
   *key = g_strndup (name, dot - name);
   *extension = g_ascii_strdown (dot + 1, -1);
+  return TRUE;
 }
 
 gboolean

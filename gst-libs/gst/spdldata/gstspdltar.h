@@ -58,9 +58,12 @@ void gst_spdl_tar_parser_skip (GstSpdlTarParser * parser, guint64 len);
 guint64 gst_spdl_tar_parser_get_offset (const GstSpdlTarParser * parser);
 gboolean gst_spdl_tar_parser_at_end (const GstSpdlTarParser * parser);
 
-/* The member's sample key (path up to the first dot of its base name) and
- * its extension (after that dot, lower-cased): WebDataset's grouping. */
-void gst_spdl_tar_split_name (const gchar * name, gchar ** key,
+/* WebDataset 1.0's grouping (base_plus_ext(), group_by_keys()): the
+ * member's sample key (the path up to the first dot of its base name) and
+ * its extension (after that dot, lower-cased). FALSE (both NULL) for a
+ * name WebDataset passes over without ending the current group: no dot in
+ * the base name, or a "__KEY__"-style name (its skip_meta). */
+gboolean gst_spdl_tar_split_name (const gchar * name, gchar ** key,
     gchar ** extension);
 
 /* Whether the 512-byte @header is a regular file's of @size bytes (an

@@ -260,7 +260,182 @@ GST_START_TEST (test_shard_index_rules)
 
 GST_END_TEST;
 
-#define LEARNED_HEAD "# gst-spdl learned shard index 1 (test)\n"
+/* The label in a JSON member: an integer at the dotted path, whatever
+ * the rest of the document holds; hostile documents (huge, deep, broken,
+ * NaN, 2^40, floats, strings) are no label, with a reason, never a crash
+ * or a deep recursion. */
+GST_START_TEST (test_shard_json_label)
+{
+  static const gchar *const label_path[] = { "label", NULL };
+  static const gchar *const nested_path[] = { "annotations", "class", NULL };
+  static const gchar *const array_path[] = { "labels", "1", NULL };
+  static const struct
+  {
+    const gchar *json;
+    const gchar *const *path;
+    gint label;                 /* -1: none */
+  } cases[] = {
+    {"{\"label\": 3}", label_path, 3},
+    {" {\"caption\": \"a \\\"label\\\": 9\", \"label\":7 } \n", label_path, 7},
+    {"{\"label\": 1, \"label\": 2}", label_path, 2},  /* Python keeps the last */
+    {"{\"x\": [1, {\"label\": 5}], \"label\": 0}", label_path, 0},
+    {"{\"annotations\": {\"class\": 12, \"box\": [1.5, 2e3]}}", nested_path,
+        12},
+    {"{\"labels\": [4, 8, 15]}", array_path, 8},
+    {"{\"label\": 2147483647}", label_path, G_MAXINT},
+    {"{\"label\": 2147483648}", label_path, -1},
+    {"{\"label\": 1099511627776}", label_path, -1},    /* 2^40 */
+    {"{\"label\": -1}", label_path, -1},
+    {"{\"label\": 3.0}", label_path, -1},
+    {"{\"label\": 3e0}", label_path, -1},
+    {"{\"label\": \"3\"}", label_path, -1},
+    {"{\"label\": NaN}", label_path, -1},
+    {"{\"label\": Infinity}", label_path, -1},
+    {"{\"label\": true}", label_path, -1},
+    {"{\"label\": null}", label_path, -1},
+    {"{\"label\": [3]}", label_path, -1},
+    {"{\"label\": 03}", label_path, -1},
+    {"{\"other\": 3}", label_path, -1},
+    {"[3]", label_path, -1},
+    {"3", label_path, -1},
+    {"", label_path, -1},
+    {"{\"label\": 3", label_path, -1},
+    {"{\"label\": 3}}", label_path, -1},
+    {"{\"label\": 3} x", label_path, -1},
+    {"{\"label\": 3, }", label_path, -1},
+    {"{\"label\" 3}", label_path, -1},
+    {"{\"a\": \"unterminated}", label_path, -1},
+    {"{\"annotations\": 5}", nested_path, -1},
+    {"{\"labels\": [4]}", array_path, -1},
+  };
+  GError *error = NULL;
+  GString *deep = g_string_new (NULL), *wide = g_string_new ("{\"label\": 6");
+  gint label;
+  guint i;
+
+  for (i = 0; i < G_N_ELEMENTS (cases); i++) {
+    gboolean ok;
+
+    label = -1;
+    ok = gst_spdl_shard_index_parse_json_label ((const guint8 *)
+        cases[i].json, strlen (cases[i].json), cases[i].path, &label, &error);
+    fail_unless_equals_int (ok, cases[i].label >= 0);
+    fail_unless_equals_int (label, cases[i].label);
+    if (!ok) {
+      fail_unless (g_error_matches (error, GST_SPDL_READ_ERROR,
+              GST_SPDL_READ_ERROR_BAD_LABEL), "%s", cases[i].json);
+      g_clear_error (&error);
+    }
+  }
+  /* a NUL inside is not JSON */
+  fail_if (gst_spdl_shard_index_parse_json_label ((const guint8 *)
+          "{\"label\": 1}\0", 13, label_path, &label, &error));
+  g_clear_error (&error);
+
+  /* nested a million deep: refused without recursion */
+  g_string_append (deep, "{\"label\": 1, \"x\": ");
+  for (i = 0; i < 1000 * 1000; i++)
+    g_string_append_c (deep, '[');
+  for (i = 0; i < 1000 * 1000; i++)
+    g_string_append_c (deep, ']');
+  g_string_append_c (deep, '}');
+  fail_if (gst_spdl_shard_index_parse_json_label ((const guint8 *) deep->str,
+          deep->len, label_path, &label, &error));
+  fail_unless (strstr (error->message, "deep") != NULL, "%s", error->message);
+  g_clear_error (&error);
+  /* nested within the limit is fine */
+  g_string_assign (deep, "{\"label\": 1, \"x\": ");
+  for (i = 0; i < 60; i++)
+    g_string_append (deep, "{\"y\":[");
+  for (i = 0; i < 60; i++)
+    g_string_append (deep, "]}");
+  g_string_append_c (deep, '}');
+  fail_unless (gst_spdl_shard_index_parse_json_label ((const guint8 *)
+          deep->str, deep->len, label_path, &label, &error));
+  fail_unless_equals_int (label, 1);
+  /* a large document, the label at its end */
+  for (i = 0; i < 20000; i++)
+    g_string_append_printf (wide, ", \"k%u\": [\"v\", %u.5, null]", i, i);
+  g_string_append (wide, ", \"label\": 9}");
+  fail_unless (gst_spdl_shard_index_parse_json_label ((const guint8 *)
+          wide->str, wide->len, label_path, &label, &error));
+  fail_unless_equals_int (label, 9);
+  g_string_free (deep, TRUE);
+  g_string_free (wide, TRUE);
+}
+
+GST_END_TEST;
+
+/* image-key, label-key and label-field: ranks, JSON members, the sizes
+ * read, the reasons given. */
+GST_START_TEST (test_shard_rules)
+{
+  const GstSpdlShardRules *def = gst_spdl_shard_rules_get_default ();
+  GstSpdlShardRules *rules;
+  GError *error = NULL;
+  const gchar *const exts[] = { "txt", "heic", NULL };
+  gint label = -1;
+
+  /* defaults: whole extensions in list order, then ones ending in them */
+  fail_unless (gst_spdl_shard_rules_is_default (def));
+  fail_unless (gst_spdl_shard_rules_image_rank (def, "jpg") <
+      gst_spdl_shard_rules_image_rank (def, "png"));
+  fail_unless (gst_spdl_shard_rules_image_rank (def, "png") <
+      gst_spdl_shard_rules_image_rank (def, "input.jpg"));
+  fail_unless (gst_spdl_shard_rules_image_rank (def, "img.jpg") >= 0);
+  fail_unless_equals_int (gst_spdl_shard_rules_image_rank (def, "jpg.gz"),
+      -1);
+  fail_unless_equals_int (gst_spdl_shard_rules_image_rank (def, "cls"), -1);
+  fail_unless_equals_int (gst_spdl_shard_rules_label_rank (def, "cls"), 0);
+  fail_unless_equals_int (gst_spdl_shard_rules_label_rank (def, "json"), -1);
+  fail_if (gst_spdl_shard_rules_label_required (def));
+
+  rules = gst_spdl_shard_rules_new ("Input.JPG; jpg", "cls;json",
+      "annotations.class", &error);
+  fail_unless (rules != NULL);
+  fail_if (gst_spdl_shard_rules_is_default (rules));
+  fail_unless (strstr (gst_spdl_shard_rules_describe (rules),
+          "image-key=input.jpg;jpg") != NULL);
+  fail_unless_equals_int (gst_spdl_shard_rules_image_rank (rules,
+          "input.jpg"), 0);
+  fail_unless_equals_int (gst_spdl_shard_rules_image_rank (rules, "jpg"), 1);
+  fail_unless_equals_int (gst_spdl_shard_rules_image_rank (rules, "png"),
+      -1);
+  fail_unless_equals_int (gst_spdl_shard_rules_label_rank (rules, "json"),
+      1);
+  fail_unless (gst_spdl_shard_rules_label_required (rules));
+  fail_unless (gst_spdl_shard_rules_check_label_size (rules, "k.json",
+          "json", 100000, NULL));
+  fail_if (gst_spdl_shard_rules_check_label_size (rules, "k.cls", "cls", 65,
+          &error));
+  fail_unless (g_error_matches (error, GST_SPDL_READ_ERROR,
+          GST_SPDL_READ_ERROR_BAD_LABEL));
+  g_clear_error (&error);
+  fail_unless (gst_spdl_shard_rules_parse_label (rules, "k.json", "json",
+          (const guint8 *) "{\"annotations\": {\"class\": 4}}", 29, &label,
+          &error));
+  fail_unless_equals_int (label, 4);
+  fail_if (gst_spdl_shard_rules_parse_label (rules, "k.json", "json",
+          (const guint8 *) "{\"label\": 4}", 12, &label, &error));
+  fail_unless (strstr (error->message, "k.json") != NULL);
+  fail_unless (strstr (error->message, "annotations.class") != NULL);
+  g_clear_error (&error);
+  error = gst_spdl_shard_rules_no_image_error (rules, "k", exts);
+  fail_unless (g_error_matches (error, GST_SPDL_READ_ERROR,
+          GST_SPDL_READ_ERROR_UNSUPPORTED_IMAGE));
+  fail_unless (strstr (error->message, "input.jpg;jpg") != NULL);
+  g_clear_error (&error);
+  gst_spdl_shard_rules_free (rules);
+
+  fail_if (gst_spdl_shard_rules_new (";", NULL, NULL, &error));
+  g_clear_error (&error);
+  fail_if (gst_spdl_shard_rules_new (NULL, NULL, "", &error));
+  g_clear_error (&error);
+}
+
+GST_END_TEST;
+
+#define LEARNED_HEAD "# gst-spdl learned shard index 2 (test)\n"
 
 /* A learned index as the cache holds it: listed by the shards' locations
  * (escaped), notes of what was left out; one that lists other shards or
@@ -345,6 +520,8 @@ spdlshards_suite (void)
   tcase_add_test (tc, test_shards_plan);
   tcase_add_test (tc, test_shard_index_counts);
   tcase_add_test (tc, test_shard_index_members);
+  tcase_add_test (tc, test_shard_json_label);
+  tcase_add_test (tc, test_shard_rules);
   tcase_add_test (tc, test_shard_index_rules);
   tcase_add_test (tc, test_learned_index_parse);
   return s;

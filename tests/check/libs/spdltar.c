@@ -250,19 +250,40 @@ GST_START_TEST (test_tar_corrupt_and_truncated)
 
 GST_END_TEST;
 
+/* WebDataset 1.0.2's base_plus_ext() and tar_file_iterator()'s skip_meta:
+ * key and extension, or none (NULL: the member is passed over). The
+ * Python test test_wds_conventions checks the same names against
+ * webdataset itself. */
 GST_START_TEST (test_tar_split_name)
 {
   const gchar *cases[][3] = {
     {"a/b/key.jpg", "a/b/key", "jpg"},
     {"dir.v2/key.seg.JPEG", "dir.v2/key", "seg.jpeg"},
-    {"key", "key", ""},
+    {"a/b.input.jpg", "a/b", "input.jpg"},
+    {"a.b.c.jpg", "a", "b.c.jpg"},
+    {"key", NULL, NULL},
+    {"dir.v2/key", NULL, NULL},
     {"x/.hidden.cls", "x/", "hidden.cls"},
+    {"a/b/.x.jpg", "a/b/", "x.jpg"},
+    {"a.b/.x.jpg", NULL, NULL},
+    {".x.jpg", NULL, NULL},
+    {"/.x.jpg", "/", "x.jpg"},
+    {"__key__", NULL, NULL},
+    {"__", NULL, NULL},
+    {"___", NULL, NULL},
+    {"__meta__/x.jpg", NULL, NULL},
+    {"__meta__.json", "__meta__", "json"},
+    {"__a__b/x.jpg", "__a__b/x", "jpg"},
+    {"d/__key__", NULL, NULL},
+    {"d/__key__.txt", "d/__key__", "txt"},
   };
   guint i;
 
   for (i = 0; i < G_N_ELEMENTS (cases); i++) {
     gchar *key, *ext;
-    gst_spdl_tar_split_name (cases[i][0], &key, &ext);
+    gboolean ok = gst_spdl_tar_split_name (cases[i][0], &key, &ext);
+
+    fail_unless_equals_int (ok, cases[i][1] != NULL);
     fail_unless_equals_string (key, cases[i][1]);
     fail_unless_equals_string (ext, cases[i][2]);
     g_free (key);
