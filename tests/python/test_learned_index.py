@@ -540,3 +540,161 @@ def test_s3_learned_then_cached(published, tmp_path, monkeypatch):
         assert error is not None and "AccessDenied" in error, error
     finally:
         server.stop()
+
+
+# ---------------------------------------------------------------------------
+# make-shards --index-only on remote shards: the index spdlsrc learns,
+# written where make-shards writes a local one
+
+MAKE_SHARDS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                           "tools", "make-shards")
+
+
+def index_only(*args):
+    return subprocess.run(["/usr/bin/python3", MAKE_SHARDS, "--index-only"] +
+                          [str(a) for a in args], capture_output=True, text=True,
+                          timeout=120)
+
+
+def local_index(published, dest):
+    """make-shards --index-only on a local copy of the index-less shards:
+    {file name: bytes} of its index files."""
+    index_only(bare_copy(published, dest))
+    return {n: (dest / n).read_bytes() for n in ("shards.idx", "shards.members")}
+
+
+def one_line_error(res, *words):
+    assert res.returncode != 0 and res.stdout == ""
+    assert "Traceback" not in res.stderr and len(res.stderr.splitlines()) == 1, res.stderr
+    for w in words:
+        assert w in res.stderr, res.stderr
+
+
+def test_make_shards_index_of_http_shards(published, tmp_path):
+    """--index-only URL --out DIR: the index files of shards served over
+    HTTP, byte for byte what --index-only writes for the same files
+    locally; beside the shards, spdlsrc reads its samples by them."""
+    bare, truth, indexed = published
+    expected = local_index(published, tmp_path / "local")
+    served = tmp_path / "served"
+    shutil.copytree(bare, served / "shards")
+    server = http_server(str(served))
+    try:
+        out = tmp_path / "out"
+        os.makedirs(out)
+        loc = "%s/shards/%s" % (server.url, PATTERN)
+        res = index_only(loc, "--out", out)
+        assert res.returncode == 0 and res.stderr == "", res.stderr
+        assert "%d samples in %d shards" % (N, N_SHARDS) in res.stdout
+        assert "%s/shards/shards.members" % server.url in res.stdout
+        assert sorted(os.listdir(out)) == sorted(expected)
+        for name, data in expected.items():
+            assert (out / name).read_bytes() == data, name
+        # copied beside the shards: spdlsrc uses it (and learns nothing)
+        for name in expected:
+            shutil.copy(out / name, served / "shards" / name)
+        stats = []
+        got, warnings, error, _ = run(loc, 'shuffle=true seed=4 shard-cache="%s"'
+                                      % (tmp_path / "cache"), stats)
+        assert error is None and warnings == []
+        assert stats[0].get_value("shard-index-source") == "shards.members"
+        assert stats[0].get_value("shard-order") == "elastic"
+        assert cache_files(tmp_path / "cache") == []
+        theirs = run("%s/%s" % (indexed, PATTERN), "shuffle=true seed=4")[0]
+        assert summary(got) == summary(theirs)
+        for _, label, _, path, data in got:
+            assert (label, data) == truth[key_of(path)]
+        # indexed now: make-shards says so rather than read the index back
+        one_line_error(index_only(loc, "--out", out), "shards.members",
+                       "beside them already")
+    finally:
+        server.stop()
+
+
+def test_make_shards_remote_errors(published, tmp_path):
+    """Missing shards, no server, a file that is no tar, no tar location,
+    no --out: a line naming what is wrong, a failure status, no index."""
+    served = tmp_path / "served"
+    shutil.copytree(published[0], served / "shards")
+    with open(served / "shards" / ("train-%06d.tar" % N_SHARDS), "wb") as f:
+        f.write(b"<html>not a tar</html>\n" * 40)
+    out = tmp_path / "out"
+    os.makedirs(out)
+    server = http_server(str(served))
+    try:
+        url = "%s/shards/train-{000000..%06d}.tar" % (server.url, N_SHARDS + 1)
+        one_line_error(index_only(url, "--out", out), "train-%06d.tar" % (N_SHARDS + 1),
+                       "404")
+        url = "%s/shards/train-{000000..%06d}.tar" % (server.url, N_SHARDS)
+        one_line_error(index_only(url, "--out", out), "train-%06d.tar" % N_SHARDS,
+                       "not a readable tar archive", "no index written")
+        one_line_error(index_only("%s/shards/" % server.url, "--out", out),
+                       "not a tar shard location")
+        one_line_error(index_only("%s/shards/%s" % (server.url, PATTERN)), "--out DIR")
+        one_line_error(index_only("%s/shards/%s" % (server.url, PATTERN), "--out",
+                                  tmp_path / "nowhere"), "not a folder")
+    finally:
+        server.stop()
+    one_line_error(index_only("http://127.0.0.1:%d/shards/%s" % (server.port, PATTERN),
+                              "--out", out), "127.0.0.1:%d" % server.port,
+                   "connect")
+    assert os.listdir(out) == []
+    # a local shard tarfile cannot read: the same words, no traceback
+    damaged = bare_copy(published, tmp_path / "damaged")
+    with open(os.path.join(damaged, "train-000001.tar"), "r+b") as f:
+        f.truncate(700)
+    one_line_error(index_only(damaged), "train-000001.tar", "not a readable tar archive")
+    one_line_error(index_only(tmp_path / "nothing"), "nothing", "not a folder")
+
+
+def test_make_shards_index_of_s3_shards(published, tmp_path, monkeypatch):
+    """--index-only s3://... --out DIR through spdlsrc's signed requests
+    (moto checking signatures): the bytes of the local index; uploaded
+    beside the shards, spdlsrc reads its samples by it."""
+    from test_s3 import MotoServer, SETUP, REGION, s3_env, venv_python
+    python = venv_python()
+    bare, truth, indexed = published
+    expected = local_index(published, tmp_path / "local")
+    server = MotoServer(python)
+    try:
+        empty = tmp_path / "empty"
+        os.makedirs(empty)
+        out = subprocess.run([python, "-c", SETUP, server.url, str(empty), REGION],
+                             check=True, timeout=180, capture_output=True,
+                             text=True).stdout
+        server.keys = json.loads(out)
+        key, secret = server.keys["admin"]
+        subprocess.run([python, "-c", UPLOAD, server.url, REGION, key, secret, bare],
+                       check=True, timeout=180, capture_output=True)
+        server.require_signatures()
+        s3_env(monkeypatch, server)
+        loc = "s3://data/bare/%s" % PATTERN
+        out = tmp_path / "out"
+        os.makedirs(out)
+        res = index_only(loc, "--out", out)
+        assert res.returncode == 0 and res.stderr == "", res.stderr
+        assert "aws s3 cp %s s3://data/bare/shards.members" % (out / "shards.members") \
+            in res.stdout
+        for name, data in expected.items():
+            assert (out / name).read_bytes() == data, name
+        # a key that may not read the shards: S3's refusal, one line
+        s3_env(monkeypatch, server, "stranger")
+        one_line_error(index_only(loc, "--out", tmp_path), "AccessDenied")
+        assert secret not in res.stdout
+        # uploaded (as the printed command would), spdlsrc reads by it
+        upload = tmp_path / "upload"
+        os.makedirs(upload)
+        for name in expected:
+            shutil.copy(out / name, upload / name)
+        subprocess.run([python, "-c", UPLOAD, server.url, REGION, key, secret, upload],
+                       check=True, timeout=180, capture_output=True)
+        s3_env(monkeypatch, server)
+        stats = []
+        got, warnings, error, _ = run(loc, 'shuffle=true seed=2 shard-cache="%s"'
+                                      % (tmp_path / "cache"), stats)
+        assert error is None and warnings == []
+        assert stats[0].get_value("shard-index-source") == "shards.members"
+        theirs = run("%s/%s" % (indexed, PATTERN), "shuffle=true seed=2")[0]
+        assert summary(got) == summary(theirs)
+    finally:
+        server.stop()
