@@ -1006,14 +1006,6 @@ no_upload (char *buffer, size_t size, size_t nitems, void *user_data)
   return 0;
 }
 
-/* non-zero ends the request: the provider is being freed */
-static int
-cancel_check (void *cancel, curl_off_t dltotal, curl_off_t dlnow,
-    curl_off_t ultotal, curl_off_t ulnow)
-{
-  return g_atomic_int_get ((gint *) cancel);
-}
-
 /* FALSE when cancelled before @us passed */
 static gboolean
 sleep_unless_cancelled (gint * cancel, gint64 us)
@@ -1028,6 +1020,36 @@ sleep_unless_cancelled (gint * cancel, gint64 us)
     g_usleep (MIN (left, CANCEL_POLL_US));
   }
   return FALSE;
+}
+
+/* curl_easy_perform(), looking at *@cancel every CANCEL_POLL_US (libcurl's
+ * progress callback comes about once a second only) */
+static CURLcode
+perform_unless_cancelled (CURL * easy, gint * cancel)
+{
+  CURLM *multi = curl_multi_init ();
+  CURLcode res = CURLE_ABORTED_BY_CALLBACK;
+  CURLMcode mc;
+  CURLMsg *msg;
+  int running = 1, left;
+
+  if (multi == NULL)
+    return CURLE_OUT_OF_MEMORY;
+  mc = curl_multi_add_handle (multi, easy);
+  while (mc == CURLM_OK && running && !g_atomic_int_get (cancel)) {
+    mc = curl_multi_perform (multi, &running);
+    if (mc == CURLM_OK && running)
+      mc = curl_multi_poll (multi, NULL, 0, CANCEL_POLL_US / 1000, NULL);
+  }
+  if (mc != CURLM_OK)
+    res = CURLE_FAILED_INIT;
+  while ((msg = curl_multi_info_read (multi, &left))) {
+    if (msg->msg == CURLMSG_DONE && msg->easy_handle == easy)
+      res = msg->data.result;
+  }
+  curl_multi_remove_handle (multi, easy);
+  curl_multi_cleanup (multi);
+  return res;
 }
 
 /* headers that may hold a secret: cleared before freed */
@@ -1075,15 +1097,12 @@ http_request (const gchar * url, gboolean put, struct curl_slist *headers,
   curl_easy_setopt (easy, CURLOPT_WRITEFUNCTION, body_write);
   curl_easy_setopt (easy, CURLOPT_WRITEDATA, body);
   curl_easy_setopt (easy, CURLOPT_HTTPHEADER, headers);
-  curl_easy_setopt (easy, CURLOPT_NOPROGRESS, 0L);
-  curl_easy_setopt (easy, CURLOPT_XFERINFOFUNCTION, cancel_check);
-  curl_easy_setopt (easy, CURLOPT_XFERINFODATA, cancel);
   if (put) {
     curl_easy_setopt (easy, CURLOPT_UPLOAD, 1L);
     curl_easy_setopt (easy, CURLOPT_INFILESIZE, 0L);
     curl_easy_setopt (easy, CURLOPT_READFUNCTION, no_upload);
   }
-  res = curl_easy_perform (easy);
+  res = perform_unless_cancelled (easy, cancel);
   if (res == CURLE_OK)
     curl_easy_getinfo (easy, CURLINFO_RESPONSE_CODE, &status);
   else if (body->too_large)

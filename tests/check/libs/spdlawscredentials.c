@@ -1347,7 +1347,7 @@ GST_START_TEST (test_free_cancels_lookup)
   start = g_get_monotonic_time ();
   gst_spdl_aws_credentials_provider_free (p);
   took = g_get_monotonic_time () - start;
-  fail_unless (took < 2 * G_USEC_PER_SEC, "%" G_GINT64_FORMAT " us", took);
+  fail_unless (took < G_USEC_PER_SEC, "%" G_GINT64_FORMAT " us", took);
 
   server_stop (s);
 
