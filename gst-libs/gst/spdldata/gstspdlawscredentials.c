@@ -32,8 +32,9 @@ GST_DEBUG_CATEGORY_STATIC (spdl_aws_debug);
 #define MAX_JSON_DEPTH 32
 #define MAX_EXPIRATION_LEN 64
 
-#define REFRESH_BEFORE_S (5 * 60)
 #define FAILURE_RETRY_US (30 * G_USEC_PER_SEC)
+/* how often a cancelled lookup notices it */
+#define CANCEL_POLL_US (50 * 1000)
 
 /* botocore's ContainerMetadataFetcher */
 #define CONTAINER_HOST "169.254.170.2"
@@ -1005,6 +1006,52 @@ no_upload (char *buffer, size_t size, size_t nitems, void *user_data)
   return 0;
 }
 
+/* FALSE when cancelled before @us passed */
+static gboolean
+sleep_unless_cancelled (gint * cancel, gint64 us)
+{
+  gint64 end = g_get_monotonic_time () + us;
+
+  while (!g_atomic_int_get (cancel)) {
+    gint64 left = end - g_get_monotonic_time ();
+
+    if (left <= 0)
+      return TRUE;
+    g_usleep (MIN (left, CANCEL_POLL_US));
+  }
+  return FALSE;
+}
+
+/* curl_easy_perform(), looking at *@cancel every CANCEL_POLL_US (libcurl's
+ * progress callback comes about once a second only) */
+static CURLcode
+perform_unless_cancelled (CURL * easy, gint * cancel)
+{
+  CURLM *multi = curl_multi_init ();
+  CURLcode res = CURLE_ABORTED_BY_CALLBACK;
+  CURLMcode mc;
+  CURLMsg *msg;
+  int running = 1, left;
+
+  if (multi == NULL)
+    return CURLE_OUT_OF_MEMORY;
+  mc = curl_multi_add_handle (multi, easy);
+  while (mc == CURLM_OK && running && !g_atomic_int_get (cancel)) {
+    mc = curl_multi_perform (multi, &running);
+    if (mc == CURLM_OK && running)
+      mc = curl_multi_poll (multi, NULL, 0, CANCEL_POLL_US / 1000, NULL);
+  }
+  if (mc != CURLM_OK)
+    res = CURLE_FAILED_INIT;
+  while ((msg = curl_multi_info_read (multi, &left))) {
+    if (msg->msg == CURLMSG_DONE && msg->easy_handle == easy)
+      res = msg->data.result;
+  }
+  curl_multi_remove_handle (multi, easy);
+  curl_multi_cleanup (multi);
+  return res;
+}
+
 /* headers that may hold a secret: cleared before freed */
 static void
 headers_free (struct curl_slist *headers)
@@ -1017,11 +1064,11 @@ headers_free (struct curl_slist *headers)
 }
 
 /* One GET (or an empty PUT), no proxy (the metadata services are local),
- * no redirect, @timeout_ms in all: the HTTP status, or 0 with @why when no
- * answer came. */
+ * no redirect, @timeout_ms in all, ended early once *@cancel is set: the
+ * HTTP status, or 0 with @why when no answer came. */
 static long
 http_request (const gchar * url, gboolean put, struct curl_slist *headers,
-    glong timeout_ms, Body * body, gchar ** why)
+    glong timeout_ms, gint * cancel, Body * body, gchar ** why)
 {
   CURL *easy;
   CURLcode res;
@@ -1055,7 +1102,7 @@ http_request (const gchar * url, gboolean put, struct curl_slist *headers,
     curl_easy_setopt (easy, CURLOPT_INFILESIZE, 0L);
     curl_easy_setopt (easy, CURLOPT_READFUNCTION, no_upload);
   }
-  res = curl_easy_perform (easy);
+  res = perform_unless_cancelled (easy, cancel);
   if (res == CURLE_OK)
     curl_easy_getinfo (easy, CURLINFO_RESPONSE_CODE, &status);
   else if (body->too_large)
@@ -1122,10 +1169,19 @@ struct _GstSpdlAwsCredentialsProvider
   gchar *profile;
 
   GMutex lock;
+  GCond cond;                   /* a lookup ended */
   GstSpdlAwsCredentials *current;
   Source current_source;        /* where a refresh asks again */
   GError *failure;              /* of the last look-up */
   gint64 failed_at;             /* monotonic */
+  /* monotonic: no background refresh before (the last one left
+   * credentials as close to their end, or failed) */
+  gint64 next_refresh_at;
+  GThread *lookup;              /* running, or ended and not joined yet */
+  gboolean looking_up;
+  gint cancel;                  /* atomic: free() ends the lookup */
+  GstSpdlAwsCredentialsNotify notify;
+  gpointer notify_data;
 };
 
 typedef struct
@@ -1490,12 +1546,12 @@ from_container (Lookup * l, GstSpdlAwsCredentials ** out, GError ** error)
    * may help: no answer, 429, 5xx */
   for (attempt = 1;; attempt++) {
     g_clear_pointer (&why, g_free);
-    status = http_request (url, FALSE, headers, CONTAINER_TIMEOUT_MS, body,
-        &why);
+    status = http_request (url, FALSE, headers, CONTAINER_TIMEOUT_MS,
+        &l->provider->cancel, body, &why);
     if ((status >= 200 && status < 429) || (status > 429 && status < 500)
-        || attempt >= CONTAINER_ATTEMPTS)
+        || attempt >= CONTAINER_ATTEMPTS
+        || !sleep_unless_cancelled (&l->provider->cancel, G_USEC_PER_SEC))
       break;
-    g_usleep (G_USEC_PER_SEC);
   }
   headers_free (headers);
   source = g_strdup_printf ("container credentials (%s)", var);
@@ -1518,6 +1574,7 @@ typedef struct
   gchar *endpoint;              /* ends with '/' */
   glong timeout_ms;
   guint attempts;
+  gint *cancel;
 } Imds;
 
 static guint
@@ -1591,9 +1648,11 @@ imds_get (const Imds * imds, const gchar * path, const gchar * token,
     headers = curl_slist_append (headers, h);
     clear_secret (&h);
   }
-  for (attempt = 0; attempt < imds->attempts; attempt++) {
+  for (attempt = 0; attempt < imds->attempts
+      && !g_atomic_int_get (imds->cancel); attempt++) {
     g_clear_pointer (why, g_free);
-    status = http_request (url, FALSE, headers, imds->timeout_ms, body, why);
+    status = http_request (url, FALSE, headers, imds->timeout_ms,
+        imds->cancel, body, why);
     if (status == 200 && body->len > 0)
       break;
   }
@@ -1623,7 +1682,7 @@ static Outcome
 from_instance_metadata (Lookup * l, GstSpdlAwsCredentials ** out,
     GError ** error)
 {
-  Imds imds = { NULL, 0, 0 };
+  Imds imds = { NULL, 0, 0, &l->provider->cancel };
   struct curl_slist *headers = NULL;
   gchar *url, *token = NULL, *why = NULL, *role = NULL, *path;
   Body *body;
@@ -1649,7 +1708,8 @@ from_instance_metadata (Lookup * l, GstSpdlAwsCredentials ** out,
    * machine without metadata */
   for (attempt = 0; attempt < imds.attempts; attempt++) {
     g_clear_pointer (&why, g_free);
-    status = http_request (url, TRUE, headers, imds.timeout_ms, body, &why);
+    status = http_request (url, TRUE, headers, imds.timeout_ms, imds.cancel,
+        body, &why);
     if (status == 0 || status == 200 || status == 400 || status == 403
         || status == 404 || status == 405)
       break;
@@ -1791,7 +1851,16 @@ gst_spdl_aws_credentials_provider_new (const GstSpdlAwsCredentialsConfig *
     p->profile = dup_set (config->profile);
   }
   g_mutex_init (&p->lock);
+  g_cond_init (&p->cond);
   return p;
+}
+
+void
+gst_spdl_aws_credentials_provider_set_notify (GstSpdlAwsCredentialsProvider *
+    p, GstSpdlAwsCredentialsNotify notify, gpointer user_data)
+{
+  p->notify = notify;
+  p->notify_data = user_data;
 }
 
 void
@@ -1799,6 +1868,9 @@ gst_spdl_aws_credentials_provider_free (GstSpdlAwsCredentialsProvider * p)
 {
   if (p == NULL)
     return;
+  g_atomic_int_set (&p->cancel, 1);
+  if (p->lookup)
+    g_thread_join (p->lookup);
   clear_secret (&p->access_key);
   clear_secret (&p->secret_key);
   clear_secret (&p->session_token);
@@ -1806,35 +1878,64 @@ gst_spdl_aws_credentials_provider_free (GstSpdlAwsCredentialsProvider * p)
   gst_spdl_aws_credentials_free (p->current);
   g_clear_error (&p->failure);
   g_mutex_clear (&p->lock);
+  g_cond_clear (&p->cond);
   g_free (p);
 }
 
+static gint64
+now_s (void)
+{
+  return g_get_real_time () / G_USEC_PER_SEC;
+}
+
+/* within @margin seconds of expiring, or past it */
 static gboolean
-expired (const GstSpdlAwsCredentials * c, gint64 now, gint64 margin)
+expiring (const GstSpdlAwsCredentials * c, gint64 now, gint64 margin)
 {
   return c->expiration != 0 && now >= c->expiration - margin;
 }
 
-GstSpdlAwsCredentials *
-gst_spdl_aws_credentials_provider_get (GstSpdlAwsCredentialsProvider * p,
-    GError ** error)
+/* usable for a request: not within the mandatory margin */
+static gboolean
+valid (const GstSpdlAwsCredentials * c, gint64 now)
 {
-  GstSpdlAwsCredentials *c, *result = NULL;
+  return c && !expiring (c, now, GST_SPDL_AWS_CREDENTIALS_EXPIRY_S);
+}
+
+/* The provider's thread: one lookup, files and HTTP requests, without the
+ * lock; its outcome under it. */
+static gpointer
+lookup_thread (gpointer data)
+{
+  GstSpdlAwsCredentialsProvider *p = data;
+  GstSpdlAwsCredentials *c;
   GError *err = NULL;
-  gint64 now = g_get_real_time () / G_USEC_PER_SEC;
-  Source source = N_SOURCES;
+  Source only, source = N_SOURCES;
+  gint64 now;
 
-  g_return_val_if_fail (p != NULL, NULL);
   g_mutex_lock (&p->lock);
-  if (p->current && !expired (p->current, now, REFRESH_BEFORE_S)) {
-    result = gst_spdl_aws_credentials_copy (p->current);
-    goto done;
-  }
-  if (p->failure
-      && g_get_monotonic_time () - p->failed_at < FAILURE_RETRY_US)
-    goto failed;
+  only = p->current ? p->current_source : N_SOURCES;
+  g_mutex_unlock (&p->lock);
 
-  c = look_up (p, p->current ? p->current_source : N_SOURCES, &source, &err);
+  c = look_up (p, only, &source, &err);
+  now = now_s ();
+  if (c && !valid (c, now)) {
+    GDateTime *dt = g_date_time_new_from_unix_utc (c->expiration);
+    gchar *at = dt ? g_date_time_format_iso8601 (dt) : NULL;
+
+    /* as botocore's "refreshed credentials are still expired": asking
+     * again at once would only get the same */
+    g_set_error (&err, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_READ,
+        "The credentials from %s expire%s at %s", c->source,
+        now >= c->expiration ? "d" : "", at ? at : "?");
+    g_free (at);
+    if (dt)
+      g_date_time_unref (dt);
+    gst_spdl_aws_credentials_free (c);
+    c = NULL;
+  }
+
+  g_mutex_lock (&p->lock);
   if (c) {
     GST_INFO ("AWS credentials from %s, access key %.4s..., %s", c->source,
         c->access_key, c->expiration ? "temporary" : "not expiring");
@@ -1842,24 +1943,100 @@ gst_spdl_aws_credentials_provider_get (GstSpdlAwsCredentialsProvider * p,
     p->current = c;
     p->current_source = source;
     g_clear_error (&p->failure);
-    result = gst_spdl_aws_credentials_copy (c);
-    goto done;
+    p->next_refresh_at = expiring (c, now, GST_SPDL_AWS_CREDENTIALS_REFRESH_S)
+        ? g_get_monotonic_time () + FAILURE_RETRY_US : 0;
+  } else {
+    if (p->current)
+      GST_WARNING ("could not refresh the AWS credentials from %s (%s): %s",
+          p->current->source, valid (p->current, now) ?
+          "the current ones are used while they last" : "they expired",
+          err->message);
+    g_clear_error (&p->failure);
+    p->failure = err;
+    p->failed_at = g_get_monotonic_time ();
+    p->next_refresh_at = p->failed_at + FAILURE_RETRY_US;
   }
-  g_clear_error (&p->failure);
-  p->failure = err;
-  p->failed_at = g_get_monotonic_time ();
-  if (p->current)
-    GST_WARNING ("could not refresh the AWS credentials from %s: %s",
-        p->current->source, err->message);
-
-failed:
-  /* the old ones as long as they last */
-  if (p->current && !expired (p->current, now, 0))
-    result = gst_spdl_aws_credentials_copy (p->current);
-  else
-    g_propagate_error (error, g_error_copy (p->failure));
-
-done:
+  p->looking_up = FALSE;
+  g_cond_broadcast (&p->cond);
+  if (p->notify)
+    p->notify (p->notify_data);
   g_mutex_unlock (&p->lock);
-  return result;
+  return NULL;
+}
+
+/* Called with the lock: a lookup on the provider's thread, unless one is
+ * under way. FALSE (with @error) when no thread could be made. */
+static gboolean
+start_lookup (GstSpdlAwsCredentialsProvider * p, GError ** error)
+{
+  if (p->looking_up)
+    return TRUE;
+  /* the last one ended: it only has to return */
+  if (p->lookup)
+    g_thread_join (p->lookup);
+  p->lookup = g_thread_try_new ("spdlawscreds", lookup_thread, p, error);
+  p->looking_up = p->lookup != NULL;
+  return p->looking_up;
+}
+
+/* Called with the lock */
+static GstSpdlAwsCredentialsStatus
+try_get_locked (GstSpdlAwsCredentialsProvider * p,
+    GstSpdlAwsCredentials ** credentials, GError ** error)
+{
+  gint64 now = now_s ();
+  GError *err = NULL;
+
+  *credentials = NULL;
+  if (valid (p->current, now)) {
+    /* advisory: the current ones meanwhile; a failure is tolerated */
+    if (expiring (p->current, now, GST_SPDL_AWS_CREDENTIALS_REFRESH_S)
+        && !p->looking_up && g_get_monotonic_time () >= p->next_refresh_at
+        && !start_lookup (p, &err)) {
+      GST_WARNING ("could not refresh the AWS credentials: %s", err->message);
+      g_clear_error (&err);
+    }
+    *credentials = gst_spdl_aws_credentials_copy (p->current);
+    return GST_SPDL_AWS_CREDENTIALS_READY;
+  }
+  if (p->looking_up)
+    return GST_SPDL_AWS_CREDENTIALS_PENDING;
+  /* none, or expired: asked again once the last failure is 30 s old */
+  if (p->failure == NULL
+      || g_get_monotonic_time () - p->failed_at >= FAILURE_RETRY_US) {
+    if (start_lookup (p, error))
+      return GST_SPDL_AWS_CREDENTIALS_PENDING;
+    return GST_SPDL_AWS_CREDENTIALS_READY;
+  }
+  g_propagate_error (error, g_error_copy (p->failure));
+  return GST_SPDL_AWS_CREDENTIALS_READY;
+}
+
+GstSpdlAwsCredentialsStatus
+gst_spdl_aws_credentials_provider_try_get (GstSpdlAwsCredentialsProvider * p,
+    GstSpdlAwsCredentials ** credentials, GError ** error)
+{
+  GstSpdlAwsCredentialsStatus status;
+
+  g_return_val_if_fail (p != NULL, GST_SPDL_AWS_CREDENTIALS_READY);
+  g_mutex_lock (&p->lock);
+  status = try_get_locked (p, credentials, error);
+  g_mutex_unlock (&p->lock);
+  return status;
+}
+
+GstSpdlAwsCredentials *
+gst_spdl_aws_credentials_provider_get (GstSpdlAwsCredentialsProvider * p,
+    GError ** error)
+{
+  GstSpdlAwsCredentials *c = NULL;
+
+  g_return_val_if_fail (p != NULL, NULL);
+  g_mutex_lock (&p->lock);
+  while (try_get_locked (p, &c, error) == GST_SPDL_AWS_CREDENTIALS_PENDING) {
+    while (p->looking_up)
+      g_cond_wait (&p->cond, &p->lock);
+  }
+  g_mutex_unlock (&p->lock);
+  return c;
 }

@@ -66,17 +66,58 @@ typedef struct
  *     AWS_EC2_METADATA_SERVICE_ENDPOINT_MODE, AWS_METADATA_SERVICE_TIMEOUT,
  *     AWS_METADATA_SERVICE_NUM_ATTEMPTS, AWS_EC2_METADATA_V1_DISABLED and
  *     their profile keys tune it.
- * The environment and files are read at the first get(), not at new().
- * Thread-safe: one lookup at a time, the other callers wait for it. */
+ * The environment and files are read at the first lookup, not at new().
+ * Every lookup runs on a thread of the provider's own, one at a time, so
+ * that a slow metadata server holds up nobody who need not wait.
+ * Thread-safe. */
 typedef struct _GstSpdlAwsCredentialsProvider GstSpdlAwsCredentialsProvider;
 
 GstSpdlAwsCredentialsProvider *gst_spdl_aws_credentials_provider_new (
     const GstSpdlAwsCredentialsConfig * config);
 
-/* The current credentials, a copy the caller frees. Temporary ones
- * (container, instance metadata, AWS_CREDENTIAL_EXPIRATION) are fetched
- * again from the same place when within 5 minutes of expiring; while that
- * fails, the old ones are returned until they expire.
+/* Temporary credentials (container, instance metadata,
+ * AWS_CREDENTIAL_EXPIRATION) are fetched again from the same place:
+ *  - in the last 15 minutes before they expire (botocore's advisory
+ *    refresh), in the background: the current ones are returned meanwhile
+ *    and, while that fails, until they expire (a warning each time); a
+ *    place that keeps answering with credentials this close to their end
+ *    (instance metadata hands out new ones 5 minutes before) is asked
+ *    again every 30 s;
+ *  - in the last minute (the mandatory refresh; botocore's is at 10
+ *    minutes, where its callers block): the current ones count as expired,
+ *    a signature made now could reach S3 after them (and clocks differ),
+ *    so callers wait for new ones.
+ * GST_SPDL_AWS_CREDENTIALS_REFRESH_S and _EXPIRY_S are these margins. */
+#define GST_SPDL_AWS_CREDENTIALS_REFRESH_S (15 * 60)
+#define GST_SPDL_AWS_CREDENTIALS_EXPIRY_S 60
+
+typedef enum
+{
+  GST_SPDL_AWS_CREDENTIALS_READY,       /* credentials, or an error */
+  GST_SPDL_AWS_CREDENTIALS_PENDING      /* being looked up: ask again once
+                                         * the provider notifies */
+} GstSpdlAwsCredentialsStatus;
+
+/* Called on the provider's thread, with its lock held, when a lookup has
+ * ended: it must not call the provider; it is meant to wake up whoever
+ * got GST_SPDL_AWS_CREDENTIALS_PENDING. */
+typedef void (*GstSpdlAwsCredentialsNotify) (gpointer user_data);
+
+/* Set before the first get: not thread-safe. */
+void gst_spdl_aws_credentials_provider_set_notify (
+    GstSpdlAwsCredentialsProvider * provider,
+    GstSpdlAwsCredentialsNotify notify, gpointer user_data);
+
+/* Without waiting: READY with @credentials (a copy the caller frees) or
+ * with @error as for get(); or PENDING when there are none that are
+ * valid yet and a lookup is under way (started now if needed). Never
+ * waits for the network or a file. */
+GstSpdlAwsCredentialsStatus gst_spdl_aws_credentials_provider_try_get (
+    GstSpdlAwsCredentialsProvider * provider,
+    GstSpdlAwsCredentials ** credentials, GError ** error);
+
+/* As try_get(), waiting for a lookup when there are no valid credentials:
+ * the current credentials, a copy the caller frees.
  * NULL and @error when there are none:
  *  - GST_RESOURCE_ERROR_NOT_FOUND: no place had any; the message names
  *    every place looked at. Callers may go on anonymously.
@@ -84,12 +125,16 @@ GstSpdlAwsCredentialsProvider *gst_spdl_aws_credentials_provider_new (
  *    profile that does not exist, a key without its secret, a container
  *    URI on a host not allowed...), where botocore raises.
  *  - GST_RESOURCE_ERROR_READ: the container credentials could not be
- *    fetched (botocore raises too).
+ *    fetched (botocore raises too), or the place answered with
+ *    credentials that expired already (botocore: "the refreshed
+ *    credentials are still expired").
  * A failed lookup is not repeated for 30 seconds: calls meanwhile return
  * its error at once. Messages never hold a secret. */
 GstSpdlAwsCredentials *gst_spdl_aws_credentials_provider_get (
     GstSpdlAwsCredentialsProvider * provider, GError ** error);
 
+/* Ends a lookup under way (its HTTP requests are cancelled) and waits for
+ * its thread. */
 void gst_spdl_aws_credentials_provider_free (
     GstSpdlAwsCredentialsProvider * provider);
 

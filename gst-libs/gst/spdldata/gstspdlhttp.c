@@ -952,6 +952,7 @@ static void
 start_waiting (GstSpdlHttp * http, gint64 now, gint64 * next_retry)
 {
   GList *l = http->waiting.head;
+  gint s3_ready = -1;           /* not asked yet */
 
   while (l && g_list_length (http->running) < http->config.max_requests) {
     Transfer *t = l->data;
@@ -962,6 +963,10 @@ start_waiting (GstSpdlHttp * http, gint64 now, gint64 * next_retry)
       transfer_unref (t);
     } else if (t->retry_at > now) {
       *next_retry = MIN (*next_retry, t->retry_at);
+    } else if (t->s3 && !(s3_ready < 0 ? (s3_ready =
+                gst_spdl_s3_credentials_ready (http->s3)) : s3_ready)) {
+      /* held back while the credentials are looked up (the provider's
+       * thread; it wakes this one up), the other transfers go on */
     } else if (!t->streaming && http->in_flight >= limit_for (http, t) &&
         http->running) {
       break;                    /* in order: the oldest request starts first */
@@ -1036,14 +1041,6 @@ io_thread (gpointer data)
     }
     if (http->cancelled)
       end_cancelled (http);
-    if (gst_spdl_s3_needs_credentials (http->s3)) {
-      /* files or HTTP requests: not with the lock held */
-      g_mutex_unlock (&http->lock);
-      gst_spdl_s3_update_credentials (http->s3);
-      g_mutex_lock (&http->lock);
-      if (http->stopping)
-        break;
-    }
     start_waiting (http, now, &next_retry);
     while (!g_queue_is_empty (&http->to_resume)) {
       Transfer *t = g_queue_pop_head (&http->to_resume);
@@ -1086,6 +1083,13 @@ io_thread (gpointer data)
   g_queue_clear_full (&http->waiting, (GDestroyNotify) transfer_unref);
   g_mutex_unlock (&http->lock);
   return NULL;
+}
+
+/* a credentials lookup ended: S3 requests held back for it may start */
+static void
+credentials_looked_up (gpointer data)
+{
+  curl_multi_wakeup (data);
 }
 
 static gpointer
@@ -1134,6 +1138,8 @@ gst_spdl_http_new (const GstSpdlHttpConfig * config, GError ** error)
       (long) http->config.max_requests);
   curl_multi_setopt (http->multi, CURLMOPT_PIPELINING,
       (long) CURLPIPE_MULTIPLEX);
+  gst_spdl_s3_set_credentials_notify (http->s3, credentials_looked_up,
+      http->multi);
   http->thread = g_thread_try_new ("spdlhttp", io_thread, http, error);
   if (http->thread == NULL) {
     gst_spdl_http_free (http);
@@ -1234,6 +1240,9 @@ gst_spdl_http_free (GstSpdlHttp * http)
     curl_multi_wakeup (http->multi);
     g_thread_join (http->thread);
   }
+  /* its lookup ends first: it wakes up the multi handle */
+  gst_spdl_s3_free (http->s3);
+  http->s3 = NULL;
   if (http->multi)
     curl_multi_cleanup (http->multi);
   g_queue_clear (&http->to_resume);
@@ -1244,7 +1253,6 @@ gst_spdl_http_free (GstSpdlHttp * http)
   g_free (http->ca_file);
   g_mutex_clear (&http->lock);
   g_cond_clear (&http->cond);
-  gst_spdl_s3_free (http->s3);
   g_free (http);
 }
 

@@ -27,12 +27,13 @@ struct _GstSpdlS3
 
   GMutex lock;
   gboolean wanted;              /* an s3:// URL was resolved */
-  gboolean looked_up;           /* the provider was asked once */
+  /* the provider answered, and there is nothing to refresh: credentials
+   * that do not expire, none (anonymous), or a setting's error */
+  gboolean settled;
+  /* temporary credentials were had: asked again, also once they are lost
+   * (the provider answers a failing source at most every 30 s) */
+  gboolean temporary;
   GstSpdlAwsCredentials *credentials;   /* NULL: anonymous */
-  /* temporary credentials expired while their source failed: asked again
-   * (the provider itself answers a failing source at most every 30 s) */
-  gboolean lost_temporary;
-  gint64 next_retry;            /* unix seconds */
   GError *credentials_error;    /* settings that must fail every request */
   gchar *credentials_source;    /* for messages */
 };
@@ -117,34 +118,30 @@ gst_spdl_s3_get_region (const GstSpdlS3 * s3)
   return s3->region;
 }
 
-/* temporary credentials are fetched again this long before they expire
- * (the provider's own margin is 5 minutes: it answers with new ones) */
-#define REFRESH_MARGIN_S (4 * 60)
-
-gboolean
-gst_spdl_s3_needs_credentials (GstSpdlS3 * s3)
+void
+gst_spdl_s3_set_credentials_notify (GstSpdlS3 * s3,
+    GstSpdlAwsCredentialsNotify notify, gpointer user_data)
 {
-  gint64 now = g_get_real_time () / G_USEC_PER_SEC;
-  gboolean needs, expiring;
-
-  g_mutex_lock (&s3->lock);
-  expiring = s3->credentials && s3->credentials->expiration != 0 &&
-      now > s3->credentials->expiration - REFRESH_MARGIN_S;
-  /* again at most every 30 s: a source that fails, or that answers with
-   * credentials already close to their end, is not asked on every turn */
-  needs = s3->wanted && (!s3->looked_up || ((expiring || s3->lost_temporary)
-          && now >= s3->next_retry));
-  g_mutex_unlock (&s3->lock);
-  return needs;
+  gst_spdl_aws_credentials_provider_set_notify (s3->provider, notify,
+      user_data);
 }
 
-void
-gst_spdl_s3_update_credentials (GstSpdlS3 * s3)
+gboolean
+gst_spdl_s3_credentials_ready (GstSpdlS3 * s3)
 {
   GError *error = NULL;
-  GstSpdlAwsCredentials *credentials =
-      gst_spdl_aws_credentials_provider_get (s3->provider, &error);
+  GstSpdlAwsCredentials *credentials = NULL;
+  gboolean ask;
   gchar *source;
+
+  g_mutex_lock (&s3->lock);
+  ask = s3->wanted && !s3->settled;
+  g_mutex_unlock (&s3->lock);
+  /* the provider refreshes temporary ones in the background and answers
+   * at once: a copy of the current ones, or its last error */
+  if (!ask || gst_spdl_aws_credentials_provider_try_get (s3->provider,
+          &credentials, &error) == GST_SPDL_AWS_CREDENTIALS_PENDING)
+    return !ask;
 
   if (credentials)
     source = g_strdup_printf ("credentials from %s", credentials->source);
@@ -156,28 +153,24 @@ gst_spdl_s3_update_credentials (GstSpdlS3 * s3)
   else
     source = g_strdup_printf ("credentials: %s", error->message);
   g_mutex_lock (&s3->lock);
-  s3->looked_up = TRUE;
-  if (credentials)
-    s3->lost_temporary = FALSE;
-  else if (s3->credentials && s3->credentials->expiration != 0)
-    s3->lost_temporary = TRUE;  /* expiring and not renewed: keep asking */
-  s3->next_retry = g_get_real_time () / G_USEC_PER_SEC + 30;
-  /* refreshed ones that failed: the old ones hold until they expire */
-  if (credentials || s3->credentials == NULL ||
-      g_get_real_time () / G_USEC_PER_SEC >= s3->credentials->expiration) {
-    gst_spdl_aws_credentials_free (s3->credentials);
-    s3->credentials = credentials;
+  if (credentials && credentials->expiration != 0)
+    s3->temporary = TRUE;
+  s3->settled = !s3->temporary;
+  gst_spdl_aws_credentials_free (s3->credentials);
+  s3->credentials = credentials;
+  g_clear_error (&s3->credentials_error);
+  if (credentials == NULL && !g_error_matches (error, GST_RESOURCE_ERROR,
+          GST_RESOURCE_ERROR_NOT_FOUND))
+    s3->credentials_error = g_steal_pointer (&error);
+  /* the same source, often: the message only when it changed */
+  if (g_strcmp0 (source, s3->credentials_source) != 0) {
     g_free (s3->credentials_source);
-    s3->credentials_source = source;
-    source = NULL;
-    g_clear_error (&s3->credentials_error);
-    if (credentials == NULL && !g_error_matches (error, GST_RESOURCE_ERROR,
-            GST_RESOURCE_ERROR_NOT_FOUND))
-      s3->credentials_error = g_steal_pointer (&error);
+    s3->credentials_source = g_steal_pointer (&source);
   }
   g_mutex_unlock (&s3->lock);
   g_free (source);
   g_clear_error (&error);
+  return TRUE;
 }
 
 gboolean

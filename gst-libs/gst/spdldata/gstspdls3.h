@@ -11,6 +11,8 @@
 
 #include <glib.h>
 
+#include "gstspdlawscredentials.h"
+
 G_BEGIN_DECLS
 
 /* What the user set; NULL or empty: not set. Unset, the endpoint is
@@ -53,13 +55,20 @@ const gchar *gst_spdl_s3_get_region (const GstSpdlS3 * s3);
  * that does not exist...). */
 gboolean gst_spdl_s3_sign (GstSpdlS3 * s3, const gchar * method,
     const gchar * url, gchar *** headers, GError ** error);
-/* Credentials are looked up (files, and perhaps HTTP requests to the
- * container or instance metadata: up to seconds) once an s3:// URL was
- * resolved, and again before temporary ones expire: TRUE when
- * gst_spdl_s3_update_credentials() is due. The HTTP client calls it on its
- * I/O thread holding no lock, so that signing never waits for them. */
-gboolean gst_spdl_s3_needs_credentials (GstSpdlS3 * s3);
-void gst_spdl_s3_update_credentials (GstSpdlS3 * s3);
+/* Whether requests can be signed now, without waiting: the credentials
+ * are looked up once an s3:// URL was resolved (files, perhaps HTTP
+ * requests to the container or instance metadata: up to seconds), on the
+ * provider's thread; temporary ones again before they expire, while the
+ * current ones still sign. FALSE while there are none, or none valid,
+ * and a lookup is under way: ask again once the notify set with
+ * gst_spdl_s3_set_credentials_notify() was called. Never blocks; the HTTP
+ * client calls it on its I/O thread before it signs, and holds back only
+ * its S3 requests meanwhile. */
+gboolean gst_spdl_s3_credentials_ready (GstSpdlS3 * s3);
+/* Called (on another thread, holding a lock: only wake someone up) when a
+ * lookup ended. Set it before the first request. */
+void gst_spdl_s3_set_credentials_notify (GstSpdlS3 * s3,
+    GstSpdlAwsCredentialsNotify notify, gpointer user_data);
 
 /* Where the credentials came from, for messages ("credentials from
  * environment (AWS_ACCESS_KEY_ID)"), never a secret; g_free() it. */

@@ -168,6 +168,8 @@ struct _Server
   guint token_status;           /* IMDS: the token PUT's status */
   gboolean token_missing;       /* IMDS: a GET without the token */
   gchar *authorization;         /* container: the header it got */
+  guint delay_ms;               /* answers this late (a slow server) */
+  const gchar *delay_path;      /* ... to this path only; NULL: all */
 };
 
 static gchar *
@@ -237,7 +239,13 @@ server_answer (Server * s, gint conn)
   g_mutex_lock (&s->lock);
   s->requests++;
   s->handler (s, buf, path, sp + 1, &status, body);
+  if (s->delay_path == NULL || strcmp (path, s->delay_path) == 0)
+    deadline = g_get_monotonic_time () + s->delay_ms * 1000;
+  else
+    deadline = 0;
   g_mutex_unlock (&s->lock);
+  while (g_get_monotonic_time () < deadline && !g_atomic_int_get (&s->stop))
+    g_usleep (10 * 1000);
   response = g_strdup_printf ("HTTP/1.1 %u Fake\r\nContent-Length: %"
       G_GSIZE_FORMAT "\r\nConnection: close\r\n\r\n", status, body->len);
   send_all (conn, response, strlen (response));
@@ -1028,47 +1036,53 @@ GST_START_TEST (test_refresh)
   fail_unless_equals_int (server_requests (s), 1);
   gst_spdl_aws_credentials_provider_free (p);
 
-  /* 2 minutes left: within the 5 of the margin, fetched again each time */
+  /* 2 minutes left: within the refresh margin from the start; a source
+   * that hands out credentials this close to their end is asked again
+   * after 30 s, not at every call */
   s->expires_in = 120;
   p = gst_spdl_aws_credentials_provider_new (NULL);
   c = gst_spdl_aws_credentials_provider_get (p, NULL);
   fail_unless_equals_string (c->access_key, "ASIACONTAINER2");
   gst_spdl_aws_credentials_free (c);
   c = gst_spdl_aws_credentials_provider_get (p, NULL);
-  fail_unless_equals_string (c->access_key, "ASIACONTAINER3");
+  fail_unless_equals_string (c->access_key, "ASIACONTAINER2");
   gst_spdl_aws_credentials_free (c);
-  fail_unless_equals_int (server_requests (s), 3);
-
-  /* the service fails: the old ones while they last, and no new try for
-   * a while */
-  s->status = 500;
-  c = gst_spdl_aws_credentials_provider_get (p, &error);
-  fail_unless (c != NULL);
-  fail_unless (error == NULL);
-  fail_unless_equals_string (c->access_key, "ASIACONTAINER3");
-  gst_spdl_aws_credentials_free (c);
-  fail_unless_equals_int (server_requests (s), 6);
-  c = gst_spdl_aws_credentials_provider_get (p, NULL);
-  fail_unless_equals_string (c->access_key, "ASIACONTAINER3");
-  gst_spdl_aws_credentials_free (c);
-  fail_unless_equals_int (server_requests (s), 6);
+  fail_unless_equals_int (server_requests (s), 2);
   gst_spdl_aws_credentials_provider_free (p);
 
-  /* expired already: fetched at every call */
-  s->status = 0;
-  s->expires_in = -60;
+  /* expired already, or within the last minute: an error naming where
+   * they came from and when they expire(d), not asked again at once */
+  s->expires_in = 30;
   p = gst_spdl_aws_credentials_provider_new (NULL);
-  c = gst_spdl_aws_credentials_provider_get (p, NULL);
-  gst_spdl_aws_credentials_free (c);
-  c = gst_spdl_aws_credentials_provider_get (p, NULL);
-  fail_unless_equals_string (c->access_key, "ASIACONTAINER8");
-  gst_spdl_aws_credentials_free (c);
-  /* ... and when that fails, there are none */
-  s->status = 404;
   c = gst_spdl_aws_credentials_provider_get (p, &error);
   fail_unless (c == NULL);
   fail_unless (g_error_matches (error, GST_RESOURCE_ERROR,
           GST_RESOURCE_ERROR_READ));
+  fail_unless_contains (error->message, "The credentials from container "
+      "credentials (AWS_CONTAINER_CREDENTIALS_FULL_URI) expire at ");
+  fail_if (strstr (error->message, "ASIACONTAINER") != NULL);
+  g_clear_error (&error);
+  c = gst_spdl_aws_credentials_provider_get (p, &error);
+  fail_unless (c == NULL && error != NULL);
+  g_clear_error (&error);
+  fail_unless_equals_int (server_requests (s), 3);
+  gst_spdl_aws_credentials_provider_free (p);
+  s->expires_in = -60;
+  p = gst_spdl_aws_credentials_provider_new (NULL);
+  c = gst_spdl_aws_credentials_provider_get (p, &error);
+  fail_unless (c == NULL);
+  fail_unless_contains (error->message, "expired at ");
+  g_clear_error (&error);
+  gst_spdl_aws_credentials_provider_free (p);
+
+  /* refused at the first lookup: an error */
+  s->status = 404;
+  p = gst_spdl_aws_credentials_provider_new (NULL);
+  c = gst_spdl_aws_credentials_provider_get (p, &error);
+  fail_unless (c == NULL);
+  fail_unless (g_error_matches (error, GST_RESOURCE_ERROR,
+          GST_RESOURCE_ERROR_READ));
+  fail_unless_contains (error->message, "404");
   g_clear_error (&error);
   gst_spdl_aws_credentials_provider_free (p);
 
@@ -1093,9 +1107,9 @@ GST_START_TEST (test_refresh_instance_metadata)
   fail_unless_equals_string (c->access_key, "ASIAIMDS3");
   gst_spdl_aws_credentials_free (c);
   c = gst_spdl_aws_credentials_provider_get (p, NULL);
-  fail_unless_equals_string (c->access_key, "ASIAIMDS6");
+  fail_unless_equals_string (c->access_key, "ASIAIMDS3");
   gst_spdl_aws_credentials_free (c);
-  fail_unless_equals_int (server_requests (s), 6);
+  fail_unless_equals_int (server_requests (s), 3);
   gst_spdl_aws_credentials_provider_free (p);
 
   s->expires_in = 6 * 3600;
@@ -1103,10 +1117,256 @@ GST_START_TEST (test_refresh_instance_metadata)
   c = gst_spdl_aws_credentials_provider_get (p, NULL);
   gst_spdl_aws_credentials_free (c);
   c = gst_spdl_aws_credentials_provider_get (p, NULL);
-  fail_unless_equals_string (c->access_key, "ASIAIMDS9");
+  fail_unless_equals_string (c->access_key, "ASIAIMDS6");
   gst_spdl_aws_credentials_free (c);
-  fail_unless_equals_int (server_requests (s), 9);
+  fail_unless_equals_int (server_requests (s), 6);
   gst_spdl_aws_credentials_provider_free (p);
+  server_stop (s);
+}
+
+GST_END_TEST;
+
+static void
+count_lookups (gpointer data)
+{
+  g_atomic_int_inc ((gint *) data);
+}
+
+static void
+wait_for_lookups (gint * lookups, gint n)
+{
+  gint64 deadline = g_get_monotonic_time () + 20 * G_USEC_PER_SEC;
+
+  while (g_atomic_int_get (lookups) < n) {
+    fail_unless (g_get_monotonic_time () < deadline, "%d lookups, not %d",
+        g_atomic_int_get (lookups), n);
+    g_usleep (10 * 1000);
+  }
+}
+
+/* until @margin seconds before @c expire(d): they enter that window */
+static void
+wait_for_window (const GstSpdlAwsCredentials * c, gint64 margin)
+{
+  while (g_get_real_time () / G_USEC_PER_SEC < c->expiration - margin)
+    g_usleep (10 * 1000);
+}
+
+#define IMDS_CREDENTIALS_PATH \
+  "/latest/meta-data/iam/security-credentials/spdl-role"
+
+/* In the refresh margin: a slow metadata server does not hold anybody up;
+ * the current credentials are returned at once meanwhile, one refresh
+ * runs, its credentials replace them. */
+GST_START_TEST (test_refresh_in_background)
+{
+  Server *s = server_start (imds_handler);
+  GstSpdlAwsCredentialsProvider *p;
+  GstSpdlAwsCredentials *c, *old;
+  gint lookups = 0;
+  gint64 start, took;
+  guint calls = 0;
+
+  g_unsetenv ("AWS_EC2_METADATA_DISABLED");
+  g_setenv ("AWS_EC2_METADATA_SERVICE_ENDPOINT", s->url, TRUE);
+  g_setenv ("AWS_METADATA_SERVICE_TIMEOUT", "10", TRUE);
+  /* two seconds outside the margin */
+  s->expires_in = GST_SPDL_AWS_CREDENTIALS_REFRESH_S + 2;
+  p = gst_spdl_aws_credentials_provider_new (NULL);
+  gst_spdl_aws_credentials_provider_set_notify (p, count_lookups, &lookups);
+  old = gst_spdl_aws_credentials_provider_get (p, NULL);
+  fail_unless_equals_string (old->access_key, "ASIAIMDS3");
+  fail_unless_equals_int (g_atomic_int_get (&lookups), 1);
+  wait_for_window (old, GST_SPDL_AWS_CREDENTIALS_REFRESH_S);
+
+  /* the credentials' request answered after 2 s */
+  s->delay_path = IMDS_CREDENTIALS_PATH;
+  s->delay_ms = 2000;
+  s->expires_in = 3600;
+  start = g_get_monotonic_time ();
+  while (g_atomic_int_get (&lookups) < 2) {
+    gint64 call = g_get_monotonic_time ();
+
+    c = gst_spdl_aws_credentials_provider_get (p, NULL);
+    took = g_get_monotonic_time () - call;
+    /* at once, not after the server's 2 s */
+    fail_unless (took < G_USEC_PER_SEC / 2, "%" G_GINT64_FORMAT " us", took);
+    if (g_atomic_int_get (&lookups) < 2) {
+      fail_unless_equals_string (c->access_key, "ASIAIMDS3");
+      fail_unless_equals_int64 (c->expiration, old->expiration);
+    }
+    gst_spdl_aws_credentials_free (c);
+    calls++;
+    fail_unless (g_get_monotonic_time () - start < 20 * G_USEC_PER_SEC);
+    g_usleep (50 * 1000);
+  }
+  took = g_get_monotonic_time () - start;
+  fail_unless (took >= 19 * G_USEC_PER_SEC / 10, "%" G_GINT64_FORMAT " us",
+      took);
+  fail_unless (calls >= 10, "%u calls", calls);
+  c = gst_spdl_aws_credentials_provider_get (p, NULL);
+  fail_unless_equals_string (c->access_key, "ASIAIMDS6");
+  fail_unless (c->expiration > old->expiration + 2000);
+  gst_spdl_aws_credentials_free (c);
+  /* one refresh for all those calls */
+  fail_unless_equals_int (server_requests (s), 6);
+  fail_unless_equals_int (g_atomic_int_get (&lookups), 2);
+  gst_spdl_aws_credentials_free (old);
+  gst_spdl_aws_credentials_provider_free (p);
+  server_stop (s);
+}
+
+GST_END_TEST;
+
+/* In the refresh margin, a failing refresh keeps the current credentials
+ * (until they expire) and is not tried again for 30 s. */
+GST_START_TEST (test_refresh_fails_in_background)
+{
+  Server *s = server_start (container_handler);
+  gchar *uri = g_strdup_printf ("%s/creds", s->url);
+  GstSpdlAwsCredentialsProvider *p;
+  GstSpdlAwsCredentials *c, *old;
+  GError *error = NULL;
+  gint lookups = 0;
+  gint64 start;
+
+  g_setenv ("AWS_CONTAINER_CREDENTIALS_FULL_URI", uri, TRUE);
+  s->expires_in = GST_SPDL_AWS_CREDENTIALS_REFRESH_S + 2;
+  p = gst_spdl_aws_credentials_provider_new (NULL);
+  gst_spdl_aws_credentials_provider_set_notify (p, count_lookups, &lookups);
+  old = gst_spdl_aws_credentials_provider_get (p, NULL);
+  fail_unless_equals_string (old->access_key, "ASIACONTAINER1");
+  wait_for_window (old, GST_SPDL_AWS_CREDENTIALS_REFRESH_S);
+
+  /* three tries a second apart, all refused */
+  s->status = 500;
+  start = g_get_monotonic_time ();
+  c = gst_spdl_aws_credentials_provider_get (p, &error);
+  fail_unless (g_get_monotonic_time () - start < G_USEC_PER_SEC / 2);
+  fail_unless (c != NULL && error == NULL);
+  fail_unless_equals_string (c->access_key, "ASIACONTAINER1");
+  gst_spdl_aws_credentials_free (c);
+  wait_for_lookups (&lookups, 2);
+  fail_unless (g_get_monotonic_time () - start >= 19 * G_USEC_PER_SEC / 10);
+  fail_unless_equals_int (server_requests (s), 4);
+
+  /* the old ones, and no new try */
+  c = gst_spdl_aws_credentials_provider_get (p, &error);
+  fail_unless (c != NULL && error == NULL);
+  fail_unless_equals_string (c->access_key, "ASIACONTAINER1");
+  fail_unless_equals_int64 (c->expiration, old->expiration);
+  gst_spdl_aws_credentials_free (c);
+  g_usleep (G_USEC_PER_SEC / 5);
+  fail_unless_equals_int (g_atomic_int_get (&lookups), 2);
+  fail_unless_equals_int (server_requests (s), 4);
+  gst_spdl_aws_credentials_free (old);
+  gst_spdl_aws_credentials_provider_free (p);
+  g_free (uri);
+  server_stop (s);
+}
+
+GST_END_TEST;
+
+/* No credentials yet, or expired ones: callers wait for the lookup;
+ * try_get() does not, it says PENDING. */
+GST_START_TEST (test_refresh_waits_when_expired)
+{
+  Server *s = server_start (imds_handler);
+  GstSpdlAwsCredentialsProvider *p;
+  GstSpdlAwsCredentials *c = NULL;
+  GError *error = NULL;
+  gint lookups = 0;
+  gint64 start, took;
+
+  g_unsetenv ("AWS_EC2_METADATA_DISABLED");
+  g_setenv ("AWS_EC2_METADATA_SERVICE_ENDPOINT", s->url, TRUE);
+  g_setenv ("AWS_METADATA_SERVICE_TIMEOUT", "10", TRUE);
+  s->delay_path = IMDS_CREDENTIALS_PATH;
+  s->delay_ms = 1000;
+  /* valid for 3 s: past the margin of the last minute */
+  s->expires_in = GST_SPDL_AWS_CREDENTIALS_EXPIRY_S + 3;
+  p = gst_spdl_aws_credentials_provider_new (NULL);
+  gst_spdl_aws_credentials_provider_set_notify (p, count_lookups, &lookups);
+
+  /* none yet */
+  start = g_get_monotonic_time ();
+  fail_unless_equals_int (gst_spdl_aws_credentials_provider_try_get (p, &c,
+          &error), GST_SPDL_AWS_CREDENTIALS_PENDING);
+  fail_unless (c == NULL && error == NULL);
+  fail_unless (g_get_monotonic_time () - start < G_USEC_PER_SEC / 2);
+  c = gst_spdl_aws_credentials_provider_get (p, NULL);
+  fail_unless (g_get_monotonic_time () - start >= 9 * G_USEC_PER_SEC / 10);
+  fail_unless_equals_string (c->access_key, "ASIAIMDS3");
+  fail_unless_equals_int (g_atomic_int_get (&lookups), 1);
+
+  /* expired (the last minute): waits for the slow server */
+  wait_for_window (c, GST_SPDL_AWS_CREDENTIALS_EXPIRY_S);
+  gst_spdl_aws_credentials_free (c);
+  c = NULL;
+  s->delay_ms = 2000;
+  s->expires_in = 3600;
+  start = g_get_monotonic_time ();
+  fail_unless_equals_int (gst_spdl_aws_credentials_provider_try_get (p, &c,
+          &error), GST_SPDL_AWS_CREDENTIALS_PENDING);
+  fail_unless_equals_int (gst_spdl_aws_credentials_provider_try_get (p, &c,
+          &error), GST_SPDL_AWS_CREDENTIALS_PENDING);
+  fail_unless (c == NULL && error == NULL);
+  took = g_get_monotonic_time () - start;
+  fail_unless (took < G_USEC_PER_SEC / 2, "%" G_GINT64_FORMAT " us", took);
+  c = gst_spdl_aws_credentials_provider_get (p, NULL);
+  took = g_get_monotonic_time () - start;
+  fail_unless (took >= 19 * G_USEC_PER_SEC / 10, "%" G_GINT64_FORMAT " us",
+      took);
+  fail_unless_equals_string (c->access_key, "ASIAIMDS6");
+  gst_spdl_aws_credentials_free (c);
+  fail_unless_equals_int (server_requests (s), 6);
+  fail_unless_equals_int (g_atomic_int_get (&lookups), 2);
+  gst_spdl_aws_credentials_provider_free (p);
+  server_stop (s);
+}
+
+GST_END_TEST;
+
+/* free() ends a lookup that waits for a server that never answers, at
+ * once rather than after the metadata timeout */
+GST_START_TEST (test_free_cancels_lookup)
+{
+  Server *s = server_start (NULL);
+  GstSpdlAwsCredentialsProvider *p;
+  GstSpdlAwsCredentials *c = NULL;
+  gint64 start, took;
+  gchar *uri;
+
+  g_unsetenv ("AWS_EC2_METADATA_DISABLED");
+  g_setenv ("AWS_EC2_METADATA_SERVICE_ENDPOINT", s->url, TRUE);
+  g_setenv ("AWS_METADATA_SERVICE_TIMEOUT", "30", TRUE);
+  p = gst_spdl_aws_credentials_provider_new (NULL);
+  fail_unless_equals_int (gst_spdl_aws_credentials_provider_try_get (p, &c,
+          NULL), GST_SPDL_AWS_CREDENTIALS_PENDING);
+  g_usleep (G_USEC_PER_SEC / 5);
+  start = g_get_monotonic_time ();
+  gst_spdl_aws_credentials_provider_free (p);
+  took = g_get_monotonic_time () - start;
+  fail_unless (took < G_USEC_PER_SEC, "%" G_GINT64_FORMAT " us", took);
+
+  server_stop (s);
+
+  /* the container's tries a second apart, too */
+  s = server_start (container_handler);
+  s->status = 500;
+  uri = g_strdup_printf ("%s/creds", s->url);
+  g_setenv ("AWS_CONTAINER_CREDENTIALS_FULL_URI", uri, TRUE);
+  p = gst_spdl_aws_credentials_provider_new (NULL);
+  fail_unless_equals_int (gst_spdl_aws_credentials_provider_try_get (p, &c,
+          NULL), GST_SPDL_AWS_CREDENTIALS_PENDING);
+  while (server_requests (s) < 1)
+    g_usleep (10 * 1000);
+  start = g_get_monotonic_time ();
+  gst_spdl_aws_credentials_provider_free (p);
+  took = g_get_monotonic_time () - start;
+  fail_unless (took < G_USEC_PER_SEC / 2, "%" G_GINT64_FORMAT " us", took);
+  fail_unless_equals_int (server_requests (s), 1);
+  g_free (uri);
   server_stop (s);
 }
 
@@ -1347,6 +1607,10 @@ spdlawscredentials_suite (void)
   tcase_add_test (tc, test_instance_metadata_hangs);
   tcase_add_test (tc, test_refresh);
   tcase_add_test (tc, test_refresh_instance_metadata);
+  tcase_add_test (tc, test_refresh_in_background);
+  tcase_add_test (tc, test_refresh_fails_in_background);
+  tcase_add_test (tc, test_refresh_waits_when_expired);
+  tcase_add_test (tc, test_free_cancels_lookup);
   tcase_add_test (tc, test_threads);
   tcase_add_test (tc, test_hostile_json);
   tcase_add_test (tc, test_hostile_instance_metadata);

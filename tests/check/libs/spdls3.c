@@ -162,6 +162,18 @@ GST_START_TEST (test_endpoint_and_region_order)
 
 GST_END_TEST;
 
+/* the credentials looked up (on the provider's thread): ready */
+static void
+wait_credentials (GstSpdlS3 * s3)
+{
+  gint64 deadline = g_get_monotonic_time () + 10 * G_USEC_PER_SEC;
+
+  while (!gst_spdl_s3_credentials_ready (s3)) {
+    fail_unless (g_get_monotonic_time () < deadline);
+    g_usleep (1000);
+  }
+}
+
 /* Signed with the credentials the chain finds, once they were looked up;
  * anonymous without any. */
 GST_START_TEST (test_sign_with_the_chain)
@@ -176,11 +188,14 @@ GST_START_TEST (test_sign_with_the_chain)
   config.endpoint = "http://127.0.0.1:9000";
   s3 = gst_spdl_s3_new (&config);
   /* nothing resolved yet: no lookup due */
-  fail_if (gst_spdl_s3_needs_credentials (s3));
+  fail_unless (gst_spdl_s3_credentials_ready (s3));
+  source = gst_spdl_s3_describe_credentials (s3);
+  fail_unless_equals_string (source, "credentials not looked up yet");
+  g_free (source);
   url = gst_spdl_s3_resolve (s3, "s3://b/k", NULL);
-  fail_unless (gst_spdl_s3_needs_credentials (s3));
-  gst_spdl_s3_update_credentials (s3);
-  fail_if (gst_spdl_s3_needs_credentials (s3));
+  /* the first ask starts the lookup, on the provider's thread */
+  fail_if (gst_spdl_s3_credentials_ready (s3));
+  wait_credentials (s3);
   fail_unless (gst_spdl_s3_sign (s3, "GET", url, &headers, &error));
   fail_unless (headers == NULL);        /* anonymous */
   source = gst_spdl_s3_describe_credentials (s3);
@@ -192,7 +207,7 @@ GST_START_TEST (test_sign_with_the_chain)
   g_setenv ("AWS_SECRET_ACCESS_KEY", "secret-VALUE", TRUE);
   s3 = gst_spdl_s3_new (&config);
   g_free (gst_spdl_s3_resolve (s3, "s3://b/k", NULL));
-  gst_spdl_s3_update_credentials (s3);
+  wait_credentials (s3);
   fail_unless (gst_spdl_s3_sign (s3, "GET", url, &headers, &error));
   fail_unless (headers != NULL);
   for (n = 0; headers[n]; n++)
@@ -212,7 +227,7 @@ GST_START_TEST (test_sign_with_the_chain)
   config.profile = "prod";
   s3 = gst_spdl_s3_new (&config);
   g_free (gst_spdl_s3_resolve (s3, "s3://b/k", NULL));
-  gst_spdl_s3_update_credentials (s3);
+  wait_credentials (s3);
   fail_if (gst_spdl_s3_sign (s3, "GET", url, &headers, &error));
   fail_unless (error != NULL && strstr (error->message, "prod") != NULL);
   g_clear_error (&error);
