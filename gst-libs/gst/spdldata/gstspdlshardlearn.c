@@ -90,7 +90,6 @@ gst_spdl_shard_learned_free (GstSpdlShardLearned * learned)
   g_free (learned->text);
   g_free (learned->members);
   g_free (learned->counts);
-  g_free (learned->streamed);
   if (learned->notes)
     g_ptr_array_unref (learned->notes);
   g_free (learned->cache_file);
@@ -697,11 +696,10 @@ learned_syntax_error (const gchar * path, const gchar * what, GError ** error)
   return FALSE;
 }
 
-/* "#!note<TAB>SHARD<TAB>REASON<TAB>MEMBER<TAB>MESSAGE" (MEMBER empty: the
- * shard), read before the text is split in place. */
-static gboolean
-parse_notes (const gchar * text, guint n_shards, GPtrArray * notes,
-    const gchar * path, GError ** error)
+gboolean
+gst_spdl_shard_notes_parse (const gchar * text, guint n_shards,
+    GHashTable * shard_names, GPtrArray * notes, const gchar * path,
+    GError ** error)
 {
   const gchar *line;
 
@@ -711,20 +709,37 @@ parse_notes (const gchar * text, guint n_shards, GPtrArray * notes,
     gchar *one = g_strndup (line + 1 + strlen (NOTE_PREFIX),
         end ? end - line - 1 - strlen (NOTE_PREFIX) : G_MAXSSIZE);
     gchar **fields = g_strsplit (one, "\t", 4);
-    guint64 shard;
+    guint64 shard = 0;
+    gpointer listed = NULL;
     gint code = -1, c;
 
     g_free (one);
     line = end ? end : line + 1;
-    if (g_strv_length (fields) == 4)
+    if (g_strv_length (fields) == 4) {
+      g_strchomp (fields[3]);
       for (c = 0; c < GST_SPDL_READ_N_ERRORS; c++)
         if (strcmp (fields[1], gst_spdl_read_error_reason (c)) == 0)
           code = c;
-    if (code < 0 || !g_ascii_string_to_unsigned (fields[0], 10, 0,
-            n_shards - 1, &shard, NULL)) {
+    }
+    if (code < 0 || (shard_names == NULL &&
+            !g_ascii_string_to_unsigned (fields[0], 10, 0, n_shards - 1,
+                &shard, NULL))) {
       g_strfreev (fields);
-      return learned_syntax_error (path, "a malformed note", error);
-    } else {
+      if (shard_names == NULL)
+        return learned_syntax_error (path, "a malformed note", error);
+      g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_READ,
+          "Malformed member index %s: a malformed #!note line", path);
+      return FALSE;
+    }
+    /* an index of more shards than the location lists: the others' */
+    if (shard_names && !g_hash_table_lookup_extended (shard_names, fields[0],
+            NULL, &listed)) {
+      g_strfreev (fields);
+      continue;
+    }
+    if (shard_names)
+      shard = GPOINTER_TO_UINT (listed);
+    {
       gchar *member = fields[2][0] ? g_strcompress (fields[2]) : NULL;
       gchar *message = g_strcompress (fields[3]);
 
@@ -738,12 +753,16 @@ parse_notes (const gchar * text, guint n_shards, GPtrArray * notes,
   return TRUE;
 }
 
+GPtrArray *
+gst_spdl_shard_notes_new (void)
+{
+  return g_ptr_array_new_with_free_func ((GDestroyNotify) note_free);
+}
+
 gboolean
 gst_spdl_shard_note_is_extra (const GstSpdlShardNote * note)
 {
-  return note->member && note->error->domain == GST_SPDL_READ_ERROR &&
-      (note->error->code == GST_SPDL_READ_ERROR_NO_IMAGE ||
-      note->error->code == GST_SPDL_READ_ERROR_UNSUPPORTED_IMAGE);
+  return note->member != NULL;
 }
 
 GstSpdlShardLearned *
@@ -764,12 +783,12 @@ gst_spdl_shard_learned_parse (gchar * text, const gchar * const *names,
       note_free);
   learned->warnings = g_ptr_array_new_with_free_func (g_free);
   learned->counts = g_new0 (guint64, MAX (n_shards, 1));
-  learned->streamed = g_new0 (guint64, MAX (n_shards, 1));
   if (!g_str_has_prefix (text, VERSION_LINE " ")) {
     learned_syntax_error (path, "not a learned index of this version", error);
     goto done;
   }
-  if (!parse_notes (text, n_shards, learned->notes, path, error) ||
+  if (!gst_spdl_shard_notes_parse (text, n_shards, NULL, learned->notes,
+          path, error) ||
       !gst_spdl_shard_index_parse_members (text, path, parsed, found, error))
     goto done;
   for (i = 0; i < n_shards; i++) {
@@ -782,18 +801,12 @@ gst_spdl_shard_learned_parse (gchar * text, const gchar * const *names,
       goto done;
     }
     learned->counts[i] = range[2];
-    learned->streamed[i] = range[2];
     learned->total += range[2];
   }
   /* the same name twice is the same shard; another name is another list */
   if (g_hash_table_size (found) != g_hash_table_size (listed)) {
     learned_syntax_error (path, "it lists other shards", error);
     goto done;
-  }
-  for (k = 0; k < learned->notes->len; k++) {
-    GstSpdlShardNote *note = g_ptr_array_index (learned->notes, k);
-    if (note->member && !gst_spdl_shard_note_is_extra (note))
-      learned->streamed[note->shard]++;
   }
   learned->members = g_new (GstSpdlShardMember, MAX (learned->total, 1));
   for (i = 0, k = 0; i < n_shards; i++) {

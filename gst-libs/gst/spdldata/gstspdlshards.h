@@ -122,7 +122,7 @@ gboolean gst_spdl_shards_is_elastic (GstSpdlShards * shards);
  * "learned" (from the shards) or "cached" (learned before). */
 const gchar *gst_spdl_shards_get_index_source (GstSpdlShards * shards);
 /* Groups of the shards that are no sample, as known before reading them
- * (a learned index's notes): "no-image: 3, bad-label: 1" and the first
+ * (the notes of a learned index or of shards.members): "no-image: 3, bad-label: 1" and the first
  * one's message in @example; NULL when none is known. */
 gchar *gst_spdl_shards_describe_dropped (GstSpdlShards * shards,
     gchar ** example);
