@@ -712,3 +712,23 @@ def test_bad_labels_agree_across_indexes(tmp_path, world):
                            "no-image": len(no_image_keys)}, name
         for key in bad_keys:
             assert sum(":%s.jpg" % key in w for w in skipped) == 1, (name, key, skipped)
+
+
+def test_streamed_shuffle_starts_before_the_buffer_is_full(tmp_path):
+    """elastic=false mixes through a shuffle buffer as WebDataset's
+    shuffle(1000, initial=100): the first sample leaves once 100 are in,
+    one for every second read while it grows, so the i-th out was among
+    the first 100 + 2i read; every sample once, the same order again."""
+    n = 400
+    write_groups(str(tmp_path / "one.tar"),
+                 [("k%04d" % i, b"\xff\xd8%d" % i, b"%d" % (i % 7)) for i in range(n)])
+    for seed in range(5):
+        props = ('location="%s" elastic=false shard-cache="" shuffle=true '
+                 'seed=%d shuffle-buffer=1000' % (tmp_path / "one.tar", seed))
+        out, warnings, error, _ = run_src(props)
+        assert error is None and warnings == []
+        read_at = [int(key_of(o[3])[1:]) for o in out]
+        assert sorted(read_at) == list(range(n))
+        assert all(at < 100 + 2 * i for i, at in enumerate(read_at)), (seed, read_at[:10])
+        assert read_at != list(range(n))
+        assert [o[3] for o in run_src(props)[0]] == [o[3] for o in out]

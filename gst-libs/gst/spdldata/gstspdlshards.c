@@ -38,6 +38,9 @@ GST_DEBUG_CATEGORY_STATIC (spdl_shards_debug);
 #define COALESCE_GAP (64 * 1024)
 #define COALESCE_MAX (16 * 1024 * 1024)
 #define READ_CHUNK (1024 * 1024)
+/* the contiguous split's shuffle buffer: samples in it before the first
+ * leaves (WebDataset's shuffle(initial=100)) */
+#define MIX_INITIAL 100
 #define MAX_SHARDS (1000 * 1000)
 /* shards read at once while learning their members: local ones (pread of
  * headers) and remote ones (streams, at most http-requests) */
@@ -358,6 +361,7 @@ struct _GstSpdlShards
   /* the reader thread's */
   GPtrArray *mix;               /* shuffle buffer */
   guint64 mix_bytes;            /* of the images in it */
+  guint64 mix_grown;            /* samples in since it held MIX_INITIAL */
   GstSpdlRng mix_rng;
   guint64 to_skip;              /* start-index samples not yet dropped */
   guint64 next_k;               /* this rank's items delivered this epoch */
@@ -1267,7 +1271,12 @@ deliver_mixed (GstSpdlShards * shards)
   deliver (shards, sample);
 }
 
-/* Samples go through the shuffle buffer; skips straight on. */
+/* Samples go through the shuffle buffer; skips straight on. As
+ * WebDataset's shuffle(bufsize, initial): the first sample leaves once
+ * MIX_INITIAL are in (not a whole buffer's worth: the first batch does not
+ * wait for it), and while the buffer grows to shuffle-buffer one random
+ * sample leaves for every second one that comes in; full, one leaves for
+ * each. */
 static void
 emit_sample (GstSpdlShards * shards, GstSpdlShardSample * sample)
 {
@@ -1286,6 +1295,9 @@ emit_sample (GstSpdlShards * shards, GstSpdlShardSample * sample)
   shards->mix_bytes += gst_buffer_get_size (sample->buffer);
   if (shards->mix->len < shards->config.shuffle_buffer) {
     g_ptr_array_add (shards->mix, sample);
+    if (shards->mix->len >= MIN (MIX_INITIAL, shards->config.shuffle_buffer)
+        && shards->mix_grown++ % 2 == 0)
+      deliver_mixed (shards);
     return;
   }
   j = gst_spdl_rng_below (&shards->mix_rng, shards->mix->len);
@@ -2000,6 +2012,7 @@ read_epoch (GstSpdlShards * shards, guint epoch)
     gst_spdl_rng_init (&shards->mix_rng, shards->config.seed, epoch,
         GST_SPDL_ORDER_STREAM_MIX + shards->config.rank);
     shards->mix_bytes = 0;
+    shards->mix_grown = 0;
   }
   read_plan (shards, plan);
   drain_mix (shards);

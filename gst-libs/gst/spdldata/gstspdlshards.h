@@ -38,7 +38,8 @@ G_BEGIN_DECLS
  * [r * n, r * n + n) with n = floor(N / W) (drop-uneven) or ceil(N / W)
  * (the last rank wraps around to the start), so every rank yields the same
  * number of samples and at most two ranks share a shard. A shuffle buffer
- * then mixes each rank's samples, from (seed, epoch, rank). Counts per shard
+ * then mixes each rank's samples, from (seed, epoch, rank), the first
+ * leaving once 100 are in (WebDataset's shuffle(initial=100)). Counts per shard
  * come from the index "shards.idx" next to the shards (written by
  * tools/make-shards), else from a learned index (the samples a stream of
  * each shard yields). */
