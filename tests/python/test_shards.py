@@ -732,3 +732,34 @@ def test_streamed_shuffle_starts_before_the_buffer_is_full(tmp_path):
         assert all(at < 100 + 2 * i for i, at in enumerate(read_at)), (seed, read_at[:10])
         assert read_at != list(range(n))
         assert [o[3] for o in run_src(props)[0]] == [o[3] for o in out]
+
+
+@pytest.mark.parametrize("props", ["elastic=false", "elastic=false shard-cache=\"\"",
+                                   "", "shard-cache=\"\""])
+@pytest.mark.parametrize("indexed", [True, False])
+def test_padding_rank_reports_dropped_groups_once(tmp_path, props, indexed):
+    """17 samples on 2 ranks: rank 1 wraps round to shard 0's start to pad
+    its share; the groups there that are no sample (the bad label ahead of
+    shard 0's first sample) are reported once an epoch, by rank 0."""
+    truth, bad_keys, no_image_keys = labelled_shards(
+        str(tmp_path), bad=((0, 0), (0, 3), (1, 0)))
+    assert len(truth) == 17
+    if indexed:
+        subprocess.run(["/usr/bin/python3", MAKE_SHARDS, "--index-only", str(tmp_path)],
+                       check=True, capture_output=True)
+    seen, reasons, named = [], {"bad-label": 0, "no-image": 0}, []
+    for rank in range(2):
+        out, warnings, error, counts = run_src(
+            'location="%s/lab-{000000..000002}.tar" num-shards=2 shard-index=%d '
+            'num-epochs=2 %s' % (tmp_path, rank, props))
+        assert error is None
+        seen += [(o[2], key_of(o[3])) for o in out]
+        for reason in reasons:
+            reasons[reason] += counts.get_value(reason)
+        named += warnings
+    for epoch in range(2):
+        keys = [k for e, k in seen if e == epoch]
+        assert len(keys) == 18 and set(keys) == set(truth)
+    assert reasons == {"bad-label": 2 * len(bad_keys), "no-image": 2}
+    for key in bad_keys:
+        assert sum(":%s.jpg" % key in w for w in named) == 2, (key, named)

@@ -1344,7 +1344,7 @@ open_stream (GstSpdlShards * shards, guint i, GError ** error)
 /* Reads positions [first, first + count) of shard @i from @stream. */
 static void
 read_segment (GstSpdlShards * shards, guint i, guint64 first, guint64 count,
-    ByteStream * stream, GError * open_error)
+    gboolean repeated, ByteStream * stream, GError * open_error)
 {
   const gchar *name = shards->names[i];
   Segment seg;
@@ -1363,6 +1363,7 @@ read_segment (GstSpdlShards * shards, guint i, guint64 first, guint64 count,
   seg.first = first;
   seg.end = first + count;
   seg.tail = seg.end >= shards->counts[i];
+  seg.repeated = repeated;
   parser = gst_spdl_tar_parser_new (segment_want, segment_member, &seg);
   chunk = g_malloc (READ_CHUNK);
   while (!seg.done && !is_stopping (shards)) {
@@ -1412,6 +1413,10 @@ read_plan (GstSpdlShards * shards, GArray * plan)
       MAX (shards->config.http.max_requests, 1) : 1, opened = 0;
   ByteStream **streams = g_new0 (ByteStream *, n_segments);
   GError **errors = g_new0 (GError *, n_segments);
+  /* the stream position of a segment's first sample, not wrapped round:
+   * from the epoch's end on the last rank pads its share with positions
+   * rank 0 reads, whose groups that are no sample rank 0 reports */
+  guint64 position = (guint64) shards->config.rank * shards->per_rank;
 
   /* remote shards download ahead (while earlier ones are read), up to
    * http-requests at once, sharing the bound on bytes in flight */
@@ -1422,7 +1427,8 @@ read_plan (GstSpdlShards * shards, GArray * plan)
       streams[opened] = open_stream (shards,
           (guint) g_array_index (plan, guint64, opened * 3), &errors[opened]);
     read_segment (shards, (guint) triple[0], triple[1], triple[2],
-        streams[s], errors[s]);
+        position >= shards->total, streams[s], errors[s]);
+    position += triple[2];
     errors[s] = NULL;
     if (streams[s])
       streams[s]->close (streams[s]);
