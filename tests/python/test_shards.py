@@ -763,3 +763,42 @@ def test_padding_rank_reports_dropped_groups_once(tmp_path, props, indexed):
     assert reasons == {"bad-label": 2 * len(bad_keys), "no-image": 2}
     for key in bad_keys:
         assert sum(":%s.jpg" % key in w for w in named) == 2, (key, named)
+
+
+def test_json_labels_without_label_key_warn_once(tmp_path):
+    """The default label-key (cls) finding no .cls member in any group of
+    the shards while they have .json members: one warning naming a shard
+    and suggesting label-key=json (labels are -1 otherwise), also when the
+    learned index comes from the cache; none once label-key=json is set."""
+    def write(s, cls=None):
+        with tarfile.open(tmp_path / ("j-%d.tar" % s), "w", format=tarfile.USTAR_FORMAT) as tar:
+            for g in range(3):
+                for name, data in (("k%d_%d.jpg" % (s, g), b"\xff\xd8"),
+                                   ("k%d_%d.json" % (s, g), b'{"label": %d}' % g),
+                                   ("k%d_%d.cls" % (s, g), cls)):
+                    if data is None:
+                        continue
+                    info = tarfile.TarInfo(name)
+                    info.size = len(data)
+                    tar.addfile(info, io.BytesIO(data))
+    for s in range(2):
+        write(s)
+    location = "%s/j-{0..1}.tar" % tmp_path
+    cache = tmp_path / "cache"
+    for source in ("learned", "cached"):
+        stats = []
+        out, warnings, error, _ = run_src('location="%s" shard-cache="%s"'
+                                          % (location, cache), stats=stats)
+        assert error is None and stats[0].get_value("shard-index-source") == source
+        assert [o[1] for o in out] == [-1] * 6
+        assert len(warnings) == 1, warnings
+        assert "j-0.tar" in warnings[0] and "label-key=json" in warnings[0] \
+            and "1 other shard" in warnings[0], warnings
+    out, warnings, error, _ = run_src('location="%s" shard-cache="" label-key=json'
+                                      % location)
+    assert error is None and warnings == [] and [o[1] for o in out] == [0, 1, 2] * 2
+    # a .cls in the shards: no warning
+    write(1, b"5")
+    out, warnings, error, _ = run_src('location="%s" shard-cache=""' % location)
+    assert error is None and len(warnings) == 1 and "j-0.tar" in warnings[0] \
+        and "other shard" not in warnings[0]

@@ -26,6 +26,8 @@ GST_DEBUG_CATEGORY_STATIC (spdl_shard_learn_debug);
 /* the first line of a learned index: another version is learned again */
 #define VERSION_LINE "# gst-spdl learned shard index 2"
 #define NOTE_PREFIX "#!note\t"
+/* a warning about the shards, given again when the index is cached */
+#define WARNING_PREFIX "#!warning\t"
 #define CACHE_SUFFIX ".members"
 #define READ_CHUNK (1024 * 1024)
 #define MAX_CACHE_SIZE (1024 * 1024 * 1024)
@@ -49,6 +51,9 @@ typedef struct
   guint64 n_members;
   GPtrArray *notes;             /* GstSpdlShardNote */
   GError *failure;              /* could not be read */
+  gboolean has_label;           /* a group had a label member */
+  gchar *other_label;           /* without label-key: the extension of a
+                                 * member that may be what was meant */
   gboolean changed;             /* not what its key says: not cached */
 } Shard;
 
@@ -164,6 +169,11 @@ learner_flush (Learner * l)
   l->label = -1;
 }
 
+/* members that hold labels in other sets, where .cls is not there */
+static const gchar *const other_label_keys[] = { "json", "txt", "cls2",
+  "class", "label", "labels", NULL
+};
+
 static gboolean
 learner_want (const gchar * name, guint64 size, gpointer user_data)
 {
@@ -188,6 +198,12 @@ learner_want (const gchar * name, guint64 size, gpointer user_data)
     g_ptr_array_add (l->extensions, g_strdup (extension));
   image_rank = gst_spdl_shard_rules_image_rank (l->rules, extension);
   label_rank = gst_spdl_shard_rules_label_rank (l->rules, extension);
+  if (label_rank >= 0)
+    l->shard->has_label = TRUE;
+  else if (image_rank < 0 && l->shard->other_label == NULL &&
+      !gst_spdl_shard_rules_label_required (l->rules) &&
+      g_strv_contains (other_label_keys, extension))
+    l->shard->other_label = g_strdup (extension);
   if (image_rank >= 0) {
     /* images are passed over: their place is all the index needs */
     if (image_rank < l->image_rank) {
@@ -661,8 +677,31 @@ learned_text (Learn * learn)
   GString *text = g_string_new (VERSION_LINE " (the shards.members format, "
       "learned by spdlsrc): tar shard<TAB>samples, then per sample "
       "<TAB>offset<TAB>size<TAB>label<TAB>image member\n");
-  guint i, k;
+  guint i, k, unlabelled = 0, first = 0;
 
+  /* the default label-key finding no .cls in a shard that has members
+   * such as .json: labels would be -1, silently */
+  for (i = 0; i < config->n_shards; i++)
+    if (!learn->shards[i].has_label && learn->shards[i].other_label &&
+        unlabelled++ == 0)
+      first = i;
+  if (unlabelled > 0) {
+    const gchar *ext = learn->shards[first].other_label;
+    gchar *others = unlabelled > 1 ? g_strdup_printf (" (and %u other "
+        "shards)", unlabelled - 1) : g_strdup ("");
+    gchar *message = g_strdup_printf ("Shard \"%s\"%s has no .cls label "
+        "member in any group but has .%s members: every label is -1; set "
+        "label-key=%s%s if they hold the labels",
+        learn->shards[first].location, others, ext, ext,
+        g_str_has_suffix (ext, "json") ?
+        " (and label-field, default \"label\")" : "");
+    gchar *escaped = gst_spdl_shard_index_escape (message);
+
+    g_string_append_printf (text, WARNING_PREFIX "%s\n", escaped);
+    g_free (escaped);
+    g_free (message);
+    g_free (others);
+  }
   for (i = 0; i < config->n_shards; i++) {
     Shard *shard = &learn->shards[i];
     gchar *name = gst_spdl_shard_index_escape (shard->key_name);
@@ -776,6 +815,7 @@ gst_spdl_shard_learned_parse (gchar * text, const gchar * const *names,
   GHashTable *listed = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
       NULL);
   gboolean ok = FALSE;
+  const gchar *line;
   guint i, k;
 
   learned->text = text;
@@ -786,6 +826,15 @@ gst_spdl_shard_learned_parse (gchar * text, const gchar * const *names,
   if (!g_str_has_prefix (text, VERSION_LINE " ")) {
     learned_syntax_error (path, "not a learned index of this version", error);
     goto done;
+  }
+  for (line = strstr (text, "\n" WARNING_PREFIX); line;
+      line = strstr (line + 1, "\n" WARNING_PREFIX)) {
+    const gchar *start = line + 1 + strlen (WARNING_PREFIX);
+    const gchar *end = strchr (start, '\n');
+    gchar *one = g_strndup (start, end ? end - start : G_MAXSSIZE);
+
+    g_ptr_array_add (learned->warnings, g_strcompress (g_strchomp (one)));
+    g_free (one);
   }
   if (!gst_spdl_shard_notes_parse (text, n_shards, NULL, learned->notes,
           path, error) ||
@@ -918,6 +967,7 @@ shards_clear (Shard * shards, guint n)
     if (shards[i].notes)
       g_ptr_array_unref (shards[i].notes);
     g_clear_error (&shards[i].failure);
+    g_free (shards[i].other_label);
   }
   g_free (shards);
 }

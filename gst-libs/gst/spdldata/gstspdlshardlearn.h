@@ -24,7 +24,9 @@ G_BEGIN_DECLS
  * groups them; a group whose label is no label is no sample, left out (as
  * make-shards --index-only and a stream of the shard leave it out: it
  * holds no position), and so is what follows a corrupt header or a
- * truncation, each with a note saying why.
+ * truncation, each with a note saying why. Without label-key, shards
+ * with no .cls member but members such as .json get one warning (kept in
+ * the cache, given again) suggesting label-key.
  *
  * The index is kept in a cache folder as a file in the shards.members
  * format named by a SHA-256 over the rules (image-key, label-key,
