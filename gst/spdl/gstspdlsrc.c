@@ -531,7 +531,9 @@ gst_spdl_src_class_init (GstSpdlSrcClass * klass)
    * the elastic order (#GstSpdlSrc:elastic) the buffer mixes the epoch's
    * global stream and holds sample numbers only (8 bytes each); in the
    * contiguous split it mixes each rank's part and holds the encoded
-   * images: about this many times the mean image size. 0 or 1: the shard
+   * images: about this many times the mean image size, and samples start
+   * leaving it once 100 are in (WebDataset's shuffle(n, initial=100)), one
+   * for every second read while it grows to this many. 0 or 1: the shard
    * order only.
    */
   g_object_class_install_property (gobject_class, PROP_SHUFFLE_BUFFER,

@@ -374,8 +374,10 @@ def test_long_names_and_other_members(tmp_path):
                           check=True, capture_output=True, text=True)
     assert "group onlylabel has no image member" in done.stderr
     assert (tmp_path / "shards.members").exists()
+    streamed_warnings = warnings
     out, warnings, error, _ = run_src('location="%s"' % path)
-    assert error is None and warnings == []
+    # the group without an image skipped as the stream skipped it
+    assert error is None and warnings == streamed_warnings
     assert [(o[0], o[1], o[3].rsplit(":", 1)[1], o[4]) for o in out] == got
     # elastic now: resumed at an offset no contiguous split could take
     out, _, error, _ = run_src('location="%s" num-shards=2 start-offset=1' % path)
@@ -621,3 +623,182 @@ def test_every_image_format_in_shards_is_a_sample(tmp_path):
         got = sum(len(b.indices) for b in loader)
         skipped = loader.skipped()
     assert got == 5 and skipped["unsupported-format"] == 1, skipped
+
+
+def write_groups(path, groups):
+    """A shard of (key, image bytes or None, .cls bytes or None) groups."""
+    with tarfile.open(path, "w", format=tarfile.USTAR_FORMAT) as tar:
+        for key, image, cls in groups:
+            for name, data in (("%s.jpg" % key, image), ("%s.cls" % key, cls),
+                               ("%s.txt" % key, b"caption")):
+                if data is None:
+                    continue
+                info = tarfile.TarInfo(name)
+                info.size = len(data)
+                tar.addfile(info, io.BytesIO(data))
+
+
+def labelled_shards(folder, n_shards=3, per_shard=7, bad=((0, 1), (0, 6), (1, 0)),
+                    no_image=((2, 3),)):
+    """Shards with some bad .cls labels (the last group of shard 0 among
+    them) and a group without an image: (truth {key: (label, bytes)},
+    bad-label keys, no-image keys)."""
+    os.makedirs(folder, exist_ok=True)
+    truth, bad_keys, no_image_keys = {}, [], []
+    for s in range(n_shards):
+        groups = []
+        for g in range(per_shard):
+            key = "s%d_%02d" % (s, g)
+            image = b"\xff\xd8" + key.encode()
+            if (s, g) in bad:
+                groups.append((key, image, b"cat"))
+                bad_keys.append(key)
+            elif (s, g) in no_image:
+                groups.append((key, None, b"1"))
+                no_image_keys.append(key)
+            else:
+                label = (s * per_shard + g) % 5
+                groups.append((key, image, b"%d" % label))
+                truth[key] = (label, image)
+        write_groups(os.path.join(folder, "lab-%06d.tar" % s), groups)
+    return truth, bad_keys, no_image_keys
+
+
+@pytest.mark.parametrize("world", [1, 2])
+def test_bad_labels_agree_across_indexes(tmp_path, world):
+    """A group whose .cls is no label is no sample anywhere: the index
+    make-shards --index-only writes, the learned one (and its cache) and a
+    stream of the shards (elastic=false) all leave it out of the counts and
+    skip it as bad-label once an epoch; every other sample is read once."""
+    # 16 samples: as many for each of 2 ranks
+    truth, bad_keys, no_image_keys = labelled_shards(
+        str(tmp_path / "bare"), bad=((0, 1), (0, 6), (1, 0), (2, 5)))
+    shutil.copytree(tmp_path / "bare", tmp_path / "indexed")
+    done = subprocess.run(["/usr/bin/python3", MAKE_SHARDS, "--index-only",
+                           str(tmp_path / "indexed")], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    with open(tmp_path / "indexed" / "shards.idx") as f:
+        assert [line.split() for line in f if not line.startswith("#")] == [
+            ["lab-000000.tar", "5"], ["lab-000001.tar", "6"], ["lab-000002.tar", "5"]]
+    pattern = "lab-{000000..000002}.tar"
+    cache = tmp_path / "cache"
+    runs = {
+        "members": ("indexed", "", "shards.members"),
+        "idx-streamed": ("indexed", "elastic=false", "shards.idx"),
+        "learned": ("bare", 'shard-cache="%s"' % cache, "learned"),
+        "cached": ("bare", 'shard-cache="%s"' % cache, "cached"),
+        "learned-streamed": ("bare", 'elastic=false shard-cache=""', "learned"),
+        "cached-streamed": ("bare", 'elastic=false shard-cache="%s"' % cache, "cached"),
+    }
+    for name, (folder, props, source) in runs.items():
+        seen, skipped, reasons = [], [], {"bad-label": 0, "no-image": 0}
+        for rank in range(world):
+            stats = []
+            out, warnings, error, counts = run_src(
+                'location="%s/%s" num-shards=%d shard-index=%d shuffle=true seed=5 %s'
+                % (tmp_path / folder, pattern, world, rank, props), stats=stats)
+            assert error is None, (name, error)
+            # (rank 1 finds what rank 0 learned in the cache)
+            assert stats[0].get_value("shard-index-source") in (
+                source, "cached" if rank else source), name
+            for index, label, epoch, path, data in out:
+                assert (label, data) == truth[key_of(path)], (name, path)
+            seen += [key_of(o[3]) for o in out]
+            for reason in reasons:
+                reasons[reason] += counts.get_value(reason)
+            skipped += [w for w in warnings if "Skipping" in w or "skip" in w.lower()]
+        assert sorted(seen) == sorted(truth), name
+        assert reasons == {"bad-label": len(bad_keys),
+                           "no-image": len(no_image_keys)}, name
+        for key in bad_keys:
+            assert sum(":%s.jpg" % key in w for w in skipped) == 1, (name, key, skipped)
+
+
+def test_streamed_shuffle_starts_before_the_buffer_is_full(tmp_path):
+    """elastic=false mixes through a shuffle buffer as WebDataset's
+    shuffle(1000, initial=100): the first sample leaves once 100 are in,
+    one for every second read while it grows, so the i-th out was among
+    the first 100 + 2i read; every sample once, the same order again."""
+    n = 400
+    write_groups(str(tmp_path / "one.tar"),
+                 [("k%04d" % i, b"\xff\xd8%d" % i, b"%d" % (i % 7)) for i in range(n)])
+    for seed in range(5):
+        props = ('location="%s" elastic=false shard-cache="" shuffle=true '
+                 'seed=%d shuffle-buffer=1000' % (tmp_path / "one.tar", seed))
+        out, warnings, error, _ = run_src(props)
+        assert error is None and warnings == []
+        read_at = [int(key_of(o[3])[1:]) for o in out]
+        assert sorted(read_at) == list(range(n))
+        assert all(at < 100 + 2 * i for i, at in enumerate(read_at)), (seed, read_at[:10])
+        assert read_at != list(range(n))
+        assert [o[3] for o in run_src(props)[0]] == [o[3] for o in out]
+
+
+@pytest.mark.parametrize("props", ["elastic=false", "elastic=false shard-cache=\"\"",
+                                   "", "shard-cache=\"\""])
+@pytest.mark.parametrize("indexed", [True, False])
+def test_padding_rank_reports_dropped_groups_once(tmp_path, props, indexed):
+    """17 samples on 2 ranks: rank 1 wraps round to shard 0's start to pad
+    its share; the groups there that are no sample (the bad label ahead of
+    shard 0's first sample) are reported once an epoch, by rank 0."""
+    truth, bad_keys, no_image_keys = labelled_shards(
+        str(tmp_path), bad=((0, 0), (0, 3), (1, 0)))
+    assert len(truth) == 17
+    if indexed:
+        subprocess.run(["/usr/bin/python3", MAKE_SHARDS, "--index-only", str(tmp_path)],
+                       check=True, capture_output=True)
+    seen, reasons, named = [], {"bad-label": 0, "no-image": 0}, []
+    for rank in range(2):
+        out, warnings, error, counts = run_src(
+            'location="%s/lab-{000000..000002}.tar" num-shards=2 shard-index=%d '
+            'num-epochs=2 %s' % (tmp_path, rank, props))
+        assert error is None
+        seen += [(o[2], key_of(o[3])) for o in out]
+        for reason in reasons:
+            reasons[reason] += counts.get_value(reason)
+        named += warnings
+    for epoch in range(2):
+        keys = [k for e, k in seen if e == epoch]
+        assert len(keys) == 18 and set(keys) == set(truth)
+    assert reasons == {"bad-label": 2 * len(bad_keys), "no-image": 2}
+    for key in bad_keys:
+        assert sum(":%s.jpg" % key in w for w in named) == 2, (key, named)
+
+
+def test_json_labels_without_label_key_warn_once(tmp_path):
+    """The default label-key (cls) finding no .cls member in any group of
+    the shards while they have .json members: one warning naming a shard
+    and suggesting label-key=json (labels are -1 otherwise), also when the
+    learned index comes from the cache; none once label-key=json is set."""
+    def write(s, cls=None):
+        with tarfile.open(tmp_path / ("j-%d.tar" % s), "w", format=tarfile.USTAR_FORMAT) as tar:
+            for g in range(3):
+                for name, data in (("k%d_%d.jpg" % (s, g), b"\xff\xd8"),
+                                   ("k%d_%d.json" % (s, g), b'{"label": %d}' % g),
+                                   ("k%d_%d.cls" % (s, g), cls)):
+                    if data is None:
+                        continue
+                    info = tarfile.TarInfo(name)
+                    info.size = len(data)
+                    tar.addfile(info, io.BytesIO(data))
+    for s in range(2):
+        write(s)
+    location = "%s/j-{0..1}.tar" % tmp_path
+    cache = tmp_path / "cache"
+    for source in ("learned", "cached"):
+        stats = []
+        out, warnings, error, _ = run_src('location="%s" shard-cache="%s"'
+                                          % (location, cache), stats=stats)
+        assert error is None and stats[0].get_value("shard-index-source") == source
+        assert [o[1] for o in out] == [-1] * 6
+        assert len(warnings) == 1, warnings
+        assert "j-0.tar" in warnings[0] and "label-key=json" in warnings[0] \
+            and "1 other shard" in warnings[0], warnings
+    out, warnings, error, _ = run_src('location="%s" shard-cache="" label-key=json'
+                                      % location)
+    assert error is None and warnings == [] and [o[1] for o in out] == [0, 1, 2] * 2
+    # a .cls in the shards: no warning
+    write(1, b"5")
+    out, warnings, error, _ = run_src('location="%s" shard-cache=""' % location)
+    assert error is None and len(warnings) == 1 and "j-0.tar" in warnings[0] \
+        and "other shard" not in warnings[0]

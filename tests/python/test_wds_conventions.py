@@ -121,14 +121,16 @@ def test_json_labels_and_image_key_match_webdataset(wds_shard, image, elastic):
 
 def test_default_rules(wds_shard):
     """No image-key: input.jpg ends in jpg (first of the list) and is the
-    image; no label-key: no .cls, label -1, nothing skipped for it."""
+    image; no label-key: no .cls, label -1, nothing skipped for it (one
+    warning suggests label-key=json)."""
     got, warnings, counts = ours(wds_shard, "")
     want = theirs(wds_shard, "input.jpg", "-")
     # s006 has no input.jpg: its output.png is the image by default
     assert [g for g in got if g[0] != "s006"] == want and len(want) == 11
     assert len(got) == 12
-    assert counts.get_value("no-image") == 1 and len(warnings) == 1
-    assert ":meta-only" in warnings[0]
+    assert counts.get_value("no-image") == 1 and len(warnings) == 2
+    assert "multi-000000.tar" in warnings[0] and "label-key=json" in warnings[0]
+    assert ":meta-only" in warnings[1]
 
 
 def test_changed_rules_change_the_fingerprint(wds_shard):

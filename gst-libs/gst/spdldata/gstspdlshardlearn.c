@@ -26,6 +26,8 @@ GST_DEBUG_CATEGORY_STATIC (spdl_shard_learn_debug);
 /* the first line of a learned index: another version is learned again */
 #define VERSION_LINE "# gst-spdl learned shard index 2"
 #define NOTE_PREFIX "#!note\t"
+/* a warning about the shards, given again when the index is cached */
+#define WARNING_PREFIX "#!warning\t"
 #define CACHE_SUFFIX ".members"
 #define READ_CHUNK (1024 * 1024)
 #define MAX_CACHE_SIZE (1024 * 1024 * 1024)
@@ -49,6 +51,9 @@ typedef struct
   guint64 n_members;
   GPtrArray *notes;             /* GstSpdlShardNote */
   GError *failure;              /* could not be read */
+  gboolean has_label;           /* a group had a label member */
+  gchar *other_label;           /* without label-key: the extension of a
+                                 * member that may be what was meant */
   gboolean changed;             /* not what its key says: not cached */
 } Shard;
 
@@ -90,7 +95,6 @@ gst_spdl_shard_learned_free (GstSpdlShardLearned * learned)
   g_free (learned->text);
   g_free (learned->members);
   g_free (learned->counts);
-  g_free (learned->streamed);
   if (learned->notes)
     g_ptr_array_unref (learned->notes);
   g_free (learned->cache_file);
@@ -165,6 +169,11 @@ learner_flush (Learner * l)
   l->label = -1;
 }
 
+/* members that hold labels in other sets, where .cls is not there */
+static const gchar *const other_label_keys[] = { "json", "txt", "cls2",
+  "class", "label", "labels", NULL
+};
+
 static gboolean
 learner_want (const gchar * name, guint64 size, gpointer user_data)
 {
@@ -189,6 +198,12 @@ learner_want (const gchar * name, guint64 size, gpointer user_data)
     g_ptr_array_add (l->extensions, g_strdup (extension));
   image_rank = gst_spdl_shard_rules_image_rank (l->rules, extension);
   label_rank = gst_spdl_shard_rules_label_rank (l->rules, extension);
+  if (label_rank >= 0)
+    l->shard->has_label = TRUE;
+  else if (image_rank < 0 && l->shard->other_label == NULL &&
+      !gst_spdl_shard_rules_label_required (l->rules) &&
+      g_strv_contains (other_label_keys, extension))
+    l->shard->other_label = g_strdup (extension);
   if (image_rank >= 0) {
     /* images are passed over: their place is all the index needs */
     if (image_rank < l->image_rank) {
@@ -662,8 +677,31 @@ learned_text (Learn * learn)
   GString *text = g_string_new (VERSION_LINE " (the shards.members format, "
       "learned by spdlsrc): tar shard<TAB>samples, then per sample "
       "<TAB>offset<TAB>size<TAB>label<TAB>image member\n");
-  guint i, k;
+  guint i, k, unlabelled = 0, first = 0;
 
+  /* the default label-key finding no .cls in a shard that has members
+   * such as .json: labels would be -1, silently */
+  for (i = 0; i < config->n_shards; i++)
+    if (!learn->shards[i].has_label && learn->shards[i].other_label &&
+        unlabelled++ == 0)
+      first = i;
+  if (unlabelled > 0) {
+    const gchar *ext = learn->shards[first].other_label;
+    gchar *others = unlabelled > 1 ? g_strdup_printf (" (and %u other "
+        "shards)", unlabelled - 1) : g_strdup ("");
+    gchar *message = g_strdup_printf ("Shard \"%s\"%s has no .cls label "
+        "member in any group but has .%s members: every label is -1; set "
+        "label-key=%s%s if they hold the labels",
+        learn->shards[first].location, others, ext, ext,
+        g_str_has_suffix (ext, "json") ?
+        " (and label-field, default \"label\")" : "");
+    gchar *escaped = gst_spdl_shard_index_escape (message);
+
+    g_string_append_printf (text, WARNING_PREFIX "%s\n", escaped);
+    g_free (escaped);
+    g_free (message);
+    g_free (others);
+  }
   for (i = 0; i < config->n_shards; i++) {
     Shard *shard = &learn->shards[i];
     gchar *name = gst_spdl_shard_index_escape (shard->key_name);
@@ -697,11 +735,10 @@ learned_syntax_error (const gchar * path, const gchar * what, GError ** error)
   return FALSE;
 }
 
-/* "#!note<TAB>SHARD<TAB>REASON<TAB>MEMBER<TAB>MESSAGE" (MEMBER empty: the
- * shard), read before the text is split in place. */
-static gboolean
-parse_notes (const gchar * text, guint n_shards, GPtrArray * notes,
-    const gchar * path, GError ** error)
+gboolean
+gst_spdl_shard_notes_parse (const gchar * text, guint n_shards,
+    GHashTable * shard_names, GPtrArray * notes, const gchar * path,
+    GError ** error)
 {
   const gchar *line;
 
@@ -711,20 +748,37 @@ parse_notes (const gchar * text, guint n_shards, GPtrArray * notes,
     gchar *one = g_strndup (line + 1 + strlen (NOTE_PREFIX),
         end ? end - line - 1 - strlen (NOTE_PREFIX) : G_MAXSSIZE);
     gchar **fields = g_strsplit (one, "\t", 4);
-    guint64 shard;
+    guint64 shard = 0;
+    gpointer listed = NULL;
     gint code = -1, c;
 
     g_free (one);
     line = end ? end : line + 1;
-    if (g_strv_length (fields) == 4)
+    if (g_strv_length (fields) == 4) {
+      g_strchomp (fields[3]);
       for (c = 0; c < GST_SPDL_READ_N_ERRORS; c++)
         if (strcmp (fields[1], gst_spdl_read_error_reason (c)) == 0)
           code = c;
-    if (code < 0 || !g_ascii_string_to_unsigned (fields[0], 10, 0,
-            n_shards - 1, &shard, NULL)) {
+    }
+    if (code < 0 || (shard_names == NULL &&
+            !g_ascii_string_to_unsigned (fields[0], 10, 0, n_shards - 1,
+                &shard, NULL))) {
       g_strfreev (fields);
-      return learned_syntax_error (path, "a malformed note", error);
-    } else {
+      if (shard_names == NULL)
+        return learned_syntax_error (path, "a malformed note", error);
+      g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_READ,
+          "Malformed member index %s: a malformed #!note line", path);
+      return FALSE;
+    }
+    /* an index of more shards than the location lists: the others' */
+    if (shard_names && !g_hash_table_lookup_extended (shard_names, fields[0],
+            NULL, &listed)) {
+      g_strfreev (fields);
+      continue;
+    }
+    if (shard_names)
+      shard = GPOINTER_TO_UINT (listed);
+    {
       gchar *member = fields[2][0] ? g_strcompress (fields[2]) : NULL;
       gchar *message = g_strcompress (fields[3]);
 
@@ -738,12 +792,16 @@ parse_notes (const gchar * text, guint n_shards, GPtrArray * notes,
   return TRUE;
 }
 
+GPtrArray *
+gst_spdl_shard_notes_new (void)
+{
+  return g_ptr_array_new_with_free_func ((GDestroyNotify) note_free);
+}
+
 gboolean
 gst_spdl_shard_note_is_extra (const GstSpdlShardNote * note)
 {
-  return note->member && note->error->domain == GST_SPDL_READ_ERROR &&
-      (note->error->code == GST_SPDL_READ_ERROR_NO_IMAGE ||
-      note->error->code == GST_SPDL_READ_ERROR_UNSUPPORTED_IMAGE);
+  return note->member != NULL;
 }
 
 GstSpdlShardLearned *
@@ -757,6 +815,7 @@ gst_spdl_shard_learned_parse (gchar * text, const gchar * const *names,
   GHashTable *listed = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
       NULL);
   gboolean ok = FALSE;
+  const gchar *line;
   guint i, k;
 
   learned->text = text;
@@ -764,12 +823,21 @@ gst_spdl_shard_learned_parse (gchar * text, const gchar * const *names,
       note_free);
   learned->warnings = g_ptr_array_new_with_free_func (g_free);
   learned->counts = g_new0 (guint64, MAX (n_shards, 1));
-  learned->streamed = g_new0 (guint64, MAX (n_shards, 1));
   if (!g_str_has_prefix (text, VERSION_LINE " ")) {
     learned_syntax_error (path, "not a learned index of this version", error);
     goto done;
   }
-  if (!parse_notes (text, n_shards, learned->notes, path, error) ||
+  for (line = strstr (text, "\n" WARNING_PREFIX); line;
+      line = strstr (line + 1, "\n" WARNING_PREFIX)) {
+    const gchar *start = line + 1 + strlen (WARNING_PREFIX);
+    const gchar *end = strchr (start, '\n');
+    gchar *one = g_strndup (start, end ? end - start : G_MAXSSIZE);
+
+    g_ptr_array_add (learned->warnings, g_strcompress (g_strchomp (one)));
+    g_free (one);
+  }
+  if (!gst_spdl_shard_notes_parse (text, n_shards, NULL, learned->notes,
+          path, error) ||
       !gst_spdl_shard_index_parse_members (text, path, parsed, found, error))
     goto done;
   for (i = 0; i < n_shards; i++) {
@@ -782,18 +850,12 @@ gst_spdl_shard_learned_parse (gchar * text, const gchar * const *names,
       goto done;
     }
     learned->counts[i] = range[2];
-    learned->streamed[i] = range[2];
     learned->total += range[2];
   }
   /* the same name twice is the same shard; another name is another list */
   if (g_hash_table_size (found) != g_hash_table_size (listed)) {
     learned_syntax_error (path, "it lists other shards", error);
     goto done;
-  }
-  for (k = 0; k < learned->notes->len; k++) {
-    GstSpdlShardNote *note = g_ptr_array_index (learned->notes, k);
-    if (note->member && !gst_spdl_shard_note_is_extra (note))
-      learned->streamed[note->shard]++;
   }
   learned->members = g_new (GstSpdlShardMember, MAX (learned->total, 1));
   for (i = 0, k = 0; i < n_shards; i++) {
@@ -905,6 +967,7 @@ shards_clear (Shard * shards, guint n)
     if (shards[i].notes)
       g_ptr_array_unref (shards[i].notes);
     g_clear_error (&shards[i].failure);
+    g_free (shards[i].other_label);
   }
   g_free (shards);
 }

@@ -21,9 +21,12 @@ G_BEGIN_DECLS
  * by reading each shard once, several at a time: locally its tar headers
  * with pread (the data passed over), remotely the shard streamed with only
  * its label members kept. Members are grouped as the shards provider
- * groups them; a sample whose label is no label is left out (as
- * make-shards --index-only leaves it out), and so is what follows a
- * corrupt header or a truncation, each with a note saying why.
+ * groups them; a group whose label is no label is no sample, left out (as
+ * make-shards --index-only and a stream of the shard leave it out: it
+ * holds no position), and so is what follows a corrupt header or a
+ * truncation, each with a note saying why. Without label-key, shards
+ * with no .cls member but members such as .json get one warning (kept in
+ * the cache, given again) suggesting label-key.
  *
  * The index is kept in a cache folder as a file in the shards.members
  * format named by a SHA-256 over the rules (image-key, label-key,
@@ -41,17 +44,31 @@ typedef struct
   GError *error;                /* GST_SPDL_READ_ERROR: why */
 } GstSpdlShardNote;
 
-/* Whether @note is a group without an image (its @member the group's key):
- * no position of a stream, unlike a sample left out for its label. */
+/* Whether @note is a group that is no sample (no image, its @member the
+ * group's key; a label that is no label, or none, its @member the image):
+ * it holds no position of a stream, unlike the rest of a damaged shard. */
 gboolean gst_spdl_shard_note_is_extra (const GstSpdlShardNote * note);
+
+/* The "#!note<TAB>SHARD<TAB>REASON<TAB>MEMBER<TAB>MESSAGE" lines of @text
+ * (MEMBER empty: the rest of the shard; MEMBER and MESSAGE escaped as
+ * gst_spdl_shard_index_escape() does), read before the text is split in
+ * place, appended to @notes (gst_spdl_shard_notes_new()). SHARD: with
+ * @shard_names NULL its place in the listing (below @n_shards; a learned
+ * index), else a key of @shard_names, which maps it to that place
+ * (GUINT_TO_POINTER), a note of a shard not in it passed over
+ * ("shards.members": shards by name). FALSE with @error naming @path for
+ * a malformed note. */
+gboolean gst_spdl_shard_notes_parse (const gchar * text, guint n_shards,
+    GHashTable * shard_names, GPtrArray * notes, const gchar * path,
+    GError ** error);
+GPtrArray *gst_spdl_shard_notes_new (void);
 
 typedef struct
 {
   gchar *text;                  /* the index (the names point into it) */
   GstSpdlShardMember *members;  /* every sample, in listing order */
-  guint64 *counts;              /* samples per shard */
-  guint64 *streamed;            /* per shard: the samples a stream of it
-                                 * yields, those left out included */
+  guint64 *counts;              /* samples per shard (a stream of it
+                                 * yields as many) */
   guint64 total;
   GPtrArray *notes;             /* of GstSpdlShardNote */
   gboolean cached;              /* read from the cache: no shard read */

@@ -38,6 +38,9 @@ GST_DEBUG_CATEGORY_STATIC (spdl_shards_debug);
 #define COALESCE_GAP (64 * 1024)
 #define COALESCE_MAX (16 * 1024 * 1024)
 #define READ_CHUNK (1024 * 1024)
+/* the contiguous split's shuffle buffer: samples in it before the first
+ * leaves (WebDataset's shuffle(initial=100)) */
+#define MIX_INITIAL 100
 #define MAX_SHARDS (1000 * 1000)
 /* shards read at once while learning their members: local ones (pread of
  * headers) and remote ones (streams, at most http-requests) */
@@ -287,6 +290,9 @@ typedef struct
   guint64 base_index;           /* global index of the shard's first sample */
   guint64 first, end;
   gboolean tail;                /* @end is the shard's end: read it all */
+  gboolean repeated;            /* positions another rank reads too (the
+                                 * last rank wrapped round): its groups
+                                 * that are no sample are not reported */
   guint64 completed;            /* positions seen so far */
   gboolean done;                /* reached @end */
 
@@ -355,6 +361,7 @@ struct _GstSpdlShards
   /* the reader thread's */
   GPtrArray *mix;               /* shuffle buffer */
   guint64 mix_bytes;            /* of the images in it */
+  guint64 mix_grown;            /* samples in since it held MIX_INITIAL */
   GstSpdlRng mix_rng;
   guint64 to_skip;              /* start-index samples not yet dropped */
   guint64 next_k;               /* this rank's items delivered this epoch */
@@ -466,8 +473,9 @@ segment_want (const gchar * name, guint64 size, gpointer user_data)
     seg->label_rank = label_rank;
     seg->label = -1;
     g_clear_error (&seg->label_error);
-    if (segment_in_range (seg) &&
-        gst_spdl_shard_rules_check_label_size (seg->rules, name, extension,
+    /* also before the segment's first position: a group whose label is
+     * no label holds no position, so counting them needs it */
+    if (gst_spdl_shard_rules_check_label_size (seg->rules, name, extension,
             size, &seg->label_error)) {
       want = TRUE;
       seg->wanted = WANT_LABEL;
@@ -510,31 +518,57 @@ segment_member (const gchar * name, guint64 size, GstBuffer * data,
 
 static void emit_sample (GstSpdlShards * shards, GstSpdlShardSample * sample);
 
-/* The current group is complete: a sample if it has an image, else a skip
- * of no position (emitted by the segment of the position that follows
- * it, or that ends the shard). */
+/* Why the current group is no sample (no image, a label that is no label
+ * or none where one is required), NULL: it is one. */
+static GError *
+segment_group_error (Segment * seg)
+{
+  if (seg->image_rank == G_MAXINT) {
+    GError *error;
+
+    g_ptr_array_add (seg->extensions, NULL);
+    error = gst_spdl_shard_rules_no_image_error (seg->rules, seg->key,
+        (const gchar * const *) seg->extensions->pdata);
+    g_ptr_array_remove_index (seg->extensions, seg->extensions->len - 1);
+    return error;
+  }
+  if (seg->label_error)
+    return g_steal_pointer (&seg->label_error);
+  if (seg->label_rank == G_MAXINT &&
+      gst_spdl_shard_rules_label_required (seg->rules))
+    return g_error_new (GST_SPDL_READ_ERROR, GST_SPDL_READ_ERROR_NO_LABEL,
+        "group \"%s\" has no label member (label-key)", seg->key);
+  return NULL;
+}
+
+/* The current group is complete: a sample (a position) if it has an image
+ * and its label is one (or none is needed), as the index files and a
+ * learned index count them; else a skip of no position, emitted by the
+ * segment of the position that follows it (or that ends the shard). */
 static void
 flush_group (Segment * seg)
 {
   GstSpdlShardSample *sample;
+  GError *error;
   guint64 position;
 
   if (seg->key == NULL)
     return;
-  if (seg->image_rank == G_MAXINT) {
+  if ((error = segment_group_error (seg)) != NULL) {
     position = seg->completed;
-    if (seg->shards == NULL || !(segment_in_range (seg) ||
-            (seg->tail && position == seg->end)))
+    if (seg->shards == NULL || seg->repeated || !(segment_in_range (seg) ||
+            (seg->tail && position == seg->end))) {
+      g_error_free (error);
       return;
-    g_ptr_array_add (seg->extensions, NULL);
+    }
     sample = g_new0 (GstSpdlShardSample, 1);
     sample->index = seg->base_index + MIN (position, seg->end - 1);
     sample->label = -1;
     sample->extra = TRUE;
-    sample->path = g_strdup_printf ("%s:%s", seg->shard, seg->key);
-    sample->error = gst_spdl_shard_rules_no_image_error (seg->rules,
-        seg->key, (const gchar * const *) seg->extensions->pdata);
-    g_ptr_array_remove_index (seg->extensions, seg->extensions->len - 1);
+    sample->path = seg->image_rank == G_MAXINT ?
+        g_strdup_printf ("%s:%s", seg->shard, seg->key) :
+        g_strdup_printf ("%s:%s", seg->shard, seg->image_name);
+    sample->error = error;
     emit_sample (seg->shards, sample);
     return;
   }
@@ -547,13 +581,6 @@ flush_group (Segment * seg)
   sample->path = g_strdup_printf ("%s:%s", seg->shard, seg->image_name);
   if (seg->image_error)
     sample->error = g_steal_pointer (&seg->image_error);
-  else if (seg->label_error)
-    sample->error = g_steal_pointer (&seg->label_error);
-  else if (seg->label_rank == G_MAXINT &&
-      gst_spdl_shard_rules_label_required (seg->rules))
-    sample->error = g_error_new (GST_SPDL_READ_ERROR,
-        GST_SPDL_READ_ERROR_NO_LABEL, "group \"%s\" has no label member "
-        "(label-key)", seg->key);
   else if (seg->image == NULL)
     sample->error = g_error_new (GST_SPDL_READ_ERROR,
         GST_SPDL_READ_ERROR_TOO_LARGE, "out of memory for the image member");
@@ -784,6 +811,9 @@ load_members (GstSpdlShards * shards, GError ** error)
   GArray *parsed = g_array_new (FALSE, FALSE, sizeof (GstSpdlShardMember));
   GHashTable *found = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
       g_free);
+  GHashTable *listed = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
+      NULL);
+  GPtrArray *notes = NULL;
   gboolean ok = FALSE;
   guint i;
 
@@ -798,7 +828,15 @@ load_members (GstSpdlShards * shards, GError ** error)
     GST_INFO ("no member index %s", path);
     goto done;
   }
-  if (!gst_spdl_shard_index_parse_members (text, path, parsed, found,
+  /* the groups make-shards --index-only found no sample, skipped as a
+   * learned index's notes are */
+  notes = gst_spdl_shard_notes_new ();
+  for (i = 0; i < shards->n_shards; i++)
+    g_hash_table_insert (listed, g_path_get_basename (shards->names[i]),
+        GUINT_TO_POINTER (i));
+  if (!gst_spdl_shard_notes_parse (text, shards->n_shards, listed, notes,
+          path, error) ||
+      !gst_spdl_shard_index_parse_members (text, path, parsed, found,
           error))
     goto done;
   for (i = 0; i < shards->n_shards; i++) {
@@ -830,9 +868,14 @@ load_members (GstSpdlShards * shards, GError ** error)
   }
   shards->members_text = g_steal_pointer (&text);
   shards->index_source = MEMBERS_NAME;
+  if (notes->len > 0)
+    shards->notes = g_steal_pointer (&notes);
   ok = TRUE;
 
 done:
+  if (notes)
+    g_ptr_array_unref (notes);
+  g_hash_table_unref (listed);
   g_free (text);
   g_array_unref (parsed);
   g_hash_table_unref (found);
@@ -862,8 +905,7 @@ learn_index (GstSpdlShards * shards, GError ** error)
     return FALSE;
   shards->total = 0;
   for (i = 0; i < shards->n_shards; i++) {
-    shards->counts[i] = shards->config.elastic ? learned->counts[i] :
-        learned->streamed[i];
+    shards->counts[i] = learned->counts[i];
     shards->offsets[i] = shards->total;
     shards->total += shards->counts[i];
   }
@@ -1229,7 +1271,12 @@ deliver_mixed (GstSpdlShards * shards)
   deliver (shards, sample);
 }
 
-/* Samples go through the shuffle buffer; skips straight on. */
+/* Samples go through the shuffle buffer; skips straight on. As
+ * WebDataset's shuffle(bufsize, initial): the first sample leaves once
+ * MIX_INITIAL are in (not a whole buffer's worth: the first batch does not
+ * wait for it), and while the buffer grows to shuffle-buffer one random
+ * sample leaves for every second one that comes in; full, one leaves for
+ * each. */
 static void
 emit_sample (GstSpdlShards * shards, GstSpdlShardSample * sample)
 {
@@ -1248,6 +1295,9 @@ emit_sample (GstSpdlShards * shards, GstSpdlShardSample * sample)
   shards->mix_bytes += gst_buffer_get_size (sample->buffer);
   if (shards->mix->len < shards->config.shuffle_buffer) {
     g_ptr_array_add (shards->mix, sample);
+    if (shards->mix->len >= MIN (MIX_INITIAL, shards->config.shuffle_buffer)
+        && shards->mix_grown++ % 2 == 0)
+      deliver_mixed (shards);
     return;
   }
   j = gst_spdl_rng_below (&shards->mix_rng, shards->mix->len);
@@ -1294,7 +1344,7 @@ open_stream (GstSpdlShards * shards, guint i, GError ** error)
 /* Reads positions [first, first + count) of shard @i from @stream. */
 static void
 read_segment (GstSpdlShards * shards, guint i, guint64 first, guint64 count,
-    ByteStream * stream, GError * open_error)
+    gboolean repeated, ByteStream * stream, GError * open_error)
 {
   const gchar *name = shards->names[i];
   Segment seg;
@@ -1313,6 +1363,7 @@ read_segment (GstSpdlShards * shards, guint i, guint64 first, guint64 count,
   seg.first = first;
   seg.end = first + count;
   seg.tail = seg.end >= shards->counts[i];
+  seg.repeated = repeated;
   parser = gst_spdl_tar_parser_new (segment_want, segment_member, &seg);
   chunk = g_malloc (READ_CHUNK);
   while (!seg.done && !is_stopping (shards)) {
@@ -1362,6 +1413,10 @@ read_plan (GstSpdlShards * shards, GArray * plan)
       MAX (shards->config.http.max_requests, 1) : 1, opened = 0;
   ByteStream **streams = g_new0 (ByteStream *, n_segments);
   GError **errors = g_new0 (GError *, n_segments);
+  /* the stream position of a segment's first sample, not wrapped round:
+   * from the epoch's end on the last rank pads its share with positions
+   * rank 0 reads, whose groups that are no sample rank 0 reports */
+  guint64 position = (guint64) shards->config.rank * shards->per_rank;
 
   /* remote shards download ahead (while earlier ones are read), up to
    * http-requests at once, sharing the bound on bytes in flight */
@@ -1372,7 +1427,8 @@ read_plan (GstSpdlShards * shards, GArray * plan)
       streams[opened] = open_stream (shards,
           (guint) g_array_index (plan, guint64, opened * 3), &errors[opened]);
     read_segment (shards, (guint) triple[0], triple[1], triple[2],
-        streams[s], errors[s]);
+        position >= shards->total, streams[s], errors[s]);
+    position += triple[2];
     errors[s] = NULL;
     if (streams[s])
       streams[s]->close (streams[s]);
@@ -1892,10 +1948,10 @@ read_positions_remote (GstSpdlShards * shards, const guint64 * order,
     read_positions_streamed (shards, order, first, next_k, count);
 }
 
-/* What a learned index left out (samples with a bad label, the rest of a
- * damaged shard) is skipped as the streaming reader skips it, once an
- * epoch over the ranks (note j on rank j mod W), at the epoch's start:
- * not in a resumed one, whose start was read before. */
+/* What a learned index or shards.members left out (groups that are no
+ * sample, the rest of a damaged shard) is skipped as the streaming reader
+ * skips it, once an epoch over the ranks (note j on rank j mod W), at the
+ * epoch's start: not in a resumed one, whose start was read before. */
 static void
 deliver_notes (GstSpdlShards * shards, guint epoch)
 {
@@ -1916,6 +1972,7 @@ deliver_notes (GstSpdlShards * shards, guint epoch)
         shards->names[note->shard], note->member) :
         g_strdup (shards->names[note->shard]);
     sample->error = g_error_copy (note->error);
+    sample->extra = gst_spdl_shard_note_is_extra (note);
     deliver (shards, sample);
   }
 }
@@ -1961,6 +2018,7 @@ read_epoch (GstSpdlShards * shards, guint epoch)
     gst_spdl_rng_init (&shards->mix_rng, shards->config.seed, epoch,
         GST_SPDL_ORDER_STREAM_MIX + shards->config.rank);
     shards->mix_bytes = 0;
+    shards->mix_grown = 0;
   }
   read_plan (shards, plan);
   drain_mix (shards);

@@ -38,7 +38,8 @@ G_BEGIN_DECLS
  * [r * n, r * n + n) with n = floor(N / W) (drop-uneven) or ceil(N / W)
  * (the last rank wraps around to the start), so every rank yields the same
  * number of samples and at most two ranks share a shard. A shuffle buffer
- * then mixes each rank's samples, from (seed, epoch, rank). Counts per shard
+ * then mixes each rank's samples, from (seed, epoch, rank), the first
+ * leaving once 100 are in (WebDataset's shuffle(initial=100)). Counts per shard
  * come from the index "shards.idx" next to the shards (written by
  * tools/make-shards), else from a learned index (the samples a stream of
  * each shard yields). */
@@ -122,7 +123,7 @@ gboolean gst_spdl_shards_is_elastic (GstSpdlShards * shards);
  * "learned" (from the shards) or "cached" (learned before). */
 const gchar *gst_spdl_shards_get_index_source (GstSpdlShards * shards);
 /* Groups of the shards that are no sample, as known before reading them
- * (a learned index's notes): "no-image: 3, bad-label: 1" and the first
+ * (the notes of a learned index or of shards.members): "no-image: 3, bad-label: 1" and the first
  * one's message in @example; NULL when none is known. */
 gchar *gst_spdl_shards_describe_dropped (GstSpdlShards * shards,
     gchar ** example);
