@@ -260,8 +260,8 @@ check_lzw (GstSpdlGifDecoder * dec, GError ** error)
   if (pos == 0 || pos > size)
     return TRUE;
   min_size = data[pos - 1];
-  if (min_size > 12)
-    return TRUE;                /* giflib refuses what PIL cannot configure */
+  if (min_size > 8)
+    return TRUE;                /* giflib refuses more than 8 bits */
   clear = 1u << min_size;
   length = g_new (guint16, 4097);
   for (guint c = 0; c < clear && c < 4096; c++)
