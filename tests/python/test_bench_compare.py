@@ -91,3 +91,44 @@ def test_limit_rows_and_rounds_are_reported(kinds_dataset, tmp_path):
     for figures in saved["limit_rounds"]:
         assert sorted(figures) == ["decode", "decode-all", "fused", "fused-all"]
         assert all(v > 0 for v in figures.values()), figures
+
+
+def test_dali_that_cannot_decode_is_skipped_with_the_reason(kinds_dataset,
+                                                           tmp_path_factory):
+    """A DALI venv whose python fails (here: no DALI at all) gives a skipped
+    row with DALI's error, in the main table and the GIL table, and the
+    rest of those tables is measured: the GIL table's rows with and
+    without the loop's work, the memory table's row per worker count."""
+    tmp_path = tmp_path_factory.mktemp("compare")  # not in the dataset's tree
+    venv = tmp_path / "dali-venv"
+    (venv / "bin").mkdir(parents=True)
+    python = venv / "bin" / "python"
+    python.write_text("#!/bin/sh\necho 'ModuleNotFoundError: No module named "
+                      "nvidia.dali' >&2\nexit 1\n")
+    python.chmod(python.stat().st_mode | stat.S_IEXEC)
+    out = tmp_path / "out"
+    done = subprocess.run([sys.executable, COMPARE, str(kinds_dataset), "--only",
+                           "dali,gil,memory", "--rounds", "1", "--no-sweep",
+                           "--batch-size", "4", "--gil-work-ms", "5",
+                           "--memory-workers", "1,2", "--out", str(out)],
+                          env=dict(os.environ, SPDL_DALI_VENV=str(venv),
+                                   SPDL_VENV=str(tmp_path / "no-spdl")),
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    table = (out / "compare.md").read_text()
+    rows = [l for l in table.splitlines() if l.startswith("| dali |")]
+    assert len(rows) == 2, table
+    assert all("skipped: DALI cannot decode on the CPU: ModuleNotFoundError: "
+               "No module named nvidia.dali" in r for r in rows), rows
+    for name in ("gst-python", "dataloader"):
+        row = [l for l in table.splitlines() if l.startswith(f"| {name} | ")
+               and l.count("|") == 8]
+        assert len(row) == 1, table
+        # no work, native work, pure-Python work
+        assert all(float(row[0].split("|")[i]) > 0 for i in (2, 3, 5)), row
+    assert "| spdl | skipped: not installed" in table
+    memory = [l.split("|") for l in table.splitlines()
+              if l.startswith(("| 1 |", "| 2 |")) and l.count("|") == 10]
+    assert [int(r[1]) for r in memory] == [1, 2], table
+    # RSS and PSS of both loaders, summed over their processes
+    assert all(float(r[i]) > 0 for r in memory for i in (2, 3, 5, 6)), memory

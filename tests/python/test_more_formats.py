@@ -20,7 +20,7 @@ from PIL import Image
 
 from bmpwrite import BITFIELDS, RLE4, RLE8, bmp_bytes
 from conftest import smooth_image
-from spdltest import run_frames
+from spdltest import frame_of, run_frames
 from tiffwrite import SHORT, tiff_bytes
 
 W, H = 400, 300
@@ -332,3 +332,82 @@ def test_training_matches_png_of_pil_pixels(training_pairs, ext, kind):
     assert meta["index"] == wmeta["index"]
     assert got.shape == want.shape
     assert np.array_equal(got, want)
+
+
+def gif_data_bytes(data):
+    """Offsets of the LZW data bytes of @data's frame (not block lengths)."""
+    rest = gif_parts(data)[-1]
+    pos, out = len(data) - len(rest) + 1, []       # past the code size
+    while pos < len(data) and data[pos]:
+        out += range(pos + 1, pos + 1 + data[pos])
+        pos += 1 + data[pos]
+    return out
+
+
+def test_corrupt_gif_lzw_data_as_pil(tmp_path):
+    """GIFs with a few LZW data bytes overwritten at random: where PIL
+    fails (codes past the table, a first code after a clear code that is
+    no pixel, an end code too soon), spdldecode skips the file, counted,
+    with a warning naming it; where PIL decodes, the pixels are PIL's."""
+    from gi.repository import Gst
+
+    rng = np.random.default_rng(1)
+    sources = {
+        "plain": pil_bytes(Image.fromarray(base(rng, 120, 90)).quantize(64),
+                           "GIF", interlace=False),
+        "interlaced": pil_bytes(Image.fromarray(base(rng, 90, 120)).quantize(256),
+                                "GIF"),
+        "4-colours": pil_bytes(Image.fromarray(base(rng, 100, 70)).quantize(4),
+                               "GIF", interlace=False),
+    }
+    folder = tmp_path / "class0"
+    folder.mkdir()
+    pil_failed = set()
+    for name, data in sources.items():
+        offsets = gif_data_bytes(data)
+        for i in range(40):
+            bad = bytearray(data)
+            for at in rng.choice(offsets, rng.integers(1, 4), replace=False):
+                bad[at] = rng.integers(0, 256)
+            path = folder / f"{name}-{i}.gif"
+            path.write_bytes(bad)
+            try:
+                pil_rgb(path)
+            except OSError:
+                pil_failed.add(path.name)
+    # both outcomes, and not only one kind of failure
+    assert 30 < len(pil_failed) < 100, len(pil_failed)
+
+    tail, transform = VALIDATION["val56"]
+    pipeline = Gst.parse_launch(
+        f"spdlsrc location={tmp_path} extensions=gif ! spdldecode name=dec "
+        f"{tail} max-errors=-1 warning-limit=1000 ! appsink name=sink sync=false")
+    sink, bus = pipeline.get_by_name("sink"), pipeline.get_bus()
+    pipeline.set_state(Gst.State.PLAYING)
+    decoded, warnings = {}, {}
+    try:
+        while True:
+            sample = sink.emit("try-pull-sample", 10 * Gst.SECOND)
+            if sample is None:
+                break
+            got, meta = frame_of(sample)
+            decoded[meta["path"].rsplit("/", 1)[1]] = got
+        assert sink.get_property("eos")
+        while (msg := bus.pop_filtered(Gst.MessageType.WARNING |
+                                       Gst.MessageType.ERROR)) is not None:
+            assert msg.type == Gst.MessageType.WARNING, msg.parse_error()
+            err, debug = msg.parse_warning()
+            name = [n for n in pil_failed if n in debug or n in err.message]
+            assert len(name) == 1, (err.message, debug)
+            warnings[name[0]] = err.message + " " + debug
+        counts = pipeline.get_by_name("dec").get_property("error-counts")
+    finally:
+        pipeline.set_state(Gst.State.NULL)
+    assert set(decoded) | pil_failed == {p.name for p in folder.iterdir()}
+    assert not set(decoded) & pil_failed
+    assert set(warnings) == pil_failed
+    assert all("corrupt" in w for w in warnings.values()), warnings
+    assert counts.get_value("corrupt") == len(pil_failed)
+    for name, got in decoded.items():
+        expected = np.asarray(transform(pil_rgb(folder / name)))
+        assert np.array_equal(got, expected), name

@@ -18,7 +18,10 @@
  * crop keeps. A file that ends right after the frame's data (no block
  * terminator or trailer) decodes, as in PIL. Where giflib refuses what
  * PIL reads (bytes between records, an empty data block inside the frame,
- * LZW codes of more than 8 bits) the file is refused as corrupt. */
+ * LZW codes of more than 8 bits) the file is refused as corrupt. giflib
+ * turns an LZW code that is not in the table yet into made-up pixels
+ * where PIL fails: the codes are checked first, by PIL's rules, up to the
+ * frame's last pixel. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -40,6 +43,7 @@ struct _GstSpdlGifDecoder
   guint width, height;          /* the canvas */
   guint fx, fy, fw, fh;         /* the first frame on it */
   gboolean interlaced;
+  gsize lzw_start;              /* the frame's first data block */
   guint8 background;            /* the index outside the frame */
   guint8 palette[256 * 3];
   gboolean opened;
@@ -200,6 +204,8 @@ gst_spdl_gif_decoder_open (GstSpdlGifDecoder * dec, const guint8 * data,
     return fail_gif (dec, err, "header", error);
   if (!read_to_first_frame (dec, &transparent, error))
     return FALSE;
+  /* giflib read the code size byte, nothing past it */
+  dec->lzw_start = dec->pos;
   desc = &dec->gif->Image;
   if (desc->Width <= 0 || desc->Height <= 0)
     return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_CORRUPT,
@@ -230,6 +236,92 @@ gst_spdl_gif_decoder_open (GstSpdlGifDecoder * dec, const guint8 * data,
   *height = dec->height;
   dec->opened = TRUE;
   return TRUE;
+}
+
+/* Walks the frame's LZW codes as PIL 9.4's decoder does (ImagingGifDecode),
+ * counting pixels, not making them, until the frame is full. PIL fails on
+ * a first code after a clear code that is not a pixel value and on a code
+ * past the next free one; giflib makes pixels of both. What giflib
+ * reports itself (an end code too soon, data cut short, an empty block) is
+ * left to it. */
+static gboolean
+check_lzw (GstSpdlGifDecoder * dec, GError ** error)
+{
+  const guint8 *data = dec->data;
+  gsize pos = dec->lzw_start, block_end = pos, size = dec->size;
+  guint64 pixels = 0, total = (guint64) dec->fw * dec->fh;
+  guint32 bits = 0;
+  guint count = 0, min_size, clear, next = 0, code_size = 0, last = 0;
+  gboolean first = TRUE;
+  /* each table entry's string length; PIL's table has 4096 entries */
+  guint16 *length;
+  gboolean ok = TRUE;
+
+  if (pos == 0 || pos > size)
+    return TRUE;
+  min_size = data[pos - 1];
+  if (min_size > 8)
+    return TRUE;                /* giflib refuses more than 8 bits */
+  clear = 1u << min_size;
+  length = g_new (guint16, 4097);
+  for (guint c = 0; c < clear && c < 4096; c++)
+    length[c] = 1;
+  while (pixels < total) {
+    guint code;
+
+    if (first) {                /* after a clear code, and at the start */
+      next = clear + 2;
+      code_size = min_size + 1;
+    }
+    while (count < code_size) {
+      if (pos == block_end) {
+        if (pos >= size || pos + 1 + data[pos] > size)
+          goto done;            /* cut short: giflib's to report */
+        block_end = pos + 1 + data[pos];
+        pos++;
+        continue;
+      }
+      bits |= (guint32) data[pos++] << count;
+      count += 8;
+    }
+    code = bits & ((1u << code_size) - 1);
+    bits >>= code_size;
+    count -= code_size;
+    if (code == clear) {
+      first = TRUE;
+      continue;
+    }
+    if (code == clear + 1)
+      break;                    /* too soon: giflib's to report */
+    if (first) {
+      if (code > clear) {
+        ok = gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_CORRUPT,
+            "corrupt: GIF image data: LZW code %u after a clear code", code);
+        break;
+      }
+      first = FALSE;
+      pixels += 1;
+      last = code;
+      continue;
+    }
+    if (code > next) {
+      ok = gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_CORRUPT,
+          "corrupt: GIF image data: LZW code %u past the table's %u", code,
+          next);
+      break;
+    }
+    pixels += code == next ? length[last] + 1 : length[code];
+    if (next < 4096) {
+      length[next] = length[last] + 1;
+      if (next == (1u << code_size) - 1 && code_size < 12)
+        code_size++;
+      next++;
+    }
+    last = code;
+  }
+done:
+  g_free (length);
+  return ok;
 }
 
 /* Canvas row @y: the frame's row @line (NULL outside it) on the
@@ -303,6 +395,10 @@ gst_spdl_gif_decoder_decode (GstSpdlGifDecoder * dec,
   dec->opened = FALSE;
   gst_spdl_row_sink_plan (&dec->sink, out, g, dec->width, dec->height,
       p->gray ? 1 : 3, !p->exact);
+  if (!check_lzw (dec, error)) {
+    close_gif (dec);
+    return FALSE;
+  }
   gst_spdl_ensure_buffer (&dec->indices, &dec->indices_size, dec->width);
   /* 16 bytes of slack: the SIMD row kernel loads 16 bytes per window */
   gst_spdl_ensure_buffer (&dec->row, &dec->row_size,

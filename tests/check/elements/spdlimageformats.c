@@ -353,6 +353,8 @@ static const Expect expected[] = {
   {"no-image.gif", "corrupt", "without an image"},
   {"zero-frame.gif", "corrupt", "frame of 0x"},
   {"junk-record.gif", "corrupt", "GIF records"},
+  {"bad-lzw.gif", "corrupt", "LZW code 511 past the table"},
+  {"bad-lzw-after-clear.gif", "corrupt", "LZW code 510 after a clear"},
   {"huge.gif", "too-large", "max-pixels"},
   /* TIFF */
   {"good.tif", NULL, NULL},
@@ -412,7 +414,7 @@ write_cut (const gchar * root, const gchar * name, GByteArray * a, gsize cut)
 static void
 make_more_formats (const gchar * root)
 {
-  GByteArray *a;
+  GByteArray *a, *b;
   gsize i;
 
   a = make_bmp (64, 48, 24, 0, 0);
@@ -460,9 +462,20 @@ make_more_formats (const gchar * root)
   g_byte_array_unref (a);
 
   a = make_gif (64, 48, FALSE);
+  b = make_gif (64, 48, FALSE);
   write_array (root, "good.gif", a);
   write_cut (root, "cut.gif", a, 100);
   write_cut (root, "cut-header.gif", a, a->len - 10);
+  /* LZW data (the 8-bit code size at 791, the first block's length at
+   * 792) where giflib makes pixels and PIL fails: 9-bit codes 511 past
+   * the table; the first code after giflib's clear code 510, no pixel */
+  memset (a->data + 800, 0xff, 8);
+  write_array (root, "bad-lzw.gif", a);
+  memcpy (a->data + 800, b->data + 800, 8);
+  a->data[794] = (a->data[794] & 1) | 0xfc;
+  a->data[795] |= 3;
+  write_array (root, "bad-lzw-after-clear.gif", a);
+  memcpy (a->data + 794, b->data + 794, 2);
   /* the trailer right after the screen and its palette */
   a->data[13 + 768] = ';';
   write_cut (root, "no-image.gif", a, a->len - (13 + 768 + 1));
@@ -477,6 +490,7 @@ make_more_formats (const gchar * root)
   a->data[6] = a->data[7] = a->data[8] = a->data[9] = 0xff;     /* screen */
   write_array (root, "huge.gif", a);
   g_byte_array_unref (a);
+  g_byte_array_unref (b);
   write_array (root, "good-interlaced.gif", a = make_gif (64, 48, TRUE));
   g_byte_array_unref (a);
   write_array (root, "one-pixel.gif", a = make_gif (1, 1, FALSE));
