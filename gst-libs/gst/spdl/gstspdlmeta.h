@@ -69,6 +69,14 @@ gboolean gst_spdl_buffer_get_sample_position (GstBuffer * buffer,
     guint64 * position);
 gboolean gst_spdl_buffer_copy_sample_meta (GstBuffer * dest, GstBuffer * src);
 const gchar *gst_spdl_buffer_get_path (GstBuffer * buffer);
+/* A clip's sample meta (spdlvideodecode): "clip" (guint, the clip's
+ * number in its video) and "pts" (GstValueArray of gdouble, the
+ * presentation time in seconds of each of its frames). */
+void gst_spdl_buffer_set_clip_info (GstBuffer * buffer, guint clip,
+    const gdouble * pts, guint n_frames);
+/* A newly allocated copy of the clip's pts (@n_frames of them), or NULL
+ * when the buffer is no clip. */
+gdouble *gst_spdl_buffer_dup_clip_pts (GstBuffer * buffer, guint * n_frames);
 
 void gst_spdl_buffer_add_batch_meta (GstBuffer * buffer, guint epoch,
     const guint64 * indices, guint n_indices);

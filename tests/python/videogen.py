@@ -1,0 +1,84 @@
+"""Small test videos made with ffmpeg, and FFmpeg's own decode of them (the
+reference the loader's frames and pts are compared with)."""
+import json
+import os
+import subprocess
+
+import numpy as np
+
+FFMPEG = "/usr/bin/ffmpeg"
+FFPROBE = "/usr/bin/ffprobe"
+
+# name: (size, rate, seconds, ffmpeg output options)
+KINDS = {
+    # B-frames and a 250-frame GOP: one keyframe in the whole clip
+    "gop250.mp4": ("340x256", 30, 3, ["-c:v", "libx264", "-g", "250",
+                                      "-bf", "2", "-pix_fmt", "yuv420p"]),
+    "short.mp4": ("320x240", 25, 1, ["-c:v", "libx264", "-g", "12",
+                                     "-pix_fmt", "yuv420p"]),
+    "vp9.webm": ("320x240", 25, 2, ["-c:v", "libvpx-vp9", "-b:v", "400k",
+                                    "-g", "30"]),
+    # audio first, then video
+    "audio.mkv": ("256x192", 30, 2, ["-c:v", "libx264", "-g", "15",
+                                     "-pix_fmt", "yuv420p", "-c:a", "aac"]),
+    # the moov atom after the media data
+    "moovend.mov": ("320x180", 24, 2, ["-c:v", "libx264", "-g", "24",
+                                       "-pix_fmt", "yuv420p"]),
+}
+
+
+def make(path, size, rate, seconds, opts, audio=False, vfr=False):
+    cmd = [FFMPEG, "-v", "error", "-y", "-f", "lavfi", "-i",
+           "testsrc2=size=%s:rate=%d:duration=%g" % (size, rate, seconds)]
+    if audio:
+        cmd += ["-f", "lavfi", "-i", "sine=frequency=440:duration=%g" % seconds]
+    if vfr:
+        # 30 fps for 20 frames, then 10 fps: timestamps only a VFR-aware
+        # reader gets right
+        cmd += ["-vf", "setpts='if(lt(N,20),N/30,20/30+(N-20)/10)/TB'",
+                "-fps_mode", "passthrough"]
+    cmd += opts + [str(path)]
+    subprocess.run(cmd, check=True)
+
+
+def make_set(root):
+    """Class folders "a" and "b" of the kinds above plus a VFR mkv."""
+    os.makedirs(os.path.join(root, "a"), exist_ok=True)
+    os.makedirs(os.path.join(root, "b"), exist_ok=True)
+    paths = []
+    for i, (name, (size, rate, seconds, opts)) in enumerate(KINDS.items()):
+        path = os.path.join(root, "ab"[i % 2], name)
+        make(path, size, rate, seconds, opts, audio=name == "audio.mkv")
+        paths.append(path)
+    path = os.path.join(root, "b", "vfr.mkv")
+    make(path, "320x240", 30, 3, ["-c:v", "libx264", "-bf", "0",
+                                  "-pix_fmt", "yuv420p"], vfr=True)
+    paths.append(path)
+    return paths
+
+
+def probe_pts(path):
+    """pts_time of every frame FFmpeg shows, in presentation order."""
+    out = subprocess.run(
+        [FFPROBE, "-v", "error", "-select_streams", "v:0", "-show_frames",
+         "-show_entries", "frame=pts_time,best_effort_timestamp_time",
+         "-of", "json", str(path)], check=True, capture_output=True).stdout
+    frames = json.loads(out)["frames"]
+    pts = [float(f.get("pts_time", f.get("best_effort_timestamp_time")))
+           for f in frames]
+    return np.array(sorted(pts))
+
+
+def decode_rgb(path):
+    """Every frame as FFmpeg decodes it, rgb24, [N, H, W, 3]."""
+    info = subprocess.run(
+        [FFPROBE, "-v", "error", "-select_streams", "v:0", "-show_entries",
+         "stream=width,height", "-of", "json", str(path)], check=True,
+        capture_output=True).stdout
+    stream = json.loads(info)["streams"][0]
+    w, h = stream["width"], stream["height"]
+    raw = subprocess.run(
+        [FFMPEG, "-v", "error", "-i", str(path), "-map", "0:v:0",
+         "-fps_mode", "passthrough", "-f", "rawvideo", "-pix_fmt", "rgb24",
+         "-"], check=True, capture_output=True).stdout
+    return np.frombuffer(raw, np.uint8).reshape(-1, h, w, 3)
