@@ -9,6 +9,10 @@ import numpy as np
 FFMPEG = "/usr/bin/ffmpeg"
 FFPROBE = "/usr/bin/ffprobe"
 
+# meson test sets MALLOC_PERTURB_ for the tests; FFmpeg and libx264 are
+# not under test (a run once made a file FFmpeg could not decode)
+ENV = {k: v for k, v in os.environ.items() if k != "MALLOC_PERTURB_"}
+
 # name: (size, rate, seconds, ffmpeg output options)
 KINDS = {
     # B-frames and a 250-frame GOP: one keyframe in the whole clip
@@ -38,7 +42,7 @@ def make(path, size, rate, seconds, opts, audio=False, vfr=False):
         cmd += ["-vf", "setpts='if(lt(N,20),N/30,20/30+(N-20)/10)/TB'",
                 "-fps_mode", "passthrough"]
     cmd += opts + [str(path)]
-    subprocess.run(cmd, check=True)
+    subprocess.run(cmd, check=True, env=ENV)
 
 
 def make_set(root):
@@ -62,7 +66,8 @@ def probe_pts(path):
     out = subprocess.run(
         [FFPROBE, "-v", "error", "-select_streams", "v:0", "-show_frames",
          "-show_entries", "frame=pts_time,best_effort_timestamp_time",
-         "-of", "json", str(path)], check=True, capture_output=True).stdout
+         "-of", "json", str(path)], check=True, capture_output=True,
+        env=ENV).stdout
     frames = json.loads(out)["frames"]
     pts = [float(f.get("pts_time", f.get("best_effort_timestamp_time")))
            for f in frames]
@@ -74,11 +79,47 @@ def decode_rgb(path):
     info = subprocess.run(
         [FFPROBE, "-v", "error", "-select_streams", "v:0", "-show_entries",
          "stream=width,height", "-of", "json", str(path)], check=True,
-        capture_output=True).stdout
+        capture_output=True, env=ENV).stdout
     stream = json.loads(info)["streams"][0]
     w, h = stream["width"], stream["height"]
     raw = subprocess.run(
         [FFMPEG, "-v", "error", "-i", str(path), "-map", "0:v:0",
          "-fps_mode", "passthrough", "-f", "rawvideo", "-pix_fmt", "rgb24",
-         "-"], check=True, capture_output=True).stdout
+         "-"], check=True, capture_output=True, env=ENV).stdout
     return np.frombuffer(raw, np.uint8).reshape(-1, h, w, 3)
+
+
+def decode_yuv420(path):
+    """Every frame's Y, U and V planes as FFmpeg decodes them: [N, H, W],
+    [N, H/2, W/2] twice (even sizes)."""
+    info = subprocess.run(
+        [FFPROBE, "-v", "error", "-select_streams", "v:0", "-show_entries",
+         "stream=width,height", "-of", "json", str(path)], check=True,
+        capture_output=True, env=ENV).stdout
+    stream = json.loads(info)["streams"][0]
+    w, h = stream["width"], stream["height"]
+    raw = subprocess.run(
+        [FFMPEG, "-v", "error", "-i", str(path), "-map", "0:v:0",
+         "-fps_mode", "passthrough", "-f", "rawvideo", "-pix_fmt", "yuv420p",
+         "-"], check=True, capture_output=True, env=ENV).stdout
+    frames = np.frombuffer(raw, np.uint8).reshape(-1, h * w * 3 // 2)
+    y = frames[:, :h * w].reshape(-1, h, w)
+    u = frames[:, h * w:h * w * 5 // 4].reshape(-1, h // 2, w // 2)
+    v = frames[:, h * w * 5 // 4:].reshape(-1, h // 2, w // 2)
+    return y, u, v
+
+
+def bt601_rgb(y, u, v):
+    """Limited-range BT.601 YCbCr to RGB, exact and rounded, each chroma
+    sample for its 2x2 pixels."""
+    kr, kb = 0.299, 0.114
+    kg = 1 - kr - kb
+    u = u.repeat(2, -2).repeat(2, -1).astype(float)
+    v = v.repeat(2, -2).repeat(2, -1).astype(float)
+    yn = (y.astype(float) - 16) / 219
+    cb, cr = (u - 128) / 224, (v - 128) / 224
+    r = yn + 2 * (1 - kr) * cr
+    b = yn + 2 * (1 - kb) * cb
+    g = (yn - kr * r - kb * b) / kg
+    rgb = np.stack([r, g, b], -1) * 255
+    return np.clip(np.floor(rgb + 0.5), 0, 255).astype(np.uint8)

@@ -34,6 +34,7 @@
 #include <gio/gio.h>
 #include <gst/app/gstappsink.h>
 #include <gst/video/video.h>
+#include <math.h>
 #include <string.h>
 
 GST_DEBUG_CATEGORY_STATIC (spdl_video_chain_debug);
@@ -53,6 +54,11 @@ typedef struct
   gboolean key;
   gint frame;                   /* index in the frame list, -1: not shown */
 } Packet;
+
+typedef struct
+{
+  gint32 y[256], rv[256], gu[256], gv[256], bu[256];
+} YuvTables;
 
 struct _GstSpdlVideoChain
 {
@@ -80,9 +86,13 @@ struct _GstSpdlVideoChain
   GstPad *srcpad, *sinkpad;
   GstVideoInfo dec_info;
   gboolean have_dec_info;
-  GstVideoConverter *conv;
-  GstVideoInfo conv_info, conv_out_info;
+  GstVideoInfo conv_info;      /* what the scratch below is for */
+  gboolean have_conv, direct;
+  YuvTables tables;             /* direct */
+  GstVideoConverter *conv;      /* otherwise */
+  GstVideoInfo conv_out_info;
   guint8 *rgb;
+  guint16 *wide;
   gsize rgb_size, rgb_stride;
   guint stream_counter;
 
@@ -197,29 +207,52 @@ static gboolean
 build_demuxer (GstSpdlVideoChain * chain, GError ** error)
 {
   chain->demux_pipe = gst_pipeline_new (NULL);
-  chain->src = gst_element_factory_make ("giostreamsrc", NULL);
   chain->parsebin = gst_element_factory_make ("parsebin", NULL);
   chain->appsink = gst_element_factory_make ("appsink", NULL);
-  if (!chain->src || !chain->parsebin || !chain->appsink) {
-    gst_clear_object (&chain->src);
+  if (!chain->parsebin || !chain->appsink) {
     gst_clear_object (&chain->parsebin);
     gst_clear_object (&chain->appsink);
     gst_clear_object (&chain->demux_pipe);
     return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_UNSUPPORTED,
-        "giostreamsrc, parsebin or appsink is missing (GStreamer's base "
-        "plugins)");
+        "parsebin or appsink is missing (GStreamer's base plugins)");
   }
   /* every packet, as fast as the demuxer gives them */
   g_object_set (chain->appsink, "sync", FALSE, "enable-last-sample", FALSE,
       "wait-on-eos", FALSE, NULL);
-  gst_bin_add_many (GST_BIN (chain->demux_pipe), chain->src, chain->parsebin,
+  gst_bin_add_many (GST_BIN (chain->demux_pipe), chain->parsebin,
       chain->appsink, NULL);
-  gst_element_link (chain->src, chain->parsebin);
   g_signal_connect (chain->parsebin, "pad-added", G_CALLBACK (on_pad_added),
       chain);
   g_signal_connect (chain->parsebin, "no-more-pads",
       G_CALLBACK (on_no_more_pads), chain);
   chain->demux_builds++;
+  return TRUE;
+}
+
+/* A new source for the next video. giostreamsrc keeps the last block it
+ * read (its read cache, with the offsets it came from) across a stop and
+ * a new stream: a reused one answers the next video's first reads at
+ * those offsets with the previous video's bytes (its header, its index),
+ * so a video was demuxed with parts of the one before it (another
+ * video's timestamps, frames from another video's bytes). The element is
+ * cheap; the parsebin after it is reused. */
+static gboolean
+replace_source (GstSpdlVideoChain * chain, GError ** error)
+{
+  GstElement *src = gst_element_factory_make ("giostreamsrc", NULL);
+
+  if (src == NULL)
+    return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_UNSUPPORTED,
+        "giostreamsrc is missing (GStreamer's base plugins)");
+  if (chain->src) {
+    gst_element_set_state (chain->src, GST_STATE_NULL);
+    gst_bin_remove (GST_BIN (chain->demux_pipe), chain->src);
+  }
+  chain->src = src;
+  gst_bin_add (GST_BIN (chain->demux_pipe), src);
+  if (!gst_element_link (src, chain->parsebin))
+    return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_UNSUPPORTED,
+        "could not link giostreamsrc to parsebin");
   return TRUE;
 }
 
@@ -409,6 +442,8 @@ gst_spdl_video_chain_open (GstSpdlVideoChain * chain, GBytes * data,
   if (chain->demux_pipe == NULL && !build_demuxer (chain, error))
     return FALSE;
   reset_demuxer (chain);
+  if (!replace_source (chain, error))
+    return FALSE;
   chain->data = g_bytes_ref (data);
   stream = g_memory_input_stream_new_from_bytes (data);
   g_object_set (chain->src, "stream", stream, NULL);
@@ -554,41 +589,157 @@ frame_of (GstSpdlVideoChain * chain, GstClockTime pts)
   return -1;
 }
 
+/* YCbCr -> RGB, 8-bit 4:2:0 (what H.264, VP9 and AV1 decoders give):
+ * exact and rounded, each chroma sample taken for its 2x2 pixels as
+ * FFmpeg's unscaled rgb24 conversion takes it. GstVideoConverter's 8-bit
+ * I420 -> RGB path is on average 1.5 levels under the exact values (its
+ * fixed point keeps 6 to 8 bits); other formats go through it at 16
+ * bits, which is exact to about half a level. */
+static gboolean
+is_direct_format (GstVideoFormat format)
+{
+  return format == GST_VIDEO_FORMAT_I420 || format == GST_VIDEO_FORMAT_YV12 ||
+      format == GST_VIDEO_FORMAT_NV12 || format == GST_VIDEO_FORMAT_NV21;
+}
+
+static void
+init_yuv_tables (YuvTables * t, const GstVideoInfo * in)
+{
+  const GstVideoColorimetry *cinfo = &GST_VIDEO_INFO_COLORIMETRY (in);
+  gint offset[GST_VIDEO_MAX_COMPONENTS], scale[GST_VIDEO_MAX_COMPONENTS];
+  gdouble kr, kb, kg;
+  guint i;
+
+  /* unknown: BT.601, FFmpeg's default for an untagged stream */
+  if (!gst_video_color_matrix_get_Kr_Kb (cinfo->matrix, &kr, &kb))
+    gst_video_color_matrix_get_Kr_Kb (GST_VIDEO_COLOR_MATRIX_BT601, &kr,
+        &kb);
+  kg = 1.0 - kr - kb;
+  gst_video_color_range_offsets (cinfo->range, in->finfo, offset, scale);
+  for (i = 0; i < 256; i++) {
+    /* 16 fraction bits; the luma term carries the rounding */
+    gdouble y = 255.0 * ((gint) i - offset[0]) / scale[0];
+    gdouble c = 255.0 * ((gint) i - offset[1]) / scale[1];
+
+    t->y[i] = (gint32) floor (y * 65536.0 + 0.5) + 32768;
+    t->rv[i] = (gint32) floor (c * 2.0 * (1.0 - kr) * 65536.0 + 0.5);
+    t->bu[i] = (gint32) floor (c * 2.0 * (1.0 - kb) * 65536.0 + 0.5);
+    t->gu[i] = (gint32) floor (-c * 2.0 * kb * (1.0 - kb) / kg * 65536.0 +
+        0.5);
+    t->gv[i] = (gint32) floor (-c * 2.0 * kr * (1.0 - kr) / kg * 65536.0 +
+        0.5);
+  }
+}
+
+static inline guint8
+clamp_fixed (gint32 v)
+{
+  return v <= 0 ? 0 : v >= (255 << 16) ? 255 : (guint8) (v >> 16);
+}
+
+static void
+convert_direct (GstSpdlVideoChain * chain, const GstVideoFrame * in)
+{
+  const YuvTables *t = &chain->tables;
+  const guint8 *u0 = GST_VIDEO_FRAME_COMP_DATA (in, 1);
+  const guint8 *v0 = GST_VIDEO_FRAME_COMP_DATA (in, 2);
+  gint ustride = GST_VIDEO_FRAME_COMP_STRIDE (in, 1);
+  gint vstride = GST_VIDEO_FRAME_COMP_STRIDE (in, 2);
+  gint upix = GST_VIDEO_FRAME_COMP_PSTRIDE (in, 1);
+  gint vpix = GST_VIDEO_FRAME_COMP_PSTRIDE (in, 2);
+  guint w = GST_VIDEO_FRAME_WIDTH (in), h = GST_VIDEO_FRAME_HEIGHT (in);
+  guint x, y;
+
+  for (y = 0; y < h; y++) {
+    const guint8 *ys = (const guint8 *) GST_VIDEO_FRAME_COMP_DATA (in, 0) +
+        (gsize) y * GST_VIDEO_FRAME_COMP_STRIDE (in, 0);
+    const guint8 *us = u0 + (gsize) (y >> 1) * ustride;
+    const guint8 *vs = v0 + (gsize) (y >> 1) * vstride;
+    guint8 *d = chain->rgb + (gsize) y * chain->rgb_stride;
+
+    for (x = 0; x < w; x++) {
+      guint cu = us[(x >> 1) * upix], cv = vs[(x >> 1) * vpix];
+      gint32 luma = t->y[ys[x]];
+
+      d[3 * x] = clamp_fixed (luma + t->rv[cv]);
+      d[3 * x + 1] = clamp_fixed (luma + t->gu[cu] + t->gv[cv]);
+      d[3 * x + 2] = clamp_fixed (luma + t->bu[cu]);
+    }
+  }
+}
+
+/* Any other format: GstVideoConverter to 16-bit ARGB, rounded to 8. */
+static void
+convert_wide (GstSpdlVideoChain * chain, const GstVideoFrame * in)
+{
+  GstVideoFrame out;
+  guint x, y, w = GST_VIDEO_FRAME_WIDTH (in), h = GST_VIDEO_FRAME_HEIGHT (in);
+
+  /* our scratch as a GstVideoFrame for the converter */
+  memset (&out, 0, sizeof (out));
+  out.info = chain->conv_out_info;
+  out.data[0] = chain->wide;
+  gst_video_converter_frame (chain->conv, in, &out);
+  for (y = 0; y < h; y++) {
+    const guint16 *s = chain->wide + (gsize) y * w * 4;
+    guint8 *d = chain->rgb + (gsize) y * chain->rgb_stride;
+
+    for (x = 0; x < w; x++) {
+      d[3 * x] = (s[4 * x + 1] * 255u + 32767) / 65535;
+      d[3 * x + 1] = (s[4 * x + 2] * 255u + 32767) / 65535;
+      d[3 * x + 2] = (s[4 * x + 3] * 255u + 32767) / 65535;
+    }
+  }
+}
+
 static gboolean
 ensure_converter (GstSpdlVideoChain * chain, const GstVideoInfo * in)
 {
   GstVideoInfo out;
+  guint w = GST_VIDEO_INFO_WIDTH (in), h = GST_VIDEO_INFO_HEIGHT (in);
 
-  if (chain->conv && gst_video_info_is_equal (&chain->conv_info, in))
+  if (chain->have_conv && gst_video_info_is_equal (&chain->conv_info, in))
     return TRUE;
+  chain->have_conv = FALSE;
   g_clear_pointer (&chain->conv, gst_video_converter_free);
-  gst_video_info_set_format (&out, GST_VIDEO_FORMAT_RGB,
-      GST_VIDEO_INFO_WIDTH (in), GST_VIDEO_INFO_HEIGHT (in));
-  /* the converter converts formats only, not rates or fields */
-  GST_VIDEO_INFO_FPS_N (&out) = GST_VIDEO_INFO_FPS_N (in);
-  GST_VIDEO_INFO_FPS_D (&out) = GST_VIDEO_INFO_FPS_D (in);
-  GST_VIDEO_INFO_PAR_N (&out) = GST_VIDEO_INFO_PAR_N (in);
-  GST_VIDEO_INFO_PAR_D (&out) = GST_VIDEO_INFO_PAR_D (in);
-  GST_VIDEO_INFO_INTERLACE_MODE (&out) = GST_VIDEO_INFO_INTERLACE_MODE (in);
-  /* one thread: the element runs one chain per core already */
-  chain->conv = gst_video_converter_new ((GstVideoInfo *) in, &out,
-      gst_structure_new ("options",
-          GST_VIDEO_CONVERTER_OPT_DITHER_METHOD,
-          GST_TYPE_VIDEO_DITHER_METHOD, GST_VIDEO_DITHER_NONE,
-          GST_VIDEO_CONVERTER_OPT_THREADS, G_TYPE_UINT, 1, NULL));
-  if (chain->conv == NULL)
+  g_clear_pointer (&chain->wide, g_free);
+  g_clear_pointer (&chain->rgb, g_free);
+  chain->direct = is_direct_format (GST_VIDEO_INFO_FORMAT (in)) &&
+      !GST_VIDEO_INFO_IS_INTERLACED (in);
+  if (chain->direct) {
+    init_yuv_tables (&chain->tables, in);
+  } else {
+    gst_video_info_set_format (&out, GST_VIDEO_FORMAT_ARGB64, w, h);
+    /* the converter converts formats only, not rates or fields */
+    GST_VIDEO_INFO_FPS_N (&out) = GST_VIDEO_INFO_FPS_N (in);
+    GST_VIDEO_INFO_FPS_D (&out) = GST_VIDEO_INFO_FPS_D (in);
+    GST_VIDEO_INFO_PAR_N (&out) = GST_VIDEO_INFO_PAR_N (in);
+    GST_VIDEO_INFO_PAR_D (&out) = GST_VIDEO_INFO_PAR_D (in);
+    GST_VIDEO_INFO_INTERLACE_MODE (&out) = GST_VIDEO_INFO_INTERLACE_MODE (in);
+    /* one thread: the element runs one chain per core already; chroma
+     * samples replicated as in the direct path */
+    chain->conv = gst_video_converter_new ((GstVideoInfo *) in, &out,
+        gst_structure_new ("options",
+            GST_VIDEO_CONVERTER_OPT_DITHER_METHOD,
+            GST_TYPE_VIDEO_DITHER_METHOD, GST_VIDEO_DITHER_NONE,
+            GST_VIDEO_CONVERTER_OPT_CHROMA_MODE, GST_TYPE_VIDEO_CHROMA_MODE,
+            GST_VIDEO_CHROMA_MODE_NONE,
+            GST_VIDEO_CONVERTER_OPT_THREADS, G_TYPE_UINT, 1, NULL));
+    if (chain->conv == NULL)
+      return FALSE;
+    chain->conv_out_info = out;
+    chain->wide = g_try_malloc ((gsize) w * 8 * h);
+    if (chain->wide == NULL)
+      return FALSE;
+  }
+  chain->rgb_stride = GST_ROUND_UP_4 (w * 3);
+  /* the resampler reads up to 16 bytes past a row's end */
+  chain->rgb_size = chain->rgb_stride * h + 64;
+  chain->rgb = g_try_malloc0 (chain->rgb_size);
+  if (chain->rgb == NULL)
     return FALSE;
   chain->conv_info = *in;
-  chain->conv_out_info = out;
-  chain->rgb_stride = GST_ROUND_UP_4 (GST_VIDEO_INFO_WIDTH (in) * 3);
-  g_free (chain->rgb);
-  /* the resampler reads up to 16 bytes past a row's end */
-  chain->rgb_size = chain->rgb_stride * GST_VIDEO_INFO_HEIGHT (in) + 64;
-  chain->rgb = g_try_malloc0 (chain->rgb_size);
-  if (chain->rgb == NULL) {
-    g_clear_pointer (&chain->conv, gst_video_converter_free);
-    return FALSE;
-  }
+  chain->have_conv = TRUE;
   return TRUE;
 }
 
@@ -597,8 +748,7 @@ sink_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
 {
   GstSpdlVideoChain *chain = GST_PAD_ELEMENT_PRIVATE (pad);
   gint f = frame_of (chain, GST_BUFFER_PTS (buffer));
-  GstVideoFrame in, out;
-  GstVideoInfo out_info;
+  GstVideoFrame in;
 
   if (f < 0 || chain->want == NULL || chain->want[f] != 1 ||
       !chain->have_dec_info) {
@@ -610,13 +760,10 @@ sink_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
     gst_buffer_unref (buffer);
     return GST_FLOW_ERROR;
   }
-  out_info = chain->conv_out_info;
-  GST_VIDEO_INFO_PLANE_STRIDE (&out_info, 0) = chain->rgb_stride;
-  /* our scratch as a GstVideoFrame for the converter */
-  memset (&out, 0, sizeof (out));
-  out.info = out_info;
-  out.data[0] = chain->rgb;
-  gst_video_converter_frame (chain->conv, &in, &out);
+  if (chain->direct)
+    convert_direct (chain, &in);
+  else
+    convert_wide (chain, &in);
   gst_video_frame_unmap (&in);
   gst_buffer_unref (buffer);
   chain->want[f] = 2;
@@ -914,6 +1061,7 @@ gst_spdl_video_chain_free (GstSpdlVideoChain * chain)
   free_decoder (chain);
   g_clear_pointer (&chain->conv, gst_video_converter_free);
   g_free (chain->rgb);
+  g_free (chain->wide);
   g_array_free (chain->packets, TRUE);
   g_mutex_clear (&chain->pads_lock);
   g_free (chain);
