@@ -1156,6 +1156,17 @@ push_held_events (GstSpdlVideoDecode * self)
 
 /* Caps before the first clip of each shape; sticky events that must
  * follow caps (segment, tags) are held until then. */
+static const gchar *
+clip_layout_nick (GstSpdlClipLayout layout)
+{
+  GEnumClass *klass = g_type_class_ref (GST_TYPE_SPDL_CLIP_LAYOUT);
+  GEnumValue *value = g_enum_get_value (klass, layout);
+  const gchar *nick = value ? value->value_nick : "tchw";
+
+  g_type_class_unref (klass);
+  return nick;
+}
+
 static gboolean
 ensure_caps (GstSpdlVideoDecode * self, const guint64 shape[4])
 {
@@ -1170,6 +1181,9 @@ ensure_caps (GstSpdlVideoDecode * self, const guint64 shape[4])
   info.dtype = GST_SPDL_DTYPE_UINT8;
   memcpy (info.shape, shape, sizeof (guint64) * 4);
   caps = gst_spdl_tensors_caps_new (&info, 1, NULL);
+  /* which dimension is time: spdlbatch's pts tensor needs it */
+  gst_caps_set_simple (caps, "layout", G_TYPE_STRING,
+      clip_layout_nick (self->active.layout), NULL);
   ok = gst_pad_push_event (self->srcpad, gst_event_new_caps (caps));
   if (!ok) {
     gchar *s = gst_spdl_tensor_shape_to_string (&info);

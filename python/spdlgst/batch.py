@@ -22,7 +22,7 @@ from .errors import LoaderError
 _BFLOAT16 = "<u2"
 # type name -> array interface typestr of a host tensor
 _TYPESTRS = {"uint8": "|u1", "int64": "<i8", "float32": "<f4", "float16": "<f2",
-             "bfloat16": _BFLOAT16}
+             "bfloat16": _BFLOAT16, "float64": "<f8"}
 
 
 def parse_tensors(caps: Gst.Caps):

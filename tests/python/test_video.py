@@ -256,3 +256,87 @@ def test_bad_files_skipped_by_reason(videos, tmp_path):
         assert any(name + ".mp4" in w for w in warnings), (name, warnings)
     assert counts.get_value("empty") == 1
     assert counts.get_value("total") >= 4
+
+
+def run_batches(launch, timeout_s=120):
+    """[(tensors as numpy copies, batch meta structure)] of @launch, and
+    the first error message (or None)."""
+    from spdlgst.batch import host_tensors
+
+    pipeline = Gst.parse_launch(launch + " ! appsink name=sink sync=false")
+    sink = pipeline.get_by_name("sink")
+    bus = pipeline.get_bus()
+    pipeline.set_state(Gst.State.PLAYING)
+    batches, error = [], None
+    try:
+        while True:
+            sample = sink.emit("try-pull-sample", Gst.SECOND)
+            msg = bus.pop_filtered(Gst.MessageType.ERROR)
+            if msg is not None:
+                error = msg.parse_error()[0].message
+                break
+            if sample is None:
+                if sink.get_property("eos"):
+                    break
+                timeout_s -= 1
+                assert timeout_s > 0, "pipeline timed out"
+                continue
+            tensors = [np.array(t) for t in host_tensors(sample)]
+            meta = sample.get_buffer().get_custom_meta(
+                "GstSpdlBatchMeta").get_structure().copy()
+            batches.append((tensors, meta))
+    finally:
+        pipeline.set_state(Gst.State.NULL)
+    return batches, error
+
+
+@pytest.mark.parametrize("layout,shape", [("tchw", (4, 3, 48, 48)),
+                                          ("cthw", (3, 4, 48, 48)),
+                                          ("thwc", (4, 48, 48, 3))])
+def test_batches_of_clips(videos, layout, shape):
+    """spdlbatch stacks clips in their layout, [B, ...], with labels [B]
+    and pts [B, T] float64; the batch meta has each slot's index and clip.
+    Every clip is the one spdlvideodecode gave, in order."""
+    decode = ("spdlsrc location=%s extensions=%s ! spdlvideodecode "
+              "frames=4 stride=2 size=48 resize=56 crop=random flip=true "
+              "clips-per-video=2 threads=2 layout=%s" % (videos, EXTENSIONS,
+                                                         layout))
+    clips, warnings, _ = run_clips(decode)
+    assert warnings == [] and len(clips) == 12
+    batches, error = run_batches(decode + " ! spdlbatch batch-size=5")
+    assert error is None
+    assert [b[0][0].shape for b in batches] == [(5,) + shape] * 2 + [
+        (2,) + shape]
+    images = np.concatenate([b[0][0] for b in batches])
+    labels = np.concatenate([b[0][1] for b in batches])
+    pts = np.concatenate([b[0][2] for b in batches])
+    assert labels.dtype == np.int64 and pts.dtype == np.float64
+    assert pts.shape == (12, 4)
+    indices = [i for b in batches for i in b[1].get_value("indices")]
+    numbers = [c for b in batches for c in b[1].get_value("clips")]
+    for k, (arr, meta) in enumerate(clips):
+        np.testing.assert_array_equal(images[k], arr)
+        assert labels[k] == meta.get_value("label")
+        assert list(pts[k]) == pts_of(meta)
+        assert indices[k] == meta.get_value("index")
+        assert numbers[k] == meta.get_value("clip")
+    # two clips of one video: same video, two clips
+    assert numbers[:2] == [0, 1] and indices[0] == indices[1]
+
+
+def test_batch_of_clips_of_different_sizes_is_an_error(videos):
+    """size=0: clips keep their video's size; a batch cannot mix them."""
+    _, error = run_batches(
+        "spdlsrc location=%s extensions=%s ! spdlvideodecode frames=2 "
+        "size=0 resize=0 threads=1 ! spdlbatch batch-size=6" % (
+            videos, EXTENSIONS))
+    assert error is not None and "different shapes" in error, error
+    # both shapes named: 340x256 (gop250.mp4, first) and the next video's
+    assert "2,3,256,340" in error and error.count("[") == 2, error
+
+
+def test_batch_of_clips_is_uint8(videos):
+    _, error = run_batches(
+        "spdlsrc location=%s extensions=mp4 ! spdlvideodecode frames=2 "
+        "size=32 ! spdlbatch batch-size=2 dtype=float32" % videos)
+    assert error is not None and "uint8" in error, error

@@ -193,6 +193,17 @@ gst_spdl_buffer_dup_clip_pts (GstBuffer * buffer, guint * n_frames)
   return out;
 }
 
+gboolean
+gst_spdl_buffer_get_clip_number (GstBuffer * buffer, guint * clip)
+{
+  GstCustomMeta *meta;
+
+  gst_spdl_meta_register ();
+  meta = gst_buffer_get_custom_meta (buffer, GST_SPDL_SAMPLE_META_NAME);
+  return meta != NULL && gst_structure_get_uint
+      (gst_custom_meta_get_structure (meta), "clip", clip);
+}
+
 static gboolean
 copy_field (GQuark field_id, const GValue * value, gpointer dest)
 {
