@@ -1309,7 +1309,9 @@ gst_spdl_batch_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
   self->epoch_delivered++;
   {
     guint64 position;
-    if (gst_spdl_buffer_get_sample_position (buffer, &position) &&
+    /* a video's clips may end in the next batch: consumed after its last */
+    if ((!self->clips || gst_spdl_buffer_is_last_clip (buffer)) &&
+        gst_spdl_buffer_get_sample_position (buffer, &position) &&
         (self->batch_position == G_MAXUINT64 ||
             position > self->batch_position))
       self->batch_position = position;

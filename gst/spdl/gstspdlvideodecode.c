@@ -903,6 +903,8 @@ decode_video (GstSpdlVideoDecode * self, GstSpdlVideoChain * chain, Job * job)
     g_free (clip_pts);
     kept++;
   }
+  if (job->outputs)
+    gst_spdl_buffer_mark_last_clip (g_list_last (job->outputs)->data);
   if (dropped)
     gst_spdl_decode_fail (&job->error, GST_SPDL_DECODE_ERROR_CORRUPT,
         "%u of its %u clips dropped: the frame at %.3f s could not be "

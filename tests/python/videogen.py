@@ -13,6 +13,21 @@ FFPROBE = "/usr/bin/ffprobe"
 # not under test (a run once made a file FFmpeg could not decode)
 ENV = {k: v for k, v in os.environ.items() if k != "MALLOC_PERTURB_"}
 
+
+def _run(cmd, path):
+    """stdout of @cmd; its whole stderr and the file's size and hash when
+    it fails (a reference FFmpeg once failed to decode inside the full
+    suite only)."""
+    import hashlib
+
+    done = subprocess.run(cmd, capture_output=True, env=ENV)
+    if done.returncode != 0:
+        data = open(path, "rb").read() if os.path.exists(path) else b""
+        raise RuntimeError("%s failed (%d) on %s (%d bytes, sha1 %s): %s" % (
+            cmd[0], done.returncode, path, len(data),
+            hashlib.sha1(data).hexdigest(), done.stderr.decode(errors="replace")))
+    return done.stdout
+
 # name: (size, rate, seconds, ffmpeg output options)
 KINDS = {
     # B-frames and a 250-frame GOP: one keyframe in the whole clip
@@ -42,7 +57,10 @@ def make(path, size, rate, seconds, opts, audio=False, vfr=False):
         cmd += ["-vf", "setpts='if(lt(N,20),N/30,20/30+(N-20)/10)/TB'",
                 "-fps_mode", "passthrough"]
     cmd += opts + [str(path)]
-    subprocess.run(cmd, check=True, env=ENV)
+    _run(cmd, str(path))
+    # what the references decode from it must decode
+    _run([FFMPEG, "-v", "error", "-i", str(path), "-f", "null", "-"],
+         str(path))
 
 
 def make_set(root):
@@ -82,10 +100,10 @@ def decode_rgb(path):
         capture_output=True, env=ENV).stdout
     stream = json.loads(info)["streams"][0]
     w, h = stream["width"], stream["height"]
-    raw = subprocess.run(
+    raw = _run(
         [FFMPEG, "-v", "error", "-i", str(path), "-map", "0:v:0",
          "-fps_mode", "passthrough", "-f", "rawvideo", "-pix_fmt", "rgb24",
-         "-"], check=True, capture_output=True, env=ENV).stdout
+         "-"], str(path))
     return np.frombuffer(raw, np.uint8).reshape(-1, h, w, 3)
 
 

@@ -193,6 +193,34 @@ gst_spdl_buffer_dup_clip_pts (GstBuffer * buffer, guint * n_frames)
   return out;
 }
 
+void
+gst_spdl_buffer_mark_last_clip (GstBuffer * buffer)
+{
+  GstCustomMeta *meta;
+
+  gst_spdl_meta_register ();
+  meta = gst_buffer_get_custom_meta (buffer, GST_SPDL_SAMPLE_META_NAME);
+  if (meta == NULL)
+    meta = gst_buffer_add_custom_meta (buffer, GST_SPDL_SAMPLE_META_NAME);
+  gst_structure_set (gst_custom_meta_get_structure (meta), "last-clip",
+      G_TYPE_BOOLEAN, TRUE, NULL);
+}
+
+gboolean
+gst_spdl_buffer_is_last_clip (GstBuffer * buffer)
+{
+  GstCustomMeta *meta;
+  gboolean last = FALSE;
+
+  gst_spdl_meta_register ();
+  meta = gst_buffer_get_custom_meta (buffer, GST_SPDL_SAMPLE_META_NAME);
+  if (meta == NULL)
+    return FALSE;
+  gst_structure_get_boolean (gst_custom_meta_get_structure (meta),
+      "last-clip", &last);
+  return last;
+}
+
 gboolean
 gst_spdl_buffer_get_clip_number (GstBuffer * buffer, guint * clip)
 {

@@ -80,6 +80,10 @@ void gst_spdl_buffer_set_clip_info (GstBuffer * buffer, guint clip,
  * when the buffer is no clip. */
 gdouble *gst_spdl_buffer_dup_clip_pts (GstBuffer * buffer, guint * n_frames);
 gboolean gst_spdl_buffer_get_clip_number (GstBuffer * buffer, guint * clip);
+/* "last-clip": the last clip its video gives (a checkpoint after it has
+ * consumed the whole video) */
+void gst_spdl_buffer_mark_last_clip (GstBuffer * buffer);
+gboolean gst_spdl_buffer_is_last_clip (GstBuffer * buffer);
 
 void gst_spdl_buffer_add_batch_meta (GstBuffer * buffer, guint epoch,
     const guint64 * indices, guint n_indices);
