@@ -68,6 +68,7 @@ struct _GstSpdlVideoChain
   GstElement *demux_pipe, *src, *parsebin, *appsink;
   GMutex pads_lock;             /* pad-added runs in a streaming thread */
   gboolean video_linked, no_more_pads;
+  gboolean other_eos;           /* a stream that is not the video ended */
   GList *fakesinks;             /* what parsebin's other streams go to */
 
   /* the open video */
@@ -144,6 +145,22 @@ gst_spdl_video_chain_get_builds (GstSpdlVideoChain * chain, guint * demuxers,
 /* ------------------------------------------------------------------------ */
 /* Demuxing                                                                 */
 
+/* An audio-only file: its streams end, the unlinked appsink never sees
+ * EOS and parsebin need not say no-more-pads; without this the demuxing
+ * would wait for the timeout. */
+static GstPadProbeReturn
+on_other_event (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
+{
+  GstSpdlVideoChain *chain = user_data;
+
+  if (GST_EVENT_TYPE (GST_PAD_PROBE_INFO_EVENT (info)) == GST_EVENT_EOS) {
+    g_mutex_lock (&chain->pads_lock);
+    chain->other_eos = TRUE;
+    g_mutex_unlock (&chain->pads_lock);
+  }
+  return GST_PAD_PROBE_OK;
+}
+
 static void
 on_pad_added (GstElement * parsebin, GstPad * pad, GstSpdlVideoChain * chain)
 {
@@ -162,6 +179,8 @@ on_pad_added (GstElement * parsebin, GstPad * pad, GstSpdlVideoChain * chain)
     sink = gst_object_ref (chain->appsink);
   } else {
     /* audio, subtitles, a second video: drained, not decoded */
+    gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM,
+        on_other_event, chain, NULL);
     sink = gst_element_factory_make ("fakesink", NULL);
     if (sink) {
       gst_object_ref_sink (sink);
@@ -269,7 +288,7 @@ reset_demuxer (GstSpdlVideoChain * chain)
   }
   g_list_free_full (chain->fakesinks, gst_object_unref);
   chain->fakesinks = NULL;
-  chain->video_linked = chain->no_more_pads = FALSE;
+  chain->video_linked = chain->no_more_pads = chain->other_eos = FALSE;
 }
 
 void
@@ -503,7 +522,8 @@ gst_spdl_video_chain_open (GstSpdlVideoChain * chain, GBytes * data,
       goto done;
     }
     g_mutex_lock (&chain->pads_lock);
-    no_video = (chain->no_more_pads && !chain->video_linked);
+    no_video = (chain->no_more_pads || chain->other_eos) &&
+        !chain->video_linked;
     g_mutex_unlock (&chain->pads_lock);
     /* parsebin exposed every stream and none is video; or the pipeline
      * ended with none (no-more-pads is not always emitted) */
