@@ -179,3 +179,15 @@ def test_launch_line(clips_dataset):
     assert "frames=16 stride=2 frame-rate=15.0 clips-per-video=3" in line
     assert "size=112 resize=128 crop=random flip=true" in line
     assert "shuffle=true" in line and "spdlbatch batch-size=8" in line
+
+
+def test_r3d18_pipeline_runs(clips_dataset):
+    from spdlgst.pipelines import launch_line
+
+    line = launch_line("r3d18-train", clips_dataset, batch_size=4,
+                       num_epochs=1)
+    with spdlgst.Loader(line) as loader:
+        batches = list(loader)
+    assert [b[0].shape for b in batches] == [(4, 3, 16, 112, 112)] * 2 + [
+        (2, 3, 16, 112, 112)]
+    assert batches[0][2].shape == (4, 16)
