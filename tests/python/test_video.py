@@ -244,7 +244,7 @@ def test_bad_files_skipped_by_reason(videos, tmp_path):
     (root / "x" / "text.mp4").write_text("hello, not a video\n" * 50)
     (root / "x" / "truncated.mp4").write_bytes(data[: len(data) // 3])
     (root / "x" / "good.mp4").write_bytes(data)
-    subprocess.run([videogen.FFMPEG, "-v", "error", "-f", "lavfi", "-i",
+    subprocess.run([videogen.FFMPEG, "-nostdin", "-v", "error", "-f", "lavfi", "-i",
                     "sine=duration=1", str(root / "x" / "audio.mp4")],
                    check=True)
     clips, warnings, counts = run_clips(

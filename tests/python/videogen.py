@@ -20,7 +20,8 @@ def _run(cmd, path):
     suite only)."""
     import hashlib
 
-    done = subprocess.run(cmd, capture_output=True, env=ENV)
+    done = subprocess.run(cmd, capture_output=True, env=ENV,
+                          stdin=subprocess.DEVNULL)
     if done.returncode != 0:
         data = open(path, "rb").read() if os.path.exists(path) else b""
         raise RuntimeError("%s failed (%d) on %s (%d bytes, sha1 %s): %s" % (
@@ -47,7 +48,7 @@ KINDS = {
 
 
 def make(path, size, rate, seconds, opts, audio=False, vfr=False):
-    cmd = [FFMPEG, "-v", "error", "-y", "-f", "lavfi", "-i",
+    cmd = [FFMPEG, "-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i",
            "testsrc2=size=%s:rate=%d:duration=%g" % (size, rate, seconds)]
     if audio:
         cmd += ["-f", "lavfi", "-i", "sine=frequency=440:duration=%g" % seconds]
@@ -59,7 +60,7 @@ def make(path, size, rate, seconds, opts, audio=False, vfr=False):
     cmd += opts + [str(path)]
     _run(cmd, str(path))
     # what the references decode from it must decode
-    _run([FFMPEG, "-v", "error", "-i", str(path), "-f", "null", "-"],
+    _run([FFMPEG, "-nostdin", "-v", "error", "-i", str(path), "-f", "null", "-"],
          str(path))
 
 
@@ -97,11 +98,12 @@ def decode_rgb(path):
     info = subprocess.run(
         [FFPROBE, "-v", "error", "-select_streams", "v:0", "-show_entries",
          "stream=width,height", "-of", "json", str(path)], check=True,
-        capture_output=True, env=ENV).stdout
+        capture_output=True, env=ENV,
+        stdin=subprocess.DEVNULL).stdout
     stream = json.loads(info)["streams"][0]
     w, h = stream["width"], stream["height"]
     raw = _run(
-        [FFMPEG, "-v", "error", "-i", str(path), "-map", "0:v:0",
+        [FFMPEG, "-nostdin", "-v", "error", "-i", str(path), "-map", "0:v:0",
          "-fps_mode", "passthrough", "-f", "rawvideo", "-pix_fmt", "rgb24",
          "-"], str(path))
     return np.frombuffer(raw, np.uint8).reshape(-1, h, w, 3)
@@ -113,13 +115,15 @@ def decode_yuv420(path):
     info = subprocess.run(
         [FFPROBE, "-v", "error", "-select_streams", "v:0", "-show_entries",
          "stream=width,height", "-of", "json", str(path)], check=True,
-        capture_output=True, env=ENV).stdout
+        capture_output=True, env=ENV,
+        stdin=subprocess.DEVNULL).stdout
     stream = json.loads(info)["streams"][0]
     w, h = stream["width"], stream["height"]
     raw = subprocess.run(
-        [FFMPEG, "-v", "error", "-i", str(path), "-map", "0:v:0",
+        [FFMPEG, "-nostdin", "-v", "error", "-i", str(path), "-map", "0:v:0",
          "-fps_mode", "passthrough", "-f", "rawvideo", "-pix_fmt", "yuv420p",
-         "-"], check=True, capture_output=True, env=ENV).stdout
+         "-"], check=True, capture_output=True, env=ENV,
+        stdin=subprocess.DEVNULL).stdout
     frames = np.frombuffer(raw, np.uint8).reshape(-1, h * w * 3 // 2)
     y = frames[:, :h * w].reshape(-1, h, w)
     u = frames[:, h * w:h * w * 5 // 4].reshape(-1, h // 2, w // 2)
