@@ -22,6 +22,7 @@ plugin_init (GstPlugin * plugin)
   gst_spdl_meta_register ();
   ret |= GST_ELEMENT_REGISTER (spdlsrc, plugin);
   ret |= GST_ELEMENT_REGISTER (spdldecode, plugin);
+  ret |= GST_ELEMENT_REGISTER (spdlvideodecode, plugin);
   ret |= GST_ELEMENT_REGISTER (spdlbatch, plugin);
   ret |= GST_ELEMENT_REGISTER (spdlappsink, plugin);
   ret |= gst_tracer_register (plugin, "spdlstats", GST_TYPE_SPDL_STATS_TRACER);

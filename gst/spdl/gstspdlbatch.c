@@ -42,6 +42,19 @@
  * normalize in the copy, as before: a uint8 slot cannot hold the floats.
  * The stats' "copied" and "in-place" count both kinds.
  *
+ * Video clips from spdlvideodecode (one uint8 tensor each) are batched in
+ * the clip's own layout with the batch dimension outside: `[B, T, 3, H, W]`
+ * for its layout tchw, `[B, 3, T, H, W]` for cthw, `[B, T, H, W, 3]` for
+ * thwc (#GstSpdlBatch:layout and the float dtypes apply to images only);
+ * tensor 2 holds each frame's presentation time in seconds (float64,
+ * `[B, T]`) and the batch meta's "clips" each slot's clip number in its
+ * video. Clips of different shapes in one batch are an error naming both.
+ * |[
+ * gst-launch-1.0 spdlsrc location=/data/k400/train \
+ *     extensions=mp4,mkv,webm,mov,avi ! spdlvideodecode frames=16 \
+ *     stride=2 resize=128 size=112 ! spdlbatch batch-size=8 ! fakesink
+ * ]|
+ *
  * Images can come from spdldecode or from any decoder chain:
  * |[
  * gst-launch-1.0 spdlsrc location=/data/train ! spdldecode width=224 \
@@ -66,6 +79,7 @@
 #include "gstspdlbatch.h"
 #include "gstspdlmeta.h"
 
+#include <math.h>
 #include <string.h>
 
 enum
@@ -90,17 +104,20 @@ enum
 #define DEFAULT_DTYPE GST_SPDL_DTYPE_UINT8
 #define IMAGES 0
 #define LABELS 1
+#define PTS 2                   /* clips only */
+#define MAX_TENSORS 3
 
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
     GST_PAD_SINK,
     GST_PAD_ALWAYS,
-    GST_STATIC_CAPS (GST_VIDEO_CAPS_MAKE ("{ RGB, RGBP, GRAY8 }")));
+    GST_STATIC_CAPS (GST_VIDEO_CAPS_MAKE ("{ RGB, RGBP, GRAY8 }") "; "
+        "other/tensors, format=(string)static, num_tensors=(int)1"));
 
 static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
     GST_PAD_SRC,
     GST_PAD_ALWAYS,
     GST_STATIC_CAPS ("other/tensors, format=(string)static, "
-        "num_tensors=(int)2, framerate=(fraction)0/1"));
+        "num_tensors=(int)[ 2, 3 ], framerate=(fraction)0/1"));
 
 GST_DEBUG_CATEGORY_STATIC (spdl_batch_debug);
 #define GST_CAT_DEFAULT spdl_batch_debug
@@ -154,19 +171,20 @@ struct _GstSpdlBatchPool
   GstBufferPool parent;
   GstAllocator *allocator;
   GstAllocationParams params;
-  gsize sizes[2];
+  guint n_tensors;
+  gsize sizes[MAX_TENSORS];
 };
 
 G_DEFINE_TYPE (GstSpdlBatchPool, gst_spdl_batch_pool, GST_TYPE_BUFFER_POOL);
 
 static GstBuffer *
 batch_buffer_new (GstAllocator * allocator, GstAllocationParams * params,
-    const gsize * sizes)
+    const gsize * sizes, guint n_tensors)
 {
   GstBuffer *buffer = gst_buffer_new ();
-  gint i;
+  guint i;
 
-  for (i = 0; i < 2; i++) {
+  for (i = 0; i < n_tensors; i++) {
     GstMemory *mem = gst_allocator_alloc (allocator, sizes[i], params);
     if (mem == NULL) {
       gst_buffer_unref (buffer);
@@ -183,7 +201,8 @@ gst_spdl_batch_pool_alloc (GstBufferPool * pool, GstBuffer ** buffer,
 {
   GstSpdlBatchPool *self = GST_SPDL_BATCH_POOL (pool);
 
-  *buffer = batch_buffer_new (self->allocator, &self->params, self->sizes);
+  *buffer = batch_buffer_new (self->allocator, &self->params, self->sizes,
+      self->n_tensors);
   return *buffer ? GST_FLOW_OK : GST_FLOW_ERROR;
 }
 
@@ -195,7 +214,7 @@ gst_spdl_batch_pool_reset (GstBufferPool * pool, GstBuffer * buffer)
   GstSpdlBatchPool *self = GST_SPDL_BATCH_POOL (pool);
   guint i;
 
-  for (i = 0; i < 2 && i < gst_buffer_n_memory (buffer); i++) {
+  for (i = 0; i < self->n_tensors && i < gst_buffer_n_memory (buffer); i++) {
     GstMemory *mem = gst_buffer_peek_memory (buffer, i);
     if (mem->size != self->sizes[i] && gst_memory_is_writable (mem))
       gst_memory_resize (mem, 0, self->sizes[i]);
@@ -407,6 +426,7 @@ gst_spdl_batch_finalize (GObject * object)
   GstSpdlBatch *self = GST_SPDL_BATCH (object);
 
   g_free (self->indices);
+  g_free (self->clip_numbers);
   g_array_unref (self->mean);
   g_array_unref (self->std);
   gst_spdl_normalizer_clear (&self->norm);
@@ -535,13 +555,31 @@ gst_spdl_batch_get_property (GObject * object, guint prop_id, GValue * value,
 
 /* ------------------------------------------------------------------------ */
 
-static void
+/* The batch's tensors (2, or 3 for clips) for @n samples */
+static guint
 describe_batch (GstSpdlBatch * self, guint n, GstSpdlTensorInfo * t)
 {
-  guint w = GST_VIDEO_INFO_WIDTH (&self->vinfo);
-  guint h = GST_VIDEO_INFO_HEIGHT (&self->vinfo);
-  guint c = GST_VIDEO_INFO_N_COMPONENTS (&self->vinfo);
+  guint w, h, c;
 
+  t[LABELS].n_dims = 1;
+  t[LABELS].dtype = GST_SPDL_DTYPE_INT64;
+  t[LABELS].shape[0] = n;
+  if (self->clips) {
+    /* the clip's own layout, one more dimension outside */
+    t[IMAGES] = self->clip;
+    t[IMAGES].n_dims = self->clip.n_dims + 1;
+    memcpy (&t[IMAGES].shape[1], self->clip.shape,
+        sizeof (guint64) * self->clip.n_dims);
+    t[IMAGES].shape[0] = n;
+    t[PTS].n_dims = 2;
+    t[PTS].dtype = GST_SPDL_DTYPE_FLOAT64;
+    t[PTS].shape[0] = n;
+    t[PTS].shape[1] = self->clip_frames;
+    return 3;
+  }
+  w = GST_VIDEO_INFO_WIDTH (&self->vinfo);
+  h = GST_VIDEO_INFO_HEIGHT (&self->vinfo);
+  c = GST_VIDEO_INFO_N_COMPONENTS (&self->vinfo);
   t[IMAGES].n_dims = 4;
   t[IMAGES].dtype = self->active_dtype;
   t[IMAGES].shape[0] = n;
@@ -554,20 +592,18 @@ describe_batch (GstSpdlBatch * self, guint n, GstSpdlTensorInfo * t)
     t[IMAGES].shape[2] = w;
     t[IMAGES].shape[3] = c;
   }
-  t[LABELS].n_dims = 1;
-  t[LABELS].dtype = GST_SPDL_DTYPE_INT64;
-  t[LABELS].shape[0] = n;
+  return 2;
 }
 
 static gboolean
 push_caps (GstSpdlBatch * self, guint n)
 {
-  GstSpdlTensorInfo t[2];
+  GstSpdlTensorInfo t[MAX_TENSORS];
   GstCaps *caps;
   gboolean ok;
+  guint n_tensors = describe_batch (self, n, t);
 
-  describe_batch (self, n, t);
-  caps = gst_spdl_tensors_caps_new (t, 2, NULL);
+  caps = gst_spdl_tensors_caps_new (t, n_tensors, NULL);
   ok = gst_pad_push_event (self->srcpad, gst_event_new_caps (caps));
   gst_caps_unref (caps);
   self->caps_batch = n;
@@ -593,17 +629,19 @@ release_pool (GstSpdlBatch * self)
 static gboolean
 setup_pool (GstSpdlBatch * self)
 {
-  GstSpdlTensorInfo t[2];
+  GstSpdlTensorInfo t[MAX_TENSORS];
   GstSpdlBatchPool *pool;
   GstQuery *query;
   GstCaps *caps;
   GstStructure *config;
   GstAllocator *allocator = NULL;
   GstAllocationParams params;
+  guint n_tensors, i;
+  gsize total = 0;
 
   release_pool (self);
-  describe_batch (self, self->size, t);
-  caps = gst_spdl_tensors_caps_new (t, 2, NULL);
+  n_tensors = describe_batch (self, self->size, t);
+  caps = gst_spdl_tensors_caps_new (t, n_tensors, NULL);
   query = gst_query_new_allocation (caps, TRUE);
   gst_allocation_params_init (&params);
   if (gst_pad_peer_query (self->srcpad, query) &&
@@ -619,11 +657,13 @@ setup_pool (GstSpdlBatch * self)
   gst_object_ref_sink (pool);
   pool->allocator = allocator ? allocator : gst_allocator_find (NULL);
   pool->params = params;
-  pool->sizes[IMAGES] = gst_spdl_tensor_info_size (&t[IMAGES]);
-  pool->sizes[LABELS] = gst_spdl_tensor_info_size (&t[LABELS]);
+  pool->n_tensors = n_tensors;
+  for (i = 0; i < n_tensors; i++) {
+    pool->sizes[i] = gst_spdl_tensor_info_size (&t[i]);
+    total += pool->sizes[i];
+  }
   config = gst_buffer_pool_get_config (GST_BUFFER_POOL (pool));
-  gst_buffer_pool_config_set_params (config, caps,
-      pool->sizes[IMAGES] + pool->sizes[LABELS], 2, 0);
+  gst_buffer_pool_config_set_params (config, caps, total, 2, 0);
   gst_caps_unref (caps);
   if (!gst_buffer_pool_set_config (GST_BUFFER_POOL (pool), config) ||
       !gst_buffer_pool_set_active (GST_BUFFER_POOL (pool), TRUE)) {
@@ -705,6 +745,116 @@ planar_wanted (GstSpdlBatch * self)
   return planar;
 }
 
+/* Bytes of one slot of tensor @i */
+static gsize
+slot_bytes (GstSpdlBatch * self, guint i)
+{
+  if (i == IMAGES)
+    return self->image_bytes;
+  if (i == LABELS)
+    return sizeof (gint64);
+  return self->clip_frames * sizeof (gdouble);
+}
+
+static guint
+n_tensors (GstSpdlBatch * self)
+{
+  return self->clips ? 3 : 2;
+}
+
+static gboolean
+alloc_slot_arrays (GstSpdlBatch * self, guint size)
+{
+  g_free (self->indices);
+  g_free (self->clip_numbers);
+  self->indices = g_try_new (guint64, size);
+  self->clip_numbers = g_try_new0 (guint64, size);
+  if (self->indices && self->clip_numbers)
+    return TRUE;
+  GST_ELEMENT_ERROR (self, RESOURCE, NO_SPACE_LEFT,
+      ("Out of memory for a batch of %u samples", size), (NULL));
+  return FALSE;
+}
+
+/* Video clips (spdlvideodecode): one uint8 tensor each, batched in the
+ * clip's own layout with one more dimension outside; their pts go to a
+ * third tensor. */
+static gboolean
+set_clip_caps (GstSpdlBatch * self, GstCaps * caps)
+{
+  GstSpdlTensorInfo clip;
+  const gchar *layout;
+  guint size, frames;
+  guint64 bytes;
+  GstSpdlDType dtype;
+  gboolean normalize;
+
+  if (gst_spdl_tensors_from_caps (caps, &clip, 1) != 1 || clip.n_dims != 4 ||
+      clip.dtype != GST_SPDL_DTYPE_UINT8) {
+    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
+        ("spdlbatch takes images or video clips (one uint8 tensor of 4 "
+            "dimensions each)"), ("caps %" GST_PTR_FORMAT, caps));
+    return FALSE;
+  }
+  layout = gst_structure_get_string (gst_caps_get_structure (caps, 0),
+      "layout");
+  frames = g_strcmp0 (layout, "cthw") == 0 ? clip.shape[1] : clip.shape[0];
+  if (self->have_info && self->clips && self->pool &&
+      memcmp (clip.shape, self->clip.shape, sizeof (clip.shape)) == 0)
+    return TRUE;
+  if (self->filled > 0) {
+    gchar *from = self->clips ? gst_spdl_tensor_shape_to_string (&self->clip)
+        : g_strdup_printf ("an image of %dx%d",
+        GST_VIDEO_INFO_WIDTH (&self->vinfo),
+        GST_VIDEO_INFO_HEIGHT (&self->vinfo));
+    gchar *to = gst_spdl_tensor_shape_to_string (&clip);
+
+    GST_ELEMENT_ERROR (self, STREAM, FORMAT,
+        ("Clips of different shapes in one batch: [%s] and [%s] (give "
+            "spdlvideodecode a size, or a batch-size of 1)", from, to),
+        ("new caps %" GST_PTR_FORMAT, caps));
+    g_free (from);
+    g_free (to);
+    return FALSE;
+  }
+  GST_OBJECT_LOCK (self);
+  size = self->batch_size;
+  self->active_layout = self->layout;
+  self->active_drop_last = self->drop_last;
+  self->active_pad = self->pad_short_epochs;
+  dtype = self->dtype;
+  normalize = self->mean->len > 0 || self->std->len > 0;
+  GST_OBJECT_UNLOCK (self);
+  if (dtype != GST_SPDL_DTYPE_UINT8 || normalize) {
+    GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS,
+        ("Video clips are batched as uint8: dtype %s, mean and std apply to "
+            "images only", gst_spdl_dtype_name (dtype)), (NULL));
+    return FALSE;
+  }
+  bytes = (gst_spdl_tensor_info_size (&clip) + sizeof (gint64) +
+      (guint64) frames * sizeof (gdouble)) * size;
+  if (bytes > G_MAXUINT) {
+    GST_ELEMENT_ERROR (self, RESOURCE, NO_SPACE_LEFT,
+        ("A batch of %u clips would take %" G_GUINT64_FORMAT " bytes, "
+            "more than 4 GiB: use a smaller batch-size", size, bytes), (NULL));
+    return FALSE;
+  }
+  if (!alloc_slot_arrays (self, size))
+    return FALSE;
+  gst_spdl_normalizer_clear (&self->norm);
+  self->active_dtype = GST_SPDL_DTYPE_UINT8;
+  self->size = size;
+  self->clips = TRUE;
+  self->clip = clip;
+  self->clip_frames = frames;
+  self->have_info = TRUE;
+  self->image_bytes = gst_spdl_tensor_info_size (&clip);
+  if (!push_caps (self, self->size))
+    return FALSE;
+  gst_pad_check_reconfigure (self->srcpad);
+  return setup_pool (self);
+}
+
 static gboolean
 set_sink_caps (GstSpdlBatch * self, GstCaps * caps)
 {
@@ -713,6 +863,9 @@ set_sink_caps (GstSpdlBatch * self, GstCaps * caps)
   GArray *mean, *std;
   gboolean ok;
 
+  if (gst_structure_has_name (gst_caps_get_structure (caps, 0),
+          GST_SPDL_TENSORS_MEDIA_TYPE))
+    return set_clip_caps (self, caps);
   if (!gst_video_info_from_caps (&info, caps)) {
     GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, (NULL),
         ("not raw video: %" GST_PTR_FORMAT, caps));
@@ -725,10 +878,16 @@ set_sink_caps (GstSpdlBatch * self, GstCaps * caps)
         ("caps %" GST_PTR_FORMAT, caps));
     return FALSE;
   }
-  if (self->have_info && self->pool && same_tensor_shape (&self->vinfo,
-          &info)) {
+  if (self->have_info && !self->clips && self->pool &&
+      same_tensor_shape (&self->vinfo, &info)) {
     self->vinfo = info;
     return TRUE;
+  }
+  if (self->filled > 0 && self->clips) {
+    GST_ELEMENT_ERROR (self, STREAM, FORMAT,
+        ("Images and video clips in one batch"), ("new caps %" GST_PTR_FORMAT,
+            caps));
+    return FALSE;
   }
   if (self->filled > 0) {
     GST_ELEMENT_ERROR (self, STREAM, FORMAT,
@@ -752,15 +911,10 @@ set_sink_caps (GstSpdlBatch * self, GstCaps * caps)
   ok = setup_normalizer (self, &info, mean, std);
   g_array_unref (mean);
   g_array_unref (std);
-  if (!ok || !check_batch_bytes (self, &info, size))
+  if (!ok || !check_batch_bytes (self, &info, size) ||
+      !alloc_slot_arrays (self, size))
     return FALSE;
-  g_free (self->indices);
-  self->indices = g_try_new (guint64, size);
-  if (self->indices == NULL) {
-    GST_ELEMENT_ERROR (self, RESOURCE, NO_SPACE_LEFT,
-        ("Out of memory for a batch of %u samples", size), (NULL));
-    return FALSE;
-  }
+  self->clips = FALSE;
   self->size = size;
   self->vinfo = info;
   self->have_info = TRUE;
@@ -801,6 +955,14 @@ map_current (GstSpdlBatch * self)
     goto map_failed;
   if (!gst_memory_map (gst_buffer_peek_memory (self->current, LABELS),
           &self->labels, GST_MAP_READWRITE)) {
+    gst_memory_unmap (gst_buffer_peek_memory (self->current, IMAGES),
+        &self->images);
+    goto map_failed;
+  }
+  if (self->clips && !gst_memory_map (gst_buffer_peek_memory (self->current,
+              PTS), &self->pts, GST_MAP_READWRITE)) {
+    gst_memory_unmap (gst_buffer_peek_memory (self->current, LABELS),
+        &self->labels);
     gst_memory_unmap (gst_buffer_peek_memory (self->current, IMAGES),
         &self->images);
     goto map_failed;
@@ -857,8 +1019,8 @@ copy_batch (GstSpdlBatch * self, GstBuffer * batch, guint n)
 
   if (gst_buffer_pool_acquire_buffer (self->pool, &copy, NULL) != GST_FLOW_OK)
     return NULL;
-  for (i = 0; i < 2; i++) {
-    gsize bytes = i == IMAGES ? n * self->image_bytes : n * sizeof (gint64);
+  for (i = 0; i < n_tensors (self); i++) {
+    gsize bytes = n * slot_bytes (self, i);
     if (!gst_memory_map (gst_buffer_peek_memory (batch, i), &src, GST_MAP_READ))
       goto failed;
     if (!gst_memory_map (gst_buffer_peek_memory (copy, i), &dst,
@@ -884,6 +1046,9 @@ unmap_current (GstSpdlBatch * self)
       &self->images);
   gst_memory_unmap (gst_buffer_peek_memory (self->current, LABELS),
       &self->labels);
+  if (self->clips)
+    gst_memory_unmap (gst_buffer_peek_memory (self->current, PTS),
+        &self->pts);
 }
 
 static void
@@ -902,7 +1067,7 @@ static GstFlowReturn
 finish_batch (GstSpdlBatch * self)
 {
   GstBuffer *batch;
-  guint n = self->filled;
+  guint n = self->filled, i;
 
   if (self->current == NULL || n == 0)
     return GST_FLOW_OK;
@@ -935,10 +1100,9 @@ finish_batch (GstSpdlBatch * self)
     }
     /* samples are slot-major in both layouts: the batch is a prefix; the
      * pool restores the full size when the buffer comes back */
-    gst_memory_resize (gst_buffer_peek_memory (batch, IMAGES), 0,
-        n * self->image_bytes);
-    gst_memory_resize (gst_buffer_peek_memory (batch, LABELS), 0,
-        n * sizeof (gint64));
+    for (i = 0; i < n_tensors (self); i++)
+      gst_memory_resize (gst_buffer_peek_memory (batch, i), 0,
+          n * slot_bytes (self, i));
   }
   if (n != self->caps_batch && !push_caps (self, n)) {
     gst_buffer_unref (batch);
@@ -947,6 +1111,10 @@ finish_batch (GstSpdlBatch * self)
     return GST_FLOW_ERROR;
   }
   gst_spdl_buffer_add_batch_meta (batch, self->epoch, self->indices, n);
+  if (self->clips)
+    gst_spdl_structure_set_uint64_array (gst_custom_meta_get_structure
+        (gst_buffer_get_custom_meta (batch, GST_SPDL_BATCH_META_NAME)),
+        "clips", self->clip_numbers, n);
   gst_spdl_buffer_set_batch_progress (batch, self->batch_position,
       self->batch_padded);
   self->batch_position = G_MAXUINT64;
@@ -1016,6 +1184,46 @@ copy_image (GstSpdlBatch * self, const GstVideoFrame * frame, guint8 * dst)
   }
 }
 
+/* A clip into the next free slot, its pts and clip number with it. */
+static GstFlowReturn
+copy_clip (GstSpdlBatch * self, GstBuffer * buffer)
+{
+  GstMapInfo map;
+  gdouble *pts, *dst = (gdouble *) self->pts.data + (gsize) self->filled *
+      self->clip_frames;
+  guint n = 0, k, clip = 0;
+
+  if (!gst_buffer_map (buffer, &map, GST_MAP_READ)) {
+    GST_ELEMENT_ERROR (self, STREAM, FORMAT, ("Could not map a clip"),
+        ("clip of %s", gst_spdl_buffer_get_path (buffer)));
+    gst_buffer_unref (buffer);
+    return GST_FLOW_ERROR;
+  }
+  if (map.size != self->image_bytes) {
+    GST_ELEMENT_ERROR (self, STREAM, FORMAT,
+        ("A clip of %s is %" G_GSIZE_FORMAT " bytes, its caps say %"
+            G_GSIZE_FORMAT, gst_spdl_buffer_get_path (buffer), map.size,
+            self->image_bytes), (NULL));
+    gst_buffer_unmap (buffer, &map);
+    gst_buffer_unref (buffer);
+    return GST_FLOW_ERROR;
+  }
+  memcpy (self->images.data + (gsize) self->filled * self->image_bytes,
+      map.data, map.size);
+  gst_buffer_unmap (buffer, &map);
+  /* a clip from elsewhere, without times: NaN */
+  pts = gst_spdl_buffer_dup_clip_pts (buffer, &n);
+  for (k = 0; k < self->clip_frames; k++)
+    dst[k] = pts && k < n ? pts[k] : NAN;
+  g_free (pts);
+  gst_spdl_buffer_get_clip_number (buffer, &clip);
+  self->clip_numbers[self->filled] = clip;
+  GST_OBJECT_LOCK (self);
+  self->copied++;
+  GST_OBJECT_UNLOCK (self);
+  return GST_FLOW_OK;
+}
+
 /* The copy path: into the next free slot of the current batch. */
 static GstFlowReturn
 copy_sample (GstSpdlBatch * self, GstBuffer * buffer)
@@ -1023,6 +1231,8 @@ copy_sample (GstSpdlBatch * self, GstBuffer * buffer)
   GstVideoFrame frame;
   guint64 start;
 
+  if (self->clips)
+    return copy_clip (self, buffer);
   if (!gst_video_frame_map (&frame, &self->vinfo, buffer, GST_MAP_READ)) {
     GST_ELEMENT_ERROR (self, STREAM, FORMAT, ("Could not map an image"),
         ("image of %s", gst_spdl_buffer_get_path (buffer)));
@@ -1099,7 +1309,9 @@ gst_spdl_batch_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
   self->epoch_delivered++;
   {
     guint64 position;
-    if (gst_spdl_buffer_get_sample_position (buffer, &position) &&
+    /* a video's clips may end in the next batch: consumed after its last */
+    if ((!self->clips || gst_spdl_buffer_is_last_clip (buffer)) &&
+        gst_spdl_buffer_get_sample_position (buffer, &position) &&
         (self->batch_position == G_MAXUINT64 ||
             position > self->batch_position))
       self->batch_position = position;
@@ -1115,10 +1327,18 @@ gst_spdl_batch_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
  * the next free slot of the batch being filled. */
 static void
 copy_slot (GstSpdlBatch * self, const guint8 * images, const gint64 * labels,
-    const guint64 * indices, guint from)
+    const guint8 * pts, const guint64 * indices, const guint64 * clips,
+    guint from)
 {
   memcpy (self->images.data + (gsize) self->filled * self->image_bytes,
       images + (gsize) from * self->image_bytes, self->image_bytes);
+  if (self->clips) {
+    gsize bytes = slot_bytes (self, PTS);
+
+    memcpy (self->pts.data + (gsize) self->filled * bytes,
+        pts + (gsize) from * bytes, bytes);
+    self->clip_numbers[self->filled] = clips ? clips[from] : 0;
+  }
   ((gint64 *) self->labels.data)[self->filled] = labels[from];
   self->indices[self->filled] = indices[from];
   self->filled++;
@@ -1163,15 +1383,16 @@ detach_block (GstSpdlBatch * self)
 static gboolean
 pad_one_slot (GstSpdlBatch * self, guint real)
 {
-  GstMapInfo images, labels;
+  GstMapInfo images, labels, pts = { 0, };
   GstCustomMeta *meta;
-  guint64 *indices;
+  guint64 *indices, *clips = NULL;
   guint from;
   gboolean ok;
 
   if (real > 0) {
     copy_slot (self, self->images.data, (const gint64 *) self->labels.data,
-        self->indices, (self->filled - real) % real);
+        self->pts.data, self->indices, self->clip_numbers,
+        (self->filled - real) % real);
     return TRUE;
   }
   if (self->last_batch == NULL)
@@ -1191,9 +1412,19 @@ pad_one_slot (GstSpdlBatch * self, guint real)
   indices = gst_spdl_structure_dup_uint64_array (gst_custom_meta_get_structure
       (meta), "indices", NULL);
   ok = indices != NULL;
+  if (ok && self->clips) {
+    clips = gst_spdl_structure_dup_uint64_array (gst_custom_meta_get_structure
+        (meta), "clips", NULL);
+    ok = gst_memory_map (gst_buffer_peek_memory (self->last_batch, PTS), &pts,
+        GST_MAP_READ);
+  }
   if (ok)
-    copy_slot (self, images.data, (const gint64 *) labels.data, indices, from);
+    copy_slot (self, images.data, (const gint64 *) labels.data, pts.data,
+        indices, clips, from);
+  if (ok && self->clips)
+    gst_memory_unmap (gst_buffer_peek_memory (self->last_batch, PTS), &pts);
   g_free (indices);
+  g_free (clips);
   gst_memory_unmap (gst_buffer_peek_memory (self->last_batch, LABELS),
       &labels);
   gst_memory_unmap (gst_buffer_peek_memory (self->last_batch, IMAGES),
@@ -1316,8 +1547,10 @@ sink_caps (GstSpdlBatch * self, GstCaps * filter)
     gst_value_list_append_and_take_value (&formats, &v);
   }
   for (i = 0; i < gst_caps_get_size (caps); i++)
-    gst_structure_set_value (gst_caps_get_structure (caps, i), "format",
-        &formats);
+    if (gst_structure_has_name (gst_caps_get_structure (caps, i),
+            "video/x-raw"))
+      gst_structure_set_value (gst_caps_get_structure (caps, i), "format",
+          &formats);
   g_value_unset (&formats);
   if (filter == NULL)
     return caps;
@@ -1337,7 +1570,7 @@ propose_allocation (GstSpdlBatch * self, GstQuery * query)
 
   gst_query_parse_allocation (query, &caps, NULL);
   if (caps == NULL || !gst_video_info_from_caps (&info, caps) ||
-      !self->have_info || self->pool == NULL ||
+      !self->have_info || self->clips || self->pool == NULL ||
       self->active_dtype != GST_SPDL_DTYPE_UINT8 ||
       !same_tensor_shape (&info, &self->vinfo))
     return TRUE;

@@ -57,6 +57,11 @@ struct _GstSpdlBatch
   /* streaming thread */
   GstVideoInfo vinfo;
   gboolean have_info;
+  gboolean clips;               /* video clips (spdlvideodecode), not images */
+  GstSpdlTensorInfo clip;       /* one clip's tensor */
+  guint clip_frames;            /* its frames: the pts tensor's width */
+  GstMapInfo pts;               /* clips: the pts tensor being filled */
+  guint64 *clip_numbers;        /* clips: each slot's clip in its video */
   guint size;                   /* batch-size of this run */
   GstSpdlLayout active_layout;
   GstSpdlDType active_dtype;

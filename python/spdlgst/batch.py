@@ -22,7 +22,7 @@ from .errors import LoaderError
 _BFLOAT16 = "<u2"
 # type name -> array interface typestr of a host tensor
 _TYPESTRS = {"uint8": "|u1", "int64": "<i8", "float32": "<f4", "float16": "<f2",
-             "bfloat16": _BFLOAT16}
+             "bfloat16": _BFLOAT16, "float64": "<f8"}
 
 
 def parse_tensors(caps: Gst.Caps):
@@ -175,6 +175,54 @@ class Batch(tuple):
     def __reduce__(self):
         # pickles as a plain tuple of tensors (the GstSample cannot travel)
         return (tuple, (tuple(self),))
+
+
+class ClipBatch(Batch):
+    """A batch of video clips: ``clips, labels = batch`` as for images.
+
+    ``batch.clips`` is uint8 ``[B, T, 3, H, W]`` (``[B, 3, T, H, W]`` for
+    layout CTHW, ``[B, T, H, W, 3]`` for THWC), ``batch.labels`` int64
+    ``[B]``, ``batch.pts`` float64 ``[B, T]`` (each frame's presentation
+    time in seconds), ``batch.clip_numbers`` each clip's number in its
+    video, ``batch.paths`` each clip's file (None for tar shards).
+    """
+
+    pts: Any
+    clip_numbers: Optional[List[int]]
+    paths: Optional[List[str]]
+
+    @property
+    def clips(self) -> Any:
+        """The clips tensor."""
+        return self[0]
+
+    def __repr__(self) -> str:
+        return (f"ClipBatch(clips={_describe(self.clips)}, "
+                f"labels={_describe(self.labels)}, pts={_describe(self.pts)}, "
+                f"epoch={self.epoch}, indices={self.indices}, "
+                f"clip_numbers={self.clip_numbers})")
+
+
+def clip_batch(sample: Gst.Sample, tensors: List[Any],
+               paths_of=None) -> ClipBatch:
+    """The ClipBatch of @sample's three tensors (clips, labels, pts);
+    @paths_of maps the dataset indices to paths."""
+    epoch = indices = numbers = None
+    meta = sample.get_buffer().get_custom_meta("GstSpdlBatchMeta")
+    if meta is not None:
+        s = meta.get_structure()
+        epoch = s.get_value("epoch")
+        indices = list(s.get_value("indices"))
+        if s.has_field("clips"):
+            numbers = list(s.get_value("clips"))
+    if len(tensors) != 3:
+        raise LoaderError(f"a batch of clips has 3 tensors (clips, labels, "
+                          f"pts), not {len(tensors)}")
+    batch = ClipBatch(tensors[:2], epoch, indices, _Holder(sample))
+    batch.pts = tensors[2]
+    batch.clip_numbers = numbers
+    batch.paths = paths_of(indices) if paths_of and indices is not None else None
+    return batch
 
 
 def sample_batch(sample: Gst.Sample, tensors: List[Any]) -> Batch:

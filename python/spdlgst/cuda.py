@@ -34,7 +34,7 @@ from .batch import parse_tensors
 # travels as int16 and is viewed as torch.bfloat16 (host batches show it as
 # uint16 to numpy, see spdlgst.batch)
 _TYPESTRS = {"uint8": "|u1", "int64": "<i8", "float32": "<f4",
-             "float16": "<f2", "bfloat16": "<i2"}
+             "float16": "<f2", "bfloat16": "<i2", "float64": "<f8"}
 
 _lib = None
 

@@ -415,6 +415,232 @@ class ImageLoader(Loader):
         return f"ImageLoader({a['location']!r}, {shown})"
 
 
+VIDEO_EXTENSIONS = ("mp4", "mkv", "webm", "mov", "avi")
+VIDEO_LAYOUTS = ("TCHW", "CTHW", "THWC")
+SAMPLINGS = ("random", "uniform")
+CROPS = ("random", "center")
+SHORT_VIDEOS = ("repeat-last", "wrap", "skip", "error")
+
+
+def _extensions(value) -> Tuple[str, ...]:
+    if value is None:
+        return VIDEO_EXTENSIONS
+    if isinstance(value, str):
+        value = value.split(",")
+    out = []
+    for v in value:
+        if not isinstance(v, str) or not re.fullmatch(r"[A-Za-z0-9]+", v.lstrip(".")):
+            raise ValueError(f"extensions must be file extensions like 'mp4', "
+                             f"not {v!r}")
+        out.append(v.lstrip(".").lower())
+    if not out:
+        raise ValueError("extensions must not be empty")
+    return tuple(out)
+
+
+def _frame_rate(value) -> Optional[float]:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"frame_rate must be a number, not {value!r}")
+    if not math.isfinite(value) or not 0 < value <= 1000:
+        raise ValueError(f"frame_rate must be in (0, 1000] frames per second, "
+                         f"not {value}")
+    return float(value)
+
+
+def _video_checked(location, batch_size, frames, stride, frame_rate,
+                   clips_per_video, sampling, size, resize, crop, flip,
+                   short_videos, shuffle, seed, epochs, start_epoch, drop_last,
+                   threads, layout, output, max_errors, extensions,
+                   src_properties) -> dict:
+    """The arguments of VideoLoader, checked and normalized."""
+    if isinstance(layout, str):
+        layout = layout.upper()
+    args = dict(
+        location=_location(location),
+        batch_size=_int("batch_size", batch_size, 1, 2**31 - 1),
+        frames=_int("frames", frames, 1, 1024),
+        stride=_int("stride", stride, 1, 1024),
+        frame_rate=_frame_rate(frame_rate),
+        clips_per_video=_int("clips_per_video", clips_per_video, 1, 1024),
+        sampling=_choice("sampling", sampling, SAMPLINGS),
+        size=_int("size", size, 1, 65535, none_ok=True),
+        resize=_int("resize", resize, 1, 65535, none_ok=True),
+        crop=_choice("crop", crop, CROPS),
+        short_videos=_choice("short_videos", short_videos, SHORT_VIDEOS),
+        seed=_int("seed", seed, 0, 2**64 - 1),
+        epochs=_int("epochs", epochs, 1, 2**31 - 1, none_ok=True),
+        start_epoch=_int("start_epoch", start_epoch, 0, 2**31 - 1),
+        drop_last=_bool("drop_last", drop_last, False),
+        threads=_int("threads", threads, 1, 256, none_ok=True),
+        layout=_choice("layout", layout, VIDEO_LAYOUTS),
+        output=_choice("output", output, ("torch", "numpy")),
+        max_errors=_int("max_errors", max_errors, 0, 2**31 - 1, none_ok=True),
+        extensions=_extensions(extensions),
+        src_properties=_src_properties(src_properties),
+    )
+    if "extensions" in args["src_properties"]:
+        raise ValueError("src_properties['extensions']: use VideoLoader's own "
+                         "argument")
+    # training draws (random starts, random crops) flip and shuffle too
+    args["flip"] = _bool("flip", flip, args["crop"] == "random")
+    args["shuffle"] = _bool("shuffle", shuffle, args["sampling"] == "random")
+    if args["size"] is not None and args["resize"] is not None and \
+            args["resize"] < args["size"]:
+        raise ValueError(f"resize ({args['resize']}) must be at least size "
+                         f"({args['size']}): the crop is taken from the "
+                         "resized frames")
+    return args
+
+
+class VideoLoader(Loader):
+    """Loads a video classification dataset as batches of clips.
+
+    Each video gives ``clips_per_video`` clips of ``frames`` frames per
+    epoch, decoded by GStreamer's demuxers and decoders
+    (spdlvideodecode), resized so the shorter side is ``resize``, cropped
+    to ``size`` x ``size`` (the crop and flip drawn once per clip), then
+    batched by spdlbatch. Batches are :class:`spdlgst.batch.ClipBatch`:
+    ``clips, labels = batch``, with ``batch.clips`` uint8
+    ``[B, T, 3, H, W]`` (layout "CTHW": ``[B, 3, T, H, W]``, what
+    torchvision's video models take; "THWC": ``[B, T, H, W, 3]``),
+    ``batch.labels`` int64 ``[B]`` (as torchvision's folder datasets
+    number the class folders), ``batch.pts`` float64 ``[B, T]`` (each
+    frame's presentation time in seconds), ``batch.paths``.
+
+    Arguments (all checked before any pipeline is built; a bad one raises
+    ValueError or TypeError naming it):
+
+    - ``location``: a folder of class folders of videos, a manifest or
+      WebDataset tar shards, local, http(s):// or s3://, as for
+      :class:`ImageLoader`.
+    - ``batch_size``: clips per batch (8).
+    - ``frames``: frames per clip (16); ``stride``: take every stride-th
+      frame (1).
+    - ``frame_rate``: None (default): the video's own frames; F: the frame
+      shown at start + k x stride / F, so clips of variable-frame-rate
+      videos are evenly timed and every video's clip lasts as long.
+    - ``clips_per_video``: clips from each video per epoch (1).
+    - ``sampling``: "random" (default: starts drawn from (seed, epoch,
+      video, clip)) or "uniform" (spaced evenly over the video).
+    - ``size``: square crop side (112; None: no crop); ``resize``: the
+      shorter side first (128; None: size, or the decoded size without
+      size: clips of different sizes in one batch are then an error).
+    - ``crop``: "random" (default) or "center".
+    - ``flip``: random horizontal flip (default: with crop="random").
+    - ``short_videos``: a video shorter than a clip: "repeat-last"
+      (default, the last frame repeated), "wrap", "skip" (warned,
+      counted), "error".
+    - ``shuffle``: a new video order each epoch (default: with
+      sampling="random"); ``seed``: of the order, starts, crops and flips.
+    - ``epochs``, ``start_epoch``, ``drop_last``, ``threads``,
+      ``max_errors``, ``src_properties``, ``output``: as for
+      :class:`ImageLoader`.
+    - ``layout``: "TCHW" (default), "CTHW" or "THWC".
+    - ``extensions``: of the video files a folder lists (mp4, mkv, webm,
+      mov, avi).
+
+    ``launch_line`` is the pipeline it runs. ``state_dict`` and
+    ``load_state_dict`` resume as for images (a clip is chosen from seed,
+    epoch, video and clip number only): with one clip per video, exactly
+    the rest of the epoch; with several, a video whose clips a checkpoint
+    splits gives all its clips again.
+    """
+
+    def __init__(self, location: Union[str, os.PathLike], *,
+                 batch_size: int = 8, frames: int = 16, stride: int = 1,
+                 frame_rate: Optional[float] = None, clips_per_video: int = 1,
+                 sampling: str = "random", size: Optional[int] = 112,
+                 resize: Optional[int] = 128, crop: str = "random",
+                 flip: Optional[bool] = None,
+                 short_videos: str = "repeat-last",
+                 shuffle: Optional[bool] = None, seed: int = 0,
+                 epochs: Optional[int] = None, start_epoch: int = 0,
+                 drop_last: bool = False, threads: Optional[int] = None,
+                 layout: str = "TCHW", output: str = "torch",
+                 max_errors: Optional[int] = None,
+                 extensions: Optional[Sequence[str]] = None,
+                 src_properties: Optional[dict] = None, log_limit: int = 20):
+        args = _video_checked(**{k: v for k, v in locals().items()
+                                 if k not in ("self", "__class__", "log_limit")})
+        self._args = args
+        self._samples_cache = None
+        super().__init__(self._build(args), output=args["output"],
+                         log_limit=log_limit)
+
+    @classmethod
+    def launch_line_for(cls, location, **kwargs) -> str:
+        """The launch line ``VideoLoader(location, **kwargs)`` runs, checked
+        the same way, without building a pipeline."""
+        bound = inspect.signature(cls.__init__).bind(None, location, **kwargs)
+        bound.apply_defaults()
+        args = dict(bound.arguments)
+        for name in ("self", "log_limit"):
+            args.pop(name)
+        return cls._build(_video_checked(**args))
+
+    @staticmethod
+    def _build(a) -> str:
+        src = [f"spdlsrc location={_quote(a['location'])}",
+               f"extensions={','.join(a['extensions'])}",
+               f"shuffle={'true' if a['shuffle'] else 'false'}", f"seed={a['seed']}",
+               f"num-epochs={a['epochs'] if a['epochs'] is not None else -1}"]
+        if a["start_epoch"]:
+            src.append(f"start-epoch={a['start_epoch']}")
+        if a["max_errors"] is not None:
+            src.append(f"max-errors={a['max_errors']}")
+        for key, value in a["src_properties"].items():
+            if isinstance(value, bool):
+                value = "true" if value else "false"
+            src.append(f"{key}={_quote(str(value))}")
+        dec = [f"spdlvideodecode frames={a['frames']} stride={a['stride']}"]
+        if a["frame_rate"] is not None:
+            dec.append(f"frame-rate={a['frame_rate']!r}")
+        dec += [f"clips-per-video={a['clips_per_video']}",
+                f"sampling={a['sampling']}",
+                f"size={a['size'] or 0} resize={a['resize'] or 0}",
+                f"crop={a['crop']}", f"flip={'true' if a['flip'] else 'false'}",
+                f"short-videos={a['short_videos']}", f"seed={a['seed']}",
+                f"layout={a['layout'].lower()}"]
+        if a["threads"] is not None:
+            dec.append(f"threads={a['threads']}")
+        if a["max_errors"] is not None:
+            dec.append(f"max-errors={a['max_errors']}")
+        batch = [f"spdlbatch batch-size={a['batch_size']}"]
+        if a["drop_last"]:
+            batch.append("drop-last=true")
+        return " ! ".join([" ".join(src), " ".join(dec), " ".join(batch),
+                           "spdlappsink name=sink"])
+
+    def _paths_of(self, indices):
+        if self._samples_cache is None:
+            try:
+                self._samples_cache = self.samples
+            except TypeError:       # tar shards: no listing by index
+                self._samples_cache = False
+        if self._samples_cache is False:
+            return None
+        return [self._samples_cache[i][0] for i in indices]
+
+    def _convert(self, sample: Gst.Sample):
+        from .batch import clip_batch, host_tensors
+
+        torch = self._import_torch() if self.output == "torch" else None
+        return clip_batch(sample, host_tensors(sample, torch), self._paths_of)
+
+    @property
+    def gst_launch_command(self) -> str:
+        """The same pipeline for a shell, into fakesink: gst-launch-1.0 ..."""
+        return gst_launch_command(self.launch_line)
+
+    def __repr__(self) -> str:
+        a = self._args
+        shown = ", ".join(f"{k}={v!r}" for k, v in a.items()
+                          if k not in ("location",) and v is not None)
+        return f"VideoLoader({a['location']!r}, {shown})"
+
+
 def gst_launch_command(launch_line: str) -> str:
     """A shell command running @launch_line with gst-launch-1.0, the
     spdlappsink at its end replaced by fakesink."""

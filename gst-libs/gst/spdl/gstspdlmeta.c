@@ -142,6 +142,96 @@ gst_spdl_buffer_get_path (GstBuffer * buffer)
   return "(unknown sample)";
 }
 
+void
+gst_spdl_buffer_set_clip_info (GstBuffer * buffer, guint clip,
+    const gdouble * pts, guint n_frames)
+{
+  GstCustomMeta *meta;
+  GstStructure *s;
+  GValue array = G_VALUE_INIT, item = G_VALUE_INIT;
+  guint i;
+
+  gst_spdl_meta_register ();
+  meta = gst_buffer_get_custom_meta (buffer, GST_SPDL_SAMPLE_META_NAME);
+  if (meta == NULL)
+    meta = gst_buffer_add_custom_meta (buffer, GST_SPDL_SAMPLE_META_NAME);
+  s = gst_custom_meta_get_structure (meta);
+  g_value_init (&array, GST_TYPE_ARRAY);
+  g_value_init (&item, G_TYPE_DOUBLE);
+  for (i = 0; i < n_frames; i++) {
+    g_value_set_double (&item, pts[i]);
+    gst_value_array_append_value (&array, &item);
+  }
+  g_value_unset (&item);
+  gst_structure_set (s, "clip", G_TYPE_UINT, clip, NULL);
+  gst_structure_take_value (s, "pts", &array);
+}
+
+gdouble *
+gst_spdl_buffer_dup_clip_pts (GstBuffer * buffer, guint * n_frames)
+{
+  GstCustomMeta *meta;
+  const GValue *array;
+  gdouble *out;
+  guint i, n;
+
+  gst_spdl_meta_register ();
+  meta = gst_buffer_get_custom_meta (buffer, GST_SPDL_SAMPLE_META_NAME);
+  if (meta == NULL)
+    return NULL;
+  array = gst_structure_get_value (gst_custom_meta_get_structure (meta),
+      "pts");
+  if (array == NULL || !GST_VALUE_HOLDS_ARRAY (array))
+    return NULL;
+  n = gst_value_array_get_size (array);
+  out = g_new (gdouble, MAX (n, 1));
+  for (i = 0; i < n; i++) {
+    const GValue *v = gst_value_array_get_value (array, i);
+    out[i] = G_VALUE_HOLDS_DOUBLE (v) ? g_value_get_double (v) : 0.0;
+  }
+  *n_frames = n;
+  return out;
+}
+
+void
+gst_spdl_buffer_mark_last_clip (GstBuffer * buffer)
+{
+  GstCustomMeta *meta;
+
+  gst_spdl_meta_register ();
+  meta = gst_buffer_get_custom_meta (buffer, GST_SPDL_SAMPLE_META_NAME);
+  if (meta == NULL)
+    meta = gst_buffer_add_custom_meta (buffer, GST_SPDL_SAMPLE_META_NAME);
+  gst_structure_set (gst_custom_meta_get_structure (meta), "last-clip",
+      G_TYPE_BOOLEAN, TRUE, NULL);
+}
+
+gboolean
+gst_spdl_buffer_is_last_clip (GstBuffer * buffer)
+{
+  GstCustomMeta *meta;
+  gboolean last = FALSE;
+
+  gst_spdl_meta_register ();
+  meta = gst_buffer_get_custom_meta (buffer, GST_SPDL_SAMPLE_META_NAME);
+  if (meta == NULL)
+    return FALSE;
+  gst_structure_get_boolean (gst_custom_meta_get_structure (meta),
+      "last-clip", &last);
+  return last;
+}
+
+gboolean
+gst_spdl_buffer_get_clip_number (GstBuffer * buffer, guint * clip)
+{
+  GstCustomMeta *meta;
+
+  gst_spdl_meta_register ();
+  meta = gst_buffer_get_custom_meta (buffer, GST_SPDL_SAMPLE_META_NAME);
+  return meta != NULL && gst_structure_get_uint
+      (gst_custom_meta_get_structure (meta), "clip", clip);
+}
+
 static gboolean
 copy_field (GQuark field_id, const GValue * value, gpointer dest)
 {

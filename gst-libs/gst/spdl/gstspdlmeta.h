@@ -23,7 +23,9 @@ G_BEGIN_DECLS
 
 /* Each batch buffer carries a GstCustomMeta of this name; its structure has
  * "epoch" (guint) and "indices" (GstValueArray of guint64, dataset indices
- * of the batch's samples, in slot order). */
+ * of the batch's samples, in slot order); a batch of video clips also has
+ * "clips" (GstValueArray of guint64: each slot's clip number in its
+ * video). */
 #define GST_SPDL_BATCH_META_NAME "GstSpdlBatchMeta"
 
 /* Custom serialized downstream event (and element message on the bus) that
@@ -69,6 +71,19 @@ gboolean gst_spdl_buffer_get_sample_position (GstBuffer * buffer,
     guint64 * position);
 gboolean gst_spdl_buffer_copy_sample_meta (GstBuffer * dest, GstBuffer * src);
 const gchar *gst_spdl_buffer_get_path (GstBuffer * buffer);
+/* A clip's sample meta (spdlvideodecode): "clip" (guint, the clip's
+ * number in its video) and "pts" (GstValueArray of gdouble, the
+ * presentation time in seconds of each of its frames). */
+void gst_spdl_buffer_set_clip_info (GstBuffer * buffer, guint clip,
+    const gdouble * pts, guint n_frames);
+/* A newly allocated copy of the clip's pts (@n_frames of them), or NULL
+ * when the buffer is no clip. */
+gdouble *gst_spdl_buffer_dup_clip_pts (GstBuffer * buffer, guint * n_frames);
+gboolean gst_spdl_buffer_get_clip_number (GstBuffer * buffer, guint * clip);
+/* "last-clip": the last clip its video gives (a checkpoint after it has
+ * consumed the whole video) */
+void gst_spdl_buffer_mark_last_clip (GstBuffer * buffer);
+gboolean gst_spdl_buffer_is_last_clip (GstBuffer * buffer);
 
 void gst_spdl_buffer_add_batch_meta (GstBuffer * buffer, guint epoch,
     const guint64 * indices, guint n_indices);

@@ -20,6 +20,7 @@ static const struct
   gsize size;
 } dtypes[] = {
   {"uint8", 1}, {"int64", 8}, {"float32", 4}, {"float16", 2}, {"bfloat16", 2},
+  {"float64", 8},
 };
 
 gsize

@@ -27,6 +27,7 @@ typedef enum
   GST_SPDL_DTYPE_FLOAT32,
   GST_SPDL_DTYPE_FLOAT16,
   GST_SPDL_DTYPE_BFLOAT16,       /* no NNStreamer name: "bfloat16" */
+  GST_SPDL_DTYPE_FLOAT64,        /* clips' presentation times */
   GST_SPDL_DTYPE_UNKNOWN,
 } GstSpdlDType;
 

@@ -1,0 +1,1088 @@
+/* GStreamer SPDL: a video's frames, demuxed and decoded by GStreamer
+ * Copyright (C) 2026 gst-spdl authors
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Library General Public
+ * License as published by the Free Software Foundation; either
+ * version 2 of the License, or (at your option) any later version.
+ */
+/* Two stages, each a GStreamer pipeline kept from video to video:
+ *
+ * - demux: giostreamsrc (the video in memory, seekable, so demuxers run
+ *   in pull mode and find a moov atom at the end) ! parsebin ! appsink.
+ *   Every video packet is kept (the compressed video, about the size of
+ *   the file already in memory), with its timestamps and keyframe flag:
+ *   the frames' times are known before choosing a clip, which is what
+ *   makes time-based and variable-frame-rate sampling exact.
+ * - decode: the decoder alone in a pipeline, fed from a pad of ours and
+ *   delivering to a pad of ours, in the calling thread (as GstHarness
+ *   drives an element): no queue, no thread hand-off. A clip feeds the
+ *   packets from the keyframe before each wanted frame up to it (ranges
+ *   merged, so clips of one video that overlap or are close share one
+ *   pass), then drains with EOS and flushes for the next call. Seeking
+ *   a demuxer is not needed: the packets are ours.
+ *
+ * Only frames asked for are converted to RGB (GstVideoConverter); the
+ * others are dropped as they come out. */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "gstspdlvideochain.h"
+#include "gstspdlerrors.h"
+
+#include <gio/gio.h>
+#include <gst/app/gstappsink.h>
+#include <gst/video/video.h>
+#include <math.h>
+#include <string.h>
+
+GST_DEBUG_CATEGORY_STATIC (spdl_video_chain_debug);
+#define GST_CAT_DEFAULT spdl_video_chain_debug
+
+#define DEFAULT_MAX_PIXELS (64 * 1024 * 1024)
+#define DEFAULT_MAX_FRAMES 1000000
+#define DEFAULT_MAX_DECODE_FRAMES 2000
+#define DEFAULT_TIMEOUT (30 * GST_SECOND)
+/* how long one wait for a demuxed packet lasts before checking the bus
+ * and the deadline */
+#define POLL_INTERVAL (20 * GST_MSECOND)
+
+typedef struct
+{
+  GstBuffer *buffer;
+  gboolean key;
+  gint frame;                   /* index in the frame list, -1: not shown */
+} Packet;
+
+typedef struct
+{
+  gint32 y[256], rv[256], gu[256], gv[256], bu[256];
+} YuvTables;
+
+struct _GstSpdlVideoChain
+{
+  GstSpdlVideoLimits limits;
+
+  /* demuxer */
+  GstElement *demux_pipe, *src, *parsebin, *appsink;
+  GMutex pads_lock;             /* pad-added runs in a streaming thread */
+  gboolean video_linked, no_more_pads;
+  gboolean other_eos;           /* a stream that is not the video ended */
+  GList *fakesinks;             /* what parsebin's other streams go to */
+
+  /* the open video */
+  GBytes *data;
+  GArray *packets;              /* Packet, in decode order */
+  GstCaps *caps;
+  gdouble *pts;                 /* stream time, ascending */
+  GstClockTime *raw_pts;        /* buffer timestamps, same order */
+  guint *frame_packet;
+  guint n_frames;
+  gdouble end;
+  guint width, height;
+
+  /* decoder */
+  GstElement *dec_pipe, *decoder;
+  GstPad *srcpad, *sinkpad;
+  GstVideoInfo dec_info;
+  gboolean have_dec_info;
+  GstVideoInfo conv_info;      /* what the scratch below is for */
+  gboolean have_conv, direct;
+  YuvTables tables;             /* direct */
+  GstVideoConverter *conv;      /* otherwise */
+  GstVideoInfo conv_out_info;
+  guint8 *rgb;
+  guint16 *wide;
+  gsize rgb_size, rgb_stride;
+  guint stream_counter;
+
+  /* the decode call in progress */
+  guint8 *want;                 /* per frame: 1 wanted, 2 delivered */
+  guint remaining;
+  GstSpdlVideoFrameFunc func;
+  gpointer user_data;
+
+  guint demux_builds, decoder_builds;
+};
+
+void
+gst_spdl_video_limits_init (GstSpdlVideoLimits * limits)
+{
+  limits->max_pixels = DEFAULT_MAX_PIXELS;
+  limits->max_frames = DEFAULT_MAX_FRAMES;
+  limits->max_decode_frames = DEFAULT_MAX_DECODE_FRAMES;
+  limits->timeout = DEFAULT_TIMEOUT;
+  limits->reuse = TRUE;
+}
+
+GstSpdlVideoChain *
+gst_spdl_video_chain_new (const GstSpdlVideoLimits * limits)
+{
+  GstSpdlVideoChain *chain = g_new0 (GstSpdlVideoChain, 1);
+
+  if (g_once_init_enter (&spdl_video_chain_debug)) {
+    GST_DEBUG_CATEGORY_INIT (spdl_video_chain_debug, "spdlvideochain", 0,
+        "SPDL video demux and decode chain");
+  }
+  if (limits)
+    chain->limits = *limits;
+  else
+    gst_spdl_video_limits_init (&chain->limits);
+  g_mutex_init (&chain->pads_lock);
+  chain->packets = g_array_new (FALSE, TRUE, sizeof (Packet));
+  return chain;
+}
+
+void
+gst_spdl_video_chain_get_builds (GstSpdlVideoChain * chain, guint * demuxers,
+    guint * decoders)
+{
+  *demuxers = chain->demux_builds;
+  *decoders = chain->decoder_builds;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Demuxing                                                                 */
+
+/* An audio-only file: its streams end, the unlinked appsink never sees
+ * EOS and parsebin need not say no-more-pads; without this the demuxing
+ * would wait for the timeout. */
+static GstPadProbeReturn
+on_other_event (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
+{
+  GstSpdlVideoChain *chain = user_data;
+
+  if (GST_EVENT_TYPE (GST_PAD_PROBE_INFO_EVENT (info)) == GST_EVENT_EOS) {
+    g_mutex_lock (&chain->pads_lock);
+    chain->other_eos = TRUE;
+    g_mutex_unlock (&chain->pads_lock);
+  }
+  return GST_PAD_PROBE_OK;
+}
+
+static void
+on_pad_added (GstElement * parsebin, GstPad * pad, GstSpdlVideoChain * chain)
+{
+  GstCaps *caps = gst_pad_get_current_caps (pad);
+  const GstStructure *s;
+  GstElement *sink = NULL;
+  GstPad *sinkpad;
+
+  if (caps == NULL)
+    caps = gst_pad_query_caps (pad, NULL);
+  s = gst_caps_get_size (caps) ? gst_caps_get_structure (caps, 0) : NULL;
+  g_mutex_lock (&chain->pads_lock);
+  if (s && g_str_has_prefix (gst_structure_get_name (s), "video/") &&
+      !chain->video_linked) {
+    chain->video_linked = TRUE;
+    sink = gst_object_ref (chain->appsink);
+  } else {
+    /* audio, subtitles, a second video: drained, not decoded */
+    gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM,
+        on_other_event, chain, NULL);
+    sink = gst_element_factory_make ("fakesink", NULL);
+    if (sink) {
+      gst_object_ref_sink (sink);
+      g_object_set (sink, "sync", FALSE, "async", FALSE, NULL);
+      chain->fakesinks = g_list_prepend (chain->fakesinks,
+          gst_object_ref (sink));
+      gst_bin_add (GST_BIN (chain->demux_pipe), sink);
+      gst_element_sync_state_with_parent (sink);
+    }
+  }
+  g_mutex_unlock (&chain->pads_lock);
+  gst_caps_unref (caps);
+  if (sink == NULL)
+    return;
+  sinkpad = gst_element_get_static_pad (sink, "sink");
+  if (gst_pad_link (pad, sinkpad) != GST_PAD_LINK_OK)
+    GST_WARNING ("could not link %" GST_PTR_FORMAT, pad);
+  gst_object_unref (sinkpad);
+  gst_object_unref (sink);
+}
+
+static void
+on_no_more_pads (GstElement * parsebin, GstSpdlVideoChain * chain)
+{
+  g_mutex_lock (&chain->pads_lock);
+  chain->no_more_pads = TRUE;
+  g_mutex_unlock (&chain->pads_lock);
+}
+
+static void
+free_demuxer (GstSpdlVideoChain * chain)
+{
+  if (chain->demux_pipe == NULL)
+    return;
+  gst_element_set_state (chain->demux_pipe, GST_STATE_NULL);
+  g_list_free_full (chain->fakesinks, gst_object_unref);
+  chain->fakesinks = NULL;
+  gst_clear_object (&chain->demux_pipe);
+  chain->src = chain->parsebin = chain->appsink = NULL;
+}
+
+static gboolean
+build_demuxer (GstSpdlVideoChain * chain, GError ** error)
+{
+  chain->demux_pipe = gst_pipeline_new (NULL);
+  chain->parsebin = gst_element_factory_make ("parsebin", NULL);
+  chain->appsink = gst_element_factory_make ("appsink", NULL);
+  if (!chain->parsebin || !chain->appsink) {
+    gst_clear_object (&chain->parsebin);
+    gst_clear_object (&chain->appsink);
+    gst_clear_object (&chain->demux_pipe);
+    return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_UNSUPPORTED,
+        "parsebin or appsink is missing (GStreamer's base plugins)");
+  }
+  /* every packet, as fast as the demuxer gives them */
+  g_object_set (chain->appsink, "sync", FALSE, "enable-last-sample", FALSE,
+      "wait-on-eos", FALSE, NULL);
+  gst_bin_add_many (GST_BIN (chain->demux_pipe), chain->parsebin,
+      chain->appsink, NULL);
+  g_signal_connect (chain->parsebin, "pad-added", G_CALLBACK (on_pad_added),
+      chain);
+  g_signal_connect (chain->parsebin, "no-more-pads",
+      G_CALLBACK (on_no_more_pads), chain);
+  chain->demux_builds++;
+  return TRUE;
+}
+
+/* A new source for the next video. giostreamsrc keeps the last block it
+ * read (its read cache, with the offsets it came from) across a stop and
+ * a new stream: a reused one answers the next video's first reads at
+ * those offsets with the previous video's bytes (its header, its index),
+ * so a video was demuxed with parts of the one before it (another
+ * video's timestamps, frames from another video's bytes). The element is
+ * cheap; the parsebin after it is reused. */
+static gboolean
+replace_source (GstSpdlVideoChain * chain, GError ** error)
+{
+  GstElement *src = gst_element_factory_make ("giostreamsrc", NULL);
+
+  if (src == NULL)
+    return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_UNSUPPORTED,
+        "giostreamsrc is missing (GStreamer's base plugins)");
+  if (chain->src) {
+    gst_element_set_state (chain->src, GST_STATE_NULL);
+    gst_bin_remove (GST_BIN (chain->demux_pipe), chain->src);
+  }
+  chain->src = src;
+  gst_bin_add (GST_BIN (chain->demux_pipe), src);
+  if (!gst_element_link (src, chain->parsebin))
+    return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_UNSUPPORTED,
+        "could not link giostreamsrc to parsebin");
+  return TRUE;
+}
+
+/* Back to NULL with no dynamic sink left: ready for the next video. */
+static void
+reset_demuxer (GstSpdlVideoChain * chain)
+{
+  GList *l;
+
+  gst_element_set_state (chain->demux_pipe, GST_STATE_NULL);
+  for (l = chain->fakesinks; l; l = l->next) {
+    gst_element_set_state (l->data, GST_STATE_NULL);
+    gst_bin_remove (GST_BIN (chain->demux_pipe), l->data);
+  }
+  g_list_free_full (chain->fakesinks, gst_object_unref);
+  chain->fakesinks = NULL;
+  chain->video_linked = chain->no_more_pads = chain->other_eos = FALSE;
+}
+
+void
+gst_spdl_video_chain_close (GstSpdlVideoChain * chain)
+{
+  guint i;
+
+  for (i = 0; i < chain->packets->len; i++)
+    gst_buffer_unref (g_array_index (chain->packets, Packet, i).buffer);
+  g_array_set_size (chain->packets, 0);
+  gst_clear_caps (&chain->caps);
+  g_clear_pointer (&chain->data, g_bytes_unref);
+  g_clear_pointer (&chain->pts, g_free);
+  g_clear_pointer (&chain->raw_pts, g_free);
+  g_clear_pointer (&chain->frame_packet, g_free);
+  g_clear_pointer (&chain->want, g_free);
+  chain->n_frames = 0;
+  chain->end = 0;
+  chain->width = chain->height = 0;
+}
+
+/* The error a demuxer or decoder posted, as a skip reason. */
+static gboolean
+fail_from_message (GstMessage * msg, GError ** error, const gchar * what)
+{
+  GError *err = NULL;
+  gchar *debug = NULL;
+  gint code = GST_SPDL_DECODE_ERROR_CORRUPT;
+
+  gst_message_parse_error (msg, &err, &debug);
+  if (err->domain == GST_STREAM_ERROR &&
+      (err->code == GST_STREAM_ERROR_TYPE_NOT_FOUND ||
+          err->code == GST_STREAM_ERROR_WRONG_TYPE))
+    code = GST_SPDL_DECODE_ERROR_UNSUPPORTED_FORMAT;
+  else if (err->domain == GST_STREAM_ERROR &&
+      (err->code == GST_STREAM_ERROR_CODEC_NOT_FOUND ||
+          err->code == GST_STREAM_ERROR_NOT_IMPLEMENTED))
+    code = GST_SPDL_DECODE_ERROR_UNSUPPORTED;
+  GST_DEBUG ("%s failed: %s (%s)", what, err->message, debug);
+  gst_spdl_decode_fail (error, code, "%s: %s", what, err->message);
+  g_error_free (err);
+  g_free (debug);
+  return FALSE;
+}
+
+static int
+compare_frames (gconstpointer a, gconstpointer b, gpointer packets)
+{
+  const Packet *pa = &g_array_index ((GArray *) packets, Packet,
+      *(const guint *) a);
+  const Packet *pb = &g_array_index ((GArray *) packets, Packet,
+      *(const guint *) b);
+  GstClockTime ta = GST_BUFFER_PTS (pa->buffer);
+  GstClockTime tb = GST_BUFFER_PTS (pb->buffer);
+
+  if (ta != tb)
+    return ta < tb ? -1 : 1;
+  return *(const guint *) a < *(const guint *) b ? -1 : 1;
+}
+
+/* The frame list from the packets: those the segment shows (an edit
+ * list's pre-roll frames are decoded, not shown), by presentation time. */
+static gboolean
+index_frames (GstSpdlVideoChain * chain, const GstSegment * segment,
+    GError ** error)
+{
+  guint n = chain->packets->len, i, n_frames = 0;
+  guint *order = g_new (guint, MAX (n, 1));
+  GstClockTime last_end = GST_CLOCK_TIME_NONE;
+
+  for (i = 0; i < n; i++) {
+    Packet *p = &g_array_index (chain->packets, Packet, i);
+    GstClockTime pts = GST_BUFFER_PTS (p->buffer);
+    guint64 clipped;
+
+    p->frame = -1;
+    if (!GST_CLOCK_TIME_IS_VALID (pts)) {
+      g_free (order);
+      return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_UNSUPPORTED,
+          "video packet %u has no presentation time", i);
+    }
+    if (segment && !gst_segment_clip (segment, GST_FORMAT_TIME, pts,
+            pts + 1, &clipped, NULL))
+      continue;
+    order[n_frames++] = i;
+  }
+  g_qsort_with_data (order, n_frames, sizeof (guint), compare_frames,
+      chain->packets);
+  chain->n_frames = n_frames;
+  chain->pts = g_new (gdouble, MAX (n_frames, 1));
+  chain->raw_pts = g_new (GstClockTime, MAX (n_frames, 1));
+  chain->frame_packet = order;
+  chain->want = g_new0 (guint8, MAX (n_frames, 1));
+  for (i = 0; i < n_frames; i++) {
+    Packet *p = &g_array_index (chain->packets, Packet, order[i]);
+    GstClockTime pts = GST_BUFFER_PTS (p->buffer);
+    guint64 st = segment ? gst_segment_to_stream_time (segment,
+        GST_FORMAT_TIME, pts) : pts;
+
+    p->frame = i;
+    chain->raw_pts[i] = pts;
+    chain->pts[i] = (gdouble) (st == G_MAXUINT64 ? pts : st) / GST_SECOND;
+    if (GST_BUFFER_DURATION_IS_VALID (p->buffer))
+      last_end = pts + GST_BUFFER_DURATION (p->buffer);
+    else
+      last_end = GST_CLOCK_TIME_NONE;
+  }
+  if (n_frames > 0 && GST_CLOCK_TIME_IS_VALID (last_end)) {
+    guint64 st = segment ? gst_segment_to_stream_time (segment,
+        GST_FORMAT_TIME, last_end) : last_end;
+    if (st != G_MAXUINT64)
+      chain->end = (gdouble) st / GST_SECOND;
+  }
+  return TRUE;
+}
+
+static gboolean
+check_caps (GstSpdlVideoChain * chain, GError ** error)
+{
+  const GstStructure *s = gst_caps_get_structure (chain->caps, 0);
+  gint w = 0, h = 0;
+
+  gst_structure_get_int (s, "width", &w);
+  gst_structure_get_int (s, "height", &h);
+  if (w < 0 || h < 0 || (chain->limits.max_pixels &&
+          (guint64) w * h > chain->limits.max_pixels))
+    return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_TOO_LARGE,
+        "the video is %dx%d, more than max-pixels=%" G_GUINT64_FORMAT, w, h,
+        chain->limits.max_pixels);
+  chain->width = w;
+  chain->height = h;
+  return TRUE;
+}
+
+static gboolean
+has_qtdemux (GstElement * bin)
+{
+  GstIterator *it = gst_bin_iterate_recurse (GST_BIN (bin));
+  GValue item = G_VALUE_INIT;
+  gboolean found = FALSE;
+
+  while (!found && gst_iterator_next (it, &item) == GST_ITERATOR_OK) {
+    GstElementFactory *f = gst_element_get_factory (g_value_get_object
+        (&item));
+    found = f && g_strcmp0 (GST_OBJECT_NAME (f), "qtdemux") == 0;
+    g_value_reset (&item);
+  }
+  g_value_unset (&item);
+  gst_iterator_free (it);
+  return found;
+}
+
+gboolean
+gst_spdl_video_chain_open (GstSpdlVideoChain * chain, GBytes * data,
+    GError ** error)
+{
+  GInputStream *stream;
+  GstBus *bus;
+  GstSegment segment;
+  gboolean have_segment = FALSE, ok = FALSE, eos = FALSE;
+  gint64 deadline;
+  GstStateChangeReturn ret;
+
+  gst_spdl_video_chain_close (chain);
+  if (g_bytes_get_size (data) == 0)
+    return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_EMPTY,
+        "the file is empty");
+  if (chain->demux_pipe && !chain->limits.reuse)
+    free_demuxer (chain);
+  if (chain->demux_pipe == NULL && !build_demuxer (chain, error))
+    return FALSE;
+  reset_demuxer (chain);
+  if (!replace_source (chain, error))
+    return FALSE;
+  chain->data = g_bytes_ref (data);
+  stream = g_memory_input_stream_new_from_bytes (data);
+  g_object_set (chain->src, "stream", stream, NULL);
+  g_object_unref (stream);
+
+  bus = gst_element_get_bus (chain->demux_pipe);
+  deadline = g_get_monotonic_time () + chain->limits.timeout / GST_USECOND;
+  ret = gst_element_set_state (chain->demux_pipe, GST_STATE_PLAYING);
+  if (ret == GST_STATE_CHANGE_FAILURE) {
+    GstMessage *msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
+    if (msg) {
+      fail_from_message (msg, error, "could not demux");
+      gst_message_unref (msg);
+    } else {
+      gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_CORRUPT,
+          "could not start demuxing");
+    }
+    goto done;
+  }
+  while (TRUE) {
+    GstSample *sample = gst_app_sink_try_pull_sample (GST_APP_SINK
+        (chain->appsink), POLL_INTERVAL);
+    GstMessage *msg;
+    gboolean no_video;
+
+    if (sample) {
+      Packet p = { 0, };
+      GstBuffer *buf = gst_sample_get_buffer (sample);
+
+      if (chain->caps == NULL) {
+        chain->caps = gst_caps_ref (gst_sample_get_caps (sample));
+        if (gst_sample_get_segment (sample)) {
+          gst_segment_copy_into (gst_sample_get_segment (sample), &segment);
+          have_segment = segment.format == GST_FORMAT_TIME;
+        }
+      }
+      p.buffer = gst_buffer_ref (buf);
+      p.key = !GST_BUFFER_FLAG_IS_SET (buf, GST_BUFFER_FLAG_DELTA_UNIT);
+      g_array_append_val (chain->packets, p);
+      gst_sample_unref (sample);
+      if (chain->packets->len > chain->limits.max_frames) {
+        gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_TOO_LARGE,
+            "the video has more than max-frames=%u frames",
+            chain->limits.max_frames);
+        goto done;
+      }
+      continue;
+    }
+    if (gst_app_sink_is_eos (GST_APP_SINK (chain->appsink))) {
+      eos = TRUE;
+      break;
+    }
+    msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR | GST_MESSAGE_EOS);
+    if (msg && GST_MESSAGE_TYPE (msg) == GST_MESSAGE_ERROR) {
+      fail_from_message (msg, error, "could not demux");
+      gst_message_unref (msg);
+      goto done;
+    }
+    g_mutex_lock (&chain->pads_lock);
+    no_video = (chain->no_more_pads || chain->other_eos) &&
+        !chain->video_linked;
+    g_mutex_unlock (&chain->pads_lock);
+    /* parsebin exposed every stream and none is video; or the pipeline
+     * ended with none (no-more-pads is not always emitted) */
+    if (no_video || (msg && !chain->video_linked)) {
+      gst_clear_message (&msg);
+      gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_NO_VIDEO,
+          "the file has no video stream");
+      goto done;
+    }
+    gst_clear_message (&msg);
+    if (g_get_monotonic_time () > deadline) {
+      gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_TIMEOUT,
+          "demuxing took more than %" G_GUINT64_FORMAT " s",
+          chain->limits.timeout / GST_SECOND);
+      goto done;
+    }
+  }
+  if (eos && chain->packets->len == 0) {
+    gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_NO_VIDEO,
+        "the video stream has no frame");
+    goto done;
+  }
+  /* FFmpeg's pts_time: the container's timestamps, with an MP4 / MOV
+   * edit list applied. qtdemux's segment is its edit list; other
+   * demuxers' segments hide a late start (matroskademux), which FFmpeg
+   * reports. */
+  if (have_segment && !has_qtdemux (chain->parsebin))
+    have_segment = FALSE;
+  ok = check_caps (chain, error) &&
+      index_frames (chain, have_segment ? &segment : NULL, error);
+  if (ok && chain->n_frames == 0)
+    ok = gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_NO_VIDEO,
+        "the video stream shows no frame");
+done:
+  /* nothing of the demuxer outlives the call: the packets are ours */
+  reset_demuxer (chain);
+  g_object_set (chain->src, "stream", NULL, NULL);
+  gst_object_unref (bus);
+  if (!ok)
+    gst_spdl_video_chain_close (chain);
+  return ok;
+}
+
+const gdouble *
+gst_spdl_video_chain_get_pts (GstSpdlVideoChain * chain, guint * n_frames)
+{
+  *n_frames = chain->n_frames;
+  return chain->pts;
+}
+
+gdouble
+gst_spdl_video_chain_get_end (GstSpdlVideoChain * chain)
+{
+  return chain->end;
+}
+
+void
+gst_spdl_video_chain_get_size (GstSpdlVideoChain * chain, guint * width,
+    guint * height)
+{
+  *width = chain->width;
+  *height = chain->height;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Decoding                                                                 */
+
+/* The frame whose timestamp is @pts, or -1 */
+static gint
+frame_of (GstSpdlVideoChain * chain, GstClockTime pts)
+{
+  guint lo = 0, hi = chain->n_frames;
+
+  while (lo < hi) {
+    guint mid = lo + (hi - lo) / 2;
+    if (chain->raw_pts[mid] < pts)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  if (lo < chain->n_frames && chain->raw_pts[lo] == pts)
+    return lo;
+  return -1;
+}
+
+/* YCbCr -> RGB, 8-bit 4:2:0 (what H.264, VP9 and AV1 decoders give):
+ * exact and rounded, each chroma sample taken for its 2x2 pixels as
+ * FFmpeg's unscaled rgb24 conversion takes it. GstVideoConverter's 8-bit
+ * I420 -> RGB path is on average 1.5 levels under the exact values (its
+ * fixed point keeps 6 to 8 bits); other formats go through it at 16
+ * bits, which is exact to about half a level. */
+static gboolean
+is_direct_format (GstVideoFormat format)
+{
+  return format == GST_VIDEO_FORMAT_I420 || format == GST_VIDEO_FORMAT_YV12 ||
+      format == GST_VIDEO_FORMAT_NV12 || format == GST_VIDEO_FORMAT_NV21;
+}
+
+static void
+init_yuv_tables (YuvTables * t, const GstVideoInfo * in)
+{
+  const GstVideoColorimetry *cinfo = &GST_VIDEO_INFO_COLORIMETRY (in);
+  gint offset[GST_VIDEO_MAX_COMPONENTS], scale[GST_VIDEO_MAX_COMPONENTS];
+  gdouble kr, kb, kg;
+  guint i;
+
+  /* unknown: BT.601, FFmpeg's default for an untagged stream */
+  if (!gst_video_color_matrix_get_Kr_Kb (cinfo->matrix, &kr, &kb))
+    gst_video_color_matrix_get_Kr_Kb (GST_VIDEO_COLOR_MATRIX_BT601, &kr,
+        &kb);
+  kg = 1.0 - kr - kb;
+  gst_video_color_range_offsets (cinfo->range, in->finfo, offset, scale);
+  for (i = 0; i < 256; i++) {
+    /* 16 fraction bits; the luma term carries the rounding */
+    gdouble y = 255.0 * ((gint) i - offset[0]) / scale[0];
+    gdouble c = 255.0 * ((gint) i - offset[1]) / scale[1];
+
+    t->y[i] = (gint32) floor (y * 65536.0 + 0.5) + 32768;
+    t->rv[i] = (gint32) floor (c * 2.0 * (1.0 - kr) * 65536.0 + 0.5);
+    t->bu[i] = (gint32) floor (c * 2.0 * (1.0 - kb) * 65536.0 + 0.5);
+    t->gu[i] = (gint32) floor (-c * 2.0 * kb * (1.0 - kb) / kg * 65536.0 +
+        0.5);
+    t->gv[i] = (gint32) floor (-c * 2.0 * kr * (1.0 - kr) / kg * 65536.0 +
+        0.5);
+  }
+}
+
+static inline guint8
+clamp_fixed (gint32 v)
+{
+  return v <= 0 ? 0 : v >= (255 << 16) ? 255 : (guint8) (v >> 16);
+}
+
+static void
+convert_direct (GstSpdlVideoChain * chain, const GstVideoFrame * in)
+{
+  const YuvTables *t = &chain->tables;
+  const guint8 *u0 = GST_VIDEO_FRAME_COMP_DATA (in, 1);
+  const guint8 *v0 = GST_VIDEO_FRAME_COMP_DATA (in, 2);
+  gint ustride = GST_VIDEO_FRAME_COMP_STRIDE (in, 1);
+  gint vstride = GST_VIDEO_FRAME_COMP_STRIDE (in, 2);
+  gint upix = GST_VIDEO_FRAME_COMP_PSTRIDE (in, 1);
+  gint vpix = GST_VIDEO_FRAME_COMP_PSTRIDE (in, 2);
+  guint w = GST_VIDEO_FRAME_WIDTH (in), h = GST_VIDEO_FRAME_HEIGHT (in);
+  guint x, y;
+
+  for (y = 0; y < h; y++) {
+    const guint8 *ys = (const guint8 *) GST_VIDEO_FRAME_COMP_DATA (in, 0) +
+        (gsize) y * GST_VIDEO_FRAME_COMP_STRIDE (in, 0);
+    const guint8 *us = u0 + (gsize) (y >> 1) * ustride;
+    const guint8 *vs = v0 + (gsize) (y >> 1) * vstride;
+    guint8 *d = chain->rgb + (gsize) y * chain->rgb_stride;
+
+    for (x = 0; x < w; x++) {
+      guint cu = us[(x >> 1) * upix], cv = vs[(x >> 1) * vpix];
+      gint32 luma = t->y[ys[x]];
+
+      d[3 * x] = clamp_fixed (luma + t->rv[cv]);
+      d[3 * x + 1] = clamp_fixed (luma + t->gu[cu] + t->gv[cv]);
+      d[3 * x + 2] = clamp_fixed (luma + t->bu[cu]);
+    }
+  }
+}
+
+/* Any other format: GstVideoConverter to 16-bit ARGB, rounded to 8. */
+static void
+convert_wide (GstSpdlVideoChain * chain, const GstVideoFrame * in)
+{
+  GstVideoFrame out;
+  guint x, y, w = GST_VIDEO_FRAME_WIDTH (in), h = GST_VIDEO_FRAME_HEIGHT (in);
+
+  /* our scratch as a GstVideoFrame for the converter */
+  memset (&out, 0, sizeof (out));
+  out.info = chain->conv_out_info;
+  out.data[0] = chain->wide;
+  gst_video_converter_frame (chain->conv, in, &out);
+  for (y = 0; y < h; y++) {
+    const guint16 *s = chain->wide + (gsize) y * w * 4;
+    guint8 *d = chain->rgb + (gsize) y * chain->rgb_stride;
+
+    for (x = 0; x < w; x++) {
+      d[3 * x] = (s[4 * x + 1] * 255u + 32767) / 65535;
+      d[3 * x + 1] = (s[4 * x + 2] * 255u + 32767) / 65535;
+      d[3 * x + 2] = (s[4 * x + 3] * 255u + 32767) / 65535;
+    }
+  }
+}
+
+static gboolean
+ensure_converter (GstSpdlVideoChain * chain, const GstVideoInfo * in)
+{
+  GstVideoInfo out;
+  guint w = GST_VIDEO_INFO_WIDTH (in), h = GST_VIDEO_INFO_HEIGHT (in);
+
+  if (chain->have_conv && gst_video_info_is_equal (&chain->conv_info, in))
+    return TRUE;
+  chain->have_conv = FALSE;
+  g_clear_pointer (&chain->conv, gst_video_converter_free);
+  g_clear_pointer (&chain->wide, g_free);
+  g_clear_pointer (&chain->rgb, g_free);
+  chain->direct = is_direct_format (GST_VIDEO_INFO_FORMAT (in)) &&
+      !GST_VIDEO_INFO_IS_INTERLACED (in);
+  if (chain->direct) {
+    init_yuv_tables (&chain->tables, in);
+  } else {
+    gst_video_info_set_format (&out, GST_VIDEO_FORMAT_ARGB64, w, h);
+    /* the converter converts formats only, not rates or fields */
+    GST_VIDEO_INFO_FPS_N (&out) = GST_VIDEO_INFO_FPS_N (in);
+    GST_VIDEO_INFO_FPS_D (&out) = GST_VIDEO_INFO_FPS_D (in);
+    GST_VIDEO_INFO_PAR_N (&out) = GST_VIDEO_INFO_PAR_N (in);
+    GST_VIDEO_INFO_PAR_D (&out) = GST_VIDEO_INFO_PAR_D (in);
+    GST_VIDEO_INFO_INTERLACE_MODE (&out) = GST_VIDEO_INFO_INTERLACE_MODE (in);
+    /* one thread: the element runs one chain per core already; chroma
+     * samples replicated as in the direct path */
+    chain->conv = gst_video_converter_new ((GstVideoInfo *) in, &out,
+        gst_structure_new ("options",
+            GST_VIDEO_CONVERTER_OPT_DITHER_METHOD,
+            GST_TYPE_VIDEO_DITHER_METHOD, GST_VIDEO_DITHER_NONE,
+            GST_VIDEO_CONVERTER_OPT_CHROMA_MODE, GST_TYPE_VIDEO_CHROMA_MODE,
+            GST_VIDEO_CHROMA_MODE_NONE,
+            GST_VIDEO_CONVERTER_OPT_THREADS, G_TYPE_UINT, 1, NULL));
+    if (chain->conv == NULL)
+      return FALSE;
+    chain->conv_out_info = out;
+    chain->wide = g_try_malloc ((gsize) w * 8 * h);
+    if (chain->wide == NULL)
+      return FALSE;
+  }
+  chain->rgb_stride = GST_ROUND_UP_4 (w * 3);
+  /* the resampler reads up to 16 bytes past a row's end */
+  chain->rgb_size = chain->rgb_stride * h + 64;
+  chain->rgb = g_try_malloc0 (chain->rgb_size);
+  if (chain->rgb == NULL)
+    return FALSE;
+  chain->conv_info = *in;
+  chain->have_conv = TRUE;
+  return TRUE;
+}
+
+static GstFlowReturn
+sink_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
+{
+  GstSpdlVideoChain *chain = GST_PAD_ELEMENT_PRIVATE (pad);
+  gint f = frame_of (chain, GST_BUFFER_PTS (buffer));
+  GstVideoFrame in;
+
+  if (f < 0 || chain->want == NULL || chain->want[f] != 1 ||
+      !chain->have_dec_info) {
+    gst_buffer_unref (buffer);
+    return GST_FLOW_OK;
+  }
+  if (!ensure_converter (chain, &chain->dec_info) ||
+      !gst_video_frame_map (&in, &chain->dec_info, buffer, GST_MAP_READ)) {
+    gst_buffer_unref (buffer);
+    return GST_FLOW_ERROR;
+  }
+  if (chain->direct)
+    convert_direct (chain, &in);
+  else
+    convert_wide (chain, &in);
+  gst_video_frame_unmap (&in);
+  gst_buffer_unref (buffer);
+  chain->want[f] = 2;
+  chain->remaining--;
+  chain->func (f, chain->rgb, chain->rgb_stride,
+      GST_VIDEO_INFO_WIDTH (&chain->dec_info),
+      GST_VIDEO_INFO_HEIGHT (&chain->dec_info), chain->user_data);
+  return GST_FLOW_OK;
+}
+
+static gboolean
+sink_event (GstPad * pad, GstObject * parent, GstEvent * event)
+{
+  GstSpdlVideoChain *chain = GST_PAD_ELEMENT_PRIVATE (pad);
+
+  if (GST_EVENT_TYPE (event) == GST_EVENT_CAPS) {
+    GstCaps *caps;
+    gst_event_parse_caps (event, &caps);
+    chain->have_dec_info = gst_video_info_from_caps (&chain->dec_info, caps);
+  }
+  gst_event_unref (event);
+  return TRUE;
+}
+
+static gboolean
+sink_query (GstPad * pad, GstObject * parent, GstQuery * query)
+{
+  if (GST_QUERY_TYPE (query) == GST_QUERY_CAPS) {
+    /* the decoder's own format: converted only if the frame is kept */
+    GstCaps *caps = gst_caps_new_empty_simple ("video/x-raw"), *filter;
+
+    gst_query_parse_caps (query, &filter);
+    if (filter) {
+      GstCaps *tmp = gst_caps_intersect (filter, caps);
+      gst_caps_unref (caps);
+      caps = tmp;
+    }
+    gst_query_set_caps_result (query, caps);
+    gst_caps_unref (caps);
+    return TRUE;
+  }
+  if (GST_QUERY_TYPE (query) == GST_QUERY_ACCEPT_CAPS) {
+    gst_query_set_accept_caps_result (query, TRUE);
+    return TRUE;
+  }
+  return FALSE;
+}
+
+static void
+free_decoder (GstSpdlVideoChain * chain)
+{
+  if (chain->dec_pipe) {
+    gst_element_set_state (chain->dec_pipe, GST_STATE_NULL);
+    gst_clear_object (&chain->dec_pipe);
+  }
+  chain->decoder = NULL;
+  if (chain->srcpad) {
+    gst_pad_set_active (chain->srcpad, FALSE);
+    gst_clear_object (&chain->srcpad);
+  }
+  if (chain->sinkpad) {
+    gst_pad_set_active (chain->sinkpad, FALSE);
+    gst_clear_object (&chain->sinkpad);
+  }
+  chain->have_dec_info = FALSE;
+}
+
+static void
+set_uint_if_exists (GstElement * element, const gchar * name, guint value)
+{
+  GParamSpec *spec = g_object_class_find_property (G_OBJECT_GET_CLASS
+      (element), name);
+
+  if (spec && G_PARAM_SPEC_VALUE_TYPE (spec) == G_TYPE_INT)
+    g_object_set (element, name, (gint) value, NULL);
+  else if (spec && G_PARAM_SPEC_VALUE_TYPE (spec) == G_TYPE_UINT)
+    g_object_set (element, name, value, NULL);
+}
+
+/* The highest-ranked decoder for @caps, between our two pads. */
+static gboolean
+build_decoder (GstSpdlVideoChain * chain, GstCaps * caps, GError ** error)
+{
+  GList *factories, *usable, *l;
+  GstPad *dec_sink, *dec_src;
+
+  factories = gst_element_factory_list_get_elements
+      (GST_ELEMENT_FACTORY_TYPE_DECODER | GST_ELEMENT_FACTORY_TYPE_MEDIA_VIDEO,
+      GST_RANK_MARGINAL);
+  usable = gst_element_factory_list_filter (factories, caps, GST_PAD_SINK,
+      FALSE);
+  usable = g_list_sort (usable, gst_plugin_feature_rank_compare_func);
+  for (l = usable; l && !chain->decoder; l = l->next)
+    chain->decoder = gst_element_factory_create (l->data, NULL);
+  gst_plugin_feature_list_free (usable);
+  gst_plugin_feature_list_free (factories);
+  if (chain->decoder == NULL) {
+    return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_UNSUPPORTED,
+        "no GStreamer decoder for %s",
+        gst_structure_get_name (gst_caps_get_structure (caps, 0)));
+  }
+  /* one thread each: the element runs a chain per core */
+  set_uint_if_exists (chain->decoder, "max-threads", 1);
+  set_uint_if_exists (chain->decoder, "threads", 1);
+  /* a damaged frame is missing, not concealed: its clip is dropped */
+  if (g_object_class_find_property (G_OBJECT_GET_CLASS (chain->decoder),
+          "output-corrupt"))
+    g_object_set (chain->decoder, "output-corrupt", FALSE, NULL);
+  chain->dec_pipe = gst_pipeline_new (NULL);
+  gst_bin_add (GST_BIN (chain->dec_pipe), chain->decoder);
+  chain->srcpad = gst_pad_new ("src", GST_PAD_SRC);
+  chain->sinkpad = gst_pad_new ("sink", GST_PAD_SINK);
+  GST_PAD_ELEMENT_PRIVATE (chain->sinkpad) = chain;
+  gst_pad_set_chain_function (chain->sinkpad, sink_chain);
+  gst_pad_set_event_function (chain->sinkpad, sink_event);
+  gst_pad_set_query_function (chain->sinkpad, sink_query);
+  gst_pad_set_active (chain->srcpad, TRUE);
+  gst_pad_set_active (chain->sinkpad, TRUE);
+  dec_sink = gst_element_get_static_pad (chain->decoder, "sink");
+  dec_src = gst_element_get_static_pad (chain->decoder, "src");
+  gst_pad_link (chain->srcpad, dec_sink);
+  gst_pad_link (dec_src, chain->sinkpad);
+  gst_object_unref (dec_sink);
+  gst_object_unref (dec_src);
+  chain->decoder_builds++;
+  if (gst_element_set_state (chain->dec_pipe, GST_STATE_PLAYING) ==
+      GST_STATE_CHANGE_FAILURE) {
+    free_decoder (chain);
+    return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_UNSUPPORTED,
+        "the decoder could not start");
+  }
+  return TRUE;
+}
+
+/* A decoder that takes @caps, fresh for a new stream. */
+static gboolean
+ensure_decoder (GstSpdlVideoChain * chain, GstCaps * caps, GError ** error)
+{
+  gchar *stream_id;
+  GstSegment segment;
+
+  if (chain->decoder && (!chain->limits.reuse ||
+          !gst_pad_peer_query_accept_caps (chain->srcpad, caps)))
+    free_decoder (chain);
+  if (chain->decoder == NULL && !build_decoder (chain, caps, error))
+    return FALSE;
+  stream_id = g_strdup_printf ("spdlvideo/%u", chain->stream_counter++);
+  gst_pad_push_event (chain->srcpad, gst_event_new_stream_start (stream_id));
+  g_free (stream_id);
+  if (!gst_pad_push_event (chain->srcpad, gst_event_new_caps (caps))) {
+    free_decoder (chain);
+    return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_UNSUPPORTED,
+        "the decoder refused the stream");
+  }
+  gst_segment_init (&segment, GST_FORMAT_TIME);
+  gst_pad_push_event (chain->srcpad, gst_event_new_segment (&segment));
+  return TRUE;
+}
+
+/* Marks in @feed the packets that make frame @f: from the keyframe before
+ * it (in decode order, not shown after it) up to its own packet. Returns
+ * how many were newly marked. */
+static guint
+mark_packets (GstSpdlVideoChain * chain, guint f, guint8 * feed)
+{
+  guint p = chain->frame_packet[f], k = p, marked = 0;
+  GstClockTime pts = chain->raw_pts[f];
+
+  while (k > 0) {
+    Packet *pk = &g_array_index (chain->packets, Packet, k);
+    if (pk->key && GST_BUFFER_PTS (pk->buffer) <= pts)
+      break;
+    k--;
+  }
+  for (; k <= p; k++)
+    if (!feed[k]) {
+      feed[k] = 1;
+      marked++;
+    }
+  return marked;
+}
+
+static gboolean
+decoder_failed (GstSpdlVideoChain * chain, GstFlowReturn ret, GError ** error)
+{
+  GstBus *bus = gst_element_get_bus (chain->dec_pipe);
+  GstMessage *msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
+
+  gst_object_unref (bus);
+  if (msg) {
+    fail_from_message (msg, error, "could not decode");
+    gst_message_unref (msg);
+  } else {
+    gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_CORRUPT,
+        "the decoder failed (%s)", gst_flow_get_name (ret));
+  }
+  /* an element in error is not trusted again */
+  free_decoder (chain);
+  return FALSE;
+}
+
+gboolean
+gst_spdl_video_chain_decode (GstSpdlVideoChain * chain, const guint * wanted,
+    guint n_wanted, GstSpdlVideoFrameFunc func, gpointer user_data,
+    GError ** error)
+{
+  guint n_packets = chain->packets->len, i, to_feed = 0;
+  guint8 *feed;
+  gint64 deadline;
+  GstFlowReturn ret = GST_FLOW_OK;
+  gboolean ok = TRUE, discont = TRUE;
+  GstBus *bus;
+
+  if (chain->n_frames == 0)
+    return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_NO_VIDEO,
+        "no video is open");
+  memset (chain->want, 0, chain->n_frames);
+  chain->remaining = 0;
+  feed = g_new0 (guint8, n_packets);
+  for (i = 0; i < n_wanted; i++) {
+    g_return_val_if_fail (wanted[i] < chain->n_frames, FALSE);
+    if (chain->want[wanted[i]])
+      continue;
+    chain->want[wanted[i]] = 1;
+    chain->remaining++;
+    to_feed += mark_packets (chain, wanted[i], feed);
+  }
+  if (chain->limits.max_decode_frames && to_feed >
+      chain->limits.max_decode_frames) {
+    g_free (feed);
+    return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_TOO_LARGE,
+        "its frames need %u frames decoded from their keyframes, more than "
+        "max-decode-frames=%u", to_feed, chain->limits.max_decode_frames);
+  }
+  if (!ensure_decoder (chain, chain->caps, error)) {
+    g_free (feed);
+    return FALSE;
+  }
+  bus = gst_element_get_bus (chain->dec_pipe);
+  gst_bus_set_flushing (bus, TRUE);     /* drop earlier videos' messages */
+  gst_bus_set_flushing (bus, FALSE);
+  gst_object_unref (bus);
+  chain->func = func;
+  chain->user_data = user_data;
+  deadline = g_get_monotonic_time () + chain->limits.timeout / GST_USECOND;
+  for (i = 0; i < n_packets && chain->remaining > 0; i++) {
+    GstBuffer *buf;
+
+    if (!feed[i]) {
+      discont = TRUE;
+      continue;
+    }
+    buf = gst_buffer_ref (g_array_index (chain->packets, Packet, i).buffer);
+    if (discont) {
+      /* a jump to a keyframe: the decoder starts afresh there */
+      buf = gst_buffer_make_writable (buf);
+      GST_BUFFER_FLAG_SET (buf, GST_BUFFER_FLAG_DISCONT);
+      discont = FALSE;
+    }
+    ret = gst_pad_push (chain->srcpad, buf);
+    if (ret != GST_FLOW_OK) {
+      ok = decoder_failed (chain, ret, error);
+      break;
+    }
+    if (g_get_monotonic_time () > deadline) {
+      ok = gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_TIMEOUT,
+          "decoding took more than %" G_GUINT64_FORMAT " s",
+          chain->limits.timeout / GST_SECOND);
+      free_decoder (chain);
+      break;
+    }
+  }
+  g_free (feed);
+  if (ok && chain->remaining > 0)       /* frames still in the decoder */
+    gst_pad_push_event (chain->srcpad, gst_event_new_eos ());
+  if (chain->decoder) {
+    /* ready for the next call: nothing left inside, EOS cleared */
+    gst_pad_push_event (chain->srcpad, gst_event_new_flush_start ());
+    gst_pad_push_event (chain->srcpad, gst_event_new_flush_stop (TRUE));
+    if (!chain->limits.reuse)
+      free_decoder (chain);
+  }
+  chain->func = NULL;
+  chain->user_data = NULL;
+  return ok;
+}
+
+void
+gst_spdl_video_chain_free (GstSpdlVideoChain * chain)
+{
+  if (chain == NULL)
+    return;
+  gst_spdl_video_chain_close (chain);
+  free_demuxer (chain);
+  free_decoder (chain);
+  g_clear_pointer (&chain->conv, gst_video_converter_free);
+  g_free (chain->rgb);
+  g_free (chain->wide);
+  g_array_free (chain->packets, TRUE);
+  g_mutex_clear (&chain->pads_lock);
+  g_free (chain);
+}

@@ -1,0 +1,1461 @@
+/* GStreamer SPDL plugin: parallel video clip decoder
+ * Copyright (C) 2026 gst-spdl authors
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Library General Public
+ * License as published by the Free Software Foundation; either
+ * version 2 of the License, or (at your option) any later version.
+ */
+/**
+ * SECTION:element-spdlvideodecode
+ * @title: spdlvideodecode
+ *
+ * Decodes video samples (one whole file per input buffer, as spdlsrc
+ * reads them) into clips: #GstSpdlVideoDecode:clips-per-video tensors per
+ * video, each uint8 `[T, 3, H, W]` (#GstSpdlVideoDecode:layout tchw; cthw
+ * gives `[3, T, H, W]`, thwc `[T, H, W, 3]`) in NNStreamer's
+ * `other/tensors` caps, with the sample's metadata (index, label, epoch,
+ * path) plus "clip" and "pts", the presentation time in seconds of each
+ * frame (what FFmpeg reports as pts_time).
+ *
+ * Demuxing and decoding are GStreamer's own (parsebin: qtdemux,
+ * matroskademux, avidemux and the parsers; the highest-ranked decoder
+ * for the stream: avdec_h264, avdec_h265, vp8dec, vp9dec, ...), on a pool
+ * of #GstSpdlVideoDecode:threads native threads, each reusing its
+ * demuxer and decoder from video to video. A video is demuxed once: its
+ * frames' times are known before a clip is chosen, so a clip is exact in
+ * time, variable frame rate or not. Each clip decodes only from the
+ * keyframe before its first frame up to its last frame (clips of one
+ * video share the packets they have in common); only the frames a clip
+ * takes are converted to RGB, then resized and cropped with spdldecode's
+ * resampler (PIL's antialiased bilinear), the crop position and flip
+ * drawn once per clip.
+ *
+ * Clip sampling: #GstSpdlVideoDecode:frames frames, every
+ * #GstSpdlVideoDecode:stride-th decoded frame, or with
+ * #GstSpdlVideoDecode:frame-rate F the frame shown at start + k x stride
+ * / F; starts drawn uniformly from (seed, epoch, video index, clip) or
+ * spaced evenly (#GstSpdlVideoDecode:sampling). A video shorter than a
+ * clip follows #GstSpdlVideoDecode:short-videos.
+ *
+ * Output keeps input order. A video that cannot be demuxed or decoded
+ * (empty, truncated, garbage, no video stream, too large, a decoder
+ * error, longer than #GstSpdlVideoDecode:timeout) is skipped with a
+ * warning naming the file and the reason, counted by reason
+ * (#GstSpdlVideoDecode:error-counts) and against
+ * #GstSpdlVideoDecode:max-errors; a clip one of whose frames could not be
+ * decoded is dropped likewise, the video's other clips kept.
+ *
+ * ## Example launch line
+ * |[
+ * gst-launch-1.0 spdlsrc location=/data/k400/train \
+ *     extensions=mp4,mkv,webm,mov,avi shuffle=true ! \
+ *     spdlvideodecode frames=16 stride=2 resize=128 size=112 crop=random ! \
+ *     spdlbatch batch-size=8 ! fakesink
+ * ]| The R(2+1)D / R3D-18 training recipe: 16 frames, every other one,
+ * resized to 128 on the shorter side, a random 112x112 crop.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "gstspdlvideodecode.h"
+#include "gstspdlmeta.h"
+#include "gstspdloutput.h"
+#include "gstspdlrandom.h"
+#include "gstspdlrowsink.h"
+#include "gstspdltensor.h"
+
+#include <string.h>
+
+enum
+{
+  PROP_0,
+  PROP_THREADS,
+  PROP_FRAMES,
+  PROP_STRIDE,
+  PROP_FRAME_RATE,
+  PROP_CLIPS_PER_VIDEO,
+  PROP_SAMPLING,
+  PROP_SHORT_VIDEOS,
+  PROP_SIZE,
+  PROP_RESIZE,
+  PROP_CROP,
+  PROP_FLIP,
+  PROP_LAYOUT,
+  PROP_SEED,
+  PROP_MAX_PIXELS,
+  PROP_MAX_OUTPUT_PIXELS,
+  PROP_MAX_DECODE_FRAMES,
+  PROP_TIMEOUT,
+  PROP_REUSE_CHAINS,
+  PROP_MAX_ERRORS,
+  PROP_WARNING_LIMIT,
+  PROP_ERRORS,
+  PROP_ERROR_COUNTS,
+  PROP_CLIPS,
+  PROP_STATS,
+};
+
+#define DEFAULT_THREADS 0
+#define DEFAULT_MAX_ERRORS -1
+#define DEFAULT_WARNING_LIMIT 20
+#define DEFAULT_MAX_OUTPUT_PIXELS 0
+/* videos in flight per thread: order is kept while a long one decodes */
+#define JOBS_PER_THREAD 2
+/* keyed stream of the crops and flips, apart from the clip starts' */
+#define CROP_STREAM G_GUINT64_CONSTANT (0x43524f5000000000)
+
+static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
+    GST_PAD_SINK,
+    GST_PAD_ALWAYS,
+    /* spdlsrc's samples are told by content, whatever their caps say */
+    GST_STATIC_CAPS ("image/jpeg, parsed = (boolean) true; "
+        "video/quicktime; video/x-matroska; video/webm; video/x-msvideo"));
+
+static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
+    GST_PAD_SRC,
+    GST_PAD_ALWAYS,
+    GST_STATIC_CAPS ("other/tensors, format=(string)static, "
+        "num_tensors=(int)1, framerate=(fraction)0/1"));
+
+GST_DEBUG_CATEGORY_STATIC (spdl_video_decode_debug);
+#define GST_CAT_DEFAULT spdl_video_decode_debug
+
+#define GST_TYPE_SPDL_CLIP_SAMPLING (gst_spdl_clip_sampling_get_type ())
+static GType
+gst_spdl_clip_sampling_get_type (void)
+{
+  static GType type = 0;
+  static const GEnumValue values[] = {
+    {GST_SPDL_CLIP_SAMPLING_RANDOM, "Starts drawn uniformly", "random"},
+    {GST_SPDL_CLIP_SAMPLING_UNIFORM, "Starts evenly spaced", "uniform"},
+    {0, NULL, NULL}
+  };
+
+  if (g_once_init_enter (&type))
+    g_once_init_leave (&type,
+        g_enum_register_static ("GstSpdlClipSampling", values));
+  return type;
+}
+
+#define GST_TYPE_SPDL_SHORT_VIDEOS (gst_spdl_short_videos_get_type ())
+static GType
+gst_spdl_short_videos_get_type (void)
+{
+  static GType type = 0;
+  static const GEnumValue values[] = {
+    {GST_SPDL_SHORT_VIDEOS_REPEAT_LAST, "Repeat the last frame",
+        "repeat-last"},
+    {GST_SPDL_SHORT_VIDEOS_WRAP, "Start again from the first frame", "wrap"},
+    {GST_SPDL_SHORT_VIDEOS_SKIP, "Skip the video (counted as too-short)",
+        "skip"},
+    {GST_SPDL_SHORT_VIDEOS_ERROR, "Fail", "error"},
+    {0, NULL, NULL}
+  };
+
+  if (g_once_init_enter (&type))
+    g_once_init_leave (&type,
+        g_enum_register_static ("GstSpdlShortVideos", values));
+  return type;
+}
+
+#define GST_TYPE_SPDL_CLIP_LAYOUT (gst_spdl_clip_layout_get_type ())
+static GType
+gst_spdl_clip_layout_get_type (void)
+{
+  static GType type = 0;
+  static const GEnumValue values[] = {
+    {GST_SPDL_CLIP_LAYOUT_TCHW, "Frames x channels x height x width",
+        "tchw"},
+    {GST_SPDL_CLIP_LAYOUT_CTHW,
+        "Channels x frames x height x width (torchvision's video models)",
+        "cthw"},
+    {GST_SPDL_CLIP_LAYOUT_THWC, "Frames x height x width x channels",
+        "thwc"},
+    {0, NULL, NULL}
+  };
+
+  if (g_once_init_enter (&type))
+    g_once_init_leave (&type,
+        g_enum_register_static ("GstSpdlClipLayout", values));
+  return type;
+}
+
+#define GST_TYPE_SPDL_CLIP_CROP (gst_spdl_clip_crop_get_type ())
+static GType
+gst_spdl_clip_crop_get_type (void)
+{
+  static GType type = 0;
+  static const GEnumValue values[] = {
+    {GST_SPDL_CLIP_CROP_CENTER, "The centre (CenterCrop)", "center"},
+    {GST_SPDL_CLIP_CROP_RANDOM, "Anywhere, once per clip (RandomCrop)",
+        "random"},
+    {0, NULL, NULL}
+  };
+
+  if (g_once_init_enter (&type))
+    g_once_init_leave (&type,
+        g_enum_register_static ("GstSpdlClipCrop", values));
+  return type;
+}
+
+/* A video or a serialized event, in arrival order. */
+typedef struct
+{
+  GstBuffer *input;
+  GstEvent *event;
+  GList *outputs;               /* clips, in clip order */
+  GError *error;                /* the video or some clips skipped */
+  gboolean fatal;               /* short-videos=error */
+  guint64 index;
+  guint epoch;
+  gboolean done;
+} Job;
+
+#define gst_spdl_video_decode_parent_class parent_class
+G_DEFINE_TYPE (GstSpdlVideoDecode, gst_spdl_video_decode, GST_TYPE_ELEMENT);
+GST_ELEMENT_REGISTER_DEFINE (spdlvideodecode, "spdlvideodecode",
+    GST_RANK_NONE, GST_TYPE_SPDL_VIDEO_DECODE);
+
+static void gst_spdl_video_decode_finalize (GObject * object);
+static void gst_spdl_video_decode_set_property (GObject * object,
+    guint prop_id, const GValue * value, GParamSpec * pspec);
+static void gst_spdl_video_decode_get_property (GObject * object,
+    guint prop_id, GValue * value, GParamSpec * pspec);
+static GstStateChangeReturn gst_spdl_video_decode_change_state (GstElement *
+    element, GstStateChange transition);
+static GstFlowReturn gst_spdl_video_decode_chain (GstPad * pad,
+    GstObject * parent, GstBuffer * buffer);
+static gboolean gst_spdl_video_decode_sink_event (GstPad * pad,
+    GstObject * parent, GstEvent * event);
+static gboolean gst_spdl_video_decode_sink_query (GstPad * pad,
+    GstObject * parent, GstQuery * query);
+static gboolean gst_spdl_video_decode_src_activate_mode (GstPad * pad,
+    GstObject * parent, GstPadMode mode, gboolean active);
+static gboolean gst_spdl_video_decode_sink_activate_mode (GstPad * pad,
+    GstObject * parent, GstPadMode mode, gboolean active);
+static void gst_spdl_video_decode_loop (GstSpdlVideoDecode * self);
+
+#define READY_PARAM (G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | \
+    GST_PARAM_MUTABLE_READY)
+
+static void
+gst_spdl_video_decode_class_init (GstSpdlVideoDecodeClass * klass)
+{
+  GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
+  GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
+
+  gobject_class->finalize = gst_spdl_video_decode_finalize;
+  gobject_class->set_property = gst_spdl_video_decode_set_property;
+  gobject_class->get_property = gst_spdl_video_decode_get_property;
+
+  g_object_class_install_property (gobject_class, PROP_THREADS,
+      g_param_spec_uint ("threads", "Threads",
+          "Decoding threads, each with its own demuxer and decoder "
+          "(0 = number of online CPUs)", 0, 256, DEFAULT_THREADS,
+          READY_PARAM));
+  g_object_class_install_property (gobject_class, PROP_FRAMES,
+      g_param_spec_uint ("frames", "Frames", "Frames per clip", 1, 1024, 16,
+          READY_PARAM));
+  g_object_class_install_property (gobject_class, PROP_STRIDE,
+      g_param_spec_uint ("stride", "Stride",
+          "Take every stride-th frame (with frame-rate: every stride-th "
+          "time step)", 1, 1024, 1, READY_PARAM));
+  /**
+   * GstSpdlVideoDecode:frame-rate:
+   *
+   * 0: clips of consecutive decoded frames (every stride-th). F > 0: frame
+   * k of a clip is the one shown at start + k x stride / F (the last
+   * frame whose pts is at or before that time), so clips last the same at
+   * any frame rate and variable-frame-rate videos give evenly timed
+   * clips.
+   */
+  g_object_class_install_property (gobject_class, PROP_FRAME_RATE,
+      g_param_spec_double ("frame-rate", "Frame rate",
+          "Sample frames at this rate, by time (0 = the video's own frames)",
+          0.0, 1000.0, 0.0, READY_PARAM));
+  g_object_class_install_property (gobject_class, PROP_CLIPS_PER_VIDEO,
+      g_param_spec_uint ("clips-per-video", "Clips per video",
+          "Clips from each video", 1, 1024, 1, READY_PARAM));
+  g_object_class_install_property (gobject_class, PROP_SAMPLING,
+      g_param_spec_enum ("sampling", "Sampling", "Where clips start",
+          GST_TYPE_SPDL_CLIP_SAMPLING, GST_SPDL_CLIP_SAMPLING_RANDOM,
+          READY_PARAM));
+  g_object_class_install_property (gobject_class, PROP_SHORT_VIDEOS,
+      g_param_spec_enum ("short-videos", "Short videos",
+          "What a video shorter than a clip gives",
+          GST_TYPE_SPDL_SHORT_VIDEOS, GST_SPDL_SHORT_VIDEOS_REPEAT_LAST,
+          READY_PARAM));
+  g_object_class_install_property (gobject_class, PROP_SIZE,
+      g_param_spec_uint ("size", "Size",
+          "Square crop side (0 = no crop)", 0, 65535, 0, READY_PARAM));
+  g_object_class_install_property (gobject_class, PROP_RESIZE,
+      g_param_spec_uint ("resize", "Resize",
+          "Resize the shorter side to this first (0 = size, or no resize "
+          "without size)", 0, 65535, 0, READY_PARAM));
+  g_object_class_install_property (gobject_class, PROP_CROP,
+      g_param_spec_enum ("crop", "Crop", "Where the crop is",
+          GST_TYPE_SPDL_CLIP_CROP, GST_SPDL_CLIP_CROP_CENTER, READY_PARAM));
+  g_object_class_install_property (gobject_class, PROP_FLIP,
+      g_param_spec_boolean ("flip", "Flip",
+          "Flip each clip horizontally with p=0.5", FALSE, READY_PARAM));
+  g_object_class_install_property (gobject_class, PROP_LAYOUT,
+      g_param_spec_enum ("layout", "Layout", "Clip tensor layout",
+          GST_TYPE_SPDL_CLIP_LAYOUT, GST_SPDL_CLIP_LAYOUT_TCHW, READY_PARAM));
+  g_object_class_install_property (gobject_class, PROP_SEED,
+      g_param_spec_uint64 ("seed", "Seed",
+          "Seed of the clip starts, crops and flips, which depend only on "
+          "(seed, epoch, video index, clip)", 0, G_MAXUINT64, 0,
+          READY_PARAM));
+  g_object_class_install_property (gobject_class, PROP_MAX_PIXELS,
+      g_param_spec_uint64 ("max-pixels", "Max pixels",
+          "Skip videos whose frames declare more pixels (0 = no limit)", 0,
+          G_MAXUINT64, 64 * 1024 * 1024, READY_PARAM));
+  g_object_class_install_property (gobject_class, PROP_MAX_OUTPUT_PIXELS,
+      g_param_spec_uint64 ("max-output-pixels", "Max output pixels",
+          "Skip videos whose clips would have more pixels, all frames "
+          "together (0 = frames x 64 x the square of the size asked for, "
+          "or frames x max-pixels)", 0, G_MAXUINT64,
+          DEFAULT_MAX_OUTPUT_PIXELS, READY_PARAM));
+  g_object_class_install_property (gobject_class, PROP_MAX_DECODE_FRAMES,
+      g_param_spec_uint ("max-decode-frames", "Max decode frames",
+          "Skip videos whose clips need more frames decoded from their "
+          "keyframes (endless GOPs; 0 = no limit)", 0, G_MAXUINT, 2000,
+          READY_PARAM));
+  g_object_class_install_property (gobject_class, PROP_TIMEOUT,
+      g_param_spec_uint64 ("timeout", "Timeout",
+          "Skip a video whose demuxing or decoding takes longer (ns)",
+          GST_MSECOND, G_MAXUINT64, 30 * GST_SECOND, READY_PARAM));
+  g_object_class_install_property (gobject_class, PROP_REUSE_CHAINS,
+      g_param_spec_boolean ("reuse-chains", "Reuse chains",
+          "Reuse each thread's demuxer and decoder from video to video "
+          "(false: new ones per video, for measuring)", TRUE, READY_PARAM));
+  g_object_class_install_property (gobject_class, PROP_MAX_ERRORS,
+      g_param_spec_int ("max-errors", "Max errors",
+          "Skipped videos and clips before failing (-1 = no limit)", -1,
+          G_MAXINT, DEFAULT_MAX_ERRORS,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_PLAYING));
+  g_object_class_install_property (gobject_class, PROP_WARNING_LIMIT,
+      g_param_spec_uint ("warning-limit", "Warning limit",
+          "Per-sample warnings posted per epoch (the rest are counted)", 0,
+          G_MAXUINT, DEFAULT_WARNING_LIMIT,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_PLAYING));
+  g_object_class_install_property (gobject_class, PROP_ERRORS,
+      g_param_spec_uint64 ("errors", "Errors",
+          "Videos and clips skipped so far", 0, G_MAXUINT64, 0,
+          G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+  /**
+   * GstSpdlVideoDecode:error-counts:
+   *
+   * Skipped videos and clips by reason: one guint64 field per reason
+   * (empty, corrupt, too-large, unsupported, unsupported-format,
+   * no-video, too-short, timeout, ...) and "total".
+   */
+  g_object_class_install_property (gobject_class, PROP_ERROR_COUNTS,
+      g_param_spec_boxed ("error-counts", "Error counts",
+          "Skipped videos and clips by reason", GST_TYPE_STRUCTURE,
+          G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+  g_object_class_install_property (gobject_class, PROP_CLIPS,
+      g_param_spec_uint64 ("clips", "Clips", "Clips pushed so far", 0,
+          G_MAXUINT64, 0, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+  /**
+   * GstSpdlVideoDecode:stats:
+   *
+   * "spdl-stats": items-in, items-out (videos), busy, mean, p90, p99 (ns
+   * per video), cpu, cpu-mean, threads, clips, demuxer-builds and
+   * decoder-builds (pipelines built: the threads' chains are reused
+   * unless #GstSpdlVideoDecode:reuse-chains is false), and
+   * skipped-REASON counts.
+   */
+  g_object_class_install_property (gobject_class, PROP_STATS,
+      g_param_spec_boxed ("stats", "Statistics",
+          "Videos, clips, decode times and chain builds", GST_TYPE_STRUCTURE,
+          G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+
+  gst_element_class_add_static_pad_template (element_class, &sink_template);
+  gst_element_class_add_static_pad_template (element_class, &src_template);
+  gst_element_class_set_static_metadata (element_class,
+      "SPDL parallel video clip decoder", "Codec/Decoder/Video",
+      "Decodes clips of videos with GStreamer's demuxers and decoders on a "
+      "pool of threads, sampled by frame or by time, resized and cropped",
+      "gst-spdl authors");
+  element_class->change_state =
+      GST_DEBUG_FUNCPTR (gst_spdl_video_decode_change_state);
+
+  gst_type_mark_as_plugin_api (GST_TYPE_SPDL_CLIP_SAMPLING, 0);
+  gst_type_mark_as_plugin_api (GST_TYPE_SPDL_SHORT_VIDEOS, 0);
+  gst_type_mark_as_plugin_api (GST_TYPE_SPDL_CLIP_LAYOUT, 0);
+  gst_type_mark_as_plugin_api (GST_TYPE_SPDL_CLIP_CROP, 0);
+  GST_DEBUG_CATEGORY_INIT (spdl_video_decode_debug, "spdlvideodecode", 0,
+      "SPDL parallel video clip decoder");
+}
+
+static void
+gst_spdl_video_decode_init (GstSpdlVideoDecode * self)
+{
+  self->sinkpad = gst_pad_new_from_static_template (&sink_template, "sink");
+  gst_pad_set_chain_function (self->sinkpad,
+      GST_DEBUG_FUNCPTR (gst_spdl_video_decode_chain));
+  gst_pad_set_event_function (self->sinkpad,
+      GST_DEBUG_FUNCPTR (gst_spdl_video_decode_sink_event));
+  gst_pad_set_query_function (self->sinkpad,
+      GST_DEBUG_FUNCPTR (gst_spdl_video_decode_sink_query));
+  gst_pad_set_activatemode_function (self->sinkpad,
+      GST_DEBUG_FUNCPTR (gst_spdl_video_decode_sink_activate_mode));
+  gst_element_add_pad (GST_ELEMENT (self), self->sinkpad);
+
+  self->srcpad = gst_pad_new_from_static_template (&src_template, "src");
+  gst_pad_set_activatemode_function (self->srcpad,
+      GST_DEBUG_FUNCPTR (gst_spdl_video_decode_src_activate_mode));
+  gst_pad_use_fixed_caps (self->srcpad);
+  gst_element_add_pad (GST_ELEMENT (self), self->srcpad);
+
+  self->threads = DEFAULT_THREADS;
+  gst_spdl_clip_params_init (&self->params.clip);
+  gst_spdl_video_limits_init (&self->params.limits);
+  self->params.crop = GST_SPDL_CLIP_CROP_CENTER;
+  self->params.layout = GST_SPDL_CLIP_LAYOUT_TCHW;
+  self->max_errors = DEFAULT_MAX_ERRORS;
+  self->warning_limit = DEFAULT_WARNING_LIMIT;
+  gst_spdl_stats_init (&self->stats);
+  g_mutex_init (&self->lock);
+  g_cond_init (&self->done_cond);
+  g_cond_init (&self->space_cond);
+  g_queue_init (&self->jobs);
+  g_queue_init (&self->pending);
+  g_queue_init (&self->idle_chains);
+  self->srcresult = GST_FLOW_FLUSHING;
+  self->flushing = TRUE;
+}
+
+static void
+gst_spdl_video_decode_finalize (GObject * object)
+{
+  GstSpdlVideoDecode *self = GST_SPDL_VIDEO_DECODE (object);
+
+  gst_spdl_stats_clear (&self->stats);
+  g_mutex_clear (&self->lock);
+  g_cond_clear (&self->done_cond);
+  g_cond_clear (&self->space_cond);
+  G_OBJECT_CLASS (parent_class)->finalize (object);
+}
+
+static void
+gst_spdl_video_decode_set_property (GObject * object, guint prop_id,
+    const GValue * value, GParamSpec * pspec)
+{
+  GstSpdlVideoDecode *self = GST_SPDL_VIDEO_DECODE (object);
+  GstSpdlVideoDecodeParams *p = &self->params;
+
+  GST_OBJECT_LOCK (self);
+  switch (prop_id) {
+    case PROP_THREADS:
+      self->threads = g_value_get_uint (value);
+      break;
+    case PROP_FRAMES:
+      p->clip.frames = g_value_get_uint (value);
+      break;
+    case PROP_STRIDE:
+      p->clip.stride = g_value_get_uint (value);
+      break;
+    case PROP_FRAME_RATE:
+      p->clip.frame_rate = g_value_get_double (value);
+      break;
+    case PROP_CLIPS_PER_VIDEO:
+      p->clip.clips_per_video = g_value_get_uint (value);
+      break;
+    case PROP_SAMPLING:
+      p->clip.sampling = g_value_get_enum (value);
+      break;
+    case PROP_SHORT_VIDEOS:
+      p->clip.short_videos = g_value_get_enum (value);
+      break;
+    case PROP_SIZE:
+      p->size = g_value_get_uint (value);
+      break;
+    case PROP_RESIZE:
+      p->resize = g_value_get_uint (value);
+      break;
+    case PROP_CROP:
+      p->crop = g_value_get_enum (value);
+      break;
+    case PROP_FLIP:
+      p->flip = g_value_get_boolean (value);
+      break;
+    case PROP_LAYOUT:
+      p->layout = g_value_get_enum (value);
+      break;
+    case PROP_SEED:
+      p->clip.seed = g_value_get_uint64 (value);
+      break;
+    case PROP_MAX_PIXELS:
+      p->limits.max_pixels = g_value_get_uint64 (value);
+      break;
+    case PROP_MAX_OUTPUT_PIXELS:
+      p->max_output_pixels = g_value_get_uint64 (value);
+      break;
+    case PROP_MAX_DECODE_FRAMES:
+      p->limits.max_decode_frames = g_value_get_uint (value);
+      break;
+    case PROP_TIMEOUT:
+      p->limits.timeout = g_value_get_uint64 (value);
+      break;
+    case PROP_REUSE_CHAINS:
+      p->limits.reuse = g_value_get_boolean (value);
+      break;
+    case PROP_MAX_ERRORS:
+      self->max_errors = g_value_get_int (value);
+      break;
+    case PROP_WARNING_LIMIT:
+      self->warning_limit = g_value_get_uint (value);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+  GST_OBJECT_UNLOCK (self);
+}
+
+static GstStructure *
+error_counts_new (GstSpdlVideoDecode * self)
+{
+  GstStructure *s = gst_structure_new (GST_SPDL_SKIPPED_NAME, "total",
+      G_TYPE_UINT64, self->errors, NULL);
+  gint i;
+
+  for (i = 0; i < GST_SPDL_DECODE_N_ERRORS; i++)
+    gst_structure_set (s, gst_spdl_decode_error_reason (i), G_TYPE_UINT64,
+        self->errors_by_reason[i], NULL);
+  return s;
+}
+
+/* called with the object lock */
+static GstStructure *
+stats_new (GstSpdlVideoDecode * self)
+{
+  GstStructure *s = gst_spdl_stats_to_structure (&self->stats);
+  guint demuxers = self->demux_builds, decoders = self->decoder_builds;
+  GList *l;
+  gint i;
+
+  /* the live chains' builds; the chains are only read */
+  g_mutex_lock (&self->lock);
+  for (l = self->all_chains; l; l = l->next) {
+    guint d, c;
+    gst_spdl_video_chain_get_builds (l->data, &d, &c);
+    demuxers += d;
+    decoders += c;
+  }
+  g_mutex_unlock (&self->lock);
+  gst_structure_set (s, "threads", G_TYPE_UINT, self->n_workers,
+      "clips", G_TYPE_UINT64, self->clips,
+      "demuxer-builds", G_TYPE_UINT, demuxers,
+      "decoder-builds", G_TYPE_UINT, decoders, NULL);
+  for (i = 0; i < GST_SPDL_DECODE_N_ERRORS; i++) {
+    gchar *key = g_strdup_printf ("skipped-%s",
+        gst_spdl_decode_error_reason (i));
+    gst_structure_set (s, key, G_TYPE_UINT64, self->errors_by_reason[i], NULL);
+    g_free (key);
+  }
+  return s;
+}
+
+static void
+gst_spdl_video_decode_get_property (GObject * object, guint prop_id,
+    GValue * value, GParamSpec * pspec)
+{
+  GstSpdlVideoDecode *self = GST_SPDL_VIDEO_DECODE (object);
+  GstSpdlVideoDecodeParams *p = &self->params;
+
+  GST_OBJECT_LOCK (self);
+  switch (prop_id) {
+    case PROP_THREADS:
+      g_value_set_uint (value, self->threads);
+      break;
+    case PROP_FRAMES:
+      g_value_set_uint (value, p->clip.frames);
+      break;
+    case PROP_STRIDE:
+      g_value_set_uint (value, p->clip.stride);
+      break;
+    case PROP_FRAME_RATE:
+      g_value_set_double (value, p->clip.frame_rate);
+      break;
+    case PROP_CLIPS_PER_VIDEO:
+      g_value_set_uint (value, p->clip.clips_per_video);
+      break;
+    case PROP_SAMPLING:
+      g_value_set_enum (value, p->clip.sampling);
+      break;
+    case PROP_SHORT_VIDEOS:
+      g_value_set_enum (value, p->clip.short_videos);
+      break;
+    case PROP_SIZE:
+      g_value_set_uint (value, p->size);
+      break;
+    case PROP_RESIZE:
+      g_value_set_uint (value, p->resize);
+      break;
+    case PROP_CROP:
+      g_value_set_enum (value, p->crop);
+      break;
+    case PROP_FLIP:
+      g_value_set_boolean (value, p->flip);
+      break;
+    case PROP_LAYOUT:
+      g_value_set_enum (value, p->layout);
+      break;
+    case PROP_SEED:
+      g_value_set_uint64 (value, p->clip.seed);
+      break;
+    case PROP_MAX_PIXELS:
+      g_value_set_uint64 (value, p->limits.max_pixels);
+      break;
+    case PROP_MAX_OUTPUT_PIXELS:
+      g_value_set_uint64 (value, p->max_output_pixels);
+      break;
+    case PROP_MAX_DECODE_FRAMES:
+      g_value_set_uint (value, p->limits.max_decode_frames);
+      break;
+    case PROP_TIMEOUT:
+      g_value_set_uint64 (value, p->limits.timeout);
+      break;
+    case PROP_REUSE_CHAINS:
+      g_value_set_boolean (value, p->limits.reuse);
+      break;
+    case PROP_MAX_ERRORS:
+      g_value_set_int (value, self->max_errors);
+      break;
+    case PROP_WARNING_LIMIT:
+      g_value_set_uint (value, self->warning_limit);
+      break;
+    case PROP_ERRORS:
+      g_value_set_uint64 (value, self->errors);
+      break;
+    case PROP_ERROR_COUNTS:
+      g_value_take_boxed (value, error_counts_new (self));
+      break;
+    case PROP_CLIPS:
+      g_value_set_uint64 (value, self->clips);
+      break;
+    case PROP_STATS:
+      g_value_take_boxed (value, stats_new (self));
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+  GST_OBJECT_UNLOCK (self);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Decoding one video (a worker thread)                                     */
+
+static void
+job_free (Job * job)
+{
+  if (job->input)
+    gst_buffer_unref (job->input);
+  if (job->event)
+    gst_event_unref (job->event);
+  g_list_free_full (job->outputs, (GDestroyNotify) gst_buffer_unref);
+  g_clear_error (&job->error);
+  g_free (job);
+}
+
+/* The tensor shape of a clip of @frames frames of @w x @h, outermost
+ * first. */
+static void
+clip_shape (GstSpdlClipLayout layout, guint frames, guint w, guint h,
+    guint64 shape[4])
+{
+  switch (layout) {
+    case GST_SPDL_CLIP_LAYOUT_CTHW:
+      shape[0] = 3, shape[1] = frames, shape[2] = h, shape[3] = w;
+      break;
+    case GST_SPDL_CLIP_LAYOUT_THWC:
+      shape[0] = frames, shape[1] = h, shape[2] = w, shape[3] = 3;
+      break;
+    case GST_SPDL_CLIP_LAYOUT_TCHW:
+    default:
+      shape[0] = frames, shape[1] = 3, shape[2] = h, shape[3] = w;
+      break;
+  }
+}
+
+/* Where frame @k of a clip goes in its tensor at @base. */
+static void
+clip_frame_output (const GstSpdlVideoDecodeParams * p, guint8 * base,
+    guint k, guint w, guint h, GstSpdlOutput * out)
+{
+  gsize plane = (gsize) w * h;
+  guint c;
+
+  memset (out, 0, sizeof (*out));
+  out->zero_padding = TRUE;
+  if (p->layout == GST_SPDL_CLIP_LAYOUT_THWC) {
+    gst_spdl_output_init_packed (out, base + k * plane * 3, (gsize) w * 3);
+    return;
+  }
+  out->n_planes = 3;
+  for (c = 0; c < 3; c++) {
+    out->data[c] = base + (p->layout == GST_SPDL_CLIP_LAYOUT_CTHW ?
+        ((gsize) c * p->clip.frames + k) * plane : ((gsize) k * 3 + c) *
+        plane);
+    out->stride[c] = w;
+  }
+}
+
+/* The geometry of clip @clip: torchvision's Resize(resize) then a
+ * CenterCrop or a RandomCrop(size), and a flip, drawn once per clip. */
+static void
+clip_geometry (const GstSpdlVideoDecodeParams * p, guint w, guint h,
+    guint epoch, guint64 index, guint clip, GstSpdlGeometry * g)
+{
+  GstSpdlDecodeParams dp;
+  GstSpdlRng rng;
+
+  gst_spdl_decode_params_init (&dp);
+  dp.max_pixels = 0;
+  if (p->size == 0 && p->resize == 0) {
+    dp.mode = GST_SPDL_RESIZE_STRETCH;  /* the frame as it is */
+  } else {
+    dp.mode = GST_SPDL_RESIZE_CENTER_CROP;
+    dp.width = dp.height = p->size;
+    dp.resize_shorter = p->resize ? p->resize : p->size;
+  }
+  gst_spdl_geometry_compute (g, &dp, w, h, epoch, index);
+  gst_spdl_rng_init (&rng, p->clip.seed, CROP_STREAM | epoch,
+      index * 1024 + clip);
+  if (p->crop == GST_SPDL_CLIP_CROP_RANDOM && p->size > 0) {
+    if (g->virtual_width >= p->size)
+      g->offset_x = gst_spdl_rng_below (&rng, g->virtual_width - p->size + 1);
+    if (g->virtual_height >= p->size)
+      g->offset_y = gst_spdl_rng_below (&rng,
+          g->virtual_height - p->size + 1);
+  }
+  g->flip = p->flip && gst_spdl_rng_uniform (&rng, 0.0, 1.0) < 0.5;
+}
+
+typedef struct
+{
+  const GstSpdlVideoDecodeParams *p;
+  const guint *indices;         /* clips x frames */
+  guint8 **data;                /* each clip's tensor */
+  GstSpdlGeometry *geom;        /* each clip's */
+  GstSpdlRowSink sink;
+  guint8 *delivered;            /* per frame of the video */
+} ClipWriter;
+
+/* A decoded frame: into every clip position that takes it. */
+static void
+write_frame (guint frame, const guint8 * rgb, gsize stride, guint width,
+    guint height, gpointer user_data)
+{
+  ClipWriter *w = user_data;
+  const GstSpdlVideoDecodeParams *p = w->p;
+  guint c, k, y;
+
+  w->delivered[frame] = 1;
+  for (c = 0; c < p->clip.clips_per_video; c++)
+    for (k = 0; k < p->clip.frames; k++) {
+      const GstSpdlGeometry *g = &w->geom[c];
+      GstSpdlOutput out;
+
+      if (w->indices[c * p->clip.frames + k] != frame)
+        continue;
+      clip_frame_output (p, w->data[c], k, g->out_width, g->out_height,
+          &out);
+      gst_spdl_row_sink_plan (&w->sink, &out, g, width, height, 3, FALSE);
+      for (y = 0; y < height; y++)
+        if (gst_spdl_row_sink_wants (&w->sink, y))
+          gst_spdl_row_sink_push (&w->sink, y, rgb + y * stride,
+              GST_SPDL_PIXELS_RGB);
+      gst_spdl_row_sink_finish (&w->sink, &out);
+    }
+}
+
+static guint64
+output_limit (const GstSpdlVideoDecodeParams * p)
+{
+  guint64 side = MAX (p->size, p->resize);
+
+  if (p->max_output_pixels)
+    return p->max_output_pixels;
+  if (side == 0)
+    return p->limits.max_pixels ? p->limits.max_pixels * p->clip.frames :
+        G_MAXUINT64;
+  return 64 * side * side * p->clip.frames;
+}
+
+static void
+decode_video (GstSpdlVideoDecode * self, GstSpdlVideoChain * chain, Job * job)
+{
+  const GstSpdlVideoDecodeParams *p = &self->active;
+  guint clips = p->clip.clips_per_video, frames = p->clip.frames;
+  ClipWriter w = { 0, };
+  GstMapInfo map;
+  GBytes *bytes;
+  const gdouble *pts;
+  guint n_frames, width, height, c, k, kept = 0, dropped = 0;
+  GstSpdlClipPlanResult plan;
+  guint *indices = NULL;
+  GstBuffer **outs = NULL;
+  guint8 **data = NULL;
+  gdouble dropped_at = 0;
+
+  if (!gst_buffer_map (job->input, &map, GST_MAP_READ)) {
+    gst_spdl_decode_fail (&job->error, GST_SPDL_DECODE_ERROR_UNSUPPORTED,
+        "could not map the input memory");
+    return;
+  }
+  /* the chain reads the mapped file; it is unmapped after the decode */
+  bytes = g_bytes_new_static (map.data, map.size);
+  if (!gst_spdl_video_chain_open (chain, bytes, &job->error))
+    goto done;
+  pts = gst_spdl_video_chain_get_pts (chain, &n_frames);
+  gst_spdl_video_chain_get_size (chain, &width, &height);
+  indices = g_new (guint, (gsize) clips * frames);
+  plan = gst_spdl_clip_plan (&p->clip, pts, n_frames,
+      gst_spdl_video_chain_get_end (chain), job->epoch, job->index, indices);
+  if (plan == GST_SPDL_CLIP_PLAN_NO_FRAMES) {
+    gst_spdl_decode_fail (&job->error, GST_SPDL_DECODE_ERROR_NO_VIDEO,
+        "the video has no frame");
+    goto done;
+  }
+  if (plan == GST_SPDL_CLIP_PLAN_SHORT) {
+    job->fatal = p->clip.short_videos == GST_SPDL_SHORT_VIDEOS_ERROR;
+    gst_spdl_decode_fail (&job->error, GST_SPDL_DECODE_ERROR_TOO_SHORT,
+        "the video (%u frames, %.3f s) is shorter than a clip", n_frames,
+        n_frames ? pts[n_frames - 1] - pts[0] : 0.0);
+    goto done;
+  }
+  if (width == 0 || height == 0) {
+    gst_spdl_decode_fail (&job->error, GST_SPDL_DECODE_ERROR_CORRUPT,
+        "the video stream declares no frame size");
+    goto done;
+  }
+  w.p = p;
+  w.indices = indices;
+  w.geom = g_new0 (GstSpdlGeometry, clips);
+  w.data = data = g_new0 (guint8 *, clips);
+  w.delivered = g_new0 (guint8, n_frames);
+  outs = g_new0 (GstBuffer *, clips);
+  for (c = 0; c < clips; c++) {
+    GstSpdlGeometry *g = &w.geom[c];
+    guint64 pixels;
+    GstMapInfo out_map;
+
+    clip_geometry (p, width, height, job->epoch, job->index, c, g);
+    pixels = (guint64) g->out_width * g->out_height * frames;
+    if (pixels > output_limit (p)) {
+      gst_spdl_decode_fail (&job->error, GST_SPDL_DECODE_ERROR_TOO_LARGE,
+          "its clips would be %u frames of %ux%u, more than "
+          "max-output-pixels=%" G_GUINT64_FORMAT " pixels", frames,
+          g->out_width, g->out_height, output_limit (p));
+      goto done;
+    }
+    outs[c] = gst_spdl_buffer_try_new (pixels * 3);
+    if (outs[c] == NULL) {
+      gst_spdl_decode_fail (&job->error, GST_SPDL_DECODE_ERROR_TOO_LARGE,
+          "out of memory for a clip of %u frames of %ux%u", frames,
+          g->out_width, g->out_height);
+      goto done;
+    }
+    /* the buffer's memory stays where it is until pushed */
+    gst_buffer_map (outs[c], &out_map, GST_MAP_WRITE);
+    data[c] = out_map.data;
+    gst_buffer_unmap (outs[c], &out_map);
+  }
+  if (!gst_spdl_video_chain_decode (chain, indices, clips * frames,
+          write_frame, &w, &job->error))
+    goto done;
+  for (c = 0; c < clips; c++) {
+    gdouble *clip_pts = g_new (gdouble, frames);
+    gboolean complete = TRUE;
+    guint64 shape[4];
+
+    for (k = 0; k < frames; k++) {
+      guint f = indices[c * frames + k];
+      clip_pts[k] = pts[f];
+      if (!w.delivered[f] && complete) {
+        complete = FALSE;
+        dropped_at = pts[f];
+      }
+    }
+    if (!complete) {
+      dropped++;
+      g_free (clip_pts);
+      gst_clear_buffer (&outs[c]);
+      continue;
+    }
+    clip_shape (p->layout, frames, w.geom[c].out_width,
+        w.geom[c].out_height, shape);
+    gst_spdl_buffer_copy_sample_meta (outs[c], job->input);
+    gst_spdl_buffer_set_clip_info (outs[c], c, clip_pts, frames);
+    /* the shape travels with the buffer until the caps are made */
+    GST_BUFFER_OFFSET (outs[c]) = w.geom[c].out_width;
+    GST_BUFFER_OFFSET_END (outs[c]) = w.geom[c].out_height;
+    job->outputs = g_list_append (job->outputs, g_steal_pointer (&outs[c]));
+    g_free (clip_pts);
+    kept++;
+  }
+  if (job->outputs)
+    gst_spdl_buffer_mark_last_clip (g_list_last (job->outputs)->data);
+  if (dropped)
+    gst_spdl_decode_fail (&job->error, GST_SPDL_DECODE_ERROR_CORRUPT,
+        "%u of its %u clips dropped: the frame at %.3f s could not be "
+        "decoded", dropped, clips, dropped_at);
+done:
+  if (outs)
+    for (c = 0; c < clips; c++)
+      gst_clear_buffer (&outs[c]);
+  g_free (outs);
+  g_free (data);
+  g_free (w.geom);
+  g_free (w.delivered);
+  gst_spdl_row_sink_clear (&w.sink);
+  g_free (indices);
+  gst_spdl_video_chain_close (chain);
+  g_bytes_unref (bytes);
+  gst_buffer_unmap (job->input, &map);
+  (void) kept;
+}
+
+/* Runs in a pool thread, once per video queued: the oldest pending video
+ * with an idle chain. */
+static void
+worker_func (gpointer item, gpointer data)
+{
+  GstSpdlVideoDecode *self = data;
+  GstSpdlVideoChain *chain;
+  Job *job;
+  guint64 start, cpu_start;
+
+  g_mutex_lock (&self->lock);
+  if (self->flushing || g_queue_is_empty (&self->pending)) {
+    g_mutex_unlock (&self->lock);
+    return;
+  }
+  job = g_queue_pop_head (&self->pending);
+  chain = g_queue_pop_head (&self->idle_chains);
+  self->busy++;
+  g_mutex_unlock (&self->lock);
+
+  start = gst_spdl_now_ns ();
+  cpu_start = gst_spdl_thread_cpu_ns ();
+  decode_video (self, chain, job);
+  gst_spdl_stats_record_with_cpu (&self->stats, gst_spdl_now_ns () - start,
+      gst_spdl_thread_cpu_ns () - cpu_start);
+
+  g_mutex_lock (&self->lock);
+  g_queue_push_head (&self->idle_chains, chain);
+  job->done = TRUE;
+  self->busy--;
+  g_cond_broadcast (&self->done_cond);
+  g_mutex_unlock (&self->lock);
+}
+
+static gboolean
+start_workers (GstSpdlVideoDecode * self)
+{
+  GError *error = NULL;
+  guint i, n;
+
+  GST_OBJECT_LOCK (self);
+  self->active = self->params;
+  gst_spdl_warn_limiter_reset (&self->warn_limiter, self->warning_limit);
+  memset (self->epoch_errors, 0, sizeof (self->epoch_errors));
+  memset (self->errors_by_reason, 0, sizeof (self->errors_by_reason));
+  self->epoch_resumed = FALSE;
+  self->errors = 0;
+  self->clips = 0;
+  self->videos = 0;
+  self->demux_builds = self->decoder_builds = 0;
+  n = self->threads ? self->threads : g_get_num_processors ();
+  GST_OBJECT_UNLOCK (self);
+  gst_spdl_stats_reset (&self->stats);
+
+  self->max_in_flight = n * JOBS_PER_THREAD;
+  self->next_index = 0;
+  self->n_workers = n;
+  g_mutex_lock (&self->lock);
+  for (i = 0; i < n; i++) {
+    GstSpdlVideoChain *chain =
+        gst_spdl_video_chain_new (&self->active.limits);
+    g_queue_push_tail (&self->idle_chains, chain);
+    self->all_chains = g_list_prepend (self->all_chains, chain);
+  }
+  g_mutex_unlock (&self->lock);
+  self->workers = g_thread_pool_new (worker_func, self, n, TRUE, &error);
+  if (self->workers == NULL) {
+    GST_ELEMENT_ERROR (self, RESOURCE, FAILED,
+        ("Could not start %u decoding threads", n), ("%s", error->message));
+    g_clear_error (&error);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+static void
+clear_jobs_locked (GstSpdlVideoDecode * self)
+{
+  while (self->busy > 0)
+    g_cond_wait (&self->done_cond, &self->lock);
+  g_queue_clear (&self->pending);
+  g_queue_clear_full (&self->jobs, (GDestroyNotify) job_free);
+  self->in_flight = 0;
+  g_cond_broadcast (&self->space_cond);
+}
+
+static void
+stop_workers (GstSpdlVideoDecode * self)
+{
+  GList *l;
+
+  if (self->workers)
+    g_thread_pool_free (self->workers, TRUE, TRUE);
+  self->workers = NULL;
+  g_mutex_lock (&self->lock);
+  clear_jobs_locked (self);
+  g_queue_clear (&self->idle_chains);
+  for (l = self->all_chains; l; l = l->next) {
+    guint d, c;
+    gst_spdl_video_chain_get_builds (l->data, &d, &c);
+    self->demux_builds += d;
+    self->decoder_builds += c;
+    gst_spdl_video_chain_free (l->data);
+  }
+  g_clear_pointer (&self->all_chains, g_list_free);
+  g_mutex_unlock (&self->lock);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Sink side                                                                */
+
+static gboolean
+gst_spdl_video_decode_sink_query (GstPad * pad, GstObject * parent,
+    GstQuery * query)
+{
+  if (GST_QUERY_TYPE (query) == GST_QUERY_ALLOCATION)
+    return TRUE;                /* compressed input: nothing to propose */
+  return gst_pad_query_default (pad, parent, query);
+}
+
+static GstFlowReturn
+gst_spdl_video_decode_chain (GstPad * pad, GstObject * parent,
+    GstBuffer * buffer)
+{
+  GstSpdlVideoDecode *self = GST_SPDL_VIDEO_DECODE (parent);
+  Job *job = g_new0 (Job, 1);
+  GstSpdlSampleInfo info;
+  gboolean has_info;
+  GstFlowReturn ret;
+
+  job->input = buffer;
+  gst_spdl_stats_add_in (&self->stats, 1);
+  has_info = gst_spdl_buffer_get_sample_info (buffer, &info);
+  g_mutex_lock (&self->lock);
+  if (has_info) {
+    job->index = info.index;
+    job->epoch = info.epoch;
+  } else {
+    job->index = self->next_index++;
+  }
+  while (!self->flushing && self->srcresult == GST_FLOW_OK &&
+      self->in_flight >= self->max_in_flight)
+    g_cond_wait (&self->space_cond, &self->lock);
+  ret = self->srcresult;
+  if (ret != GST_FLOW_OK) {
+    g_mutex_unlock (&self->lock);
+    job_free (job);
+    return ret;
+  }
+  g_queue_push_tail (&self->jobs, job);
+  g_queue_push_tail (&self->pending, job);
+  self->in_flight++;
+  g_mutex_unlock (&self->lock);
+  if (!g_thread_pool_push (self->workers, self, NULL)) {
+    GST_ELEMENT_ERROR (self, RESOURCE, FAILED, (NULL),
+        ("could not queue a video on the decoding threads"));
+    return GST_FLOW_ERROR;
+  }
+  return GST_FLOW_OK;
+}
+
+static void
+queue_event (GstSpdlVideoDecode * self, GstEvent * event)
+{
+  Job *job = g_new0 (Job, 1);
+
+  job->event = event;
+  job->done = TRUE;
+  g_mutex_lock (&self->lock);
+  if (self->flushing) {
+    g_mutex_unlock (&self->lock);
+    job_free (job);
+    return;
+  }
+  g_queue_push_tail (&self->jobs, job);
+  g_cond_broadcast (&self->done_cond);
+  g_mutex_unlock (&self->lock);
+}
+
+static gboolean
+gst_spdl_video_decode_sink_event (GstPad * pad, GstObject * parent,
+    GstEvent * event)
+{
+  GstSpdlVideoDecode *self = GST_SPDL_VIDEO_DECODE (parent);
+
+  switch (GST_EVENT_TYPE (event)) {
+    case GST_EVENT_FLUSH_START:
+      g_mutex_lock (&self->lock);
+      self->flushing = TRUE;
+      self->srcresult = GST_FLOW_FLUSHING;
+      g_cond_broadcast (&self->done_cond);
+      g_cond_broadcast (&self->space_cond);
+      g_mutex_unlock (&self->lock);
+      gst_pad_push_event (self->srcpad, event);
+      gst_pad_pause_task (self->srcpad);
+      return TRUE;
+    case GST_EVENT_FLUSH_STOP:
+      g_mutex_lock (&self->lock);
+      clear_jobs_locked (self);
+      self->flushing = FALSE;
+      self->srcresult = GST_FLOW_OK;
+      g_mutex_unlock (&self->lock);
+      gst_pad_push_event (self->srcpad, event);
+      return gst_pad_start_task (self->srcpad,
+          (GstTaskFunction) gst_spdl_video_decode_loop, self, NULL);
+    case GST_EVENT_CAPS:
+      /* files in; our caps follow from each clip's shape */
+      gst_event_unref (event);
+      return TRUE;
+    default:
+      if (GST_EVENT_IS_SERIALIZED (event)) {
+        queue_event (self, event);
+        return TRUE;
+      }
+      return gst_pad_event_default (pad, parent, event);
+  }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Source side                                                              */
+
+static void
+push_held_events (GstSpdlVideoDecode * self)
+{
+  GList *l;
+
+  for (l = self->held_events; l; l = l->next)
+    gst_pad_push_event (self->srcpad, l->data);
+  g_clear_pointer (&self->held_events, g_list_free);
+}
+
+/* Caps before the first clip of each shape; sticky events that must
+ * follow caps (segment, tags) are held until then. */
+static const gchar *
+clip_layout_nick (GstSpdlClipLayout layout)
+{
+  GEnumClass *klass = g_type_class_ref (GST_TYPE_SPDL_CLIP_LAYOUT);
+  GEnumValue *value = g_enum_get_value (klass, layout);
+  const gchar *nick = value ? value->value_nick : "tchw";
+
+  g_type_class_unref (klass);
+  return nick;
+}
+
+static gboolean
+ensure_caps (GstSpdlVideoDecode * self, const guint64 shape[4])
+{
+  GstSpdlTensorInfo info;
+  GstCaps *caps;
+  gboolean ok;
+
+  if (self->caps_sent && memcmp (shape, self->caps_shape,
+          sizeof (self->caps_shape)) == 0)
+    return TRUE;
+  info.n_dims = 4;
+  info.dtype = GST_SPDL_DTYPE_UINT8;
+  memcpy (info.shape, shape, sizeof (guint64) * 4);
+  caps = gst_spdl_tensors_caps_new (&info, 1, NULL);
+  /* which dimension is time: spdlbatch's pts tensor needs it */
+  gst_caps_set_simple (caps, "layout", G_TYPE_STRING,
+      clip_layout_nick (self->active.layout), NULL);
+  ok = gst_pad_push_event (self->srcpad, gst_event_new_caps (caps));
+  if (!ok) {
+    gchar *s = gst_spdl_tensor_shape_to_string (&info);
+    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
+        ("Downstream does not accept clips of shape [%s]", s),
+        ("downstream refused %" GST_PTR_FORMAT, caps));
+    g_free (s);
+  }
+  gst_caps_unref (caps);
+  if (!ok)
+    return FALSE;
+  memcpy (self->caps_shape, shape, sizeof (self->caps_shape));
+  self->caps_sent = TRUE;
+  push_held_events (self);
+  return TRUE;
+}
+
+static void
+push_event (GstSpdlVideoDecode * self, GstEvent * event)
+{
+  GstEventType type = GST_EVENT_TYPE (event);
+
+  if (!self->caps_sent && GST_EVENT_IS_STICKY (event) &&
+      type != GST_EVENT_STREAM_START && type != GST_EVENT_EOS) {
+    self->held_events = g_list_append (self->held_events, event);
+    return;
+  }
+  if (type == GST_EVENT_EOS && !self->caps_sent)
+    push_held_events (self);
+  gst_pad_push_event (self->srcpad, event);
+}
+
+/* Counts a skipped video or clips and warns (the first warning-limit of
+ * each epoch on the bus); FALSE once past max-errors or when fatal. */
+static gboolean
+skip_video (GstSpdlVideoDecode * self, Job * job)
+{
+  const gchar *path = gst_spdl_buffer_get_path (job->input);
+  gint code = job->error->domain == GST_SPDL_DECODE_ERROR &&
+      job->error->code < GST_SPDL_DECODE_N_ERRORS ? job->error->code :
+      GST_SPDL_DECODE_ERROR_CORRUPT;
+  const gchar *reason = gst_spdl_decode_error_reason (code);
+  guint64 errors;
+  gint max_errors;
+  gboolean post;
+
+  if (job->fatal) {
+    GST_ELEMENT_ERROR (self, STREAM, DECODE,
+        ("Video \"%s\": %s (short-videos=error)", path, job->error->message),
+        ("reason: %s", reason));
+    return FALSE;
+  }
+  GST_OBJECT_LOCK (self);
+  errors = ++self->errors;
+  self->errors_by_reason[code]++;
+  self->epoch_errors[code]++;
+  max_errors = self->max_errors;
+  self->warn_limiter.limit = self->warning_limit;
+  post = gst_spdl_warn_limiter_count (&self->warn_limiter, job->epoch);
+  GST_OBJECT_UNLOCK (self);
+
+  if (max_errors >= 0 && errors > (guint64) max_errors) {
+    GST_ELEMENT_ERROR (self, STREAM, DECODE,
+        ("Could not decode video \"%s\": %s; %" G_GUINT64_FORMAT
+            " skipped, more than max-errors=%d", path, job->error->message,
+            errors, max_errors), ("reason: %s", reason));
+    return FALSE;
+  }
+  if (post)
+    GST_ELEMENT_WARNING (self, STREAM, DECODE,
+        ("Skipping video \"%s\": %s", path, job->error->message),
+        ("reason: %s; %" G_GUINT64_FORMAT " skipped so far", reason, errors));
+  else
+    GST_WARNING_OBJECT (self, "Skipping video \"%s\": %s (reason %s)",
+        path, job->error->message, reason);
+  return TRUE;
+}
+
+static void
+end_epoch (GstSpdlVideoDecode * self, GstEvent * event)
+{
+  guint64 counts[GST_SPDL_DECODE_N_ERRORS], total = 0, suppressed, samples;
+  guint epoch;
+  gint i;
+
+  if (!gst_spdl_epoch_end_parse (gst_event_get_structure (event), &epoch,
+          &samples))
+    return;
+  GST_OBJECT_LOCK (self);
+  for (i = 0; i < GST_SPDL_DECODE_N_ERRORS; i++)
+    total += counts[i] = self->epoch_errors[i];
+  memset (self->epoch_errors, 0, sizeof (self->epoch_errors));
+  suppressed = self->warn_limiter.epoch == epoch &&
+      self->warn_limiter.skipped > self->warn_limiter.limit ?
+      self->warn_limiter.skipped - self->warn_limiter.limit : 0;
+  GST_OBJECT_UNLOCK (self);
+  if (total > 0)
+    gst_element_post_message (GST_ELEMENT (self),
+        gst_spdl_skipped_message_new (GST_ELEMENT (self), epoch,
+            GST_SPDL_DECODE_ERROR, counts, GST_SPDL_DECODE_N_ERRORS,
+            suppressed));
+}
+
+static GstFlowReturn
+push_clips (GstSpdlVideoDecode * self, Job * job)
+{
+  GstFlowReturn ret = GST_FLOW_OK;
+
+  if (job->error && !skip_video (self, job))
+    return GST_FLOW_ERROR;
+  while (job->outputs && ret == GST_FLOW_OK) {
+    GstBuffer *clip = job->outputs->data;
+    guint64 shape[4];
+
+    job->outputs = g_list_delete_link (job->outputs, job->outputs);
+    clip_shape (self->active.layout, self->active.clip.frames,
+        GST_BUFFER_OFFSET (clip), GST_BUFFER_OFFSET_END (clip), shape);
+    GST_BUFFER_OFFSET (clip) = GST_BUFFER_OFFSET_NONE;
+    GST_BUFFER_OFFSET_END (clip) = GST_BUFFER_OFFSET_NONE;
+    if (!ensure_caps (self, shape)) {
+      gst_buffer_unref (clip);
+      return GST_FLOW_NOT_NEGOTIATED;
+    }
+    GST_OBJECT_LOCK (self);
+    self->clips++;
+    GST_OBJECT_UNLOCK (self);
+    ret = gst_pad_push (self->srcpad, clip);
+  }
+  gst_spdl_stats_add_out (&self->stats, 1);
+  return ret;
+}
+
+static Job *
+take_ready_job (GstSpdlVideoDecode * self)
+{
+  Job *job = g_queue_peek_head (&self->jobs);
+
+  if (job && job->done)
+    return g_queue_pop_head (&self->jobs);
+  return NULL;
+}
+
+static void
+gst_spdl_video_decode_loop (GstSpdlVideoDecode * self)
+{
+  GstFlowReturn ret = GST_FLOW_OK;
+  Job *job;
+
+  g_mutex_lock (&self->lock);
+  while (!self->flushing && (job = take_ready_job (self)) == NULL)
+    g_cond_wait (&self->done_cond, &self->lock);
+  if (self->flushing) {
+    g_mutex_unlock (&self->lock);
+    gst_pad_pause_task (self->srcpad);
+    return;
+  }
+  if (job->input) {
+    self->in_flight--;
+    g_cond_signal (&self->space_cond);
+  }
+  g_mutex_unlock (&self->lock);
+
+  if (job->event) {
+    gboolean is_eos = GST_EVENT_TYPE (job->event) == GST_EVENT_EOS;
+    if (is_eos) {
+      GstStructure *counts;
+      GST_OBJECT_LOCK (self);
+      counts = error_counts_new (self);
+      GST_OBJECT_UNLOCK (self);
+      gst_element_post_message (GST_ELEMENT (self),
+          gst_message_new_element (GST_OBJECT (self), counts));
+    }
+    if (gst_spdl_is_epoch_end_event (job->event))
+      end_epoch (self, job->event);
+    push_event (self, g_steal_pointer (&job->event));
+    if (is_eos)
+      ret = GST_FLOW_EOS;
+  } else {
+    ret = push_clips (self, job);
+  }
+  job_free (job);
+
+  if (ret != GST_FLOW_OK) {
+    g_mutex_lock (&self->lock);
+    if (self->srcresult == GST_FLOW_OK)
+      self->srcresult = ret;
+    g_cond_broadcast (&self->space_cond);
+    g_mutex_unlock (&self->lock);
+    if (ret != GST_FLOW_EOS && ret != GST_FLOW_FLUSHING &&
+        ret != GST_FLOW_ERROR)
+      GST_ELEMENT_FLOW_ERROR (self, ret);
+    if (ret == GST_FLOW_ERROR || ret == GST_FLOW_NOT_LINKED ||
+        ret == GST_FLOW_NOT_NEGOTIATED)
+      gst_pad_push_event (self->srcpad, gst_event_new_eos ());
+    gst_pad_pause_task (self->srcpad);
+  }
+}
+
+static gboolean
+gst_spdl_video_decode_src_activate_mode (GstPad * pad, GstObject * parent,
+    GstPadMode mode, gboolean active)
+{
+  GstSpdlVideoDecode *self = GST_SPDL_VIDEO_DECODE (parent);
+
+  if (mode != GST_PAD_MODE_PUSH)
+    return FALSE;
+  if (active) {
+    g_mutex_lock (&self->lock);
+    self->flushing = FALSE;
+    self->srcresult = GST_FLOW_OK;
+    g_mutex_unlock (&self->lock);
+    return gst_pad_start_task (pad,
+        (GstTaskFunction) gst_spdl_video_decode_loop, self, NULL);
+  }
+  g_mutex_lock (&self->lock);
+  self->flushing = TRUE;
+  self->srcresult = GST_FLOW_FLUSHING;
+  g_cond_broadcast (&self->done_cond);
+  g_cond_broadcast (&self->space_cond);
+  g_mutex_unlock (&self->lock);
+  return gst_pad_stop_task (pad);
+}
+
+static gboolean
+gst_spdl_video_decode_sink_activate_mode (GstPad * pad, GstObject * parent,
+    GstPadMode mode, gboolean active)
+{
+  GstSpdlVideoDecode *self = GST_SPDL_VIDEO_DECODE (parent);
+
+  if (mode != GST_PAD_MODE_PUSH)
+    return FALSE;
+  if (!active) {
+    g_mutex_lock (&self->lock);
+    self->flushing = TRUE;
+    self->srcresult = GST_FLOW_FLUSHING;
+    g_cond_broadcast (&self->space_cond);
+    g_cond_broadcast (&self->done_cond);
+    g_mutex_unlock (&self->lock);
+  }
+  return TRUE;
+}
+
+static void
+reset_output (GstSpdlVideoDecode * self)
+{
+  g_list_free_full (self->held_events, (GDestroyNotify) gst_event_unref);
+  self->held_events = NULL;
+  self->caps_sent = FALSE;
+}
+
+static GstStateChangeReturn
+gst_spdl_video_decode_change_state (GstElement * element,
+    GstStateChange transition)
+{
+  GstSpdlVideoDecode *self = GST_SPDL_VIDEO_DECODE (element);
+  GstStateChangeReturn ret;
+
+  if (transition == GST_STATE_CHANGE_READY_TO_PAUSED &&
+      !start_workers (self)) {
+    stop_workers (self);
+    return GST_STATE_CHANGE_FAILURE;
+  }
+
+  ret = GST_ELEMENT_CLASS (parent_class)->change_state (element, transition);
+
+  if (transition == GST_STATE_CHANGE_PAUSED_TO_READY ||
+      (transition == GST_STATE_CHANGE_READY_TO_PAUSED &&
+          ret == GST_STATE_CHANGE_FAILURE)) {
+    stop_workers (self);
+    reset_output (self);
+  }
+  return ret;
+}

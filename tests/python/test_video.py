@@ -1,0 +1,347 @@
+"""spdlvideodecode against FFmpeg: the pts of every frame and its pixels
+(native size), on H.264 with B-frames and a 250-frame GOP, VP9, Matroska
+with audio, a moov atom at the end and a variable-frame-rate file; bad
+files skipped by reason."""
+import os
+import subprocess
+
+import numpy as np
+import pytest
+from gi.repository import Gst
+
+import videogen
+
+pytestmark = pytest.mark.skipif(
+    not (os.path.exists(videogen.FFMPEG) and
+         Gst.ElementFactory.find("avdec_h264") and
+         Gst.ElementFactory.find("x264enc") is not None or True),
+    reason="needs ffmpeg and gst-libav")
+
+EXTENSIONS = "mp4,mkv,webm,mov,avi"
+
+
+@pytest.fixture(scope="module")
+def videos(tmp_path_factory):
+    root = tmp_path_factory.mktemp("videos")
+    videogen.make_set(str(root))
+    return root
+
+
+def run_clips(launch, timeout_s=120):
+    """[(array, meta structure)] and the warnings, of @launch."""
+    pipeline = Gst.parse_launch(launch + " ! appsink name=sink sync=false")
+    sink = pipeline.get_by_name("sink")
+    bus = pipeline.get_bus()
+    pipeline.set_state(Gst.State.PLAYING)
+    clips, warnings, counts = [], [], None
+    try:
+        while True:
+            sample = sink.emit("try-pull-sample", Gst.SECOND)
+            while True:
+                msg = bus.pop_filtered(Gst.MessageType.ERROR |
+                                       Gst.MessageType.WARNING)
+                if msg is None:
+                    break
+                if msg.type == Gst.MessageType.ERROR:
+                    raise RuntimeError(msg.parse_error()[0].message)
+                warnings.append(msg.parse_warning()[0].message)
+            if sample is None:
+                if sink.get_property("eos"):
+                    break
+                timeout_s -= 1
+                assert timeout_s > 0, "pipeline timed out"
+                continue
+            st = sample.get_caps().get_structure(0)
+            dims = [int(d) for d in st.get_value("dimensions").split(":")]
+            buf = sample.get_buffer()
+            ok, info = buf.map(Gst.MapFlags.READ)
+            assert ok
+            arr = np.frombuffer(info.data, np.uint8).reshape(
+                dims[::-1]).copy()
+            buf.unmap(info)
+            # a copy: the meta dies with the buffer
+            meta = buf.get_custom_meta(
+                "GstSpdlSampleMeta").get_structure().copy()
+            clips.append((arr, meta))
+        dec = pipeline.get_by_name("dec")
+        if dec is not None:
+            counts = dec.get_property("error-counts")
+    finally:
+        pipeline.set_state(Gst.State.NULL)
+    return clips, warnings, counts
+
+
+def pts_of(meta):
+    v = meta.get_value("pts")
+    return [v[i] for i in range(len(v))]
+
+
+class References:
+    """FFmpeg's pts and rgb24 frames of each video, decoded once."""
+
+    def __init__(self):
+        self.refs = {}
+
+    def __getitem__(self, path):
+        if path not in self.refs:
+            self.refs[path] = (videogen.probe_pts(path),
+                               videogen.decode_rgb(path))
+        return self.refs[path]
+
+
+@pytest.fixture(scope="module")
+def references():
+    return References()
+
+
+def assert_clips_equal_ffmpeg(clips, references, frames, stride):
+    """Each clip's pts are FFmpeg's pts of the video named in its meta,
+    every stride-th one, and its pixels are FFmpeg's frames at those pts."""
+    for arr, meta in clips:
+        path = meta.get_string("path")
+        ref_pts, ref = references[path]
+        pts = pts_of(meta)
+        assert len(pts) == frames and arr.shape[0] == frames
+        idx = [int(np.argmin(np.abs(ref_pts - t))) for t in pts]
+        np.testing.assert_allclose(ref_pts[idx], pts, atol=1e-6,
+                                   err_msg=path)
+        assert all(b - a == stride for a, b in zip(idx, idx[1:])), (path, idx)
+        assert arr.shape[1:] == ref.shape[1:], (path, arr.shape, ref.shape)
+        for k, i in enumerate(idx):
+            mad = np.abs(arr[k].astype(int) - ref[i].astype(int)).mean()
+            # about 0.65: FFmpeg's rgb24 is itself under the exact values
+            assert mad <= 0.8, (path, k, i, mad)
+
+
+@pytest.mark.parametrize("clips_per_video,sampling", [(2, "random"),
+                                                      (3, "uniform")])
+def test_frames_and_pts_equal_ffmpeg(videos, references, clips_per_video,
+                                     sampling):
+    clips, warnings, _ = run_clips(
+        "spdlsrc location=%s extensions=%s ! spdlvideodecode name=dec "
+        "frames=8 stride=2 threads=2 layout=thwc clips-per-video=%d "
+        "sampling=%s" % (videos, EXTENSIONS, clips_per_video, sampling))
+    assert warnings == []
+    assert len(clips) == 6 * clips_per_video
+    assert_clips_equal_ffmpeg(clips, references, 8, 2)
+    if sampling == "uniform":
+        # the last clip of each video ends at its last frame
+        ends = {}
+        for arr, meta in clips:
+            ends.setdefault(meta.get_string("path"), []).append(
+                pts_of(meta)[-1])
+        for path, last in ends.items():
+            ref_pts = references[path][0]
+            assert max(last) == pytest.approx(ref_pts[-1]) or \
+                max(last) == pytest.approx(ref_pts[-2])
+
+
+@pytest.fixture(scope="module")
+def same_size_videos(tmp_path_factory):
+    """Videos of one size and rate in different containers and codecs, so
+    that one decoding thread opens each right after another of its kind."""
+    root = tmp_path_factory.mktemp("same_size")
+    kinds = [
+        ("mp4", ["-c:v", "libx264", "-g", "12", "-pix_fmt", "yuv420p"]),
+        ("webm", ["-c:v", "libvpx-vp9", "-b:v", "400k", "-g", "30"]),
+        ("mkv", ["-c:v", "libx264", "-g", "25", "-pix_fmt", "yuv420p"]),
+        ("mov", ["-c:v", "libx264", "-g", "10", "-pix_fmt", "yuv420p",
+                 "-movflags", "+faststart"]),
+    ]
+    for i in range(8):
+        ext, opts = kinds[i % len(kinds)]
+        folder = root / ("c%d" % (i % 2))
+        folder.mkdir(exist_ok=True)
+        # lengths differ, so a clip planned on another video's index shows
+        videogen.make(folder / ("v%d.%s" % (i, ext)), "320x240", 25,
+                      1 + 0.4 * i, opts)
+    return root
+
+
+def test_clips_are_of_the_video_in_their_meta(same_size_videos, references):
+    """A decoding thread reuses its demuxer and decoder from video to video:
+    nothing of one video may reach the next (giostreamsrc keeps its read
+    cache across streams: a reused one gave a video another one's header
+    and index). Every clip's pts and pixels are those of the file its meta
+    names, and a clip does not depend on the thread count, the order or
+    which video its thread decoded before: only on (seed, epoch, video,
+    clip)."""
+    launch = ("spdlsrc location=%s extensions=%s shuffle=%s seed=3 ! "
+              "spdlvideodecode name=dec frames=6 stride=2 threads=%d "
+              "reuse-chains=%s layout=thwc clips-per-video=2 "
+              "sampling=random seed=5")
+    runs = {}
+    for threads, shuffle, reuse in ((1, False, False), (1, False, True),
+                                    (3, True, True)):
+        clips, warnings, _ = run_clips(launch % (
+            same_size_videos, EXTENSIONS, str(shuffle).lower(), threads,
+            str(reuse).lower()))
+        assert warnings == []
+        assert len(clips) == 16
+        assert_clips_equal_ffmpeg(clips, references, 6, 2)
+        runs[threads, shuffle, reuse] = {
+            (m.get_string("path"), m.get_value("clip")): (a, pts_of(m))
+            for a, m in clips}
+    # each video on a fresh demuxer and decoder
+    alone = runs[1, False, False]
+    assert len(alone) == 16
+    for key in ((1, False, True), (3, True, True)):
+        assert runs[key].keys() == alone.keys()
+        for clip, (arr, pts) in runs[key].items():
+            assert pts == alone[clip][1], (key, clip)
+            np.testing.assert_array_equal(arr, alone[clip][0])
+
+
+def test_rgb_is_the_exact_conversion_of_the_decoded_planes(videos):
+    """The decoded planes (bit-exact in every H.264 and VP9 decoder) to
+    RGB: exact BT.601 (what an untagged SD stream is), rounded. FFmpeg's
+    own rgb24 is on average about 0.6 levels under it (its SIMD
+    conversion truncates); GstVideoConverter's 8-bit path 1.5."""
+    clips, warnings, _ = run_clips(
+        "spdlsrc location=%s extensions=%s ! spdlvideodecode frames=4 "
+        "stride=3 threads=2 layout=thwc sampling=uniform" % (videos,
+                                                             EXTENSIONS))
+    assert warnings == [] and len(clips) == 6
+    for arr, meta in clips:
+        path = meta.get_string("path")
+        ref_pts = videogen.probe_pts(path)
+        y, u, v = videogen.decode_yuv420(path)
+        for k, t in enumerate(pts_of(meta)):
+            i = int(np.argmin(np.abs(ref_pts - t)))
+            exact = videogen.bt601_rgb(y[i], u[i], v[i])
+            diff = np.abs(arr[k].astype(int) - exact)
+            # 1: a sum that lands on .5 exactly in one and not the other
+            assert diff.max() <= 1 and diff.mean() < 0.01, (path, k,
+                                                            diff.mean())
+
+
+def test_time_based_clips_on_vfr(videos):
+    """frame-rate=5: frame k is the one shown at start + k / 5."""
+    clips, warnings, _ = run_clips(
+        "spdlsrc location=%s extensions=mkv ! spdlvideodecode name=dec "
+        "frames=6 frame-rate=5 sampling=uniform clips-per-video=2 "
+        "threads=1" % videos)
+    assert not [w for w in warnings if "Skipping" in w]
+    vfr = [(a, m) for a, m in clips if m.get_string("path").endswith(
+        "vfr.mkv")]
+    assert len(vfr) == 2
+    ref_pts = videogen.probe_pts(vfr[0][1].get_string("path"))
+    for arr, meta in vfr:
+        pts = pts_of(meta)
+        start = pts[0]
+        for k, t in enumerate(pts):
+            shown = ref_pts[ref_pts <= start + k / 5 + 1e-6][-1]
+            assert t == pytest.approx(shown, abs=1e-6)
+
+
+def test_bad_files_skipped_by_reason(videos, tmp_path):
+    root = tmp_path / "bad"
+    (root / "x").mkdir(parents=True)
+    good = videos / "a" / "gop250.mp4"
+    data = good.read_bytes()
+    (root / "x" / "empty.mp4").write_bytes(b"")
+    (root / "x" / "garbage.mp4").write_bytes(os.urandom(5000))
+    (root / "x" / "text.mp4").write_text("hello, not a video\n" * 50)
+    (root / "x" / "truncated.mp4").write_bytes(data[: len(data) // 3])
+    (root / "x" / "good.mp4").write_bytes(data)
+    subprocess.run([videogen.FFMPEG, "-nostdin", "-v", "error", "-f", "lavfi", "-i",
+                    "sine=duration=1", str(root / "x" / "audio.mp4")],
+                   check=True)
+    clips, warnings, counts = run_clips(
+        "spdlsrc location=%s extensions=mp4 ! spdlvideodecode name=dec "
+        "frames=4 threads=2 warning-limit=100 timeout=10000000000" % root)
+    paths = [m.get_string("path") for _, m in clips]
+    assert any(p.endswith("good.mp4") for p in paths)
+    for name in ("empty", "garbage", "text", "audio"):
+        assert any(name + ".mp4" in w for w in warnings), (name, warnings)
+    assert counts.get_value("empty") == 1
+    # its audio stream ends; nothing waits for a video stream that is not
+    # there (it used to wait for the timeout)
+    assert counts.get_value("no-video") == 1
+    assert not counts.has_field("timeout") or \
+        counts.get_value("timeout") == 0, warnings
+    assert counts.get_value("total") >= 5
+
+
+def run_batches(launch, timeout_s=120):
+    """[(tensors as numpy copies, batch meta structure)] of @launch, and
+    the first error message (or None)."""
+    from spdlgst.batch import host_tensors
+
+    pipeline = Gst.parse_launch(launch + " ! appsink name=sink sync=false")
+    sink = pipeline.get_by_name("sink")
+    bus = pipeline.get_bus()
+    pipeline.set_state(Gst.State.PLAYING)
+    batches, error = [], None
+    try:
+        while True:
+            sample = sink.emit("try-pull-sample", Gst.SECOND)
+            msg = bus.pop_filtered(Gst.MessageType.ERROR)
+            if msg is not None:
+                error = msg.parse_error()[0].message
+                break
+            if sample is None:
+                if sink.get_property("eos"):
+                    break
+                timeout_s -= 1
+                assert timeout_s > 0, "pipeline timed out"
+                continue
+            tensors = [np.array(t) for t in host_tensors(sample)]
+            meta = sample.get_buffer().get_custom_meta(
+                "GstSpdlBatchMeta").get_structure().copy()
+            batches.append((tensors, meta))
+    finally:
+        pipeline.set_state(Gst.State.NULL)
+    return batches, error
+
+
+@pytest.mark.parametrize("layout,shape", [("tchw", (4, 3, 48, 48)),
+                                          ("cthw", (3, 4, 48, 48)),
+                                          ("thwc", (4, 48, 48, 3))])
+def test_batches_of_clips(videos, layout, shape):
+    """spdlbatch stacks clips in their layout, [B, ...], with labels [B]
+    and pts [B, T] float64; the batch meta has each slot's index and clip.
+    Every clip is the one spdlvideodecode gave, in order."""
+    decode = ("spdlsrc location=%s extensions=%s ! spdlvideodecode "
+              "frames=4 stride=2 size=48 resize=56 crop=random flip=true "
+              "clips-per-video=2 threads=2 layout=%s" % (videos, EXTENSIONS,
+                                                         layout))
+    clips, warnings, _ = run_clips(decode)
+    assert warnings == [] and len(clips) == 12
+    batches, error = run_batches(decode + " ! spdlbatch batch-size=5")
+    assert error is None
+    assert [b[0][0].shape for b in batches] == [(5,) + shape] * 2 + [
+        (2,) + shape]
+    images = np.concatenate([b[0][0] for b in batches])
+    labels = np.concatenate([b[0][1] for b in batches])
+    pts = np.concatenate([b[0][2] for b in batches])
+    assert labels.dtype == np.int64 and pts.dtype == np.float64
+    assert pts.shape == (12, 4)
+    indices = [i for b in batches for i in b[1].get_value("indices")]
+    numbers = [c for b in batches for c in b[1].get_value("clips")]
+    for k, (arr, meta) in enumerate(clips):
+        np.testing.assert_array_equal(images[k], arr)
+        assert labels[k] == meta.get_value("label")
+        assert list(pts[k]) == pts_of(meta)
+        assert indices[k] == meta.get_value("index")
+        assert numbers[k] == meta.get_value("clip")
+    # two clips of one video: same video, two clips
+    assert numbers[:2] == [0, 1] and indices[0] == indices[1]
+
+
+def test_batch_of_clips_of_different_sizes_is_an_error(videos):
+    """size=0: clips keep their video's size; a batch cannot mix them."""
+    _, error = run_batches(
+        "spdlsrc location=%s extensions=%s ! spdlvideodecode frames=2 "
+        "size=0 resize=0 threads=1 ! spdlbatch batch-size=6" % (
+            videos, EXTENSIONS))
+    assert error is not None and "different shapes" in error, error
+    # both shapes named: 340x256 (gop250.mp4, first) and the next video's
+    assert "2,3,256,340" in error and error.count("[") == 2, error
+
+
+def test_batch_of_clips_is_uint8(videos):
+    _, error = run_batches(
+        "spdlsrc location=%s extensions=mp4 ! spdlvideodecode frames=2 "
+        "size=32 ! spdlbatch batch-size=2 dtype=float32" % videos)
+    assert error is not None and "uint8" in error, error
