@@ -23,7 +23,7 @@ def signal(kind, rate, seconds, channels=1, number=0):
     out = np.empty((channels, n))
     for c in range(channels):
         if kind == "sweep":
-            f0, f1 = 60.0 * (c + 1), min(7000.0, rate * 0.4)
+            f0, f1 = 60.0 * (c + 1), min(6000.0, rate * 0.4)
             k = np.log(f1 / f0) / max(t[-1], 1e-9)
             out[c] = 0.5 * np.sin(2 * np.pi * f0 * (np.exp(k * t) - 1) / k)
         else:
@@ -83,3 +83,10 @@ def ffmpeg_decode(path, channels=1):
                           "-ac", str(channels), "-"], check=True,
                          capture_output=True, timeout=120).stdout
     return np.frombuffer(out, "<f4").reshape(-1, channels).T.copy()
+
+
+def video_without_audio(path):
+    """An MP4 with one H.264 video stream and no audio."""
+    subprocess.run(["gst-launch-1.0", "-q", "videotestsrc", "num-buffers=10",
+                    "!", "x264enc", "!", "mp4mux", "!", "filesink",
+                    f"location={path}"], check=True, timeout=120)

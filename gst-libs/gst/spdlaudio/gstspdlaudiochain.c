@@ -121,7 +121,9 @@ gst_spdl_audio_chain_get_builds (GstSpdlAudioChain * chain)
 /* The pipeline                                                             */
 
 /* Down-mix to mono is the mean of the channels; mono is copied to every
- * output channel; other counts take audioconvert's own matrix. */
+ * output channel; otherwise channel k of the file goes to output channel
+ * k (those the file lacks are silent). Always an explicit matrix: a
+ * reused audioconvert keeps the last one set. */
 static void
 set_mix_matrix (GstElement * convert, guint in_channels, guint out_channels)
 {
@@ -129,20 +131,23 @@ set_mix_matrix (GstElement * convert, guint in_channels, guint out_channels)
   guint i, j;
 
   g_value_init (&matrix, GST_TYPE_ARRAY);
-  if ((out_channels == 1 && in_channels > 1) || (in_channels == 1 &&
-          out_channels > 1)) {
-    g_value_init (&v, G_TYPE_FLOAT);
-    for (i = 0; i < out_channels; i++) {
-      g_value_init (&row, GST_TYPE_ARRAY);
-      for (j = 0; j < in_channels; j++) {
-        g_value_set_float (&v, out_channels == 1 ? 1.0f / in_channels : 1.0f);
-        gst_value_array_append_value (&row, &v);
-      }
-      gst_value_array_append_and_take_value (&matrix, &row);
+  g_value_init (&v, G_TYPE_FLOAT);
+  for (i = 0; i < out_channels; i++) {
+    g_value_init (&row, GST_TYPE_ARRAY);
+    for (j = 0; j < in_channels; j++) {
+      gfloat w;
+      if (out_channels == 1)
+        w = 1.0f / in_channels;
+      else if (in_channels == 1)
+        w = 1.0f;
+      else
+        w = i == j ? 1.0f : 0.0f;
+      g_value_set_float (&v, w);
+      gst_value_array_append_value (&row, &v);
     }
-    g_value_unset (&v);
+    gst_value_array_append_and_take_value (&matrix, &row);
   }
-  /* an empty matrix: audioconvert's default */
+  g_value_unset (&v);
   g_object_set_property (G_OBJECT (convert), "mix-matrix", &matrix);
   g_value_unset (&matrix);
 }
@@ -161,6 +166,7 @@ on_pad_added (GstElement * decodebin, GstPad * pad, GstSpdlAudioChain * chain)
   const GstStructure *s;
   GstElement *sink = NULL;
   GstPad *sinkpad;
+  GstPadLinkReturn ret;
   gint rate = 0, channels = 0;
 
   if (caps == NULL)
@@ -199,9 +205,20 @@ on_pad_added (GstElement * decodebin, GstPad * pad, GstSpdlAudioChain * chain)
   g_mutex_unlock (&chain->pads_lock);
   gst_caps_unref (caps);
   if (sink) {
+    GstPad *stale;
+
     sinkpad = gst_element_get_static_pad (sink, "sink");
-    if (gst_pad_link (pad, sinkpad) != GST_PAD_LINK_OK)
-      GST_WARNING ("could not link %" GST_PTR_FORMAT, pad);
+    /* the previous file's decodebin pad, if decodebin has not removed it
+     * yet: linked, the new one could not be */
+    stale = gst_pad_get_peer (sinkpad);
+    if (stale) {
+      gst_pad_unlink (stale, sinkpad);
+      gst_object_unref (stale);
+    }
+    ret = gst_pad_link (pad, sinkpad);
+    if (ret != GST_PAD_LINK_OK)
+      GST_WARNING ("could not link %" GST_PTR_FORMAT ": %s", pad,
+          gst_pad_link_get_name (ret));
     gst_object_unref (sinkpad);
     gst_object_unref (sink);
   }
@@ -387,6 +404,21 @@ check_failed (GstSpdlAudioChain * chain, GstMessage * msg, GError ** error)
   gboolean no_audio;
 
   if (msg && GST_MESSAGE_TYPE (msg) == GST_MESSAGE_ERROR) {
+    GError *err = NULL;
+    gboolean missing;
+
+    gst_message_parse_error (msg, &err, NULL);
+    missing = g_error_matches (err, GST_CORE_ERROR,
+        GST_CORE_ERROR_MISSING_PLUGIN);
+    g_error_free (err);
+    g_mutex_lock (&chain->pads_lock);
+    no_audio = !chain->audio_linked && chain->rejected == NULL;
+    g_mutex_unlock (&chain->pads_lock);
+    /* decodebin stops at raw audio: a file of other streams only ends
+     * in "missing plug-in" */
+    if (missing && no_audio)
+      return !gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_NO_AUDIO,
+          "the file has no audio stream that can be decoded");
     /* a rejected stream makes the demuxer fail "not-linked": say why */
     if (chain->rejected == NULL)
       return !fail_from_message (msg, error, "decoding");
@@ -556,10 +588,8 @@ ensure_resampler (GstSpdlAudioChain * chain)
 {
   GstStructure *options;
 
-  if (chain->resampler && chain->resampler_rate == chain->in_rate) {
-    gst_audio_resampler_reset (chain->resampler);
-    return TRUE;
-  }
+  /* a new one for every span: gst_audio_resampler_reset() keeps the
+   * phase the last span ended on, off the span's grid */
   if (chain->resampler)
     gst_audio_resampler_free (chain->resampler);
   options = gst_structure_new_empty ("options");
