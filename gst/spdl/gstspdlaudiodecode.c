@@ -249,7 +249,7 @@ gst_spdl_audio_decode_class_init (GstSpdlAudioDecodeClass * klass)
    *
    * The resampler's quality, as audioresample's (its Kaiser filters). At
    * 4 resampled audio is at least 60 dB from an exact windowed-sinc
-   * resampler; 10 reaches 75 dB at about twice the cost (docs/audio.md).
+   * resampler (scipy's resample_poly, long Kaiser filter); 10 reaches 75 dB.
    */
   g_object_class_install_property (gobject_class, PROP_QUALITY,
       g_param_spec_int ("quality", "Quality",
