@@ -25,6 +25,7 @@ plugin_init (GstPlugin * plugin)
   ret |= GST_ELEMENT_REGISTER (spdlvideodecode, plugin);
   ret |= GST_ELEMENT_REGISTER (spdlbatch, plugin);
   ret |= GST_ELEMENT_REGISTER (spdlappsink, plugin);
+  ret |= GST_ELEMENT_REGISTER (spdlaudiodecode, plugin);
   ret |= gst_tracer_register (plugin, "spdlstats", GST_TYPE_SPDL_STATS_TRACER);
   return ret;
 }

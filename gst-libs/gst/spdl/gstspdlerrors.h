@@ -40,7 +40,8 @@ typedef enum
   GST_SPDL_READ_N_ERRORS,
 } GstSpdlReadErrorCode;
 
-/* Decoding a sample: spdldecode, spdlvideodecode and the codecs. */
+/* Decoding a sample: spdldecode, spdlvideodecode, spdlaudiodecode and the
+ * codecs. */
 #define GST_SPDL_DECODE_ERROR (gst_spdl_decode_error_quark ())
 GQuark gst_spdl_decode_error_quark (void);
 
@@ -53,8 +54,9 @@ typedef enum
   GST_SPDL_DECODE_ERROR_TOO_LARGE,
   GST_SPDL_DECODE_ERROR_UNSUPPORTED,
   GST_SPDL_DECODE_ERROR_UNSUPPORTED_FORMAT,     /* a format with no decoder */
-  /* videos */
+  /* videos and audio */
   GST_SPDL_DECODE_ERROR_NO_VIDEO,       /* no video stream, or no frame */
+  GST_SPDL_DECODE_ERROR_NO_AUDIO,       /* no audio stream */
   GST_SPDL_DECODE_ERROR_TOO_SHORT,      /* shorter than a clip (skip) */
   GST_SPDL_DECODE_ERROR_TIMEOUT,        /* demuxing or decoding too long */
   GST_SPDL_DECODE_N_ERRORS,

@@ -286,6 +286,34 @@ gst_spdl_buffer_set_batch_progress (GstBuffer * buffer, guint64 position,
     gst_structure_id_set (s, quark_position, G_TYPE_UINT64, position, NULL);
 }
 
+void
+gst_spdl_buffer_set_audio_clip_info (GstBuffer * buffer, guint clip,
+    gdouble start, guint64 length)
+{
+  GstCustomMeta *meta;
+
+  gst_spdl_meta_register ();
+  meta = gst_buffer_get_custom_meta (buffer, GST_SPDL_SAMPLE_META_NAME);
+  if (meta == NULL)
+    meta = gst_buffer_add_custom_meta (buffer, GST_SPDL_SAMPLE_META_NAME);
+  gst_structure_set (gst_custom_meta_get_structure (meta), "clip",
+      G_TYPE_UINT, clip, "start", G_TYPE_DOUBLE, start, "length",
+      G_TYPE_UINT64, length, NULL);
+}
+
+gboolean
+gst_spdl_buffer_get_audio_clip_info (GstBuffer * buffer, guint * clip,
+    gdouble * start, guint64 * length)
+{
+  GstCustomMeta *meta;
+
+  gst_spdl_meta_register ();
+  meta = gst_buffer_get_custom_meta (buffer, GST_SPDL_SAMPLE_META_NAME);
+  return meta && gst_structure_get (gst_custom_meta_get_structure (meta),
+      "clip", G_TYPE_UINT, clip, "start", G_TYPE_DOUBLE, start, "length",
+      G_TYPE_UINT64, length, NULL);
+}
+
 guint64 *
 gst_spdl_structure_dup_uint64_array (const GstStructure * s,
     const gchar * field, guint * n_values)

@@ -92,6 +92,14 @@ void gst_spdl_buffer_add_batch_meta (GstBuffer * buffer, guint epoch,
  * copies: the epoch was short of samples). */
 void gst_spdl_buffer_set_batch_progress (GstBuffer * buffer,
     guint64 position, guint padded);
+/* An audio clip's sample meta (spdlaudiodecode): "clip" (guint, the
+ * clip's number in its file), "start" (gdouble, its start in seconds in
+ * the file) and "length" (guint64, samples from the file before any
+ * padding). */
+void gst_spdl_buffer_set_audio_clip_info (GstBuffer * buffer, guint clip,
+    gdouble start, guint64 length);
+gboolean gst_spdl_buffer_get_audio_clip_info (GstBuffer * buffer,
+    guint * clip, gdouble * start, guint64 * length);
 /* A newly allocated copy of a GstValueArray of guint64, or NULL */
 guint64 *gst_spdl_structure_dup_uint64_array (const GstStructure * s,
     const gchar * field, guint * n_values);
