@@ -1,10 +1,14 @@
-"""Makes a small ImageNet-like dataset and runs the loader on it.
+"""Makes a small ImageNet-like dataset and runs the loader on it, then the
+same for video clips.
 
     python3 -m spdlgst.demo [--dataset DIR] [--count 512] [--epochs 2]
+                            [--videos 16]
 
 Shows both ways to run it: the Python loop over spdlgst.ImageLoader (what a
 training loop sees: batches, shapes, dtypes, labels, images/s, how long the
-loop waited for data) and the same pipeline as a gst-launch-1.0 command.
+loop waited for data) and the same pipeline as a gst-launch-1.0 command;
+then one epoch of spdlgst.VideoLoader's clip batches on short videos it
+makes with FFmpeg (--videos 0 leaves them out).
 """
 import argparse
 import os
@@ -16,7 +20,7 @@ import time
 
 import numpy as np
 
-from .recipes import ImageLoader, gst_launch_command
+from .recipes import ImageLoader, VideoLoader, gst_launch_command
 
 
 def make_dataset(root, count, classes, seed=0):
@@ -37,7 +41,11 @@ def main(argv=None):
     ap.add_argument("--epochs", type=int, default=2)
     ap.add_argument("--batch-size", type=int, default=64)
     ap.add_argument("--recipe", default="train", choices=("train", "val"))
+    ap.add_argument("--videos", type=int, default=16,
+                    help="videos to make for the clip demo (0: none)")
     args = ap.parse_args(argv)
+    if args.videos < 0:
+        ap.error("--videos must be 0 or more")
 
     tmp = None
     dataset = args.dataset
@@ -82,15 +90,65 @@ def main(argv=None):
     print("\nThe GStreamer way, the same pipeline for one epoch "
           "(ImageLoader(...).launch_line):\n\n    "
           + command.replace(" ! ", " ! \\\n        ") + "\n", flush=True)
-    start = time.perf_counter()
-    done = subprocess.run(shlex.split(command), stdout=subprocess.DEVNULL)
-    elapsed = time.perf_counter() - start
-    if done.returncode != 0:
-        print(f"gst-launch-1.0 failed ({done.returncode})")
+    ok, elapsed = run_launch_command(command)
+    if not ok:
+        print("gst-launch-1.0 failed")
         return 1
     print(f"gst-launch-1.0: one epoch in {elapsed:.2f} s")
     if tmp is not None:
         tmp.cleanup()
+    if args.videos:
+        return video_demo(args.videos)
+    return 0
+
+
+def run_launch_command(command):
+    """Runs a gst-launch-1.0 command; (ok, seconds)."""
+    start = time.perf_counter()
+    done = subprocess.run(shlex.split(command), stdout=subprocess.DEVNULL)
+    return done.returncode == 0, time.perf_counter() - start
+
+
+def video_demo(count, classes=4):
+    """One epoch of R3D-18 clip batches (16 frames, stride 2, 112x112) on
+    count short videos made with FFmpeg, both ways."""
+    from .samplevideos import make_videos
+
+    with tempfile.TemporaryDirectory(prefix="spdl-demo-videos-") as root:
+        print(f"\nmaking {count} videos (3 s, H.264/VP9, 25-30 fps), "
+              f"{classes} classes in {root} ...", flush=True)
+        make_videos(root, count, classes, seconds=3.0,
+                    jobs=os.cpu_count() or 1)
+        kwargs = dict(batch_size=4, frames=16, stride=2, layout="CTHW",
+                      epochs=1)
+        print("Video clips, the Python way:\n\n"
+              "    loader = spdlgst.VideoLoader("
+              f"{root!r}, batch_size=4, frames=16, stride=2, layout='CTHW')\n"
+              "    for clips, labels in loader:\n"
+              "        ...\n", flush=True)
+        clips_seen = 0
+        start = time.perf_counter()
+        with VideoLoader(root, **kwargs) as loader:
+            for batch in loader:
+                if clips_seen == 0:
+                    clips, labels = batch
+                    print(f"clips {clips.dtype} {tuple(clips.shape)}, labels "
+                          f"{labels.dtype} {labels.tolist()}, pts (s) of the "
+                          f"first clip {np.round(np.asarray(batch.pts[0]), 3).tolist()}")
+                clips_seen += len(batch.labels)
+            elapsed = time.perf_counter() - start
+            skipped = {k: n for k, n in loader.skipped().items() if n}
+        print(f"one epoch: {clips_seen} clips of {count} videos, "
+              f"{clips_seen / elapsed:.1f} clips/s ({elapsed:.2f} s)"
+              + (f", skipped {skipped}" if skipped else ""))
+        command = gst_launch_command(VideoLoader.launch_line_for(root, **kwargs))
+        print("\nThe GStreamer way (VideoLoader(...).launch_line):\n\n    "
+              + command.replace(" ! ", " ! \\\n        ") + "\n", flush=True)
+        ok, elapsed = run_launch_command(command)
+        if not ok:
+            print("gst-launch-1.0 failed")
+            return 1
+        print(f"gst-launch-1.0: one epoch in {elapsed:.2f} s")
     return 0
 
 
