@@ -184,6 +184,35 @@ def test_dotted_keys_and_meta_names(tmp_path):
     assert counts.get_value("unsupported-image") == 1
 
 
+@pytest.mark.parametrize("index", ["learned", "make-shards"])
+def test_dotted_key_labels_as_their_images(tmp_path, index):
+    """By default a label member is found as the image is: "a.b.cls" beside
+    "a.b.jpg" (key "a") is its label, not -1; an exact ".cls" wins over
+    one by its last part. The learned index and make-shards' agree."""
+    from test_shards import MAKE_SHARDS
+    folder = tmp_path / "shards"
+    folder.mkdir()
+    path = str(folder / "dots-000000.tar")
+    members = [("a.b.jpg", b"\xff\xd8a"), ("a.b.cls", b"4"),
+               ("c.jpg", b"\xff\xd8c"), ("c.v.cls", b"7"), ("c.cls", b"5"),
+               ("d.x.jpg", b"\xff\xd8d"), ("d.x.cls", b"no")]
+    with tarfile.open(path, "w") as tar:
+        for name, data in members:
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    if index == "make-shards":
+        res = subprocess.run(["/usr/bin/python3", MAKE_SHARDS, "--index-only",
+                              str(folder)], capture_output=True, text=True)
+        assert res.returncode == 0, res.stderr
+        assert "d.x.cls" in res.stderr and "bad-label" in res.stderr
+    out, warnings, error, counts = run_src('location="%s" shard-cache=""' % path)
+    assert error is None
+    assert [(o[1], o[4]) for o in out] == [(4, b"\xff\xd8a"), (5, b"\xff\xd8c")]
+    assert counts.get_value("bad-label") == 1
+    assert any("d.x.cls" in w for w in warnings), warnings
+
+
 def test_no_sample_at_all_says_why(tmp_path):
     path = str(tmp_path / "labels-only.tar")
     with tarfile.open(path, "w") as tar:

@@ -200,9 +200,19 @@ gint
 gst_spdl_shard_rules_label_rank (const GstSpdlShardRules * rules,
     const gchar * extension)
 {
+  gint rank;
+
   if (rules == NULL)
     rules = &default_rules;
-  return index_in ((const gchar * const *) rules->label_keys, extension);
+  if ((rank = index_in ((const gchar * const *) rules->label_keys,
+              extension)) >= 0 || rules->label_required)
+    return rank;
+  /* by default as the image: "a.b.jpg" and "a.b.cls" are key "a" with
+   * "b.jpg" and "b.cls", the label of the image the last part found */
+  if (strchr (extension, '.') && (rank = index_in ((const gchar * const *)
+              rules->label_keys, last_part (extension))) >= 0)
+    return LAST_PART_RANK + rank;
+  return -1;
 }
 
 gboolean
