@@ -709,6 +709,9 @@ decode_file (GstSpdlAudioDecode * self, GstSpdlAudioChain * chain, Job * job)
     }
     add_clip (job, out, c, (gdouble) clips[c].start / rate, length, n);
   }
+  /* a checkpoint after it has consumed the whole file (spdlbatch) */
+  if (job->outputs)
+    gst_spdl_buffer_mark_last_clip (g_list_last (job->outputs)->data);
 done:
   g_free (clips);
   if (all)

@@ -308,3 +308,102 @@ def test_bad_files_skipped_by_reason(tmp_path):
     with pytest.raises(RuntimeError, match="max-errors"):
         run_clips(f"spdlsrc location={tmp_path} extensions={EXT} ! "
                   f"spdlaudiodecode threads=2 duration=0.5 max-errors=1")
+
+
+def run_batches(launch, timeout_s=120):
+    """spdlbatch's audio batches: [dict(audio, labels, start, lengths,
+    indices, clips, epoch)]."""
+    pipeline = Gst.parse_launch(launch + " ! appsink name=sink sync=false")
+    sink = pipeline.get_by_name("sink")
+    bus = pipeline.get_bus()
+    pipeline.set_state(Gst.State.PLAYING)
+    batches = []
+    try:
+        while True:
+            sample = sink.emit("try-pull-sample", Gst.SECOND)
+            msg = bus.pop_filtered(Gst.MessageType.ERROR)
+            if msg is not None:
+                raise RuntimeError(msg.parse_error()[0].message)
+            if sample is None:
+                if sink.get_property("eos"):
+                    break
+                timeout_s -= 1
+                assert timeout_s > 0, "pipeline timed out"
+                continue
+            st = sample.get_caps().get_structure(0)
+            dims = [[int(d) for d in t.split(":")][::-1]
+                    for t in st.get_value("dimensions").split(",")]
+            types = st.get_value("types").split(",")
+            assert types == ["float32", "int64", "float64", "int64"]
+            buf = sample.get_buffer()
+            arrays = []
+            for i, (shape, t) in enumerate(zip(dims, types)):
+                ok, info = buf.get_memory(i).map(Gst.MapFlags.READ)
+                assert ok
+                arrays.append(np.frombuffer(info.data, t).reshape(shape).copy())
+                buf.get_memory(i).unmap(info)
+            s = buf.get_custom_meta("GstSpdlBatchMeta").get_structure()
+            batches.append(dict(audio=arrays[0], labels=arrays[1],
+                                start=arrays[2], lengths=arrays[3],
+                                indices=list(s.get_value("indices")),
+                                clips=list(s.get_value("clips")),
+                                epoch=s.get_value("epoch")))
+    finally:
+        pipeline.set_state(Gst.State.NULL)
+    return batches
+
+
+@pytest.mark.parametrize("props", ["duration=0.5 clips-per-file=2 "
+                                   "sampling=uniform channels=2",
+                                   "duration=1.0 short-files=pad",
+                                   "duration=0"])
+def test_batched_audio_equals_clips(lossless, short, props):
+    """spdlbatch: [B, C, N] float32 equal to the clips unbatched, padded
+    with zeros to the longest clip of the batch; labels, starts and
+    lengths from the clips' metadata."""
+    for root in (lossless[0], short[0]):
+        clips, _, _ = decode(root, props)
+        launch = (f"spdlsrc location={root} extensions={EXT} ! "
+                  f"spdlaudiodecode threads=2 {props} ! spdlbatch "
+                  "batch-size=3")
+        batches = run_batches(launch)
+        assert [len(b["labels"]) for b in batches] == \
+            [3] * (len(clips) // 3) + ([len(clips) % 3] if len(clips) % 3
+                                       else [])
+        got = [(b, j, k) for k, b in enumerate(batches)
+               for j in range(len(b["labels"]))]
+        assert len(got) == len(clips)
+        longest = [max(c[0].shape[1] for c in clips[3 * k:3 * k + 3])
+                   for k in range(len(batches))]
+        for (arr, meta), (b, j, k) in zip(clips, got):
+            assert (b["indices"][j], b["clips"][j]) == (meta["index"],
+                                                         meta["clip"])
+            assert b["labels"][j] == meta["label"]
+            assert b["start"][j] == meta["start"]
+            assert b["lengths"][j] == meta["length"]
+            c, n = arr.shape
+            assert b["audio"].shape[1:] == (c, longest[k])
+            assert np.array_equal(b["audio"][j, :, :n], arr)
+            assert not b["audio"][j, :, n:].any()
+
+
+def test_batch_refuses_mixed_channel_counts():
+    pipeline = Gst.parse_launch(
+        "appsrc name=src format=time ! spdlbatch batch-size=4 ! fakesink")
+    src = pipeline.get_by_name("src")
+    bus = pipeline.get_bus()
+    pipeline.set_state(Gst.State.PLAYING)
+    try:
+        for channels in (1, 2):
+            src.set_property("caps", Gst.Caps.from_string(
+                "other/tensors,format=static,num_tensors=1,"
+                f"dimensions=(string)100:{channels},types=(string)float32,"
+                "framerate=0/1"))
+            src.emit("push-buffer", Gst.Buffer.new_wrapped(
+                bytes(400 * channels)))
+        msg = bus.timed_pop_filtered(10 * Gst.SECOND, Gst.MessageType.ERROR)
+        assert msg is not None
+        text = msg.parse_error()[0].message
+        assert "1 and of 2 channels" in text, text
+    finally:
+        pipeline.set_state(Gst.State.NULL)
