@@ -174,3 +174,18 @@ def test_launch_line(speech):
     assert "max-errors=5" in line
     assert spdlgst.AudioLoader.launch_line_for(speech).count(
         "shuffle=true") == 1
+
+
+def test_audio_pipeline_runs(speech):
+    from spdlgst.pipelines import launch_line
+
+    line = launch_line("audio-1s-16k", speech, batch_size=4, num_epochs=1)
+    with spdlgst.Loader(line) as loader:
+        batches = list(loader)
+    assert [tuple(b[0].shape) for b in batches] == [(4, 1, 16000)] * 2 + [
+        (2, 1, 16000)]
+    assert [tuple(b[i].shape) for i in (1, 2, 3) for b in batches[:1]] == [
+        (4,)] * 3
+    # the files are 0.6 to 2.9 s long: the short ones padded, lengths tell
+    lengths = np.concatenate([np.asarray(b[3]) for b in batches])
+    assert lengths.min() < 16000 and lengths.max() == 16000
