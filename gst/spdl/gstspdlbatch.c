@@ -55,6 +55,19 @@
  *     stride=2 resize=128 size=112 ! spdlbatch batch-size=8 ! fakesink
  * ]|
  *
+ * Audio clips from spdlaudiodecode (float32 `[C, N]` each) are batched as
+ * float32 `[B, C, N]`, with tensor 2 each clip's start in its file in
+ * seconds (float64, `[B]`) and tensor 3 its length in samples from the
+ * file (int64, `[B]`; the rest of its row is zeros). Clips of different
+ * lengths (whole files: spdlaudiodecode duration=0) are padded with zeros
+ * to the longest of their batch; clips of different channel counts in one
+ * batch are an error naming both.
+ * |[
+ * gst-launch-1.0 spdlsrc location=/data/speech/train \
+ *     extensions=wav,flac,mp3,ogg,opus,m4a ! spdlaudiodecode \
+ *     sample-rate=16000 duration=1.0 ! spdlbatch batch-size=32 ! fakesink
+ * ]|
+ *
  * Images can come from spdldecode or from any decoder chain:
  * |[
  * gst-launch-1.0 spdlsrc location=/data/train ! spdldecode width=224 \
@@ -104,8 +117,10 @@ enum
 #define DEFAULT_DTYPE GST_SPDL_DTYPE_UINT8
 #define IMAGES 0
 #define LABELS 1
-#define PTS 2                   /* clips only */
-#define MAX_TENSORS 3
+#define PTS 2                   /* video clips only */
+#define START 2                 /* audio clips only */
+#define LENGTHS 3               /* audio clips only */
+#define MAX_TENSORS 4
 
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
     GST_PAD_SINK,
@@ -117,7 +132,7 @@ static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
     GST_PAD_SRC,
     GST_PAD_ALWAYS,
     GST_STATIC_CAPS ("other/tensors, format=(string)static, "
-        "num_tensors=(int)[ 2, 3 ], framerate=(fraction)0/1"));
+        "num_tensors=(int)[ 2, 4 ], framerate=(fraction)0/1"));
 
 GST_DEBUG_CATEGORY_STATIC (spdl_batch_debug);
 #define GST_CAT_DEFAULT spdl_batch_debug
@@ -427,6 +442,9 @@ gst_spdl_batch_finalize (GObject * object)
 
   g_free (self->indices);
   g_free (self->clip_numbers);
+  g_free (self->held);
+  g_free (self->held_prev);
+  g_free (self->prev_indices);
   g_array_unref (self->mean);
   g_array_unref (self->std);
   gst_spdl_normalizer_clear (&self->norm);
@@ -555,7 +573,14 @@ gst_spdl_batch_get_property (GObject * object, guint prop_id, GValue * value,
 
 /* ------------------------------------------------------------------------ */
 
-/* The batch's tensors (2, or 3 for clips) for @n samples */
+static gboolean set_audio_caps (GstSpdlBatch * self, GstCaps * caps,
+    const GstSpdlTensorInfo * clip);
+static GstFlowReturn audio_chain (GstSpdlBatch * self, GstBuffer * buffer,
+    const GstSpdlSampleInfo * info);
+static GstFlowReturn finish_audio_batch (GstSpdlBatch * self);
+static GstFlowReturn pad_audio_epoch (GstSpdlBatch * self, guint64 target);
+
+/* The batch's tensors (2; 3 for video clips, 4 for audio) for @n samples */
 static guint
 describe_batch (GstSpdlBatch * self, guint n, GstSpdlTensorInfo * t)
 {
@@ -564,6 +589,20 @@ describe_batch (GstSpdlBatch * self, guint n, GstSpdlTensorInfo * t)
   t[LABELS].n_dims = 1;
   t[LABELS].dtype = GST_SPDL_DTYPE_INT64;
   t[LABELS].shape[0] = n;
+  if (self->audio) {
+    t[IMAGES].n_dims = 3;
+    t[IMAGES].dtype = GST_SPDL_DTYPE_FLOAT32;
+    t[IMAGES].shape[0] = n;
+    t[IMAGES].shape[1] = self->audio_channels;
+    t[IMAGES].shape[2] = self->audio_n;
+    t[START].n_dims = 1;
+    t[START].dtype = GST_SPDL_DTYPE_FLOAT64;
+    t[START].shape[0] = n;
+    t[LENGTHS].n_dims = 1;
+    t[LENGTHS].dtype = GST_SPDL_DTYPE_INT64;
+    t[LENGTHS].shape[0] = n;
+    return 4;
+  }
   if (self->clips) {
     /* the clip's own layout, one more dimension outside */
     t[IMAGES] = self->clip;
@@ -749,6 +788,9 @@ planar_wanted (GstSpdlBatch * self)
 static gsize
 slot_bytes (GstSpdlBatch * self, guint i)
 {
+  if (self->audio)
+    return i == IMAGES ? (gsize) self->audio_channels * self->audio_n *
+        sizeof (gfloat) : sizeof (gint64);
   if (i == IMAGES)
     return self->image_bytes;
   if (i == LABELS)
@@ -759,17 +801,27 @@ slot_bytes (GstSpdlBatch * self, guint i)
 static guint
 n_tensors (GstSpdlBatch * self)
 {
-  return self->clips ? 3 : 2;
+  return self->audio ? 4 : self->clips ? 3 : 2;
 }
+
+static void release_held (GstBuffer ** held, guint * n);
 
 static gboolean
 alloc_slot_arrays (GstSpdlBatch * self, guint size)
 {
+  release_held (self->held_prev, &self->held_prev_n);
   g_free (self->indices);
   g_free (self->clip_numbers);
+  g_free (self->held);
+  g_free (self->held_prev);
+  g_free (self->prev_indices);
   self->indices = g_try_new (guint64, size);
   self->clip_numbers = g_try_new0 (guint64, size);
-  if (self->indices && self->clip_numbers)
+  self->held = g_try_new0 (GstBuffer *, size);
+  self->held_prev = g_try_new0 (GstBuffer *, size);
+  self->prev_indices = g_try_new0 (guint64, size);
+  if (self->indices && self->clip_numbers && self->held && self->held_prev &&
+      self->prev_indices)
     return TRUE;
   GST_ELEMENT_ERROR (self, RESOURCE, NO_SPACE_LEFT,
       ("Out of memory for a batch of %u samples", size), (NULL));
@@ -802,6 +854,12 @@ set_clip_caps (GstSpdlBatch * self, GstCaps * caps)
   if (self->have_info && self->clips && self->pool &&
       memcmp (clip.shape, self->clip.shape, sizeof (clip.shape)) == 0)
     return TRUE;
+  if (self->filled > 0 && self->audio) {
+    GST_ELEMENT_ERROR (self, STREAM, FORMAT,
+        ("Audio and video clips in one batch"), ("new caps %" GST_PTR_FORMAT,
+            caps));
+    return FALSE;
+  }
   if (self->filled > 0) {
     gchar *from = self->clips ? gst_spdl_tensor_shape_to_string (&self->clip)
         : g_strdup_printf ("an image of %dx%d",
@@ -844,6 +902,7 @@ set_clip_caps (GstSpdlBatch * self, GstCaps * caps)
   gst_spdl_normalizer_clear (&self->norm);
   self->active_dtype = GST_SPDL_DTYPE_UINT8;
   self->size = size;
+  self->audio = FALSE;
   self->clips = TRUE;
   self->clip = clip;
   self->clip_frames = frames;
@@ -864,8 +923,14 @@ set_sink_caps (GstSpdlBatch * self, GstCaps * caps)
   gboolean ok;
 
   if (gst_structure_has_name (gst_caps_get_structure (caps, 0),
-          GST_SPDL_TENSORS_MEDIA_TYPE))
+          GST_SPDL_TENSORS_MEDIA_TYPE)) {
+    GstSpdlTensorInfo t;
+
+    if (gst_spdl_tensors_from_caps (caps, &t, 1) == 1 && t.n_dims == 2 &&
+        t.dtype == GST_SPDL_DTYPE_FLOAT32)
+      return set_audio_caps (self, caps, &t);
     return set_clip_caps (self, caps);
+  }
   if (!gst_video_info_from_caps (&info, caps)) {
     GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, (NULL),
         ("not raw video: %" GST_PTR_FORMAT, caps));
@@ -883,10 +948,10 @@ set_sink_caps (GstSpdlBatch * self, GstCaps * caps)
     self->vinfo = info;
     return TRUE;
   }
-  if (self->filled > 0 && self->clips) {
+  if (self->filled > 0 && (self->clips || self->audio)) {
     GST_ELEMENT_ERROR (self, STREAM, FORMAT,
-        ("Images and video clips in one batch"), ("new caps %" GST_PTR_FORMAT,
-            caps));
+        ("Images and %s clips in one batch", self->audio ? "audio" : "video"),
+        ("new caps %" GST_PTR_FORMAT, caps));
     return FALSE;
   }
   if (self->filled > 0) {
@@ -915,6 +980,7 @@ set_sink_caps (GstSpdlBatch * self, GstCaps * caps)
       !alloc_slot_arrays (self, size))
     return FALSE;
   self->clips = FALSE;
+  self->audio = FALSE;
   self->size = size;
   self->vinfo = info;
   self->have_info = TRUE;
@@ -1054,6 +1120,10 @@ unmap_current (GstSpdlBatch * self)
 static void
 discard_current (GstSpdlBatch * self)
 {
+  if (self->audio) {
+    release_held (self->held, &self->filled);
+    return;
+  }
   if (self->current == NULL)
     return;
   unmap_current (self);
@@ -1069,6 +1139,8 @@ finish_batch (GstSpdlBatch * self)
   GstBuffer *batch;
   guint n = self->filled, i;
 
+  if (self->audio)
+    return finish_audio_batch (self);
   if (self->current == NULL || n == 0)
     return GST_FLOW_OK;
   unmap_current (self);
@@ -1275,6 +1347,13 @@ gst_spdl_batch_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
   if (self->filled > 0 && info.epoch != self->epoch)
     ret = finish_batch (self);
   self->epoch = info.epoch;
+  if (self->audio) {
+    if (ret != GST_FLOW_OK) {
+      gst_buffer_unref (buffer);
+      return ret;
+    }
+    return audio_chain (self, buffer, &info);
+  }
   has_slot = self->slot_pool && gst_spdl_slot_lookup (buffer, &block, &index,
       &seq) && gst_spdl_slot_block_is_from (block, self->slot_pool);
   if (ret == GST_FLOW_OK && self->current == NULL && has_slot && index == 0)
@@ -1453,6 +1532,8 @@ pad_epoch (GstSpdlBatch * self)
   /* the padded batches stand for the rank's last samples: a checkpoint
    * taken after them resumes at the next epoch (spdlappsink) */
   self->batch_position = self->epoch_last_position;
+  if (self->audio)
+    return pad_audio_epoch (self, target);
   ret = detach_block (self);
   while (ret == GST_FLOW_OK && self->epoch_delivered < target) {
     if (self->current == NULL) {
@@ -1481,6 +1562,7 @@ end_epoch_accounting (GstSpdlBatch * self)
   self->epoch_expected = G_MAXUINT64;
   self->epoch_delivered = 0;
   gst_clear_buffer (&self->last_batch);
+  release_held (self->held_prev, &self->held_prev_n);
 }
 
 /* spdlsrc's share of the epoch for this rank: what to pad up to. One
@@ -1681,8 +1763,328 @@ gst_spdl_batch_change_state (GstElement * element, GstStateChange transition)
   if (transition == GST_STATE_CHANGE_PAUSED_TO_READY) {
     discard_current (self);
     gst_clear_buffer (&self->last_batch);
+    release_held (self->held_prev, &self->held_prev_n);
     release_pool (self);
     self->have_info = FALSE;
+  }
+  return ret;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Audio clips: held until their batch ends, whose N is its longest clip's */
+
+static void
+release_held (GstBuffer ** held, guint * n)
+{
+  guint i;
+
+  for (i = 0; i < *n; i++)
+    gst_clear_buffer (&held[i]);
+  *n = 0;
+}
+
+/* A batch's memory must fit the pool's guint size. */
+static gboolean
+check_audio_bytes (GstSpdlBatch * self, guint64 n)
+{
+  guint64 slot = 3 * sizeof (gint64);
+
+  if (n <= (G_MAXUINT / self->size - slot) / sizeof (gfloat) /
+      self->audio_channels)
+    return TRUE;
+  GST_ELEMENT_ERROR (self, RESOURCE, NO_SPACE_LEFT,
+      ("A batch of %u audio clips of %" G_GUINT64_FORMAT " samples and %u "
+          "channels would take more than 4 GiB: use a smaller batch-size or "
+          "a duration", self->size, n, self->audio_channels), (NULL));
+  return FALSE;
+}
+
+static gboolean
+set_audio_caps (GstSpdlBatch * self, GstCaps * caps,
+    const GstSpdlTensorInfo * clip)
+{
+  guint channels = clip->shape[0], size;
+  GstSpdlDType dtype;
+  gboolean normalize;
+
+  if (self->filled > 0 && !self->audio) {
+    GST_ELEMENT_ERROR (self, STREAM, FORMAT,
+        ("%s and audio clips in one batch", self->clips ? "Video clips" :
+            "Images"), ("new caps %" GST_PTR_FORMAT, caps));
+    return FALSE;
+  }
+  if (self->filled > 0 && channels != self->audio_channels) {
+    GST_ELEMENT_ERROR (self, STREAM, FORMAT,
+        ("Audio clips of %u and of %u channels in one batch (give "
+            "spdlaudiodecode a channels, or a batch-size of 1)",
+            self->audio_channels, channels), ("new caps %" GST_PTR_FORMAT,
+            caps));
+    return FALSE;
+  }
+  if (channels == 0 || clip->shape[1] == 0) {
+    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
+        ("Audio clips of shape [%u, %" G_GUINT64_FORMAT "] hold no sample",
+            channels, clip->shape[1]), ("caps %" GST_PTR_FORMAT, caps));
+    return FALSE;
+  }
+  /* the length may change from clip to clip: the batch pads */
+  if (self->have_info && self->audio && self->pool &&
+      channels == self->audio_channels)
+    return TRUE;
+  GST_OBJECT_LOCK (self);
+  size = self->batch_size;
+  self->active_layout = self->layout;
+  self->active_drop_last = self->drop_last;
+  self->active_pad = self->pad_short_epochs;
+  dtype = self->dtype;
+  normalize = self->mean->len > 0 || self->std->len > 0;
+  GST_OBJECT_UNLOCK (self);
+  if ((dtype != GST_SPDL_DTYPE_UINT8 && dtype != GST_SPDL_DTYPE_FLOAT32) ||
+      normalize) {
+    GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS,
+        ("Audio clips are batched as float32: dtype %s, mean and std apply "
+            "to images only", gst_spdl_dtype_name (dtype)), (NULL));
+    return FALSE;
+  }
+  if (!alloc_slot_arrays (self, size))
+    return FALSE;
+  gst_spdl_normalizer_clear (&self->norm);
+  self->active_dtype = GST_SPDL_DTYPE_FLOAT32;
+  self->size = size;
+  self->clips = FALSE;
+  self->audio = TRUE;
+  self->audio_channels = channels;
+  self->audio_capacity = self->audio_n = clip->shape[1];
+  self->have_info = TRUE;
+  if (!check_audio_bytes (self, self->audio_n))
+    return FALSE;
+  if (!push_caps (self, self->size))
+    return FALSE;
+  self->caps_audio_n = self->audio_n;
+  gst_pad_check_reconfigure (self->srcpad);
+  return setup_pool (self);
+}
+
+static GstFlowReturn
+audio_chain (GstSpdlBatch * self, GstBuffer * buffer,
+    const GstSpdlSampleInfo * info)
+{
+  gsize bytes = gst_buffer_get_size (buffer);
+  gsize row = (gsize) self->audio_channels * sizeof (gfloat);
+  guint64 position;
+
+  if (bytes == 0 || bytes % row != 0) {
+    GST_ELEMENT_ERROR (self, STREAM, FORMAT,
+        ("An audio clip of %s is %" G_GSIZE_FORMAT " bytes, not %u-channel "
+            "float32 samples", gst_spdl_buffer_get_path (buffer), bytes,
+            self->audio_channels), (NULL));
+    gst_buffer_unref (buffer);
+    return GST_FLOW_ERROR;
+  }
+  self->held[self->filled] = buffer;
+  self->indices[self->filled] = info->index;
+  self->filled++;
+  self->epoch_delivered++;
+  gst_spdl_stats_add_in (&self->stats, 1);
+  /* a file's clips may end in the next batch: consumed after its last */
+  if (gst_spdl_buffer_is_last_clip (buffer) &&
+      gst_spdl_buffer_get_sample_position (buffer, &position) &&
+      (self->batch_position == G_MAXUINT64 ||
+          position > self->batch_position))
+    self->batch_position = position;
+  if (self->filled == self->size)
+    return finish_audio_batch (self);
+  return GST_FLOW_OK;
+}
+
+static void
+unmap_tensors (GstBuffer * batch, GstMapInfo * maps, guint n)
+{
+  guint i;
+
+  for (i = 0; i < n; i++)
+    gst_memory_unmap (gst_buffer_peek_memory (batch, i), &maps[i]);
+}
+
+/* One clip into slot @i of the mapped batch: its rows, then zeros. */
+static gboolean
+copy_audio_clip (GstSpdlBatch * self, GstBuffer * clip, GstMapInfo * out,
+    guint i)
+{
+  guint channels = self->audio_channels, c, number = 0;
+  guint64 longest = self->audio_n, length, n;
+  gfloat *dst = (gfloat *) out[IMAGES].data + (gsize) i * channels * longest;
+  gdouble start = NAN;
+  GstSpdlSampleInfo info;
+  GstMapInfo in;
+
+  if (!gst_buffer_map (clip, &in, GST_MAP_READ))
+    return FALSE;
+  n = in.size / ((gsize) channels * sizeof (gfloat));
+  for (c = 0; c < channels; c++) {
+    memcpy (dst + c * longest, (const gfloat *) in.data + c * n,
+        n * sizeof (gfloat));
+    memset (dst + c * longest + n, 0, (longest - n) * sizeof (gfloat));
+  }
+  gst_buffer_unmap (clip, &in);
+  /* a clip from elsewhere: all its samples, no start */
+  if (!gst_spdl_buffer_get_audio_clip_info (clip, &number, &start, &length))
+    length = n;
+  ((gint64 *) out[LABELS].data)[i] =
+      gst_spdl_buffer_get_sample_info (clip, &info) ? info.label : -1;
+  ((gdouble *) out[START].data)[i] = start;
+  ((gint64 *) out[LENGTHS].data)[i] = MIN (length, n);
+  self->clip_numbers[i] = number;
+  return TRUE;
+}
+
+/* Pushes the held clips as one batch as long as its longest clip. */
+static GstFlowReturn
+finish_audio_batch (GstSpdlBatch * self)
+{
+  guint n = self->filled, i, mapped = 0;
+  gsize row = (gsize) self->audio_channels * sizeof (gfloat);
+  guint64 longest = 0;
+  GstMapInfo out[MAX_TENSORS];
+  GstBuffer *batch = NULL;
+  GstFlowReturn ret;
+
+  if (n == 0)
+    return GST_FLOW_OK;
+  if (n < self->size && self->active_drop_last) {
+    GST_OBJECT_LOCK (self);
+    self->dropped += n;
+    GST_OBJECT_UNLOCK (self);
+    release_held (self->held, &self->filled);
+    return GST_FLOW_OK;
+  }
+  for (i = 0; i < n; i++)
+    longest = MAX (longest, gst_buffer_get_size (self->held[i]) / row);
+  /* longer clips than the pool's (whole files), or downstream asked */
+  if (longest > self->audio_capacity ||
+      gst_pad_check_reconfigure (self->srcpad)) {
+    if (!check_audio_bytes (self, longest)) {
+      release_held (self->held, &self->filled);
+      return GST_FLOW_ERROR;
+    }
+    self->audio_capacity = self->audio_n = MAX (longest,
+        self->audio_capacity);
+    if (!setup_pool (self)) {
+      release_held (self->held, &self->filled);
+      GST_ELEMENT_ERROR (self, RESOURCE, NO_SPACE_LEFT,
+          ("Could not set up the batch memory pool"), (NULL));
+      return GST_FLOW_ERROR;
+    }
+  }
+  ret = gst_buffer_pool_acquire_buffer (self->pool, &batch, NULL);
+  if (ret != GST_FLOW_OK) {
+    release_held (self->held, &self->filled);
+    return ret;
+  }
+  self->audio_n = longest;
+  for (mapped = 0; mapped < n_tensors (self); mapped++)
+    if (!gst_memory_map (gst_buffer_peek_memory (batch, mapped),
+            &out[mapped], GST_MAP_WRITE))
+      goto failed;
+  for (i = 0; i < n; i++) {
+    guint64 start = gst_spdl_now_ns ();
+
+    if (!copy_audio_clip (self, self->held[i], out, i))
+      goto failed;
+    gst_spdl_stats_record (&self->stats, gst_spdl_now_ns () - start);
+  }
+  unmap_tensors (batch, out, mapped);
+  /* the batch is a prefix of the pool's; its reset restores the size */
+  for (i = 0; i < n_tensors (self); i++)
+    gst_memory_resize (gst_buffer_peek_memory (batch, i), 0,
+        n * slot_bytes (self, i));
+  if ((n != self->caps_batch || longest != self->caps_audio_n) &&
+      !push_caps (self, n)) {
+    gst_buffer_unref (batch);
+    release_held (self->held, &self->filled);
+    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
+        ("Downstream does not accept a batch of %u clips of %"
+            G_GUINT64_FORMAT " samples", n, longest), (NULL));
+    return GST_FLOW_ERROR;
+  }
+  self->caps_audio_n = longest;
+  gst_spdl_buffer_add_batch_meta (batch, self->epoch, self->indices, n);
+  gst_spdl_structure_set_uint64_array (gst_custom_meta_get_structure
+      (gst_buffer_get_custom_meta (batch, GST_SPDL_BATCH_META_NAME)),
+      "clips", self->clip_numbers, n);
+  gst_spdl_buffer_set_batch_progress (batch, self->batch_position,
+      self->batch_padded);
+  self->batch_position = G_MAXUINT64;
+  self->batch_padded = 0;
+  if (self->active_pad && self->epoch_expected != G_MAXUINT64 &&
+      n == self->size) {
+    /* the source of copies when an epoch ends short at a batch boundary */
+    GstBuffer **held = self->held_prev;
+    guint64 *indices = self->prev_indices;
+
+    release_held (self->held_prev, &self->held_prev_n);
+    self->held_prev = self->held;
+    self->prev_indices = self->indices;
+    self->held_prev_n = n;
+    self->held = held;
+    self->indices = indices;
+    self->filled = 0;
+  } else {
+    release_held (self->held, &self->filled);
+  }
+  GST_OBJECT_LOCK (self);
+  self->batches++;
+  self->copied += n;
+  GST_OBJECT_UNLOCK (self);
+  gst_spdl_stats_add_out (&self->stats, 1);
+  return gst_pad_push (self->srcpad, batch);
+
+failed:
+  unmap_tensors (batch, out, mapped);
+  gst_buffer_unref (batch);
+  release_held (self->held, &self->filled);
+  GST_ELEMENT_ERROR (self, RESOURCE, WRITE,
+      ("Could not map an audio batch or clip"), (NULL));
+  return GST_FLOW_ERROR;
+}
+
+/* pad-short-epochs for audio: copies of the batch's own clips, or of the
+ * last full batch's when it has none. */
+static GstFlowReturn
+pad_audio_epoch (GstSpdlBatch * self, guint64 target)
+{
+  GstFlowReturn ret = GST_FLOW_OK;
+  guint real = self->filled;
+
+  while (ret == GST_FLOW_OK && self->epoch_delivered < target) {
+    GstBuffer *from;
+    guint64 index;
+    guint k;
+
+    if (real > 0) {
+      k = (self->filled - real) % real;
+      from = self->held[k];
+      index = self->indices[k];
+    } else if (self->held_prev_n > 0) {
+      k = self->filled % self->held_prev_n;
+      from = self->held_prev[k];
+      index = self->prev_indices[k];
+    } else {
+      GST_ELEMENT_WARNING (self, STREAM, FAILED,
+          ("Epoch %u has no sample to pad its last batch with", self->epoch),
+          (NULL));
+      break;
+    }
+    self->held[self->filled] = gst_buffer_ref (from);
+    self->indices[self->filled] = index;
+    self->filled++;
+    self->batch_padded++;
+    self->epoch_delivered++;
+    if (self->filled == self->size) {
+      ret = finish_audio_batch (self);
+      self->batch_position = self->epoch_last_position;
+      real = 0;
+    }
   }
   return ret;
 }

@@ -62,6 +62,15 @@ struct _GstSpdlBatch
   guint clip_frames;            /* its frames: the pts tensor's width */
   GstMapInfo pts;               /* clips: the pts tensor being filled */
   guint64 *clip_numbers;        /* clips: each slot's clip in its video */
+  gboolean audio;               /* audio clips (spdlaudiodecode) */
+  guint audio_channels;         /* audio: C of every clip of the batch */
+  guint64 audio_n;              /* audio: N of the tensor being described */
+  guint64 audio_capacity;       /* audio: N the pool's batches hold */
+  GstBuffer **held;             /* audio: the batch's clips until it ends */
+  GstBuffer **held_prev;        /* audio: the last full batch's (padding) */
+  guint64 *prev_indices;
+  guint held_prev_n;
+  guint64 caps_audio_n;         /* audio: N of the last caps pushed */
   guint size;                   /* batch-size of this run */
   GstSpdlLayout active_layout;
   GstSpdlDType active_dtype;

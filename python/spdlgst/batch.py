@@ -203,10 +203,39 @@ class ClipBatch(Batch):
                 f"clip_numbers={self.clip_numbers})")
 
 
-def clip_batch(sample: Gst.Sample, tensors: List[Any],
-               paths_of=None) -> ClipBatch:
-    """The ClipBatch of @sample's three tensors (clips, labels, pts);
-    @paths_of maps the dataset indices to paths."""
+class AudioBatch(Batch):
+    """A batch of audio clips: ``audio, labels = batch``.
+
+    ``batch.audio`` is float32 ``[B, C, N]`` (values in [-1, 1]; whole
+    files are padded with zeros to the longest of the batch),
+    ``batch.labels`` int64 ``[B]``, ``batch.start`` float64 ``[B]`` (each
+    clip's start in seconds in its file), ``batch.lengths`` int64 ``[B]``
+    (samples from the file before any padding), ``batch.clip_numbers``
+    each clip's number in its file, ``batch.paths`` each clip's file (None
+    for tar shards).
+    """
+
+    start: Any
+    lengths: Any
+    clip_numbers: Optional[List[int]]
+    paths: Optional[List[str]]
+
+    @property
+    def audio(self) -> Any:
+        """The audio tensor."""
+        return self[0]
+
+    def __repr__(self) -> str:
+        return (f"AudioBatch(audio={_describe(self.audio)}, "
+                f"labels={_describe(self.labels)}, "
+                f"lengths={_describe(self.lengths)}, epoch={self.epoch}, "
+                f"indices={self.indices}, clip_numbers={self.clip_numbers})")
+
+
+def _clips_of(cls, sample: Gst.Sample, tensors: List[Any], names,
+              paths_of):
+    """A @cls batch of @sample's tensors: the first two as the tuple, the
+    rest as attributes @names; the meta's epoch, indices and clips."""
     epoch = indices = numbers = None
     meta = sample.get_buffer().get_custom_meta("GstSpdlBatchMeta")
     if meta is not None:
@@ -215,14 +244,31 @@ def clip_batch(sample: Gst.Sample, tensors: List[Any],
         indices = list(s.get_value("indices"))
         if s.has_field("clips"):
             numbers = list(s.get_value("clips"))
-    if len(tensors) != 3:
-        raise LoaderError(f"a batch of clips has 3 tensors (clips, labels, "
-                          f"pts), not {len(tensors)}")
-    batch = ClipBatch(tensors[:2], epoch, indices, _Holder(sample))
-    batch.pts = tensors[2]
+    if len(tensors) != 2 + len(names):
+        kinds = ", ".join(("clips", "labels") + tuple(names))
+        raise LoaderError(f"a batch of clips has {2 + len(names)} tensors "
+                          f"({kinds}), not {len(tensors)}")
+    batch = cls(tensors[:2], epoch, indices, _Holder(sample))
+    for name, tensor in zip(names, tensors[2:]):
+        setattr(batch, name, tensor)
     batch.clip_numbers = numbers
     batch.paths = paths_of(indices) if paths_of and indices is not None else None
     return batch
+
+
+def clip_batch(sample: Gst.Sample, tensors: List[Any],
+               paths_of=None) -> ClipBatch:
+    """The ClipBatch of @sample's three tensors (clips, labels, pts);
+    @paths_of maps the dataset indices to paths."""
+    return _clips_of(ClipBatch, sample, tensors, ("pts",), paths_of)
+
+
+def audio_batch(sample: Gst.Sample, tensors: List[Any],
+                paths_of=None) -> AudioBatch:
+    """The AudioBatch of @sample's four tensors (audio, labels, start,
+    lengths); @paths_of maps the dataset indices to paths."""
+    return _clips_of(AudioBatch, sample, tensors, ("start", "lengths"),
+                     paths_of)
 
 
 def sample_batch(sample: Gst.Sample, tensors: List[Any]) -> Batch:

@@ -176,7 +176,7 @@ def _src_properties(value) -> dict:
                         f"names to values, not {value!r}")
     for key in ("location", "shuffle", "seed", "num-epochs", "start-epoch"):
         if key in value:
-            raise ValueError(f"src_properties[{key!r}]: use ImageLoader's own "
+            raise ValueError(f"src_properties[{key!r}]: use the loader's own "
                              "argument")
     return dict(value)
 
@@ -422,9 +422,9 @@ CROPS = ("random", "center")
 SHORT_VIDEOS = ("repeat-last", "wrap", "skip", "error")
 
 
-def _extensions(value) -> Tuple[str, ...]:
+def _extensions(value, default=VIDEO_EXTENSIONS) -> Tuple[str, ...]:
     if value is None:
-        return VIDEO_EXTENSIONS
+        return default
     if isinstance(value, str):
         value = value.split(",")
     out = []
@@ -494,7 +494,89 @@ def _video_checked(location, batch_size, frames, stride, frame_rate,
     return args
 
 
-class VideoLoader(Loader):
+def _src_stage(a) -> str:
+    """spdlsrc of a clip loader's launch line."""
+    src = [f"spdlsrc location={_quote(a['location'])}",
+           f"extensions={','.join(a['extensions'])}",
+           f"shuffle={'true' if a['shuffle'] else 'false'}", f"seed={a['seed']}",
+           f"num-epochs={a['epochs'] if a['epochs'] is not None else -1}"]
+    if a["start_epoch"]:
+        src.append(f"start-epoch={a['start_epoch']}")
+    if a["max_errors"] is not None:
+        src.append(f"max-errors={a['max_errors']}")
+    for key, value in a["src_properties"].items():
+        if isinstance(value, bool):
+            value = "true" if value else "false"
+        src.append(f"{key}={_quote(str(value))}")
+    return " ".join(src)
+
+
+def _batch_stage(a) -> str:
+    batch = [f"spdlbatch batch-size={a['batch_size']}"]
+    if a["drop_last"]:
+        batch.append("drop-last=true")
+    return " ".join(batch)
+
+
+class _ClipLoader(Loader):
+    """What VideoLoader and AudioLoader share: arguments checked by
+    ``_checked`` into ``_args``, batches of ``_make_batch``, paths from
+    the listing."""
+
+    _checked = None
+    _make_batch = None
+
+    def __init__(self, args: dict, log_limit: int):
+        self._args = args
+        self._samples_cache = None
+        super().__init__(self._build(args), output=args["output"],
+                         log_limit=log_limit)
+
+    @classmethod
+    def launch_line_for(cls, location, **kwargs) -> str:
+        """The launch line ``cls(location, **kwargs)`` runs, checked the
+        same way, without building a pipeline."""
+        bound = inspect.signature(cls.__init__).bind(None, location, **kwargs)
+        bound.apply_defaults()
+        args = dict(bound.arguments)
+        for name in ("self", "log_limit"):
+            args.pop(name)
+        return cls._build(cls._checked(**args))
+
+    @staticmethod
+    def _build(a) -> str:
+        raise NotImplementedError
+
+    def _paths_of(self, indices):
+        if self._samples_cache is None:
+            try:
+                self._samples_cache = self.samples
+            except TypeError:       # tar shards: no listing by index
+                self._samples_cache = False
+        if self._samples_cache is False:
+            return None
+        return [self._samples_cache[i][0] for i in indices]
+
+    def _convert(self, sample: Gst.Sample):
+        from .batch import host_tensors
+
+        torch = self._import_torch() if self.output == "torch" else None
+        return type(self)._make_batch(sample, host_tensors(sample, torch),
+                                      self._paths_of)
+
+    @property
+    def gst_launch_command(self) -> str:
+        """The same pipeline for a shell, into fakesink: gst-launch-1.0 ..."""
+        return gst_launch_command(self.launch_line)
+
+    def __repr__(self) -> str:
+        a = self._args
+        shown = ", ".join(f"{k}={v!r}" for k, v in a.items()
+                          if k not in ("location",) and v is not None)
+        return f"{type(self).__name__}({a['location']!r}, {shown})"
+
+
+class VideoLoader(_ClipLoader):
     """Loads a video classification dataset as batches of clips.
 
     Each video gives ``clips_per_video`` clips of ``frames`` frames per
@@ -564,36 +646,18 @@ class VideoLoader(Loader):
                  src_properties: Optional[dict] = None, log_limit: int = 20):
         args = _video_checked(**{k: v for k, v in locals().items()
                                  if k not in ("self", "__class__", "log_limit")})
-        self._args = args
-        self._samples_cache = None
-        super().__init__(self._build(args), output=args["output"],
-                         log_limit=log_limit)
+        super().__init__(args, log_limit)
 
-    @classmethod
-    def launch_line_for(cls, location, **kwargs) -> str:
-        """The launch line ``VideoLoader(location, **kwargs)`` runs, checked
-        the same way, without building a pipeline."""
-        bound = inspect.signature(cls.__init__).bind(None, location, **kwargs)
-        bound.apply_defaults()
-        args = dict(bound.arguments)
-        for name in ("self", "log_limit"):
-            args.pop(name)
-        return cls._build(_video_checked(**args))
+    _checked = staticmethod(_video_checked)
+
+    @staticmethod
+    def _make_batch(sample, tensors, paths_of):
+        from .batch import clip_batch
+
+        return clip_batch(sample, tensors, paths_of)
 
     @staticmethod
     def _build(a) -> str:
-        src = [f"spdlsrc location={_quote(a['location'])}",
-               f"extensions={','.join(a['extensions'])}",
-               f"shuffle={'true' if a['shuffle'] else 'false'}", f"seed={a['seed']}",
-               f"num-epochs={a['epochs'] if a['epochs'] is not None else -1}"]
-        if a["start_epoch"]:
-            src.append(f"start-epoch={a['start_epoch']}")
-        if a["max_errors"] is not None:
-            src.append(f"max-errors={a['max_errors']}")
-        for key, value in a["src_properties"].items():
-            if isinstance(value, bool):
-                value = "true" if value else "false"
-            src.append(f"{key}={_quote(str(value))}")
         dec = [f"spdlvideodecode frames={a['frames']} stride={a['stride']}"]
         if a["frame_rate"] is not None:
             dec.append(f"frame-rate={a['frame_rate']!r}")
@@ -607,38 +671,153 @@ class VideoLoader(Loader):
             dec.append(f"threads={a['threads']}")
         if a["max_errors"] is not None:
             dec.append(f"max-errors={a['max_errors']}")
-        batch = [f"spdlbatch batch-size={a['batch_size']}"]
-        if a["drop_last"]:
-            batch.append("drop-last=true")
-        return " ! ".join([" ".join(src), " ".join(dec), " ".join(batch),
+        return " ! ".join([_src_stage(a), " ".join(dec), _batch_stage(a),
                            "spdlappsink name=sink"])
 
-    def _paths_of(self, indices):
-        if self._samples_cache is None:
-            try:
-                self._samples_cache = self.samples
-            except TypeError:       # tar shards: no listing by index
-                self._samples_cache = False
-        if self._samples_cache is False:
-            return None
-        return [self._samples_cache[i][0] for i in indices]
 
-    def _convert(self, sample: Gst.Sample):
-        from .batch import clip_batch, host_tensors
+AUDIO_EXTENSIONS = ("wav", "flac", "mp3", "ogg", "opus", "m4a")
+AUDIO_SAMPLINGS = ("random", "uniform", "start")
+SHORT_FILES = ("pad", "repeat", "skip", "error")
 
-        torch = self._import_torch() if self.output == "torch" else None
-        return clip_batch(sample, host_tensors(sample, torch), self._paths_of)
 
-    @property
-    def gst_launch_command(self) -> str:
-        """The same pipeline for a shell, into fakesink: gst-launch-1.0 ..."""
-        return gst_launch_command(self.launch_line)
+def _duration(value) -> Optional[float]:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"duration must be a number of seconds or None, "
+                        f"not {value!r}")
+    if not math.isfinite(value) or not 0 < value <= 86400:
+        raise ValueError(f"duration must be in (0, 86400] seconds (None: "
+                         f"whole files), not {value}")
+    return float(value)
 
-    def __repr__(self) -> str:
-        a = self._args
-        shown = ", ".join(f"{k}={v!r}" for k, v in a.items()
-                          if k not in ("location",) and v is not None)
-        return f"VideoLoader({a['location']!r}, {shown})"
+
+def _audio_checked(location, batch_size, sample_rate, channels, duration,
+                   clips_per_file, sampling, short_files, shuffle, seed,
+                   epochs, start_epoch, drop_last, threads, quality, output,
+                   max_errors, extensions, src_properties) -> dict:
+    """The arguments of AudioLoader, checked and normalized."""
+    args = dict(
+        location=_location(location),
+        batch_size=_int("batch_size", batch_size, 1, 2**31 - 1),
+        sample_rate=_int("sample_rate", sample_rate, 1000, 384000),
+        channels=_int("channels", channels, 1, 64),
+        duration=_duration(duration),
+        clips_per_file=_int("clips_per_file", clips_per_file, 1, 1024),
+        sampling=_choice("sampling", sampling, AUDIO_SAMPLINGS),
+        short_files=_choice("short_files", short_files, SHORT_FILES),
+        seed=_int("seed", seed, 0, 2**64 - 1),
+        epochs=_int("epochs", epochs, 1, 2**31 - 1, none_ok=True),
+        start_epoch=_int("start_epoch", start_epoch, 0, 2**31 - 1),
+        drop_last=_bool("drop_last", drop_last, False),
+        threads=_int("threads", threads, 1, 256, none_ok=True),
+        quality=_int("quality", quality, 0, 10),
+        output=_choice("output", output, ("torch", "numpy")),
+        max_errors=_int("max_errors", max_errors, 0, 2**31 - 1, none_ok=True),
+        extensions=_extensions(extensions, AUDIO_EXTENSIONS),
+        src_properties=_src_properties(src_properties),
+    )
+    if "extensions" in args["src_properties"]:
+        raise ValueError("src_properties['extensions']: use AudioLoader's own "
+                         "argument")
+    if args["duration"] is None and args["clips_per_file"] != 1:
+        raise ValueError(f"clips_per_file must be 1 with duration=None "
+                         f"(whole files), not {args['clips_per_file']}")
+    if args["duration"] is not None and \
+            round(args["duration"] * args["sample_rate"]) < 1:
+        raise ValueError(f"duration {args['duration']} s is less than one "
+                         f"sample at {args['sample_rate']} Hz")
+    args["shuffle"] = _bool("shuffle", shuffle, args["sampling"] == "random")
+    return args
+
+
+class AudioLoader(_ClipLoader):
+    """Loads an audio classification dataset as batches of fixed-length
+    clips at one sample rate.
+
+    Each file gives ``clips_per_file`` clips of ``duration`` seconds per
+    epoch, decoded by GStreamer's demuxers and decoders, mixed to
+    ``channels`` and resampled to ``sample_rate`` (spdlaudiodecode; only a
+    clip's span is decoded), then batched by spdlbatch. Batches are
+    :class:`spdlgst.batch.AudioBatch`: ``audio, labels = batch``, with
+    ``batch.audio`` float32 ``[B, C, N]`` (N = duration x sample_rate,
+    values in [-1, 1]), ``batch.labels`` int64 ``[B]`` (as torchvision's
+    folder datasets number the class folders), ``batch.start`` float64
+    ``[B]`` (each clip's start in seconds in its file), ``batch.lengths``
+    int64 ``[B]`` (samples from the file; the rest of the row is zeros),
+    ``batch.paths``.
+
+    Arguments (all checked before any pipeline is built; a bad one raises
+    ValueError or TypeError naming it):
+
+    - ``location``: a folder of class folders of audio files, a manifest
+      or WebDataset tar shards, local, http(s):// or s3://, as for
+      :class:`ImageLoader`.
+    - ``batch_size``: clips per batch (32).
+    - ``sample_rate``: output rate in Hz (16000); ``channels``: output
+      channels (1: the mean of the file's channels).
+    - ``duration``: seconds per clip (1.0); None: whole files, padded with
+      zeros to the longest of their batch (``lengths`` tells).
+    - ``clips_per_file``: clips from each file per epoch (1).
+    - ``sampling``: "random" (default: starts drawn from (seed, epoch,
+      file, clip)), "uniform" (spaced evenly over the file) or "start".
+    - ``short_files``: a file shorter than a clip: "pad" (default, zeros;
+      ``lengths`` tells), "repeat", "skip" (warned, counted), "error".
+    - ``shuffle``: a new file order each epoch (default: with
+      sampling="random"); ``seed``: of the order and the starts.
+    - ``quality``: of the resampler, 0 to 10 (4).
+    - ``epochs``, ``start_epoch``, ``drop_last``, ``threads``,
+      ``max_errors``, ``src_properties``, ``output``: as for
+      :class:`ImageLoader`.
+    - ``extensions``: of the audio files a folder lists (wav, flac, mp3,
+      ogg, opus, m4a).
+
+    ``launch_line`` is the pipeline it runs. ``state_dict`` and
+    ``load_state_dict`` resume as for images (a clip is chosen from seed,
+    epoch, file and clip number only): with one clip per file, exactly the
+    rest of the epoch; with several, a file whose clips a checkpoint
+    splits gives all its clips again.
+    """
+
+    def __init__(self, location: Union[str, os.PathLike], *,
+                 batch_size: int = 32, sample_rate: int = 16000,
+                 channels: int = 1, duration: Optional[float] = 1.0,
+                 clips_per_file: int = 1, sampling: str = "random",
+                 short_files: str = "pad", shuffle: Optional[bool] = None,
+                 seed: int = 0, epochs: Optional[int] = None,
+                 start_epoch: int = 0, drop_last: bool = False,
+                 threads: Optional[int] = None, quality: int = 4,
+                 output: str = "torch", max_errors: Optional[int] = None,
+                 extensions: Optional[Sequence[str]] = None,
+                 src_properties: Optional[dict] = None, log_limit: int = 20):
+        args = _audio_checked(**{k: v for k, v in locals().items()
+                                 if k not in ("self", "__class__", "log_limit")})
+        super().__init__(args, log_limit)
+
+    _checked = staticmethod(_audio_checked)
+
+    @staticmethod
+    def _make_batch(sample, tensors, paths_of):
+        from .batch import audio_batch
+
+        return audio_batch(sample, tensors, paths_of)
+
+    @staticmethod
+    def _build(a) -> str:
+        dec = [f"spdlaudiodecode sample-rate={a['sample_rate']}",
+               f"channels={a['channels']}",
+               f"duration={a['duration'] or 0!r}",
+               f"clips-per-file={a['clips_per_file']}",
+               f"sampling={a['sampling']}",
+               f"short-files={a['short_files']}", f"seed={a['seed']}"]
+        if a["quality"] != 4:
+            dec.append(f"quality={a['quality']}")
+        if a["threads"] is not None:
+            dec.append(f"threads={a['threads']}")
+        if a["max_errors"] is not None:
+            dec.append(f"max-errors={a['max_errors']}")
+        return " ! ".join([_src_stage(a), " ".join(dec), _batch_stage(a),
+                           "spdlappsink name=sink"])
 
 
 def gst_launch_command(launch_line: str) -> str:

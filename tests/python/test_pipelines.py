@@ -7,9 +7,9 @@ import spdlgst
 from spdlgst.pipelines import available, launch_line
 from test_checkpoint import make_folder
 
-# video recipes run in test_video_loader
+# video and audio recipes run in test_video_loader and test_audio_loader
 CPU_PIPELINES = [p for p in available()
-                 if "cuda" not in p and not p.startswith("r3d")]
+                 if "cuda" not in p and not p.startswith(("r3d", "audio"))]
 
 
 def test_there_are_cpu_pipelines():

@@ -1,0 +1,110 @@
+"""spdlaudiodecode on bad audio input: truncated FLAC and MP3, an absurd
+declared sample rate, and a long file whose 1 s clip decodes only its
+span (memory and time stay small)."""
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+
+import audiogen
+from test_audio import EXT, RATE, run_clips
+
+
+def test_truncated_flac_and_mp3(tmp_path):
+    """Cut at 60%: clips inside what is left decode as from the whole
+    file; a file whose declared length promises a clip past the cut is
+    skipped as truncated, naming the file."""
+    whole, cut = tmp_path / "whole", tmp_path / "cut"
+    for d in (whole, cut):
+        os.makedirs(d / "a")
+    for ext in ("flac", "mp3"):
+        audiogen.make(str(whole / "a" / f"x.{ext}"), "tone", RATE, 4.0)
+        data = open(whole / "a" / f"x.{ext}", "rb").read()
+        open(cut / "a" / f"x.{ext}", "wb").write(data[:len(data) * 6 // 10])
+    props = "duration=0.5 sampling=uniform clips-per-file=4"
+    ref, _, _ = run_clips(f"spdlsrc location={whole} extensions={EXT} ! "
+                          "spdlaudiodecode threads=2 duration=0")
+    got, warnings, counts = run_clips(
+        f"spdlsrc location={cut} extensions={EXT} ! "
+        f"spdlaudiodecode threads=2 {props}")
+    # the FLAC declares 4 s: its clip past the cut is missing, and the
+    # file is skipped whole as truncated, named; the MP3 declares no
+    # length: its clips spread over what is left
+    names = {os.path.basename(m["path"]) for _, m in got}
+    assert names == {"x.mp3"} and len(got) == 4
+    assert counts["total"] == 1 and counts["truncated"] == 1, counts
+    assert any("x.flac" in w and "no audio at" in w for w in warnings), \
+        warnings
+    by_name = {os.path.basename(m["path"]): a for a, m in ref}
+    for arr, meta in got:
+        start = int(round(meta["start"] * RATE))
+        assert meta["start"] < 2.4 and meta["length"] == 8000
+        np.testing.assert_allclose(
+            arr[0], by_name[os.path.basename(meta["path"])][0,
+                                                            start:start + 8000],
+            atol=1e-4, err_msg=meta["path"])
+
+
+def test_absurd_declared_sample_rate(tmp_path):
+    os.makedirs(tmp_path / "a")
+    audiogen.make(str(tmp_path / "a" / "good.wav"), "tone", RATE, 1.0)
+    data = bytearray(open(tmp_path / "a" / "good.wav", "rb").read())
+    data[24:28] = (2_000_000_000).to_bytes(4, "little")     # sample rate
+    data[28:32] = (4_000_000_000).to_bytes(4, "little")     # byte rate
+    open(tmp_path / "a" / "rate.wav", "wb").write(bytes(data))
+    clips, warnings, counts = run_clips(
+        f"spdlsrc location={tmp_path} extensions={EXT} ! "
+        "spdlaudiodecode threads=2 duration=0.5")
+    assert [os.path.basename(m["path"]) for _, m in clips] == ["good.wav"]
+    assert counts["total"] == 1, counts
+    assert any("rate.wav" in w for w in warnings), warnings
+
+
+PEAK = textwrap.dedent("""
+    import resource, sys, time
+    sys.path.insert(0, {here!r})
+    import gi
+    gi.require_version("Gst", "1.0")
+    from gi.repository import Gst
+    Gst.init(None)
+    from test_audio import run_clips
+    t = time.monotonic()
+    clips, _, _ = run_clips("spdlsrc location=" + sys.argv[1] +
+                            " extensions=flac ! spdlaudiodecode threads=1 "
+                            "duration=1.0 seed=5")
+    assert len(clips) == 1 and clips[0][0].shape == (1, 16000)
+    assert abs(clips[0][0]).max() > 0.1
+    print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+          time.monotonic() - t, clips[0][1]["start"])
+""")
+
+
+def peak_kib_and_seconds(root):
+    out = subprocess.run(
+        [sys.executable, "-c", PEAK.format(here=os.path.dirname(__file__)),
+         str(root)], check=True, capture_output=True, text=True,
+        timeout=300).stdout.split()
+    return int(out[0]), float(out[1]), float(out[2])
+
+
+def flac_tone(path, seconds):
+    subprocess.run(["gst-launch-1.0", "-q", "audiotestsrc", "wave=sine",
+                    "samplesperbuffer=16000", f"num-buffers={seconds}", "!",
+                    "audio/x-raw,rate=16000,channels=1,format=S16LE", "!",
+                    "flacenc", "!", "filesink", f"location={path}"],
+                   check=True, timeout=300)
+
+
+def test_long_file_decodes_only_the_clip(tmp_path):
+    """A 1 s clip of a 30-minute FLAC (115 MB as float samples): peak
+    memory within 50 MB of a 10 s file's, and a few seconds."""
+    for name, seconds in (("short", 10), ("long", 1800)):
+        os.makedirs(tmp_path / name / "a")
+        flac_tone(tmp_path / name / "a" / "x.flac", seconds)
+    short_kib, _, _ = peak_kib_and_seconds(tmp_path / "short")
+    long_kib, elapsed, start = peak_kib_and_seconds(tmp_path / "long")
+    assert long_kib - short_kib < 50 * 1024, (short_kib, long_kib)
+    assert elapsed < 20, elapsed
+    assert 0 <= start <= 1799

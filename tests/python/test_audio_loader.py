@@ -1,0 +1,191 @@
+"""spdlgst.AudioLoader: labels as torchvision's folder datasets give them,
+shapes, every clip once per shuffled epoch, resume mid-epoch, whole files
+padded per batch, arguments checked before any pipeline, numpy and torch."""
+import json
+import os
+
+import numpy as np
+import pytest
+from gi.repository import Gst
+
+import audiogen
+import spdlgst
+
+
+@pytest.fixture(scope="module")
+def speech(tmp_path_factory):
+    """Three class folders of short files: mixed formats, rates, lengths."""
+    root = tmp_path_factory.mktemp("speech")
+    kinds = [("flac", 16000), ("wav", 44100), ("mp3", 48000), ("opus", 48000),
+             ("flac", 16000)]
+    n = 0
+    for c, name in enumerate(["yes", "no", "stop"]):
+        (root / name).mkdir()
+        for v in range(3 + c % 2):
+            ext, rate = kinds[n % len(kinds)]
+            audiogen.make(str(root / name / f"u{v}.{ext}"), "tone", rate,
+                          0.6 + 0.25 * n, 1 + n % 2, n)
+            n += 1
+    (root / "no" / "notes.txt").write_text("not audio\n")
+    return root
+
+
+def keys(batches):
+    return [(b.epoch, i, c) for b in batches
+            for i, c in zip(b.indices, b.clip_numbers)]
+
+
+def test_labels_shapes_and_numpy(speech):
+    classes = sorted(os.listdir(speech))
+    with spdlgst.AudioLoader(speech, batch_size=4, duration=0.5,
+                             epochs=1, threads=2, output="numpy") as loader:
+        assert loader.classes == classes
+        batches = list(loader)
+    assert [len(b.labels) for b in batches] == [4, 4, 2]
+    for batch in batches:
+        audio, labels = batch
+        assert audio is batch.audio and audio.dtype == np.float32
+        assert audio.shape[1:] == (1, 8000)
+        assert labels.dtype == np.int64 and batch.start.dtype == np.float64
+        assert batch.lengths.dtype == np.int64
+        assert np.all(batch.lengths == 8000)
+        assert np.abs(audio).max() <= 1.0 and np.abs(audio).max() > 0.1
+        for path, label, start in zip(batch.paths, labels, batch.start):
+            assert classes[label] == os.path.basename(os.path.dirname(path))
+            assert 0 <= start
+
+
+def test_torch_output_and_whole_files(speech):
+    import torch
+
+    with spdlgst.AudioLoader(speech, batch_size=3, duration=None,
+                             sample_rate=8000, channels=2, shuffle=False,
+                             epochs=1, threads=2) as loader:
+        assert "duration=0" in loader.launch_line
+        batches = list(loader)
+    assert sum(len(b.labels) for b in batches) == 10
+    for b in batches:
+        assert isinstance(b.audio, torch.Tensor) and b.audio.dtype == torch.float32
+        assert b.labels.dtype == torch.int64 and b.lengths.dtype == torch.int64
+        assert b.audio.shape[1] == 2
+        # padded to the longest of the batch, zeros after each length
+        assert b.audio.shape[2] == int(b.lengths.max())
+        for row, length in zip(b.audio, b.lengths):
+            assert not row[:, int(length):].any()
+            assert row[:, :int(length)].abs().max() > 0.1
+        assert torch.all(b.start == 0)
+
+
+def test_shuffle_gives_every_clip_once_per_epoch(speech):
+    with spdlgst.AudioLoader(speech, batch_size=3, duration=0.25,
+                             clips_per_file=2, epochs=2, seed=7, threads=2,
+                             output="numpy") as loader:
+        epochs = [list(loader) for _ in range(2)]
+    orders = []
+    for e, batches in enumerate(epochs):
+        k = [(i, c) for _, i, c in keys(batches)]
+        assert sorted(k) == [(i, c) for i in range(10) for c in range(2)]
+        assert {b.epoch for b in batches} == {e}
+        orders.append([i for i, _ in k])
+    assert orders[0] != orders[1]
+    assert orders[0] != sorted(orders[0])
+
+
+@pytest.mark.parametrize("clips_per_file,stop", [(1, 2), (2, 3)])
+def test_resume_mid_epoch_gives_the_rest(speech, clips_per_file, stop):
+    kwargs = dict(batch_size=3, duration=0.25, clips_per_file=clips_per_file,
+                  epochs=1, seed=3, threads=2, output="numpy")
+    with spdlgst.AudioLoader(speech, **kwargs) as loader:
+        full = list(loader)
+    with spdlgst.AudioLoader(speech, **kwargs) as loader:
+        head = []
+        for batch in loader:
+            head.append(batch)
+            if len(head) == stop:
+                state = json.loads(json.dumps(loader.state_dict()))
+                break
+    with spdlgst.AudioLoader(speech, **kwargs) as loader:
+        loader.load_state_dict(state)
+        tail = list(loader)
+    every = keys(full)
+    head_keys, tail_keys = keys(head), keys(tail)
+    assert len(set(every)) == len(every) == 10 * clips_per_file
+    assert set(head_keys) | set(tail_keys) == set(every)
+    by_key = {k: (np.asarray(b.audio[j]), b.start[j])
+              for b in full for j, k in enumerate(keys([b]))}
+    for b in tail:
+        for j, k in enumerate(keys([b])):
+            np.testing.assert_array_equal(b.audio[j], by_key[k][0])
+            assert b.start[j] == by_key[k][1]
+    repeated = set(head_keys) & set(tail_keys)
+    if clips_per_file == 1:
+        assert not repeated
+    else:
+        # only the clips of a file the checkpoint split come again
+        assert len({i for _, i, _ in repeated}) <= 1
+
+
+@pytest.mark.parametrize("kwargs,error,name", [
+    (dict(batch_size=0), ValueError, "batch_size"),
+    (dict(sample_rate=100), ValueError, "sample_rate"),
+    (dict(sample_rate=16000.0), TypeError, "sample_rate"),
+    (dict(channels=0), ValueError, "channels"),
+    (dict(duration=0), ValueError, "duration"),
+    (dict(duration=-1.0), ValueError, "duration"),
+    (dict(duration=float("nan")), ValueError, "duration"),
+    (dict(duration="1s"), TypeError, "duration"),
+    (dict(duration=1e-5), ValueError, "duration"),
+    (dict(clips_per_file=0), ValueError, "clips_per_file"),
+    (dict(duration=None, clips_per_file=2), ValueError, "clips_per_file"),
+    (dict(sampling="middle"), ValueError, "sampling"),
+    (dict(short_files="wrap"), ValueError, "short_files"),
+    (dict(shuffle="yes"), TypeError, "shuffle"),
+    (dict(quality=11), ValueError, "quality"),
+    (dict(output="jax"), ValueError, "output"),
+    (dict(seed=-1), ValueError, "seed"),
+    (dict(threads=0), ValueError, "threads"),
+    (dict(epochs=0), ValueError, "epochs"),
+    (dict(max_errors=-1), ValueError, "max_errors"),
+    (dict(extensions=["wav", "../x"]), ValueError, "extensions"),
+    (dict(src_properties={"extensions": "wav"}), ValueError, "extensions"),
+    (dict(src_properties={"seed": 3}), ValueError, "seed"),
+    (dict(location="/nonexistent/speech"), ValueError, "location"),
+])
+def test_bad_arguments_are_named_before_any_pipeline(speech, monkeypatch,
+                                                     kwargs, error, name):
+    def no_pipeline(*a):
+        raise AssertionError("a pipeline was built")
+
+    monkeypatch.setattr(Gst, "parse_launch", no_pipeline)
+    kwargs = dict(kwargs)
+    location = kwargs.pop("location", speech)
+    with pytest.raises(error, match=name):
+        spdlgst.AudioLoader(location, **kwargs)
+
+
+def test_launch_line(speech):
+    line = spdlgst.AudioLoader.launch_line_for(
+        speech, sample_rate=22050, duration=2.5, clips_per_file=3,
+        sampling="uniform", short_files="repeat", max_errors=5)
+    assert "extensions=wav,flac,mp3,ogg,opus,m4a" in line
+    assert ("spdlaudiodecode sample-rate=22050 channels=1 duration=2.5 "
+            "clips-per-file=3 sampling=uniform short-files=repeat") in line
+    assert "shuffle=false" in line and "spdlbatch batch-size=32" in line
+    assert "max-errors=5" in line
+    assert spdlgst.AudioLoader.launch_line_for(speech).count(
+        "shuffle=true") == 1
+
+
+def test_audio_pipeline_runs(speech):
+    from spdlgst.pipelines import launch_line
+
+    line = launch_line("audio-1s-16k", speech, batch_size=4, num_epochs=1)
+    with spdlgst.Loader(line) as loader:
+        batches = list(loader)
+    assert [tuple(b[0].shape) for b in batches] == [(4, 1, 16000)] * 2 + [
+        (2, 1, 16000)]
+    assert [tuple(b[i].shape) for i in (1, 2, 3) for b in batches[:1]] == [
+        (4,)] * 3
+    # the files are 0.6 to 2.9 s long: the short ones padded, lengths tell
+    lengths = np.concatenate([np.asarray(b[3]) for b in batches])
+    assert lengths.min() < 16000 and lengths.max() == 16000
