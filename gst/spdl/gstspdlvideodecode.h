@@ -14,14 +14,14 @@
 #include "gstspdlclip.h"
 #include "gstspdlerrors.h"
 #include "gstspdlgeometry.h"
-#include "gstspdlstats.h"
+#include "gstspdlparalleldecoder.h"
 #include "gstspdlvideochain.h"
 
 G_BEGIN_DECLS
 
 #define GST_TYPE_SPDL_VIDEO_DECODE (gst_spdl_video_decode_get_type ())
 G_DECLARE_FINAL_TYPE (GstSpdlVideoDecode, gst_spdl_video_decode, GST,
-    SPDL_VIDEO_DECODE, GstElement)
+    SPDL_VIDEO_DECODE, GstSpdlParallelDecoder)
 
 typedef enum
 {
@@ -51,48 +51,17 @@ typedef struct
 
 struct _GstSpdlVideoDecode
 {
-  GstElement parent;
-
-  GstPad *sinkpad;
-  GstPad *srcpad;
+  GstSpdlParallelDecoder parent;
 
   /* properties, under the object lock */
-  guint threads;
   GstSpdlVideoDecodeParams params;
-  gint max_errors;
-  guint warning_limit;
-  guint64 errors;
-  guint64 errors_by_reason[GST_SPDL_DECODE_N_ERRORS];
-  guint64 epoch_errors[GST_SPDL_DECODE_N_ERRORS];
-  gboolean epoch_resumed;
-  GstSpdlWarnLimiter warn_limiter;
-  guint64 clips;                /* pushed */
-  guint64 videos;               /* decoded, at least one clip */
   guint demux_builds, decoder_builds;   /* of chains freed so far */
-  GstSpdlStats stats;
 
-  /* streaming state, under lock */
-  GMutex lock;
-  GCond done_cond;
-  GCond space_cond;
-  GQueue jobs;
-  GQueue pending;
-  GQueue idle_chains;
-  GList *all_chains;
-  guint in_flight;
-  guint max_in_flight;
-  guint busy;
-  gboolean flushing;
-  GstFlowReturn srcresult;
-  guint64 next_index;
-  GThreadPool *workers;
-  guint n_workers;
+  /* from start to stop */
   GstSpdlVideoDecodeParams active;
 
   /* source task only */
   guint64 caps_shape[4];
-  gboolean caps_sent;
-  GList *held_events;
 };
 
 GST_ELEMENT_REGISTER_DECLARE (spdlvideodecode);

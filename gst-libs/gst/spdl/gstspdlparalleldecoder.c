@@ -1,0 +1,951 @@
+/* GStreamer SPDL: base class of the parallel sample decoders
+ * Copyright (C) 2026 gst-spdl authors
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Library General Public
+ * License as published by the Free Software Foundation; either
+ * version 2 of the License, or (at your option) any later version.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "gstspdlparalleldecoder.h"
+#include "gstspdlmeta.h"
+
+#include <string.h>
+
+#define DEFAULT_THREADS 0
+#define DEFAULT_MAX_ERRORS -1
+#define DEFAULT_WARNING_LIMIT 20
+/* inputs in flight per thread: order is kept while a long one decodes */
+#define JOBS_PER_THREAD 2
+
+GST_DEBUG_CATEGORY_STATIC (spdl_parallel_decoder_debug);
+#define GST_CAT_DEFAULT spdl_parallel_decoder_debug
+
+/* A job or a serialized event, in arrival order. */
+typedef struct
+{
+  GstSpdlParallelDecoderJob job;
+  GstEvent *event;
+  gboolean done;
+} Item;
+
+typedef struct
+{
+  GstPad *sinkpad;
+  GstPad *srcpad;
+
+  /* properties, under the object lock */
+  guint threads;
+  gint max_errors;
+  guint warning_limit;
+  guint64 errors;
+  guint64 errors_by_reason[GST_SPDL_DECODE_N_ERRORS];
+  guint64 epoch_errors[GST_SPDL_DECODE_N_ERRORS];
+  GstSpdlWarnLimiter warn_limiter;
+  guint64 outputs;              /* pushed */
+  GstSpdlStats stats;
+
+  /* streaming state, under lock */
+  GMutex lock;
+  GCond done_cond;
+  GCond space_cond;
+  GQueue items;
+  GQueue pending;
+  GQueue idle_states;
+  GList *all_states;
+  guint in_flight;
+  guint max_in_flight;
+  guint busy;
+  gboolean flushing;
+  GstFlowReturn srcresult;
+  guint64 next_index;
+  GThreadPool *workers;
+  guint n_workers;
+
+  /* source task only */
+  gboolean caps_sent;
+  GList *held_events;
+} GstSpdlParallelDecoderPrivate;
+
+static GstElementClass *parent_class = NULL;
+static gint private_offset = 0;
+
+static void gst_spdl_parallel_decoder_class_init (GstSpdlParallelDecoderClass
+    * klass);
+static void gst_spdl_parallel_decoder_init (GstSpdlParallelDecoder * self,
+    GstSpdlParallelDecoderClass * klass);
+
+static void
+class_init_func (gpointer g_class, gpointer data)
+{
+  gst_spdl_parallel_decoder_class_init (g_class);
+}
+
+static void
+instance_init_func (GTypeInstance * instance, gpointer g_class)
+{
+  gst_spdl_parallel_decoder_init ((GstSpdlParallelDecoder *) instance,
+      g_class);
+}
+
+/* By hand, as GstVideoDecoder's: the instance init needs the subclass's
+ * class (its pad templates), which G_DEFINE_TYPE does not pass. */
+GType
+gst_spdl_parallel_decoder_get_type (void)
+{
+  static gsize type = 0;
+
+  if (g_once_init_enter (&type)) {
+    static const GTypeInfo info = {
+      sizeof (GstSpdlParallelDecoderClass),
+      NULL,
+      NULL,
+      class_init_func,
+      NULL,
+      NULL,
+      sizeof (GstSpdlParallelDecoder),
+      0,
+      instance_init_func,
+    };
+    GType t = g_type_register_static (GST_TYPE_ELEMENT,
+        "GstSpdlParallelDecoder", &info, G_TYPE_FLAG_ABSTRACT);
+
+    private_offset = g_type_add_instance_private (t,
+        sizeof (GstSpdlParallelDecoderPrivate));
+    g_once_init_leave (&type, t);
+  }
+  return type;
+}
+
+static inline GstSpdlParallelDecoderPrivate *
+gst_spdl_parallel_decoder_get_instance_private (GstSpdlParallelDecoder * self)
+{
+  return G_STRUCT_MEMBER_P (self, private_offset);
+}
+
+#define PRIV(self) ((GstSpdlParallelDecoderPrivate *) \
+    gst_spdl_parallel_decoder_get_instance_private (self))
+#define CLASS(self) GST_SPDL_PARALLEL_DECODER_GET_CLASS (self)
+
+static void gst_spdl_parallel_decoder_finalize (GObject * object);
+static GstStateChangeReturn gst_spdl_parallel_decoder_change_state (GstElement
+    * element, GstStateChange transition);
+static GstFlowReturn gst_spdl_parallel_decoder_chain (GstPad * pad,
+    GstObject * parent, GstBuffer * buffer);
+static gboolean gst_spdl_parallel_decoder_sink_event (GstPad * pad,
+    GstObject * parent, GstEvent * event);
+static gboolean gst_spdl_parallel_decoder_sink_query (GstPad * pad,
+    GstObject * parent, GstQuery * query);
+static gboolean gst_spdl_parallel_decoder_src_activate_mode (GstPad * pad,
+    GstObject * parent, GstPadMode mode, gboolean active);
+static gboolean gst_spdl_parallel_decoder_sink_activate_mode (GstPad * pad,
+    GstObject * parent, GstPadMode mode, gboolean active);
+static void gst_spdl_parallel_decoder_loop (GstSpdlParallelDecoder * self);
+
+static void
+gst_spdl_parallel_decoder_class_init (GstSpdlParallelDecoderClass * klass)
+{
+  GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
+  GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
+
+  parent_class = g_type_class_peek_parent (klass);
+  if (private_offset != 0)
+    g_type_class_adjust_private_offset (klass, &private_offset);
+  GST_DEBUG_CATEGORY_INIT (spdl_parallel_decoder_debug,
+      "spdlparalleldecoder", 0, "SPDL parallel decoder base class");
+
+  gobject_class->finalize = gst_spdl_parallel_decoder_finalize;
+  element_class->change_state =
+      GST_DEBUG_FUNCPTR (gst_spdl_parallel_decoder_change_state);
+  klass->item_name = "sample";
+  gst_type_mark_as_plugin_api (GST_TYPE_SPDL_PARALLEL_DECODER, 0);
+}
+
+static void
+gst_spdl_parallel_decoder_init (GstSpdlParallelDecoder * self,
+    GstSpdlParallelDecoderClass * klass)
+{
+  GstSpdlParallelDecoderPrivate *priv = PRIV (self);
+  GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
+  GstPadTemplate *templ;
+
+  templ = gst_element_class_get_pad_template (element_class, "sink");
+  g_return_if_fail (templ != NULL);
+  priv->sinkpad = gst_pad_new_from_template (templ, "sink");
+  gst_pad_set_chain_function (priv->sinkpad,
+      GST_DEBUG_FUNCPTR (gst_spdl_parallel_decoder_chain));
+  gst_pad_set_event_function (priv->sinkpad,
+      GST_DEBUG_FUNCPTR (gst_spdl_parallel_decoder_sink_event));
+  gst_pad_set_query_function (priv->sinkpad,
+      GST_DEBUG_FUNCPTR (gst_spdl_parallel_decoder_sink_query));
+  gst_pad_set_activatemode_function (priv->sinkpad,
+      GST_DEBUG_FUNCPTR (gst_spdl_parallel_decoder_sink_activate_mode));
+  gst_element_add_pad (GST_ELEMENT (self), priv->sinkpad);
+
+  templ = gst_element_class_get_pad_template (element_class, "src");
+  g_return_if_fail (templ != NULL);
+  priv->srcpad = gst_pad_new_from_template (templ, "src");
+  gst_pad_set_activatemode_function (priv->srcpad,
+      GST_DEBUG_FUNCPTR (gst_spdl_parallel_decoder_src_activate_mode));
+  gst_pad_use_fixed_caps (priv->srcpad);
+  gst_element_add_pad (GST_ELEMENT (self), priv->srcpad);
+
+  priv->threads = DEFAULT_THREADS;
+  priv->max_errors = DEFAULT_MAX_ERRORS;
+  priv->warning_limit = DEFAULT_WARNING_LIMIT;
+  gst_spdl_stats_init (&priv->stats);
+  g_mutex_init (&priv->lock);
+  g_cond_init (&priv->done_cond);
+  g_cond_init (&priv->space_cond);
+  g_queue_init (&priv->items);
+  g_queue_init (&priv->pending);
+  g_queue_init (&priv->idle_states);
+  priv->srcresult = GST_FLOW_FLUSHING;
+  priv->flushing = TRUE;
+}
+
+static void
+gst_spdl_parallel_decoder_finalize (GObject * object)
+{
+  GstSpdlParallelDecoderPrivate *priv =
+      PRIV (GST_SPDL_PARALLEL_DECODER (object));
+
+  gst_spdl_stats_clear (&priv->stats);
+  g_mutex_clear (&priv->lock);
+  g_cond_clear (&priv->done_cond);
+  g_cond_clear (&priv->space_cond);
+  G_OBJECT_CLASS (parent_class)->finalize (object);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Properties                                                               */
+
+/**
+ * gst_spdl_parallel_decoder_class_install_properties:
+ * @klass: the subclass's class
+ * @first_prop_id: the first id after the subclass's own
+ * @blurbs: the descriptions, in the subclass's words
+ *
+ * Installs threads, max-errors, warning-limit, errors, error-counts, clips
+ * and stats on @klass (so they read as the element's own), at ids
+ * @first_prop_id + GST_SPDL_PARALLEL_DECODER_PROP_*.
+ */
+void
+gst_spdl_parallel_decoder_class_install_properties (GObjectClass * klass,
+    guint first_prop_id, const GstSpdlParallelDecoderBlurbs * blurbs)
+{
+  guint id = first_prop_id;
+
+  GST_SPDL_PARALLEL_DECODER_CLASS (klass)->first_prop_id = first_prop_id;
+  g_object_class_install_property (klass,
+      id + GST_SPDL_PARALLEL_DECODER_PROP_THREADS,
+      g_param_spec_uint ("threads", "Threads", blurbs->threads, 0, 256,
+          DEFAULT_THREADS, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  g_object_class_install_property (klass,
+      id + GST_SPDL_PARALLEL_DECODER_PROP_MAX_ERRORS,
+      g_param_spec_int ("max-errors", "Max errors", blurbs->max_errors, -1,
+          G_MAXINT, DEFAULT_MAX_ERRORS, G_PARAM_READWRITE |
+          G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING));
+  g_object_class_install_property (klass,
+      id + GST_SPDL_PARALLEL_DECODER_PROP_WARNING_LIMIT,
+      g_param_spec_uint ("warning-limit", "Warning limit",
+          "Per-sample warnings posted per epoch (the rest are counted)", 0,
+          G_MAXUINT, DEFAULT_WARNING_LIMIT,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_PLAYING));
+  g_object_class_install_property (klass,
+      id + GST_SPDL_PARALLEL_DECODER_PROP_ERRORS,
+      g_param_spec_uint64 ("errors", "Errors", blurbs->errors, 0,
+          G_MAXUINT64, 0, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+  g_object_class_install_property (klass,
+      id + GST_SPDL_PARALLEL_DECODER_PROP_ERROR_COUNTS,
+      g_param_spec_boxed ("error-counts", "Error counts",
+          blurbs->error_counts, GST_TYPE_STRUCTURE,
+          G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+  g_object_class_install_property (klass,
+      id + GST_SPDL_PARALLEL_DECODER_PROP_CLIPS,
+      g_param_spec_uint64 ("clips", "Clips", "Clips pushed so far", 0,
+          G_MAXUINT64, 0, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+  g_object_class_install_property (klass,
+      id + GST_SPDL_PARALLEL_DECODER_PROP_STATS,
+      g_param_spec_boxed ("stats", "Statistics", blurbs->stats,
+          GST_TYPE_STRUCTURE, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+}
+
+/* @prop_id as one of the shared properties, or -1 */
+static gint
+shared_prop (GParamSpec * pspec, guint prop_id)
+{
+  GstSpdlParallelDecoderClass *klass = g_type_class_peek (pspec->owner_type);
+  guint first;
+
+  if (klass == NULL || !g_type_is_a (pspec->owner_type,
+          GST_TYPE_SPDL_PARALLEL_DECODER))
+    return -1;
+  first = klass->first_prop_id;
+  if (first == 0 || prop_id < first ||
+      prop_id >= first + GST_SPDL_PARALLEL_DECODER_N_PROPS)
+    return -1;
+  return prop_id - first;
+}
+
+/**
+ * gst_spdl_parallel_decoder_set_property:
+ *
+ * Sets one of the shared properties; FALSE if @prop_id is not one.
+ * Called from the subclass's set_property (without the object lock).
+ */
+gboolean
+gst_spdl_parallel_decoder_set_property (GObject * object, guint prop_id,
+    const GValue * value, GParamSpec * pspec)
+{
+  GstSpdlParallelDecoderPrivate *priv =
+      PRIV (GST_SPDL_PARALLEL_DECODER (object));
+
+  switch (shared_prop (pspec, prop_id)) {
+    case GST_SPDL_PARALLEL_DECODER_PROP_THREADS:
+      GST_OBJECT_LOCK (object);
+      priv->threads = g_value_get_uint (value);
+      GST_OBJECT_UNLOCK (object);
+      return TRUE;
+    case GST_SPDL_PARALLEL_DECODER_PROP_MAX_ERRORS:
+      GST_OBJECT_LOCK (object);
+      priv->max_errors = g_value_get_int (value);
+      GST_OBJECT_UNLOCK (object);
+      return TRUE;
+    case GST_SPDL_PARALLEL_DECODER_PROP_WARNING_LIMIT:
+      GST_OBJECT_LOCK (object);
+      priv->warning_limit = g_value_get_uint (value);
+      GST_OBJECT_UNLOCK (object);
+      return TRUE;
+    default:
+      return FALSE;
+  }
+}
+
+/* called with the object lock */
+static GstStructure *
+error_counts_new (GstSpdlParallelDecoderPrivate * priv)
+{
+  GstStructure *s = gst_structure_new (GST_SPDL_SKIPPED_NAME, "total",
+      G_TYPE_UINT64, priv->errors, NULL);
+  gint i;
+
+  for (i = 0; i < GST_SPDL_DECODE_N_ERRORS; i++)
+    gst_structure_set (s, gst_spdl_decode_error_reason (i), G_TYPE_UINT64,
+        priv->errors_by_reason[i], NULL);
+  return s;
+}
+
+/* called with the object lock */
+static GstStructure *
+stats_new (GstSpdlParallelDecoder * self)
+{
+  GstSpdlParallelDecoderPrivate *priv = PRIV (self);
+  GstStructure *s = gst_spdl_stats_to_structure (&priv->stats);
+  gint i;
+
+  gst_structure_set (s, "threads", G_TYPE_UINT, priv->n_workers,
+      "clips", G_TYPE_UINT64, priv->outputs, NULL);
+  if (CLASS (self)->add_stats) {
+    /* the live states are only read */
+    g_mutex_lock (&priv->lock);
+    CLASS (self)->add_stats (self, s, priv->all_states);
+    g_mutex_unlock (&priv->lock);
+  }
+  for (i = 0; i < GST_SPDL_DECODE_N_ERRORS; i++) {
+    gchar *key = g_strdup_printf ("skipped-%s",
+        gst_spdl_decode_error_reason (i));
+    gst_structure_set (s, key, G_TYPE_UINT64, priv->errors_by_reason[i], NULL);
+    g_free (key);
+  }
+  return s;
+}
+
+/**
+ * gst_spdl_parallel_decoder_get_property:
+ *
+ * Reads one of the shared properties; FALSE if @prop_id is not one.
+ * Called from the subclass's get_property (without the object lock).
+ */
+gboolean
+gst_spdl_parallel_decoder_get_property (GObject * object, guint prop_id,
+    GValue * value, GParamSpec * pspec)
+{
+  GstSpdlParallelDecoder *self = GST_SPDL_PARALLEL_DECODER (object);
+  GstSpdlParallelDecoderPrivate *priv = PRIV (self);
+  gint id = shared_prop (pspec, prop_id);
+
+  if (id < 0)
+    return FALSE;
+  GST_OBJECT_LOCK (self);
+  switch (id) {
+    case GST_SPDL_PARALLEL_DECODER_PROP_THREADS:
+      g_value_set_uint (value, priv->threads);
+      break;
+    case GST_SPDL_PARALLEL_DECODER_PROP_MAX_ERRORS:
+      g_value_set_int (value, priv->max_errors);
+      break;
+    case GST_SPDL_PARALLEL_DECODER_PROP_WARNING_LIMIT:
+      g_value_set_uint (value, priv->warning_limit);
+      break;
+    case GST_SPDL_PARALLEL_DECODER_PROP_ERRORS:
+      g_value_set_uint64 (value, priv->errors);
+      break;
+    case GST_SPDL_PARALLEL_DECODER_PROP_ERROR_COUNTS:
+      g_value_take_boxed (value, error_counts_new (priv));
+      break;
+    case GST_SPDL_PARALLEL_DECODER_PROP_CLIPS:
+      g_value_set_uint64 (value, priv->outputs);
+      break;
+    case GST_SPDL_PARALLEL_DECODER_PROP_STATS:
+      g_value_take_boxed (value, stats_new (self));
+      break;
+    default:
+      g_assert_not_reached ();
+  }
+  GST_OBJECT_UNLOCK (self);
+  return TRUE;
+}
+
+GstPad *
+gst_spdl_parallel_decoder_get_srcpad (GstSpdlParallelDecoder * self)
+{
+  return PRIV (self)->srcpad;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Decoding one input (a worker thread)                                     */
+
+static void
+item_free (Item * item)
+{
+  if (item->job.input)
+    gst_buffer_unref (item->job.input);
+  if (item->event)
+    gst_event_unref (item->event);
+  g_list_free_full (item->job.outputs, (GDestroyNotify) gst_buffer_unref);
+  g_clear_error (&item->job.error);
+  g_free (item);
+}
+
+/* Runs in a pool thread, once per input queued: the oldest pending input
+ * with an idle state. */
+static void
+worker_func (gpointer data, gpointer user_data)
+{
+  GstSpdlParallelDecoder *self = user_data;
+  GstSpdlParallelDecoderPrivate *priv = PRIV (self);
+  gpointer state;
+  Item *item;
+  guint64 start, cpu_start;
+
+  g_mutex_lock (&priv->lock);
+  if (priv->flushing || g_queue_is_empty (&priv->pending)) {
+    g_mutex_unlock (&priv->lock);
+    return;
+  }
+  item = g_queue_pop_head (&priv->pending);
+  state = g_queue_pop_head (&priv->idle_states);
+  priv->busy++;
+  g_mutex_unlock (&priv->lock);
+
+  start = gst_spdl_now_ns ();
+  cpu_start = gst_spdl_thread_cpu_ns ();
+  CLASS (self)->decode (self, state, &item->job);
+  gst_spdl_stats_record_with_cpu (&priv->stats, gst_spdl_now_ns () - start,
+      gst_spdl_thread_cpu_ns () - cpu_start);
+
+  g_mutex_lock (&priv->lock);
+  g_queue_push_head (&priv->idle_states, state);
+  item->done = TRUE;
+  priv->busy--;
+  g_cond_broadcast (&priv->done_cond);
+  g_mutex_unlock (&priv->lock);
+}
+
+static gboolean
+start_workers (GstSpdlParallelDecoder * self)
+{
+  GstSpdlParallelDecoderPrivate *priv = PRIV (self);
+  GstSpdlParallelDecoderClass *klass = CLASS (self);
+  GError *error = NULL;
+  guint i, n;
+
+  GST_OBJECT_LOCK (self);
+  gst_spdl_warn_limiter_reset (&priv->warn_limiter, priv->warning_limit);
+  memset (priv->epoch_errors, 0, sizeof (priv->epoch_errors));
+  memset (priv->errors_by_reason, 0, sizeof (priv->errors_by_reason));
+  priv->errors = 0;
+  priv->outputs = 0;
+  n = priv->threads ? priv->threads : g_get_num_processors ();
+  GST_OBJECT_UNLOCK (self);
+  gst_spdl_stats_reset (&priv->stats);
+  if (klass->start && !klass->start (self))
+    return FALSE;
+
+  priv->max_in_flight = n * JOBS_PER_THREAD;
+  priv->next_index = 0;
+  priv->n_workers = n;
+  g_mutex_lock (&priv->lock);
+  for (i = 0; i < n; i++) {
+    gpointer state = klass->create_state ? klass->create_state (self) : NULL;
+    g_queue_push_tail (&priv->idle_states, state);
+    priv->all_states = g_list_prepend (priv->all_states, state);
+  }
+  g_mutex_unlock (&priv->lock);
+  priv->workers = g_thread_pool_new (worker_func, self, n, TRUE, &error);
+  if (priv->workers == NULL) {
+    GST_ELEMENT_ERROR (self, RESOURCE, FAILED,
+        ("Could not start %u decoding threads", n), ("%s", error->message));
+    g_clear_error (&error);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+static void
+clear_items_locked (GstSpdlParallelDecoderPrivate * priv)
+{
+  while (priv->busy > 0)
+    g_cond_wait (&priv->done_cond, &priv->lock);
+  g_queue_clear (&priv->pending);
+  g_queue_clear_full (&priv->items, (GDestroyNotify) item_free);
+  priv->in_flight = 0;
+  g_cond_broadcast (&priv->space_cond);
+}
+
+static void
+stop_workers (GstSpdlParallelDecoder * self)
+{
+  GstSpdlParallelDecoderPrivate *priv = PRIV (self);
+  GList *l;
+
+  if (priv->workers)
+    g_thread_pool_free (priv->workers, TRUE, TRUE);
+  priv->workers = NULL;
+  g_mutex_lock (&priv->lock);
+  clear_items_locked (priv);
+  g_queue_clear (&priv->idle_states);
+  for (l = priv->all_states; l; l = l->next)
+    if (CLASS (self)->free_state)
+      CLASS (self)->free_state (self, l->data);
+  g_clear_pointer (&priv->all_states, g_list_free);
+  g_mutex_unlock (&priv->lock);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Sink side                                                                */
+
+static gboolean
+gst_spdl_parallel_decoder_sink_query (GstPad * pad, GstObject * parent,
+    GstQuery * query)
+{
+  if (GST_QUERY_TYPE (query) == GST_QUERY_ALLOCATION)
+    return TRUE;                /* compressed input: nothing to propose */
+  return gst_pad_query_default (pad, parent, query);
+}
+
+static GstFlowReturn
+gst_spdl_parallel_decoder_chain (GstPad * pad, GstObject * parent,
+    GstBuffer * buffer)
+{
+  GstSpdlParallelDecoder *self = GST_SPDL_PARALLEL_DECODER (parent);
+  GstSpdlParallelDecoderPrivate *priv = PRIV (self);
+  Item *item = g_new0 (Item, 1);
+  GstSpdlSampleInfo info;
+  gboolean has_info;
+  GstFlowReturn ret;
+
+  item->job.input = buffer;
+  gst_spdl_stats_add_in (&priv->stats, 1);
+  has_info = gst_spdl_buffer_get_sample_info (buffer, &info);
+  g_mutex_lock (&priv->lock);
+  if (has_info) {
+    item->job.index = info.index;
+    item->job.epoch = info.epoch;
+  } else {
+    item->job.index = priv->next_index++;
+  }
+  while (!priv->flushing && priv->srcresult == GST_FLOW_OK &&
+      priv->in_flight >= priv->max_in_flight)
+    g_cond_wait (&priv->space_cond, &priv->lock);
+  ret = priv->srcresult;
+  if (ret != GST_FLOW_OK) {
+    g_mutex_unlock (&priv->lock);
+    item_free (item);
+    return ret;
+  }
+  g_queue_push_tail (&priv->items, item);
+  g_queue_push_tail (&priv->pending, item);
+  priv->in_flight++;
+  g_mutex_unlock (&priv->lock);
+  if (!g_thread_pool_push (priv->workers, self, NULL)) {
+    GST_ELEMENT_ERROR (self, RESOURCE, FAILED, (NULL),
+        ("could not queue a %s on the decoding threads",
+            CLASS (self)->item_name));
+    return GST_FLOW_ERROR;
+  }
+  return GST_FLOW_OK;
+}
+
+static void
+queue_event (GstSpdlParallelDecoderPrivate * priv, GstEvent * event)
+{
+  Item *item = g_new0 (Item, 1);
+
+  item->event = event;
+  item->done = TRUE;
+  g_mutex_lock (&priv->lock);
+  if (priv->flushing) {
+    g_mutex_unlock (&priv->lock);
+    item_free (item);
+    return;
+  }
+  g_queue_push_tail (&priv->items, item);
+  g_cond_broadcast (&priv->done_cond);
+  g_mutex_unlock (&priv->lock);
+}
+
+static gboolean
+gst_spdl_parallel_decoder_sink_event (GstPad * pad, GstObject * parent,
+    GstEvent * event)
+{
+  GstSpdlParallelDecoder *self = GST_SPDL_PARALLEL_DECODER (parent);
+  GstSpdlParallelDecoderPrivate *priv = PRIV (self);
+
+  switch (GST_EVENT_TYPE (event)) {
+    case GST_EVENT_FLUSH_START:
+      g_mutex_lock (&priv->lock);
+      priv->flushing = TRUE;
+      priv->srcresult = GST_FLOW_FLUSHING;
+      g_cond_broadcast (&priv->done_cond);
+      g_cond_broadcast (&priv->space_cond);
+      g_mutex_unlock (&priv->lock);
+      gst_pad_push_event (priv->srcpad, event);
+      gst_pad_pause_task (priv->srcpad);
+      return TRUE;
+    case GST_EVENT_FLUSH_STOP:
+      g_mutex_lock (&priv->lock);
+      clear_items_locked (priv);
+      priv->flushing = FALSE;
+      priv->srcresult = GST_FLOW_OK;
+      g_mutex_unlock (&priv->lock);
+      gst_pad_push_event (priv->srcpad, event);
+      return gst_pad_start_task (priv->srcpad,
+          (GstTaskFunction) gst_spdl_parallel_decoder_loop, self, NULL);
+    case GST_EVENT_CAPS:
+      /* files in; our caps follow from each output */
+      gst_event_unref (event);
+      return TRUE;
+    default:
+      if (GST_EVENT_IS_SERIALIZED (event)) {
+        queue_event (priv, event);
+        return TRUE;
+      }
+      return gst_pad_event_default (pad, parent, event);
+  }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Source side                                                              */
+
+static void
+push_held_events (GstSpdlParallelDecoderPrivate * priv)
+{
+  GList *l;
+
+  for (l = priv->held_events; l; l = l->next)
+    gst_pad_push_event (priv->srcpad, l->data);
+  g_clear_pointer (&priv->held_events, g_list_free);
+}
+
+/**
+ * gst_spdl_parallel_decoder_set_output_caps:
+ *
+ * Pushes @caps (not taken), then the sticky events that must follow caps
+ * (segment, tags), held until the first caps. FALSE if downstream refused.
+ */
+gboolean
+gst_spdl_parallel_decoder_set_output_caps (GstSpdlParallelDecoder * self,
+    GstCaps * caps)
+{
+  GstSpdlParallelDecoderPrivate *priv = PRIV (self);
+
+  if (!gst_pad_push_event (priv->srcpad, gst_event_new_caps (caps)))
+    return FALSE;
+  priv->caps_sent = TRUE;
+  push_held_events (priv);
+  return TRUE;
+}
+
+gboolean
+gst_spdl_parallel_decoder_has_output_caps (GstSpdlParallelDecoder * self)
+{
+  return PRIV (self)->caps_sent;
+}
+
+static void
+push_event (GstSpdlParallelDecoderPrivate * priv, GstEvent * event)
+{
+  GstEventType type = GST_EVENT_TYPE (event);
+
+  if (!priv->caps_sent && GST_EVENT_IS_STICKY (event) &&
+      type != GST_EVENT_STREAM_START && type != GST_EVENT_EOS) {
+    priv->held_events = g_list_append (priv->held_events, event);
+    return;
+  }
+  if (type == GST_EVENT_EOS && !priv->caps_sent)
+    push_held_events (priv);
+  gst_pad_push_event (priv->srcpad, event);
+}
+
+/* Counts a skipped input or outputs and warns (the first warning-limit of
+ * each epoch on the bus); FALSE once past max-errors or when fatal. */
+static gboolean
+skip_input (GstSpdlParallelDecoder * self, GstSpdlParallelDecoderJob * job)
+{
+  GstSpdlParallelDecoderPrivate *priv = PRIV (self);
+  const gchar *item_name = CLASS (self)->item_name;
+  const gchar *path = gst_spdl_buffer_get_path (job->input);
+  gint code = job->error->domain == GST_SPDL_DECODE_ERROR &&
+      job->error->code < GST_SPDL_DECODE_N_ERRORS ? job->error->code :
+      GST_SPDL_DECODE_ERROR_CORRUPT;
+  const gchar *reason = gst_spdl_decode_error_reason (code);
+  guint64 errors;
+  gint max_errors;
+  gboolean post;
+
+  if (job->fatal) {
+    GST_ELEMENT_ERROR (self, STREAM, DECODE,
+        ("%c%s \"%s\": %s (%s)", g_ascii_toupper (item_name[0]),
+            item_name + 1, path, job->error->message, job->fatal),
+        ("reason: %s", reason));
+    return FALSE;
+  }
+  GST_OBJECT_LOCK (self);
+  errors = ++priv->errors;
+  priv->errors_by_reason[code]++;
+  priv->epoch_errors[code]++;
+  max_errors = priv->max_errors;
+  priv->warn_limiter.limit = priv->warning_limit;
+  post = gst_spdl_warn_limiter_count (&priv->warn_limiter, job->epoch);
+  GST_OBJECT_UNLOCK (self);
+
+  if (max_errors >= 0 && errors > (guint64) max_errors) {
+    GST_ELEMENT_ERROR (self, STREAM, DECODE,
+        ("Could not decode %s \"%s\": %s; %" G_GUINT64_FORMAT
+            " skipped, more than max-errors=%d", item_name, path,
+            job->error->message, errors, max_errors), ("reason: %s", reason));
+    return FALSE;
+  }
+  if (post)
+    GST_ELEMENT_WARNING (self, STREAM, DECODE,
+        ("Skipping %s \"%s\": %s", item_name, path, job->error->message),
+        ("reason: %s; %" G_GUINT64_FORMAT " skipped so far", reason, errors));
+  else
+    GST_WARNING_OBJECT (self, "Skipping %s \"%s\": %s (reason %s)",
+        item_name, path, job->error->message, reason);
+  return TRUE;
+}
+
+static void
+end_epoch (GstSpdlParallelDecoder * self, GstEvent * event)
+{
+  GstSpdlParallelDecoderPrivate *priv = PRIV (self);
+  guint64 counts[GST_SPDL_DECODE_N_ERRORS], total = 0, suppressed, samples;
+  guint epoch;
+  gint i;
+
+  if (!gst_spdl_epoch_end_parse (gst_event_get_structure (event), &epoch,
+          &samples))
+    return;
+  GST_OBJECT_LOCK (self);
+  for (i = 0; i < GST_SPDL_DECODE_N_ERRORS; i++)
+    total += counts[i] = priv->epoch_errors[i];
+  memset (priv->epoch_errors, 0, sizeof (priv->epoch_errors));
+  suppressed = priv->warn_limiter.epoch == epoch &&
+      priv->warn_limiter.skipped > priv->warn_limiter.limit ?
+      priv->warn_limiter.skipped - priv->warn_limiter.limit : 0;
+  GST_OBJECT_UNLOCK (self);
+  if (total > 0)
+    gst_element_post_message (GST_ELEMENT (self),
+        gst_spdl_skipped_message_new (GST_ELEMENT (self), epoch,
+            GST_SPDL_DECODE_ERROR, counts, GST_SPDL_DECODE_N_ERRORS,
+            suppressed));
+}
+
+static GstFlowReturn
+push_outputs (GstSpdlParallelDecoder * self, GstSpdlParallelDecoderJob * job)
+{
+  GstSpdlParallelDecoderPrivate *priv = PRIV (self);
+  GstFlowReturn ret = GST_FLOW_OK;
+
+  if (job->error && !skip_input (self, job))
+    return GST_FLOW_ERROR;
+  while (job->outputs && ret == GST_FLOW_OK) {
+    GstBuffer *output = job->outputs->data;
+
+    job->outputs = g_list_delete_link (job->outputs, job->outputs);
+    if (CLASS (self)->prepare_output &&
+        !CLASS (self)->prepare_output (self, output)) {
+      gst_buffer_unref (output);
+      return GST_FLOW_NOT_NEGOTIATED;
+    }
+    GST_OBJECT_LOCK (self);
+    priv->outputs++;
+    GST_OBJECT_UNLOCK (self);
+    ret = gst_pad_push (priv->srcpad, output);
+  }
+  gst_spdl_stats_add_out (&priv->stats, 1);
+  return ret;
+}
+
+static Item *
+take_ready_item (GstSpdlParallelDecoderPrivate * priv)
+{
+  Item *item = g_queue_peek_head (&priv->items);
+
+  if (item && item->done)
+    return g_queue_pop_head (&priv->items);
+  return NULL;
+}
+
+static void
+gst_spdl_parallel_decoder_loop (GstSpdlParallelDecoder * self)
+{
+  GstSpdlParallelDecoderPrivate *priv = PRIV (self);
+  GstFlowReturn ret = GST_FLOW_OK;
+  Item *item;
+
+  g_mutex_lock (&priv->lock);
+  while (!priv->flushing && (item = take_ready_item (priv)) == NULL)
+    g_cond_wait (&priv->done_cond, &priv->lock);
+  if (priv->flushing) {
+    g_mutex_unlock (&priv->lock);
+    gst_pad_pause_task (priv->srcpad);
+    return;
+  }
+  if (item->job.input) {
+    priv->in_flight--;
+    g_cond_signal (&priv->space_cond);
+  }
+  g_mutex_unlock (&priv->lock);
+
+  if (item->event) {
+    gboolean is_eos = GST_EVENT_TYPE (item->event) == GST_EVENT_EOS;
+    if (is_eos) {
+      GstStructure *counts;
+      GST_OBJECT_LOCK (self);
+      counts = error_counts_new (priv);
+      GST_OBJECT_UNLOCK (self);
+      gst_element_post_message (GST_ELEMENT (self),
+          gst_message_new_element (GST_OBJECT (self), counts));
+    }
+    if (gst_spdl_is_epoch_end_event (item->event))
+      end_epoch (self, item->event);
+    push_event (priv, g_steal_pointer (&item->event));
+    if (is_eos)
+      ret = GST_FLOW_EOS;
+  } else {
+    ret = push_outputs (self, &item->job);
+  }
+  item_free (item);
+
+  if (ret != GST_FLOW_OK) {
+    g_mutex_lock (&priv->lock);
+    if (priv->srcresult == GST_FLOW_OK)
+      priv->srcresult = ret;
+    g_cond_broadcast (&priv->space_cond);
+    g_mutex_unlock (&priv->lock);
+    if (ret != GST_FLOW_EOS && ret != GST_FLOW_FLUSHING &&
+        ret != GST_FLOW_ERROR)
+      GST_ELEMENT_FLOW_ERROR (self, ret);
+    if (ret == GST_FLOW_ERROR || ret == GST_FLOW_NOT_LINKED ||
+        ret == GST_FLOW_NOT_NEGOTIATED)
+      gst_pad_push_event (priv->srcpad, gst_event_new_eos ());
+    gst_pad_pause_task (priv->srcpad);
+  }
+}
+
+static gboolean
+gst_spdl_parallel_decoder_src_activate_mode (GstPad * pad, GstObject * parent,
+    GstPadMode mode, gboolean active)
+{
+  GstSpdlParallelDecoder *self = GST_SPDL_PARALLEL_DECODER (parent);
+  GstSpdlParallelDecoderPrivate *priv = PRIV (self);
+
+  if (mode != GST_PAD_MODE_PUSH)
+    return FALSE;
+  if (active) {
+    g_mutex_lock (&priv->lock);
+    priv->flushing = FALSE;
+    priv->srcresult = GST_FLOW_OK;
+    g_mutex_unlock (&priv->lock);
+    return gst_pad_start_task (pad,
+        (GstTaskFunction) gst_spdl_parallel_decoder_loop, self, NULL);
+  }
+  g_mutex_lock (&priv->lock);
+  priv->flushing = TRUE;
+  priv->srcresult = GST_FLOW_FLUSHING;
+  g_cond_broadcast (&priv->done_cond);
+  g_cond_broadcast (&priv->space_cond);
+  g_mutex_unlock (&priv->lock);
+  return gst_pad_stop_task (pad);
+}
+
+static gboolean
+gst_spdl_parallel_decoder_sink_activate_mode (GstPad * pad,
+    GstObject * parent, GstPadMode mode, gboolean active)
+{
+  GstSpdlParallelDecoderPrivate *priv =
+      PRIV (GST_SPDL_PARALLEL_DECODER (parent));
+
+  if (mode != GST_PAD_MODE_PUSH)
+    return FALSE;
+  if (!active) {
+    g_mutex_lock (&priv->lock);
+    priv->flushing = TRUE;
+    priv->srcresult = GST_FLOW_FLUSHING;
+    g_cond_broadcast (&priv->space_cond);
+    g_cond_broadcast (&priv->done_cond);
+    g_mutex_unlock (&priv->lock);
+  }
+  return TRUE;
+}
+
+static void
+reset_output (GstSpdlParallelDecoderPrivate * priv)
+{
+  g_list_free_full (priv->held_events, (GDestroyNotify) gst_event_unref);
+  priv->held_events = NULL;
+  priv->caps_sent = FALSE;
+}
+
+static GstStateChangeReturn
+gst_spdl_parallel_decoder_change_state (GstElement * element,
+    GstStateChange transition)
+{
+  GstSpdlParallelDecoder *self = GST_SPDL_PARALLEL_DECODER (element);
+  GstStateChangeReturn ret;
+
+  if (transition == GST_STATE_CHANGE_READY_TO_PAUSED &&
+      !start_workers (self)) {
+    stop_workers (self);
+    return GST_STATE_CHANGE_FAILURE;
+  }
+
+  ret = GST_ELEMENT_CLASS (parent_class)->change_state (element, transition);
+
+  if (transition == GST_STATE_CHANGE_PAUSED_TO_READY ||
+      (transition == GST_STATE_CHANGE_READY_TO_PAUSED &&
+          ret == GST_STATE_CHANGE_FAILURE)) {
+    stop_workers (self);
+    reset_output (PRIV (self));
+  }
+  return ret;
+}

@@ -1,0 +1,128 @@
+/* GStreamer SPDL: base class of the parallel sample decoders
+ * Copyright (C) 2026 gst-spdl authors
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Library General Public
+ * License as published by the Free Software Foundation; either
+ * version 2 of the License, or (at your option) any later version.
+ */
+#ifndef __GST_SPDL_PARALLEL_DECODER_H__
+#define __GST_SPDL_PARALLEL_DECODER_H__
+
+#include <gst/gst.h>
+
+#include "gstspdlerrors.h"
+#include "gstspdlstats.h"
+
+G_BEGIN_DECLS
+
+/* GstSpdlParallelDecoder: what spdlvideodecode and spdlaudiodecode share,
+ * as GstVideoDecoder is for GStreamer's decoders. One input buffer (a
+ * whole file) is one job; jobs run on a GThreadPool of "threads" workers,
+ * each decode using one of as many per-thread states (a decode chain,
+ * created at READY->PAUSED and reused from job to job); the source pad's
+ * task pushes each job's outputs in input order, with the serialized
+ * events that arrived between the inputs held behind them (sticky events
+ * also held until the first caps). A job's GError skips it (or some of
+ * its outputs): counted by reason (gstspdlerrors.h) against max-errors,
+ * warned about up to warning-limit per epoch, summed in an spdl-skipped
+ * message at each epoch end and an error-counts message at EOS.
+ *
+ * The subclass adds the pad templates "sink" and "src", calls
+ * gst_spdl_parallel_decoder_class_install_properties() from its class_init
+ * (the shared properties, with its own descriptions) and forwards the ids
+ * it does not know to gst_spdl_parallel_decoder_set_property() and
+ * _get_property(); it implements decode (on a worker thread) and
+ * prepare_output (on the source task: caps).
+ *
+ * spdldecode (the image decoder) is not a subclass yet: it decodes
+ * into downstream's pool buffers (spdlbatch's slots) taken in input
+ * order, can run unordered (ordered=false), answers DRAIN queries,
+ * negotiates its output format with downstream and has its own
+ * max-in-flight; its paths were tuned with benchmarks, so moving it needs
+ * those hooks here and the benchmark runs repeated. */
+
+#define GST_TYPE_SPDL_PARALLEL_DECODER (gst_spdl_parallel_decoder_get_type ())
+G_DECLARE_DERIVABLE_TYPE (GstSpdlParallelDecoder, gst_spdl_parallel_decoder,
+    GST, SPDL_PARALLEL_DECODER, GstElement)
+
+/* One input and what its decode made. */
+typedef struct
+{
+  GstBuffer *input;             /* the sample, read-only */
+  guint64 index;                /* from its sample meta, or its arrival */
+  guint epoch;
+  GList *outputs;               /* buffers to push, in order */
+  GError *error;                /* the input or some outputs skipped */
+  const gchar *fatal;           /* a skip that fails: the setting why */
+} GstSpdlParallelDecoderJob;
+
+/* The shared properties' descriptions, the subclass's words. */
+typedef struct
+{
+  const gchar *threads;
+  const gchar *max_errors;
+  const gchar *errors;
+  const gchar *error_counts;
+  const gchar *stats;
+} GstSpdlParallelDecoderBlurbs;
+
+struct _GstSpdlParallelDecoderClass
+{
+  GstElementClass parent_class;
+
+  /* what one input is called in messages: "video", "audio file" */
+  const gchar *item_name;
+  guint first_prop_id;
+
+  /* READY->PAUSED, before the states: snapshot the properties */
+  gboolean (*start) (GstSpdlParallelDecoder * self);
+  /* one per thread at start, freed at stop (with the stream lock) */
+  gpointer (*create_state) (GstSpdlParallelDecoder * self);
+  void (*free_state) (GstSpdlParallelDecoder * self, gpointer state);
+  /* a worker thread: fill job->outputs, or job->error */
+  void (*decode) (GstSpdlParallelDecoder * self, gpointer state,
+      GstSpdlParallelDecoderJob * job);
+  /* the source task, before each output is pushed: caps; FALSE (with an
+   * error posted) fails not-negotiated */
+  gboolean (*prepare_output) (GstSpdlParallelDecoder * self,
+      GstBuffer * output);
+  /* the object lock and stream lock held: the subclass's stats fields,
+   * @states its live states */
+  void (*add_stats) (GstSpdlParallelDecoder * self, GstStructure * s,
+      GList * states);
+
+  gpointer _gst_reserved[GST_PADDING];
+};
+
+/* the shared properties, after the subclass's own ids */
+enum
+{
+  GST_SPDL_PARALLEL_DECODER_PROP_THREADS,
+  GST_SPDL_PARALLEL_DECODER_PROP_MAX_ERRORS,
+  GST_SPDL_PARALLEL_DECODER_PROP_WARNING_LIMIT,
+  GST_SPDL_PARALLEL_DECODER_PROP_ERRORS,
+  GST_SPDL_PARALLEL_DECODER_PROP_ERROR_COUNTS,
+  GST_SPDL_PARALLEL_DECODER_PROP_CLIPS,
+  GST_SPDL_PARALLEL_DECODER_PROP_STATS,
+  GST_SPDL_PARALLEL_DECODER_N_PROPS,
+};
+
+void gst_spdl_parallel_decoder_class_install_properties (GObjectClass * klass,
+    guint first_prop_id, const GstSpdlParallelDecoderBlurbs * blurbs);
+gboolean gst_spdl_parallel_decoder_set_property (GObject * object,
+    guint prop_id, const GValue * value, GParamSpec * pspec);
+gboolean gst_spdl_parallel_decoder_get_property (GObject * object,
+    guint prop_id, GValue * value, GParamSpec * pspec);
+
+GstPad *gst_spdl_parallel_decoder_get_srcpad (GstSpdlParallelDecoder * self);
+/* the source task: pushes @caps and the sticky events held for them */
+gboolean gst_spdl_parallel_decoder_set_output_caps (GstSpdlParallelDecoder *
+    self, GstCaps * caps);
+/* the source task: whether caps were pushed since start */
+gboolean gst_spdl_parallel_decoder_has_output_caps (GstSpdlParallelDecoder *
+    self);
+
+G_END_DECLS
+
+#endif /* __GST_SPDL_PARALLEL_DECODER_H__ */
