@@ -476,7 +476,8 @@ class Loader:
 
     def __len__(self) -> int:
         """Batches of a whole epoch of the listed samples (starts the
-        pipeline to list them).
+        pipeline to list them); for videos and audio files, of their clips
+        (clips-per-video, clips-per-file each).
 
         With spdlsrc num-shards >= 2 every rank yields this many per epoch
         (skipped samples padded, spdlbatch pad-short-epochs); on one rank
@@ -489,9 +490,22 @@ class Loader:
         # spdlsrc lists when it reaches PAUSED; not the whole pipeline's
         # preroll, which epochs without a batch never complete
         self._wait_started(src)
-        n = src.get_property("num-samples")
+        # a video or audio file gives several clips, each a batch slot
+        n = src.get_property("num-samples") * self._clips_per_sample()
         size = batch.get_property("batch-size")
         return n // size if batch.get_property("drop-last") else -(-n // size)
+
+    def _clips_per_sample(self) -> int:
+        """Clips spdlvideodecode or spdlaudiodecode make of each sample."""
+        for factory, prop in (("spdlvideodecode", "clips-per-video"),
+                              ("spdlaudiodecode", "clips-per-file")):
+            element = self._find(factory)
+            if element is not None:
+                if factory == "spdlaudiodecode" and \
+                        element.get_property("duration") == 0:
+                    return 1        # whole files: one clip each
+                return element.get_property(prop)
+        return 1
 
     def _listed_src(self) -> Gst.Element:
         """spdlsrc once it has listed the dataset (starts the pipeline)."""

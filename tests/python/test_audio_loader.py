@@ -80,7 +80,9 @@ def test_shuffle_gives_every_clip_once_per_epoch(speech):
     with spdlgst.AudioLoader(speech, batch_size=3, duration=0.25,
                              clips_per_file=2, epochs=2, seed=7, threads=2,
                              output="numpy") as loader:
+        n = len(loader)             # batches of clips, not of files
         epochs = [list(loader) for _ in range(2)]
+    assert n == 7 and [len(batches) for batches in epochs] == [n, n]
     orders = []
     for e, batches in enumerate(epochs):
         k = [(i, c) for _, i, c in keys(batches)]

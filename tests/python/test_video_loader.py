@@ -90,7 +90,9 @@ def test_shuffle_gives_every_clip_once_per_epoch(clips_dataset):
     with spdlgst.VideoLoader(clips_dataset, batch_size=3, frames=3,
                              clips_per_video=2, size=16, resize=16, epochs=2,
                              seed=7, threads=2, output="numpy") as loader:
+        n = len(loader)             # batches of clips, not of files
         epochs = all_batches(loader, 2)
+    assert n == 7 and [len(batches) for batches in epochs] == [n, n]
     orders = []
     for e, batches in enumerate(epochs):
         keys = [(i, c) for _, i, c in clip_keys(batches)]
