@@ -78,6 +78,7 @@ make_video_bytes (guint frames, guint gop)
   return g_bytes_new_take (data, size);
 }
 
+/* a buffer holding (a reference to) @bytes */
 static GstBuffer *
 video_sample (GBytes * bytes, guint64 index, gint label, const gchar * path)
 {
@@ -166,8 +167,8 @@ GST_START_TEST (test_layouts_and_resize)
     gchar *dims;
 
     gst_harness_set_src_caps_str (h, "video/quicktime");
-    fail_unless_equals_int (gst_harness_push (h, video_sample (g_bytes_ref
-                (bytes), 0, 0, "v.mp4")), GST_FLOW_OK);
+    fail_unless_equals_int (gst_harness_push (h, video_sample (bytes, 0, 0,
+                "v.mp4")), GST_FLOW_OK);
     clip = gst_harness_pull (h);
     fail_unless (clip != NULL);
     fail_unless_equals_int (gst_buffer_get_size (clip), 4 * 32 * 32 * 3);
