@@ -21,7 +21,8 @@
  * Checked: a video with no frame is NO_FRAMES; SHORT only from skip or
  * error; every index in range; within a clip, times never go back but by
  * wrap-around, and a native clip that fits takes every stride-th frame;
- * a time-based clip takes the frame shown at each of its times. */
+ * a time-based clip takes the frame shown at each of its times (its start
+ * lies between its first frame's time and the next one's). */
 #include <glib.h>
 #include <math.h>
 #include <stdint.h>
@@ -84,15 +85,19 @@ LLVMFuzzerTestOneInput (const uint8_t * data, size_t size)
       for (k = 1; fits && k < p.frames; k++)
         g_assert_cmpuint (clip[k], ==, clip[k - 1] + p.stride);
     } else {
-      gdouble start = pts[clip[0]];
-      gdouble last = start + (p.frames - 1) * (gdouble) p.stride /
-          p.frame_rate;
-      /* a clip that ends before the video does: each frame is the one
-       * shown at its time */
-      if (last <= pts[n - 1])
-        for (k = 0; k < p.frames; k++)
-          g_assert_cmpuint (clip[k], ==, gst_spdl_clip_frame_at (pts, n,
-                  start + k * (gdouble) p.stride / p.frame_rate));
+      /* the clip starts at a time s from pts[clip[0]] up to the next
+       * frame's; frame k is the last one shown at or before s + k step */
+      gdouble step = (gdouble) p.stride / p.frame_rate, eps = 1e-6;
+      gdouble lo = pts[clip[0]];
+      gdouble hi = clip[0] + 1 < n ? pts[clip[0] + 1] : G_MAXDOUBLE;
+      /* only for a clip within the frames (a short video's clip starts
+       * at its first frame and repeats or wraps) */
+      for (k = 0; lo + (p.frames - 1) * step <= pts[n - 1] &&
+          k < p.frames; k++) {
+        g_assert_cmpfloat (pts[clip[k]], <, hi + k * step + eps);
+        if (clip[k] + 1 < n)
+          g_assert_cmpfloat (pts[clip[k] + 1], >, lo + k * step - eps);
+      }
     }
   }
 done:
