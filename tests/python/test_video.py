@@ -345,3 +345,46 @@ def test_batch_of_clips_is_uint8(videos):
         "spdlsrc location=%s extensions=mp4 ! spdlvideodecode frames=2 "
         "size=32 ! spdlbatch batch-size=2 dtype=float32" % videos)
     assert error is not None and "uint8" in error, error
+
+
+@pytest.fixture(scope="module")
+def vfr_bframes(tmp_path_factory):
+    root = tmp_path_factory.mktemp("vfr_bframes")
+    (root / "a").mkdir()
+    path = root / "a" / "vfrb.mkv"
+    videogen.make(path, *videogen.VFR_BFRAMES)
+    return root, str(path)
+
+
+def test_vfr_with_bframes_and_a_repeated_timestamp(vfr_bframes, references):
+    """A VFR Matroska file with B-frames in which two frames share a time
+    (h264parse gives the second no timestamp: it was skipped as 'video
+    packet N has no presentation time'). Every frame is delivered, at
+    FFmpeg's pts, with FFmpeg's pixels, in one whole-video clip and in
+    short clips decoded from their keyframe."""
+    root, path = vfr_bframes
+    ref_pts, ref = references[path]
+    n = len(ref_pts)
+    assert n == 75 and len(set(ref_pts)) < n     # the file as meant
+    clips, warnings, counts = run_clips(
+        "spdlsrc location=%s extensions=mkv ! spdlvideodecode name=dec "
+        "frames=%d threads=1 layout=thwc" % (root, n))
+    assert warnings == [] and len(clips) == 1
+    arr, meta = clips[0]
+    np.testing.assert_allclose(pts_of(meta), ref_pts, atol=1e-6)
+    for k in range(n):
+        mad = np.abs(arr[k].astype(int) - ref[k].astype(int)).mean()
+        assert mad <= 0.8, (k, mad)
+    clips, warnings, counts = run_clips(
+        "spdlsrc location=%s extensions=mkv ! spdlvideodecode name=dec "
+        "frames=3 threads=2 layout=thwc sampling=uniform "
+        "clips-per-video=37" % root)
+    assert warnings == [] and len(clips) == 37
+    for arr, meta in clips:
+        pts = np.array(pts_of(meta))
+        starts = [s for s in range(n - 2)
+                  if np.allclose(ref_pts[s:s + 3], pts, atol=1e-6)]
+        assert starts, pts
+        mads = [max(np.abs(arr[k].astype(int) - ref[s + k].astype(int))
+                    .mean() for k in range(3)) for s in starts]
+        assert min(mads) <= 0.8, (pts, mads)

@@ -64,6 +64,17 @@ def make(path, size, rate, seconds, opts, audio=False, vfr=False):
          str(path))
 
 
+# H.264 with B-frames in Matroska at a variable frame rate, made the way
+# bench/make-videos makes its VFR files: 25 fps for 2 s, then a third of
+# it. setpts' arithmetic rounds 29/25 s down onto 1/25 s, so two frames
+# share the time 1.12 s (FFmpeg shows both at it; a parser drops the
+# second of two equal container timestamps).
+VFR_BFRAMES = ("320x240", 25, 3, [
+    "-vf", "setpts='if(lt(N,50),N/25,2+(N-50)*3/25)/TB'",
+    "-fps_mode", "passthrough", "-c:v", "libx264", "-g", "250", "-bf", "2",
+    "-pix_fmt", "yuv420p"])
+
+
 def make_set(root):
     """Class folders "a" and "b" of the kinds above plus a VFR mkv."""
     os.makedirs(os.path.join(root, "a"), exist_ok=True)

@@ -100,6 +100,8 @@ struct _GstSpdlVideoChain
   /* the decode call in progress */
   guint8 *want;                 /* per frame: 1 wanted, 2 delivered */
   guint remaining;
+  GstClockTime last_out_pts;    /* of the decoder's previous output */
+  guint repeats;                /* outputs before this one at that time */
   GstSpdlVideoFrameFunc func;
   gpointer user_data;
 
@@ -357,7 +359,10 @@ index_frames (GstSpdlVideoChain * chain, const GstSegment * segment,
 {
   guint n = chain->packets->len, i, n_frames = 0;
   guint *order = g_new (guint, MAX (n, 1));
-  GstClockTime last_end = GST_CLOCK_TIME_NONE;
+  GstClockTime last_end = GST_CLOCK_TIME_NONE, prev_pts = GST_CLOCK_TIME_NONE;
+  const gchar *format = gst_structure_get_string (gst_caps_get_structure
+      (chain->caps, 0), "stream-format");
+  gboolean packetized = g_strcmp0 (format, "byte-stream") != 0;
 
   for (i = 0; i < n; i++) {
     Packet *p = &g_array_index (chain->packets, Packet, i);
@@ -365,6 +370,17 @@ index_frames (GstSpdlVideoChain * chain, const GstSegment * segment,
     guint64 clipped;
 
     p->frame = -1;
+    if (!GST_CLOCK_TIME_IS_VALID (pts) && packetized &&
+        GST_CLOCK_TIME_IS_VALID (prev_pts)) {
+      /* GstBaseParse takes an input timestamp equal to the previous
+       * buffer's for the same one carried over and leaves the frame
+       * without one; a container packet (one frame each) has its own,
+       * which was that one: two frames at one time, as in a VFR file
+       * whose timestamps were rounded onto a coarse time base. */
+      p->buffer = gst_buffer_make_writable (p->buffer);
+      GST_BUFFER_PTS (p->buffer) = pts = prev_pts;
+    }
+    prev_pts = pts;
     if (!GST_CLOCK_TIME_IS_VALID (pts)) {
       g_free (order);
       return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_UNSUPPORTED,
@@ -767,9 +783,23 @@ static GstFlowReturn
 sink_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
 {
   GstSpdlVideoChain *chain = GST_PAD_ELEMENT_PRIVATE (pad);
-  gint f = frame_of (chain, GST_BUFFER_PTS (buffer));
+  GstClockTime pts = GST_BUFFER_PTS (buffer);
+  gint f = frame_of (chain, pts);
   GstVideoFrame in;
 
+  /* frames that share a timestamp come out one after the other, in the
+   * order they are shown (FFmpeg's order too): the n-th is frame f + n */
+  if (f >= 0 && pts == chain->last_out_pts) {
+    chain->repeats++;
+    if (f + chain->repeats < chain->n_frames &&
+        chain->raw_pts[f + chain->repeats] == pts)
+      f += chain->repeats;
+    else
+      f = -1;
+  } else {
+    chain->repeats = 0;
+  }
+  chain->last_out_pts = pts;
   if (f < 0 || chain->want == NULL || chain->want[f] != 1 ||
       !chain->have_dec_info) {
     gst_buffer_unref (buffer);
@@ -949,9 +979,15 @@ ensure_decoder (GstSpdlVideoChain * chain, GstCaps * caps, GError ** error)
 static guint
 mark_packets (GstSpdlVideoChain * chain, guint f, guint8 * feed)
 {
-  guint p = chain->frame_packet[f], k = p, marked = 0;
+  guint p = chain->frame_packet[f], k, marked = 0, g;
   GstClockTime pts = chain->raw_pts[f];
 
+  /* frames sharing its timestamp are told apart by their output order:
+   * all of them are decoded */
+  for (g = f; g > 0 && chain->raw_pts[g - 1] == pts; g--);
+  for (; g < chain->n_frames && chain->raw_pts[g] == pts; g++)
+    p = MAX (p, chain->frame_packet[g]);
+  k = p;
   while (k > 0) {
     Packet *pk = &g_array_index (chain->packets, Packet, k);
     if (pk->key && GST_BUFFER_PTS (pk->buffer) <= pts)
@@ -1002,6 +1038,8 @@ gst_spdl_video_chain_decode (GstSpdlVideoChain * chain, const guint * wanted,
         "no video is open");
   memset (chain->want, 0, chain->n_frames);
   chain->remaining = 0;
+  chain->last_out_pts = GST_CLOCK_TIME_NONE;
+  chain->repeats = 0;
   feed = g_new0 (guint8, n_packets);
   for (i = 0; i < n_wanted; i++) {
     g_return_val_if_fail (wanted[i] < chain->n_frames, FALSE);
