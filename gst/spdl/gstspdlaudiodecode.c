@@ -67,7 +67,6 @@
 enum
 {
   PROP_0,
-  PROP_THREADS,
   PROP_SAMPLE_RATE,
   PROP_CHANNELS,
   PROP_DURATION,
@@ -81,24 +80,14 @@ enum
   PROP_MAX_CHANNELS,
   PROP_TIMEOUT,
   PROP_REUSE_CHAINS,
-  PROP_MAX_ERRORS,
-  PROP_WARNING_LIMIT,
-  PROP_ERRORS,
-  PROP_ERROR_COUNTS,
-  PROP_CLIPS,
-  PROP_STATS,
+  PROP_N,
 };
 
-#define DEFAULT_THREADS 0
 #define DEFAULT_SAMPLE_RATE 16000
 #define DEFAULT_CHANNELS 1
 #define DEFAULT_DURATION 1.0
 #define DEFAULT_QUALITY 4
 #define DEFAULT_MAX_DURATION 3600.0
-#define DEFAULT_MAX_ERRORS -1
-#define DEFAULT_WARNING_LIMIT 20
-/* files in flight per thread: order is kept while a long one decodes */
-#define JOBS_PER_THREAD 2
 
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
     GST_PAD_SINK,
@@ -155,42 +144,27 @@ gst_spdl_short_files_get_type (void)
   return type;
 }
 
-/* A file or a serialized event, in arrival order. */
-typedef struct
-{
-  GstBuffer *input;
-  GstEvent *event;
-  GList *outputs;               /* clips, in clip order */
-  GError *error;                /* the file skipped */
-  gboolean fatal;               /* short-files=error */
-  guint64 index;
-  guint epoch;
-  gboolean done;
-} Job;
-
 #define gst_spdl_audio_decode_parent_class parent_class
-G_DEFINE_TYPE (GstSpdlAudioDecode, gst_spdl_audio_decode, GST_TYPE_ELEMENT);
+G_DEFINE_TYPE (GstSpdlAudioDecode, gst_spdl_audio_decode,
+    GST_TYPE_SPDL_PARALLEL_DECODER);
 GST_ELEMENT_REGISTER_DEFINE (spdlaudiodecode, "spdlaudiodecode",
     GST_RANK_NONE, GST_TYPE_SPDL_AUDIO_DECODE);
 
-static void gst_spdl_audio_decode_finalize (GObject * object);
 static void gst_spdl_audio_decode_set_property (GObject * object,
     guint prop_id, const GValue * value, GParamSpec * pspec);
 static void gst_spdl_audio_decode_get_property (GObject * object,
     guint prop_id, GValue * value, GParamSpec * pspec);
-static GstStateChangeReturn gst_spdl_audio_decode_change_state (GstElement *
-    element, GstStateChange transition);
-static GstFlowReturn gst_spdl_audio_decode_chain (GstPad * pad,
-    GstObject * parent, GstBuffer * buffer);
-static gboolean gst_spdl_audio_decode_sink_event (GstPad * pad,
-    GstObject * parent, GstEvent * event);
-static gboolean gst_spdl_audio_decode_sink_query (GstPad * pad,
-    GstObject * parent, GstQuery * query);
-static gboolean gst_spdl_audio_decode_src_activate_mode (GstPad * pad,
-    GstObject * parent, GstPadMode mode, gboolean active);
-static gboolean gst_spdl_audio_decode_sink_activate_mode (GstPad * pad,
-    GstObject * parent, GstPadMode mode, gboolean active);
-static void gst_spdl_audio_decode_loop (GstSpdlAudioDecode * self);
+static gboolean gst_spdl_audio_decode_start (GstSpdlParallelDecoder * base);
+static gpointer gst_spdl_audio_decode_create_state (GstSpdlParallelDecoder *
+    base);
+static void gst_spdl_audio_decode_free_state (GstSpdlParallelDecoder * base,
+    gpointer state);
+static void gst_spdl_audio_decode_decode (GstSpdlParallelDecoder * base,
+    gpointer state, GstSpdlParallelDecoderJob * job);
+static gboolean gst_spdl_audio_decode_prepare_output (GstSpdlParallelDecoder *
+    base, GstBuffer * clip);
+static void gst_spdl_audio_decode_add_stats (GstSpdlParallelDecoder * base,
+    GstStructure * s, GList * chains);
 
 #define READY_PARAM (G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | \
     GST_PARAM_MUTABLE_READY)
@@ -200,16 +174,20 @@ gst_spdl_audio_decode_class_init (GstSpdlAudioDecodeClass * klass)
 {
   GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
   GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
+  GstSpdlParallelDecoderClass *decoder_class =
+      GST_SPDL_PARALLEL_DECODER_CLASS (klass);
+  static const GstSpdlParallelDecoderBlurbs blurbs = {
+    .threads = "Decoding threads, each with its own pipeline "
+        "(0 = number of online CPUs)",
+    .max_errors = "Skipped files before failing (-1 = no limit)",
+    .errors = "Files skipped so far",
+    .error_counts = "Skipped files by reason",
+    .stats = "Files, clips, decode times and pipeline builds",
+  };
 
-  gobject_class->finalize = gst_spdl_audio_decode_finalize;
   gobject_class->set_property = gst_spdl_audio_decode_set_property;
   gobject_class->get_property = gst_spdl_audio_decode_get_property;
 
-  g_object_class_install_property (gobject_class, PROP_THREADS,
-      g_param_spec_uint ("threads", "Threads",
-          "Decoding threads, each with its own pipeline "
-          "(0 = number of online CPUs)", 0, 256, DEFAULT_THREADS,
-          READY_PARAM));
   g_object_class_install_property (gobject_class, PROP_SAMPLE_RATE,
       g_param_spec_uint ("sample-rate", "Sample rate",
           "Output sample rate (Hz)", 1000, 384000, DEFAULT_SAMPLE_RATE,
@@ -277,20 +255,6 @@ gst_spdl_audio_decode_class_init (GstSpdlAudioDecodeClass * klass)
       g_param_spec_boolean ("reuse-chains", "Reuse chains",
           "Reuse each thread's pipeline from file to file (false: a new one "
           "per file, for measuring)", TRUE, READY_PARAM));
-  g_object_class_install_property (gobject_class, PROP_MAX_ERRORS,
-      g_param_spec_int ("max-errors", "Max errors",
-          "Skipped files before failing (-1 = no limit)", -1, G_MAXINT,
-          DEFAULT_MAX_ERRORS, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_PLAYING));
-  g_object_class_install_property (gobject_class, PROP_WARNING_LIMIT,
-      g_param_spec_uint ("warning-limit", "Warning limit",
-          "Per-sample warnings posted per epoch (the rest are counted)", 0,
-          G_MAXUINT, DEFAULT_WARNING_LIMIT,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_PLAYING));
-  g_object_class_install_property (gobject_class, PROP_ERRORS,
-      g_param_spec_uint64 ("errors", "Errors", "Files skipped so far", 0,
-          G_MAXUINT64, 0, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
   /**
    * GstSpdlAudioDecode:error-counts:
    *
@@ -298,13 +262,6 @@ gst_spdl_audio_decode_class_init (GstSpdlAudioDecodeClass * klass)
    * truncated, corrupt, too-large, unsupported, unsupported-format,
    * no-audio, too-short, timeout, ...) and "total".
    */
-  g_object_class_install_property (gobject_class, PROP_ERROR_COUNTS,
-      g_param_spec_boxed ("error-counts", "Error counts",
-          "Skipped files by reason", GST_TYPE_STRUCTURE,
-          G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
-  g_object_class_install_property (gobject_class, PROP_CLIPS,
-      g_param_spec_uint64 ("clips", "Clips", "Clips pushed so far", 0,
-          G_MAXUINT64, 0, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
   /**
    * GstSpdlAudioDecode:stats:
    *
@@ -314,10 +271,8 @@ gst_spdl_audio_decode_class_init (GstSpdlAudioDecodeClass * klass)
    * #GstSpdlAudioDecode:reuse-chains is false), and skipped-REASON
    * counts.
    */
-  g_object_class_install_property (gobject_class, PROP_STATS,
-      g_param_spec_boxed ("stats", "Statistics",
-          "Files, clips, decode times and pipeline builds",
-          GST_TYPE_STRUCTURE, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+  gst_spdl_parallel_decoder_class_install_properties (gobject_class, PROP_N,
+      &blurbs);
 
   gst_element_class_add_static_pad_template (element_class, &sink_template);
   gst_element_class_add_static_pad_template (element_class, &src_template);
@@ -326,8 +281,16 @@ gst_spdl_audio_decode_class_init (GstSpdlAudioDecodeClass * klass)
       "Decodes clips of audio files with GStreamer's demuxers, decoders "
       "and resampler on a pool of threads, as float tensors",
       "gst-spdl authors");
-  element_class->change_state =
-      GST_DEBUG_FUNCPTR (gst_spdl_audio_decode_change_state);
+  decoder_class->item_name = "audio file";
+  decoder_class->start = GST_DEBUG_FUNCPTR (gst_spdl_audio_decode_start);
+  decoder_class->create_state =
+      GST_DEBUG_FUNCPTR (gst_spdl_audio_decode_create_state);
+  decoder_class->free_state =
+      GST_DEBUG_FUNCPTR (gst_spdl_audio_decode_free_state);
+  decoder_class->decode = GST_DEBUG_FUNCPTR (gst_spdl_audio_decode_decode);
+  decoder_class->prepare_output =
+      GST_DEBUG_FUNCPTR (gst_spdl_audio_decode_prepare_output);
+  decoder_class->add_stats = GST_DEBUG_FUNCPTR (gst_spdl_audio_decode_add_stats);
 
   gst_type_mark_as_plugin_api (GST_TYPE_SPDL_AUDIO_SAMPLING, 0);
   gst_type_mark_as_plugin_api (GST_TYPE_SPDL_SHORT_FILES, 0);
@@ -338,24 +301,6 @@ gst_spdl_audio_decode_class_init (GstSpdlAudioDecodeClass * klass)
 static void
 gst_spdl_audio_decode_init (GstSpdlAudioDecode * self)
 {
-  self->sinkpad = gst_pad_new_from_static_template (&sink_template, "sink");
-  gst_pad_set_chain_function (self->sinkpad,
-      GST_DEBUG_FUNCPTR (gst_spdl_audio_decode_chain));
-  gst_pad_set_event_function (self->sinkpad,
-      GST_DEBUG_FUNCPTR (gst_spdl_audio_decode_sink_event));
-  gst_pad_set_query_function (self->sinkpad,
-      GST_DEBUG_FUNCPTR (gst_spdl_audio_decode_sink_query));
-  gst_pad_set_activatemode_function (self->sinkpad,
-      GST_DEBUG_FUNCPTR (gst_spdl_audio_decode_sink_activate_mode));
-  gst_element_add_pad (GST_ELEMENT (self), self->sinkpad);
-
-  self->srcpad = gst_pad_new_from_static_template (&src_template, "src");
-  gst_pad_set_activatemode_function (self->srcpad,
-      GST_DEBUG_FUNCPTR (gst_spdl_audio_decode_src_activate_mode));
-  gst_pad_use_fixed_caps (self->srcpad);
-  gst_element_add_pad (GST_ELEMENT (self), self->srcpad);
-
-  self->threads = DEFAULT_THREADS;
   gst_spdl_audio_clip_params_init (&self->params.clip);
   gst_spdl_audio_limits_init (&self->params.limits);
   self->params.limits.rate = DEFAULT_SAMPLE_RATE;
@@ -363,29 +308,6 @@ gst_spdl_audio_decode_init (GstSpdlAudioDecode * self)
   self->params.limits.quality = DEFAULT_QUALITY;
   self->params.duration = DEFAULT_DURATION;
   self->params.max_duration = DEFAULT_MAX_DURATION;
-  self->max_errors = DEFAULT_MAX_ERRORS;
-  self->warning_limit = DEFAULT_WARNING_LIMIT;
-  gst_spdl_stats_init (&self->stats);
-  g_mutex_init (&self->lock);
-  g_cond_init (&self->done_cond);
-  g_cond_init (&self->space_cond);
-  g_queue_init (&self->jobs);
-  g_queue_init (&self->pending);
-  g_queue_init (&self->idle_chains);
-  self->srcresult = GST_FLOW_FLUSHING;
-  self->flushing = TRUE;
-}
-
-static void
-gst_spdl_audio_decode_finalize (GObject * object)
-{
-  GstSpdlAudioDecode *self = GST_SPDL_AUDIO_DECODE (object);
-
-  gst_spdl_stats_clear (&self->stats);
-  g_mutex_clear (&self->lock);
-  g_cond_clear (&self->done_cond);
-  g_cond_clear (&self->space_cond);
-  G_OBJECT_CLASS (parent_class)->finalize (object);
 }
 
 static void
@@ -395,11 +317,10 @@ gst_spdl_audio_decode_set_property (GObject * object, guint prop_id,
   GstSpdlAudioDecode *self = GST_SPDL_AUDIO_DECODE (object);
   GstSpdlAudioDecodeParams *p = &self->params;
 
+  if (gst_spdl_parallel_decoder_set_property (object, prop_id, value, pspec))
+    return;
   GST_OBJECT_LOCK (self);
   switch (prop_id) {
-    case PROP_THREADS:
-      self->threads = g_value_get_uint (value);
-      break;
     case PROP_SAMPLE_RATE:
       p->limits.rate = g_value_get_uint (value);
       break;
@@ -439,12 +360,6 @@ gst_spdl_audio_decode_set_property (GObject * object, guint prop_id,
     case PROP_REUSE_CHAINS:
       p->limits.reuse = g_value_get_boolean (value);
       break;
-    case PROP_MAX_ERRORS:
-      self->max_errors = g_value_get_int (value);
-      break;
-    case PROP_WARNING_LIMIT:
-      self->warning_limit = g_value_get_uint (value);
-      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -452,43 +367,19 @@ gst_spdl_audio_decode_set_property (GObject * object, guint prop_id,
   GST_OBJECT_UNLOCK (self);
 }
 
-static GstStructure *
-error_counts_new (GstSpdlAudioDecode * self)
+/* called with the object lock and the stream lock: the live chains' builds
+ * (only read) and those of the chains freed */
+static void
+gst_spdl_audio_decode_add_stats (GstSpdlParallelDecoder * base,
+    GstStructure * s, GList * chains)
 {
-  GstStructure *s = gst_structure_new (GST_SPDL_SKIPPED_NAME, "total",
-      G_TYPE_UINT64, self->errors, NULL);
-  gint i;
-
-  for (i = 0; i < GST_SPDL_DECODE_N_ERRORS; i++)
-    gst_structure_set (s, gst_spdl_decode_error_reason (i), G_TYPE_UINT64,
-        self->errors_by_reason[i], NULL);
-  return s;
-}
-
-/* called with the object lock */
-static GstStructure *
-stats_new (GstSpdlAudioDecode * self)
-{
-  GstStructure *s = gst_spdl_stats_to_structure (&self->stats);
+  GstSpdlAudioDecode *self = GST_SPDL_AUDIO_DECODE (base);
   guint builds = self->builds;
   GList *l;
-  gint i;
 
-  /* the live chains' builds; the chains are only read */
-  g_mutex_lock (&self->lock);
-  for (l = self->all_chains; l; l = l->next)
+  for (l = chains; l; l = l->next)
     builds += gst_spdl_audio_chain_get_builds (l->data);
-  g_mutex_unlock (&self->lock);
-  gst_structure_set (s, "threads", G_TYPE_UINT, self->n_workers,
-      "clips", G_TYPE_UINT64, self->clips,
-      "pipeline-builds", G_TYPE_UINT, builds, NULL);
-  for (i = 0; i < GST_SPDL_DECODE_N_ERRORS; i++) {
-    gchar *key = g_strdup_printf ("skipped-%s",
-        gst_spdl_decode_error_reason (i));
-    gst_structure_set (s, key, G_TYPE_UINT64, self->errors_by_reason[i], NULL);
-    g_free (key);
-  }
-  return s;
+  gst_structure_set (s, "pipeline-builds", G_TYPE_UINT, builds, NULL);
 }
 
 static void
@@ -498,11 +389,10 @@ gst_spdl_audio_decode_get_property (GObject * object, guint prop_id,
   GstSpdlAudioDecode *self = GST_SPDL_AUDIO_DECODE (object);
   GstSpdlAudioDecodeParams *p = &self->params;
 
+  if (gst_spdl_parallel_decoder_get_property (object, prop_id, value, pspec))
+    return;
   GST_OBJECT_LOCK (self);
   switch (prop_id) {
-    case PROP_THREADS:
-      g_value_set_uint (value, self->threads);
-      break;
     case PROP_SAMPLE_RATE:
       g_value_set_uint (value, p->limits.rate);
       break;
@@ -542,24 +432,6 @@ gst_spdl_audio_decode_get_property (GObject * object, guint prop_id,
     case PROP_REUSE_CHAINS:
       g_value_set_boolean (value, p->limits.reuse);
       break;
-    case PROP_MAX_ERRORS:
-      g_value_set_int (value, self->max_errors);
-      break;
-    case PROP_WARNING_LIMIT:
-      g_value_set_uint (value, self->warning_limit);
-      break;
-    case PROP_ERRORS:
-      g_value_set_uint64 (value, self->errors);
-      break;
-    case PROP_ERROR_COUNTS:
-      g_value_take_boxed (value, error_counts_new (self));
-      break;
-    case PROP_CLIPS:
-      g_value_set_uint64 (value, self->clips);
-      break;
-    case PROP_STATS:
-      g_value_take_boxed (value, stats_new (self));
-      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -569,18 +441,6 @@ gst_spdl_audio_decode_get_property (GObject * object, guint prop_id,
 
 /* ------------------------------------------------------------------------ */
 /* Decoding one file (a worker thread)                                      */
-
-static void
-job_free (Job * job)
-{
-  if (job->input)
-    gst_buffer_unref (job->input);
-  if (job->event)
-    gst_event_unref (job->event);
-  g_list_free_full (job->outputs, (GDestroyNotify) gst_buffer_unref);
-  g_clear_error (&job->error);
-  g_free (job);
-}
 
 /* Fills the clip after its @had samples by repeating them. */
 static void
@@ -616,7 +476,7 @@ clip_buffer_new (guint channels, guint64 n, gfloat ** data, GError ** error)
 }
 
 static void
-add_clip (Job * job, GstBuffer * clip, guint c, gdouble start,
+add_clip (GstSpdlParallelDecoderJob * job, GstBuffer * clip, guint c, gdouble start,
     guint64 length, guint64 n)
 {
   gst_spdl_buffer_copy_sample_meta (clip, job->input);
@@ -627,8 +487,11 @@ add_clip (Job * job, GstBuffer * clip, guint c, gdouble start,
 }
 
 static void
-decode_file (GstSpdlAudioDecode * self, GstSpdlAudioChain * chain, Job * job)
+gst_spdl_audio_decode_decode (GstSpdlParallelDecoder * base, gpointer state,
+    GstSpdlParallelDecoderJob * job)
 {
+  GstSpdlAudioDecode *self = GST_SPDL_AUDIO_DECODE (base);
+  GstSpdlAudioChain *chain = state;
   const GstSpdlAudioDecodeParams *p = &self->active;
   guint rate = p->limits.rate, channels = p->limits.channels;
   GstSpdlAudioClipParams clip_params = p->clip;
@@ -666,7 +529,8 @@ decode_file (GstSpdlAudioDecode * self, GstSpdlAudioChain * chain, Job * job)
     goto done;
   }
   if (plan == GST_SPDL_AUDIO_CLIP_PLAN_SHORT) {
-    job->fatal = clip_params.short_files == GST_SPDL_SHORT_FILES_ERROR;
+    if (clip_params.short_files == GST_SPDL_SHORT_FILES_ERROR)
+      job->fatal = "short-files=error";
     gst_spdl_decode_fail (&job->error, GST_SPDL_DECODE_ERROR_TOO_SHORT,
         "the file (%.3f s) is shorter than a clip (%.3f s)",
         (gdouble) n_samples / rate, (gdouble) clip_params.clip_samples / rate);
@@ -726,249 +590,62 @@ done:
   gst_buffer_unmap (job->input, &map);
 }
 
-/* Runs in a pool thread, once per file queued: the oldest pending file
- * with an idle chain. */
-static void
-worker_func (gpointer item, gpointer data)
-{
-  GstSpdlAudioDecode *self = data;
-  GstSpdlAudioChain *chain;
-  Job *job;
-  guint64 start, cpu_start;
-
-  g_mutex_lock (&self->lock);
-  if (self->flushing || g_queue_is_empty (&self->pending)) {
-    g_mutex_unlock (&self->lock);
-    return;
-  }
-  job = g_queue_pop_head (&self->pending);
-  chain = g_queue_pop_head (&self->idle_chains);
-  self->busy++;
-  g_mutex_unlock (&self->lock);
-
-  start = gst_spdl_now_ns ();
-  cpu_start = gst_spdl_thread_cpu_ns ();
-  decode_file (self, chain, job);
-  gst_spdl_stats_record_with_cpu (&self->stats, gst_spdl_now_ns () - start,
-      gst_spdl_thread_cpu_ns () - cpu_start);
-
-  g_mutex_lock (&self->lock);
-  g_queue_push_head (&self->idle_chains, chain);
-  job->done = TRUE;
-  self->busy--;
-  g_cond_broadcast (&self->done_cond);
-  g_mutex_unlock (&self->lock);
-}
-
+/* READY->PAUSED: the properties, copied, and the clip and file lengths in
+ * samples */
 static gboolean
-start_workers (GstSpdlAudioDecode * self)
+gst_spdl_audio_decode_start (GstSpdlParallelDecoder * base)
 {
-  GError *error = NULL;
-  guint i, n;
+  GstSpdlAudioDecode *self = GST_SPDL_AUDIO_DECODE (base);
+  GstSpdlAudioDecodeParams *p = &self->active;
 
   GST_OBJECT_LOCK (self);
-  self->active = self->params;
-  gst_spdl_warn_limiter_reset (&self->warn_limiter, self->warning_limit);
-  memset (self->epoch_errors, 0, sizeof (self->epoch_errors));
-  memset (self->errors_by_reason, 0, sizeof (self->errors_by_reason));
-  self->errors = 0;
-  self->clips = 0;
+  *p = self->params;
   self->builds = 0;
-  n = self->threads ? self->threads : g_get_num_processors ();
   GST_OBJECT_UNLOCK (self);
-  gst_spdl_stats_reset (&self->stats);
-
-  self->active.clip.clip_samples = (guint64) llround (self->active.duration *
-      self->active.limits.rate);
-  if (self->active.duration > 0 && self->active.clip.clip_samples == 0)
-    self->active.clip.clip_samples = 1;
-  self->active.limits.max_samples = (guint64) (self->active.max_duration *
-      self->active.limits.rate);
-  self->max_in_flight = n * JOBS_PER_THREAD;
-  self->next_index = 0;
-  self->n_workers = n;
-  g_mutex_lock (&self->lock);
-  for (i = 0; i < n; i++) {
-    GstSpdlAudioChain *chain =
-        gst_spdl_audio_chain_new (&self->active.limits);
-    g_queue_push_tail (&self->idle_chains, chain);
-    self->all_chains = g_list_prepend (self->all_chains, chain);
-  }
-  g_mutex_unlock (&self->lock);
-  self->workers = g_thread_pool_new (worker_func, self, n, TRUE, &error);
-  if (self->workers == NULL) {
-    GST_ELEMENT_ERROR (self, RESOURCE, FAILED,
-        ("Could not start %u decoding threads", n), ("%s", error->message));
-    g_clear_error (&error);
-    return FALSE;
-  }
+  p->clip.clip_samples = (guint64) llround (p->duration * p->limits.rate);
+  if (p->duration > 0 && p->clip.clip_samples == 0)
+    p->clip.clip_samples = 1;
+  p->limits.max_samples = (guint64) (p->max_duration * p->limits.rate);
   return TRUE;
 }
 
-static void
-clear_jobs_locked (GstSpdlAudioDecode * self)
+static gpointer
+gst_spdl_audio_decode_create_state (GstSpdlParallelDecoder * base)
 {
-  while (self->busy > 0)
-    g_cond_wait (&self->done_cond, &self->lock);
-  g_queue_clear (&self->pending);
-  g_queue_clear_full (&self->jobs, (GDestroyNotify) job_free);
-  self->in_flight = 0;
-  g_cond_broadcast (&self->space_cond);
+  return gst_spdl_audio_chain_new (&GST_SPDL_AUDIO_DECODE (base)->
+      active.limits);
 }
 
 static void
-stop_workers (GstSpdlAudioDecode * self)
+gst_spdl_audio_decode_free_state (GstSpdlParallelDecoder * base,
+    gpointer state)
 {
-  GList *l;
+  GstSpdlAudioDecode *self = GST_SPDL_AUDIO_DECODE (base);
 
-  if (self->workers)
-    g_thread_pool_free (self->workers, TRUE, TRUE);
-  self->workers = NULL;
-  g_mutex_lock (&self->lock);
-  clear_jobs_locked (self);
-  g_queue_clear (&self->idle_chains);
-  for (l = self->all_chains; l; l = l->next) {
-    self->builds += gst_spdl_audio_chain_get_builds (l->data);
-    gst_spdl_audio_chain_free (l->data);
-  }
-  g_clear_pointer (&self->all_chains, g_list_free);
-  g_mutex_unlock (&self->lock);
-}
-
-/* ------------------------------------------------------------------------ */
-/* Sink side                                                                */
-
-static gboolean
-gst_spdl_audio_decode_sink_query (GstPad * pad, GstObject * parent,
-    GstQuery * query)
-{
-  if (GST_QUERY_TYPE (query) == GST_QUERY_ALLOCATION)
-    return TRUE;                /* compressed input: nothing to propose */
-  return gst_pad_query_default (pad, parent, query);
-}
-
-static GstFlowReturn
-gst_spdl_audio_decode_chain (GstPad * pad, GstObject * parent,
-    GstBuffer * buffer)
-{
-  GstSpdlAudioDecode *self = GST_SPDL_AUDIO_DECODE (parent);
-  Job *job = g_new0 (Job, 1);
-  GstSpdlSampleInfo info;
-  gboolean has_info;
-  GstFlowReturn ret;
-
-  job->input = buffer;
-  gst_spdl_stats_add_in (&self->stats, 1);
-  has_info = gst_spdl_buffer_get_sample_info (buffer, &info);
-  g_mutex_lock (&self->lock);
-  if (has_info) {
-    job->index = info.index;
-    job->epoch = info.epoch;
-  } else {
-    job->index = self->next_index++;
-  }
-  while (!self->flushing && self->srcresult == GST_FLOW_OK &&
-      self->in_flight >= self->max_in_flight)
-    g_cond_wait (&self->space_cond, &self->lock);
-  ret = self->srcresult;
-  if (ret != GST_FLOW_OK) {
-    g_mutex_unlock (&self->lock);
-    job_free (job);
-    return ret;
-  }
-  g_queue_push_tail (&self->jobs, job);
-  g_queue_push_tail (&self->pending, job);
-  self->in_flight++;
-  g_mutex_unlock (&self->lock);
-  if (!g_thread_pool_push (self->workers, self, NULL)) {
-    GST_ELEMENT_ERROR (self, RESOURCE, FAILED, (NULL),
-        ("could not queue a file on the decoding threads"));
-    return GST_FLOW_ERROR;
-  }
-  return GST_FLOW_OK;
-}
-
-static void
-queue_event (GstSpdlAudioDecode * self, GstEvent * event)
-{
-  Job *job = g_new0 (Job, 1);
-
-  job->event = event;
-  job->done = TRUE;
-  g_mutex_lock (&self->lock);
-  if (self->flushing) {
-    g_mutex_unlock (&self->lock);
-    job_free (job);
-    return;
-  }
-  g_queue_push_tail (&self->jobs, job);
-  g_cond_broadcast (&self->done_cond);
-  g_mutex_unlock (&self->lock);
-}
-
-static gboolean
-gst_spdl_audio_decode_sink_event (GstPad * pad, GstObject * parent,
-    GstEvent * event)
-{
-  GstSpdlAudioDecode *self = GST_SPDL_AUDIO_DECODE (parent);
-
-  switch (GST_EVENT_TYPE (event)) {
-    case GST_EVENT_FLUSH_START:
-      g_mutex_lock (&self->lock);
-      self->flushing = TRUE;
-      self->srcresult = GST_FLOW_FLUSHING;
-      g_cond_broadcast (&self->done_cond);
-      g_cond_broadcast (&self->space_cond);
-      g_mutex_unlock (&self->lock);
-      gst_pad_push_event (self->srcpad, event);
-      gst_pad_pause_task (self->srcpad);
-      return TRUE;
-    case GST_EVENT_FLUSH_STOP:
-      g_mutex_lock (&self->lock);
-      clear_jobs_locked (self);
-      self->flushing = FALSE;
-      self->srcresult = GST_FLOW_OK;
-      g_mutex_unlock (&self->lock);
-      gst_pad_push_event (self->srcpad, event);
-      return gst_pad_start_task (self->srcpad,
-          (GstTaskFunction) gst_spdl_audio_decode_loop, self, NULL);
-    case GST_EVENT_CAPS:
-      /* files in; our caps follow from each clip's shape */
-      gst_event_unref (event);
-      return TRUE;
-    default:
-      if (GST_EVENT_IS_SERIALIZED (event)) {
-        queue_event (self, event);
-        return TRUE;
-      }
-      return gst_pad_event_default (pad, parent, event);
-  }
+  self->builds += gst_spdl_audio_chain_get_builds (state);
+  gst_spdl_audio_chain_free (state);
 }
 
 /* ------------------------------------------------------------------------ */
 /* Source side                                                              */
 
-static void
-push_held_events (GstSpdlAudioDecode * self)
-{
-  GList *l;
-
-  for (l = self->held_events; l; l = l->next)
-    gst_pad_push_event (self->srcpad, l->data);
-  g_clear_pointer (&self->held_events, g_list_free);
-}
-
-/* Caps before the first clip of each shape; sticky events that must
- * follow caps (segment, tags) are held until then. */
+/* Caps before the first clip of each shape (the clip's length travels in
+ * the buffer's offset until then). */
 static gboolean
-ensure_caps (GstSpdlAudioDecode * self, const guint64 shape[2])
+gst_spdl_audio_decode_prepare_output (GstSpdlParallelDecoder * base,
+    GstBuffer * clip)
 {
+  GstSpdlAudioDecode *self = GST_SPDL_AUDIO_DECODE (base);
   GstSpdlTensorInfo info;
+  guint64 shape[2];
   GstCaps *caps;
   gboolean ok;
 
-  if (self->caps_sent && memcmp (shape, self->caps_shape,
-          sizeof (self->caps_shape)) == 0)
+  shape[0] = self->active.limits.channels;
+  shape[1] = GST_BUFFER_OFFSET (clip);
+  GST_BUFFER_OFFSET (clip) = GST_BUFFER_OFFSET_NONE;
+  if (gst_spdl_parallel_decoder_has_output_caps (base) &&
+      memcmp (shape, self->caps_shape, sizeof (self->caps_shape)) == 0)
     return TRUE;
   info.n_dims = 2;
   info.dtype = GST_SPDL_DTYPE_FLOAT32;
@@ -976,7 +653,7 @@ ensure_caps (GstSpdlAudioDecode * self, const guint64 shape[2])
   caps = gst_spdl_tensors_caps_new (&info, 1, NULL);
   gst_caps_set_simple (caps, "rate", G_TYPE_INT,
       (gint) self->active.limits.rate, NULL);
-  ok = gst_pad_push_event (self->srcpad, gst_event_new_caps (caps));
+  ok = gst_spdl_parallel_decoder_set_output_caps (base, caps);
   if (!ok) {
     gchar *s = gst_spdl_tensor_shape_to_string (&info);
     GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
@@ -985,266 +662,7 @@ ensure_caps (GstSpdlAudioDecode * self, const guint64 shape[2])
     g_free (s);
   }
   gst_caps_unref (caps);
-  if (!ok)
-    return FALSE;
-  memcpy (self->caps_shape, shape, sizeof (self->caps_shape));
-  self->caps_sent = TRUE;
-  push_held_events (self);
-  return TRUE;
-}
-
-static void
-push_event (GstSpdlAudioDecode * self, GstEvent * event)
-{
-  GstEventType type = GST_EVENT_TYPE (event);
-
-  if (!self->caps_sent && GST_EVENT_IS_STICKY (event) &&
-      type != GST_EVENT_STREAM_START && type != GST_EVENT_EOS) {
-    self->held_events = g_list_append (self->held_events, event);
-    return;
-  }
-  if (type == GST_EVENT_EOS && !self->caps_sent)
-    push_held_events (self);
-  gst_pad_push_event (self->srcpad, event);
-}
-
-/* Counts a skipped file and warns (the first warning-limit of each epoch
- * on the bus); FALSE once past max-errors or when fatal. */
-static gboolean
-skip_file (GstSpdlAudioDecode * self, Job * job)
-{
-  const gchar *path = gst_spdl_buffer_get_path (job->input);
-  gint code = job->error->domain == GST_SPDL_DECODE_ERROR &&
-      job->error->code < GST_SPDL_DECODE_N_ERRORS ? job->error->code :
-      GST_SPDL_DECODE_ERROR_CORRUPT;
-  const gchar *reason = gst_spdl_decode_error_reason (code);
-  guint64 errors;
-  gint max_errors;
-  gboolean post;
-
-  if (job->fatal) {
-    GST_ELEMENT_ERROR (self, STREAM, DECODE,
-        ("Audio file \"%s\": %s (short-files=error)", path,
-            job->error->message), ("reason: %s", reason));
-    return FALSE;
-  }
-  GST_OBJECT_LOCK (self);
-  errors = ++self->errors;
-  self->errors_by_reason[code]++;
-  self->epoch_errors[code]++;
-  max_errors = self->max_errors;
-  self->warn_limiter.limit = self->warning_limit;
-  post = gst_spdl_warn_limiter_count (&self->warn_limiter, job->epoch);
-  GST_OBJECT_UNLOCK (self);
-
-  if (max_errors >= 0 && errors > (guint64) max_errors) {
-    GST_ELEMENT_ERROR (self, STREAM, DECODE,
-        ("Could not decode audio file \"%s\": %s; %" G_GUINT64_FORMAT
-            " skipped, more than max-errors=%d", path, job->error->message,
-            errors, max_errors), ("reason: %s", reason));
-    return FALSE;
-  }
-  if (post)
-    GST_ELEMENT_WARNING (self, STREAM, DECODE,
-        ("Skipping audio file \"%s\": %s", path, job->error->message),
-        ("reason: %s; %" G_GUINT64_FORMAT " skipped so far", reason, errors));
-  else
-    GST_WARNING_OBJECT (self, "Skipping audio file \"%s\": %s (reason %s)",
-        path, job->error->message, reason);
-  return TRUE;
-}
-
-static void
-end_epoch (GstSpdlAudioDecode * self, GstEvent * event)
-{
-  guint64 counts[GST_SPDL_DECODE_N_ERRORS], total = 0, suppressed, samples;
-  guint epoch;
-  gint i;
-
-  if (!gst_spdl_epoch_end_parse (gst_event_get_structure (event), &epoch,
-          &samples))
-    return;
-  GST_OBJECT_LOCK (self);
-  for (i = 0; i < GST_SPDL_DECODE_N_ERRORS; i++)
-    total += counts[i] = self->epoch_errors[i];
-  memset (self->epoch_errors, 0, sizeof (self->epoch_errors));
-  suppressed = self->warn_limiter.epoch == epoch &&
-      self->warn_limiter.skipped > self->warn_limiter.limit ?
-      self->warn_limiter.skipped - self->warn_limiter.limit : 0;
-  GST_OBJECT_UNLOCK (self);
-  if (total > 0)
-    gst_element_post_message (GST_ELEMENT (self),
-        gst_spdl_skipped_message_new (GST_ELEMENT (self), epoch,
-            GST_SPDL_DECODE_ERROR, counts, GST_SPDL_DECODE_N_ERRORS,
-            suppressed));
-}
-
-static GstFlowReturn
-push_clips (GstSpdlAudioDecode * self, Job * job)
-{
-  GstFlowReturn ret = GST_FLOW_OK;
-
-  if (job->error && !skip_file (self, job))
-    return GST_FLOW_ERROR;
-  while (job->outputs && ret == GST_FLOW_OK) {
-    GstBuffer *clip = job->outputs->data;
-    guint64 shape[2];
-
-    job->outputs = g_list_delete_link (job->outputs, job->outputs);
-    shape[0] = self->active.limits.channels;
-    shape[1] = GST_BUFFER_OFFSET (clip);
-    GST_BUFFER_OFFSET (clip) = GST_BUFFER_OFFSET_NONE;
-    if (!ensure_caps (self, shape)) {
-      gst_buffer_unref (clip);
-      return GST_FLOW_NOT_NEGOTIATED;
-    }
-    GST_OBJECT_LOCK (self);
-    self->clips++;
-    GST_OBJECT_UNLOCK (self);
-    ret = gst_pad_push (self->srcpad, clip);
-  }
-  gst_spdl_stats_add_out (&self->stats, 1);
-  return ret;
-}
-
-static Job *
-take_ready_job (GstSpdlAudioDecode * self)
-{
-  Job *job = g_queue_peek_head (&self->jobs);
-
-  if (job && job->done)
-    return g_queue_pop_head (&self->jobs);
-  return NULL;
-}
-
-static void
-gst_spdl_audio_decode_loop (GstSpdlAudioDecode * self)
-{
-  GstFlowReturn ret = GST_FLOW_OK;
-  Job *job;
-
-  g_mutex_lock (&self->lock);
-  while (!self->flushing && (job = take_ready_job (self)) == NULL)
-    g_cond_wait (&self->done_cond, &self->lock);
-  if (self->flushing) {
-    g_mutex_unlock (&self->lock);
-    gst_pad_pause_task (self->srcpad);
-    return;
-  }
-  if (job->input) {
-    self->in_flight--;
-    g_cond_signal (&self->space_cond);
-  }
-  g_mutex_unlock (&self->lock);
-
-  if (job->event) {
-    gboolean is_eos = GST_EVENT_TYPE (job->event) == GST_EVENT_EOS;
-    if (is_eos) {
-      GstStructure *counts;
-      GST_OBJECT_LOCK (self);
-      counts = error_counts_new (self);
-      GST_OBJECT_UNLOCK (self);
-      gst_element_post_message (GST_ELEMENT (self),
-          gst_message_new_element (GST_OBJECT (self), counts));
-    }
-    if (gst_spdl_is_epoch_end_event (job->event))
-      end_epoch (self, job->event);
-    push_event (self, g_steal_pointer (&job->event));
-    if (is_eos)
-      ret = GST_FLOW_EOS;
-  } else {
-    ret = push_clips (self, job);
-  }
-  job_free (job);
-
-  if (ret != GST_FLOW_OK) {
-    g_mutex_lock (&self->lock);
-    if (self->srcresult == GST_FLOW_OK)
-      self->srcresult = ret;
-    g_cond_broadcast (&self->space_cond);
-    g_mutex_unlock (&self->lock);
-    if (ret != GST_FLOW_EOS && ret != GST_FLOW_FLUSHING &&
-        ret != GST_FLOW_ERROR)
-      GST_ELEMENT_FLOW_ERROR (self, ret);
-    if (ret == GST_FLOW_ERROR || ret == GST_FLOW_NOT_LINKED ||
-        ret == GST_FLOW_NOT_NEGOTIATED)
-      gst_pad_push_event (self->srcpad, gst_event_new_eos ());
-    gst_pad_pause_task (self->srcpad);
-  }
-}
-
-static gboolean
-gst_spdl_audio_decode_src_activate_mode (GstPad * pad, GstObject * parent,
-    GstPadMode mode, gboolean active)
-{
-  GstSpdlAudioDecode *self = GST_SPDL_AUDIO_DECODE (parent);
-
-  if (mode != GST_PAD_MODE_PUSH)
-    return FALSE;
-  if (active) {
-    g_mutex_lock (&self->lock);
-    self->flushing = FALSE;
-    self->srcresult = GST_FLOW_OK;
-    g_mutex_unlock (&self->lock);
-    return gst_pad_start_task (pad,
-        (GstTaskFunction) gst_spdl_audio_decode_loop, self, NULL);
-  }
-  g_mutex_lock (&self->lock);
-  self->flushing = TRUE;
-  self->srcresult = GST_FLOW_FLUSHING;
-  g_cond_broadcast (&self->done_cond);
-  g_cond_broadcast (&self->space_cond);
-  g_mutex_unlock (&self->lock);
-  return gst_pad_stop_task (pad);
-}
-
-static gboolean
-gst_spdl_audio_decode_sink_activate_mode (GstPad * pad, GstObject * parent,
-    GstPadMode mode, gboolean active)
-{
-  GstSpdlAudioDecode *self = GST_SPDL_AUDIO_DECODE (parent);
-
-  if (mode != GST_PAD_MODE_PUSH)
-    return FALSE;
-  if (!active) {
-    g_mutex_lock (&self->lock);
-    self->flushing = TRUE;
-    self->srcresult = GST_FLOW_FLUSHING;
-    g_cond_broadcast (&self->space_cond);
-    g_cond_broadcast (&self->done_cond);
-    g_mutex_unlock (&self->lock);
-  }
-  return TRUE;
-}
-
-static void
-reset_output (GstSpdlAudioDecode * self)
-{
-  g_list_free_full (self->held_events, (GDestroyNotify) gst_event_unref);
-  self->held_events = NULL;
-  self->caps_sent = FALSE;
-}
-
-static GstStateChangeReturn
-gst_spdl_audio_decode_change_state (GstElement * element,
-    GstStateChange transition)
-{
-  GstSpdlAudioDecode *self = GST_SPDL_AUDIO_DECODE (element);
-  GstStateChangeReturn ret;
-
-  if (transition == GST_STATE_CHANGE_READY_TO_PAUSED &&
-      !start_workers (self)) {
-    stop_workers (self);
-    return GST_STATE_CHANGE_FAILURE;
-  }
-
-  ret = GST_ELEMENT_CLASS (parent_class)->change_state (element, transition);
-
-  if (transition == GST_STATE_CHANGE_PAUSED_TO_READY ||
-      (transition == GST_STATE_CHANGE_READY_TO_PAUSED &&
-          ret == GST_STATE_CHANGE_FAILURE)) {
-    stop_workers (self);
-    reset_output (self);
-  }
-  return ret;
+  if (ok)
+    memcpy (self->caps_shape, shape, sizeof (self->caps_shape));
+  return ok;
 }

@@ -14,13 +14,13 @@
 #include "gstspdlaudiochain.h"
 #include "gstspdlaudioclip.h"
 #include "gstspdlerrors.h"
-#include "gstspdlstats.h"
+#include "gstspdlparalleldecoder.h"
 
 G_BEGIN_DECLS
 
 #define GST_TYPE_SPDL_AUDIO_DECODE (gst_spdl_audio_decode_get_type ())
 G_DECLARE_FINAL_TYPE (GstSpdlAudioDecode, gst_spdl_audio_decode, GST,
-    SPDL_AUDIO_DECODE, GstElement)
+    SPDL_AUDIO_DECODE, GstSpdlParallelDecoder)
 
 /* what each clip becomes: the properties, copied at start */
 typedef struct
@@ -33,46 +33,17 @@ typedef struct
 
 struct _GstSpdlAudioDecode
 {
-  GstElement parent;
-
-  GstPad *sinkpad;
-  GstPad *srcpad;
+  GstSpdlParallelDecoder parent;
 
   /* properties, under the object lock */
-  guint threads;
   GstSpdlAudioDecodeParams params;
-  gint max_errors;
-  guint warning_limit;
-  guint64 errors;
-  guint64 errors_by_reason[GST_SPDL_DECODE_N_ERRORS];
-  guint64 epoch_errors[GST_SPDL_DECODE_N_ERRORS];
-  GstSpdlWarnLimiter warn_limiter;
-  guint64 clips;                /* pushed */
   guint builds;                 /* of chains freed so far */
-  GstSpdlStats stats;
 
-  /* streaming state, under lock */
-  GMutex lock;
-  GCond done_cond;
-  GCond space_cond;
-  GQueue jobs;
-  GQueue pending;
-  GQueue idle_chains;
-  GList *all_chains;
-  guint in_flight;
-  guint max_in_flight;
-  guint busy;
-  gboolean flushing;
-  GstFlowReturn srcresult;
-  guint64 next_index;
-  GThreadPool *workers;
-  guint n_workers;
+  /* from start to stop */
   GstSpdlAudioDecodeParams active;
 
   /* source task only */
   guint64 caps_shape[2];
-  gboolean caps_sent;
-  GList *held_events;
 };
 
 GST_ELEMENT_REGISTER_DECLARE (spdlaudiodecode);
