@@ -55,10 +55,15 @@ def is_shards(src) -> bool:
     # once started spdlsrc says which (its stats' shard-order)
     if src.get_property("stats").get_value("shard-order") is not None:
         return True
-    location = src.get_property("location") or ""
+    return is_shards_location(src.get_property("location") or "")
+
+
+def is_shards_location(location: str) -> bool:
+    """Whether spdlsrc reads @location as tar shards: a brace pattern or a
+    ".tar" name, unless it is a local folder that exists (taken as named)."""
     if not location.startswith(("http://", "https://", "s3://")) and \
             os.path.isdir(location):
-        return False        # a folder that exists is taken as named
+        return False
     return location.split("?")[0].endswith(".tar") or \
         is_shard_pattern(location)
 

@@ -12,7 +12,7 @@ from typing import Optional, Sequence, Tuple, Union
 from gi.repository import Gst
 
 from ._launchline import quote as _quote
-from ._state import is_shard_pattern
+from ._state import is_shard_pattern, is_shards_location
 from .errors import LoaderError
 from .loader import Loader
 
@@ -504,6 +504,11 @@ def _src_stage(a) -> str:
         src.append(f"start-epoch={a['start_epoch']}")
     if a["max_errors"] is not None:
         src.append(f"max-errors={a['max_errors']}")
+    if is_shards_location(a["location"]) and \
+            "image-key" not in a["src_properties"]:
+        # a shard group's sample is its member of one of these extensions
+        # (spdlsrc's image-key; its default picks images)
+        src.append(f"image-key={_quote(';'.join(a['extensions']))}")
     for key, value in a["src_properties"].items():
         if isinstance(value, bool):
             value = "true" if value else "false"
