@@ -68,8 +68,10 @@
  * groups them (the member path up to the first dot of its base name), the
  * image is the member #GstSpdlSrc:image-key names (by default the one
  * ending in jpg, jpeg, png, webp, bmp, gif, tif, tiff, ppm, pgm, pbm or
- * pnm), the label the integer in the member #GstSpdlSrc:label-key names
- * (by default the ASCII digits of ".cls", -1 without one; JSON members by
+ * pnm; for video or audio datasets image-key names the video or audio
+ * member's extensions), the label the integer in the member
+ * #GstSpdlSrc:label-key names (by default the ASCII digits of ".cls", -1
+ * without one; JSON members by
  * #GstSpdlSrc:label-field); other members are ignored and a shard is never
  * held whole in memory. A group that is no sample is skipped with a
  * warning naming it and counted: "no-image", "unsupported-image",
@@ -613,11 +615,15 @@ gst_spdl_src_class_init (GstSpdlSrcClass * klass)
    * or "unsupported-image" when it has an image spdldecode cannot read,
    * such as AVIF or HEIC), each named in a warning. Set, the shards'
    * index files (which describe the defaults) are not used: the member
-   * index is learned (#GstSpdlSrc:shard-cache).
+   * index is learned (#GstSpdlSrc:shard-cache). For spdlvideodecode and
+   * spdlaudiodecode the "image" is the video or audio member: name its
+   * extensions ("mp4;webm", "flac;wav"; spdlgst's VideoLoader and
+   * AudioLoader set their extensions).
    */
   g_object_class_install_property (gobject_class, PROP_IMAGE_KEY,
       g_param_spec_string ("image-key", "Image key",
-          "Tar shards: the image member's extensions, first present wins "
+          "Tar shards: the image (or video, audio) member's extensions, "
+          "first present wins "
           "(\"input.jpg;jpg\"; NULL: jpg, jpeg, png, webp, bmp, gif, tif, "
           "tiff, ppm, pgm, pbm, pnm, whole or ending the extension)", NULL,
           READY_PARAM));

@@ -601,7 +601,10 @@ class VideoLoader(_ClipLoader):
 
     - ``location``: a folder of class folders of videos, a manifest or
       WebDataset tar shards, local, http(s):// or s3://, as for
-      :class:`ImageLoader`.
+      :class:`ImageLoader`. In shards the video is the member with one of
+      ``extensions`` (spdlsrc's image-key, unless ``src_properties`` has
+      one), the label the ``.cls`` member (``{"label-key": "json"}`` for
+      JSON labels); ``batch.paths`` is None.
     - ``batch_size``: clips per batch (8).
     - ``frames``: frames per clip (16); ``stride``: take every stride-th
       frame (1).
@@ -625,8 +628,8 @@ class VideoLoader(_ClipLoader):
       ``max_errors``, ``src_properties``, ``output``: as for
       :class:`ImageLoader`.
     - ``layout``: "TCHW" (default), "CTHW" or "THWC".
-    - ``extensions``: of the video files a folder lists (mp4, mkv, webm,
-      mov, avi).
+    - ``extensions``: of the video files a folder lists, and of the
+      video members of tar shards (mp4, mkv, webm, mov, avi).
 
     ``launch_line`` is the pipeline it runs. ``state_dict`` and
     ``load_state_dict`` resume as for images (a clip is chosen from seed,
@@ -757,7 +760,8 @@ class AudioLoader(_ClipLoader):
 
     - ``location``: a folder of class folders of audio files, a manifest
       or WebDataset tar shards, local, http(s):// or s3://, as for
-      :class:`ImageLoader`.
+      :class:`ImageLoader`; in shards the audio file is the member with
+      one of ``extensions``, as for :class:`VideoLoader`.
     - ``batch_size``: clips per batch (32).
     - ``sample_rate``: output rate in Hz (16000); ``channels``: output
       channels (1: the mean of the file's channels).
@@ -774,8 +778,8 @@ class AudioLoader(_ClipLoader):
     - ``epochs``, ``start_epoch``, ``drop_last``, ``threads``,
       ``max_errors``, ``src_properties``, ``output``: as for
       :class:`ImageLoader`.
-    - ``extensions``: of the audio files a folder lists (wav, flac, mp3,
-      ogg, opus, m4a).
+    - ``extensions``: of the audio files a folder lists, and of the audio
+      members of tar shards (wav, flac, mp3, ogg, opus, m4a).
 
     ``launch_line`` is the pipeline it runs. ``state_dict`` and
     ``load_state_dict`` resume as for images (a clip is chosen from seed,

@@ -220,6 +220,7 @@ def test_resume_mid_epoch_gives_the_rest(media, kind):
     with loader_for(kind, location, shard_props(kind), epochs=1) as loader:
         head = []
         for batch in loader:
+            assert batch.paths is None      # shards: no listing by index
             head += clips([batch])
             state = json.loads(json.dumps(loader.state_dict()))
             break
