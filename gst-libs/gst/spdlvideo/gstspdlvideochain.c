@@ -70,6 +70,7 @@ struct _GstSpdlVideoChain
   gboolean video_linked, no_more_pads;
   gboolean other_eos;           /* a stream that is not the video ended */
   GList *fakesinks;             /* what parsebin's other streams go to */
+  GstMessage *demux_error;      /* the first error inside parsebin */
 
   /* the open video */
   GBytes *data;
@@ -212,6 +213,94 @@ on_no_more_pads (GstElement * parsebin, GstSpdlVideoChain * chain)
   g_mutex_unlock (&chain->pads_lock);
 }
 
+/* parsebin drops an error its element posts while it brings that
+ * element to PAUSED (its error filter, meant for elements it tries and
+ * may reject): qtdemux in pull mode finds a truncated file's missing
+ * streams in that window, posts "no playable streams" and stops, and
+ * nothing else happens until the timeout. A parsebin of this subclass
+ * also keeps the first error it is handed, filtered or not. */
+static GstBinClass *parse_bin_parent_class;
+static GQuark spdl_chain_quark;
+
+static void
+spdl_parse_bin_handle_message (GstBin * bin, GstMessage * msg)
+{
+  if (GST_MESSAGE_TYPE (msg) == GST_MESSAGE_ERROR) {
+    GstSpdlVideoChain *chain = g_object_get_qdata (G_OBJECT (bin),
+        spdl_chain_quark);
+
+    if (chain) {
+      g_mutex_lock (&chain->pads_lock);
+      if (chain->demux_error == NULL)
+        chain->demux_error = gst_message_ref (msg);
+      g_mutex_unlock (&chain->pads_lock);
+    }
+  }
+  parse_bin_parent_class->handle_message (bin, msg);
+}
+
+static void
+spdl_parse_bin_class_init (gpointer klass, gpointer data)
+{
+  parse_bin_parent_class = g_type_class_peek_parent (klass);
+  GST_BIN_CLASS (klass)->handle_message = spdl_parse_bin_handle_message;
+}
+
+static GType
+spdl_parse_bin_get_type (void)
+{
+  static gsize type = 0;
+
+  if (g_once_init_enter (&type)) {
+    GstElementFactory *factory = gst_element_factory_find ("parsebin");
+    GstPluginFeature *loaded = factory ?
+        gst_plugin_feature_load (GST_PLUGIN_FEATURE (factory)) : NULL;
+    GType t = G_TYPE_INVALID;
+
+    if (loaded) {
+      GType parent = gst_element_factory_get_element_type
+          (GST_ELEMENT_FACTORY (loaded));
+      GTypeQuery query;
+
+      g_type_query (parent, &query);
+      if (query.type) {
+        GTypeInfo info = { 0, };
+
+        info.class_size = query.class_size;
+        info.class_init = spdl_parse_bin_class_init;
+        info.instance_size = query.instance_size;
+        spdl_chain_quark = g_quark_from_static_string ("spdl-video-chain");
+        t = g_type_register_static (parent, "GstSpdlParseBin", &info, 0);
+      }
+      gst_object_unref (loaded);
+    }
+    gst_clear_object (&factory);
+    g_once_init_leave (&type, t);
+  }
+  return type;
+}
+
+/* The error kept by our parsebin, when its element is still in the bin
+ * (an element parsebin tried and rejected is removed; its errors are
+ * not the file's). */
+static GstMessage *
+take_demux_error (GstSpdlVideoChain * chain)
+{
+  GstMessage *msg;
+  GstObject *parent = NULL;
+
+  g_mutex_lock (&chain->pads_lock);
+  msg = chain->demux_error;
+  if (msg && GST_MESSAGE_SRC (msg))
+    parent = gst_object_get_parent (GST_MESSAGE_SRC (msg));
+  chain->demux_error = NULL;
+  if (parent == NULL)
+    gst_clear_message (&msg);
+  g_mutex_unlock (&chain->pads_lock);
+  gst_clear_object (&parent);
+  return msg;
+}
+
 static void
 free_demuxer (GstSpdlVideoChain * chain)
 {
@@ -222,13 +311,19 @@ free_demuxer (GstSpdlVideoChain * chain)
   chain->fakesinks = NULL;
   gst_clear_object (&chain->demux_pipe);
   chain->src = chain->parsebin = chain->appsink = NULL;
+  gst_clear_message (&chain->demux_error);
 }
 
 static gboolean
 build_demuxer (GstSpdlVideoChain * chain, GError ** error)
 {
+  GType parse_bin_type = spdl_parse_bin_get_type ();
+
   chain->demux_pipe = gst_pipeline_new (NULL);
-  chain->parsebin = gst_element_factory_make ("parsebin", NULL);
+  chain->parsebin = parse_bin_type ? g_object_new (parse_bin_type, NULL) :
+      NULL;
+  if (chain->parsebin)
+    g_object_set_qdata (G_OBJECT (chain->parsebin), spdl_chain_quark, chain);
   chain->appsink = gst_element_factory_make ("appsink", NULL);
   if (!chain->parsebin || !chain->appsink) {
     gst_clear_object (&chain->parsebin);
@@ -291,6 +386,9 @@ reset_demuxer (GstSpdlVideoChain * chain)
   g_list_free_full (chain->fakesinks, gst_object_unref);
   chain->fakesinks = NULL;
   chain->video_linked = chain->no_more_pads = chain->other_eos = FALSE;
+  g_mutex_lock (&chain->pads_lock);
+  gst_clear_message (&chain->demux_error);
+  g_mutex_unlock (&chain->pads_lock);
 }
 
 void
@@ -532,6 +630,8 @@ gst_spdl_video_chain_open (GstSpdlVideoChain * chain, GBytes * data,
       break;
     }
     msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR | GST_MESSAGE_EOS);
+    if (msg == NULL && !gst_app_sink_is_eos (GST_APP_SINK (chain->appsink)))
+      msg = take_demux_error (chain);
     if (msg && GST_MESSAGE_TYPE (msg) == GST_MESSAGE_ERROR) {
       fail_from_message (msg, error, "could not demux");
       gst_message_unref (msg);
