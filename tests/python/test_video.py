@@ -394,3 +394,38 @@ def test_vfr_with_bframes_and_a_repeated_timestamp(vfr_bframes, references):
         mads = [max(np.abs(arr[k].astype(int) - ref[s + k].astype(int))
                     .mean() for k in range(3)) for s in starts]
         assert min(mads) <= 0.8, (pts, mads)
+
+
+# codecs and containers beyond those above: (file name, ffmpeg options)
+OTHER_KINDS = {
+    # vp8alphadecodebin ranks above vp8dec but takes alpha streams only
+    "vp8": ("a.webm", ["-c:v", "libvpx", "-b:v", "400k", "-g", "30"]),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(OTHER_KINDS))
+def test_other_codecs_equal_ffmpeg(kind, tmp_path, references):
+    """Every frame of a 2 s video, in one clip and in short clips, at
+    FFmpeg's pts with FFmpeg's pixels."""
+    name, opts = OTHER_KINDS[kind]
+    (tmp_path / "a").mkdir()
+    path = tmp_path / "a" / name
+    videogen.make(path, "320x240", 25, 2, opts)
+    ref_pts, ref = references[str(path)]
+    n = len(ref_pts)
+    assert n == 50
+    clips, warnings, _ = run_clips(
+        "spdlsrc location=%s extensions=%s ! spdlvideodecode name=dec "
+        "frames=%d threads=1 layout=thwc" % (tmp_path, EXTENSIONS, n))
+    assert warnings == [] and len(clips) == 1
+    arr, meta = clips[0]
+    np.testing.assert_allclose(pts_of(meta), ref_pts, atol=1e-6)
+    for k in range(n):
+        mad = np.abs(arr[k].astype(int) - ref[k].astype(int)).mean()
+        assert mad <= 0.8, (k, mad)
+    clips, warnings, _ = run_clips(
+        "spdlsrc location=%s extensions=%s ! spdlvideodecode name=dec "
+        "frames=4 stride=3 threads=2 layout=thwc sampling=random "
+        "clips-per-video=5" % (tmp_path, EXTENSIONS))
+    assert warnings == [] and len(clips) == 5
+    assert_clips_equal_ffmpeg(clips, references, 4, 3)

@@ -993,7 +993,21 @@ set_uint_if_exists (GstElement * element, const gchar * name, guint value)
     g_object_set (element, name, value, NULL);
 }
 
-/* The highest-ranked decoder for @caps, between our two pads. */
+/* Decoders whose sink template takes all of @caps first, then those
+ * that take some of them, each by rank: vp8alphadecodebin ranks above
+ * vp8dec and lists video/x-vp8, but only with codec-alpha=true. */
+static gint
+compare_decoders (gconstpointer a, gconstpointer b, gpointer caps)
+{
+  gboolean all_a = gst_element_factory_can_sink_all_caps ((gpointer) a, caps);
+  gboolean all_b = gst_element_factory_can_sink_all_caps ((gpointer) b, caps);
+
+  if (all_a != all_b)
+    return all_a ? -1 : 1;
+  return gst_plugin_feature_rank_compare_func (a, b);
+}
+
+/* The first decoder for @caps that accepts them, between our two pads. */
 static gboolean
 build_decoder (GstSpdlVideoChain * chain, GstCaps * caps, GError ** error)
 {
@@ -1005,9 +1019,20 @@ build_decoder (GstSpdlVideoChain * chain, GstCaps * caps, GError ** error)
       GST_RANK_MARGINAL);
   usable = gst_element_factory_list_filter (factories, caps, GST_PAD_SINK,
       FALSE);
-  usable = g_list_sort (usable, gst_plugin_feature_rank_compare_func);
-  for (l = usable; l && !chain->decoder; l = l->next)
+  usable = g_list_sort_with_data (usable, compare_decoders, caps);
+  for (l = usable; l && !chain->decoder; l = l->next) {
     chain->decoder = gst_element_factory_create (l->data, NULL);
+    if (chain->decoder == NULL)
+      continue;
+    gst_object_ref_sink (chain->decoder);
+    dec_sink = gst_element_get_static_pad (chain->decoder, "sink");
+    if (dec_sink == NULL || !gst_pad_query_accept_caps (dec_sink, caps)) {
+      GST_DEBUG ("%s does not accept %" GST_PTR_FORMAT,
+          GST_OBJECT_NAME (l->data), caps);
+      gst_clear_object (&chain->decoder);
+    }
+    gst_clear_object (&dec_sink);
+  }
   gst_plugin_feature_list_free (usable);
   gst_plugin_feature_list_free (factories);
   if (chain->decoder == NULL) {
@@ -1024,6 +1049,7 @@ build_decoder (GstSpdlVideoChain * chain, GstCaps * caps, GError ** error)
     g_object_set (chain->decoder, "output-corrupt", FALSE, NULL);
   chain->dec_pipe = gst_pipeline_new (NULL);
   gst_bin_add (GST_BIN (chain->dec_pipe), chain->decoder);
+  gst_object_unref (chain->decoder);   /* the pipeline's now */
   chain->srcpad = gst_pad_new ("src", GST_PAD_SRC);
   chain->sinkpad = gst_pad_new ("sink", GST_PAD_SINK);
   GST_PAD_ELEMENT_PRIVATE (chain->sinkpad) = chain;
