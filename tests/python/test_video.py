@@ -248,6 +248,11 @@ def test_bad_files_skipped_by_reason(videos, tmp_path):
         (root / "x" / ("truncated%d.mp4" % i)).write_bytes(
             data[: len(data) // 3])
     (root / "x" / "good.mp4").write_bytes(data)
+    # an image, not a video container (parsebin exposes image/jpeg)
+    subprocess.run([videogen.FFMPEG, "-nostdin", "-v", "error", "-f", "lavfi",
+                    "-i", "testsrc2=size=64x48", "-frames:v", "1", "-f",
+                    "image2", "-c:v", "mjpeg", str(root / "x" / "jpeg.mp4")],
+                   check=True)
     subprocess.run([videogen.FFMPEG, "-nostdin", "-v", "error", "-f", "lavfi", "-i",
                     "sine=duration=1", str(root / "x" / "audio.mp4")],
                    check=True)
@@ -256,7 +261,7 @@ def test_bad_files_skipped_by_reason(videos, tmp_path):
         "frames=4 threads=2 warning-limit=100 timeout=10000000000" % root)
     paths = [m.get_string("path") for _, m in clips]
     assert any(p.endswith("good.mp4") for p in paths)
-    for name in ("empty", "garbage", "text", "audio"):
+    for name in ("empty", "garbage", "text", "audio", "jpeg"):
         assert any(name + ".mp4" in w for w in warnings), (name, warnings)
     assert counts.get_value("empty") == 1
     # its audio stream ends; nothing waits for a video stream that is not
@@ -266,7 +271,9 @@ def test_bad_files_skipped_by_reason(videos, tmp_path):
         counts.get_value("timeout") == 0, warnings
     # skipped at once as corrupt (no playable stream), not at the timeout
     assert counts.get_value("corrupt") >= 6, (counts.to_string(), warnings)
-    assert counts.get_value("total") >= 10
+    assert any("jpeg.mp4" in w and "not a video container" in w
+               for w in warnings), warnings
+    assert counts.get_value("total") >= 11
 
 
 def run_batches(launch, timeout_s=120):
@@ -400,6 +407,9 @@ def test_vfr_with_bframes_and_a_repeated_timestamp(vfr_bframes, references):
 OTHER_KINDS = {
     # vp8alphadecodebin ranks above vp8dec but takes alpha streams only
     "vp8": ("a.webm", ["-c:v", "libvpx", "-b:v", "400k", "-g", "30"]),
+    "theora-mkv": ("a.mkv", ["-c:v", "libtheora", "-g", "12"]),
+    # image/jpeg from the demuxer
+    "mjpeg-avi": ("a.avi", ["-c:v", "mjpeg", "-q:v", "3"]),
 }
 
 

@@ -164,6 +164,45 @@ on_other_event (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
   return GST_PAD_PROBE_OK;
 }
 
+/* Whether @bin has an element of the factory @name, or with @klass in
+ * its factory's class when @name is NULL. */
+static gboolean
+bin_has_element (GstElement * bin, const gchar * name, const gchar * klass)
+{
+  GstIterator *it = gst_bin_iterate_recurse (GST_BIN (bin));
+  GValue item = G_VALUE_INIT;
+  gboolean found = FALSE;
+
+  while (!found && gst_iterator_next (it, &item) == GST_ITERATOR_OK) {
+    GstElementFactory *f = gst_element_get_factory (g_value_get_object
+        (&item));
+    const gchar *k = f ? gst_element_factory_get_metadata (f,
+        GST_ELEMENT_METADATA_KLASS) : NULL;
+
+    if (name)
+      found = f && g_strcmp0 (GST_OBJECT_NAME (f), name) == 0;
+    else
+      found = k && strstr (k, klass) != NULL;
+    g_value_reset (&item);
+  }
+  g_value_unset (&item);
+  gst_iterator_free (it);
+  return found;
+}
+
+/* A video stream: video/..., or image/jpeg or image/png out of a
+ * demuxer (MJPEG in AVI or MOV); a lone JPEG file is an image. */
+static gboolean
+is_video_stream (GstElement * parsebin, const GstStructure * s)
+{
+  const gchar *name = gst_structure_get_name (s);
+
+  if (g_str_has_prefix (name, "video/"))
+    return TRUE;
+  return (g_str_equal (name, "image/jpeg") || g_str_equal (name, "image/png"))
+      && bin_has_element (parsebin, NULL, "Demux");
+}
+
 static void
 on_pad_added (GstElement * parsebin, GstPad * pad, GstSpdlVideoChain * chain)
 {
@@ -176,8 +215,7 @@ on_pad_added (GstElement * parsebin, GstPad * pad, GstSpdlVideoChain * chain)
     caps = gst_pad_query_caps (pad, NULL);
   s = gst_caps_get_size (caps) ? gst_caps_get_structure (caps, 0) : NULL;
   g_mutex_lock (&chain->pads_lock);
-  if (s && g_str_has_prefix (gst_structure_get_name (s), "video/") &&
-      !chain->video_linked) {
+  if (s && !chain->video_linked && is_video_stream (parsebin, s)) {
     chain->video_linked = TRUE;
     sink = gst_object_ref (chain->appsink);
   } else {
@@ -468,6 +506,13 @@ index_frames (GstSpdlVideoChain * chain, const GstSegment * segment,
     guint64 clipped;
 
     p->frame = -1;
+    if (!GST_CLOCK_TIME_IS_VALID (pts) &&
+        GST_BUFFER_FLAG_IS_SET (p->buffer, GST_BUFFER_FLAG_HEADER)) {
+      /* a codec header in the stream (Theora's three, also in the caps'
+       * streamheader): not a frame */
+      p->key = FALSE;
+      continue;
+    }
     if (!GST_CLOCK_TIME_IS_VALID (pts) && packetized &&
         GST_CLOCK_TIME_IS_VALID (prev_pts)) {
       /* GstBaseParse takes an input timestamp equal to the previous
@@ -535,24 +580,6 @@ check_caps (GstSpdlVideoChain * chain, GError ** error)
   chain->width = w;
   chain->height = h;
   return TRUE;
-}
-
-static gboolean
-has_qtdemux (GstElement * bin)
-{
-  GstIterator *it = gst_bin_iterate_recurse (GST_BIN (bin));
-  GValue item = G_VALUE_INIT;
-  gboolean found = FALSE;
-
-  while (!found && gst_iterator_next (it, &item) == GST_ITERATOR_OK) {
-    GstElementFactory *f = gst_element_get_factory (g_value_get_object
-        (&item));
-    found = f && g_strcmp0 (GST_OBJECT_NAME (f), "qtdemux") == 0;
-    g_value_reset (&item);
-  }
-  g_value_unset (&item);
-  gst_iterator_free (it);
-  return found;
 }
 
 gboolean
@@ -645,8 +672,13 @@ gst_spdl_video_chain_open (GstSpdlVideoChain * chain, GBytes * data,
      * ended with none (no-more-pads is not always emitted) */
     if (no_video || (msg && !chain->video_linked)) {
       gst_clear_message (&msg);
-      gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_NO_VIDEO,
-          "the file has no video stream");
+      /* a stream with no container around it (a JPEG image, an MP3) */
+      if (!bin_has_element (chain->parsebin, NULL, "Demux"))
+        gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_UNSUPPORTED_FORMAT,
+            "the file is not a video container");
+      else
+        gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_NO_VIDEO,
+            "the file has no video stream");
       goto done;
     }
     gst_clear_message (&msg);
@@ -666,7 +698,7 @@ gst_spdl_video_chain_open (GstSpdlVideoChain * chain, GBytes * data,
    * edit list applied. qtdemux's segment is its edit list; other
    * demuxers' segments hide a late start (matroskademux), which FFmpeg
    * reports. */
-  if (have_segment && !has_qtdemux (chain->parsebin))
+  if (have_segment && !bin_has_element (chain->parsebin, "qtdemux", NULL))
     have_segment = FALSE;
   ok = check_caps (chain, error) &&
       index_frames (chain, have_segment ? &segment : NULL, error);
