@@ -407,6 +407,10 @@ def test_vfr_with_bframes_and_a_repeated_timestamp(vfr_bframes, references):
 OTHER_KINDS = {
     # vp8alphadecodebin ranks above vp8dec but takes alpha streams only
     "vp8": ("a.webm", ["-c:v", "libvpx", "-b:v", "400k", "-g", "30"]),
+    # AVI (UCF-101, HMDB-51): decode order, DTS only for some packets
+    "mpeg4-avi": ("a.avi", ["-c:v", "mpeg4", "-bf", "0", "-g", "12"]),
+    "h264-avi": ("a.avi", ["-c:v", "libx264", "-bf", "0", "-g", "12",
+                           "-pix_fmt", "yuv420p"]),
     "theora-mkv": ("a.mkv", ["-c:v", "libtheora", "-g", "12"]),
     # image/jpeg from the demuxer
     "mjpeg-avi": ("a.avi", ["-c:v", "mjpeg", "-q:v", "3"]),
@@ -439,3 +443,21 @@ def test_other_codecs_equal_ffmpeg(kind, tmp_path, references):
         "clips-per-video=5" % (tmp_path, EXTENSIONS))
     assert warnings == [] and len(clips) == 5
     assert_clips_equal_ffmpeg(clips, references, 4, 3)
+
+
+def test_avi_with_bframes_is_skipped_as_unsupported(tmp_path):
+    """AVI has no presentation times (only keyframes have one): with
+    B-frames, which frame is shown when is not known before decoding
+    (FFmpeg gives them no pts either): skipped, not shown out of order."""
+    (tmp_path / "a").mkdir()
+    for name, codec in (("mpeg4.avi", ["-c:v", "mpeg4"]),
+                        ("h264.avi", ["-c:v", "libx264", "-pix_fmt",
+                                      "yuv420p"])):
+        videogen.make(tmp_path / "a" / name, "320x240", 25, 1,
+                      codec + ["-bf", "2", "-g", "12"])
+    clips, warnings, counts = run_clips(
+        "spdlsrc location=%s extensions=avi ! spdlvideodecode name=dec "
+        "frames=4 threads=1" % tmp_path)
+    assert clips == []
+    assert counts.get_value("unsupported") == 2, counts.to_string()
+    assert len(warnings) == 2 and all("B-frames" in w for w in warnings)

@@ -487,6 +487,134 @@ compare_frames (gconstpointer a, gconstpointer b, gpointer packets)
   return *(const guint *) a < *(const guint *) b ? -1 : 1;
 }
 
+/* Reads an unsigned Exp-Golomb number at bit @pos of @d (@n bytes,
+ * emulation prevention ignored: the first fields of a slice header). */
+static guint
+read_ue (const guint8 * d, gsize n, gsize * pos)
+{
+  guint zeros = 0, v = 0, i;
+
+  while (*pos < n * 8 && !((d[*pos / 8] >> (7 - *pos % 8)) & 1)) {
+    zeros++;
+    (*pos)++;
+  }
+  (*pos)++;
+  for (i = 0; i < zeros && *pos < n * 8 && i < 31; i++, (*pos)++)
+    v = (v << 1) | ((d[*pos / 8] >> (7 - *pos % 8)) & 1);
+  return (1u << MIN (zeros, 31)) - 1 + v;
+}
+
+/* Whether an H.264 NAL unit is a B slice. */
+static gboolean
+h264_nal_is_b (const guint8 * nal, gsize n)
+{
+  gsize pos = 0;
+  guint type;
+
+  if (n < 2 || ((nal[0] & 0x1f) != 1 && (nal[0] & 0x1f) != 5))
+    return FALSE;
+  read_ue (nal + 1, n - 1, &pos);       /* first_mb_in_slice */
+  type = read_ue (nal + 1, n - 1, &pos);
+  return type % 5 == 1;
+}
+
+/* Whether @buf holds a B-frame (MPEG-4 part 2 B-VOP, H.264 B slice):
+ * a frame shown before one decoded earlier. */
+static gboolean
+packet_is_b_frame (const GstStructure * s, gint nal_length, GstBuffer * buf)
+{
+  GstMapInfo map;
+  gboolean b = FALSE;
+  gsize i;
+
+  if (!gst_buffer_map (buf, &map, GST_MAP_READ))
+    return FALSE;
+  if (gst_structure_has_name (s, "video/mpeg")) {
+    for (i = 0; i + 4 < map.size && !b; i++)
+      if (map.data[i] == 0 && map.data[i + 1] == 0 && map.data[i + 2] == 1 &&
+          map.data[i + 3] == 0xb6)
+        b = (map.data[i + 4] >> 6) == 2;
+  } else if (nal_length > 0) {
+    for (i = 0; i + nal_length <= map.size && !b;) {
+      gsize len = 0;
+      gint k;
+
+      for (k = 0; k < nal_length; k++)
+        len = (len << 8) | map.data[i + k];
+      i += nal_length;
+      if (len > map.size - i)
+        break;
+      b = h264_nal_is_b (map.data + i, len);
+      i += len;
+    }
+  } else {
+    for (i = 0; i + 3 < map.size && !b; i++)
+      if (map.data[i] == 0 && map.data[i + 1] == 0 && map.data[i + 2] == 1)
+        b = h264_nal_is_b (map.data + i + 3, map.size - i - 3);
+  }
+  gst_buffer_unmap (buf, &map);
+  return b;
+}
+
+/* AVI gives a frame's decode time, and its presentation time only for
+ * keyframes (equal there). Without B-frames the two are the same (what
+ * FFmpeg takes as the pts); with them the order shown is not known
+ * before decoding. Returns FALSE (and sets @error) for the latter. */
+static gboolean
+derive_pts_from_dts (GstSpdlVideoChain * chain, GError ** error)
+{
+  const GstStructure *s = gst_caps_get_structure (chain->caps, 0);
+  gboolean missing = FALSE;
+  gint nal_length = 0;
+  guint i;
+
+  for (i = 0; i < chain->packets->len; i++) {
+    GstBuffer *b = g_array_index (chain->packets, Packet, i).buffer;
+
+    if (GST_BUFFER_PTS_IS_VALID (b) && GST_BUFFER_DTS_IS_VALID (b) &&
+        GST_BUFFER_PTS (b) != GST_BUFFER_DTS (b))
+      return TRUE;              /* the container has presentation times */
+    if (!GST_BUFFER_PTS_IS_VALID (b) && GST_BUFFER_DTS_IS_VALID (b))
+      missing = TRUE;
+  }
+  if (!missing)
+    return TRUE;
+  if (gst_structure_has_name (s, "video/x-h264")) {
+    const GValue *v = gst_structure_get_value (s, "codec_data");
+    GstMapInfo map;
+
+    if (g_strcmp0 (gst_structure_get_string (s, "stream-format"),
+            "byte-stream") != 0) {
+      if (v == NULL || !gst_buffer_map (gst_value_get_buffer (v), &map,
+              GST_MAP_READ))
+        return TRUE;
+      if (map.size > 4)
+        nal_length = (map.data[4] & 3) + 1;
+      gst_buffer_unmap (gst_value_get_buffer (v), &map);
+      if (nal_length == 0)
+        return TRUE;
+    }
+  } else if (!gst_structure_has_name (s, "video/mpeg")) {
+    return TRUE;
+  }
+  for (i = 0; i < chain->packets->len; i++)
+    if (packet_is_b_frame (s, nal_length,
+            g_array_index (chain->packets, Packet, i).buffer))
+      return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_UNSUPPORTED,
+          "B-frames in a container without presentation times (AVI): "
+          "the order they are shown in is not known");
+  for (i = 0; i < chain->packets->len; i++) {
+    Packet *p = &g_array_index (chain->packets, Packet, i);
+
+    if (!GST_BUFFER_PTS_IS_VALID (p->buffer) &&
+        GST_BUFFER_DTS_IS_VALID (p->buffer)) {
+      p->buffer = gst_buffer_make_writable (p->buffer);
+      GST_BUFFER_PTS (p->buffer) = GST_BUFFER_DTS (p->buffer);
+    }
+  }
+  return TRUE;
+}
+
 /* The frame list from the packets: those the segment shows (an edit
  * list's pre-roll frames are decoded, not shown), by presentation time. */
 static gboolean
@@ -700,7 +828,7 @@ gst_spdl_video_chain_open (GstSpdlVideoChain * chain, GBytes * data,
    * reports. */
   if (have_segment && !bin_has_element (chain->parsebin, "qtdemux", NULL))
     have_segment = FALSE;
-  ok = check_caps (chain, error) &&
+  ok = check_caps (chain, error) && derive_pts_from_dts (chain, error) &&
       index_frames (chain, have_segment ? &segment : NULL, error);
   if (ok && chain->n_frames == 0)
     ok = gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_NO_VIDEO,
