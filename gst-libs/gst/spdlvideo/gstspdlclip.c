@@ -111,8 +111,11 @@ plan_timed (const GstSpdlClipParams * p, const gdouble * pts, guint n,
     }
     for (k = 0; k < p->frames; k++) {
       gdouble t = start + k * step;
-      if (t >= end && p->short_videos == GST_SPDL_SHORT_VIDEOS_WRAP &&
-          length > 0)
+      /* a clip that fits ends before the end but for the last uniform
+       * one, which ends at it (the last frame, not the first: wrapping is
+       * for short videos) */
+      if (short_video && t >= end &&
+          p->short_videos == GST_SPDL_SHORT_VIDEOS_WRAP && length > 0)
         t = first + fmod (t - first, length);
       /* past the end: the last frame (repeat-last) */
       out[k] = gst_spdl_clip_frame_at (pts, n, t);

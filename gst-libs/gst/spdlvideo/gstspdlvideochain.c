@@ -70,6 +70,7 @@ struct _GstSpdlVideoChain
   gboolean video_linked, no_more_pads;
   gboolean other_eos;           /* a stream that is not the video ended */
   GList *fakesinks;             /* what parsebin's other streams go to */
+  GstMessage *demux_error;      /* the first error inside parsebin */
 
   /* the open video */
   GBytes *data;
@@ -163,6 +164,45 @@ on_other_event (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
   return GST_PAD_PROBE_OK;
 }
 
+/* Whether @bin has an element of the factory @name, or with @klass in
+ * its factory's class when @name is NULL. */
+static gboolean
+bin_has_element (GstElement * bin, const gchar * name, const gchar * klass)
+{
+  GstIterator *it = gst_bin_iterate_recurse (GST_BIN (bin));
+  GValue item = G_VALUE_INIT;
+  gboolean found = FALSE;
+
+  while (!found && gst_iterator_next (it, &item) == GST_ITERATOR_OK) {
+    GstElementFactory *f = gst_element_get_factory (g_value_get_object
+        (&item));
+    const gchar *k = f ? gst_element_factory_get_metadata (f,
+        GST_ELEMENT_METADATA_KLASS) : NULL;
+
+    if (name)
+      found = f && g_strcmp0 (GST_OBJECT_NAME (f), name) == 0;
+    else
+      found = k && strstr (k, klass) != NULL;
+    g_value_reset (&item);
+  }
+  g_value_unset (&item);
+  gst_iterator_free (it);
+  return found;
+}
+
+/* A video stream: video/..., or image/jpeg or image/png out of a
+ * demuxer (MJPEG in AVI or MOV); a lone JPEG file is an image. */
+static gboolean
+is_video_stream (GstElement * parsebin, const GstStructure * s)
+{
+  const gchar *name = gst_structure_get_name (s);
+
+  if (g_str_has_prefix (name, "video/"))
+    return TRUE;
+  return (g_str_equal (name, "image/jpeg") || g_str_equal (name, "image/png"))
+      && bin_has_element (parsebin, NULL, "Demux");
+}
+
 static void
 on_pad_added (GstElement * parsebin, GstPad * pad, GstSpdlVideoChain * chain)
 {
@@ -175,8 +215,7 @@ on_pad_added (GstElement * parsebin, GstPad * pad, GstSpdlVideoChain * chain)
     caps = gst_pad_query_caps (pad, NULL);
   s = gst_caps_get_size (caps) ? gst_caps_get_structure (caps, 0) : NULL;
   g_mutex_lock (&chain->pads_lock);
-  if (s && g_str_has_prefix (gst_structure_get_name (s), "video/") &&
-      !chain->video_linked) {
+  if (s && !chain->video_linked && is_video_stream (parsebin, s)) {
     chain->video_linked = TRUE;
     sink = gst_object_ref (chain->appsink);
   } else {
@@ -212,6 +251,94 @@ on_no_more_pads (GstElement * parsebin, GstSpdlVideoChain * chain)
   g_mutex_unlock (&chain->pads_lock);
 }
 
+/* parsebin drops an error its element posts while it brings that
+ * element to PAUSED (its error filter, meant for elements it tries and
+ * may reject): qtdemux in pull mode finds a truncated file's missing
+ * streams in that window, posts "no playable streams" and stops, and
+ * nothing else happens until the timeout. A parsebin of this subclass
+ * also keeps the first error it is handed, filtered or not. */
+static GstBinClass *parse_bin_parent_class;
+static GQuark spdl_chain_quark;
+
+static void
+spdl_parse_bin_handle_message (GstBin * bin, GstMessage * msg)
+{
+  if (GST_MESSAGE_TYPE (msg) == GST_MESSAGE_ERROR) {
+    GstSpdlVideoChain *chain = g_object_get_qdata (G_OBJECT (bin),
+        spdl_chain_quark);
+
+    if (chain) {
+      g_mutex_lock (&chain->pads_lock);
+      if (chain->demux_error == NULL)
+        chain->demux_error = gst_message_ref (msg);
+      g_mutex_unlock (&chain->pads_lock);
+    }
+  }
+  parse_bin_parent_class->handle_message (bin, msg);
+}
+
+static void
+spdl_parse_bin_class_init (gpointer klass, gpointer data)
+{
+  parse_bin_parent_class = g_type_class_peek_parent (klass);
+  GST_BIN_CLASS (klass)->handle_message = spdl_parse_bin_handle_message;
+}
+
+static GType
+spdl_parse_bin_get_type (void)
+{
+  static gsize type = 0;
+
+  if (g_once_init_enter (&type)) {
+    GstElementFactory *factory = gst_element_factory_find ("parsebin");
+    GstPluginFeature *loaded = factory ?
+        gst_plugin_feature_load (GST_PLUGIN_FEATURE (factory)) : NULL;
+    GType t = G_TYPE_INVALID;
+
+    if (loaded) {
+      GType parent = gst_element_factory_get_element_type
+          (GST_ELEMENT_FACTORY (loaded));
+      GTypeQuery query;
+
+      g_type_query (parent, &query);
+      if (query.type) {
+        GTypeInfo info = { 0, };
+
+        info.class_size = query.class_size;
+        info.class_init = spdl_parse_bin_class_init;
+        info.instance_size = query.instance_size;
+        spdl_chain_quark = g_quark_from_static_string ("spdl-video-chain");
+        t = g_type_register_static (parent, "GstSpdlParseBin", &info, 0);
+      }
+      gst_object_unref (loaded);
+    }
+    gst_clear_object (&factory);
+    g_once_init_leave (&type, t);
+  }
+  return type;
+}
+
+/* The error kept by our parsebin, when its element is still in the bin
+ * (an element parsebin tried and rejected is removed; its errors are
+ * not the file's). */
+static GstMessage *
+take_demux_error (GstSpdlVideoChain * chain)
+{
+  GstMessage *msg;
+  GstObject *parent = NULL;
+
+  g_mutex_lock (&chain->pads_lock);
+  msg = chain->demux_error;
+  if (msg && GST_MESSAGE_SRC (msg))
+    parent = gst_object_get_parent (GST_MESSAGE_SRC (msg));
+  chain->demux_error = NULL;
+  if (parent == NULL)
+    gst_clear_message (&msg);
+  g_mutex_unlock (&chain->pads_lock);
+  gst_clear_object (&parent);
+  return msg;
+}
+
 static void
 free_demuxer (GstSpdlVideoChain * chain)
 {
@@ -222,13 +349,19 @@ free_demuxer (GstSpdlVideoChain * chain)
   chain->fakesinks = NULL;
   gst_clear_object (&chain->demux_pipe);
   chain->src = chain->parsebin = chain->appsink = NULL;
+  gst_clear_message (&chain->demux_error);
 }
 
 static gboolean
 build_demuxer (GstSpdlVideoChain * chain, GError ** error)
 {
+  GType parse_bin_type = spdl_parse_bin_get_type ();
+
   chain->demux_pipe = gst_pipeline_new (NULL);
-  chain->parsebin = gst_element_factory_make ("parsebin", NULL);
+  chain->parsebin = parse_bin_type ? g_object_new (parse_bin_type, NULL) :
+      NULL;
+  if (chain->parsebin)
+    g_object_set_qdata (G_OBJECT (chain->parsebin), spdl_chain_quark, chain);
   chain->appsink = gst_element_factory_make ("appsink", NULL);
   if (!chain->parsebin || !chain->appsink) {
     gst_clear_object (&chain->parsebin);
@@ -291,6 +424,9 @@ reset_demuxer (GstSpdlVideoChain * chain)
   g_list_free_full (chain->fakesinks, gst_object_unref);
   chain->fakesinks = NULL;
   chain->video_linked = chain->no_more_pads = chain->other_eos = FALSE;
+  g_mutex_lock (&chain->pads_lock);
+  gst_clear_message (&chain->demux_error);
+  g_mutex_unlock (&chain->pads_lock);
 }
 
 void
@@ -351,6 +487,134 @@ compare_frames (gconstpointer a, gconstpointer b, gpointer packets)
   return *(const guint *) a < *(const guint *) b ? -1 : 1;
 }
 
+/* Reads an unsigned Exp-Golomb number at bit @pos of @d (@n bytes,
+ * emulation prevention ignored: the first fields of a slice header). */
+static guint
+read_ue (const guint8 * d, gsize n, gsize * pos)
+{
+  guint zeros = 0, v = 0, i;
+
+  while (*pos < n * 8 && !((d[*pos / 8] >> (7 - *pos % 8)) & 1)) {
+    zeros++;
+    (*pos)++;
+  }
+  (*pos)++;
+  for (i = 0; i < zeros && *pos < n * 8 && i < 31; i++, (*pos)++)
+    v = (v << 1) | ((d[*pos / 8] >> (7 - *pos % 8)) & 1);
+  return (1u << MIN (zeros, 31)) - 1 + v;
+}
+
+/* Whether an H.264 NAL unit is a B slice. */
+static gboolean
+h264_nal_is_b (const guint8 * nal, gsize n)
+{
+  gsize pos = 0;
+  guint type;
+
+  if (n < 2 || ((nal[0] & 0x1f) != 1 && (nal[0] & 0x1f) != 5))
+    return FALSE;
+  read_ue (nal + 1, n - 1, &pos);       /* first_mb_in_slice */
+  type = read_ue (nal + 1, n - 1, &pos);
+  return type % 5 == 1;
+}
+
+/* Whether @buf holds a B-frame (MPEG-4 part 2 B-VOP, H.264 B slice):
+ * a frame shown before one decoded earlier. */
+static gboolean
+packet_is_b_frame (const GstStructure * s, gint nal_length, GstBuffer * buf)
+{
+  GstMapInfo map;
+  gboolean b = FALSE;
+  gsize i;
+
+  if (!gst_buffer_map (buf, &map, GST_MAP_READ))
+    return FALSE;
+  if (gst_structure_has_name (s, "video/mpeg")) {
+    for (i = 0; i + 4 < map.size && !b; i++)
+      if (map.data[i] == 0 && map.data[i + 1] == 0 && map.data[i + 2] == 1 &&
+          map.data[i + 3] == 0xb6)
+        b = (map.data[i + 4] >> 6) == 2;
+  } else if (nal_length > 0) {
+    for (i = 0; i + nal_length <= map.size && !b;) {
+      gsize len = 0;
+      gint k;
+
+      for (k = 0; k < nal_length; k++)
+        len = (len << 8) | map.data[i + k];
+      i += nal_length;
+      if (len > map.size - i)
+        break;
+      b = h264_nal_is_b (map.data + i, len);
+      i += len;
+    }
+  } else {
+    for (i = 0; i + 3 < map.size && !b; i++)
+      if (map.data[i] == 0 && map.data[i + 1] == 0 && map.data[i + 2] == 1)
+        b = h264_nal_is_b (map.data + i + 3, map.size - i - 3);
+  }
+  gst_buffer_unmap (buf, &map);
+  return b;
+}
+
+/* AVI gives a frame's decode time, and its presentation time only for
+ * keyframes (equal there). Without B-frames the two are the same (what
+ * FFmpeg takes as the pts); with them the order shown is not known
+ * before decoding. Returns FALSE (and sets @error) for the latter. */
+static gboolean
+derive_pts_from_dts (GstSpdlVideoChain * chain, GError ** error)
+{
+  const GstStructure *s = gst_caps_get_structure (chain->caps, 0);
+  gboolean missing = FALSE;
+  gint nal_length = 0;
+  guint i;
+
+  for (i = 0; i < chain->packets->len; i++) {
+    GstBuffer *b = g_array_index (chain->packets, Packet, i).buffer;
+
+    if (GST_BUFFER_PTS_IS_VALID (b) && GST_BUFFER_DTS_IS_VALID (b) &&
+        GST_BUFFER_PTS (b) != GST_BUFFER_DTS (b))
+      return TRUE;              /* the container has presentation times */
+    if (!GST_BUFFER_PTS_IS_VALID (b) && GST_BUFFER_DTS_IS_VALID (b))
+      missing = TRUE;
+  }
+  if (!missing)
+    return TRUE;
+  if (gst_structure_has_name (s, "video/x-h264")) {
+    const GValue *v = gst_structure_get_value (s, "codec_data");
+    GstMapInfo map;
+
+    if (g_strcmp0 (gst_structure_get_string (s, "stream-format"),
+            "byte-stream") != 0) {
+      if (v == NULL || !gst_buffer_map (gst_value_get_buffer (v), &map,
+              GST_MAP_READ))
+        return TRUE;
+      if (map.size > 4)
+        nal_length = (map.data[4] & 3) + 1;
+      gst_buffer_unmap (gst_value_get_buffer (v), &map);
+      if (nal_length == 0)
+        return TRUE;
+    }
+  } else if (!gst_structure_has_name (s, "video/mpeg")) {
+    return TRUE;
+  }
+  for (i = 0; i < chain->packets->len; i++)
+    if (packet_is_b_frame (s, nal_length,
+            g_array_index (chain->packets, Packet, i).buffer))
+      return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_UNSUPPORTED,
+          "B-frames in a container without presentation times (AVI): "
+          "the order they are shown in is not known");
+  for (i = 0; i < chain->packets->len; i++) {
+    Packet *p = &g_array_index (chain->packets, Packet, i);
+
+    if (!GST_BUFFER_PTS_IS_VALID (p->buffer) &&
+        GST_BUFFER_DTS_IS_VALID (p->buffer)) {
+      p->buffer = gst_buffer_make_writable (p->buffer);
+      GST_BUFFER_PTS (p->buffer) = GST_BUFFER_DTS (p->buffer);
+    }
+  }
+  return TRUE;
+}
+
 /* The frame list from the packets: those the segment shows (an edit
  * list's pre-roll frames are decoded, not shown), by presentation time. */
 static gboolean
@@ -370,6 +634,13 @@ index_frames (GstSpdlVideoChain * chain, const GstSegment * segment,
     guint64 clipped;
 
     p->frame = -1;
+    if (!GST_CLOCK_TIME_IS_VALID (pts) &&
+        GST_BUFFER_FLAG_IS_SET (p->buffer, GST_BUFFER_FLAG_HEADER)) {
+      /* a codec header in the stream (Theora's three, also in the caps'
+       * streamheader): not a frame */
+      p->key = FALSE;
+      continue;
+    }
     if (!GST_CLOCK_TIME_IS_VALID (pts) && packetized &&
         GST_CLOCK_TIME_IS_VALID (prev_pts)) {
       /* GstBaseParse takes an input timestamp equal to the previous
@@ -437,24 +708,6 @@ check_caps (GstSpdlVideoChain * chain, GError ** error)
   chain->width = w;
   chain->height = h;
   return TRUE;
-}
-
-static gboolean
-has_qtdemux (GstElement * bin)
-{
-  GstIterator *it = gst_bin_iterate_recurse (GST_BIN (bin));
-  GValue item = G_VALUE_INIT;
-  gboolean found = FALSE;
-
-  while (!found && gst_iterator_next (it, &item) == GST_ITERATOR_OK) {
-    GstElementFactory *f = gst_element_get_factory (g_value_get_object
-        (&item));
-    found = f && g_strcmp0 (GST_OBJECT_NAME (f), "qtdemux") == 0;
-    g_value_reset (&item);
-  }
-  g_value_unset (&item);
-  gst_iterator_free (it);
-  return found;
 }
 
 gboolean
@@ -532,6 +785,8 @@ gst_spdl_video_chain_open (GstSpdlVideoChain * chain, GBytes * data,
       break;
     }
     msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR | GST_MESSAGE_EOS);
+    if (msg == NULL && !gst_app_sink_is_eos (GST_APP_SINK (chain->appsink)))
+      msg = take_demux_error (chain);
     if (msg && GST_MESSAGE_TYPE (msg) == GST_MESSAGE_ERROR) {
       fail_from_message (msg, error, "could not demux");
       gst_message_unref (msg);
@@ -545,8 +800,13 @@ gst_spdl_video_chain_open (GstSpdlVideoChain * chain, GBytes * data,
      * ended with none (no-more-pads is not always emitted) */
     if (no_video || (msg && !chain->video_linked)) {
       gst_clear_message (&msg);
-      gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_NO_VIDEO,
-          "the file has no video stream");
+      /* a stream with no container around it (a JPEG image, an MP3) */
+      if (!bin_has_element (chain->parsebin, NULL, "Demux"))
+        gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_UNSUPPORTED_FORMAT,
+            "the file is not a video container");
+      else
+        gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_NO_VIDEO,
+            "the file has no video stream");
       goto done;
     }
     gst_clear_message (&msg);
@@ -566,9 +826,9 @@ gst_spdl_video_chain_open (GstSpdlVideoChain * chain, GBytes * data,
    * edit list applied. qtdemux's segment is its edit list; other
    * demuxers' segments hide a late start (matroskademux), which FFmpeg
    * reports. */
-  if (have_segment && !has_qtdemux (chain->parsebin))
+  if (have_segment && !bin_has_element (chain->parsebin, "qtdemux", NULL))
     have_segment = FALSE;
-  ok = check_caps (chain, error) &&
+  ok = check_caps (chain, error) && derive_pts_from_dts (chain, error) &&
       index_frames (chain, have_segment ? &segment : NULL, error);
   if (ok && chain->n_frames == 0)
     ok = gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_NO_VIDEO,
@@ -893,7 +1153,21 @@ set_uint_if_exists (GstElement * element, const gchar * name, guint value)
     g_object_set (element, name, value, NULL);
 }
 
-/* The highest-ranked decoder for @caps, between our two pads. */
+/* Decoders whose sink template takes all of @caps first, then those
+ * that take some of them, each by rank: vp8alphadecodebin ranks above
+ * vp8dec and lists video/x-vp8, but only with codec-alpha=true. */
+static gint
+compare_decoders (gconstpointer a, gconstpointer b, gpointer caps)
+{
+  gboolean all_a = gst_element_factory_can_sink_all_caps ((gpointer) a, caps);
+  gboolean all_b = gst_element_factory_can_sink_all_caps ((gpointer) b, caps);
+
+  if (all_a != all_b)
+    return all_a ? -1 : 1;
+  return gst_plugin_feature_rank_compare_func (a, b);
+}
+
+/* The first decoder for @caps that accepts them, between our two pads. */
 static gboolean
 build_decoder (GstSpdlVideoChain * chain, GstCaps * caps, GError ** error)
 {
@@ -905,9 +1179,20 @@ build_decoder (GstSpdlVideoChain * chain, GstCaps * caps, GError ** error)
       GST_RANK_MARGINAL);
   usable = gst_element_factory_list_filter (factories, caps, GST_PAD_SINK,
       FALSE);
-  usable = g_list_sort (usable, gst_plugin_feature_rank_compare_func);
-  for (l = usable; l && !chain->decoder; l = l->next)
+  usable = g_list_sort_with_data (usable, compare_decoders, caps);
+  for (l = usable; l && !chain->decoder; l = l->next) {
     chain->decoder = gst_element_factory_create (l->data, NULL);
+    if (chain->decoder == NULL)
+      continue;
+    gst_object_ref_sink (chain->decoder);
+    dec_sink = gst_element_get_static_pad (chain->decoder, "sink");
+    if (dec_sink == NULL || !gst_pad_query_accept_caps (dec_sink, caps)) {
+      GST_DEBUG ("%s does not accept %" GST_PTR_FORMAT,
+          GST_OBJECT_NAME (l->data), caps);
+      gst_clear_object (&chain->decoder);
+    }
+    gst_clear_object (&dec_sink);
+  }
   gst_plugin_feature_list_free (usable);
   gst_plugin_feature_list_free (factories);
   if (chain->decoder == NULL) {
@@ -924,6 +1209,7 @@ build_decoder (GstSpdlVideoChain * chain, GstCaps * caps, GError ** error)
     g_object_set (chain->decoder, "output-corrupt", FALSE, NULL);
   chain->dec_pipe = gst_pipeline_new (NULL);
   gst_bin_add (GST_BIN (chain->dec_pipe), chain->decoder);
+  gst_object_unref (chain->decoder);   /* the pipeline's now */
   chain->srcpad = gst_pad_new ("src", GST_PAD_SRC);
   chain->sinkpad = gst_pad_new ("sink", GST_PAD_SINK);
   GST_PAD_ELEMENT_PRIVATE (chain->sinkpad) = chain;
