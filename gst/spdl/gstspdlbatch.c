@@ -49,6 +49,10 @@
  * tensor 2 holds each frame's presentation time in seconds (float64,
  * `[B, T]`) and the batch meta's "clips" each slot's clip number in its
  * video. Clips of different shapes in one batch are an error naming both.
+ * Clips with audio (spdlvideodecode audio=true: a second tensor, float32
+ * `[C, N]`) add tensor 3, the audio (float32 `[B, C, N]`), and tensor 4,
+ * uint8 `[B]`: 1 where the clip's video has audio, 0 where its audio is
+ * silence.
  * |[
  * gst-launch-1.0 spdlsrc location=/data/k400/train \
  *     extensions=mp4,mkv,webm,mov,avi ! spdlvideodecode frames=16 \
@@ -120,19 +124,21 @@ enum
 #define PTS 2                   /* video clips only */
 #define START 2                 /* audio clips only */
 #define LENGTHS 3               /* audio clips only */
-#define MAX_TENSORS 4
+#define AUDIO 3                 /* video clips with audio only */
+#define HAS_AUDIO 4             /* likewise */
+#define MAX_TENSORS 5
 
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
     GST_PAD_SINK,
     GST_PAD_ALWAYS,
     GST_STATIC_CAPS (GST_VIDEO_CAPS_MAKE ("{ RGB, RGBP, GRAY8 }") "; "
-        "other/tensors, format=(string)static, num_tensors=(int)1"));
+        "other/tensors, format=(string)static, num_tensors=(int)[ 1, 2 ]"));
 
 static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
     GST_PAD_SRC,
     GST_PAD_ALWAYS,
     GST_STATIC_CAPS ("other/tensors, format=(string)static, "
-        "num_tensors=(int)[ 2, 4 ], framerate=(fraction)0/1"));
+        "num_tensors=(int)[ 2, 5 ], framerate=(fraction)0/1"));
 
 GST_DEBUG_CATEGORY_STATIC (spdl_batch_debug);
 #define GST_CAT_DEFAULT spdl_batch_debug
@@ -614,7 +620,17 @@ describe_batch (GstSpdlBatch * self, guint n, GstSpdlTensorInfo * t)
     t[PTS].dtype = GST_SPDL_DTYPE_FLOAT64;
     t[PTS].shape[0] = n;
     t[PTS].shape[1] = self->clip_frames;
-    return 3;
+    if (!self->clip_audio)
+      return 3;
+    t[AUDIO].n_dims = 3;
+    t[AUDIO].dtype = GST_SPDL_DTYPE_FLOAT32;
+    t[AUDIO].shape[0] = n;
+    t[AUDIO].shape[1] = self->clip_audio_info.shape[0];
+    t[AUDIO].shape[2] = self->clip_audio_info.shape[1];
+    t[HAS_AUDIO].n_dims = 1;
+    t[HAS_AUDIO].dtype = GST_SPDL_DTYPE_UINT8;
+    t[HAS_AUDIO].shape[0] = n;
+    return 5;
   }
   w = GST_VIDEO_INFO_WIDTH (&self->vinfo);
   h = GST_VIDEO_INFO_HEIGHT (&self->vinfo);
@@ -795,13 +811,17 @@ slot_bytes (GstSpdlBatch * self, guint i)
     return self->image_bytes;
   if (i == LABELS)
     return sizeof (gint64);
+  if (i == AUDIO)
+    return gst_spdl_tensor_info_size (&self->clip_audio_info);
+  if (i == HAS_AUDIO)
+    return 1;
   return self->clip_frames * sizeof (gdouble);
 }
 
 static guint
 n_tensors (GstSpdlBatch * self)
 {
-  return self->audio ? 4 : self->clips ? 3 : 2;
+  return self->audio ? 4 : self->clips ? (self->clip_audio ? 5 : 3) : 2;
 }
 
 static void release_held (GstBuffer ** held, guint * n);
@@ -834,25 +854,34 @@ alloc_slot_arrays (GstSpdlBatch * self, guint size)
 static gboolean
 set_clip_caps (GstSpdlBatch * self, GstCaps * caps)
 {
-  GstSpdlTensorInfo clip;
+  GstSpdlTensorInfo t[2], clip;
   const gchar *layout;
-  guint size, frames;
+  guint size, frames, n;
   guint64 bytes;
   GstSpdlDType dtype;
-  gboolean normalize;
+  gboolean normalize, with_audio;
 
-  if (gst_spdl_tensors_from_caps (caps, &clip, 1) != 1 || clip.n_dims != 4 ||
-      clip.dtype != GST_SPDL_DTYPE_UINT8) {
+  n = gst_spdl_tensors_from_caps (caps, t, 2);
+  clip = t[0];
+  with_audio = n == 2;
+  if (n == 0 || clip.n_dims != 4 || clip.dtype != GST_SPDL_DTYPE_UINT8 ||
+      (with_audio && (t[1].n_dims != 2 || t[1].dtype !=
+              GST_SPDL_DTYPE_FLOAT32 || t[1].shape[0] == 0
+              || t[1].shape[1] == 0))) {
     GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
         ("spdlbatch takes images or video clips (one uint8 tensor of 4 "
-            "dimensions each)"), ("caps %" GST_PTR_FORMAT, caps));
+            "dimensions each, and maybe their audio, float32 [C, N])"),
+        ("caps %" GST_PTR_FORMAT, caps));
     return FALSE;
   }
   layout = gst_structure_get_string (gst_caps_get_structure (caps, 0),
       "layout");
   frames = g_strcmp0 (layout, "cthw") == 0 ? clip.shape[1] : clip.shape[0];
   if (self->have_info && self->clips && self->pool &&
-      memcmp (clip.shape, self->clip.shape, sizeof (clip.shape)) == 0)
+      memcmp (clip.shape, self->clip.shape, sizeof (clip.shape)) == 0 &&
+      with_audio == self->clip_audio && (!with_audio ||
+          memcmp (t[1].shape, self->clip_audio_info.shape,
+              sizeof (t[1].shape)) == 0))
     return TRUE;
   if (self->filled > 0 && self->audio) {
     GST_ELEMENT_ERROR (self, STREAM, FORMAT,
@@ -860,7 +889,17 @@ set_clip_caps (GstSpdlBatch * self, GstCaps * caps)
             caps));
     return FALSE;
   }
-  if (self->filled > 0) {
+  if (self->filled > 0 && self->clips && (with_audio != self->clip_audio ||
+          (with_audio && memcmp (t[1].shape, self->clip_audio_info.shape,
+                  sizeof (t[1].shape)) != 0))) {
+    GST_ELEMENT_ERROR (self, STREAM, FORMAT,
+        ("Clips of different audio shapes in one batch (give "
+            "spdlvideodecode a frame-rate: the audio span is frames x "
+            "stride / frame-rate)"), ("new caps %" GST_PTR_FORMAT, caps));
+    return FALSE;
+  }
+  if (self->filled > 0 && memcmp (clip.shape, self->clip.shape,
+          sizeof (clip.shape)) != 0) {
     gchar *from = self->clips ? gst_spdl_tensor_shape_to_string (&self->clip)
         : g_strdup_printf ("an image of %dx%d",
         GST_VIDEO_INFO_WIDTH (&self->vinfo),
@@ -890,7 +929,8 @@ set_clip_caps (GstSpdlBatch * self, GstCaps * caps)
     return FALSE;
   }
   bytes = (gst_spdl_tensor_info_size (&clip) + sizeof (gint64) +
-      (guint64) frames * sizeof (gdouble)) * size;
+      (guint64) frames * sizeof (gdouble) + (with_audio ?
+          gst_spdl_tensor_info_size (&t[1]) + 1 : 0)) * size;
   if (bytes > G_MAXUINT) {
     GST_ELEMENT_ERROR (self, RESOURCE, NO_SPACE_LEFT,
         ("A batch of %u clips would take %" G_GUINT64_FORMAT " bytes, "
@@ -906,6 +946,9 @@ set_clip_caps (GstSpdlBatch * self, GstCaps * caps)
   self->clips = TRUE;
   self->clip = clip;
   self->clip_frames = frames;
+  self->clip_audio = with_audio;
+  if (with_audio)
+    self->clip_audio_info = t[1];
   self->have_info = TRUE;
   self->image_bytes = gst_spdl_tensor_info_size (&clip);
   if (!push_caps (self, self->size))
@@ -980,6 +1023,7 @@ set_sink_caps (GstSpdlBatch * self, GstCaps * caps)
       !alloc_slot_arrays (self, size))
     return FALSE;
   self->clips = FALSE;
+  self->clip_audio = FALSE;
   self->audio = FALSE;
   self->size = size;
   self->vinfo = info;
@@ -1032,6 +1076,24 @@ map_current (GstSpdlBatch * self)
     gst_memory_unmap (gst_buffer_peek_memory (self->current, IMAGES),
         &self->images);
     goto map_failed;
+  }
+  if (self->clip_audio) {
+    gboolean audio = gst_memory_map (gst_buffer_peek_memory (self->current,
+            AUDIO), &self->av_audio, GST_MAP_READWRITE);
+
+    if (!audio || !gst_memory_map (gst_buffer_peek_memory (self->current,
+                HAS_AUDIO), &self->av_flags, GST_MAP_READWRITE)) {
+      if (audio)
+        gst_memory_unmap (gst_buffer_peek_memory (self->current, AUDIO),
+            &self->av_audio);
+      gst_memory_unmap (gst_buffer_peek_memory (self->current, PTS),
+          &self->pts);
+      gst_memory_unmap (gst_buffer_peek_memory (self->current, LABELS),
+          &self->labels);
+      gst_memory_unmap (gst_buffer_peek_memory (self->current, IMAGES),
+          &self->images);
+      goto map_failed;
+    }
   }
   self->filled = 0;
   return GST_FLOW_OK;
@@ -1115,6 +1177,12 @@ unmap_current (GstSpdlBatch * self)
   if (self->clips)
     gst_memory_unmap (gst_buffer_peek_memory (self->current, PTS),
         &self->pts);
+  if (self->clip_audio) {
+    gst_memory_unmap (gst_buffer_peek_memory (self->current, AUDIO),
+        &self->av_audio);
+    gst_memory_unmap (gst_buffer_peek_memory (self->current, HAS_AUDIO),
+        &self->av_flags);
+  }
 }
 
 static void
@@ -1256,6 +1324,36 @@ copy_image (GstSpdlBatch * self, const GstVideoFrame * frame, guint8 * dst)
   }
 }
 
+/* A clip's audio (its second memory) and has-audio flag into the next
+ * free slot. */
+static gboolean
+copy_clip_audio (GstSpdlBatch * self, GstBuffer * buffer)
+{
+  GstMemory *mem = gst_buffer_peek_memory (buffer, 1);
+  gsize bytes = slot_bytes (self, AUDIO);
+  GstMapInfo map;
+
+  if (!gst_memory_map (mem, &map, GST_MAP_READ)) {
+    GST_ELEMENT_ERROR (self, STREAM, FORMAT, ("Could not map a clip's audio"),
+        ("clip of %s", gst_spdl_buffer_get_path (buffer)));
+    return FALSE;
+  }
+  if (map.size != bytes) {
+    GST_ELEMENT_ERROR (self, STREAM, FORMAT,
+        ("The audio of a clip of %s is %" G_GSIZE_FORMAT " bytes, its caps "
+            "say %" G_GSIZE_FORMAT, gst_spdl_buffer_get_path (buffer),
+            map.size, bytes), (NULL));
+    gst_memory_unmap (mem, &map);
+    return FALSE;
+  }
+  memcpy (self->av_audio.data + (gsize) self->filled * bytes, map.data,
+      bytes);
+  gst_memory_unmap (mem, &map);
+  self->av_flags.data[self->filled] =
+      gst_spdl_buffer_get_clip_has_audio (buffer) ? 1 : 0;
+  return TRUE;
+}
+
 /* A clip into the next free slot, its pts and clip number with it. */
 static GstFlowReturn
 copy_clip (GstSpdlBatch * self, GstBuffer * buffer)
@@ -1264,8 +1362,20 @@ copy_clip (GstSpdlBatch * self, GstBuffer * buffer)
   gdouble *pts, *dst = (gdouble *) self->pts.data + (gsize) self->filled *
       self->clip_frames;
   guint n = 0, k, clip = 0;
+  GstMemory *mem = gst_buffer_peek_memory (buffer, 0);
 
-  if (!gst_buffer_map (buffer, &map, GST_MAP_READ)) {
+  if (gst_buffer_n_memory (buffer) != (self->clip_audio ? 2u : 1u)) {
+    GST_ELEMENT_ERROR (self, STREAM, FORMAT, ("A clip of %s has %u tensors, "
+            "its caps say %u", gst_spdl_buffer_get_path (buffer),
+            gst_buffer_n_memory (buffer), self->clip_audio ? 2 : 1), (NULL));
+    gst_buffer_unref (buffer);
+    return GST_FLOW_ERROR;
+  }
+  if (self->clip_audio && !copy_clip_audio (self, buffer)) {
+    gst_buffer_unref (buffer);
+    return GST_FLOW_ERROR;
+  }
+  if (!gst_memory_map (mem, &map, GST_MAP_READ)) {
     GST_ELEMENT_ERROR (self, STREAM, FORMAT, ("Could not map a clip"),
         ("clip of %s", gst_spdl_buffer_get_path (buffer)));
     gst_buffer_unref (buffer);
@@ -1276,13 +1386,13 @@ copy_clip (GstSpdlBatch * self, GstBuffer * buffer)
         ("A clip of %s is %" G_GSIZE_FORMAT " bytes, its caps say %"
             G_GSIZE_FORMAT, gst_spdl_buffer_get_path (buffer), map.size,
             self->image_bytes), (NULL));
-    gst_buffer_unmap (buffer, &map);
+    gst_memory_unmap (mem, &map);
     gst_buffer_unref (buffer);
     return GST_FLOW_ERROR;
   }
   memcpy (self->images.data + (gsize) self->filled * self->image_bytes,
       map.data, map.size);
-  gst_buffer_unmap (buffer, &map);
+  gst_memory_unmap (mem, &map);
   /* a clip from elsewhere, without times: NaN */
   pts = gst_spdl_buffer_dup_clip_pts (buffer, &n);
   for (k = 0; k < self->clip_frames; k++)
@@ -1406,8 +1516,8 @@ gst_spdl_batch_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
  * the next free slot of the batch being filled. */
 static void
 copy_slot (GstSpdlBatch * self, const guint8 * images, const gint64 * labels,
-    const guint8 * pts, const guint64 * indices, const guint64 * clips,
-    guint from)
+    const guint8 * pts, const guint8 * audio, const guint8 * flags,
+    const guint64 * indices, const guint64 * clips, guint from)
 {
   memcpy (self->images.data + (gsize) self->filled * self->image_bytes,
       images + (gsize) from * self->image_bytes, self->image_bytes);
@@ -1417,6 +1527,13 @@ copy_slot (GstSpdlBatch * self, const guint8 * images, const gint64 * labels,
     memcpy (self->pts.data + (gsize) self->filled * bytes,
         pts + (gsize) from * bytes, bytes);
     self->clip_numbers[self->filled] = clips ? clips[from] : 0;
+  }
+  if (self->clip_audio) {
+    gsize bytes = slot_bytes (self, AUDIO);
+
+    memcpy (self->av_audio.data + (gsize) self->filled * bytes,
+        audio + (gsize) from * bytes, bytes);
+    self->av_flags.data[self->filled] = flags[from];
   }
   ((gint64 *) self->labels.data)[self->filled] = labels[from];
   self->indices[self->filled] = indices[from];
@@ -1462,7 +1579,8 @@ detach_block (GstSpdlBatch * self)
 static gboolean
 pad_one_slot (GstSpdlBatch * self, guint real)
 {
-  GstMapInfo images, labels, pts = { 0, };
+  GstMapInfo images, labels, pts = { 0, }, audio = { 0, }, flags = { 0, };
+  gboolean audio_mapped = FALSE, flags_mapped = FALSE;
   GstCustomMeta *meta;
   guint64 *indices, *clips = NULL;
   guint from;
@@ -1470,7 +1588,7 @@ pad_one_slot (GstSpdlBatch * self, guint real)
 
   if (real > 0) {
     copy_slot (self, self->images.data, (const gint64 *) self->labels.data,
-        self->pts.data, self->indices, self->clip_numbers,
+        self->pts.data, self->av_audio.data, self->av_flags.data, self->indices, self->clip_numbers,
         (self->filled - real) % real);
     return TRUE;
   }
@@ -1497,10 +1615,22 @@ pad_one_slot (GstSpdlBatch * self, guint real)
     ok = gst_memory_map (gst_buffer_peek_memory (self->last_batch, PTS), &pts,
         GST_MAP_READ);
   }
+  if (ok && self->clip_audio) {
+    ok = audio_mapped = gst_memory_map (gst_buffer_peek_memory
+        (self->last_batch, AUDIO), &audio, GST_MAP_READ);
+    ok = ok && (flags_mapped = gst_memory_map (gst_buffer_peek_memory
+            (self->last_batch, HAS_AUDIO), &flags, GST_MAP_READ));
+  }
   if (ok)
     copy_slot (self, images.data, (const gint64 *) labels.data, pts.data,
-        indices, clips, from);
-  if (ok && self->clips)
+        audio.data, flags.data, indices, clips, from);
+  if (audio_mapped)
+    gst_memory_unmap (gst_buffer_peek_memory (self->last_batch, AUDIO),
+        &audio);
+  if (flags_mapped)
+    gst_memory_unmap (gst_buffer_peek_memory (self->last_batch, HAS_AUDIO),
+        &flags);
+  if (pts.data)
     gst_memory_unmap (gst_buffer_peek_memory (self->last_batch, PTS), &pts);
   g_free (indices);
   g_free (clips);
@@ -1852,6 +1982,7 @@ set_audio_caps (GstSpdlBatch * self, GstCaps * caps,
   self->active_dtype = GST_SPDL_DTYPE_FLOAT32;
   self->size = size;
   self->clips = FALSE;
+  self->clip_audio = FALSE;
   self->audio = TRUE;
   self->audio_channels = channels;
   self->audio_capacity = self->audio_n = clip->shape[1];

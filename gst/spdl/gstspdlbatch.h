@@ -62,6 +62,9 @@ struct _GstSpdlBatch
   guint clip_frames;            /* its frames: the pts tensor's width */
   GstMapInfo pts;               /* clips: the pts tensor being filled */
   guint64 *clip_numbers;        /* clips: each slot's clip in its video */
+  gboolean clip_audio;          /* clips with audio (spdlvideodecode audio) */
+  GstSpdlTensorInfo clip_audio_info;    /* its [C, N] */
+  GstMapInfo av_audio, av_flags;        /* clip_audio: tensors 3 and 4 */
   gboolean audio;               /* audio clips (spdlaudiodecode) */
   guint audio_channels;         /* audio: C of every clip of the batch */
   guint64 audio_n;              /* audio: N of the tensor being described */

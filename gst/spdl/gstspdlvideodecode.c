@@ -46,6 +46,18 @@
  * #GstSpdlVideoDecode:max-errors; a clip one of whose frames could not be
  * decoded is dropped likewise, the video's other clips kept.
  *
+ * With #GstSpdlVideoDecode:audio, each clip has a second tensor: its
+ * audio, float32 `[C, N]` (#GstSpdlVideoDecode:channels,
+ * #GstSpdlVideoDecode:sample-rate), decoded from the same file in memory
+ * by spdlaudiodecode's chain (GStreamer's demuxer and decoder, down-mix,
+ * GstAudioResampler). The clip's span starts at its first frame's pts
+ * and lasts frames x stride / frame-rate seconds (with frame-rate 0:
+ * frames x stride x the video's mean frame duration, its duration over
+ * its frames), N = round (span x sample-rate); sample i is the file's
+ * audio at start + i / sample-rate. Past the audio's end, and for a
+ * video with no audio stream (or one that cannot be decoded), the tensor
+ * is zeros and the sample meta's "has-audio" is false.
+ *
  * ## Example launch line
  * |[
  * gst-launch-1.0 spdlsrc location=/data/k400/train \
@@ -66,6 +78,7 @@
 #include "gstspdlrowsink.h"
 #include "gstspdltensor.h"
 
+#include <math.h>
 #include <string.h>
 
 enum
@@ -88,6 +101,9 @@ enum
   PROP_MAX_DECODE_FRAMES,
   PROP_TIMEOUT,
   PROP_REUSE_CHAINS,
+  PROP_AUDIO,
+  PROP_SAMPLE_RATE,
+  PROP_CHANNELS,
   PROP_N,
 };
 
@@ -106,7 +122,7 @@ static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
     GST_PAD_SRC,
     GST_PAD_ALWAYS,
     GST_STATIC_CAPS ("other/tensors, format=(string)static, "
-        "num_tensors=(int)1, framerate=(fraction)0/1"));
+        "num_tensors=(int)[ 1, 2 ], framerate=(fraction)0/1"));
 
 GST_DEBUG_CATEGORY_STATIC (spdl_video_decode_debug);
 #define GST_CAT_DEFAULT spdl_video_decode_debug
@@ -308,6 +324,18 @@ gst_spdl_video_decode_class_init (GstSpdlVideoDecodeClass * klass)
       g_param_spec_boolean ("reuse-chains", "Reuse chains",
           "Reuse each thread's demuxer and decoder from video to video "
           "(false: new ones per video, for measuring)", TRUE, READY_PARAM));
+  g_object_class_install_property (gobject_class, PROP_AUDIO,
+      g_param_spec_boolean ("audio", "Audio",
+          "Each clip also gives its span of the video's audio, float32 "
+          "[channels, N] (zeros when the video has none)", FALSE,
+          READY_PARAM));
+  g_object_class_install_property (gobject_class, PROP_SAMPLE_RATE,
+      g_param_spec_uint ("sample-rate", "Sample rate",
+          "Rate of the clips' audio (Hz)", 1, 768000, 16000, READY_PARAM));
+  g_object_class_install_property (gobject_class, PROP_CHANNELS,
+      g_param_spec_uint ("channels", "Channels",
+          "Channels of the clips' audio (1: the mean of the file's)", 1, 64,
+          1, READY_PARAM));
   /**
    * GstSpdlVideoDecode:error-counts:
    *
@@ -358,6 +386,7 @@ gst_spdl_video_decode_init (GstSpdlVideoDecode * self)
 {
   gst_spdl_clip_params_init (&self->params.clip);
   gst_spdl_video_limits_init (&self->params.limits);
+  gst_spdl_audio_limits_init (&self->params.audio_limits);
   self->params.crop = GST_SPDL_CLIP_CROP_CENTER;
   self->params.layout = GST_SPDL_CLIP_LAYOUT_TCHW;
 }
@@ -424,12 +453,28 @@ gst_spdl_video_decode_set_property (GObject * object, guint prop_id,
     case PROP_REUSE_CHAINS:
       p->limits.reuse = g_value_get_boolean (value);
       break;
+    case PROP_AUDIO:
+      p->audio = g_value_get_boolean (value);
+      break;
+    case PROP_SAMPLE_RATE:
+      p->audio_limits.rate = g_value_get_uint (value);
+      break;
+    case PROP_CHANNELS:
+      p->audio_limits.channels = g_value_get_uint (value);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
   }
   GST_OBJECT_UNLOCK (self);
 }
+
+/* One decoding thread's chains: the audio one only with audio=true */
+typedef struct
+{
+  GstSpdlVideoChain *video;
+  GstSpdlAudioChain *audio;
+} WorkerState;
 
 /* called with the object lock and the stream lock: the live chains' builds
  * (only read) and those of the chains freed */
@@ -443,7 +488,8 @@ gst_spdl_video_decode_add_stats (GstSpdlParallelDecoder * base,
 
   for (l = chains; l; l = l->next) {
     guint d, c;
-    gst_spdl_video_chain_get_builds (l->data, &d, &c);
+    gst_spdl_video_chain_get_builds (((WorkerState *) l->data)->video, &d,
+        &c);
     demuxers += d;
     decoders += c;
   }
@@ -512,6 +558,15 @@ gst_spdl_video_decode_get_property (GObject * object, guint prop_id,
       break;
     case PROP_REUSE_CHAINS:
       g_value_set_boolean (value, p->limits.reuse);
+      break;
+    case PROP_AUDIO:
+      g_value_set_boolean (value, p->audio);
+      break;
+    case PROP_SAMPLE_RATE:
+      g_value_set_uint (value, p->audio_limits.rate);
+      break;
+    case PROP_CHANNELS:
+      g_value_set_uint (value, p->audio_limits.channels);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -648,12 +703,81 @@ output_limit (const GstSpdlVideoDecodeParams * p)
   return 64 * side * side * p->clip.frames;
 }
 
+/* A clip's audio span in seconds: frames x stride time steps, a step
+ * 1 / frame-rate, or the video's mean frame duration. */
+static gdouble
+clip_span (const GstSpdlVideoDecodeParams * p, const gdouble * pts,
+    guint n_frames, gdouble end)
+{
+  gdouble step;
+
+  if (p->clip.frame_rate > 0)
+    step = 1.0 / p->clip.frame_rate;
+  else if (end > pts[0])
+    step = (end - pts[0]) / n_frames;
+  else if (n_frames > 1)
+    step = (pts[n_frames - 1] - pts[0]) / (n_frames - 1);
+  else
+    step = 0;
+  return (gdouble) p->clip.frames * p->clip.stride * step;
+}
+
+/* The video's audio stream: FALSE (the clips get silence) when it has
+ * none, or one that cannot be decoded (said in a warning). */
+static gboolean
+open_audio (GstSpdlVideoDecode * self, GstSpdlAudioChain * audio,
+    GBytes * bytes, GstSpdlParallelDecoderJob * job)
+{
+  GError *error = NULL;
+
+  if (gst_spdl_audio_chain_open (audio, bytes, &error))
+    return TRUE;
+  if (!g_error_matches (error, GST_SPDL_DECODE_ERROR,
+          GST_SPDL_DECODE_ERROR_NO_AUDIO))
+    GST_WARNING_OBJECT (self, "%s: its audio gives silence: %s",
+        gst_spdl_buffer_get_path (job->input), error->message);
+  g_error_free (error);
+  return FALSE;
+}
+
+/* The clip's audio, [channels, @n] float32 from @start seconds, as the
+ * buffer's second memory (zeros without audio or past its end). */
+static gboolean
+add_clip_audio (GstSpdlVideoDecode * self, GstSpdlAudioChain * audio,
+    GstBuffer * clip, gboolean has_audio, gdouble start, guint64 n,
+    GstSpdlParallelDecoderJob * job)
+{
+  const GstSpdlVideoDecodeParams *p = &self->active;
+  guint channels = p->audio_limits.channels;
+  GstBuffer *samples = gst_spdl_buffer_try_new (n * channels *
+      sizeof (gfloat));
+  GstMapInfo map;
+  guint64 first = start > 0 ? (guint64) llround (start *
+      p->audio_limits.rate) : 0, n_read = 0;
+  gboolean ok = TRUE;
+
+  if (samples == NULL)
+    return gst_spdl_decode_fail (&job->error, GST_SPDL_DECODE_ERROR_TOO_LARGE,
+        "out of memory for %" G_GUINT64_FORMAT " audio samples", n);
+  gst_buffer_map (samples, &map, GST_MAP_WRITE);
+  memset (map.data, 0, map.size);
+  if (has_audio)
+    ok = gst_spdl_audio_chain_read (audio, first, n, (gfloat *) map.data, n,
+        &n_read, &job->error);
+  gst_buffer_unmap (samples, &map);
+  if (ok)
+    gst_buffer_append_memory (clip, gst_buffer_get_memory (samples, 0));
+  gst_buffer_unref (samples);
+  return ok;
+}
+
 static void
 gst_spdl_video_decode_decode (GstSpdlParallelDecoder * base, gpointer state,
     GstSpdlParallelDecoderJob * job)
 {
   GstSpdlVideoDecode *self = GST_SPDL_VIDEO_DECODE (base);
-  GstSpdlVideoChain *chain = state;
+  WorkerState *ws = state;
+  GstSpdlVideoChain *chain = ws->video;
   const GstSpdlVideoDecodeParams *p = &self->active;
   guint clips = p->clip.clips_per_video, frames = p->clip.frames;
   ClipWriter w = { 0, };
@@ -665,7 +789,9 @@ gst_spdl_video_decode_decode (GstSpdlParallelDecoder * base, gpointer state,
   guint *indices = NULL;
   GstBuffer **outs = NULL;
   guint8 **data = NULL;
-  gdouble dropped_at = 0;
+  gdouble dropped_at = 0, span = 0;
+  guint64 audio_n = 0;
+  gboolean has_audio = FALSE;
 
   if (!gst_buffer_map (job->input, &map, GST_MAP_READ)) {
     gst_spdl_decode_fail (&job->error, GST_SPDL_DECODE_ERROR_UNSUPPORTED,
@@ -734,6 +860,11 @@ gst_spdl_video_decode_decode (GstSpdlParallelDecoder * base, gpointer state,
   if (!gst_spdl_video_chain_decode (chain, indices, clips * frames,
           write_frame, &w, &job->error))
     goto done;
+  if (p->audio) {
+    span = clip_span (p, pts, n_frames, gst_spdl_video_chain_get_end (chain));
+    audio_n = MAX ((guint64) llround (span * p->audio_limits.rate), 1);
+    has_audio = open_audio (self, ws->audio, bytes, job);
+  }
   for (c = 0; c < clips; c++) {
     gdouble *clip_pts = g_new (gdouble, frames);
     gboolean complete = TRUE;
@@ -755,8 +886,15 @@ gst_spdl_video_decode_decode (GstSpdlParallelDecoder * base, gpointer state,
     }
     clip_shape (p->layout, frames, w.geom[c].out_width,
         w.geom[c].out_height, shape);
+    if (p->audio && !add_clip_audio (self, ws->audio, outs[c], has_audio,
+            clip_pts[0], audio_n, job)) {
+      g_free (clip_pts);
+      goto done;
+    }
     gst_spdl_buffer_copy_sample_meta (outs[c], job->input);
     gst_spdl_buffer_set_clip_info (outs[c], c, clip_pts, frames);
+    if (p->audio)
+      gst_spdl_buffer_set_clip_has_audio (outs[c], has_audio);
     /* the shape travels with the buffer until the caps are made */
     GST_BUFFER_OFFSET (outs[c]) = w.geom[c].out_width;
     GST_BUFFER_OFFSET_END (outs[c]) = w.geom[c].out_height;
@@ -781,6 +919,8 @@ done:
   gst_spdl_row_sink_clear (&w.sink);
   g_free (indices);
   gst_spdl_video_chain_close (chain);
+  if (ws->audio)
+    gst_spdl_audio_chain_close (ws->audio);
   g_bytes_unref (bytes);
   gst_buffer_unmap (job->input, &map);
   (void) kept;
@@ -802,8 +942,18 @@ gst_spdl_video_decode_start (GstSpdlParallelDecoder * base)
 static gpointer
 gst_spdl_video_decode_create_state (GstSpdlParallelDecoder * base)
 {
-  return gst_spdl_video_chain_new (&GST_SPDL_VIDEO_DECODE (base)->
-      active.limits);
+  const GstSpdlVideoDecodeParams *p = &GST_SPDL_VIDEO_DECODE (base)->active;
+  WorkerState *ws = g_new0 (WorkerState, 1);
+
+  ws->video = gst_spdl_video_chain_new (&p->limits);
+  if (p->audio) {
+    GstSpdlAudioLimits limits = p->audio_limits;
+
+    limits.timeout = p->limits.timeout;
+    limits.reuse = p->limits.reuse;
+    ws->audio = gst_spdl_audio_chain_new (&limits);
+  }
+  return ws;
 }
 
 static void
@@ -813,10 +963,14 @@ gst_spdl_video_decode_free_state (GstSpdlParallelDecoder * base,
   GstSpdlVideoDecode *self = GST_SPDL_VIDEO_DECODE (base);
   guint d, c;
 
-  gst_spdl_video_chain_get_builds (state, &d, &c);
+  WorkerState *ws = state;
+
+  gst_spdl_video_chain_get_builds (ws->video, &d, &c);
   self->demux_builds += d;
   self->decoder_builds += c;
-  gst_spdl_video_chain_free (state);
+  gst_spdl_video_chain_free (ws->video);
+  gst_spdl_audio_chain_free (ws->audio);
+  g_free (ws);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -840,8 +994,9 @@ gst_spdl_video_decode_prepare_output (GstSpdlParallelDecoder * base,
     GstBuffer * clip)
 {
   GstSpdlVideoDecode *self = GST_SPDL_VIDEO_DECODE (base);
-  GstSpdlTensorInfo info;
-  guint64 shape[4];
+  GstSpdlTensorInfo info[2];
+  guint64 shape[4], audio_n = 0;
+  guint channels = self->active.audio_limits.channels;
   GstCaps *caps;
   gboolean ok;
 
@@ -849,26 +1004,36 @@ gst_spdl_video_decode_prepare_output (GstSpdlParallelDecoder * base,
       GST_BUFFER_OFFSET (clip), GST_BUFFER_OFFSET_END (clip), shape);
   GST_BUFFER_OFFSET (clip) = GST_BUFFER_OFFSET_NONE;
   GST_BUFFER_OFFSET_END (clip) = GST_BUFFER_OFFSET_NONE;
+  if (self->active.audio && gst_buffer_n_memory (clip) == 2)
+    audio_n = gst_memory_get_sizes (gst_buffer_peek_memory (clip, 1), NULL,
+        NULL) / (sizeof (gfloat) * channels);
   if (gst_spdl_parallel_decoder_has_output_caps (base) &&
-      memcmp (shape, self->caps_shape, sizeof (self->caps_shape)) == 0)
+      memcmp (shape, self->caps_shape, sizeof (self->caps_shape)) == 0 &&
+      audio_n == self->caps_audio_n)
     return TRUE;
-  info.n_dims = 4;
-  info.dtype = GST_SPDL_DTYPE_UINT8;
-  memcpy (info.shape, shape, sizeof (guint64) * 4);
-  caps = gst_spdl_tensors_caps_new (&info, 1, NULL);
+  info[0].n_dims = 4;
+  info[0].dtype = GST_SPDL_DTYPE_UINT8;
+  memcpy (info[0].shape, shape, sizeof (guint64) * 4);
+  info[1].n_dims = 2;
+  info[1].dtype = GST_SPDL_DTYPE_FLOAT32;
+  info[1].shape[0] = channels;
+  info[1].shape[1] = audio_n;
+  caps = gst_spdl_tensors_caps_new (info, self->active.audio ? 2 : 1, NULL);
   /* which dimension is time: spdlbatch's pts tensor needs it */
   gst_caps_set_simple (caps, "layout", G_TYPE_STRING,
       clip_layout_nick (self->active.layout), NULL);
   ok = gst_spdl_parallel_decoder_set_output_caps (base, caps);
   if (!ok) {
-    gchar *s = gst_spdl_tensor_shape_to_string (&info);
+    gchar *s = gst_spdl_tensor_shape_to_string (&info[0]);
     GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
         ("Downstream does not accept clips of shape [%s]", s),
         ("downstream refused %" GST_PTR_FORMAT, caps));
     g_free (s);
   }
   gst_caps_unref (caps);
-  if (ok)
+  if (ok) {
     memcpy (self->caps_shape, shape, sizeof (self->caps_shape));
+    self->caps_audio_n = audio_n;
+  }
   return ok;
 }

@@ -11,6 +11,7 @@
 
 #include <gst/gst.h>
 
+#include "gstspdlaudiochain.h"
 #include "gstspdlclip.h"
 #include "gstspdlerrors.h"
 #include "gstspdlgeometry.h"
@@ -47,6 +48,8 @@ typedef struct
   GstSpdlClipLayout layout;
   guint64 max_output_pixels;    /* of one clip (frames x pixels) */
   GstSpdlVideoLimits limits;
+  gboolean audio;               /* a second tensor: each clip's audio */
+  GstSpdlAudioLimits audio_limits;      /* rate, channels */
 } GstSpdlVideoDecodeParams;
 
 struct _GstSpdlVideoDecode
@@ -62,6 +65,7 @@ struct _GstSpdlVideoDecode
 
   /* source task only */
   guint64 caps_shape[4];
+  guint64 caps_audio_n;
 };
 
 GST_ELEMENT_REGISTER_DECLARE (spdlvideodecode);

@@ -184,10 +184,16 @@ class ClipBatch(Batch):
     layout CTHW, ``[B, T, H, W, 3]`` for THWC), ``batch.labels`` int64
     ``[B]``, ``batch.pts`` float64 ``[B, T]`` (each frame's presentation
     time in seconds), ``batch.clip_numbers`` each clip's number in its
-    video, ``batch.paths`` each clip's file (None for tar shards).
+    video, ``batch.paths`` each clip's file (None for tar shards). With
+    audio (``VideoLoader(audio=True)``), ``batch.audio`` is float32
+    ``[B, C, N]``, each clip's span of its video's audio, and
+    ``batch.has_audio`` bool ``[B]``: False where the video has no audio
+    stream (its audio is zeros); both are None without audio.
     """
 
     pts: Any
+    audio: Any = None
+    has_audio: Any = None
     clip_numbers: Optional[List[int]]
     paths: Optional[List[str]]
 
@@ -258,8 +264,14 @@ def _clips_of(cls, sample: Gst.Sample, tensors: List[Any], names,
 
 def clip_batch(sample: Gst.Sample, tensors: List[Any],
                paths_of=None) -> ClipBatch:
-    """The ClipBatch of @sample's three tensors (clips, labels, pts);
-    @paths_of maps the dataset indices to paths."""
+    """The ClipBatch of @sample's three tensors (clips, labels, pts), or
+    five with audio (audio, has_audio: uint8 made bool); @paths_of maps
+    the dataset indices to paths."""
+    if len(tensors) == 5:
+        batch = _clips_of(ClipBatch, sample, tensors,
+                          ("pts", "audio", "has_audio"), paths_of)
+        batch.has_audio = batch.has_audio != 0
+        return batch
     return _clips_of(ClipBatch, sample, tensors, ("pts",), paths_of)
 
 

@@ -453,7 +453,8 @@ def _video_checked(location, batch_size, frames, stride, frame_rate,
                    clips_per_video, sampling, size, resize, crop, flip,
                    short_videos, shuffle, seed, epochs, start_epoch, drop_last,
                    threads, layout, output, max_errors, extensions,
-                   src_properties) -> dict:
+                   src_properties, audio=False, sample_rate=16000,
+                   audio_channels=1) -> dict:
     """The arguments of VideoLoader, checked and normalized."""
     if isinstance(layout, str):
         layout = layout.upper()
@@ -479,10 +480,17 @@ def _video_checked(location, batch_size, frames, stride, frame_rate,
         max_errors=_int("max_errors", max_errors, 0, 2**31 - 1, none_ok=True),
         extensions=_extensions(extensions),
         src_properties=_src_properties(src_properties),
+        audio=_bool("audio", audio, False),
+        sample_rate=_int("sample_rate", sample_rate, 1000, 384000),
+        audio_channels=_int("audio_channels", audio_channels, 1, 64),
     )
     if "extensions" in args["src_properties"]:
         raise ValueError("src_properties['extensions']: use VideoLoader's own "
                          "argument")
+    if args["audio"] and args["frame_rate"] is None:
+        raise ValueError("audio=True needs a frame_rate: a clip's audio lasts "
+                         "frames x stride / frame_rate seconds, the same for "
+                         "every video of a batch")
     # training draws (random starts, random crops) flip and shuffle too
     args["flip"] = _bool("flip", flip, args["crop"] == "random")
     args["shuffle"] = _bool("shuffle", shuffle, args["sampling"] == "random")
@@ -630,6 +638,14 @@ class VideoLoader(_ClipLoader):
     - ``layout``: "TCHW" (default), "CTHW" or "THWC".
     - ``extensions``: of the video files a folder lists, and of the
       video members of tar shards (mp4, mkv, webm, mov, avi).
+    - ``audio``: also each clip's span of the video's audio (False):
+      ``batch.audio`` float32 ``[B, audio_channels, N]`` from the clip's
+      first frame's pts for frames x stride / frame_rate seconds (needs
+      ``frame_rate``), N = round(that x sample_rate), decoded from the same
+      file in memory; ``batch.has_audio`` bool ``[B]`` is False (and the
+      audio zeros) for a video without an audio stream. ``sample_rate``:
+      Hz (16000); ``audio_channels``: 1 (the mean of the file's channels)
+      or more (channel k of the file; mono copied to all).
 
     ``launch_line`` is the pipeline it runs. ``state_dict`` and
     ``load_state_dict`` resume as for images (a clip is chosen from seed,
@@ -651,7 +667,9 @@ class VideoLoader(_ClipLoader):
                  layout: str = "TCHW", output: str = "torch",
                  max_errors: Optional[int] = None,
                  extensions: Optional[Sequence[str]] = None,
-                 src_properties: Optional[dict] = None, log_limit: int = 20):
+                 src_properties: Optional[dict] = None, audio: bool = False,
+                 sample_rate: int = 16000, audio_channels: int = 1,
+                 log_limit: int = 20):
         args = _video_checked(**{k: v for k, v in locals().items()
                                  if k not in ("self", "__class__", "log_limit")})
         super().__init__(args, log_limit)
@@ -675,6 +693,9 @@ class VideoLoader(_ClipLoader):
                 f"crop={a['crop']}", f"flip={'true' if a['flip'] else 'false'}",
                 f"short-videos={a['short_videos']}", f"seed={a['seed']}",
                 f"layout={a['layout'].lower()}"]
+        if a.get("audio"):
+            dec.append(f"audio=true sample-rate={a['sample_rate']} "
+                       f"channels={a['audio_channels']}")
         if a["threads"] is not None:
             dec.append(f"threads={a['threads']}")
         if a["max_errors"] is not None:

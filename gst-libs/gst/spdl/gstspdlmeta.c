@@ -221,6 +221,34 @@ gst_spdl_buffer_is_last_clip (GstBuffer * buffer)
   return last;
 }
 
+void
+gst_spdl_buffer_set_clip_has_audio (GstBuffer * buffer, gboolean has_audio)
+{
+  GstCustomMeta *meta;
+
+  gst_spdl_meta_register ();
+  meta = gst_buffer_get_custom_meta (buffer, GST_SPDL_SAMPLE_META_NAME);
+  if (meta == NULL)
+    meta = gst_buffer_add_custom_meta (buffer, GST_SPDL_SAMPLE_META_NAME);
+  gst_structure_set (gst_custom_meta_get_structure (meta), "has-audio",
+      G_TYPE_BOOLEAN, has_audio, NULL);
+}
+
+gboolean
+gst_spdl_buffer_get_clip_has_audio (GstBuffer * buffer)
+{
+  GstCustomMeta *meta;
+  gboolean has_audio = FALSE;
+
+  gst_spdl_meta_register ();
+  meta = gst_buffer_get_custom_meta (buffer, GST_SPDL_SAMPLE_META_NAME);
+  if (meta == NULL)
+    return FALSE;
+  gst_structure_get_boolean (gst_custom_meta_get_structure (meta),
+      "has-audio", &has_audio);
+  return has_audio;
+}
+
 gboolean
 gst_spdl_buffer_get_clip_number (GstBuffer * buffer, guint * clip)
 {

@@ -84,6 +84,11 @@ gboolean gst_spdl_buffer_get_clip_number (GstBuffer * buffer, guint * clip);
  * consumed the whole video) */
 void gst_spdl_buffer_mark_last_clip (GstBuffer * buffer);
 gboolean gst_spdl_buffer_is_last_clip (GstBuffer * buffer);
+/* "has-audio": a clip with audio (spdlvideodecode audio=true) whose video
+ * has an audio stream that decoded; FALSE: its audio tensor is silence */
+void gst_spdl_buffer_set_clip_has_audio (GstBuffer * buffer,
+    gboolean has_audio);
+gboolean gst_spdl_buffer_get_clip_has_audio (GstBuffer * buffer);
 
 void gst_spdl_buffer_add_batch_meta (GstBuffer * buffer, guint epoch,
     const guint64 * indices, guint n_indices);
