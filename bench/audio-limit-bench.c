@@ -16,7 +16,9 @@
  *   audio-limit-bench --threads 2 --duration 1.0 --rate 16000 LIST
  *
  * LIST: a file with one audio path a line. Prints one JSON line: clips,
- * failures, seconds (wall, from the first file to the last clip).
+ * failures, seconds (wall, from the first file to the last clip), and the
+ * mean wall milliseconds a thread spent per file in the chain's open
+ * (typefind, plugging, preroll) and read (seek, decode, resample).
  */
 #include <gst/gst.h>
 #include <string.h>
@@ -30,9 +32,12 @@ typedef struct
   gint next;                    /* atomic */
   gint clips;                   /* atomic */
   gint failures;                /* atomic */
+  gint64 open_us;               /* atomic: wall time in open, all threads */
+  gint64 read_us;               /* atomic: in read (the seek and decode) */
   GstSpdlAudioLimits limits;
   gdouble duration;
   guint64 seed;
+  gboolean at_start;            /* clips from sample 0: no seek */
 } Work;
 
 static gpointer
@@ -50,6 +55,8 @@ run_thread (gpointer user_data)
     gsize size;
     GBytes *bytes;
     guint64 n, start = 0, got = 0;
+    gint64 t0, t1;
+    gboolean opened;
     GRand *rand = g_rand_new_with_seed ((guint32) (w->seed * 1000003 + i));
 
     if (!g_file_get_contents (w->paths[i], &contents, &size, &error)) {
@@ -60,12 +67,20 @@ run_thread (gpointer user_data)
       continue;
     }
     bytes = g_bytes_new_take (contents, size);
-    if (gst_spdl_audio_chain_open (chain, bytes, &error)) {
+    t0 = g_get_monotonic_time ();
+    opened = gst_spdl_audio_chain_open (chain, bytes, &error);
+    t1 = g_get_monotonic_time ();
+    g_atomic_pointer_add (&w->open_us, t1 - t0);
+    if (opened) {
+      gboolean read;
+
       n = gst_spdl_audio_chain_get_n_samples (chain);
-      if (n > want)
+      if (n > want && !w->at_start)
         start = (guint64) g_rand_double_range (rand, 0, (gdouble) (n - want));
-      if (gst_spdl_audio_chain_read (chain, start, want, out, want, &got,
-              &error) && got > 0)
+      read = gst_spdl_audio_chain_read (chain, start, want, out, want, &got,
+          &error);
+      g_atomic_pointer_add (&w->read_us, g_get_monotonic_time () - t1);
+      if (read && got > 0)
         g_atomic_int_inc (&w->clips);
       else
         g_atomic_int_inc (&w->failures);
@@ -92,6 +107,7 @@ main (int argc, char **argv)
   gint quality = -1;
   gdouble duration = 1.0;
   gint64 seed = 0;
+  gboolean at_start = FALSE;
   GOptionEntry entries[] = {
     {"threads", 0, 0, G_OPTION_ARG_INT, &threads, "decoding threads", "N"},
     {"duration", 0, 0, G_OPTION_ARG_DOUBLE, &duration, "seconds a clip", "S"},
@@ -99,6 +115,8 @@ main (int argc, char **argv)
     {"channels", 0, 0, G_OPTION_ARG_INT, &channels, "output channels", "N"},
     {"quality", 0, 0, G_OPTION_ARG_INT, &quality, "resampler quality", "Q"},
     {"seed", 0, 0, G_OPTION_ARG_INT64, &seed, "of the clips' starts", "N"},
+    {"at-start", 0, 0, G_OPTION_ARG_NONE, &at_start,
+        "clips from the start of each file (no seek): what seeking costs", NULL},
     {NULL}
   };
   GOptionContext *ctx = g_option_context_new ("LIST");
@@ -133,6 +151,7 @@ main (int argc, char **argv)
     w.limits.quality = quality;
   w.duration = duration;
   w.seed = (guint64) seed;
+  w.at_start = at_start;
 
   pool = g_new (GThread *, threads);
   t0 = g_get_monotonic_time ();
@@ -143,7 +162,10 @@ main (int argc, char **argv)
   t1 = g_get_monotonic_time ();
 
   g_print ("{\"clips\": %d, \"failures\": %d, \"seconds\": %.6f, "
-      "\"threads\": %d}\n", w.clips, w.failures, (t1 - t0) / 1e6, threads);
+      "\"threads\": %d, \"open_ms\": %.3f, \"read_ms\": %.3f}\n", w.clips,
+      w.failures, (t1 - t0) / 1e6, threads,
+      w.open_us / 1e3 / MAX (w.clips + w.failures, 1),
+      w.read_us / 1e3 / MAX (w.clips, 1));
   g_free (pool);
   g_strfreev (w.paths);
   g_free (list);
