@@ -48,11 +48,11 @@ def test_every_loader_has_a_row(videos, tmp_path):
             assert name not in ("gst", "limit"), table
             assert saved["skipped"][name] in cells[1], saved["skipped"]
             continue
-        # clips/s, CPU s per clip, peak RSS of the process tree
-        assert float(cells[1]) > 0 and float(cells[4]) > 0 and float(cells[7]) > 0, cells
+        # clips/s, CPU s per clip after the first batch and all, peak RSS
+        assert all(float(cells[i]) > 0 for i in (1, 4, 6, 8)), cells
         assert name in saved["summary"], saved
     # the limit decodes at least the 31 frames an R3D clip spans
-    assert float(rows["limit"][8]) >= 31, rows["limit"]
+    assert float(rows["limit"][9]) >= 31, rows["limit"]
     assert "- " in table and "of the limit (target >= 0.8" in table, table
     # 5 videos less the variable-frame-rate ones, each one clip
     assert saved["videos"] + saved["vfr_left_out"] == 5
