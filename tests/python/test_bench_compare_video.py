@@ -1,0 +1,71 @@
+"""bench/compare-video at a tiny size: every loader gives one row, measured
+or "skipped: why" (a peer whose venv is not there is skipped, not a crash),
+the limit decodes frames, and the JSON has the figures the report is made
+from. Rates are not checked: timings."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+BENCH = os.path.join(HERE, "..", "..", "bench")
+LOADERS = ("gst", "pyav", "torchcodec", "decord", "spdl", "limit")
+
+
+@pytest.fixture(scope="module")
+def videos(tmp_path_factory):
+    out = tmp_path_factory.mktemp("videos")
+    subprocess.run([sys.executable, os.path.join(BENCH, "make-videos"), "--out", str(out),
+                    "--count", "5", "--classes", "2", "--seconds", "2"],
+                   check=True, capture_output=True, timeout=300)
+    return out
+
+
+def run_compare(videos, out, only, env=None):
+    done = subprocess.run([sys.executable, os.path.join(BENCH, "compare-video"), str(videos),
+                           "--only", only, "--rounds", "1", "--no-sweep",
+                           "--batch-size", "2", "--out", str(out)],
+                          env=dict(os.environ, **(env or {})),
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    table = (out / "compare-video.md").read_text()
+    rows = {}
+    for line in table.splitlines():
+        cells = [c.strip() for c in line.split("|")[1:-1]]
+        if cells and cells[0] in LOADERS:
+            assert cells[0] not in rows, table
+            rows[cells[0]] = cells
+    return table, rows, json.loads((out / "compare-video.json").read_text())
+
+
+def test_every_loader_has_a_row(videos, tmp_path):
+    table, rows, saved = run_compare(videos, tmp_path, ",".join(LOADERS))
+    assert sorted(rows) == sorted(LOADERS), table
+    for name, cells in rows.items():
+        if cells[1].startswith("skipped: "):
+            assert name not in ("gst", "limit"), table
+            assert saved["skipped"][name] in cells[1], saved["skipped"]
+            continue
+        # clips/s, CPU s per clip after the first batch and all, peak RSS
+        assert all(float(cells[i]) > 0 for i in (1, 4, 6, 8)), cells
+        assert name in saved["summary"], saved
+    # the limit decodes at least the 31 frames an R3D clip spans
+    assert float(rows["limit"][9]) >= 31, rows["limit"]
+    assert "- " in table and "of the limit (target >= 0.8" in table, table
+    # 5 videos less the variable-frame-rate ones, each one clip
+    assert saved["videos"] + saved["vfr_left_out"] == 5
+    assert saved["recipe"] == "r3d" and saved["best_peer"] in (None, *LOADERS)
+
+
+def test_a_peer_not_installed_is_skipped_with_the_reason(videos, tmp_path):
+    table, rows, saved = run_compare(
+        videos, tmp_path, "gst,pyav,torchcodec",
+        env={"SPDL_VIDEO_VENV": str(tmp_path / "no-venv")})
+    for name in ("pyav", "torchcodec"):
+        assert rows[name][1].startswith("skipped: not installed: no "), table
+        assert "bench/compare-video --install" in rows[name][1]
+    assert float(rows["gst"][1]) > 0 and rows["gst"][2] == "n/a", table
+    assert "best peer" not in "\n".join(l for l in table.splitlines()
+                                        if l.startswith("- ")), table
