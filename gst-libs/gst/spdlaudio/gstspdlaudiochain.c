@@ -98,11 +98,15 @@ gst_spdl_audio_limits_init (GstSpdlAudioLimits * limits)
 GstSpdlAudioChain *
 gst_spdl_audio_chain_new (const GstSpdlAudioLimits * limits)
 {
+  static gsize debug_initialized = 0;
   GstSpdlAudioChain *chain = g_new0 (GstSpdlAudioChain, 1);
 
-  if (g_once_init_enter (&spdl_audio_chain_debug)) {
+  /* chains are made on several decoding threads at once: a once-flag of
+   * its own, left only when the category is set */
+  if (g_once_init_enter (&debug_initialized)) {
     GST_DEBUG_CATEGORY_INIT (spdl_audio_chain_debug, "spdlaudiochain", 0,
         "SPDL audio decode chain");
+    g_once_init_leave (&debug_initialized, 1);
   }
   if (limits)
     chain->limits = *limits;

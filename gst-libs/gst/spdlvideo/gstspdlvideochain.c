@@ -122,11 +122,15 @@ gst_spdl_video_limits_init (GstSpdlVideoLimits * limits)
 GstSpdlVideoChain *
 gst_spdl_video_chain_new (const GstSpdlVideoLimits * limits)
 {
+  static gsize debug_initialized = 0;
   GstSpdlVideoChain *chain = g_new0 (GstSpdlVideoChain, 1);
 
-  if (g_once_init_enter (&spdl_video_chain_debug)) {
+  /* chains are made on several decoding threads at once: a once-flag of
+   * its own, left only when the category is set */
+  if (g_once_init_enter (&debug_initialized)) {
     GST_DEBUG_CATEGORY_INIT (spdl_video_chain_debug, "spdlvideochain", 0,
         "SPDL video demux and decode chain");
+    g_once_init_leave (&debug_initialized, 1);
   }
   if (limits)
     chain->limits = *limits;

@@ -12,6 +12,7 @@
 
 #include <gst/check/gstcheck.h>
 
+#include "gstspdlaudiochain.h"
 #include "gstspdlaudioclip.h"
 #include "spdlcheckmain.h"
 
@@ -189,6 +190,34 @@ GST_START_TEST (test_samples_from_time)
 
 GST_END_TEST;
 
+static gpointer
+make_and_free_chain (gpointer start)
+{
+  /* all threads at once: the first chain of a process sets up its debug
+   * category while the others wait for it */
+  while (!g_atomic_int_get ((gint *) start))
+    g_thread_yield ();
+  gst_spdl_audio_chain_free (gst_spdl_audio_chain_new (NULL));
+  return NULL;
+}
+
+/* Decoding threads make their chains at the same time: none waits for
+ * ever on the one-time set-up (a check timeout fails this test). */
+GST_START_TEST (test_chains_made_on_many_threads_at_once)
+{
+  GThread *threads[8];
+  gint start = 0;
+  guint i;
+
+  for (i = 0; i < G_N_ELEMENTS (threads); i++)
+    threads[i] = g_thread_new ("chain", make_and_free_chain, &start);
+  g_atomic_int_set (&start, 1);
+  for (i = 0; i < G_N_ELEMENTS (threads); i++)
+    g_thread_join (threads[i]);
+}
+
+GST_END_TEST;
+
 static Suite *
 spdlaudioclip_suite (void)
 {
@@ -202,6 +231,7 @@ spdlaudioclip_suite (void)
   tcase_add_test (tc, test_short_files);
   tcase_add_test (tc, test_whole_files);
   tcase_add_test (tc, test_samples_from_time);
+  tcase_add_test (tc, test_chains_made_on_many_threads_at_once);
   return s;
 }
 
