@@ -6,6 +6,8 @@
 #include <stdio.h>
 
 int LLVMFuzzerTestOneInput (const uint8_t * data, size_t size);
+/* a target's one-time setup (GStreamer's), as libFuzzer calls it */
+int LLVMFuzzerInitialize (int *argc, char ***argv) __attribute__ ((weak));
 
 int
 main (int argc, char **argv)
@@ -19,6 +21,8 @@ main (int argc, char **argv)
     fprintf (stderr, "usage: %s REGRESSIONS-DIR\n", argv[0]);
     return 2;
   }
+  if (LLVMFuzzerInitialize)
+    LLVMFuzzerInitialize (&argc, &argv);
   /* a folder that is not there would pass for one without a crasher */
   if ((dir = g_dir_open (argv[1], 0, &error)) == NULL) {
     fprintf (stderr, "%s\n", error->message);

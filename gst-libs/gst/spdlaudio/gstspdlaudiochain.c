@@ -77,6 +77,8 @@ struct _GstSpdlAudioChain
   guint resampler_rate;
   gfloat *scratch;
   gsize scratch_frames;
+  gfloat *aligned;              /* decoded audio that was not aligned */
+  gsize aligned_size;
 
   guint builds;
 };
@@ -376,6 +378,7 @@ gst_spdl_audio_chain_free (GstSpdlAudioChain * chain)
   if (chain->resampler)
     gst_audio_resampler_free (chain->resampler);
   g_free (chain->scratch);
+  g_free (chain->aligned);
   g_mutex_clear (&chain->pads_lock);
   g_free (chain);
 }
@@ -695,6 +698,7 @@ decode_span (GstSpdlAudioChain * chain, Span * span, GError ** error)
     GstBuffer *buffer;
     const GstSegment *segment;
     GstMapInfo map;
+    const gfloat *samples;
     guint64 first, n, skip = 0;
 
     if (sample == NULL) {
@@ -731,6 +735,19 @@ decode_span (GstSpdlAudioChain * chain, Span * span, GError ** error)
           "could not map decoded audio");
     }
     n = map.size / (sizeof (gfloat) * channels);
+    samples = (const gfloat *) map.data;
+    /* a buffer passed through from the demuxer lies where its file had
+     * it (a WAV's data chunk at an odd offset): floats are read from an
+     * aligned copy */
+    if ((guintptr) map.data % G_ALIGNOF (gfloat) != 0) {
+      if (map.size > chain->aligned_size) {
+        g_free (chain->aligned);
+        chain->aligned = g_malloc (map.size);
+        chain->aligned_size = map.size;
+      }
+      memcpy (chain->aligned, map.data, map.size);
+      samples = chain->aligned;
+    }
     if (first + n <= next_in) {
       skip = n;                 /* before the span */
     } else if (first < next_in) {
@@ -752,7 +769,7 @@ decode_span (GstSpdlAudioChain * chain, Span * span, GError ** error)
       next_in = first;
     }
     if (skip < n) {
-      const gfloat *frames = (const gfloat *) map.data + skip * channels;
+      const gfloat *frames = samples + skip * channels;
       if (direct) {
         span_write (chain, span, frames, next_in, n - skip);
         out_pos = next_in + n - skip;
