@@ -653,14 +653,7 @@ gst_spdl_audio_decode_prepare_output (GstSpdlParallelDecoder * base,
   caps = gst_spdl_tensors_caps_new (&info, 1, NULL);
   gst_caps_set_simple (caps, "rate", G_TYPE_INT,
       (gint) self->active.limits.rate, NULL);
-  ok = gst_spdl_parallel_decoder_set_output_caps (base, caps);
-  if (!ok) {
-    gchar *s = gst_spdl_tensor_shape_to_string (&info);
-    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
-        ("Downstream does not accept clips of shape [%s]", s),
-        ("downstream refused %" GST_PTR_FORMAT, caps));
-    g_free (s);
-  }
+  ok = gst_spdl_parallel_decoder_set_tensor_caps (base, caps, &info);
   gst_caps_unref (caps);
   if (ok)
     memcpy (self->caps_shape, shape, sizeof (self->caps_shape));

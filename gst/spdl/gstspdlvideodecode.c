@@ -1022,14 +1022,7 @@ gst_spdl_video_decode_prepare_output (GstSpdlParallelDecoder * base,
   /* which dimension is time: spdlbatch's pts tensor needs it */
   gst_caps_set_simple (caps, "layout", G_TYPE_STRING,
       clip_layout_nick (self->active.layout), NULL);
-  ok = gst_spdl_parallel_decoder_set_output_caps (base, caps);
-  if (!ok) {
-    gchar *s = gst_spdl_tensor_shape_to_string (&info[0]);
-    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
-        ("Downstream does not accept clips of shape [%s]", s),
-        ("downstream refused %" GST_PTR_FORMAT, caps));
-    g_free (s);
-  }
+  ok = gst_spdl_parallel_decoder_set_tensor_caps (base, caps, &info[0]);
   gst_caps_unref (caps);
   if (ok) {
     memcpy (self->caps_shape, shape, sizeof (self->caps_shape));

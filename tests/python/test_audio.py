@@ -429,3 +429,25 @@ def test_batch_refuses_mixed_channel_counts():
         assert "1 and of 2 channels" in text, text
     finally:
         pipeline.set_state(Gst.State.NULL)
+
+
+def test_refused_caps_name_the_clip_shape(tmp_path):
+    """Downstream that takes no such tensors: a negotiation error naming
+    the clip's shape, not a stall."""
+    os.makedirs(tmp_path / "a")
+    audiogen.make(str(tmp_path / "a" / "x.wav"), "tone", 16000, 1.0)
+    pipeline = Gst.parse_launch(
+        f"spdlsrc location={tmp_path} extensions=wav ! spdlaudiodecode "
+        "duration=0.5 ! capsfilter caps=other/tensors,num_tensors=(int)1,dimensions=(string)3:3,types=(string)uint8 ! "
+        "fakesink")
+    pipeline.set_state(Gst.State.PLAYING)
+    bus, errors = pipeline.get_bus(), []
+    while True:     # spdlsrc also says its stream stopped: all the errors
+        msg = bus.timed_pop_filtered(
+            (2 if errors else 30) * Gst.SECOND, Gst.MessageType.ERROR)
+        if msg is None:
+            break
+        errors.append(msg.parse_error()[0].message)
+    pipeline.set_state(Gst.State.NULL)
+    assert "Downstream does not accept clips of shape [1,8000]" in errors, \
+        errors

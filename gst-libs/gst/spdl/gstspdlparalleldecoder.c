@@ -676,11 +676,30 @@ gst_spdl_parallel_decoder_set_output_caps (GstSpdlParallelDecoder * self,
 {
   GstSpdlParallelDecoderPrivate *priv = PRIV (self);
 
-  if (!gst_pad_push_event (priv->srcpad, gst_event_new_caps (caps)))
+  /* a sticky caps event is stored even when downstream refuses it (the
+   * refusal would come as not-negotiated on the first push): ask first */
+  if (!gst_pad_peer_query_accept_caps (priv->srcpad, caps) ||
+      !gst_pad_push_event (priv->srcpad, gst_event_new_caps (caps)))
     return FALSE;
   priv->caps_sent = TRUE;
   push_held_events (priv);
   return TRUE;
+}
+
+gboolean
+gst_spdl_parallel_decoder_set_tensor_caps (GstSpdlParallelDecoder * self,
+    GstCaps * caps, const GstSpdlTensorInfo * first)
+{
+  gchar *shape;
+
+  if (gst_spdl_parallel_decoder_set_output_caps (self, caps))
+    return TRUE;
+  shape = gst_spdl_tensor_shape_to_string (first);
+  GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
+      ("Downstream does not accept clips of shape [%s]", shape),
+      ("downstream refused %" GST_PTR_FORMAT, caps));
+  g_free (shape);
+  return FALSE;
 }
 
 gboolean

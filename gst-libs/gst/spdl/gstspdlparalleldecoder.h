@@ -13,6 +13,7 @@
 
 #include "gstspdlerrors.h"
 #include "gstspdlstats.h"
+#include "gstspdltensor.h"
 
 G_BEGIN_DECLS
 
@@ -119,6 +120,10 @@ GstPad *gst_spdl_parallel_decoder_get_srcpad (GstSpdlParallelDecoder * self);
 /* the source task: pushes @caps and the sticky events held for them */
 gboolean gst_spdl_parallel_decoder_set_output_caps (GstSpdlParallelDecoder *
     self, GstCaps * caps);
+/* the source task: set_output_caps(), and when downstream refuses, a
+ * NEGOTIATION error naming the shape of @first (the clip tensor) */
+gboolean gst_spdl_parallel_decoder_set_tensor_caps (GstSpdlParallelDecoder *
+    self, GstCaps * caps, const GstSpdlTensorInfo * first);
 /* the source task: whether caps were pushed since start */
 gboolean gst_spdl_parallel_decoder_has_output_caps (GstSpdlParallelDecoder *
     self);
