@@ -90,7 +90,9 @@ class Loader:
     one epoch (spdlsrc's default): later loops yield nothing, said once as
     a warning on the ``spdlgst`` logger; ``num-epochs=-1`` runs until the
     loader is closed. Under torchrun, RANK and WORLD_SIZE set spdlsrc's shard-index and
-    num-shards unless the pipeline sets them. Element warnings go to the
+    num-shards unless the pipeline sets them, and LOCAL_WORLD_SIZE gives
+    each rank's decoding element (threads left at 0) its share of the
+    CPUs. Element warnings go to the
     ``spdlgst`` logger: at most ``log_limit`` per element and epoch one by
     one, then a summary per epoch with the counts of all of them.
     """
@@ -166,6 +168,7 @@ class Loader:
                 return element
 
     def _apply_distributed_env(self, launch: str) -> None:
+        self._share_cpus(launch)
         rank, world = os.environ.get("RANK"), os.environ.get("WORLD_SIZE")
         if self._src is None or rank is None or world is None:
             return
@@ -173,6 +176,23 @@ class Loader:
             self._src.set_property("shard-index", int(rank))
         if not re.search(r"\bnum-shards\s*=", launch):
             self._src.set_property("num-shards", int(world))
+
+    def _share_cpus(self, launch: str) -> None:
+        """Under torchrun, LOCAL_WORLD_SIZE ranks share this machine: each
+        decoding element left at threads=0 (one per CPU) gets its share of
+        the CPUs this process may run on, so that the ranks together run
+        one decoding thread per CPU rather than one per CPU each."""
+        try:
+            local = int(os.environ.get("LOCAL_WORLD_SIZE", "1"))
+        except ValueError:
+            return
+        if local < 2 or re.search(r"\bthreads\s*=", launch):
+            return
+        cpus = len(os.sched_getaffinity(0))
+        for factory in ("spdldecode", "spdlvideodecode", "spdlaudiodecode"):
+            element = self._find(factory)
+            if element is not None and element.get_property("threads") == 0:
+                element.set_property("threads", max(1, cpus // local))
 
     def start(self) -> None:
         """Starts the pipeline (done by the first iteration otherwise)."""

@@ -173,6 +173,30 @@ def test_distributed_environment(kinds_dataset, monkeypatch):
     loader.close()
 
 
+def test_local_ranks_share_the_cpus(kinds_dataset, monkeypatch):
+    # torchrun's LOCAL_WORLD_SIZE ranks on one machine: one decoding thread
+    # per CPU between them, not per CPU each
+    cpus = len(os.sched_getaffinity(0))
+    monkeypatch.setenv("LOCAL_WORLD_SIZE", "2")
+    loader = val_loader(kinds_dataset)
+    assert loader._find("spdldecode").get_property("threads") == max(1, cpus // 2)
+    loader.close()
+    monkeypatch.setenv("LOCAL_WORLD_SIZE", str(4 * cpus))
+    loader = val_loader(kinds_dataset)
+    assert loader._find("spdldecode").get_property("threads") == 1
+    loader.close()
+    # threads set by the user stay as they are
+    monkeypatch.setenv("LOCAL_WORLD_SIZE", "2")
+    loader = spdlgst.ImageLoader(str(kinds_dataset), batch_size=2, size=32,
+                                 resize=40, threads=3, output="numpy")
+    assert loader._find("spdldecode").get_property("threads") == 3
+    loader.close()
+    monkeypatch.delenv("LOCAL_WORLD_SIZE")
+    loader = val_loader(kinds_dataset)
+    assert loader._find("spdldecode").get_property("threads") == 0
+    loader.close()
+
+
 def test_torchrun_two_ranks(kinds_dataset, tmp_path):
     out = tmp_path / "ranks.txt"
     env = dict(os.environ, SPDL_TEST_DATASET=str(kinds_dataset),
