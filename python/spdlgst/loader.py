@@ -336,12 +336,18 @@ class Loader:
         """A loop after the last epoch yields nothing: said once, since a
         launch line without num-epochs runs one epoch (spdlsrc's default)
         where a training loop expects one per loop."""
-        epochs = self._src.get_property("num-epochs") if self._src else None
+        last = None
+        if self._src is not None:
+            # start-epoch + num-epochs: a resume moves the start and shortens
+            # num-epochs (see _move_start), the last epoch stays
+            epochs = self._src.get_property("num-epochs")
+            if epochs > 0:
+                last = self._src.get_property("start-epoch") + epochs - 1
         logger.warning(
             "no more batches: the pipeline ran all its epochs%s; each later "
             "loop yields nothing (spdlsrc num-epochs=-1 runs until the "
             "loader is closed, as ImageLoader(epochs=None) does)",
-            f" (spdlsrc num-epochs={epochs})" if epochs is not None else "")
+            f" (the last: epoch {last})" if last is not None else "")
 
     def _pull(self) -> Optional[Gst.Sample]:
         """The next batch's sample; None at the end of an epoch or at EOS."""

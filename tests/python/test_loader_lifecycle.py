@@ -308,4 +308,17 @@ def test_loops_past_the_last_epoch_say_so(kinds_dataset, caplog):
             assert not [r for r in caplog.records if "no more batches" in r.message]
             assert list(loader) == [] and list(loader) == []
     said = [r.getMessage() for r in caplog.records if "no more batches" in r.getMessage()]
-    assert len(said) == 1 and "num-epochs=1" in said[0]
+    assert len(said) == 1 and "(the last: epoch 0)" in said[0]
+
+
+def test_past_the_last_epoch_after_a_move(kinds_dataset, caplog):
+    """Moved to a later epoch (as a resume does), the warning still names
+    the run's last epoch, not what is left of num-epochs."""
+    kw = dict(recipe="val", batch_size=4, size=8, output="numpy", epochs=3)
+    with spdlgst.ImageLoader(kinds_dataset, **kw) as loader:
+        loader.set_epoch(2)
+        assert len(list(loader)) > 0
+        with caplog.at_level(logging.WARNING, logger="spdlgst"):
+            assert list(loader) == []
+    said = [r.getMessage() for r in caplog.records if "no more batches" in r.getMessage()]
+    assert len(said) == 1 and "(the last: epoch 2)" in said[0], said
