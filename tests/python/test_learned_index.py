@@ -6,6 +6,7 @@ shard-cache folder so that a second run reads no shard to start."""
 import io
 import json
 import os
+import stat
 import shutil
 import subprocess
 import tarfile
@@ -100,6 +101,10 @@ def test_shuffled_epochs_and_the_cache(published, tmp_path):
     for e in (0, 1):
         assert sorted(o[0] for o in first[0] if o[2] == e) == list(range(N))
     assert [o[0] for o in first[0] if o[2] == 0] != [o[0] for o in first[0] if o[2] == 1]
+    # private to the user: shard URLs may carry tokens
+    kept = os.listdir(cache)
+    assert len(kept) == 1 and stat.S_IMODE(os.stat(cache / kept[0]).st_mode) == 0o600
+    assert stat.S_IMODE(os.stat(cache).st_mode) == 0o700
     # the last header of shard 0 (its last sample's .cls, after the image:
     # not read by range) damaged, its size and modification time kept
     path = os.path.join(shards, "train-000000.tar")

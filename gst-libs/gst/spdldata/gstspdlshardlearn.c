@@ -940,7 +940,9 @@ write_cache (const gchar * dir, const gchar * path, const gchar * text,
     g_free (display);
     return FALSE;
   }
-  if (!g_file_set_contents (path, text, -1, &error)) {
+  /* 0600 as the folder: shard URLs may carry tokens (presigned URLs) */
+  if (!g_file_set_contents_full (path, text, -1,
+          G_FILE_SET_CONTENTS_CONSISTENT, 0600, &error)) {
     g_ptr_array_add (warnings, g_strdup_printf ("Could not keep the learned "
             "shard index: %s", error->message));
     g_error_free (error);
