@@ -519,6 +519,31 @@ clear_items_locked (GstSpdlParallelDecoderPrivate * priv)
   g_cond_broadcast (&priv->space_cond);
 }
 
+/* As queue does on a flush: the sticky events still queued (but segment
+ * and EOS) are not lost, they go out before the next output. The source
+ * pad's task is paused (flush-start): held_events is ours. */
+static void
+keep_sticky_events_locked (GstSpdlParallelDecoderPrivate * priv)
+{
+  GList *l;
+
+  for (l = priv->items.head; l; l = l->next) {
+    Item *item = l->data;
+    GstEventType type;
+
+    if (item->event == NULL || !GST_EVENT_IS_STICKY (item->event))
+      continue;
+    type = GST_EVENT_TYPE (item->event);
+    if (type == GST_EVENT_SEGMENT || type == GST_EVENT_EOS)
+      continue;
+    if (priv->caps_sent)
+      gst_pad_store_sticky_event (priv->srcpad, item->event);
+    else
+      priv->held_events = g_list_append (priv->held_events,
+          gst_event_ref (item->event));
+  }
+}
+
 static void
 stop_workers (GstSpdlParallelDecoder * self)
 {
@@ -631,6 +656,7 @@ gst_spdl_parallel_decoder_sink_event (GstPad * pad, GstObject * parent,
       return TRUE;
     case GST_EVENT_FLUSH_STOP:
       g_mutex_lock (&priv->lock);
+      keep_sticky_events_locked (priv);
       clear_items_locked (priv);
       priv->flushing = FALSE;
       priv->srcresult = GST_FLOW_OK;

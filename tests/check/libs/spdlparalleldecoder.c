@@ -485,6 +485,45 @@ GST_START_TEST (test_flush_while_decoding)
 
 GST_END_TEST;
 
+GST_START_TEST (test_flush_keeps_sticky_events)
+{
+  Fixture f;
+  GstSegment segment;
+  GstBuffer *buf;
+  gchar *seen, *after, *sticky;
+
+  fixture_init (&f, 2, -1);
+  push_input (&f, 0, 0, MODE_OK, 1);
+  gst_buffer_unref (gst_harness_pull (f.h));
+  /* a sticky event queued behind a running decode when the flush comes */
+  push_input (&f, 1, 250, MODE_OK, 1);
+  gst_harness_push_event (f.h,
+      gst_event_new_custom (GST_EVENT_CUSTOM_DOWNSTREAM_STICKY,
+          gst_structure_new_empty ("test-sticky")));
+  gst_harness_push_event (f.h, gst_event_new_flush_start ());
+  gst_harness_push_event (f.h, gst_event_new_flush_stop (TRUE));
+  gst_segment_init (&segment, GST_FORMAT_TIME);
+  gst_harness_push_event (f.h, gst_event_new_segment (&segment));
+  push_input (&f, 7, 0, MODE_OK, 1);
+  buf = gst_harness_pull (f.h);
+  fail_unless (buf != NULL);
+  gst_buffer_unref (buf);
+  seen = trace_take (&f);
+  after = strstr (seen, "flush-stop ");
+  fail_unless (after != NULL, "%s", seen);
+  /* it went out once, after the flush, before the next output (the trace
+   * names a sticky custom event by its type) */
+  sticky = strstr (after, "custom-downstream-sticky");
+  fail_unless (sticky != NULL && sticky < strstr (after, "7.0"), "%s", seen);
+  fail_unless (strstr (seen, "custom-downstream-sticky") == sticky, "%s",
+      seen);
+  fail_unless (strstr (seen, "1.0") == NULL, "%s", seen);
+  g_free (seen);
+  fixture_clear (&f);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_stop_while_decoding)
 {
   Fixture f;
@@ -513,6 +552,7 @@ spdlparalleldecoder_suite (void)
   tcase_add_test (tc, test_events_held_behind_jobs);
   tcase_add_test (tc, test_skips_counted_and_max_errors_fatal);
   tcase_add_test (tc, test_flush_while_decoding);
+  tcase_add_test (tc, test_flush_keeps_sticky_events);
   tcase_add_test (tc, test_stop_while_decoding);
   return s;
 }
