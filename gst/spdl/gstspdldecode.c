@@ -1041,6 +1041,31 @@ clear_jobs_locked (GstSpdlDecode * self)
   g_cond_broadcast (&self->space_cond);
 }
 
+/* As queue does on a flush: the sticky events still queued (but segment
+ * and EOS) go out before the next image instead of being lost. The source
+ * pad's task is paused (flush-start): held_events is ours. */
+static void
+keep_sticky_events_locked (GstSpdlDecode * self)
+{
+  GList *l;
+
+  for (l = self->jobs.head; l; l = l->next) {
+    GstSpdlDecodeJob *job = l->data;
+    GstEventType type;
+
+    if (job->event == NULL || !GST_EVENT_IS_STICKY (job->event))
+      continue;
+    type = GST_EVENT_TYPE (job->event);
+    if (type == GST_EVENT_SEGMENT || type == GST_EVENT_EOS)
+      continue;
+    if (self->caps_sent)
+      gst_pad_store_sticky_event (self->srcpad, job->event);
+    else
+      self->held_events = g_list_append (self->held_events,
+          gst_event_ref (job->event));
+  }
+}
+
 static void
 stop_workers (GstSpdlDecode * self)
 {
@@ -1267,6 +1292,7 @@ gst_spdl_decode_sink_event (GstPad * pad, GstObject * parent,
       return TRUE;
     case GST_EVENT_FLUSH_STOP:
       g_mutex_lock (&self->lock);
+      keep_sticky_events_locked (self);
       clear_jobs_locked (self);
       self->flushing = FALSE;
       self->srcresult = GST_FLOW_OK;

@@ -1190,6 +1190,49 @@ GST_START_TEST (test_max_in_flight)
 
 GST_END_TEST;
 
+/* A sticky event still queued when a flush comes goes out after it, with
+ * the next image, as queue keeps it. */
+GST_START_TEST (test_flush_keeps_sticky_events)
+{
+  GstHarness *h = gst_harness_new_parse ("spdldecode width=16 height=12 "
+      "threads=2");
+  GstSegment segment;
+  GstEvent *sticky;
+  gulong probe;
+  gsize size;
+  guint8 *jpeg = test_jpeg (40, 30, &size);
+
+  gst_harness_set_src_caps_str (h, "image/jpeg, parsed=true");
+  gst_harness_push (h, gst_buffer_new_memdup (jpeg, size));
+  gst_buffer_unref (gst_harness_pull (h));
+  /* the next image stalls downstream: the event waits behind it */
+  probe = gst_pad_add_probe (h->sinkpad, GST_PAD_PROBE_TYPE_BLOCK |
+      GST_PAD_PROBE_TYPE_BUFFER, stall_buffers, NULL, NULL);
+  gst_harness_push (h, gst_buffer_new_memdup (jpeg, size));
+  gst_harness_push_event (h,
+      gst_event_new_custom (GST_EVENT_CUSTOM_DOWNSTREAM_STICKY,
+          gst_structure_new_empty ("test-sticky")));
+  g_usleep (100 * 1000);
+  fail_unless (gst_pad_get_sticky_event (h->sinkpad,
+          GST_EVENT_CUSTOM_DOWNSTREAM_STICKY, 0) == NULL);
+  gst_harness_push_event (h, gst_event_new_flush_start ());
+  gst_pad_remove_probe (h->sinkpad, probe);
+  gst_harness_push_event (h, gst_event_new_flush_stop (TRUE));
+  gst_segment_init (&segment, GST_FORMAT_TIME);
+  gst_harness_push_event (h, gst_event_new_segment (&segment));
+  gst_harness_push (h, gst_buffer_new_memdup (jpeg, size));
+  gst_buffer_unref (gst_harness_pull (h));
+  sticky = gst_pad_get_sticky_event (h->sinkpad,
+      GST_EVENT_CUSTOM_DOWNSTREAM_STICKY, 0);
+  fail_unless (sticky != NULL);
+  fail_unless (gst_event_has_name (sticky, "test-sticky"));
+  gst_event_unref (sticky);
+  gst_harness_teardown (h);
+  g_free (jpeg);
+}
+
+GST_END_TEST;
+
 /* A DRAIN query returns once every sample sent before it is out. */
 GST_START_TEST (test_drain_query)
 {
@@ -1249,6 +1292,7 @@ spdldecode_suite (void)
   tcase_add_test (tc, test_planar_output_matches_packed);
   tcase_add_test (tc, test_own_pool_reuses_outputs);
   tcase_add_test (tc, test_decodes_into_downstream_pool);
+  tcase_add_test (tc, test_flush_keeps_sticky_events);
   tcase_add_test (tc, test_drain_query);
   tcase_add_test (tc, test_max_in_flight);
   return s;
