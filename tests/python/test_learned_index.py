@@ -342,7 +342,8 @@ def test_http_learned_then_cached(published, tmp_path):
     log = str(tmp_path / "requests.log")
     p = proxy(str(tmp_path), log=log)
     cache = tmp_path / "cache"
-    props = 'shuffle=true seed=3 num-epochs=2 shard-cache="%s"' % cache
+    props = ('shuffle=true seed=3 num-epochs=2 shard-cache="%s" '
+             'remote-reads=ranges' % cache)
     stats = []
     try:
         loc = "%s/shards/%s" % (p.url, PATTERN)
@@ -375,8 +376,10 @@ def test_http_learned_then_cached(published, tmp_path):
     try:
         for source in ("learned", "cached"):
             out, warnings, error, _ = run("%s/shards/%s" % (server.url, PATTERN),
-                                          'shard-cache="%s"' % cache, stats)
+                                          'shard-cache="%s" remote-reads=ranges'
+                                          % cache, stats)
             # learned or cached, the shards' HEADs tell: streamed, once said
+            # (ranged reads were asked for)
             assert error is None and len(out) == N
             assert len(warnings) == 1 and "does not answer byte ranges" in warnings[0]
             assert stats[-1].get_value("shard-index-source") == source
