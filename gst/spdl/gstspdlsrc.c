@@ -175,6 +175,7 @@ enum
   PROP_SHUFFLE_BUFFER,
   PROP_SHUFFLE_BUFFER_BYTES,
   PROP_ELASTIC,
+  PROP_REMOTE_READS,
   PROP_SHARD_CACHE,
   PROP_IMAGE_KEY,
   PROP_LABEL_KEY,
@@ -214,6 +215,7 @@ enum
 #define DEFAULT_SHUFFLE_BUFFER 1000
 #define DEFAULT_SHUFFLE_BUFFER_BYTES (256 * 1024 * 1024)
 #define DEFAULT_ELASTIC TRUE
+#define DEFAULT_REMOTE_READS GST_SPDL_SHARDS_REMOTE_AUTO
 #define DEFAULT_HTTP_REQUESTS 64
 #define DEFAULT_HTTP_CONNECT_TIMEOUT 10000
 #define DEFAULT_HTTP_TIMEOUT 15000
@@ -245,6 +247,27 @@ struct _GstSpdlReadSlot
   GstBuffer *buffer;
   GError *error;                /* code: a GstSpdlReadErrorCode */
 };
+
+GType
+gst_spdl_remote_reads_get_type (void)
+{
+  static GType type = 0;
+  static const GEnumValue values[] = {
+    {GST_SPDL_SHARDS_REMOTE_AUTO,
+        "Stream each shard with one rank (num-shards=1), else ranged reads",
+        "auto"},
+    {GST_SPDL_SHARDS_REMOTE_RANGES, "A ranged GET per member", "ranges"},
+    {GST_SPDL_SHARDS_REMOTE_STREAM,
+        "Stream each shard holding a member of this rank once an epoch",
+        "stream"},
+    {0, NULL, NULL}
+  };
+
+  if (g_once_init_enter (&type))
+    g_once_init_leave (&type,
+        g_enum_register_static ("GstSpdlRemoteReads", values));
+  return type;
+}
 
 #define gst_spdl_src_parent_class parent_class
 G_DEFINE_TYPE (GstSpdlSrc, gst_spdl_src, GST_TYPE_PUSH_SRC);
@@ -550,7 +573,9 @@ gst_spdl_src_class_init (GstSpdlSrcClass * klass)
    * member index): the encoded images the shuffle buffer holds at most, in
    * bytes; at the bound, random samples leave it to make room (always at
    * least one sample is held). The order stays a function of seed, epoch,
-   * rank and the data. 0: no bound. The elastic order holds no images.
+   * rank and the data. 0: no bound. The elastic order holds no images,
+   * but for remote shards streamed (#GstSpdlSrc:remote-reads): there it
+   * bounds the members read ahead of their turn.
    */
   g_object_class_install_property (gobject_class, PROP_SHUFFLE_BUFFER_BYTES,
       g_param_spec_uint64 ("shuffle-buffer-bytes", "Shuffle buffer bytes",
@@ -578,6 +603,35 @@ gst_spdl_src_class_init (GstSpdlSrcClass * klass)
           "byte range (a member index: shards.members, or learned without "
           "index files), instead of contiguous parts read in sequence",
           DEFAULT_ELASTIC, READY_PARAM));
+
+  /**
+   * GstSpdlSrc:remote-reads:
+   *
+   * Remote tar shards in the elastic order (#GstSpdlSrc:elastic): how this
+   * rank reads its members. "ranges": a ranged GET each (members close
+   * together share one), http-requests of them at once: the bytes of this
+   * rank's members only, but a request per sample, which object stores
+   * (and S3-compatible servers) charge for and spend time on. "stream":
+   * each shard holding a member of this rank is streamed once an epoch, in
+   * the shard order the epoch's global order comes from, and the members
+   * cut out of it in the same order as ranged reads give; members read
+   * ahead of their turn are held until then: at most about
+   * #GstSpdlSrc:shuffle-buffer samples (1/num-shards of them this rank's),
+   * within #GstSpdlSrc:shuffle-buffer-bytes (a member that would pass the
+   * bound is read by a ranged GET at its turn instead; from a server
+   * without byte ranges it is held all the same). With several ranks each
+   * rank downloads every shard: num-shards times the data. "auto": stream
+   * with one rank (num-shards=1), which reads every member of every shard
+   * anyway, so the same bytes come in a request per shard instead of one
+   * per sample; ranged reads with more. A server without byte ranges is
+   * always streamed (see #GstSpdlSrc:elastic). Local shards: no effect.
+   */
+  g_object_class_install_property (gobject_class, PROP_REMOTE_READS,
+      g_param_spec_enum ("remote-reads", "Remote reads",
+          "Remote tar shards in the elastic order: ranged reads per member "
+          "or each shard streamed once an epoch (auto: stream with one "
+          "rank)", GST_TYPE_SPDL_REMOTE_READS, DEFAULT_REMOTE_READS,
+          READY_PARAM));
 
   /**
    * GstSpdlSrc:shard-cache:
@@ -849,6 +903,7 @@ gst_spdl_src_class_init (GstSpdlSrcClass * klass)
   pushsrc_class->create = GST_DEBUG_FUNCPTR (gst_spdl_src_create);
 
   GST_DEBUG_CATEGORY_INIT (spdl_src_debug, "spdlsrc", 0, "SPDL dataset source");
+  gst_type_mark_as_plugin_api (GST_TYPE_SPDL_REMOTE_READS, 0);
 }
 
 static void
@@ -872,6 +927,7 @@ gst_spdl_src_init (GstSpdlSrc * src)
   src->warning_limit = DEFAULT_WARNING_LIMIT;
   src->shuffle_buffer = DEFAULT_SHUFFLE_BUFFER;
   src->elastic = DEFAULT_ELASTIC;
+  src->remote_reads = DEFAULT_REMOTE_READS;
   src->shard_order = -1;
   src->shuffle_buffer_bytes = DEFAULT_SHUFFLE_BUFFER_BYTES;
   src->http_requests = DEFAULT_HTTP_REQUESTS;
@@ -981,6 +1037,9 @@ gst_spdl_src_set_property (GObject * object, guint prop_id,
       break;
     case PROP_ELASTIC:
       src->elastic = g_value_get_boolean (value);
+      break;
+    case PROP_REMOTE_READS:
+      src->remote_reads = g_value_get_enum (value);
       break;
     case PROP_HTTP_REQUESTS:
       src->http_requests = g_value_get_uint (value);
@@ -1129,6 +1188,9 @@ gst_spdl_src_get_property (GObject * object, guint prop_id, GValue * value,
       break;
     case PROP_ELASTIC:
       g_value_set_boolean (value, src->elastic);
+      break;
+    case PROP_REMOTE_READS:
+      g_value_set_enum (value, src->remote_reads);
       break;
     case PROP_HTTP_REQUESTS:
       g_value_set_uint (value, src->http_requests);
@@ -1693,6 +1755,7 @@ start_shards (GstSpdlSrc * src, const gchar * location, guint64 start_offset)
   config.num_epochs = src->num_epochs;
   config.start_offset = start_offset;
   config.elastic = src->elastic;
+  config.remote_reads = src->remote_reads;
   config.max_member_size = src->max_file_size;
   config.queue_size = MAX (src->prefetch, 4) * 4;
   http_config_init (src, &config.http);

@@ -22,6 +22,10 @@ G_BEGIN_DECLS
 #define GST_TYPE_SPDL_SRC (gst_spdl_src_get_type ())
 G_DECLARE_FINAL_TYPE (GstSpdlSrc, gst_spdl_src, GST, SPDL_SRC, GstPushSrc)
 
+/* values: GstSpdlShardsRemoteReads (gstspdlshards.h) */
+#define GST_TYPE_SPDL_REMOTE_READS (gst_spdl_remote_reads_get_type ())
+GType gst_spdl_remote_reads_get_type (void);
+
 typedef struct _GstSpdlReadSlot GstSpdlReadSlot;
 
 struct _GstSpdlSrc
@@ -41,6 +45,7 @@ struct _GstSpdlSrc
   guint64 start_index;
   guint64 start_offset;
   gboolean elastic;
+  gint remote_reads;            /* GstSpdlShardsRemoteReads */
   guint64 shuffle_buffer_bytes;
   guint prefetch;
   guint64 prefetch_threshold;   /* us; reads slower on average go ahead */

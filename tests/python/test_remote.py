@@ -77,43 +77,52 @@ def test_shards_over_http_match_local(data):
     stats = []
     remote, warnings, error, _ = run_src(
         'location="%s/shards/%s"' % (server.url, pattern) + props, stats=stats)
-    # http.server has no Range support: said once, naming the server; each
-    # shard streamed once an epoch, the order that of ranged reads
-    assert error is None and len(warnings) == 1
-    assert server.url in warnings[0] and "byte ranges" in warnings[0]
+    # http.server has no Range support: each shard streamed once an epoch,
+    # the order that of ranged reads; one rank streams them anyway
+    # (remote-reads=auto): nothing to warn of
+    assert error is None and warnings == []
     assert summary(remote) == summary(local)
     assert stats[0].get_value("http-range-ignored") == 0
     for _, label, _, path, d in remote:
         assert path.startswith(server.url) and (label, d) == truth[key_of(path)]
-    # ranks: equal counts, together every sample
+    # ranks: equal counts, together every sample; said once, naming the
+    # server (each rank downloads every shard)
     seen = []
     for rank in range(3):
-        out, _, error, _ = run_src('location="%s/shards/%s" num-shards=3 shard-index=%d'
-                                   % (server.url, pattern, rank) + props)
+        out, warnings, error, _ = run_src(
+            'location="%s/shards/%s" num-shards=3 shard-index=%d'
+            % (server.url, pattern, rank) + props)
         assert error is None and len(out) == 2 * 14
+        assert len(warnings) == 1
+        assert server.url in warnings[0] and "byte ranges" in warnings[0]
         seen += [o[0] for o in out if o[2] == 0]
     assert set(seen) == set(range(N_SAMPLES))
 
 
-@pytest.mark.parametrize("ranges", [True, False])
-def test_shards_over_http_resume_on_other_world_sizes(data, tmp_path, ranges):
+@pytest.mark.parametrize("ranges,reads", [(True, "ranges"), (True, "stream"),
+                                          (False, "auto")])
+def test_shards_over_http_resume_on_other_world_sizes(data, tmp_path, ranges, reads):
     """Saved on 2 ranks mid-epoch, resumed on 1 and 3, over HTTP: each
-    remaining sample once, with its label and pixels; from a server that
-    answers byte ranges, and from one that does not (http.server behind
-    the proxy: shards streamed whole, the same order)."""
+    remaining sample once, with its label and pixels (the last rank of 3
+    wrapping round to the epoch's start); from a server that answers byte
+    ranges, by range or streaming each shard (remote-reads), and from one
+    that does not (http.server behind the proxy: shards streamed whole,
+    the same order)."""
     base, truth, pattern, server = data
     log = str(tmp_path / "requests.log")
     p = proxy(str(base) if ranges else server.url, log=log)
     try:
-        check_elastic_resume('"%s/shards/%s"' % (p.url, pattern), N_SAMPLES, 2)
+        check_elastic_resume('"%s/shards/%s"' % (p.url, pattern), N_SAMPLES, 2,
+                             "remote-reads=" + reads)
     finally:
         p.stop()
     with open(log) as f:
         requests = [r.split() for r in f.read().splitlines() if ".tar" in r]
+    requests = [r for r in requests if r[-1] != "HEAD"]
     assert requests
-    if ranges:      # members by range, never whole shards
+    if reads == "ranges":   # members by range, never whole shards
         assert all(r[1].startswith("bytes=") for r in requests)
-    else:           # whole shards, never a range
+    else:                   # whole shards, never a range
         assert all(r[1] == "-" for r in requests)
 
 
@@ -128,7 +137,8 @@ def test_adjacent_members_share_a_request(data, tmp_path):
         p = proxy(str(base), log=log)
         try:
             out, warnings, error, _ = run_src(
-                'location="%s/shards/%s" num-shards=%d' % (p.url, pattern, world))
+                'location="%s/shards/%s" num-shards=%d remote-reads=ranges'
+                % (p.url, pattern, world))
         finally:
             p.stop()
         assert error is None and warnings == []
@@ -142,16 +152,20 @@ def test_adjacent_members_share_a_request(data, tmp_path):
 
 
 class CountingServer:
-    """Python's http.server (no Range support: every GET answered whole) in
-    a thread on 127.0.0.1, counting the body bytes it sent per path."""
+    """Python's http.server in a thread on 127.0.0.1, counting the body
+    bytes it sent per path, and the GETs. Without @ranges every GET is
+    answered whole (http.server has no Range support); with them it says
+    Accept-Ranges: bytes and answers a single range "bytes=N-M" with a
+    206, as object stores do."""
 
-    def __init__(self, root):
+    def __init__(self, root, ranges=False):
         import http.server
         import threading
 
         self.sent = {}
+        self.gets = []          # (path, Range or None)
         lock = threading.Lock()
-        sent = self.sent
+        sent, gets = self.sent, self.gets
 
         class Handler(http.server.SimpleHTTPRequestHandler):
             def __init__(self, *a, **kw):
@@ -159,6 +173,36 @@ class CountingServer:
 
             def log_message(self, *a):
                 pass
+
+            def end_headers(self):
+                if ranges:
+                    self.send_header("Accept-Ranges", "bytes")
+                super().end_headers()
+
+            def send_head(self):
+                if self.command == "GET":
+                    with lock:
+                        gets.append((self.path, self.headers.get("Range")))
+                m = re.fullmatch(r"bytes=(\d+)-(\d*)", self.headers.get("Range", ""))
+                if not ranges or m is None:
+                    return super().send_head()
+                path = self.translate_path(self.path)
+                with open(path, "rb") as f:
+                    whole = f.read()
+                first = int(m.group(1))
+                last = min(int(m.group(2) or len(whole) - 1), len(whole) - 1)
+                if first >= len(whole):
+                    self.send_error(416)
+                    return None
+                self.send_response(206)
+                self.send_header("Content-Type", "application/x-tar")
+                self.send_header("Content-Range", "bytes %d-%d/%d"
+                                 % (first, last, len(whole)))
+                self.send_header("Content-Length", str(last - first + 1))
+                self.send_header("Last-Modified", self.date_time_string(
+                    int(os.path.getmtime(path))))
+                self.end_headers()
+                return io.BytesIO(whole[first:last + 1])
 
             def copyfile(self, source, outputfile):
                 while True:
@@ -189,8 +233,8 @@ def test_server_without_ranges_streams_each_shard_once(tmp_path):
     """One shard of 200 samples (about 0.8 MB) from a server without Range
     support: a shuffled epoch reads about the shard once (each member read
     by a ranged GET would download the shard up to it: ~100x), every
-    sample once with its label, in the order a ranged read gives; one
-    warning naming the server. On 2 ranks, each rank streams it once."""
+    sample once with its label, in the order a ranged read gives. On 2
+    ranks, each rank streams it once, and one warning names the server."""
     n = 200
     truth = make_image_folder(str(tmp_path / "folder"), n, seed=4)
     location = make_shards(str(tmp_path / "folder"), str(tmp_path / "shards"), n)
@@ -205,9 +249,7 @@ def test_server_without_ranges_streams_each_shard_once(tmp_path):
         out, warnings, error, _ = run_src(
             'location="%s/shards/%s"' % (server.url, pattern) + props, stats=stats)
         ratio = server.tar_bytes() / size
-        assert error is None
-        assert len(warnings) == 1 and server.url in warnings[0]
-        assert "does not answer byte ranges" in warnings[0]
+        assert error is None and warnings == []
         assert summary(out) == summary(local)
         assert sorted(o[0] for o in out) == list(range(n))
         for _, label, _, path, d in out:
@@ -223,11 +265,93 @@ def test_server_without_ranges_streams_each_shard_once(tmp_path):
                 'location="%s/shards/%s" num-shards=2 shard-index=%d'
                 % (server.url, pattern, rank) + props)
             assert error is None and len(out) == n // 2
+            assert len(warnings) == 1 and server.url in warnings[0]
+            assert "does not answer byte ranges" in warnings[0]
             assert server.tar_bytes() / size <= 1.5
             seen += [o[0] for o in out]
         assert sorted(seen) == list(range(n))
     finally:
         server.stop()
+
+
+def shard_bytes(folder):
+    return sum(os.path.getsize(os.path.join(folder, f))
+               for f in os.listdir(folder) if f.endswith(".tar"))
+
+
+def test_one_rank_streams_each_shard_once(data):
+    """One rank reads every member of every shard: by default
+    (remote-reads=auto) each shard is streamed once, a GET each, no more
+    than the shards' bytes; the samples, labels and order those of ranged
+    reads (remote-reads=ranges: a GET per sample or a few) and of the local
+    shards. Two epochs: each streams the shards again."""
+    base, truth, pattern, _ = data
+    n_shards = N_SAMPLES // 8
+    size = shard_bytes(str(base / "shards"))
+    props = " shuffle=true seed=9 shuffle-buffer=6 num-epochs=2"
+    local, _, error, _ = run_src('location="%s/shards/%s"' % (base, pattern) + props)
+    assert error is None and len(local) == 2 * N_SAMPLES
+    server = CountingServer(str(base), ranges=True)
+    gets = {}
+    try:
+        for mode in ("auto", "ranges", "stream"):
+            server.sent.clear()
+            del server.gets[:]
+            out, warnings, error, _ = run_src(
+                'location="%s/shards/%s" remote-reads=%s' % (server.url, pattern, mode)
+                + props)
+            assert error is None and warnings == []
+            assert summary(out) == summary(local)
+            for _, label, _, path, d in out:
+                assert (label, d) == truth[key_of(path)]
+            gets[mode] = ([g for g in server.gets if g[0].endswith(".tar")],
+                          server.tar_bytes() / size)
+    finally:
+        server.stop()
+    for mode in ("auto", "stream"):
+        tars, moved = gets[mode]
+        assert len(tars) == 2 * n_shards and all(r is None for _, r in tars)
+        assert len({p for p, _ in tars}) == n_shards
+        assert moved <= 2 * 1.1, moved
+    tars, moved = gets["ranges"]
+    assert all(r is not None for _, r in tars)
+    assert len(tars) > 2 * N_SAMPLES // 2, len(tars)
+    print("GETs of .tar, 2 epochs of %d samples: auto %d, ranges %d; bytes / "
+          "shard bytes: auto %.3f, ranges %.3f" % (
+              N_SAMPLES, len(gets["auto"][0]), len(tars), gets["auto"][1], moved))
+
+
+@pytest.mark.parametrize("bound", [1, 4000])
+def test_streamed_members_held_within_shuffle_buffer_bytes(data, bound):
+    """Streaming on one rank holds the members read ahead of their turn
+    within shuffle-buffer-bytes: one that would pass it is read by a
+    ranged GET at its turn, the member whose turn it is comes from the
+    stream whatever its size (every image here, about 1.4 kB, is larger
+    than 1 byte; 4000 holds two). The same samples and order."""
+    base, truth, pattern, _ = data
+    props = " shuffle=true seed=4 shuffle-buffer=10"
+    local, _, error, _ = run_src('location="%s/shards/%s"' % (base, pattern) + props)
+    assert error is None and len(local) == N_SAMPLES
+    sizes = [len(d) for *_, d in local]
+    assert 1000 < min(sizes) and max(sizes) < 2000
+    server = CountingServer(str(base), ranges=True)
+    try:
+        out, warnings, error, _ = run_src(
+            'location="%s/shards/%s" shuffle-buffer-bytes=%d' % (server.url, pattern, bound)
+            + props)
+        tars = [g for g in server.gets if g[0].endswith(".tar")]
+    finally:
+        server.stop()
+    assert error is None and warnings == []
+    assert summary(out) == summary(local)
+    whole = [g for g in tars if g[1] is None]
+    ranged = [g for g in tars if g[1] is not None]
+    assert len(whole) == N_SAMPLES // 8
+    # without a bound no member is read twice; here some are, by range
+    assert 0 < len(ranged) < N_SAMPLES
+    if bound == 1:
+        # the first sample's is streamed, as is each at its turn
+        assert len(ranged) >= N_SAMPLES // 4
 
 
 def test_ranged_get_answered_whole_switches_to_streaming(data, tmp_path):
@@ -243,7 +367,8 @@ def test_ranged_get_answered_whole_switches_to_streaming(data, tmp_path):
     stats = []
     try:
         out, warnings, error, _ = run_src(
-            'location="%s/shards/%s" shuffle=true seed=5 http-requests=2' % (p.url, pattern),
+            'location="%s/shards/%s" shuffle=true seed=5 http-requests=2 '
+            'remote-reads=ranges' % (p.url, pattern),
             stats=stats)
     finally:
         p.stop()
@@ -316,10 +441,11 @@ def test_transient_faults_are_retried(data, tmp_path, fault):
     try:
         out, warnings, error, counts = run_src(
             'location="%s/shards/%s" http-retries=3' % (p.url, pattern))
-        # http.server behind the proxy: shards streamed (one warning says
-        # why), a stream cut off resumed by a Range request it answers whole
+        # http.server behind the proxy: shards streamed (one rank streams
+        # them anyway: no warning), a stream cut off resumed by a Range
+        # request it answers whole
         assert error is None and counts.get_value("total") == 0
-        assert len(warnings) == 1 and "does not answer byte ranges" in warnings[0]
+        assert warnings == []
         assert sorted(o[0] for o in out) == list(range(N_SAMPLES))
         for _, label, _, path, d in out:
             assert (label, d) == truth[key_of(path)]

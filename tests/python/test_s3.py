@@ -323,6 +323,40 @@ def test_s3_virtual_host_addressing(data, s3, monkeypatch, tmp_path):
     assert all(path == "/" or path.startswith("/ds/") for path in paths)
 
 
+def test_s3_one_rank_streams_each_shard_once(data, s3, monkeypatch, tmp_path):
+    """A shuffled epoch on one rank from S3 (signatures checked): each
+    shard one signed GET (remote-reads=auto), where ranged reads make
+    about one per sample; the same samples, labels and order as ranged
+    reads and as the local shards."""
+    base, truth, pattern, _ = data
+    n_shards = N_SAMPLES // 8
+    props = " shuffle=true seed=7 shuffle-buffer=6"
+    local, _, error, _ = run_src('location="%s/shards/%s"' % (base, pattern) + props)
+    assert error is None and len(local) == N_SAMPLES
+    s3_env(monkeypatch, s3)
+    tars = {}
+    for mode in ("auto", "ranges"):
+        log = str(tmp_path / ("requests-%s.log" % mode))
+        p = proxy(s3.url, log=log)
+        monkeypatch.setenv("AWS_ENDPOINT_URL", p.url)
+        try:
+            out, warnings, error, _ = run_src(
+                'location="s3://data/ds/shards/%s" remote-reads=%s' % (pattern, mode)
+                + props)
+        finally:
+            p.stop()
+        assert error is None and warnings == []
+        assert [(i, label, d) for i, label, _, _, d in out] == \
+            [(i, label, d) for i, label, _, _, d in local]
+        for _, label, _, path, d in out:
+            assert (label, d) == truth[key_of(path)]
+        tars[mode] = [r for r in read_log(log) if r[0].endswith(".tar") and r[-1] != "HEAD"]
+    assert len(tars["auto"]) == n_shards and all(r[1] == "-" for r in tars["auto"])
+    assert len({r[0] for r in tars["auto"]}) == n_shards
+    assert all(r[1].startswith("bytes=") for r in tars["ranges"])
+    assert len(tars["ranges"]) > N_SAMPLES // 2
+
+
 # ---------------------------------------------------------------------------
 # The credential chain, as users have it: files, container, instance
 

@@ -33,6 +33,7 @@ struct _GstSpdlS3
   /* temporary credentials were had: asked again, also once they are lost
    * (the provider answers a failing source at most every 30 s) */
   gboolean temporary;
+  gchar *temporary_source;      /* where they came from */
   GstSpdlAwsCredentials *credentials;   /* NULL: anonymous */
   GError *credentials_error;    /* settings that must fail every request */
   gchar *credentials_source;    /* for messages */
@@ -108,6 +109,7 @@ gst_spdl_s3_free (GstSpdlS3 * s3)
   gst_spdl_aws_credentials_free (s3->credentials);
   g_clear_error (&s3->credentials_error);
   g_free (s3->credentials_source);
+  g_free (s3->temporary_source);
   g_mutex_clear (&s3->lock);
   g_free (s3);
 }
@@ -143,6 +145,19 @@ gst_spdl_s3_credentials_ready (GstSpdlS3 * s3)
           &credentials, &error) == GST_SPDL_AWS_CREDENTIALS_PENDING)
     return !ask;
 
+  g_mutex_lock (&s3->lock);
+  if (credentials == NULL && s3->temporary) {
+    /* lost, not absent (whatever the source says now, a 404 of a role
+     * taken away included): never anonymous requests from here on */
+    GError *lost = g_error_new (GST_RESOURCE_ERROR,
+        GST_RESOURCE_ERROR_NOT_AUTHORIZED, "the credentials from %s expired "
+        "and could not be refreshed: %s", s3->temporary_source,
+        error ? error->message : "no answer");
+
+    g_clear_error (&error);
+    error = lost;
+  }
+  g_mutex_unlock (&s3->lock);
   if (credentials)
     source = g_strdup_printf ("credentials from %s", credentials->source);
   else if (g_error_matches (error, GST_RESOURCE_ERROR,
@@ -153,8 +168,11 @@ gst_spdl_s3_credentials_ready (GstSpdlS3 * s3)
   else
     source = g_strdup_printf ("credentials: %s", error->message);
   g_mutex_lock (&s3->lock);
-  if (credentials && credentials->expiration != 0)
+  if (credentials && credentials->expiration != 0) {
     s3->temporary = TRUE;
+    g_free (s3->temporary_source);
+    s3->temporary_source = g_strdup (credentials->source);
+  }
   s3->settled = !s3->temporary;
   gst_spdl_aws_credentials_free (s3->credentials);
   s3->credentials = credentials;

@@ -374,6 +374,9 @@ struct _GstSpdlShards
   /* remote elastic order from a server without byte ranges: members cut
    * out of shards streamed whole (read_positions_streamed()) */
   gboolean stream_members;
+  /* the same by choice (remote_reads): a rank that reads every member of
+   * the shards moves the same bytes in a request per shard */
+  gboolean stream_whole;
 };
 
 static void flush_group (Segment * seg);
@@ -1758,17 +1761,53 @@ stream_read_full (GstSpdlShards * shards, ByteStream * stream, guint8 * data,
   return (gssize) got;
 }
 
+/* A member streamed past (see read_positions_streamed()), at its turn: by
+ * a ranged GET into *@sample (replaced). FALSE when stopping (the read
+ * stays in the ring until gst_spdl_shards_free()). */
+static gboolean
+read_deferred (GstSpdlShards * shards, const guint64 * order, guint64 first,
+    guint64 k, GstSpdlShardSample ** sample)
+{
+  RangeRead *read = range_read_start (shards, order, first, k, k + 1);
+
+  shards->ring[0] = read;
+  g_mutex_lock (&shards->lock);
+  while (!read->done && !shards->stopping)
+    g_cond_wait (&shards->cond, &shards->lock);
+  if (shards->stopping) {
+    g_mutex_unlock (&shards->lock);
+    return FALSE;
+  }
+  g_mutex_unlock (&shards->lock);
+  shards->ring[0] = NULL;
+  gst_spdl_shard_sample_free (*sample);
+  *sample = range_read_sample (shards, read, 0, first);
+  range_read_free (read);
+  /* answered whole: the bound on bytes held cannot be kept cheaply */
+  if (gst_spdl_http_get_ranges (shards->http,
+          shards->names[0]) == GST_SPDL_HTTP_RANGES_NO)
+    shards->stream_members = TRUE;
+  return TRUE;
+}
+
 /* The order does not change: the epoch's shards are streamed in the order
  * the global order came from (their samples through a shuffle buffer), so
  * a member is read at most a shuffle buffer's worth of samples ahead of
- * its turn and held until then; each shard is read once, up to this
- * rank's last member in it, and shards without one are not read. */
+ * its turn (on W ranks about 1/W of that are this rank's) and held until
+ * then; each shard is read once, up to this rank's last member in it, and
+ * shards without one are not read. The members held ahead stay within
+ * shuffle-buffer-bytes: one that would pass it is streamed past and read
+ * by a ranged GET at its turn (a server without byte ranges: held all the
+ * same, a ranged GET there would download the shard up to it); the member
+ * whose turn it is is always read, whatever its size. */
 static void
 read_positions_streamed (GstSpdlShards * shards, const guint64 * order,
     guint64 first, guint64 k0, guint64 count)
 {
   guint64 world = MAX (shards->config.world_size, 1), n = count - k0, k, i;
-  guint64 next = 0, pos = 0;
+  guint64 next = 0, pos = 0, held = 0;
+  guint64 bound = shards->config.shuffle_buffer_bytes;
+  guint8 *deferred = g_new0 (guint8, MAX (n, 1));
   guint32 *shard_seq = shard_order (shards, shards->epoch);
   guint32 *rank_of = g_new (guint32, MAX (shards->n_shards, 1));
   Wanted *wanted = g_new (Wanted, MAX (n, 1));
@@ -1782,6 +1821,7 @@ read_positions_streamed (GstSpdlShards * shards, const guint64 * order,
   /* the member read last, for the same again (the last ranks wrap) */
   GstBuffer *prev_buffer = NULL;
   GError *prev_error = NULL;
+  gboolean prev_deferred = FALSE;
 
   for (s = 0; s < shards->n_shards; s++)
     rank_of[shard_seq[s]] = s;
@@ -1825,9 +1865,15 @@ read_positions_streamed (GstSpdlShards * shards, const guint64 * order,
           sample->buffer = gst_buffer_copy (prev_buffer);
         if (prev_error)
           sample->error = g_error_copy (prev_error);
+        deferred[w->k - k0] = prev_deferred;
       } else if (dead) {
         sample->error = g_error_copy (dead);
-      } else if (!member_too_large (shards, sample)) {
+      } else if (member_too_large (shards, sample)) {
+        /* it says why */
+      } else if (w->k != k && bound && !shards->stream_members &&
+          held + m->size > bound) {
+        deferred[w->k - k0] = TRUE;
+      } else {
         guint64 start = m->offset - TAR_BLOCK, want = TAR_BLOCK + m->size;
         ByteStream *stream = streams[p - 1];
         guint8 *data = NULL;
@@ -1871,10 +1917,18 @@ read_positions_streamed (GstSpdlShards * shards, const guint64 * order,
       g_clear_error (&prev_error);
       if (sample->error)
         prev_error = g_error_copy (sample->error);
+      prev_deferred = deferred[w->k - k0];
+      if (sample->buffer)
+        held += gst_buffer_get_size (sample->buffer);
       ready[w->k - k0] = sample;
       next++;
     }
     if (ready[k - k0] == NULL)
+      break;                    /* stopping */
+    if (ready[k - k0]->buffer)
+      held -= gst_buffer_get_size (ready[k - k0]->buffer);
+    if (deferred[k - k0] && !read_deferred (shards, order, first, k,
+            &ready[k - k0]))
       break;                    /* stopping */
     deliver (shards, g_steal_pointer (&ready[k - k0]));
   }
@@ -1891,6 +1945,7 @@ read_positions_streamed (GstSpdlShards * shards, const guint64 * order,
   g_free (scratch);
   g_free (plan);
   g_free (ready);
+  g_free (deferred);
   g_free (wanted);
   g_free (rank_of);
   g_free (shard_seq);
@@ -1907,7 +1962,7 @@ read_positions_remote (GstSpdlShards * shards, const guint64 * order,
   guint64 next_k = 0;
   guint window = shards->ring_size, head = 0, queued = 0, i;
 
-  if (shards->stream_members) {
+  if (shards->stream_members || shards->stream_whole) {
     read_positions_streamed (shards, order, first, 0, count);
     return;
   }
@@ -2061,16 +2116,22 @@ gst_spdl_shards_start (GstSpdlShards * shards, GError ** error)
 
     shards->ring_size = MAX (shards->config.http.max_requests, 1);
     shards->ring = g_new0 (RangeRead *, shards->ring_size);
+    shards->stream_whole =
+        shards->config.remote_reads == GST_SPDL_SHARDS_REMOTE_STREAM ||
+        (shards->config.remote_reads == GST_SPDL_SHARDS_REMOTE_AUTO &&
+        shards->config.world_size <= 1);
     /* the index's or the learning's responses said (unknown: ranges are
-     * tried, and one answered whole switches over) */
+     * tried, and one answered whole switches over); a rank streaming by
+     * choice loses nothing to it */
     if (ranges == GST_SPDL_HTTP_RANGES_NO ||
-        ranges == GST_SPDL_HTTP_RANGES_UNADVERTISED) {
+        ranges == GST_SPDL_HTTP_RANGES_UNADVERTISED)
+      shards->stream_members = TRUE;
+    if (shards->stream_members && !shards->stream_whole) {
       const gchar *host = strstr (shards->names[0], "://");
       const gchar *end = host ? strchr (host + 3, '/') : NULL;
       gchar *origin = end ? g_strndup (shards->names[0],
           end - shards->names[0]) : g_strdup (shards->names[0]);
 
-      shards->stream_members = TRUE;
       if (shards->warnings == NULL)
         shards->warnings = g_ptr_array_new_with_free_func (g_free);
       g_ptr_array_add (shards->warnings, g_strdup_printf ("%s does not "

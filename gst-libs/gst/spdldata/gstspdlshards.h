@@ -31,7 +31,10 @@ G_BEGIN_DECLS
  * the epoch's global order p(0..N-1), whatever the number of ranks; rank r
  * of W reads the members at positions O + r, O + r + W, ... (spdlsrc's
  * rule for folders) by byte ranges (pread, or ranged GETs, http-requests
- * of them at once).
+ * of them at once). Remote shards read by one rank alone (world size 1,
+ * or remote_reads "stream", or a server without byte ranges) are each
+ * streamed once instead, in the shard order the global order came from,
+ * members read ahead of their turn held until then.
  *
  * The contiguous split (only "shards.idx", or elastic off): rank r of W
  * takes stream positions
@@ -45,14 +48,26 @@ G_BEGIN_DECLS
  * each shard yields). */
 typedef struct _GstSpdlShards GstSpdlShards;
 
+/* How remote members are read in the elastic order. */
+typedef enum
+{
+  /* ranged GETs, unless this rank reads every sample (world size 1) */
+  GST_SPDL_SHARDS_REMOTE_AUTO,
+  /* a ranged GET per member (or a few close together) */
+  GST_SPDL_SHARDS_REMOTE_RANGES,
+  /* each shard holding a member of this rank streamed once an epoch */
+  GST_SPDL_SHARDS_REMOTE_STREAM,
+} GstSpdlShardsRemoteReads;
+
 typedef struct
 {
   const gchar *location;        /* brace pattern: dir/train-{000..009}.tar */
   guint64 seed;
   gboolean shuffle;
   guint shuffle_buffer;         /* samples mixed per rank; 0 or 1: none */
-  guint64 shuffle_buffer_bytes; /* contiguous split: images' bytes held in
-                                 * the buffer at most (0: no bound) */
+  guint64 shuffle_buffer_bytes; /* images' bytes held at most (0: no
+                                 * bound): the contiguous split's buffer,
+                                 * members streamed ahead of their turn */
   guint rank;
   guint world_size;
   gboolean drop_uneven;
@@ -62,6 +77,7 @@ typedef struct
                                  * consumed (a multiple of world_size
                                  * without the elastic order) */
   gboolean elastic;             /* the elastic order where indexed */
+  GstSpdlShardsRemoteReads remote_reads;
   guint64 max_member_size;      /* 0: no limit */
   guint queue_size;             /* samples ready ahead of the consumer */
   const gchar *cache_dir;       /* learned member indexes: NULL, the

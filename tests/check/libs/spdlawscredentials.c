@@ -20,6 +20,8 @@
 
 #include "spdltestutil.h"
 #include "gstspdlawscredentials.h"
+#include "gstspdls3.h"
+#include "gstspdlsigv4.h"
 #include "spdlcheckmain.h"
 
 /* ------------------------------------------------------------------------ */
@@ -167,6 +169,7 @@ struct _Server
   gsize raw_len;
   guint token_status;           /* IMDS: the token PUT's status */
   gboolean token_missing;       /* IMDS: a GET without the token */
+  gboolean role_gone;           /* IMDS: 404 for the role (taken away) */
   gchar *authorization;         /* container: the header it got */
   guint delay_ms;               /* answers this late (a slow server) */
   const gchar *delay_path;      /* ... to this path only; NULL: all */
@@ -377,6 +380,8 @@ imds_handler (Server * s, const gchar * method, const gchar * path,
       s->token_missing = TRUE;
     if (s->token_status == 200 && g_strcmp0 (token, IMDS_TOKEN) != 0) {
       *status = 401;
+    } else if (s->role_gone) {
+      *status = 404;
     } else if (strcmp (path, "/latest/meta-data/iam/security-credentials/")
         == 0) {
       *status = 200;
@@ -1327,6 +1332,79 @@ GST_START_TEST (test_refresh_waits_when_expired)
 
 GST_END_TEST;
 
+/* S3 with temporary credentials from instance metadata that expire and
+ * cannot be refreshed (the role taken away: the service says 404, which
+ * before any credentials means "none here"): requests fail naming the
+ * source, never go out anonymous. */
+GST_START_TEST (test_s3_lost_credentials_are_no_anonymous)
+{
+  Server *s = server_start (imds_handler);
+  GstSpdlS3Config config = { 0, };
+  GstSpdlS3 *s3;
+  GstSpdlAwsCredentials *c;
+  GError *error = NULL;
+  gchar **headers = NULL, *url, *source, *joined;
+  gint64 deadline;
+
+  g_unsetenv ("AWS_EC2_METADATA_DISABLED");
+  g_setenv ("AWS_EC2_METADATA_SERVICE_ENDPOINT", s->url, TRUE);
+  g_setenv ("AWS_METADATA_SERVICE_TIMEOUT", "10", TRUE);
+  /* valid for 2 s past the margin of the last minute */
+  s->expires_in = GST_SPDL_AWS_CREDENTIALS_EXPIRY_S + 2;
+  config.region = "eu-west-1";
+  config.endpoint = "http://127.0.0.1:9";
+  s3 = gst_spdl_s3_new (&config);
+  url = gst_spdl_s3_resolve (s3, "s3://b/k", NULL);
+  deadline = g_get_monotonic_time () + 10 * G_USEC_PER_SEC;
+  while (!gst_spdl_s3_credentials_ready (s3)) {
+    fail_unless (g_get_monotonic_time () < deadline);
+    g_usleep (1000);
+  }
+  fail_unless (gst_spdl_s3_sign (s3, "GET", url, &headers, &error));
+  fail_unless (headers != NULL);
+  joined = g_strjoinv ("\n", headers);
+  fail_unless_contains (joined, "Credential=ASIAIMDS");
+  g_free (joined);
+  gst_spdl_sigv4_headers_free (headers);
+
+  /* the role goes; the credentials expire */
+  g_mutex_lock (&s->lock);
+  s->role_gone = TRUE;
+  g_mutex_unlock (&s->lock);
+  c = g_new0 (GstSpdlAwsCredentials, 1);
+  c->expiration = g_get_real_time () / G_USEC_PER_SEC +
+      GST_SPDL_AWS_CREDENTIALS_EXPIRY_S + 2;
+  wait_for_window (c, GST_SPDL_AWS_CREDENTIALS_EXPIRY_S);
+  g_free (c);
+  deadline = g_get_monotonic_time () + 10 * G_USEC_PER_SEC;
+  while (!gst_spdl_s3_credentials_ready (s3)) {
+    fail_unless (g_get_monotonic_time () < deadline);
+    g_usleep (1000);
+  }
+  headers = NULL;
+  fail_if (gst_spdl_s3_sign (s3, "GET", url, &headers, &error));
+  fail_unless (headers == NULL);
+  fail_unless (error != NULL);
+  fail_unless_contains (error->message, "the credentials from instance "
+      "metadata (IMDSv2) expired and could not be refreshed: ");
+  fail_unless_contains (error->message, "404");
+  g_clear_error (&error);
+  source = gst_spdl_s3_describe_credentials (s3);
+  fail_if (strstr (source, "anonymous") != NULL, "%s", source);
+  g_free (source);
+  /* and so it stays, asked again or not */
+  fail_unless (gst_spdl_s3_credentials_ready (s3));
+  fail_if (gst_spdl_s3_sign (s3, "GET", url, &headers, &error));
+  fail_unless (headers == NULL && error != NULL);
+  g_clear_error (&error);
+
+  g_free (url);
+  gst_spdl_s3_free (s3);
+  server_stop (s);
+}
+
+GST_END_TEST;
+
 /* free() ends a lookup that waits for a server that never answers, at
  * once rather than after the metadata timeout */
 GST_START_TEST (test_free_cancels_lookup)
@@ -1610,6 +1688,7 @@ spdlawscredentials_suite (void)
   tcase_add_test (tc, test_refresh_in_background);
   tcase_add_test (tc, test_refresh_fails_in_background);
   tcase_add_test (tc, test_refresh_waits_when_expired);
+  tcase_add_test (tc, test_s3_lost_credentials_are_no_anonymous);
   tcase_add_test (tc, test_free_cancels_lookup);
   tcase_add_test (tc, test_threads);
   tcase_add_test (tc, test_hostile_json);
