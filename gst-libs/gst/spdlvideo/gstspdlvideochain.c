@@ -71,6 +71,7 @@ struct _GstSpdlVideoChain
   gboolean other_eos;           /* a stream that is not the video ended */
   GList *fakesinks;             /* what parsebin's other streams go to */
   GstMessage *demux_error;      /* the first error inside parsebin */
+  gchar *unknown_type;          /* the first caps parsebin could not plug */
 
   /* the open video */
   GBytes *data;
@@ -247,12 +248,55 @@ on_pad_added (GstElement * parsebin, GstPad * pad, GstSpdlVideoChain * chain)
   gst_object_unref (sink);
 }
 
+/* No element for @caps (or only refused ones, see on_autoplug_select):
+ * parsebin then fails with a missing-plugin error; the caps say why. */
+static void
+on_unknown_type (GstElement * parsebin, GstPad * pad, GstCaps * caps,
+    GstSpdlVideoChain * chain)
+{
+  g_mutex_lock (&chain->pads_lock);
+  if (chain->unknown_type == NULL && gst_caps_get_size (caps) > 0)
+    chain->unknown_type = g_strdup (gst_structure_get_name
+        (gst_caps_get_structure (caps, 0)));
+  g_mutex_unlock (&chain->pads_lock);
+}
+
 static void
 on_no_more_pads (GstElement * parsebin, GstSpdlVideoChain * chain)
 {
   g_mutex_lock (&chain->pads_lock);
   chain->no_more_pads = TRUE;
   g_mutex_unlock (&chain->pads_lock);
+}
+
+/* parsebin's GstAutoplugSelectResult (gst/playback/gstplay-enum.h, not
+ * installed) */
+#define AUTOPLUG_SELECT_TRY 0
+#define AUTOPLUG_SELECT_SKIP 2
+
+/* Elements parsebin may not plug for a training video:
+ * - gst-libav's demuxers (avdemux_*, rank marginal, for formats without a
+ *   GStreamer demuxer): their reads answer 0 bytes, not end of file, at
+ *   the end of the data, and some of FFmpeg's demuxers then ask again
+ *   forever (avdemux_gif on any file starting with "GIF8", a real GIF
+ *   included): a stall until the timeout for every such file. Without
+ *   them a GIF is an image (image/gif exposed), skipped at once.
+ * - adaptive streaming demuxers (HLS, DASH, Smooth Streaming): a
+ *   playlist in a dataset would make the loader fetch its URIs. */
+static gint
+on_autoplug_select (GstElement * parsebin, GstPad * pad, GstCaps * caps,
+    GstElementFactory * factory, gpointer user_data)
+{
+  const gchar *klass = gst_element_factory_get_metadata (factory,
+      GST_ELEMENT_METADATA_KLASS);
+
+  if (g_str_has_prefix (GST_OBJECT_NAME (factory), "avdemux_") ||
+      (klass && strstr (klass, "Demuxer/Adaptive"))) {
+    GST_DEBUG ("not plugging %s for %" GST_PTR_FORMAT,
+        GST_OBJECT_NAME (factory), caps);
+    return AUTOPLUG_SELECT_SKIP;
+  }
+  return AUTOPLUG_SELECT_TRY;
 }
 
 /* parsebin drops an error its element posts while it brings that
@@ -354,6 +398,7 @@ free_demuxer (GstSpdlVideoChain * chain)
   gst_clear_object (&chain->demux_pipe);
   chain->src = chain->parsebin = chain->appsink = NULL;
   gst_clear_message (&chain->demux_error);
+  g_clear_pointer (&chain->unknown_type, g_free);
 }
 
 static gboolean
@@ -383,6 +428,10 @@ build_demuxer (GstSpdlVideoChain * chain, GError ** error)
       chain);
   g_signal_connect (chain->parsebin, "no-more-pads",
       G_CALLBACK (on_no_more_pads), chain);
+  g_signal_connect (chain->parsebin, "autoplug-select",
+      G_CALLBACK (on_autoplug_select), NULL);
+  g_signal_connect (chain->parsebin, "unknown-type",
+      G_CALLBACK (on_unknown_type), chain);
   chain->demux_builds++;
   return TRUE;
 }
@@ -430,6 +479,7 @@ reset_demuxer (GstSpdlVideoChain * chain)
   chain->video_linked = chain->no_more_pads = chain->other_eos = FALSE;
   g_mutex_lock (&chain->pads_lock);
   gst_clear_message (&chain->demux_error);
+  g_clear_pointer (&chain->unknown_type, g_free);
   g_mutex_unlock (&chain->pads_lock);
 }
 
@@ -473,6 +523,35 @@ fail_from_message (GstMessage * msg, GError ** error, const gchar * what)
   gst_spdl_decode_fail (error, code, "%s: %s", what, err->message);
   g_error_free (err);
   g_free (debug);
+  return FALSE;
+}
+
+/* A demuxing error as a skip reason: parsebin's "missing a plug-in"
+ * names the stream it had nothing for (a GIF, whose only demuxer is
+ * refused, or a container GStreamer does not demux). */
+static gboolean
+fail_demux (GstSpdlVideoChain * chain, GstMessage * msg, GError ** error)
+{
+  GError *err = NULL;
+  gchar *type;
+
+  gst_message_parse_error (msg, &err, NULL);
+  g_mutex_lock (&chain->pads_lock);
+  type = g_strdup (chain->unknown_type);
+  g_mutex_unlock (&chain->pads_lock);
+  if (g_error_matches (err, GST_CORE_ERROR, GST_CORE_ERROR_MISSING_PLUGIN) &&
+      type) {
+    if (bin_has_element (chain->parsebin, NULL, "Demux"))
+      gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_UNSUPPORTED,
+          "no GStreamer element for its %s stream", type);
+    else
+      gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_UNSUPPORTED_FORMAT,
+          "the file is %s, not a video container", type);
+  } else {
+    fail_from_message (msg, error, "could not demux");
+  }
+  g_error_free (err);
+  g_free (type);
   return FALSE;
 }
 
@@ -747,7 +826,7 @@ gst_spdl_video_chain_open (GstSpdlVideoChain * chain, GBytes * data,
   if (ret == GST_STATE_CHANGE_FAILURE) {
     GstMessage *msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
     if (msg) {
-      fail_from_message (msg, error, "could not demux");
+      fail_demux (chain, msg, error);
       gst_message_unref (msg);
     } else {
       gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_CORRUPT,
@@ -792,7 +871,7 @@ gst_spdl_video_chain_open (GstSpdlVideoChain * chain, GBytes * data,
     if (msg == NULL && !gst_app_sink_is_eos (GST_APP_SINK (chain->appsink)))
       msg = take_demux_error (chain);
     if (msg && GST_MESSAGE_TYPE (msg) == GST_MESSAGE_ERROR) {
-      fail_from_message (msg, error, "could not demux");
+      fail_demux (chain, msg, error);
       gst_message_unref (msg);
       goto done;
     }
