@@ -280,7 +280,7 @@ def test_gif_named_mp4_is_skipped_at_once(videos, tmp_path):
     """A GIF is an image, not a video container: skipped at once as
     unsupported-format, with a warning naming it. gst-libav's GIF demuxer
     (the only one) reads on forever at the end of some files, a stall
-    until the chain's 30 s timeout for each."""
+    until the chain's 30 s timeout for each; its NUT demuxer as well."""
     import time
 
     (tmp_path / "x").mkdir()
@@ -291,6 +291,10 @@ def test_gif_named_mp4_is_skipped_at_once(videos, tmp_path):
     (tmp_path / "x" / "anim.gif").rename(tmp_path / "x" / "anim.mp4")
     (tmp_path / "x" / "gif89a.mp4").write_bytes(
         b"GIF89a" + np.random.default_rng(1).bytes(4000))
+    subprocess.run([videogen.FFMPEG, "-nostdin", "-v", "error", "-f", "lavfi",
+                    "-i", "testsrc2=size=64x48:rate=10:duration=1",
+                    "-c:v", "mpeg4", "-f", "nut",
+                    str(tmp_path / "x" / "nut.mp4")], check=True)
     (tmp_path / "x" / "good.mp4").write_bytes(
         (videos / "a" / "gop250.mp4").read_bytes())
     start = time.monotonic()
@@ -303,9 +307,11 @@ def test_gif_named_mp4_is_skipped_at_once(videos, tmp_path):
     for name in ("anim.mp4", "gif89a.mp4"):
         assert any(name in w and "image/gif, not a video container" in w
                    for w in warnings), (name, warnings)
-    assert len(warnings) == 2, warnings
-    assert counts.get_value("unsupported-format") == 2, counts.to_string()
-    assert counts.get_value("total") == 2
+    assert any("nut.mp4" in w and "no GStreamer demuxer for" in w
+               for w in warnings), warnings
+    assert len(warnings) == 3, warnings
+    assert counts.get_value("unsupported-format") == 3, counts.to_string()
+    assert counts.get_value("total") == 3
     # the whole epoch, well under the chain's 30 s timeout
     assert elapsed < 20, elapsed
 

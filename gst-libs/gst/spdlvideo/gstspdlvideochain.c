@@ -544,9 +544,12 @@ fail_demux (GstSpdlVideoChain * chain, GstMessage * msg, GError ** error)
     if (bin_has_element (chain->parsebin, NULL, "Demux"))
       gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_UNSUPPORTED,
           "no GStreamer element for its %s stream", type);
-    else
+    else if (g_str_has_prefix (type, "image/"))
       gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_UNSUPPORTED_FORMAT,
           "the file is %s, not a video container", type);
+    else
+      gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_UNSUPPORTED_FORMAT,
+          "no GStreamer demuxer for %s", type);
   } else {
     fail_from_message (msg, error, "could not demux");
   }
