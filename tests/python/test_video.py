@@ -17,7 +17,7 @@ pytestmark = pytest.mark.skipif(
          Gst.ElementFactory.find("x264enc") is not None or True),
     reason="needs ffmpeg and gst-libav")
 
-EXTENSIONS = "mp4,mkv,webm,mov,avi"
+EXTENSIONS = "mp4,mkv,webm,mov,avi,ts"
 
 
 @pytest.fixture(scope="module")
@@ -454,6 +454,13 @@ OTHER_KINDS = {
     "theora-mkv": ("a.mkv", ["-c:v", "libtheora", "-g", "12"]),
     # image/jpeg from the demuxer
     "mjpeg-avi": ("a.avi", ["-c:v", "mjpeg", "-q:v", "3"]),
+    # MPEG-TS: pts are the stream's PTS (first 1.4 s here), not times from
+    # the first clock reference (0.7 s before)
+    "h264-ts": ("a.ts", ["-c:v", "libx264", "-bf", "2", "-g", "12",
+                         "-pix_fmt", "yuv420p"]),
+    "h264-ts-offset": ("a.ts", ["-c:v", "libx264", "-bf", "0", "-g", "12",
+                                "-pix_fmt", "yuv420p",
+                                "-output_ts_offset", "7.5"]),
 }
 
 

@@ -701,11 +701,120 @@ derive_pts_from_dts (GstSpdlVideoChain * chain, GError ** error)
   return TRUE;
 }
 
+/* MPEG-TS: tsdemux's times are a program's PTS less the first PCR of
+ * that program (mpegtspacketizer: "PTS - first group PCR + group PCR
+ * offset"); FFmpeg, PyAV and torchcodec give the PTS themselves, so a file
+ * FFmpeg wrote (PCR from 0.7 s, first PTS 1.4 s) read 0.7 s early. The
+ * first PCR of the program tsdemux plays by default (the first in the
+ * PAT), in nanoseconds, or GST_CLOCK_TIME_NONE. */
+#define TS_PACKET 188
+
+/* Where the first of four TS packets @stride bytes apart starts, or -1 */
+static gssize
+ts_find_start (const guint8 * d, gsize n, gsize stride)
+{
+  gsize i;
+
+  for (i = 0; i < stride && i + 3 * stride + TS_PACKET <= n; i++)
+    if (d[i] == 0x47 && d[i + stride] == 0x47 && d[i + 2 * stride] == 0x47 &&
+        d[i + 3 * stride] == 0x47)
+      return i;
+  return -1;
+}
+
+/* The payload of the TS packet @p (its adaptation field skipped) and its
+ * size, or NULL */
+static const guint8 *
+ts_payload (const guint8 * p, gsize * size)
+{
+  gsize off = 4;
+
+  if (!(p[3] & 0x10))
+    return NULL;
+  if (p[3] & 0x20)
+    off += 1 + p[4];
+  if (off >= TS_PACKET)
+    return NULL;
+  *size = TS_PACKET - off;
+  return p + off;
+}
+
+/* The section that starts in the payload of @p (a PSI packet that starts
+ * one) if its table is @table_id, and its length up to the CRC */
+static const guint8 *
+ts_section (const guint8 * p, guint table_id, gsize * len)
+{
+  gsize size, ptr, sec_len;
+  const guint8 *pl;
+
+  if (!(p[1] & 0x40) || (pl = ts_payload (p, &size)) == NULL)
+    return NULL;
+  ptr = pl[0];
+  if (1 + ptr + 3 > size || pl[1 + ptr] != table_id)
+    return NULL;
+  pl += 1 + ptr;
+  size -= 1 + ptr;
+  sec_len = ((pl[1] & 0x0f) << 8) | pl[2];
+  if (sec_len < 9 || 3 + sec_len > size)
+    return NULL;
+  *len = 3 + sec_len - 4;
+  return pl;
+}
+
+static GstClockTime
+ts_first_pcr (const guint8 * d, gsize n)
+{
+  static const gsize strides[] = { 188, 192, 204, 208 };
+  gssize start = -1;
+  gsize stride = 0, i, len;
+  guint step, pmt_pid = G_MAXUINT, pcr_pid = G_MAXUINT;
+
+  for (i = 0; i < G_N_ELEMENTS (strides) && start < 0; i++) {
+    stride = strides[i];
+    start = ts_find_start (d, n, stride);
+  }
+  if (start < 0)
+    return GST_CLOCK_TIME_NONE;
+  /* the PAT's first program, its PMT's PCR PID, that PID's first PCR */
+  for (step = 0; step < 3; step++) {
+    for (i = start; i + TS_PACKET <= n; i += stride) {
+      const guint8 *p = d + i, *sec;
+      guint pid = ((p[1] & 0x1f) << 8) | p[2];
+      gsize k;
+
+      if (p[0] != 0x47)
+        continue;
+      if (step == 0 && pid == 0 && (sec = ts_section (p, 0x00, &len))) {
+        for (k = 8; k + 4 <= len && pmt_pid == G_MAXUINT; k += 4)
+          if (((sec[k] << 8) | sec[k + 1]) != 0)
+            pmt_pid = ((sec[k + 2] & 0x1f) << 8) | sec[k + 3];
+      } else if (step == 1 && pid == pmt_pid &&
+          (sec = ts_section (p, 0x02, &len)) && len >= 12) {
+        pcr_pid = ((sec[8] & 0x1f) << 8) | sec[9];
+      } else if (step == 2 && pid == pcr_pid && (p[3] & 0x20) && p[4] >= 7 &&
+          (p[5] & 0x10)) {
+        guint64 base = ((guint64) p[6] << 25) | (p[7] << 17) | (p[8] << 9) |
+            (p[9] << 1) | (p[10] >> 7);
+        guint64 pcr = base * 300 + (((p[10] & 1) << 8) | p[11]);
+
+        return gst_util_uint64_scale (pcr, 1000, 27);
+      }
+      if ((step == 0 && pmt_pid != G_MAXUINT) ||
+          (step == 1 && pcr_pid != G_MAXUINT))
+        break;
+    }
+    if ((step == 0 && pmt_pid == G_MAXUINT) ||
+        (step == 1 && pcr_pid == G_MAXUINT))
+      return GST_CLOCK_TIME_NONE;
+  }
+  return GST_CLOCK_TIME_NONE;
+}
+
 /* The frame list from the packets: those the segment shows (an edit
  * list's pre-roll frames are decoded, not shown), by presentation time. */
 static gboolean
 index_frames (GstSpdlVideoChain * chain, const GstSegment * segment,
-    GError ** error)
+    GstClockTime offset, GError ** error)
 {
   guint n = chain->packets->len, i, n_frames = 0;
   guint *order = g_new (guint, MAX (n, 1));
@@ -763,7 +872,8 @@ index_frames (GstSpdlVideoChain * chain, const GstSegment * segment,
 
     p->frame = i;
     chain->raw_pts[i] = pts;
-    chain->pts[i] = (gdouble) (st == G_MAXUINT64 ? pts : st) / GST_SECOND;
+    chain->pts[i] = (gdouble) ((st == G_MAXUINT64 ? pts : st) + offset) /
+        GST_SECOND;
     if (GST_BUFFER_DURATION_IS_VALID (p->buffer))
       last_end = pts + GST_BUFFER_DURATION (p->buffer);
     else
@@ -773,7 +883,7 @@ index_frames (GstSpdlVideoChain * chain, const GstSegment * segment,
     guint64 st = segment ? gst_segment_to_stream_time (segment,
         GST_FORMAT_TIME, last_end) : last_end;
     if (st != G_MAXUINT64)
-      chain->end = (gdouble) st / GST_SECOND;
+      chain->end = (gdouble) (st + offset) / GST_SECOND;
   }
   return TRUE;
 }
@@ -804,6 +914,7 @@ gst_spdl_video_chain_open (GstSpdlVideoChain * chain, GBytes * data,
   GstBus *bus;
   GstSegment segment;
   gboolean have_segment = FALSE, ok = FALSE, eos = FALSE;
+  GstClockTime offset = 0;
   gint64 deadline;
   GstStateChangeReturn ret;
 
@@ -914,8 +1025,14 @@ gst_spdl_video_chain_open (GstSpdlVideoChain * chain, GBytes * data,
    * reports. */
   if (have_segment && !bin_has_element (chain->parsebin, "qtdemux", NULL))
     have_segment = FALSE;
+  if (bin_has_element (chain->parsebin, "tsdemux", NULL)) {
+    offset = ts_first_pcr (g_bytes_get_data (data, NULL),
+        g_bytes_get_size (data));
+    if (!GST_CLOCK_TIME_IS_VALID (offset))
+      offset = 0;
+  }
   ok = check_caps (chain, error) && derive_pts_from_dts (chain, error) &&
-      index_frames (chain, have_segment ? &segment : NULL, error);
+      index_frames (chain, have_segment ? &segment : NULL, offset, error);
   if (ok && chain->n_frames == 0)
     ok = gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_NO_VIDEO,
         "the video stream shows no frame");
