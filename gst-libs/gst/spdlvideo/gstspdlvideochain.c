@@ -30,6 +30,7 @@
 
 #include "gstspdlvideochain.h"
 #include "gstspdlerrors.h"
+#include "gstspdlformat.h"
 
 #include <gio/gio.h>
 #include <gst/app/gstappsink.h>
@@ -915,6 +916,7 @@ gst_spdl_video_chain_open (GstSpdlVideoChain * chain, GBytes * data,
   GstSegment segment;
   gboolean have_segment = FALSE, ok = FALSE, eos = FALSE;
   GstClockTime offset = 0;
+  gchar *reason;
   gint64 deadline;
   GstStateChangeReturn ret;
 
@@ -922,6 +924,14 @@ gst_spdl_video_chain_open (GstSpdlVideoChain * chain, GBytes * data,
   if (g_bytes_get_size (data) == 0)
     return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_EMPTY,
         "the file is empty");
+  /* before matroskademux sees it (see gstspdlformat.h) */
+  if (gst_spdl_ebml_header_refused (g_bytes_get_data (data, NULL),
+          g_bytes_get_size (data), &reason)) {
+    gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_UNSUPPORTED_FORMAT,
+        "not a Matroska file GStreamer reads: %s", reason);
+    g_free (reason);
+    return FALSE;
+  }
   if (chain->demux_pipe && !chain->limits.reuse)
     free_demuxer (chain);
   if (chain->demux_pipe == NULL && !build_demuxer (chain, error))
