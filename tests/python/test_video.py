@@ -17,7 +17,7 @@ pytestmark = pytest.mark.skipif(
          Gst.ElementFactory.find("x264enc") is not None or True),
     reason="needs ffmpeg and gst-libav")
 
-EXTENSIONS = "mp4,mkv,webm,mov,avi"
+EXTENSIONS = "mp4,mkv,webm,mov,avi,ts"
 
 
 @pytest.fixture(scope="module")
@@ -276,6 +276,46 @@ def test_bad_files_skipped_by_reason(videos, tmp_path):
     assert counts.get_value("total") >= 11
 
 
+def test_gif_named_mp4_is_skipped_at_once(videos, tmp_path):
+    """A GIF is an image, not a video container: skipped at once as
+    unsupported-format, with a warning naming it. gst-libav's GIF demuxer
+    (the only one) reads on forever at the end of some files, a stall
+    until the chain's 30 s timeout for each; its NUT demuxer as well."""
+    import time
+
+    (tmp_path / "x").mkdir()
+    # a real animated GIF, and "GIF89a" followed by garbage
+    subprocess.run([videogen.FFMPEG, "-nostdin", "-v", "error", "-f", "lavfi",
+                    "-i", "testsrc2=size=64x48:rate=10:duration=1",
+                    str(tmp_path / "x" / "anim.gif")], check=True)
+    (tmp_path / "x" / "anim.gif").rename(tmp_path / "x" / "anim.mp4")
+    (tmp_path / "x" / "gif89a.mp4").write_bytes(
+        b"GIF89a" + np.random.default_rng(1).bytes(4000))
+    subprocess.run([videogen.FFMPEG, "-nostdin", "-v", "error", "-f", "lavfi",
+                    "-i", "testsrc2=size=64x48:rate=10:duration=1",
+                    "-c:v", "mpeg4", "-f", "nut",
+                    str(tmp_path / "x" / "nut.mp4")], check=True)
+    (tmp_path / "x" / "good.mp4").write_bytes(
+        (videos / "a" / "gop250.mp4").read_bytes())
+    start = time.monotonic()
+    clips, warnings, counts = run_clips(
+        "spdlsrc location=%s extensions=mp4 ! spdlvideodecode name=dec "
+        "frames=4 threads=2" % tmp_path)
+    elapsed = time.monotonic() - start
+    assert [m.get_string("path") for _, m in clips] == [
+        str(tmp_path / "x" / "good.mp4")]
+    for name in ("anim.mp4", "gif89a.mp4"):
+        assert any(name in w and "image/gif, not a video container" in w
+                   for w in warnings), (name, warnings)
+    assert any("nut.mp4" in w and "no GStreamer demuxer for" in w
+               for w in warnings), warnings
+    assert len(warnings) == 3, warnings
+    assert counts.get_value("unsupported-format") == 3, counts.to_string()
+    assert counts.get_value("total") == 3
+    # the whole epoch, well under the chain's 30 s timeout
+    assert elapsed < 20, elapsed
+
+
 def run_batches(launch, timeout_s=120):
     """[(tensors as numpy copies, batch meta structure)] of @launch, and
     the first error message (or None)."""
@@ -414,6 +454,13 @@ OTHER_KINDS = {
     "theora-mkv": ("a.mkv", ["-c:v", "libtheora", "-g", "12"]),
     # image/jpeg from the demuxer
     "mjpeg-avi": ("a.avi", ["-c:v", "mjpeg", "-q:v", "3"]),
+    # MPEG-TS: pts are the stream's PTS (first 1.4 s here), not times from
+    # the first clock reference (0.7 s before)
+    "h264-ts": ("a.ts", ["-c:v", "libx264", "-bf", "2", "-g", "12",
+                         "-pix_fmt", "yuv420p"]),
+    "h264-ts-offset": ("a.ts", ["-c:v", "libx264", "-bf", "0", "-g", "12",
+                                "-pix_fmt", "yuv420p",
+                                "-output_ts_offset", "7.5"]),
 }
 
 

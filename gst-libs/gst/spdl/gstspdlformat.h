@@ -31,6 +31,15 @@ GstSpdlImageFormat gst_spdl_image_format_sniff (const guint8 * data,
     gsize size);
 const gchar *gst_spdl_image_format_name (GstSpdlImageFormat format);
 
+/* Whether @data starts with an EBML header (Matroska, WebM) that
+ * GStreamer's matroskademux (1.22) refuses by posting its error through
+ * an object that is not an element: a CRITICAL, and no error message (so
+ * an abort where criticals are fatal). Refused: a DocType other than
+ * "matroska" or "webm", a DocTypeReadVersion above 2. @reason (free with
+ * g_free) says which. */
+gboolean gst_spdl_ebml_header_refused (const guint8 * data, gsize size,
+    gchar ** reason);
+
 G_END_DECLS
 
 #endif /* __GST_SPDL_FORMAT_H__ */

@@ -31,6 +31,7 @@
 
 #include "gstspdlaudiochain.h"
 #include "gstspdlerrors.h"
+#include "gstspdlformat.h"
 
 #include <gio/gio.h>
 #include <gst/app/gstappsink.h>
@@ -456,11 +457,20 @@ gst_spdl_audio_chain_open (GstSpdlAudioChain * chain, GBytes * data,
   GstAudioInfo info;
   gint64 duration = -1;
   GstPad *pad;
+  gchar *reason;
 
   gst_spdl_audio_chain_close (chain);
   if (g_bytes_get_size (data) == 0)
     return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_EMPTY,
         "the file is empty");
+  /* before matroskademux sees it (see gstspdlformat.h) */
+  if (gst_spdl_ebml_header_refused (g_bytes_get_data (data, NULL),
+          g_bytes_get_size (data), &reason)) {
+    gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_UNSUPPORTED_FORMAT,
+        "not a Matroska file GStreamer reads: %s", reason);
+    g_free (reason);
+    return FALSE;
+  }
   if (chain->pipe == NULL && !build_pipeline (chain, error))
     return FALSE;
   chain->data = g_bytes_ref (data);

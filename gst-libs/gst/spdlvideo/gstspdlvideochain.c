@@ -30,6 +30,7 @@
 
 #include "gstspdlvideochain.h"
 #include "gstspdlerrors.h"
+#include "gstspdlformat.h"
 
 #include <gio/gio.h>
 #include <gst/app/gstappsink.h>
@@ -71,6 +72,7 @@ struct _GstSpdlVideoChain
   gboolean other_eos;           /* a stream that is not the video ended */
   GList *fakesinks;             /* what parsebin's other streams go to */
   GstMessage *demux_error;      /* the first error inside parsebin */
+  gchar *unknown_type;          /* the first caps parsebin could not plug */
 
   /* the open video */
   GBytes *data;
@@ -247,12 +249,55 @@ on_pad_added (GstElement * parsebin, GstPad * pad, GstSpdlVideoChain * chain)
   gst_object_unref (sink);
 }
 
+/* No element for @caps (or only refused ones, see on_autoplug_select):
+ * parsebin then fails with a missing-plugin error; the caps say why. */
+static void
+on_unknown_type (GstElement * parsebin, GstPad * pad, GstCaps * caps,
+    GstSpdlVideoChain * chain)
+{
+  g_mutex_lock (&chain->pads_lock);
+  if (chain->unknown_type == NULL && gst_caps_get_size (caps) > 0)
+    chain->unknown_type = g_strdup (gst_structure_get_name
+        (gst_caps_get_structure (caps, 0)));
+  g_mutex_unlock (&chain->pads_lock);
+}
+
 static void
 on_no_more_pads (GstElement * parsebin, GstSpdlVideoChain * chain)
 {
   g_mutex_lock (&chain->pads_lock);
   chain->no_more_pads = TRUE;
   g_mutex_unlock (&chain->pads_lock);
+}
+
+/* parsebin's GstAutoplugSelectResult (gst/playback/gstplay-enum.h, not
+ * installed) */
+#define AUTOPLUG_SELECT_TRY 0
+#define AUTOPLUG_SELECT_SKIP 2
+
+/* Elements parsebin may not plug for a training video:
+ * - gst-libav's demuxers (avdemux_*, rank marginal, for formats without a
+ *   GStreamer demuxer): their reads answer 0 bytes, not end of file, at
+ *   the end of the data, and some of FFmpeg's demuxers then ask again
+ *   forever (avdemux_gif on any file starting with "GIF8", a real GIF
+ *   included): a stall until the timeout for every such file. Without
+ *   them a GIF is an image (image/gif exposed), skipped at once.
+ * - adaptive streaming demuxers (HLS, DASH, Smooth Streaming): a
+ *   playlist in a dataset would make the loader fetch its URIs. */
+static gint
+on_autoplug_select (GstElement * parsebin, GstPad * pad, GstCaps * caps,
+    GstElementFactory * factory, gpointer user_data)
+{
+  const gchar *klass = gst_element_factory_get_metadata (factory,
+      GST_ELEMENT_METADATA_KLASS);
+
+  if (g_str_has_prefix (GST_OBJECT_NAME (factory), "avdemux_") ||
+      (klass && strstr (klass, "Demuxer/Adaptive"))) {
+    GST_DEBUG ("not plugging %s for %" GST_PTR_FORMAT,
+        GST_OBJECT_NAME (factory), caps);
+    return AUTOPLUG_SELECT_SKIP;
+  }
+  return AUTOPLUG_SELECT_TRY;
 }
 
 /* parsebin drops an error its element posts while it brings that
@@ -354,6 +399,7 @@ free_demuxer (GstSpdlVideoChain * chain)
   gst_clear_object (&chain->demux_pipe);
   chain->src = chain->parsebin = chain->appsink = NULL;
   gst_clear_message (&chain->demux_error);
+  g_clear_pointer (&chain->unknown_type, g_free);
 }
 
 static gboolean
@@ -383,6 +429,10 @@ build_demuxer (GstSpdlVideoChain * chain, GError ** error)
       chain);
   g_signal_connect (chain->parsebin, "no-more-pads",
       G_CALLBACK (on_no_more_pads), chain);
+  g_signal_connect (chain->parsebin, "autoplug-select",
+      G_CALLBACK (on_autoplug_select), NULL);
+  g_signal_connect (chain->parsebin, "unknown-type",
+      G_CALLBACK (on_unknown_type), chain);
   chain->demux_builds++;
   return TRUE;
 }
@@ -430,6 +480,7 @@ reset_demuxer (GstSpdlVideoChain * chain)
   chain->video_linked = chain->no_more_pads = chain->other_eos = FALSE;
   g_mutex_lock (&chain->pads_lock);
   gst_clear_message (&chain->demux_error);
+  g_clear_pointer (&chain->unknown_type, g_free);
   g_mutex_unlock (&chain->pads_lock);
 }
 
@@ -473,6 +524,38 @@ fail_from_message (GstMessage * msg, GError ** error, const gchar * what)
   gst_spdl_decode_fail (error, code, "%s: %s", what, err->message);
   g_error_free (err);
   g_free (debug);
+  return FALSE;
+}
+
+/* A demuxing error as a skip reason: parsebin's "missing a plug-in"
+ * names the stream it had nothing for (a GIF, whose only demuxer is
+ * refused, or a container GStreamer does not demux). */
+static gboolean
+fail_demux (GstSpdlVideoChain * chain, GstMessage * msg, GError ** error)
+{
+  GError *err = NULL;
+  gchar *type;
+
+  gst_message_parse_error (msg, &err, NULL);
+  g_mutex_lock (&chain->pads_lock);
+  type = g_strdup (chain->unknown_type);
+  g_mutex_unlock (&chain->pads_lock);
+  if (g_error_matches (err, GST_CORE_ERROR, GST_CORE_ERROR_MISSING_PLUGIN) &&
+      type) {
+    if (bin_has_element (chain->parsebin, NULL, "Demux"))
+      gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_UNSUPPORTED,
+          "no GStreamer element for its %s stream", type);
+    else if (g_str_has_prefix (type, "image/"))
+      gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_UNSUPPORTED_FORMAT,
+          "the file is %s, not a video container", type);
+    else
+      gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_UNSUPPORTED_FORMAT,
+          "no GStreamer demuxer for %s", type);
+  } else {
+    fail_from_message (msg, error, "could not demux");
+  }
+  g_error_free (err);
+  g_free (type);
   return FALSE;
 }
 
@@ -619,11 +702,120 @@ derive_pts_from_dts (GstSpdlVideoChain * chain, GError ** error)
   return TRUE;
 }
 
+/* MPEG-TS: tsdemux's times are a program's PTS less the first PCR of
+ * that program (mpegtspacketizer: "PTS - first group PCR + group PCR
+ * offset"); FFmpeg, PyAV and torchcodec give the PTS themselves, so a file
+ * FFmpeg wrote (PCR from 0.7 s, first PTS 1.4 s) read 0.7 s early. The
+ * first PCR of the program tsdemux plays by default (the first in the
+ * PAT), in nanoseconds, or GST_CLOCK_TIME_NONE. */
+#define TS_PACKET 188
+
+/* Where the first of four TS packets @stride bytes apart starts, or -1 */
+static gssize
+ts_find_start (const guint8 * d, gsize n, gsize stride)
+{
+  gsize i;
+
+  for (i = 0; i < stride && i + 3 * stride + TS_PACKET <= n; i++)
+    if (d[i] == 0x47 && d[i + stride] == 0x47 && d[i + 2 * stride] == 0x47 &&
+        d[i + 3 * stride] == 0x47)
+      return i;
+  return -1;
+}
+
+/* The payload of the TS packet @p (its adaptation field skipped) and its
+ * size, or NULL */
+static const guint8 *
+ts_payload (const guint8 * p, gsize * size)
+{
+  gsize off = 4;
+
+  if (!(p[3] & 0x10))
+    return NULL;
+  if (p[3] & 0x20)
+    off += 1 + p[4];
+  if (off >= TS_PACKET)
+    return NULL;
+  *size = TS_PACKET - off;
+  return p + off;
+}
+
+/* The section that starts in the payload of @p (a PSI packet that starts
+ * one) if its table is @table_id, and its length up to the CRC */
+static const guint8 *
+ts_section (const guint8 * p, guint table_id, gsize * len)
+{
+  gsize size, ptr, sec_len;
+  const guint8 *pl;
+
+  if (!(p[1] & 0x40) || (pl = ts_payload (p, &size)) == NULL)
+    return NULL;
+  ptr = pl[0];
+  if (1 + ptr + 3 > size || pl[1 + ptr] != table_id)
+    return NULL;
+  pl += 1 + ptr;
+  size -= 1 + ptr;
+  sec_len = ((pl[1] & 0x0f) << 8) | pl[2];
+  if (sec_len < 9 || 3 + sec_len > size)
+    return NULL;
+  *len = 3 + sec_len - 4;
+  return pl;
+}
+
+static GstClockTime
+ts_first_pcr (const guint8 * d, gsize n)
+{
+  static const gsize strides[] = { 188, 192, 204, 208 };
+  gssize start = -1;
+  gsize stride = 0, i, len;
+  guint step, pmt_pid = G_MAXUINT, pcr_pid = G_MAXUINT;
+
+  for (i = 0; i < G_N_ELEMENTS (strides) && start < 0; i++) {
+    stride = strides[i];
+    start = ts_find_start (d, n, stride);
+  }
+  if (start < 0)
+    return GST_CLOCK_TIME_NONE;
+  /* the PAT's first program, its PMT's PCR PID, that PID's first PCR */
+  for (step = 0; step < 3; step++) {
+    for (i = start; i + TS_PACKET <= n; i += stride) {
+      const guint8 *p = d + i, *sec;
+      guint pid = ((p[1] & 0x1f) << 8) | p[2];
+      gsize k;
+
+      if (p[0] != 0x47)
+        continue;
+      if (step == 0 && pid == 0 && (sec = ts_section (p, 0x00, &len))) {
+        for (k = 8; k + 4 <= len && pmt_pid == G_MAXUINT; k += 4)
+          if (((sec[k] << 8) | sec[k + 1]) != 0)
+            pmt_pid = ((sec[k + 2] & 0x1f) << 8) | sec[k + 3];
+      } else if (step == 1 && pid == pmt_pid &&
+          (sec = ts_section (p, 0x02, &len)) && len >= 12) {
+        pcr_pid = ((sec[8] & 0x1f) << 8) | sec[9];
+      } else if (step == 2 && pid == pcr_pid && (p[3] & 0x20) && p[4] >= 7 &&
+          (p[5] & 0x10)) {
+        guint64 base = ((guint64) p[6] << 25) | (p[7] << 17) | (p[8] << 9) |
+            (p[9] << 1) | (p[10] >> 7);
+        guint64 pcr = base * 300 + (((p[10] & 1) << 8) | p[11]);
+
+        return gst_util_uint64_scale (pcr, 1000, 27);
+      }
+      if ((step == 0 && pmt_pid != G_MAXUINT) ||
+          (step == 1 && pcr_pid != G_MAXUINT))
+        break;
+    }
+    if ((step == 0 && pmt_pid == G_MAXUINT) ||
+        (step == 1 && pcr_pid == G_MAXUINT))
+      return GST_CLOCK_TIME_NONE;
+  }
+  return GST_CLOCK_TIME_NONE;
+}
+
 /* The frame list from the packets: those the segment shows (an edit
  * list's pre-roll frames are decoded, not shown), by presentation time. */
 static gboolean
 index_frames (GstSpdlVideoChain * chain, const GstSegment * segment,
-    GError ** error)
+    GstClockTime offset, GError ** error)
 {
   guint n = chain->packets->len, i, n_frames = 0;
   guint *order = g_new (guint, MAX (n, 1));
@@ -681,7 +873,8 @@ index_frames (GstSpdlVideoChain * chain, const GstSegment * segment,
 
     p->frame = i;
     chain->raw_pts[i] = pts;
-    chain->pts[i] = (gdouble) (st == G_MAXUINT64 ? pts : st) / GST_SECOND;
+    chain->pts[i] = (gdouble) ((st == G_MAXUINT64 ? pts : st) + offset) /
+        GST_SECOND;
     if (GST_BUFFER_DURATION_IS_VALID (p->buffer))
       last_end = pts + GST_BUFFER_DURATION (p->buffer);
     else
@@ -691,7 +884,7 @@ index_frames (GstSpdlVideoChain * chain, const GstSegment * segment,
     guint64 st = segment ? gst_segment_to_stream_time (segment,
         GST_FORMAT_TIME, last_end) : last_end;
     if (st != G_MAXUINT64)
-      chain->end = (gdouble) st / GST_SECOND;
+      chain->end = (gdouble) (st + offset) / GST_SECOND;
   }
   return TRUE;
 }
@@ -722,6 +915,8 @@ gst_spdl_video_chain_open (GstSpdlVideoChain * chain, GBytes * data,
   GstBus *bus;
   GstSegment segment;
   gboolean have_segment = FALSE, ok = FALSE, eos = FALSE;
+  GstClockTime offset = 0;
+  gchar *reason;
   gint64 deadline;
   GstStateChangeReturn ret;
 
@@ -729,6 +924,14 @@ gst_spdl_video_chain_open (GstSpdlVideoChain * chain, GBytes * data,
   if (g_bytes_get_size (data) == 0)
     return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_EMPTY,
         "the file is empty");
+  /* before matroskademux sees it (see gstspdlformat.h) */
+  if (gst_spdl_ebml_header_refused (g_bytes_get_data (data, NULL),
+          g_bytes_get_size (data), &reason)) {
+    gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_UNSUPPORTED_FORMAT,
+        "not a Matroska file GStreamer reads: %s", reason);
+    g_free (reason);
+    return FALSE;
+  }
   if (chain->demux_pipe && !chain->limits.reuse)
     free_demuxer (chain);
   if (chain->demux_pipe == NULL && !build_demuxer (chain, error))
@@ -747,7 +950,7 @@ gst_spdl_video_chain_open (GstSpdlVideoChain * chain, GBytes * data,
   if (ret == GST_STATE_CHANGE_FAILURE) {
     GstMessage *msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
     if (msg) {
-      fail_from_message (msg, error, "could not demux");
+      fail_demux (chain, msg, error);
       gst_message_unref (msg);
     } else {
       gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_CORRUPT,
@@ -792,7 +995,7 @@ gst_spdl_video_chain_open (GstSpdlVideoChain * chain, GBytes * data,
     if (msg == NULL && !gst_app_sink_is_eos (GST_APP_SINK (chain->appsink)))
       msg = take_demux_error (chain);
     if (msg && GST_MESSAGE_TYPE (msg) == GST_MESSAGE_ERROR) {
-      fail_from_message (msg, error, "could not demux");
+      fail_demux (chain, msg, error);
       gst_message_unref (msg);
       goto done;
     }
@@ -832,8 +1035,14 @@ gst_spdl_video_chain_open (GstSpdlVideoChain * chain, GBytes * data,
    * reports. */
   if (have_segment && !bin_has_element (chain->parsebin, "qtdemux", NULL))
     have_segment = FALSE;
+  if (bin_has_element (chain->parsebin, "tsdemux", NULL)) {
+    offset = ts_first_pcr (g_bytes_get_data (data, NULL),
+        g_bytes_get_size (data));
+    if (!GST_CLOCK_TIME_IS_VALID (offset))
+      offset = 0;
+  }
   ok = check_caps (chain, error) && derive_pts_from_dts (chain, error) &&
-      index_frames (chain, have_segment ? &segment : NULL, error);
+      index_frames (chain, have_segment ? &segment : NULL, offset, error);
   if (ok && chain->n_frames == 0)
     ok = gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_NO_VIDEO,
         "the video stream shows no frame");

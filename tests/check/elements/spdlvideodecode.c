@@ -184,8 +184,18 @@ GST_START_TEST (test_layouts_and_resize)
 
 GST_END_TEST;
 
+/* A WebM header of a DocTypeReadVersion matroskademux refuses (with a
+ * CRITICAL of its own, fatal in a GstCheck test) */
+static const guint8 webm_v40[] = {
+  0x1a, 0x45, 0xdf, 0xa3, 0x9f, 0x42, 0x86, 0x81, 0x01, 0x42, 0xf7, 0x81,
+  0x01, 0x42, 0xf2, 0x81, 0x04, 0x42, 0xf3, 0x81, 0x08, 0x42, 0x82, 0x84,
+  'w', 'e', 'b', 'm', 0x42, 0x87, 0x81, 0x04, 0x42, 0x85, 0x81, 0x28,
+  0x18, 0x53, 0x80, 0x67, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x13,
+};
+
 /* A folder with good.mp4 (20 frames) and bad files named .mp4: empty,
- * random bytes, an audio-only MP4, a PNG-like header, a truncated MP4 */
+ * random bytes, an audio-only MP4, a truncated MP4, a WebM header
+ * matroskademux refuses */
 static gchar *
 make_bad_folder (void)
 {
@@ -212,6 +222,12 @@ make_bad_folder (void)
   for (i = 0; i < sizeof (noise); i++)
     noise[i] = g_rand_int_range (rand, 0, 256);
   path = g_build_filename (sub, "garbage.mp4", NULL);
+  spdl_test_write_file (path, (const gchar *) noise, sizeof (noise));
+  g_free (path);
+  /* zeros after it: typefind wants more than the header */
+  memset (noise, 0, sizeof (noise));
+  memcpy (noise, webm_v40, sizeof (webm_v40));
+  path = g_build_filename (sub, "newer.mp4", NULL);
   spdl_test_write_file (path, (const gchar *) noise, sizeof (noise));
   g_free (path);
   path = g_build_filename (sub, "audio.mp4", NULL);
@@ -248,10 +264,15 @@ GST_START_TEST (test_bad_files_skipped_by_reason)
   fail_unless (spdl_test_run_warned (run, "garbage.mp4", ""));
   fail_unless (spdl_test_run_warned (run, "audio.mp4", "no video"));
   fail_unless (spdl_test_run_warned (run, "truncated.mp4", ""));
+  fail_unless (spdl_test_run_warned (run, "newer.mp4",
+          "DocTypeReadVersion is 40"));
+  /* newer.mp4, and garbage.mp4 (no type found) */
+  fail_unless_equals_int (spdl_test_run_skipped (run, "dec",
+          "unsupported-format"), 2);
   fail_unless_equals_int (spdl_test_run_skipped (run, "dec", "empty"), 1);
   fail_unless_equals_int (spdl_test_run_skipped (run, "dec", "no-video"), 1);
   fail_unless_equals_int (spdl_test_run_skipped (run, "dec", "timeout"), 0);
-  fail_unless_equals_int (spdl_test_run_skipped (run, "dec", "total"), 4);
+  fail_unless_equals_int (spdl_test_run_skipped (run, "dec", "total"), 5);
   spdl_test_run_free (run);
   g_free (launch);
 
