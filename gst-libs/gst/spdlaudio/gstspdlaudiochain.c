@@ -12,12 +12,19 @@
  * sampled at 8 to 16 phases per input sample: the phase of each output
  * sample is then off by up to 1/16 of an input sample, an error of 33 dB
  * against an exact windowed-sinc resampler (scipy's resample_poly) at
- * any quality. With a table of 1024 phases (filter-oversample),
- * interpolated linearly between phases (cubic, the default, stays at
- * 58.6 dB on a 6 kHz tone at any quality), the same Kaiser filters reach
- * 88 to 101 dB at quality 4 and 94 to 116 dB at 10 (sweeps from 8, 22.05,
- * 44.1 and 48 kHz resampled to 16 kHz). A span that ends at the stream's
- * end is drained with silence: it equals the file followed by zeros.
+ * any quality. Where the rates have few phases (out rate / gcd: 160 from
+ * 44.1 kHz to 16 kHz, 1 from 48 kHz) each phase's filter is computed
+ * exactly, when first used (filter-mode full, no interpolation); else a
+ * table of 1024 phases (filter-oversample), interpolated linearly between
+ * phases (cubic, the default, stays at 58.6 dB on a 6 kHz tone at any
+ * quality). The same Kaiser filters reach 88 to 101 dB at quality 4 and
+ * 94 to 116 dB at 10 (sweeps from 8, 11.025, 22.05, 44.1 and 48 kHz
+ * resampled to 16 kHz; both ways agree to 0.1 dB). The interpolated table
+ * of 1024 phases costs about a million taps (a sine and a Bessel function
+ * each) per resampler, 13 to 20 ms of CPU paid for every span; the exact
+ * filters of 44.1 to 16 kHz, 30 thousand. A span that ends at the
+ * stream's end is drained with silence: it equals the file followed by
+ * zeros.
  *
  * A span starts the resampler on the grid where an input sample and an
  * output sample coincide (every rate / gcd input samples), early enough
@@ -52,6 +59,8 @@ GST_DEBUG_CATEGORY_STATIC (spdl_audio_chain_debug);
 #define POLL_INTERVAL (20 * GST_MSECOND)
 /* phases of the resampler's filter table (see above) */
 #define FILTER_OVERSAMPLE 1024
+/* the largest table of exact filters, one per phase (see above) */
+#define MAX_FULL_FILTER_BYTES (4 << 20)
 /* decoded buffers queued in the appsink: memory stays bounded */
 #define MAX_QUEUED_BUFFERS 4
 #define WAKE_MESSAGE "spdl-audio-chain-wake"
@@ -80,6 +89,12 @@ struct _GstSpdlAudioChain
   gsize scratch_frames;
   gfloat *aligned;              /* decoded audio that was not aligned */
   gsize aligned_size;
+
+  /* the span being read, shared with appsink's streaming thread */
+  GMutex read_lock;
+  GCond read_cond;
+  struct _Reading *reading;     /* filled by on_new_sample */
+  struct _Reading *pending;     /* read from the seek's flush-stop on */
 
   guint builds;
 };
@@ -118,6 +133,8 @@ gst_spdl_audio_chain_new (const GstSpdlAudioLimits * limits)
   chain->limits.rate = MAX (chain->limits.rate, 1);
   chain->limits.channels = MAX (chain->limits.channels, 1);
   g_mutex_init (&chain->pads_lock);
+  g_mutex_init (&chain->read_lock);
+  g_cond_init (&chain->read_cond);
   return chain;
 }
 
@@ -258,11 +275,24 @@ free_pipeline (GstSpdlAudioChain * chain)
   chain->src = chain->decodebin = chain->convert = chain->appsink = NULL;
 }
 
+static GstFlowReturn on_new_sample (GstAppSink * appsink,
+    gpointer user_data);
+static void on_eos (GstAppSink * appsink, gpointer user_data);
+static GstPadProbeReturn on_flush_stop (GstPad * pad, GstPadProbeInfo * info,
+    gpointer user_data);
+static GstBusSyncReply on_bus_sync (GstBus * bus, GstMessage * msg,
+    gpointer user_data);
+
 static gboolean
 build_pipeline (GstSpdlAudioChain * chain, GError ** error)
 {
+  GstAppSinkCallbacks callbacks = { 0, };
   GstElement *capsfilter;
   GstCaps *caps;
+  GstPad *pad;
+
+  callbacks.eos = on_eos;
+  callbacks.new_sample = on_new_sample;
 
   chain->pipe = gst_pipeline_new (NULL);
   chain->decodebin = gst_element_factory_make ("decodebin", NULL);
@@ -299,11 +329,18 @@ build_pipeline (GstSpdlAudioChain * chain, GError ** error)
     return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_UNSUPPORTED,
         "could not link audioconvert to appsink");
   }
+  gst_app_sink_set_callbacks (GST_APP_SINK (chain->appsink), &callbacks,
+      chain, NULL);
+  pad = gst_element_get_static_pad (chain->appsink, "sink");
+  gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_EVENT_FLUSH, on_flush_stop,
+      chain, NULL);
+  gst_object_unref (pad);
   g_signal_connect (chain->decodebin, "pad-added", G_CALLBACK (on_pad_added),
       chain);
   g_signal_connect (chain->decodebin, "no-more-pads",
       G_CALLBACK (on_no_more_pads), chain);
   chain->bus = gst_element_get_bus (chain->pipe);
+  gst_bus_set_sync_handler (chain->bus, on_bus_sync, chain, NULL);
   chain->builds++;
   return TRUE;
 }
@@ -381,6 +418,8 @@ gst_spdl_audio_chain_free (GstSpdlAudioChain * chain)
   g_free (chain->scratch);
   g_free (chain->aligned);
   g_mutex_clear (&chain->pads_lock);
+  g_mutex_clear (&chain->read_lock);
+  g_cond_clear (&chain->read_cond);
   g_free (chain);
 }
 
@@ -533,10 +572,7 @@ gst_spdl_audio_chain_open (GstSpdlAudioChain * chain, GBytes * data,
   GST_DEBUG ("%u Hz, %u channels (declared %u), %" G_GUINT64_FORMAT
       " samples", info.rate, info.channels, chain->declared_channels,
       chain->n_in);
-  if (gst_element_set_state (chain->pipe, GST_STATE_PLAYING) ==
-      GST_STATE_CHANGE_FAILURE)
-    return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_CORRUPT,
-        "the pipeline could not play");
+  /* paused until a span is read (decode_span plays it) */
   chain->at_start = TRUE;
   return TRUE;
 }
@@ -572,6 +608,19 @@ typedef struct
   gboolean overflow;
 } Span;
 
+/* A span being read: filled by the streaming thread (on_new_sample)
+ * under the read lock while the reading thread waits */
+typedef struct _Reading
+{
+  Span *span;
+  gboolean direct;              /* no resampling */
+  guint64 a, b;                 /* in and out rates over their gcd */
+  guint64 next_in, out_pos, last_in;
+  guint64 pulled_buffers, pulled_samples;
+  gboolean done, eos;
+  GError *error;
+} Reading;
+
 static void
 span_write (GstSpdlAudioChain * chain, Span * span, const gfloat * frames,
     guint64 first, gsize n)
@@ -603,10 +652,29 @@ span_write (GstSpdlAudioChain * chain, Span * span, const gfloat * frames,
   }
 }
 
+/* Taps of the Kaiser filter for @options (the formula GstAudioResampler
+ * uses), widened by in/out when downsampling */
+static gdouble
+estimate_taps (GstStructure * options, guint in_rate, guint out_rate)
+{
+  gdouble A = 85.0, tr_bw = 0.087, n;
+
+  gst_structure_get_double (options,
+      GST_AUDIO_RESAMPLER_OPT_STOP_ATTENUATION, &A);
+  gst_structure_get_double (options,
+      GST_AUDIO_RESAMPLER_OPT_TRANSITION_BANDWIDTH, &tr_bw);
+  n = (A - 8.0) / (2.285 * 2 * G_PI * MAX (tr_bw, 1e-3)) + 1;
+  if (in_rate > out_rate)
+    n = n * in_rate / out_rate;
+  return n + 8;
+}
+
 static gboolean
 ensure_resampler (GstSpdlAudioChain * chain)
 {
   GstStructure *options;
+  guint64 phases = chain->limits.rate /
+      gst_util_greatest_common_divisor (chain->in_rate, chain->limits.rate);
 
   /* a new one for every span: gst_audio_resampler_reset() keeps the
    * phase the last span ended on, off the span's grid */
@@ -615,13 +683,25 @@ ensure_resampler (GstSpdlAudioChain * chain)
   options = gst_structure_new_empty ("options");
   gst_audio_resampler_options_set_quality (GST_AUDIO_RESAMPLER_METHOD_KAISER,
       chain->limits.quality, chain->in_rate, chain->limits.rate, options);
-  gst_structure_set (options, GST_AUDIO_RESAMPLER_OPT_FILTER_OVERSAMPLE,
-      G_TYPE_INT, FILTER_OVERSAMPLE, NULL);
-  /* linear between the table's phases: cubic, the default, is off by a
-   * fraction of a phase (58.6 dB on a 6 kHz tone at every quality) */
-  gst_structure_set (options, GST_AUDIO_RESAMPLER_OPT_FILTER_INTERPOLATION,
-      GST_TYPE_AUDIO_RESAMPLER_FILTER_INTERPOLATION,
-      GST_AUDIO_RESAMPLER_FILTER_INTERPOLATION_LINEAR, NULL);
+  if (phases * estimate_taps (options, chain->in_rate,
+          chain->limits.rate) * sizeof (gfloat) <= MAX_FULL_FILTER_BYTES) {
+    /* one filter per phase, computed exactly when first used: the common
+     * rates have few phases (44.1 to 16 kHz: 160) */
+    gst_structure_set (options, GST_AUDIO_RESAMPLER_OPT_FILTER_MODE,
+        GST_TYPE_AUDIO_RESAMPLER_FILTER_MODE,
+        GST_AUDIO_RESAMPLER_FILTER_MODE_FULL,
+        GST_AUDIO_RESAMPLER_OPT_FILTER_INTERPOLATION,
+        GST_TYPE_AUDIO_RESAMPLER_FILTER_INTERPOLATION,
+        GST_AUDIO_RESAMPLER_FILTER_INTERPOLATION_NONE, NULL);
+  } else {
+    /* linear between the table's phases: cubic, the default, is off by a
+     * fraction of a phase (58.6 dB on a 6 kHz tone at every quality) */
+    gst_structure_set (options, GST_AUDIO_RESAMPLER_OPT_FILTER_OVERSAMPLE,
+        G_TYPE_INT, FILTER_OVERSAMPLE,
+        GST_AUDIO_RESAMPLER_OPT_FILTER_INTERPOLATION,
+        GST_TYPE_AUDIO_RESAMPLER_FILTER_INTERPOLATION,
+        GST_AUDIO_RESAMPLER_FILTER_INTERPOLATION_LINEAR, NULL);
+  }
   chain->resampler = gst_audio_resampler_new
       (GST_AUDIO_RESAMPLER_METHOD_KAISER, GST_AUDIO_RESAMPLER_FLAG_NONE,
       GST_AUDIO_FORMAT_F32, chain->limits.channels, chain->in_rate,
@@ -654,28 +734,173 @@ resample (GstSpdlAudioChain * chain, Span * span, const gfloat * in, gsize n,
   *out_pos += out_frames;
 }
 
+/* Called with the read lock held: one decoded buffer into the span. */
+static void
+read_sample (GstSpdlAudioChain * chain, Reading * r, GstSample * sample)
+{
+  Span *span = r->span;
+  guint channels = chain->limits.channels;
+  GstBuffer *buffer = gst_sample_get_buffer (sample);
+  const GstSegment *segment = gst_sample_get_segment (sample);
+  guint64 in_rate = chain->in_rate, first = r->next_in, n, skip = 0;
+  const gfloat *samples;
+  GstMapInfo map;
+
+  if (GST_BUFFER_PTS_IS_VALID (buffer)) {
+    guint64 st = segment ? gst_segment_to_stream_time (segment,
+        GST_FORMAT_TIME, GST_BUFFER_PTS (buffer)) : GST_BUFFER_PTS (buffer);
+    if (st != G_MAXUINT64)
+      first = gst_util_uint64_scale_int_round (st, in_rate, GST_SECOND);
+  }
+  if (!gst_buffer_map (buffer, &map, GST_MAP_READ)) {
+    gst_spdl_decode_fail (&r->error, GST_SPDL_DECODE_ERROR_CORRUPT,
+        "could not map decoded audio");
+    return;
+  }
+  n = map.size / (sizeof (gfloat) * channels);
+  r->pulled_buffers++;
+  r->pulled_samples += n;
+  samples = (const gfloat *) map.data;
+  /* a buffer passed through from the demuxer lies where its file had
+   * it (a WAV's data chunk at an odd offset): floats are read from an
+   * aligned copy */
+  if ((guintptr) map.data % G_ALIGNOF (gfloat) != 0) {
+    if (map.size > chain->aligned_size) {
+      g_free (chain->aligned);
+      chain->aligned = g_malloc (map.size);
+      chain->aligned_size = map.size;
+    }
+    memcpy (chain->aligned, map.data, map.size);
+    samples = chain->aligned;
+  }
+  if (first + n <= r->next_in) {
+    skip = n;                   /* before the span */
+  } else if (first < r->next_in) {
+    skip = r->next_in - first;
+  } else if (first > r->next_in) {
+    /* a gap in the stream (or a seek that landed late): silence */
+    guint64 gap = first - r->next_in;
+    GST_DEBUG ("gap of %" G_GUINT64_FORMAT " samples at %" G_GUINT64_FORMAT,
+        gap, r->next_in);
+    if (r->direct) {
+      r->out_pos = first;
+    } else {
+      while (gap > 0) {
+        gsize k = MIN (gap, 4096);
+        resample (chain, span, NULL, k, &r->out_pos);
+        gap -= k;
+      }
+    }
+    r->next_in = first;
+  }
+  if (skip < n) {
+    const gfloat *frames = samples + skip * channels;
+    if (r->direct) {
+      span_write (chain, span, frames, r->next_in, n - skip);
+      r->out_pos = r->next_in + n - skip;
+    } else {
+      resample (chain, span, frames, n - skip, &r->out_pos);
+    }
+    r->next_in += n - skip;
+    r->last_in = r->next_in;
+  }
+  gst_buffer_unmap (buffer, &map);
+}
+
+/* appsink's streaming thread: the span is read where the audio is
+ * decoded, and decoding stops (EOS upstream) once the span is covered;
+ * the reading thread only waits for the end */
+static GstFlowReturn
+on_new_sample (GstAppSink * appsink, gpointer user_data)
+{
+  GstSpdlAudioChain *chain = user_data;
+  GstSample *sample = gst_app_sink_try_pull_sample (appsink, 0);
+  GstFlowReturn ret = GST_FLOW_OK;
+  Reading *r;
+
+  if (sample == NULL)
+    return GST_FLOW_OK;
+  g_mutex_lock (&chain->read_lock);
+  r = chain->reading;
+  if (r == NULL || r->done) {
+    /* decoded before a seek's flush, or after the span: not wanted */
+    ret = GST_FLOW_EOS;
+  } else {
+    read_sample (chain, r, sample);
+    if (r->error || r->span->produced >= r->span->end || r->span->overflow) {
+      r->done = TRUE;
+      ret = GST_FLOW_EOS;
+      g_cond_signal (&chain->read_cond);
+    }
+  }
+  g_mutex_unlock (&chain->read_lock);
+  gst_sample_unref (sample);
+  return ret;
+}
+
+static void
+on_eos (GstAppSink * appsink, gpointer user_data)
+{
+  GstSpdlAudioChain *chain = user_data;
+
+  g_mutex_lock (&chain->read_lock);
+  if (chain->reading) {
+    chain->reading->eos = TRUE;
+    g_cond_signal (&chain->read_cond);
+  }
+  g_mutex_unlock (&chain->read_lock);
+}
+
+/* A seek's flush-stop: what follows is decoded after the seek */
+static GstPadProbeReturn
+on_flush_stop (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
+{
+  GstSpdlAudioChain *chain = user_data;
+
+  if (GST_EVENT_TYPE (GST_PAD_PROBE_INFO_EVENT (info)) ==
+      GST_EVENT_FLUSH_STOP) {
+    g_mutex_lock (&chain->read_lock);
+    if (chain->pending) {
+      chain->reading = chain->pending;
+      chain->pending = NULL;
+    }
+    g_mutex_unlock (&chain->read_lock);
+  }
+  return GST_PAD_PROBE_OK;
+}
+
+/* An error posted: the reading thread stops waiting */
+static GstBusSyncReply
+on_bus_sync (GstBus * bus, GstMessage * msg, gpointer user_data)
+{
+  GstSpdlAudioChain *chain = user_data;
+
+  if (GST_MESSAGE_TYPE (msg) == GST_MESSAGE_ERROR) {
+    g_mutex_lock (&chain->read_lock);
+    g_cond_signal (&chain->read_cond);
+    g_mutex_unlock (&chain->read_lock);
+  }
+  return GST_BUS_PASS;
+}
+
 static gboolean
 decode_span (GstSpdlAudioChain * chain, Span * span, GError ** error)
 {
   guint64 rate = chain->limits.rate, in_rate = chain->in_rate;
-  guint channels = chain->limits.channels;
-  gboolean direct = in_rate == rate;
-  guint64 a = 1, b = 1, base_in, base_out, seek_in, next_in, out_pos,
-      margin = 0, last_in = 0;
+  Reading r = { 0, };
+  guint64 base_in, base_out, seek_in, margin = 0;
   GstClockTime deadline = gst_util_get_timestamp () + chain->limits.timeout;
-  gboolean eos = FALSE;
+  gboolean seek, ok = TRUE;
 
-  if (!direct) {
-    guint64 g, x = in_rate, y = rate, t, first;
+  r.span = span;
+  r.direct = in_rate == rate;
+  r.a = r.b = 1;
+  if (!r.direct) {
+    guint64 g, first;
 
-    while (y) {
-      t = x % y;
-      x = y;
-      y = t;
-    }
-    g = x;
-    a = in_rate / g;
-    b = rate / g;
+    g = gst_util_greatest_common_divisor (in_rate, rate);
+    r.a = in_rate / g;
+    r.b = rate / g;
     if (!ensure_resampler (chain))
       return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_UNSUPPORTED,
           "no resampler from %u Hz to %u Hz", chain->in_rate,
@@ -685,118 +910,75 @@ decode_span (GstSpdlAudioChain * chain, Span * span, GError ** error)
         gst_audio_resampler_get_max_latency (chain->resampler) + 16, rate,
         in_rate);
     first = span->start > margin ? span->start - margin : 0;
-    base_out = first / b * b;
-    base_in = base_out / b * a;
+    base_out = first / r.b * r.b;
+    base_in = base_out / r.b * r.a;
   } else {
     base_in = base_out = span->start;
   }
   seek_in = base_in > in_rate / 10 ? base_in - in_rate / 10 : 0;
-  if (!(chain->at_start && seek_in == 0)) {
-    if (!gst_element_seek (chain->pipe, 1.0, GST_FORMAT_TIME,
-            GST_SEEK_FLAG_FLUSH | GST_SEEK_FLAG_ACCURATE, GST_SEEK_TYPE_SET,
-            gst_util_uint64_scale_int (seek_in, GST_SECOND, in_rate),
-            GST_SEEK_TYPE_NONE, GST_CLOCK_TIME_NONE))
-      return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_UNSUPPORTED,
-          "the file cannot be seeked");
-  }
+  r.next_in = base_in;
+  r.out_pos = base_out;
+  seek = !(chain->at_start && seek_in == 0);
   chain->at_start = FALSE;
-  next_in = base_in;
-  out_pos = base_out;
-  while (span->produced < span->end && !span->overflow) {
-    GstSample *sample = gst_app_sink_try_pull_sample (GST_APP_SINK
-        (chain->appsink), POLL_INTERVAL);
-    GstBuffer *buffer;
-    const GstSegment *segment;
-    GstMapInfo map;
-    const gfloat *samples;
-    guint64 first, n, skip = 0;
 
-    if (sample == NULL) {
-      GstMessage *msg;
-
-      if (gst_app_sink_is_eos (GST_APP_SINK (chain->appsink))) {
-        eos = TRUE;
-        break;
-      }
-      msg = gst_bus_pop_filtered (chain->bus, GST_MESSAGE_ERROR);
-      if (msg) {
-        fail_from_message (msg, error, "decoding");
-        gst_message_unref (msg);
-        return FALSE;
-      }
-      if (gst_util_get_timestamp () > deadline)
-        return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_TIMEOUT,
-            "decoding took longer than %" GST_TIME_FORMAT,
-            GST_TIME_ARGS (chain->limits.timeout));
-      continue;
-    }
-    buffer = gst_sample_get_buffer (sample);
-    segment = gst_sample_get_segment (sample);
-    first = next_in;
-    if (GST_BUFFER_PTS_IS_VALID (buffer)) {
-      guint64 st = segment ? gst_segment_to_stream_time (segment,
-          GST_FORMAT_TIME, GST_BUFFER_PTS (buffer)) : GST_BUFFER_PTS (buffer);
-      if (st != G_MAXUINT64)
-        first = gst_util_uint64_scale_int_round (st, in_rate, GST_SECOND);
-    }
-    if (!gst_buffer_map (buffer, &map, GST_MAP_READ)) {
-      gst_sample_unref (sample);
-      return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_CORRUPT,
-          "could not map decoded audio");
-    }
-    n = map.size / (sizeof (gfloat) * channels);
-    samples = (const gfloat *) map.data;
-    /* a buffer passed through from the demuxer lies where its file had
-     * it (a WAV's data chunk at an odd offset): floats are read from an
-     * aligned copy */
-    if ((guintptr) map.data % G_ALIGNOF (gfloat) != 0) {
-      if (map.size > chain->aligned_size) {
-        g_free (chain->aligned);
-        chain->aligned = g_malloc (map.size);
-        chain->aligned_size = map.size;
-      }
-      memcpy (chain->aligned, map.data, map.size);
-      samples = chain->aligned;
-    }
-    if (first + n <= next_in) {
-      skip = n;                 /* before the span */
-    } else if (first < next_in) {
-      skip = next_in - first;
-    } else if (first > next_in) {
-      /* a gap in the stream (or a seek that landed late): silence */
-      guint64 gap = first - next_in;
-      GST_DEBUG ("gap of %" G_GUINT64_FORMAT " samples at %" G_GUINT64_FORMAT,
-          gap, next_in);
-      if (direct) {
-        out_pos = first;
-      } else {
-        while (gap > 0) {
-          gsize k = MIN (gap, 4096);
-          resample (chain, span, NULL, k, &out_pos);
-          gap -= k;
-        }
-      }
-      next_in = first;
-    }
-    if (skip < n) {
-      const gfloat *frames = samples + skip * channels;
-      if (direct) {
-        span_write (chain, span, frames, next_in, n - skip);
-        out_pos = next_in + n - skip;
-      } else {
-        resample (chain, span, frames, n - skip, &out_pos);
-      }
-      next_in += n - skip;
-      last_in = next_in;
-    }
-    gst_buffer_unmap (buffer, &map);
-    gst_sample_unref (sample);
+  /* armed before the seek: buffers still on their way from before it are
+   * refused, those after its flush read */
+  g_mutex_lock (&chain->read_lock);
+  if (seek)
+    chain->pending = &r;
+  else
+    chain->reading = &r;
+  g_mutex_unlock (&chain->read_lock);
+  if (seek && !gst_element_seek (chain->pipe, 1.0, GST_FORMAT_TIME,
+          GST_SEEK_FLAG_FLUSH | GST_SEEK_FLAG_ACCURATE, GST_SEEK_TYPE_SET,
+          gst_util_uint64_scale_int (seek_in, GST_SECOND, in_rate),
+          GST_SEEK_TYPE_NONE, GST_CLOCK_TIME_NONE)) {
+    ok = gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_UNSUPPORTED,
+        "the file cannot be seeked");
+  } else if (GST_STATE_TARGET (chain->pipe) != GST_STATE_PLAYING &&
+      gst_element_set_state (chain->pipe, GST_STATE_PLAYING) ==
+      GST_STATE_CHANGE_FAILURE) {
+    ok = gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_CORRUPT,
+        "the pipeline could not play");
   }
-  if (eos && !direct) {
+
+  g_mutex_lock (&chain->read_lock);
+  while (ok && !r.done && !r.eos) {
+    GstMessage *msg;
+
+    g_cond_wait_until (&chain->read_cond, &chain->read_lock,
+        g_get_monotonic_time () + POLL_INTERVAL / GST_USECOND);
+    if (r.done || r.eos)
+      break;
+    g_mutex_unlock (&chain->read_lock);
+    msg = gst_bus_pop_filtered (chain->bus, GST_MESSAGE_ERROR);
+    if (msg) {
+      ok = fail_from_message (msg, error, "decoding");
+      gst_message_unref (msg);
+    } else if (gst_util_get_timestamp () > deadline) {
+      ok = gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_TIMEOUT,
+          "decoding took longer than %" GST_TIME_FORMAT,
+          GST_TIME_ARGS (chain->limits.timeout));
+    }
+    g_mutex_lock (&chain->read_lock);
+  }
+  chain->reading = chain->pending = NULL;
+  g_mutex_unlock (&chain->read_lock);
+  if (!ok)
+    return FALSE;
+  if (r.error) {
+    g_propagate_error (error, r.error);
+    return FALSE;
+  }
+  GST_DEBUG ("span %" G_GUINT64_FORMAT "+%" G_GUINT64_FORMAT ": %"
+      G_GUINT64_FORMAT " samples decoded in %" G_GUINT64_FORMAT " buffers",
+      span->start, span->end - span->start, r.pulled_samples,
+      r.pulled_buffers);
+  if (r.eos && !r.done && !r.direct) {
     /* the filter's tail, then only samples before the stream's end */
-    guint64 end_out = gst_util_uint64_scale_ceil (last_in, b, a);
+    guint64 end_out = gst_util_uint64_scale_ceil (r.last_in, r.b, r.a);
     gsize lat = gst_audio_resampler_get_max_latency (chain->resampler);
-    resample (chain, span, NULL, lat + 1, &out_pos);
+    resample (chain, span, NULL, lat + 1, &r.out_pos);
     span->produced = MIN (span->produced, MAX (end_out, span->start));
   }
   return TRUE;

@@ -19,7 +19,9 @@ G_BEGIN_DECLS
  * then GStreamer's audio resampler (GstAudioResampler, what audioresample
  * runs) to the output rate. Only the span asked for is decoded: a seek
  * (FLUSH | ACCURATE) to a little before it, samples counted from their
- * timestamps. Not thread-safe: one thread uses it. */
+ * timestamps, read and resampled in appsink's streaming thread (no hop
+ * per buffer), which stops the stream (EOS) once the span is covered.
+ * Not thread-safe: one thread uses it. */
 typedef struct _GstSpdlAudioChain GstSpdlAudioChain;
 
 typedef struct
