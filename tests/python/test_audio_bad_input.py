@@ -1,7 +1,12 @@
 """spdlaudiodecode on bad audio input: truncated FLAC and MP3, an absurd
-declared sample rate, and a long file whose 1 s clip decodes only its
-span (memory and time stay small)."""
+declared sample rate, files that are not audio (a GIF, an HLS playlist),
+and a long file whose 1 s clip decodes only its span (memory and time
+stay small)."""
+import http.server
+import io
 import os
+import threading
+import time
 import subprocess
 import sys
 import textwrap
@@ -60,6 +65,63 @@ def test_absurd_declared_sample_rate(tmp_path):
     assert [os.path.basename(m["path"]) for _, m in clips] == ["good.wav"]
     assert counts["total"] == 1, counts
     assert any("rate.wav" in w for w in warnings), warnings
+
+
+def test_gif_and_playlist_named_audio_skipped_at_once(tmp_path):
+    """A GIF and an HLS playlist named as audio files are skipped at once
+    as unsupported-format, each named in a warning, and the rest of the
+    epoch is delivered. gst-libav's GIF demuxer (the only one) reads on
+    forever at the end of the data: a stall until the chain's 30 s
+    timeout for each; an HLS demuxer would fetch the playlist's URIs."""
+    from PIL import Image
+
+    requests = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            requests.append(self.path)
+            self.send_response(404)
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        os.makedirs(tmp_path / "x")
+        frames = [Image.new("RGB", (32, 24), (40 * i, 0, 255 - 40 * i))
+                  for i in range(6)]
+        gif = io.BytesIO()
+        frames[0].save(gif, "GIF", save_all=True, append_images=frames[1:],
+                       duration=100, loop=0)
+        (tmp_path / "x" / "anim.wav").write_bytes(gif.getvalue())
+        (tmp_path / "x" / "gif89a.mp3").write_bytes(
+            b"GIF89a" + np.random.default_rng(1).bytes(4000))
+        url = "http://127.0.0.1:%d/" % server.server_address[1]
+        (tmp_path / "x" / "list.mp3").write_text(
+            "#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXT-X-VERSION:3\n"
+            "#EXTINF:2.0,\n%sseg0.mp3\n#EXTINF:2.0,\n%sseg1.mp3\n"
+            "#EXT-X-ENDLIST\n" % (url, url))
+        audiogen.make(str(tmp_path / "x" / "good.flac"), "tone", RATE, 1.0)
+        start = time.monotonic()
+        clips, warnings, counts = run_clips(
+            f"spdlsrc location={tmp_path} extensions={EXT},mp3 ! "
+            "spdlaudiodecode threads=2 duration=0.5")
+        elapsed = time.monotonic() - start
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert [os.path.basename(m["path"]) for _, m in clips] == ["good.flac"]
+    for name, kind in (("anim.wav", "image/gif"), ("gif89a.mp3", "image/gif"),
+                       ("list.mp3", "application/x-hls")):
+        assert any(name in w and f"the file is {kind}, not an audio file" in w
+                   for w in warnings), (name, warnings)
+    assert len(warnings) == 3, warnings
+    assert counts["unsupported-format"] == 3 and counts["total"] == 3, counts
+    assert requests == []
+    # the whole epoch, well under the chain's 30 s timeout
+    assert elapsed < 20, elapsed
 
 
 PEAK = textwrap.dedent("""

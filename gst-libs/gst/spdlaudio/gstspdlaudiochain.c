@@ -74,6 +74,7 @@ struct _GstSpdlAudioChain
   GMutex pads_lock;             /* pad-added runs in a streaming thread */
   gboolean audio_linked, no_more_pads;
   GError *rejected;             /* the stream's declared format */
+  gchar *unknown_type;          /* typefind's caps decodebin could not plug */
   GList *fakesinks;
 
   /* the open file */
@@ -262,6 +263,55 @@ on_no_more_pads (GstElement * decodebin, GstSpdlAudioChain * chain)
   wake (chain);
 }
 
+/* What typefind found, when decodebin has no element for it (or only
+ * refused ones, see on_autoplug_select): the file is not audio. Caps
+ * below a demuxer (a video stream) are a file without audio instead. */
+static void
+on_unknown_type (GstElement * decodebin, GstPad * pad, GstCaps * caps,
+    GstSpdlAudioChain * chain)
+{
+  GstElement *parent = gst_pad_get_parent_element (pad);
+  GstElementFactory *factory = parent ? gst_element_get_factory (parent) :
+      NULL;
+
+  g_mutex_lock (&chain->pads_lock);
+  if (chain->unknown_type == NULL && gst_caps_get_size (caps) > 0 &&
+      factory && g_strcmp0 (GST_OBJECT_NAME (factory), "typefind") == 0)
+    chain->unknown_type = g_strdup (gst_structure_get_name
+        (gst_caps_get_structure (caps, 0)));
+  g_mutex_unlock (&chain->pads_lock);
+  gst_clear_object (&parent);
+}
+
+/* decodebin's GstAutoplugSelectResult (gst/playback/gstplay-enum.h, not
+ * installed) */
+#define AUTOPLUG_SELECT_TRY 0
+#define AUTOPLUG_SELECT_SKIP 2
+
+/* Elements decodebin may not plug (as in the video chain):
+ * - gst-libav's demuxers (avdemux_*, rank marginal, for formats without a
+ *   GStreamer demuxer): their reads answer 0 bytes, not end of file, at
+ *   the end of the data, and some of FFmpeg's demuxers then ask again
+ *   forever (avdemux_gif on any file starting with "GIF8"): a stall
+ *   until the timeout for every such file.
+ * - adaptive streaming demuxers (HLS, DASH, Smooth Streaming): a
+ *   playlist in a dataset would make the loader fetch its URIs. */
+static gint
+on_autoplug_select (GstElement * decodebin, GstPad * pad, GstCaps * caps,
+    GstElementFactory * factory, gpointer user_data)
+{
+  const gchar *klass = gst_element_factory_get_metadata (factory,
+      GST_ELEMENT_METADATA_KLASS);
+
+  if (g_str_has_prefix (GST_OBJECT_NAME (factory), "avdemux_") ||
+      (klass && strstr (klass, "Demuxer/Adaptive"))) {
+    GST_DEBUG ("not plugging %s for %" GST_PTR_FORMAT,
+        GST_OBJECT_NAME (factory), caps);
+    return AUTOPLUG_SELECT_SKIP;
+  }
+  return AUTOPLUG_SELECT_TRY;
+}
+
 static void
 free_pipeline (GstSpdlAudioChain * chain)
 {
@@ -273,6 +323,7 @@ free_pipeline (GstSpdlAudioChain * chain)
   gst_clear_object (&chain->bus);
   gst_clear_object (&chain->pipe);
   chain->src = chain->decodebin = chain->convert = chain->appsink = NULL;
+  g_clear_pointer (&chain->unknown_type, g_free);
 }
 
 static GstFlowReturn on_new_sample (GstAppSink * appsink,
@@ -339,6 +390,10 @@ build_pipeline (GstSpdlAudioChain * chain, GError ** error)
       chain);
   g_signal_connect (chain->decodebin, "no-more-pads",
       G_CALLBACK (on_no_more_pads), chain);
+  g_signal_connect (chain->decodebin, "autoplug-select",
+      G_CALLBACK (on_autoplug_select), NULL);
+  g_signal_connect (chain->decodebin, "unknown-type",
+      G_CALLBACK (on_unknown_type), chain);
   chain->bus = gst_element_get_bus (chain->pipe);
   gst_bus_set_sync_handler (chain->bus, on_bus_sync, chain, NULL);
   chain->builds++;
@@ -386,6 +441,7 @@ reset_pipeline (GstSpdlAudioChain * chain)
   chain->fakesinks = NULL;
   chain->audio_linked = chain->no_more_pads = FALSE;
   g_clear_error (&chain->rejected);
+  g_clear_pointer (&chain->unknown_type, g_free);
   /* messages of the previous file */
   gst_bus_set_flushing (chain->bus, TRUE);
   gst_bus_set_flushing (chain->bus, FALSE);
@@ -457,13 +513,24 @@ check_failed (GstSpdlAudioChain * chain, GstMessage * msg, GError ** error)
     GError *err = NULL;
     gboolean missing;
 
+    gchar *type;
+
     gst_message_parse_error (msg, &err, NULL);
     missing = g_error_matches (err, GST_CORE_ERROR,
         GST_CORE_ERROR_MISSING_PLUGIN);
     g_error_free (err);
     g_mutex_lock (&chain->pads_lock);
     no_audio = !chain->audio_linked && chain->rejected == NULL;
+    type = g_strdup (chain->unknown_type);
     g_mutex_unlock (&chain->pads_lock);
+    /* nothing for the file itself (a GIF: its only demuxer is refused) */
+    if (missing && type) {
+      gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_UNSUPPORTED_FORMAT,
+          "the file is %s, not an audio file", type);
+      g_free (type);
+      return TRUE;
+    }
+    g_free (type);
     /* decodebin stops at raw audio: a file of other streams only ends
      * in "missing plug-in" */
     if (missing && no_audio)
