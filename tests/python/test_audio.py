@@ -5,6 +5,7 @@ lossy files within 1e-4 of FFmpeg's decode, clip starts and lengths,
 short files, whole files, bad files skipped by reason."""
 import os
 import random
+import subprocess
 
 import numpy as np
 import pytest
@@ -451,3 +452,46 @@ def test_refused_caps_name_the_clip_shape(tmp_path):
     pipeline.set_state(Gst.State.NULL)
     assert "Downstream does not accept clips of shape [1,8000]" in errors, \
         errors
+
+
+def test_mp3_length_from_frames(tmp_path):
+    """MP3s without a Xing header declare no length: it is counted from
+    their frame headers, not decoded, and the clips are planned on it.
+    The last of uniform clips ends where the whole decoded file ends
+    (CBR, VBR, an ID3v2 tag before and an ID3v1 tag after, MPEG-2 at
+    22.05 kHz), and every clip is the same samples as the whole file."""
+    os.makedirs(tmp_path / "a")
+    pcm = audiogen.pcm16(audiogen.signal("sweep", 44100, 3.3))
+    audiogen.write_wav(str(tmp_path / "src.wav"), pcm, 44100)
+    for name, enc, rate in (
+            ("cbr.mp3", "lamemp3enc target=bitrate bitrate=128", 44100),
+            ("vbr.mp3", "lamemp3enc target=quality quality=4", 44100),
+            ("mpeg2.mp3", "lamemp3enc target=bitrate bitrate=64", 22050)):
+        subprocess.run(["gst-launch-1.0", "-q", "filesrc",
+                        f"location={tmp_path / 'src.wav'}", "!", "wavparse",
+                        "!", "audioconvert", "!", "audioresample", "!",
+                        f"audio/x-raw,rate={rate}", "!"] + enc.split() +
+                       ["!", "filesink",
+                        f"location={tmp_path / 'a' / name}"],
+                       check=True, timeout=120)
+    data = (tmp_path / "a" / "cbr.mp3").read_bytes()
+    id3v2 = b"ID3\x03\x00\x00\x00\x00\x02\x00" + bytes(256)
+    id3v1 = b"TAG" + b"title".ljust(125, b"\0")
+    (tmp_path / "a" / "tags.mp3").write_bytes(id3v2 + data + id3v1)
+    whole, _, _ = run_clips(f"spdlsrc location={tmp_path} extensions=mp3 ! "
+                            "spdlaudiodecode threads=2 duration=0")
+    by_path = {m["path"]: a[0] for a, m in whole}
+    assert len(by_path) == 4
+    clips, warnings, _ = run_clips(
+        f"spdlsrc location={tmp_path} extensions=mp3 ! spdlaudiodecode "
+        "threads=2 duration=0.5 sampling=uniform clips-per-file=3")
+    assert not warnings
+    assert len(clips) == 3 * 4
+    for arr, m in clips:
+        ref = by_path[m["path"]]
+        start = int(round(m["start"] * RATE))
+        assert m["length"] == 8000
+        if m["clip"] == 2:
+            assert start + 8000 == len(ref), m["path"]
+        np.testing.assert_allclose(arr[0], ref[start:start + 8000],
+                                   atol=1e-4, err_msg=m["path"])

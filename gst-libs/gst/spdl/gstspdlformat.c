@@ -149,3 +149,102 @@ done:
   g_free (doctype);
   return refused;
 }
+
+/* ------------------------------------------------------------------------ */
+/* MPEG audio frames                                                        */
+
+/* kbit/s by [MPEG-1?][layer - 1][index]; 0: free format or invalid */
+static const guint16 mpeg_audio_bitrates[2][3][16] = {
+  {                             /* MPEG-2 and 2.5 */
+        {0, 32, 48, 56, 64, 80, 96, 112, 128, 144, 160, 176, 192, 224, 256, 0},
+        {0, 8, 16, 24, 32, 40, 48, 56, 64, 80, 96, 112, 128, 144, 160, 0},
+        {0, 8, 16, 24, 32, 40, 48, 56, 64, 80, 96, 112, 128, 144, 160, 0},
+      },
+  {                             /* MPEG-1 */
+        {0, 32, 64, 96, 128, 160, 192, 224, 256, 288, 320, 352, 384, 416, 448,
+            0},
+        {0, 32, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320, 384, 0},
+        {0, 32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320, 0},
+      },
+};
+
+static const guint mpeg_audio_rates[3] = { 44100, 48000, 32000 };
+
+/* The frame at @p: its size, samples and the header bits that must not
+ * change from frame to frame (version, layer, rate); 0 if not a frame */
+static guint
+mpeg_audio_frame (const guint8 * p, guint * samples, guint32 * fixed,
+    guint * rate)
+{
+  guint32 h = ((guint32) p[0] << 24) | (p[1] << 16) | (p[2] << 8) | p[3];
+  guint version = (h >> 19) & 3, layer = 4 - ((h >> 17) & 3);
+  guint br_index = (h >> 12) & 15, sr_index = (h >> 10) & 3;
+  guint pad = (h >> 9) & 1, mpeg1 = version == 3, kbps, sr;
+
+  if ((h >> 21) != 0x7ff || version == 1 || layer == 4 || sr_index == 3)
+    return 0;
+  kbps = mpeg_audio_bitrates[mpeg1][layer - 1][br_index];
+  if (kbps == 0)
+    return 0;
+  /* MPEG-2 halves the rates, MPEG-2.5 quarters them */
+  sr = mpeg_audio_rates[sr_index] >> (mpeg1 ? 0 : version == 2 ? 1 : 2);
+  *rate = sr;
+  *fixed = h & 0xfffe0c00;
+  if (layer == 1) {
+    *samples = 384;
+    return (12 * kbps * 1000 / sr + pad) * 4;
+  }
+  *samples = layer == 3 && !mpeg1 ? 576 : 1152;
+  return (layer == 3 && !mpeg1 ? 72 : 144) * kbps * 1000 / sr + pad;
+}
+
+gboolean
+gst_spdl_mpeg_audio_count_samples (const guint8 * data, gsize size,
+    guint * rate, guint64 * n_samples)
+{
+  gsize pos = 0, first;
+  guint32 fixed = 0, f;
+  guint64 n = 0;
+  guint samples, sr, len, i;
+  gboolean end = FALSE;
+
+  /* ID3v2: "ID3", version, flags, a 28-bit size, a footer if flagged */
+  if (size >= 10 && memcmp (data, "ID3", 3) == 0) {
+    pos = 10 + (((data[6] & 0x7f) << 21) | ((data[7] & 0x7f) << 14) |
+        ((data[8] & 0x7f) << 7) | (data[9] & 0x7f));
+    if (data[5] & 0x10)
+      pos += 10;
+  }
+  first = pos;
+  while (pos + 4 <= size) {
+    len = mpeg_audio_frame (data + pos, &samples, &f, &sr);
+    if (len == 0 || (pos > first && f != fixed))
+      break;
+    if (pos == first) {
+      fixed = f;
+      *rate = sr;
+      /* a Xing, Info or VBRI header: the decoder gives no samples for
+       * this frame and may trim others (the parser knows the length) */
+      for (i = 4; i + 4 <= MIN (len, 64) && pos + i + 4 <= size; i++)
+        if (memcmp (data + pos + i, "Xing", 4) == 0 ||
+            memcmp (data + pos + i, "Info", 4) == 0 ||
+            memcmp (data + pos + i, "VBRI", 4) == 0)
+          return FALSE;
+    }
+    if (pos + len > size) {
+      end = TRUE;               /* the last frame cut short: not decoded */
+      break;
+    }
+    n += samples;
+    pos += len;
+  }
+  /* a frame header's first bytes, an ID3v1 or an APE tag may follow */
+  if (pos + 4 > size || (size - pos >= 3 && memcmp (data + pos, "TAG",
+              3) == 0) || (size - pos >= 8 && memcmp (data + pos,
+              "APETAGEX", 8) == 0))
+    end = TRUE;
+  if (n == 0 || !end)
+    return FALSE;
+  *n_samples = n;
+  return TRUE;
+}

@@ -37,6 +37,15 @@ const gchar *gst_spdl_image_format_name (GstSpdlImageFormat format);
  * an abort where criticals are fatal). Refused: a DocType other than
  * "matroska" or "webm", a DocTypeReadVersion above 2. @reason (free with
  * g_free) says which. */
+/* The samples per channel of an MPEG audio file (MP3, MP2) of constant
+ * format without a Xing, Info or VBRI header, counted from its frame
+ * headers, not decoded: an ID3v2 tag first, whole frames to the end (a
+ * last frame cut short not counted), then at most an ID3v1 or APE tag.
+ * FALSE for anything else (free-format bitrates, a change of rate,
+ * layer or version, bytes that are not a frame). */
+gboolean gst_spdl_mpeg_audio_count_samples (const guint8 * data, gsize size,
+    guint * rate, guint64 * n_samples);
+
 gboolean gst_spdl_ebml_header_refused (const guint8 * data, gsize size,
     gchar ** reason);
 

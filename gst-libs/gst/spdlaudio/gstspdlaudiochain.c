@@ -586,6 +586,8 @@ gst_spdl_audio_chain_open (GstSpdlAudioChain * chain, GBytes * data,
   GstCaps *caps;
   GstAudioInfo info;
   gint64 duration = -1;
+  guint64 counted = 0;
+  guint frames_rate = 0;
   GstPad *pad;
   gchar *reason;
 
@@ -657,9 +659,17 @@ gst_spdl_audio_chain_open (GstSpdlAudioChain * chain, GBytes * data,
       duration >= 0) {
     chain->n_in = gst_util_uint64_scale_int_round (duration, info.rate,
         GST_SECOND);
+  } else if (gst_spdl_mpeg_audio_count_samples (g_bytes_get_data (data, NULL),
+          g_bytes_get_size (data), &frames_rate, &counted) &&
+      frames_rate == (guint) info.rate) {
+    /* an MP3 without a Xing header: mpegaudioparse knows no length
+     * before the end, and the file would be decoded whole to plan its
+     * clips; its frames give the decoder's count exactly */
+    chain->n_in = counted;
+  }
+  if (chain->n_in)
     chain->n_out = gst_util_uint64_scale_ceil (chain->n_in,
         chain->limits.rate, info.rate);
-  }
   GST_DEBUG ("%u Hz, %u channels (declared %u), %" G_GUINT64_FORMAT
       " samples", info.rate, info.channels, chain->declared_channels,
       chain->n_in);

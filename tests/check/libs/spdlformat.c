@@ -112,6 +112,92 @@ GST_START_TEST (test_ebml_headers_matroskademux_refuses)
 
 GST_END_TEST;
 
+/* @n frames of MPEG audio with header @h (bitrate, rate, layer, version
+ * as given; padding on every other frame), each @size or @size + 1 bytes */
+static void
+append_frames (GByteArray * a, guint32 h, guint size, guint pad_bytes,
+    guint n)
+{
+  guint i;
+
+  for (i = 0; i < n; i++) {
+    guint32 hh = h | (i % 2 ? 0x200 : 0);
+    guint len = size + (i % 2 ? pad_bytes : 0), k;
+    guint8 b[4] = { hh >> 24, hh >> 16, hh >> 8, hh };
+
+    g_byte_array_append (a, b, 4);
+    for (k = 4; k < len; k++)
+      g_byte_array_append (a, (const guint8 *) "\x55", 1);
+  }
+}
+
+GST_START_TEST (test_mpeg_audio_samples_counted)
+{
+  /* MPEG-1 layer III, 128 kbit/s, 44.1 kHz: 417 bytes (+1 padded) */
+  const guint32 l3 = 0xfffb9000;
+  /* MPEG-2 layer III, 64 kbit/s, 22.05 kHz: 72 x 64000 / 22050 = 208 */
+  const guint32 l3m2 = 0xfff38000;
+  GByteArray *a = g_byte_array_new ();
+  guint rate = 0;
+  guint64 n = 0;
+  static const guint8 id3v2[10] = { 'I', 'D', '3', 3, 0, 0, 0, 0, 1, 0 };
+  guint8 zeros[128] = { 0, };
+
+  append_frames (a, l3, 417, 1, 10);
+  fail_unless (gst_spdl_mpeg_audio_count_samples (a->data, a->len, &rate,
+          &n));
+  fail_unless_equals_int (rate, 44100);
+  fail_unless_equals_uint64 (n, 10 * 1152);
+  /* the last frame cut short: not counted */
+  fail_unless (gst_spdl_mpeg_audio_count_samples (a->data, a->len - 100,
+          &rate, &n));
+  fail_unless_equals_uint64 (n, 9 * 1152);
+  /* an ID3v1 tag after; an ID3v2 tag (128 bytes) before */
+  g_byte_array_append (a, (const guint8 *) "TAG", 3);
+  g_byte_array_append (a, zeros, 125);
+  g_byte_array_prepend (a, zeros, 128);
+  g_byte_array_prepend (a, id3v2, 10);
+  fail_unless (gst_spdl_mpeg_audio_count_samples (a->data, a->len, &rate,
+          &n));
+  fail_unless_equals_uint64 (n, 10 * 1152);
+  g_byte_array_set_size (a, 0);
+  /* bytes that are not a frame after the frames */
+  append_frames (a, l3, 417, 1, 4);
+  g_byte_array_append (a, (const guint8 *) "garbage!", 8);
+  fail_if (gst_spdl_mpeg_audio_count_samples (a->data, a->len, &rate, &n));
+  g_byte_array_set_size (a, 0);
+
+  /* a change of rate: not one stream */
+  append_frames (a, l3, 417, 1, 4);
+  append_frames (a, l3m2, 208, 1, 4);
+  fail_if (gst_spdl_mpeg_audio_count_samples (a->data, a->len, &rate, &n));
+  g_byte_array_set_size (a, 0);
+
+  /* MPEG-2: 576 samples a frame */
+  append_frames (a, l3m2, 208, 1, 6);
+  fail_unless (gst_spdl_mpeg_audio_count_samples (a->data, a->len, &rate,
+          &n));
+  fail_unless_equals_int (rate, 22050);
+  fail_unless_equals_uint64 (n, 6 * 576);
+  g_byte_array_set_size (a, 0);
+
+  /* a Xing header in the first frame: the parser's length, not ours */
+  append_frames (a, l3, 417, 1, 6);
+  memcpy (a->data + 36, "Xing", 4);
+  fail_if (gst_spdl_mpeg_audio_count_samples (a->data, a->len, &rate, &n));
+  g_byte_array_set_size (a, 0);
+
+  /* free format (bitrate index 0), not MPEG at all */
+  append_frames (a, 0xfffb0000, 417, 1, 6);
+  fail_if (gst_spdl_mpeg_audio_count_samples (a->data, a->len, &rate, &n));
+  fail_if (gst_spdl_mpeg_audio_count_samples ((const guint8 *) "RIFF1234",
+          8, &rate, &n));
+  fail_if (gst_spdl_mpeg_audio_count_samples (a->data, 0, &rate, &n));
+  g_byte_array_unref (a);
+}
+
+GST_END_TEST;
+
 static Suite *
 spdlformat_suite (void)
 {
@@ -121,6 +207,7 @@ spdlformat_suite (void)
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_sniffing_by_first_bytes);
   tcase_add_test (tc, test_ebml_headers_matroskademux_refuses);
+  tcase_add_test (tc, test_mpeg_audio_samples_counted);
   return s;
 }
 
