@@ -354,6 +354,165 @@ def test_streamed_members_held_within_shuffle_buffer_bytes(data, bound):
         assert len(ranged) >= N_SAMPLES // 4
 
 
+# ---------------------------------------------------------------------------
+# Streaming's warm-up: members far ahead in the streams fetched by range
+
+BIG_N = 240
+BIG_PER_SHARD = 60
+WARMUP_AHEAD = 1024 * 1024      # gstspdlshards.c
+WARMUP_SHARE = 25
+
+
+@pytest.fixture(scope="module")
+def big(tmp_path_factory):
+    """4 shards of 60 members of 24-40 kB (random bytes: spdlsrc does not
+    decode) and their shards.members: (root, pattern, {key: (label, bytes)},
+    {member name: (shard, offset, size)}, shards' bytes)."""
+    base = tmp_path_factory.mktemp("bigremote")
+    rng = random.Random(12)
+    truth = {}
+    for i in range(BIG_N):
+        label = i % 3
+        os.makedirs(str(base / "folder" / ("c%d" % label)), exist_ok=True)
+        data = rng.randbytes(rng.randrange(24000, 40000))
+        name = "c%d/m%03d.jpg" % (label, i)
+        with open(str(base / "folder" / name), "wb") as f:
+            f.write(data)
+        truth[name] = (label, data)
+    location = make_shards(str(base / "folder"), str(base / "shards"),
+                           BIG_PER_SHARD, "--shuffle", "1")
+    members = {name: (shard, offset, size) for shard, offset, size, _, name
+               in read_members_index(str(base / "shards"))}
+    return (base, os.path.basename(location), truth, members,
+            shard_bytes(str(base / "shards")))
+
+
+def member_of(path):
+    return path.split(".tar:", 1)[1]
+
+
+def warmup_bound(members, epochs):
+    """The most ranged GETs the warm-up may make: its bytes are 1/25 of
+    the epoch's members' (with their headers)."""
+    sizes = [512 + size for _, _, size in members.values()]
+    return epochs * (sum(sizes) // WARMUP_SHARE // min(sizes) + 1)
+
+
+def tar_gets(server):
+    tars = [g for g in server.gets if g[0].endswith(".tar")]
+    return [g for g in tars if g[1] is None], [g for g in tars if g[1] is not None]
+
+
+def test_streamed_epoch_starts_with_ranged_reads(big):
+    """One rank streaming each shard (http-requests=8: http.server's
+    listen backlog drops more connections at once): the first turns'
+    members lie up to a
+    shuffle buffer (here about 4 MB) ahead in the streams, so those more
+    than 1 MiB ahead are fetched by ranged GETs (the first sample's among
+    them) and passed over in the streams; a bounded few (1/25 of
+    the epoch's bytes), then the streams alone: a GET per shard an epoch,
+    no more than 1.1x the shards' bytes. The samples, labels and order of
+    the local shards and of remote-reads=ranges; two epochs."""
+    base, pattern, truth, members, size = big
+    n_shards = BIG_N // BIG_PER_SHARD
+    props = " shuffle=true seed=2 shuffle-buffer=120 http-requests=8 num-epochs=2"
+    local, _, error, _ = run_src('location="%s/shards/%s"' % (base, pattern) + props)
+    assert error is None and len(local) == 2 * BIG_N
+    server = CountingServer(str(base), ranges=True)
+    try:
+        runs = {}
+        for mode in ("ranges", "auto"):
+            del server.gets[:]
+            server.sent.clear()
+            out, warnings, error, _ = run_src(
+                'location="%s/shards/%s" remote-reads=%s' % (server.url, pattern, mode)
+                + props)
+            assert error is None and warnings == []
+            assert summary(out) == summary(local)
+            for _, label, _, path, d in out:
+                assert (label, d) == truth[member_of(path)]
+            runs[mode] = out, tar_gets(server), server.tar_bytes() / size
+    finally:
+        server.stop()
+    out, (whole, ranged), moved = runs["auto"]
+    assert len(whole) == 2 * n_shards and len({p for p, _ in whole}) == n_shards
+    # the first sample came by range: it lies far into the streams
+    shard, offset, length = members[member_of(out[0][3])]
+    assert ("/shards/" + shard, "bytes=%d-%d" % (
+        offset - 512, offset + length - 1)) in ranged
+    assert len(ranged) <= warmup_bound(members, 2), len(ranged)
+    assert moved <= 2 * 1.1, moved
+    assert len(runs["ranges"][1][1]) > BIG_N
+    print("2 epochs of %d: %d whole GETs, %d ranged (bound %d), %.3f x the "
+          "shards' bytes" % (BIG_N, len(whole), len(ranged),
+                             warmup_bound(members, 2), moved / 2))
+
+
+def test_streamed_warmup_resumes_mid_epoch(big):
+    """Resumed mid-epoch (start-offset) on one rank: the rest of the order,
+    the warm-up bounded by the rest's bytes."""
+    base, pattern, truth, members, size = big
+    props = " shuffle=true seed=2 shuffle-buffer=120 http-requests=8"
+    local, _, error, _ = run_src('location="%s/shards/%s"' % (base, pattern) + props)
+    assert error is None and len(local) == BIG_N
+    server = CountingServer(str(base), ranges=True)
+    try:
+        out, warnings, error, _ = run_src(
+            'location="%s/shards/%s" start-offset=100' % (server.url, pattern) + props)
+        whole, ranged = tar_gets(server)
+    finally:
+        server.stop()
+    assert error is None and warnings == []
+    assert summary(out) == summary(local)[100:]
+    assert len(whole) <= BIG_N // BIG_PER_SHARD
+    assert 0 < len(ranged) <= warmup_bound(members, 1)
+    assert server.tar_bytes() <= 1.1 * size
+
+
+def test_streamed_warmup_without_ranges(big):
+    """A server without Range support: no ranged GET, the warm-up too; each
+    shard streamed once, the same order, no warning (one rank streams
+    anyway)."""
+    base, pattern, truth, members, size = big
+    props = " shuffle=true seed=2 shuffle-buffer=120 http-requests=8"
+    local, _, error, _ = run_src('location="%s/shards/%s"' % (base, pattern) + props)
+    server = CountingServer(str(base), ranges=False)
+    try:
+        out, warnings, error, _ = run_src(
+            'location="%s/shards/%s"' % (server.url, pattern) + props)
+        whole, ranged = tar_gets(server)
+    finally:
+        server.stop()
+    assert error is None and warnings == []
+    assert summary(out) == summary(local)
+    assert ranged == [] and len(whole) == BIG_N // BIG_PER_SHARD
+    assert server.tar_bytes() <= 1.05 * size
+
+
+def test_streamed_warmup_with_shards_past_the_bound(big):
+    """shuffle-buffer-bytes (300 kB) below a shard's bytes (about 2 MB):
+    members that would pass it are streamed past and read at their turn,
+    the warm-up's are fetched ahead; each member once, the same order."""
+    base, pattern, truth, members, size = big
+    props = " shuffle=true seed=2 shuffle-buffer=120 http-requests=8"
+    local, _, error, _ = run_src('location="%s/shards/%s"' % (base, pattern) + props)
+    server = CountingServer(str(base), ranges=True)
+    try:
+        out, warnings, error, _ = run_src(
+            'location="%s/shards/%s" shuffle-buffer-bytes=300000' % (server.url, pattern)
+            + props)
+        whole, ranged = tar_gets(server)
+    finally:
+        server.stop()
+    assert error is None and warnings == []
+    assert summary(out) == summary(local)
+    for _, label, _, path, d in out:
+        assert (label, d) == truth[member_of(path)]
+    assert len(whole) == BIG_N // BIG_PER_SHARD
+    assert 0 < len(ranged) < BIG_N
+    assert len(set(ranged)) == len(ranged)      # none fetched twice
+
+
 def test_ranged_get_answered_whole_switches_to_streaming(data, tmp_path):
     """A server that says Accept-Ranges: bytes and answers a ranged GET
     whole: the reads in flight are cut out of their answers, the rest of

@@ -38,6 +38,14 @@ GST_DEBUG_CATEGORY_STATIC (spdl_shards_debug);
 #define COALESCE_GAP (64 * 1024)
 #define COALESCE_MAX (16 * 1024 * 1024)
 #define READ_CHUNK (1024 * 1024)
+/* Streaming's warm-up (read_positions_streamed()): a ranged GET's latency
+ * is worth about this many bytes of a stream; */
+#define WARMUP_AHEAD (1024 * 1024)
+/* the members it fetches (moved twice) stay within 1/WARMUP_SHARE of the
+ * epoch's bytes; */
+#define WARMUP_SHARE 25
+/* it ends when the streams ran ahead of this many turns in a row. */
+#define WARMUP_SETTLED 8
 /* the contiguous split's shuffle buffer: samples in it before the first
  * leaves (WebDataset's shuffle(initial=100)) */
 #define MIX_INITIAL 100
@@ -371,6 +379,7 @@ struct _GstSpdlShards
   guint next_fd;
   RangeRead **ring;             /* remote ranged reads, in order */
   guint ring_size;
+  RangeRead *deferred_read;     /* a streamed member's, at its turn */
   /* remote elastic order from a server without byte ranges: members cut
    * out of shards streamed whole (read_positions_streamed()) */
   gboolean stream_members;
@@ -1763,14 +1772,14 @@ stream_read_full (GstSpdlShards * shards, ByteStream * stream, guint8 * data,
 
 /* A member streamed past (see read_positions_streamed()), at its turn: by
  * a ranged GET into *@sample (replaced). FALSE when stopping (the read
- * stays in the ring until gst_spdl_shards_free()). */
+ * stays in deferred_read until gst_spdl_shards_free()). */
 static gboolean
 read_deferred (GstSpdlShards * shards, const guint64 * order, guint64 first,
     guint64 k, GstSpdlShardSample ** sample)
 {
   RangeRead *read = range_read_start (shards, order, first, k, k + 1);
 
-  shards->ring[0] = read;
+  shards->deferred_read = read;
   g_mutex_lock (&shards->lock);
   while (!read->done && !shards->stopping)
     g_cond_wait (&shards->cond, &shards->lock);
@@ -1779,7 +1788,7 @@ read_deferred (GstSpdlShards * shards, const guint64 * order, guint64 first,
     return FALSE;
   }
   g_mutex_unlock (&shards->lock);
-  shards->ring[0] = NULL;
+  shards->deferred_read = NULL;
   gst_spdl_shard_sample_free (*sample);
   *sample = range_read_sample (shards, read, 0, first);
   range_read_free (read);
@@ -1787,6 +1796,267 @@ read_deferred (GstSpdlShards * shards, const guint64 * order, guint64 first,
   if (gst_spdl_http_get_ranges (shards->http,
           shards->names[0]) == GST_SPDL_HTTP_RANGES_NO)
     shards->stream_members = TRUE;
+  return TRUE;
+}
+
+/* A turn's member is passed over in the stream: read by range at its
+ * turn (past shuffle-buffer-bytes), or fetched by range ahead of it
+ * (the warm-up). */
+#define TURN_DEFERRED 1
+#define TURN_FETCHED 2
+
+/* The state of read_positions_streamed(): this rank's turns k0 .. count-1
+ * (k: position first + k x world), their members in stream order. */
+typedef struct
+{
+  GstSpdlShards *shards;
+  const guint64 *order;
+  guint64 first, k0, count, n;
+  Wanted *wanted;               /* in stream order */
+  guint64 *where;               /* turn k's place in @wanted */
+  guint64 *before;              /* member bytes streamed before each */
+  GstSpdlShardSample **ready;   /* read ahead of their turn */
+  guint8 *turns;                /* TURN_ flags */
+  guint64 *plan;                /* first wanted of a shard */
+  guint n_plan, p, opened, ahead;
+  ByteStream **streams;
+  guint64 next, pos, held, bound;
+  GError *dead;                 /* the current shard's stream failed */
+  guint8 *scratch;
+  /* the member read last, for the same again (the last ranks wrap) */
+  GstBuffer *prev_buffer;
+  GError *prev_error;
+  gboolean prev_deferred, prev_valid;
+  /* the warm-up: members far ahead in the streams fetched by range */
+  gboolean warming;
+  guint64 warm_left;            /* bytes it may still fetch */
+  guint64 fetch_k;              /* the next turn it looks at */
+  guint settled;                /* turns in a row streamed ahead */
+  guint ring_head, ring_queued;
+} Streamer;
+
+/* At the first wanted member of the next shard: its stream becomes the
+ * current one; streams open ahead of it download meanwhile. */
+static void
+streamer_enter_shard (Streamer * st)
+{
+  if (st->p >= st->n_plan || st->next != st->plan[st->p])
+    return;
+  if (st->p > 0 && st->streams[st->p - 1]) {
+    st->streams[st->p - 1]->close (st->streams[st->p - 1]);
+    st->streams[st->p - 1] = NULL;
+  }
+  for (; st->opened < st->n_plan && st->opened < st->p + st->ahead;
+      st->opened++)
+    st->streams[st->opened] = open_stream (st->shards,
+        st->shards->members[st->wanted[st->plan[st->opened]].global].shard,
+        NULL);
+  g_clear_error (&st->dead);
+  st->pos = 0;
+  st->p++;
+}
+
+/* A member of the current shard's stream (or the next one's): read and
+ * held until its turn, passed over (to be read at its turn by range), or
+ * skipped as fetched by range already. @k is the turn being waited for. */
+static void
+streamer_step (Streamer * st, guint64 k)
+{
+  GstSpdlShards *shards = st->shards;
+  guint64 world = MAX (shards->config.world_size, 1);
+  const Wanted *w = &st->wanted[st->next];
+  const GstSpdlShardMember *m = &shards->members[w->global];
+  GstSpdlShardSample *sample;
+
+  streamer_enter_shard (st);
+  if (st->turns[w->k - st->k0] & TURN_FETCHED) {
+    /* streamed past; the same member again is read anew */
+    st->prev_valid = FALSE;
+    st->next++;
+    return;
+  }
+  sample = member_sample (shards, w->global, st->first + w->k * world);
+  if (st->prev_valid && st->wanted[st->next - 1].global == w->global) {
+    if (st->prev_buffer)
+      sample->buffer = gst_buffer_copy (st->prev_buffer);
+    if (st->prev_error)
+      sample->error = g_error_copy (st->prev_error);
+    if (st->prev_deferred)
+      st->turns[w->k - st->k0] |= TURN_DEFERRED;
+  } else if (st->dead) {
+    sample->error = g_error_copy (st->dead);
+  } else if (member_too_large (shards, sample)) {
+    /* it says why */
+  } else if (w->k != k && st->bound && !shards->stream_members &&
+      st->held + m->size > st->bound) {
+    st->turns[w->k - st->k0] |= TURN_DEFERRED;
+  } else {
+    guint64 start = m->offset - TAR_BLOCK, want = TAR_BLOCK + m->size;
+    ByteStream *stream = st->streams[st->p - 1];
+    guint8 *data = NULL;
+    gssize got = 0;
+
+    if (start > st->pos)
+      got = stream_read_full (shards, stream, NULL, start - st->pos,
+          st->scratch, &st->dead);
+    if (got >= 0)
+      st->pos += got;
+    if (got >= 0 && st->pos == start && (data = g_try_malloc (want)) == NULL) {
+      sample->error = g_error_new (GST_SPDL_READ_ERROR,
+          GST_SPDL_READ_ERROR_TOO_LARGE, "out of memory for %"
+          G_GUINT64_FORMAT " bytes", m->size);
+    } else if (got >= 0 && st->pos == start) {
+      got = stream_read_full (shards, stream, data, want, st->scratch,
+          &st->dead);
+      if (got >= 0) {
+        st->pos += got;
+        member_finish (shards, sample, gst_buffer_new_wrapped (data, got));
+      } else {
+        g_free (data);
+      }
+    } else if (got >= 0 && st->pos > start) {
+      sample->error = g_error_new (GST_SPDL_READ_ERROR,
+          GST_SPDL_READ_ERROR_CORRUPT_MEMBER, "the index's members "
+          "overlap (bytes %" G_GUINT64_FORMAT "..%" G_GUINT64_FORMAT ")",
+          m->offset, m->offset + m->size);
+    } else if (got >= 0) {
+      /* the shard ended before the member */
+      member_finish (shards, sample, gst_buffer_new ());
+    }
+    if (st->dead && sample->error == NULL)
+      sample->error = g_error_copy (st->dead);
+  }
+  /* a copy (the same memory): a sample's own buffer stays writable */
+  gst_clear_buffer (&st->prev_buffer);
+  if (sample->buffer)
+    st->prev_buffer = gst_buffer_copy (sample->buffer);
+  g_clear_error (&st->prev_error);
+  if (sample->error)
+    st->prev_error = g_error_copy (sample->error);
+  st->prev_deferred = (st->turns[w->k - st->k0] & TURN_DEFERRED) != 0;
+  st->prev_valid = TRUE;
+  if (sample->buffer)
+    st->held += gst_buffer_get_size (sample->buffer);
+  st->ready[w->k - st->k0] = sample;
+  st->next++;
+}
+
+/* Whether a step holds the next member within the bound (or passes it
+ * over as fetched): what the reader may do while it waits for a fetch. */
+static gboolean
+streamer_step_is_free (Streamer * st)
+{
+  const Wanted *w;
+
+  if (st->next >= st->n)
+    return FALSE;
+  w = &st->wanted[st->next];
+  return (st->turns[w->k - st->k0] & TURN_FETCHED) || st->bound == 0 ||
+      st->shards->stream_members ||
+      st->held + st->shards->members[w->global].size <= st->bound;
+}
+
+/* A server not heard from yet (the index came from the cache): the first
+ * bytes of the first stream say whether it answers ranges, which the
+ * warm-up waits for (one that does not would send whole shards), not for
+ * the stream to reach the member. */
+static void
+streamer_probe (Streamer * st)
+{
+  GstSpdlShards *shards = st->shards;
+  guint64 start;
+  gssize got;
+
+  if (!st->warming || shards->stream_members || st->next >= st->n ||
+      gst_spdl_http_get_ranges (shards->http, shards->names[0]) !=
+      GST_SPDL_HTTP_RANGES_UNKNOWN)
+    return;
+  streamer_enter_shard (st);
+  start = shards->members[st->wanted[st->next].global].offset - TAR_BLOCK;
+  if (st->dead || start <= st->pos)
+    return;
+  got = stream_read_full (shards, st->streams[st->p - 1], NULL,
+      MIN (start - st->pos, TAR_BLOCK), st->scratch, &st->dead);
+  if (got >= 0)
+    st->pos += got;
+}
+
+/* Starts ranged GETs (up to http-requests in flight, in turn order) for
+ * the turns from @k on whose members lie more than WARMUP_AHEAD bytes
+ * ahead in the streams, within the warm-up's bytes. */
+static void
+streamer_fetch (Streamer * st, guint64 k)
+{
+  GstSpdlShards *shards = st->shards;
+  guint size = shards->ring_size;
+  guint64 j, end = MIN (st->count, k + size);
+
+  if (!st->warming || shards->stream_members)
+    return;
+  /* not before a response said the server answers ranges (one that does
+   * not would send whole shards) */
+  if (gst_spdl_http_get_ranges (shards->http, shards->names[0]) !=
+      GST_SPDL_HTTP_RANGES_YES)
+    return;
+  for (j = MAX (st->fetch_k, k); j < end && st->ring_queued < size; j++) {
+    guint64 i = st->where[j - st->k0], bytes;
+    const GstSpdlShardMember *m = &shards->members[st->wanted[i].global];
+    RangeRead *read;
+
+    st->fetch_k = j + 1;
+    if (st->ready[j - st->k0] || st->turns[j - st->k0] || i < st->next ||
+        !member_fits (shards, m) ||
+        st->before[i] - st->before[st->next] <= WARMUP_AHEAD)
+      continue;
+    bytes = TAR_BLOCK + m->size;
+    if (bytes > st->warm_left) {
+      GST_DEBUG ("warm-up ends at turn %" G_GUINT64_FORMAT ": its bytes "
+          "spent", j);
+      st->warming = FALSE;
+      return;
+    }
+    st->warm_left -= bytes;
+    read = range_read_start (shards, st->order, st->first, j, j + 1);
+    shards->ring[(st->ring_head + st->ring_queued++) % size] = read;
+    st->turns[j - st->k0] |= TURN_FETCHED;
+  }
+}
+
+/* Turn @k's member fetched by range: the stream read on meanwhile, as far
+ * as the bound allows. FALSE when stopping (the read stays in the ring
+ * until gst_spdl_shards_free()). */
+static gboolean
+streamer_take_fetched (Streamer * st, guint64 k, GstSpdlShardSample ** sample)
+{
+  GstSpdlShards *shards = st->shards;
+  RangeRead *read = shards->ring[st->ring_head];
+
+  g_assert (read != NULL && read->first_k == k);
+  g_mutex_lock (&shards->lock);
+  while (!read->done && !shards->stopping) {
+    if (streamer_step_is_free (st)) {
+      g_mutex_unlock (&shards->lock);
+      streamer_step (st, k);
+      g_mutex_lock (&shards->lock);
+    } else {
+      g_cond_wait (&shards->cond, &shards->lock);
+    }
+  }
+  if (shards->stopping) {
+    g_mutex_unlock (&shards->lock);
+    return FALSE;
+  }
+  g_mutex_unlock (&shards->lock);
+  shards->ring[st->ring_head] = NULL;
+  st->ring_head = (st->ring_head + 1) % shards->ring_size;
+  st->ring_queued--;
+  *sample = range_read_sample (shards, read, 0, st->first);
+  range_read_free (read);
+  if (gst_spdl_http_get_ranges (shards->http,
+          shards->names[0]) == GST_SPDL_HTTP_RANGES_NO) {
+    shards->stream_members = TRUE;
+    st->warming = FALSE;
+  }
   return TRUE;
 }
 
@@ -1799,154 +2069,114 @@ read_deferred (GstSpdlShards * shards, const guint64 * order, guint64 first,
  * shuffle-buffer-bytes: one that would pass it is streamed past and read
  * by a ranged GET at its turn (a server without byte ranges: held all the
  * same, a ranged GET there would download the shard up to it); the member
- * whose turn it is is always read, whatever its size. */
+ * whose turn it is is always read, whatever its size.
+ *
+ * The first turns' members lie up to a shuffle buffer ahead in the
+ * streams: until the streams run ahead of the turns (WARMUP_SETTLED turns
+ * in a row found read), the members more than WARMUP_AHEAD bytes ahead
+ * are fetched by ranged GETs, as read_positions_remote() does, and passed
+ * over in the streams; those bytes are moved twice, so the warm-up stops
+ * after 1 / WARMUP_SHARE of the epoch's. */
 static void
 read_positions_streamed (GstSpdlShards * shards, const guint64 * order,
     guint64 first, guint64 k0, guint64 count)
 {
   guint64 world = MAX (shards->config.world_size, 1), n = count - k0, k, i;
-  guint64 next = 0, pos = 0, held = 0;
-  guint64 bound = shards->config.shuffle_buffer_bytes;
-  guint8 *deferred = g_new0 (guint8, MAX (n, 1));
   guint32 *shard_seq = shard_order (shards, shards->epoch);
   guint32 *rank_of = g_new (guint32, MAX (shards->n_shards, 1));
-  Wanted *wanted = g_new (Wanted, MAX (n, 1));
-  GstSpdlShardSample **ready = g_new0 (GstSpdlShardSample *, MAX (n, 1));
-  guint64 *plan = g_new (guint64, MAX (n, 1));  /* first wanted of a shard */
-  guint n_plan = 0, p = 0, opened = 0, s;
-  guint ahead = MIN (MAX (shards->config.http.max_requests, 1), 8);
-  ByteStream **streams;
-  GError *dead = NULL;          /* the current shard's stream failed */
-  guint8 *scratch = g_malloc (READ_CHUNK);
-  /* the member read last, for the same again (the last ranks wrap) */
-  GstBuffer *prev_buffer = NULL;
-  GError *prev_error = NULL;
-  gboolean prev_deferred = FALSE;
+  Streamer st = { 0 };
+  guint s;
+
+  st.shards = shards;
+  st.order = order;
+  st.first = first;
+  st.k0 = k0;
+  st.count = count;
+  st.n = n;
+  st.bound = shards->config.shuffle_buffer_bytes;
+  st.turns = g_new0 (guint8, MAX (n, 1));
+  st.wanted = g_new (Wanted, MAX (n, 1));
+  st.where = g_new (guint64, MAX (n, 1));
+  st.before = g_new (guint64, n + 1);
+  st.ready = g_new0 (GstSpdlShardSample *, MAX (n, 1));
+  st.plan = g_new (guint64, MAX (n, 1));
+  st.ahead = MIN (MAX (shards->config.http.max_requests, 1), 8);
+  st.scratch = g_malloc (READ_CHUNK);
+  st.warming = !shards->stream_members;
 
   for (s = 0; s < shards->n_shards; s++)
     rank_of[shard_seq[s]] = s;
   for (k = k0; k < count; k++) {
-    Wanted *w = &wanted[k - k0];
+    Wanted *w = &st.wanted[k - k0];
 
     w->global = order[(first + k * world) % shards->total];
     w->k = k;
     w->offset = shards->members[w->global].offset;
     w->shard_rank = rank_of[shards->members[w->global].shard];
   }
-  qsort (wanted, n, sizeof (Wanted), compare_wanted);
-  for (i = 0; i < n; i++)
-    if (i == 0 || wanted[i].shard_rank != wanted[i - 1].shard_rank)
-      plan[n_plan++] = i;
-  streams = g_new0 (ByteStream *, MAX (n_plan, 1));
+  qsort (st.wanted, n, sizeof (Wanted), compare_wanted);
+  st.before[0] = 0;
+  for (i = 0; i < n; i++) {
+    const GstSpdlShardMember *m = &shards->members[st.wanted[i].global];
+
+    if (i == 0 || st.wanted[i].shard_rank != st.wanted[i - 1].shard_rank)
+      st.plan[st.n_plan++] = i;
+    st.where[st.wanted[i].k - k0] = i;
+    st.before[i + 1] = st.before[i] + (i > 0 &&
+        st.wanted[i - 1].global == st.wanted[i].global ? 0 :
+        TAR_BLOCK + m->size);
+  }
+  st.warm_left = st.before[n] / WARMUP_SHARE;
+  st.streams = g_new0 (ByteStream *, MAX (st.n_plan, 1));
 
   for (k = k0; k < count && !is_stopping (shards); k++) {
-    /* read on in the stream until the member of position k is there */
-    while (ready[k - k0] == NULL && next < n && !is_stopping (shards)) {
-      const Wanted *w = &wanted[next];
-      const GstSpdlShardMember *m = &shards->members[w->global];
-      GstSpdlShardSample *sample = member_sample (shards, w->global,
-          first + w->k * world);
+    GstSpdlShardSample *sample = NULL;
 
-      if (p < n_plan && next == plan[p]) {
-        /* the next shard: streams open ahead of it download meanwhile */
-        if (p > 0 && streams[p - 1]) {
-          streams[p - 1]->close (streams[p - 1]);
-          streams[p - 1] = NULL;
-        }
-        for (; opened < n_plan && opened < p + ahead; opened++)
-          streams[opened] = open_stream (shards,
-              shards->members[wanted[plan[opened]].global].shard, NULL);
-        g_clear_error (&dead);
-        pos = 0;
-        p++;
-      }
-      if (next > 0 && wanted[next - 1].global == w->global) {
-        if (prev_buffer)
-          sample->buffer = gst_buffer_copy (prev_buffer);
-        if (prev_error)
-          sample->error = g_error_copy (prev_error);
-        deferred[w->k - k0] = prev_deferred;
-      } else if (dead) {
-        sample->error = g_error_copy (dead);
-      } else if (member_too_large (shards, sample)) {
-        /* it says why */
-      } else if (w->k != k && bound && !shards->stream_members &&
-          held + m->size > bound) {
-        deferred[w->k - k0] = TRUE;
-      } else {
-        guint64 start = m->offset - TAR_BLOCK, want = TAR_BLOCK + m->size;
-        ByteStream *stream = streams[p - 1];
-        guint8 *data = NULL;
-        gssize got = 0;
-
-        if (start > pos)
-          got = stream_read_full (shards, stream, NULL, start - pos, scratch,
-              &dead);
-        if (got >= 0)
-          pos += got;
-        if (got >= 0 && pos == start &&
-            (data = g_try_malloc (want)) == NULL) {
-          sample->error = g_error_new (GST_SPDL_READ_ERROR,
-              GST_SPDL_READ_ERROR_TOO_LARGE, "out of memory for %"
-              G_GUINT64_FORMAT " bytes", m->size);
-        } else if (got >= 0 && pos == start) {
-          got = stream_read_full (shards, stream, data, want, scratch, &dead);
-          if (got >= 0) {
-            pos += got;
-            member_finish (shards, sample, gst_buffer_new_wrapped (data,
-                    got));
-          } else {
-            g_free (data);
-          }
-        } else if (got >= 0 && pos > start) {
-          sample->error = g_error_new (GST_SPDL_READ_ERROR,
-              GST_SPDL_READ_ERROR_CORRUPT_MEMBER, "the index's members "
-              "overlap (bytes %" G_GUINT64_FORMAT "..%" G_GUINT64_FORMAT ")",
-              m->offset, m->offset + m->size);
-        } else if (got >= 0) {
-          /* the shard ended before the member */
-          member_finish (shards, sample, gst_buffer_new ());
-        }
-        if (dead && sample->error == NULL)
-          sample->error = g_error_copy (dead);
-      }
-      /* a copy (the same memory): a sample's own buffer stays writable */
-      gst_clear_buffer (&prev_buffer);
-      if (sample->buffer)
-        prev_buffer = gst_buffer_copy (sample->buffer);
-      g_clear_error (&prev_error);
-      if (sample->error)
-        prev_error = g_error_copy (sample->error);
-      prev_deferred = deferred[w->k - k0];
-      if (sample->buffer)
-        held += gst_buffer_get_size (sample->buffer);
-      ready[w->k - k0] = sample;
-      next++;
+    streamer_probe (&st);
+    streamer_fetch (&st, k);
+    if (st.turns[k - k0] & TURN_FETCHED) {
+      st.settled = 0;
+      if (!streamer_take_fetched (&st, k, &sample))
+        break;                  /* stopping */
+      deliver (shards, sample);
+      continue;
     }
-    if (ready[k - k0] == NULL)
+    /* read on in the stream until the member of position k is there */
+    if (st.ready[k - k0] == NULL)
+      st.settled = 0;
+    else if (st.warming && ++st.settled >= WARMUP_SETTLED) {
+      GST_DEBUG ("warm-up ends at turn %" G_GUINT64_FORMAT ": the streams "
+          "run ahead", k);
+      st.warming = FALSE;
+    }
+    while (st.ready[k - k0] == NULL && st.next < n && !is_stopping (shards))
+      streamer_step (&st, k);
+    if (st.ready[k - k0] == NULL)
       break;                    /* stopping */
-    if (ready[k - k0]->buffer)
-      held -= gst_buffer_get_size (ready[k - k0]->buffer);
-    if (deferred[k - k0] && !read_deferred (shards, order, first, k,
-            &ready[k - k0]))
+    if (st.ready[k - k0]->buffer)
+      st.held -= gst_buffer_get_size (st.ready[k - k0]->buffer);
+    if ((st.turns[k - k0] & TURN_DEFERRED) && !read_deferred (shards, order,
+            first, k, &st.ready[k - k0]))
       break;                    /* stopping */
-    deliver (shards, g_steal_pointer (&ready[k - k0]));
+    deliver (shards, g_steal_pointer (&st.ready[k - k0]));
   }
 
   for (i = 0; i < n; i++)
-    gst_spdl_shard_sample_free (ready[i]);
-  for (s = 0; s < n_plan; s++)
-    if (streams[s])
-      streams[s]->close (streams[s]);
-  g_clear_error (&dead);
-  g_clear_error (&prev_error);
-  gst_clear_buffer (&prev_buffer);
-  g_free (streams);
-  g_free (scratch);
-  g_free (plan);
-  g_free (ready);
-  g_free (deferred);
-  g_free (wanted);
+    gst_spdl_shard_sample_free (st.ready[i]);
+  for (s = 0; s < st.n_plan; s++)
+    if (st.streams[s])
+      st.streams[s]->close (st.streams[s]);
+  g_clear_error (&st.dead);
+  g_clear_error (&st.prev_error);
+  gst_clear_buffer (&st.prev_buffer);
+  g_free (st.streams);
+  g_free (st.scratch);
+  g_free (st.plan);
+  g_free (st.ready);
+  g_free (st.before);
+  g_free (st.where);
+  g_free (st.turns);
+  g_free (st.wanted);
   g_free (rank_of);
   g_free (shard_seq);
 }
@@ -2211,6 +2441,8 @@ gst_spdl_shards_free (GstSpdlShards * shards)
     if (shards->ring[i])
       range_read_free (shards->ring[i]);
   g_free (shards->ring);
+  if (shards->deferred_read)
+    range_read_free (shards->deferred_read);
   close_local_fds (shards);
   g_free (shards->members);
   g_free (shards->members_text);
