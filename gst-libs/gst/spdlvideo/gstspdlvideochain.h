@@ -59,6 +59,12 @@ void gst_spdl_video_chain_get_size (GstSpdlVideoChain * chain,
 typedef void (*GstSpdlVideoFrameFunc) (guint frame, const guint8 * rgb,
     gsize stride, guint width, guint height, gpointer user_data);
 
+/* Pixels [x0, x1) x [y0, y1) of a frame */
+typedef struct
+{
+  guint x0, x1, y0, y1;
+} GstSpdlVideoRegion;
+
 /* Decodes the frames @wanted (@n_wanted indices into the pts list, any
  * order, repeats allowed) and calls @func once for each distinct frame
  * as it is decoded. Frames the decoder could not give are left out: the
