@@ -22,9 +22,9 @@
  *   pass), then drains with EOS and flushes for the next call. Seeking
  *   a demuxer is not needed: the packets are ours.
  *
- * Only frames asked for are converted to RGB (gstspdlyuv.c,
- * GstVideoConverter for formats it does not take); the others are
- * dropped as they come out. */
+ * Only frames asked for are converted to RGB, and of those only the
+ * pixels the caller reads (gstspdlyuv.c, GstVideoConverter for formats
+ * it does not take); the others are dropped as they come out. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -103,6 +103,7 @@ struct _GstSpdlVideoChain
   guint remaining;
   GstClockTime last_out_pts;    /* of the decoder's previous output */
   guint repeats;                /* outputs before this one at that time */
+  GstSpdlVideoRegionFunc region_func;
   GstSpdlVideoFrameFunc func;
   gpointer user_data;
 
@@ -1228,10 +1229,17 @@ sink_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
   region.x0 = region.y0 = 0;
   region.x1 = w;
   region.y1 = h;
-  if (chain->direct)
-    convert_direct (chain, &in, &region);
-  else
-    convert_wide (chain, &in, &region);
+  if (chain->region_func) {
+    chain->region_func (f, w, h, &region, chain->user_data);
+    region.x1 = MIN (region.x1, w);
+    region.y1 = MIN (region.y1, h);
+  }
+  if (region.x0 < region.x1 && region.y0 < region.y1) {
+    if (chain->direct)
+      convert_direct (chain, &in, &region);
+    else
+      convert_wide (chain, &in, &region);
+  }
   gst_video_frame_unmap (&in);
   gst_buffer_unref (buffer);
   chain->want[f] = 2;
@@ -1465,8 +1473,8 @@ decoder_failed (GstSpdlVideoChain * chain, GstFlowReturn ret, GError ** error)
 
 gboolean
 gst_spdl_video_chain_decode (GstSpdlVideoChain * chain, const guint * wanted,
-    guint n_wanted, GstSpdlVideoFrameFunc func, gpointer user_data,
-    GError ** error)
+    guint n_wanted, GstSpdlVideoRegionFunc region_func,
+    GstSpdlVideoFrameFunc func, gpointer user_data, GError ** error)
 {
   guint n_packets = chain->packets->len, i, to_feed = 0;
   guint8 *feed;
@@ -1506,6 +1514,7 @@ gst_spdl_video_chain_decode (GstSpdlVideoChain * chain, const guint * wanted,
   gst_bus_set_flushing (bus, TRUE);     /* drop earlier videos' messages */
   gst_bus_set_flushing (bus, FALSE);
   gst_object_unref (bus);
+  chain->region_func = region_func;
   chain->func = func;
   chain->user_data = user_data;
   deadline = g_get_monotonic_time () + chain->limits.timeout / GST_USECOND;
@@ -1546,6 +1555,7 @@ gst_spdl_video_chain_decode (GstSpdlVideoChain * chain, const guint * wanted,
     if (!chain->limits.reuse)
       free_decoder (chain);
   }
+  chain->region_func = NULL;
   chain->func = NULL;
   chain->user_data = NULL;
   return ok;
