@@ -658,9 +658,38 @@ typedef struct
   const guint *indices;         /* clips x frames */
   guint8 **data;                /* each clip's tensor */
   GstSpdlGeometry *geom;        /* each clip's */
+  GstSpdlVideoRegion *window;   /* of the frame, each clip's reads */
   GstSpdlRowSink sink;
   guint8 *delivered;            /* per frame of the video */
 } ClipWriter;
+
+/* What of frame @frame the clips that take it read: only that is
+ * converted to RGB. */
+static void
+frame_region (guint frame, guint width, guint height,
+    GstSpdlVideoRegion * region, gpointer user_data)
+{
+  ClipWriter *w = user_data;
+  const GstSpdlVideoDecodeParams *p = w->p;
+  GstSpdlVideoRegion u = { G_MAXUINT, 0, G_MAXUINT, 0 };
+  guint c, k;
+
+  for (c = 0; c < p->clip.clips_per_video; c++)
+    for (k = 0; k < p->clip.frames; k++) {
+      const GstSpdlVideoRegion *r = &w->window[c];
+
+      if (w->indices[c * p->clip.frames + k] != frame || r->x0 >= r->x1)
+        continue;
+      u.x0 = MIN (u.x0, r->x0);
+      u.x1 = MAX (u.x1, r->x1);
+      u.y0 = MIN (u.y0, r->y0);
+      u.y1 = MAX (u.y1, r->y1);
+      break;
+    }
+  if (u.x0 >= u.x1)
+    u.x0 = u.x1 = u.y0 = u.y1 = 0;      /* only padding */
+  *region = u;
+}
 
 /* A decoded frame: into every clip position that takes it. */
 static void
@@ -828,6 +857,7 @@ gst_spdl_video_decode_decode (GstSpdlParallelDecoder * base, gpointer state,
   w.p = p;
   w.indices = indices;
   w.geom = g_new0 (GstSpdlGeometry, clips);
+  w.window = g_new0 (GstSpdlVideoRegion, clips);
   w.data = data = g_new0 (guint8 *, clips);
   w.delivered = g_new0 (guint8, n_frames);
   outs = g_new0 (GstBuffer *, clips);
@@ -835,8 +865,17 @@ gst_spdl_video_decode_decode (GstSpdlParallelDecoder * base, gpointer state,
     GstSpdlGeometry *g = &w.geom[c];
     guint64 pixels;
     GstMapInfo out_map;
+    GstSpdlVideoRegion *r = &w.window[c];
+    gint x0, x1, y0, y1;
 
     clip_geometry (p, width, height, job->epoch, job->index, c, g);
+    /* what write_frame()'s sink will read: the geometry's alone */
+    if (gst_spdl_row_sink_window (&w.sink, g, FALSE, &x0, &x1, &y0, &y1)) {
+      r->x0 = MAX (x0, 0);
+      r->x1 = MAX (x1, 0);
+      r->y0 = MAX (y0, 0);
+      r->y1 = MAX (y1, 0);
+    }
     pixels = (guint64) g->out_width * g->out_height * frames;
     if (pixels > output_limit (p)) {
       gst_spdl_decode_fail (&job->error, GST_SPDL_DECODE_ERROR_TOO_LARGE,
@@ -858,7 +897,7 @@ gst_spdl_video_decode_decode (GstSpdlParallelDecoder * base, gpointer state,
     gst_buffer_unmap (outs[c], &out_map);
   }
   if (!gst_spdl_video_chain_decode (chain, indices, clips * frames,
-          write_frame, &w, &job->error))
+          frame_region, write_frame, &w, &job->error))
     goto done;
   if (p->audio) {
     span = clip_span (p, pts, n_frames, gst_spdl_video_chain_get_end (chain));
@@ -915,6 +954,7 @@ done:
   g_free (outs);
   g_free (data);
   g_free (w.geom);
+  g_free (w.window);
   g_free (w.delivered);
   gst_spdl_row_sink_clear (&w.sink);
   g_free (indices);

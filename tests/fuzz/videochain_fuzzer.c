@@ -16,8 +16,10 @@
  *   bits 3-4: short-videos mode   bit 5: uniform sampling
  *   bits 6-7: seed
  *
- * Checked: the frame times ascend; every frame delivered was asked for,
- * once, and its rows (and the 16 bytes after the last) can be read. One
+ * Each frame is converted in a region that depends on its index (odd
+ * edges included). Checked: the frame times ascend; every frame
+ * delivered was asked for, once, and its rows (and the 16 bytes after
+ * the last) can be read, converted or not. One
  * chain, reused from input to input as a decoding thread reuses it. */
 #include <gst/gst.h>
 #include <stdint.h>
@@ -66,6 +68,16 @@ on_frame (guint frame, const guint8 * rgb, gsize stride, guint width,
   /* under ASan and valgrind: every byte promised is there */
   for (i = 0; i < n; i++)
     d->sum += rgb[i];
+}
+
+static void
+frame_region (guint frame, guint width, guint height,
+    GstSpdlVideoRegion * region, gpointer user_data)
+{
+  region->x0 = frame % 3;
+  region->x1 = width - frame % 2;
+  region->y0 = frame % 5;
+  region->y1 = height - frame % 7;
 }
 
 int
@@ -117,7 +129,8 @@ LLVMFuzzerTestOneInput (const uint8_t * data, size_t size)
     g_assert_cmpuint (indices[i], <, n);
     d.want[indices[i]] = 1;
   }
-  gst_spdl_video_chain_decode (chain, indices, FRAMES, on_frame, &d, &error);
+  gst_spdl_video_chain_decode (chain, indices, FRAMES, frame_region, on_frame,
+      &d, &error);
   for (i = 0; i < FRAMES; i++)
     d.delivered += d.want[indices[i]] == 2;
   g_free (d.want);

@@ -11,7 +11,8 @@ import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BENCH = os.path.join(HERE, "..", "..", "bench")
-LOADERS = ("gst", "pyav", "torchcodec", "decord", "spdl", "limit")
+LOADERS = ("gst", "pyav", "torchcodec", "decord", "spdl", "limit", "gst-timed",
+           "gst-audio")
 
 
 @pytest.fixture(scope="module")
@@ -23,10 +24,10 @@ def videos(tmp_path_factory):
     return out
 
 
-def run_compare(videos, out, only, env=None):
+def run_compare(videos, out, only, env=None, extra=()):
     done = subprocess.run([sys.executable, os.path.join(BENCH, "compare-video"), str(videos),
                            "--only", only, "--rounds", "1", "--no-sweep",
-                           "--batch-size", "2", "--out", str(out)],
+                           "--batch-size", "2", "--out", str(out), *extra],
                           env=dict(os.environ, **(env or {})),
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
@@ -41,8 +42,8 @@ def run_compare(videos, out, only, env=None):
 
 
 def test_every_loader_has_a_row(videos, tmp_path):
-    table, rows, saved = run_compare(videos, tmp_path, ",".join(LOADERS))
-    assert sorted(rows) == sorted(LOADERS), table
+    table, rows, saved = run_compare(videos, tmp_path, ",".join(LOADERS[:6]))
+    assert sorted(rows) == sorted(LOADERS[:6]), table
     for name, cells in rows.items():
         if cells[1].startswith("skipped: "):
             assert name not in ("gst", "limit"), table
@@ -69,3 +70,16 @@ def test_a_peer_not_installed_is_skipped_with_the_reason(videos, tmp_path):
     assert float(rows["gst"][1]) > 0 and rows["gst"][2] == "n/a", table
     assert "best peer" not in "\n".join(l for l in table.splitlines()
                                         if l.startswith("- ")), table
+
+
+def test_audio_against_the_same_clips_without(videos, tmp_path):
+    """--with-audio keeps the videos with an audio stream; gst-audio
+    (audio=True) is compared with gst-timed, the same clips without."""
+    table, rows, saved = run_compare(videos, tmp_path, "gst-timed,gst-audio",
+                                     extra=["--with-audio", "--batch-size", "1"])
+    assert sorted(rows) == ["gst-audio", "gst-timed"], table
+    assert all(float(rows[n][4]) > 0 for n in rows), table
+    assert "with an audio stream" in table
+    assert "audio=True (gst-audio against gst-timed):" in table
+    assert "x the CPU per clip after the first batch" in table
+    assert 0 < saved["videos"] < 5

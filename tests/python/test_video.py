@@ -7,7 +7,9 @@ import subprocess
 
 import numpy as np
 import pytest
+import torchvision.transforms as T
 from gi.repository import Gst
+from PIL import Image
 
 import videogen
 
@@ -213,6 +215,38 @@ def test_rgb_is_the_exact_conversion_of_the_decoded_planes(videos):
             # 1: a sum that lands on .5 exactly in one and not the other
             assert diff.max() <= 1 and diff.mean() < 0.01, (path, k,
                                                             diff.mean())
+
+
+def test_crops_are_pils_resize_of_the_whole_frame(videos):
+    """A frame is converted to RGB only where its clips' resize reads:
+    each resized crop is, bit for bit, PIL's resize (torchvision's
+    Resize) of the whole converted frame, cropped at one offset and
+    flipped or not, the same for all the frames of a clip."""
+    launch = ("spdlsrc location=%s extensions=%s ! spdlvideodecode "
+              "frames=4 stride=2 threads=2 layout=thwc clips-per-video=2 "
+              "sampling=random seed=7 " % (videos, EXTENSIONS))
+    whole, warnings, _ = run_clips(launch + "size=0 resize=0")
+    assert warnings == []
+    crops, warnings, _ = run_clips(launch + "size=40 resize=56 crop=random "
+                                   "flip=true")
+    assert warnings == [] and len(crops) == len(whole) == 12
+    full = {(m.get_string("path"), m.get_value("clip")): (a, pts_of(m))
+            for a, m in whole}
+    places = set()
+    for arr, meta in crops:
+        frames, pts = full[meta.get_string("path"), meta.get_value("clip")]
+        assert pts_of(meta) == pts
+        resized = np.stack([np.asarray(T.Resize(56)(Image.fromarray(f)))
+                            for f in frames])
+        found = [(flip, y, x) for flip in (False, True)
+                 for y in range(resized.shape[1] - 39)
+                 for x in range(resized.shape[2] - 39)
+                 if np.array_equal(arr, (resized[:, :, ::-1] if flip else
+                                         resized)[:, y:y + 40, x:x + 40])]
+        assert found, meta.get_string("path")
+        places.add(found[0])
+    # crops at several places, flipped and not
+    assert len(places) > 4 and {f for f, _, _ in places} == {False, True}
 
 
 def test_time_based_clips_on_vfr(videos):

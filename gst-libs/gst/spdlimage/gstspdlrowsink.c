@@ -50,10 +50,8 @@ gst_spdl_release_large_buffer (guint8 ** buf, gsize * size)
   }
 }
 
-void
-gst_spdl_row_sink_plan (GstSpdlRowSink * sink, const GstSpdlOutput * out,
-    const GstSpdlGeometry * g, guint width, guint height, guint channels,
-    gboolean fast)
+static gboolean
+plan_axes (GstSpdlRowSink * sink, const GstSpdlGeometry * g, gboolean fast)
 {
   sink->haxis = gst_spdl_resample_axis_cache_get (&sink->axes, g->clip_x,
       MAX (g->clip_width, 1), g->scale_x, g->offset_x, g->out_width,
@@ -61,15 +59,40 @@ gst_spdl_row_sink_plan (GstSpdlRowSink * sink, const GstSpdlOutput * out,
   sink->vaxis = gst_spdl_resample_axis_cache_get (&sink->axes, g->clip_y,
       MAX (g->clip_height, 1), g->scale_y, g->offset_y, g->out_height,
       g->virtual_height, FALSE, fast);
-  sink->width = width;
-  sink->channels = channels;
-  sink->hrow_bytes = (gsize) sink->haxis->out_size * channels;
   if (!gst_spdl_resample_axis_range (sink->haxis, &sink->x0, &sink->x1) ||
       !gst_spdl_resample_axis_range (sink->vaxis, &sink->y0, &sink->y1)) {
     /* all padding: a black output, no row needed */
     sink->y0 = sink->y1 = 0;
-    return;
+    return FALSE;
   }
+  return TRUE;
+}
+
+gboolean
+gst_spdl_row_sink_window (GstSpdlRowSink * sink, const GstSpdlGeometry * g,
+    gboolean fast, gint * x0, gint * x1, gint * y0, gint * y1)
+{
+  if (!plan_axes (sink, g, fast))
+    return FALSE;
+  *x0 = sink->x0;
+  *x1 = sink->x1;
+  *y0 = sink->y0;
+  *y1 = sink->y1;
+  return TRUE;
+}
+
+void
+gst_spdl_row_sink_plan (GstSpdlRowSink * sink, const GstSpdlOutput * out,
+    const GstSpdlGeometry * g, guint width, guint height, guint channels,
+    gboolean fast)
+{
+  gboolean any = plan_axes (sink, g, fast);
+
+  sink->width = width;
+  sink->channels = channels;
+  sink->hrow_bytes = (gsize) sink->haxis->out_size * channels;
+  if (!any)
+    return;
   gst_spdl_row_ring_begin (&sink->ring, out, sink->vaxis, sink->y0,
       sink->hrow_bytes, channels);
   gst_spdl_ensure_buffer (&sink->conv, &sink->conv_size,

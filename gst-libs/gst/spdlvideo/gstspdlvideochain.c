@@ -22,8 +22,9 @@
  *   pass), then drains with EOS and flushes for the next call. Seeking
  *   a demuxer is not needed: the packets are ours.
  *
- * Only frames asked for are converted to RGB (GstVideoConverter); the
- * others are dropped as they come out. */
+ * Only frames asked for are converted to RGB, and of those only the
+ * pixels the caller reads (gstspdlyuv.c, GstVideoConverter for formats
+ * it does not take); the others are dropped as they come out. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -31,6 +32,7 @@
 #include "gstspdlvideochain.h"
 #include "gstspdlerrors.h"
 #include "gstspdlformat.h"
+#include "gstspdlyuv.h"
 
 #include <gio/gio.h>
 #include <gst/app/gstappsink.h>
@@ -55,11 +57,6 @@ typedef struct
   gboolean key;
   gint frame;                   /* index in the frame list, -1: not shown */
 } Packet;
-
-typedef struct
-{
-  gint32 y[256], rv[256], gu[256], gv[256], bu[256];
-} YuvTables;
 
 struct _GstSpdlVideoChain
 {
@@ -92,7 +89,8 @@ struct _GstSpdlVideoChain
   gboolean have_dec_info;
   GstVideoInfo conv_info;      /* what the scratch below is for */
   gboolean have_conv, direct;
-  YuvTables tables;             /* direct */
+  GstSpdlYuvTables tables;      /* direct */
+  gint32 *yuv_scratch;
   GstVideoConverter *conv;      /* otherwise */
   GstVideoInfo conv_out_info;
   guint8 *rgb;
@@ -105,6 +103,7 @@ struct _GstSpdlVideoChain
   guint remaining;
   GstClockTime last_out_pts;    /* of the decoder's previous output */
   guint repeats;                /* outputs before this one at that time */
+  GstSpdlVideoRegionFunc region_func;
   GstSpdlVideoFrameFunc func;
   gpointer user_data;
 
@@ -1098,102 +1097,38 @@ frame_of (GstSpdlVideoChain * chain, GstClockTime pts)
   return -1;
 }
 
-/* YCbCr -> RGB, 8-bit 4:2:0 (what H.264, VP9 and AV1 decoders give):
- * exact and rounded, each chroma sample taken for its 2x2 pixels as
- * FFmpeg's unscaled rgb24 conversion takes it. GstVideoConverter's 8-bit
- * I420 -> RGB path is on average 1.5 levels under the exact values (its
- * fixed point keeps 6 to 8 bits); other formats go through it at 16
- * bits, which is exact to about half a level. */
-static gboolean
-is_direct_format (GstVideoFormat format)
-{
-  return format == GST_VIDEO_FORMAT_I420 || format == GST_VIDEO_FORMAT_YV12 ||
-      format == GST_VIDEO_FORMAT_NV12 || format == GST_VIDEO_FORMAT_NV21;
-}
-
+/* 8-bit 4:2:0 (what H.264, VP9 and AV1 decoders give): gstspdlyuv.c,
+ * exact and rounded, only the region the caller reads. */
 static void
-init_yuv_tables (YuvTables * t, const GstVideoInfo * in)
+convert_direct (GstSpdlVideoChain * chain, const GstVideoFrame * in,
+    const GstSpdlVideoRegion * r)
 {
-  const GstVideoColorimetry *cinfo = &GST_VIDEO_INFO_COLORIMETRY (in);
-  gint offset[GST_VIDEO_MAX_COMPONENTS], scale[GST_VIDEO_MAX_COMPONENTS];
-  gdouble kr, kb, kg;
-  guint i;
+  GstSpdlYuvPlanes planes;
 
-  /* unknown: BT.601, FFmpeg's default for an untagged stream */
-  if (!gst_video_color_matrix_get_Kr_Kb (cinfo->matrix, &kr, &kb))
-    gst_video_color_matrix_get_Kr_Kb (GST_VIDEO_COLOR_MATRIX_BT601, &kr,
-        &kb);
-  kg = 1.0 - kr - kb;
-  gst_video_color_range_offsets (cinfo->range, in->finfo, offset, scale);
-  for (i = 0; i < 256; i++) {
-    /* 16 fraction bits; the luma term carries the rounding */
-    gdouble y = 255.0 * ((gint) i - offset[0]) / scale[0];
-    gdouble c = 255.0 * ((gint) i - offset[1]) / scale[1];
-
-    t->y[i] = (gint32) floor (y * 65536.0 + 0.5) + 32768;
-    t->rv[i] = (gint32) floor (c * 2.0 * (1.0 - kr) * 65536.0 + 0.5);
-    t->bu[i] = (gint32) floor (c * 2.0 * (1.0 - kb) * 65536.0 + 0.5);
-    t->gu[i] = (gint32) floor (-c * 2.0 * kb * (1.0 - kb) / kg * 65536.0 +
-        0.5);
-    t->gv[i] = (gint32) floor (-c * 2.0 * kr * (1.0 - kr) / kg * 65536.0 +
-        0.5);
-  }
+  gst_spdl_yuv_planes_from_frame (&planes, in);
+  gst_spdl_yuv_convert (&chain->tables, &planes, r->x0, r->x1, r->y0, r->y1,
+      chain->rgb, chain->rgb_stride, chain->yuv_scratch);
 }
 
-static inline guint8
-clamp_fixed (gint32 v)
-{
-  return v <= 0 ? 0 : v >= (255 << 16) ? 255 : (guint8) (v >> 16);
-}
-
+/* Any other format: GstVideoConverter to 16-bit ARGB (whole frames),
+ * rounded to 8 in the region, which is exact to about half a level. */
 static void
-convert_direct (GstSpdlVideoChain * chain, const GstVideoFrame * in)
-{
-  const YuvTables *t = &chain->tables;
-  const guint8 *u0 = GST_VIDEO_FRAME_COMP_DATA (in, 1);
-  const guint8 *v0 = GST_VIDEO_FRAME_COMP_DATA (in, 2);
-  gint ustride = GST_VIDEO_FRAME_COMP_STRIDE (in, 1);
-  gint vstride = GST_VIDEO_FRAME_COMP_STRIDE (in, 2);
-  gint upix = GST_VIDEO_FRAME_COMP_PSTRIDE (in, 1);
-  gint vpix = GST_VIDEO_FRAME_COMP_PSTRIDE (in, 2);
-  guint w = GST_VIDEO_FRAME_WIDTH (in), h = GST_VIDEO_FRAME_HEIGHT (in);
-  guint x, y;
-
-  for (y = 0; y < h; y++) {
-    const guint8 *ys = (const guint8 *) GST_VIDEO_FRAME_COMP_DATA (in, 0) +
-        (gsize) y * GST_VIDEO_FRAME_COMP_STRIDE (in, 0);
-    const guint8 *us = u0 + (gsize) (y >> 1) * ustride;
-    const guint8 *vs = v0 + (gsize) (y >> 1) * vstride;
-    guint8 *d = chain->rgb + (gsize) y * chain->rgb_stride;
-
-    for (x = 0; x < w; x++) {
-      guint cu = us[(x >> 1) * upix], cv = vs[(x >> 1) * vpix];
-      gint32 luma = t->y[ys[x]];
-
-      d[3 * x] = clamp_fixed (luma + t->rv[cv]);
-      d[3 * x + 1] = clamp_fixed (luma + t->gu[cu] + t->gv[cv]);
-      d[3 * x + 2] = clamp_fixed (luma + t->bu[cu]);
-    }
-  }
-}
-
-/* Any other format: GstVideoConverter to 16-bit ARGB, rounded to 8. */
-static void
-convert_wide (GstSpdlVideoChain * chain, const GstVideoFrame * in)
+convert_wide (GstSpdlVideoChain * chain, const GstVideoFrame * in,
+    const GstSpdlVideoRegion * r)
 {
   GstVideoFrame out;
-  guint x, y, w = GST_VIDEO_FRAME_WIDTH (in), h = GST_VIDEO_FRAME_HEIGHT (in);
+  guint x, y, w = GST_VIDEO_FRAME_WIDTH (in);
 
   /* our scratch as a GstVideoFrame for the converter */
   memset (&out, 0, sizeof (out));
   out.info = chain->conv_out_info;
   out.data[0] = chain->wide;
   gst_video_converter_frame (chain->conv, in, &out);
-  for (y = 0; y < h; y++) {
+  for (y = r->y0; y < r->y1; y++) {
     const guint16 *s = chain->wide + (gsize) y * w * 4;
     guint8 *d = chain->rgb + (gsize) y * chain->rgb_stride;
 
-    for (x = 0; x < w; x++) {
+    for (x = r->x0; x < r->x1; x++) {
       d[3 * x] = (s[4 * x + 1] * 255u + 32767) / 65535;
       d[3 * x + 1] = (s[4 * x + 2] * 255u + 32767) / 65535;
       d[3 * x + 2] = (s[4 * x + 3] * 255u + 32767) / 65535;
@@ -1213,10 +1148,14 @@ ensure_converter (GstSpdlVideoChain * chain, const GstVideoInfo * in)
   g_clear_pointer (&chain->conv, gst_video_converter_free);
   g_clear_pointer (&chain->wide, g_free);
   g_clear_pointer (&chain->rgb, g_free);
-  chain->direct = is_direct_format (GST_VIDEO_INFO_FORMAT (in)) &&
+  g_clear_pointer (&chain->yuv_scratch, g_free);
+  chain->direct = gst_spdl_yuv_is_supported (GST_VIDEO_INFO_FORMAT (in)) &&
       !GST_VIDEO_INFO_IS_INTERLACED (in);
   if (chain->direct) {
-    init_yuv_tables (&chain->tables, in);
+    gst_spdl_yuv_tables_init (&chain->tables, in);
+    chain->yuv_scratch = g_try_new (gint32, 3 * ((gsize) w + 2));
+    if (chain->yuv_scratch == NULL)
+      return FALSE;
   } else {
     gst_video_info_set_format (&out, GST_VIDEO_FORMAT_ARGB64, w, h);
     /* the converter converts formats only, not rates or fields */
@@ -1259,6 +1198,8 @@ sink_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
   GstClockTime pts = GST_BUFFER_PTS (buffer);
   gint f = frame_of (chain, pts);
   GstVideoFrame in;
+  GstSpdlVideoRegion region;
+  guint w, h;
 
   /* frames that share a timestamp come out one after the other, in the
    * order they are shown (FFmpeg's order too): the n-th is frame f + n */
@@ -1283,17 +1224,27 @@ sink_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
     gst_buffer_unref (buffer);
     return GST_FLOW_ERROR;
   }
-  if (chain->direct)
-    convert_direct (chain, &in);
-  else
-    convert_wide (chain, &in);
+  w = GST_VIDEO_INFO_WIDTH (&chain->dec_info);
+  h = GST_VIDEO_INFO_HEIGHT (&chain->dec_info);
+  region.x0 = region.y0 = 0;
+  region.x1 = w;
+  region.y1 = h;
+  if (chain->region_func) {
+    chain->region_func (f, w, h, &region, chain->user_data);
+    region.x1 = MIN (region.x1, w);
+    region.y1 = MIN (region.y1, h);
+  }
+  if (region.x0 < region.x1 && region.y0 < region.y1) {
+    if (chain->direct)
+      convert_direct (chain, &in, &region);
+    else
+      convert_wide (chain, &in, &region);
+  }
   gst_video_frame_unmap (&in);
   gst_buffer_unref (buffer);
   chain->want[f] = 2;
   chain->remaining--;
-  chain->func (f, chain->rgb, chain->rgb_stride,
-      GST_VIDEO_INFO_WIDTH (&chain->dec_info),
-      GST_VIDEO_INFO_HEIGHT (&chain->dec_info), chain->user_data);
+  chain->func (f, chain->rgb, chain->rgb_stride, w, h, chain->user_data);
   return GST_FLOW_OK;
 }
 
@@ -1522,8 +1473,8 @@ decoder_failed (GstSpdlVideoChain * chain, GstFlowReturn ret, GError ** error)
 
 gboolean
 gst_spdl_video_chain_decode (GstSpdlVideoChain * chain, const guint * wanted,
-    guint n_wanted, GstSpdlVideoFrameFunc func, gpointer user_data,
-    GError ** error)
+    guint n_wanted, GstSpdlVideoRegionFunc region_func,
+    GstSpdlVideoFrameFunc func, gpointer user_data, GError ** error)
 {
   guint n_packets = chain->packets->len, i, to_feed = 0;
   guint8 *feed;
@@ -1563,6 +1514,7 @@ gst_spdl_video_chain_decode (GstSpdlVideoChain * chain, const guint * wanted,
   gst_bus_set_flushing (bus, TRUE);     /* drop earlier videos' messages */
   gst_bus_set_flushing (bus, FALSE);
   gst_object_unref (bus);
+  chain->region_func = region_func;
   chain->func = func;
   chain->user_data = user_data;
   deadline = g_get_monotonic_time () + chain->limits.timeout / GST_USECOND;
@@ -1603,6 +1555,7 @@ gst_spdl_video_chain_decode (GstSpdlVideoChain * chain, const guint * wanted,
     if (!chain->limits.reuse)
       free_decoder (chain);
   }
+  chain->region_func = NULL;
   chain->func = NULL;
   chain->user_data = NULL;
   return ok;
@@ -1619,6 +1572,7 @@ gst_spdl_video_chain_free (GstSpdlVideoChain * chain)
   g_clear_pointer (&chain->conv, gst_video_converter_free);
   g_free (chain->rgb);
   g_free (chain->wide);
+  g_free (chain->yuv_scratch);
   g_array_free (chain->packets, TRUE);
   g_mutex_clear (&chain->pads_lock);
   g_free (chain);

@@ -55,18 +55,31 @@ void gst_spdl_video_chain_get_size (GstSpdlVideoChain * chain,
     guint * width, guint * height);
 
 /* A decoded frame in packed RGB, @stride bytes a row, with 16 readable
- * bytes after its last row. */
+ * bytes after its last row; only its region (see below) is this frame's,
+ * the other bytes are stale. */
 typedef void (*GstSpdlVideoFrameFunc) (guint frame, const guint8 * rgb,
     gsize stride, guint width, guint height, gpointer user_data);
 
+/* Pixels [x0, x1) x [y0, y1) of a frame */
+typedef struct
+{
+  guint x0, x1, y0, y1;
+} GstSpdlVideoRegion;
+
+/* Which pixels of frame @frame (@width x @height) the frame function
+ * will read: @region starts as the whole frame; an empty one: none. */
+typedef void (*GstSpdlVideoRegionFunc) (guint frame, guint width,
+    guint height, GstSpdlVideoRegion * region, gpointer user_data);
+
 /* Decodes the frames @wanted (@n_wanted indices into the pts list, any
  * order, repeats allowed) and calls @func once for each distinct frame
- * as it is decoded. Frames the decoder could not give are left out: the
- * caller compares with what it asked for. FALSE on a decoder error or
- * timeout. */
+ * as it is decoded, converted to RGB in the region @region_func says
+ * (NULL: the whole frame). Frames the decoder could not give are left
+ * out: the caller compares with what it asked for. FALSE on a decoder
+ * error or timeout. */
 gboolean gst_spdl_video_chain_decode (GstSpdlVideoChain * chain,
-    const guint * wanted, guint n_wanted, GstSpdlVideoFrameFunc func,
-    gpointer user_data, GError ** error);
+    const guint * wanted, guint n_wanted, GstSpdlVideoRegionFunc region_func,
+    GstSpdlVideoFrameFunc func, gpointer user_data, GError ** error);
 
 /* Pipelines built since the chain was made (demuxer, decoder): for
  * measuring what reuse saves. */
