@@ -349,7 +349,9 @@ gst_spdl_video_decode_class_init (GstSpdlVideoDecodeClass * klass)
    * "spdl-stats": items-in, items-out (videos), busy, mean, p90, p99 (ns
    * per video), cpu, cpu-mean, threads, clips, demuxer-builds and
    * decoder-builds (pipelines built: the threads' chains are reused
-   * unless #GstSpdlVideoDecode:reuse-chains is false), and
+   * unless #GstSpdlVideoDecode:reuse-chains is false), frames-decoded
+   * (frames the decoders gave, those before a clip included: unreferenced
+   * frames no clip shows are skipped where the decoder can) and
    * skipped-REASON counts.
    */
   gst_spdl_parallel_decoder_class_install_properties (gobject_class, PROP_N,
@@ -484,6 +486,7 @@ gst_spdl_video_decode_add_stats (GstSpdlParallelDecoder * base,
 {
   GstSpdlVideoDecode *self = GST_SPDL_VIDEO_DECODE (base);
   guint demuxers = self->demux_builds, decoders = self->decoder_builds;
+  guint64 frames = self->frames_decoded;
   GList *l;
 
   for (l = chains; l; l = l->next) {
@@ -492,9 +495,12 @@ gst_spdl_video_decode_add_stats (GstSpdlParallelDecoder * base,
         &c);
     demuxers += d;
     decoders += c;
+    frames += gst_spdl_video_chain_get_frames_decoded (((WorkerState *)
+            l->data)->video);
   }
   gst_structure_set (s, "demuxer-builds", G_TYPE_UINT, demuxers,
-      "decoder-builds", G_TYPE_UINT, decoders, NULL);
+      "decoder-builds", G_TYPE_UINT, decoders, "frames-decoded",
+      G_TYPE_UINT64, frames, NULL);
 }
 
 static void
@@ -975,6 +981,7 @@ gst_spdl_video_decode_start (GstSpdlParallelDecoder * base)
   GST_OBJECT_LOCK (self);
   self->active = self->params;
   self->demux_builds = self->decoder_builds = 0;
+  self->frames_decoded = 0;
   GST_OBJECT_UNLOCK (self);
   return TRUE;
 }
@@ -1008,6 +1015,7 @@ gst_spdl_video_decode_free_state (GstSpdlParallelDecoder * base,
   gst_spdl_video_chain_get_builds (ws->video, &d, &c);
   self->demux_builds += d;
   self->decoder_builds += c;
+  self->frames_decoded += gst_spdl_video_chain_get_frames_decoded (ws->video);
   gst_spdl_video_chain_free (ws->video);
   gst_spdl_audio_chain_free (ws->audio);
   g_free (ws);

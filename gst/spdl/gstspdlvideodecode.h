@@ -59,6 +59,7 @@ struct _GstSpdlVideoDecode
   /* properties, under the object lock */
   GstSpdlVideoDecodeParams params;
   guint demux_builds, decoder_builds;   /* of chains freed so far */
+  guint64 frames_decoded;              /* same */
 
   /* from start to stop */
   GstSpdlVideoDecodeParams active;

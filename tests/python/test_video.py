@@ -29,8 +29,9 @@ def videos(tmp_path_factory):
     return root
 
 
-def run_clips(launch, timeout_s=120):
-    """[(array, meta structure)] and the warnings, of @launch."""
+def run_clips(launch, timeout_s=120, stats=None):
+    """[(array, meta structure)] and the warnings, of @launch; its
+    decoder's stats appended to @stats."""
     pipeline = Gst.parse_launch(launch + " ! appsink name=sink sync=false")
     sink = pipeline.get_by_name("sink")
     bus = pipeline.get_bus()
@@ -68,6 +69,8 @@ def run_clips(launch, timeout_s=120):
         dec = pipeline.get_by_name("dec")
         if dec is not None:
             counts = dec.get_property("error-counts")
+            if stats is not None:
+                stats.append(dec.get_property("stats"))
     finally:
         pipeline.set_state(Gst.State.NULL)
     return clips, warnings, counts
@@ -542,3 +545,59 @@ def test_avi_with_bframes_is_skipped_as_unsupported(tmp_path):
     assert clips == []
     assert counts.get_value("unsupported") == 2, counts.to_string()
     assert len(warnings) == 2 and all("B-frames" in w for w in warnings)
+
+
+def test_unreferenced_frames_before_a_clip_are_not_decoded(tmp_path,
+                                                           references):
+    """H.264 with x264's B-frames (3, a pyramid: about half the frames
+    unreferenced) in one 100-frame GOP: clips at its start and end decode
+    the reference frames between them, not the unreferenced B-frames
+    (FFmpeg's skip_frame=nonref, through gst-libav's QoS), and every frame
+    delivered is FFmpeg's. By frame and by time (7 fps on a 25 fps video:
+    the frame shown at a clip's start time is before it)."""
+    (tmp_path / "a").mkdir()
+    path = tmp_path / "a" / "gop.mp4"
+    videogen.make(path, "320x240", 25, 4, ["-c:v", "libx264", "-g", "250",
+                                           "-bf", "3", "-pix_fmt", "yuv420p"])
+    ref_pts, ref = references[str(path)]
+    n = len(ref_pts)
+    assert n == 100
+    types = subprocess.run(
+        [videogen.FFPROBE, "-v", "error", "-select_streams", "v:0",
+         "-show_entries", "frame=pict_type", "-of", "csv=p=0", str(path)],
+        check=True, capture_output=True, env=videogen.ENV,
+        stdin=subprocess.DEVNULL).stdout.decode().split()
+    assert types.count("B") > n // 2          # the file as meant
+    # I- and P-frames are always references: decoded
+    references_min = n - types.count("B")
+
+    stats = []
+    clips, warnings, _ = run_clips(
+        "spdlsrc location=%s extensions=mp4 ! spdlvideodecode name=dec "
+        "frames=4 threads=1 layout=thwc sampling=uniform clips-per-video=2"
+        % tmp_path, stats=stats)
+    assert warnings == [] and len(clips) == 2
+    assert_clips_equal_ffmpeg(clips, references, 4, 1)
+    assert sorted(pts_of(m)[0] for _, m in clips) == pytest.approx(
+        [ref_pts[0], ref_pts[n - 4]])
+    decoded = stats[0].get_value("frames-decoded")
+    # one pass from the keyframe to the last frame: 100 without skipping
+    assert references_min <= decoded <= 0.75 * n, (decoded, references_min)
+
+    clips, warnings, _ = run_clips(
+        "spdlsrc location=%s extensions=mp4 ! spdlvideodecode name=dec "
+        "frames=4 frame-rate=7 threads=1 layout=thwc sampling=uniform "
+        "clips-per-video=2" % tmp_path, stats=stats)
+    assert warnings == [] and len(clips) == 2
+    for arr, meta in clips:
+        pts = pts_of(meta)
+        for k, t in enumerate(pts):
+            i = int(np.argmin(np.abs(ref_pts - t)))
+            assert ref_pts[i] == pytest.approx(t, abs=1e-6)
+            if k:
+                # the frames shown 1/7 s apart: within a frame of it
+                assert abs(t - pts[k - 1] - 1 / 7) < 1 / 25, pts
+            mad = np.abs(arr[k].astype(int) - ref[i].astype(int)).mean()
+            assert mad <= 0.8, (k, i, mad)
+    decoded = stats[1].get_value("frames-decoded")
+    assert references_min <= decoded <= 0.75 * n, (decoded, references_min)

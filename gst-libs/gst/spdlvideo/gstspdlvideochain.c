@@ -20,7 +20,8 @@
  *   packets from the keyframe before each wanted frame up to it (ranges
  *   merged, so clips of one video that overlap or are close share one
  *   pass), then drains with EOS and flushes for the next call. Seeking
- *   a demuxer is not needed: the packets are ours.
+ *   a demuxer is not needed: the packets are ours. Unreferenced frames
+ *   not asked for are skipped where the decoder can (update_skipping).
  *
  * Only frames asked for are converted to RGB, and of those only the
  * pixels the caller reads (gstspdlyuv.c, GstVideoConverter for formats
@@ -107,7 +108,12 @@ struct _GstSpdlVideoChain
   GstSpdlVideoFrameFunc func;
   gpointer user_data;
 
+  /* unreferenced frames not shown skipped (see update_skipping) */
+  gboolean skip_nonref;
+  GstClockTime qos_earliest;    /* the decoder's, from our last QoS event */
+
   guint demux_builds, decoder_builds;
+  guint64 frames_decoded;
 };
 
 void
@@ -139,6 +145,7 @@ gst_spdl_video_chain_new (const GstSpdlVideoLimits * limits)
     gst_spdl_video_limits_init (&chain->limits);
   g_mutex_init (&chain->pads_lock);
   chain->packets = g_array_new (FALSE, TRUE, sizeof (Packet));
+  chain->qos_earliest = GST_CLOCK_TIME_NONE;
   return chain;
 }
 
@@ -148,6 +155,12 @@ gst_spdl_video_chain_get_builds (GstSpdlVideoChain * chain, guint * demuxers,
 {
   *demuxers = chain->demux_builds;
   *decoders = chain->decoder_builds;
+}
+
+guint64
+gst_spdl_video_chain_get_frames_decoded (GstSpdlVideoChain * chain)
+{
+  return chain->frames_decoded;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1201,6 +1214,7 @@ sink_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
   GstSpdlVideoRegion region;
   guint w, h;
 
+  chain->frames_decoded++;
   /* frames that share a timestamp come out one after the other, in the
    * order they are shown (FFmpeg's order too): the n-th is frame f + n */
   if (f >= 0 && pts == chain->last_out_pts) {
@@ -1257,6 +1271,10 @@ sink_event (GstPad * pad, GstObject * parent, GstEvent * event)
     GstCaps *caps;
     gst_event_parse_caps (event, &caps);
     chain->have_dec_info = gst_video_info_from_caps (&chain->dec_info, caps);
+  } else if (GST_EVENT_TYPE (event) == GST_EVENT_SEGMENT) {
+    /* GstVideoDecoder forgets the QoS earliest time as it sends a
+     * segment (with its first output after a flush) */
+    chain->qos_earliest = GST_CLOCK_TIME_NONE;
   }
   gst_event_unref (event);
   return TRUE;
@@ -1303,6 +1321,7 @@ free_decoder (GstSpdlVideoChain * chain)
     gst_clear_object (&chain->sinkpad);
   }
   chain->have_dec_info = FALSE;
+  chain->qos_earliest = GST_CLOCK_TIME_NONE;
 }
 
 static void
@@ -1424,8 +1443,9 @@ ensure_decoder (GstSpdlVideoChain * chain, GstCaps * caps, GError ** error)
 }
 
 /* Marks in @feed the packets that make frame @f: from the keyframe before
- * it (in decode order, not shown after it) up to its own packet. Returns
- * how many were newly marked. */
+ * it (in decode order, not shown after it) up to its own packet, its own
+ * and those of the frames sharing its time 2, the others 1. Returns how
+ * many were newly marked. */
 static guint
 mark_packets (GstSpdlVideoChain * chain, guint f, guint8 * feed)
 {
@@ -1449,7 +1469,62 @@ mark_packets (GstSpdlVideoChain * chain, guint f, guint8 * feed)
       feed[k] = 1;
       marked++;
     }
+  for (g = f; g > 0 && chain->raw_pts[g - 1] == pts; g--);
+  for (; g < chain->n_frames && chain->raw_pts[g] == pts; g++)
+    feed[chain->frame_packet[g]] = 2;
   return marked;
+}
+
+/* Non-reference frames no clip shows need not be decoded: most B-frames
+ * before a clip's first frame, between clips sharing a pass and between
+ * a clip's frames with stride > 1. gst-libav's decoders decode a packet
+ * with FFmpeg's skip_frame = AVDISCARD_NONREF when the frame sent before
+ * it was late by QoS (the check runs after that frame's packet went to
+ * FFmpeg): its running time (here its pts) at or before the earliest time
+ * of the last QoS event. With the decoder's qos property off, GstVideoDecoder
+ * still takes the earliest time but drops no output as late. Only codecs
+ * whose non-reference frames no frame refers to: H.264 (nal_ref_idc 0),
+ * MPEG-1, -2 and -4 part 2 (B-frames); not HEVC, whose sub-layer
+ * non-reference pictures higher sub-layers may refer to. Other decoders
+ * are sent no QoS event. */
+static gboolean
+decoder_skips_nonref (GstSpdlVideoChain * chain)
+{
+  GstElementFactory *factory = gst_element_get_factory (chain->decoder);
+  const GstStructure *s = gst_caps_get_structure (chain->caps, 0);
+
+  return factory && g_str_has_prefix (GST_OBJECT_NAME (factory), "avdec_") &&
+      g_object_class_find_property (G_OBJECT_GET_CLASS (chain->decoder),
+      "qos") && (gst_structure_has_name (s, "video/x-h264") ||
+      gst_structure_has_name (s, "video/mpeg"));
+}
+
+static void
+set_qos_earliest (GstSpdlVideoChain * chain, GstClockTime earliest)
+{
+  if (earliest == chain->qos_earliest)
+    return;
+  chain->qos_earliest = earliest;
+  /* diff 0: the earliest time is the timestamp (none: no QoS) */
+  gst_pad_push_event (chain->sinkpad,
+      gst_event_new_qos (GST_QOS_TYPE_UNDERFLOW, 1.0, 0, earliest));
+}
+
+/* Before packet @i goes to the decoder: FFmpeg may skip the next packet
+ * fed if it is unreferenced when no frame it makes is wanted (feed 1) and
+ * it is not a keyframe; then every frame is late (packet @i's included),
+ * otherwise none. */
+static void
+update_skipping (GstSpdlVideoChain * chain, const guint8 * feed, guint i)
+{
+  guint n_packets = chain->packets->len, j;
+
+  for (j = i + 1; j < n_packets && !feed[j]; j++);
+  if (j < n_packets && feed[j] == 1 &&
+      !g_array_index (chain->packets, Packet, j).key)
+    set_qos_earliest (chain, G_MAXINT64);
+  else
+    set_qos_earliest (chain, GST_CLOCK_TIME_NONE);
 }
 
 static gboolean
@@ -1515,6 +1590,10 @@ gst_spdl_video_chain_decode (GstSpdlVideoChain * chain, const guint * wanted,
   gst_bus_set_flushing (bus, FALSE);
   gst_object_unref (bus);
   chain->region_func = region_func;
+  chain->skip_nonref = decoder_skips_nonref (chain);
+  /* no FFmpeg skip mode left from the last call; no output dropped */
+  if (chain->skip_nonref)
+    g_object_set (chain->decoder, "skip-frame", 0, "qos", FALSE, NULL);
   chain->func = func;
   chain->user_data = user_data;
   deadline = g_get_monotonic_time () + chain->limits.timeout / GST_USECOND;
@@ -1532,6 +1611,8 @@ gst_spdl_video_chain_decode (GstSpdlVideoChain * chain, const guint * wanted,
       GST_BUFFER_FLAG_SET (buf, GST_BUFFER_FLAG_DISCONT);
       discont = FALSE;
     }
+    if (chain->skip_nonref)
+      update_skipping (chain, feed, i);
     ret = gst_pad_push (chain->srcpad, buf);
     if (ret != GST_FLOW_OK) {
       ok = decoder_failed (chain, ret, error);
@@ -1549,9 +1630,10 @@ gst_spdl_video_chain_decode (GstSpdlVideoChain * chain, const guint * wanted,
   if (ok && chain->remaining > 0)       /* frames still in the decoder */
     gst_pad_push_event (chain->srcpad, gst_event_new_eos ());
   if (chain->decoder) {
-    /* ready for the next call: nothing left inside, EOS cleared */
+    /* ready for the next call: nothing left inside, EOS cleared, no QoS */
     gst_pad_push_event (chain->srcpad, gst_event_new_flush_start ());
     gst_pad_push_event (chain->srcpad, gst_event_new_flush_stop (TRUE));
+    set_qos_earliest (chain, GST_CLOCK_TIME_NONE);
     if (!chain->limits.reuse)
       free_decoder (chain);
   }

@@ -85,6 +85,9 @@ gboolean gst_spdl_video_chain_decode (GstSpdlVideoChain * chain,
  * measuring what reuse saves. */
 void gst_spdl_video_chain_get_builds (GstSpdlVideoChain * chain,
     guint * demuxers, guint * decoders);
+/* Frames its decoders gave since the chain was made, those dropped as
+ * before a clip included: what skipping unreferenced frames saves. */
+guint64 gst_spdl_video_chain_get_frames_decoded (GstSpdlVideoChain * chain);
 
 G_END_DECLS
 
