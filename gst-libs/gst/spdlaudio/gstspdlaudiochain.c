@@ -39,6 +39,7 @@
 #include "gstspdlaudiochain.h"
 #include "gstspdlerrors.h"
 #include "gstspdlformat.h"
+#include "gstspdlmediafile.h"
 
 #include <gio/gio.h>
 #include <gst/app/gstappsink.h>
@@ -267,8 +268,9 @@ on_no_more_pads (GstElement * decodebin, GstSpdlAudioChain * chain)
 }
 
 /* What typefind found, when decodebin has no element for it (or only
- * refused ones, see on_autoplug_select): the file is not audio. Caps
- * below a demuxer (a video stream) are a file without audio instead. */
+ * refused ones, see gst_spdl_media_autoplug_select): the file is not
+ * audio. Caps below a demuxer (a video stream) are a file without audio
+ * instead. */
 static void
 on_unknown_type (GstElement * decodebin, GstPad * pad, GstCaps * caps,
     GstSpdlAudioChain * chain)
@@ -284,35 +286,6 @@ on_unknown_type (GstElement * decodebin, GstPad * pad, GstCaps * caps,
         (gst_caps_get_structure (caps, 0)));
   g_mutex_unlock (&chain->pads_lock);
   gst_clear_object (&parent);
-}
-
-/* decodebin's GstAutoplugSelectResult (gst/playback/gstplay-enum.h, not
- * installed) */
-#define AUTOPLUG_SELECT_TRY 0
-#define AUTOPLUG_SELECT_SKIP 2
-
-/* Elements decodebin may not plug (as in the video chain):
- * - gst-libav's demuxers (avdemux_*, rank marginal, for formats without a
- *   GStreamer demuxer): their reads answer 0 bytes, not end of file, at
- *   the end of the data, and some of FFmpeg's demuxers then ask again
- *   forever (avdemux_gif on any file starting with "GIF8"): a stall
- *   until the timeout for every such file.
- * - adaptive streaming demuxers (HLS, DASH, Smooth Streaming): a
- *   playlist in a dataset would make the loader fetch its URIs. */
-static gint
-on_autoplug_select (GstElement * decodebin, GstPad * pad, GstCaps * caps,
-    GstElementFactory * factory, gpointer user_data)
-{
-  const gchar *klass = gst_element_factory_get_metadata (factory,
-      GST_ELEMENT_METADATA_KLASS);
-
-  if (g_str_has_prefix (GST_OBJECT_NAME (factory), "avdemux_") ||
-      (klass && strstr (klass, "Demuxer/Adaptive"))) {
-    GST_DEBUG ("not plugging %s for %" GST_PTR_FORMAT,
-        GST_OBJECT_NAME (factory), caps);
-    return AUTOPLUG_SELECT_SKIP;
-  }
-  return AUTOPLUG_SELECT_TRY;
 }
 
 /* A decoder gives its output its input's timestamps, which are the
@@ -415,7 +388,7 @@ build_pipeline (GstSpdlAudioChain * chain, GError ** error)
   g_signal_connect (chain->decodebin, "deep-element-added",
       G_CALLBACK (on_element_added), NULL);
   g_signal_connect (chain->decodebin, "autoplug-select",
-      G_CALLBACK (on_autoplug_select), NULL);
+      G_CALLBACK (gst_spdl_media_autoplug_select), NULL);
   g_signal_connect (chain->decodebin, "unknown-type",
       G_CALLBACK (on_unknown_type), chain);
   chain->bus = gst_element_get_bus (chain->pipe);
@@ -589,20 +562,10 @@ gst_spdl_audio_chain_open (GstSpdlAudioChain * chain, GBytes * data,
   guint64 counted = 0;
   guint frames_rate = 0;
   GstPad *pad;
-  gchar *reason;
 
   gst_spdl_audio_chain_close (chain);
-  if (g_bytes_get_size (data) == 0)
-    return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_EMPTY,
-        "the file is empty");
-  /* before matroskademux sees it (see gstspdlformat.h) */
-  if (gst_spdl_ebml_header_refused (g_bytes_get_data (data, NULL),
-          g_bytes_get_size (data), &reason)) {
-    gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_UNSUPPORTED_FORMAT,
-        "not a Matroska file GStreamer reads: %s", reason);
-    g_free (reason);
+  if (!gst_spdl_media_file_check (data, error))
     return FALSE;
-  }
   if (chain->pipe == NULL && !build_pipeline (chain, error))
     return FALSE;
   chain->data = g_bytes_ref (data);

@@ -32,7 +32,7 @@
 
 #include "gstspdlvideochain.h"
 #include "gstspdlerrors.h"
-#include "gstspdlformat.h"
+#include "gstspdlmediafile.h"
 #include "gstspdlyuv.h"
 
 #include <gio/gio.h>
@@ -261,8 +261,9 @@ on_pad_added (GstElement * parsebin, GstPad * pad, GstSpdlVideoChain * chain)
   gst_object_unref (sink);
 }
 
-/* No element for @caps (or only refused ones, see on_autoplug_select):
- * parsebin then fails with a missing-plugin error; the caps say why. */
+/* No element for @caps (or only refused ones, see
+ * gst_spdl_media_autoplug_select): parsebin then fails with a
+ * missing-plugin error; the caps say why. */
 static void
 on_unknown_type (GstElement * parsebin, GstPad * pad, GstCaps * caps,
     GstSpdlVideoChain * chain)
@@ -280,36 +281,6 @@ on_no_more_pads (GstElement * parsebin, GstSpdlVideoChain * chain)
   g_mutex_lock (&chain->pads_lock);
   chain->no_more_pads = TRUE;
   g_mutex_unlock (&chain->pads_lock);
-}
-
-/* parsebin's GstAutoplugSelectResult (gst/playback/gstplay-enum.h, not
- * installed) */
-#define AUTOPLUG_SELECT_TRY 0
-#define AUTOPLUG_SELECT_SKIP 2
-
-/* Elements parsebin may not plug for a training video:
- * - gst-libav's demuxers (avdemux_*, rank marginal, for formats without a
- *   GStreamer demuxer): their reads answer 0 bytes, not end of file, at
- *   the end of the data, and some of FFmpeg's demuxers then ask again
- *   forever (avdemux_gif on any file starting with "GIF8", a real GIF
- *   included): a stall until the timeout for every such file. Without
- *   them a GIF is an image (image/gif exposed), skipped at once.
- * - adaptive streaming demuxers (HLS, DASH, Smooth Streaming): a
- *   playlist in a dataset would make the loader fetch its URIs. */
-static gint
-on_autoplug_select (GstElement * parsebin, GstPad * pad, GstCaps * caps,
-    GstElementFactory * factory, gpointer user_data)
-{
-  const gchar *klass = gst_element_factory_get_metadata (factory,
-      GST_ELEMENT_METADATA_KLASS);
-
-  if (g_str_has_prefix (GST_OBJECT_NAME (factory), "avdemux_") ||
-      (klass && strstr (klass, "Demuxer/Adaptive"))) {
-    GST_DEBUG ("not plugging %s for %" GST_PTR_FORMAT,
-        GST_OBJECT_NAME (factory), caps);
-    return AUTOPLUG_SELECT_SKIP;
-  }
-  return AUTOPLUG_SELECT_TRY;
 }
 
 /* parsebin drops an error its element posts while it brings that
@@ -442,7 +413,7 @@ build_demuxer (GstSpdlVideoChain * chain, GError ** error)
   g_signal_connect (chain->parsebin, "no-more-pads",
       G_CALLBACK (on_no_more_pads), chain);
   g_signal_connect (chain->parsebin, "autoplug-select",
-      G_CALLBACK (on_autoplug_select), NULL);
+      G_CALLBACK (gst_spdl_media_autoplug_select), NULL);
   g_signal_connect (chain->parsebin, "unknown-type",
       G_CALLBACK (on_unknown_type), chain);
   chain->demux_builds++;
@@ -928,22 +899,12 @@ gst_spdl_video_chain_open (GstSpdlVideoChain * chain, GBytes * data,
   GstSegment segment;
   gboolean have_segment = FALSE, ok = FALSE, eos = FALSE;
   GstClockTime offset = 0;
-  gchar *reason;
   gint64 deadline;
   GstStateChangeReturn ret;
 
   gst_spdl_video_chain_close (chain);
-  if (g_bytes_get_size (data) == 0)
-    return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_EMPTY,
-        "the file is empty");
-  /* before matroskademux sees it (see gstspdlformat.h) */
-  if (gst_spdl_ebml_header_refused (g_bytes_get_data (data, NULL),
-          g_bytes_get_size (data), &reason)) {
-    gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_UNSUPPORTED_FORMAT,
-        "not a Matroska file GStreamer reads: %s", reason);
-    g_free (reason);
+  if (!gst_spdl_media_file_check (data, error))
     return FALSE;
-  }
   if (chain->demux_pipe && !chain->limits.reuse)
     free_demuxer (chain);
   if (chain->demux_pipe == NULL && !build_demuxer (chain, error))
