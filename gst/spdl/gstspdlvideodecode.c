@@ -931,8 +931,10 @@ gst_spdl_video_decode_decode (GstSpdlParallelDecoder * base, gpointer state,
     }
     clip_shape (p->layout, frames, w.geom[c].out_width,
         w.geom[c].out_height, shape);
+    /* the audio chain is in the demuxer's timeline */
     if (p->audio && !add_clip_audio (self, ws->audio, outs[c], has_audio,
-            clip_pts[0], audio_n, job)) {
+            clip_pts[0] - gst_spdl_video_chain_get_time_offset (chain),
+            audio_n, job)) {
       g_free (clip_pts);
       goto done;
     }

@@ -81,6 +81,7 @@ struct _GstSpdlVideoChain
   guint *frame_packet;
   guint n_frames;
   gdouble end;
+  gdouble time_offset;          /* added to the demuxer's times, seconds */
   guint width, height;
 
   /* decoder */
@@ -483,6 +484,7 @@ gst_spdl_video_chain_close (GstSpdlVideoChain * chain)
   g_clear_pointer (&chain->want, g_free);
   chain->n_frames = 0;
   chain->end = 0;
+  chain->time_offset = 0;
   chain->width = chain->height = 0;
 }
 
@@ -1014,6 +1016,7 @@ gst_spdl_video_chain_open (GstSpdlVideoChain * chain, GBytes * data,
     if (!GST_CLOCK_TIME_IS_VALID (offset))
       offset = 0;
   }
+  chain->time_offset = (gdouble) offset / GST_SECOND;
   ok = check_caps (chain, error) && derive_pts_from_dts (chain, error) &&
       index_frames (chain, have_segment ? &segment : NULL, offset, error);
   if (ok && chain->n_frames == 0)
@@ -1040,6 +1043,12 @@ gdouble
 gst_spdl_video_chain_get_end (GstSpdlVideoChain * chain)
 {
   return chain->end;
+}
+
+gdouble
+gst_spdl_video_chain_get_time_offset (GstSpdlVideoChain * chain)
+{
+  return chain->time_offset;
 }
 
 void

@@ -51,6 +51,10 @@ const gdouble *gst_spdl_video_chain_get_pts (GstSpdlVideoChain * chain,
     guint * n_frames);
 /* When its last frame ends (0 if unknown) */
 gdouble gst_spdl_video_chain_get_end (GstSpdlVideoChain * chain);
+/* What the presentation times add to the demuxer's timeline, in seconds:
+ * an MPEG-TS program's first PCR (see index_frames), else 0. Another
+ * chain on the same file (the audio chain) is in the demuxer's. */
+gdouble gst_spdl_video_chain_get_time_offset (GstSpdlVideoChain * chain);
 void gst_spdl_video_chain_get_size (GstSpdlVideoChain * chain,
     guint * width, guint * height);
 
