@@ -180,19 +180,23 @@ class Loader:
     def _share_cpus(self, launch: str) -> None:
         """Under torchrun, LOCAL_WORLD_SIZE ranks share this machine: each
         decoding element left at threads=0 (one per CPU) gets its share of
-        the CPUs this process may run on, so that the ranks together run
-        one decoding thread per CPU rather than one per CPU each."""
+        the CPUs, so that the ranks together run one decoding thread per
+        CPU rather than one per CPU each. A rank already bound to a part
+        of the machine (taskset, numactl, SLURM's --cpu-bind) keeps that
+        part's count."""
         try:
             local = int(os.environ.get("LOCAL_WORLD_SIZE", "1"))
         except ValueError:
             return
-        if local < 2 or re.search(r"\bthreads\s*=", launch):
+        if local < 2:
             return
         cpus = len(os.sched_getaffinity(0))
+        if cpus >= (os.cpu_count() or cpus):
+            cpus = max(1, cpus // local)
         for factory in ("spdldecode", "spdlvideodecode", "spdlaudiodecode"):
             element = self._find(factory)
             if element is not None and element.get_property("threads") == 0:
-                element.set_property("threads", max(1, cpus // local))
+                element.set_property("threads", cpus)
 
     def start(self) -> None:
         """Starts the pipeline (done by the first iteration otherwise)."""

@@ -191,7 +191,12 @@ def test_local_ranks_share_the_cpus(kinds_dataset, monkeypatch):
                                  resize=40, threads=3, output="numpy")
     assert loader._find("spdldecode").get_property("threads") == 3
     loader.close()
-    monkeypatch.delenv("LOCAL_WORLD_SIZE")
+    # a rank bound to a part of the machine keeps that part
+    monkeypatch.setattr(os, "cpu_count", lambda: 4 * cpus)
+    loader = val_loader(kinds_dataset)
+    assert loader._find("spdldecode").get_property("threads") == cpus
+    loader.close()
+    monkeypatch.undo()
     loader = val_loader(kinds_dataset)
     assert loader._find("spdldecode").get_property("threads") == 0
     loader.close()
