@@ -31,12 +31,6 @@ GstSpdlImageFormat gst_spdl_image_format_sniff (const guint8 * data,
     gsize size);
 const gchar *gst_spdl_image_format_name (GstSpdlImageFormat format);
 
-/* Whether @data starts with an EBML header (Matroska, WebM) that
- * GStreamer's matroskademux (1.22) refuses by posting its error through
- * an object that is not an element: a CRITICAL, and no error message (so
- * an abort where criticals are fatal). Refused: a DocType other than
- * "matroska" or "webm", a DocTypeReadVersion above 2. @reason (free with
- * g_free) says which. */
 /* The samples per channel of an MPEG audio file (MP3, MP2) of constant
  * format without a Xing, Info or VBRI header, counted from its frame
  * headers, not decoded: an ID3v2 tag first, whole frames to the end (a
@@ -46,6 +40,12 @@ const gchar *gst_spdl_image_format_name (GstSpdlImageFormat format);
 gboolean gst_spdl_mpeg_audio_count_samples (const guint8 * data, gsize size,
     guint * rate, guint64 * n_samples);
 
+/* Whether @data starts with an EBML header (Matroska, WebM) that
+ * GStreamer's matroskademux (1.22) refuses by posting its error through
+ * an object that is not an element: a CRITICAL, and no error message (so
+ * an abort where criticals are fatal). Refused: a DocType other than
+ * "matroska" or "webm", a DocTypeReadVersion above 2. @reason (free with
+ * g_free) says which. */
 gboolean gst_spdl_ebml_header_refused (const guint8 * data, gsize size,
     gchar ** reason);
 

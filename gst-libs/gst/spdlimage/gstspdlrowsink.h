@@ -49,12 +49,12 @@ typedef enum
 void gst_spdl_row_sink_plan (GstSpdlRowSink * sink, const GstSpdlOutput * out,
     const GstSpdlGeometry * geom, guint width, guint height, guint channels,
     gboolean fast);
-/* Rows y0 .. y1 - 1 are needed: TRUE if row @y is one. */
 /* The pixels [@x0, @x1) x [@y0, @y1) of the image the output of @geom
  * reads (what the sink will read of the rows it wants); FALSE: none. */
 gboolean gst_spdl_row_sink_window (GstSpdlRowSink * sink,
     const GstSpdlGeometry * geom, gboolean fast, gint * x0, gint * x1,
     gint * y0, gint * y1);
+/* Rows y0 .. y1 - 1 are needed: TRUE if row @y is one. */
 static inline gboolean
 gst_spdl_row_sink_wants (const GstSpdlRowSink * sink, gint y)
 {

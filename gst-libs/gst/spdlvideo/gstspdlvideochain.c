@@ -161,7 +161,8 @@ gst_spdl_video_chain_get_builds (GstSpdlVideoChain * chain, guint * demuxers,
 guint64
 gst_spdl_video_chain_get_frames_decoded (GstSpdlVideoChain * chain)
 {
-  return chain->frames_decoded;
+  /* read by the stats from another thread than the chain's */
+  return __atomic_load_n (&chain->frames_decoded, __ATOMIC_RELAXED);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1184,7 +1185,7 @@ sink_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
   GstSpdlVideoRegion region;
   guint w, h;
 
-  chain->frames_decoded++;
+  __atomic_fetch_add (&chain->frames_decoded, 1, __ATOMIC_RELAXED);
   /* frames that share a timestamp come out one after the other, in the
    * order they are shown (FFmpeg's order too): the n-th is frame f + n */
   if (f >= 0 && pts == chain->last_out_pts) {
