@@ -1562,9 +1562,14 @@ gst_spdl_video_chain_decode (GstSpdlVideoChain * chain, const guint * wanted,
   gst_object_unref (bus);
   chain->region_func = region_func;
   chain->skip_nonref = decoder_skips_nonref (chain);
-  /* no FFmpeg skip mode left from the last call; no output dropped */
+  /* no FFmpeg skip mode left from the last call; no output dropped;
+   * strict compliance (gst-libav's own choice outside live pipelines):
+   * without the SPS's bitstream restriction FFmpeg then takes the
+   * reorder depth from the level, not from the frames it has seen, which
+   * the skipped ones would leave without B-frames */
   if (chain->skip_nonref)
-    g_object_set (chain->decoder, "skip-frame", 0, "qos", FALSE, NULL);
+    g_object_set (chain->decoder, "skip-frame", 0, "qos", FALSE,
+        "std-compliance", 1 /* strict */ , NULL);
   chain->func = func;
   chain->user_data = user_data;
   deadline = g_get_monotonic_time () + chain->limits.timeout / GST_USECOND;
