@@ -70,3 +70,48 @@ gst_spdl_media_autoplug_select (GstElement * bin, GstPad * pad,
   }
   return AUTOPLUG_SELECT_TRY;
 }
+
+gboolean
+gst_spdl_media_fail_from_message (GstMessage * msg, GError ** error,
+    const gchar * what)
+{
+  GError *err = NULL;
+  gchar *debug = NULL;
+  gint code = GST_SPDL_DECODE_ERROR_CORRUPT;
+
+  gst_message_parse_error (msg, &err, &debug);
+  if (err->domain == GST_STREAM_ERROR &&
+      (err->code == GST_STREAM_ERROR_TYPE_NOT_FOUND ||
+          err->code == GST_STREAM_ERROR_WRONG_TYPE))
+    code = GST_SPDL_DECODE_ERROR_UNSUPPORTED_FORMAT;
+  else if (err->domain == GST_STREAM_ERROR &&
+      (err->code == GST_STREAM_ERROR_CODEC_NOT_FOUND ||
+          err->code == GST_STREAM_ERROR_NOT_IMPLEMENTED))
+    code = GST_SPDL_DECODE_ERROR_UNSUPPORTED;
+  GST_DEBUG ("%s failed: %s (%s)", what, err->message, debug);
+  gst_spdl_decode_fail (error, code, "%s: %s", what, err->message);
+  g_error_free (err);
+  g_free (debug);
+  return FALSE;
+}
+
+gboolean
+gst_spdl_media_replace_source (GstBin * pipe, GstElement ** src,
+    GstElement * next, GError ** error)
+{
+  GstElement *fresh = gst_element_factory_make ("giostreamsrc", NULL);
+
+  if (fresh == NULL)
+    return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_UNSUPPORTED,
+        "giostreamsrc is missing (GStreamer's base plugins)");
+  if (*src) {
+    gst_element_set_state (*src, GST_STATE_NULL);
+    gst_bin_remove (pipe, *src);
+  }
+  *src = fresh;
+  gst_bin_add (pipe, fresh);
+  if (!gst_element_link (fresh, next))
+    return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_UNSUPPORTED,
+        "could not link giostreamsrc to %s", GST_OBJECT_NAME (next));
+  return TRUE;
+}

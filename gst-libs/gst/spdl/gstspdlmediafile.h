@@ -28,6 +28,19 @@ gboolean gst_spdl_media_factory_refused (GstElementFactory * factory);
 gint gst_spdl_media_autoplug_select (GstElement * bin, GstPad * pad,
     GstCaps * caps, GstElementFactory * factory, gpointer user_data);
 
+/* The error message @msg a demuxer or decoder posted as a skip reason
+ * (GST_SPDL_DECODE_ERROR: unsupported-format, unsupported or corrupt),
+ * "@what: message"; always FALSE. */
+gboolean gst_spdl_media_fail_from_message (GstMessage * msg, GError ** error,
+    const gchar * what);
+
+/* A new giostreamsrc in @pipe for every file, linked to @next (the
+ * parsebin or decodebin kept across files), replacing *@src: a reused
+ * one keeps its read cache across streams and answers the next file's
+ * first reads with the last file's bytes (see gstspdlvideochain.c). */
+gboolean gst_spdl_media_replace_source (GstBin * pipe, GstElement ** src,
+    GstElement * next, GError ** error);
+
 G_END_DECLS
 
 #endif /* __GST_SPDL_MEDIA_FILE_H__ */

@@ -402,24 +402,14 @@ build_pipeline (GstSpdlAudioChain * chain, GError ** error)
 static gboolean
 replace_source (GstSpdlAudioChain * chain, GBytes * data, GError ** error)
 {
-  GstElement *src = gst_element_factory_make ("giostreamsrc", NULL);
   GInputStream *stream;
 
-  if (src == NULL)
-    return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_UNSUPPORTED,
-        "giostreamsrc is missing (GStreamer's base plugins)");
-  if (chain->src) {
-    gst_element_set_state (chain->src, GST_STATE_NULL);
-    gst_bin_remove (GST_BIN (chain->pipe), chain->src);
-  }
+  if (!gst_spdl_media_replace_source (GST_BIN (chain->pipe), &chain->src,
+          chain->decodebin, error))
+    return FALSE;
   stream = g_memory_input_stream_new_from_bytes (data);
-  g_object_set (src, "stream", stream, NULL);
+  g_object_set (chain->src, "stream", stream, NULL);
   g_object_unref (stream);
-  chain->src = src;
-  gst_bin_add (GST_BIN (chain->pipe), src);
-  if (!gst_element_link (src, chain->decodebin))
-    return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_UNSUPPORTED,
-        "could not link giostreamsrc to decodebin");
   return TRUE;
 }
 
@@ -476,29 +466,6 @@ gst_spdl_audio_chain_free (GstSpdlAudioChain * chain)
   g_free (chain);
 }
 
-/* The error a demuxer or decoder posted, as a skip reason. */
-static gboolean
-fail_from_message (GstMessage * msg, GError ** error, const gchar * what)
-{
-  GError *err = NULL;
-  gchar *debug = NULL;
-  gint code = GST_SPDL_DECODE_ERROR_CORRUPT;
-
-  gst_message_parse_error (msg, &err, &debug);
-  if (err->domain == GST_STREAM_ERROR &&
-      (err->code == GST_STREAM_ERROR_TYPE_NOT_FOUND ||
-          err->code == GST_STREAM_ERROR_WRONG_TYPE))
-    code = GST_SPDL_DECODE_ERROR_UNSUPPORTED_FORMAT;
-  else if (err->domain == GST_STREAM_ERROR &&
-      (err->code == GST_STREAM_ERROR_CODEC_NOT_FOUND ||
-          err->code == GST_STREAM_ERROR_NOT_IMPLEMENTED))
-    code = GST_SPDL_DECODE_ERROR_UNSUPPORTED;
-  GST_DEBUG ("%s failed: %s (%s)", what, err->message, debug);
-  gst_spdl_decode_fail (error, code, "%s: %s", what, err->message);
-  g_error_free (err);
-  g_free (debug);
-  return FALSE;
-}
 
 /* An error posted, a rejected stream or no audio stream at all. */
 static gboolean
@@ -535,7 +502,7 @@ check_failed (GstSpdlAudioChain * chain, GstMessage * msg, GError ** error)
           "the file has no audio stream that can be decoded");
     /* a rejected stream makes the demuxer fail "not-linked": say why */
     if (chain->rejected == NULL)
-      return !fail_from_message (msg, error, "decoding");
+      return !gst_spdl_media_fail_from_message (msg, error, "decoding");
   }
   g_mutex_lock (&chain->pads_lock);
   if (chain->rejected) {
@@ -1019,7 +986,7 @@ decode_span (GstSpdlAudioChain * chain, Span * span, GError ** error)
     g_mutex_unlock (&chain->read_lock);
     msg = gst_bus_pop_filtered (chain->bus, GST_MESSAGE_ERROR);
     if (msg) {
-      ok = fail_from_message (msg, error, "decoding");
+      ok = gst_spdl_media_fail_from_message (msg, error, "decoding");
       gst_message_unref (msg);
     } else if (gst_util_get_timestamp () > deadline) {
       ok = gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_TIMEOUT,

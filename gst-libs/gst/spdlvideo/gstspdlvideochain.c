@@ -432,21 +432,8 @@ build_demuxer (GstSpdlVideoChain * chain, GError ** error)
 static gboolean
 replace_source (GstSpdlVideoChain * chain, GError ** error)
 {
-  GstElement *src = gst_element_factory_make ("giostreamsrc", NULL);
-
-  if (src == NULL)
-    return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_UNSUPPORTED,
-        "giostreamsrc is missing (GStreamer's base plugins)");
-  if (chain->src) {
-    gst_element_set_state (chain->src, GST_STATE_NULL);
-    gst_bin_remove (GST_BIN (chain->demux_pipe), chain->src);
-  }
-  chain->src = src;
-  gst_bin_add (GST_BIN (chain->demux_pipe), src);
-  if (!gst_element_link (src, chain->parsebin))
-    return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_UNSUPPORTED,
-        "could not link giostreamsrc to parsebin");
-  return TRUE;
+  return gst_spdl_media_replace_source (GST_BIN (chain->demux_pipe),
+      &chain->src, chain->parsebin, error);
 }
 
 /* Back to NULL with no dynamic sink left: ready for the next video. */
@@ -489,29 +476,6 @@ gst_spdl_video_chain_close (GstSpdlVideoChain * chain)
   chain->width = chain->height = 0;
 }
 
-/* The error a demuxer or decoder posted, as a skip reason. */
-static gboolean
-fail_from_message (GstMessage * msg, GError ** error, const gchar * what)
-{
-  GError *err = NULL;
-  gchar *debug = NULL;
-  gint code = GST_SPDL_DECODE_ERROR_CORRUPT;
-
-  gst_message_parse_error (msg, &err, &debug);
-  if (err->domain == GST_STREAM_ERROR &&
-      (err->code == GST_STREAM_ERROR_TYPE_NOT_FOUND ||
-          err->code == GST_STREAM_ERROR_WRONG_TYPE))
-    code = GST_SPDL_DECODE_ERROR_UNSUPPORTED_FORMAT;
-  else if (err->domain == GST_STREAM_ERROR &&
-      (err->code == GST_STREAM_ERROR_CODEC_NOT_FOUND ||
-          err->code == GST_STREAM_ERROR_NOT_IMPLEMENTED))
-    code = GST_SPDL_DECODE_ERROR_UNSUPPORTED;
-  GST_DEBUG ("%s failed: %s (%s)", what, err->message, debug);
-  gst_spdl_decode_fail (error, code, "%s: %s", what, err->message);
-  g_error_free (err);
-  g_free (debug);
-  return FALSE;
-}
 
 /* A demuxing error as a skip reason: parsebin's "missing a plug-in"
  * names the stream it had nothing for (a GIF, whose only demuxer is
@@ -538,7 +502,7 @@ fail_demux (GstSpdlVideoChain * chain, GstMessage * msg, GError ** error)
       gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_UNSUPPORTED_FORMAT,
           "no GStreamer demuxer for %s", type);
   } else {
-    fail_from_message (msg, error, "could not demux");
+    gst_spdl_media_fail_from_message (msg, error, "could not demux");
   }
   g_error_free (err);
   g_free (type);
@@ -1506,7 +1470,7 @@ decoder_failed (GstSpdlVideoChain * chain, GstFlowReturn ret, GError ** error)
 
   gst_object_unref (bus);
   if (msg) {
-    fail_from_message (msg, error, "could not decode");
+    gst_spdl_media_fail_from_message (msg, error, "could not decode");
     gst_message_unref (msg);
   } else {
     gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_CORRUPT,
