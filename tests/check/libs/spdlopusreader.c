@@ -335,6 +335,83 @@ GST_START_TEST (test_equals_opusdec)
 
 GST_END_TEST;
 
+/* Ogg's page checksum (CRC-32, polynomial 0x04c11db7, not reflected) */
+static guint32
+ogg_crc (const guint8 * d, gsize n)
+{
+  guint32 crc = 0;
+  gsize i;
+  guint b;
+
+  for (i = 0; i < n; i++) {
+    crc ^= (guint32) d[i] << 24;
+    for (b = 0; b < 8; b++)
+      crc = crc & 0x80000000u ? (crc << 1) ^ 0x04c11db7u : crc << 1;
+  }
+  return crc;
+}
+
+/* The header's output gain (-6 dB here) is applied, as opusdec does. */
+GST_START_TEST (test_output_gain)
+{
+  const guint64 frames = RATE;
+  GBytes *file = encode ("opusenc", frames, 1), *quiet;
+  GstSpdlAudioReader *reader;
+  gfloat *plain, *soft, *r;
+  GstCaps *caps;
+  GBytes *ref;
+  guint8 *d;
+  gsize size, body, page, i;
+  guint64 got;
+  gdouble d_scale = 0, d_opusdec;
+  const gdouble gain = pow (10, -6.0 / 20);
+
+  reader = open_opus (file, 1);
+  plain = read_span (reader, 0, frames, &got);
+  gst_spdl_audio_reader_free (reader);
+
+  /* OpusHead's output gain: Q7.8 dB at byte 16, then the page's CRC */
+  d = g_memdup2 (g_bytes_get_data (file, NULL), g_bytes_get_size (file));
+  size = g_bytes_get_size (file);
+  body = 27 + d[26];
+  for (page = body, i = 0; i < d[26]; i++)
+    page += d[27 + i];
+  fail_unless (memcmp (d + body, "OpusHead", 8) == 0 && page <= size);
+  GST_WRITE_UINT16_LE (d + body + 16, (guint16) (gint16) (-6 * 256));
+  GST_WRITE_UINT32_LE (d + 22, 0);
+  GST_WRITE_UINT32_LE (d + 22, ogg_crc (d, page));
+  quiet = g_bytes_new_take (d, size);
+
+  reader = open_opus (quiet, 1);
+  soft = read_span (reader, 0, frames, &got);
+  fail_unless_equals_uint64 (got, frames);
+  for (i = 0; i < frames; i++)
+    d_scale = MAX (d_scale, fabs (soft[i] - gain * plain[i]));
+  /* libopus scales inside the decode, in float */
+  fail_unless (d_scale < 1e-6, "%g", d_scale);
+
+  caps = gst_caps_new_empty_simple ("application/ogg");
+  ref = run_pipeline ("appsrc name=src ! decodebin ! audioconvert ! "
+      "audio/x-raw,format=F32LE,layout=interleaved ! appsink name=sink",
+      caps, d, size, NULL);
+  gst_caps_unref (caps);
+  r = (gfloat *) g_bytes_get_data (ref, &size);
+  fail_unless (size / sizeof (gfloat) >= frames - RATE / 50);
+  d_opusdec = max_diff (soft, r, MIN (frames, size / sizeof (gfloat)));
+  GST_INFO ("-6 dB: %g from scaling, %g from opusdec", d_scale, d_opusdec);
+  /* opusdec scales its S16 output */
+  fail_unless (d_opusdec < 1e-4, "%g", d_opusdec);
+
+  g_bytes_unref (ref);
+  g_free (plain);
+  g_free (soft);
+  gst_spdl_audio_reader_free (reader);
+  g_bytes_unref (quiet);
+  g_bytes_unref (file);
+}
+
+GST_END_TEST;
+
 static void
 assert_declined (GBytes * file, const gchar * what)
 {
@@ -429,6 +506,9 @@ GST_START_TEST (test_truncated)
     c.want = frames;
     c.out = g_new0 (gfloat, frames * 2);
     ok = gst_spdl_audio_reader_read (reader, 0, collect, &c, &error);
+    GST_INFO ("cut at %u/8: %" G_GUINT64_FORMAT " frames declared, %"
+        G_GUINT64_FORMAT " read, %s", cut, reader->n_frames, c.got,
+        error ? error->message : "no error");
     if (ok) {
       fail_unless_equals_uint64 (c.got, reader->n_frames);
     } else {
@@ -504,6 +584,7 @@ spdlopusreader_suite (void)
   tcase_add_test (tc, test_length_and_seeks);
   tcase_add_test (tc, test_consecutive_reads);
   tcase_add_test (tc, test_equals_opusdec);
+  tcase_add_test (tc, test_output_gain);
   tcase_add_test (tc, test_declines);
   tcase_add_test (tc, test_truncated);
   tcase_add_test (tc, test_damaged_page);
