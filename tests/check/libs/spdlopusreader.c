@@ -362,6 +362,8 @@ GST_START_TEST (test_output_gain)
   GBytes *ref;
   guint8 *d;
   gsize size, body, page, i;
+  guint16 gain_q8;
+  guint32 crc;
   guint64 got;
   gdouble d_scale = 0, d_opusdec;
   const gdouble gain = pow (10, -6.0 / 20);
@@ -377,9 +379,11 @@ GST_START_TEST (test_output_gain)
   for (page = body, i = 0; i < d[26]; i++)
     page += d[27 + i];
   fail_unless (memcmp (d + body, "OpusHead", 8) == 0 && page <= size);
-  GST_WRITE_UINT16_LE (d + body + 16, (guint16) (gint16) (-6 * 256));
-  GST_WRITE_UINT32_LE (d + 22, 0);
-  GST_WRITE_UINT32_LE (d + 22, ogg_crc (d, page));
+  gain_q8 = GUINT16_TO_LE ((guint16) (gint16) (-6 * 256));
+  memcpy (d + body + 16, &gain_q8, 2);
+  memset (d + 22, 0, 4);
+  crc = GUINT32_TO_LE (ogg_crc (d, page));
+  memcpy (d + 22, &crc, 4);
   quiet = g_bytes_new_take (d, size);
 
   reader = open_opus (quiet, 1);
