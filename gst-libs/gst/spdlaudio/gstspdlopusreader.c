@@ -6,12 +6,13 @@
  * License as published by the Free Software Foundation; either
  * version 2 of the License, or (at your option) any later version.
  */
-/* An Ogg Opus file read by libopusfile (the library opusdec's libopus
- * comes with) straight from memory. Against oggdemux ! opusdec it seeks
- * to the exact sample (bisecting pages by granule position, then a
- * pre-roll of 80 ms with the decoder reset: the same samples on every
- * read of a span) rather than to the start of the page holding it, and
- * decodes in the calling thread.
+/* An Ogg Opus file read by libopusfile (Xiph's Ogg layer over libopus,
+ * the decoder opusdec wraps) straight from memory. Against oggdemux !
+ * opusdec it seeks to the exact sample (bisecting pages by granule
+ * position, then a second's pre-roll with the decoder reset: the same
+ * samples on every read of a span, those of a decode from the start)
+ * rather than to the start of the page holding it, and decodes in the
+ * calling thread.
  *
  * Taken: Ogg whose first stream is Opus, one link (a chained file goes
  * to the pipeline), 1 or 2 channels (opusdec orders more channels
