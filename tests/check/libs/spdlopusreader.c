@@ -1,0 +1,598 @@
+/* gst-spdl: unit tests of the Ogg Opus reader (libopusfile)
+ * Copyright (C) 2026 gst-spdl authors
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Library General Public
+ * License as published by the Free Software Foundation; either
+ * version 2 of the License, or (at your option) any later version.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <gst/check/gstcheck.h>
+#include <gst/app/gstappsink.h>
+#include <gst/app/gstappsrc.h>
+#include <math.h>
+#include <string.h>
+
+#include "gstspdlaudioreader.h"
+#include "gstspdlerrors.h"
+#include "spdlcheckmain.h"
+
+#define RATE 48000
+
+/* A chirp per channel (different in each) with a little deterministic
+ * noise: every band busy, so a decoder's state matters. */
+static gfloat *
+make_signal (guint64 frames, guint channels)
+{
+  gfloat *pcm = g_new (gfloat, frames * channels);
+  guint32 lcg = 12345;
+  guint64 i;
+  guint c;
+
+  for (i = 0; i < frames; i++) {
+    gdouble t = (gdouble) i / RATE;
+    for (c = 0; c < channels; c++) {
+      gdouble f = 220.0 * (c + 1) * (1.0 + t);
+      lcg = lcg * 1664525u + 1013904223u;
+      pcm[i * channels + c] = 0.3 * sin (2 * G_PI * f * t) +
+          0.05 * ((gdouble) (lcg >> 8) / (1 << 24) - 0.5);
+    }
+  }
+  return pcm;
+}
+
+/* Everything @launch ("appsrc name=src ... ! appsink name=sink") gives
+ * for @input (pushed as one buffer, then EOS); @first_pts: the first
+ * buffer's timestamp (GST_CLOCK_TIME_NONE when none came). */
+static GBytes *
+run_pipeline (const gchar * launch, GstCaps * src_caps, gconstpointer input,
+    gsize size, GstClockTime * first_pts)
+{
+  GError *error = NULL;
+  GstElement *pipeline = gst_parse_launch (launch, &error);
+  GstElement *src, *sink;
+  GByteArray *out = g_byte_array_new ();
+  GstBuffer *buf;
+  GstSample *sample;
+  GstBus *bus;
+  GstMessage *msg;
+
+  fail_unless (pipeline != NULL, "%s: %s", launch,
+      error ? error->message : "?");
+  src = gst_bin_get_by_name (GST_BIN (pipeline), "src");
+  sink = gst_bin_get_by_name (GST_BIN (pipeline), "sink");
+  if (src_caps)
+    gst_app_src_set_caps (GST_APP_SRC (src), src_caps);
+  g_object_set (sink, "sync", FALSE, NULL);
+  fail_unless (gst_element_set_state (pipeline, GST_STATE_PLAYING) !=
+      GST_STATE_CHANGE_FAILURE);
+  buf = gst_buffer_new_memdup (input, size);
+  /* encoders and muxers time their output from their input's */
+  GST_BUFFER_PTS (buf) = 0;
+  fail_unless_equals_int (gst_app_src_push_buffer (GST_APP_SRC (src), buf),
+      GST_FLOW_OK);
+  gst_app_src_end_of_stream (GST_APP_SRC (src));
+
+  if (first_pts)
+    *first_pts = GST_CLOCK_TIME_NONE;
+  while ((sample = gst_app_sink_try_pull_sample (GST_APP_SINK (sink),
+              30 * GST_SECOND))) {
+    GstMapInfo map;
+
+    buf = gst_sample_get_buffer (sample);
+    if (first_pts && *first_pts == GST_CLOCK_TIME_NONE)
+      *first_pts = GST_BUFFER_PTS (buf);
+    fail_unless (gst_buffer_map (buf, &map, GST_MAP_READ));
+    g_byte_array_append (out, map.data, map.size);
+    gst_buffer_unmap (buf, &map);
+    gst_sample_unref (sample);
+  }
+  fail_unless (gst_app_sink_is_eos (GST_APP_SINK (sink)), "%s: no EOS",
+      launch);
+  bus = gst_element_get_bus (pipeline);
+  msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
+  fail_unless (msg == NULL, "%s: an error", launch);
+  gst_object_unref (bus);
+  gst_element_set_state (pipeline, GST_STATE_NULL);
+  gst_object_unref (src);
+  gst_object_unref (sink);
+  gst_object_unref (pipeline);
+  return g_byte_array_free_to_bytes (out);
+}
+
+/* @frames of make_signal() encoded by opusenc into Ogg */
+static GBytes *
+encode (const gchar * encoder, guint64 frames, guint channels)
+{
+  gfloat *pcm = make_signal (frames, channels);
+  GstAudioInfo info;
+  GstCaps *caps;
+  gchar *launch;
+  GBytes *file;
+
+  gst_audio_info_set_format (&info, GST_AUDIO_FORMAT_F32, RATE, channels,
+      NULL);
+  caps = gst_audio_info_to_caps (&info);
+  launch = g_strdup_printf ("appsrc name=src format=time ! audioconvert ! "
+      "%s ! oggmux ! appsink name=sink", encoder);
+  file = run_pipeline (launch, caps, pcm, frames * channels * sizeof (gfloat),
+      NULL);
+  g_free (launch);
+  gst_caps_unref (caps);
+  g_free (pcm);
+  return file;
+}
+
+typedef struct
+{
+  gfloat *out;                  /* interleaved */
+  guint channels;
+  guint64 first;                /* of out[0] */
+  guint64 want;                 /* frames */
+  guint64 got;
+  guint runs;
+} Collect;
+
+static gboolean
+collect (gconstpointer frames, guint64 run_first, gsize n_frames,
+    gpointer user_data)
+{
+  Collect *c = user_data;
+  gsize n = MIN (n_frames, c->want - c->got);
+
+  /* runs are consecutive and start where asked */
+  fail_unless_equals_uint64 (run_first, c->first + c->got);
+  fail_unless (n_frames > 0);
+  memcpy (c->out + c->got * c->channels, frames,
+      n * c->channels * sizeof (gfloat));
+  c->got += n;
+  c->runs++;
+  return c->got < c->want;
+}
+
+/* frames @first .. @first + @want (fewer at the end); g_free() it */
+static gfloat *
+read_span (GstSpdlAudioReader * reader, guint64 first, guint64 want,
+    guint64 * got)
+{
+  Collect c = { 0, };
+  GError *error = NULL;
+
+  c.channels = GST_AUDIO_INFO_CHANNELS (&reader->info);
+  c.out = g_new0 (gfloat, MAX (want, 1) * c.channels);
+  c.first = first;
+  c.want = want;
+  fail_unless (gst_spdl_audio_reader_read (reader, first, collect, &c,
+          &error), "%s", error ? error->message : "?");
+  *got = c.got;
+  return c.out;
+}
+
+static gdouble
+max_diff (const gfloat * a, const gfloat * b, gsize n)
+{
+  gdouble m = 0;
+  gsize i;
+
+  for (i = 0; i < n; i++)
+    m = MAX (m, fabs ((gdouble) a[i] - b[i]));
+  return m;
+}
+
+static GstSpdlAudioReader *
+open_opus (GBytes * file, guint channels)
+{
+  GstSpdlAudioReader *reader = gst_spdl_audio_reader_open (file);
+
+  fail_unless (reader != NULL);
+  fail_unless_equals_string (gst_spdl_audio_reader_get_name (reader),
+      "opusfile");
+  fail_unless_equals_int (GST_AUDIO_INFO_FORMAT (&reader->info),
+      GST_AUDIO_FORMAT_F32);
+  fail_unless_equals_int (GST_AUDIO_INFO_RATE (&reader->info), RATE);
+  fail_unless_equals_int (GST_AUDIO_INFO_CHANNELS (&reader->info), channels);
+  return reader;
+}
+
+GST_START_TEST (test_length_and_seeks)
+{
+  guint channels;
+
+  for (channels = 1; channels <= 2; channels++) {
+    /* 3 s and a fraction of a 20 ms packet: the end is trimmed exactly */
+    const guint64 frames = 3 * RATE + 517;
+    GBytes *file = encode ("opusenc bitrate=64000", frames, channels);
+    GstSpdlAudioReader *reader = open_opus (file, channels);
+    const guint64 firsts[] = { 0, 1, 960, 4799, 31234, 48000, 96001,
+      frames - 2000
+    };
+    const guint64 span = 1500;
+    gfloat *whole;
+    guint64 got;
+    guint i;
+
+    fail_unless_equals_uint64 (reader->n_frames, frames);
+    whole = read_span (reader, 0, frames + 100, &got);
+    fail_unless_equals_uint64 (got, frames);
+    /* the signal came through: a chirp of amplitude 0.3 */
+    fail_unless (max_diff (whole, whole + 1, RATE) > 0.01);
+
+    for (i = 0; i < G_N_ELEMENTS (firsts); i++) {
+      gfloat *a = read_span (reader, firsts[i], span, &got);
+      gfloat *b;
+      gdouble d;
+
+      fail_unless_equals_uint64 (got, span);
+      /* a seek decodes a second before the frame with a fresh decoder:
+       * by then libopus's state is the continuous decode's (identical
+       * here; 80 ms, opusfile's own pre-roll, gave 0.036 at 4799) */
+      d = max_diff (a, whole + firsts[i] * channels, span * channels);
+      GST_INFO ("%u channels, from %" G_GUINT64_FORMAT ": %g from the "
+          "continuous decode", channels, firsts[i], d);
+      fail_unless (d < 1e-6, "from %" G_GUINT64_FORMAT ": %g", firsts[i], d);
+      /* the same span again (a seek back): the same samples exactly */
+      b = read_span (reader, firsts[i], span, &got);
+      fail_unless_equals_uint64 (got, span);
+      fail_unless (memcmp (a, b, span * channels * sizeof (gfloat)) == 0,
+          "from %" G_GUINT64_FORMAT ": not the same twice", firsts[i]);
+      g_free (a);
+      g_free (b);
+    }
+
+    /* at and past the end: nothing, and no error */
+    g_free (read_span (reader, frames, 10, &got));
+    fail_unless_equals_uint64 (got, 0);
+    g_free (read_span (reader, frames + 5000, 10, &got));
+    fail_unless_equals_uint64 (got, 0);
+    /* the last frames */
+    {
+      gfloat *tail = read_span (reader, frames - 10, 100, &got);
+      fail_unless_equals_uint64 (got, 10);
+      g_free (tail);
+    }
+
+    g_free (whole);
+    gst_spdl_audio_reader_free (reader);
+    g_bytes_unref (file);
+  }
+}
+
+GST_END_TEST;
+
+/* Reading on where the last read stopped continues the decode without a
+ * seek: the samples a single read gives. */
+GST_START_TEST (test_consecutive_reads)
+{
+  const guint64 frames = 2 * RATE;
+  GBytes *file = encode ("opusenc", frames, 2);
+  GstSpdlAudioReader *reader = open_opus (file, 2);
+  gfloat *whole, *a, *b;
+  guint64 got;
+
+  whole = read_span (reader, 0, frames, &got);
+  fail_unless_equals_uint64 (got, frames);
+  /* 0 again, after a seek to 0: as right after opening */
+  a = read_span (reader, 0, 1000, &got);
+  fail_unless (memcmp (a, whole, 1000 * 2 * sizeof (gfloat)) == 0);
+  b = read_span (reader, 1000, 30000, &got);
+  fail_unless_equals_uint64 (got, 30000);
+  fail_unless (memcmp (b, whole + 2000, 30000 * 2 * sizeof (gfloat)) == 0);
+  g_free (a);
+  g_free (b);
+  g_free (whole);
+  gst_spdl_audio_reader_free (reader);
+  g_bytes_unref (file);
+}
+
+GST_END_TEST;
+
+/* The same samples as oggdemux ! opusdec (apply-gain, S16) ! audioconvert
+ * decoding the whole file, past its first 0.1 s. */
+GST_START_TEST (test_equals_opusdec)
+{
+  guint channels;
+
+  for (channels = 1; channels <= 2; channels++) {
+    const guint64 frames = 2 * RATE;
+    GBytes *file = encode ("opusenc bitrate=48000", frames, channels);
+    GstSpdlAudioReader *reader = open_opus (file, channels);
+    GstCaps *caps;
+    GstClockTime pts;
+    GBytes *ref;
+    const gfloat *r;
+    gsize size;
+    guint64 n, got, skip = RATE / 10, offset;
+    gfloat *whole;
+    gdouble d;
+
+    whole = read_span (reader, 0, frames, &got);
+    caps = gst_caps_new_empty_simple ("application/ogg");
+    ref = run_pipeline ("appsrc name=src ! decodebin ! audioconvert ! "
+        "audio/x-raw,format=F32LE,layout=interleaved ! appsink name=sink",
+        caps, g_bytes_get_data (file, NULL), g_bytes_get_size (file), &pts);
+    gst_caps_unref (caps);
+    r = g_bytes_get_data (ref, &size);
+    n = size / sizeof (gfloat) / channels;
+    fail_unless (GST_CLOCK_TIME_IS_VALID (pts));
+    offset = gst_util_uint64_scale_round (pts, RATE, GST_SECOND);
+    fail_unless_equals_uint64 (offset, 0);
+    fail_unless (n >= frames - RATE / 50, "%" G_GUINT64_FORMAT, n);
+    n = MIN (n, frames);
+    d = max_diff (whole + skip * channels, r + skip * channels,
+        (n - skip) * channels);
+    GST_INFO ("%u channels: %g from opusdec", channels, d);
+    /* opusdec's S16 rounding: 2^-16 */
+    fail_unless (d < 1e-4, "%u channels: %g", channels, d);
+    g_free (whole);
+    g_bytes_unref (ref);
+    gst_spdl_audio_reader_free (reader);
+    g_bytes_unref (file);
+  }
+}
+
+GST_END_TEST;
+
+/* Ogg's page checksum (CRC-32, polynomial 0x04c11db7, not reflected) */
+static guint32
+ogg_crc (const guint8 * d, gsize n)
+{
+  guint32 crc = 0;
+  gsize i;
+  guint b;
+
+  for (i = 0; i < n; i++) {
+    crc ^= (guint32) d[i] << 24;
+    for (b = 0; b < 8; b++)
+      crc = crc & 0x80000000u ? (crc << 1) ^ 0x04c11db7u : crc << 1;
+  }
+  return crc;
+}
+
+/* The header's output gain (-6 dB here) is applied, as opusdec does. */
+GST_START_TEST (test_output_gain)
+{
+  const guint64 frames = RATE;
+  GBytes *file = encode ("opusenc", frames, 1), *quiet;
+  GstSpdlAudioReader *reader;
+  gfloat *plain, *soft, *r;
+  GstCaps *caps;
+  GBytes *ref;
+  guint8 *d;
+  gsize size, body, page, i;
+  guint16 gain_q8;
+  guint32 crc;
+  guint64 got;
+  gdouble d_scale = 0, d_opusdec;
+  const gdouble gain = pow (10, -6.0 / 20);
+
+  reader = open_opus (file, 1);
+  plain = read_span (reader, 0, frames, &got);
+  gst_spdl_audio_reader_free (reader);
+
+  /* OpusHead's output gain: Q7.8 dB at byte 16, then the page's CRC */
+  d = g_memdup2 (g_bytes_get_data (file, NULL), g_bytes_get_size (file));
+  size = g_bytes_get_size (file);
+  body = 27 + d[26];
+  for (page = body, i = 0; i < d[26]; i++)
+    page += d[27 + i];
+  fail_unless (memcmp (d + body, "OpusHead", 8) == 0 && page <= size);
+  gain_q8 = GUINT16_TO_LE ((guint16) (gint16) (-6 * 256));
+  memcpy (d + body + 16, &gain_q8, 2);
+  memset (d + 22, 0, 4);
+  crc = GUINT32_TO_LE (ogg_crc (d, page));
+  memcpy (d + 22, &crc, 4);
+  quiet = g_bytes_new_take (d, size);
+
+  reader = open_opus (quiet, 1);
+  soft = read_span (reader, 0, frames, &got);
+  fail_unless_equals_uint64 (got, frames);
+  for (i = 0; i < frames; i++)
+    d_scale = MAX (d_scale, fabs (soft[i] - gain * plain[i]));
+  /* libopus scales inside the decode, in float */
+  fail_unless (d_scale < 1e-6, "%g", d_scale);
+
+  caps = gst_caps_new_empty_simple ("application/ogg");
+  ref = run_pipeline ("appsrc name=src ! decodebin ! audioconvert ! "
+      "audio/x-raw,format=F32LE,layout=interleaved ! appsink name=sink",
+      caps, d, size, NULL);
+  gst_caps_unref (caps);
+  r = (gfloat *) g_bytes_get_data (ref, &size);
+  fail_unless (size / sizeof (gfloat) >= frames - RATE / 50);
+  d_opusdec = max_diff (soft, r, MIN (frames, size / sizeof (gfloat)));
+  GST_INFO ("-6 dB: %g from scaling, %g from opusdec", d_scale, d_opusdec);
+  /* opusdec scales its S16 output */
+  fail_unless (d_opusdec < 1e-4, "%g", d_opusdec);
+
+  g_bytes_unref (ref);
+  g_free (plain);
+  g_free (soft);
+  gst_spdl_audio_reader_free (reader);
+  g_bytes_unref (quiet);
+  g_bytes_unref (file);
+}
+
+GST_END_TEST;
+
+static void
+assert_declined (GBytes * file, const gchar * what)
+{
+  GstSpdlAudioReader *reader = gst_spdl_audio_reader_open (file);
+
+  fail_unless (reader == NULL, "%s was taken by %s", what,
+      reader ? gst_spdl_audio_reader_get_name (reader) : "");
+  fail_unless (gst_spdl_opus_reader_open (file) == NULL, "%s", what);
+}
+
+GST_START_TEST (test_declines)
+{
+  GBytes *opus = encode ("opusenc", RATE, 1);
+  GBytes *opus2 = encode ("opusenc", RATE / 2, 1);
+  GBytes *vorbis = encode ("vorbisenc", RATE, 1);
+  GBytes *wide = encode ("opusenc", RATE / 2, 3);
+  const guint8 *d;
+  gsize size;
+  GByteArray *chained;
+  GBytes *b;
+  guint8 garbage[4000];
+  guint i;
+
+  d = g_bytes_get_data (opus, &size);
+  assert_declined (vorbis, "Ogg Vorbis");
+  assert_declined (wide, "Ogg Opus of 3 channels");
+
+  /* two links (two streams, each its own serial number): the pipeline's */
+  chained = g_byte_array_new ();
+  g_byte_array_append (chained, d, size);
+  g_byte_array_append (chained, g_bytes_get_data (opus2, NULL),
+      g_bytes_get_size (opus2));
+  b = g_byte_array_free_to_bytes (chained);
+  assert_declined (b, "chained Ogg Opus");
+  g_bytes_unref (b);
+
+  for (i = 0; i < sizeof (garbage); i++)
+    garbage[i] = (i * 7919u + 13) >> 3;
+  b = g_bytes_new_static (garbage, sizeof (garbage));
+  assert_declined (b, "garbage");
+  g_bytes_unref (b);
+  /* garbage after a real first page: opusfile finds no audio */
+  memcpy (garbage, d, 47);
+  b = g_bytes_new_static (garbage, sizeof (garbage));
+  assert_declined (b, "garbage after an OpusHead page");
+  g_bytes_unref (b);
+  /* FLAC's magic */
+  memcpy (garbage, "fLaC", 4);
+  b = g_bytes_new_static (garbage, sizeof (garbage));
+  assert_declined (b, "fLaC");
+  g_bytes_unref (b);
+  /* an OggS header cut short, and in its OpusHead */
+  for (i = 0; i < 60; i += 7) {
+    b = g_bytes_new_static (d, i);
+    assert_declined (b, "a cut header");
+    g_bytes_unref (b);
+  }
+  b = g_bytes_new_static ("", 0);
+  assert_declined (b, "nothing");
+  g_bytes_unref (b);
+
+  g_bytes_unref (wide);
+  g_bytes_unref (vorbis);
+  g_bytes_unref (opus2);
+  g_bytes_unref (opus);
+}
+
+GST_END_TEST;
+
+/* A file cut short: read up to where it ends, or fail as corrupt; never
+ * more than it declares, never a hang. */
+GST_START_TEST (test_truncated)
+{
+  const guint64 frames = 3 * RATE;
+  GBytes *file = encode ("opusenc", frames, 2);
+  gsize size = g_bytes_get_size (file);
+  guint cut;
+
+  for (cut = 1; cut < 8; cut++) {
+    GBytes *part = g_bytes_new_from_bytes (file, 0, size * cut / 8);
+    GstSpdlAudioReader *reader = gst_spdl_audio_reader_open (part);
+    Collect c = { 0, };
+    GError *error = NULL;
+    gboolean ok;
+
+    if (!reader) {
+      g_bytes_unref (part);
+      continue;
+    }
+    fail_unless (reader->n_frames < frames);
+    c.channels = 2;
+    c.want = frames;
+    c.out = g_new0 (gfloat, frames * 2);
+    ok = gst_spdl_audio_reader_read (reader, 0, collect, &c, &error);
+    GST_INFO ("cut at %u/8: %" G_GUINT64_FORMAT " frames declared, %"
+        G_GUINT64_FORMAT " read, %s", cut, reader->n_frames, c.got,
+        error ? error->message : "no error");
+    if (ok) {
+      fail_unless_equals_uint64 (c.got, reader->n_frames);
+    } else {
+      fail_unless (g_error_matches (error, GST_SPDL_DECODE_ERROR,
+              GST_SPDL_DECODE_ERROR_CORRUPT));
+      g_clear_error (&error);
+    }
+    /* and a seek into it */
+    c.got = 0;
+    c.first = reader->n_frames / 2;
+    ok = gst_spdl_audio_reader_read (reader, c.first, collect, &c, &error);
+    if (ok) {
+      fail_unless_equals_uint64 (c.got, reader->n_frames - c.first);
+    } else {
+      fail_unless (g_error_matches (error, GST_SPDL_DECODE_ERROR,
+              GST_SPDL_DECODE_ERROR_CORRUPT));
+      g_clear_error (&error);
+    }
+    g_free (c.out);
+    gst_spdl_audio_reader_free (reader);
+    g_bytes_unref (part);
+  }
+  g_bytes_unref (file);
+}
+
+GST_END_TEST;
+
+/* A page in the middle damaged: reading through it fails as corrupt
+ * (opusfile's hole) rather than giving fewer samples than declared. */
+GST_START_TEST (test_damaged_page)
+{
+  const guint64 frames = 3 * RATE;
+  GBytes *file = encode ("opusenc", frames, 1);
+  gsize size;
+  guint8 *d = g_bytes_unref_to_data (file, &size);
+  GBytes *bad;
+  GstSpdlAudioReader *reader;
+  Collect c = { 0, };
+  GError *error = NULL;
+  gsize i;
+
+  /* the page holding the middle loses its capture pattern */
+  for (i = size / 2; i + 4 < size && memcmp (d + i, "OggS", 4) != 0; i++);
+  fail_unless (i + 4 < size);
+  d[i + 1] = 'X';
+  bad = g_bytes_new_take (d, size);
+  reader = gst_spdl_audio_reader_open (bad);
+  fail_unless (reader != NULL);
+  fail_unless_equals_uint64 (reader->n_frames, frames);
+  c.channels = 1;
+  c.want = frames;
+  c.out = g_new0 (gfloat, frames);
+  fail_if (gst_spdl_audio_reader_read (reader, 0, collect, &c, &error));
+  fail_unless (g_error_matches (error, GST_SPDL_DECODE_ERROR,
+          GST_SPDL_DECODE_ERROR_CORRUPT));
+  fail_unless (strstr (error->message, "hole") != NULL, "%s", error->message);
+  fail_unless (c.got < frames);
+  g_clear_error (&error);
+  g_free (c.out);
+  gst_spdl_audio_reader_free (reader);
+  g_bytes_unref (bad);
+}
+
+GST_END_TEST;
+
+static Suite *
+spdlopusreader_suite (void)
+{
+  Suite *s = suite_create ("spdlopusreader");
+  TCase *tc = tcase_create ("general");
+
+  suite_add_tcase (s, tc);
+  tcase_add_test (tc, test_length_and_seeks);
+  tcase_add_test (tc, test_consecutive_reads);
+  tcase_add_test (tc, test_equals_opusdec);
+  tcase_add_test (tc, test_output_gain);
+  tcase_add_test (tc, test_declines);
+  tcase_add_test (tc, test_truncated);
+  tcase_add_test (tc, test_damaged_page);
+  return s;
+}
+
+SPDL_CHECK_MAIN (spdlopusreader);
