@@ -17,7 +17,7 @@ typedef GstSpdlAudioReader *(*OpenFunc) (GBytes * data);
 /* each opener looks at the first bytes and returns NULL at once when the
  * file is not its format */
 static const OpenFunc openers[] = {
-  NULL,
+  gst_spdl_mp3_reader_open,
 };
 
 GstSpdlAudioReader *
