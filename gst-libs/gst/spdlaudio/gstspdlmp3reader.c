@@ -98,8 +98,8 @@ memory_lseek (void *user_data, off_t offset, int whence)
   return to;
 }
 
-/* The byte offset of frame @k (< the frame count): the headers are
- * walked once, as far as reads need */
+/* The byte offset of frame @k (at most the frame count: the end): the
+ * headers are walked once, as far as reads need */
 static gsize
 frame_offset (GstSpdlMp3Reader * self, guint64 k)
 {
