@@ -198,9 +198,30 @@ mpeg_audio_frame (const guint8 * p, guint * samples, guint32 * fixed,
   return (layer == 3 && !mpeg1 ? 72 : 144) * kbps * 1000 / sr + pad;
 }
 
+guint
+gst_spdl_mpeg_audio_frame_size (const guint8 * p, guint * samples)
+{
+  guint32 fixed;
+  guint rate;
+
+  return mpeg_audio_frame (p, samples, &fixed, &rate);
+}
+
 gboolean
 gst_spdl_mpeg_audio_count_samples (const guint8 * data, gsize size,
     guint * rate, guint64 * n_samples)
+{
+  guint channels;
+  gsize offset, length;
+
+  return gst_spdl_mpeg_audio_find_frames (data, size, rate, &channels,
+      n_samples, &offset, &length);
+}
+
+gboolean
+gst_spdl_mpeg_audio_find_frames (const guint8 * data, gsize size,
+    guint * rate, guint * channels, guint64 * n_samples, gsize * offset,
+    gsize * length)
 {
   gsize pos = 0, first;
   guint32 fixed = 0, f;
@@ -223,6 +244,8 @@ gst_spdl_mpeg_audio_count_samples (const guint8 * data, gsize size,
     if (pos == first) {
       fixed = f;
       *rate = sr;
+      /* mode: 3 is a single channel */
+      *channels = ((data[pos + 3] >> 6) & 3) == 3 ? 1 : 2;
       /* a Xing, Info or VBRI header: the decoder gives no samples for
        * this frame and may trim others (the parser knows the length) */
       for (i = 4; i + 4 <= MIN (len, 64) && pos + i + 4 <= size; i++)
@@ -246,5 +269,7 @@ gst_spdl_mpeg_audio_count_samples (const guint8 * data, gsize size,
   if (n == 0 || !end)
     return FALSE;
   *n_samples = n;
+  *offset = first;
+  *length = pos - first;
   return TRUE;
 }

@@ -40,6 +40,17 @@ const gchar *gst_spdl_image_format_name (GstSpdlImageFormat format);
 gboolean gst_spdl_mpeg_audio_count_samples (const guint8 * data, gsize size,
     guint * rate, guint64 * n_samples);
 
+/* The size in bytes of the MPEG audio frame whose 4-byte header is at @p
+ * and its samples per channel; 0 if @p is not a frame header. */
+guint gst_spdl_mpeg_audio_frame_size (const guint8 * p, guint * samples);
+
+/* As gst_spdl_mpeg_audio_count_samples(), and where those frames lie: the
+ * @length bytes from @offset, tags and a last frame cut short left out;
+ * @channels from the first frame's mode. */
+gboolean gst_spdl_mpeg_audio_find_frames (const guint8 * data, gsize size,
+    guint * rate, guint * channels, guint64 * n_samples, gsize * offset,
+    gsize * length);
+
 /* Whether @data starts with an EBML header (Matroska, WebM) that
  * GStreamer's matroskademux (1.22) refuses by posting its error through
  * an object that is not an element: a CRITICAL, and no error message (so

@@ -18,6 +18,7 @@ typedef GstSpdlAudioReader *(*OpenFunc) (GBytes * data);
  * file is not its format */
 static const OpenFunc openers[] = {
   gst_spdl_opus_reader_open,
+  gst_spdl_mp3_reader_open,
 };
 
 GstSpdlAudioReader *

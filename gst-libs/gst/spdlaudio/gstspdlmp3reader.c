@@ -1,0 +1,322 @@
+/* GStreamer SPDL: MP3 (MPEG audio) files decoded by libmpg123
+ * Copyright (C) 2026 gst-spdl authors
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Library General Public
+ * License as published by the Free Software Foundation; either
+ * version 2 of the License, or (at your option) any later version.
+ */
+/* libmpg123 configured as gst-plugins-good's mpg123audiodec configures it
+ * (no gapless trimming, no resampling, quiet), reading the file from
+ * memory, 32-bit float out. (GStreamer 1.22 ranks mpg123audiodec and
+ * gst-libav's avdec_mp3 both marginal, and decodebin plugs avdec_mp3,
+ * FFmpeg's fixed-point decoder, 16-bit out: the pipeline's samples are
+ * within 3.5e-5 of these, FFmpeg's float decoder's closer.)
+ *
+ * Only files whose frames gst_spdl_mpeg_audio_find_frames() understands
+ * in full are taken (an ID3v2 tag, frames of one version, layer and
+ * rate, at most an ID3v1 or APE tag after them; no Xing, Info or VBRI
+ * frame), and libmpg123 is handed exactly those frames: the length is
+ * their count, which is what the pipeline's decoder gives. A file with a
+ * Xing/LAME header is left to the pipeline (mpegaudioparse drops that
+ * frame and knows the length; whether libmpg123's gapless trimming would
+ * give the same samples is not established).
+ *
+ * A read from sample k decodes from a few frames before the one holding
+ * k (first_frame_for) with a fresh stream, and its samples are those of a
+ * decode from the start, bit for bit. */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "gstspdlaudioreader.h"
+#include "gstspdlerrors.h"
+#include "gstspdlformat.h"
+
+#include <mpg123.h>
+#include <stdio.h>
+#include <string.h>
+
+/* calls to libmpg123 in a row that give no samples before a read fails:
+ * every frame decodes to samples, so only a broken stream gets here */
+#define MAX_CALLS_WITHOUT_SAMPLES 64
+
+typedef struct
+{
+  GstSpdlAudioReader parent;
+
+  GBytes *data;
+  const guint8 *frames;         /* the counted frames, nothing else */
+  gsize size;
+  guint frame_samples;          /* per channel, the same in every frame */
+  guint layer;
+  gboolean mpeg1;
+  GArray *offsets;              /* of the frames, as far as found */
+
+  mpg123_handle *handle;
+  guint64 opened_at;            /* the frame libmpg123's stream starts at */
+  gboolean fresh;               /* opened, nothing decoded yet */
+  gsize pos;                    /* libmpg123's position in its stream */
+} GstSpdlMp3Reader;
+
+static mpg123_ssize_t
+memory_read (void *user_data, void *buf, size_t count)
+{
+  GstSpdlMp3Reader *self = user_data;
+  gsize start = g_array_index (self->offsets, gsize, self->opened_at);
+  gsize n = MIN (count, self->size - start - self->pos);
+
+  memcpy (buf, self->frames + start + self->pos, n);
+  self->pos += n;
+  return n;
+}
+
+static off_t
+memory_lseek (void *user_data, off_t offset, int whence)
+{
+  GstSpdlMp3Reader *self = user_data;
+  gsize size = self->size - g_array_index (self->offsets, gsize,
+      self->opened_at);
+  gint64 to;
+
+  switch (whence) {
+    case SEEK_SET:
+      to = offset;
+      break;
+    case SEEK_CUR:
+      to = (gint64) self->pos + offset;
+      break;
+    case SEEK_END:
+      to = (gint64) size + offset;
+      break;
+    default:
+      return -1;
+  }
+  if (to < 0 || (guint64) to > size)
+    return -1;
+  self->pos = to;
+  return to;
+}
+
+/* The byte offset of frame @k (at most the frame count: the end): the
+ * headers are walked once, as far as reads need */
+static gsize
+frame_offset (GstSpdlMp3Reader * self, guint64 k)
+{
+  while (self->offsets->len <= k) {
+    gsize last = g_array_index (self->offsets, gsize, self->offsets->len - 1);
+    guint samples;
+    gsize next = last + gst_spdl_mpeg_audio_frame_size (self->frames + last,
+        &samples);
+    g_array_append_val (self->offsets, next);
+  }
+  return g_array_index (self->offsets, gsize, k);
+}
+
+/* Layer 3: the bytes of main data frame @k carries (after its header,
+ * CRC and side info) */
+static gsize
+frame_main_data (GstSpdlMp3Reader * self, guint64 k)
+{
+  gsize at = frame_offset (self, k), size = frame_offset (self, k + 1) - at;
+  const guint8 *p = self->frames + at;
+  gboolean mpeg1 = ((p[1] >> 3) & 3) == 3, mono = (p[3] >> 6) == 3;
+  guint head = (p[1] & 1) ? 4 : 6;      /* protection bit clear: a CRC */
+  guint side = mpeg1 ? (mono ? 17 : 32) : (mono ? 9 : 17);
+
+  return size > head + side ? size - head - side : 0;
+}
+
+/* The first frame to decode for frame @k on to come out as in a decode
+ * from the start. Frame @k's samples depend on the frame before only:
+ * its second half (the IMDCT's overlap) and its last 512 samples (the
+ * synthesis filter bank); a layer 3 frame's main data begins up to 511
+ * bytes (MPEG-2: 255) before its own, in the frames before it (the bit
+ * reservoir). So from frame @k - 1 on every frame must find all of its
+ * main data: that many bytes of main data before frame @k - 1. A layer 1
+ * frame has only 384 samples: two frames before (no reservoir in layers
+ * 1 and 2). Then back to a multiple of 8 frames: the synthesis filter
+ * bank's ring buffer turns every 16 slots of 32 samples (8 frames are a
+ * whole number of turns in every layer), and libmpg123's sums differ in
+ * their last bit at another phase (3e-8). */
+static guint64
+first_frame_for (GstSpdlMp3Reader * self, guint64 k)
+{
+  guint max_back = self->mpeg1 ? 511 : 255;
+  gsize have = 0;
+  guint64 s;
+
+  if (k <= 2)
+    return 0;
+  s = k - 2;
+  if (self->layer == 3) {
+    s = k - 1;
+    while (s > 0 && have < max_back) {
+      s--;
+      have += frame_main_data (self, s);
+    }
+  }
+  return s / 8 * 8;
+}
+
+/* libmpg123 reading the frames from frame @k on, as a stream of its own:
+ * nothing of the frames before is known to it */
+static gboolean
+open_at (GstSpdlMp3Reader * self, guint64 k)
+{
+  frame_offset (self, k);
+  if (self->fresh && self->opened_at == k)
+    return TRUE;
+  mpg123_close (self->handle);
+  self->opened_at = k;
+  self->pos = 0;
+  self->fresh = mpg123_open_handle (self->handle, self) == MPG123_OK;
+  return self->fresh;
+}
+
+/* Decodes from first_frame_for() the frame holding @first: the output of
+ * the frames before @first is dropped. Frame j of the stream
+ * (libmpg123's count from where it was opened) holds samples from
+ * (opened_at + j) * frame_samples: every frame decodes to frame_samples
+ * (no gapless trimming). */
+static gboolean
+mp3_read (GstSpdlAudioReader * reader, guint64 first,
+    GstSpdlAudioFramesFunc func, gpointer user_data, GError ** error)
+{
+  GstSpdlMp3Reader *self = (GstSpdlMp3Reader *) reader;
+  guint bpf = GST_AUDIO_INFO_BPF (&reader->info);
+  guint64 frame = first / self->frame_samples;
+  guint idle = 0;
+
+  if (first >= reader->n_frames)
+    return TRUE;
+  if (!open_at (self, first_frame_for (self, frame)))
+    return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_CORRUPT,
+        "MP3: cannot start decoding at frame %" G_GUINT64_FORMAT ": %s",
+        self->opened_at, mpg123_strerror (self->handle));
+  self->fresh = FALSE;
+  for (;;) {
+    unsigned char *audio = NULL;
+    size_t bytes = 0;
+    off_t num = 0;
+    guint64 at, skip, n;
+    int ret = mpg123_decode_frame (self->handle, &num, &audio, &bytes);
+
+    if (ret == MPG123_DONE)
+      return TRUE;
+    if (ret != MPG123_OK && ret != MPG123_NEW_FORMAT)
+      return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_CORRUPT,
+          "MP3: decoding frame %" G_GUINT64_FORMAT " failed: %s",
+          self->opened_at + MAX (num, 0), ret == MPG123_ERR ?
+          mpg123_strerror (self->handle) : mpg123_plain_strerror (ret));
+    n = audio ? bytes / bpf : 0;
+    if (n == 0) {
+      if (++idle > MAX_CALLS_WITHOUT_SAMPLES)
+        return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_CORRUPT,
+            "MP3: nothing decoded after frame %" G_GUINT64_FORMAT,
+            self->opened_at + MAX (num, 0));
+      continue;
+    }
+    idle = 0;
+    if (num < 0 || n != self->frame_samples)
+      return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_CORRUPT,
+          "MP3: frame %" G_GUINT64_FORMAT " decoded to %" G_GUINT64_FORMAT
+          " samples, not %u", self->opened_at + MAX (num, 0), n,
+          self->frame_samples);
+    at = (self->opened_at + num) * self->frame_samples;
+    if (at >= reader->n_frames)
+      return TRUE;
+    n = MIN (n, reader->n_frames - at);
+    if (at + n <= first)
+      continue;
+    skip = first > at ? first - at : 0;
+    if (!func (audio + skip * bpf, at + skip, n - skip, user_data))
+      return TRUE;
+  }
+}
+
+static void
+mp3_free (GstSpdlAudioReader * reader)
+{
+  GstSpdlMp3Reader *self = (GstSpdlMp3Reader *) reader;
+
+  if (self->handle) {
+    mpg123_close (self->handle);
+    mpg123_delete (self->handle);
+  }
+  g_array_free (self->offsets, TRUE);
+  g_bytes_unref (self->data);
+  g_free (self);
+}
+
+static const GstSpdlAudioReaderFuncs mp3_funcs = {
+  "mp3",
+  mp3_read,
+  mp3_free,
+};
+
+GstSpdlAudioReader *
+gst_spdl_mp3_reader_open (GBytes * data)
+{
+  static gsize initialized = 0;
+  static gboolean usable = FALSE;
+  GstSpdlMp3Reader *self;
+  const guint8 *bytes;
+  gsize size, offset, length;
+  guint rate, channels;
+  guint64 n_samples;
+  long got_rate = 0;
+  int got_channels = 0, got_encoding = 0, err = MPG123_OK;
+
+  /* a no-op since libmpg123 1.27, needed before */
+  if (g_once_init_enter (&initialized)) {
+    usable = mpg123_init () == MPG123_OK;
+    g_once_init_leave (&initialized, 1);
+  }
+  bytes = g_bytes_get_data (data, &size);
+  if (!usable || bytes == NULL ||
+      !gst_spdl_mpeg_audio_find_frames (bytes, size, &rate, &channels,
+          &n_samples, &offset, &length))
+    return NULL;
+
+  self = g_new0 (GstSpdlMp3Reader, 1);
+  self->parent.funcs = &mp3_funcs;
+  self->parent.n_frames = n_samples;
+  gst_audio_info_set_format (&self->parent.info, GST_AUDIO_FORMAT_F32,
+      rate, channels, NULL);
+  self->data = g_bytes_ref (data);
+  self->frames = bytes + offset;
+  self->size = length;
+  gst_spdl_mpeg_audio_frame_size (self->frames, &self->frame_samples);
+  self->layer = 4 - ((self->frames[1] >> 1) & 3);
+  self->mpeg1 = ((self->frames[1] >> 3) & 3) == 3;
+  self->offsets = g_array_new (FALSE, TRUE, sizeof (gsize));
+  g_array_set_size (self->offsets, 1);
+  self->handle = mpg123_new (NULL, &err);
+  if (self->handle == NULL)
+    goto fail;
+  /* as mpg123audiodec: no gapless trimming (there is no LAME tag to
+   * trim by anyway), no resampling, nothing printed */
+  if (mpg123_param (self->handle, MPG123_FLAGS, MPG123_QUIET, 0) !=
+      MPG123_OK ||
+      mpg123_format_none (self->handle) != MPG123_OK ||
+      mpg123_format (self->handle, rate,
+          channels == 1 ? MPG123_MONO : MPG123_STEREO,
+          MPG123_ENC_FLOAT_32) != MPG123_OK ||
+      mpg123_replace_reader_handle (self->handle, memory_read, memory_lseek,
+          NULL) != MPG123_OK ||
+      !open_at (self, 0) || mpg123_getformat (self->handle, &got_rate, &got_channels,
+          &got_encoding) != MPG123_OK)
+    goto fail;
+  /* the frames were read as libmpg123 reads them */
+  if (got_rate != (long) rate || got_channels != (int) channels ||
+      got_encoding != MPG123_ENC_FLOAT_32)
+    goto fail;
+  return &self->parent;
+
+fail:
+  /* libmpg123 does not take this file: the pipeline decodes it and says
+   * what is wrong with it */
+  mp3_free (&self->parent);
+  return NULL;
+}

@@ -1,0 +1,512 @@
+/* gst-spdl: unit tests of the MP3 reader (libmpg123 without a pipeline)
+ * Copyright (C) 2026 gst-spdl authors
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Library General Public
+ * License as published by the Free Software Foundation; either
+ * version 2 of the License, or (at your option) any later version.
+ */
+/* MP3s are made here with lamemp3enc; the reader's samples are held to
+ * what the pipeline the audio chain falls back to decodes (decodebin,
+ * audioconvert to F32): the same count, within 1e-4; and a read from
+ * any sample to the reader's own decode from the start, bit for bit. */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <gst/check/gstcheck.h>
+#include <gst/app/gstappsink.h>
+#include <gst/app/gstappsrc.h>
+
+#include "gstspdlaudioreader.h"
+#include "gstspdlerrors.h"
+#include "gstspdlformat.h"
+#include "spdlcheckmain.h"
+
+#include <math.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------------ */
+/* Files and the pipeline's decode                                          */
+
+/* The bytes @launch (a pipeline description ending in an encoder) gives */
+static GBytes *
+encode (const gchar * launch)
+{
+  gchar *desc = g_strdup_printf ("%s ! appsink name=sink sync=false",
+      launch);
+  GstElement *pipe = gst_parse_launch (desc, NULL);
+  GstElement *sink;
+  GByteArray *out = g_byte_array_new ();
+  GstSample *sample;
+
+  fail_unless (pipe != NULL, "cannot make %s", desc);
+  sink = gst_bin_get_by_name (GST_BIN (pipe), "sink");
+  fail_unless (gst_element_set_state (pipe, GST_STATE_PLAYING) !=
+      GST_STATE_CHANGE_FAILURE);
+  while ((sample = gst_app_sink_pull_sample (GST_APP_SINK (sink)))) {
+    GstMapInfo map;
+    GstBuffer *buf = gst_sample_get_buffer (sample);
+
+    fail_unless (gst_buffer_map (buf, &map, GST_MAP_READ));
+    g_byte_array_append (out, map.data, map.size);
+    gst_buffer_unmap (buf, &map);
+    gst_sample_unref (sample);
+  }
+  gst_element_set_state (pipe, GST_STATE_NULL);
+  gst_object_unref (sink);
+  gst_object_unref (pipe);
+  g_free (desc);
+  fail_unless (out->len > 0, "%s made nothing", launch);
+  return g_byte_array_free_to_bytes (out);
+}
+
+/* 1 s of a test signal at @rate, @channels, encoded by lamemp3enc with
+ * @options */
+static GBytes *
+make_mp3 (const gchar * wave, guint rate, guint channels,
+    const gchar * options)
+{
+  gchar *launch = g_strdup_printf ("audiotestsrc wave=%s volume=0.5 "
+      "num-buffers=%u samplesperbuffer=%u ! audio/x-raw,rate=%u,channels=%u "
+      "! lamemp3enc %s", wave, 10u, rate / 10, rate, channels, options);
+  GBytes *mp3 = encode (launch);
+
+  g_free (launch);
+  return mp3;
+}
+
+/* decodebin's decode of @data, F32 interleaved as the audio chain's
+ * pipeline converts it; buffers must follow each other from 0 */
+static GArray *
+pipeline_decode (GBytes * data, guint * channels)
+{
+  GstElement *pipe = gst_parse_launch ("appsrc name=src ! decodebin ! "
+      "audioconvert ! audio/x-raw,format=F32LE,layout=interleaved ! "
+      "appsink name=sink sync=false", NULL);
+  GstElement *src = gst_bin_get_by_name (GST_BIN (pipe), "src");
+  GstElement *sink = gst_bin_get_by_name (GST_BIN (pipe), "sink");
+  GArray *out = g_array_new (FALSE, FALSE, sizeof (gfloat));
+  GstSample *sample;
+
+  *channels = 0;
+  fail_unless_equals_int (gst_app_src_push_buffer (GST_APP_SRC (src),
+          gst_buffer_new_wrapped_bytes (data)), GST_FLOW_OK);
+  gst_app_src_end_of_stream (GST_APP_SRC (src));
+  fail_unless (gst_element_set_state (pipe, GST_STATE_PLAYING) !=
+      GST_STATE_CHANGE_FAILURE);
+  while ((sample = gst_app_sink_pull_sample (GST_APP_SINK (sink)))) {
+    GstBuffer *buf = gst_sample_get_buffer (sample);
+    GstAudioInfo info;
+    GstMapInfo map;
+
+    fail_unless (gst_audio_info_from_caps (&info,
+            gst_sample_get_caps (sample)));
+    *channels = info.channels;
+    fail_unless_equals_uint64 (gst_util_uint64_scale_round (GST_BUFFER_PTS
+            (buf), info.rate, GST_SECOND), out->len / info.channels);
+    fail_unless (gst_buffer_map (buf, &map, GST_MAP_READ));
+    g_array_append_vals (out, map.data, map.size / sizeof (gfloat));
+    gst_buffer_unmap (buf, &map);
+    gst_sample_unref (sample);
+  }
+  gst_element_set_state (pipe, GST_STATE_NULL);
+  gst_object_unref (src);
+  gst_object_unref (sink);
+  gst_object_unref (pipe);
+  return out;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Reading                                                                  */
+
+typedef struct
+{
+  GArray *frames;               /* interleaved */
+  guint channels;
+  guint64 next;                 /* where the next run must start */
+  guint64 limit;                /* stop once this many frames are had */
+  guint runs;
+} Collect;
+
+static gboolean
+collect (gconstpointer frames, guint64 at, gsize n_frames,
+    gpointer user_data)
+{
+  Collect *c = user_data;
+  guint64 have = c->frames->len / c->channels;
+
+  fail_unless_equals_uint64 (at, c->next);
+  fail_unless (n_frames > 0);
+  g_array_append_vals (c->frames, frames,
+      MIN (n_frames, c->limit - have) * c->channels);
+  c->next = at + n_frames;
+  c->runs++;
+  return c->frames->len / c->channels < c->limit;
+}
+
+/* @limit frames (or to the end) read from @first; NULL and @error when
+ * the read fails */
+static GArray *
+read_frames (GstSpdlAudioReader * reader, guint64 first, guint64 limit,
+    GError ** error)
+{
+  Collect c = { 0, };
+
+  c.frames = g_array_new (FALSE, FALSE, sizeof (gfloat));
+  c.channels = reader->info.channels;
+  c.next = first;
+  c.limit = limit;
+  if (!gst_spdl_audio_reader_read (reader, first, collect, &c, error)) {
+    g_array_free (c.frames, TRUE);
+    return NULL;
+  }
+  return c.frames;
+}
+
+static gdouble
+max_difference (const gfloat * a, const gfloat * b, gsize n)
+{
+  gdouble m = 0;
+  gsize i;
+
+  for (i = 0; i < n; i++)
+    m = MAX (m, fabs ((gdouble) a[i] - b[i]));
+  return m;
+}
+
+/* The file's length and samples are the pipeline's, and reads from
+ * several places are exactly the same samples as the read from 0 (and so
+ * within 1e-4 of the pipeline's) */
+static void
+check_equals_pipeline (GBytes * mp3, const gchar * what, guint rate,
+    guint channels)
+{
+  GstSpdlAudioReader *reader = gst_spdl_audio_reader_open (mp3);
+  guint64 n, starts[8];
+  guint pipe_channels, i;
+  GArray *whole, *ref, *again;
+  gdouble diff, max_seek_diff = 0;
+
+  fail_unless (reader != NULL, "%s not taken", what);
+  fail_unless_equals_string (gst_spdl_audio_reader_get_name (reader),
+      "mp3");
+  fail_unless_equals_int (GST_AUDIO_INFO_FORMAT (&reader->info),
+      GST_AUDIO_FORMAT_F32);
+  fail_unless_equals_int (reader->info.rate, rate);
+  fail_unless_equals_int (reader->info.channels, channels);
+  n = reader->n_frames;
+
+  ref = pipeline_decode (mp3, &pipe_channels);
+  fail_unless_equals_int (pipe_channels, channels);
+  fail_unless_equals_uint64 (n, ref->len / channels);
+
+  whole = read_frames (reader, 0, G_MAXUINT64, NULL);
+  fail_unless (whole != NULL);
+  fail_unless_equals_uint64 (whole->len, ref->len);
+  diff = max_difference ((gfloat *) whole->data, (gfloat *) ref->data,
+      ref->len);
+  g_print ("%s: %" G_GUINT64_FORMAT " frames, max difference from the "
+      "pipeline %g\n", what, n, diff);
+  fail_unless (diff <= 1e-4, "%s: %g from the pipeline", what, diff);
+
+  /* frame boundaries, just after, mid-frame, the last frame, the last
+   * sample */
+  starts[0] = 1;
+  starts[1] = 1152;
+  starts[2] = 3 * 1152 + 1;
+  starts[3] = n / 3;
+  starts[4] = n / 2 + 577;
+  starts[5] = n - 1300;
+  starts[6] = n - 576;
+  starts[7] = n - 1;
+  for (i = 0; i < G_N_ELEMENTS (starts); i++) {
+    guint64 from = starts[i];
+    GArray *part = read_frames (reader, from, 4096, NULL);
+    guint64 len = MIN (4096, n - from);
+
+    fail_unless (part != NULL);
+    fail_unless_equals_uint64 (part->len, len * channels);
+    fail_unless (memcmp (part->data, (gfloat *) whole->data + from *
+            channels, part->len * sizeof (gfloat)) == 0,
+        "%s: read from %" G_GUINT64_FORMAT " differs from the read from 0 "
+        "(by %g)", what, from, max_difference ((gfloat *) part->data,
+            (gfloat *) whole->data + from * channels, part->len));
+    max_seek_diff = MAX (max_seek_diff,
+        max_difference ((gfloat *) part->data,
+            (gfloat *) ref->data + from * channels, part->len));
+    g_array_free (part, TRUE);
+  }
+  g_print ("%s: reads from 8 places, max difference from the pipeline %g\n",
+      what, max_seek_diff);
+
+  /* again from 0 after those: the same */
+  again = read_frames (reader, 0, G_MAXUINT64, NULL);
+  fail_unless (again != NULL);
+  fail_unless_equals_uint64 (again->len, whole->len);
+  fail_unless (memcmp (again->data, whole->data,
+          whole->len * sizeof (gfloat)) == 0);
+  g_array_free (again, TRUE);
+  g_array_free (whole, TRUE);
+  g_array_free (ref, TRUE);
+  gst_spdl_audio_reader_free (reader);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Tests                                                                    */
+
+GST_START_TEST (test_cbr_mono_equals_pipeline)
+{
+  GBytes *mp3 = make_mp3 ("pink-noise", 44100, 1,
+      "target=bitrate bitrate=128 cbr=true");
+
+  check_equals_pipeline (mp3, "CBR mono", 44100, 1);
+  g_bytes_unref (mp3);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_vbr_stereo_equals_pipeline)
+{
+  GBytes *mp3 = make_mp3 ("pink-noise", 48000, 2,
+      "target=quality quality=2");
+
+  check_equals_pipeline (mp3, "VBR stereo", 48000, 2);
+  g_bytes_unref (mp3);
+}
+
+GST_END_TEST;
+
+/* A steady tone at low bitrates: frames of about 100 bytes whose main
+ * data begins up to 500 bytes back, six frames before (the bit
+ * reservoir): a read must start decoding early enough */
+GST_START_TEST (test_deep_bit_reservoir)
+{
+  GBytes *mp3 = make_mp3 ("sine", 44100, 1, "target=quality quality=4");
+  gsize size, at = 0, deepest = 0;
+  const guint8 *data = g_bytes_get_data (mp3, &size);
+  guint len, samples;
+
+  /* MPEG-1 layer 3 without CRC: main_data_begin, 9 bits after the
+   * header, against the frames' own main data (size - 4 - 17, mono) */
+  while (at + 6 <= size && (len = gst_spdl_mpeg_audio_frame_size (data + at,
+              &samples)) > 0 && at + len <= size) {
+    gsize back = (data[at + 4] << 1) | (data[at + 5] >> 7);
+    fail_unless (data[at + 1] & 1);
+    if (len < 120)
+      deepest = MAX (deepest, back / (len - 4 - 17));
+    at += len;
+  }
+  fail_unless (deepest >= 4, "main data %" G_GSIZE_FORMAT " frames back",
+      deepest);
+  check_equals_pipeline (mp3, "sine VBR", 44100, 1);
+  g_bytes_unref (mp3);
+}
+
+GST_END_TEST;
+
+/* MPEG-2 (22.05 kHz, 576 samples a frame) and MPEG-2.5 (8 kHz) */
+GST_START_TEST (test_mpeg2_equals_pipeline)
+{
+  GBytes *mp3 = make_mp3 ("pink-noise", 22050, 2,
+      "target=bitrate bitrate=64 cbr=true");
+
+  check_equals_pipeline (mp3, "MPEG-2", 22050, 2);
+  g_bytes_unref (mp3);
+  mp3 = make_mp3 ("sine", 8000, 1, "target=bitrate bitrate=16 cbr=true");
+  check_equals_pipeline (mp3, "MPEG-2.5", 8000, 1);
+  g_bytes_unref (mp3);
+}
+
+GST_END_TEST;
+
+/* An ID3v2 tag before the frames, an ID3v1 or an APE tag after them */
+GST_START_TEST (test_tags_around_frames)
+{
+  static const guint8 id3v2[10] = { 'I', 'D', '3', 3, 0, 0, 0, 0, 2, 0 };
+  GBytes *mp3 = make_mp3 ("pink-noise", 44100, 1,
+      "target=bitrate bitrate=96 cbr=true");
+  GByteArray *tagged = g_byte_array_new ();
+  guint8 tag[256] = { 0, };
+  GBytes *file;
+  gsize size;
+  const guint8 *data = g_bytes_get_data (mp3, &size);
+
+  g_byte_array_append (tagged, id3v2, sizeof (id3v2));
+  g_byte_array_append (tagged, tag, 256);
+  g_byte_array_append (tagged, data, size);
+  memcpy (tag, "TAG", 3);
+  memcpy (tag + 3, "title", 5);
+  g_byte_array_append (tagged, tag, 128);
+  file = g_byte_array_free_to_bytes (tagged);
+  check_equals_pipeline (file, "ID3v2 and ID3v1", 44100, 1);
+  g_bytes_unref (file);
+  g_bytes_unref (mp3);
+}
+
+GST_END_TEST;
+
+/* A Xing/Info header (xingmux): left to the pipeline */
+GST_START_TEST (test_xing_declined)
+{
+  GBytes *mp3 = encode ("audiotestsrc num-buffers=10 samplesperbuffer=4410 "
+      "! audio/x-raw,rate=44100,channels=1 ! lamemp3enc target=quality "
+      "! xingmux");
+
+  fail_unless (gst_spdl_audio_reader_open (mp3) == NULL);
+  g_bytes_unref (mp3);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_not_mp3_declined)
+{
+  guint8 junk[5000];
+  GRand *rand = g_rand_new_with_seed (5);
+  GBytes *bytes;
+  guint i;
+
+  for (i = 0; i < sizeof (junk); i++)
+    junk[i] = g_rand_int (rand);
+  bytes = g_bytes_new (junk, sizeof (junk));
+  fail_unless (gst_spdl_audio_reader_open (bytes) == NULL);
+  g_bytes_unref (bytes);
+  /* a frame header and nothing after it, and nothing at all */
+  bytes = g_bytes_new ("\xff\xfb\x90\x44", 4);
+  fail_unless (gst_spdl_audio_reader_open (bytes) == NULL);
+  g_bytes_unref (bytes);
+  bytes = g_bytes_new (NULL, 0);
+  fail_unless (gst_spdl_audio_reader_open (bytes) == NULL);
+  g_bytes_unref (bytes);
+  g_rand_free (rand);
+}
+
+GST_END_TEST;
+
+/* Cut in the middle of a frame: the whole frames are read, as the
+ * pipeline does (the frame cut short is not decoded) */
+GST_START_TEST (test_truncated)
+{
+  GBytes *mp3 = make_mp3 ("pink-noise", 44100, 1,
+      "target=bitrate bitrate=128 cbr=true");
+  GBytes *cut = g_bytes_new_from_bytes (mp3, 0,
+      g_bytes_get_size (mp3) * 2 / 3 + 100);
+
+  check_equals_pipeline (cut, "truncated", 44100, 1);
+  g_bytes_unref (cut);
+  g_bytes_unref (mp3);
+}
+
+GST_END_TEST;
+
+/* A frame in the middle whose data is garbage (its header kept): the
+ * file is read to its end or the read fails as corrupt, reads are the
+ * same every time and never hang; a broken header makes the frames not
+ * understood: declined */
+GST_START_TEST (test_corrupt_frame_in_middle)
+{
+  GBytes *mp3 = make_mp3 ("pink-noise", 44100, 2,
+      "target=bitrate bitrate=128 cbr=true");
+  gsize size, mid;
+  guint8 *data = g_bytes_unref_to_data (mp3, &size);
+  GstSpdlAudioReader *reader;
+  GBytes *bytes;
+  GRand *rand = g_rand_new_with_seed (3);
+  GError *error = NULL;
+  GArray *a, *b;
+  guint i;
+
+  /* a frame header near the middle (128 kbit/s: 417 or 418 bytes) */
+  for (mid = size / 2; mid + 4 < size; mid++)
+    if (data[mid] == data[0] && data[mid + 1] == data[1] &&
+        (data[mid + 2] & 0xfd) == (data[2] & 0xfd))
+      break;
+  fail_unless (mid + 400 < size);
+  for (i = 6; i < 400; i++)
+    data[mid + i] = g_rand_int (rand);
+  bytes = g_bytes_new (data, size);
+  reader = gst_spdl_audio_reader_open (bytes);
+  fail_unless (reader != NULL);
+  a = read_frames (reader, 0, G_MAXUINT64, &error);
+  if (a == NULL) {
+    fail_unless (g_error_matches (error, GST_SPDL_DECODE_ERROR,
+            GST_SPDL_DECODE_ERROR_CORRUPT), "%s", error->message);
+    g_print ("garbage frame: %s\n", error->message);
+    g_clear_error (&error);
+  } else {
+    g_print ("garbage frame: read whole\n");
+    fail_unless_equals_uint64 (a->len, reader->n_frames * 2);
+    b = read_frames (reader, 0, G_MAXUINT64, NULL);
+    fail_unless (b != NULL);
+    fail_unless (memcmp (a->data, b->data, a->len * sizeof (gfloat)) == 0);
+    g_array_free (a, TRUE);
+    g_array_free (b, TRUE);
+    b = read_frames (reader, reader->n_frames / 2 - 100, 200, NULL);
+    fail_unless (b != NULL);
+    g_array_free (b, TRUE);
+  }
+  gst_spdl_audio_reader_free (reader);
+  g_bytes_unref (bytes);
+
+  /* the header too */
+  memset (data + mid, 0x55, 4);
+  bytes = g_bytes_new_take (data, size);
+  fail_unless (gst_spdl_audio_reader_open (bytes) == NULL);
+  g_bytes_unref (bytes);
+  g_rand_free (rand);
+}
+
+GST_END_TEST;
+
+static gboolean
+stop_at_once (gconstpointer frames, guint64 first, gsize n, gpointer user)
+{
+  (*(guint *) user)++;
+  return FALSE;
+}
+
+/* The callback stops a read; a read from the end or past it gives
+ * nothing */
+GST_START_TEST (test_stop_and_end)
+{
+  GBytes *mp3 = make_mp3 ("sine", 44100, 1,
+      "target=bitrate bitrate=128 cbr=true");
+  GstSpdlAudioReader *reader = gst_spdl_audio_reader_open (mp3);
+  guint calls = 0;
+
+  fail_unless (reader != NULL);
+  fail_unless (gst_spdl_audio_reader_read (reader, 5000, stop_at_once,
+          &calls, NULL));
+  fail_unless_equals_int (calls, 1);
+  fail_unless (gst_spdl_audio_reader_read (reader, reader->n_frames,
+          stop_at_once, &calls, NULL));
+  fail_unless (gst_spdl_audio_reader_read (reader, reader->n_frames + 10,
+          stop_at_once, &calls, NULL));
+  fail_unless_equals_int (calls, 1);
+  gst_spdl_audio_reader_free (reader);
+  g_bytes_unref (mp3);
+}
+
+GST_END_TEST;
+
+static Suite *
+spdlmp3reader_suite (void)
+{
+  Suite *s = suite_create ("spdlmp3reader");
+  TCase *tc = tcase_create ("general");
+
+  suite_add_tcase (s, tc);
+  tcase_add_test (tc, test_cbr_mono_equals_pipeline);
+  tcase_add_test (tc, test_vbr_stereo_equals_pipeline);
+  tcase_add_test (tc, test_deep_bit_reservoir);
+  tcase_add_test (tc, test_mpeg2_equals_pipeline);
+  tcase_add_test (tc, test_tags_around_frames);
+  tcase_add_test (tc, test_xing_declined);
+  tcase_add_test (tc, test_not_mp3_declined);
+  tcase_add_test (tc, test_truncated);
+  tcase_add_test (tc, test_corrupt_frame_in_middle);
+  tcase_add_test (tc, test_stop_and_end);
+  return s;
+}
+
+SPDL_CHECK_MAIN (spdlmp3reader);
