@@ -17,6 +17,8 @@ typedef GstSpdlAudioReader *(*OpenFunc) (GBytes * data);
 /* each opener looks at the first bytes and returns NULL at once when the
  * file is not its format */
 static const OpenFunc openers[] = {
+  gst_spdl_wav_reader_open,
+  gst_spdl_flac_reader_open,
   NULL,
 };
 
