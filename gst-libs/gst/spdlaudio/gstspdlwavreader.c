@@ -44,9 +44,11 @@ wav_read (GstSpdlAudioReader * reader, guint64 first,
     GstSpdlAudioFramesFunc func, gpointer user_data, GError ** error)
 {
   WavReader *self = (WavReader *) reader;
-  gsize align = MAX (GST_AUDIO_INFO_WIDTH (&reader->info) / 8, 1);
+  gsize align = GST_AUDIO_INFO_WIDTH (&reader->info) / 8;
   guint64 pos;
 
+  if ((align & (align - 1)) != 0)
+    align = 1;                  /* packed 24-bit: bytes */
   for (pos = first; pos < reader->n_frames;) {
     const guint8 *frames = self->data + pos * self->bpf;
     gsize n = reader->n_frames - pos;
