@@ -31,7 +31,8 @@
  * that the filter has the real signal under it when the first wanted
  * sample comes out: a span equals the same samples of the whole file
  * resampled. Decoding likewise starts 0.1 s early (a lossy decoder's
- * warm-up after a seek). */
+ * warm-up after a seek); a reader (lossless: WAV, FLAC) starts at that
+ * grid point exactly. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
