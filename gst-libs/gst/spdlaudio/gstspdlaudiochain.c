@@ -97,8 +97,7 @@ struct _GstSpdlAudioChain
    * library with its mix matrix */
   GstAudioConverter *converter;
   GstAudioInfo converter_info;  /* of its input */
-  gfloat *converted;
-  gsize converted_frames;
+  gfloat *converted;             /* CONVERT_FRAMES */
 
   GstAudioResampler *resampler;
   guint resampler_rate;
@@ -466,7 +465,8 @@ reset_pipeline (GstSpdlAudioChain * chain)
 void
 gst_spdl_audio_chain_close (GstSpdlAudioChain * chain)
 {
-  if (chain->pipe) {
+  /* after a reader's file the pipeline is as the last file left it */
+  if (chain->pipe && chain->reader == NULL) {
     if (chain->limits.reuse)
       reset_pipeline (chain);
     else
