@@ -39,6 +39,20 @@ typedef struct
   gpointer aligned;             /* ALIGNED_FRAMES frames */
 } WavReader;
 
+/* GST_READ_UINT*_LE cast where the CPU allows unaligned loads, which is
+ * still undefined behaviour in C: a file's header lies anywhere */
+static guint
+read_u16 (const guint8 * p)
+{
+  return p[0] | (p[1] << 8);
+}
+
+static guint32
+read_u32 (const guint8 * p)
+{
+  return p[0] | (p[1] << 8) | (p[2] << 16) | ((guint32) p[3] << 24);
+}
+
 static gboolean
 wav_read (GstSpdlAudioReader * reader, guint64 first,
     GstSpdlAudioFramesFunc func, gpointer user_data, GError ** error)
@@ -98,21 +112,21 @@ wav_format (const guint8 * fmt, guint32 size)
 
   if (size < 16)
     return GST_AUDIO_FORMAT_UNKNOWN;
-  tag = GST_READ_UINT16_LE (fmt);
-  channels = GST_READ_UINT16_LE (fmt + 2);
-  block_align = GST_READ_UINT16_LE (fmt + 12);
-  bits = GST_READ_UINT16_LE (fmt + 14);
+  tag = read_u16 (fmt);
+  channels = read_u16 (fmt + 2);
+  block_align = read_u16 (fmt + 12);
+  bits = read_u16 (fmt + 14);
   if (tag == WAVE_FORMAT_EXTENSIBLE) {
     guint valid_bits;
 
     /* cbSize, valid bits, channel mask, subformat GUID */
-    if (size < 40 || GST_READ_UINT16_LE (fmt + 16) < 22)
+    if (size < 40 || read_u16 (fmt + 16) < 22)
       return GST_AUDIO_FORMAT_UNKNOWN;
-    valid_bits = GST_READ_UINT16_LE (fmt + 18);
+    valid_bits = read_u16 (fmt + 18);
     if ((valid_bits != 0 && valid_bits != bits) ||
         memcmp (fmt + 26, subformat_tail, sizeof (subformat_tail)) != 0)
       return GST_AUDIO_FORMAT_UNKNOWN;
-    tag = GST_READ_UINT16_LE (fmt + 24);
+    tag = read_u16 (fmt + 24);
   }
   if (channels == 0 || channels > 2 || bits % 8 != 0 ||
       block_align != channels * bits / 8)
@@ -157,7 +171,7 @@ gst_spdl_wav_reader_open (GBytes * bytes)
   /* chunks up to the data chunk; the format chunk must come before it */
   while (pos + 8 <= size) {
     const guint8 *chunk = data + pos;
-    guint32 chunk_size = GST_READ_UINT32_LE (chunk + 4);
+    guint32 chunk_size = read_u32 (chunk + 4);
     guint64 have = size - pos - 8;
 
     if (memcmp (chunk, "fmt ", 4) == 0) {
@@ -173,13 +187,13 @@ gst_spdl_wav_reader_open (GBytes * bytes)
       format = wav_format (fmt, fmt_size);
       if (format == GST_AUDIO_FORMAT_UNKNOWN)
         return NULL;
-      rate = GST_READ_UINT32_LE (fmt + 4);
-      channels = GST_READ_UINT16_LE (fmt + 2);
+      rate = read_u32 (fmt + 4);
+      channels = read_u16 (fmt + 2);
       if (rate == 0 || rate > G_MAXINT)
         return NULL;
       /* a truncated chunk, or one of unknown size (0xFFFFFFFF): what is
        * there */
-      n = MIN ((guint64) chunk_size, have) / GST_READ_UINT16_LE (fmt + 12);
+      n = MIN ((guint64) chunk_size, have) / read_u16 (fmt + 12);
       if (n == 0)
         return NULL;
       self = g_new0 (WavReader, 1);
