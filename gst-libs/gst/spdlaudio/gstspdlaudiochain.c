@@ -31,12 +31,14 @@
  * that the filter has the real signal under it when the first wanted
  * sample comes out: a span equals the same samples of the whole file
  * resampled. Decoding likewise starts 0.1 s early (a lossy decoder's
- * warm-up after a seek). */
+ * warm-up after a seek); a reader (lossless: WAV, FLAC) starts at that
+ * grid point exactly. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
 
 #include "gstspdlaudiochain.h"
+#include "gstspdlaudioreader.h"
 #include "gstspdlerrors.h"
 #include "gstspdlformat.h"
 #include "gstspdlmediafile.h"
@@ -68,6 +70,8 @@ GST_DEBUG_CATEGORY_STATIC (spdl_audio_chain_debug);
 /* decoded buffers queued in the appsink: memory stays bounded */
 #define MAX_QUEUED_BUFFERS 4
 #define WAKE_MESSAGE "spdl-audio-chain-wake"
+/* a reader's frames converted to float at a time */
+#define CONVERT_FRAMES 4096
 
 struct _GstSpdlAudioChain
 {
@@ -87,6 +91,13 @@ struct _GstSpdlAudioChain
   guint declared_channels;
   guint64 n_in, n_out;          /* declared length, 0 unknown */
   gboolean at_start;            /* prerolled, not seeked */
+  GstSpdlAudioReader *reader;   /* the file read without the pipeline */
+
+  /* a reader's frames to float and the output's channels: audioconvert's
+   * library with its mix matrix */
+  GstAudioConverter *converter;
+  GstAudioInfo converter_info;  /* of its input */
+  gfloat *converted;             /* CONVERT_FRAMES */
 
   GstAudioResampler *resampler;
   guint resampler_rate;
@@ -155,14 +166,15 @@ gst_spdl_audio_chain_get_builds (GstSpdlAudioChain * chain)
 /* Down-mix to mono is the mean of the channels; mono is copied to every
  * output channel; otherwise channel k of the file goes to output channel
  * k (those the file lacks are silent). Always an explicit matrix: a
- * reused audioconvert keeps the last one set. */
+ * reused audioconvert keeps the last one set. The same matrix converts a
+ * reader's frames (ensure_converter). */
 static void
-set_mix_matrix (GstElement * convert, guint in_channels, guint out_channels)
+init_mix_matrix (GValue * matrix, guint in_channels, guint out_channels)
 {
-  GValue matrix = G_VALUE_INIT, row = G_VALUE_INIT, v = G_VALUE_INIT;
+  GValue row = G_VALUE_INIT, v = G_VALUE_INIT;
   guint i, j;
 
-  g_value_init (&matrix, GST_TYPE_ARRAY);
+  g_value_init (matrix, GST_TYPE_ARRAY);
   g_value_init (&v, G_TYPE_FLOAT);
   for (i = 0; i < out_channels; i++) {
     g_value_init (&row, GST_TYPE_ARRAY);
@@ -177,9 +189,17 @@ set_mix_matrix (GstElement * convert, guint in_channels, guint out_channels)
       g_value_set_float (&v, w);
       gst_value_array_append_value (&row, &v);
     }
-    gst_value_array_append_and_take_value (&matrix, &row);
+    gst_value_array_append_and_take_value (matrix, &row);
   }
   g_value_unset (&v);
+}
+
+static void
+set_mix_matrix (GstElement * convert, guint in_channels, guint out_channels)
+{
+  GValue matrix = G_VALUE_INIT;
+
+  init_mix_matrix (&matrix, in_channels, out_channels);
   g_object_set_property (G_OBJECT (convert), "mix-matrix", &matrix);
   g_value_unset (&matrix);
 }
@@ -189,6 +209,20 @@ wake (GstSpdlAudioChain * chain)
 {
   gst_bus_post (chain->bus, gst_message_new_application (NULL,
           gst_structure_new_empty (WAKE_MESSAGE)));
+}
+
+/* A stream declaring more than the limits is skipped before decoding */
+static gboolean
+check_declared (GstSpdlAudioChain * chain, gint rate, gint channels,
+    GError ** error)
+{
+  if (rate <= 0 || channels <= 0 || (guint) rate > chain->limits.max_rate
+      || (guint) channels > chain->limits.max_channels)
+    return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_TOO_LARGE,
+        "the stream declares %d Hz and %d channels (at most %u Hz and %u "
+        "channels)", rate, channels, chain->limits.max_rate,
+        chain->limits.max_channels);
+  return TRUE;
 }
 
 static void
@@ -209,13 +243,7 @@ on_pad_added (GstElement * decodebin, GstPad * pad, GstSpdlAudioChain * chain)
       && chain->rejected == NULL) {
     gst_structure_get_int (s, "rate", &rate);
     gst_structure_get_int (s, "channels", &channels);
-    if (rate <= 0 || channels <= 0 || (guint) rate > chain->limits.max_rate
-        || (guint) channels > chain->limits.max_channels) {
-      gst_spdl_decode_fail (&chain->rejected, GST_SPDL_DECODE_ERROR_TOO_LARGE,
-          "the stream declares %d Hz and %d channels (at most %u Hz and %u "
-          "channels)", rate, channels, chain->limits.max_rate,
-          chain->limits.max_channels);
-    } else {
+    if (check_declared (chain, rate, channels, &chain->rejected)) {
       chain->audio_linked = TRUE;
       chain->declared_channels = channels;
       set_mix_matrix (chain->convert, channels, chain->limits.channels);
@@ -437,12 +465,14 @@ reset_pipeline (GstSpdlAudioChain * chain)
 void
 gst_spdl_audio_chain_close (GstSpdlAudioChain * chain)
 {
-  if (chain->pipe) {
+  /* after a reader's file the pipeline is as the last file left it */
+  if (chain->pipe && chain->reader == NULL) {
     if (chain->limits.reuse)
       reset_pipeline (chain);
     else
       free_pipeline (chain);
   }
+  g_clear_pointer (&chain->reader, gst_spdl_audio_reader_free);
   g_clear_pointer (&chain->data, g_bytes_unref);
   chain->in_rate = chain->in_channels = chain->declared_channels = 0;
   chain->n_in = chain->n_out = 0;
@@ -458,6 +488,9 @@ gst_spdl_audio_chain_free (GstSpdlAudioChain * chain)
   free_pipeline (chain);
   if (chain->resampler)
     gst_audio_resampler_free (chain->resampler);
+  if (chain->converter)
+    gst_audio_converter_free (chain->converter);
+  g_free (chain->converted);
   g_free (chain->scratch);
   g_free (chain->aligned);
   g_mutex_clear (&chain->pads_lock);
@@ -518,6 +551,31 @@ check_failed (GstSpdlAudioChain * chain, GstMessage * msg, GError ** error)
   return FALSE;
 }
 
+/* A file a reader took: no pipeline is built or touched for it */
+static gboolean
+open_reader (GstSpdlAudioChain * chain, GBytes * data, GError ** error)
+{
+  GstSpdlAudioReader *reader = chain->reader;
+  guint rate = GST_AUDIO_INFO_RATE (&reader->info);
+  guint channels = GST_AUDIO_INFO_CHANNELS (&reader->info);
+
+  if (!check_declared (chain, rate, channels, error)) {
+    g_clear_pointer (&chain->reader, gst_spdl_audio_reader_free);
+    return FALSE;
+  }
+  chain->data = g_bytes_ref (data);
+  chain->in_rate = rate;
+  chain->in_channels = chain->limits.channels;
+  chain->declared_channels = channels;
+  chain->n_in = reader->n_frames;
+  chain->n_out = gst_util_uint64_scale_ceil (chain->n_in, chain->limits.rate,
+      rate);
+  GST_DEBUG ("%s reader: %u Hz, %u channels, %" G_GUINT64_FORMAT
+      " samples", gst_spdl_audio_reader_get_name (reader), rate, channels,
+      chain->n_in);
+  return TRUE;
+}
+
 gboolean
 gst_spdl_audio_chain_open (GstSpdlAudioChain * chain, GBytes * data,
     GError ** error)
@@ -533,6 +591,9 @@ gst_spdl_audio_chain_open (GstSpdlAudioChain * chain, GBytes * data,
   gst_spdl_audio_chain_close (chain);
   if (!gst_spdl_media_file_check (data, error))
     return FALSE;
+  chain->reader = gst_spdl_audio_reader_open (data);
+  if (chain->reader)
+    return open_reader (chain, data, error);
   if (chain->pipe == NULL && !build_pipeline (chain, error))
     return FALSE;
   chain->data = g_bytes_ref (data);
@@ -643,6 +704,7 @@ typedef struct
  * under the read lock while the reading thread waits */
 typedef struct _Reading
 {
+  GstSpdlAudioChain *chain;
   Span *span;
   gboolean direct;              /* no resampling */
   guint64 a, b;                 /* in and out rates over their gcd */
@@ -765,15 +827,59 @@ resample (GstSpdlAudioChain * chain, Span * span, const gfloat * in, gsize n,
   *out_pos += out_frames;
 }
 
+/* @n float frames (the output's channels) that start at input frame
+ * @first, into the span: what lies before where the reading reached is
+ * skipped, a gap is silence; then copied or resampled. For the
+ * pipeline's buffers and a reader's frames alike. */
+static void
+place_frames (GstSpdlAudioChain * chain, Reading * r, const gfloat * samples,
+    guint64 first, guint64 n)
+{
+  Span *span = r->span;
+  guint channels = chain->limits.channels;
+  guint64 skip = 0;
+
+  if (first + n <= r->next_in) {
+    skip = n;                   /* before the span */
+  } else if (first < r->next_in) {
+    skip = r->next_in - first;
+  } else if (first > r->next_in) {
+    /* a gap in the stream (or a seek that landed late): silence */
+    guint64 gap = first - r->next_in;
+    GST_DEBUG ("gap of %" G_GUINT64_FORMAT " samples at %" G_GUINT64_FORMAT,
+        gap, r->next_in);
+    if (r->direct) {
+      r->out_pos = first;
+    } else {
+      while (gap > 0) {
+        gsize k = MIN (gap, 4096);
+        resample (chain, span, NULL, k, &r->out_pos);
+        gap -= k;
+      }
+    }
+    r->next_in = first;
+  }
+  if (skip < n) {
+    const gfloat *frames = samples + skip * channels;
+    if (r->direct) {
+      span_write (chain, span, frames, r->next_in, n - skip);
+      r->out_pos = r->next_in + n - skip;
+    } else {
+      resample (chain, span, frames, n - skip, &r->out_pos);
+    }
+    r->next_in += n - skip;
+    r->last_in = r->next_in;
+  }
+}
+
 /* Called with the read lock held: one decoded buffer into the span. */
 static void
 read_sample (GstSpdlAudioChain * chain, Reading * r, GstSample * sample)
 {
-  Span *span = r->span;
   guint channels = chain->limits.channels;
   GstBuffer *buffer = gst_sample_get_buffer (sample);
   const GstSegment *segment = gst_sample_get_segment (sample);
-  guint64 in_rate = chain->in_rate, first = r->next_in, n, skip = 0;
+  guint64 in_rate = chain->in_rate, first = r->next_in, n;
   const gfloat *samples;
   GstMapInfo map;
 
@@ -806,37 +912,7 @@ read_sample (GstSpdlAudioChain * chain, Reading * r, GstSample * sample)
     memcpy (chain->aligned, map.data, map.size);
     samples = chain->aligned;
   }
-  if (first + n <= r->next_in) {
-    skip = n;                   /* before the span */
-  } else if (first < r->next_in) {
-    skip = r->next_in - first;
-  } else if (first > r->next_in) {
-    /* a gap in the stream (or a seek that landed late): silence */
-    guint64 gap = first - r->next_in;
-    GST_DEBUG ("gap of %" G_GUINT64_FORMAT " samples at %" G_GUINT64_FORMAT,
-        gap, r->next_in);
-    if (r->direct) {
-      r->out_pos = first;
-    } else {
-      while (gap > 0) {
-        gsize k = MIN (gap, 4096);
-        resample (chain, span, NULL, k, &r->out_pos);
-        gap -= k;
-      }
-    }
-    r->next_in = first;
-  }
-  if (skip < n) {
-    const gfloat *frames = samples + skip * channels;
-    if (r->direct) {
-      span_write (chain, span, frames, r->next_in, n - skip);
-      r->out_pos = r->next_in + n - skip;
-    } else {
-      resample (chain, span, frames, n - skip, &r->out_pos);
-    }
-    r->next_in += n - skip;
-    r->last_in = r->next_in;
-  }
+  place_frames (chain, r, samples, first, n);
   gst_buffer_unmap (buffer, &map);
 }
 
@@ -916,15 +992,172 @@ on_bus_sync (GstBus * bus, GstMessage * msg, gpointer user_data)
   return GST_BUS_PASS;
 }
 
+/* ------------------------------------------------------------------------ */
+/* A file a reader took                                                     */
+
+static gboolean
+ensure_converter (GstSpdlAudioChain * chain, GError ** error)
+{
+  const GstAudioInfo *in = &chain->reader->info;
+  GstAudioInfo out;
+  GstStructure *config;
+  GValue matrix = G_VALUE_INIT;
+
+  if (chain->converter && gst_audio_info_is_equal (&chain->converter_info,
+          in))
+    return TRUE;
+  if (chain->converter)
+    gst_audio_converter_free (chain->converter);
+  gst_audio_info_set_format (&out, GST_AUDIO_FORMAT_F32, in->rate,
+      chain->limits.channels, NULL);
+  init_mix_matrix (&matrix, in->channels, chain->limits.channels);
+  config = gst_structure_new_empty ("GstAudioConverterConfig");
+  gst_structure_take_value (config, GST_AUDIO_CONVERTER_OPT_MIX_MATRIX,
+      &matrix);
+  chain->converter = gst_audio_converter_new (GST_AUDIO_CONVERTER_FLAG_NONE,
+      (GstAudioInfo *) in, &out, config);
+  if (chain->converter == NULL)
+    return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_UNSUPPORTED,
+        "no conversion from %s, %u channels to float",
+        GST_AUDIO_INFO_NAME (in), in->channels);
+  chain->converter_info = *in;
+  if (chain->converted == NULL)
+    chain->converted = g_new (gfloat, (gsize) CONVERT_FRAMES *
+        chain->limits.channels);
+  return TRUE;
+}
+
+/* A reader's run: to float and into the span, CONVERT_FRAMES at a time */
+static gboolean
+on_reader_frames (gconstpointer frames, guint64 first, gsize n,
+    gpointer user_data)
+{
+  Reading *r = user_data;
+  GstSpdlAudioChain *chain = r->chain;
+  gsize bpf = GST_AUDIO_INFO_BPF (&chain->reader->info);
+  const guint8 *in = frames;
+
+  r->pulled_buffers++;
+  r->pulled_samples += n;
+  while (n > 0) {
+    gsize k = MIN (n, CONVERT_FRAMES);
+    gpointer ip[1] = { (gpointer) in }, op[1] = { chain->converted };
+
+    if (!gst_audio_converter_samples (chain->converter,
+            GST_AUDIO_CONVERTER_FLAG_NONE, ip, k, op, k)) {
+      gst_spdl_decode_fail (&r->error, GST_SPDL_DECODE_ERROR_CORRUPT,
+          "could not convert the decoded audio");
+      return FALSE;
+    }
+    place_frames (chain, r, chain->converted, first, k);
+    if (r->span->produced >= r->span->end || r->span->overflow) {
+      r->done = TRUE;
+      return FALSE;
+    }
+    in += k * bpf;
+    first += k;
+    n -= k;
+  }
+  return TRUE;
+}
+
+/* Lossless: no decoder warm-up, read from where the span's input starts */
+static gboolean
+read_span (GstSpdlAudioChain * chain, Reading * r, GError ** error)
+{
+  if (!ensure_converter (chain, error))
+    return FALSE;
+  if (!gst_spdl_audio_reader_read (chain->reader, r->next_in,
+          on_reader_frames, r, error)) {
+    g_clear_error (&r->error);
+    return FALSE;
+  }
+  if (r->error) {
+    g_propagate_error (error, r->error);
+    return FALSE;
+  }
+  r->eos = !r->done;
+  return TRUE;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Either way                                                               */
+
+/* The pipeline: a seek to a little before the span, then the span read
+ * in appsink's streaming thread while this one waits */
+static gboolean
+run_pipeline (GstSpdlAudioChain * chain, Reading * r, GError ** error)
+{
+  guint64 in_rate = chain->in_rate, base_in = r->next_in, seek_in;
+  GstClockTime deadline = gst_util_get_timestamp () + chain->limits.timeout;
+  gboolean seek, ok = TRUE;
+
+  seek_in = base_in > in_rate / 10 ? base_in - in_rate / 10 : 0;
+  seek = !(chain->at_start && seek_in == 0);
+  chain->at_start = FALSE;
+
+  /* armed before the seek: buffers still on their way from before it are
+   * refused, those after its flush read */
+  g_mutex_lock (&chain->read_lock);
+  if (seek)
+    chain->pending = r;
+  else
+    chain->reading = r;
+  g_mutex_unlock (&chain->read_lock);
+  if (seek && !gst_element_seek (chain->pipe, 1.0, GST_FORMAT_TIME,
+          GST_SEEK_FLAG_FLUSH | GST_SEEK_FLAG_ACCURATE, GST_SEEK_TYPE_SET,
+          gst_util_uint64_scale_int (seek_in, GST_SECOND, in_rate),
+          GST_SEEK_TYPE_NONE, GST_CLOCK_TIME_NONE)) {
+    ok = gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_UNSUPPORTED,
+        "the file cannot be seeked");
+  } else if (GST_STATE_TARGET (chain->pipe) != GST_STATE_PLAYING &&
+      gst_element_set_state (chain->pipe, GST_STATE_PLAYING) ==
+      GST_STATE_CHANGE_FAILURE) {
+    ok = gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_CORRUPT,
+        "the pipeline could not play");
+  }
+
+  g_mutex_lock (&chain->read_lock);
+  while (ok && !r->done && !r->eos) {
+    GstMessage *msg;
+
+    g_cond_wait_until (&chain->read_cond, &chain->read_lock,
+        g_get_monotonic_time () + POLL_INTERVAL / GST_USECOND);
+    if (r->done || r->eos)
+      break;
+    g_mutex_unlock (&chain->read_lock);
+    msg = gst_bus_pop_filtered (chain->bus, GST_MESSAGE_ERROR);
+    if (msg) {
+      ok = gst_spdl_media_fail_from_message (msg, error, "decoding");
+      gst_message_unref (msg);
+    } else if (gst_util_get_timestamp () > deadline) {
+      ok = gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_TIMEOUT,
+          "decoding took longer than %" GST_TIME_FORMAT,
+          GST_TIME_ARGS (chain->limits.timeout));
+    }
+    g_mutex_lock (&chain->read_lock);
+  }
+  chain->reading = chain->pending = NULL;
+  g_mutex_unlock (&chain->read_lock);
+  if (!ok) {
+    g_clear_error (&r->error);
+    return FALSE;
+  }
+  if (r->error) {
+    g_propagate_error (error, r->error);
+    return FALSE;
+  }
+  return TRUE;
+}
+
 static gboolean
 decode_span (GstSpdlAudioChain * chain, Span * span, GError ** error)
 {
   guint64 rate = chain->limits.rate, in_rate = chain->in_rate;
   Reading r = { 0, };
-  guint64 base_in, base_out, seek_in, margin = 0;
-  GstClockTime deadline = gst_util_get_timestamp () + chain->limits.timeout;
-  gboolean seek, ok = TRUE;
+  guint64 base_in, base_out, margin = 0;
 
+  r.chain = chain;
   r.span = span;
   r.direct = in_rate == rate;
   r.a = r.b = 1;
@@ -948,63 +1181,13 @@ decode_span (GstSpdlAudioChain * chain, Span * span, GError ** error)
   } else {
     base_in = base_out = span->start;
   }
-  seek_in = base_in > in_rate / 10 ? base_in - in_rate / 10 : 0;
   r.next_in = base_in;
   r.out_pos = base_out;
-  seek = !(chain->at_start && seek_in == 0);
-  chain->at_start = FALSE;
-
-  /* armed before the seek: buffers still on their way from before it are
-   * refused, those after its flush read */
-  g_mutex_lock (&chain->read_lock);
-  if (seek)
-    chain->pending = &r;
-  else
-    chain->reading = &r;
-  g_mutex_unlock (&chain->read_lock);
-  if (seek && !gst_element_seek (chain->pipe, 1.0, GST_FORMAT_TIME,
-          GST_SEEK_FLAG_FLUSH | GST_SEEK_FLAG_ACCURATE, GST_SEEK_TYPE_SET,
-          gst_util_uint64_scale_int (seek_in, GST_SECOND, in_rate),
-          GST_SEEK_TYPE_NONE, GST_CLOCK_TIME_NONE)) {
-    ok = gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_UNSUPPORTED,
-        "the file cannot be seeked");
-  } else if (GST_STATE_TARGET (chain->pipe) != GST_STATE_PLAYING &&
-      gst_element_set_state (chain->pipe, GST_STATE_PLAYING) ==
-      GST_STATE_CHANGE_FAILURE) {
-    ok = gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_CORRUPT,
-        "the pipeline could not play");
-  }
-
-  g_mutex_lock (&chain->read_lock);
-  while (ok && !r.done && !r.eos) {
-    GstMessage *msg;
-
-    g_cond_wait_until (&chain->read_cond, &chain->read_lock,
-        g_get_monotonic_time () + POLL_INTERVAL / GST_USECOND);
-    if (r.done || r.eos)
-      break;
-    g_mutex_unlock (&chain->read_lock);
-    msg = gst_bus_pop_filtered (chain->bus, GST_MESSAGE_ERROR);
-    if (msg) {
-      ok = gst_spdl_media_fail_from_message (msg, error, "decoding");
-      gst_message_unref (msg);
-    } else if (gst_util_get_timestamp () > deadline) {
-      ok = gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_TIMEOUT,
-          "decoding took longer than %" GST_TIME_FORMAT,
-          GST_TIME_ARGS (chain->limits.timeout));
-    }
-    g_mutex_lock (&chain->read_lock);
-  }
-  chain->reading = chain->pending = NULL;
-  g_mutex_unlock (&chain->read_lock);
-  if (!ok)
+  if (chain->reader ? !read_span (chain, &r, error) :
+      !run_pipeline (chain, &r, error))
     return FALSE;
-  if (r.error) {
-    g_propagate_error (error, r.error);
-    return FALSE;
-  }
   GST_DEBUG ("span %" G_GUINT64_FORMAT "+%" G_GUINT64_FORMAT ": %"
-      G_GUINT64_FORMAT " samples decoded in %" G_GUINT64_FORMAT " buffers",
+      G_GUINT64_FORMAT " samples decoded in %" G_GUINT64_FORMAT " runs",
       span->start, span->end - span->start, r.pulled_samples,
       r.pulled_buffers);
   if (r.eos && !r.done && !r.direct) {

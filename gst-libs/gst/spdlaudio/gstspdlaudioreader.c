@@ -17,6 +17,8 @@ typedef GstSpdlAudioReader *(*OpenFunc) (GBytes * data);
 /* each opener looks at the first bytes and returns NULL at once when the
  * file is not its format */
 static const OpenFunc openers[] = {
+  gst_spdl_wav_reader_open,
+  gst_spdl_flac_reader_open,
   gst_spdl_opus_reader_open,
   gst_spdl_mp3_reader_open,
 };
@@ -27,7 +29,7 @@ gst_spdl_audio_reader_open (GBytes * data)
   guint i;
 
   for (i = 0; i < G_N_ELEMENTS (openers); i++) {
-    GstSpdlAudioReader *reader = openers[i] ? openers[i] (data) : NULL;
+    GstSpdlAudioReader *reader = openers[i] (data);
     if (reader)
       return reader;
   }
