@@ -43,7 +43,11 @@ gst_spdl_media_file_check (GBytes * data, GError ** error)
  *   included): a stall until the timeout for every such file. Without
  *   them a GIF is an image (image/gif exposed), skipped at once.
  * - adaptive streaming demuxers (HLS, DASH, Smooth Streaming): a
- *   playlist in a dataset would make the loader fetch its URIs. */
+ *   playlist in a dataset would make the loader fetch its URIs.
+ * - gmedec (libgme: emulated game-console music, "Vgm ", NSF, SPC...):
+ *   libgme 0.6.3 crashed on VGM files the audio chain's fuzzer mutated
+ *   (tests/fuzz/regressions-audiochain/gme-vgm-*), taking the training
+ *   process with it; no speech or audio dataset is made of these. */
 gboolean
 gst_spdl_media_factory_refused (GstElementFactory * factory)
 {
@@ -51,6 +55,7 @@ gst_spdl_media_factory_refused (GstElementFactory * factory)
       GST_ELEMENT_METADATA_KLASS);
 
   return g_str_has_prefix (GST_OBJECT_NAME (factory), "avdemux_") ||
+      g_strcmp0 (GST_OBJECT_NAME (factory), "gmedec") == 0 ||
       (klass && strstr (klass, "Demuxer/Adaptive"));
 }
 
