@@ -101,6 +101,7 @@ struct _GstSpdlAudioChain
 
   GstAudioResampler *resampler;
   guint resampler_rate;
+  gboolean resampler_on_grid;   /* its phase is 0: reset() makes it new */
   gfloat *scratch;
   gsize scratch_frames;
   gfloat *aligned;              /* decoded audio that was not aligned */
@@ -769,10 +770,19 @@ ensure_resampler (GstSpdlAudioChain * chain)
   guint64 phases = chain->limits.rate /
       gst_util_greatest_common_divisor (chain->in_rate, chain->limits.rate);
 
-  /* a new one for every span: gst_audio_resampler_reset() keeps the
-   * phase the last span ended on, off the span's grid */
+  /* gst_audio_resampler_reset() empties the history but keeps the phase
+   * the last span ended on; a resampler brought back to phase 0 after its
+   * span (realign_resampler) is, once reset, the same as a new one, and
+   * keeps the filters it computed (most of a new one's cost) */
+  if (chain->resampler && chain->resampler_rate == chain->in_rate &&
+      chain->resampler_on_grid) {
+    gst_audio_resampler_reset (chain->resampler);
+    chain->resampler_on_grid = FALSE;
+    return TRUE;
+  }
   if (chain->resampler)
     gst_audio_resampler_free (chain->resampler);
+  chain->resampler_on_grid = FALSE;
   options = gst_structure_new_empty ("options");
   gst_audio_resampler_options_set_quality (GST_AUDIO_RESAMPLER_METHOD_KAISER,
       chain->limits.quality, chain->in_rate, chain->limits.rate, options);
@@ -825,6 +835,36 @@ resample (GstSpdlAudioChain * chain, Span * span, const gfloat * in, gsize n,
       out_frames);
   span_write (chain, span, chain->scratch, *out_pos, out_frames);
   *out_pos += out_frames;
+}
+
+/* After a span: @produced output frames since the span's start on the
+ * grid (phase 0). The phase after k outputs is k x in / out modulo out
+ * (the rates over their gcd), 0 again when k is a multiple of out:
+ * zeros are resampled until it is (at most out - 1 more frames, 159 from
+ * 44.1 kHz to 16 kHz), and the output dropped. */
+static void
+realign_resampler (GstSpdlAudioChain * chain, guint64 produced)
+{
+  guint64 out = chain->limits.rate /
+      gst_util_greatest_common_divisor (chain->in_rate, chain->limits.rate);
+  gsize extra = (gsize) ((out - produced % out) % out), n_in, need;
+  gpointer op[1];
+
+  if (extra > 0) {
+    n_in = gst_audio_resampler_get_in_frames (chain->resampler, extra);
+    while (gst_audio_resampler_get_out_frames (chain->resampler, n_in) <
+        extra)
+      n_in++;
+    need = MAX (extra, n_in) * chain->limits.channels;
+    if (need > chain->scratch_frames) {
+      g_free (chain->scratch);
+      chain->scratch = g_new (gfloat, need);
+      chain->scratch_frames = need;
+    }
+    op[0] = chain->scratch;
+    gst_audio_resampler_resample (chain->resampler, NULL, n_in, op, extra);
+  }
+  chain->resampler_on_grid = TRUE;
 }
 
 /* @n float frames (the output's channels) that start at input frame
@@ -1185,7 +1225,7 @@ decode_span (GstSpdlAudioChain * chain, Span * span, GError ** error)
   r.out_pos = base_out;
   if (chain->reader ? !read_span (chain, &r, error) :
       !run_pipeline (chain, &r, error))
-    return FALSE;
+    return FALSE;             /* the resampler stays off the grid: new */
   GST_DEBUG ("span %" G_GUINT64_FORMAT "+%" G_GUINT64_FORMAT ": %"
       G_GUINT64_FORMAT " samples decoded in %" G_GUINT64_FORMAT " runs",
       span->start, span->end - span->start, r.pulled_samples,
@@ -1197,6 +1237,8 @@ decode_span (GstSpdlAudioChain * chain, Span * span, GError ** error)
     resample (chain, span, NULL, lat + 1, &r.out_pos);
     span->produced = MIN (span->produced, MAX (end_out, span->start));
   }
+  if (!r.direct)
+    realign_resampler (chain, r.out_pos - base_out);
   return TRUE;
 }
 
