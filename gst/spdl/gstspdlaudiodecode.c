@@ -285,6 +285,10 @@ gst_spdl_audio_decode_class_init (GstSpdlAudioDecodeClass * klass)
       "and resampler on a pool of threads, as float tensors",
       "gst-spdl authors");
   decoder_class->item_name = "audio file";
+  /* an Opus clip costs 50 times a FLAC one (7 against 0.13 ms): with 2
+   * in flight per thread the other threads wait on it; an audio file and
+   * its clips hold little memory (1245 to 1713 clips/s on 2 cores) */
+  decoder_class->jobs_per_thread = 16;
   decoder_class->start = GST_DEBUG_FUNCPTR (gst_spdl_audio_decode_start);
   decoder_class->create_state =
       GST_DEBUG_FUNCPTR (gst_spdl_audio_decode_create_state);

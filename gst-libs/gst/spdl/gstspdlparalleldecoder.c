@@ -18,8 +18,9 @@
 #define DEFAULT_THREADS 0
 #define DEFAULT_MAX_ERRORS -1
 #define DEFAULT_WARNING_LIMIT 20
-/* inputs in flight per thread: order is kept while a long one decodes */
-#define JOBS_PER_THREAD 2
+/* inputs in flight per thread, unless the class says: order is kept
+ * while a long one decodes */
+#define DEFAULT_JOBS_PER_THREAD 2
 
 GST_DEBUG_CATEGORY_STATIC (spdl_parallel_decoder_debug);
 #define GST_CAT_DEFAULT spdl_parallel_decoder_debug
@@ -488,7 +489,8 @@ start_workers (GstSpdlParallelDecoder * self)
   if (klass->start && !klass->start (self))
     return FALSE;
 
-  priv->max_in_flight = n * JOBS_PER_THREAD;
+  priv->max_in_flight = n * (klass->jobs_per_thread ?
+      klass->jobs_per_thread : DEFAULT_JOBS_PER_THREAD);
   priv->next_index = 0;
   priv->n_workers = n;
   g_mutex_lock (&priv->lock);

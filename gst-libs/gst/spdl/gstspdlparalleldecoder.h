@@ -75,6 +75,11 @@ struct _GstSpdlParallelDecoderClass
   /* what one input is called in messages: "video", "audio file" */
   const gchar *item_name;
   guint first_prop_id;
+  /* inputs queued or decoding per thread (0: 2). Output keeps input order,
+   * so a thread that finished its inputs waits while the others decode
+   * a long one: more in flight when inputs' costs differ widely and each
+   * holds little memory */
+  guint jobs_per_thread;
 
   /* READY->PAUSED, before the states: snapshot the properties */
   gboolean (*start) (GstSpdlParallelDecoder * self);
