@@ -13,6 +13,8 @@
 
 #include "gstspdlformat.h"
 
+#include <gst/gst.h>
+
 #include <string.h>
 
 GstSpdlImageFormat
@@ -215,19 +217,69 @@ gst_spdl_mpeg_audio_count_samples (const guint8 * data, gsize size,
   gsize offset, length;
 
   return gst_spdl_mpeg_audio_find_frames (data, size, rate, &channels,
-      n_samples, &offset, &length);
+      n_samples, &offset, &length, NULL);
+}
+
+/* Whether the @len bytes at @p (a layer 3 frame) are a Xing, Info or VBRI
+ * frame as FFmpeg's mp3 demuxer (libavformat/mp3dec.c) takes one: the name
+ * right after the side info (VBRI: 32 bytes after the header), a frame
+ * count or byte count (VBRI: version 1), a LAME tag's delay and padding
+ * when its version names LAME or libavcodec. Nothing read past @len. */
+static gboolean
+mpeg_audio_tag (const guint8 * p, gsize len, GstSpdlMpegAudioTag * tag)
+{
+  gboolean mpeg1 = ((p[1] >> 3) & 3) == 3, mono = (p[3] >> 6) == 3;
+  gsize at = 4 + (mpeg1 ? (mono ? 17 : 32) : (mono ? 9 : 17));
+  guint32 flags;
+
+  memset (tag, 0, sizeof (*tag));
+  if (len >= 36 + 18 && memcmp (p + 36, "VBRI", 4) == 0) {
+    if (GST_READ_UINT16_BE (p + 40) != 1)
+      return FALSE;
+    tag->frames = GST_READ_UINT32_BE (p + 50);
+    tag->present = TRUE;
+    return TRUE;
+  }
+  if (at + 8 > len || (memcmp (p + at, "Xing", 4) != 0 &&
+          memcmp (p + at, "Info", 4) != 0))
+    return FALSE;
+  flags = GST_READ_UINT32_BE (p + at + 4);
+  at += 8;
+  if ((flags & 3) == 0)
+    return FALSE;               /* FFmpeg decodes this frame as audio */
+  if (flags & 1) {
+    if (at + 4 > len)
+      return FALSE;
+    tag->frames = GST_READ_UINT32_BE (p + at);
+    at += 4;
+  }
+  at += ((flags & 2) ? 4 : 0) + ((flags & 4) ? 100 : 0) +
+      ((flags & 8) ? 4 : 0);
+  tag->present = TRUE;
+  /* the LAME tag: a 9-byte version, 12 bytes, then 12 bits of delay and
+   * 12 of padding */
+  if (at + 24 <= len && (memcmp (p + at, "LAME", 4) == 0 ||
+          memcmp (p + at, "Lavf", 4) == 0 ||
+          memcmp (p + at, "Lavc", 4) == 0)) {
+    guint32 v = GST_READ_UINT24_BE (p + at + 21);
+
+    tag->lame = TRUE;
+    tag->delay = v >> 12;
+    tag->padding = v & 0xfff;
+  }
+  return TRUE;
 }
 
 gboolean
 gst_spdl_mpeg_audio_find_frames (const guint8 * data, gsize size,
     guint * rate, guint * channels, guint64 * n_samples, gsize * offset,
-    gsize * length)
+    gsize * length, GstSpdlMpegAudioTag * tag)
 {
   gsize pos = 0, first;
   guint32 fixed = 0, f;
   guint64 n = 0;
   guint samples, sr, len, i;
-  gboolean end = FALSE;
+  gboolean end = FALSE, head = TRUE;
 
   /* ID3v2: "ID3", version, flags, a 28-bit size, a footer if flagged */
   if (size >= 10 && memcmp (data, "ID3", 3) == 0) {
@@ -236,23 +288,36 @@ gst_spdl_mpeg_audio_find_frames (const guint8 * data, gsize size,
     if (data[5] & 0x10)
       pos += 10;
   }
+  if (tag)
+    memset (tag, 0, sizeof (*tag));
   first = pos;
   while (pos + 4 <= size) {
     len = mpeg_audio_frame (data + pos, &samples, &f, &sr);
-    if (len == 0 || (pos > first && f != fixed))
+    if (len == 0 || (!head && f != fixed))
       break;
-    if (pos == first) {
+    if (head) {
+      head = FALSE;
       fixed = f;
       *rate = sr;
       /* mode: 3 is a single channel */
       *channels = ((data[pos + 3] >> 6) & 3) == 3 ? 1 : 2;
       /* a Xing, Info or VBRI header: the decoder gives no samples for
-       * this frame and may trim others (the parser knows the length) */
+       * this frame and may trim others; taken where the caller reads
+       * it as FFmpeg does, and not counted */
       for (i = 4; i + 4 <= MIN (len, 64) && pos + i + 4 <= size; i++)
         if (memcmp (data + pos + i, "Xing", 4) == 0 ||
             memcmp (data + pos + i, "Info", 4) == 0 ||
             memcmp (data + pos + i, "VBRI", 4) == 0)
+          break;
+      if (i + 4 <= MIN (len, 64) && pos + i + 4 <= size) {
+        if (tag == NULL || pos + len > size || samples == 384 ||
+            ((data[pos + 1] >> 1) & 3) != 1 ||
+            !mpeg_audio_tag (data + pos, len, tag))
           return FALSE;
+        pos += len;
+        first = pos;            /* the frames after it */
+        continue;
+      }
     }
     if (pos + len > size) {
       end = TRUE;               /* the last frame cut short: not decoded */

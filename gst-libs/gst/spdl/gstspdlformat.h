@@ -44,12 +44,27 @@ gboolean gst_spdl_mpeg_audio_count_samples (const guint8 * data, gsize size,
  * and its samples per channel; 0 if @p is not a frame header. */
 guint gst_spdl_mpeg_audio_frame_size (const guint8 * p, guint * samples);
 
+/* What a layer 3 file's first frame says about the others when it is a
+ * Xing, Info or VBRI frame (no audio), read as FFmpeg's mp3 demuxer reads
+ * it: the frame count after it (0: not said) and, from a LAME tag (its
+ * version "LAME", "Lavf" or "Lavc"), the encoder's delay and padding. */
+typedef struct
+{
+  gboolean present;
+  guint64 frames;
+  gboolean lame;
+  guint delay, padding;
+} GstSpdlMpegAudioTag;
+
 /* As gst_spdl_mpeg_audio_count_samples(), and where those frames lie: the
  * @length bytes from @offset, tags and a last frame cut short left out;
- * @channels from the first frame's mode. */
+ * @channels from the first frame's mode. With @tag, a file whose first
+ * frame is a Xing, Info or VBRI frame is taken too: @tag says what it
+ * says, and the frames (@n_samples, @offset) are those after it; a frame
+ * that only looks like one (the name elsewhere, no count) is not. */
 gboolean gst_spdl_mpeg_audio_find_frames (const guint8 * data, gsize size,
     guint * rate, guint * channels, guint64 * n_samples, gsize * offset,
-    gsize * length);
+    gsize * length, GstSpdlMpegAudioTag * tag);
 
 /* Whether @data starts with an EBML header (Matroska, WebM) that
  * GStreamer's matroskademux (1.22) refuses by posting its error through

@@ -52,6 +52,9 @@ typedef struct
   guint layer;
   gboolean mpeg1;
   GArray *offsets;              /* of the frames, as far as found */
+  /* the file's samples are the decode's [skip, end): its sample k is the
+   * decode's skip + k */
+  guint64 skip, end;
 
   mpg123_handle *handle;
   guint64 opened_at;            /* the frame libmpg123's stream starts at */
@@ -174,18 +177,18 @@ open_at (GstSpdlMp3Reader * self, guint64 k)
   return self->fresh;
 }
 
-/* Decodes from first_frame_for() the frame holding @first: the output of
- * the frames before @first is dropped. Frame j of the stream
- * (libmpg123's count from where it was opened) holds samples from
- * (opened_at + j) * frame_samples: every frame decodes to frame_samples
- * (no gapless trimming). */
+/* Decodes from first_frame_for() the frame holding the file's sample
+ * @first: the output before it is dropped. Frame j of the stream
+ * (libmpg123's count from where it was opened) holds the decode's samples
+ * from (opened_at + j) * frame_samples: every frame decodes to
+ * frame_samples (libmpg123 trims nothing). */
 static gboolean
 mp3_read (GstSpdlAudioReader * reader, guint64 first,
     GstSpdlAudioFramesFunc func, gpointer user_data, GError ** error)
 {
   GstSpdlMp3Reader *self = (GstSpdlMp3Reader *) reader;
   guint bpf = GST_AUDIO_INFO_BPF (&reader->info);
-  guint64 frame = first / self->frame_samples;
+  guint64 from = first + self->skip, frame = from / self->frame_samples;
   guint idle = 0;
 
   if (first >= reader->n_frames)
@@ -224,13 +227,14 @@ mp3_read (GstSpdlAudioReader * reader, guint64 first,
           " samples, not %u", self->opened_at + MAX (num, 0), n,
           self->frame_samples);
     at = (self->opened_at + num) * self->frame_samples;
-    if (at >= reader->n_frames)
+    if (at >= self->end)
       return TRUE;
-    n = MIN (n, reader->n_frames - at);
-    if (at + n <= first)
+    n = MIN (n, self->end - at);
+    if (at + n <= from)
       continue;
-    skip = first > at ? first - at : 0;
-    if (!func (audio + skip * bpf, at + skip, n - skip, user_data))
+    skip = from > at ? from - at : 0;
+    if (!func (audio + skip * bpf, at + skip - self->skip, n - skip,
+            user_data))
       return TRUE;
   }
 }
@@ -261,10 +265,11 @@ gst_spdl_mp3_reader_open (GBytes * data)
   static gsize initialized = 0;
   static gboolean usable = FALSE;
   GstSpdlMp3Reader *self;
+  GstSpdlMpegAudioTag tag;
   const guint8 *bytes;
   gsize size, offset, length;
-  guint rate, channels;
-  guint64 n_samples;
+  guint rate, channels, frame_samples;
+  guint64 n_samples, skip = 0, end;
   long got_rate = 0;
   int got_channels = 0, got_encoding = 0, err = MPG123_OK;
 
@@ -276,12 +281,34 @@ gst_spdl_mp3_reader_open (GBytes * data)
   bytes = g_bytes_get_data (data, &size);
   if (!usable || bytes == NULL ||
       !gst_spdl_mpeg_audio_find_frames (bytes, size, &rate, &channels,
-          &n_samples, &offset, &length))
+          &n_samples, &offset, &length, &tag))
     return NULL;
+  end = n_samples;
+  if (tag.present) {
+    /* FFmpeg's trimming (libavformat's mp3 demuxer): the encoder's delay
+     * and the decoder's (529) at the start; at the end the padding, less
+     * the decoder's delay, after the frames the tag counts. A count
+     * larger than the frames here (a file cut short) trims nothing
+     * there; a smaller one (frames added after, files joined) does not
+     * describe the file: the pipeline decodes it. */
+    gst_spdl_mpeg_audio_frame_size (bytes + offset, &frame_samples);
+    if (tag.frames && tag.frames < n_samples / frame_samples)
+      return NULL;
+    if (tag.lame) {
+      skip = tag.delay + 529;
+      if (tag.frames)
+        end = MIN (end, (guint64) MAX ((gint64) tag.frames * frame_samples -
+                (gint64) tag.padding + 529, 0));
+    }
+    if (end <= skip)
+      return NULL;
+  }
 
   self = g_new0 (GstSpdlMp3Reader, 1);
   self->parent.funcs = &mp3_funcs;
-  self->parent.n_frames = n_samples;
+  self->parent.n_frames = end - skip;
+  self->skip = skip;
+  self->end = end;
   gst_audio_info_set_format (&self->parent.info, GST_AUDIO_FORMAT_F32,
       rate, channels, NULL);
   self->data = g_bytes_ref (data);
