@@ -136,12 +136,14 @@ frame_main_data (GstSpdlMp3Reader * self, guint64 k)
  * synthesis filter bank); a layer 3 frame's main data begins up to 511
  * bytes (MPEG-2: 255) before its own, in the frames before it (the bit
  * reservoir). So from frame @k - 1 on every frame must find all of its
- * main data: that many bytes of main data before frame @k - 1. A layer 1
- * frame has only 384 samples: two frames before (no reservoir in layers
- * 1 and 2). Then back to a multiple of 8 frames: the synthesis filter
- * bank's ring buffer turns every 16 slots of 32 samples (8 frames are a
- * whole number of turns in every layer), and libmpg123's sums differ in
- * their last bit at another phase (3e-8). */
+ * main data: that many bytes of main data before frame @k - 1, and one
+ * frame more, as libmpg123 keeps nothing of a first frame it cannot
+ * decode (its main data begins before the stream). A layer 1 frame has
+ * only 384 samples: two frames before (no reservoir in layers 1 and 2).
+ * Then back to a multiple of 8 frames: the synthesis filter bank's ring
+ * buffer turns every 16 slots of 32 samples (8 frames are a whole number
+ * of turns in every layer), and libmpg123's sums differ in their last bit
+ * at another phase (3e-8). */
 static guint64
 first_frame_for (GstSpdlMp3Reader * self, guint64 k)
 {
@@ -152,13 +154,14 @@ first_frame_for (GstSpdlMp3Reader * self, guint64 k)
   if (k <= 2)
     return 0;
   s = k - 2;
-  if (self->layer == 3) {
-    s = k - 1;
-    while (s > 0 && have < max_back) {
-      s--;
-      have += frame_main_data (self, s);
-    }
+  if (self->layer != 3)
+    return s / 8 * 8;
+  s = k - 1;
+  while (s > 0 && have < max_back) {
+    s--;
+    have += frame_main_data (self, s);
   }
+  s = s > 0 ? s - 1 : 0;
   return s / 8 * 8;
 }
 
