@@ -15,12 +15,17 @@
  *
  * Only files whose frames gst_spdl_mpeg_audio_find_frames() understands
  * in full are taken (an ID3v2 tag, frames of one version, layer and
- * rate, at most an ID3v1 or APE tag after them; no Xing, Info or VBRI
- * frame), and libmpg123 is handed exactly those frames: the length is
- * their count, which is what the pipeline's decoder gives. A file with a
- * Xing/LAME header is left to the pipeline (mpegaudioparse drops that
- * frame and knows the length; whether libmpg123's gapless trimming would
- * give the same samples is not established).
+ * rate, at most an ID3v1 or APE tag after them), and libmpg123 is handed
+ * exactly those frames. A first frame that is a Xing, Info or VBRI frame
+ * (as FFmpeg reads one) is not audio and not handed on; the samples are
+ * then FFmpeg's (and PyAV's): a LAME tag's encoder delay plus the
+ * decoder's 529 trimmed at the start, its padding less 529 after the
+ * counted frames at the end (within 5e-7 of FFmpeg's float decode, the
+ * same count). The pipeline (mpegaudioparse, avdec_mp3, GStreamer 1.22)
+ * trims nothing: such a file's clips start 1105 samples later in the
+ * pipeline's decode than here. A tag counting fewer frames than there
+ * are is declined (the pipeline decodes it); one counting more (a file
+ * cut short) reads the frames there, untrimmed at the end.
  *
  * A read from sample k decodes from a few frames before the one holding
  * k (first_frame_for) with a fresh stream, and its samples are those of a
