@@ -616,3 +616,38 @@ def test_resampled_clips_do_not_depend_on_what_came_before(tmp_path, ext):
         assert ca == cb
         assert np.abs(a).max() > 0.1
         assert np.array_equal(a, b), (ca, np.abs(a - b).max())
+
+
+@pytest.mark.parametrize("rate,channels,opts", [
+    (16000, 1, ["-b:a", "32k"]), (48000, 1, ["-q:a", "4"]),
+    (32000, 1, ["-b:a", "64k"]), (44100, 2, ["-b:a", "128k"])])
+def test_lame_tagged_mp3_equals_ffmpeg(tmp_path, rate, channels, opts):
+    """ffmpeg's MP3s with an Info/Xing frame and a LAME tag (as Common
+    Voice's): read without a pipeline, trimmed as FFmpeg (and PyAV) trim
+    them: the encoder's length, clips within 1e-4 of ffmpeg's decode."""
+    os.makedirs(tmp_path / "a")
+    path = str(tmp_path / "a" / "x.mp3")
+    subprocess.run(["ffmpeg", "-v", "error", "-nostdin", "-y", "-f", "lavfi",
+                    "-i", f"anoisesrc=color=pink:sample_rate={rate}:"
+                    "duration=2:amplitude=0.3:seed=3", "-ac", str(channels),
+                    "-c:a", "libmp3lame"] + opts + [path], check=True,
+                   timeout=120)
+    ref = audiogen.ffmpeg_decode(path, channels)
+    assert ref.shape[1] == 2 * rate
+    stats = {}
+    clips, warnings, _ = run_clips(
+        f"spdlsrc location={tmp_path} extensions=mp3 ! spdlaudiodecode "
+        f"name=dec sample-rate={rate} channels={channels} duration=0.5 "
+        f"clips-per-file=4 sampling=uniform", stats=stats)
+    (whole, _), = run_clips(
+        f"spdlsrc location={tmp_path} extensions=mp3 ! spdlaudiodecode "
+        f"sample-rate={rate} channels={channels} duration=0")[0]
+    assert len(clips) == 4 and not warnings
+    assert stats["pipeline-builds"] == 0
+    assert whole.shape == ref.shape
+    assert np.abs(whole - ref).max() <= 1e-4
+    for arr, meta in clips:
+        start = int(round(meta["start"] * rate))
+        r = ref[:, start:start + arr.shape[1]]
+        assert r.shape == arr.shape, (ref.shape, start)
+        assert np.abs(arr - r).max() <= 1e-4, (start, np.abs(arr - r).max())
