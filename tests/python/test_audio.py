@@ -651,3 +651,24 @@ def test_lame_tagged_mp3_equals_ffmpeg(tmp_path, rate, channels, opts):
         r = ref[:, start:start + arr.shape[1]]
         assert r.shape == arr.shape, (ref.shape, start)
         assert np.abs(arr - r).max() <= 1e-4, (start, np.abs(arr - r).max())
+
+
+def test_opus_max_rate_checks_the_declared_rate(tmp_path):
+    """An Opus file from 16 kHz audio declares 16000 Hz (opusdec outputs
+    that rate), though the reader decodes it at 48 kHz: max-rate=16000
+    keeps it, max-rate=12000 skips it as too large, naming it."""
+    os.makedirs(tmp_path / "a")
+    subprocess.run(["gst-launch-1.0", "-q", "audiotestsrc", "num-buffers=40",
+                    "!", "audio/x-raw,rate=16000,channels=1", "!", "opusenc",
+                    "!", "oggmux", "!", "filesink",
+                    f"location={tmp_path / 'a' / 'speech.opus'}"],
+                   check=True, timeout=120)
+    clips, warnings, _ = decode(tmp_path, "duration=0 max-rate=16000")
+    assert not warnings
+    assert len(clips) == 1 and clips[0][0].shape[1] == 40 * 1024
+    assert np.abs(clips[0][0]).max() > 0.1
+    clips, warnings, counts = decode(tmp_path, "duration=0 max-rate=12000")
+    assert clips == []
+    assert counts["too-large"] == 1, counts
+    assert any("speech.opus" in w and "16000 Hz" in w for w in warnings), \
+        warnings

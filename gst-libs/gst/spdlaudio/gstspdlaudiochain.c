@@ -560,7 +560,8 @@ open_reader (GstSpdlAudioChain * chain, GBytes * data, GError ** error)
   guint rate = GST_AUDIO_INFO_RATE (&reader->info);
   guint channels = GST_AUDIO_INFO_CHANNELS (&reader->info);
 
-  if (!check_declared (chain, rate, channels, error)) {
+  if (!check_declared (chain, reader->declared_rate ? reader->declared_rate :
+          rate, channels, error)) {
     g_clear_pointer (&chain->reader, gst_spdl_audio_reader_free);
     return FALSE;
   }

@@ -53,6 +53,9 @@ struct _GstSpdlAudioReader
   GstAudioInfo info;            /* of the frames read: interleaved, the
                                  * file's rate and channels */
   guint64 n_frames;             /* the stream's length, exactly */
+  guint declared_rate;          /* checked against the limits, where not
+                                 * info's (0): the rate GStreamer's
+                                 * decoder would output */
 };
 
 /* A reader for the file in @data (referenced while the reader lives), or

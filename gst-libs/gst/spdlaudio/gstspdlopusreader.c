@@ -201,6 +201,22 @@ looks_like_ogg_opus (const guint8 * d, gsize size)
   return size >= body + 8 && memcmp (d + body, "OpusHead", 8) == 0;
 }
 
+/* The rate opusdec outputs (its caps' nearest to the header's input
+ * rate; 0 is unspecified: 48 kHz), which a limit on the rate was checked
+ * against: a 16 kHz file declares 16000 Hz, though read at 48 kHz */
+static guint
+opusdec_rate (const OpusHead * head)
+{
+  static const guint rates[] = { 48000, 24000, 16000, 12000, 8000 };
+  guint input = head && head->input_sample_rate ?
+      head->input_sample_rate : 48000, best = rates[0], i;
+
+  for (i = 1; i < G_N_ELEMENTS (rates); i++)
+    if (ABS ((gint64) input - rates[i]) < ABS ((gint64) input - best))
+      best = rates[i];
+  return best;
+}
+
 GstSpdlAudioReader *
 gst_spdl_opus_reader_open (GBytes * data)
 {
@@ -230,6 +246,7 @@ gst_spdl_opus_reader_open (GBytes * data)
   gst_audio_info_set_format (&self->parent.info, GST_AUDIO_FORMAT_F32,
       48000, channels, NULL);
   self->parent.n_frames = total;
+  self->parent.declared_rate = opusdec_rate (op_head (of, -1));
   self->data = g_bytes_ref (data);
   self->of = of;
   self->pos = 0;
