@@ -31,6 +31,7 @@ typedef struct
   GstSpdlParallelDecoderJob job;
   GstEvent *event;
   gboolean done;
+  gsize input_size;             /* counted in bytes_in_flight */
 } Item;
 
 typedef struct
@@ -59,6 +60,8 @@ typedef struct
   GList *all_states;
   guint in_flight;
   guint max_in_flight;
+  gsize bytes_in_flight;        /* of the inputs in flight */
+  guint base_in_flight;         /* always allowed, whatever their size */
   guint busy;
   gboolean flushing;
   GstFlowReturn srcresult;
@@ -491,6 +494,7 @@ start_workers (GstSpdlParallelDecoder * self)
 
   priv->max_in_flight = n * (klass->jobs_per_thread ?
       klass->jobs_per_thread : DEFAULT_JOBS_PER_THREAD);
+  priv->base_in_flight = n * DEFAULT_JOBS_PER_THREAD;
   priv->next_index = 0;
   priv->n_workers = n;
   g_mutex_lock (&priv->lock);
@@ -518,6 +522,7 @@ clear_items_locked (GstSpdlParallelDecoderPrivate * priv)
   g_queue_clear (&priv->pending);
   g_queue_clear_full (&priv->items, (GDestroyNotify) item_free);
   priv->in_flight = 0;
+  priv->bytes_in_flight = 0;
   g_cond_broadcast (&priv->space_cond);
 }
 
@@ -598,8 +603,15 @@ gst_spdl_parallel_decoder_chain (GstPad * pad, GstObject * parent,
   } else {
     item->job.index = priv->next_index++;
   }
+  item->input_size = gst_buffer_get_size (buffer);
+  /* beyond the default per thread, only while the inputs held stay
+   * within the class's bytes: a long input's wait does not make the
+   * element hold many large ones */
   while (!priv->flushing && priv->srcresult == GST_FLOW_OK &&
-      priv->in_flight >= priv->max_in_flight)
+      (priv->in_flight >= priv->max_in_flight ||
+          (priv->in_flight >= priv->base_in_flight &&
+              priv->bytes_in_flight + item->input_size >
+              CLASS (self)->max_bytes_in_flight)))
     g_cond_wait (&priv->space_cond, &priv->lock);
   ret = priv->srcresult;
   if (ret != GST_FLOW_OK) {
@@ -610,6 +622,7 @@ gst_spdl_parallel_decoder_chain (GstPad * pad, GstObject * parent,
   g_queue_push_tail (&priv->items, item);
   g_queue_push_tail (&priv->pending, item);
   priv->in_flight++;
+  priv->bytes_in_flight += item->input_size;
   g_mutex_unlock (&priv->lock);
   if (!g_thread_pool_push (priv->workers, self, NULL)) {
     GST_ELEMENT_ERROR (self, RESOURCE, FAILED, (NULL),
@@ -879,6 +892,7 @@ gst_spdl_parallel_decoder_loop (GstSpdlParallelDecoder * self)
   }
   if (item->job.input) {
     priv->in_flight--;
+    priv->bytes_in_flight -= item->input_size;
     g_cond_signal (&priv->space_cond);
   }
   g_mutex_unlock (&priv->lock);

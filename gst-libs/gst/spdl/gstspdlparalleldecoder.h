@@ -77,9 +77,11 @@ struct _GstSpdlParallelDecoderClass
   guint first_prop_id;
   /* inputs queued or decoding per thread (0: 2). Output keeps input order,
    * so a thread that finished its inputs waits while the others decode
-   * a long one: more in flight when inputs' costs differ widely and each
-   * holds little memory */
+   * a long one: more in flight when inputs' costs differ widely. Those
+   * beyond 2 per thread are taken only while the inputs in flight hold
+   * at most max_bytes_in_flight bytes */
   guint jobs_per_thread;
+  gsize max_bytes_in_flight;
 
   /* READY->PAUSED, before the states: snapshot the properties */
   gboolean (*start) (GstSpdlParallelDecoder * self);
