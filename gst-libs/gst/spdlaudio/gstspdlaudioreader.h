@@ -72,6 +72,7 @@ void gst_spdl_audio_reader_free (GstSpdlAudioReader * reader);
 GstSpdlAudioReader *gst_spdl_wav_reader_open (GBytes * data);
 GstSpdlAudioReader *gst_spdl_flac_reader_open (GBytes * data);
 GstSpdlAudioReader *gst_spdl_opus_reader_open (GBytes * data);
+GstSpdlAudioReader *gst_spdl_vorbis_reader_open (GBytes * data);
 GstSpdlAudioReader *gst_spdl_mp3_reader_open (GBytes * data);
 
 G_END_DECLS
