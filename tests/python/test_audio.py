@@ -184,13 +184,13 @@ ID3_TAG = b"ID3\x03\x00\x00\x00\x00\x00\x0c" + b"TIT2\x00\x00\x00\x02\x00\x00\x0
 
 @pytest.fixture(scope="module")
 def read_and_piped(tmp_path_factory):
-    """Noise as FLAC (16 and 24-bit) and WAV (every PCM and float kind),
-    mono and stereo, 16 and 44.1 kHz: under read/ as encoded, under
-    piped/ the same bytes after an ID3 tag."""
+    """Noise as FLAC (16 and 24-bit), WAV (every PCM and float kind) and
+    Ogg Vorbis, mono and stereo, 16 and 44.1 kHz: under read/ as encoded,
+    under piped/ the same bytes after an ID3 tag."""
     root = tmp_path_factory.mktemp("readers")
     kinds = [("flac", "S16LE"), ("flac", "S24_32LE"), ("wav", "U8"),
              ("wav", "S16LE"), ("wav", "S24LE"), ("wav", "S32LE"),
-             ("wav", "F32LE"), ("wav", "F64LE")]
+             ("wav", "F32LE"), ("wav", "F64LE"), ("ogg", "F32LE")]
     for d in ("read", "piped"):
         os.makedirs(root / d / "a")
     n = 0
@@ -200,14 +200,15 @@ def read_and_piped(tmp_path_factory):
                 name = f"{n:02d}-{fmt}-{rate}-{ch}.{ext}"
                 path = root / "read" / "a" / name
                 n += 1
-                enc = "flacenc" if ext == "flac" else "wavenc"
+                enc = {"flac": "flacenc", "ogg": "vorbisenc ! oggmux"}.get(
+                    ext, "wavenc")
                 subprocess.run(
                     ["gst-launch-1.0", "-q", "audiotestsrc",
                      "wave=white-noise", "volume=0.7", "num-buffers=25",
                      "samplesperbuffer=997", "!",
                      f"audio/x-raw,rate={rate},channels={ch}", "!",
                      "audioconvert", "!", f"audio/x-raw,format={fmt}", "!",
-                     enc, "!", "filesink", f"location={path}"],
+                     *enc.split(), "!", "filesink", f"location={path}"],
                     check=True, timeout=120)
                 data = open(path, "rb").read()
                 open(root / "piped" / "a" / name, "wb").write(ID3_TAG + data)
@@ -220,15 +221,17 @@ def read_and_piped(tmp_path_factory):
     "duration=0.4 clips-per-file=2 sampling=random sample-rate=44100",
     "duration=0"])
 def test_readers_equal_the_pipeline(read_and_piped, props):
-    """WAV and FLAC read by their readers (no pipeline built) give the
-    pipeline's clips bit for bit: converted to float and mixed by the same
-    library with the same matrix, resampled from the same input frame."""
+    """WAV, FLAC and Ogg Vorbis read by their readers (no pipeline built)
+    give the pipeline's clips bit for bit: converted to float and mixed by
+    the same library with the same matrix, resampled from the same input
+    frame (Vorbis: libvorbis' float decode either way, and vorbisfile's
+    seek exact, the pipeline's 0.1 s warm-up enough for vorbisdec)."""
     root, n = read_and_piped
     got = {}
     for d in ("read", "piped"):
         stats = {}
         clips, warnings, _ = run_clips(
-            f"spdlsrc location={root / d} extensions=wav,flac ! "
+            f"spdlsrc location={root / d} extensions=wav,flac,ogg ! "
             f"spdlaudiodecode name=dec threads=2 {props}", stats=stats)
         assert not warnings
         got[d] = (clips, stats["pipeline-builds"])
@@ -381,11 +384,15 @@ def test_lossy_equals_ffmpeg(lossy, ext):
     if not sub.exists():
         os.makedirs(sub / "a")
         os.symlink(root / "a" / f"tone.{ext}", sub / "a" / f"tone.{ext}")
+    stats = {}
     clips, warnings, _ = run_clips(
         f"spdlsrc location={sub} extensions={ext} ! spdlaudiodecode "
-        f"sample-rate={rate} duration=0.5 clips-per-file=4 "
-        f"sampling=uniform")
+        f"name=dec sample-rate={rate} duration=0.5 clips-per-file=4 "
+        f"sampling=uniform", stats=stats)
     assert len(clips) == 4 and not warnings
+    if ext == "ogg":
+        # Ogg Vorbis: libvorbisfile's reader, no pipeline
+        assert stats["pipeline-builds"] == 0, stats
     for arr, meta in clips:
         start = int(round(meta["start"] * rate))
         r = ref[start:start + arr.shape[1]]

@@ -31,8 +31,9 @@
  * that the filter has the real signal under it when the first wanted
  * sample comes out: a span equals the same samples of the whole file
  * resampled. Decoding likewise starts 0.1 s early (a lossy decoder's
- * warm-up after a seek); a reader (lossless: WAV, FLAC) starts at that
- * grid point exactly. */
+ * warm-up after a seek); a reader starts at that grid point exactly (its
+ * read from any frame equals its read from the start: WAV, FLAC and
+ * Vorbis by their seeks, Opus and MP3 decoding from earlier). */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -1102,7 +1103,8 @@ on_reader_frames (gconstpointer frames, guint64 first, gsize n,
   return TRUE;
 }
 
-/* Lossless: no decoder warm-up, read from where the span's input starts */
+/* No decoder warm-up (a reader's read is exact from any frame): read from
+ * where the span's input starts */
 static gboolean
 read_span (GstSpdlAudioChain * chain, Reading * r, GError ** error)
 {

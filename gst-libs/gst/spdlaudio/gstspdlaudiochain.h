@@ -21,12 +21,12 @@ G_BEGIN_DECLS
  * (FLUSH | ACCURATE) to a little before it, samples counted from their
  * timestamps, read and resampled in appsink's streaming thread (no hop
  * per buffer), which stops the stream (EOS) once the span is covered.
- * A file a GstSpdlAudioReader takes (WAV, FLAC, Ogg Opus, MP3 without a
- * Xing header) is read without the pipeline, which for short clips costs
- * more than the decoding: from the span's first input frame, converted
- * by audioconvert's library (GstAudioConverter, the same mix matrix) and
- * resampled the same way (WAV and FLAC: the pipeline's clips bit for
- * bit).
+ * A file a GstSpdlAudioReader takes (WAV, FLAC, Ogg Opus, Ogg Vorbis,
+ * MP3 without a Xing header) is read without the pipeline, which for
+ * short clips costs more than the decoding: from the span's first input
+ * frame, converted by audioconvert's library (GstAudioConverter, the same
+ * mix matrix) and resampled the same way (WAV, FLAC and Ogg Vorbis: the
+ * pipeline's clips bit for bit).
  * Not thread-safe: one thread uses it. */
 typedef struct _GstSpdlAudioChain GstSpdlAudioChain;
 

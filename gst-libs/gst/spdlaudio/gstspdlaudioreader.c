@@ -20,6 +20,7 @@ static const OpenFunc openers[] = {
   gst_spdl_wav_reader_open,
   gst_spdl_flac_reader_open,
   gst_spdl_opus_reader_open,
+  gst_spdl_vorbis_reader_open,
   gst_spdl_mp3_reader_open,
 };
 

@@ -16,14 +16,16 @@ G_BEGIN_DECLS
 
 /* A file in memory decoded by the library GStreamer's own decoder for its
  * format wraps (libFLAC for flacdec, libopus through libopusfile for
- * opusdec, libmpg123 for mpg123audiodec, plain PCM for wavparse), called
+ * opusdec, libvorbis through libvorbisfile for vorbisdec, libmpg123 for
+ * mpg123audiodec, plain PCM for wavparse), called
  * directly, with no pipeline: for short clips a pipeline's per-file cost
  * (state changes, typefind, plugging, streaming threads waking each
  * other) was most of a clip's CPU (FLAC: 1.05 ms a 1 s clip with the
  * pipeline, 0.13 ms read). For MP3, decodebin here plugs gst-libav's
  * avdec_mp3 (FFmpeg, 16-bit out) rather than mpg123audiodec; the MP3
  * reader's float samples are within 3.5e-5 of it and within 1.4e-6 of
- * FFmpeg's float decode.
+ * FFmpeg's float decode. Ogg Vorbis: vorbisdec's samples exactly (both
+ * libvorbis' float decode).
  * GstSpdlAudioChain uses a reader where one takes the file and falls back
  * to its pipeline (decodebin) for everything else. Not thread-safe: one
  * thread uses it. */
@@ -75,6 +77,7 @@ void gst_spdl_audio_reader_free (GstSpdlAudioReader * reader);
 GstSpdlAudioReader *gst_spdl_wav_reader_open (GBytes * data);
 GstSpdlAudioReader *gst_spdl_flac_reader_open (GBytes * data);
 GstSpdlAudioReader *gst_spdl_opus_reader_open (GBytes * data);
+GstSpdlAudioReader *gst_spdl_vorbis_reader_open (GBytes * data);
 GstSpdlAudioReader *gst_spdl_mp3_reader_open (GBytes * data);
 
 G_END_DECLS
