@@ -22,7 +22,7 @@ G_BEGIN_DECLS
  * timestamps, read and resampled in appsink's streaming thread (no hop
  * per buffer), which stops the stream (EOS) once the span is covered.
  * A file a GstSpdlAudioReader takes (WAV, FLAC, Ogg Opus, Ogg Vorbis,
- * MP3 without a Xing header) is read without the pipeline, which for
+ * MP3) is read without the pipeline, which for
  * short clips costs more than the decoding: from the span's first input
  * frame, converted by audioconvert's library (GstAudioConverter, the same
  * mix matrix) and resampled the same way (WAV, FLAC and Ogg Vorbis: the
