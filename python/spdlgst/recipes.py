@@ -765,7 +765,8 @@ class AudioLoader(_ClipLoader):
     clips at one sample rate.
 
     Each file gives ``clips_per_file`` clips of ``duration`` seconds per
-    epoch, decoded by GStreamer's demuxers and decoders, mixed to
+    epoch, decoded by their codec's library (WAV, FLAC, MP3, Ogg Opus and
+    Vorbis) or else by GStreamer's demuxers and decoders, mixed to
     ``channels`` and resampled to ``sample_rate`` (spdlaudiodecode; only a
     clip's span is decoded), then batched by spdlbatch. Batches are
     :class:`spdlgst.batch.AudioBatch`: ``audio, labels = batch``, with
