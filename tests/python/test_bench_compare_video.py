@@ -1,6 +1,6 @@
 """bench/compare-video at a tiny size: every loader gives one row, measured
 or "skipped: why" (a peer whose venv is not there is skipped, not a crash),
-the limit decodes frames, and the JSON has the figures the report is made
+the limits decode frames, and the JSON has the figures the report is made
 from. Rates are not checked: timings."""
 import json
 import os
@@ -11,8 +11,11 @@ import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BENCH = os.path.join(HERE, "..", "..", "bench")
-LOADERS = ("gst", "pyav", "torchcodec", "decord", "spdl", "limit", "gst-timed",
-           "gst-audio")
+BUILD = os.environ.get("SPDL_BUILD_ROOT", os.path.join(HERE, "..", "..", "build"))
+# the venv the peers and the decode-only limit (PyAV) run from
+VIDEO_VENV = os.environ.get("SPDL_VIDEO_VENV", os.path.join(BUILD, "video-venv"))
+LOADERS = ("gst", "pyav", "torchcodec", "decord", "spdl", "limit", "limit-gst-pipeline",
+           "gst-timed", "gst-audio")
 
 
 @pytest.fixture(scope="module")
@@ -42,20 +45,34 @@ def run_compare(videos, out, only, env=None, extra=()):
 
 
 def test_every_loader_has_a_row(videos, tmp_path):
-    table, rows, saved = run_compare(videos, tmp_path, ",".join(LOADERS[:6]))
-    assert sorted(rows) == sorted(LOADERS[:6]), table
+    table, rows, saved = run_compare(videos, tmp_path, ",".join(LOADERS[:7]))
+    assert sorted(rows) == sorted(LOADERS[:7]), table
+    have_venv = os.path.exists(os.path.join(VIDEO_VENV, "bin", "python"))
     for name, cells in rows.items():
         if cells[1].startswith("skipped: "):
-            assert name not in ("gst", "limit"), table
+            assert name not in ("gst", "limit-gst-pipeline"), table
+            # the decode-only limit runs wherever PyAV's venv is
+            assert name != "limit" or not have_venv, table
             assert saved["skipped"][name] in cells[1], saved["skipped"]
             continue
         # clips/s, CPU s per clip after the first batch and all, peak RSS
         assert all(float(cells[i]) > 0 for i in (1, 4, 6, 8)), cells
         assert name in saved["summary"], saved
-    # the limit decodes at least the 16 frames an R3D clip takes (of the
-    # 31 it spans, unreferenced ones are skipped)
-    assert float(rows["limit"][9]) >= 16, rows["limit"]
-    assert "- " in table and "of the limit (target >= 0.8" in table, table
+    # the limits decode at least the 16 frames an R3D clip takes (of the
+    # 31 it spans, unreferenced ones are skipped), from the keyframe before
+    # it: the same clips, so about the same frames
+    gst_pipeline = float(rows["limit-gst-pipeline"][9])
+    assert gst_pipeline >= 16, rows["limit-gst-pipeline"]
+    if have_venv:
+        limit = float(rows["limit"][9])
+        assert limit >= 16, rows["limit"]
+        assert abs(limit - gst_pipeline) <= 0.1 * gst_pipeline + 1, table
+        assert saved["summary"]["limit"]["decoded_per_clip"] == pytest.approx(limit, abs=0.05)
+        assert "- gst-spdl at " in table and \
+            "of the limit's clips/s (target >= 0.8" in table, table
+    else:
+        assert rows["limit"][1].startswith("skipped: not installed: no "), table
+    assert "limit-gst-pipeline's clips/s (a pipeline per clip: not a bound)" in table
     # 5 videos less the variable-frame-rate ones, each one clip
     assert saved["videos"] + saved["vfr_left_out"] == 5
     assert saved["recipe"] == "r3d" and saved["best_peer"] in (None, *LOADERS)
