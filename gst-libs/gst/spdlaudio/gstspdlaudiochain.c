@@ -93,6 +93,7 @@ struct _GstSpdlAudioChain
   guint declared_channels;
   guint64 n_in, n_out;          /* declared length, 0 unknown */
   gboolean at_start;            /* prerolled, not seeked */
+  gboolean chained;             /* a chained Ogg: read from its start only */
   GstSpdlAudioReader *reader;   /* the file read without the pipeline */
 
   /* a reader's frames to float and the output's channels: audioconvert's
@@ -520,6 +521,7 @@ gst_spdl_audio_chain_close (GstSpdlAudioChain * chain)
   chain->n_in = chain->n_out = 0;
   chain->at_start = FALSE;
   chain->ended = FALSE;
+  chain->chained = FALSE;
 }
 
 void
@@ -690,7 +692,16 @@ gst_spdl_audio_chain_open (GstSpdlAudioChain * chain, GBytes * data,
   gst_caps_unref (caps);
   chain->in_rate = info.rate;
   chain->in_channels = info.channels;
-  if (gst_element_query_duration (chain->pipe, GST_FORMAT_TIME, &duration) &&
+  chain->chained = gst_spdl_ogg_is_chained (g_bytes_get_data (data, NULL),
+      g_bytes_get_size (data));
+  if (chain->chained) {
+    /* a seek into another link makes decodebin 1.22 switch groups while
+     * paused, and the next group's pad never comes (its decoder's output
+     * is refused, flushing): the file is decoded once from its start,
+     * whole, as one of unknown length, decodebin going from link to link
+     * as it plays (on_pad_added) */
+    GST_DEBUG ("a chained Ogg file");
+  } else if (gst_element_query_duration (chain->pipe, GST_FORMAT_TIME, &duration) &&
       duration >= 0) {
     chain->n_in = gst_util_uint64_scale_int_round (duration, info.rate,
         GST_SECOND);
@@ -1184,6 +1195,10 @@ run_pipeline (GstSpdlAudioChain * chain, Reading * r, GError ** error)
   seek_in = base_in > in_rate / 10 ? base_in - in_rate / 10 : 0;
   seek = !(chain->at_start && seek_in == 0);
   chain->at_start = FALSE;
+  if (seek && chain->chained)
+    return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_UNSUPPORTED,
+        "a chained Ogg file is decoded from its start only, not from %.3f s",
+        (gdouble) seek_in / in_rate);
 
   /* armed before the seek: buffers still on their way from before it are
    * refused, those after its flush read */
