@@ -207,7 +207,10 @@ def test_pipeline_path_ends_without_waiting_for_the_timeout(tmp_path):
     declines) decodes as its links one after the other (decodebin's next
     group continues the audio, where it went to a fakesink); clips are cut
     from the whole file (seeking into another link stalls decodebin); a
-    chain whose links differ in rate is skipped as unsupported."""
+    chain whose links differ in rate is skipped as unsupported. Without
+    reused chains every file's new pipeline links its audio (the first
+    file's stream was taken as still linked: a timeout for each after
+    it)."""
     ref, pipe = tmp_path / "ref", tmp_path / "pipe"
     os.makedirs(ref / "a")
     os.makedirs(pipe / "a")
@@ -236,7 +239,10 @@ def test_pipeline_path_ends_without_waiting_for_the_timeout(tmp_path):
 
     want, _, _ = run(ref, "duration=0")
     want = {os.path.basename(m["path"]): a for a, m in want}
-    for props in ("duration=0", "duration=0.5 clips-per-file=3 seed=3"):
+    # reuse-chains=false: a new pipeline for every file, where the first
+    # file's linked audio stream was still taken as linked
+    for props in ("duration=0", "duration=0.5 clips-per-file=3 seed=3",
+                  "duration=0 reuse-chains=false"):
         got, warnings, counts = run(pipe, props)
         assert counts["timeout"] == 0, (props, counts, warnings)
         assert counts["total"] == 2, (props, counts, warnings)
@@ -252,7 +258,8 @@ def test_pipeline_path_ends_without_waiting_for_the_timeout(tmp_path):
                  "chained.ogg": np.concatenate(
                      [want["v1.ogg"], want["v2.ogg"]], axis=1)}
         names = sorted(os.path.basename(m["path"]) for _, m in got)
-        per_file = 1 if props == "duration=0" else 3
+        per_file = 1 if props.startswith("duration=0 ") or \
+            props == "duration=0" else 3
         assert names == sorted(list(whole) * per_file), names
         for arr, meta in got:
             name = os.path.basename(meta["path"])
