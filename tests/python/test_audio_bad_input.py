@@ -170,3 +170,107 @@ def test_long_file_decodes_only_the_clip(tmp_path):
     assert long_kib - short_kib < 50 * 1024, (short_kib, long_kib)
     assert elapsed < 20, elapsed
     assert 0 <= start <= 1799
+
+
+def id3_tagged(data):
+    """@data behind an ID3v2.3 tag with one TIT2 frame: the WAV reader
+    declines it, and decodebin plugs id3demux before the demuxer."""
+    frame = b"TIT2" + (2).to_bytes(4, "big") + b"\0\0" + b"\0x"
+    return b"ID3\x03\0\0" + bytes([0, 0, 0, len(frame)]) + frame + data
+
+
+def wav_bytes(pcm, rate, odd_tail=b""):
+    """A WAV of int16 [channels, n] @pcm; @odd_tail appended to the data
+    chunk (not whole frames), then its pad byte when odd."""
+    frames = np.ascontiguousarray(pcm.T).tobytes() + odd_tail
+    data = b"data" + len(frames).to_bytes(4, "little") + frames
+    if len(frames) % 2:
+        data += b"\0"
+    channels = pcm.shape[0]
+    fmt = (b"fmt " + (16).to_bytes(4, "little") + (1).to_bytes(2, "little")
+           + channels.to_bytes(2, "little") + rate.to_bytes(4, "little")
+           + (rate * 2 * channels).to_bytes(4, "little")
+           + (2 * channels).to_bytes(2, "little") + (16).to_bytes(2, "little"))
+    body = b"WAVE" + fmt + data
+    return b"RIFF" + len(body).to_bytes(4, "little") + body
+
+
+def test_pipeline_path_ends_without_waiting_for_the_timeout(tmp_path):
+    """Files the readers decline, decoded by the pipeline, with a 5 s
+    timeout: each is decoded or skipped with its reason at once, never
+    after waiting out the timeout. A WAV behind an ID3 tag decodes as the
+    same WAV without it; one whose data chunk ends in a part frame (odd,
+    with its pad byte) gives wavparse 1.22 in pull mode no sample (caps,
+    then EOS while prerolling: the first span waited for an EOS appsink
+    had already reported) and is skipped as empty. A chained Ogg (two
+    Opus or two Vorbis files one after the other, which the Opus reader
+    declines) decodes as its links one after the other (decodebin's next
+    group continues the audio, where it went to a fakesink); clips are cut
+    from the whole file (seeking into another link stalls decodebin); a
+    chain whose links differ in rate is skipped as unsupported. Without
+    reused chains every file's new pipeline links its audio (the first
+    file's stream was taken as still linked: a timeout for each after
+    it)."""
+    ref, pipe = tmp_path / "ref", tmp_path / "pipe"
+    os.makedirs(ref / "a")
+    os.makedirs(pipe / "a")
+    pcm = audiogen.pcm16(audiogen.signal("tone", RATE, 1.5, channels=2))
+    (ref / "a" / "tagged.wav").write_bytes(wav_bytes(pcm, RATE))
+    (pipe / "a" / "tagged.wav").write_bytes(id3_tagged(wav_bytes(pcm, RATE)))
+    (pipe / "a" / "odd.wav").write_bytes(
+        id3_tagged(wav_bytes(pcm, RATE, odd_tail=b"\x01")))
+    links = {}
+    for name, ext, rate, seconds in (("o1", "opus", 48000, 0.7),
+                                     ("o2", "opus", 48000, 1.1),
+                                     ("o3", "opus", 16000, 0.8),
+                                     ("v1", "ogg", 44100, 0.6),
+                                     ("v2", "ogg", 44100, 0.9)):
+        path = str(ref / "a" / f"{name}.{ext}")
+        audiogen.make(path, "sweep", rate, seconds, number=len(links))
+        links[name] = open(path, "rb").read()
+    (pipe / "a" / "chained.opus").write_bytes(links["o1"] + links["o2"])
+    (pipe / "a" / "rates.opus").write_bytes(links["o1"] + links["o3"])
+    (pipe / "a" / "chained.ogg").write_bytes(links["v1"] + links["v2"])
+
+    def run(root, props):
+        return run_clips(f"spdlsrc location={root} extensions={EXT} ! "
+                         f"spdlaudiodecode threads=1 timeout=5000000000 "
+                         f"{props}", timeout_s=60)
+
+    want, _, _ = run(ref, "duration=0")
+    want = {os.path.basename(m["path"]): a for a, m in want}
+    # reuse-chains=false: a new pipeline for every file, where the first
+    # file's linked audio stream was still taken as linked
+    for props in ("duration=0", "duration=0.5 clips-per-file=3 seed=3",
+                  "duration=0 reuse-chains=false"):
+        got, warnings, counts = run(pipe, props)
+        assert counts["timeout"] == 0, (props, counts, warnings)
+        assert counts["total"] == 2, (props, counts, warnings)
+        assert counts["empty"] == 1 and counts["unsupported"] == 1, counts
+        assert any("odd.wav" in w and "no audio sample" in w
+                   for w in warnings), warnings
+        assert any("rates.opus" in w and "from 48000 Hz, 1 channels to "
+                   "16000 Hz, 1 channels" in w for w in warnings), warnings
+        # the whole files: each link decoded, one after the other
+        whole = {"tagged.wav": want["tagged.wav"],
+                 "chained.opus": np.concatenate(
+                     [want["o1.opus"], want["o2.opus"]], axis=1),
+                 "chained.ogg": np.concatenate(
+                     [want["v1.ogg"], want["v2.ogg"]], axis=1)}
+        names = sorted(os.path.basename(m["path"]) for _, m in got)
+        per_file = 1 if props.startswith("duration=0 ") or \
+            props == "duration=0" else 3
+        assert names == sorted(list(whole) * per_file), names
+        for arr, meta in got:
+            name = os.path.basename(meta["path"])
+            start = int(round(meta["start"] * RATE))
+            ref_arr = whole[name][:, start:start + arr.shape[1]]
+            # a lossy link's samples where they meet differ (the Opus
+            # reader, opusdec's S16; the second link's resampler history)
+            tol = 1e-6 if name.endswith(".wav") else 1e-4
+            assert abs(arr.shape[1] - whole[name].shape[1]) <= 2 \
+                if per_file == 1 else arr.shape[1] == 8000, (name, arr.shape)
+            n = min(arr.shape[1], ref_arr.shape[1])
+            err = np.abs(arr[:, :n] - ref_arr[:, :n])
+            assert np.median(err) < tol and err.mean() < 10 * tol, \
+                (name, props, meta["start"], np.median(err), err.mean())

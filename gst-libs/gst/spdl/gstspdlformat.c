@@ -338,3 +338,31 @@ gst_spdl_mpeg_audio_find_frames (const guint8 * data, gsize size,
   *length = pos - first;
   return TRUE;
 }
+
+gboolean
+gst_spdl_ogg_is_chained (const guint8 * data, gsize size)
+{
+  gsize pos = 0;
+  gboolean in_link = FALSE;
+
+  /* a page: "OggS", version 0, flags (0x02: BOS), granule, serial,
+   * sequence, CRC, segment count, lacing values, then the segments */
+  while (pos + 27 <= size && memcmp (data + pos, "OggS", 4) == 0 &&
+      data[pos + 4] == 0) {
+    guint nsegs = data[pos + 26], i;
+    gsize len = 27 + nsegs;
+
+    if (pos + len > size)
+      break;
+    for (i = 0; i < nsegs; i++)
+      len += data[pos + 27 + i];
+    if (data[pos + 5] & 0x02) {
+      if (in_link)
+        return TRUE;
+    } else {
+      in_link = TRUE;
+    }
+    pos += len;
+  }
+  return FALSE;
+}

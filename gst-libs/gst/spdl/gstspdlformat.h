@@ -75,6 +75,11 @@ gboolean gst_spdl_mpeg_audio_find_frames (const guint8 * data, gsize size,
 gboolean gst_spdl_ebml_header_refused (const guint8 * data, gsize size,
     gchar ** reason);
 
+/* Whether @data is a chained Ogg file: a stream begins (a BOS page) after
+ * a page that did not begin one, i.e. a second link follows the first.
+ * Walks the page headers only; FALSE where the bytes stop being pages. */
+gboolean gst_spdl_ogg_is_chained (const guint8 * data, gsize size);
+
 G_END_DECLS
 
 #endif /* __GST_SPDL_FORMAT_H__ */

@@ -82,6 +82,8 @@ struct _GstSpdlAudioChain
   GstBus *bus;
   GMutex pads_lock;             /* pad-added runs in a streaming thread */
   gboolean audio_linked, no_more_pads;
+  GstPad *audio_pad;            /* decodebin's pad linked to audioconvert */
+  gint linked_rate;             /* its declared rate */
   GError *rejected;             /* the stream's declared format */
   gchar *unknown_type;          /* typefind's caps decodebin could not plug */
   GList *fakesinks;
@@ -92,6 +94,7 @@ struct _GstSpdlAudioChain
   guint declared_channels;
   guint64 n_in, n_out;          /* declared length, 0 unknown */
   gboolean at_start;            /* prerolled, not seeked */
+  gboolean chained;             /* a chained Ogg: read from its start only */
   GstSpdlAudioReader *reader;   /* the file read without the pipeline */
 
   /* a reader's frames to float and the output's channels: audioconvert's
@@ -113,6 +116,7 @@ struct _GstSpdlAudioChain
   GCond read_cond;
   struct _Reading *reading;     /* filled by on_new_sample */
   struct _Reading *pending;     /* read from the seek's flush-stop on */
+  gboolean ended;               /* EOS reached appsink with no span armed */
 
   guint builds;
 };
@@ -241,16 +245,31 @@ on_pad_added (GstElement * decodebin, GstPad * pad, GstSpdlAudioChain * chain)
     caps = gst_pad_query_caps (pad, NULL);
   s = gst_caps_get_size (caps) ? gst_caps_get_structure (caps, 0) : NULL;
   g_mutex_lock (&chain->pads_lock);
-  if (s && gst_structure_has_name (s, "audio/x-raw") && !chain->audio_linked
-      && chain->rejected == NULL) {
+  if (s && gst_structure_has_name (s, "audio/x-raw") &&
+      chain->audio_pad == NULL && chain->rejected == NULL) {
     gst_structure_get_int (s, "rate", &rate);
     gst_structure_get_int (s, "channels", &channels);
-    if (check_declared (chain, rate, channels, &chain->rejected)) {
+    if (chain->audio_linked) {
+      /* the next stream of a chained file (Ogg), after decodebin removed
+       * the one that ended: its samples continue the same audio, whose
+       * rate the chain has planned with */
+      if (rate != chain->linked_rate || (guint) channels !=
+          chain->declared_channels)
+        gst_spdl_decode_fail (&chain->rejected,
+            GST_SPDL_DECODE_ERROR_UNSUPPORTED, "a chained stream changes "
+            "the format from %d Hz, %u channels to %d Hz, %d channels",
+            chain->linked_rate, chain->declared_channels, rate, channels);
+      else
+        sink = gst_object_ref (chain->convert);
+    } else if (check_declared (chain, rate, channels, &chain->rejected)) {
       chain->audio_linked = TRUE;
+      chain->linked_rate = rate;
       chain->declared_channels = channels;
       set_mix_matrix (chain->convert, channels, chain->limits.channels);
       sink = gst_object_ref (chain->convert);
     }
+    if (sink)
+      chain->audio_pad = gst_object_ref (pad);
   }
   if (sink == NULL) {
     /* video, subtitles, a second audio stream: drained, not decoded */
@@ -284,8 +303,25 @@ on_pad_added (GstElement * decodebin, GstPad * pad, GstSpdlAudioChain * chain)
     gst_object_unref (sinkpad);
     gst_object_unref (sink);
   }
-  if (chain->rejected)
+  if (chain->rejected) {
     wake (chain);
+    /* a span being read stops waiting (run_pipeline) */
+    g_mutex_lock (&chain->read_lock);
+    g_cond_signal (&chain->read_cond);
+    g_mutex_unlock (&chain->read_lock);
+  }
+}
+
+static void
+on_pad_removed (GstElement * decodebin, GstPad * pad,
+    GstSpdlAudioChain * chain)
+{
+  g_mutex_lock (&chain->pads_lock);
+  GST_DEBUG ("pad removed %" GST_PTR_FORMAT " (audio: %d)", pad,
+      pad == chain->audio_pad);
+  if (pad == chain->audio_pad)
+    gst_clear_object (&chain->audio_pad);
+  g_mutex_unlock (&chain->pads_lock);
 }
 
 static void
@@ -348,6 +384,9 @@ free_pipeline (GstSpdlAudioChain * chain)
   gst_clear_object (&chain->bus);
   gst_clear_object (&chain->pipe);
   chain->src = chain->decodebin = chain->convert = chain->appsink = NULL;
+  gst_clear_object (&chain->audio_pad);
+  chain->audio_linked = chain->no_more_pads = FALSE;
+  g_clear_error (&chain->rejected);
   g_clear_pointer (&chain->unknown_type, g_free);
 }
 
@@ -413,6 +452,8 @@ build_pipeline (GstSpdlAudioChain * chain, GError ** error)
   gst_object_unref (pad);
   g_signal_connect (chain->decodebin, "pad-added", G_CALLBACK (on_pad_added),
       chain);
+  g_signal_connect (chain->decodebin, "pad-removed",
+      G_CALLBACK (on_pad_removed), chain);
   g_signal_connect (chain->decodebin, "no-more-pads",
       G_CALLBACK (on_no_more_pads), chain);
   g_signal_connect (chain->decodebin, "deep-element-added",
@@ -457,6 +498,7 @@ reset_pipeline (GstSpdlAudioChain * chain)
   g_list_free_full (chain->fakesinks, gst_object_unref);
   chain->fakesinks = NULL;
   chain->audio_linked = chain->no_more_pads = FALSE;
+  gst_clear_object (&chain->audio_pad);
   g_clear_error (&chain->rejected);
   g_clear_pointer (&chain->unknown_type, g_free);
   /* messages of the previous file */
@@ -479,6 +521,8 @@ gst_spdl_audio_chain_close (GstSpdlAudioChain * chain)
   chain->in_rate = chain->in_channels = chain->declared_channels = 0;
   chain->n_in = chain->n_out = 0;
   chain->at_start = FALSE;
+  chain->ended = FALSE;
+  chain->chained = FALSE;
 }
 
 void
@@ -649,7 +693,16 @@ gst_spdl_audio_chain_open (GstSpdlAudioChain * chain, GBytes * data,
   gst_caps_unref (caps);
   chain->in_rate = info.rate;
   chain->in_channels = info.channels;
-  if (gst_element_query_duration (chain->pipe, GST_FORMAT_TIME, &duration) &&
+  chain->chained = gst_spdl_ogg_is_chained (g_bytes_get_data (data, NULL),
+      g_bytes_get_size (data));
+  if (chain->chained) {
+    /* a seek into another link makes decodebin 1.22 switch groups while
+     * paused, and the next group's pad never comes (its decoder's output
+     * is refused, flushing): the file is decoded once from its start,
+     * whole, as one of unknown length, decodebin going from link to link
+     * as it plays (on_pad_added) */
+    GST_DEBUG ("a chained Ogg file");
+  } else if (gst_element_query_duration (chain->pipe, GST_FORMAT_TIME, &duration) &&
       duration >= 0) {
     chain->n_in = gst_util_uint64_scale_int_round (duration, info.rate,
         GST_SECOND);
@@ -998,6 +1051,11 @@ on_eos (GstAppSink * appsink, gpointer user_data)
   if (chain->reading) {
     chain->reading->eos = TRUE;
     g_cond_signal (&chain->read_cond);
+  } else {
+    /* while prerolling: a stream that ends before its first sample (caps,
+     * then EOS) prerolls on the EOS, which appsink reports once; the
+     * first span, read without a seek, ends here */
+    chain->ended = TRUE;
   }
   g_mutex_unlock (&chain->read_lock);
 }
@@ -1011,6 +1069,7 @@ on_flush_stop (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
   if (GST_EVENT_TYPE (GST_PAD_PROBE_INFO_EVENT (info)) ==
       GST_EVENT_FLUSH_STOP) {
     g_mutex_lock (&chain->read_lock);
+    chain->ended = FALSE;
     if (chain->pending) {
       chain->reading = chain->pending;
       chain->pending = NULL;
@@ -1138,6 +1197,10 @@ run_pipeline (GstSpdlAudioChain * chain, Reading * r, GError ** error)
   seek_in = base_in > in_rate / 10 ? base_in - in_rate / 10 : 0;
   seek = !(chain->at_start && seek_in == 0);
   chain->at_start = FALSE;
+  if (seek && chain->chained)
+    return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_UNSUPPORTED,
+        "a chained Ogg file is decoded from its start only, not from %.3f s",
+        (gdouble) seek_in / in_rate);
 
   /* armed before the seek: buffers still on their way from before it are
    * refused, those after its flush read */
@@ -1146,6 +1209,8 @@ run_pipeline (GstSpdlAudioChain * chain, Reading * r, GError ** error)
     chain->pending = r;
   else
     chain->reading = r;
+  if (!seek && chain->ended)
+    r->eos = TRUE;
   g_mutex_unlock (&chain->read_lock);
   if (seek && !gst_element_seek (chain->pipe, 1.0, GST_FORMAT_TIME,
           GST_SEEK_FLAG_FLUSH | GST_SEEK_FLAG_ACCURATE, GST_SEEK_TYPE_SET,
@@ -1173,6 +1238,9 @@ run_pipeline (GstSpdlAudioChain * chain, Reading * r, GError ** error)
     if (msg) {
       ok = gst_spdl_media_fail_from_message (msg, error, "decoding");
       gst_message_unref (msg);
+    } else if (check_failed (chain, NULL, error)) {
+      /* a later stream refused (on_pad_added): nothing more comes */
+      ok = FALSE;
     } else if (gst_util_get_timestamp () > deadline) {
       ok = gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_TIMEOUT,
           "decoding took longer than %" GST_TIME_FORMAT,

@@ -198,6 +198,44 @@ GST_START_TEST (test_mpeg_audio_samples_counted)
 
 GST_END_TEST;
 
+/* an Ogg page: @flags (0x02: BOS), one segment of @len bytes */
+static void
+append_ogg_page (GByteArray * a, guint8 flags, guint8 len)
+{
+  guint8 head[28] = { 'O', 'g', 'g', 'S', 0, flags, };
+  guint8 body[255] = { 0, };
+
+  head[26] = 1;
+  head[27] = len;
+  g_byte_array_append (a, head, sizeof (head));
+  g_byte_array_append (a, body, len);
+}
+
+GST_START_TEST (test_ogg_chained)
+{
+  GByteArray *a = g_byte_array_new ();
+
+  /* two streams multiplexed: both BOS pages first, then data */
+  append_ogg_page (a, 0x02, 19);
+  append_ogg_page (a, 0x02, 30);
+  append_ogg_page (a, 0x00, 200);
+  append_ogg_page (a, 0x04, 10);
+  fail_if (gst_spdl_ogg_is_chained (a->data, a->len));
+  /* a second link after the first */
+  append_ogg_page (a, 0x02, 19);
+  append_ogg_page (a, 0x00, 50);
+  fail_unless (gst_spdl_ogg_is_chained (a->data, a->len));
+  /* cut inside the second link's BOS page header: not seen */
+  fail_if (gst_spdl_ogg_is_chained (a->data, a->len - 50 - 28 - 19 - 10));
+  /* bytes that stop being pages before it */
+  a->data[28 + 19 + 28 + 30] = 'X';
+  fail_if (gst_spdl_ogg_is_chained (a->data, a->len));
+  fail_if (gst_spdl_ogg_is_chained ((const guint8 *) "OggS", 4));
+  g_byte_array_unref (a);
+}
+
+GST_END_TEST;
+
 static Suite *
 spdlformat_suite (void)
 {
@@ -208,6 +246,7 @@ spdlformat_suite (void)
   tcase_add_test (tc, test_sniffing_by_first_bytes);
   tcase_add_test (tc, test_ebml_headers_matroskademux_refuses);
   tcase_add_test (tc, test_mpeg_audio_samples_counted);
+  tcase_add_test (tc, test_ogg_chained);
   return s;
 }
 
