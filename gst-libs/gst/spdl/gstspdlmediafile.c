@@ -44,10 +44,12 @@ gst_spdl_media_file_check (GBytes * data, GError ** error)
  *   them a GIF is an image (image/gif exposed), skipped at once.
  * - adaptive streaming demuxers (HLS, DASH, Smooth Streaming): a
  *   playlist in a dataset would make the loader fetch its URIs.
- * - gmedec (libgme: emulated game-console music, "Vgm ", NSF, SPC...):
- *   libgme 0.6.3 crashed on VGM files the audio chain's fuzzer mutated
- *   (tests/fuzz/regressions-audiochain/gme-vgm-*), taking the training
- *   process with it; no speech or audio dataset is made of these. */
+ * - decoders of emulated chip music, gmedec (libgme: "Vgm ", NSF,
+ *   SPC...) and siddec (libsidplay: C64 "PSID"): libgme 0.6.3 crashed on
+ *   VGM files the audio chain's fuzzer mutated, libsidplay 1 while
+ *   making its emulator for a PSID file (tests/fuzz/regressions-
+ *   audiochain/gme-vgm-*, sid-psid-*), taking the training process with
+ *   them; no speech or audio dataset is made of these. */
 gboolean
 gst_spdl_media_factory_refused (GstElementFactory * factory)
 {
@@ -56,6 +58,7 @@ gst_spdl_media_factory_refused (GstElementFactory * factory)
 
   return g_str_has_prefix (GST_OBJECT_NAME (factory), "avdemux_") ||
       g_strcmp0 (GST_OBJECT_NAME (factory), "gmedec") == 0 ||
+      g_strcmp0 (GST_OBJECT_NAME (factory), "siddec") == 0 ||
       (klass && strstr (klass, "Demuxer/Adaptive"));
 }
 
