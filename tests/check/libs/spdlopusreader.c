@@ -11,175 +11,24 @@
 #endif
 
 #include <gst/check/gstcheck.h>
-#include <gst/app/gstappsink.h>
-#include <gst/app/gstappsrc.h>
 #include <math.h>
 #include <string.h>
 
 #include "gstspdlaudioreader.h"
-#include "gstspdlerrors.h"
+#include "spdlaudioreadertest.h"
 #include "spdlcheckmain.h"
 
 #define RATE 48000
 
-/* A chirp per channel (different in each) with a little deterministic
- * noise: every band busy, so a decoder's state matters. */
-static gfloat *
-make_signal (guint64 frames, guint channels)
-{
-  gfloat *pcm = g_new (gfloat, frames * channels);
-  guint32 lcg = 12345;
-  guint64 i;
-  guint c;
-
-  for (i = 0; i < frames; i++) {
-    gdouble t = (gdouble) i / RATE;
-    for (c = 0; c < channels; c++) {
-      gdouble f = 220.0 * (c + 1) * (1.0 + t);
-      lcg = lcg * 1664525u + 1013904223u;
-      pcm[i * channels + c] = 0.3 * sin (2 * G_PI * f * t) +
-          0.05 * ((gdouble) (lcg >> 8) / (1 << 24) - 0.5);
-    }
-  }
-  return pcm;
-}
-
-/* Everything @launch ("appsrc name=src ... ! appsink name=sink") gives
- * for @input (pushed as one buffer, then EOS); @first_pts: the first
- * buffer's timestamp (GST_CLOCK_TIME_NONE when none came). */
-static GBytes *
-run_pipeline (const gchar * launch, GstCaps * src_caps, gconstpointer input,
-    gsize size, GstClockTime * first_pts)
-{
-  GError *error = NULL;
-  GstElement *pipeline = gst_parse_launch (launch, &error);
-  GstElement *src, *sink;
-  GByteArray *out = g_byte_array_new ();
-  GstBuffer *buf;
-  GstSample *sample;
-  GstBus *bus;
-  GstMessage *msg;
-
-  fail_unless (pipeline != NULL, "%s: %s", launch,
-      error ? error->message : "?");
-  src = gst_bin_get_by_name (GST_BIN (pipeline), "src");
-  sink = gst_bin_get_by_name (GST_BIN (pipeline), "sink");
-  if (src_caps)
-    gst_app_src_set_caps (GST_APP_SRC (src), src_caps);
-  g_object_set (sink, "sync", FALSE, NULL);
-  fail_unless (gst_element_set_state (pipeline, GST_STATE_PLAYING) !=
-      GST_STATE_CHANGE_FAILURE);
-  buf = gst_buffer_new_memdup (input, size);
-  /* encoders and muxers time their output from their input's */
-  GST_BUFFER_PTS (buf) = 0;
-  fail_unless_equals_int (gst_app_src_push_buffer (GST_APP_SRC (src), buf),
-      GST_FLOW_OK);
-  gst_app_src_end_of_stream (GST_APP_SRC (src));
-
-  if (first_pts)
-    *first_pts = GST_CLOCK_TIME_NONE;
-  while ((sample = gst_app_sink_try_pull_sample (GST_APP_SINK (sink),
-              30 * GST_SECOND))) {
-    GstMapInfo map;
-
-    buf = gst_sample_get_buffer (sample);
-    if (first_pts && *first_pts == GST_CLOCK_TIME_NONE)
-      *first_pts = GST_BUFFER_PTS (buf);
-    fail_unless (gst_buffer_map (buf, &map, GST_MAP_READ));
-    g_byte_array_append (out, map.data, map.size);
-    gst_buffer_unmap (buf, &map);
-    gst_sample_unref (sample);
-  }
-  fail_unless (gst_app_sink_is_eos (GST_APP_SINK (sink)), "%s: no EOS",
-      launch);
-  bus = gst_element_get_bus (pipeline);
-  msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
-  fail_unless (msg == NULL, "%s: an error", launch);
-  gst_object_unref (bus);
-  gst_element_set_state (pipeline, GST_STATE_NULL);
-  gst_object_unref (src);
-  gst_object_unref (sink);
-  gst_object_unref (pipeline);
-  return g_byte_array_free_to_bytes (out);
-}
-
-/* @frames of make_signal() encoded by opusenc into Ogg */
+/* @frames of spdl_audio_test_chirp() through @encoder into Ogg */
 static GBytes *
 encode (const gchar * encoder, guint64 frames, guint channels)
 {
-  gfloat *pcm = make_signal (frames, channels);
-  GstAudioInfo info;
-  GstCaps *caps;
-  gchar *launch;
-  GBytes *file;
+  gchar *muxed = g_strdup_printf ("%s ! oggmux", encoder);
+  GBytes *file = spdl_audio_test_encode (muxed, RATE, frames, channels);
 
-  gst_audio_info_set_format (&info, GST_AUDIO_FORMAT_F32, RATE, channels,
-      NULL);
-  caps = gst_audio_info_to_caps (&info);
-  launch = g_strdup_printf ("appsrc name=src format=time ! audioconvert ! "
-      "%s ! oggmux ! appsink name=sink", encoder);
-  file = run_pipeline (launch, caps, pcm, frames * channels * sizeof (gfloat),
-      NULL);
-  g_free (launch);
-  gst_caps_unref (caps);
-  g_free (pcm);
+  g_free (muxed);
   return file;
-}
-
-typedef struct
-{
-  gfloat *out;                  /* interleaved */
-  guint channels;
-  guint64 first;                /* of out[0] */
-  guint64 want;                 /* frames */
-  guint64 got;
-  guint runs;
-} Collect;
-
-static gboolean
-collect (gconstpointer frames, guint64 run_first, gsize n_frames,
-    gpointer user_data)
-{
-  Collect *c = user_data;
-  gsize n = MIN (n_frames, c->want - c->got);
-
-  /* runs are consecutive and start where asked */
-  fail_unless_equals_uint64 (run_first, c->first + c->got);
-  fail_unless (n_frames > 0);
-  memcpy (c->out + c->got * c->channels, frames,
-      n * c->channels * sizeof (gfloat));
-  c->got += n;
-  c->runs++;
-  return c->got < c->want;
-}
-
-/* frames @first .. @first + @want (fewer at the end); g_free() it */
-static gfloat *
-read_span (GstSpdlAudioReader * reader, guint64 first, guint64 want,
-    guint64 * got)
-{
-  Collect c = { 0, };
-  GError *error = NULL;
-
-  c.channels = GST_AUDIO_INFO_CHANNELS (&reader->info);
-  c.out = g_new0 (gfloat, MAX (want, 1) * c.channels);
-  c.first = first;
-  c.want = want;
-  fail_unless (gst_spdl_audio_reader_read (reader, first, collect, &c,
-          &error), "%s", error ? error->message : "?");
-  *got = c.got;
-  return c.out;
-}
-
-static gdouble
-max_diff (const gfloat * a, const gfloat * b, gsize n)
-{
-  gdouble m = 0;
-  gsize i;
-
-  for (i = 0; i < n; i++)
-    m = MAX (m, fabs ((gdouble) a[i] - b[i]));
-  return m;
 }
 
 static GstSpdlAudioReader *
@@ -187,13 +36,8 @@ open_opus (GBytes * file, guint channels)
 {
   GstSpdlAudioReader *reader = gst_spdl_audio_reader_open (file);
 
-  fail_unless (reader != NULL);
-  fail_unless_equals_string (gst_spdl_audio_reader_get_name (reader),
-      "opusfile");
-  fail_unless_equals_int (GST_AUDIO_INFO_FORMAT (&reader->info),
-      GST_AUDIO_FORMAT_F32);
-  fail_unless_equals_int (GST_AUDIO_INFO_RATE (&reader->info), RATE);
-  fail_unless_equals_int (GST_AUDIO_INFO_CHANNELS (&reader->info), channels);
+  spdl_audio_test_check_reader (reader, "opusfile", GST_AUDIO_FORMAT_F32,
+      RATE, channels);
   return reader;
 }
 
@@ -215,13 +59,13 @@ GST_START_TEST (test_length_and_seeks)
     guint i;
 
     fail_unless_equals_uint64 (reader->n_frames, frames);
-    whole = read_span (reader, 0, frames + 100, &got);
+    whole = spdl_audio_test_read_span (reader, 0, frames + 100, &got);
     fail_unless_equals_uint64 (got, frames);
     /* the signal came through: a chirp of amplitude 0.3 */
-    fail_unless (max_diff (whole, whole + 1, RATE) > 0.01);
+    fail_unless (spdl_audio_test_max_diff (whole, whole + 1, RATE) > 0.01);
 
     for (i = 0; i < G_N_ELEMENTS (firsts); i++) {
-      gfloat *a = read_span (reader, firsts[i], span, &got);
+      gfloat *a = spdl_audio_test_read_span (reader, firsts[i], span, &got);
       gfloat *b;
       gdouble d;
 
@@ -229,12 +73,12 @@ GST_START_TEST (test_length_and_seeks)
       /* a seek decodes a second before the frame with a fresh decoder:
        * by then libopus's state is the continuous decode's (identical
        * here; 80 ms, opusfile's own pre-roll, gave 0.036 at 4799) */
-      d = max_diff (a, whole + firsts[i] * channels, span * channels);
+      d = spdl_audio_test_max_diff (a, whole + firsts[i] * channels, span * channels);
       GST_INFO ("%u channels, from %" G_GUINT64_FORMAT ": %g from the "
           "continuous decode", channels, firsts[i], d);
       fail_unless (d < 1e-6, "from %" G_GUINT64_FORMAT ": %g", firsts[i], d);
       /* the same span again (a seek back): the same samples exactly */
-      b = read_span (reader, firsts[i], span, &got);
+      b = spdl_audio_test_read_span (reader, firsts[i], span, &got);
       fail_unless_equals_uint64 (got, span);
       fail_unless (memcmp (a, b, span * channels * sizeof (gfloat)) == 0,
           "from %" G_GUINT64_FORMAT ": not the same twice", firsts[i]);
@@ -243,13 +87,13 @@ GST_START_TEST (test_length_and_seeks)
     }
 
     /* at and past the end: nothing, and no error */
-    g_free (read_span (reader, frames, 10, &got));
+    g_free (spdl_audio_test_read_span (reader, frames, 10, &got));
     fail_unless_equals_uint64 (got, 0);
-    g_free (read_span (reader, frames + 5000, 10, &got));
+    g_free (spdl_audio_test_read_span (reader, frames + 5000, 10, &got));
     fail_unless_equals_uint64 (got, 0);
     /* the last frames */
     {
-      gfloat *tail = read_span (reader, frames - 10, 100, &got);
+      gfloat *tail = spdl_audio_test_read_span (reader, frames - 10, 100, &got);
       fail_unless_equals_uint64 (got, 10);
       g_free (tail);
     }
@@ -272,12 +116,12 @@ GST_START_TEST (test_consecutive_reads)
   gfloat *whole, *a, *b;
   guint64 got;
 
-  whole = read_span (reader, 0, frames, &got);
+  whole = spdl_audio_test_read_span (reader, 0, frames, &got);
   fail_unless_equals_uint64 (got, frames);
   /* 0 again, after a seek to 0: as right after opening */
-  a = read_span (reader, 0, 1000, &got);
+  a = spdl_audio_test_read_span (reader, 0, 1000, &got);
   fail_unless (memcmp (a, whole, 1000 * 2 * sizeof (gfloat)) == 0);
-  b = read_span (reader, 1000, 30000, &got);
+  b = spdl_audio_test_read_span (reader, 1000, 30000, &got);
   fail_unless_equals_uint64 (got, 30000);
   fail_unless (memcmp (b, whole + 2000, 30000 * 2 * sizeof (gfloat)) == 0);
   g_free (a);
@@ -308,11 +152,12 @@ GST_START_TEST (test_equals_opusdec)
     gfloat *whole;
     gdouble d;
 
-    whole = read_span (reader, 0, frames, &got);
+    whole = spdl_audio_test_read_span (reader, 0, frames, &got);
     caps = gst_caps_new_empty_simple ("application/ogg");
-    ref = run_pipeline ("appsrc name=src ! decodebin ! audioconvert ! "
-        "audio/x-raw,format=F32LE,layout=interleaved ! appsink name=sink",
-        caps, g_bytes_get_data (file, NULL), g_bytes_get_size (file), &pts);
+    ref = spdl_audio_test_run_pipeline ("appsrc name=src ! decodebin ! "
+        "audioconvert ! audio/x-raw,format=F32LE,layout=interleaved ! "
+        "appsink name=sink", caps, g_bytes_get_data (file, NULL),
+        g_bytes_get_size (file), &pts, NULL, NULL);
     gst_caps_unref (caps);
     r = g_bytes_get_data (ref, &size);
     n = size / sizeof (gfloat) / channels;
@@ -321,7 +166,7 @@ GST_START_TEST (test_equals_opusdec)
     fail_unless_equals_uint64 (offset, 0);
     fail_unless (n >= frames - RATE / 50, "%" G_GUINT64_FORMAT, n);
     n = MIN (n, frames);
-    d = max_diff (whole + skip * channels, r + skip * channels,
+    d = spdl_audio_test_max_diff (whole + skip * channels, r + skip * channels,
         (n - skip) * channels);
     GST_INFO ("%u channels: %g from opusdec", channels, d);
     /* opusdec's S16 rounding: 2^-16 */
@@ -369,7 +214,7 @@ GST_START_TEST (test_output_gain)
   const gdouble gain = pow (10, -6.0 / 20);
 
   reader = open_opus (file, 1);
-  plain = read_span (reader, 0, frames, &got);
+  plain = spdl_audio_test_read_span (reader, 0, frames, &got);
   gst_spdl_audio_reader_free (reader);
 
   /* OpusHead's output gain: Q7.8 dB at byte 16, then the page's CRC */
@@ -387,7 +232,7 @@ GST_START_TEST (test_output_gain)
   quiet = g_bytes_new_take (d, size);
 
   reader = open_opus (quiet, 1);
-  soft = read_span (reader, 0, frames, &got);
+  soft = spdl_audio_test_read_span (reader, 0, frames, &got);
   fail_unless_equals_uint64 (got, frames);
   for (i = 0; i < frames; i++)
     d_scale = MAX (d_scale, fabs (soft[i] - gain * plain[i]));
@@ -395,13 +240,13 @@ GST_START_TEST (test_output_gain)
   fail_unless (d_scale < 1e-6, "%g", d_scale);
 
   caps = gst_caps_new_empty_simple ("application/ogg");
-  ref = run_pipeline ("appsrc name=src ! decodebin ! audioconvert ! "
-      "audio/x-raw,format=F32LE,layout=interleaved ! appsink name=sink",
-      caps, d, size, NULL);
+  ref = spdl_audio_test_run_pipeline ("appsrc name=src ! decodebin ! "
+      "audioconvert ! audio/x-raw,format=F32LE,layout=interleaved ! "
+      "appsink name=sink", caps, d, size, NULL, NULL, NULL);
   gst_caps_unref (caps);
   r = (gfloat *) g_bytes_get_data (ref, &size);
   fail_unless (size / sizeof (gfloat) >= frames - RATE / 50);
-  d_opusdec = max_diff (soft, r, MIN (frames, size / sizeof (gfloat)));
+  d_opusdec = spdl_audio_test_max_diff (soft, r, MIN (frames, size / sizeof (gfloat)));
   GST_INFO ("-6 dB: %g from scaling, %g from opusdec", d_scale, d_opusdec);
   /* opusdec scales its S16 output */
   fail_unless (d_opusdec < 1e-4, "%g", d_opusdec);
@@ -492,50 +337,8 @@ GST_START_TEST (test_truncated)
 {
   const guint64 frames = 3 * RATE;
   GBytes *file = encode ("opusenc", frames, 2);
-  gsize size = g_bytes_get_size (file);
-  guint cut;
 
-  for (cut = 1; cut < 8; cut++) {
-    GBytes *part = g_bytes_new_from_bytes (file, 0, size * cut / 8);
-    GstSpdlAudioReader *reader = gst_spdl_audio_reader_open (part);
-    Collect c = { 0, };
-    GError *error = NULL;
-    gboolean ok;
-
-    if (!reader) {
-      g_bytes_unref (part);
-      continue;
-    }
-    fail_unless (reader->n_frames < frames);
-    c.channels = 2;
-    c.want = frames;
-    c.out = g_new0 (gfloat, frames * 2);
-    ok = gst_spdl_audio_reader_read (reader, 0, collect, &c, &error);
-    GST_INFO ("cut at %u/8: %" G_GUINT64_FORMAT " frames declared, %"
-        G_GUINT64_FORMAT " read, %s", cut, reader->n_frames, c.got,
-        error ? error->message : "no error");
-    if (ok) {
-      fail_unless_equals_uint64 (c.got, reader->n_frames);
-    } else {
-      fail_unless (g_error_matches (error, GST_SPDL_DECODE_ERROR,
-              GST_SPDL_DECODE_ERROR_CORRUPT));
-      g_clear_error (&error);
-    }
-    /* and a seek into it */
-    c.got = 0;
-    c.first = reader->n_frames / 2;
-    ok = gst_spdl_audio_reader_read (reader, c.first, collect, &c, &error);
-    if (ok) {
-      fail_unless_equals_uint64 (c.got, reader->n_frames - c.first);
-    } else {
-      fail_unless (g_error_matches (error, GST_SPDL_DECODE_ERROR,
-              GST_SPDL_DECODE_ERROR_CORRUPT));
-      g_clear_error (&error);
-    }
-    g_free (c.out);
-    gst_spdl_audio_reader_free (reader);
-    g_bytes_unref (part);
-  }
+  spdl_audio_test_check_truncated (file, frames, 2);
   g_bytes_unref (file);
 }
 
@@ -547,34 +350,9 @@ GST_START_TEST (test_damaged_page)
 {
   const guint64 frames = 3 * RATE;
   GBytes *file = encode ("opusenc", frames, 1);
-  gsize size;
-  guint8 *d = g_bytes_unref_to_data (file, &size);
-  GBytes *bad;
-  GstSpdlAudioReader *reader;
-  Collect c = { 0, };
-  GError *error = NULL;
-  gsize i;
 
-  /* the page holding the middle loses its capture pattern */
-  for (i = size / 2; i + 4 < size && memcmp (d + i, "OggS", 4) != 0; i++);
-  fail_unless (i + 4 < size);
-  d[i + 1] = 'X';
-  bad = g_bytes_new_take (d, size);
-  reader = gst_spdl_audio_reader_open (bad);
-  fail_unless (reader != NULL);
-  fail_unless_equals_uint64 (reader->n_frames, frames);
-  c.channels = 1;
-  c.want = frames;
-  c.out = g_new0 (gfloat, frames);
-  fail_if (gst_spdl_audio_reader_read (reader, 0, collect, &c, &error));
-  fail_unless (g_error_matches (error, GST_SPDL_DECODE_ERROR,
-          GST_SPDL_DECODE_ERROR_CORRUPT));
-  fail_unless (strstr (error->message, "hole") != NULL, "%s", error->message);
-  fail_unless (c.got < frames);
-  g_clear_error (&error);
-  g_free (c.out);
-  gst_spdl_audio_reader_free (reader);
-  g_bytes_unref (bad);
+  spdl_audio_test_check_ogg_hole (file, frames);
+  g_bytes_unref (file);
 }
 
 GST_END_TEST;
