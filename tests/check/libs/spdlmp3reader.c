@@ -18,17 +18,15 @@
 #endif
 
 #include <gst/check/gstcheck.h>
-#include <gst/app/gstappsink.h>
-#include <gst/app/gstappsrc.h>
 
 #include "gstspdlaudioreader.h"
 #include "gstspdlerrors.h"
 #include "gstspdlformat.h"
+#include "spdlaudioreadertest.h"
 #include "spdlcheckmain.h"
 
 #include <gio/gio.h>
 #include <glib/gstdio.h>
-#include <math.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -39,32 +37,13 @@
 static GBytes *
 encode (const gchar * launch)
 {
-  gchar *desc = g_strdup_printf ("%s ! appsink name=sink sync=false",
-      launch);
-  GstElement *pipe = gst_parse_launch (desc, NULL);
-  GstElement *sink;
-  GByteArray *out = g_byte_array_new ();
-  GstSample *sample;
+  gchar *desc = g_strdup_printf ("%s ! appsink name=sink", launch);
+  GBytes *out = spdl_audio_test_run_pipeline (desc, NULL, NULL, 0, NULL,
+      NULL, NULL);
 
-  fail_unless (pipe != NULL, "cannot make %s", desc);
-  sink = gst_bin_get_by_name (GST_BIN (pipe), "sink");
-  fail_unless (gst_element_set_state (pipe, GST_STATE_PLAYING) !=
-      GST_STATE_CHANGE_FAILURE);
-  while ((sample = gst_app_sink_pull_sample (GST_APP_SINK (sink)))) {
-    GstMapInfo map;
-    GstBuffer *buf = gst_sample_get_buffer (sample);
-
-    fail_unless (gst_buffer_map (buf, &map, GST_MAP_READ));
-    g_byte_array_append (out, map.data, map.size);
-    gst_buffer_unmap (buf, &map);
-    gst_sample_unref (sample);
-  }
-  gst_element_set_state (pipe, GST_STATE_NULL);
-  gst_object_unref (sink);
-  gst_object_unref (pipe);
+  fail_unless (g_bytes_get_size (out) > 0, "%s made nothing", launch);
   g_free (desc);
-  fail_unless (out->len > 0, "%s made nothing", launch);
-  return g_byte_array_free_to_bytes (out);
+  return out;
 }
 
 /* 1 s of a test signal at @rate, @channels, encoded by lamemp3enc with
@@ -214,69 +193,24 @@ ffmpeg_decode (GBytes * mp3, guint channels)
 static GArray *
 pipeline_decode (GBytes * data, guint * channels)
 {
-  GstElement *pipe = gst_parse_launch ("appsrc name=src ! decodebin ! "
-      "audioconvert ! audio/x-raw,format=F32LE,layout=interleaved ! "
-      "appsink name=sink sync=false", NULL);
-  GstElement *src = gst_bin_get_by_name (GST_BIN (pipe), "src");
-  GstElement *sink = gst_bin_get_by_name (GST_BIN (pipe), "sink");
+  GstAudioInfo info;
+  GBytes *decoded = spdl_audio_test_run_pipeline ("appsrc name=src ! "
+      "decodebin ! audioconvert ! audio/x-raw,format=F32LE,"
+      "layout=interleaved ! appsink name=sink", NULL,
+      g_bytes_get_data (data, NULL), g_bytes_get_size (data), NULL, NULL,
+      &info);
   GArray *out = g_array_new (FALSE, FALSE, sizeof (gfloat));
-  GstSample *sample;
+  gsize size;
+  gconstpointer samples = g_bytes_get_data (decoded, &size);
 
-  *channels = 0;
-  fail_unless_equals_int (gst_app_src_push_buffer (GST_APP_SRC (src),
-          gst_buffer_new_wrapped_bytes (data)), GST_FLOW_OK);
-  gst_app_src_end_of_stream (GST_APP_SRC (src));
-  fail_unless (gst_element_set_state (pipe, GST_STATE_PLAYING) !=
-      GST_STATE_CHANGE_FAILURE);
-  while ((sample = gst_app_sink_pull_sample (GST_APP_SINK (sink)))) {
-    GstBuffer *buf = gst_sample_get_buffer (sample);
-    GstAudioInfo info;
-    GstMapInfo map;
-
-    fail_unless (gst_audio_info_from_caps (&info,
-            gst_sample_get_caps (sample)));
-    *channels = info.channels;
-    fail_unless_equals_uint64 (gst_util_uint64_scale_round (GST_BUFFER_PTS
-            (buf), info.rate, GST_SECOND), out->len / info.channels);
-    fail_unless (gst_buffer_map (buf, &map, GST_MAP_READ));
-    g_array_append_vals (out, map.data, map.size / sizeof (gfloat));
-    gst_buffer_unmap (buf, &map);
-    gst_sample_unref (sample);
-  }
-  gst_element_set_state (pipe, GST_STATE_NULL);
-  gst_object_unref (src);
-  gst_object_unref (sink);
-  gst_object_unref (pipe);
+  *channels = GST_AUDIO_INFO_CHANNELS (&info);
+  g_array_append_vals (out, samples, size / sizeof (gfloat));
+  g_bytes_unref (decoded);
   return out;
 }
 
 /* ------------------------------------------------------------------------ */
 /* Reading                                                                  */
-
-typedef struct
-{
-  GArray *frames;               /* interleaved */
-  guint channels;
-  guint64 next;                 /* where the next run must start */
-  guint64 limit;                /* stop once this many frames are had */
-  guint runs;
-} Collect;
-
-static gboolean
-collect (gconstpointer frames, guint64 at, gsize n_frames,
-    gpointer user_data)
-{
-  Collect *c = user_data;
-  guint64 have = c->frames->len / c->channels;
-
-  fail_unless_equals_uint64 (at, c->next);
-  fail_unless (n_frames > 0);
-  g_array_append_vals (c->frames, frames,
-      MIN (n_frames, c->limit - have) * c->channels);
-  c->next = at + n_frames;
-  c->runs++;
-  return c->frames->len / c->channels < c->limit;
-}
 
 /* @limit frames (or to the end) read from @first; NULL and @error when
  * the read fails */
@@ -284,28 +218,18 @@ static GArray *
 read_frames (GstSpdlAudioReader * reader, guint64 first, guint64 limit,
     GError ** error)
 {
-  Collect c = { 0, };
+  SpdlAudioTestRuns runs;
+  GArray *frames = NULL;
 
-  c.frames = g_array_new (FALSE, FALSE, sizeof (gfloat));
-  c.channels = reader->info.channels;
-  c.next = first;
-  c.limit = limit;
-  if (!gst_spdl_audio_reader_read (reader, first, collect, &c, error)) {
-    g_array_free (c.frames, TRUE);
-    return NULL;
+  if (spdl_audio_test_read (reader, first, limit, &runs, error)) {
+    guint64 n = MIN (spdl_audio_test_runs_n_frames (&runs), limit);
+
+    frames = g_array_new (FALSE, FALSE, sizeof (gfloat));
+    g_array_append_vals (frames, runs.frames->data,
+        n * GST_AUDIO_INFO_CHANNELS (&reader->info));
   }
-  return c.frames;
-}
-
-static gdouble
-max_difference (const gfloat * a, const gfloat * b, gsize n)
-{
-  gdouble m = 0;
-  gsize i;
-
-  for (i = 0; i < n; i++)
-    m = MAX (m, fabs ((gdouble) a[i] - b[i]));
-  return m;
+  spdl_audio_test_runs_clear (&runs);
+  return frames;
 }
 
 /* The file's length and samples are @ref's (interleaved), and reads from
@@ -322,19 +246,15 @@ check_equals_within (GBytes * mp3, GArray * ref, const gchar * ref_name,
   gdouble diff, max_seek_diff = 0;
 
   fail_unless (reader != NULL, "%s not taken", what);
-  fail_unless_equals_string (gst_spdl_audio_reader_get_name (reader),
-      "mp3");
-  fail_unless_equals_int (GST_AUDIO_INFO_FORMAT (&reader->info),
-      GST_AUDIO_FORMAT_F32);
-  fail_unless_equals_int (reader->info.rate, rate);
-  fail_unless_equals_int (reader->info.channels, channels);
+  spdl_audio_test_check_reader (reader, "mp3", GST_AUDIO_FORMAT_F32, rate,
+      channels);
   n = reader->n_frames;
   fail_unless_equals_uint64 (n, ref->len / channels);
 
   whole = read_frames (reader, 0, G_MAXUINT64, NULL);
   fail_unless (whole != NULL);
   fail_unless_equals_uint64 (whole->len, ref->len);
-  diff = max_difference ((gfloat *) whole->data, (gfloat *) ref->data,
+  diff = spdl_audio_test_max_diff ((gfloat *) whole->data, (gfloat *) ref->data,
       ref->len);
   g_print ("%s: %" G_GUINT64_FORMAT " frames, max difference from %s "
       "%g\n", what, n, ref_name, diff);
@@ -357,15 +277,15 @@ check_equals_within (GBytes * mp3, GArray * ref, const gchar * ref_name,
 
     fail_unless (part != NULL);
     fail_unless_equals_uint64 (part->len, len * channels);
-    fail_unless (seek_tolerance > 0 ? max_difference ((gfloat *) part->data,
+    fail_unless (seek_tolerance > 0 ? spdl_audio_test_max_diff ((gfloat *) part->data,
             (gfloat *) whole->data + from * channels, part->len) <=
         seek_tolerance : memcmp (part->data, (gfloat *) whole->data + from *
             channels, part->len * sizeof (gfloat)) == 0,
         "%s: read from %" G_GUINT64_FORMAT " differs from the read from 0 "
-        "(by %g)", what, from, max_difference ((gfloat *) part->data,
+        "(by %g)", what, from, spdl_audio_test_max_diff ((gfloat *) part->data,
             (gfloat *) whole->data + from * channels, part->len));
     max_seek_diff = MAX (max_seek_diff,
-        max_difference ((gfloat *) part->data,
+        spdl_audio_test_max_diff ((gfloat *) part->data,
             (gfloat *) ref->data + from * channels, part->len));
     g_array_free (part, TRUE);
   }
