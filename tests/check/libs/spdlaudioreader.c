@@ -16,60 +16,11 @@
 
 #include "gstspdlaudioreader.h"
 #include "gstspdlerrors.h"
+#include "spdlaudioreadertest.h"
 #include "spdlcheckmain.h"
 
 /* ------------------------------------------------------------------------ */
 /* Reading                                                                  */
-
-typedef struct
-{
-  GByteArray *frames;           /* as handed out, concatenated */
-  guint64 first, next;
-  gsize bpf, align;
-  guint64 stop_after;           /* frames; 0: never stop */
-  guint runs;
-  gboolean misaligned, discontinuous;
-} Got;
-
-static gboolean
-collect (gconstpointer frames, guint64 first, gsize n, gpointer user_data)
-{
-  Got *got = user_data;
-
-  if (got->runs == 0)
-    got->first = first;
-  else if (first != got->next)
-    got->discontinuous = TRUE;
-  if ((guintptr) frames % got->align != 0)
-    got->misaligned = TRUE;
-  got->runs++;
-  got->next = first + n;
-  g_byte_array_append (got->frames, frames, n * got->bpf);
-  return got->stop_after == 0 ||
-      got->frames->len / got->bpf < got->stop_after;
-}
-
-/* Reads from @first (stopping after @stop_after frames, 0: the end) */
-static gboolean
-read_frames (GstSpdlAudioReader * reader, guint64 first, guint64 stop_after,
-    Got * got, GError ** error)
-{
-  gboolean ok;
-
-  memset (got, 0, sizeof (*got));
-  got->frames = g_byte_array_new ();
-  got->bpf = GST_AUDIO_INFO_BPF (&reader->info);
-  got->align = GST_AUDIO_INFO_WIDTH (&reader->info) / 8;
-  if (got->align == 0 || (got->align & (got->align - 1)) != 0)
-    got->align = 1;             /* packed 24-bit */
-  got->stop_after = stop_after;
-  ok = gst_spdl_audio_reader_read (reader, first, collect, got, error);
-  fail_if (got->misaligned, "a run not aligned for its samples");
-  fail_if (got->discontinuous, "runs not consecutive");
-  if (got->runs > 0)
-    fail_unless_equals_uint64 (got->first, first);
-  return ok;
-}
 
 static GstSpdlAudioReader *
 open_bytes (const guint8 * data, gsize size)
@@ -196,36 +147,29 @@ GST_START_TEST (test_wav_formats)
       gsize bpf = channels * cases[i].bits / 8, off;
       GByteArray *wav;
       GstSpdlAudioReader *reader;
-      Got got;
+      SpdlAudioTestRuns got;
 
       spec.payload = 10000 * bpf;
       reader = open_wav (&spec, &wav, &off);
       fail_unless (reader != NULL, "case %u declined", i);
-      fail_unless_equals_string (gst_spdl_audio_reader_get_name (reader),
-          "wav");
-      fail_unless_equals_int (GST_AUDIO_INFO_FORMAT (&reader->info),
-          cases[i].format);
-      fail_unless_equals_int (GST_AUDIO_INFO_RATE (&reader->info), 22050);
-      fail_unless_equals_int (GST_AUDIO_INFO_CHANNELS (&reader->info),
+      spdl_audio_test_check_reader (reader, "wav", cases[i].format, 22050,
           channels);
-      fail_unless_equals_int (GST_AUDIO_INFO_LAYOUT (&reader->info),
-          GST_AUDIO_LAYOUT_INTERLEAVED);
       fail_unless_equals_uint64 (reader->n_frames, 10000);
-      fail_unless (read_frames (reader, 0, 0, &got, NULL));
+      fail_unless (spdl_audio_test_read (reader, 0, 0, &got, NULL));
       fail_unless_equals_int (got.frames->len, spec.payload);
       fail_unless (memcmp (got.frames->data, wav->data + off,
               spec.payload) == 0);
-      g_byte_array_unref (got.frames);
+      spdl_audio_test_runs_clear (&got);
       /* from an arbitrary frame, stopped on the way */
-      fail_unless (read_frames (reader, 4321, 100, &got, NULL));
+      fail_unless (spdl_audio_test_read (reader, 4321, 100, &got, NULL));
       fail_unless (got.frames->len >= 100 * bpf);
       fail_unless (memcmp (got.frames->data, wav->data + off + 4321 * bpf,
               got.frames->len) == 0);
-      g_byte_array_unref (got.frames);
+      spdl_audio_test_runs_clear (&got);
       /* past the end: nothing */
-      fail_unless (read_frames (reader, 10000, 0, &got, NULL));
+      fail_unless (spdl_audio_test_read (reader, 10000, 0, &got, NULL));
       fail_unless_equals_int (got.runs, 0);
-      g_byte_array_unref (got.frames);
+      spdl_audio_test_runs_clear (&got);
       gst_spdl_audio_reader_free (reader);
       g_byte_array_unref (wav);
     }
@@ -242,19 +186,19 @@ GST_START_TEST (test_wav_odd_offset_truncated_and_unsized)
   gsize off;
   GByteArray *wav;
   GstSpdlAudioReader *reader;
-  Got got;
+  SpdlAudioTestRuns got;
 
   spec.payload = 9999 * 16 + 5;     /* a partial frame at the end */
   reader = open_wav (&spec, &wav, &off);
   fail_unless (reader != NULL);
   fail_unless (off % 2 == 0 && off % 8 != 0);
   fail_unless_equals_uint64 (reader->n_frames, 9999);
-  fail_unless (read_frames (reader, 17, 0, &got, NULL));
+  fail_unless (spdl_audio_test_read (reader, 17, 0, &got, NULL));
   fail_unless_equals_int (got.frames->len, (9999 - 17) * 16);
   fail_unless (memcmp (got.frames->data, wav->data + off + 17 * 16,
           got.frames->len) == 0);
   fail_unless (got.runs > 1);   /* copied in bounded pieces */
-  g_byte_array_unref (got.frames);
+  spdl_audio_test_runs_clear (&got);
   gst_spdl_audio_reader_free (reader);
   g_byte_array_unref (wav);
 
@@ -266,11 +210,11 @@ GST_START_TEST (test_wav_odd_offset_truncated_and_unsized)
     fail_unless (reader != NULL);
     fail_unless (off % 4 == 2);
     fail_unless_equals_uint64 (reader->n_frames, 1500);
-    fail_unless (read_frames (reader, 1, 0, &got, NULL));
+    fail_unless (spdl_audio_test_read (reader, 1, 0, &got, NULL));
     fail_unless_equals_int (got.frames->len, 1499 * 4);
     fail_unless (memcmp (got.frames->data, wav->data + off + 4,
             got.frames->len) == 0);
-    g_byte_array_unref (got.frames);
+    spdl_audio_test_runs_clear (&got);
     gst_spdl_audio_reader_free (reader);
     g_byte_array_unref (wav);
   }
@@ -397,7 +341,7 @@ make_flac (guint channels, guint rate, guint bps, guint64 n, guint64 total)
 }
 
 static void
-check_flac_frames (Got * got, guint64 first, guint channels, guint bps)
+check_flac_frames (SpdlAudioTestRuns * got, guint64 first, guint channels, guint bps)
 {
   const gint32 *s = (const gint32 *) got->frames->data;
   guint64 n = got->frames->len / (4 * channels), i;
@@ -425,35 +369,30 @@ GST_START_TEST (test_flac_samples_and_seeks)
       GstSpdlAudioReader *reader = open_bytes (flac->data, flac->len);
       const guint64 firsts[] = { 0, 1151, 1152, 7777, 19999, 3, 0 };
       guint f;
-      Got got;
+      SpdlAudioTestRuns got;
 
       fail_unless (reader != NULL, "%u bits declined", bps);
-      fail_unless_equals_string (gst_spdl_audio_reader_get_name (reader),
-          "flac");
-      fail_unless_equals_int (GST_AUDIO_INFO_FORMAT (&reader->info),
-          GST_AUDIO_FORMAT_S32);
-      fail_unless_equals_int (GST_AUDIO_INFO_RATE (&reader->info), 44100);
-      fail_unless_equals_int (GST_AUDIO_INFO_CHANNELS (&reader->info),
-          channels);
+      spdl_audio_test_check_reader (reader, "flac", GST_AUDIO_FORMAT_S32,
+          44100, channels);
       fail_unless_equals_uint64 (reader->n_frames, 20000);
-      fail_unless (read_frames (reader, 0, 0, &got, NULL));
+      fail_unless (spdl_audio_test_read (reader, 0, 0, &got, NULL));
       fail_unless_equals_int (got.frames->len, 20000 * 4 * channels);
       check_flac_frames (&got, 0, channels, bps);
-      g_byte_array_unref (got.frames);
+      spdl_audio_test_runs_clear (&got);
       /* seeks (to frame boundaries and inside frames, backwards too),
        * stopped early, and read on from where a read stopped */
       for (f = 0; f < G_N_ELEMENTS (firsts); f++) {
-        fail_unless (read_frames (reader, firsts[f], 2000, &got, NULL));
+        fail_unless (spdl_audio_test_read (reader, firsts[f], 2000, &got, NULL));
         fail_unless (got.frames->len >= MIN (2000, 20000 - firsts[f]) * 4 *
             channels);
         check_flac_frames (&got, firsts[f], channels, bps);
-        g_byte_array_unref (got.frames);
-        fail_unless (read_frames (reader, got.next, 100, &got, NULL));
-        g_byte_array_unref (got.frames);
+        spdl_audio_test_runs_clear (&got);
+        fail_unless (spdl_audio_test_read (reader, got.next, 100, &got, NULL));
+        spdl_audio_test_runs_clear (&got);
       }
-      fail_unless (read_frames (reader, 20000, 0, &got, NULL));
+      fail_unless (spdl_audio_test_read (reader, 20000, 0, &got, NULL));
       fail_unless_equals_int (got.runs, 0);
-      g_byte_array_unref (got.frames);
+      spdl_audio_test_runs_clear (&got);
       gst_spdl_audio_reader_free (reader);
       g_byte_array_unref (flac);
     }
@@ -467,7 +406,7 @@ GST_START_TEST (test_flac_damaged)
   GByteArray *flac = make_flac (2, 16000, 16, 50000, 50000);
   GstSpdlAudioReader *reader;
   GError *error = NULL;
-  Got got;
+  SpdlAudioTestRuns got;
   gsize i;
 
   /* bytes flipped in the middle: the read through them fails as corrupt,
@@ -476,18 +415,18 @@ GST_START_TEST (test_flac_damaged)
     flac->data[i] ^= 0xA5;
   reader = open_bytes (flac->data, flac->len);
   fail_unless (reader != NULL);
-  fail_if (read_frames (reader, 0, 0, &got, &error));
+  fail_if (spdl_audio_test_read (reader, 0, 0, &got, &error));
   fail_unless (g_error_matches (error, GST_SPDL_DECODE_ERROR,
           GST_SPDL_DECODE_ERROR_CORRUPT));
   GST_INFO ("%s", error->message);
   g_clear_error (&error);
   fail_unless (got.frames->len > 0 && got.frames->len < 50000 * 8);
   check_flac_frames (&got, 0, 2, 16);
-  g_byte_array_unref (got.frames);
-  fail_unless (read_frames (reader, 48000, 0, &got, NULL));
+  spdl_audio_test_runs_clear (&got);
+  fail_unless (spdl_audio_test_read (reader, 48000, 0, &got, NULL));
   fail_unless_equals_int (got.frames->len, 2000 * 8);
   check_flac_frames (&got, 48000, 2, 16);
-  g_byte_array_unref (got.frames);
+  spdl_audio_test_runs_clear (&got);
   gst_spdl_audio_reader_free (reader);
   g_byte_array_unref (flac);
 
@@ -496,14 +435,14 @@ GST_START_TEST (test_flac_damaged)
   reader = open_bytes (flac->data, flac->len * 6 / 10);
   fail_unless (reader != NULL);
   fail_unless_equals_uint64 (reader->n_frames, 50000);
-  fail_unless (read_frames (reader, 0, 0, &got, NULL));
+  fail_unless (spdl_audio_test_read (reader, 0, 0, &got, NULL));
   fail_unless (got.frames->len > 20000 * 4 && got.frames->len < 40000 * 4);
   check_flac_frames (&got, 0, 1, 16);
-  g_byte_array_unref (got.frames);
+  spdl_audio_test_runs_clear (&got);
   /* a seek past the cut: nothing, no error */
-  fail_unless (read_frames (reader, 45000, 0, &got, NULL));
+  fail_unless (spdl_audio_test_read (reader, 45000, 0, &got, NULL));
   fail_unless_equals_int (got.frames->len, 0);
-  g_byte_array_unref (got.frames);
+  spdl_audio_test_runs_clear (&got);
   gst_spdl_audio_reader_free (reader);
 
   /* every cut of the header, and garbage after "fLaC": declined or read
@@ -511,9 +450,9 @@ GST_START_TEST (test_flac_damaged)
   for (i = 0; i < 200; i++) {
     reader = open_bytes (flac->data, i);
     if (reader) {
-      read_frames (reader, 0, 0, &got, &error);
+      spdl_audio_test_read (reader, 0, 0, &got, &error);
       g_clear_error (&error);
-      g_byte_array_unref (got.frames);
+      spdl_audio_test_runs_clear (&got);
       gst_spdl_audio_reader_free (reader);
     }
   }
