@@ -341,7 +341,8 @@ make_flac (guint channels, guint rate, guint bps, guint64 n, guint64 total)
 }
 
 static void
-check_flac_frames (SpdlAudioTestRuns * got, guint64 first, guint channels, guint bps)
+check_flac_frames (SpdlAudioTestRuns * got, guint64 first, guint channels,
+    guint bps)
 {
   const gint32 *s = (const gint32 *) got->frames->data;
   guint64 n = got->frames->len / (4 * channels), i;
@@ -382,7 +383,8 @@ GST_START_TEST (test_flac_samples_and_seeks)
       /* seeks (to frame boundaries and inside frames, backwards too),
        * stopped early, and read on from where a read stopped */
       for (f = 0; f < G_N_ELEMENTS (firsts); f++) {
-        fail_unless (spdl_audio_test_read (reader, firsts[f], 2000, &got, NULL));
+        fail_unless (spdl_audio_test_read (reader, firsts[f], 2000, &got,
+                NULL));
         fail_unless (got.frames->len >= MIN (2000, 20000 - firsts[f]) * 4 *
             channels);
         check_flac_frames (&got, firsts[f], channels, bps);

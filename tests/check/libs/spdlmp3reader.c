@@ -277,7 +277,8 @@ check_equals_within (GBytes * mp3, GArray * ref, const gchar * ref_name,
 
     fail_unless (part != NULL);
     fail_unless_equals_uint64 (part->len, len * channels);
-    fail_unless (seek_tolerance > 0 ? spdl_audio_test_max_diff ((gfloat *) part->data,
+    fail_unless (seek_tolerance > 0 ?
+        spdl_audio_test_max_diff ((gfloat *) part->data,
             (gfloat *) whole->data + from * channels, part->len) <=
         seek_tolerance : memcmp (part->data, (gfloat *) whole->data + from *
             channels, part->len * sizeof (gfloat)) == 0,

@@ -73,7 +73,8 @@ GST_START_TEST (test_length_and_seeks)
       /* a seek decodes a second before the frame with a fresh decoder:
        * by then libopus's state is the continuous decode's (identical
        * here; 80 ms, opusfile's own pre-roll, gave 0.036 at 4799) */
-      d = spdl_audio_test_max_diff (a, whole + firsts[i] * channels, span * channels);
+      d = spdl_audio_test_max_diff (a, whole + firsts[i] * channels,
+          span * channels);
       GST_INFO ("%u channels, from %" G_GUINT64_FORMAT ": %g from the "
           "continuous decode", channels, firsts[i], d);
       fail_unless (d < 1e-6, "from %" G_GUINT64_FORMAT ": %g", firsts[i], d);
@@ -246,7 +247,8 @@ GST_START_TEST (test_output_gain)
   gst_caps_unref (caps);
   r = (gfloat *) g_bytes_get_data (ref, &size);
   fail_unless (size / sizeof (gfloat) >= frames - RATE / 50);
-  d_opusdec = spdl_audio_test_max_diff (soft, r, MIN (frames, size / sizeof (gfloat)));
+  d_opusdec = spdl_audio_test_max_diff (soft, r,
+      MIN (frames, size / sizeof (gfloat)));
   GST_INFO ("-6 dB: %g from scaling, %g from opusdec", d_scale, d_opusdec);
   /* opusdec scales its S16 output */
   fail_unless (d_opusdec < 1e-4, "%g", d_opusdec);

@@ -103,7 +103,8 @@ GST_START_TEST (test_length_and_seeks)
                 span * channels * sizeof (gfloat)) == 0,
             "%u Hz, %u channels, from %" G_GUINT64_FORMAT ": %g from the "
             "continuous decode", rate, channels, firsts[i],
-            spdl_audio_test_max_diff (a, whole + firsts[i] * channels, span * channels));
+            spdl_audio_test_max_diff (a, whole + firsts[i] * channels,
+                span * channels));
         /* the same span again (a seek back): the same samples exactly */
         b = spdl_audio_test_read_span (reader, firsts[i], span, &got);
         fail_unless_equals_uint64 (got, span);
@@ -120,7 +121,8 @@ GST_START_TEST (test_length_and_seeks)
       fail_unless_equals_uint64 (got, 0);
       /* the last frames, not one more */
       {
-        gfloat *tail = spdl_audio_test_read_span (reader, frames - 10, 100, &got);
+        gfloat *tail = spdl_audio_test_read_span (reader, frames - 10, 100,
+            &got);
         fail_unless_equals_uint64 (got, 10);
         fail_unless (memcmp (tail, whole + (frames - 10) * channels,
                 10 * channels * sizeof (gfloat)) == 0);
@@ -189,7 +191,8 @@ GST_START_TEST (test_equals_vorbisdec)
       fail_unless_equals_uint64 (got, frames);
       ref = decode_pipeline (file, rate, channels, &n, &decoded);
       fail_unless_equals_uint64 (n, frames);
-      d = spdl_audio_test_max_diff (whole, g_bytes_get_data (ref, NULL), frames * channels);
+      d = spdl_audio_test_max_diff (whole, g_bytes_get_data (ref, NULL),
+          frames * channels);
       GST_INFO ("%u Hz, %u channels: %g from vorbisdec", rate, channels, d);
       fail_unless (d == 0, "%u Hz, %u channels: %g from vorbisdec", rate,
           channels, d);
