@@ -220,6 +220,15 @@ gst_spdl_mpeg_audio_count_samples (const guint8 * data, gsize size,
       n_samples, &offset, &length, NULL);
 }
 
+/* Byte by byte: GST_READ_UINT32_BE loads a whole word on x86, misaligned
+ * inside a frame (UndefinedBehaviorSanitizer) */
+static guint32
+read_be32 (const guint8 * p)
+{
+  return ((guint32) p[0] << 24) | ((guint32) p[1] << 16) |
+      ((guint32) p[2] << 8) | p[3];
+}
+
 /* Whether the @len bytes at @p (a layer 3 frame) are a Xing, Info or VBRI
  * frame as FFmpeg's mp3 demuxer (libavformat/mp3dec.c) takes one: the name
  * right after the side info (VBRI: 32 bytes after the header), a frame
@@ -234,23 +243,23 @@ mpeg_audio_tag (const guint8 * p, gsize len, GstSpdlMpegAudioTag * tag)
 
   memset (tag, 0, sizeof (*tag));
   if (len >= 36 + 18 && memcmp (p + 36, "VBRI", 4) == 0) {
-    if (GST_READ_UINT16_BE (p + 40) != 1)
+    if (p[40] != 0 || p[41] != 1)
       return FALSE;
-    tag->frames = GST_READ_UINT32_BE (p + 50);
+    tag->frames = read_be32 (p + 50);
     tag->present = TRUE;
     return TRUE;
   }
   if (at + 8 > len || (memcmp (p + at, "Xing", 4) != 0 &&
           memcmp (p + at, "Info", 4) != 0))
     return FALSE;
-  flags = GST_READ_UINT32_BE (p + at + 4);
+  flags = read_be32 (p + at + 4);
   at += 8;
   if ((flags & 3) == 0)
     return FALSE;               /* FFmpeg decodes this frame as audio */
   if (flags & 1) {
     if (at + 4 > len)
       return FALSE;
-    tag->frames = GST_READ_UINT32_BE (p + at);
+    tag->frames = read_be32 (p + at);
     at += 4;
   }
   at += ((flags & 2) ? 4 : 0) + ((flags & 4) ? 100 : 0) +
