@@ -55,7 +55,7 @@ def test_every_loader_has_a_row(videos, tmp_path):
             assert name != "limit" or not have_venv, table
             assert saved["skipped"][name] in cells[1], saved["skipped"]
             continue
-        # clips/s, CPU s per clip after the first batch and all, peak RSS
+        # clips/s, CPU s per clip in the steady state and all, peak RSS
         assert all(float(cells[i]) > 0 for i in (1, 4, 6, 8)), cells
         assert name in saved["summary"], saved
     # the limits decode at least the 16 frames an R3D clip takes (of the
@@ -99,5 +99,5 @@ def test_audio_against_the_same_clips_without(videos, tmp_path):
     assert all(float(rows[n][4]) > 0 for n in rows), table
     assert "with an audio stream" in table
     assert "audio=True (gst-audio against gst-timed):" in table
-    assert "x the CPU per clip after the first batch" in table
+    assert "x the CPU per clip in the steady state" in table
     assert 0 < saved["videos"] < 5
