@@ -1,14 +1,16 @@
 """Makes a small ImageNet-like dataset and runs the loader on it, then the
-same for video clips.
+same for video clips and audio clips.
 
     python3 -m spdlgst.demo [--dataset DIR] [--count 512] [--epochs 2]
-                            [--videos 16]
+                            [--videos 16] [--audio 12]
 
 Shows both ways to run it: the Python loop over spdlgst.ImageLoader (what a
 training loop sees: batches, shapes, dtypes, labels, images/s, how long the
 loop waited for data) and the same pipeline as a gst-launch-1.0 command;
 then one epoch of spdlgst.VideoLoader's clip batches on short videos it
-makes with FFmpeg (--videos 0 leaves them out).
+makes with FFmpeg (--videos 0 leaves them out), and one of
+spdlgst.AudioLoader's on short speech-like files it makes with
+GStreamer's encoders (--audio 0 leaves them out).
 """
 import argparse
 import os
@@ -20,7 +22,7 @@ import time
 
 import numpy as np
 
-from .recipes import ImageLoader, VideoLoader, gst_launch_command
+from .recipes import AudioLoader, ImageLoader, VideoLoader, gst_launch_command
 
 
 def make_dataset(root, count, classes, seed=0):
@@ -43,9 +45,13 @@ def main(argv=None):
     ap.add_argument("--recipe", default="train", choices=("train", "val"))
     ap.add_argument("--videos", type=int, default=16,
                     help="videos to make for the clip demo (0: none)")
+    ap.add_argument("--audio", type=int, default=12,
+                    help="audio files to make for the audio demo (0: none)")
     args = ap.parse_args(argv)
     if args.videos < 0:
         ap.error("--videos must be 0 or more")
+    if args.audio < 0:
+        ap.error("--audio must be 0 or more")
 
     tmp = None
     dataset = args.dataset
@@ -97,8 +103,10 @@ def main(argv=None):
     print(f"gst-launch-1.0: one epoch in {elapsed:.2f} s")
     if tmp is not None:
         tmp.cleanup()
-    if args.videos:
-        return video_demo(args.videos)
+    if args.videos and video_demo(args.videos) != 0:
+        return 1
+    if args.audio:
+        return audio_demo(args.audio)
     return 0
 
 
@@ -143,6 +151,52 @@ def video_demo(count, classes=4):
               + (f", skipped {skipped}" if skipped else ""))
         command = gst_launch_command(VideoLoader.launch_line_for(root, **kwargs))
         print("\nThe GStreamer way (VideoLoader(...).launch_line):\n\n    "
+              + command.replace(" ! ", " ! \\\n        ") + "\n", flush=True)
+        ok, elapsed = run_launch_command(command)
+        if not ok:
+            print("gst-launch-1.0 failed")
+            return 1
+        print(f"gst-launch-1.0: one epoch in {elapsed:.2f} s")
+    return 0
+
+
+def audio_demo(count, classes=4):
+    """One epoch of 1 s, 16 kHz mono clip batches on count short
+    speech-like files (FLAC, MP3, Opus, WAV), both ways."""
+    from .sampleaudio import make_audio
+
+    kinds = [("flac", 16000, 1), ("mp3", 44100, 1), ("opus", 48000, 1),
+             ("wav", 44100, 2)]
+    with tempfile.TemporaryDirectory(prefix="spdl-demo-audio-") as root:
+        print(f"\nmaking {count} audio files (0.5 to 4 s, FLAC, MP3, Opus, "
+              f"WAV), {classes} classes in {root} ...", flush=True)
+        make_audio(root, count, classes, seconds=(0.5, 4.0), kinds=kinds,
+                   jobs=os.cpu_count() or 1)
+        kwargs = dict(batch_size=8, sample_rate=16000, duration=1.0,
+                      epochs=1)
+        print("Audio clips, the Python way:\n\n"
+              f"    loader = spdlgst.AudioLoader({root!r}, batch_size=8, "
+              "sample_rate=16000, duration=1.0)\n"
+              "    for audio, labels in loader:\n"
+              "        ...\n", flush=True)
+        clips_seen = 0
+        start = time.perf_counter()
+        with AudioLoader(root, **kwargs) as loader:
+            for batch in loader:
+                if clips_seen == 0:
+                    audio, labels = batch
+                    print(f"audio {audio.dtype} {tuple(audio.shape)}, labels "
+                          f"{labels.dtype} {labels.tolist()}, starts (s) "
+                          f"{np.round(np.asarray(batch.start), 3).tolist()}, "
+                          f"lengths {np.asarray(batch.lengths).tolist()}")
+                clips_seen += len(batch.labels)
+            elapsed = time.perf_counter() - start
+            skipped = {k: n for k, n in loader.skipped().items() if n}
+        print(f"one epoch: {clips_seen} clips of {count} files in "
+              f"{elapsed:.2f} s, start-up included"
+              + (f", skipped {skipped}" if skipped else ""))
+        command = gst_launch_command(AudioLoader.launch_line_for(root, **kwargs))
+        print("\nThe GStreamer way (AudioLoader(...).launch_line):\n\n    "
               + command.replace(" ! ", " ! \\\n        ") + "\n", flush=True)
         ok, elapsed = run_launch_command(command)
         if not ok:
