@@ -59,6 +59,12 @@ def test_meson_install_into_a_temporary_prefix(tmp_path):
 
     plugin = next(v for k, v in installed.items() if k.endswith("/libgstspdl.so"))
     init = next(v for k, v in installed.items() if k.endswith("spdlgst/__init__.py"))
+    # every module of the package, so that its imports (the demo's sample
+    # generators) work where it is installed
+    modules = sorted(f for f in os.listdir(os.path.join(ROOT, "python", "spdlgst"))
+                     if f.endswith(".py"))
+    assert sorted(os.path.basename(v) for v in installed.values()
+                  if os.path.dirname(v) == os.path.dirname(init)) == modules
     plugin_dir, site_dir = os.path.dirname(plugin), os.path.dirname(os.path.dirname(init))
     # where GStreamer and the interpreter look for this prefix
     assert plugin_dir == os.path.join(prefix, libdir, "gstreamer-1.0")
