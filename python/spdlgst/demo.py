@@ -117,53 +117,70 @@ def run_launch_command(command):
     return done.returncode == 0, time.perf_counter() - start
 
 
+def run_clip_demo(loader_class, root, kwargs, describe, what):
+    """One epoch of @loader_class on @root (@describe prints the first
+    batch), then the same pipeline with gst-launch-1.0; 0, or 1 when
+    gst-launch-1.0 failed."""
+    clips_seen = 0
+    start = time.perf_counter()
+    with loader_class(root, **kwargs) as loader:
+        for batch in loader:
+            if clips_seen == 0:
+                describe(batch)
+            clips_seen += len(batch.labels)
+        elapsed = time.perf_counter() - start
+        skipped = {k: n for k, n in loader.skipped().items() if n}
+    print(f"one epoch: {clips_seen} clips of {what} in {elapsed:.2f} s, "
+          "start-up included" + (f", skipped {skipped}" if skipped else ""))
+    command = gst_launch_command(loader_class.launch_line_for(root, **kwargs))
+    print(f"\nThe GStreamer way ({loader_class.__name__}(...).launch_line):"
+          "\n\n    " + command.replace(" ! ", " ! \\\n        ") + "\n",
+          flush=True)
+    ok, elapsed = run_launch_command(command)
+    if not ok:
+        print("gst-launch-1.0 failed")
+        return 1
+    print(f"gst-launch-1.0: one epoch in {elapsed:.2f} s")
+    return 0
+
+
 def video_demo(count, classes=4):
     """One epoch of R3D-18 clip batches (16 frames, stride 2, 112x112) on
     count short videos made with FFmpeg, both ways."""
     from .samplevideos import make_videos
+
+    def describe(batch):
+        clips, labels = batch
+        print(f"clips {clips.dtype} {tuple(clips.shape)}, labels "
+              f"{labels.dtype} {labels.tolist()}, pts (s) of the first clip "
+              f"{np.round(np.asarray(batch.pts[0]), 3).tolist()}")
 
     with tempfile.TemporaryDirectory(prefix="spdl-demo-videos-") as root:
         print(f"\nmaking {count} videos (3 s, H.264/VP9, 25-30 fps), "
               f"{classes} classes in {root} ...", flush=True)
         make_videos(root, count, classes, seconds=3.0,
                     jobs=os.cpu_count() or 1)
-        kwargs = dict(batch_size=4, frames=16, stride=2, layout="CTHW",
-                      epochs=1)
         print("Video clips, the Python way:\n\n"
               "    loader = spdlgst.VideoLoader("
               f"{root!r}, batch_size=4, frames=16, stride=2, layout='CTHW')\n"
               "    for clips, labels in loader:\n"
               "        ...\n", flush=True)
-        clips_seen = 0
-        start = time.perf_counter()
-        with VideoLoader(root, **kwargs) as loader:
-            for batch in loader:
-                if clips_seen == 0:
-                    clips, labels = batch
-                    print(f"clips {clips.dtype} {tuple(clips.shape)}, labels "
-                          f"{labels.dtype} {labels.tolist()}, pts (s) of the "
-                          f"first clip {np.round(np.asarray(batch.pts[0]), 3).tolist()}")
-                clips_seen += len(batch.labels)
-            elapsed = time.perf_counter() - start
-            skipped = {k: n for k, n in loader.skipped().items() if n}
-        print(f"one epoch: {clips_seen} clips of {count} videos, "
-              f"{clips_seen / elapsed:.1f} clips/s ({elapsed:.2f} s)"
-              + (f", skipped {skipped}" if skipped else ""))
-        command = gst_launch_command(VideoLoader.launch_line_for(root, **kwargs))
-        print("\nThe GStreamer way (VideoLoader(...).launch_line):\n\n    "
-              + command.replace(" ! ", " ! \\\n        ") + "\n", flush=True)
-        ok, elapsed = run_launch_command(command)
-        if not ok:
-            print("gst-launch-1.0 failed")
-            return 1
-        print(f"gst-launch-1.0: one epoch in {elapsed:.2f} s")
-    return 0
+        return run_clip_demo(VideoLoader, root, dict(
+            batch_size=4, frames=16, stride=2, layout="CTHW", epochs=1),
+            describe, f"{count} videos")
 
 
 def audio_demo(count, classes=4):
     """One epoch of 1 s, 16 kHz mono clip batches on count short
     speech-like files (FLAC, MP3, Opus, WAV), both ways."""
     from .sampleaudio import make_audio
+
+    def describe(batch):
+        audio, labels = batch
+        print(f"audio {audio.dtype} {tuple(audio.shape)}, labels "
+              f"{labels.dtype} {labels.tolist()}, starts (s) "
+              f"{np.round(np.asarray(batch.start), 3).tolist()}, "
+              f"lengths {np.asarray(batch.lengths).tolist()}")
 
     kinds = [("flac", 16000, 1), ("mp3", 44100, 1), ("opus", 48000, 1),
              ("wav", 44100, 2)]
@@ -172,38 +189,14 @@ def audio_demo(count, classes=4):
               f"WAV), {classes} classes in {root} ...", flush=True)
         make_audio(root, count, classes, seconds=(0.5, 4.0), kinds=kinds,
                    jobs=os.cpu_count() or 1)
-        kwargs = dict(batch_size=8, sample_rate=16000, duration=1.0,
-                      epochs=1)
         print("Audio clips, the Python way:\n\n"
               f"    loader = spdlgst.AudioLoader({root!r}, batch_size=8, "
               "sample_rate=16000, duration=1.0)\n"
               "    for audio, labels in loader:\n"
               "        ...\n", flush=True)
-        clips_seen = 0
-        start = time.perf_counter()
-        with AudioLoader(root, **kwargs) as loader:
-            for batch in loader:
-                if clips_seen == 0:
-                    audio, labels = batch
-                    print(f"audio {audio.dtype} {tuple(audio.shape)}, labels "
-                          f"{labels.dtype} {labels.tolist()}, starts (s) "
-                          f"{np.round(np.asarray(batch.start), 3).tolist()}, "
-                          f"lengths {np.asarray(batch.lengths).tolist()}")
-                clips_seen += len(batch.labels)
-            elapsed = time.perf_counter() - start
-            skipped = {k: n for k, n in loader.skipped().items() if n}
-        print(f"one epoch: {clips_seen} clips of {count} files in "
-              f"{elapsed:.2f} s, start-up included"
-              + (f", skipped {skipped}" if skipped else ""))
-        command = gst_launch_command(AudioLoader.launch_line_for(root, **kwargs))
-        print("\nThe GStreamer way (AudioLoader(...).launch_line):\n\n    "
-              + command.replace(" ! ", " ! \\\n        ") + "\n", flush=True)
-        ok, elapsed = run_launch_command(command)
-        if not ok:
-            print("gst-launch-1.0 failed")
-            return 1
-        print(f"gst-launch-1.0: one epoch in {elapsed:.2f} s")
-    return 0
+        return run_clip_demo(AudioLoader, root, dict(
+            batch_size=8, sample_rate=16000, duration=1.0, epochs=1),
+            describe, f"{count} files")
 
 
 if __name__ == "__main__":
