@@ -107,7 +107,7 @@ main (int argc, char **argv)
   gint quality = -1;
   gdouble duration = 1.0;
   gint64 seed = 0;
-  gboolean at_start = FALSE;
+  gboolean at_start = FALSE, inexact = FALSE;
   GOptionEntry entries[] = {
     {"threads", 0, 0, G_OPTION_ARG_INT, &threads, "decoding threads", "N"},
     {"duration", 0, 0, G_OPTION_ARG_DOUBLE, &duration, "seconds a clip", "S"},
@@ -117,6 +117,8 @@ main (int argc, char **argv)
     {"seed", 0, 0, G_OPTION_ARG_INT64, &seed, "of the clips' starts", "N"},
     {"at-start", 0, 0, G_OPTION_ARG_NONE, &at_start,
         "clips from the start of each file (no seek): what seeking costs", NULL},
+    {"inexact", 0, 0, G_OPTION_ARG_NONE, &inexact,
+        "as spdlaudiodecode exact=false (Opus from its 80 ms pre-roll)", NULL},
     {NULL}
   };
   GOptionContext *ctx = g_option_context_new ("LIST");
@@ -149,6 +151,7 @@ main (int argc, char **argv)
   w.limits.channels = channels;
   if (quality >= 0)
     w.limits.quality = quality;
+  w.limits.exact = !inexact;
   w.duration = duration;
   w.seed = (guint64) seed;
   w.at_start = at_start;

@@ -54,11 +54,12 @@ def read_wav(path):
         return data.copy(), w.getframerate()
 
 
-def encode(wav, out):
+def encode(wav, out, encoder=None):
+    """@out's extension picks the encoder, unless @encoder says it."""
     ext = os.path.splitext(out)[1][1:]
     subprocess.run(["gst-launch-1.0", "-q", "filesrc", f"location={wav}",
                     "!", "wavparse", "!", "audioconvert", "!"] +
-                   ENCODERS[ext].split() + ["!", "filesink",
+                   (encoder or ENCODERS[ext]).split() + ["!", "filesink",
                                             f"location={out}"],
                    check=True, timeout=120)
 

@@ -146,6 +146,7 @@ def test_resume_mid_epoch_gives_the_rest(speech, clips_per_file, stop):
     (dict(short_files="wrap"), ValueError, "short_files"),
     (dict(shuffle="yes"), TypeError, "shuffle"),
     (dict(quality=11), ValueError, "quality"),
+    (dict(exact="no"), TypeError, "exact"),
     (dict(output="jax"), ValueError, "output"),
     (dict(seed=-1), ValueError, "seed"),
     (dict(threads=0), ValueError, "threads"),
@@ -179,6 +180,44 @@ def test_launch_line(speech):
     assert "max-errors=5" in line
     assert spdlgst.AudioLoader.launch_line_for(speech).count(
         "shuffle=true") == 1
+    assert "exact" not in spdlgst.AudioLoader.launch_line_for(speech)
+    assert "spdlaudiodecode" in spdlgst.AudioLoader.launch_line_for(
+        speech, exact=False).split("exact=false")[0]
+
+
+def test_inexact_changes_opus_only(tmp_path):
+    """exact=False: Opus clips from the codec's 80 ms pre-roll, the same
+    from run to run and (at 16 kb/s) not the file decoded from its start;
+    every other format the same either way."""
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+    pcm = audiogen.pcm16(audiogen.signal("sweep", 48000, 4.0))
+    audiogen.write_wav(str(tmp_path / "src.wav"), pcm, 48000)
+    audiogen.encode(str(tmp_path / "src.wav"), str(tmp_path / "a" / "low.opus"),
+                    encoder="opusenc bitrate=16000 ! oggmux")
+    audiogen.make(str(tmp_path / "b" / "tone.flac"), "tone", 16000, 3.0)
+    audiogen.make(str(tmp_path / "b" / "tone.mp3"), "tone", 44100, 3.0)
+    os.unlink(tmp_path / "src.wav")
+
+    def clips(exact):
+        with spdlgst.AudioLoader(tmp_path, batch_size=9, duration=0.5,
+                                 clips_per_file=3, sampling="uniform",
+                                 exact=exact, epochs=1, output="numpy") as l:
+            assert ("exact=false" in l.launch_line) == (not exact)
+            return {(os.path.basename(p), s): a for b in l
+                    for p, s, a in zip(b.paths, b.start, b.audio)}
+
+    exact, inexact, again = clips(True), clips(False), clips(False)
+    assert sorted(exact) == sorted(inexact) == sorted(again)
+    assert len(exact) == 9
+    for k in exact:
+        assert np.array_equal(inexact[k], again[k]), k
+        if k[0].endswith(".opus"):
+            continue
+        assert np.array_equal(exact[k], inexact[k]), k
+    worst = max(np.abs(exact[k] - inexact[k]).max() for k in exact
+                if k[0] == "low.opus" and k[1] > 0.2)
+    assert 1e-4 < worst < 1.0, worst
 
 
 def test_audio_pipeline_runs(speech):

@@ -133,6 +133,7 @@ gst_spdl_audio_limits_init (GstSpdlAudioLimits * limits)
   limits->max_samples = (guint64) DEFAULT_RATE * 3600;
   limits->timeout = DEFAULT_TIMEOUT;
   limits->reuse = TRUE;
+  limits->exact = TRUE;
 }
 
 GstSpdlAudioChain *
@@ -639,8 +640,10 @@ gst_spdl_audio_chain_open (GstSpdlAudioChain * chain, GBytes * data,
   if (!gst_spdl_media_file_check (data, error))
     return FALSE;
   chain->reader = gst_spdl_audio_reader_open (data);
-  if (chain->reader)
+  if (chain->reader) {
+    chain->reader->exact = chain->limits.exact;
     return open_reader (chain, data, error);
+  }
   if (chain->pipe == NULL && !build_pipeline (chain, error))
     return FALSE;
   chain->data = g_bytes_ref (data);

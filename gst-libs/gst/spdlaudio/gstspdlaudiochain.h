@@ -40,6 +40,8 @@ typedef struct
   guint64 max_samples;          /* of one read, at the output rate */
   GstClockTime timeout;         /* of one open or read */
   gboolean reuse;               /* FALSE: a new pipeline for every file */
+  gboolean exact;               /* FALSE: readers' codec pre-roll only
+                                 * (see GstSpdlAudioReader) */
 } GstSpdlAudioLimits;
 
 void gst_spdl_audio_limits_init (GstSpdlAudioLimits * limits);

@@ -31,8 +31,10 @@ gst_spdl_audio_reader_open (GBytes * data)
 
   for (i = 0; i < G_N_ELEMENTS (openers); i++) {
     GstSpdlAudioReader *reader = openers[i] (data);
-    if (reader)
+    if (reader) {
+      reader->exact = TRUE;
       return reader;
+    }
   }
   return NULL;
 }

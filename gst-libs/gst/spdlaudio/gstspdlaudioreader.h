@@ -58,6 +58,13 @@ struct _GstSpdlAudioReader
   guint declared_rate;          /* checked against the limits, where not
                                  * info's (0): the rate GStreamer's
                                  * decoder would output */
+  gboolean exact;               /* TRUE (as opened): a read from any frame
+                                 * equals the decode from the file's start
+                                 * (within 1e-4). FALSE: a lossy reader may
+                                 * start from its codec's own minimum
+                                 * pre-roll instead (Opus: 80 ms, as FFmpeg
+                                 * seeks; up to 0.24 off on low-bitrate
+                                 * speech, half the decoding) */
 };
 
 /* A reader for the file in @data (referenced while the reader lives), or

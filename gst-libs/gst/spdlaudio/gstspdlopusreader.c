@@ -123,12 +123,14 @@ opus_reader_read (GstSpdlAudioReader * reader, guint64 first,
 {
   GstSpdlOpusReader *self = (GstSpdlOpusReader *) reader;
   guint channels = GST_AUDIO_INFO_CHANNELS (&reader->info);
+  guint64 preroll;
 
   if (first >= reader->n_frames)
     return TRUE;
   /* on from where the last read stopped, the decode goes on */
+  preroll = reader->exact ? PREROLL_FRAMES : 0;
   if (self->pos != first && !opus_reader_seek (self,
-          first > PREROLL_FRAMES ? first - PREROLL_FRAMES : 0, error)) {
+          first > preroll ? first - preroll : 0, error)) {
     /* where the stream is now is unknown */
     self->pos = G_MAXUINT64;
     return FALSE;

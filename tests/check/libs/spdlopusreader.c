@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "gstspdlaudioreader.h"
+#include <opusfile.h>
 #include "spdlaudioreadertest.h"
 #include "spdlcheckmain.h"
 
@@ -103,6 +104,72 @@ GST_START_TEST (test_length_and_seeks)
     gst_spdl_audio_reader_free (reader);
     g_bytes_unref (file);
   }
+}
+
+GST_END_TEST;
+
+/* exact = FALSE: a read from a frame is opusfile's own seek to it (its
+ * 80 ms pre-roll with a fresh decoder), sample for sample, the same from
+ * read to read; exact = TRUE (as opened) is not. */
+GST_START_TEST (test_inexact_is_opusfiles_seek)
+{
+  const guint64 frames = 4 * RATE;
+  GBytes *file = encode ("opusenc bitrate=16000", frames, 1);
+  GstSpdlAudioReader *reader = open_opus (file, 1);
+  const guint64 firsts[] = { 4799, 31234, 96001, 150000 };
+  const guint64 span = 2000;
+  gsize size;
+  const guint8 *data = g_bytes_get_data (file, &size);
+  OggOpusFile *of = op_open_memory (data, size, NULL);
+  gfloat *whole, *ref = g_new (gfloat, span);
+  gdouble worst_exact = 0, worst_inexact = 0;
+  guint64 got;
+  guint i;
+
+  fail_unless (of != NULL);
+  fail_unless (reader->exact);
+  whole = spdl_audio_test_read_span (reader, 0, frames, &got);
+  fail_unless_equals_uint64 (got, frames);
+  for (i = 0; i < G_N_ELEMENTS (firsts); i++) {
+    gfloat *exact, *inexact, *again;
+    gsize have = 0;
+
+    reader->exact = TRUE;
+    exact = spdl_audio_test_read_span (reader, firsts[i], span, &got);
+    reader->exact = FALSE;
+    inexact = spdl_audio_test_read_span (reader, firsts[i], span, &got);
+    fail_unless_equals_uint64 (got, span);
+    again = spdl_audio_test_read_span (reader, firsts[i], span, &got);
+    fail_unless (memcmp (inexact, again, span * sizeof (gfloat)) == 0);
+
+    fail_unless_equals_int (op_pcm_seek (of, (ogg_int64_t) firsts[i]), 0);
+    while (have < span) {
+      int n = op_read_float (of, ref + have, (int) (span - have), NULL);
+      fail_unless (n > 0);
+      have += n;
+    }
+    fail_unless (memcmp (inexact, ref, span * sizeof (gfloat)) == 0,
+        "from %" G_GUINT64_FORMAT ": not opusfile's seek (%g)", firsts[i],
+        spdl_audio_test_max_diff (inexact, ref, span));
+    worst_exact = MAX (worst_exact, spdl_audio_test_max_diff (exact,
+            whole + firsts[i], span));
+    worst_inexact = MAX (worst_inexact, spdl_audio_test_max_diff (inexact,
+            whole + firsts[i], span));
+    g_free (exact);
+    g_free (inexact);
+    g_free (again);
+  }
+  GST_INFO ("from the continuous decode: exact %g, inexact %g", worst_exact,
+      worst_inexact);
+  fail_unless (worst_exact < 1e-6, "exact: %g", worst_exact);
+  /* 16 kb/s: the 80 ms pre-roll has not settled (0.23 off here) */
+  fail_unless (worst_inexact > 1e-4, "inexact equals exact: %g",
+      worst_inexact);
+  op_free (of);
+  g_free (ref);
+  g_free (whole);
+  gst_spdl_audio_reader_free (reader);
+  g_bytes_unref (file);
 }
 
 GST_END_TEST;
@@ -368,6 +435,7 @@ spdlopusreader_suite (void)
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_length_and_seeks);
   tcase_add_test (tc, test_consecutive_reads);
+  tcase_add_test (tc, test_inexact_is_opusfiles_seek);
   tcase_add_test (tc, test_equals_opusdec);
   tcase_add_test (tc, test_output_gain);
   tcase_add_test (tc, test_declines);
