@@ -705,8 +705,8 @@ gst_spdl_audio_chain_open (GstSpdlAudioChain * chain, GBytes * data,
      * whole, as one of unknown length, decodebin going from link to link
      * as it plays (on_pad_added) */
     GST_DEBUG ("a chained Ogg file");
-  } else if (gst_element_query_duration (chain->pipe, GST_FORMAT_TIME, &duration) &&
-      duration >= 0) {
+  } else if (gst_element_query_duration (chain->pipe, GST_FORMAT_TIME,
+          &duration) && duration >= 0) {
     chain->n_in = gst_util_uint64_scale_int_round (duration, info.rate,
         GST_SECOND);
   } else if (gst_spdl_mpeg_audio_count_samples (g_bytes_get_data (data, NULL),
