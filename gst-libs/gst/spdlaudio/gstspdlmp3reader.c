@@ -340,8 +340,8 @@ gst_spdl_mp3_reader_open (GBytes * data)
           MPG123_ENC_FLOAT_32) != MPG123_OK ||
       mpg123_replace_reader_handle (self->handle, memory_read, memory_lseek,
           NULL) != MPG123_OK ||
-      !open_at (self, 0) || mpg123_getformat (self->handle, &got_rate, &got_channels,
-          &got_encoding) != MPG123_OK)
+      !open_at (self, 0) || mpg123_getformat (self->handle, &got_rate,
+          &got_channels, &got_encoding) != MPG123_OK)
     goto fail;
   /* the frames were read as libmpg123 reads them */
   if (got_rate != (long) rate || got_channels != (int) channels ||
