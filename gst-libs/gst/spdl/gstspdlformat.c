@@ -375,3 +375,16 @@ gst_spdl_ogg_is_chained (const guint8 * data, gsize size)
   }
   return FALSE;
 }
+
+gboolean
+gst_spdl_ogg_first_packet_is (const guint8 * data, gsize size,
+    const gchar * magic, gsize len)
+{
+  gsize body;
+
+  /* the page header is 27 bytes and its segment table, the packet after */
+  if (size < 27 || memcmp (data, "OggS", 4) != 0)
+    return FALSE;
+  body = 27 + (gsize) data[26];
+  return size >= body + len && memcmp (data + body, magic, len) == 0;
+}

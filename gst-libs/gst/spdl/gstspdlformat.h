@@ -80,6 +80,12 @@ gboolean gst_spdl_ebml_header_refused (const guint8 * data, gsize size,
  * Walks the page headers only; FALSE where the bytes stop being pages. */
 gboolean gst_spdl_ogg_is_chained (const guint8 * data, gsize size);
 
+/* Whether @data begins with an Ogg page whose first packet starts with
+ * the @len bytes of @magic (a codec's identification header: "OpusHead",
+ * "\x01vorbis"). */
+gboolean gst_spdl_ogg_first_packet_is (const guint8 * data, gsize size,
+    const gchar * magic, gsize len);
+
 G_END_DECLS
 
 #endif /* __GST_SPDL_FORMAT_H__ */

@@ -26,6 +26,7 @@
 
 #include "gstspdlaudioreader.h"
 #include "gstspdlerrors.h"
+#include "gstspdlformat.h"
 
 #include <opusfile.h>
 #include <string.h>
@@ -191,18 +192,6 @@ static const GstSpdlAudioReaderFuncs opus_reader_funcs = {
   opus_reader_free,
 };
 
-/* "OggS" with the first page's first packet "OpusHead" */
-static gboolean
-looks_like_ogg_opus (const guint8 * d, gsize size)
-{
-  gsize body;
-
-  if (size < 27 || memcmp (d, "OggS", 4) != 0)
-    return FALSE;
-  body = 27 + (gsize) d[26];
-  return size >= body + 8 && memcmp (d + body, "OpusHead", 8) == 0;
-}
-
 /* The rate opusdec outputs (its caps' nearest to the header's input
  * rate; 0 is unspecified: 48 kHz), which a limit on the rate was checked
  * against: a 16 kHz file declares 16000 Hz, though read at 48 kHz */
@@ -230,7 +219,7 @@ gst_spdl_opus_reader_open (GBytes * data)
   int err = 0, channels;
 
   d = g_bytes_get_data (data, &size);
-  if (!d || !looks_like_ogg_opus (d, size))
+  if (!d || !gst_spdl_ogg_first_packet_is (d, size, "OpusHead", 8))
     return NULL;
   of = op_open_memory (d, size, &err);
   if (!of)

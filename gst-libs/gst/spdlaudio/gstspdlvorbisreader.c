@@ -24,6 +24,7 @@
 
 #include "gstspdlaudioreader.h"
 #include "gstspdlerrors.h"
+#include "gstspdlformat.h"
 
 /* vorbisfile.h's static OV_CALLBACKS_* (stdio), unused here */
 #define OV_EXCLUDE_STATIC_CALLBACKS
@@ -232,19 +233,6 @@ static const GstSpdlAudioReaderFuncs vorbis_reader_funcs = {
   vorbis_reader_free,
 };
 
-/* "OggS" with the first page's first packet Vorbis' identification
- * header: type 1, "vorbis" */
-static gboolean
-looks_like_ogg_vorbis (const guint8 * d, gsize size)
-{
-  gsize body;
-
-  if (size < 27 || memcmp (d, "OggS", 4) != 0)
-    return FALSE;
-  body = 27 + (gsize) d[26];
-  return size >= body + 7 && memcmp (d + body, "\x01vorbis", 7) == 0;
-}
-
 GstSpdlAudioReader *
 gst_spdl_vorbis_reader_open (GBytes * data)
 {
@@ -258,7 +246,7 @@ gst_spdl_vorbis_reader_open (GBytes * data)
   ogg_int64_t total;
 
   d = g_bytes_get_data (data, &size);
-  if (!d || !looks_like_ogg_vorbis (d, size))
+  if (!d || !gst_spdl_ogg_first_packet_is (d, size, "\x01vorbis", 7))
     return NULL;
 
   self = g_new0 (GstSpdlVorbisReader, 1);
