@@ -50,7 +50,11 @@
  * counts, longer than #GstSpdlAudioDecode:timeout to decode) is skipped
  * with a warning naming the file and the reason, counted by reason
  * (#GstSpdlAudioDecode:error-counts) and against
- * #GstSpdlAudioDecode:max-errors.
+ * #GstSpdlAudioDecode:max-errors. Whatever max-errors allows, it is an
+ * error when an epoch ends and no file has been decoded since the start,
+ * with the whole epoch skipped on one rank or at least 16 files skipped
+ * (a folder of files no decoder takes would otherwise give empty epochs
+ * for ever).
  *
  * ## Example launch line
  * |[

@@ -47,10 +47,10 @@
  * sample has been decoded since the start while at least 16 were skipped
  * (a dataset of files this element cannot decode would otherwise go round
  * its epochs without ever producing a sample; the 16 keep a rank whose
- * share of a few samples was all bad by chance going). A rank whose whole
- * share is undecodable (without shuffle a share stays the same) fails too:
- * it would never yield a batch. The end of an epoch resumed mid-way is not
- * such a check.
+ * share of a few samples was all bad by chance going), or, on one rank,
+ * when every sample of the epoch was skipped: a small dataset fails at the
+ * end of its first epoch, not after some empty ones. The end of an epoch
+ * resumed mid-way is not such a check.
  *
  * Output caps follow downstream: RGB (packed) or RGBP (planar, what
  * spdlbatch layout=nchw prefers), or GRAY8 with #GstSpdlDecode:format.
@@ -994,6 +994,7 @@ start_workers (GstSpdlDecode * self)
   gst_spdl_warn_limiter_reset (&self->warn_limiter, self->warning_limit);
   memset (self->epoch_errors, 0, sizeof (self->epoch_errors));
   self->epoch_resumed = FALSE;
+  self->epoch_whole_dataset = FALSE;
   n = self->threads ? self->threads : g_get_num_processors ();
   max_in_flight = self->max_in_flight_prop ? self->max_in_flight_prop :
       n * JOBS_PER_THREAD;
@@ -1580,60 +1581,34 @@ skip_undecodable (GstSpdlDecode * self, GstSpdlDecodeJob * job)
 }
 
 /* An epoch starts: whether it starts mid-way (resumed), where samples
- * before the resumption point are not ours to count. */
+ * before the resumption point are not ours to count, and whether this rank
+ * reads every sample. */
 static void
 start_epoch (GstSpdlDecode * self, GstEvent * event)
 {
+  const GstStructure *s = gst_event_get_structure (event);
   guint64 offset = 0;
+  guint num_shards = 1;
 
-  gst_structure_get_uint64 (gst_event_get_structure (event), "offset",
-      &offset);
+  gst_structure_get_uint64 (s, "offset", &offset);
+  gst_structure_get_uint (s, "num-shards", &num_shards);
   GST_OBJECT_LOCK (self);
   self->epoch_resumed = offset > 0;
+  self->epoch_whole_dataset = num_shards <= 1;
   GST_OBJECT_UNLOCK (self);
-}
-
-/* samples skipped since the start, with no sample decoded, before the
- * element concludes that none can be */
-#define MIN_SKIPPED_TO_FAIL 16
-
-/* "reason: n, reason: n" of the non-zero counts */
-/* At the end of @epoch: FALSE, with an error posted, when no sample has
- * been decoded since the start and at least MIN_SKIPPED_TO_FAIL were
- * skipped. */
-static gboolean
-nothing_decodable (GstSpdlDecode * self, guint epoch)
-{
-  guint64 counts[GST_SPDL_DECODE_N_ERRORS], decoded, skipped;
-  gchar *reasons;
-  gint i;
-
-  GST_OBJECT_LOCK (self);
-  decoded = self->decoded;
-  skipped = self->errors;
-  for (i = 0; i < GST_SPDL_DECODE_N_ERRORS; i++)
-    counts[i] = self->errors_by_reason[i];
-  GST_OBJECT_UNLOCK (self);
-  if (decoded > 0 || skipped < MIN_SKIPPED_TO_FAIL)
-    return TRUE;
-  reasons = gst_spdl_describe_reasons (GST_SPDL_DECODE_ERROR, counts,
-      GST_SPDL_DECODE_N_ERRORS);
-  GST_ELEMENT_ERROR (self, STREAM, DECODE,
-      ("No sample could be decoded: all %" G_GUINT64_FORMAT " up to the "
-          "end of epoch %u were skipped (%s)", skipped, epoch, reasons),
-      ("no decodable sample since the start, whatever max-errors allows"));
-  g_free (reasons);
-  return FALSE;
 }
 
 /* When an epoch's end passes: its skipped samples by reason, if any.
- * FALSE, with an error posted, when nothing is decodable (see above). */
+ * FALSE, with an error posted, when nothing is decodable
+ * (gst_spdl_nothing_decodable_message()). */
 static gboolean
 end_epoch (GstSpdlDecode * self, GstEvent * event)
 {
   guint64 counts[GST_SPDL_DECODE_N_ERRORS], total = 0, suppressed;
-  gboolean resumed;
+  guint64 counts_since_start[GST_SPDL_DECODE_N_ERRORS], decoded;
+  gboolean resumed, whole_dataset;
   guint64 samples;
+  gchar *nothing_decodable;
   guint epoch;
   gint i;
 
@@ -1641,11 +1616,15 @@ end_epoch (GstSpdlDecode * self, GstEvent * event)
           &samples))
     return TRUE;
   GST_OBJECT_LOCK (self);
-  for (i = 0; i < GST_SPDL_DECODE_N_ERRORS; i++)
+  for (i = 0; i < GST_SPDL_DECODE_N_ERRORS; i++) {
     total += counts[i] = self->epoch_errors[i];
+    counts_since_start[i] = self->errors_by_reason[i];
+  }
   memset (self->epoch_errors, 0, sizeof (self->epoch_errors));
   resumed = self->epoch_resumed;
+  whole_dataset = self->epoch_whole_dataset;
   self->epoch_resumed = FALSE;
+  decoded = self->decoded;
   suppressed = self->warn_limiter.epoch == epoch &&
       self->warn_limiter.skipped > self->warn_limiter.limit ?
       self->warn_limiter.skipped - self->warn_limiter.limit : 0;
@@ -1655,9 +1634,17 @@ end_epoch (GstSpdlDecode * self, GstEvent * event)
   gst_element_post_message (GST_ELEMENT (self),
       gst_spdl_skipped_message_new (GST_ELEMENT (self), epoch,
           GST_SPDL_DECODE_ERROR, counts, GST_SPDL_DECODE_N_ERRORS, suppressed));
-  /* an epoch with skipped samples (none decoded since the start, if the
-   * check fails) */
-  return resumed || nothing_decodable (self, epoch);
+  if (resumed)
+    return TRUE;
+  nothing_decodable = gst_spdl_nothing_decodable_message (epoch, decoded,
+      counts_since_start, GST_SPDL_DECODE_N_ERRORS, total, samples,
+      whole_dataset);
+  if (nothing_decodable == NULL)
+    return TRUE;
+  GST_ELEMENT_ERROR (self, STREAM, DECODE, ("%s", nothing_decodable),
+      ("no decodable sample since the start, whatever max-errors allows"));
+  g_free (nothing_decodable);
+  return FALSE;
 }
 
 static GstFlowReturn

@@ -44,7 +44,11 @@
  * warning naming the file and the reason, counted by reason
  * (#GstSpdlVideoDecode:error-counts) and against
  * #GstSpdlVideoDecode:max-errors; a clip one of whose frames could not be
- * decoded is dropped likewise, the video's other clips kept.
+ * decoded is dropped likewise, the video's other clips kept. Whatever
+ * max-errors allows, it is an error when an epoch ends and no video has
+ * been decoded since the start, with the whole epoch skipped on one rank
+ * or at least 16 videos skipped (a folder of files no decoder takes would
+ * otherwise give empty epochs for ever).
  *
  * With #GstSpdlVideoDecode:audio, each clip has a second tensor: its
  * audio, float32 `[C, N]` (#GstSpdlVideoDecode:channels,

@@ -233,3 +233,24 @@ def test_audio_pipeline_runs(speech):
     # the files are 0.6 to 2.9 s long: the short ones padded, lengths tell
     lengths = np.concatenate([np.asarray(b[3]) for b in batches])
     assert lengths.min() < 16000 and lengths.max() == 16000
+
+
+def test_undecodable_folder_is_an_error_at_the_end_of_epoch_0(tmp_path):
+    # random bytes named as audio: with unbounded epochs (the default) the
+    # loop used to give empty epochs for ever, warned in the log only
+    rng = np.random.default_rng(3)
+    for name, ext in (("a", "wav"), ("b", "flac")):
+        (tmp_path / name).mkdir()
+        for i in range(3):
+            (tmp_path / name / f"x{i}.{ext}").write_bytes(
+                rng.integers(0, 256, 3000, dtype=np.uint8).tobytes())
+    with spdlgst.AudioLoader(tmp_path, batch_size=4, threads=2,
+                             log_limit=0) as loader:
+        batches = []
+        with pytest.raises(spdlgst.LoaderError,
+                           match=r"spdlaudiodecode\d*: No sample could be "
+                                 r"decoded: all 6 up to the end of epoch 0 "
+                                 r"were skipped \(unsupported-format: 6\)"):
+            for batch in loader:
+                batches.append(batch)
+        assert batches == []

@@ -214,20 +214,31 @@ def _folder(root, ext, per_class=5, size=(40, 30)):
 
 def test_undecodable_dataset_is_an_error(tmp_path):
     # PPMs are listed (as ImageFolder lists them) but not decoded: with
-    # unbounded epochs (the default) the loop used to spin forever
+    # unbounded epochs (the default) the loop used to spin forever, then
+    # to give empty epochs until 16 samples had been skipped. One rank
+    # that skipped a whole epoch, having decoded nothing, fails at its end:
+    # the first loop raises, never ends empty
     root = _folder(tmp_path / "ppms", ".ppm")
     with spdlgst.ImageLoader(root, batch_size=4, size=16, log_limit=0) as loader:
+        batches = []
         with pytest.raises(spdlgst.LoaderError,
-                           match=r"No sample could be decoded: all 20 up to "
-                                 r"the end of epoch 1 were skipped "
-                                 r"\(unsupported-format: 20\)"):
-            # spdldecode concludes at the end of epoch 1 (16 skipped at
-            # least): the first loop ends empty when it reaches epoch 0's
-            # end before the decoder reaches epoch 1's (a loaded machine),
-            # the second raises
-            for _ in range(2):
-                for _ in loader:
-                    pass
+                           match=r"No sample could be decoded: all 10 up to "
+                                 r"the end of epoch 0 were skipped "
+                                 r"\(unsupported-format: 10\)"):
+            for batch in loader:
+                batches.append(batch)
+        assert batches == []
+
+
+def test_partly_undecodable_dataset_goes_on(tmp_path):
+    # one decodable image among undecodable ones: its epochs go on, the
+    # rest skipped and counted
+    root = _folder(tmp_path / "ppms", ".ppm")
+    Image.new("RGB", (40, 30), (1, 2, 3)).save(root / "a" / "ok.png")
+    with spdlgst.ImageLoader(root, batch_size=4, size=16, epochs=3,
+                             log_limit=0, output="numpy") as loader:
+        per_epoch = [sum(len(b.labels) for b in loader) for _ in range(3)]
+    assert per_epoch == [1, 1, 1]
 
 
 def _settled(count, within_s=5.0, still_s=0.3):

@@ -193,3 +193,28 @@ def test_r3d18_pipeline_runs(clips_dataset):
     assert [b[0].shape for b in batches] == [(4, 3, 16, 112, 112)] * 2 + [
         (2, 3, 16, 112, 112)]
     assert batches[0][2].shape == (4, 16)
+
+
+def test_undecodable_folder_is_an_error_at_the_end_of_epoch_0(tmp_path):
+    # a truncated MP4 and random bytes named as videos: with unbounded
+    # epochs (the default) the loop used to give empty epochs for ever
+    rng = np.random.default_rng(5)
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    videogen.make(tmp_path / "whole.mp4", "96x64", 25, 1.0, H264)
+    data = (tmp_path / "whole.mp4").read_bytes()
+    (tmp_path / "whole.mp4").unlink()
+    (tmp_path / "a" / "cut.mp4").write_bytes(data[:len(data) // 3])
+    for i in range(3):
+        (tmp_path / "b" / f"x{i}.mkv").write_bytes(
+            rng.integers(0, 256, 5000, dtype=np.uint8).tobytes())
+    with spdlgst.VideoLoader(tmp_path, batch_size=2, frames=4, size=32,
+                             resize=32, threads=2, log_limit=0) as loader:
+        batches = []
+        with pytest.raises(spdlgst.LoaderError,
+                           match=r"spdlvideodecode\d*: No sample could be "
+                                 r"decoded: all 4 up to the end of epoch 0 "
+                                 r"were skipped"):
+            for batch in loader:
+                batches.append(batch)
+        assert batches == []

@@ -129,3 +129,28 @@ gst_spdl_describe_reasons (GQuark domain, const guint64 * counts,
           s->len ? ", " : "", gst_spdl_error_reason (domain, i), counts[i]);
   return g_string_free (s, FALSE);
 }
+
+gchar *
+gst_spdl_nothing_decodable_message (guint epoch, guint64 decoded,
+    const guint64 * counts, guint n_counts, guint64 epoch_skipped,
+    guint64 epoch_samples, gboolean whole_dataset)
+{
+  guint64 skipped = 0;
+  gchar *reasons, *message;
+  guint i;
+
+  for (i = 0; i < n_counts; i++)
+    skipped += counts[i];
+  if (decoded > 0 || skipped == 0)
+    return NULL;
+  if (skipped < GST_SPDL_MIN_SKIPPED_TO_FAIL &&
+      !(whole_dataset && epoch_skipped >= epoch_samples))
+    return NULL;
+  reasons = gst_spdl_describe_reasons (GST_SPDL_DECODE_ERROR, counts,
+      n_counts);
+  message = g_strdup_printf ("No sample could be decoded: all %"
+      G_GUINT64_FORMAT " up to the end of epoch %u were skipped (%s)",
+      skipped, epoch, reasons);
+  g_free (reasons);
+  return message;
+}

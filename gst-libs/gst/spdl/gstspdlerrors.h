@@ -113,6 +113,20 @@ GstMessage *gst_spdl_skipped_message_new (GstElement * element, gint epoch,
     GQuark domain, const guint64 * counts, guint n_counts,
     guint64 suppressed);
 
+/* Whether a decoder concludes, at the end of an epoch that did not start
+ * mid-way, that nothing in the data can be decoded (an endless run would
+ * otherwise go round its epochs without a sample): nothing decoded since
+ * the start, and either at least GST_SPDL_MIN_SKIPPED_TO_FAIL skipped (on
+ * several ranks a share of a few samples can be all bad by chance) or, when
+ * @whole_dataset (one rank reads every sample), every sample of the epoch
+ * skipped. Then the user message of the error to post ("No sample could be
+ * decoded: ..." with @counts, since the start, by reason); else NULL.
+ * g_free() it. */
+#define GST_SPDL_MIN_SKIPPED_TO_FAIL 16
+gchar *gst_spdl_nothing_decodable_message (guint epoch, guint64 decoded,
+    const guint64 * counts, guint n_counts, guint64 epoch_skipped,
+    guint64 epoch_samples, gboolean whole_dataset);
+
 G_END_DECLS
 
 #endif /* __GST_SPDL_ERRORS_H__ */

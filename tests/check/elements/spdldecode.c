@@ -434,10 +434,11 @@ make_bomb (gsize * size)
   return jpeg;
 }
 
-/* No sample decoded since the start and at least 16 skipped, at an
- * epoch's end, is an error (unbounded epochs would spin forever); a
- * decodable sample, fewer skipped (a rank's small share all bad by
- * chance), or the skipped rest of a resumed epoch are not. */
+/* No sample decoded since the start, at an epoch's end, with at least 16
+ * skipped or, on one rank, the whole epoch skipped, is an error (unbounded
+ * epochs would spin forever); a decodable sample, fewer skipped on
+ * several ranks (a rank's small share all bad by chance), or the skipped
+ * rest of a resumed epoch are not. */
 GST_START_TEST (test_epoch_all_skipped_is_error)
 {
   gchar *root = spdl_test_make_tmpdir ();
@@ -453,19 +454,30 @@ GST_START_TEST (test_epoch_all_skipped_is_error)
   write_bytes (root, "class01/d-png.jpg",
       (const guint8 *) "\x89PNG\r\n\x1a\n0000", 12);
 
-  /* unbounded epochs, none decodable: an error once 16 were skipped (3 an
-   * epoch: after epoch 5), whatever max-errors allows */
+  /* unbounded epochs on one rank, none decodable: an error at the end of
+   * the first epoch, whatever max-errors allows */
   run = run_folder (root, "num-epochs=-1", "width=16 height=16 "
       "max-errors=-1");
   fail_unless (run->error != NULL);
-  fail_unless (strstr (run->error, "No sample could be decoded: all 18 up "
-          "to the end of epoch 5 were skipped") != NULL, "%s", run->error);
-  fail_unless (strstr (run->error, "empty: 6") != NULL, "%s", run->error);
+  fail_unless (strstr (run->error, "No sample could be decoded: all 3 up "
+          "to the end of epoch 0 were skipped") != NULL, "%s", run->error);
+  fail_unless (strstr (run->error, "empty: 1") != NULL, "%s", run->error);
   fail_unless_equals_int (spdl_test_run_count_samples (run), 0);
   spdl_test_run_free (run);
 
-  /* fewer than 16 skipped: the epochs end empty, no error */
-  run = run_folder (root, "num-epochs=5", "width=16 height=16");
+  /* on 2 ranks (shares of 2, one padded), none decodable: an error once
+   * 16 were skipped (2 an epoch: after epoch 7) */
+  run = run_folder (root, "num-epochs=-1 num-shards=2 shard-index=0",
+      "width=16 height=16");
+  fail_unless (run->error != NULL);
+  fail_unless (strstr (run->error, "No sample could be decoded: all 16 up "
+          "to the end of epoch 7 were skipped") != NULL, "%s", run->error);
+  fail_unless_equals_int (spdl_test_run_count_samples (run), 0);
+  spdl_test_run_free (run);
+
+  /* on 2 ranks, fewer than 16 skipped: the epochs end empty, no error */
+  run = run_folder (root, "num-epochs=5 num-shards=2 shard-index=1",
+      "width=16 height=16");
   fail_unless (run->error == NULL, "%s", run->error);
   fail_unless_equals_int (spdl_test_run_count_samples (run), 0);
   spdl_test_run_free (run);
