@@ -649,7 +649,11 @@ gst_spdl_src_class_init (GstSpdlSrcClass * klass)
    * learned again with a warning; one that cannot be written is a
    * warning. NULL: $XDG_CACHE_HOME/gst-spdl/shards
    * (g_get_user_cache_dir()); "": learned each time, never kept. Remote
-   * shards sending neither ETag nor Last-Modified are never kept.
+   * shards sending neither ETag nor Last-Modified are never kept. The
+   * processes that start together on one machine with the same folder
+   * (the ranks of one job) learn remote shards once: one streams them,
+   * the others wait for its file (an advisory lock beside it, "NAME.lock",
+   * released however its holder ends).
    */
   g_object_class_install_property (gobject_class, PROP_SHARD_CACHE,
       g_param_spec_string ("shard-cache", "Shard index cache",

@@ -709,3 +709,102 @@ def test_make_shards_index_of_s3_shards(published, tmp_path, monkeypatch):
         assert summary(got) == summary(theirs)
     finally:
         server.stop()
+
+
+def test_ranks_started_together_learn_once(published, tmp_path):
+    """Two ranks started together on one machine (one cache folder), over
+    a server that answers every request 300 ms late: one streams the
+    shards to learn the index, the other waits for its cache file instead
+    of streaming them too. Each still reads its own half, every sample
+    once between them."""
+    import threading
+    bare, truth, indexed = published
+    bare_copy(published, tmp_path / "shards")
+    log = str(tmp_path / "requests.log")
+    p = proxy(str(tmp_path), "--delay-ms", 300, log=log)
+    cache = tmp_path / "cache"
+    results, stats = [None, None], [[], []]
+
+    def rank(i):
+        results[i] = run("%s/shards/%s" % (p.url, PATTERN),
+                         'shuffle=true seed=5 num-shards=2 shard-index=%d '
+                         'shard-cache="%s"' % (i, cache), stats[i])
+    try:
+        threads = [threading.Thread(target=rank, args=(i,)) for i in (0, 1)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(120)
+    finally:
+        p.stop()
+    for out, warnings, error, _ in results:
+        assert error is None and warnings == []
+    _, whole, _ = tar_requests(log)
+    assert len(whole) == N_SHARDS, whole
+    assert sorted(s[0].get_value("shard-index-source") for s in stats) == \
+        ["cached", "learned"]
+    got = [key_of(o[3]) for out, _, _, _ in results for o in out]
+    assert sorted(set(got)) == sorted(truth) and len(got) == 2 * (-(-N // 2))
+    for out, _, _, _ in results:
+        for _, label, _, path, data in out:
+            assert (label, data) == truth[key_of(path)]
+    assert sorted(os.listdir(cache))[1].endswith(".members.lock")
+
+
+def test_waiting_for_another_learner_is_cancellable(published, tmp_path):
+    """While another process holds the learning lock, a start waits for it
+    (nothing read), ends at once when cancelled, and learns on its own
+    once the lock is released without a cache file (the holder failed)."""
+    import fcntl
+    import threading
+    import time
+    from gi.repository import Gst
+    bare, truth, _ = published
+    cache = tmp_path / "cache"
+    log = str(tmp_path / "requests.log")
+    bare_copy(published, tmp_path / "shards")
+    p = proxy(str(tmp_path), log=log)
+    try:
+        loc = "%s/shards/%s" % (p.url, PATTERN)
+        run(loc, 'shard-cache="%s"' % cache)
+        (name,) = cache_files(cache)[:1]
+        assert name.endswith(".members")
+        os.unlink(cache / name)
+        holder = open(cache / (name + ".lock"), "a")
+        fcntl.flock(holder, fcntl.LOCK_EX)
+        # cancelled while it waits: an error within a second
+        pipeline = Gst.parse_launch('spdlsrc name=src location="%s" '
+                                    'shard-cache="%s" ! fakesink' % (loc, cache))
+        open(log, "w").close()
+        # the start (the index) runs in set_state(): on a thread, as
+        # spdlgst's loaders run it
+        starting = threading.Thread(
+            target=lambda: pipeline.set_state(Gst.State.PAUSED))
+        starting.start()
+        time.sleep(1.0)
+        assert starting.is_alive()
+        # the index files looked for, the shards' HEADs: no shard read
+        assert tar_requests(log)[1:] == ([], [])
+        t0 = time.monotonic()
+        pipeline.get_by_name("src").emit("cancel")
+        msg = pipeline.get_bus().timed_pop_filtered(5 * Gst.SECOND,
+                                                    Gst.MessageType.ERROR)
+        assert msg is not None and time.monotonic() - t0 < 1.0
+        assert "cancelled" in msg.parse_error()[0].message
+        starting.join(5)
+        assert not starting.is_alive()
+        pipeline.set_state(Gst.State.NULL)
+        # the holder goes without writing the file: the waiter learns
+        result = []
+        waiter = threading.Thread(target=lambda: result.append(
+            run(loc, 'shard-cache="%s"' % cache)))
+        waiter.start()
+        time.sleep(0.5)
+        assert waiter.is_alive()
+        holder.close()
+        waiter.join(60)
+    finally:
+        p.stop()
+    out, warnings, error, _ = result[0]
+    assert error is None and warnings == [] and len(out) == N
+    assert name in cache_files(cache)

@@ -1236,6 +1236,17 @@ gst_spdl_http_cancel (GstSpdlHttp * http)
     curl_multi_wakeup (http->multi);
 }
 
+gboolean
+gst_spdl_http_is_cancelled (GstSpdlHttp * http)
+{
+  gboolean cancelled;
+
+  g_mutex_lock (&http->lock);
+  cancelled = http->cancelled;
+  g_mutex_unlock (&http->lock);
+  return cancelled;
+}
+
 void
 gst_spdl_http_free (GstSpdlHttp * http)
 {

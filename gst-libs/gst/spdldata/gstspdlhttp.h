@@ -100,6 +100,8 @@ GstSpdlHttp *gst_spdl_http_new (const GstSpdlHttpConfig * config,
  * with a "cancelled" error, promptly: readers and waiters wake up. Used
  * before the threads that read are joined, and to stop a start. */
 void gst_spdl_http_cancel (GstSpdlHttp * http);
+/* Whether gst_spdl_http_cancel() was called (or its canceller's). */
+gboolean gst_spdl_http_is_cancelled (GstSpdlHttp * http);
 /* Cancels what is in flight (no callback runs after it) and frees. */
 void gst_spdl_http_free (GstSpdlHttp * http);
 

@@ -17,8 +17,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <glib/gstdio.h>
 
 GST_DEBUG_CATEGORY_STATIC (spdl_shard_learn_debug);
 #define GST_CAT_DEFAULT spdl_shard_learn_debug
@@ -29,6 +31,10 @@ GST_DEBUG_CATEGORY_STATIC (spdl_shard_learn_debug);
 /* a warning about the shards, given again when the index is cached */
 #define WARNING_PREFIX "#!warning\t"
 #define CACHE_SUFFIX ".members"
+#define LOCK_SUFFIX ".lock"
+/* how often a process waiting for another's learning looks whether its
+ * start was cancelled */
+#define LOCK_POLL_MS 50
 #define READ_CHUNK (1024 * 1024)
 #define MAX_CACHE_SIZE (1024 * 1024 * 1024)
 /* HEAD requests queued at once (the client runs http-requests of them) */
@@ -951,6 +957,58 @@ write_cache (const gchar * dir, const gchar * path, const gchar * text,
   return TRUE;
 }
 
+/* One process learns, the others wait for its cache file: the ranks a
+ * launcher starts together on one machine share the cache folder, and each
+ * would otherwise stream every shard to learn the same index. An advisory
+ * lock (flock) on the cache file's name + LOCK_SUFFIX, tried every
+ * LOCK_POLL_MS so that a cancelled start ends at once, and released when
+ * its holder closes it or ends, however it ends. The lock's descriptor;
+ * -1 when there is none to take (the folder cannot be made, a file system
+ * without locks: each process learns on its own), and with @error when
+ * cancelled while waiting. *@waited: whether another process held it. */
+static gint
+lock_cache (const gchar * dir, const gchar * path, GstSpdlHttp * http,
+    gboolean * waited, GError ** error)
+{
+  gchar *lock_path;
+  gint fd;
+
+  *waited = FALSE;
+  if (g_mkdir_with_parents (dir, 0700) != 0)
+    return -1;
+  lock_path = g_strconcat (path, LOCK_SUFFIX, NULL);
+  fd = g_open (lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    GST_INFO ("no lock %s (%s): learning without it", lock_path,
+        g_strerror (errno));
+    g_free (lock_path);
+    return -1;
+  }
+  while (flock (fd, LOCK_EX | LOCK_NB) != 0) {
+    if (errno != EWOULDBLOCK && errno != EINTR) {
+      GST_INFO ("cannot lock %s (%s): learning without it", lock_path,
+          g_strerror (errno));
+      close (fd);
+      fd = -1;
+      break;
+    }
+    if (!*waited)
+      GST_INFO ("another process learns these shards' index (%s held): "
+          "waiting for its cache file", lock_path);
+    *waited = TRUE;
+    if (http && gst_spdl_http_is_cancelled (http)) {
+      g_set_error (error, GST_SPDL_READ_ERROR, GST_SPDL_READ_ERROR_HTTP_ERROR,
+          "cancelled while another process learned the shard index");
+      close (fd);
+      fd = -1;
+      break;
+    }
+    g_usleep (LOCK_POLL_MS * 1000);
+  }
+  g_free (lock_path);
+  return fd;
+}
+
 /* ------------------------------------------------------------------------ */
 
 static void
@@ -983,6 +1041,7 @@ gst_spdl_shard_learn (const GstSpdlShardLearnConfig * config, GError ** error)
   gchar *dir = NULL, *key = NULL, *path = NULL, *text;
   const gchar **names = NULL;
   gboolean keep = TRUE;
+  gint lock_fd = -1;
   guint i;
 
   GST_DEBUG_CATEGORY_INIT (spdl_shard_learn_debug, "spdlshardlearn", 0,
@@ -1017,7 +1076,25 @@ gst_spdl_shard_learn (const GstSpdlShardLearnConfig * config, GError ** error)
     gchar *name = g_strconcat (key, CACHE_SUFFIX, NULL);
     path = g_build_filename (dir, name, NULL);
     g_free (name);
-    if ((learned = read_cache (names, config->n_shards, path, warnings))) {
+    learned = read_cache (names, config->n_shards, path, warnings);
+    /* remote shards: learned by one process of those that start together
+     * (local ones are learned from their headers, cheaply) */
+    if (learned == NULL && config->http) {
+      gboolean waited;
+
+      lock_fd = lock_cache (dir, path, config->http, &waited, error);
+      if (lock_fd < 0 && error && *error)
+        goto done;
+      if (waited) {
+        /* its warnings, if the other process left no usable file, were
+         * given already */
+        GPtrArray *again = g_ptr_array_new_with_free_func (g_free);
+
+        learned = read_cache (names, config->n_shards, path, again);
+        g_ptr_array_unref (again);
+      }
+    }
+    if (learned) {
       GST_INFO ("the members of %u shards from the cache %s",
           config->n_shards, path);
       learned->cache_file = g_strdup (path);
@@ -1050,6 +1127,9 @@ gst_spdl_shard_learn (const GstSpdlShardLearnConfig * config, GError ** error)
     learned->cache_file = g_strdup (path);
 
 done:
+  /* after the cache file is written: a waiting process finds it */
+  if (lock_fd >= 0)
+    close (lock_fd);
   if (learned) {
     g_ptr_array_extend_and_steal (learned->warnings, warnings);
     warnings = NULL;
