@@ -993,8 +993,8 @@ start_workers (GstSpdlDecode * self)
   self->active_max_scans = self->max_scans;
   gst_spdl_warn_limiter_reset (&self->warn_limiter, self->warning_limit);
   memset (self->epoch_errors, 0, sizeof (self->epoch_errors));
-  self->epoch_resumed = FALSE;
-  self->epoch_whole_dataset = FALSE;
+  self->epoch_check.resumed = FALSE;
+  self->epoch_check.whole_dataset = FALSE;
   n = self->threads ? self->threads : g_get_num_processors ();
   max_in_flight = self->max_in_flight_prop ? self->max_in_flight_prop :
       n * JOBS_PER_THREAD;
@@ -1580,73 +1580,6 @@ skip_undecodable (GstSpdlDecode * self, GstSpdlDecodeJob * job)
   return TRUE;
 }
 
-/* An epoch starts: whether it starts mid-way (resumed), where samples
- * before the resumption point are not ours to count, and whether this rank
- * reads every sample. */
-static void
-start_epoch (GstSpdlDecode * self, GstEvent * event)
-{
-  const GstStructure *s = gst_event_get_structure (event);
-  guint64 offset = 0;
-  guint num_shards = 1;
-
-  gst_structure_get_uint64 (s, "offset", &offset);
-  gst_structure_get_uint (s, "num-shards", &num_shards);
-  GST_OBJECT_LOCK (self);
-  self->epoch_resumed = offset > 0;
-  self->epoch_whole_dataset = num_shards <= 1;
-  GST_OBJECT_UNLOCK (self);
-}
-
-/* When an epoch's end passes: its skipped samples by reason, if any.
- * FALSE, with an error posted, when nothing is decodable
- * (gst_spdl_nothing_decodable_message()). */
-static gboolean
-end_epoch (GstSpdlDecode * self, GstEvent * event)
-{
-  guint64 counts[GST_SPDL_DECODE_N_ERRORS], total = 0, suppressed;
-  guint64 counts_since_start[GST_SPDL_DECODE_N_ERRORS], decoded;
-  gboolean resumed, whole_dataset;
-  guint64 samples;
-  gchar *nothing_decodable;
-  guint epoch;
-  gint i;
-
-  if (!gst_spdl_epoch_end_parse (gst_event_get_structure (event), &epoch,
-          &samples))
-    return TRUE;
-  GST_OBJECT_LOCK (self);
-  for (i = 0; i < GST_SPDL_DECODE_N_ERRORS; i++) {
-    total += counts[i] = self->epoch_errors[i];
-    counts_since_start[i] = self->errors_by_reason[i];
-  }
-  memset (self->epoch_errors, 0, sizeof (self->epoch_errors));
-  resumed = self->epoch_resumed;
-  whole_dataset = self->epoch_whole_dataset;
-  self->epoch_resumed = FALSE;
-  decoded = self->decoded;
-  suppressed = self->warn_limiter.epoch == epoch &&
-      self->warn_limiter.skipped > self->warn_limiter.limit ?
-      self->warn_limiter.skipped - self->warn_limiter.limit : 0;
-  GST_OBJECT_UNLOCK (self);
-  if (total == 0)
-    return TRUE;
-  gst_element_post_message (GST_ELEMENT (self),
-      gst_spdl_skipped_message_new (GST_ELEMENT (self), epoch,
-          GST_SPDL_DECODE_ERROR, counts, GST_SPDL_DECODE_N_ERRORS, suppressed));
-  if (resumed)
-    return TRUE;
-  nothing_decodable = gst_spdl_nothing_decodable_message (epoch, decoded,
-      counts_since_start, GST_SPDL_DECODE_N_ERRORS, total, samples,
-      whole_dataset);
-  if (nothing_decodable == NULL)
-    return TRUE;
-  GST_ELEMENT_ERROR (self, STREAM, DECODE, ("%s", nothing_decodable),
-      ("no decodable sample since the start, whatever max-errors allows"));
-  g_free (nothing_decodable);
-  return FALSE;
-}
-
 static GstFlowReturn
 push_sample (GstSpdlDecode * self, GstSpdlDecodeJob * job)
 {
@@ -1710,9 +1643,12 @@ gst_spdl_decode_loop (GstSpdlDecode * self)
           gst_message_new_element (GST_OBJECT (self), counts));
     }
     if (gst_spdl_is_epoch_start_event (job->event))
-      start_epoch (self, job->event);
+      gst_spdl_epoch_check_start (GST_ELEMENT (self), &self->epoch_check,
+          job->event);
     if (gst_spdl_is_epoch_end_event (job->event) &&
-        !end_epoch (self, job->event))
+        !gst_spdl_epoch_check_end (GST_ELEMENT (self), &self->epoch_check,
+            job->event, self->epoch_errors, self->errors_by_reason,
+            &self->decoded, &self->warn_limiter, "sample"))
       ret = GST_FLOW_ERROR;
     else
       push_event (self, g_steal_pointer (&job->event));

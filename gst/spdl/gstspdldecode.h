@@ -55,8 +55,7 @@ struct _GstSpdlDecode
   guint64 errors;
   guint64 errors_by_reason[GST_SPDL_DECODE_N_ERRORS];
   guint64 epoch_errors[GST_SPDL_DECODE_N_ERRORS];       /* current epoch */
-  gboolean epoch_resumed;       /* the current epoch started mid-way */
-  gboolean epoch_whole_dataset; /* and this rank reads every sample */
+  GstSpdlEpochCheck epoch_check;
   GstSpdlWarnLimiter warn_limiter;
   guint64 decoded;
   GstSpdlStats stats;

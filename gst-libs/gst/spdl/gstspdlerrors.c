@@ -130,27 +130,71 @@ gst_spdl_describe_reasons (GQuark domain, const guint64 * counts,
   return g_string_free (s, FALSE);
 }
 
-gchar *
-gst_spdl_nothing_decodable_message (guint epoch, guint64 decoded,
-    const guint64 * counts, guint n_counts, guint64 epoch_skipped,
-    guint64 epoch_samples, gboolean whole_dataset)
+void
+gst_spdl_epoch_check_start (GstElement * element, GstSpdlEpochCheck * check,
+    GstEvent * event)
 {
-  guint64 skipped = 0;
-  gchar *reasons, *message;
-  guint i;
+  const GstStructure *s = gst_event_get_structure (event);
+  guint64 offset = 0;
+  guint num_shards = 1;
 
-  for (i = 0; i < n_counts; i++)
-    skipped += counts[i];
-  if (decoded > 0 || skipped == 0)
-    return NULL;
+  gst_structure_get_uint64 (s, "offset", &offset);
+  gst_structure_get_uint (s, "num-shards", &num_shards);
+  GST_OBJECT_LOCK (element);
+  /* samples before the resumption point are not ours to count */
+  check->resumed = offset > 0;
+  check->whole_dataset = num_shards <= 1;
+  GST_OBJECT_UNLOCK (element);
+}
+
+gboolean
+gst_spdl_epoch_check_end (GstElement * element, GstSpdlEpochCheck * check,
+    GstEvent * event, guint64 * epoch_errors,
+    const guint64 * errors_by_reason, const guint64 * decoded,
+    const GstSpdlWarnLimiter * limiter, const gchar * item_name)
+{
+  guint64 counts[GST_SPDL_DECODE_N_ERRORS];
+  guint64 since_start[GST_SPDL_DECODE_N_ERRORS];
+  guint64 total = 0, skipped = 0, suppressed, samples, n_decoded;
+  gboolean resumed, whole_dataset;
+  gchar *reasons;
+  guint epoch;
+  gint i;
+
+  if (!gst_spdl_epoch_end_parse (gst_event_get_structure (event), &epoch,
+          &samples))
+    return TRUE;
+  GST_OBJECT_LOCK (element);
+  for (i = 0; i < GST_SPDL_DECODE_N_ERRORS; i++) {
+    total += counts[i] = epoch_errors[i];
+    skipped += since_start[i] = errors_by_reason[i];
+    epoch_errors[i] = 0;
+  }
+  resumed = check->resumed;
+  whole_dataset = check->whole_dataset;
+  check->resumed = FALSE;
+  n_decoded = *decoded;
+  suppressed = limiter->epoch == epoch && limiter->skipped > limiter->limit ?
+      limiter->skipped - limiter->limit : 0;
+  GST_OBJECT_UNLOCK (element);
+
+  if (total == 0)
+    return TRUE;
+  gst_element_post_message (element, gst_spdl_skipped_message_new (element,
+          epoch, GST_SPDL_DECODE_ERROR, counts, GST_SPDL_DECODE_N_ERRORS,
+          suppressed));
+  if (resumed || n_decoded > 0)
+    return TRUE;
   if (skipped < GST_SPDL_MIN_SKIPPED_TO_FAIL &&
-      !(whole_dataset && epoch_skipped >= epoch_samples))
-    return NULL;
-  reasons = gst_spdl_describe_reasons (GST_SPDL_DECODE_ERROR, counts,
-      n_counts);
-  message = g_strdup_printf ("No sample could be decoded: all %"
-      G_GUINT64_FORMAT " up to the end of epoch %u were skipped (%s)",
-      skipped, epoch, reasons);
+      !(whole_dataset && total >= samples))
+    return TRUE;
+  reasons = gst_spdl_describe_reasons (GST_SPDL_DECODE_ERROR, since_start,
+      GST_SPDL_DECODE_N_ERRORS);
+  GST_ELEMENT_ERROR (element, STREAM, DECODE,
+      ("No sample could be decoded: all %" G_GUINT64_FORMAT " up to the end "
+          "of epoch %u were skipped (%s)", skipped, epoch, reasons),
+      ("no decodable %s since the start, whatever max-errors allows",
+          item_name));
   g_free (reasons);
-  return message;
+  return FALSE;
 }

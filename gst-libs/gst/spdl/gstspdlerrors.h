@@ -113,19 +113,36 @@ GstMessage *gst_spdl_skipped_message_new (GstElement * element, gint epoch,
     GQuark domain, const guint64 * counts, guint n_counts,
     guint64 suppressed);
 
-/* Whether a decoder concludes, at the end of an epoch that did not start
- * mid-way, that nothing in the data can be decoded (an endless run would
- * otherwise go round its epochs without a sample): nothing decoded since
- * the start, and either at least GST_SPDL_MIN_SKIPPED_TO_FAIL skipped (on
- * several ranks a share of a few samples can be all bad by chance) or, when
- * @whole_dataset (one rank reads every sample), every sample of the epoch
- * skipped. Then the user message of the error to post ("No sample could be
- * decoded: ..." with @counts, since the start, by reason); else NULL.
- * g_free() it. */
+/* A decoder's view of the epoch under way, for the reports at its end. */
+typedef struct
+{
+  gboolean resumed;             /* it started mid-way */
+  gboolean whole_dataset;       /* this rank reads every sample */
+} GstSpdlEpochCheck;
+
+/* Samples skipped since the start, with none decoded, before a decoder on
+ * several ranks concludes that none can be (a rank's share of a few
+ * samples can be all bad by chance). */
 #define GST_SPDL_MIN_SKIPPED_TO_FAIL 16
-gchar *gst_spdl_nothing_decodable_message (guint epoch, guint64 decoded,
-    const guint64 * counts, guint n_counts, guint64 epoch_skipped,
-    guint64 epoch_samples, gboolean whole_dataset);
+
+/* At an epoch start event (spdlsrc's): what @check keeps. Takes
+ * @element's object lock, which guards @check. */
+void gst_spdl_epoch_check_start (GstElement * element,
+    GstSpdlEpochCheck * check, GstEvent * event);
+
+/* At an epoch end event: posts the epoch's "spdl-skipped" summary (from
+ * @epoch_errors, by GST_SPDL_DECODE_ERROR code, then zeroed; @limiter's
+ * suppressed warnings) if it skipped any, and FALSE with an error posted
+ * when nothing can be decoded: at the end of an epoch that did not start
+ * mid-way, nothing decoded since the start (*@decoded, @errors_by_reason)
+ * and either every sample of the epoch skipped on one rank or at least
+ * GST_SPDL_MIN_SKIPPED_TO_FAIL skipped (an endless run would otherwise go
+ * round its epochs without a sample). Takes @element's object lock, which
+ * guards the counts. @item_name: what a sample is ("video"). */
+gboolean gst_spdl_epoch_check_end (GstElement * element,
+    GstSpdlEpochCheck * check, GstEvent * event, guint64 * epoch_errors,
+    const guint64 * errors_by_reason, const guint64 * decoded,
+    const GstSpdlWarnLimiter * limiter, const gchar * item_name);
 
 G_END_DECLS
 

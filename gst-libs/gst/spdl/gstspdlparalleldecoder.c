@@ -49,8 +49,7 @@ typedef struct
   GstSpdlWarnLimiter warn_limiter;
   guint64 outputs;              /* pushed */
   guint64 decoded;              /* inputs that gave outputs */
-  gboolean epoch_resumed;       /* the current epoch started mid-way */
-  gboolean epoch_whole_dataset; /* and this rank reads every input */
+  GstSpdlEpochCheck epoch_check;
   GstSpdlStats stats;
 
   /* streaming state, under lock */
@@ -490,8 +489,8 @@ start_workers (GstSpdlParallelDecoder * self)
   priv->errors = 0;
   priv->outputs = 0;
   priv->decoded = 0;
-  priv->epoch_resumed = FALSE;
-  priv->epoch_whole_dataset = FALSE;
+  priv->epoch_check.resumed = FALSE;
+  priv->epoch_check.whole_dataset = FALSE;
   n = priv->threads ? priv->threads : g_get_num_processors ();
   GST_OBJECT_UNLOCK (self);
   gst_spdl_stats_reset (&priv->stats);
@@ -819,76 +818,6 @@ skip_input (GstSpdlParallelDecoder * self, GstSpdlParallelDecoderJob * job)
   return TRUE;
 }
 
-/* An epoch starts: whether it starts mid-way (resumed) and whether this
- * rank reads every input, for the check at its end. */
-static void
-start_epoch (GstSpdlParallelDecoder * self, GstEvent * event)
-{
-  GstSpdlParallelDecoderPrivate *priv = PRIV (self);
-  const GstStructure *s = gst_event_get_structure (event);
-  guint64 offset = 0;
-  guint num_shards = 1;
-
-  gst_structure_get_uint64 (s, "offset", &offset);
-  gst_structure_get_uint (s, "num-shards", &num_shards);
-  GST_OBJECT_LOCK (self);
-  priv->epoch_resumed = offset > 0;
-  priv->epoch_whole_dataset = num_shards <= 1;
-  GST_OBJECT_UNLOCK (self);
-}
-
-/* When an epoch's end passes: its skipped inputs by reason, if any. FALSE,
- * with an error posted, when nothing is decodable
- * (gst_spdl_nothing_decodable_message()): a folder of files no decoder
- * takes would otherwise give empty epochs for ever. */
-static gboolean
-end_epoch (GstSpdlParallelDecoder * self, GstEvent * event)
-{
-  GstSpdlParallelDecoderPrivate *priv = PRIV (self);
-  guint64 counts[GST_SPDL_DECODE_N_ERRORS], total = 0, suppressed, samples;
-  guint64 counts_since_start[GST_SPDL_DECODE_N_ERRORS], decoded;
-  gboolean resumed, whole_dataset;
-  gchar *nothing_decodable;
-  guint epoch;
-  gint i;
-
-  if (!gst_spdl_epoch_end_parse (gst_event_get_structure (event), &epoch,
-          &samples))
-    return TRUE;
-  GST_OBJECT_LOCK (self);
-  for (i = 0; i < GST_SPDL_DECODE_N_ERRORS; i++) {
-    total += counts[i] = priv->epoch_errors[i];
-    counts_since_start[i] = priv->errors_by_reason[i];
-  }
-  memset (priv->epoch_errors, 0, sizeof (priv->epoch_errors));
-  resumed = priv->epoch_resumed;
-  whole_dataset = priv->epoch_whole_dataset;
-  priv->epoch_resumed = FALSE;
-  decoded = priv->decoded;
-  suppressed = priv->warn_limiter.epoch == epoch &&
-      priv->warn_limiter.skipped > priv->warn_limiter.limit ?
-      priv->warn_limiter.skipped - priv->warn_limiter.limit : 0;
-  GST_OBJECT_UNLOCK (self);
-  if (total == 0)
-    return TRUE;
-  gst_element_post_message (GST_ELEMENT (self),
-      gst_spdl_skipped_message_new (GST_ELEMENT (self), epoch,
-          GST_SPDL_DECODE_ERROR, counts, GST_SPDL_DECODE_N_ERRORS,
-          suppressed));
-  if (resumed)
-    return TRUE;
-  nothing_decodable = gst_spdl_nothing_decodable_message (epoch, decoded,
-      counts_since_start, GST_SPDL_DECODE_N_ERRORS, total, samples,
-      whole_dataset);
-  if (nothing_decodable == NULL)
-    return TRUE;
-  GST_ELEMENT_ERROR (self, STREAM, DECODE, ("%s", nothing_decodable),
-      ("no decodable %s since the start, whatever max-errors allows",
-          CLASS (self)->item_name));
-  g_free (nothing_decodable);
-  return FALSE;
-}
-
 static GstFlowReturn
 push_outputs (GstSpdlParallelDecoder * self, GstSpdlParallelDecoderJob * job)
 {
@@ -963,9 +892,12 @@ gst_spdl_parallel_decoder_loop (GstSpdlParallelDecoder * self)
           gst_message_new_element (GST_OBJECT (self), counts));
     }
     if (gst_spdl_is_epoch_start_event (item->event))
-      start_epoch (self, item->event);
+      gst_spdl_epoch_check_start (GST_ELEMENT (self), &priv->epoch_check,
+          item->event);
     if (gst_spdl_is_epoch_end_event (item->event) &&
-        !end_epoch (self, item->event))
+        !gst_spdl_epoch_check_end (GST_ELEMENT (self), &priv->epoch_check,
+            item->event, priv->epoch_errors, priv->errors_by_reason,
+            &priv->decoded, &priv->warn_limiter, CLASS (self)->item_name))
       ret = GST_FLOW_ERROR;
     else
       push_event (priv, g_steal_pointer (&item->event));
