@@ -95,6 +95,9 @@ struct _GstSpdlAudioChain
   guint64 n_in, n_out;          /* declared length, 0 unknown */
   gboolean at_start;            /* prerolled, not seeked */
   gboolean chained;             /* a chained Ogg: read from its start only */
+  /* the prerolled segment's time - start: see stream_time() */
+  gint64 preroll_time_offset;
+  gboolean has_preroll_segment;
   GstSpdlAudioReader *reader;   /* the file read without the pipeline */
 
   /* a reader's frames to float and the output's channels: audioconvert's
@@ -524,6 +527,7 @@ gst_spdl_audio_chain_close (GstSpdlAudioChain * chain)
   chain->at_start = FALSE;
   chain->ended = FALSE;
   chain->chained = FALSE;
+  chain->has_preroll_segment = FALSE;
 }
 
 void
@@ -624,6 +628,23 @@ open_reader (GstSpdlAudioChain * chain, GBytes * data, GError ** error)
   return TRUE;
 }
 
+/* The prerolled (unseeked) segment's time - start, for stream_time(). */
+static void
+keep_preroll_segment (GstSpdlAudioChain * chain)
+{
+  GstSample *sample = gst_app_sink_try_pull_preroll (GST_APP_SINK
+      (chain->appsink), 0);
+  const GstSegment *segment = sample ? gst_sample_get_segment (sample) : NULL;
+
+  chain->has_preroll_segment = segment && segment->format == GST_FORMAT_TIME
+      && GST_CLOCK_TIME_IS_VALID (segment->time);
+  if (chain->has_preroll_segment)
+    chain->preroll_time_offset = (gint64) segment->time -
+        (gint64) segment->start;
+  if (sample)
+    gst_sample_unref (sample);
+}
+
 gboolean
 gst_spdl_audio_chain_open (GstSpdlAudioChain * chain, GBytes * data,
     GError ** error)
@@ -696,6 +717,7 @@ gst_spdl_audio_chain_open (GstSpdlAudioChain * chain, GBytes * data,
   gst_caps_unref (caps);
   chain->in_rate = info.rate;
   chain->in_channels = info.channels;
+  keep_preroll_segment (chain);
   chain->chained = gst_spdl_ogg_is_chained (g_bytes_get_data (data, NULL),
       g_bytes_get_size (data));
   if (chain->chained) {
@@ -970,6 +992,29 @@ place_frames (GstSpdlAudioChain * chain, Reading * r, const gfloat * samples,
   }
 }
 
+/* A decoded buffer's time in the file. tsdemux 1.22 answers a seek to
+ * before a stream's first timestamp (a span at a TS file's start) with a
+ * segment that starts at that timestamp but keeps the position asked for
+ * as its time: its buffers would read as that much earlier (0.1 s in a
+ * file FFmpeg wrote, the audio 0.1 s late). A segment whose time falls
+ * short of its start by other than the prerolled one's is read as that
+ * one was. G_MAXUINT64 when it has none. */
+static guint64
+stream_time (GstSpdlAudioChain * chain, const GstSegment * segment,
+    GstClockTime pts)
+{
+  gint64 st;
+
+  if (segment == NULL)
+    return pts;
+  if (segment->format != GST_FORMAT_TIME || !chain->has_preroll_segment ||
+      segment->time >= segment->start || (gint64) segment->time -
+      (gint64) segment->start == chain->preroll_time_offset)
+    return gst_segment_to_stream_time (segment, GST_FORMAT_TIME, pts);
+  st = (gint64) pts + chain->preroll_time_offset;
+  return st >= 0 ? (guint64) st : G_MAXUINT64;
+}
+
 /* Called with the read lock held: one decoded buffer into the span. */
 static void
 read_sample (GstSpdlAudioChain * chain, Reading * r, GstSample * sample)
@@ -982,8 +1027,7 @@ read_sample (GstSpdlAudioChain * chain, Reading * r, GstSample * sample)
   GstMapInfo map;
 
   if (GST_BUFFER_PTS_IS_VALID (buffer)) {
-    guint64 st = segment ? gst_segment_to_stream_time (segment,
-        GST_FORMAT_TIME, GST_BUFFER_PTS (buffer)) : GST_BUFFER_PTS (buffer);
+    guint64 st = stream_time (chain, segment, GST_BUFFER_PTS (buffer));
     if (st != G_MAXUINT64)
       first = gst_util_uint64_scale_int_round (st, in_rate, GST_SECOND);
   }
