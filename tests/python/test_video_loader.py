@@ -218,3 +218,26 @@ def test_undecodable_folder_is_an_error_at_the_end_of_epoch_0(tmp_path):
             for batch in loader:
                 batches.append(batch)
         assert batches == []
+
+
+def test_videos_that_keep_some_clips_are_not_undecodable(tmp_path):
+    # every video's tail is corrupt (moov first, bytes past 55% garbled):
+    # of 4 uniform clips the last is dropped ("1 of its 4 clips dropped",
+    # counted as corrupt), the other 3 are delivered. Clips were decoded,
+    # so the end of epoch 0 is no "No sample could be decoded" error.
+    (tmp_path / "a").mkdir()
+    videogen.make(tmp_path / "whole.mp4", "160x120", 25, 4.0,
+                  ["-c:v", "libx264", "-g", "25", "-pix_fmt", "yuv420p",
+                   "-movflags", "+faststart"])
+    data = bytearray((tmp_path / "whole.mp4").read_bytes())
+    (tmp_path / "whole.mp4").unlink()
+    data[int(len(data) * 0.55):int(len(data) * 0.85)] = \
+        b"\xff" * (int(len(data) * 0.85) - int(len(data) * 0.55))
+    for i in range(20):
+        (tmp_path / "a" / f"v{i:02d}.mp4").write_bytes(bytes(data))
+    with spdlgst.VideoLoader(tmp_path, batch_size=4, frames=8, size=32,
+                             resize=32, clips_per_video=4, sampling="uniform",
+                             threads=2, epochs=1, log_limit=0) as loader:
+        clips = sum(b[0].shape[0] for b in loader)
+        skipped = loader.skipped()
+    assert clips > 0 and skipped["corrupt"] > 0
