@@ -826,7 +826,8 @@ push_outputs (GstSpdlParallelDecoder * self, GstSpdlParallelDecoderJob * job)
 
   if (job->error && !skip_input (self, job))
     return GST_FLOW_ERROR;
-  if (job->error == NULL) {
+  /* a video some of whose clips were dropped (an error) still decoded */
+  if (job->error == NULL || job->outputs) {
     GST_OBJECT_LOCK (self);
     priv->decoded++;
     GST_OBJECT_UNLOCK (self);
