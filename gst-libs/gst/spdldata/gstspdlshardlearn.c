@@ -1085,7 +1085,9 @@ gst_spdl_shard_learn (const GstSpdlShardLearnConfig * config, GError ** error)
       lock_fd = lock_cache (dir, path, config->http, &waited, error);
       if (lock_fd < 0 && error && *error)
         goto done;
-      if (waited) {
+      /* also when it did not wait: another process may have written the
+       * file and let go of the lock since the cache was read above */
+      if (lock_fd >= 0 || waited) {
         /* its warnings, if the other process left no usable file, were
          * given already */
         GPtrArray *again = g_ptr_array_new_with_free_func (g_free);
