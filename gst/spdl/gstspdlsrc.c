@@ -882,7 +882,8 @@ gst_spdl_src_class_init (GstSpdlSrcClass * klass)
    * "learned" from the shards, or "cached": learned before, see
    * #GstSpdlSrc:shard-cache). Remote data adds
    * http-peak-bytes-in-flight (the most bytes received and not yet handed
-   * over, at most max-bytes-in-flight plus one 16 KiB write, unless an
+   * over, at most max-bytes-in-flight plus one write (16 KiB, 256 KiB
+   * for a shard's stream), unless an
    * object or a coalesced ranged read of members is larger, or comes
    * without a Content-Length), http-responses, http-responses-http2,
    * http-changed (objects that changed while being read) and

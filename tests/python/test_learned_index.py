@@ -402,7 +402,7 @@ def test_learning_remote_shards_holds_none_whole(tmp_path):
     """Shards of 3 MB learned 6 at once under a 2 MiB bound on bytes in
     flight: streamed, never held whole (the contiguous reads that follow
     too)."""
-    from test_remote import big_shards, CURL_WRITE_CHUNK
+    from test_remote import big_shards, STREAM_WRITE_CHUNK
     bound = 2 * 1024 * 1024
     truth, pattern = big_shards(str(tmp_path / "big"), 6, 5, 600000, seed=8)
     os.unlink(tmp_path / "big" / "shards.idx")
@@ -418,7 +418,7 @@ def test_learning_remote_shards_holds_none_whole(tmp_path):
     for _, label, _, path, data in out:
         assert (label, data) == truth[key_of(path)]
     assert stats[0].get_value("shard-index-source") == "learned"
-    assert stats[0].get_value("http-peak-bytes-in-flight") <= bound + CURL_WRITE_CHUNK
+    assert stats[0].get_value("http-peak-bytes-in-flight") <= bound + STREAM_WRITE_CHUNK
 
 
 def test_http_elastic_resume_learns_once(published, tmp_path):
@@ -753,8 +753,10 @@ def test_ranks_started_together_learn_once(published, tmp_path):
 
 def test_waiting_for_another_learner_is_cancellable(published, tmp_path):
     """While another process holds the learning lock, a start waits for it
-    (nothing read), ends at once when cancelled, and learns on its own
-    once the lock is released without a cache file (the holder failed)."""
+    (nothing read), ends at once when cancelled, learns on its own once
+    the lock is released without a cache file (the holder failed), and
+    reads the file as soon as it appears, the lock still held (by a
+    process the holder forked)."""
     import fcntl
     import threading
     import time
@@ -794,17 +796,43 @@ def test_waiting_for_another_learner_is_cancellable(published, tmp_path):
         starting.join(5)
         assert not starting.is_alive()
         pipeline.set_state(Gst.State.NULL)
-        # the holder goes without writing the file: the waiter learns
-        result = []
+        # the holder goes without writing the file (it failed): the two
+        # waiters learn at once, each on its own (ranks that fail fail
+        # together, not one after another)
+        results, stats = [], [[], []]
+        waiters = [threading.Thread(target=lambda i=i: results.append(
+            run(loc, 'shard-cache="%s"' % cache, stats[i]))) for i in (0, 1)]
+        for w in waiters:
+            w.start()
+        time.sleep(0.5)
+        assert all(w.is_alive() for w in waiters)
+        holder.close()
+        for w in waiters:
+            w.join(60)
+        assert [s[0].get_value("shard-index-source") for s in stats] == \
+            ["learned", "learned"]
+        for out, warnings, error, _ in results:
+            assert error is None and warnings == [] and len(out) == N
+        # the lock kept by a process the holder forked after the holder
+        # wrote the file: the waiter reads the file once it appears
+        written = (cache / name).read_bytes()
+        os.unlink(cache / name)
+        holder = open(cache / (name + ".lock"), "a")
+        fcntl.flock(holder, fcntl.LOCK_EX)
+        result, stats = [], []
         waiter = threading.Thread(target=lambda: result.append(
-            run(loc, 'shard-cache="%s"' % cache)))
+            run(loc, 'shard-cache="%s"' % cache, stats)))
         waiter.start()
         time.sleep(0.5)
         assert waiter.is_alive()
+        tmp = cache / "written.tmp"
+        tmp.write_bytes(written)
+        os.rename(tmp, cache / name)
+        waiter.join(10)
+        assert not waiter.is_alive()
         holder.close()
-        waiter.join(60)
     finally:
         p.stop()
     out, warnings, error, _ = result[0]
     assert error is None and warnings == [] and len(out) == N
-    assert name in cache_files(cache)
+    assert stats[0].get_value("shard-index-source") == "cached"

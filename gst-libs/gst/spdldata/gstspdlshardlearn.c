@@ -960,53 +960,73 @@ write_cache (const gchar * dir, const gchar * path, const gchar * text,
 /* One process learns, the others wait for its cache file: the ranks a
  * launcher starts together on one machine share the cache folder, and each
  * would otherwise stream every shard to learn the same index. An advisory
- * lock (flock) on the cache file's name + LOCK_SUFFIX, tried every
- * LOCK_POLL_MS so that a cancelled start ends at once, and released when
- * its holder closes it or ends, however it ends. The lock's descriptor;
- * -1 when there is none to take (the folder cannot be made, a file system
- * without locks: each process learns on its own), and with @error when
- * cancelled while waiting. *@waited: whether another process held it. */
-static gint
+ * lock (flock) on the cache file's name + LOCK_SUFFIX. */
+typedef enum
+{
+  CACHE_LOCKED,                 /* this process learns, holding the lock */
+  CACHE_WRITTEN,                /* another process wrote the file */
+  CACHE_UNLOCKED,               /* learned without the lock */
+  CACHE_CANCELLED,
+} CacheLock;
+
+/* Takes the lock (*@fd), or waits, every LOCK_POLL_MS looking whether the
+ * start was cancelled and whether the file appeared (a process forked by
+ * the holder while it learned keeps the lock: the file tells). A holder
+ * that lets go without a file failed (or was killed): the waiters then
+ * learn each on its own, at once, so that ranks that fail fail together,
+ * not one after another. No lock to take (the folder cannot be made, a
+ * file system without locks): each process learns on its own. */
+static CacheLock
 lock_cache (const gchar * dir, const gchar * path, GstSpdlHttp * http,
-    gboolean * waited, GError ** error)
+    gint * fd)
 {
   gchar *lock_path;
-  gint fd;
+  CacheLock result = CACHE_UNLOCKED;
+  gboolean waited = FALSE;
 
-  *waited = FALSE;
+  *fd = -1;
   if (g_mkdir_with_parents (dir, 0700) != 0)
-    return -1;
+    return CACHE_UNLOCKED;
   lock_path = g_strconcat (path, LOCK_SUFFIX, NULL);
-  fd = g_open (lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-  if (fd < 0) {
+  *fd = g_open (lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (*fd < 0) {
     GST_INFO ("no lock %s (%s): learning without it", lock_path,
         g_strerror (errno));
     g_free (lock_path);
-    return -1;
+    return CACHE_UNLOCKED;
   }
-  while (flock (fd, LOCK_EX | LOCK_NB) != 0) {
+  for (;;) {
+    if (flock (*fd, LOCK_EX | LOCK_NB) == 0) {
+      /* a holder let go: with its file, or having failed */
+      result = !waited ? CACHE_LOCKED : g_file_test (path,
+          G_FILE_TEST_EXISTS) ? CACHE_WRITTEN : CACHE_UNLOCKED;
+      break;
+    }
     if (errno != EWOULDBLOCK && errno != EINTR) {
       GST_INFO ("cannot lock %s (%s): learning without it", lock_path,
           g_strerror (errno));
-      close (fd);
-      fd = -1;
       break;
     }
-    if (!*waited)
+    if (!waited)
       GST_INFO ("another process learns these shards' index (%s held): "
           "waiting for its cache file", lock_path);
-    *waited = TRUE;
+    waited = TRUE;
     if (http && gst_spdl_http_is_cancelled (http)) {
-      g_set_error (error, GST_SPDL_READ_ERROR, GST_SPDL_READ_ERROR_HTTP_ERROR,
-          "cancelled while another process learned the shard index");
-      close (fd);
-      fd = -1;
+      result = CACHE_CANCELLED;
+      break;
+    }
+    if (g_file_test (path, G_FILE_TEST_EXISTS)) {
+      result = CACHE_WRITTEN;
       break;
     }
     g_usleep (LOCK_POLL_MS * 1000);
   }
+  if (result != CACHE_LOCKED) {
+    close (*fd);
+    *fd = -1;
+  }
   g_free (lock_path);
-  return fd;
+  return result;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1074,26 +1094,34 @@ gst_spdl_shard_learn (const GstSpdlShardLearnConfig * config, GError ** error)
     dir = g_strdup (config->cache_dir);
   if (dir && (key = cache_key (&learn))) {
     gchar *name = g_strconcat (key, CACHE_SUFFIX, NULL);
+    guint warned = warnings->len;
+
     path = g_build_filename (dir, name, NULL);
     g_free (name);
     learned = read_cache (names, config->n_shards, path, warnings);
     /* remote shards: learned by one process of those that start together
      * (local ones are learned from their headers, cheaply) */
     if (learned == NULL && config->http) {
-      gboolean waited;
+      switch (lock_cache (dir, path, config->http, &lock_fd)) {
+        case CACHE_CANCELLED:
+          g_set_error (error, GST_SPDL_READ_ERROR,
+              GST_SPDL_READ_ERROR_HTTP_ERROR, "cancelled while another "
+              "process learned the shard index");
+          goto done;
+        case CACHE_LOCKED:
+          /* another process may have written the file and let go since
+           * it was read above */
+        case CACHE_WRITTEN:{
+          /* the first read's warning, if it gave one, is not repeated */
+          GPtrArray *again = g_ptr_array_new_with_free_func (g_free);
 
-      lock_fd = lock_cache (dir, path, config->http, &waited, error);
-      if (lock_fd < 0 && error && *error)
-        goto done;
-      /* also when it did not wait: another process may have written the
-       * file and let go of the lock since the cache was read above */
-      if (lock_fd >= 0 || waited) {
-        /* its warnings, if the other process left no usable file, were
-         * given already */
-        GPtrArray *again = g_ptr_array_new_with_free_func (g_free);
-
-        learned = read_cache (names, config->n_shards, path, again);
-        g_ptr_array_unref (again);
+          learned = read_cache (names, config->n_shards, path,
+              warnings->len > warned ? again : warnings);
+          g_ptr_array_unref (again);
+          break;
+        }
+        case CACHE_UNLOCKED:
+          break;
       }
     }
     if (learned) {
