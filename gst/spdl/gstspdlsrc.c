@@ -653,7 +653,8 @@ gst_spdl_src_class_init (GstSpdlSrcClass * klass)
    * processes that start together on one machine with the same folder
    * (the ranks of one job) learn remote shards once: one streams them,
    * the others wait for its file (an advisory lock beside it, "NAME.lock",
-   * released however its holder ends).
+   * released however its holder ends; without the file, they learn each
+   * on its own).
    */
   g_object_class_install_property (gobject_class, PROP_SHARD_CACHE,
       g_param_spec_string ("shard-cache", "Shard index cache",
