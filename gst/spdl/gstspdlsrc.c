@@ -176,6 +176,7 @@ enum
   PROP_SHUFFLE_BUFFER_BYTES,
   PROP_ELASTIC,
   PROP_REMOTE_READS,
+  PROP_SHARD_LEARN,
   PROP_SHARD_CACHE,
   PROP_IMAGE_KEY,
   PROP_LABEL_KEY,
@@ -216,6 +217,7 @@ enum
 #define DEFAULT_SHUFFLE_BUFFER_BYTES (256 * 1024 * 1024)
 #define DEFAULT_ELASTIC TRUE
 #define DEFAULT_REMOTE_READS GST_SPDL_SHARDS_REMOTE_AUTO
+#define DEFAULT_SHARD_LEARN GST_SPDL_SHARD_LEARN_STREAM
 #define DEFAULT_HTTP_REQUESTS 64
 #define DEFAULT_HTTP_CONNECT_TIMEOUT 10000
 #define DEFAULT_HTTP_TIMEOUT 15000
@@ -266,6 +268,24 @@ gst_spdl_remote_reads_get_type (void)
   if (g_once_init_enter (&type))
     g_once_init_leave (&type,
         g_enum_register_static ("GstSpdlRemoteReads", values));
+  return type;
+}
+
+GType
+gst_spdl_shard_learn_get_type (void)
+{
+  static GType type = 0;
+  static const GEnumValue values[] = {
+    {GST_SPDL_SHARD_LEARN_STREAM, "Each shard streamed whole", "stream"},
+    {GST_SPDL_SHARD_LEARN_HEADERS,
+        "The tar headers read by ranged GETs, the data passed over",
+        "headers"},
+    {0, NULL, NULL}
+  };
+
+  if (g_once_init_enter (&type))
+    g_once_init_leave (&type,
+        g_enum_register_static ("GstSpdlShardLearn", values));
   return type;
 }
 
@@ -634,6 +654,28 @@ gst_spdl_src_class_init (GstSpdlSrcClass * klass)
           READY_PARAM));
 
   /**
+   * GstSpdlSrc:shard-learn:
+   *
+   * Remote tar shards without index files (#GstSpdlSrc:shard-cache): how
+   * their member index is learned on a first run. "stream": each shard
+   * streamed whole, up to 8 at once (only the labels kept), so that a
+   * first run moves the shards' bytes twice (learning, then the epoch)
+   * but learns at the link's speed. "headers": the tar headers (and label
+   * members) read by ranged GETs of 4 KiB, the data passed over, up to
+   * http-requests shards (at most 32) at once: a few % of the bytes, but a
+   * request per sample one after another within a shard (a shard of 1000
+   * samples at 20 ms a request: 20 s), for slow or metered links and
+   * shards of a few hundred samples. A server that does not answer byte
+   * ranges is streamed. Local shards: no effect (their headers are read).
+   */
+  g_object_class_install_property (gobject_class, PROP_SHARD_LEARN,
+      g_param_spec_enum ("shard-learn", "Shard learning",
+          "Remote tar shards without index files: their member index "
+          "learned by streaming each shard, or from their tar headers by "
+          "ranged GETs (a few % of the bytes, a request per sample)",
+          GST_TYPE_SPDL_SHARD_LEARN, DEFAULT_SHARD_LEARN, READY_PARAM));
+
+  /**
    * GstSpdlSrc:shard-cache:
    *
    * Tar shards without index files (neither "shards.members" nor
@@ -910,6 +952,7 @@ gst_spdl_src_class_init (GstSpdlSrcClass * klass)
 
   GST_DEBUG_CATEGORY_INIT (spdl_src_debug, "spdlsrc", 0, "SPDL dataset source");
   gst_type_mark_as_plugin_api (GST_TYPE_SPDL_REMOTE_READS, 0);
+  gst_type_mark_as_plugin_api (GST_TYPE_SPDL_SHARD_LEARN, 0);
 }
 
 static void
@@ -934,6 +977,7 @@ gst_spdl_src_init (GstSpdlSrc * src)
   src->shuffle_buffer = DEFAULT_SHUFFLE_BUFFER;
   src->elastic = DEFAULT_ELASTIC;
   src->remote_reads = DEFAULT_REMOTE_READS;
+  src->shard_learn = DEFAULT_SHARD_LEARN;
   src->shard_order = -1;
   src->shuffle_buffer_bytes = DEFAULT_SHUFFLE_BUFFER_BYTES;
   src->http_requests = DEFAULT_HTTP_REQUESTS;
@@ -1043,6 +1087,9 @@ gst_spdl_src_set_property (GObject * object, guint prop_id,
       break;
     case PROP_ELASTIC:
       src->elastic = g_value_get_boolean (value);
+      break;
+    case PROP_SHARD_LEARN:
+      src->shard_learn = g_value_get_enum (value);
       break;
     case PROP_REMOTE_READS:
       src->remote_reads = g_value_get_enum (value);
@@ -1194,6 +1241,9 @@ gst_spdl_src_get_property (GObject * object, guint prop_id, GValue * value,
       break;
     case PROP_ELASTIC:
       g_value_set_boolean (value, src->elastic);
+      break;
+    case PROP_SHARD_LEARN:
+      g_value_set_enum (value, src->shard_learn);
       break;
     case PROP_REMOTE_READS:
       g_value_set_enum (value, src->remote_reads);
@@ -1762,6 +1812,7 @@ start_shards (GstSpdlSrc * src, const gchar * location, guint64 start_offset)
   config.start_offset = start_offset;
   config.elastic = src->elastic;
   config.remote_reads = src->remote_reads;
+  config.learn_by_headers = src->shard_learn == GST_SPDL_SHARD_LEARN_HEADERS;
   config.max_member_size = src->max_file_size;
   config.queue_size = MAX (src->prefetch, 4) * 4;
   http_config_init (src, &config.http);

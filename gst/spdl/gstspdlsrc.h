@@ -25,6 +25,15 @@ G_DECLARE_FINAL_TYPE (GstSpdlSrc, gst_spdl_src, GST, SPDL_SRC, GstPushSrc)
 /* values: GstSpdlShardsRemoteReads (gstspdlshards.h) */
 #define GST_TYPE_SPDL_REMOTE_READS (gst_spdl_remote_reads_get_type ())
 GType gst_spdl_remote_reads_get_type (void);
+#define GST_TYPE_SPDL_SHARD_LEARN (gst_spdl_shard_learn_get_type ())
+GType gst_spdl_shard_learn_get_type (void);
+
+/* How remote shards without index files are learned (shard-learn). */
+typedef enum
+{
+  GST_SPDL_SHARD_LEARN_STREAM,
+  GST_SPDL_SHARD_LEARN_HEADERS,
+} GstSpdlShardLearnMode;
 
 typedef struct _GstSpdlReadSlot GstSpdlReadSlot;
 
@@ -46,6 +55,7 @@ struct _GstSpdlSrc
   guint64 start_offset;
   gboolean elastic;
   gint remote_reads;            /* GstSpdlShardsRemoteReads */
+  gint shard_learn;             /* GstSpdlShardLearnMode */
   guint64 shuffle_buffer_bytes;
   guint prefetch;
   guint64 prefetch_threshold;   /* us; reads slower on average go ahead */

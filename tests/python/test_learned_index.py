@@ -836,3 +836,126 @@ def test_waiting_for_another_learner_is_cancellable(published, tmp_path):
     out, warnings, error, _ = result[0]
     assert error is None and warnings == [] and len(out) == N
     assert stats[0].get_value("shard-index-source") == "cached"
+
+
+def ranged_bytes(rows):
+    """The bytes the ranged GETs in @rows asked for."""
+    total = 0
+    for r in rows:
+        first, last = r[1][len("bytes="):].split("-")
+        total += int(last) - int(first) + 1
+    return total
+
+
+def test_learned_by_headers(tmp_path):
+    """shard-learn=headers: the same index as streaming learns, from the
+    tar headers by ranged GETs of a few KiB, about one a sample, no shard
+    streamed: a few % of the shards' bytes. Shards of small members (where
+    the windows would move more than a quarter of the bytes) and a server
+    without byte ranges are streamed instead, the same index learned."""
+    from test_remote import big_shards
+    truth, pattern = big_shards(str(tmp_path / "big"), 4, 6, 100000, seed=4)
+    os.unlink(tmp_path / "big" / "shards.idx")
+    shard_bytes = sum(os.path.getsize(tmp_path / "big" / n)
+                      for n in os.listdir(tmp_path / "big"))
+    log = str(tmp_path / "requests.log")
+    p = proxy(str(tmp_path), log=log)
+    try:
+        loc = "%s/big/%s" % (p.url, pattern)
+        run(loc, 'shard-cache="%s" num-epochs=0' % (tmp_path / "streamed"))
+        open(log, "w").close()
+        stats = []
+        out, warnings, error, _ = run(
+            loc, 'shard-cache="%s" shard-learn=headers shuffle=true seed=2 '
+            'remote-reads=ranges' % (tmp_path / "headers"), stats)
+        assert error is None and warnings == [] and len(out) == len(truth)
+        assert stats[0].get_value("shard-index-source") == "learned"
+        for _, label, _, path, data in out:
+            assert (label, data) == truth[key_of(path)]
+        _, whole, ranged = tar_requests(log)
+    finally:
+        p.stop()
+    (streamed,) = [n for n in cache_files(tmp_path / "streamed") if n.endswith(".members")]
+    (headers,) = [n for n in cache_files(tmp_path / "headers") if n.endswith(".members")]
+    assert streamed == headers
+    assert (tmp_path / "streamed" / streamed).read_bytes() == \
+        (tmp_path / "headers" / headers).read_bytes()
+    # learning: HEADs and 4 KiB ranged GETs, about one a sample; then the
+    # epoch's ranged reads of the members
+    assert whole == []
+    learning = [r for r in ranged if ranged_bytes([r]) <= 4096]
+    assert len(truth) <= len(learning) <= 2 * len(truth)
+    assert ranged_bytes(learning) < 0.1 * shard_bytes
+
+
+def test_learned_by_headers_streams_where_cheaper(published, tmp_path):
+    """Members of a few KiB (the windows would move more than streaming),
+    a server without byte ranges: streamed, the index make-shards writes."""
+    bare, truth, indexed = published
+    bare_copy(published, tmp_path / "shards")
+    log = str(tmp_path / "requests.log")
+    p = proxy(str(tmp_path), log=log)
+    server = http_server(str(tmp_path))
+    try:
+        for url, cache in ((p.url, "small"), (server.url, "plain")):
+            out, warnings, error, _ = run(
+                "%s/shards/%s" % (url, PATTERN),
+                'shard-cache="%s" shard-learn=headers' % (tmp_path / cache))
+            assert error is None and len(out) == N
+            for _, label, _, path, data in out:
+                assert (label, data) == truth[key_of(path)]
+            (name,) = [n for n in cache_files(tmp_path / cache)
+                       if n.endswith(".members")]
+            os.makedirs(tmp_path / ("copy-" + cache))
+            shutil.copy(tmp_path / cache / name,
+                        tmp_path / ("copy-" + cache) / "shards.members")
+            assert [(os.path.basename(s), o, z, l, m) for s, o, z, l, m in
+                    read_members_index(str(tmp_path / ("copy-" + cache)))] == \
+                read_members_index(indexed)
+    finally:
+        p.stop()
+        server.stop()
+    _, whole, _ = tar_requests(log)
+    assert len(whole) == N_SHARDS
+
+
+def test_damaged_shards_learned_by_headers(tmp_path):
+    """A cut and a corrupt shard learned from their headers: the samples
+    before the damage learned, the rest of each shard skipped with a
+    warning naming it, as when they are streamed."""
+    from test_remote import big_shards
+    truth, pattern = big_shards(str(tmp_path / "big"), 3, 6, 60000, seed=9)
+    os.unlink(tmp_path / "big" / "shards.idx")
+    members = {}
+    for s in (1, 2):
+        with tarfile.open(tmp_path / "big" / ("big-%06d.tar" % s)) as tar:
+            members[s] = tar.getmembers()
+    # shard 1 cut inside its 4th sample's image; shard 2's 3rd sample's
+    # image header (its size field) corrupted
+    with open(tmp_path / "big" / "big-000001.tar", "r+b") as f:
+        f.truncate(members[1][6].offset_data + 10)
+    with open(tmp_path / "big" / "big-000002.tar", "r+b") as f:
+        f.seek(members[2][4].offset + 130)
+        byte = f.read(1)
+        f.seek(-1, 1)
+        f.write(bytes([byte[0] ^ 0x5A]))
+    lost = ["s1m%d" % j for j in range(3, 6)] + ["s2m%d" % j for j in range(2, 6)]
+    log = str(tmp_path / "requests.log")
+    server = proxy(str(tmp_path), log=log)
+    stats = []
+    try:
+        out, warnings, error, counts = run(
+            "%s/big/%s" % (server.url, pattern),
+            'shard-cache="%s" shard-learn=headers shuffle=true '
+            'remote-reads=ranges' % (tmp_path / "cache"), stats)
+    finally:
+        server.stop()
+    assert error is None and stats[0].get_value("shard-index-source") == "learned"
+    assert tar_requests(log)[1] == []       # learned from headers, no stream
+    assert counts.get_value("truncated-shard") == 1
+    assert counts.get_value("corrupt-member") == 1
+    assert any("big-000001.tar" in w and "ends inside" in w for w in warnings)
+    assert any("big-000002.tar" in w and "checksum" in w for w in warnings)
+    assert sorted(key_of(o[3]) for o in out) == sorted(set(truth) - set(lost))
+    for _, label, _, p, data in out:
+        assert (label, data) == truth[key_of(p)]

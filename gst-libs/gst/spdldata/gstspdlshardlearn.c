@@ -36,6 +36,10 @@ GST_DEBUG_CATEGORY_STATIC (spdl_shard_learn_debug);
  * start was cancelled */
 #define LOCK_POLL_MS 50
 #define READ_CHUNK (1024 * 1024)
+/* learning by headers: what a ranged GET asks for from a tar header on,
+ * enough for a label member's header and data and the next header
+ * (WebDataset's KEY.cls beside KEY.jpg), a few % of an image's bytes */
+#define HEADER_WINDOW (4 * 1024)
 #define MAX_CACHE_SIZE (1024 * 1024 * 1024)
 /* HEAD requests queued at once (the client runs http-requests of them) */
 #define HEAD_WINDOW 256
@@ -72,6 +76,7 @@ typedef struct
   guint pending;                /* HEAD requests in flight */
   guint next;                   /* the next shard to read */
   gboolean failed;              /* a shard could not be read: stop */
+  gboolean headers_refused;     /* by_headers: a server without ranges */
 } Learn;
 
 static void
@@ -411,6 +416,172 @@ learn_remote (Learn * learn, guint i)
   gst_spdl_http_stream_close (stream);
 }
 
+/* What was learned of @shard, dropped: it is read again. */
+static void
+shard_forget (Shard * shard)
+{
+  g_string_truncate (shard->members, 0);
+  shard->n_members = 0;
+  g_ptr_array_set_size (shard->notes, 0);
+  shard->has_label = FALSE;
+  g_clear_pointer (&shard->other_label, g_free);
+  g_clear_error (&shard->failure);
+}
+
+/* A window of a remote shard's bytes, fetched by ranged GETs. */
+typedef struct
+{
+  GstBuffer *buffer;
+  guint64 start;
+  guint64 fetched;              /* bytes asked for so far */
+} Window;
+
+typedef struct
+{
+  GMutex lock;
+  GCond cond;
+  gboolean done;
+  GstBuffer *buffer;
+  GError *error;
+} WindowFetch;
+
+static void
+window_fetched (GstBuffer * buffer, GError * error, gpointer user_data)
+{
+  WindowFetch *fetch = user_data;
+
+  g_mutex_lock (&fetch->lock);
+  fetch->buffer = buffer;
+  fetch->error = error;
+  fetch->done = TRUE;
+  g_cond_signal (&fetch->cond);
+  g_mutex_unlock (&fetch->lock);
+}
+
+/* Up to @n bytes of @shard from @offset into @out, from the window or a
+ * ranged GET of HEADER_WINDOW bytes there: how many (0 at its end), -1
+ * with @error. */
+static gssize
+window_read (Learn * learn, Shard * shard, Window * w, guint64 offset,
+    guint8 * out, gsize n, GError ** error)
+{
+  gsize have;
+
+  if (offset >= shard->size)
+    return 0;
+  if (w->buffer == NULL || offset < w->start ||
+      offset + MIN (n, shard->size - offset) > w->start +
+      gst_buffer_get_size (w->buffer)) {
+    WindowFetch fetch = { 0, };
+
+    gst_clear_buffer (&w->buffer);
+    g_mutex_init (&fetch.lock);
+    g_cond_init (&fetch.cond);
+    gst_spdl_http_get_range (learn->config->http, shard->location, offset,
+        MIN (MAX (HEADER_WINDOW, n), shard->size - offset), window_fetched,
+        &fetch);
+    g_mutex_lock (&fetch.lock);
+    while (!fetch.done)
+      g_cond_wait (&fetch.cond, &fetch.lock);
+    g_mutex_unlock (&fetch.lock);
+    g_mutex_clear (&fetch.lock);
+    g_cond_clear (&fetch.cond);
+    if (fetch.error) {
+      g_propagate_error (error, fetch.error);
+      return -1;
+    }
+    w->buffer = fetch.buffer;
+    w->start = offset;
+    w->fetched += gst_buffer_get_size (fetch.buffer);
+  }
+  have = gst_buffer_get_size (w->buffer) - (gsize) (offset - w->start);
+  n = MIN (n, have);
+  gst_buffer_extract (w->buffer, (gsize) (offset - w->start), out, n);
+  return (gssize) n;
+}
+
+/* Its tar headers (and label members) by ranged GETs, the data passed
+ * over, as learn_local() reads a local shard: a few % of the bytes
+ * streaming moves, a request or two per sample one after another. FALSE
+ * (nothing learned: it is streamed then) when the server turns out not to
+ * answer byte ranges, or when the windows would move more than a quarter
+ * of what they pass (members of a few KiB: streaming moves less). */
+static gboolean
+learn_remote_headers (Learn * learn, guint i)
+{
+  Shard *shard = &learn->shards[i];
+  GstSpdlHttp *http = learn->config->http;
+  GError *error = NULL;
+  Window w = { NULL, 0, 0 };
+  guint8 header[512];
+  guint64 offset = 0;
+  gboolean refused;
+  Learner l;
+
+  learner_init (&l, learn->config->rules, shard, i);
+  for (;;) {
+    guint64 skip = gst_spdl_tar_parser_skippable (l.parser);
+    gssize n;
+
+    if (offset + skip > shard->size)
+      skip = shard->size > offset ? shard->size - offset : 0;
+    if (skip) {
+      gst_spdl_tar_parser_skip (l.parser, skip);
+      offset += skip;
+      continue;
+    }
+    n = window_read (learn, shard, &w, offset, header, sizeof (header),
+        &error);
+    refused = gst_spdl_http_get_ranges (http, shard->location) ==
+        GST_SPDL_HTTP_RANGES_NO;
+    if (refused || (w.fetched > 8 * HEADER_WINDOW && w.fetched * 4 > offset)) {
+      GST_DEBUG ("%s: %s: streamed", shard->location, refused ? "no byte "
+          "ranges" : "members too small to pass over");
+      g_clear_error (&error);
+      if (refused) {
+        g_mutex_lock (&learn->lock);
+        learn->headers_refused = TRUE;
+        g_mutex_unlock (&learn->lock);
+      }
+      gst_clear_buffer (&w.buffer);
+      learner_clear (&l);
+      shard_forget (shard);
+      return FALSE;
+    }
+    if (n < 0)
+      break;
+    if (n == 0) {
+      gst_spdl_tar_parser_finish (l.parser, &error);
+      break;
+    }
+    offset += n;
+    if (!gst_spdl_tar_parser_feed (l.parser, header, n, &error))
+      break;
+  }
+  gst_clear_buffer (&w.buffer);
+  learner_end (&l, error);
+  learner_clear (&l);
+  return TRUE;
+}
+
+/* By headers where asked and the server answers byte ranges (a HEAD said
+ * so), else streamed. */
+static void
+learn_remote_shard (Learn * learn, guint i)
+{
+  Shard *shard = &learn->shards[i];
+  gboolean refused;
+
+  g_mutex_lock (&learn->lock);
+  refused = learn->headers_refused;
+  g_mutex_unlock (&learn->lock);
+  if (learn->config->by_headers && !refused && shard->size > 0 &&
+      gst_spdl_http_get_ranges (learn->config->http, shard->location) ==
+      GST_SPDL_HTTP_RANGES_YES && learn_remote_headers (learn, i))
+    return;
+  learn_remote (learn, i);
+}
+
 /* Takes the next shard to read until none is left (or one failed). */
 static gpointer
 learn_thread (gpointer data)
@@ -431,7 +602,7 @@ learn_thread (gpointer data)
     shard = &learn->shards[i];
     GST_DEBUG ("learning the members of %s", shard->location);
     if (learn->config->http)
-      learn_remote (learn, i);
+      learn_remote_shard (learn, i);
     else
       learn_local (learn, i);
     if (shard->failure) {

@@ -82,6 +82,10 @@ typedef struct
   guint n_shards;
   GstSpdlHttp *http;            /* remote shards; NULL: local ones */
   guint parallel;               /* shards read at once */
+  /* remote shards from a server that answers byte ranges: their tar
+   * headers read by ranged GETs (a few % of the bytes, a request or two
+   * per sample), not each shard streamed */
+  gboolean by_headers;
   const gchar *cache_dir;       /* NULL: the default; "": no cache */
   const GstSpdlShardRules *rules;       /* NULL: the defaults */
 } GstSpdlShardLearnConfig;

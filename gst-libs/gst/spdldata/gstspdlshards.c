@@ -54,6 +54,8 @@ GST_DEBUG_CATEGORY_STATIC (spdl_shards_debug);
  * headers) and remote ones (streams, at most http-requests) */
 #define LEARN_LOCAL 4
 #define LEARN_REMOTE 8
+/* shards whose headers are read at once (a ranged GET each in flight) */
+#define LEARN_HEADERS 32
 
 /* ------------------------------------------------------------------------ */
 /* Byte streams: a shard's bytes, in order                                  */
@@ -910,7 +912,9 @@ learn_index (GstSpdlShards * shards, GError ** error)
   config.n_shards = shards->n_shards;
   config.http = shards->http;
   config.parallel = shards->http ? MIN (MAX (shards->config.http.max_requests,
-          1), LEARN_REMOTE) : LEARN_LOCAL;
+          1), shards->config.learn_by_headers ? LEARN_HEADERS :
+      LEARN_REMOTE) : LEARN_LOCAL;
+  config.by_headers = shards->config.learn_by_headers;
   config.cache_dir = shards->config.cache_dir;
   config.rules = shards->rules;
   if ((learned = gst_spdl_shard_learn (&config, error)) == NULL)

@@ -78,6 +78,8 @@ typedef struct
                                  * without the elastic order) */
   gboolean elastic;             /* the elastic order where indexed */
   GstSpdlShardsRemoteReads remote_reads;
+  gboolean learn_by_headers;    /* remote shards without index files
+                                 * (gstspdlshardlearn.h: by_headers) */
   guint64 max_member_size;      /* 0: no limit */
   guint queue_size;             /* samples ready ahead of the consumer */
   const gchar *cache_dir;       /* learned member indexes: NULL, the
