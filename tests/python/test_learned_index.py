@@ -765,7 +765,8 @@ def test_waiting_for_another_learner_is_cancellable(published, tmp_path):
     cache = tmp_path / "cache"
     log = str(tmp_path / "requests.log")
     bare_copy(published, tmp_path / "shards")
-    p = proxy(str(tmp_path), log=log)
+    # each request 300 ms late: two learners that start together overlap
+    p = proxy(str(tmp_path), "--delay-ms", 300, log=log)
     try:
         loc = "%s/shards/%s" % (p.url, PATTERN)
         run(loc, 'shard-cache="%s"' % cache)
@@ -804,7 +805,8 @@ def test_waiting_for_another_learner_is_cancellable(published, tmp_path):
             run(loc, 'shard-cache="%s"' % cache, stats[i]))) for i in (0, 1)]
         for w in waiters:
             w.start()
-        time.sleep(0.5)
+        # both past the index files' lookups (300 ms each) and waiting
+        time.sleep(2.0)
         assert all(w.is_alive() for w in waiters)
         holder.close()
         for w in waiters:
@@ -959,3 +961,36 @@ def test_damaged_shards_learned_by_headers(tmp_path):
     assert sorted(key_of(o[3]) for o in out) == sorted(set(truth) - set(lost))
     for _, label, _, p, data in out:
         assert (label, data) == truth[key_of(p)]
+
+
+def test_corrupt_cache_waiter_keeps_waiting(tmp_path):
+    """A damaged cache file while another process holds the learning lock:
+    the waiter keeps waiting for the holder's file, not taking the damaged
+    file's presence for it and learning on its own."""
+    import fcntl, threading, time
+    from test_remote import big_shards
+    truth, pattern = big_shards(str(tmp_path / "big"), 3, 4, 50000, seed=4)
+    os.unlink(tmp_path / "big" / "shards.idx")
+    log = str(tmp_path / "requests.log")
+    p = proxy(str(tmp_path), log=log)
+    cache = tmp_path / "cache"
+    try:
+        loc = "%s/big/%s" % (p.url, pattern)
+        run(loc, 'shard-cache="%s"' % cache)
+        (name,) = [n for n in cache_files(cache) if n.endswith(".members")]
+        (cache / name).write_text("damaged\n")
+        holder = open(cache / (name + ".lock"), "a")
+        fcntl.flock(holder, fcntl.LOCK_EX)
+        open(log, "w").close()
+        result = []
+        t = threading.Thread(target=lambda: result.append(
+            run(loc, 'shard-cache="%s"' % cache)))
+        t.start()
+        time.sleep(1.5)
+        learned_meanwhile = tar_requests(log)[1]
+        holder.close()
+        t.join(60)
+    finally:
+        p.stop()
+    assert result and result[0][2] is None
+    assert learned_meanwhile == [], "learned while the lock was held"

@@ -500,6 +500,53 @@ window_read (Learn * learn, Shard * shard, Window * w, guint64 offset,
   return (gssize) n;
 }
 
+typedef struct
+{
+  GMutex lock;
+  GCond cond;
+  gboolean done;
+  gboolean same;
+  const Shard *shard;
+} HeadAgain;
+
+static void
+head_again_done (const GstSpdlHttpObjectInfo * info, GError * error,
+    gpointer user_data)
+{
+  HeadAgain *again = user_data;
+  const Shard *shard = again->shard;
+
+  g_mutex_lock (&again->lock);
+  again->same = error == NULL && info->size >= 0 &&
+      (guint64) info->size == shard->size &&
+      g_strcmp0 (info->etag, shard->etag) == 0 &&
+      g_strcmp0 (info->last_modified, shard->last_modified) == 0;
+  again->done = TRUE;
+  g_cond_signal (&again->cond);
+  g_mutex_unlock (&again->lock);
+  g_clear_error (&error);
+}
+
+/* Whether a HEAD now describes @shard as the first one did. */
+static gboolean
+same_object (Learn * learn, const Shard * shard)
+{
+  HeadAgain again = { 0, };
+
+  again.shard = shard;
+  g_mutex_init (&again.lock);
+  g_cond_init (&again.cond);
+  gst_spdl_http_head (learn->config->http, shard->location, head_again_done,
+      &again);
+  g_mutex_lock (&again.lock);
+  while (!again.done)
+    g_cond_wait (&again.cond, &again.lock);
+  g_mutex_unlock (&again.lock);
+  g_mutex_clear (&again.lock);
+  g_cond_clear (&again.cond);
+  return again.same;
+}
+
 /* Its tar headers (and label members) by ranged GETs, the data passed
  * over, as learn_local() reads a local shard: a few % of the bytes
  * streaming moves, a request or two per sample one after another. FALSE
@@ -548,6 +595,18 @@ learn_remote_headers (Learn * learn, guint i)
       shard_forget (shard);
       return FALSE;
     }
+    if (n < 0 && !gst_spdl_http_is_cancelled (http) &&
+        !g_error_matches (error, GST_SPDL_READ_ERROR,
+            GST_SPDL_READ_ERROR_TIMEOUT)) {
+      /* a range past the object's end (a 416: shorter than its HEAD
+       * said), an error status: a stream of it tells what it is */
+      GST_DEBUG ("%s: %s: streamed", shard->location, error->message);
+      g_clear_error (&error);
+      gst_clear_buffer (&w.buffer);
+      learner_clear (&l);
+      shard_forget (shard);
+      return FALSE;
+    }
     if (n < 0)
       break;
     if (n == 0) {
@@ -561,6 +620,9 @@ learn_remote_headers (Learn * learn, guint i)
   gst_clear_buffer (&w.buffer);
   learner_end (&l, error);
   learner_clear (&l);
+  /* replaced while it was read: what was learned may be of either */
+  if (shard->failure == NULL && !same_object (learn, shard))
+    shard->changed = TRUE;
   return TRUE;
 }
 
@@ -1140,6 +1202,19 @@ typedef enum
   CACHE_CANCELLED,
 } CacheLock;
 
+/* Whether the cache file is there and another than the one @before
+ * described (when it @existed): written since, by a rename. */
+static gboolean
+cache_written (const gchar * path, gboolean existed, const GStatBuf * before)
+{
+  GStatBuf now;
+
+  if (g_stat (path, &now) != 0)
+    return FALSE;
+  return !existed || now.st_ino != before->st_ino ||
+      now.st_dev != before->st_dev || now.st_mtime != before->st_mtime;
+}
+
 /* Takes the lock (*@fd), or waits, every LOCK_POLL_MS looking whether the
  * start was cancelled and whether the file appeared (a process forked by
  * the holder while it learned keeps the lock: the file tells). A holder
@@ -1154,6 +1229,8 @@ lock_cache (const gchar * dir, const gchar * path, GstSpdlHttp * http,
   gchar *lock_path;
   CacheLock result = CACHE_UNLOCKED;
   gboolean waited = FALSE;
+  GStatBuf before;
+  gboolean existed;
 
   *fd = -1;
   if (g_mkdir_with_parents (dir, 0700) != 0)
@@ -1166,11 +1243,14 @@ lock_cache (const gchar * dir, const gchar * path, GstSpdlHttp * http,
     g_free (lock_path);
     return CACHE_UNLOCKED;
   }
+  /* a file there already could not be read (the caller read it): only
+   * another one, renamed into place, is the holder's */
+  existed = g_stat (path, &before) == 0;
   for (;;) {
     if (flock (*fd, LOCK_EX | LOCK_NB) == 0) {
       /* a holder let go: with its file, or having failed */
-      result = !waited ? CACHE_LOCKED : g_file_test (path,
-          G_FILE_TEST_EXISTS) ? CACHE_WRITTEN : CACHE_UNLOCKED;
+      result = !waited ? CACHE_LOCKED : cache_written (path, existed,
+          &before) ? CACHE_WRITTEN : CACHE_UNLOCKED;
       break;
     }
     if (errno != EWOULDBLOCK && errno != EINTR) {
@@ -1186,7 +1266,7 @@ lock_cache (const gchar * dir, const gchar * path, GstSpdlHttp * http,
       result = CACHE_CANCELLED;
       break;
     }
-    if (g_file_test (path, G_FILE_TEST_EXISTS)) {
+    if (cache_written (path, existed, &before)) {
       result = CACHE_WRITTEN;
       break;
     }

@@ -1,0 +1,64 @@
+"""A server on 127.0.0.1 that misbehaves with byte ranges, for the tests
+of learning shards from their headers:
+
+    rangeserver.py ROOT MODE [N]
+
+MODE: "ignore-after" answers the first N ranged GETs of a file, then the
+whole file; "head-bigger"/"head-smaller": a HEAD says 8192 bytes more /
+1024 bytes less than the file holds; "stall": the ranged GETs of a file
+after the first N never send their body. Prints its port first."""
+import http.server, os, re, sys, threading, collections
+root, mode = sys.argv[1], sys.argv[2]
+N = int(sys.argv[3]) if len(sys.argv) > 3 else 2
+count = collections.Counter()
+lock = threading.Lock()
+class H(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    def log_message(self, *a):
+        pass
+    def _file(self):
+        p = os.path.join(root, self.path.lstrip("/"))
+        if not os.path.isfile(p):
+            self.send_response(404); self.send_header("Content-Length", "0"); self.end_headers(); return None
+        return open(p, "rb").read()
+    def do_HEAD(self):
+        d = self._file()
+        if d is None: return
+        size = len(d)
+        if mode == "head-bigger": size += 8192
+        if mode == "head-smaller": size -= 1024
+        self.send_response(200)
+        self.send_header("Content-Length", str(size))
+        self.send_header("Accept-Ranges", "bytes")
+        self.send_header("ETag", '"e1"')
+        self.end_headers()
+    def do_GET(self):
+        d = self._file()
+        if d is None: return
+        r = self.headers.get("Range")
+        with lock:
+            count[self.path] += 1 if r else 0
+            c = count[self.path]
+        m = re.match(r"bytes=(\d+)-(\d*)", r or "")
+        if m and not (mode == "ignore-after" and c > N):
+            a = int(m.group(1)); b = int(m.group(2)) if m.group(2) else len(d) - 1
+            if a >= len(d):
+                self.send_response(416); self.send_header("Content-Range", "bytes */%d" % len(d))
+                self.send_header("Content-Length", "0"); self.end_headers(); return
+            b = min(b, len(d) - 1)
+            body = d[a:b + 1]
+            self.send_response(206)
+            self.send_header("Content-Range", "bytes %d-%d/%d" % (a, b, len(d)))
+        else:
+            body = d
+            self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Accept-Ranges", "bytes")
+        self.send_header("ETag", '"e1"')
+        self.end_headers()
+        if mode == "stall" and m and c > N:
+            import time; time.sleep(3600)
+        self.wfile.write(body)
+s = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+print("port %d" % s.server_address[1], flush=True)
+s.serve_forever()
