@@ -1614,3 +1614,23 @@ gst_spdl_http_get_range (GstSpdlHttp * http, const gchar * url,
   t->user_data = user_data;
   submit (http, t);
 }
+
+GstBuffer *
+gst_spdl_http_get_range_sync (GstSpdlHttp * http, const gchar * url,
+    guint64 first, guint64 size, GError ** error)
+{
+  SyncGet get = { 0, };
+
+  g_mutex_init (&get.lock);
+  g_cond_init (&get.cond);
+  gst_spdl_http_get_range (http, url, first, size, sync_done, &get);
+  g_mutex_lock (&get.lock);
+  while (!get.done)
+    g_cond_wait (&get.cond, &get.lock);
+  g_mutex_unlock (&get.lock);
+  g_mutex_clear (&get.lock);
+  g_cond_clear (&get.cond);
+  if (get.buffer == NULL)
+    g_propagate_error (error, get.error);
+  return get.buffer;
+}

@@ -114,6 +114,9 @@ void gst_spdl_http_get (GstSpdlHttp * http, const gchar * url,
 void gst_spdl_http_get_range (GstSpdlHttp * http, const gchar * url,
     guint64 first, guint64 size, GstSpdlHttpDoneFunc done,
     gpointer user_data);
+/* Waits for gst_spdl_http_get_range()'s bytes: NULL with @error. */
+GstBuffer *gst_spdl_http_get_range_sync (GstSpdlHttp * http,
+    const gchar * url, guint64 first, guint64 size, GError ** error);
 /* Waits for a whole object (for listings and indexes); @status (may be
  * NULL) gets the last response's HTTP status, 0 when none came (a
  * connection error): 404 tells a missing object from a refusal. */

@@ -436,28 +436,6 @@ typedef struct
   guint64 fetched;              /* bytes asked for so far */
 } Window;
 
-typedef struct
-{
-  GMutex lock;
-  GCond cond;
-  gboolean done;
-  GstBuffer *buffer;
-  GError *error;
-} WindowFetch;
-
-static void
-window_fetched (GstBuffer * buffer, GError * error, gpointer user_data)
-{
-  WindowFetch *fetch = user_data;
-
-  g_mutex_lock (&fetch->lock);
-  fetch->buffer = buffer;
-  fetch->error = error;
-  fetch->done = TRUE;
-  g_cond_signal (&fetch->cond);
-  g_mutex_unlock (&fetch->lock);
-}
-
 /* Up to @n bytes of @shard from @offset into @out, from the window or a
  * ranged GET of HEADER_WINDOW bytes there: how many (0 at its end), -1
  * with @error. */
@@ -472,27 +450,17 @@ window_read (Learn * learn, Shard * shard, Window * w, guint64 offset,
   if (w->buffer == NULL || offset < w->start ||
       offset + MIN (n, shard->size - offset) > w->start +
       gst_buffer_get_size (w->buffer)) {
-    WindowFetch fetch = { 0, };
+    GstBuffer *buffer;
 
     gst_clear_buffer (&w->buffer);
-    g_mutex_init (&fetch.lock);
-    g_cond_init (&fetch.cond);
-    gst_spdl_http_get_range (learn->config->http, shard->location, offset,
-        MIN (MAX (HEADER_WINDOW, n), shard->size - offset), window_fetched,
-        &fetch);
-    g_mutex_lock (&fetch.lock);
-    while (!fetch.done)
-      g_cond_wait (&fetch.cond, &fetch.lock);
-    g_mutex_unlock (&fetch.lock);
-    g_mutex_clear (&fetch.lock);
-    g_cond_clear (&fetch.cond);
-    if (fetch.error) {
-      g_propagate_error (error, fetch.error);
+    buffer = gst_spdl_http_get_range_sync (learn->config->http,
+        shard->location, offset, MIN (MAX (HEADER_WINDOW, n),
+            shard->size - offset), error);
+    if (buffer == NULL)
       return -1;
-    }
-    w->buffer = fetch.buffer;
+    w->buffer = buffer;
     w->start = offset;
-    w->fetched += gst_buffer_get_size (fetch.buffer);
+    w->fetched += gst_buffer_get_size (buffer);
   }
   have = gst_buffer_get_size (w->buffer) - (gsize) (offset - w->start);
   n = MIN (n, have);
@@ -778,49 +746,21 @@ head_request_done (const GstSpdlHttpObjectInfo * info, GError * error,
   g_free (request);
 }
 
-typedef struct
-{
-  GMutex lock;
-  GCond cond;
-  gboolean done;
-  GError *error;
-} RangeWait;
-
-static void
-range_done (GstBuffer * buffer, GError * error, gpointer user_data)
-{
-  RangeWait *wait = user_data;
-
-  if (buffer)
-    gst_buffer_unref (buffer);
-  g_mutex_lock (&wait->lock);
-  wait->error = error;
-  wait->done = TRUE;
-  g_cond_signal (&wait->cond);
-  g_mutex_unlock (&wait->lock);
-}
-
 /* A HEAD answer has no body: for S3, a GET of the first byte gets the
  * error code and message (NoSuchKey, AccessDenied). */
 static gchar *
 describe_failure (GstSpdlHttp * http, Shard * shard)
 {
-  RangeWait wait = { 0, };
+  GError *error = NULL;
+  GstBuffer *buffer;
   gchar *why;
 
   if (!g_str_has_prefix (shard->location, "s3://") || shard->status < 400)
     return g_strdup (shard->error->message);
-  g_mutex_init (&wait.lock);
-  g_cond_init (&wait.cond);
-  gst_spdl_http_get_range (http, shard->location, 0, 1, range_done, &wait);
-  g_mutex_lock (&wait.lock);
-  while (!wait.done)
-    g_cond_wait (&wait.cond, &wait.lock);
-  g_mutex_unlock (&wait.lock);
-  why = g_strdup (wait.error ? wait.error->message : shard->error->message);
-  g_clear_error (&wait.error);
-  g_mutex_clear (&wait.lock);
-  g_cond_clear (&wait.cond);
+  buffer = gst_spdl_http_get_range_sync (http, shard->location, 0, 1, &error);
+  gst_clear_buffer (&buffer);
+  why = g_strdup (error ? error->message : shard->error->message);
+  g_clear_error (&error);
   return why;
 }
 
