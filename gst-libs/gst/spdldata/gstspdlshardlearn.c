@@ -313,16 +313,92 @@ learner_clear (Learner * l)
 /* ------------------------------------------------------------------------ */
 /* Reading a shard                                                          */
 
+/* What was learned of @shard, dropped: it is read again. */
+static void
+shard_forget (Shard * shard)
+{
+  g_string_truncate (shard->members, 0);
+  shard->n_members = 0;
+  g_ptr_array_set_size (shard->notes, 0);
+  shard->has_label = FALSE;
+  g_clear_pointer (&shard->other_label, g_free);
+  g_clear_error (&shard->failure);
+}
+
+/* Reads a tar header's 512 bytes at @offset: how many (0 at the end), -1
+ * with @error, or WALK_ABANDONED (nothing learned, the shard to be read
+ * another way). */
+#define WALK_ABANDONED (-2)
+typedef gssize (*HeaderReadFunc) (gpointer data, guint64 offset,
+    guint8 * header, GError ** error);
+
+/* A shard of @size bytes by its tar headers (and label members) alone,
+ * the data passed over: into @l, ended. FALSE (@l cleared, nothing
+ * learned) when @read abandoned it. */
+static gboolean
+walk_headers (Learner * l, guint64 size, HeaderReadFunc read, gpointer data)
+{
+  GError *error = NULL;
+  guint8 header[512];
+  guint64 offset = 0;
+
+  for (;;) {
+    guint64 skip = gst_spdl_tar_parser_skippable (l->parser);
+    gssize n;
+
+    /* data passed over must be there: a shard cut inside a member's data
+     * ends inside it, as when it is streamed */
+    if (offset + skip > size)
+      skip = size > offset ? size - offset : 0;
+    if (skip) {
+      gst_spdl_tar_parser_skip (l->parser, skip);
+      offset += skip;
+      continue;
+    }
+    n = read (data, offset, header, &error);
+    if (n == WALK_ABANDONED) {
+      learner_clear (l);
+      shard_forget (l->shard);
+      return FALSE;
+    }
+    if (n < 0)
+      break;
+    if (n == 0) {
+      gst_spdl_tar_parser_finish (l->parser, &error);
+      break;
+    }
+    offset += n;
+    if (!gst_spdl_tar_parser_feed (l->parser, header, n, &error))
+      break;
+  }
+  learner_end (l, error);
+  learner_clear (l);
+  return TRUE;
+}
+
+static gssize
+read_local_header (gpointer data, guint64 offset, guint8 * header,
+    GError ** error)
+{
+  gint fd = GPOINTER_TO_INT (data);
+  ssize_t n;
+
+  do
+    n = pread (fd, header, 512, offset);
+  while (n < 0 && errno == EINTR);
+  if (n < 0)
+    g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_READ, "%s",
+        g_strerror (errno));
+  return n;
+}
+
 /* The headers with pread, the data passed over (as the shards provider
  * counted local shards). */
 static void
 learn_local (Learn * learn, guint i)
 {
   Shard *shard = &learn->shards[i];
-  GError *error = NULL;
   Learner l;
-  guint8 header[512];
-  guint64 offset = 0;
   struct stat st;
   int fd = open (shard->location, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 
@@ -334,37 +410,8 @@ learn_local (Learn * learn, guint i)
   learner_init (&l, learn->config->rules, shard, i);
   if (fstat (fd, &st) != 0)
     st.st_size = G_MAXINT64;
-  for (;;) {
-    guint64 skip = gst_spdl_tar_parser_skippable (l.parser);
-    ssize_t n;
-
-    /* data passed over must be there: a shard cut inside a member's data
-     * ends inside it, as when it is streamed */
-    if (offset + skip > (guint64) st.st_size)
-      skip = (guint64) st.st_size > offset ? st.st_size - offset : 0;
-    if (skip) {
-      gst_spdl_tar_parser_skip (l.parser, skip);
-      offset += skip;
-      continue;
-    }
-    n = pread (fd, header, sizeof (header), offset);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n < 0) {
-      error = g_error_new (GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_READ, "%s",
-          g_strerror (errno));
-      break;
-    }
-    if (n == 0) {
-      gst_spdl_tar_parser_finish (l.parser, &error);
-      break;
-    }
-    offset += n;
-    if (!gst_spdl_tar_parser_feed (l.parser, header, n, &error))
-      break;
-  }
-  learner_end (&l, error);
-  learner_clear (&l);
+  walk_headers (&l, (guint64) st.st_size, read_local_header,
+      GINT_TO_POINTER (fd));
   /* rewritten meanwhile: what was learned may be of either version */
   if (fstat (fd, &st) != 0 || (guint64) st.st_size != shard->size ||
       st.st_mtim.tv_sec != shard->mtime_sec ||
@@ -414,18 +461,6 @@ learn_remote (Learn * learn, guint i)
   g_free (etag);
   g_free (last_modified);
   gst_spdl_http_stream_close (stream);
-}
-
-/* What was learned of @shard, dropped: it is read again. */
-static void
-shard_forget (Shard * shard)
-{
-  g_string_truncate (shard->members, 0);
-  shard->n_members = 0;
-  g_ptr_array_set_size (shard->notes, 0);
-  shard->has_label = FALSE;
-  g_clear_pointer (&shard->other_label, g_free);
-  g_clear_error (&shard->failure);
 }
 
 /* A window of a remote shard's bytes, fetched by ranged GETs. */
@@ -515,83 +550,68 @@ same_object (Learn * learn, const Shard * shard)
   return again.same;
 }
 
+typedef struct
+{
+  Learn *learn;
+  Shard *shard;
+  Window window;
+} RemoteWalk;
+
+/* A header through the window; abandoned when the server turns out not to
+ * answer byte ranges, when the windows would move more than a quarter of
+ * what they pass (members of a few KiB: streaming moves less), or on an
+ * error other than a timeout or a cancel (a range past the object's end,
+ * a 416: shorter than its HEAD said; a stream of it tells what it is). */
+static gssize
+read_remote_header (gpointer data, guint64 offset, guint8 * header,
+    GError ** error)
+{
+  RemoteWalk *walk = data;
+  Learn *learn = walk->learn;
+  GstSpdlHttp *http = learn->config->http;
+  const gchar *location = walk->shard->location;
+  gssize n = window_read (learn, walk->shard, &walk->window, offset, header,
+      512, error);
+  gboolean refused = gst_spdl_http_get_ranges (http, location) ==
+      GST_SPDL_HTTP_RANGES_NO;
+
+  if (refused) {
+    g_mutex_lock (&learn->lock);
+    learn->headers_refused = TRUE;
+    g_mutex_unlock (&learn->lock);
+  }
+  if (refused || (walk->window.fetched > 8 * HEADER_WINDOW &&
+          walk->window.fetched * 4 > offset) || (n < 0 &&
+          !gst_spdl_http_is_cancelled (http) && !g_error_matches (*error,
+              GST_SPDL_READ_ERROR, GST_SPDL_READ_ERROR_TIMEOUT))) {
+    GST_DEBUG ("%s: %s: streamed", location, refused ? "no byte ranges" :
+        n < 0 ? (*error)->message : "members too small to pass over");
+    g_clear_error (error);
+    return WALK_ABANDONED;
+  }
+  return n;
+}
+
 /* Its tar headers (and label members) by ranged GETs, the data passed
  * over, as learn_local() reads a local shard: a few % of the bytes
  * streaming moves, a request or two per sample one after another. FALSE
- * (nothing learned: it is streamed then) when the server turns out not to
- * answer byte ranges, or when the windows would move more than a quarter
- * of what they pass (members of a few KiB: streaming moves less). */
+ * (nothing learned: it is streamed then) when read_remote_header()
+ * abandoned it. */
 static gboolean
 learn_remote_headers (Learn * learn, guint i)
 {
   Shard *shard = &learn->shards[i];
-  GstSpdlHttp *http = learn->config->http;
-  GError *error = NULL;
-  Window w = { NULL, 0, 0 };
-  guint8 header[512];
-  guint64 offset = 0;
-  gboolean refused;
+  RemoteWalk walk = { learn, shard, {NULL, 0, 0} };
   Learner l;
+  gboolean walked;
 
   learner_init (&l, learn->config->rules, shard, i);
-  for (;;) {
-    guint64 skip = gst_spdl_tar_parser_skippable (l.parser);
-    gssize n;
-
-    if (offset + skip > shard->size)
-      skip = shard->size > offset ? shard->size - offset : 0;
-    if (skip) {
-      gst_spdl_tar_parser_skip (l.parser, skip);
-      offset += skip;
-      continue;
-    }
-    n = window_read (learn, shard, &w, offset, header, sizeof (header),
-        &error);
-    refused = gst_spdl_http_get_ranges (http, shard->location) ==
-        GST_SPDL_HTTP_RANGES_NO;
-    if (refused || (w.fetched > 8 * HEADER_WINDOW && w.fetched * 4 > offset)) {
-      GST_DEBUG ("%s: %s: streamed", shard->location, refused ? "no byte "
-          "ranges" : "members too small to pass over");
-      g_clear_error (&error);
-      if (refused) {
-        g_mutex_lock (&learn->lock);
-        learn->headers_refused = TRUE;
-        g_mutex_unlock (&learn->lock);
-      }
-      gst_clear_buffer (&w.buffer);
-      learner_clear (&l);
-      shard_forget (shard);
-      return FALSE;
-    }
-    if (n < 0 && !gst_spdl_http_is_cancelled (http) &&
-        !g_error_matches (error, GST_SPDL_READ_ERROR,
-            GST_SPDL_READ_ERROR_TIMEOUT)) {
-      /* a range past the object's end (a 416: shorter than its HEAD
-       * said), an error status: a stream of it tells what it is */
-      GST_DEBUG ("%s: %s: streamed", shard->location, error->message);
-      g_clear_error (&error);
-      gst_clear_buffer (&w.buffer);
-      learner_clear (&l);
-      shard_forget (shard);
-      return FALSE;
-    }
-    if (n < 0)
-      break;
-    if (n == 0) {
-      gst_spdl_tar_parser_finish (l.parser, &error);
-      break;
-    }
-    offset += n;
-    if (!gst_spdl_tar_parser_feed (l.parser, header, n, &error))
-      break;
-  }
-  gst_clear_buffer (&w.buffer);
-  learner_end (&l, error);
-  learner_clear (&l);
+  walked = walk_headers (&l, shard->size, read_remote_header, &walk);
+  gst_clear_buffer (&walk.window.buffer);
   /* replaced while it was read: what was learned may be of either */
-  if (shard->failure == NULL && !same_object (learn, shard))
+  if (walked && shard->failure == NULL && !same_object (learn, shard))
     shard->changed = TRUE;
-  return TRUE;
+  return walked;
 }
 
 /* By headers where asked and the server answers byte ranges (a HEAD said
