@@ -1326,6 +1326,18 @@ sync_done (GstBuffer * buffer, GError * error, gpointer user_data)
   g_mutex_unlock (&get->lock);
 }
 
+/* Waits for sync_done() on @get (initialized), and clears it. */
+static void
+sync_wait (SyncGet * get)
+{
+  g_mutex_lock (&get->lock);
+  while (!get->done)
+    g_cond_wait (&get->cond, &get->lock);
+  g_mutex_unlock (&get->lock);
+  g_mutex_clear (&get->lock);
+  g_cond_clear (&get->cond);
+}
+
 static GBytes *
 get_sync (GstSpdlHttp * http, Transfer * t, long *status, GError ** error)
 {
@@ -1339,10 +1351,7 @@ get_sync (GstSpdlHttp * http, Transfer * t, long *status, GError ** error)
   t->user_data = &get;
   t->refs++;                    /* ours: its status is read when done */
   submit (http, t);
-  g_mutex_lock (&get.lock);
-  while (!get.done)
-    g_cond_wait (&get.cond, &get.lock);
-  g_mutex_unlock (&get.lock);
+  sync_wait (&get);
   if (status) {
     g_mutex_lock (&http->lock);
     *status = t->status;
@@ -1359,8 +1368,6 @@ get_sync (GstSpdlHttp * http, Transfer * t, long *status, GError ** error)
   } else {
     g_propagate_error (error, get.error);
   }
-  g_mutex_clear (&get.lock);
-  g_cond_clear (&get.cond);
   return bytes;
 }
 
@@ -1406,6 +1413,16 @@ gst_spdl_http_stream_open (GstSpdlHttp * http, const gchar * url)
   return stream;
 }
 
+/* Called with the lock: whether a stream's reader that wants @want bytes
+ * reads now: they are there, the stream ended or was cancelled, or it was
+ * paused by the bound with bytes buffered (what there is is read). */
+static gboolean
+stream_readable (GstSpdlHttp * http, Transfer * t, guint64 want)
+{
+  return t->buffered >= want || t->finished || http->cancelled ||
+      (t->paused && t->buffered > 0);
+}
+
 gssize
 gst_spdl_http_stream_read (GstSpdlHttpStream * stream, guint8 * data,
     gsize len, GError ** error)
@@ -1419,10 +1436,8 @@ gst_spdl_http_stream_read (GstSpdlHttpStream * stream, guint8 * data,
   g_mutex_lock (&http->lock);
   t->reading = TRUE;
   want = MIN (len, STREAM_WAKE_BYTES);
-  if (t->buffered < want && !t->finished && !http->cancelled &&
-      !(t->paused && t->buffered > 0)) {
-    /* what it waits for passes the bound by one chunk: no deadlock; a
-     * stream paused by the bound with bytes buffered is read at once */
+  if (!stream_readable (http, t, want)) {
+    /* what it waits for passes the bound by one chunk: no deadlock */
     t->reader_waiting = TRUE;
     t->reader_want = want;
     wake = resume_with_room (http);
@@ -1431,8 +1446,7 @@ gst_spdl_http_stream_read (GstSpdlHttpStream * stream, guint8 * data,
       curl_multi_wakeup (http->multi);
       g_mutex_lock (&http->lock);
     }
-    while (t->buffered < want && !t->finished && !http->cancelled &&
-        !(t->paused && t->buffered > 0))
+    while (!stream_readable (http, t, want))
       g_cond_wait (&http->cond, &http->lock);
     t->reader_waiting = FALSE;
   }
@@ -1624,12 +1638,7 @@ gst_spdl_http_get_range_sync (GstSpdlHttp * http, const gchar * url,
   g_mutex_init (&get.lock);
   g_cond_init (&get.cond);
   gst_spdl_http_get_range (http, url, first, size, sync_done, &get);
-  g_mutex_lock (&get.lock);
-  while (!get.done)
-    g_cond_wait (&get.cond, &get.lock);
-  g_mutex_unlock (&get.lock);
-  g_mutex_clear (&get.lock);
-  g_cond_clear (&get.cond);
+  sync_wait (&get);
   if (get.buffer == NULL)
     g_propagate_error (error, get.error);
   return get.buffer;

@@ -76,7 +76,6 @@ typedef struct
   guint pending;                /* HEAD requests in flight */
   guint next;                   /* the next shard to read */
   gboolean failed;              /* a shard could not be read: stop */
-  gboolean headers_refused;     /* by_headers: a server without ranges */
 } Learn;
 
 static void
@@ -572,14 +571,11 @@ read_remote_header (gpointer data, guint64 offset, guint8 * header,
   const gchar *location = walk->shard->location;
   gssize n = window_read (learn, walk->shard, &walk->window, offset, header,
       512, error);
+  /* the later shards of that server are streamed too (its ranges are
+   * then known not to be answered: learn_remote_shard()) */
   gboolean refused = gst_spdl_http_get_ranges (http, location) ==
       GST_SPDL_HTTP_RANGES_NO;
 
-  if (refused) {
-    g_mutex_lock (&learn->lock);
-    learn->headers_refused = TRUE;
-    g_mutex_unlock (&learn->lock);
-  }
   if (refused || (walk->window.fetched > 8 * HEADER_WINDOW &&
           walk->window.fetched * 4 > offset) || (n < 0 &&
           !gst_spdl_http_is_cancelled (http) && !g_error_matches (*error,
@@ -620,12 +616,8 @@ static void
 learn_remote_shard (Learn * learn, guint i)
 {
   Shard *shard = &learn->shards[i];
-  gboolean refused;
 
-  g_mutex_lock (&learn->lock);
-  refused = learn->headers_refused;
-  g_mutex_unlock (&learn->lock);
-  if (learn->config->by_headers && !refused && shard->size > 0 &&
+  if (learn->config->by_headers && shard->size > 0 &&
       gst_spdl_http_get_ranges (learn->config->http, shard->location) ==
       GST_SPDL_HTTP_RANGES_YES && learn_remote_headers (learn, i))
     return;
