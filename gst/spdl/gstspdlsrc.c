@@ -662,7 +662,7 @@ gst_spdl_src_class_init (GstSpdlSrcClass * klass)
    * first run moves the shards' bytes twice (learning, then the epoch)
    * but learns at the link's speed. "headers": the tar headers (and label
    * members) read by ranged GETs of 4 KiB, the data passed over, up to
-   * http-requests shards (at most 32) at once: a few % of the bytes, but a
+   * http-requests shards (at most 64) at once: a few % of the bytes, but a
    * request per sample one after another within a shard (a shard of 1000
    * samples at 20 ms a request: 20 s), for slow or metered links and
    * shards of a few hundred samples. A server that does not answer byte

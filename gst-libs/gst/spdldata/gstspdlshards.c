@@ -54,8 +54,9 @@ GST_DEBUG_CATEGORY_STATIC (spdl_shards_debug);
  * headers) and remote ones (streams, at most http-requests) */
 #define LEARN_LOCAL 4
 #define LEARN_REMOTE 8
-/* shards whose headers are read at once (a ranged GET each in flight) */
-#define LEARN_HEADERS 32
+/* shards whose headers are read at once (a ranged GET each in flight; a
+ * thread each, so bounded whatever http-requests says) */
+#define LEARN_HEADERS 64
 
 /* ------------------------------------------------------------------------ */
 /* Byte streams: a shard's bytes, in order                                  */
