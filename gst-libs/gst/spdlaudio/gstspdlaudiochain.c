@@ -523,6 +523,7 @@ gst_spdl_audio_chain_close (GstSpdlAudioChain * chain)
   /* appsink's thread, if it holds a first sample, lets it go */
   g_mutex_lock (&chain->read_lock);
   chain->probing = FALSE;
+  g_clear_pointer (&chain->first_sample, gst_sample_unref);
   g_cond_broadcast (&chain->read_cond);
   g_mutex_unlock (&chain->read_lock);
   /* after a reader's file the pipeline is as the last file left it */
