@@ -41,7 +41,10 @@
  *
  * Clip starts are drawn uniformly from (seed, epoch, file index), spaced
  * evenly from the first to the last sample, or all at the start
- * (#GstSpdlAudioDecode:sampling). A file shorter than a clip follows
+ * (#GstSpdlAudioDecode:sampling). They count from the file's first
+ * decoded sample, as FFmpeg's decode does, also in a file whose first
+ * timestamp is not 0 (an audio-only MPEG-TS; an MP4, Matroska or WebM
+ * file written with a start offset). A file shorter than a clip follows
  * #GstSpdlAudioDecode:short-files. #GstSpdlAudioDecode:duration 0 gives
  * whole files, one tensor each (its shape changes from file to file).
  *

@@ -1004,6 +1004,8 @@ gst_spdl_video_decode_create_state (GstSpdlParallelDecoder * base)
 
     limits.timeout = p->limits.timeout;
     limits.reuse = p->limits.reuse;
+    /* the audio beside the frames: in the video's timeline */
+    limits.media_timeline = TRUE;
     ws->audio = gst_spdl_audio_chain_new (&limits);
   }
   return ws;

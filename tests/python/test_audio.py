@@ -404,6 +404,104 @@ def test_lossy_equals_ffmpeg(lossy, ext):
                                                    np.abs(arr[0] - r).max())
 
 
+
+# AAC without perceptual noise substitution: FFmpeg's decoder fills those
+# bands from a random generator whose state a seek does not restore, so
+# with PNS no span read after a seek can equal the decode from the start
+# (see docs/performance.md)
+AAC = ["-c:a", "aac", "-aac_pns", "0"]
+
+
+@pytest.mark.parametrize("ext,rate,opts,bound", [
+    # an audio-only MPEG-TS: FFmpeg's muxer starts it at 1.4 s
+    ("ts", 44100, AAC, 2e-4),
+    ("m4a", 44100, AAC + ["-output_ts_offset", "1.5"], 2e-4),
+    ("mka", 44100, ["-c:a", "libvorbis", "-output_ts_offset", "1.5"], 1e-4),
+    ("webm", 48000, ["-c:a", "libopus", "-output_ts_offset", "1.5"], 1e-4),
+    # Ogg with a granule offset: the readers (libvorbisfile, libopusfile)
+    ("ogg", 44100, ["-c:a", "libvorbis", "-output_ts_offset", "1.5"], 1e-4),
+    ("opus", 48000, ["-c:a", "libopus", "-output_ts_offset", "1.5"], 1e-4)])
+def test_start_offset_counted_from_first_sample(tmp_path, ext, rate, opts,
+                                               bound):
+    """A file whose first timestamp is not 0: clips counted from its first
+    decoded sample, as FFmpeg's decode (and torchaudio, soundfile) count
+    them: the first clip at 0, the last one ending at the audio's length
+    (3 s, not 3 s plus or minus the offset), every clip within the codec's
+    bound of FFmpeg's decode at round(start x rate), none skipped."""
+    os.makedirs(tmp_path / "a")
+    wav, path = str(tmp_path / "src.wav"), str(tmp_path / "a" / f"x.{ext}")
+    audiogen.write_wav(wav, audiogen.pcm16(audiogen.signal("sweep", rate,
+                                                           3.0)), rate)
+    subprocess.run(["ffmpeg", "-v", "error", "-nostdin", "-y", "-i", wav] +
+                   opts + [path], check=True, timeout=120)
+    start_time = float(subprocess.run(
+        ["ffprobe", "-v", "error", "-show_entries", "format=start_time",
+         "-of", "csv=p=0", path], check=True, capture_output=True,
+        timeout=60).stdout)
+    assert start_time > 1.0, start_time
+    ref = audiogen.ffmpeg_decode(path)[0]
+    clip = rate // 2
+    props = (f"spdlsrc location={tmp_path} extensions={ext} ! spdlaudiodecode "
+             f"sample-rate={rate}")
+    clips, warnings, counts = run_clips(
+        f"{props} duration=0.5 clips-per-file=4 sampling=uniform")
+    (whole, _), = run_clips(f"{props} duration=0")[0]
+    assert not warnings and not any(counts.values()), (warnings, counts)
+    assert len(clips) == 4
+    # the whole file: FFmpeg's decode (which keeps an MP4's padding at the
+    # end), from its first sample
+    n = whole.shape[1]
+    assert 3 * rate <= n <= len(ref), (n, len(ref))
+    assert np.abs(whole[0] - ref[:n]).max() <= bound
+    starts = [int(round(m["start"] * rate)) for _, m in clips]
+    assert starts[0] == 0
+    # the length the demuxer declares, from the first sample: within two
+    # codec frames of the decoded one (tsdemux estimates it from the PCRs)
+    assert abs(starts[-1] + clip - n) <= 2048, (starts, n)
+    for (arr, meta), start in zip(clips, starts):
+        got = meta["length"]
+        assert got >= clip - 1024, (start, got)
+        r = ref[start:start + got]
+        assert len(r) == got
+        err = np.abs(arr[0, :got] - r).max()
+        assert err <= bound, (ext, start, err)
+
+
+def test_start_offset_files_among_others_in_one_thread(tmp_path):
+    """One thread's chain from file to file: an M4A with a start offset
+    too short for a clip (its first sample found, then the file closed
+    unread), one long enough, a WAV and a Vorbis MKA with an offset: every
+    clip equals its own file's FFmpeg decode from its first sample."""
+    os.makedirs(tmp_path / "a")
+    wav = str(tmp_path / "src.wav")
+    audiogen.write_wav(wav, audiogen.pcm16(audiogen.signal("sweep", 44100,
+                                                           3.0)), 44100)
+    files = {"a0.m4a": AAC + ["-t", "0.8", "-output_ts_offset", "1.5"],
+             "a1.m4a": AAC + ["-output_ts_offset", "1.5"],
+             "a2.wav": ["-c:a", "pcm_s16le"],
+             "a3.mka": ["-c:a", "libvorbis", "-output_ts_offset", "1.5"]}
+    refs = {}
+    for name, opts in files.items():
+        path = str(tmp_path / "a" / name)
+        subprocess.run(["ffmpeg", "-v", "error", "-nostdin", "-y", "-i", wav]
+                       + opts + [path], check=True, timeout=120)
+        refs[name] = audiogen.ffmpeg_decode(path)[0]
+    clips, warnings, counts = run_clips(
+        f"spdlsrc location={tmp_path} extensions=m4a,wav,mka ! "
+        "spdlaudiodecode threads=1 sample-rate=44100 duration=1.0 "
+        "clips-per-file=3 sampling=uniform short-files=skip")
+    assert counts["too-short"] == 1 and counts["total"] == 1, counts
+    assert sorted({os.path.basename(m["path"]) for _, m in clips}) == \
+        ["a1.m4a", "a2.wav", "a3.mka"]
+    assert len(clips) == 9
+    for arr, meta in clips:
+        ref = refs[os.path.basename(meta["path"])]
+        start = int(round(meta["start"] * 44100))
+        r = ref[start:start + meta["length"]]
+        assert len(r) == meta["length"] >= 44100 - 1024
+        err = np.abs(arr[0, :len(r)] - r).max()
+        assert err <= 2e-4, (meta["path"], start, err)
+
 def test_bad_files_skipped_by_reason(tmp_path):
     os.makedirs(tmp_path / "a")
     good = audiogen.make(str(tmp_path / "a" / "good.wav"), "tone", RATE, 1.0)

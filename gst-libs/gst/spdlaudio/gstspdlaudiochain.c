@@ -98,6 +98,9 @@ struct _GstSpdlAudioChain
   /* the prerolled segment's time - start: see stream_time() */
   gint64 preroll_time_offset;
   gboolean has_preroll_segment;
+  /* the first decoded sample's place in the stream's time, in input
+   * samples: sample 0 of every span (0 with media_timeline) */
+  guint64 origin;
   GstSpdlAudioReader *reader;   /* the file read without the pipeline */
 
   /* a reader's frames to float and the output's channels: audioconvert's
@@ -120,6 +123,10 @@ struct _GstSpdlAudioChain
   struct _Reading *reading;     /* filled by on_new_sample */
   struct _Reading *pending;     /* read from the seek's flush-stop on */
   gboolean ended;               /* EOS reached appsink with no span armed */
+  /* the first decoded sample, looked for by find_first_sample: appsink's
+   * thread holds it (probing) until the first span is armed */
+  gboolean probing;
+  GstSample *first_sample;
 
   guint builds;
 };
@@ -513,6 +520,12 @@ reset_pipeline (GstSpdlAudioChain * chain)
 void
 gst_spdl_audio_chain_close (GstSpdlAudioChain * chain)
 {
+  /* appsink's thread, if it holds a first sample, lets it go */
+  g_mutex_lock (&chain->read_lock);
+  chain->probing = FALSE;
+  g_clear_pointer (&chain->first_sample, gst_sample_unref);
+  g_cond_broadcast (&chain->read_cond);
+  g_mutex_unlock (&chain->read_lock);
   /* after a reader's file the pipeline is as the last file left it */
   if (chain->pipe && chain->reader == NULL) {
     if (chain->limits.reuse)
@@ -528,6 +541,7 @@ gst_spdl_audio_chain_close (GstSpdlAudioChain * chain)
   chain->ended = FALSE;
   chain->chained = FALSE;
   chain->has_preroll_segment = FALSE;
+  chain->origin = 0;
 }
 
 void
@@ -628,21 +642,162 @@ open_reader (GstSpdlAudioChain * chain, GBytes * data, GError ** error)
   return TRUE;
 }
 
-/* The prerolled (unseeked) segment's time - start, for stream_time(). */
-static void
-keep_preroll_segment (GstSpdlAudioChain * chain)
+static guint64 stream_time (GstSpdlAudioChain * chain,
+    const GstSegment * segment, GstClockTime pts);
+
+/* The unseeked segment's time - start, for stream_time(), from @sample;
+ * the stream time of its buffer's first sample, G_MAXUINT64 without a
+ * buffer (0 before 0). */
+static guint64
+keep_first_segment (GstSpdlAudioChain * chain, GstSample * sample)
 {
-  GstSample *sample = gst_app_sink_try_pull_preroll (GST_APP_SINK
-      (chain->appsink), 0);
   const GstSegment *segment = sample ? gst_sample_get_segment (sample) : NULL;
+  GstBuffer *buffer = sample ? gst_sample_get_buffer (sample) : NULL;
+  guint64 first;
 
   chain->has_preroll_segment = segment && segment->format == GST_FORMAT_TIME
       && GST_CLOCK_TIME_IS_VALID (segment->time);
   if (chain->has_preroll_segment)
     chain->preroll_time_offset = (gint64) segment->time -
         (gint64) segment->start;
+  if (buffer == NULL)
+    return G_MAXUINT64;
+  if (!GST_BUFFER_PTS_IS_VALID (buffer))
+    return 0;
+  first = stream_time (chain, segment, GST_BUFFER_PTS (buffer));
+  return first == G_MAXUINT64 ? 0 : first;
+}
+
+/* A file that prerolled on a gap (an MP4's empty edit, its start offset)
+ * has no sample yet: the stream plays until its first buffer, which
+ * appsink's thread holds (on_new_sample) until the first span is armed:
+ * a span from the start is then read without a seek, from a decoder that
+ * has never been flushed (AAC's first frames after a flush differ from
+ * FFmpeg's decode, and at the start no earlier audio hides them). */
+static guint64
+find_first_sample (GstSpdlAudioChain * chain, GstClockTime deadline,
+    GError ** error)
+{
+  GstSample *sample = NULL;
+  gboolean ended = FALSE;
+  guint64 first;
+
+  g_mutex_lock (&chain->read_lock);
+  chain->probing = TRUE;
+  g_mutex_unlock (&chain->read_lock);
+  if (gst_element_set_state (chain->pipe, GST_STATE_PLAYING) ==
+      GST_STATE_CHANGE_FAILURE) {
+    gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_CORRUPT,
+        "the pipeline could not play");
+    ended = TRUE;
+  }
+  g_mutex_lock (&chain->read_lock);
+  while (!ended && chain->first_sample == NULL && !chain->ended) {
+    GstMessage *msg;
+
+    g_cond_wait_until (&chain->read_cond, &chain->read_lock,
+        g_get_monotonic_time () + POLL_INTERVAL / GST_USECOND);
+    if (chain->first_sample || chain->ended)
+      break;
+    g_mutex_unlock (&chain->read_lock);
+    msg = gst_bus_pop_filtered (chain->bus, GST_MESSAGE_ERROR);
+    if (msg) {
+      gst_spdl_media_fail_from_message (msg, error, "decoding");
+      gst_message_unref (msg);
+      ended = TRUE;
+    } else if (check_failed (chain, NULL, error)) {
+      ended = TRUE;
+    } else if (gst_util_get_timestamp () > deadline) {
+      gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_TIMEOUT,
+          "no audio decoded within %" GST_TIME_FORMAT,
+          GST_TIME_ARGS (chain->limits.timeout));
+      ended = TRUE;
+    }
+    g_mutex_lock (&chain->read_lock);
+  }
+  sample = chain->first_sample;
+  chain->first_sample = NULL;
+  if (ended || sample == NULL) {
+    /* nothing held */
+    chain->probing = FALSE;
+    g_cond_broadcast (&chain->read_cond);
+  }
+  g_mutex_unlock (&chain->read_lock);
+  if (ended) {
+    if (sample)
+      gst_sample_unref (sample);
+    return G_MAXUINT64;
+  }
+  /* no buffer before the end: a stream of no sample, from 0 */
+  first = sample ? keep_first_segment (chain, sample) : 0;
   if (sample)
     gst_sample_unref (sample);
+  return first == G_MAXUINT64 ? 0 : first;
+}
+
+/* The demuxer decodebin plugged, its factory's name (a new string; NULL:
+ * none, a parser or a decoder took the file) */
+static gchar *
+find_demuxer (GstSpdlAudioChain * chain)
+{
+  GstIterator *it = gst_bin_iterate_recurse (GST_BIN (chain->decodebin));
+  GValue item = G_VALUE_INIT;
+  gchar *name = NULL;
+  gboolean done = FALSE;
+
+  while (!done) {
+    switch (gst_iterator_next (it, &item)) {
+      case GST_ITERATOR_OK:{
+        GstElementFactory *f =
+            gst_element_get_factory (g_value_get_object (&item));
+        const gchar *klass = f ? gst_element_factory_get_metadata (f,
+            GST_ELEMENT_METADATA_KLASS) : NULL;
+        if (klass && strstr (klass, "Demux")) {
+          name = g_strdup (GST_OBJECT_NAME (f));
+          done = TRUE;
+        }
+        g_value_reset (&item);
+        break;
+      }
+      case GST_ITERATOR_RESYNC:
+        gst_iterator_resync (it);
+        break;
+      default:
+        done = TRUE;
+        break;
+    }
+  }
+  g_value_unset (&item);
+  gst_iterator_free (it);
+  return name;
+}
+
+/* The stream's length from its first decoded sample (at stream time
+ * @first), from the duration its demuxer answers, which the demuxers
+ * count each their own way when a file does not start at 0: tsdemux a
+ * length (from the first PCR), matroskademux the end's timestamp (its
+ * segment's start is stream time 0), qtdemux and the others the end's
+ * stream time (an MP4's edit list included). -1 when it says none. */
+static gint64
+length_from_first (GstSpdlAudioChain * chain, gint64 duration,
+    GstClockTime first)
+{
+  gchar *demuxer;
+  gint64 end = duration;
+
+  if (chain->limits.media_timeline)
+    return duration;
+  demuxer = find_demuxer (chain);
+  if (g_strcmp0 (demuxer, "tsdemux") == 0)
+    end = duration + (gint64) first;
+  else if (g_strcmp0 (demuxer, "matroskademux") == 0 &&
+      chain->has_preroll_segment)
+    end = duration + chain->preroll_time_offset;
+  GST_DEBUG ("%s: first sample at %" GST_TIME_FORMAT ", duration %"
+      GST_TIME_FORMAT ", end %" GST_STIME_FORMAT, GST_STR_NULL (demuxer),
+      GST_TIME_ARGS (first), GST_TIME_ARGS (duration), GST_STIME_ARGS (end));
+  g_free (demuxer);
+  return end > (gint64) first ? end - (gint64) first : -1;
 }
 
 gboolean
@@ -655,6 +810,8 @@ gst_spdl_audio_chain_open (GstSpdlAudioChain * chain, GBytes * data,
   gint64 duration = -1;
   guint64 counted = 0;
   guint frames_rate = 0;
+  GstSample *preroll;
+  guint64 first;
   GstPad *pad;
 
   gst_spdl_audio_chain_close (chain);
@@ -717,7 +874,22 @@ gst_spdl_audio_chain_open (GstSpdlAudioChain * chain, GBytes * data,
   gst_caps_unref (caps);
   chain->in_rate = info.rate;
   chain->in_channels = info.channels;
-  keep_preroll_segment (chain);
+  preroll = gst_app_sink_try_pull_preroll (GST_APP_SINK (chain->appsink), 0);
+  first = keep_first_segment (chain, preroll);
+  if (preroll)
+    gst_sample_unref (preroll);
+  /* paused until a span is read (decode_span plays it) */
+  chain->at_start = TRUE;
+  if (first == G_MAXUINT64 && !chain->limits.media_timeline) {
+    first = find_first_sample (chain, deadline, error);
+    if (first == G_MAXUINT64)
+      return FALSE;
+  } else if (first == G_MAXUINT64) {
+    first = 0;
+  }
+  if (!chain->limits.media_timeline)
+    chain->origin = gst_util_uint64_scale_int_round (first, info.rate,
+        GST_SECOND);
   chain->chained = gst_spdl_ogg_is_chained (g_bytes_get_data (data, NULL),
       g_bytes_get_size (data));
   if (chain->chained) {
@@ -728,7 +900,8 @@ gst_spdl_audio_chain_open (GstSpdlAudioChain * chain, GBytes * data,
      * as it plays (on_pad_added) */
     GST_DEBUG ("a chained Ogg file");
   } else if (gst_element_query_duration (chain->pipe, GST_FORMAT_TIME,
-          &duration) && duration >= 0) {
+          &duration) && duration >= 0 &&
+      (duration = length_from_first (chain, duration, first)) >= 0) {
     chain->n_in = gst_util_uint64_scale_int_round (duration, info.rate,
         GST_SECOND);
   } else if (gst_spdl_mpeg_audio_count_samples (g_bytes_get_data (data, NULL),
@@ -743,10 +916,8 @@ gst_spdl_audio_chain_open (GstSpdlAudioChain * chain, GBytes * data,
     chain->n_out = gst_util_uint64_scale_ceil (chain->n_in,
         chain->limits.rate, info.rate);
   GST_DEBUG ("%u Hz, %u channels (declared %u), %" G_GUINT64_FORMAT
-      " samples", info.rate, info.channels, chain->declared_channels,
-      chain->n_in);
-  /* paused until a span is read (decode_span plays it) */
-  chain->at_start = TRUE;
+      " samples from %" G_GUINT64_FORMAT, info.rate, info.channels,
+      chain->declared_channels, chain->n_in, chain->origin);
   return TRUE;
 }
 
@@ -1023,13 +1194,18 @@ read_sample (GstSpdlAudioChain * chain, Reading * r, GstSample * sample)
   GstBuffer *buffer = gst_sample_get_buffer (sample);
   const GstSegment *segment = gst_sample_get_segment (sample);
   guint64 in_rate = chain->in_rate, first = r->next_in, n;
+  guint64 before = 0;           /* samples before the origin */
   const gfloat *samples;
   GstMapInfo map;
 
   if (GST_BUFFER_PTS_IS_VALID (buffer)) {
     guint64 st = stream_time (chain, segment, GST_BUFFER_PTS (buffer));
-    if (st != G_MAXUINT64)
+    if (st != G_MAXUINT64) {
       first = gst_util_uint64_scale_int_round (st, in_rate, GST_SECOND);
+      if (first < chain->origin)
+        before = chain->origin - first;
+      first = first > chain->origin ? first - chain->origin : 0;
+    }
   }
   if (!gst_buffer_map (buffer, &map, GST_MAP_READ)) {
     gst_spdl_decode_fail (&r->error, GST_SPDL_DECODE_ERROR_CORRUPT,
@@ -1054,7 +1230,8 @@ read_sample (GstSpdlAudioChain * chain, Reading * r, GstSample * sample)
     memcpy (chain->aligned, map.data, map.size);
     samples = chain->aligned;
   }
-  place_frames (chain, r, samples, first, n);
+  if (before < n)
+    place_frames (chain, r, samples + before * channels, first, n - before);
   gst_buffer_unmap (buffer, &map);
 }
 
@@ -1073,6 +1250,14 @@ on_new_sample (GstAppSink * appsink, gpointer user_data)
     return GST_FLOW_OK;
   g_mutex_lock (&chain->read_lock);
   r = chain->reading;
+  if (chain->probing) {
+    /* find_first_sample's: held until a span is armed or the file closed */
+    chain->first_sample = gst_sample_ref (sample);
+    g_cond_broadcast (&chain->read_cond);
+    while (chain->probing)
+      g_cond_wait (&chain->read_cond, &chain->read_lock);
+    r = chain->reading;
+  }
   if (r == NULL || r->done) {
     /* decoded before a seek's flush, or after the span: not wanted */
     ret = GST_FLOW_EOS;
@@ -1103,6 +1288,7 @@ on_eos (GstAppSink * appsink, gpointer user_data)
      * then EOS) prerolls on the EOS, which appsink reports once; the
      * first span, read without a seek, ends here */
     chain->ended = TRUE;
+    g_cond_signal (&chain->read_cond);
   }
   g_mutex_unlock (&chain->read_lock);
 }
@@ -1258,10 +1444,15 @@ run_pipeline (GstSpdlAudioChain * chain, Reading * r, GError ** error)
     chain->reading = r;
   if (!seek && chain->ended)
     r->eos = TRUE;
+  /* the first sample held (find_first_sample): read, or dropped before
+   * the seek's flush */
+  chain->probing = FALSE;
+  g_cond_broadcast (&chain->read_cond);
   g_mutex_unlock (&chain->read_lock);
   if (seek && !gst_element_seek (chain->pipe, 1.0, GST_FORMAT_TIME,
           GST_SEEK_FLAG_FLUSH | GST_SEEK_FLAG_ACCURATE, GST_SEEK_TYPE_SET,
-          gst_util_uint64_scale_int (seek_in, GST_SECOND, in_rate),
+          gst_util_uint64_scale_int (seek_in + chain->origin, GST_SECOND,
+              in_rate),
           GST_SEEK_TYPE_NONE, GST_CLOCK_TIME_NONE)) {
     ok = gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_UNSUPPORTED,
         "the file cannot be seeked");

@@ -42,6 +42,10 @@ typedef struct
   gboolean reuse;               /* FALSE: a new pipeline for every file */
   gboolean exact;               /* FALSE: readers' codec pre-roll only
                                  * (see GstSpdlAudioReader) */
+  gboolean media_timeline;      /* TRUE: samples counted in the container's
+                                 * timeline (a video's audio, beside its
+                                 * frames); FALSE: from the first decoded
+                                 * sample, as FFmpeg's decode counts */
 } GstSpdlAudioLimits;
 
 void gst_spdl_audio_limits_init (GstSpdlAudioLimits * limits);
@@ -58,15 +62,17 @@ gboolean gst_spdl_audio_chain_open (GstSpdlAudioChain * chain,
 void gst_spdl_audio_chain_close (GstSpdlAudioChain * chain);
 
 /* The open file's length in samples at the output rate (the duration its
- * container declares), 0 when unknown; and its own rate and channels. */
+ * container declares, from the first decoded sample unless
+ * media_timeline), 0 when unknown; and its own rate and channels. */
 guint64 gst_spdl_audio_chain_get_n_samples (GstSpdlAudioChain * chain);
 void gst_spdl_audio_chain_get_format (GstSpdlAudioChain * chain,
     guint * rate, guint * channels);
 
-/* Decodes samples @start .. @start + @length (output rate) into @out,
- * channel c at @out + c x @stride (planar). @n_read: the samples had
- * from @start on (fewer at the end of the stream); the rest of @out is
- * left as it was. FALSE on a decoder error or timeout. */
+/* Decodes samples @start .. @start + @length (output rate; sample 0 is
+ * the first decoded one, or the container's time 0 with media_timeline)
+ * into @out, channel c at @out + c x @stride (planar). @n_read: the
+ * samples had from @start on (fewer at the end of the stream); the rest
+ * of @out is left as it was. FALSE on a decoder error or timeout. */
 gboolean gst_spdl_audio_chain_read (GstSpdlAudioChain * chain,
     guint64 start, guint64 length, gfloat * out, gsize stride,
     guint64 * n_read, GError ** error);
