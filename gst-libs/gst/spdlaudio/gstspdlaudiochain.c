@@ -1418,16 +1418,38 @@ read_span (GstSpdlAudioChain * chain, Reading * r, GError ** error)
 /* ------------------------------------------------------------------------ */
 /* Either way                                                               */
 
+/* A span from the file's start after other spans: the file opened again,
+ * so that the span is read from its start as the first span is. A seek
+ * to the start lands on the first frame with none before it for the
+ * decoder to overlap with (AAC's first 1024 samples; an MP4 whose edit
+ * list trims its start, where the whole decode has the frame before). */
+static gboolean
+reopen_at_start (GstSpdlAudioChain * chain, GError ** error)
+{
+  GBytes *data = g_bytes_ref (chain->data);
+  guint64 n_out = chain->n_out;
+  gboolean ok = gst_spdl_audio_chain_open (chain, data, error);
+
+  g_bytes_unref (data);
+  if (ok && chain->n_out != n_out)
+    GST_WARNING ("%" G_GUINT64_FORMAT " samples opened again, %"
+        G_GUINT64_FORMAT " before", chain->n_out, n_out);
+  return ok;
+}
+
 /* The pipeline: a seek to a little before the span, then the span read
  * in appsink's streaming thread while this one waits */
 static gboolean
 run_pipeline (GstSpdlAudioChain * chain, Reading * r, GError ** error)
 {
   guint64 in_rate = chain->in_rate, base_in = r->next_in, seek_in;
-  GstClockTime deadline = gst_util_get_timestamp () + chain->limits.timeout;
+  GstClockTime deadline;
   gboolean seek, ok = TRUE;
 
   seek_in = base_in > in_rate / 10 ? base_in - in_rate / 10 : 0;
+  if (seek_in == 0 && !chain->at_start && !reopen_at_start (chain, error))
+    return FALSE;
+  deadline = gst_util_get_timestamp () + chain->limits.timeout;
   seek = !(chain->at_start && seek_in == 0);
   chain->at_start = FALSE;
   if (seek && chain->chained)
