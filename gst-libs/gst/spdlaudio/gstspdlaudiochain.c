@@ -735,6 +735,18 @@ find_first_sample (GstSpdlAudioChain * chain, GstClockTime deadline,
   return first == G_MAXUINT64 ? 0 : first;
 }
 
+/* gst_iterator_find_custom()'s: 0 for a demuxer */
+static gint
+is_demuxer (gconstpointer item, gconstpointer unused)
+{
+  GstElementFactory *f =
+      gst_element_get_factory (g_value_get_object ((const GValue *) item));
+  const gchar *klass = f ? gst_element_factory_get_metadata (f,
+      GST_ELEMENT_METADATA_KLASS) : NULL;
+
+  return klass && strstr (klass, "Demux") ? 0 : 1;
+}
+
 /* The demuxer decodebin plugged, its factory's name (a new string; NULL:
  * none, a parser or a decoder took the file) */
 static gchar *
@@ -743,31 +755,12 @@ find_demuxer (GstSpdlAudioChain * chain)
   GstIterator *it = gst_bin_iterate_recurse (GST_BIN (chain->decodebin));
   GValue item = G_VALUE_INIT;
   gchar *name = NULL;
-  gboolean done = FALSE;
 
-  while (!done) {
-    switch (gst_iterator_next (it, &item)) {
-      case GST_ITERATOR_OK:{
-        GstElementFactory *f =
-            gst_element_get_factory (g_value_get_object (&item));
-        const gchar *klass = f ? gst_element_factory_get_metadata (f,
-            GST_ELEMENT_METADATA_KLASS) : NULL;
-        if (klass && strstr (klass, "Demux")) {
-          name = g_strdup (GST_OBJECT_NAME (f));
-          done = TRUE;
-        }
-        g_value_reset (&item);
-        break;
-      }
-      case GST_ITERATOR_RESYNC:
-        gst_iterator_resync (it);
-        break;
-      default:
-        done = TRUE;
-        break;
-    }
+  if (gst_iterator_find_custom (it, is_demuxer, &item, NULL)) {
+    name = g_strdup (GST_OBJECT_NAME (gst_element_get_factory
+            (g_value_get_object (&item))));
+    g_value_unset (&item);
   }
-  g_value_unset (&item);
   gst_iterator_free (it);
   return name;
 }
