@@ -567,6 +567,46 @@ def test_review_clips_equal_ffmpeg_decode(tmp_path, case):
     assert max(e for _, e in errs) <= 2e-4, errs
 
 
+@pytest.mark.parametrize("reuse", ["true", "false"])
+def test_start_spans_after_others_equal_ffmpeg(tmp_path, reuse):
+    # every clip at the start (sampling=start): the second and third are
+    # read after another span, so the file is opened again and read from
+    # its start as the first one is; a seek to 0 instead started the AAC
+    # decoder with no frame to overlap (its first samples 7e-4 off); the
+    # same file's pipeline is reset, not built again, whatever reuse-chains
+    rate = 44100
+    os.makedirs(tmp_path / "a")
+    wav = str(tmp_path / "src.wav")
+    audiogen.write_wav(wav, audiogen.pcm16(audiogen.signal("sweep", rate,
+                                                           2.0)), rate)
+    paths = []
+    for name in ("x.m4a", "y.m4a"):
+        path = str(tmp_path / "a" / name)
+        subprocess.run(["ffmpeg", "-v", "error", "-nostdin", "-y", "-i", wav]
+                       + AAC + [path], check=True, timeout=120)
+        paths.append(path)
+    stats = {}
+    clips, warnings, counts = run_clips(
+        f"spdlsrc location={tmp_path} extensions=m4a ! spdlaudiodecode "
+        f"name=dec threads=1 sample-rate={rate} duration=0.3 "
+        f"clips-per-file=3 sampling=start reuse-chains={reuse}", stats=stats)
+    assert not warnings and not any((counts or {}).values()), (warnings,
+                                                               counts)
+    assert len(clips) == 6
+    assert stats["pipeline-builds"] == (1 if reuse == "true" else 2), stats
+    for i, (arr, meta) in enumerate(clips):
+        assert meta["start"] == 0
+        # the file's first span, read again
+        assert np.array_equal(arr, clips[i // 3 * 3][0]), i
+        ref = audiogen.ffmpeg_decode(paths[i // 3])[0][:arr.shape[1]]
+        assert arr.shape[1] == len(ref) == int(0.3 * rate)
+        # the decoder's very first sample is 5e-4 off FFmpeg's; the rest
+        # within AAC's bound
+        assert abs(arr[0, 0] - ref[0]) <= 1e-3
+        err = float(np.abs(arr[0, 1:] - ref[1:]).max())
+        assert err <= 2e-4, (i, err)
+
+
 def test_bad_files_skipped_by_reason(tmp_path):
     os.makedirs(tmp_path / "a")
     good = audiogen.make(str(tmp_path / "a" / "good.wav"), "tone", RATE, 1.0)

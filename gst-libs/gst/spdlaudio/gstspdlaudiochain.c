@@ -1421,8 +1421,13 @@ reopen_at_start (GstSpdlAudioChain * chain, GError ** error)
 {
   GBytes *data = g_bytes_ref (chain->data);
   guint64 n_out = chain->n_out;
-  gboolean ok = gst_spdl_audio_chain_open (chain, data, error);
+  gboolean reuse = chain->limits.reuse, ok;
 
+  /* the same file's pipeline, reset rather than built again, whatever
+   * reuse says (it is about files) */
+  chain->limits.reuse = TRUE;
+  ok = gst_spdl_audio_chain_open (chain, data, error);
+  chain->limits.reuse = reuse;
   g_bytes_unref (data);
   if (ok && chain->n_out != n_out)
     GST_WARNING ("%" G_GUINT64_FORMAT " samples opened again, %"
