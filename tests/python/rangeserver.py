@@ -59,6 +59,9 @@ class H(http.server.BaseHTTPRequestHandler):
         if mode == "stall" and m and c > N:
             import time; time.sleep(3600)
         self.wfile.write(body)
+# a backlog of 5 (socketserver's) drops the SYNs of 64 shards walked at
+# once, and the kernel tries them again 1 s and 3 s later
+http.server.ThreadingHTTPServer.request_queue_size = 1024
 s = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
 print("port %d" % s.server_address[1], flush=True)
 s.serve_forever()
