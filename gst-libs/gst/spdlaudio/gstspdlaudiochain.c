@@ -668,6 +668,32 @@ keep_first_segment (GstSpdlAudioChain * chain, GstSample * sample)
   return first == G_MAXUINT64 ? 0 : first;
 }
 
+/* While the pipeline plays (read_lock not held): TRUE with @error when
+ * it failed (an error message; a later stream refused, on_pad_added:
+ * nothing more comes) or ran past @deadline (@timeout_what and the
+ * timeout). */
+static gboolean
+playing_failed (GstSpdlAudioChain * chain, GstClockTime deadline,
+    const gchar * timeout_what, GError ** error)
+{
+  GstMessage *msg = gst_bus_pop_filtered (chain->bus, GST_MESSAGE_ERROR);
+
+  if (msg) {
+    gst_spdl_media_fail_from_message (msg, error, "decoding");
+    gst_message_unref (msg);
+    return TRUE;
+  }
+  if (check_failed (chain, NULL, error))
+    return TRUE;
+  if (gst_util_get_timestamp () > deadline) {
+    gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_TIMEOUT,
+        "%s %" GST_TIME_FORMAT, timeout_what,
+        GST_TIME_ARGS (chain->limits.timeout));
+    return TRUE;
+  }
+  return FALSE;
+}
+
 /* A file that prerolled on a gap (an MP4's empty edit, its start offset)
  * has no sample yet: the stream plays until its first buffer, which
  * appsink's thread holds (on_new_sample) until the first span is armed:
@@ -693,26 +719,13 @@ find_first_sample (GstSpdlAudioChain * chain, GstClockTime deadline,
   }
   g_mutex_lock (&chain->read_lock);
   while (!ended && chain->first_sample == NULL && !chain->ended) {
-    GstMessage *msg;
-
     g_cond_wait_until (&chain->read_cond, &chain->read_lock,
         g_get_monotonic_time () + POLL_INTERVAL / GST_USECOND);
     if (chain->first_sample || chain->ended)
       break;
     g_mutex_unlock (&chain->read_lock);
-    msg = gst_bus_pop_filtered (chain->bus, GST_MESSAGE_ERROR);
-    if (msg) {
-      gst_spdl_media_fail_from_message (msg, error, "decoding");
-      gst_message_unref (msg);
-      ended = TRUE;
-    } else if (check_failed (chain, NULL, error)) {
-      ended = TRUE;
-    } else if (gst_util_get_timestamp () > deadline) {
-      gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_TIMEOUT,
-          "no audio decoded within %" GST_TIME_FORMAT,
-          GST_TIME_ARGS (chain->limits.timeout));
-      ended = TRUE;
-    }
+    ended = playing_failed (chain, deadline, "no audio decoded within",
+        error);
     g_mutex_lock (&chain->read_lock);
   }
   sample = chain->first_sample;
@@ -1485,25 +1498,13 @@ run_pipeline (GstSpdlAudioChain * chain, Reading * r, GError ** error)
 
   g_mutex_lock (&chain->read_lock);
   while (ok && !r->done && !r->eos) {
-    GstMessage *msg;
-
     g_cond_wait_until (&chain->read_cond, &chain->read_lock,
         g_get_monotonic_time () + POLL_INTERVAL / GST_USECOND);
     if (r->done || r->eos)
       break;
     g_mutex_unlock (&chain->read_lock);
-    msg = gst_bus_pop_filtered (chain->bus, GST_MESSAGE_ERROR);
-    if (msg) {
-      ok = gst_spdl_media_fail_from_message (msg, error, "decoding");
-      gst_message_unref (msg);
-    } else if (check_failed (chain, NULL, error)) {
-      /* a later stream refused (on_pad_added): nothing more comes */
-      ok = FALSE;
-    } else if (gst_util_get_timestamp () > deadline) {
-      ok = gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_TIMEOUT,
-          "decoding took longer than %" GST_TIME_FORMAT,
-          GST_TIME_ARGS (chain->limits.timeout));
-    }
+    ok = !playing_failed (chain, deadline, "decoding took longer than",
+        error);
     g_mutex_lock (&chain->read_lock);
   }
   chain->reading = chain->pending = NULL;
