@@ -696,7 +696,9 @@ gst_spdl_src_class_init (GstSpdlSrcClass * klass)
    * (the ranks of one job) learn remote shards once: one streams them,
    * the others wait for its file (an advisory lock beside it, "NAME.lock",
    * released however its holder ends; without the file, they learn each
-   * on its own).
+   * on its own). In a shell, write shard-cache='""': a shell drops the
+   * quotes of shard-cache="", and a value that reads like another property
+   * ("http-timeout=2000", the next argument) is refused.
    */
   g_object_class_install_property (gobject_class, PROP_SHARD_CACHE,
       g_param_spec_string ("shard-cache", "Shard index cache",
@@ -1790,6 +1792,31 @@ load_remote_dataset (GstSpdlSrc * src, const gchar * location,
   return dataset;
 }
 
+/* In a shell, shard-cache="" loses its quotes: gst-launch-1.0 then reads
+ * the next argument as the folder ("shard-cache= http-timeout=2000"),
+ * which drops that property and writes a folder named after it. */
+static gboolean
+shard_cache_is_shell_mistake (GstSpdlSrc * src, const gchar * cache_dir)
+{
+  const gchar *eq = cache_dir ? strchr (cache_dir, '=') : NULL;
+  gchar *name;
+  gboolean mistake;
+
+  if (eq == NULL || strchr (cache_dir, '/') != NULL)
+    return FALSE;
+  name = g_strndup (cache_dir, eq - cache_dir);
+  mistake = g_object_class_find_property (G_OBJECT_GET_CLASS (src),
+      name) != NULL;
+  if (mistake)
+    GST_ELEMENT_ERROR (src, RESOURCE, SETTINGS,
+        ("shard-cache is \"%s\", which reads like the property %s: in a "
+            "shell, write shard-cache='\"\"' to keep no cache", cache_dir,
+            name), ("a shell removed the quotes of shard-cache=\"\", so "
+            "gst-launch-1.0 took the next argument as the folder"));
+  g_free (name);
+  return mistake;
+}
+
 static gboolean
 start_shards (GstSpdlSrc * src, const gchar * location, guint64 start_offset)
 {
@@ -1825,6 +1852,8 @@ start_shards (GstSpdlSrc * src, const gchar * location, guint64 start_offset)
   config.label_field = src->config_strings[10] =
       g_strdup (src->label_field);
   GST_OBJECT_UNLOCK (src);
+  if (shard_cache_is_shell_mistake (src, config.cache_dir))
+    return FALSE;
   shards = gst_spdl_shards_open (&config, &error);
 
   if (shards && gst_spdl_shards_get_per_rank (shards) == 0) {

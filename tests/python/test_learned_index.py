@@ -994,3 +994,23 @@ def test_corrupt_cache_waiter_keeps_waiting(tmp_path):
         p.stop()
     assert result and result[0][2] is None
     assert learned_meanwhile == [], "learned while the lock was held"
+
+
+def test_shard_cache_quotes_lost_in_a_shell(published, tmp_path):
+    """`shard-cache=""` typed in a shell reaches gst-launch-1.0 as
+    "shard-cache=", which takes the next argument as the folder: an error
+    naming the mistake, not a folder named "http-timeout=2000" in the
+    current one and the timeout silently dropped."""
+    bare, _, _ = published
+    proc = subprocess.run(
+        ["gst-launch-1.0", "-q", "spdlsrc", 'location=%s/%s' % (bare, PATTERN),
+         "shard-cache=", "http-timeout=2000", "!", "fakesink"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert proc.returncode != 0
+    assert "reads like the property http-timeout" in proc.stderr + proc.stdout
+    assert os.listdir(tmp_path) == []
+    # a folder whose name holds "=" but is no property is used as asked
+    cache = tmp_path / "run=1"
+    out, warnings, error, _ = run("%s/%s" % (bare, PATTERN),
+                                  'shard-cache="%s"' % cache)
+    assert error is None and len(out) == N and cache_files(cache)
