@@ -132,3 +132,17 @@ def test_dali_that_cannot_decode_is_skipped_with_the_reason(kinds_dataset,
     assert [int(r[1]) for r in memory] == [1, 2], table
     # RSS and PSS of both loaders, summed over their processes
     assert all(float(r[i]) > 0 for r in memory for i in (2, 3, 5, 6)), memory
+
+
+def test_gst_launch_row_runs(kinds_dataset, tmp_path):
+    """The gst-launch row measures, as README gives bench/compare (they
+    once stopped the script with KeyError: 'peak_rss_mb')."""
+    out = tmp_path / "out"
+    done = subprocess.run([sys.executable, COMPARE, str(kinds_dataset), "--only",
+                           "gst-launch", "--rounds", "1", "--no-sweep",
+                           "--batch-size", "4", "--out", str(out)],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    table = (out / "compare.md").read_text()
+    row = [l for l in table.splitlines() if l.startswith("| gst-launch |")]
+    assert len(row) == 1 and "skipped" not in row[0], table
