@@ -1,0 +1,65 @@
+"""Audio files as FFmpeg and phones write them: 5.1 mixed down, AAC
+(PNS, its end), an MP3 with a LAME tag damaged in its middle, a FLAC
+with a damaged frame. References: FFmpeg's decode (f32le) and, for the
+mix, GStreamer's audioconvert with its default matrix."""
+import os
+import subprocess
+
+import numpy as np
+import pytest
+
+import audiogen
+from test_audio import run_clips
+
+RATE = 48000
+# a tone per channel of FFmpeg's 5.1 (FL FR FC LFE SL SR)
+TONES = (220, 330, 440, 55, 660, 770)
+
+
+def ffmpeg(args, path):
+    subprocess.run(["ffmpeg", "-v", "error", "-nostdin", "-y"] + args +
+                   [path], check=True, timeout=120)
+
+
+def surround(path, gains=(1, 1, 1, 1, 1, 1)):
+    expr = "|".join(f"{0.3 * g}*sin(2*PI*{f}*t)"
+                    for f, g in zip(TONES, gains))
+    ffmpeg(["-f", "lavfi", "-i", f"aevalsrc={expr}:c=5.1:s={RATE}:d=2"] +
+           (["-c:a", "pcm_s16le"] if path.endswith(".wav") else []), path)
+
+
+def audioconvert_decode(path, channels):
+    """GStreamer's decode mixed by audioconvert's default matrix."""
+    out = subprocess.run(
+        ["gst-launch-1.0", "-q", "filesrc", f"location={path}", "!",
+         "decodebin", "!", "audioconvert", "!",
+         f"audio/x-raw,format=F32LE,channels={channels},layout=interleaved",
+         "!", "fdsink", "fd=1"], check=True, capture_output=True,
+        timeout=120).stdout
+    return np.frombuffer(out, "<f4").reshape(-1, channels).T.copy()
+
+
+@pytest.mark.parametrize("ext", ["flac", "wav"])
+def test_surround_mixed_down_as_audioconvert(tmp_path, ext):
+    """5.1 to stereo and to mono: audioconvert's default matrix, every
+    channel kept (the centre's dialogue in both sides), not FL/FR only;
+    clips equal GStreamer's own mixed decode."""
+    os.makedirs(tmp_path / "a")
+    path = str(tmp_path / "a" / f"s.{ext}")
+    surround(path)
+    for channels in (2, 1):
+        ref = audioconvert_decode(path, channels)
+        (whole, _), = run_clips(
+            f"spdlsrc location={tmp_path} extensions={ext} ! "
+            f"spdlaudiodecode sample-rate={RATE} channels={channels} "
+            "duration=0")[0]
+        assert whole.shape == ref.shape
+        assert np.abs(whole - ref).max() <= 1e-5, channels
+    # the centre alone: in both sides, equally
+    os.unlink(path)
+    surround(path, (0, 0, 1, 0, 0, 0))
+    (lr, _), = run_clips(f"spdlsrc location={tmp_path} extensions={ext} ! "
+                         f"spdlaudiodecode sample-rate={RATE} channels=2 "
+                         "duration=0")[0]
+    assert np.abs(lr[0]).max() > 0.05
+    np.testing.assert_array_equal(lr[0], lr[1])
