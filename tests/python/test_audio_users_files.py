@@ -63,3 +63,36 @@ def test_surround_mixed_down_as_audioconvert(tmp_path, ext):
                          "duration=0")[0]
     assert np.abs(lr[0]).max() > 0.05
     np.testing.assert_array_equal(lr[0], lr[1])
+
+
+def damage(path, at, n, seed=0):
+    """@n bytes from @at (a fraction of the size) overwritten with noise."""
+    data = bytearray(open(path, "rb").read())
+    pos = int(len(data) * at)
+    data[pos:pos + n] = np.random.default_rng(seed).integers(
+        0, 256, n, dtype=np.uint8).tobytes()
+    open(path, "wb").write(bytes(data))
+
+
+def test_damaged_lame_tagged_mp3_skipped_not_shifted(tmp_path):
+    """An MP3 with a LAME tag (as ffmpeg writes it) and 4 KiB of damage
+    in its middle: skipped as corrupt, the file and the damage named,
+    counted; not decoded with every sample 1105 late (the encoder delay
+    untrimmed). Its undamaged copy equals FFmpeg's decode."""
+    os.makedirs(tmp_path / "a")
+    for name in ("clean.mp3", "damaged.mp3"):
+        ffmpeg(["-f", "lavfi", "-i", "anoisesrc=color=pink:sample_rate=44100:"
+                "duration=6:amplitude=0.3:seed=3", "-c:a", "libmp3lame",
+                "-b:a", "128k"], str(tmp_path / "a" / name))
+    damage(str(tmp_path / "a" / "damaged.mp3"), 0.5, 4096)
+    ref = audiogen.ffmpeg_decode(str(tmp_path / "a" / "clean.mp3"))
+    clips, warnings, counts = run_clips(
+        f"spdlsrc location={tmp_path} extensions=mp3 ! spdlaudiodecode "
+        "sample-rate=44100 duration=0.5 clips-per-file=3 sampling=uniform")
+    assert {os.path.basename(m["path"]) for _, m in clips} == {"clean.mp3"}
+    assert counts["total"] == 1 and counts["corrupt"] == 1, counts
+    assert any("damaged.mp3" in w and "damaged" in w.split("damaged.mp3")[1]
+               for w in warnings), warnings
+    for arr, meta in clips:
+        start = int(round(meta["start"] * 44100))
+        assert np.abs(arr - ref[:, start:start + arr.shape[1]]).max() <= 1e-4

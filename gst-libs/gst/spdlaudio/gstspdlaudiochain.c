@@ -877,11 +877,16 @@ gst_spdl_audio_chain_open (GstSpdlAudioChain * chain, GBytes * data,
   GstSample *preroll;
   guint64 first;
   GstPad *pad;
+  GError *damage = NULL;
 
   gst_spdl_audio_chain_close (chain);
   if (!gst_spdl_media_file_check (data, error))
     return FALSE;
-  chain->reader = gst_spdl_audio_reader_open (data);
+  chain->reader = gst_spdl_audio_reader_open (data, &damage);
+  if (damage) {
+    g_propagate_error (error, damage);
+    return FALSE;
+  }
   if (chain->reader) {
     chain->reader->exact = chain->limits.exact;
     return open_reader (chain, data, error);

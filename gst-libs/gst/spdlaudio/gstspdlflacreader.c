@@ -261,7 +261,7 @@ static const GstSpdlAudioReaderFuncs flac_funcs = {
 };
 
 GstSpdlAudioReader *
-gst_spdl_flac_reader_open (GBytes * bytes)
+gst_spdl_flac_reader_open (GBytes * bytes, GError ** error)
 {
   gsize size;
   const guint8 *data = g_bytes_get_data (bytes, &size);

@@ -26,7 +26,7 @@ static GstSpdlAudioReader *
 open_bytes (const guint8 * data, gsize size)
 {
   GBytes *bytes = g_bytes_new (data, size);
-  GstSpdlAudioReader *reader = gst_spdl_audio_reader_open (bytes);
+  GstSpdlAudioReader *reader = gst_spdl_audio_reader_open (bytes, NULL);
 
   g_bytes_unref (bytes);
   return reader;
