@@ -96,3 +96,30 @@ def test_damaged_lame_tagged_mp3_skipped_not_shifted(tmp_path):
     for arr, meta in clips:
         start = int(round(meta["start"] * 44100))
         assert np.abs(arr - ref[:, start:start + arr.shape[1]]).max() <= 1e-4
+
+
+def test_damaged_surround_flac_skipped_not_silently_off(tmp_path):
+    """A 5.1 FLAC (as ffmpeg writes it) with one damaged frame: libFLAC's
+    frame CRC catches it, so the file is skipped as corrupt, named and
+    counted; its clips across the frame are not delivered off (flacdec
+    decoded them 0.3 off, silently). Its clean copy equals FFmpeg's
+    decode, all six channels."""
+    os.makedirs(tmp_path / "a")
+    for name in ("clean.flac", "damaged.flac"):
+        ffmpeg(["-f", "lavfi", "-i", "anoisesrc=color=pink:sample_rate="
+                f"{RATE}:duration=6:amplitude=0.3:seed=3", "-ac", "6"],
+               str(tmp_path / "a" / name))
+    damage(str(tmp_path / "a" / "damaged.flac"), 0.5, 16)
+    ref = audiogen.ffmpeg_decode(str(tmp_path / "a" / "clean.flac"), 6)
+    clips, warnings, counts = run_clips(
+        f"spdlsrc location={tmp_path} extensions=flac ! spdlaudiodecode "
+        f"sample-rate={RATE} channels=6 duration=1 clips-per-file=6 "
+        "sampling=uniform")
+    assert {os.path.basename(m["path"]) for _, m in clips} == {"clean.flac"}
+    assert len(clips) == 6
+    assert counts["total"] == 1 and counts["corrupt"] == 1, counts
+    assert any("damaged.flac" in w and "damaged" in w.split("damaged.flac")[1]
+               for w in warnings), warnings
+    for arr, meta in clips:
+        start = int(round(meta["start"] * RATE))
+        np.testing.assert_array_equal(arr, ref[:, start:start + arr.shape[1]])
