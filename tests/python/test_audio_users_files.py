@@ -123,3 +123,53 @@ def test_damaged_surround_flac_skipped_not_silently_off(tmp_path):
     for arr, meta in clips:
         start = int(round(meta["start"] * RATE))
         np.testing.assert_array_equal(arr, ref[:, start:start + arr.shape[1]])
+
+
+def pink_m4a(root, name, opts=()):
+    os.makedirs(root / "a", exist_ok=True)
+    path = str(root / "a" / name)
+    ffmpeg(["-f", "lavfi", "-i", f"anoisesrc=color=pink:sample_rate={RATE}:"
+            "duration=5:amplitude=0.3:seed=3", "-c:a", "aac"] + list(opts),
+           path)
+    return path
+
+
+def test_aac_noise_substitution_as_readme_says(tmp_path):
+    """The README's AAC exception: FFmpeg's default AAC (perceptual noise
+    substitution) gives clips after 0 that differ from FFmpeg's decode
+    from the start by more than 1e-4 (0.09 on pink noise); with
+    -aac_pns 0 the same clips are bit-exact."""
+    worst = {}
+    for opts in ((), ("-aac_pns", "0")):
+        root = tmp_path / f"pns{len(opts)}"
+        ref = audiogen.ffmpeg_decode(pink_m4a(root, "x.m4a", opts))
+        clips, warnings, _ = run_clips(
+            f"spdlsrc location={root} extensions=m4a ! spdlaudiodecode "
+            f"sample-rate={RATE} duration=0.5 clips-per-file=8 "
+            "sampling=uniform")
+        assert len(clips) == 8 and not warnings
+        diffs = []
+        for arr, meta in clips:
+            start = int(round(meta["start"] * RATE))
+            if start == 0 or start + arr.shape[1] > 4.9 * RATE:
+                continue        # the start; the end (below)
+            diffs.append(np.abs(arr - ref[:, start:start + arr.shape[1]]).max())
+        assert len(diffs) == 6
+        worst[opts] = max(diffs)
+    assert worst[()] > 1e-2, worst
+    assert worst[("-aac_pns", "0")] == 0, worst
+
+
+@pytest.mark.xfail(strict=True, reason="qtdemux 1.22 drops the AAC frame "
+                   "an MP4's edit list ends in (README)")
+def test_m4a_ends_where_its_edit_list_ends(tmp_path):
+    """A 5 s M4A (as ffmpeg writes it, edit list of 240000 samples): its
+    whole decode is those 240000 samples, equal to FFmpeg's (which goes on
+    through the encoder's padding); 384 are missing."""
+    path = pink_m4a(tmp_path, "x.m4a", ("-aac_pns", "0"))
+    ref = audiogen.ffmpeg_decode(path)
+    (whole, _), = run_clips(
+        f"spdlsrc location={tmp_path} extensions=m4a ! spdlaudiodecode "
+        f"sample-rate={RATE} duration=0")[0]
+    assert whole.shape[1] == 5 * RATE, whole.shape
+    assert np.abs(whole - ref[:, :5 * RATE]).max() == 0
