@@ -48,6 +48,12 @@
  * more output channels than the file's: channel k of the file in
  * channel k, the others silent.
  *
+ * Damage is never decoded silently: a FLAC (1 to 8 channels) with a
+ * frame libFLAC's CRC rejects, and an MP3 whose frames stop at bytes that
+ * are no frame and start again after them, are skipped as corrupt, the
+ * warning naming the file and the damage (GStreamer's parsers would skip
+ * it unnoticed, and an MP3's LAME-tag trimming with it).
+ *
  * Clip starts are drawn uniformly from (seed, epoch, file index), spaced
  * evenly from the first to the last sample, or all at the start
  * (#GstSpdlAudioDecode:sampling). They count from the file's first
