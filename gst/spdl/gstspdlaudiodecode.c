@@ -35,9 +35,24 @@
  * from file to file. Only a clip's span is decoded: the decoder seeks to
  * a little before it (memory stays bounded for long files).
  *
- * Channels: a mono output is the mean of the file's channels; a mono
- * file is copied to every output channel; other counts follow
- * audioconvert's default mixing.
+ * Channels: fewer than the file's are GStreamer's default mix
+ * (audioconvert's matrix, by the file's channel positions), for every
+ * channel count: every channel is kept, scaled so that no sum can clip.
+ * Stereo to mono is the mean of the two. 5.1 to stereo keeps the centre
+ * (dialogue) and the surrounds: left = 0.31 FL + 0.22 FC + 0.31 LFE +
+ * 0.16 SL (right likewise); 5.1 to mono = 0.21 (FL + FR + LFE) + 0.15 FC
+ * + 0.11 (SL + SR). FFmpeg's `-ac` differs: it leaves the LFE out and
+ * does not scale (5.1 to stereo: left = FL + 0.71 FC + 0.71 SL; stereo
+ * to mono in float: 0.71 (L + R)). Channels without positions mix to
+ * mono as their mean. A mono file is copied to every output channel;
+ * more output channels than the file's: channel k of the file in
+ * channel k, the others silent.
+ *
+ * Damage is never decoded silently: a FLAC (1 to 8 channels) with a
+ * frame libFLAC's CRC rejects, and an MP3 whose frames stop at bytes that
+ * are no frame and start again after them, are skipped as corrupt, the
+ * warning naming the file and the damage (GStreamer's parsers would skip
+ * it unnoticed, and an MP3's LAME-tag trimming with it).
  *
  * Clip starts are drawn uniformly from (seed, epoch, file index), spaced
  * evenly from the first to the last sample, or all at the start
@@ -210,9 +225,9 @@ gst_spdl_audio_decode_class_init (GstSpdlAudioDecodeClass * klass)
   /**
    * GstSpdlAudioDecode:channels:
    *
-   * Output channels. 1: the mean of the file's channels. A mono file
-   * gives the same samples in every channel; other channel counts follow
-   * audioconvert's default mixing.
+   * Output channels. Fewer than the file's: audioconvert's default mix
+   * (stereo to mono: the mean; see Channels above). A mono file gives the
+   * same samples in every channel.
    */
   g_object_class_install_property (gobject_class, PROP_CHANNELS,
       g_param_spec_uint ("channels", "Channels", "Output channels", 1, 64,

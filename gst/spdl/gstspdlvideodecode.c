@@ -338,7 +338,8 @@ gst_spdl_video_decode_class_init (GstSpdlVideoDecodeClass * klass)
           "Rate of the clips' audio (Hz)", 1, 768000, 16000, READY_PARAM));
   g_object_class_install_property (gobject_class, PROP_CHANNELS,
       g_param_spec_uint ("channels", "Channels",
-          "Channels of the clips' audio (1: the mean of the file's)", 1, 64,
+          "Channels of the clips' audio (fewer than the file's: "
+          "audioconvert's default mix, as spdlaudiodecode's)", 1, 64,
           1, READY_PARAM));
   /**
    * GstSpdlVideoDecode:error-counts:

@@ -644,8 +644,10 @@ class VideoLoader(_ClipLoader):
       ``frame_rate``), N = round(that x sample_rate), decoded from the same
       file in memory; ``batch.has_audio`` bool ``[B]`` is False (and the
       audio zeros) for a video without an audio stream. ``sample_rate``:
-      Hz (16000); ``audio_channels``: 1 (the mean of the file's channels)
-      or more (channel k of the file; mono copied to all).
+      Hz (16000); ``audio_channels``: 1 (default) or more, mixed as
+      :class:`AudioLoader` mixes ``channels``. AAC in MP4 ends at its
+      last whole frame (qtdemux 1.22 drops the one its edit list ends in:
+      512 samples at 48 kHz of a 4 s video; zeros in a clip past them).
 
     ``launch_line`` is the pipeline it runs. ``state_dict`` and
     ``load_state_dict`` resume as for images (a clip is chosen from seed,
@@ -787,7 +789,14 @@ class AudioLoader(_ClipLoader):
       one of ``extensions``, as for :class:`VideoLoader`.
     - ``batch_size``: clips per batch (32).
     - ``sample_rate``: output rate in Hz (16000); ``channels``: output
-      channels (1: the mean of the file's channels).
+      channels (1). Fewer than the file's are audioconvert's default mix
+      by channel position: every channel kept, scaled so that no sum
+      clips; stereo to mono is the mean, 5.1 to stereo keeps the centre
+      and surrounds (left = 0.31 FL + 0.22 FC + 0.31 LFE + 0.16 SL), 5.1
+      to mono includes the LFE (FFmpeg's ``-ac`` leaves it out and does
+      not scale). A mono file is copied to every channel; more channels
+      than the file's: channel k of the file in channel k, the rest
+      silent.
     - ``duration``: seconds per clip (1.0); None: whole files, padded with
       zeros to the longest of their batch (``lengths`` tells).
     - ``clips_per_file``: clips from each file per epoch (1).

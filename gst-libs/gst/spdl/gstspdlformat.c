@@ -340,12 +340,36 @@ gst_spdl_mpeg_audio_find_frames (const guint8 * data, gsize size,
               3) == 0) || (size - pos >= 8 && memcmp (data + pos,
               "APETAGEX", 8) == 0))
     end = TRUE;
+  *offset = first;
+  *length = pos - first;
   if (n == 0 || !end)
     return FALSE;
   *n_samples = n;
-  *offset = first;
-  *length = pos - first;
   return TRUE;
+}
+
+gboolean
+gst_spdl_mpeg_audio_frames_resume (const guint8 * data, gsize size,
+    gsize first, gsize pos)
+{
+  guint32 fixed, f;
+  guint samples, rate, len, next;
+
+  if (first + 4 > size || mpeg_audio_frame (data + first, &samples, &fixed,
+          &rate) == 0)
+    return FALSE;
+  /* two frames in a row like the first: not a sync word by chance */
+  for (pos++; pos + 4 <= size; pos++) {
+    len = mpeg_audio_frame (data + pos, &samples, &f, &rate);
+    if (len == 0 || f != fixed || pos + len > size)
+      continue;
+    if (pos + len == size)
+      return TRUE;
+    if (pos + len + 4 <= size && (next = mpeg_audio_frame (data + pos + len,
+                &samples, &f, &rate)) != 0 && f == fixed)
+      return TRUE;
+  }
+  return FALSE;
 }
 
 gboolean

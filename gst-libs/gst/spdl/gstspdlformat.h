@@ -58,13 +58,22 @@ typedef struct
 
 /* As gst_spdl_mpeg_audio_count_samples(), and where those frames lie: the
  * @length bytes from @offset, tags and a last frame cut short left out;
- * @channels from the first frame's mode. With @tag, a file whose first
+ * @channels from the first frame's mode. FALSE where the bytes after the
+ * frames are not a tag or a last frame cut short; @offset and @length
+ * then say the frames before them. With @tag, a file whose first
  * frame is a Xing, Info or VBRI frame is taken too: @tag says what it
  * says, and the frames (@n_samples, @offset) are those after it; a frame
  * that only looks like one (the name elsewhere, no count) is not. */
 gboolean gst_spdl_mpeg_audio_find_frames (const guint8 * data, gsize size,
     guint * rate, guint * channels, guint64 * n_samples, gsize * offset,
     gsize * length, GstSpdlMpegAudioTag * tag);
+
+/* Whether, after the bytes at @pos that are not a frame (where
+ * gst_spdl_mpeg_audio_find_frames() stopped: @offset + @length, also set
+ * when it fails), frames like the one at @first start again: the file is
+ * damaged there, not ended. */
+gboolean gst_spdl_mpeg_audio_frames_resume (const guint8 * data,
+    gsize size, gsize first, gsize pos);
 
 /* Whether @data starts with an EBML header (Matroska, WebM) that
  * GStreamer's matroskademux (1.22) refuses by posting its error through

@@ -180,43 +180,98 @@ gst_spdl_audio_chain_get_builds (GstSpdlAudioChain * chain)
 /* ------------------------------------------------------------------------ */
 /* The pipeline                                                             */
 
-/* Down-mix to mono is the mean of the channels; mono is copied to every
- * output channel; otherwise channel k of the file goes to output channel
- * k (those the file lacks are silent). Always an explicit matrix: a
- * reused audioconvert keeps the last one set. The same matrix converts a
- * reader's frames (ensure_converter). */
-static void
-init_mix_matrix (GValue * matrix, guint in_channels, guint out_channels)
+/* GStreamer's default mix (audioconvert's, GstAudioChannelMixer) of the
+ * file's positioned channels into fewer default-positioned ones: its
+ * weights, read off by mixing one unit impulse per input channel.
+ * FALSE where it has none (unpositioned channels, more than 8 out). */
+static gboolean
+default_mix_weights (const GstAudioChannelPosition * in_pos,
+    guint in_channels, guint out_channels, gfloat * weights)
 {
-  GValue row = G_VALUE_INIT, v = G_VALUE_INIT;
+  GstAudioChannelPosition out_pos[64];
+  GstAudioChannelMixer *mixer;
+  gfloat *impulses, *mixed;
+  gpointer in[1], out[1];
   guint i, j;
 
+  if (in_pos == NULL || in_pos[0] == GST_AUDIO_CHANNEL_POSITION_NONE ||
+      in_pos[0] == GST_AUDIO_CHANNEL_POSITION_MONO || out_channels > 8 ||
+      !gst_audio_channel_positions_from_mask (out_channels,
+          gst_audio_channel_get_fallback_mask (out_channels), out_pos))
+    return FALSE;
+  mixer = gst_audio_channel_mixer_new (GST_AUDIO_CHANNEL_MIXER_FLAGS_NONE,
+      GST_AUDIO_FORMAT_F32, in_channels, (GstAudioChannelPosition *) in_pos,
+      out_channels, out_pos);
+  if (mixer == NULL)
+    return FALSE;
+  impulses = g_new0 (gfloat, (gsize) in_channels * in_channels);
+  mixed = g_new0 (gfloat, (gsize) in_channels * out_channels);
+  for (j = 0; j < in_channels; j++)
+    impulses[j * in_channels + j] = 1.0f;
+  in[0] = impulses;
+  out[0] = mixed;
+  gst_audio_channel_mixer_samples (mixer, in, out, in_channels);
+  for (i = 0; i < out_channels; i++)
+    for (j = 0; j < in_channels; j++)
+      weights[i * in_channels + j] = mixed[j * out_channels + i];
+  g_free (impulses);
+  g_free (mixed);
+  gst_audio_channel_mixer_free (mixer);
+  return TRUE;
+}
+
+/* The file's channels to the output's: where there are fewer out,
+ * GStreamer's default mix (audioconvert's: every channel kept, LFE
+ * included, scaled so that no sum clips; 2 to 1 is the mean, 5.1 to 2
+ * keeps the centre and surrounds, see docs/plugins/spdlaudiodecode.md);
+ * unpositioned channels to mono: the mean; mono is copied to every output
+ * channel; otherwise channel k of the file goes to output channel k (those
+ * the file lacks are silent). Always an explicit matrix: a reused
+ * audioconvert keeps the last one set. The same matrix converts a
+ * reader's frames (ensure_converter). */
+static void
+init_mix_matrix (GValue * matrix, const GstAudioChannelPosition * in_pos,
+    guint in_channels, guint out_channels)
+{
+  GValue row = G_VALUE_INIT, v = G_VALUE_INIT;
+  gfloat *weights = g_new (gfloat, (gsize) in_channels * out_channels);
+  guint i, j;
+
+  if (out_channels >= in_channels || !default_mix_weights (in_pos,
+          in_channels, out_channels, weights)) {
+    for (i = 0; i < out_channels; i++)
+      for (j = 0; j < in_channels; j++) {
+        gfloat w;
+        if (out_channels == 1)
+          w = 1.0f / in_channels;
+        else if (in_channels == 1)
+          w = 1.0f;
+        else
+          w = i == j ? 1.0f : 0.0f;
+        weights[i * in_channels + j] = w;
+      }
+  }
   g_value_init (matrix, GST_TYPE_ARRAY);
   g_value_init (&v, G_TYPE_FLOAT);
   for (i = 0; i < out_channels; i++) {
     g_value_init (&row, GST_TYPE_ARRAY);
     for (j = 0; j < in_channels; j++) {
-      gfloat w;
-      if (out_channels == 1)
-        w = 1.0f / in_channels;
-      else if (in_channels == 1)
-        w = 1.0f;
-      else
-        w = i == j ? 1.0f : 0.0f;
-      g_value_set_float (&v, w);
+      g_value_set_float (&v, weights[i * in_channels + j]);
       gst_value_array_append_value (&row, &v);
     }
     gst_value_array_append_and_take_value (matrix, &row);
   }
   g_value_unset (&v);
+  g_free (weights);
 }
 
 static void
-set_mix_matrix (GstElement * convert, guint in_channels, guint out_channels)
+set_mix_matrix (GstElement * convert, const GstAudioChannelPosition * in_pos,
+    guint in_channels, guint out_channels)
 {
   GValue matrix = G_VALUE_INIT;
 
-  init_mix_matrix (&matrix, in_channels, out_channels);
+  init_mix_matrix (&matrix, in_pos, in_channels, out_channels);
   g_object_set_property (G_OBJECT (convert), "mix-matrix", &matrix);
   g_value_unset (&matrix);
 }
@@ -251,6 +306,7 @@ on_pad_added (GstElement * decodebin, GstPad * pad, GstSpdlAudioChain * chain)
   GstPad *sinkpad;
   GstPadLinkReturn ret;
   gint rate = 0, channels = 0;
+  GstAudioInfo info;
 
   if (caps == NULL)
     caps = gst_pad_query_caps (pad, NULL);
@@ -276,7 +332,9 @@ on_pad_added (GstElement * decodebin, GstPad * pad, GstSpdlAudioChain * chain)
       chain->audio_linked = TRUE;
       chain->linked_rate = rate;
       chain->declared_channels = channels;
-      set_mix_matrix (chain->convert, channels, chain->limits.channels);
+      set_mix_matrix (chain->convert, gst_audio_info_from_caps (&info, caps)
+          && (gint) GST_AUDIO_INFO_CHANNELS (&info) == channels ?
+          info.position : NULL, channels, chain->limits.channels);
       sink = gst_object_ref (chain->convert);
     }
     if (sink)
@@ -819,11 +877,16 @@ gst_spdl_audio_chain_open (GstSpdlAudioChain * chain, GBytes * data,
   GstSample *preroll;
   guint64 first;
   GstPad *pad;
+  GError *damage = NULL;
 
   gst_spdl_audio_chain_close (chain);
   if (!gst_spdl_media_file_check (data, error))
     return FALSE;
-  chain->reader = gst_spdl_audio_reader_open (data);
+  chain->reader = gst_spdl_audio_reader_open (data, &damage);
+  if (damage) {
+    g_propagate_error (error, damage);
+    return FALSE;
+  }
   if (chain->reader) {
     chain->reader->exact = chain->limits.exact;
     return open_reader (chain, data, error);
@@ -1350,7 +1413,8 @@ ensure_converter (GstSpdlAudioChain * chain, GError ** error)
     gst_audio_converter_free (chain->converter);
   gst_audio_info_set_format (&out, GST_AUDIO_FORMAT_F32, in->rate,
       chain->limits.channels, NULL);
-  init_mix_matrix (&matrix, in->channels, chain->limits.channels);
+  init_mix_matrix (&matrix, GST_AUDIO_INFO_IS_UNPOSITIONED (in) ? NULL :
+      in->position, in->channels, chain->limits.channels);
   config = gst_structure_new_empty ("GstAudioConverterConfig");
   gst_structure_take_value (config, GST_AUDIO_CONVERTER_OPT_MIX_MATRIX,
       &matrix);

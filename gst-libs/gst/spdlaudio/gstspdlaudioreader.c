@@ -12,7 +12,7 @@
 
 #include "gstspdlaudioreader.h"
 
-typedef GstSpdlAudioReader *(*OpenFunc) (GBytes * data);
+typedef GstSpdlAudioReader *(*OpenFunc) (GBytes * data, GError ** error);
 
 /* each opener looks at the first bytes and returns NULL at once when the
  * file is not its format */
@@ -25,15 +25,20 @@ static const OpenFunc openers[] = {
 };
 
 GstSpdlAudioReader *
-gst_spdl_audio_reader_open (GBytes * data)
+gst_spdl_audio_reader_open (GBytes * data, GError ** error)
 {
+  GError *err = NULL;
   guint i;
 
   for (i = 0; i < G_N_ELEMENTS (openers); i++) {
-    GstSpdlAudioReader *reader = openers[i] (data);
+    GstSpdlAudioReader *reader = openers[i] (data, &err);
     if (reader) {
       reader->exact = TRUE;
       return reader;
+    }
+    if (err) {
+      g_propagate_error (error, err);
+      return NULL;
     }
   }
   return NULL;

@@ -71,8 +71,12 @@ struct _GstSpdlAudioReader
  * NULL when no reader takes it: not its format, or a variant a reader
  * does not handle in full (then the pipeline decodes it and reports
  * what is wrong with it). A reader never rejects a file for its declared
- * rate or channel count: the caller checks those. */
-GstSpdlAudioReader *gst_spdl_audio_reader_open (GBytes * data);
+ * rate or channel count: the caller checks those. NULL and @error
+ * (GST_SPDL_DECODE_ERROR_CORRUPT) when the reader's format is damaged in
+ * a way the pipeline would decode silently wrong (an MP3 whose frames
+ * stop and start again). */
+GstSpdlAudioReader *gst_spdl_audio_reader_open (GBytes * data,
+    GError ** error);
 
 gboolean gst_spdl_audio_reader_read (GstSpdlAudioReader * reader,
     guint64 first, GstSpdlAudioFramesFunc func, gpointer user_data,
@@ -81,11 +85,16 @@ const gchar *gst_spdl_audio_reader_get_name (GstSpdlAudioReader * reader);
 void gst_spdl_audio_reader_free (GstSpdlAudioReader * reader);
 
 /* Each format's: NULL as gst_spdl_audio_reader_open() */
-GstSpdlAudioReader *gst_spdl_wav_reader_open (GBytes * data);
-GstSpdlAudioReader *gst_spdl_flac_reader_open (GBytes * data);
-GstSpdlAudioReader *gst_spdl_opus_reader_open (GBytes * data);
-GstSpdlAudioReader *gst_spdl_vorbis_reader_open (GBytes * data);
-GstSpdlAudioReader *gst_spdl_mp3_reader_open (GBytes * data);
+GstSpdlAudioReader *gst_spdl_wav_reader_open (GBytes * data,
+    GError ** error);
+GstSpdlAudioReader *gst_spdl_flac_reader_open (GBytes * data,
+    GError ** error);
+GstSpdlAudioReader *gst_spdl_opus_reader_open (GBytes * data,
+    GError ** error);
+GstSpdlAudioReader *gst_spdl_vorbis_reader_open (GBytes * data,
+    GError ** error);
+GstSpdlAudioReader *gst_spdl_mp3_reader_open (GBytes * data,
+    GError ** error);
 
 G_END_DECLS
 

@@ -10,7 +10,8 @@
  * Samples are handed out as S32, shifted to full scale: the float
  * audioconvert makes of flacdec's S8/S16/S24_32/S32 output is the same
  * (x / 2^(bps - 1)), to the bit. Taken: a native FLAC stream ("fLaC" at
- * the start) of mono or stereo (flacdec reorders more channels), a
+ * the start) of 1 to 8 channels (at the positions FLAC's format gives
+ * them, as flacdec does; they are in GStreamer's order already), a
  * sample size flacdec decodes (8, 12, 16, 20, 24, 32 bits) and a length
  * in its STREAMINFO (seeking needs it); anything else goes to the
  * pipeline. A frame libFLAC reports as damaged (lost sync, bad header,
@@ -25,6 +26,27 @@
 
 #include <FLAC/stream_decoder.h>
 #include <string.h>
+
+#define MAX_CHANNELS 8
+
+/* FLAC's channel assignments (the format's specification), as flacdec
+ * positions them */
+#define P(pos) GST_AUDIO_CHANNEL_POSITION_ ## pos
+static const GstAudioChannelPosition channel_positions[MAX_CHANNELS][8] = {
+  {P (MONO)},
+  {P (FRONT_LEFT), P (FRONT_RIGHT)},
+  {P (FRONT_LEFT), P (FRONT_RIGHT), P (FRONT_CENTER)},
+  {P (FRONT_LEFT), P (FRONT_RIGHT), P (REAR_LEFT), P (REAR_RIGHT)},
+  {P (FRONT_LEFT), P (FRONT_RIGHT), P (FRONT_CENTER), P (REAR_LEFT),
+      P (REAR_RIGHT)},
+  {P (FRONT_LEFT), P (FRONT_RIGHT), P (FRONT_CENTER), P (LFE1),
+      P (REAR_LEFT), P (REAR_RIGHT)},
+  {P (FRONT_LEFT), P (FRONT_RIGHT), P (FRONT_CENTER), P (LFE1),
+      P (REAR_CENTER), P (SIDE_LEFT), P (SIDE_RIGHT)},
+  {P (FRONT_LEFT), P (FRONT_RIGHT), P (FRONT_CENTER), P (LFE1),
+      P (REAR_LEFT), P (REAR_RIGHT), P (SIDE_LEFT), P (SIDE_RIGHT)},
+};
+#undef P
 
 typedef struct
 {
@@ -166,9 +188,10 @@ on_metadata (const FLAC__StreamDecoder * decoder,
   self->channels = si->channels;
   self->bps = si->bits_per_sample;
   self->reader.n_frames = si->total_samples;
-  if (si->sample_rate > 0 && si->channels > 0)
+  if (si->sample_rate > 0 && si->channels > 0 &&
+      si->channels <= MAX_CHANNELS)
     gst_audio_info_set_format (&self->reader.info, GST_AUDIO_FORMAT_S32,
-        si->sample_rate, si->channels, NULL);
+        si->sample_rate, si->channels, channel_positions[si->channels - 1]);
   self->have_info = TRUE;
 }
 
@@ -261,7 +284,7 @@ static const GstSpdlAudioReaderFuncs flac_funcs = {
 };
 
 GstSpdlAudioReader *
-gst_spdl_flac_reader_open (GBytes * bytes)
+gst_spdl_flac_reader_open (GBytes * bytes, GError ** error)
 {
   gsize size;
   const guint8 *data = g_bytes_get_data (bytes, &size);
@@ -287,7 +310,7 @@ gst_spdl_flac_reader_open (GBytes * bytes)
       self->damage != NULL || !self->have_info)
     goto decline;
   if (self->reader.n_frames == 0 || self->reader.info.rate == 0 ||
-      self->channels == 0 || self->channels > 2)
+      self->channels == 0 || self->channels > MAX_CHANNELS)
     goto decline;
   switch (self->bps) {
     case 8:

@@ -25,7 +25,10 @@
  * trims nothing: such a file's clips start 1105 samples later in the
  * pipeline's decode than here. A tag counting fewer frames than there
  * are is declined (the pipeline decodes it); one counting more (a file
- * cut short) reads the frames there, untrimmed at the end.
+ * cut short) reads the frames there, untrimmed at the end. A file whose
+ * frames stop at bytes that are no frame and start again after them
+ * (damage in its middle) is refused as corrupt: the pipeline would skip
+ * the damage silently, and with the tag untrimmed.
  *
  * A read from sample k decodes from a few frames before the one holding
  * k (first_frame_for) with a fresh stream, and its samples are those of a
@@ -268,14 +271,14 @@ static const GstSpdlAudioReaderFuncs mp3_funcs = {
 };
 
 GstSpdlAudioReader *
-gst_spdl_mp3_reader_open (GBytes * data)
+gst_spdl_mp3_reader_open (GBytes * data, GError ** error)
 {
   static gsize initialized = 0;
   static gboolean usable = FALSE;
   GstSpdlMp3Reader *self;
   GstSpdlMpegAudioTag tag;
   const guint8 *bytes;
-  gsize size, offset, length;
+  gsize size, offset = 0, length = 0;
   guint rate, channels, frame_samples;
   guint64 n_samples, skip = 0, end;
   long got_rate = 0;
@@ -287,10 +290,21 @@ gst_spdl_mp3_reader_open (GBytes * data)
     g_once_init_leave (&initialized, 1);
   }
   bytes = g_bytes_get_data (data, &size);
-  if (!usable || bytes == NULL ||
-      !gst_spdl_mpeg_audio_find_frames (bytes, size, &rate, &channels,
-          &n_samples, &offset, &length, &tag))
+  if (!usable || bytes == NULL)
     return NULL;
+  if (!gst_spdl_mpeg_audio_find_frames (bytes, size, &rate, &channels,
+          &n_samples, &offset, &length, &tag)) {
+    /* frames, bytes that are not, frames again: the pipeline's parser
+     * would skip the damage silently, and trim no LAME tag's delay (every
+     * sample 1105 late) */
+    if (length > 0 && gst_spdl_mpeg_audio_frames_resume (bytes, size,
+            offset, offset + length))
+      gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_CORRUPT,
+          "MP3: damaged: bytes %" G_GSIZE_FORMAT " on (of %" G_GSIZE_FORMAT
+          ") are no MPEG audio frame, and frames follow them", offset +
+          length, size);
+    return NULL;
+  }
   end = n_samples;
   if (tag.present) {
     /* FFmpeg's trimming (libavformat's mp3 demuxer): the encoder's delay

@@ -209,7 +209,7 @@ opusdec_rate (const OpusHead * head)
 }
 
 GstSpdlAudioReader *
-gst_spdl_opus_reader_open (GBytes * data)
+gst_spdl_opus_reader_open (GBytes * data, GError ** error)
 {
   GstSpdlOpusReader *self;
   const guint8 *d;

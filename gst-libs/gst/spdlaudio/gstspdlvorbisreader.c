@@ -234,7 +234,7 @@ static const GstSpdlAudioReaderFuncs vorbis_reader_funcs = {
 };
 
 GstSpdlAudioReader *
-gst_spdl_vorbis_reader_open (GBytes * data)
+gst_spdl_vorbis_reader_open (GBytes * data, GError ** error)
 {
   static const ov_callbacks callbacks = {
     mem_read, mem_seek, NULL, mem_tell

@@ -154,7 +154,7 @@ wav_format (const guint8 * fmt, guint32 size)
 }
 
 GstSpdlAudioReader *
-gst_spdl_wav_reader_open (GBytes * bytes)
+gst_spdl_wav_reader_open (GBytes * bytes, GError ** error)
 {
   gsize size;
   const guint8 *data = g_bytes_get_data (bytes, &size);

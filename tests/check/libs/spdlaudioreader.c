@@ -26,7 +26,7 @@ static GstSpdlAudioReader *
 open_bytes (const guint8 * data, gsize size)
 {
   GBytes *bytes = g_bytes_new (data, size);
-  GstSpdlAudioReader *reader = gst_spdl_audio_reader_open (bytes);
+  GstSpdlAudioReader *reader = gst_spdl_audio_reader_open (bytes, NULL);
 
   g_bytes_unref (bytes);
   return reader;
@@ -467,15 +467,22 @@ GST_END_TEST;
 
 GST_START_TEST (test_flac_declined)
 {
-  /* no length in STREAMINFO (seeking needs it), 3 channels (flacdec
-   * reorders), a sample size flacdec refuses, an ID3v2 tag first */
+  /* no length in STREAMINFO (seeking needs it), a sample size flacdec
+   * refuses, an ID3v2 tag first; 3 channels are taken, at FLAC's
+   * positions (flacdec's) */
   GByteArray *flac = make_flac (1, 16000, 16, 5000, 0);
   GByteArray *tagged;
+  GstSpdlAudioReader *reader;
 
   fail_unless (open_bytes (flac->data, flac->len) == NULL);
   g_byte_array_unref (flac);
   flac = make_flac (3, 16000, 16, 5000, 5000);
-  fail_unless (open_bytes (flac->data, flac->len) == NULL);
+  reader = open_bytes (flac->data, flac->len);
+  fail_unless (reader != NULL);
+  fail_unless_equals_int (GST_AUDIO_INFO_CHANNELS (&reader->info), 3);
+  fail_unless_equals_int (reader->info.position[2],
+      GST_AUDIO_CHANNEL_POSITION_FRONT_CENTER);
+  gst_spdl_audio_reader_free (reader);
   g_byte_array_unref (flac);
   flac = make_flac (1, 16000, 18, 5000, 5000);
   fail_unless (open_bytes (flac->data, flac->len) == NULL);

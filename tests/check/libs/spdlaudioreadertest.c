@@ -288,7 +288,7 @@ spdl_audio_test_check_truncated (GBytes * file, guint64 frames,
 
   for (cut = 1; cut < 8; cut++) {
     GBytes *part = g_bytes_new_from_bytes (file, 0, size * cut / 8);
-    GstSpdlAudioReader *reader = gst_spdl_audio_reader_open (part);
+    GstSpdlAudioReader *reader = gst_spdl_audio_reader_open (part, NULL);
     gchar *what;
 
     if (!reader) {
@@ -328,7 +328,7 @@ spdl_audio_test_check_ogg_hole (GBytes * file, guint64 frames)
   fail_unless (i + 4 < size);
   d[i + 1] = 'X';
   bad = g_bytes_new_take (d, size);
-  reader = gst_spdl_audio_reader_open (bad);
+  reader = gst_spdl_audio_reader_open (bad, NULL);
   fail_unless (reader != NULL);
   fail_unless_equals_uint64 (reader->n_frames, frames);
   fail_unless_equals_int (GST_AUDIO_INFO_CHANNELS (&reader->info), 1);

@@ -198,6 +198,44 @@ GST_START_TEST (test_mpeg_audio_samples_counted)
 
 GST_END_TEST;
 
+GST_START_TEST (test_mpeg_audio_damage_found)
+{
+  const guint32 l3 = 0xfffb9000;
+  GByteArray *a = g_byte_array_new ();
+  guint rate, channels;
+  guint64 n;
+  gsize offset = 1, length = 1;
+  guint8 junk[300];
+
+  memset (junk, 0x33, sizeof (junk));
+  /* frames, bytes that are no frame, frames again: damaged in the middle,
+   * the frames before it said */
+  append_frames (a, l3, 417, 1, 4);
+  g_byte_array_append (a, junk, sizeof (junk));
+  append_frames (a, l3, 417, 1, 4);
+  fail_if (gst_spdl_mpeg_audio_find_frames (a->data, a->len, &rate,
+          &channels, &n, &offset, &length, NULL));
+  fail_unless_equals_uint64 (offset, 0);
+  fail_unless_equals_uint64 (length, 4 * 417 + 2);
+  fail_unless (gst_spdl_mpeg_audio_frames_resume (a->data, a->len, offset,
+          offset + length));
+  /* the junk at the end: a file that ends badly, not damaged in the
+   * middle */
+  g_byte_array_set_size (a, 4 * 417 + 2 + sizeof (junk));
+  fail_if (gst_spdl_mpeg_audio_find_frames (a->data, a->len, &rate,
+          &channels, &n, &offset, &length, NULL));
+  fail_if (gst_spdl_mpeg_audio_frames_resume (a->data, a->len, offset,
+          offset + length));
+  /* one sync word by chance in the junk is not frames again */
+  append_frames (a, l3, 417, 1, 1);
+  g_byte_array_append (a, junk, sizeof (junk));
+  fail_if (gst_spdl_mpeg_audio_frames_resume (a->data, a->len, 0,
+          4 * 417 + 2));
+  g_byte_array_unref (a);
+}
+
+GST_END_TEST;
+
 /* an Ogg page: @flags (0x02: BOS), one segment of @len bytes */
 static void
 append_ogg_page (GByteArray * a, guint8 flags, guint8 len)
@@ -246,6 +284,7 @@ spdlformat_suite (void)
   tcase_add_test (tc, test_sniffing_by_first_bytes);
   tcase_add_test (tc, test_ebml_headers_matroskademux_refuses);
   tcase_add_test (tc, test_mpeg_audio_samples_counted);
+  tcase_add_test (tc, test_mpeg_audio_damage_found);
   tcase_add_test (tc, test_ogg_chained);
   return s;
 }

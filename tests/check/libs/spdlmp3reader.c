@@ -239,7 +239,7 @@ static void
 check_equals_within (GBytes * mp3, GArray * ref, const gchar * ref_name,
     const gchar * what, guint rate, guint channels, gdouble seek_tolerance)
 {
-  GstSpdlAudioReader *reader = gst_spdl_audio_reader_open (mp3);
+  GstSpdlAudioReader *reader = gst_spdl_audio_reader_open (mp3, NULL);
   guint64 n, starts[8];
   guint i;
   GArray *whole, *again;
@@ -426,7 +426,7 @@ GST_START_TEST (test_xingmux_equals_pipeline)
   GBytes *mp3 = encode_to_file ("audiotestsrc wave=pink-noise volume=0.5 "
       "num-buffers=10 samplesperbuffer=4410 ! audio/x-raw,rate=44100,"
       "channels=1 ! lamemp3enc target=quality quality=4 ! xingmux");
-  GstSpdlAudioReader *reader = gst_spdl_audio_reader_open (mp3);
+  GstSpdlAudioReader *reader = gst_spdl_audio_reader_open (mp3, NULL);
   gsize size;
   const guint8 *data = g_bytes_get_data (mp3, &size);
   guint samples, first = gst_spdl_mpeg_audio_frame_size (data, &samples);
@@ -463,7 +463,7 @@ GST_START_TEST (test_empty_xing_declined)
 
   fail_unless (memcmp ((const guint8 *) g_bytes_get_data (mp3, NULL) + 21,
           "Xing", 4) == 0);
-  fail_unless (gst_spdl_audio_reader_open (mp3) == NULL);
+  fail_unless (gst_spdl_audio_reader_open (mp3, NULL) == NULL);
   /* the chain's count (pipeline files) leaves every Xing file alone */
   fail_if (gst_spdl_mpeg_audio_count_samples (g_bytes_get_data (mp3, NULL),
           g_bytes_get_size (mp3), &rate, &n));
@@ -522,7 +522,7 @@ GST_START_TEST (test_lame_tag_equals_ffmpeg)
       g_print ("ffmpeg cannot be run: LAME-tagged files not tested\n");
       return;
     }
-    reader = gst_spdl_audio_reader_open (mp3);
+    reader = gst_spdl_audio_reader_open (mp3, NULL);
     fail_unless (reader != NULL);
     fail_unless_equals_uint64 (reader->n_frames, 2 * kinds[i].rate);
     gst_spdl_audio_reader_free (reader);
@@ -584,7 +584,7 @@ GST_START_TEST (test_lame_tag_wrong_count)
   field[2] = frames >> 8;
   field[3] = frames;
   mp3 = g_bytes_new_take (data, size);
-  fail_unless (gst_spdl_audio_reader_open (mp3) == NULL);
+  fail_unless (gst_spdl_audio_reader_open (mp3, NULL) == NULL);
   g_bytes_unref (mp3);
 }
 
@@ -600,14 +600,14 @@ GST_START_TEST (test_not_mp3_declined)
   for (i = 0; i < sizeof (junk); i++)
     junk[i] = g_rand_int (rand);
   bytes = g_bytes_new (junk, sizeof (junk));
-  fail_unless (gst_spdl_audio_reader_open (bytes) == NULL);
+  fail_unless (gst_spdl_audio_reader_open (bytes, NULL) == NULL);
   g_bytes_unref (bytes);
   /* a frame header and nothing after it, and nothing at all */
   bytes = g_bytes_new ("\xff\xfb\x90\x44", 4);
-  fail_unless (gst_spdl_audio_reader_open (bytes) == NULL);
+  fail_unless (gst_spdl_audio_reader_open (bytes, NULL) == NULL);
   g_bytes_unref (bytes);
   bytes = g_bytes_new (NULL, 0);
-  fail_unless (gst_spdl_audio_reader_open (bytes) == NULL);
+  fail_unless (gst_spdl_audio_reader_open (bytes, NULL) == NULL);
   g_bytes_unref (bytes);
   g_rand_free (rand);
 }
@@ -656,7 +656,7 @@ GST_START_TEST (test_corrupt_frame_in_middle)
   for (i = 6; i < 400; i++)
     data[mid + i] = g_rand_int (rand);
   bytes = g_bytes_new (data, size);
-  reader = gst_spdl_audio_reader_open (bytes);
+  reader = gst_spdl_audio_reader_open (bytes, NULL);
   fail_unless (reader != NULL);
   a = read_frames (reader, 0, G_MAXUINT64, &error);
   if (a == NULL) {
@@ -682,7 +682,7 @@ GST_START_TEST (test_corrupt_frame_in_middle)
   /* the header too */
   memset (data + mid, 0x55, 4);
   bytes = g_bytes_new_take (data, size);
-  fail_unless (gst_spdl_audio_reader_open (bytes) == NULL);
+  fail_unless (gst_spdl_audio_reader_open (bytes, NULL) == NULL);
   g_bytes_unref (bytes);
   g_rand_free (rand);
 }
@@ -702,7 +702,7 @@ GST_START_TEST (test_stop_and_end)
 {
   GBytes *mp3 = make_mp3 ("sine", 44100, 1,
       "target=bitrate bitrate=128 cbr=true");
-  GstSpdlAudioReader *reader = gst_spdl_audio_reader_open (mp3);
+  GstSpdlAudioReader *reader = gst_spdl_audio_reader_open (mp3, NULL);
   guint calls = 0;
 
   fail_unless (reader != NULL);

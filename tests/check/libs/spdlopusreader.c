@@ -35,7 +35,7 @@ encode (const gchar * encoder, guint64 frames, guint channels)
 static GstSpdlAudioReader *
 open_opus (GBytes * file, guint channels)
 {
-  GstSpdlAudioReader *reader = gst_spdl_audio_reader_open (file);
+  GstSpdlAudioReader *reader = gst_spdl_audio_reader_open (file, NULL);
 
   spdl_audio_test_check_reader (reader, "opusfile", GST_AUDIO_FORMAT_F32,
       RATE, channels);
@@ -333,11 +333,11 @@ GST_END_TEST;
 static void
 assert_declined (GBytes * file, const gchar * what)
 {
-  GstSpdlAudioReader *reader = gst_spdl_audio_reader_open (file);
+  GstSpdlAudioReader *reader = gst_spdl_audio_reader_open (file, NULL);
 
   fail_unless (reader == NULL, "%s was taken by %s", what,
       reader ? gst_spdl_audio_reader_get_name (reader) : "");
-  fail_unless (gst_spdl_opus_reader_open (file) == NULL, "%s", what);
+  fail_unless (gst_spdl_opus_reader_open (file, NULL) == NULL, "%s", what);
 }
 
 GST_START_TEST (test_declines)
@@ -355,7 +355,7 @@ GST_START_TEST (test_declines)
 
   d = g_bytes_get_data (opus, &size);
   /* Ogg Vorbis: the Vorbis reader's */
-  fail_unless (gst_spdl_opus_reader_open (vorbis) == NULL);
+  fail_unless (gst_spdl_opus_reader_open (vorbis, NULL) == NULL);
   assert_declined (wide, "Ogg Opus of 3 channels");
 
   /* two links (two streams, each its own serial number): the pipeline's */

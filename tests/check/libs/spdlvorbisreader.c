@@ -54,7 +54,7 @@ decode_pipeline (GBytes * file, guint rate, guint channels, guint64 * n,
 static GstSpdlAudioReader *
 open_vorbis (GBytes * file, guint rate, guint channels)
 {
-  GstSpdlAudioReader *reader = gst_spdl_audio_reader_open (file);
+  GstSpdlAudioReader *reader = gst_spdl_audio_reader_open (file, NULL);
 
   spdl_audio_test_check_reader (reader, "vorbisfile", GST_AUDIO_FORMAT_F32,
       rate, channels);
@@ -209,12 +209,12 @@ GST_END_TEST;
 static void
 assert_declined (GBytes * file, const gchar * what)
 {
-  GstSpdlAudioReader *reader = gst_spdl_audio_reader_open (file);
+  GstSpdlAudioReader *reader = gst_spdl_audio_reader_open (file, NULL);
 
   fail_unless (reader == NULL || strcmp (gst_spdl_audio_reader_get_name
           (reader), "vorbisfile") != 0, "%s was taken", what);
   gst_spdl_audio_reader_free (reader);
-  fail_unless (gst_spdl_vorbis_reader_open (file) == NULL, "%s", what);
+  fail_unless (gst_spdl_vorbis_reader_open (file, NULL) == NULL, "%s", what);
 }
 
 GST_START_TEST (test_declines)
