@@ -149,6 +149,10 @@ class Loader:
         # epoch (until its first batch), past the last epoch, a state
         # restored past it
         self._end_position: Optional[Tuple[int, int]] = None
+        # (epoch, offset) of a state restored just after an epoch's last
+        # batch (taken inside its loop): the next loop is that epoch's rest,
+        # empty, and the pipeline (spdlsrc) already stands at the next one
+        self._epoch_done: Optional[Tuple[int, int]] = None
         # skips of epochs left mid-way (no summary came for them)
         self._skipped_unsummarized: Dict[str, int] = {}
         self._said_over = False      # the "no more batches" warning given
@@ -322,6 +326,12 @@ class Loader:
 
     def _epoch_batches(self, loop: int) -> Iterator[Batch]:
         self.start()
+        if self._epoch_done is not None:
+            # restored after the last batch of an epoch whose loop had not
+            # ended: this loop ends it (nothing left), as the saved run's did
+            self._end_position = (self._epoch_done[0] + 1, 0)
+            self._epoch_done = None
+            return
         if self._epoch_open:
             self._leave_epoch()
         yielded = False
@@ -461,6 +471,10 @@ class Loader:
             raise TypeError("set_epoch needs spdlsrc in the pipeline")
         if epoch == self._next_epoch():
             return
+        if self._epoch_done is not None:
+            done, self._epoch_done = self._epoch_done[0], None
+            if epoch == done + 1:
+                return          # spdlsrc starts there already
         offset = self._src.get_property("start-offset")
         if not self._batches and offset > 0:
             # a state restored mid-epoch, then another epoch asked for
@@ -478,6 +492,8 @@ class Loader:
 
     def _next_epoch(self) -> int:
         """The epoch the next loop starts."""
+        if self._epoch_done is not None:
+            return self._epoch_done[0]
         if self._end_position is not None:
             return self._end_position[0]
         if self._epoch is None:
@@ -617,13 +633,30 @@ class Loader:
         still the last batch's position, whenever it is taken and whether
         or not the iterator was dropped: a restarted job resumes the rest of
         that epoch. The live loader's next ``for`` starts the next epoch
-        instead, as a DataLoader's does; from then on the state says so."""
+        instead, as a DataLoader's does; from then on the state says so.
+
+        Taken at an epoch's last batch, inside its loop (or after a
+        ``break`` there), the state is the end of that epoch (``epoch`` E,
+        ``offset`` its number of samples, ``end_of_epoch`` True): a resumed
+        loader's next ``for`` is the rest of epoch E, empty, and the one
+        after it epoch E + 1, so that a training loop's own epoch count
+        saved beside the state stays in step (torchdata's
+        StatefulDataLoader does the same). Taken after the loop ended, it
+        is the start of epoch E + 1."""
         if self._src is None:
             raise TypeError("checkpointing needs spdlsrc in the pipeline")
         state = _state.capture(self.sink, self._src, self._batches)
-        if self._end_position is not None:
+        if self._epoch_done is not None:
+            state.update(_state.end_of_epoch(*self._epoch_done))
+        elif self._end_position is not None:
             state.update(epoch=self._end_position[0],
                          offset=self._end_position[1])
+        elif self._epoch_open and self._epoch is not None and \
+                (state["epoch"], state["offset"]) == (self._epoch + 1, 0):
+            # the loop holds its epoch's last batch: the sink stands at the
+            # next epoch, the loop (and its caller's epoch count) does not
+            state.update(_state.end_of_epoch(
+                self._epoch, _state.epoch_samples(self._src)))
         return state
 
     def load_state_dict(self, state: Dict[str, Any],
@@ -653,6 +686,11 @@ class Loader:
         if self._started:
             self._unstart()         # len() lists the dataset by starting
         src = self._src
+        done = None
+        if state.get("end_of_epoch"):
+            # the rest of that epoch is empty: spdlsrc starts at the next
+            done = (state["epoch"], state["offset"])
+            state = dict(state, epoch=state["epoch"] + 1, offset=0)
         if _state.restore(src, state, src.get_property("start-epoch"),
                           src.get_property("num-epochs")):
             self._end_position = None
@@ -660,6 +698,7 @@ class Loader:
             self._eos = True
             self._started = True
             self._end_position = (state["epoch"], state["offset"])
+        self._epoch_done = done
 
     def _unstart(self) -> None:
         """Stops a pipeline that handed out no batch: the next iteration
