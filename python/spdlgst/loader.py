@@ -20,6 +20,34 @@ from .errors import LoaderError
 
 _CUDA_FEATURE = "memory:SpdlCUDA"
 _OUTPUTS = ("numpy", "torch")
+# what to use instead of torch.utils.data.DataLoader's arguments
+_SAMPLER = ("the order is spdlsrc's: shuffle= and seed= (a new order each "
+            "epoch from (seed, epoch)), set_epoch() as DistributedSampler's, "
+            "ranks= (or RANK/WORLD_SIZE under torchrun) to split it")
+_DATALOADER_ARGS = {
+    "num_workers": "decoding runs on the pipeline's native threads, not in "
+                   "worker processes: threads= (recipe loaders) or the "
+                   "decoder's threads property sets how many",
+    "pin_memory": "device='cuda:N' (ImageLoader) has batches uploaded by "
+                  "spdlcudaupload and handed out as CUDA tensors",
+    "collate_fn": "spdlbatch collates: a batch is a tuple (images, labels) "
+                  "with attributes (epoch, indices, paths, ...): reshape it "
+                  "in the loop",
+    "worker_init_fn": "there are no worker processes; the shuffle and the "
+                      "random crops and flips follow seed=",
+    "prefetch_factor": "batches are prepared ahead by the pipeline "
+                       "(spdlappsink max-buffers, 4 by default)",
+    "persistent_workers": "the pipeline stays up between epochs already",
+    "sampler": _SAMPLER,
+    "batch_sampler": _SAMPLER,
+    "generator": "the shuffle and the random augmentations follow seed=",
+    "transform": "the recipe's arguments (size, scale, ratio, flip, dtype, "
+                 "mean, std) transform in the pipeline; more augmentation "
+                 "goes on the batch in the loop, then spdlgst.normalize "
+                 "(docs/plugins/spdlgst.md, Custom augmentation)",
+    "timeout": "there are no workers to wait on: remote reads take "
+               "src_properties={'http-timeout': ms}",
+}
 
 
 def _parse_launch(line: str) -> Gst.Pipeline:
@@ -97,6 +125,14 @@ class Loader:
     one, then a summary per epoch with the counts of all of them.
     """
 
+    def __new__(cls, *args, **kwargs):
+        for name in kwargs:
+            if name in _DATALOADER_ARGS:
+                raise TypeError(
+                    f"{cls.__name__}() takes no {name} (a DataLoader "
+                    f"argument): {_DATALOADER_ARGS[name]}")
+        return super().__new__(cls)
+
     def __init__(self, pipeline: str, *, sink: Optional[str] = "sink",
                  output: str = "numpy", poll_interval: float = 0.1,
                  log_limit: int = 20):
@@ -141,6 +177,7 @@ class Loader:
         self._wait = 0.0
         self._batches = 0
         self._loop = 0               # which for-loop may pull (see __iter__)
+        self._loop_ended_by = ""     # what ended the loops before it
         self._epoch: Optional[int] = None   # epoch of the last batch
         self._epoch_open = False     # batches of an epoch pulled, not its end
         self._in_epoch = 0           # batches of that epoch pulled
@@ -176,10 +213,21 @@ class Loader:
         rank, world = os.environ.get("RANK"), os.environ.get("WORLD_SIZE")
         if self._src is None or rank is None or world is None:
             return
+        taken = []
         if not re.search(r"\bshard-index\s*=", launch):
             self._src.set_property("shard-index", int(rank))
+            taken.append("RANK")
         if not re.search(r"\bnum-shards\s*=", launch):
             self._src.set_property("num-shards", int(world))
+            taken.append("WORLD_SIZE")
+        if taken:
+            logger.info(
+                "rank %d of %d from the environment (%s): each epoch is split "
+                "between the ranks; a loader that must read all of the data "
+                "(evaluation on one rank) takes ranks=None, or num-shards=1 "
+                "in its launch line",
+                self._src.get_property("shard-index"),
+                self._src.get_property("num-shards"), ", ".join(taken))
 
     def _share_cpus(self, launch: str) -> None:
         """Under torchrun, LOCAL_WORLD_SIZE ranks share this machine: each
@@ -319,12 +367,31 @@ class Loader:
         read or decoded, and the shuffle and the random crops of the next
         epoch are the same as without the break (they depend only on seed,
         epoch and sample). An older iterator stops when a newer loop
-        starts.
+        starts: its next use raises RuntimeError saying so (``zip(loader,
+        loader)`` raises, rather than yield nothing).
         """
         self._loop += 1
+        self._loop_ended_by = "a newer loop over the same loader (iter())"
         return self._epoch_batches(self._loop)
 
+    def _check_loop(self, loop: int) -> bool:
+        """Whether @loop is still the one that may pull; False once the
+        loader is closed; raises for a loop a newer one (or set_epoch())
+        ended, which would otherwise stop short without a word."""
+        if loop == self._loop:
+            return True
+        if self._closed:
+            return False
+        raise RuntimeError(
+            f"this iterator was ended by {self._loop_ended_by}: a loader runs "
+            "one loop at a time, each loop (iter()) starting the next epoch, "
+            "so two iterators over one loader (zip(loader, loader), nested "
+            "loops, a kept iter(loader)) cannot both run; iterate one loop at "
+            "a time, or make a second loader for a second stream of batches")
+
     def _epoch_batches(self, loop: int) -> Iterator[Batch]:
+        if not self._check_loop(loop):
+            return
         self.start()
         if self._epoch_done is not None:
             # restored after the last batch of an epoch whose loop had not
@@ -335,7 +402,7 @@ class Loader:
         if self._epoch_open:
             self._leave_epoch()
         yielded = False
-        while loop == self._loop:
+        while self._check_loop(loop):
             batch = self._next_batch()
             if batch is None:
                 break
@@ -488,6 +555,7 @@ class Loader:
             self._end_position = (epoch, 0) if self._past_end else None
             return
         self._loop += 1             # an iterator of the old epoch stops
+        self._loop_ended_by = f"set_epoch({epoch}) (call it before a loop)"
         self._restart_at(epoch)
 
     def _next_epoch(self) -> int:
@@ -763,6 +831,23 @@ class Loader:
             self.close()
         finally:
             self._buslog = None
+
+    def _not_copied(self):
+        return TypeError(
+            f"a {type(self).__name__} cannot be copied or pickled: its "
+            "pipeline runs on threads of this process. Create the loader in "
+            "each process that iterates over it (with PyTorch Lightning, in "
+            "the DataModule's train_dataloader()); launch_line, or the "
+            "recipe's arguments, make the same one anywhere")
+
+    def __copy__(self):
+        raise self._not_copied()
+
+    def __deepcopy__(self, memo):
+        raise self._not_copied()
+
+    def __reduce_ex__(self, protocol):
+        raise self._not_copied()
 
     def __enter__(self) -> "Loader":
         return self
