@@ -20,6 +20,17 @@ from .errors import LoaderError
 
 _CUDA_FEATURE = "memory:SpdlCUDA"
 _OUTPUTS = ("numpy", "torch")
+# skip reasons an element's error-counts list that it never counts
+_SKIP_REASONS_NOT = {
+    "spdldecode": ("no-video", "no-audio", "too-short", "timeout"),
+    "spdlaudiodecode": ("no-video",),
+}
+# the elements' stats fields that are times, in nanoseconds
+_NS_STATS = frozenset(("busy", "mean", "p90", "p99", "elapsed", "cpu",
+                       "cpu-mean", "wait-total", "wait-max", "wait-last"))
+_SHARD_REASONS = ("truncated-shard", "corrupt-member", "no-image",
+                  "unsupported-image", "no-label", "bad-label")
+_REMOTE_REASONS = ("http-error", "timeout")
 # what to use instead of torch.utils.data.DataLoader's arguments
 _SAMPLER = ("the order is spdlsrc's: shuffle= and seed= (a new order each "
             "epoch from (seed, epoch)), set_epoch() as DistributedSampler's, "
@@ -671,14 +682,31 @@ class Loader:
                 for i in range(s.n_fields()) if s.nth_field_name(i) != "total"}
         return out
 
+    def _may_skip(self, element: str, reason: str) -> bool:
+        """Whether @element of this pipeline can skip samples for @reason:
+        an image decoder has no video to miss, local files no HTTP."""
+        e = self.pipeline.get_by_name(element)
+        factory = e.get_factory().get_name() if e is not None else ""
+        kinds = _SKIP_REASONS_NOT.get(factory, ())
+        if factory == "spdlsrc":
+            location = e.get_property("location") or ""
+            if not _state.is_shards(e):
+                kinds = kinds + _SHARD_REASONS
+            if not location.startswith(("http://", "https://", "s3://")):
+                kinds = kinds + _REMOTE_REASONS
+        return reason not in kinds
+
     def skipped(self) -> Dict[str, int]:
         """Samples skipped by reason ({"unreadable": n, "truncated": n, ...},
-        every reason of the pipeline's spdl elements), in the epochs the
+        every reason that applies to the pipeline's spdl elements and its
+        data: no shard reasons for a folder, no HTTP ones for local files,
+        no video ones for images), in the epochs the
         training loop has reached: not those the elements read and decoded
         ahead of it (also in the ``spdlgst`` log, per epoch)."""
         self._drain()
-        out = {reason: 0 for counts in self._element_error_counts().values()
-               for reason in counts}
+        out = {reason: 0 for element, counts in
+               self._element_error_counts().items()
+               for reason in counts if self._may_skip(element, reason)}
         for reason, n in self._buslog.counted(self._epoch).items():
             out[reason] = out.get(reason, 0) + n
         for reason, n in self._skipped_unsummarized.items():
@@ -780,12 +808,17 @@ class Loader:
         self._epoch_open = False
         self._in_epoch = 0
 
-    def stats(self) -> Dict[str, Dict[str, Any]]:
+    def stats(self, units: bool = False) -> Dict[str, Dict[str, Any]]:
         """The elements' statistics and this loader's own wait, as a dict.
 
         The elements count from the pipeline's last start (see
         :meth:`__iter__` for when a loop restarts it); the loader's own
-        entry counts from its creation."""
+        entry counts from its creation (``batches``, ``wait_seconds``).
+        The elements' times (``busy``, ``mean``, ``p90``, ``p99``,
+        ``elapsed``, ``cpu``, ``cpu-mean``, ``wait-total``, ``wait-max``,
+        ``wait-last``) are nanoseconds, ``utilisation`` a share of the
+        element's threads' time, the rest counts; ``units=True`` names the
+        times with their unit (``busy-ns``, ...)."""
         out = {"loader": {"batches": self._batches,
                           "wait_seconds": round(self._wait, 6)}}
         it = self.pipeline.iterate_recurse()
@@ -797,18 +830,24 @@ class Loader:
                 continue
             s = element.get_property("stats")
             if s is not None:
-                out[element.get_name()] = {s.nth_field_name(i): s.get_value(s.nth_field_name(i))
-                                           for i in range(s.n_fields())}
+                fields = (s.nth_field_name(i) for i in range(s.n_fields()))
+                out[element.get_name()] = {
+                    f"{f}-ns" if units and f in _NS_STATS else f:
+                    s.get_value(f) for f in fields}
         return out
 
-    def __repr__(self) -> str:
+    def _status(self) -> str:
+        """"running, 12 batches": its state, and the batches handed out."""
         state = "closed" if self._closed else "ended" if self._eos else \
             "running" if self._started else "not started"
+        return f"{state}, {self._batches} batches"
+
+    def __repr__(self) -> str:
         line = re.sub(r"(s3-(?:secret-key|session-token)\s*=\s*)(\"[^\"]*\"|\S+)",
                       r"\1***", self.launch_line)
         line = line if len(line) <= 100 else line[:97] + "..."
         return (f"<{type(self).__module__}.{type(self).__name__} {self.output}, "
-                f"{state}, {self._batches} batches: {line!r}>")
+                f"{self._status()}: {line!r}>")
 
     # -- teardown -----------------------------------------------------------
 

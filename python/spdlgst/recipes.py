@@ -7,7 +7,7 @@ import numbers
 import os
 import re
 import shlex
-from typing import Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Optional, Sequence, Tuple, Union
 
 from gi.repository import Gst
 
@@ -25,7 +25,15 @@ IMAGENET_STD = (0.229, 0.224, 0.225)
 DEFAULT_SCALE = (0.08, 1.0)
 DEFAULT_RATIO = (3.0 / 4.0, 4.0 / 3.0)
 
-Size = Union[int, Tuple[int, int]]
+if TYPE_CHECKING:
+    import numpy
+    import torch
+
+Size = Union[int, Tuple[int, int], Sequence[int]]
+# a name ("float32"), a torch dtype, a numpy dtype or scalar type
+DType = Union[str, "torch.dtype", "numpy.dtype", type]
+# None (host memory), "cpu", "cuda", "cuda:N" or a torch device
+Device = Union[str, "torch.device", None]
 Floats = Union[str, float, Sequence[float]]
 # "auto" (RANK and WORLD_SIZE), None (all the data), or (rank, world_size)
 Ranks = Union[str, None, Tuple[int, int]]
@@ -60,6 +68,8 @@ def _choice(name, value, choices):
 def _size(name, value) -> Tuple[int, int]:
     """(height, width) from an int or a (height, width) pair, as torchvision."""
     if isinstance(value, (tuple, list)):
+        if len(value) == 1:         # torchvision's [size]: a square
+            value = (value[0], value[0])
         if len(value) != 2:
             raise ValueError(f"{name} must be an int or (height, width), not {value!r}")
         return (_int(f"{name}[0]", value[0], 1, 65535),
@@ -220,6 +230,8 @@ def _checked(location, batch_size, recipe, size, resize, scale, ratio, flip,
     """The arguments of ImageLoader, checked and normalized."""
     recipe = _choice("recipe", recipe, RECIPES)
     train = recipe == "train"
+    if isinstance(layout, str):
+        layout = layout.lower()     # "NCHW" as VideoLoader takes "tchw"
     args = dict(
         location=_location(location),
         batch_size=_int("batch_size", batch_size, 1, 2**31 - 1),
@@ -257,6 +269,9 @@ def _checked(location, batch_size, recipe, size, resize, scale, ratio, flip,
     elif args["resize"] is None:
         # torchvision's ImageNet evaluation: Resize(256) for CenterCrop(224)
         args["resize"] = int(round(min(args["size"]) * 256 / 224))
+    if (args["mean"] is None) != (args["std"] is None):
+        raise ValueError("mean and std go together (as torchvision's "
+                         "Normalize): give both, or neither")
     if args["dtype"] == "uint8" and (args["mean"] or args["std"]):
         raise ValueError("mean and std need a float dtype "
                          "(dtype='float32', 'float16' or 'bfloat16')")
@@ -363,9 +378,9 @@ class ImageLoader(Loader):
                  flip: Optional[bool] = None, shuffle: Optional[bool] = None,
                  seed: int = 0, epochs: Optional[int] = None,
                  start_epoch: int = 0, drop_last: bool = False,
-                 threads: Optional[int] = None, dtype: object = "uint8",
+                 threads: Optional[int] = None, dtype: DType = "uint8",
                  mean: Optional[Floats] = None, std: Optional[Floats] = None,
-                 device: object = None, output: str = "torch",
+                 device: Device = None, output: str = "torch",
                  exact: bool = True, layout: str = "nchw",
                  max_errors: Optional[int] = None,
                  shuffle_buffer: Optional[int] = None,
@@ -456,7 +471,7 @@ class ImageLoader(Loader):
         a = self._args
         shown = ", ".join(f"{k}={v!r}" for k, v in a.items()
                           if k not in ("location",) and v is not None)
-        return f"ImageLoader({a['location']!r}, {shown})"
+        return f"ImageLoader({a['location']!r}, {shown}): {self._status()}"
 
 
 VIDEO_EXTENSIONS = ("mp4", "mkv", "webm", "mov", "avi")
@@ -631,7 +646,8 @@ class _ClipLoader(Loader):
         a = self._args
         shown = ", ".join(f"{k}={v!r}" for k, v in a.items()
                           if k not in ("location",) and v is not None)
-        return f"{type(self).__name__}({a['location']!r}, {shown})"
+        return (f"{type(self).__name__}({a['location']!r}, {shown}): "
+                f"{self._status()}")
 
 
 class VideoLoader(_ClipLoader):

@@ -167,3 +167,52 @@ def test_dataloader_arguments_say_what_to_use(folder, name, hint):
         with pytest.raises(TypeError, match=f"takes no {name} .*") as e:
             make()
         assert hint in str(e.value)
+
+
+def test_recipe_arguments_as_torchvision_takes_them(folder):
+    line = spdlgst.ImageLoader.launch_line_for
+    # size=[64] as torchvision's Resize/CenterCrop take it; layout in any case
+    assert line(str(folder), size=[64]) == line(str(folder), size=64)
+    assert line(str(folder), layout="NHWC") == line(str(folder), layout="nhwc")
+    assert "layout=nchw" in line(str(folder), layout="NCHW")
+    # mean and std together, as Normalize(mean, std)
+    for kwargs in (dict(mean="imagenet"), dict(std=(0.5, 0.5, 0.5))):
+        with pytest.raises(ValueError, match="mean and std go together"):
+            line(str(folder), dtype="float32", **kwargs)
+
+
+def test_repr_skipped_and_stats_units(folder):
+    loader = loader_of(folder)
+    assert repr(loader).endswith("): not started, 0 batches")
+    assert repr(loader).startswith(f"ImageLoader({str(folder)!r}, ")
+    next(iter(loader))
+    assert repr(loader).endswith("): running, 1 batches")
+    # an image folder: image decoding and local reads, no video, audio,
+    # shard or HTTP reasons
+    assert set(loader.skipped()) == {
+        "empty", "not-jpeg", "truncated", "corrupt", "too-large",
+        "unsupported", "unsupported-format", "unreadable", "not-a-file"}
+    stats = loader.stats()
+    named = loader.stats(units=True)
+    assert named["loader"] == stats["loader"]
+    decoder = loader._find("spdldecode").get_name()
+    dec = named[decoder]
+    assert dec["busy-ns"] >= stats[decoder]["busy"] > 0
+    assert {"busy-ns", "mean-ns", "p99-ns", "elapsed-ns", "cpu-ns"} <= set(dec)
+    assert "busy" not in dec and "items-in" in dec
+    assert "wait-total-ns" in named["sink"]
+    loader.close()
+    assert repr(loader).endswith("): closed, 1 batches")
+    video = spdlgst.VideoLoader(folder, extensions=["jpg"])
+    assert repr(video).endswith("): not started, 0 batches")
+    video.close()
+
+
+def test_loaders_are_typed():
+    import inspect
+    import os
+    assert os.path.exists(os.path.join(os.path.dirname(spdlgst.__file__),
+                                       "py.typed"))
+    params = inspect.signature(spdlgst.ImageLoader.__init__).parameters
+    for name in ("dtype", "device"):
+        assert "object" not in str(params[name].annotation)
