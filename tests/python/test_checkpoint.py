@@ -78,7 +78,9 @@ def test_resume_is_bit_identical(tmp_path, stop):
     head, tail, state = run_interrupted(train_line(root), stop)
     assert head == full[:stop]
     assert tail == full[stop:]
-    assert state["epoch"] == stop // 6
+    # at an epoch's last batch, the state is that epoch's end
+    assert state["epoch"] == (stop - 1) // 6
+    assert state.get("end_of_epoch", False) == (stop % 6 == 0)
 
 
 def test_resume_manifest_and_skipped_samples(tmp_path):
