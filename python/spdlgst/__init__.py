@@ -30,7 +30,8 @@ from ._state import combine as combine_states  # noqa: E402
 from .batch import Batch  # noqa: E402
 from .errors import LoaderError  # noqa: E402
 from .loader import Loader  # noqa: E402
+from .normalize import normalize  # noqa: E402
 from .recipes import AudioLoader, ImageLoader, VideoLoader  # noqa: E402
 
 __all__ = ["Loader", "ImageLoader", "VideoLoader", "AudioLoader",
-           "LoaderError", "Batch", "logger", "combine_states"]
+           "LoaderError", "Batch", "logger", "combine_states", "normalize"]

@@ -49,6 +49,23 @@ def capture(sink, src, batches: int) -> Dict[str, Any]:
     return state
 
 
+def epoch_samples(src) -> int:
+    """The samples of an epoch's global order (all ranks together)."""
+    fingerprint = src.get_property("dataset-fingerprint")
+    if fingerprint:
+        return int(fingerprint.split(":", 1)[0])
+    return src.get_property("num-samples") * src.get_property("num-shards")
+
+
+def end_of_epoch(epoch: int, offset: int) -> Dict[str, Any]:
+    """The position just after @epoch's last batch, inside its loop: the
+    whole epoch consumed (@offset: its samples), its loop not yet ended. A
+    resumed loader's next loop is the (empty) rest of @epoch, as for
+    torchdata's StatefulDataLoader, and the caller's own epoch count, saved
+    beside the state, stays in step."""
+    return {"epoch": int(epoch), "offset": int(offset), "end_of_epoch": True}
+
+
 def is_shards(src) -> bool:
     """Tar shards: elastic with their member index, else split in
     contiguous parts per rank (resumed on as many ranks only)."""
@@ -105,6 +122,9 @@ def validate(src, state: Dict[str, Any]) -> None:
         if not isinstance(state.get(key), int) or state[key] < 0:
             raise ValueError(f"state[{key!r}] must be an int >= 0, not "
                              f"{state.get(key)!r}")
+    if not isinstance(state.get("end_of_epoch", False), bool):
+        raise ValueError(f"state['end_of_epoch'] must be True or False, not "
+                         f"{state['end_of_epoch']!r}")
     if state.get("shards") and \
             not state.get("elastic-order", state.get("elastic", False)) and \
             state.get("world_size") != src.get_property("num-shards"):

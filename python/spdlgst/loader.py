@@ -20,6 +20,45 @@ from .errors import LoaderError
 
 _CUDA_FEATURE = "memory:SpdlCUDA"
 _OUTPUTS = ("numpy", "torch")
+# skip reasons an element's error-counts list that it never counts
+_SKIP_REASONS_NOT = {
+    "spdldecode": ("no-video", "no-audio", "too-short", "timeout"),
+    "spdlaudiodecode": ("no-video",),
+}
+# the elements' stats fields that are times, in nanoseconds
+_NS_STATS = frozenset(("busy", "mean", "p90", "p99", "elapsed", "cpu",
+                       "cpu-mean", "wait-total", "wait-max", "wait-last"))
+_SHARD_REASONS = ("truncated-shard", "corrupt-member", "no-image",
+                  "unsupported-image", "no-label", "bad-label")
+_REMOTE_REASONS = ("http-error", "timeout")
+# what to use instead of torch.utils.data.DataLoader's arguments
+_SAMPLER = ("the order is spdlsrc's: shuffle= and seed= (a new order each "
+            "epoch from (seed, epoch)), set_epoch() as DistributedSampler's, "
+            "ranks= (or RANK/WORLD_SIZE under torchrun) to split it")
+_DATALOADER_ARGS = {
+    "num_workers": "decoding runs on the pipeline's native threads, not in "
+                   "worker processes: threads= (recipe loaders) or the "
+                   "decoder's threads property sets how many",
+    "pin_memory": "device='cuda:N' (ImageLoader) has batches uploaded by "
+                  "spdlcudaupload and handed out as CUDA tensors",
+    "collate_fn": "spdlbatch collates: a batch is a tuple (images, labels) "
+                  "with attributes (epoch, indices, paths, ...): reshape it "
+                  "in the loop",
+    "worker_init_fn": "there are no worker processes; the shuffle and the "
+                      "random crops and flips follow seed=",
+    "prefetch_factor": "batches are prepared ahead by the pipeline "
+                       "(spdlappsink max-buffers, 4 by default)",
+    "persistent_workers": "the pipeline stays up between epochs already",
+    "sampler": _SAMPLER,
+    "batch_sampler": _SAMPLER,
+    "generator": "the shuffle and the random augmentations follow seed=",
+    "transform": "the recipe's arguments (size, scale, ratio, flip, dtype, "
+                 "mean, std) transform in the pipeline; more augmentation "
+                 "goes on the batch in the loop, then spdlgst.normalize "
+                 "(docs/plugins/spdlgst.md, Custom augmentation)",
+    "timeout": "there are no workers to wait on: remote reads take "
+               "src_properties={'http-timeout': ms}",
+}
 
 
 def _parse_launch(line: str) -> Gst.Pipeline:
@@ -97,6 +136,14 @@ class Loader:
     one, then a summary per epoch with the counts of all of them.
     """
 
+    def __new__(cls, *args, **kwargs):
+        for name in kwargs:
+            if name in _DATALOADER_ARGS:
+                raise TypeError(
+                    f"{cls.__name__}() takes no {name} (a DataLoader "
+                    f"argument): {_DATALOADER_ARGS[name]}")
+        return super().__new__(cls)
+
     def __init__(self, pipeline: str, *, sink: Optional[str] = "sink",
                  output: str = "numpy", poll_interval: float = 0.1,
                  log_limit: int = 20):
@@ -141,6 +188,7 @@ class Loader:
         self._wait = 0.0
         self._batches = 0
         self._loop = 0               # which for-loop may pull (see __iter__)
+        self._loop_ended_by = ""     # what ended the loops before it
         self._epoch: Optional[int] = None   # epoch of the last batch
         self._epoch_open = False     # batches of an epoch pulled, not its end
         self._in_epoch = 0           # batches of that epoch pulled
@@ -149,6 +197,10 @@ class Loader:
         # epoch (until its first batch), past the last epoch, a state
         # restored past it
         self._end_position: Optional[Tuple[int, int]] = None
+        # (epoch, offset) of a state restored just after an epoch's last
+        # batch (taken inside its loop): the next loop is that epoch's rest,
+        # empty, and the pipeline (spdlsrc) already stands at the next one
+        self._epoch_done: Optional[Tuple[int, int]] = None
         # skips of epochs left mid-way (no summary came for them)
         self._skipped_unsummarized: Dict[str, int] = {}
         self._said_over = False      # the "no more batches" warning given
@@ -172,10 +224,21 @@ class Loader:
         rank, world = os.environ.get("RANK"), os.environ.get("WORLD_SIZE")
         if self._src is None or rank is None or world is None:
             return
+        taken = []
         if not re.search(r"\bshard-index\s*=", launch):
             self._src.set_property("shard-index", int(rank))
+            taken.append("RANK")
         if not re.search(r"\bnum-shards\s*=", launch):
             self._src.set_property("num-shards", int(world))
+            taken.append("WORLD_SIZE")
+        if taken:
+            logger.info(
+                "rank %d of %d from the environment (%s): each epoch is split "
+                "between the ranks; a loader that must read all of the data "
+                "(evaluation on one rank) takes ranks=None, or num-shards=1 "
+                "in its launch line",
+                self._src.get_property("shard-index"),
+                self._src.get_property("num-shards"), ", ".join(taken))
 
     def _share_cpus(self, launch: str) -> None:
         """Under torchrun, LOCAL_WORLD_SIZE ranks share this machine: each
@@ -315,17 +378,42 @@ class Loader:
         read or decoded, and the shuffle and the random crops of the next
         epoch are the same as without the break (they depend only on seed,
         epoch and sample). An older iterator stops when a newer loop
-        starts.
+        starts: its next use raises RuntimeError saying so (``zip(loader,
+        loader)`` raises, rather than yield nothing).
         """
         self._loop += 1
+        self._loop_ended_by = "a newer loop over the same loader (iter())"
         return self._epoch_batches(self._loop)
 
+    def _check_loop(self, loop: int) -> bool:
+        """Whether @loop is still the one that may pull; False once the
+        loader is closed; raises for a loop a newer one (or set_epoch())
+        ended, which would otherwise stop short without a word."""
+        if loop == self._loop:
+            return True
+        if self._closed:
+            return False
+        raise RuntimeError(
+            f"this iterator was ended by {self._loop_ended_by}: a loader runs "
+            "one loop at a time, each loop (iter()) starting the next epoch, "
+            "so two iterators over one loader (zip(loader, loader), nested "
+            "loops, a kept iter(loader)) cannot both run; iterate one loop at "
+            "a time, or make a second loader for a second stream of batches")
+
     def _epoch_batches(self, loop: int) -> Iterator[Batch]:
+        if not self._check_loop(loop):
+            return
         self.start()
+        if self._epoch_done is not None:
+            # restored after the last batch of an epoch whose loop had not
+            # ended: this loop ends it (nothing left), as the saved run's did
+            self._end_position = (self._epoch_done[0] + 1, 0)
+            self._epoch_done = None
+            return
         if self._epoch_open:
             self._leave_epoch()
         yielded = False
-        while loop == self._loop:
+        while self._check_loop(loop):
             batch = self._next_batch()
             if batch is None:
                 break
@@ -461,6 +549,10 @@ class Loader:
             raise TypeError("set_epoch needs spdlsrc in the pipeline")
         if epoch == self._next_epoch():
             return
+        if self._epoch_done is not None:
+            done, self._epoch_done = self._epoch_done[0], None
+            if epoch == done + 1:
+                return          # spdlsrc starts there already
         offset = self._src.get_property("start-offset")
         if not self._batches and offset > 0:
             # a state restored mid-epoch, then another epoch asked for
@@ -474,10 +566,13 @@ class Loader:
             self._end_position = (epoch, 0) if self._past_end else None
             return
         self._loop += 1             # an iterator of the old epoch stops
+        self._loop_ended_by = f"set_epoch({epoch}) (call it before a loop)"
         self._restart_at(epoch)
 
     def _next_epoch(self) -> int:
         """The epoch the next loop starts."""
+        if self._epoch_done is not None:
+            return self._epoch_done[0]
         if self._end_position is not None:
             return self._end_position[0]
         if self._epoch is None:
@@ -587,14 +682,31 @@ class Loader:
                 for i in range(s.n_fields()) if s.nth_field_name(i) != "total"}
         return out
 
+    def _may_skip(self, element: str, reason: str) -> bool:
+        """Whether @element of this pipeline can skip samples for @reason:
+        an image decoder has no video to miss, local files no HTTP."""
+        e = self.pipeline.get_by_name(element)
+        factory = e.get_factory().get_name() if e is not None else ""
+        kinds = _SKIP_REASONS_NOT.get(factory, ())
+        if factory == "spdlsrc":
+            location = e.get_property("location") or ""
+            if not _state.is_shards(e):
+                kinds = kinds + _SHARD_REASONS
+            if not location.startswith(("http://", "https://", "s3://")):
+                kinds = kinds + _REMOTE_REASONS
+        return reason not in kinds
+
     def skipped(self) -> Dict[str, int]:
         """Samples skipped by reason ({"unreadable": n, "truncated": n, ...},
-        every reason of the pipeline's spdl elements), in the epochs the
+        every reason that applies to the pipeline's spdl elements and its
+        data: no shard reasons for a folder, no HTTP ones for local files,
+        no video ones for images), in the epochs the
         training loop has reached: not those the elements read and decoded
         ahead of it (also in the ``spdlgst`` log, per epoch)."""
         self._drain()
-        out = {reason: 0 for counts in self._element_error_counts().values()
-               for reason in counts}
+        out = {reason: 0 for element, counts in
+               self._element_error_counts().items()
+               for reason in counts if self._may_skip(element, reason)}
         for reason, n in self._buslog.counted(self._epoch).items():
             out[reason] = out.get(reason, 0) + n
         for reason, n in self._skipped_unsummarized.items():
@@ -617,13 +729,30 @@ class Loader:
         still the last batch's position, whenever it is taken and whether
         or not the iterator was dropped: a restarted job resumes the rest of
         that epoch. The live loader's next ``for`` starts the next epoch
-        instead, as a DataLoader's does; from then on the state says so."""
+        instead, as a DataLoader's does; from then on the state says so.
+
+        Taken at an epoch's last batch, inside its loop (or after a
+        ``break`` there), the state is the end of that epoch (``epoch`` E,
+        ``offset`` its number of samples, ``end_of_epoch`` True): a resumed
+        loader's next ``for`` is the rest of epoch E, empty, and the one
+        after it epoch E + 1, so that a training loop's own epoch count
+        saved beside the state stays in step (torchdata's
+        StatefulDataLoader does the same). Taken after the loop ended, it
+        is the start of epoch E + 1."""
         if self._src is None:
             raise TypeError("checkpointing needs spdlsrc in the pipeline")
         state = _state.capture(self.sink, self._src, self._batches)
-        if self._end_position is not None:
+        if self._epoch_done is not None:
+            state.update(_state.end_of_epoch(*self._epoch_done))
+        elif self._end_position is not None:
             state.update(epoch=self._end_position[0],
                          offset=self._end_position[1])
+        elif self._epoch_open and self._epoch is not None and \
+                (state["epoch"], state["offset"]) == (self._epoch + 1, 0):
+            # the loop holds its epoch's last batch: the sink stands at the
+            # next epoch, the loop (and its caller's epoch count) does not
+            state.update(_state.end_of_epoch(
+                self._epoch, _state.epoch_samples(self._src)))
         return state
 
     def load_state_dict(self, state: Dict[str, Any],
@@ -653,6 +782,11 @@ class Loader:
         if self._started:
             self._unstart()         # len() lists the dataset by starting
         src = self._src
+        done = None
+        if state.get("end_of_epoch"):
+            # the rest of that epoch is empty: spdlsrc starts at the next
+            done = (state["epoch"], state["offset"])
+            state = dict(state, epoch=state["epoch"] + 1, offset=0)
         if _state.restore(src, state, src.get_property("start-epoch"),
                           src.get_property("num-epochs")):
             self._end_position = None
@@ -660,6 +794,7 @@ class Loader:
             self._eos = True
             self._started = True
             self._end_position = (state["epoch"], state["offset"])
+        self._epoch_done = done
 
     def _unstart(self) -> None:
         """Stops a pipeline that handed out no batch: the next iteration
@@ -673,12 +808,17 @@ class Loader:
         self._epoch_open = False
         self._in_epoch = 0
 
-    def stats(self) -> Dict[str, Dict[str, Any]]:
+    def stats(self, units: bool = False) -> Dict[str, Dict[str, Any]]:
         """The elements' statistics and this loader's own wait, as a dict.
 
         The elements count from the pipeline's last start (see
         :meth:`__iter__` for when a loop restarts it); the loader's own
-        entry counts from its creation."""
+        entry counts from its creation (``batches``, ``wait_seconds``).
+        The elements' times (``busy``, ``mean``, ``p90``, ``p99``,
+        ``elapsed``, ``cpu``, ``cpu-mean``, ``wait-total``, ``wait-max``,
+        ``wait-last``) are nanoseconds, ``utilisation`` a share of the
+        element's threads' time, the rest counts; ``units=True`` names the
+        times with their unit (``busy-ns``, ...)."""
         out = {"loader": {"batches": self._batches,
                           "wait_seconds": round(self._wait, 6)}}
         it = self.pipeline.iterate_recurse()
@@ -690,18 +830,24 @@ class Loader:
                 continue
             s = element.get_property("stats")
             if s is not None:
-                out[element.get_name()] = {s.nth_field_name(i): s.get_value(s.nth_field_name(i))
-                                           for i in range(s.n_fields())}
+                fields = (s.nth_field_name(i) for i in range(s.n_fields()))
+                out[element.get_name()] = {
+                    f"{f}-ns" if units and f in _NS_STATS else f:
+                    s.get_value(f) for f in fields}
         return out
 
-    def __repr__(self) -> str:
+    def _status(self) -> str:
+        """"running, 12 batches": its state, and the batches handed out."""
         state = "closed" if self._closed else "ended" if self._eos else \
             "running" if self._started else "not started"
+        return f"{state}, {self._batches} batches"
+
+    def __repr__(self) -> str:
         line = re.sub(r"(s3-(?:secret-key|session-token)\s*=\s*)(\"[^\"]*\"|\S+)",
                       r"\1***", self.launch_line)
         line = line if len(line) <= 100 else line[:97] + "..."
         return (f"<{type(self).__module__}.{type(self).__name__} {self.output}, "
-                f"{state}, {self._batches} batches: {line!r}>")
+                f"{self._status()}: {line!r}>")
 
     # -- teardown -----------------------------------------------------------
 
@@ -724,6 +870,23 @@ class Loader:
             self.close()
         finally:
             self._buslog = None
+
+    def _not_copied(self):
+        return TypeError(
+            f"a {type(self).__name__} cannot be copied or pickled: its "
+            "pipeline runs on threads of this process. Create the loader in "
+            "each process that iterates over it (with PyTorch Lightning, in "
+            "the DataModule's train_dataloader()); launch_line, or the "
+            "recipe's arguments, make the same one anywhere")
+
+    def __copy__(self):
+        raise self._not_copied()
+
+    def __deepcopy__(self, memo):
+        raise self._not_copied()
+
+    def __reduce_ex__(self, protocol):
+        raise self._not_copied()
 
     def __enter__(self) -> "Loader":
         return self

@@ -7,7 +7,7 @@ import numbers
 import os
 import re
 import shlex
-from typing import Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Optional, Sequence, Tuple, Union
 
 from gi.repository import Gst
 
@@ -25,8 +25,18 @@ IMAGENET_STD = (0.229, 0.224, 0.225)
 DEFAULT_SCALE = (0.08, 1.0)
 DEFAULT_RATIO = (3.0 / 4.0, 4.0 / 3.0)
 
-Size = Union[int, Tuple[int, int]]
+if TYPE_CHECKING:
+    import numpy
+    import torch
+
+Size = Union[int, Tuple[int, int], Sequence[int]]
+# a name ("float32"), a torch dtype, a numpy dtype or scalar type
+DType = Union[str, "torch.dtype", "numpy.dtype", type]
+# None (host memory), "cpu", "cuda", "cuda:N" or a torch device
+Device = Union[str, "torch.device", None]
 Floats = Union[str, float, Sequence[float]]
+# "auto" (RANK and WORLD_SIZE), None (all the data), or (rank, world_size)
+Ranks = Union[str, None, Tuple[int, int]]
 
 
 def _int(name, value, low, high=None, none_ok=False):
@@ -58,6 +68,8 @@ def _choice(name, value, choices):
 def _size(name, value) -> Tuple[int, int]:
     """(height, width) from an int or a (height, width) pair, as torchvision."""
     if isinstance(value, (tuple, list)):
+        if len(value) == 1:         # torchvision's [size]: a square
+            value = (value[0], value[0])
         if len(value) != 2:
             raise ValueError(f"{name} must be an int or (height, width), not {value!r}")
         return (_int(f"{name}[0]", value[0], 1, 65535),
@@ -181,6 +193,32 @@ def _src_properties(value) -> dict:
     return dict(value)
 
 
+def _ranks(value, src_properties):
+    """"auto", or the (rank, world size) spdlsrc splits each epoch by."""
+    if isinstance(value, str) and value == "auto":
+        return value
+    if value is None:
+        value = (0, 1)
+    if isinstance(value, (str, bytes)) or not hasattr(value, "__len__") or \
+            len(value) != 2:
+        raise ValueError(f"ranks must be 'auto', None or (rank, world_size), "
+                         f"not {value!r}")
+    world = _int("ranks' world_size", value[1], 1, 2**31 - 1)
+    rank = _int("ranks' rank", value[0], 0, world - 1)
+    for key in ("shard-index", "num-shards"):
+        if key in src_properties:
+            raise ValueError(f"src_properties[{key!r}] and ranks={value!r}: "
+                             "give the ranks once, with ranks=")
+    return rank, world
+
+
+def _ranks_stage(a) -> str:
+    """spdlsrc's split of the epochs, unless left to the environment."""
+    if a["ranks"] == "auto":
+        return ""
+    return f" shard-index={a['ranks'][0]} num-shards={a['ranks'][1]}"
+
+
 def _array(values) -> str:
     return '"<' + ",".join(repr(v) for v in values) + '>"'
 
@@ -188,10 +226,12 @@ def _array(values) -> str:
 def _checked(location, batch_size, recipe, size, resize, scale, ratio, flip,
              shuffle, seed, epochs, start_epoch, drop_last, threads, dtype, mean,
              std, device, output, exact=True, layout="nchw", max_errors=None,
-             shuffle_buffer=None, src_properties=None) -> dict:
+             shuffle_buffer=None, src_properties=None, ranks="auto") -> dict:
     """The arguments of ImageLoader, checked and normalized."""
     recipe = _choice("recipe", recipe, RECIPES)
     train = recipe == "train"
+    if isinstance(layout, str):
+        layout = layout.lower()     # "NCHW" as VideoLoader takes "tchw"
     args = dict(
         location=_location(location),
         batch_size=_int("batch_size", batch_size, 1, 2**31 - 1),
@@ -217,6 +257,7 @@ def _checked(location, batch_size, recipe, size, resize, scale, ratio, flip,
                             none_ok=True),
         src_properties=_src_properties(src_properties),
     )
+    args["ranks"] = _ranks(ranks, args["src_properties"])
     if train:
         if resize is not None:
             raise ValueError("resize is for recipe='val' (train uses "
@@ -228,6 +269,9 @@ def _checked(location, batch_size, recipe, size, resize, scale, ratio, flip,
     elif args["resize"] is None:
         # torchvision's ImageNet evaluation: Resize(256) for CenterCrop(224)
         args["resize"] = int(round(min(args["size"]) * 256 / 224))
+    if (args["mean"] is None) != (args["std"] is None):
+        raise ValueError("mean and std go together (as torchvision's "
+                         "Normalize): give both, or neither")
     if args["dtype"] == "uint8" and (args["mean"] or args["std"]):
         raise ValueError("mean and std need a float dtype "
                          "(dtype='float32', 'float16' or 'bfloat16')")
@@ -301,6 +345,13 @@ class ImageLoader(Loader):
       "http-timeout": 10000}`` (an unknown name or a bad value is a
       LoaderError naming it). Secrets belong in the environment or a
       profile, not here: a launch line is logged.
+    - ``ranks``: how each epoch is split between distributed ranks:
+      "auto" (default): by RANK and WORLD_SIZE when torchrun set them
+      (logged once at INFO), else not; None: not split (a validation
+      loader built on rank 0 only reads all of the data); (rank,
+      world_size): as given (spdlsrc's shard-index and num-shards).
+    - ``log_limit``: warnings logged one by one per element and epoch
+      (20; the rest are counted in the epoch's summary).
     - ``exact``: True (default): pixels are torchvision's (PIL's decode
       and resize), bit for bit.
       False: faster decoding (JPEGs downscaled in the DCT domain once the
@@ -310,7 +361,13 @@ class ImageLoader(Loader):
       stay the same.
 
     ``launch_line`` is the pipeline it runs (for gst-launch-1.0 or
-    :class:`Loader`). Under torchrun, RANK and WORLD_SIZE shard the dataset.
+    :class:`Loader`). Under torchrun, RANK and WORLD_SIZE shard the dataset
+    (see ``ranks``).
+
+    For augmentation of your own, keep ``dtype="uint8"``, augment the batch
+    in the loop (CPU or GPU), then :func:`spdlgst.normalize` it: a float
+    batch normalized here would be clamped by augmentations that expect
+    values in [0, 1] or [0, 255].
     """
 
     def __init__(self, location: Union[str, os.PathLike], *,
@@ -321,13 +378,14 @@ class ImageLoader(Loader):
                  flip: Optional[bool] = None, shuffle: Optional[bool] = None,
                  seed: int = 0, epochs: Optional[int] = None,
                  start_epoch: int = 0, drop_last: bool = False,
-                 threads: Optional[int] = None, dtype: object = "uint8",
+                 threads: Optional[int] = None, dtype: DType = "uint8",
                  mean: Optional[Floats] = None, std: Optional[Floats] = None,
-                 device: object = None, output: str = "torch",
+                 device: Device = None, output: str = "torch",
                  exact: bool = True, layout: str = "nchw",
                  max_errors: Optional[int] = None,
                  shuffle_buffer: Optional[int] = None,
-                 src_properties: Optional[dict] = None, log_limit: int = 20):
+                 src_properties: Optional[dict] = None,
+                 ranks: Ranks = "auto", log_limit: int = 20):
         args = _checked(**{k: v for k, v in locals().items()
                            if k not in ("self", "__class__", "log_limit")})
         if args["device"] is not None:
@@ -397,7 +455,8 @@ class ImageLoader(Loader):
             batch.append(f"mean={_array(a['mean'])}")
         if a["std"] is not None:
             batch.append(f"std={_array(a['std'])}")
-        stages = [" ".join(src), " ".join(dec), " ".join(batch)]
+        stages = [" ".join(src) + _ranks_stage(a), " ".join(dec),
+                  " ".join(batch)]
         if a["device"] is not None:
             stages.append(f"spdlcudaupload cuda-device-id={a['device']}")
         stages.append("spdlappsink name=sink")
@@ -412,7 +471,7 @@ class ImageLoader(Loader):
         a = self._args
         shown = ", ".join(f"{k}={v!r}" for k, v in a.items()
                           if k not in ("location",) and v is not None)
-        return f"ImageLoader({a['location']!r}, {shown})"
+        return f"ImageLoader({a['location']!r}, {shown}): {self._status()}"
 
 
 VIDEO_EXTENSIONS = ("mp4", "mkv", "webm", "mov", "avi")
@@ -454,7 +513,7 @@ def _video_checked(location, batch_size, frames, stride, frame_rate,
                    short_videos, shuffle, seed, epochs, start_epoch, drop_last,
                    threads, layout, output, max_errors, extensions,
                    src_properties, audio=False, sample_rate=16000,
-                   audio_channels=1) -> dict:
+                   audio_channels=1, ranks="auto") -> dict:
     """The arguments of VideoLoader, checked and normalized."""
     if isinstance(layout, str):
         layout = layout.upper()
@@ -484,6 +543,7 @@ def _video_checked(location, batch_size, frames, stride, frame_rate,
         sample_rate=_int("sample_rate", sample_rate, 1000, 384000),
         audio_channels=_int("audio_channels", audio_channels, 1, 64),
     )
+    args["ranks"] = _ranks(ranks, args["src_properties"])
     if "extensions" in args["src_properties"]:
         raise ValueError("src_properties['extensions']: use VideoLoader's own "
                          "argument")
@@ -521,7 +581,7 @@ def _src_stage(a) -> str:
         if isinstance(value, bool):
             value = "true" if value else "false"
         src.append(f"{key}={_quote(str(value))}")
-    return " ".join(src)
+    return " ".join(src) + _ranks_stage(a)
 
 
 def _batch_stage(a) -> str:
@@ -586,7 +646,8 @@ class _ClipLoader(Loader):
         a = self._args
         shown = ", ".join(f"{k}={v!r}" for k, v in a.items()
                           if k not in ("location",) and v is not None)
-        return f"{type(self).__name__}({a['location']!r}, {shown})"
+        return (f"{type(self).__name__}({a['location']!r}, {shown}): "
+                f"{self._status()}")
 
 
 class VideoLoader(_ClipLoader):
@@ -633,8 +694,8 @@ class VideoLoader(_ClipLoader):
     - ``shuffle``: a new video order each epoch (default: with
       sampling="random"); ``seed``: of the order, starts, crops and flips.
     - ``epochs``, ``start_epoch``, ``drop_last``, ``threads``,
-      ``max_errors``, ``src_properties``, ``output``: as for
-      :class:`ImageLoader`.
+      ``max_errors``, ``src_properties``, ``output``, ``ranks``,
+      ``log_limit``: as for :class:`ImageLoader`.
     - ``layout``: "TCHW" (default), "CTHW" or "THWC".
     - ``extensions``: of the video files a folder lists, and of the
       video members of tar shards (mp4, mkv, webm, mov, avi).
@@ -671,7 +732,7 @@ class VideoLoader(_ClipLoader):
                  extensions: Optional[Sequence[str]] = None,
                  src_properties: Optional[dict] = None, audio: bool = False,
                  sample_rate: int = 16000, audio_channels: int = 1,
-                 log_limit: int = 20):
+                 ranks: Ranks = "auto", log_limit: int = 20):
         args = _video_checked(**{k: v for k, v in locals().items()
                                  if k not in ("self", "__class__", "log_limit")})
         super().__init__(args, log_limit)
@@ -726,7 +787,8 @@ def _duration(value) -> Optional[float]:
 def _audio_checked(location, batch_size, sample_rate, channels, duration,
                    clips_per_file, sampling, short_files, shuffle, seed,
                    epochs, start_epoch, drop_last, threads, quality, exact,
-                   output, max_errors, extensions, src_properties) -> dict:
+                   output, max_errors, extensions, src_properties,
+                   ranks="auto") -> dict:
     """The arguments of AudioLoader, checked and normalized."""
     args = dict(
         location=_location(location),
@@ -749,6 +811,7 @@ def _audio_checked(location, batch_size, sample_rate, channels, duration,
         extensions=_extensions(extensions, AUDIO_EXTENSIONS),
         src_properties=_src_properties(src_properties),
     )
+    args["ranks"] = _ranks(ranks, args["src_properties"])
     if "extensions" in args["src_properties"]:
         raise ValueError("src_properties['extensions']: use AudioLoader's own "
                          "argument")
@@ -813,8 +876,8 @@ class AudioLoader(_ClipLoader):
       about half the CPU; they are then up to 0.24 off on low-bitrate
       speech, the same from run to run.
     - ``epochs``, ``start_epoch``, ``drop_last``, ``threads``,
-      ``max_errors``, ``src_properties``, ``output``: as for
-      :class:`ImageLoader`.
+      ``max_errors``, ``src_properties``, ``output``, ``ranks``,
+      ``log_limit``: as for :class:`ImageLoader`.
     - ``extensions``: of the audio files a folder lists, and of the audio
       members of tar shards (wav, flac, mp3, ogg, opus, m4a).
 
@@ -836,7 +899,8 @@ class AudioLoader(_ClipLoader):
                  exact: bool = True,
                  output: str = "torch", max_errors: Optional[int] = None,
                  extensions: Optional[Sequence[str]] = None,
-                 src_properties: Optional[dict] = None, log_limit: int = 20):
+                 src_properties: Optional[dict] = None,
+                 ranks: Ranks = "auto", log_limit: int = 20):
         args = _audio_checked(**{k: v for k, v in locals().items()
                                  if k not in ("self", "__class__", "log_limit")})
         super().__init__(args, log_limit)

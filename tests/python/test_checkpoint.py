@@ -78,7 +78,9 @@ def test_resume_is_bit_identical(tmp_path, stop):
     head, tail, state = run_interrupted(train_line(root), stop)
     assert head == full[:stop]
     assert tail == full[stop:]
-    assert state["epoch"] == stop // 6
+    # at an epoch's last batch, the state is that epoch's end
+    assert state["epoch"] == (stop - 1) // 6
+    assert state.get("end_of_epoch", False) == (stop % 6 == 0)
 
 
 def test_resume_manifest_and_skipped_samples(tmp_path):
@@ -477,3 +479,119 @@ def test_resume_on_a_changed_dataset_is_an_error(tmp_path):
     with spdlgst.Loader(train_line(tmp_path / "moved")) as loader:
         loader.load_state_dict(state)
         assert len(list(loader)) > 0
+
+
+def test_state_at_an_epochs_last_batch(tmp_path, caplog):
+    """A checkpoint inside the loop at an epoch's last batch (the docs' loop
+    saves there when its step count says so) is the end of that epoch, not
+    the next one: a resumed loader's next loop is its empty rest, as for
+    torchdata's StatefulDataLoader, and the caller's epoch count, saved
+    beside it, stays in step. Taken after the loop, it is the next epoch."""
+    root = make_folder(tmp_path, 22)         # 6 batches an epoch, 3 epochs
+    line = train_line(root)
+    full = run_all(line)
+    with spdlgst.Loader(line) as loader:
+        for i, _ in enumerate(loader):
+            if i == 5:
+                inside = json.loads(json.dumps(loader.state_dict()))
+        after = loader.state_dict()
+        for i, _ in enumerate(loader):
+            if i == 5:
+                break                   # the preemption flag, at the last one
+        at_break = loader.state_dict()
+        live = [fingerprint(b) for b in loader]
+    assert (inside["epoch"], inside["offset"], inside["end_of_epoch"]) == \
+        (0, 22, True)
+    assert (after["epoch"], after["offset"]) == (1, 0)
+    assert "end_of_epoch" not in after
+    assert (at_break["epoch"], at_break["offset"]) == (1, 22)
+    assert live == full[12:]
+    # the ranks' states combine to the earliest: mid-epoch before the end
+    mid = dict(inside, offset=20)
+    del mid["end_of_epoch"]
+    assert spdlgst.combine_states([inside, mid]) == mid
+    assert spdlgst.combine_states([inside, after]) == inside
+
+    with spdlgst.Loader(line) as loader:        # resumed
+        loader.load_state_dict(inside)
+        assert loader.state_dict()["end_of_epoch"]
+        assert list(loader) == []               # the rest of epoch 0
+        assert position(loader) == (1, 0)
+        assert [fingerprint(b) for b in loader] == full[6:12]
+        assert [fingerprint(b) for b in loader] == full[12:]
+    with spdlgst.Loader(line) as loader:        # with the usual set_epoch
+        loader.load_state_dict(inside)
+        loader.set_epoch(0)
+        assert list(loader) == []
+        loader.set_epoch(1)
+        assert [fingerprint(b) for b in loader] == full[6:12]
+    with spdlgst.Loader(line) as loader:        # straight to the next epoch
+        loader.load_state_dict(inside)
+        assert len(loader) == 6
+        loader.set_epoch(1)
+        assert [fingerprint(b) for b in loader] == full[6:12]
+    # the last epoch's end: an empty rest, then the run's end (said once)
+    with spdlgst.Loader(line) as loader:
+        loader.load_state_dict(dict(inside, epoch=2))
+        caplog.clear()
+        assert list(loader) == []
+        assert "no more batches" not in caplog.text
+        assert position(loader) == (3, 0)
+        assert list(loader) == []
+        assert "no more batches" in caplog.text
+
+
+def test_state_at_the_last_batch_on_two_ranks(tmp_path):
+    """Each rank's state at its last batch of the epoch, combined, resumes
+    on one rank as the (empty) rest of that epoch, then the next whole."""
+    root = make_folder(tmp_path, 22)
+    states = []
+    for rank in range(2):
+        with spdlgst.Loader(train_line(
+                root, f"num-shards=2 shard-index={rank}")) as loader:
+            for i, _ in enumerate(loader):
+                if i == len(loader) - 1:
+                    states.append(loader.state_dict())
+    state = spdlgst.combine_states(states)
+    assert (state["epoch"], state["offset"], state["end_of_epoch"]) == \
+        (0, 22, True)
+    line = train_line(root)
+    full = run_all(line)
+    with spdlgst.Loader(line) as loader:
+        loader.load_state_dict(state)
+        assert list(loader) == []
+        assert [fingerprint(b) for b in loader] == full[6:12]
+
+
+def run_training(root, out, phase, set_epoch, drop_last):
+    """train_worker.py (the docs' loop) in a fresh process."""
+    done = subprocess.run(
+        [sys.executable, os.path.join(HERE, "train_worker.py"), str(root),
+         str(out), phase, str(int(set_epoch)), str(int(drop_last))],
+        capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    with open(out / f"{phase}.json") as f:
+        return json.load(f)
+
+
+@pytest.mark.parametrize("set_epoch,drop_last", [
+    (False, False), (True, False), (False, True)])
+def test_training_resumes_from_a_checkpoint_at_an_epochs_last_batch(
+        tmp_path, set_epoch, drop_last):
+    """The docs' training loop, its checkpoint (torch.save) taken at epoch
+    0's last batch, resumed in a new process (torch.load): the same steps
+    follow, each in the same epoch of the loop, to the same final weights;
+    OneCycleLR, sized for the run, would raise on one step too many. The
+    checkpoint after the epoch's loop resumes the same way."""
+    root = make_folder(tmp_path / "ds", 22)
+    out = tmp_path / "out"
+    out.mkdir()
+    full = run_training(root, out, "full", set_epoch, drop_last)
+    per_epoch = 5 if drop_last else 6
+    assert len(full["steps"]) == 2 * per_epoch
+    assert all(loop == got for loop, got, _, _ in full["steps"])
+    for name in ("ckpt-0", "end-0"):
+        resumed = run_training(root, out, f"resume-{name}", set_epoch,
+                               drop_last)
+        assert resumed["steps"] == full["steps"][per_epoch:], name
+        assert resumed["params"] == full["params"], name

@@ -109,7 +109,7 @@ def test_float_output_is_asked_of_spdlbatch(kinds_dataset):
     assert 'dtype=bfloat16 mean="<0.485,0.456,0.406>" std="<0.5>"' in line
     for dtype in (np.float16, np.dtype("float16"), torch.float16, "float16"):
         assert "dtype=float16 " in spdlgst.ImageLoader.launch_line_for(
-            kinds_dataset, dtype=dtype, mean=0.5)
+            kinds_dataset, dtype=dtype, mean=0.5, std=1)
 
 
 def test_cuda_device(kinds_dataset):

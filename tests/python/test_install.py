@@ -60,9 +60,10 @@ def test_meson_install_into_a_temporary_prefix(tmp_path):
     plugin = next(v for k, v in installed.items() if k.endswith("/libgstspdl.so"))
     init = next(v for k, v in installed.items() if k.endswith("spdlgst/__init__.py"))
     # every module of the package, so that its imports (the demo's sample
-    # generators) work where it is installed
-    modules = sorted(f for f in os.listdir(os.path.join(ROOT, "python", "spdlgst"))
-                     if f.endswith(".py"))
+    # generators) work where it is installed, and py.typed (PEP 561: type
+    # checkers read its annotations)
+    modules = sorted([f for f in os.listdir(os.path.join(ROOT, "python", "spdlgst"))
+                      if f.endswith(".py")] + ["py.typed"])
     assert sorted(os.path.basename(v) for v in installed.values()
                   if os.path.dirname(v) == os.path.dirname(init)) == modules
     plugin_dir, site_dir = os.path.dirname(plugin), os.path.dirname(os.path.dirname(init))

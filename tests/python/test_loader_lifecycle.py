@@ -61,7 +61,10 @@ def test_break_in_an_endless_pipeline_and_stale_iterators(kinds_dataset):
         old = iter(l)
         assert next(old).indices == expected[0][0]
         assert [b.indices for b in l] == expected[1]
-        # the older iterator stopped when a newer loop started
+        # the older iterator ended when a newer loop started: its next use
+        # says so
+        with pytest.raises(RuntimeError, match="ended by a newer loop"):
+            next(old)
         assert list(old) == []
         assert next(iter(l)).indices == expected[2][0]
 

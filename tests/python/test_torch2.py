@@ -55,7 +55,11 @@ for config in CONFIGS:
                         "labels": [str(labels.dtype), list(labels.shape),
                                    labels.tolist()],
                         "zero_copy": [images.data_ptr() in mapped,
-                                      labels.data_ptr() in mapped]})
+                                      labels.data_ptr() in mapped],
+                        # the loop's own normalization of uint8 batches
+                        "normalized": digest(spdlgst.normalize(
+                            images, "imagenet", "imagenet"))
+                        if images.dtype == torch.uint8 else None})
 print(json.dumps({"torch": torch.__version__, "torch_file": torch.__file__,
                   "numpy": numpy.__version__, "batches": out}))
 """

@@ -1,0 +1,218 @@
+"""The loaders as training code uses them: copies, second iterators,
+rank-0 loaders under torchrun, user augmentation and normalize(), the
+DataLoader arguments typed from habit."""
+import copy
+import logging
+import pickle
+
+import numpy as np
+import pytest
+import torch
+
+import spdlgst
+from test_checkpoint import make_folder
+
+
+@pytest.fixture
+def folder(tmp_path):
+    return make_folder(tmp_path / "ds", 10)      # 3 batches of 4
+
+
+def loader_of(root, **kwargs):
+    kwargs.setdefault("size", 16)
+    kwargs.setdefault("batch_size", 4)
+    return spdlgst.ImageLoader(root, threads=1, **kwargs)
+
+
+def test_copies_and_pickles_are_refused_with_a_hint(folder):
+    with loader_of(folder) as loader:
+        for make in (copy.copy, copy.deepcopy, pickle.dumps):
+            with pytest.raises(TypeError, match=r"cannot be copied or pickled"
+                               r".*in each process.*train_dataloader\(\)"):
+                make(loader)
+        # the loader is whole: its epoch comes complete
+        assert sum(len(b.indices) for b in loader) == 10
+        assert sum(len(b.indices) for b in loader) == 10
+
+
+def test_a_second_iterator_ends_the_first_and_its_next_use_raises(folder):
+    with loader_of(folder, epochs=None) as loader:
+        with pytest.raises(RuntimeError, match=r"ended by a newer loop.*\(zip\("
+                           r"loader, loader\)"):
+            list(zip(loader, loader))
+        first = iter(loader)
+        next(first)
+        second = iter(loader)
+        with pytest.raises(RuntimeError, match="ended by a newer loop"):
+            next(first)
+        assert sum(len(b.indices) for b in second) == 10
+        kept = iter(loader)
+        next(kept)
+        loader.set_epoch(7)
+        with pytest.raises(RuntimeError, match=r"set_epoch\(7\)"):
+            next(kept)
+        assert {b.epoch for b in loader} == {7}
+        kept = iter(loader)
+        next(kept)
+    # closing ends a loop quietly: the caller asked for it
+    assert list(kept) == []
+
+
+def test_ranks_argument_and_the_environment(folder, monkeypatch, caplog):
+    monkeypatch.setenv("RANK", "0")
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    caplog.set_level(logging.INFO, logger="spdlgst")
+    with loader_of(folder) as loader:             # ranks="auto"
+        assert len(loader) == 2
+        assert sum(len(b.indices) for b in loader) == 5
+    said = [r.getMessage() for r in caplog.records
+            if "from the environment" in r.getMessage()]
+    assert said == [said[0]] and "rank 0 of 2" in said[0] and \
+        "ranks=None" in said[0]
+    caplog.clear()
+    # an evaluation loader built on rank 0 only reads everything
+    with loader_of(folder, ranks=None) as loader:
+        assert "num-shards=1" in loader.launch_line
+        assert len(loader) == 3
+        assert sum(len(b.indices) for b in loader) == 10
+    assert not [r for r in caplog.records
+                if "from the environment" in r.getMessage()]
+    with loader_of(folder, ranks=(1, 3)) as loader:
+        src = loader._find("spdlsrc")
+        assert (src.get_property("shard-index"),
+                src.get_property("num-shards")) == (1, 3)
+        assert sum(len(b.indices) for b in loader) == 4
+    for cls in (spdlgst.VideoLoader, spdlgst.AudioLoader):
+        line = cls.launch_line_for(str(folder), ranks=None)
+        assert "shard-index=0 num-shards=1" in line.split(" ! ")[0]
+    for bad, error in (((2, 2), ValueError), ("all", ValueError),
+                       ((0, 0), ValueError), ((0.5, 2), TypeError)):
+        with pytest.raises(error, match="ranks"):
+            loader_of(folder, ranks=bad)
+    with pytest.raises(ValueError, match="ranks="):
+        loader_of(folder, ranks=None, src_properties={"num-shards": 1})
+
+
+@pytest.mark.parametrize("layout", ["nchw", "nhwc"])
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+def test_normalize_equals_the_loaders_own(folder, layout, dtype):
+    """uint8 batches, augmented (here: not), then spdlgst.normalize: the
+    values the loader's own dtype/mean/std give, bit for bit."""
+    mean, std = (0.5, 0.4, 0.3), "imagenet"
+    with loader_of(folder, layout=layout) as plain, \
+            loader_of(folder, layout=layout, dtype=dtype, mean=mean,
+                      std=std) as fused:
+        pairs = list(zip(plain, fused))
+    assert len(pairs) == 3
+    for (u8, _), (ref, _) in pairs:
+        got = spdlgst.normalize(u8, mean, std, layout=layout.upper(),
+                                dtype=dtype)
+        assert got.dtype == ref.dtype and got.shape == ref.shape
+        assert got.is_contiguous()
+        assert torch.equal(got, ref)
+        if dtype != "bfloat16":         # numpy arrays the same
+            arr = spdlgst.normalize(u8.numpy(), mean, std, layout=layout,
+                                    dtype=dtype)
+            assert np.array_equal(arr, ref.numpy())
+
+
+def test_normalize_layouts_and_arguments():
+    rng = np.random.default_rng(0)
+    clips = torch.from_numpy(rng.integers(0, 256, (2, 4, 3, 5, 6), np.uint8))
+    mean, std = (0.1, 0.2, 0.3), (0.5, 0.25, 0.125)
+    expected = (clips.double() / 255 - torch.tensor(mean).double().view(3, 1, 1)) \
+        / torch.tensor(std).double().view(3, 1, 1)
+    for layout, perm in (("TCHW", (0, 1, 2, 3, 4)), ("CTHW", (0, 2, 1, 3, 4)),
+                         ("THWC", (0, 1, 3, 4, 2))):
+        got = spdlgst.normalize(clips.permute(perm).contiguous(), mean, std,
+                                layout=layout)
+        assert torch.allclose(got.double(), expected.permute(perm), atol=1e-5)
+    # one image, a channel-first layout without the batch dimension
+    one = spdlgst.normalize(clips[0, 0], 0.5, 0.5, layout="CHW")
+    assert torch.allclose(one.double(), (clips[0, 0].double() / 255 - 0.5) / 0.5,
+                          atol=1e-6)
+    out = torch.empty(2, 4, 3, 5, 6)
+    assert spdlgst.normalize(clips, mean, std, layout="TCHW", out=out) is out
+    with pytest.raises(ValueError, match="mean and std go together"):
+        spdlgst.normalize(clips, mean, None, layout="TCHW")
+    # float images in [0, 1] (after a float augmentation): (x - mean) / std
+    unit = clips.float() / 255
+    got = spdlgst.normalize(unit, mean, std, layout="TCHW")
+    assert torch.allclose(got.double(), expected, atol=1e-5)
+    with pytest.raises(TypeError, match="must be uint8"):
+        spdlgst.normalize(clips.int(), layout="TCHW")
+    with pytest.raises(ValueError, match="3 values for images of 5 channels"):
+        spdlgst.normalize(clips, layout="THCW")
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
+def test_normalize_on_the_gpu_equals_the_cpu():
+    rng = np.random.default_rng(0)
+    images = torch.from_numpy(rng.integers(0, 256, (4, 3, 8, 8), np.uint8))
+    cpu = spdlgst.normalize(images)
+    gpu = spdlgst.normalize(images.cuda())
+    assert gpu.device.type == "cuda"
+    assert torch.equal(gpu.cpu(), cpu)
+
+
+@pytest.mark.parametrize("name,hint", [
+    ("num_workers", "threads="), ("pin_memory", "device='cuda:N'"),
+    ("collate_fn", "spdlbatch collates"), ("worker_init_fn", "seed="),
+    ("prefetch_factor", "max-buffers"), ("persistent_workers", "stays up"),
+    ("sampler", "set_epoch()"), ("generator", "seed="),
+    ("transform", "spdlgst.normalize"), ("timeout", "http-timeout")])
+def test_dataloader_arguments_say_what_to_use(folder, name, hint):
+    for make in (lambda: loader_of(folder, **{name: 1}),
+                 lambda: spdlgst.Loader("fakesrc ! spdlappsink", **{name: 1})):
+        with pytest.raises(TypeError, match=f"takes no {name} .*") as e:
+            make()
+        assert hint in str(e.value)
+
+
+def test_recipe_arguments_as_torchvision_takes_them(folder):
+    line = spdlgst.ImageLoader.launch_line_for
+    # size=[64] as torchvision's Resize/CenterCrop take it; layout in any case
+    assert line(str(folder), size=[64]) == line(str(folder), size=64)
+    assert line(str(folder), layout="NHWC") == line(str(folder), layout="nhwc")
+    assert "layout=nchw" in line(str(folder), layout="NCHW")
+    # mean and std together, as Normalize(mean, std)
+    for kwargs in (dict(mean="imagenet"), dict(std=(0.5, 0.5, 0.5))):
+        with pytest.raises(ValueError, match="mean and std go together"):
+            line(str(folder), dtype="float32", **kwargs)
+
+
+def test_repr_skipped_and_stats_units(folder):
+    loader = loader_of(folder)
+    assert repr(loader).endswith("): not started, 0 batches")
+    assert repr(loader).startswith(f"ImageLoader({str(folder)!r}, ")
+    next(iter(loader))
+    assert repr(loader).endswith("): running, 1 batches")
+    # an image folder: image decoding and local reads, no video, audio,
+    # shard or HTTP reasons
+    assert set(loader.skipped()) == {
+        "empty", "not-jpeg", "truncated", "corrupt", "too-large",
+        "unsupported", "unsupported-format", "unreadable", "not-a-file"}
+    stats = loader.stats()
+    named = loader.stats(units=True)
+    assert named["loader"] == stats["loader"]
+    decoder = loader._find("spdldecode").get_name()
+    dec = named[decoder]
+    assert dec["busy-ns"] >= stats[decoder]["busy"] > 0
+    assert {"busy-ns", "mean-ns", "p99-ns", "elapsed-ns", "cpu-ns"} <= set(dec)
+    assert "busy" not in dec and "items-in" in dec
+    assert "wait-total-ns" in named["sink"]
+    loader.close()
+    assert repr(loader).endswith("): closed, 1 batches")
+    video = spdlgst.VideoLoader(folder, extensions=["jpg"])
+    assert repr(video).endswith("): not started, 0 batches")
+    video.close()
+
+
+def test_loaders_are_typed():
+    import inspect
+    import os
+    assert os.path.exists(os.path.join(os.path.dirname(spdlgst.__file__),
+                                       "py.typed"))
+    params = inspect.signature(spdlgst.ImageLoader.__init__).parameters
+    for name in ("dtype", "device"):
+        assert "object" not in str(params[name].annotation)
