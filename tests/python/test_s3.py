@@ -546,3 +546,33 @@ def test_s3_shards_without_list_permission(data, s3, monkeypatch, tmp_path):
     out, warnings, error, _ = run_src('location="s3://data/ds/shards/%s" '
                                       'shard-cache="%s"' % (pattern, tmp_path))
     assert error is not None and "AccessDenied" in error and out == [], error
+
+
+@pytest.mark.parametrize("how", ["none", "empty-key"])
+def test_s3_no_credentials_says_so(data, s3, monkeypatch, tmp_path, how):
+    """No credentials anywhere (or AWS_ACCESS_KEY_ID set empty): requests go
+    unsigned, and S3's 403 says that none were found and where the chain
+    looked; an INFO line says so when the first request goes out."""
+    chain_env(monkeypatch, s3, tmp_path)
+    monkeypatch.setenv("AWS_ENDPOINT_URL", s3.url)
+    monkeypatch.setenv("AWS_REGION", REGION)
+    if how == "empty-key":
+        monkeypatch.setenv("AWS_ACCESS_KEY_ID", "")
+        monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "")
+    for location in ("s3://data/ds/folder/", "s3://data/ds/shards/%s" % data[2]):
+        out, warnings, error, _ = run_src('location="%s"' % location)
+        assert error is not None and out == [], location
+        assert "No AWS credentials found" in error, error
+        assert "requests unsigned" in error, error
+        assert str(tmp_path / "credentials") in error, error
+        assert str(tmp_path / "config") in error, error
+        assert "AWS_EC2_METADATA_DISABLED" in error, error
+        if how == "empty-key":
+            assert "AWS_ACCESS_KEY_ID is empty" in error, error
+    env = dict(os.environ, GST_DEBUG="spdl*:4", GST_DEBUG_NO_COLOR="1")
+    res = subprocess.run(["gst-launch-1.0", "spdlsrc",
+                          "location=s3://data/ds/folder/", "!", "fakesink"],
+                         env=env, capture_output=True, text=True, timeout=120)
+    info = [line for line in res.stderr.splitlines()
+            if " INFO " in line and "No AWS credentials found" in line]
+    assert info and "requests unsigned" in info[0], res.stderr[-3000:]

@@ -1262,7 +1262,8 @@ from_environment (Lookup * l, GstSpdlAwsCredentials ** out, GError ** error)
           "instance credentials");
       return FAILED;
     }
-    note (l, "environment (AWS_ACCESS_KEY_ID not set)");
+    note (l, "environment (AWS_ACCESS_KEY_ID %s)",
+        g_getenv ("AWS_ACCESS_KEY_ID") ? "is empty" : "not set");
     return NOT_HERE;
   }
   if (secret == NULL) {
