@@ -58,6 +58,14 @@ iam.put_user_policy(UserName="shards-only", PolicyName="shards",
                     "Resource": ["arn:aws:s3:::data/ds/shards/*.tar"]}]}))
 k = iam.create_access_key(UserName="shards-only")["AccessKey"]
 keys["shards-only"] = [k["AccessKeyId"], k["SecretAccessKey"]]
+# a user that may only assume roles (a profile's source_profile)
+iam.create_user(UserName="assumer")
+iam.put_user_policy(UserName="assumer", PolicyName="assume",
+                    PolicyDocument=json.dumps({"Version": "2012-10-17",
+                    "Statement": [{"Effect": "Allow", "Action": ["sts:AssumeRole"],
+                    "Resource": ["*"]}]}))
+k = iam.create_access_key(UserName="assumer")["AccessKey"]
+keys["assumer"] = [k["AccessKeyId"], k["SecretAccessKey"]]
 # any bucket, for the missing-bucket test
 iam.put_user_policy(UserName="admin", PolicyName="all", PolicyDocument=json.dumps(
     {"Version": "2012-10-17", "Statement": [{"Effect": "Allow",
@@ -576,3 +584,159 @@ def test_s3_no_credentials_says_so(data, s3, monkeypatch, tmp_path, how):
     info = [line for line in res.stderr.splitlines()
             if " INFO " in line and "No AWS credentials found" in line]
     assert info and "requests unsigned" in info[0], res.stderr[-3000:]
+
+
+# ---------------------------------------------------------------------------
+# Roles: profiles that assume one (moto's STS, signatures checked), and web
+# identity (EKS's IRSA)
+
+ROLE = "arn:aws:iam::123456789012:role/reader"
+
+
+def roles_env(monkeypatch, server, tmp_path):
+    """Profiles as organisations hand them out: keys that may only assume
+    roles, and profiles that assume the reader role with them."""
+    chain_env(monkeypatch, server, tmp_path)
+    monkeypatch.setenv("AWS_ENDPOINT_URL", server.url)
+    (tmp_path / "credentials").write_text(
+        "[base]\naws_access_key_id = %s\naws_secret_access_key = %s\n"
+        "[stranger]\naws_access_key_id = %s\naws_secret_access_key = %s\n"
+        % tuple(server.keys["assumer"] + server.keys["stranger"]))
+    (tmp_path / "config").write_text(
+        "[profile train]\nrole_arn = %s\nsource_profile = base\n"
+        "external_id = team-42\nduration_seconds = 900\nregion = %s\n\n"
+        "[profile denied]\nrole_arn = %s\nsource_profile = stranger\n"
+        "region = %s\n\n"
+        "[profile orphan]\nrole_arn = %s\nsource_profile = ghost\n\n"
+        "[profile loop-a]\nrole_arn = %s\nsource_profile = loop-b\n"
+        "[profile loop-b]\nrole_arn = %s\nsource_profile = loop-a\n"
+        % (ROLE, REGION, ROLE, REGION, ROLE, ROLE, ROLE))
+
+
+def test_s3_assume_role_profile(data, s3, monkeypatch, tmp_path):
+    """role_arn + source_profile: the base profile's key (which may read
+    nothing) assumes the reader role on moto's STS, whose session reads
+    the shards; refusals name the profile and STS's code."""
+    base, truth, pattern, _ = data
+    roles_env(monkeypatch, s3, tmp_path)
+    monkeypatch.setenv("AWS_PROFILE", "train")
+    out, warnings, error, _ = run_src('location="s3://data/ds/shards/%s"' % pattern)
+    assert error is None and warnings == [] and len(out) == N_SAMPLES, error
+    for _, label, _, p, d in out:
+        assert (label, d) == truth[key_of(p)]
+    # the base profile's own key may not read the bucket
+    monkeypatch.setenv("AWS_PROFILE", "base")
+    out, warnings, error, _ = run_src('location="s3://data/ds/folder/"')
+    assert error is not None and "AccessDenied" in error, error
+
+    secret = s3.keys["stranger"][1]
+    for profile, words in (
+            ("denied", ["AWS profile \"denied\"", "AssumeRole of " + ROLE,
+                        "STS error AccessDenied", 'profile "stranger"']),
+            ("orphan", ['AWS profile "orphan"', 'source_profile "ghost"']),
+            ("loop-a", ['"loop-a" -> "loop-b" -> "loop-a"', "loop"])):
+        out, warnings, error, _ = run_src('location="s3://data/ds/folder/" '
+                                          's3-profile=%s' % profile)
+        assert error is not None and out == [], profile
+        for w in words:
+            assert w in error, error
+        assert secret not in error
+
+
+class FakeSts:
+    """AssumeRoleWithWebIdentity on 127.0.0.1, answering with the role's
+    session that moto handed out (moto's own STS checks a signature even
+    for this call, which AWS takes unsigned); keeps the requests."""
+
+    def __init__(self, key, secret, token):
+        import http.server
+        import threading
+        import urllib.parse
+        expiration = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + 3600))
+        body = ("<AssumeRoleWithWebIdentityResponse><AssumeRoleWithWebIdentityResult>"
+                "<Credentials><AccessKeyId>%s</AccessKeyId><SecretAccessKey>%s"
+                "</SecretAccessKey><SessionToken>%s</SessionToken><Expiration>%s"
+                "</Expiration></Credentials></AssumeRoleWithWebIdentityResult>"
+                "</AssumeRoleWithWebIdentityResponse>"
+                % (key, secret, token, expiration)).encode()
+        server = self
+        self.requests = []
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):
+                form = self.rfile.read(int(self.headers["Content-Length"]))
+                server.requests.append((self.headers.get("Authorization"),
+                                        urllib.parse.parse_qs(form.decode())))
+                self.send_response(200)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = "http://127.0.0.1:%d" % self.httpd.server_address[1]
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def stop(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def test_s3_web_identity(data, s3, monkeypatch, tmp_path):
+    """EKS's IRSA: AWS_WEB_IDENTITY_TOKEN_FILE and AWS_ROLE_ARN; the token
+    goes unsigned to STS, the role's session reads the bucket on moto."""
+    base, truth, pattern, _ = data
+    chain_env(monkeypatch, s3, tmp_path)
+    sts = FakeSts(*s3.keys["role"])
+    token = tmp_path / "token"
+    token.write_text("eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJwb2QifQ.c2lnbmF0dXJl")
+    monkeypatch.setenv("AWS_ENDPOINT_URL_STS", sts.url)
+    monkeypatch.setenv("AWS_ENDPOINT_URL", s3.url)
+    monkeypatch.setenv("AWS_REGION", REGION)
+    monkeypatch.setenv("AWS_WEB_IDENTITY_TOKEN_FILE", str(token))
+    monkeypatch.setenv("AWS_ROLE_ARN", ROLE)
+    try:
+        out, warnings, error, _ = run_src('location="s3://data/ds/folder/"')
+    finally:
+        sts.stop()
+    assert error is None and warnings == [] and len(out) == N_SAMPLES, error
+    assert len(sts.requests) == 1
+    authorization, form = sts.requests[0]
+    assert authorization is None
+    assert form["Action"] == ["AssumeRoleWithWebIdentity"]
+    assert form["RoleArn"] == [ROLE]
+    assert form["WebIdentityToken"] == [token.read_text()]
+    assert form["RoleSessionName"][0].startswith("botocore-session-")
+
+
+def test_s3_role_secrets_never_printed(data, s3, tmp_path):
+    """A level-9 debug log of both STS paths holds none of the secrets: the
+    source profile's, the role session's, the web identity token."""
+    key, secret, token = s3.keys["role"]
+    jwt = "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJzZWNyZXQifQ.SECRET-signature"
+    (tmp_path / "token").write_text(jwt)
+    sts = FakeSts(key, secret, token)
+    with pytest.MonkeyPatch.context() as mp:
+        roles_env(mp, s3, tmp_path)
+        env = dict(os.environ, GST_DEBUG="spdl*:9,GST_ELEMENT*:9",
+                   GST_DEBUG_NO_COLOR="1")
+    runs = [('AWS credentials from profile "train" (role ', dict(env, AWS_PROFILE="train")),
+            ("AWS credentials from AWS_WEB_IDENTITY_TOKEN_FILE (web identity",
+             dict(env, AWS_ENDPOINT_URL_STS=sts.url, AWS_REGION=REGION,
+                  AWS_WEB_IDENTITY_TOKEN_FILE=str(tmp_path / "token"),
+                  AWS_ROLE_ARN=ROLE))]
+    try:
+        for used, run_env in runs:
+            res = subprocess.run(["gst-launch-1.0", "-v", "spdlsrc",
+                                  "location=s3://data/ds/folder/", "!", "fakesink"],
+                                 env=run_env, capture_output=True, text=True,
+                                 timeout=120)
+            assert res.returncode == 0, res.stderr[-2000:]
+            out = res.stdout + res.stderr
+            assert used in out
+            for s in (s3.keys["assumer"][1], secret, token, jwt, "SECRET-signature"):
+                assert s not in out
+    finally:
+        sts.stop()
