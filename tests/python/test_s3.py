@@ -36,36 +36,26 @@ url, root, region = sys.argv[1], sys.argv[2], sys.argv[3]
 kw = dict(endpoint_url=url, region_name=region,
           aws_access_key_id="AKIDSETUP", aws_secret_access_key="setup")
 iam = boto3.client("iam", **kw)
-def policy(actions):
+def policy(actions, resources=None):
     return json.dumps({"Version": "2012-10-17", "Statement": [{
         "Effect": "Allow", "Action": actions,
-        "Resource": ["arn:aws:s3:::data", "arn:aws:s3:::data/*"]}]})
+        "Resource": resources or ["arn:aws:s3:::data", "arn:aws:s3:::data/*"]}]})
 keys = {}
-for user, actions in (("loader", ["s3:GetObject", "s3:ListBucket"]),
-                      ("admin", ["s3:*"]), ("stranger", None)):
+for user, actions, resources in (
+        ("loader", ["s3:GetObject", "s3:ListBucket"], None),
+        ("admin", ["s3:*"], None), ("stranger", None, None),
+        # a training role that may read the shards and nothing else (no
+        # ListBucket): S3 answers it AccessDenied for any other key,
+        # present or not
+        ("shards-only", ["s3:GetObject"], ["arn:aws:s3:::data/ds/shards/*.tar"]),
+        # a user that may only assume roles (a profile's source_profile)
+        ("assumer", ["sts:AssumeRole"], ["*"])):
     iam.create_user(UserName=user)
     if actions:
         iam.put_user_policy(UserName=user, PolicyName="data",
-                            PolicyDocument=policy(actions))
+                            PolicyDocument=policy(actions, resources))
     k = iam.create_access_key(UserName=user)["AccessKey"]
     keys[user] = [k["AccessKeyId"], k["SecretAccessKey"]]
-# a training role that may read the shards and nothing else (no ListBucket):
-# S3 answers it AccessDenied for any other key, present or not
-iam.create_user(UserName="shards-only")
-iam.put_user_policy(UserName="shards-only", PolicyName="shards",
-                    PolicyDocument=json.dumps({"Version": "2012-10-17",
-                    "Statement": [{"Effect": "Allow", "Action": ["s3:GetObject"],
-                    "Resource": ["arn:aws:s3:::data/ds/shards/*.tar"]}]}))
-k = iam.create_access_key(UserName="shards-only")["AccessKey"]
-keys["shards-only"] = [k["AccessKeyId"], k["SecretAccessKey"]]
-# a user that may only assume roles (a profile's source_profile)
-iam.create_user(UserName="assumer")
-iam.put_user_policy(UserName="assumer", PolicyName="assume",
-                    PolicyDocument=json.dumps({"Version": "2012-10-17",
-                    "Statement": [{"Effect": "Allow", "Action": ["sts:AssumeRole"],
-                    "Resource": ["*"]}]}))
-k = iam.create_access_key(UserName="assumer")["AccessKey"]
-keys["assumer"] = [k["AccessKeyId"], k["SecretAccessKey"]]
 # any bucket, for the missing-bucket test
 iam.put_user_policy(UserName="admin", PolicyName="all", PolicyDocument=json.dumps(
     {"Version": "2012-10-17", "Statement": [{"Effect": "Allow",
