@@ -2058,8 +2058,9 @@ web_identity (Lookup * l, const gchar * where, const gchar * token_path,
   }
   if (session == NULL)
     session = default_session = default_session_name ();
-  /* room for the escaped token and the rest: never reallocated */
-  form = g_string_sized_new (3 * len + 1024);
+  /* room for all escaped, and the action: never reallocated */
+  form = g_string_sized_new (3 * (len + strlen (arn) + strlen (session))
+      + 256);
   form_add (form, "RoleArn", arn);
   form_add (form, "RoleSessionName", session);
   form_add (form, "WebIdentityToken", token);
