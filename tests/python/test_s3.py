@@ -65,6 +65,13 @@ iam.create_role(RoleName="reader", AssumeRolePolicyDocument=json.dumps({
     "Principal": {"AWS": "*"}, "Action": "sts:AssumeRole"}]}))
 iam.put_role_policy(RoleName="reader", PolicyName="data",
                     PolicyDocument=policy(["s3:GetObject", "s3:ListBucket"]))
+# a role that only callers naming its external id may assume
+iam.create_role(RoleName="partner", AssumeRolePolicyDocument=json.dumps({
+    "Version": "2012-10-17", "Statement": [{"Effect": "Allow",
+    "Principal": {"AWS": "*"}, "Action": "sts:AssumeRole",
+    "Condition": {"StringEquals": {"sts:ExternalId": "team-42"}}}]}))
+iam.put_role_policy(RoleName="partner", PolicyName="data",
+                    PolicyDocument=policy(["s3:GetObject", "s3:ListBucket"]))
 s3 = boto3.client("s3", **kw)
 s3.create_bucket(Bucket="data",
                  CreateBucketConfiguration={"LocationConstraint": region})
@@ -581,6 +588,7 @@ def test_s3_no_credentials_says_so(data, s3, monkeypatch, tmp_path, how):
 # identity (EKS's IRSA)
 
 ROLE = "arn:aws:iam::123456789012:role/reader"
+PARTNER = "arn:aws:iam::123456789012:role/partner"
 
 
 def roles_env(monkeypatch, server, tmp_path):
@@ -595,18 +603,21 @@ def roles_env(monkeypatch, server, tmp_path):
     (tmp_path / "config").write_text(
         "[profile train]\nrole_arn = %s\nsource_profile = base\n"
         "external_id = team-42\nduration_seconds = 900\nregion = %s\n\n"
+        "[profile wrong-external-id]\nrole_arn = %s\nsource_profile = base\nexternal_id = team-7\n\n"
         "[profile denied]\nrole_arn = %s\nsource_profile = stranger\n"
         "region = %s\n\n"
         "[profile orphan]\nrole_arn = %s\nsource_profile = ghost\n\n"
         "[profile loop-a]\nrole_arn = %s\nsource_profile = loop-b\n"
         "[profile loop-b]\nrole_arn = %s\nsource_profile = loop-a\n"
-        % (ROLE, REGION, ROLE, REGION, ROLE, ROLE, ROLE))
+        % (PARTNER, REGION, PARTNER, ROLE, REGION, ROLE, ROLE, ROLE))
 
 
 def test_s3_assume_role_profile(data, s3, monkeypatch, tmp_path):
     """role_arn + source_profile: the base profile's key (which may read
-    nothing) assumes the reader role on moto's STS, whose session reads
-    the shards; refusals name the profile and STS's code."""
+    nothing) assumes a role on moto's STS, whose session reads the shards;
+    the role trusts only callers that name its external id (moto refuses a
+    wrong one, and lets a missing one through); refusals name the profile
+    and STS's code."""
     base, truth, pattern, _ = data
     roles_env(monkeypatch, s3, tmp_path)
     monkeypatch.setenv("AWS_PROFILE", "train")
@@ -623,6 +634,8 @@ def test_s3_assume_role_profile(data, s3, monkeypatch, tmp_path):
     for profile, words in (
             ("denied", ["AWS profile \"denied\"", "AssumeRole of " + ROLE,
                         "STS error AccessDenied", 'profile "stranger"']),
+            ("wrong-external-id", ['AWS profile "wrong-external-id"',
+                                "AssumeRole of " + PARTNER, "STS error AccessDenied"]),
             ("orphan", ['AWS profile "orphan"', 'source_profile "ghost"']),
             ("loop-a", ['"loop-a" -> "loop-b" -> "loop-a"', "loop"])):
         out, warnings, error, _ = run_src('location="s3://data/ds/folder/" '
