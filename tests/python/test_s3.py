@@ -603,7 +603,8 @@ def roles_env(monkeypatch, server, tmp_path):
     (tmp_path / "config").write_text(
         "[profile train]\nrole_arn = %s\nsource_profile = base\n"
         "external_id = team-42\nduration_seconds = 900\nregion = %s\n\n"
-        "[profile wrong-external-id]\nrole_arn = %s\nsource_profile = base\nexternal_id = team-7\n\n"
+        "[profile wrong-external-id]\nrole_arn = %s\nsource_profile = base\n"
+        "external_id = team-7\n\n"
         "[profile denied]\nrole_arn = %s\nsource_profile = stranger\n"
         "region = %s\n\n"
         "[profile orphan]\nrole_arn = %s\nsource_profile = ghost\n\n"

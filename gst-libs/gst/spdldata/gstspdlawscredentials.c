@@ -1726,8 +1726,8 @@ from_instance_metadata (Lookup * l, GstSpdlAwsCredentials ** out,
    * machine without metadata */
   for (attempt = 0; attempt < imds.attempts; attempt++) {
     g_clear_pointer (&why, g_free);
-    status = http_request (url, TRUE, NULL, headers, imds.timeout_ms, imds.cancel,
-        body, &why);
+    status = http_request (url, TRUE, NULL, headers, imds.timeout_ms,
+        imds.cancel, body, &why);
     if (status == 0 || status == 200 || status == 400 || status == 403
         || status == 404 || status == 405)
       break;
