@@ -1076,7 +1076,7 @@ headers_free (struct curl_slist *headers)
  * @timeout_ms in all, ended early once *@cancel is set: the HTTP status,
  * or 0 with @why when no answer came. No proxy (the metadata services are
  * local) unless @post: STS is AWS's, reached as S3 is (the proxy
- * variables, AWS_CA_BUNDLE as botocore). */
+ * variables; AWS_CA_BUNDLE as botocore, CURL_CA_BUNDLE as the client). */
 static long
 http_request (const gchar * url, gboolean put, const gchar * post,
     struct curl_slist *headers, glong timeout_ms, gint * cancel, Body * body,
@@ -1098,10 +1098,14 @@ http_request (const gchar * url, gboolean put, const gchar * post,
   curl_easy_setopt (easy, CURLOPT_URL, url);
   curl_easy_setopt (easy, CURLOPT_NOSIGNAL, 1L);
   if (post) {
+    const gchar *ca = env ("AWS_CA_BUNDLE");
+
     curl_easy_setopt (easy, CURLOPT_POSTFIELDS, post);
     curl_easy_setopt (easy, CURLOPT_POSTFIELDSIZE, (long) strlen (post));
-    if (env ("AWS_CA_BUNDLE"))
-      curl_easy_setopt (easy, CURLOPT_CAINFO, env ("AWS_CA_BUNDLE"));
+    if (ca == NULL)
+      ca = env ("CURL_CA_BUNDLE");
+    if (ca)
+      curl_easy_setopt (easy, CURLOPT_CAINFO, ca);
   } else {
     curl_easy_setopt (easy, CURLOPT_NOPROXY, "*");
   }
@@ -2287,8 +2291,11 @@ from_web_identity (Lookup * l, GstSpdlAwsCredentials ** out,
   else if ((path = profile_value (p, "web_identity_token_file")))
     where = g_strdup_printf ("profile \"%s\" in %s", p->name,
         profile_key_path (p, "web_identity_token_file"));
-  else
+  else {
+    note (l, "web identity (%sthe profile's web_identity_token_file not "
+        "set)", use_env ? "AWS_WEB_IDENTITY_TOKEN_FILE and " : "");
     return NOT_HERE;
+  }
   if (arn == NULL)
     arn = profile_value (p, "role_arn");
   if (session == NULL)
