@@ -553,31 +553,74 @@ def test_s3_shards_without_list_permission(data, s3, monkeypatch, tmp_path):
     assert error is not None and "AccessDenied" in error and out == [], error
 
 
-@pytest.mark.parametrize("how", ["none", "empty-key"])
+class PrivateBucket:
+    """What AWS answers an unsigned request for a private bucket: 403, an
+    AccessDenied body to GET, none to HEAD."""
+
+    def __init__(self):
+        import http.server
+        import threading
+        body = (b'<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>AccessDenied'
+                b'</Code><Message>Access Denied</Message></Error>')
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_HEAD(self):
+                self.send_response(403)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def do_GET(self):
+                self.send_response(403)
+                self.send_header("Content-Type", "application/xml")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = "http://127.0.0.1:%d" % self.httpd.server_address[1]
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def stop(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.mark.parametrize("how", ["none", "empty-key", "aws-403"])
 def test_s3_no_credentials_says_so(data, s3, monkeypatch, tmp_path, how):
     """No credentials anywhere (or AWS_ACCESS_KEY_ID set empty): requests go
-    unsigned, and S3's 403 says that none were found and where the chain
-    looked; an INFO line says so when the first request goes out."""
+    unsigned, and S3's refusal (moto's 500 for a request it cannot check,
+    AWS's 403, whose HEAD has no body) says that none were found and where
+    the chain looked; an INFO line says so when the first request goes
+    out."""
     chain_env(monkeypatch, s3, tmp_path)
-    monkeypatch.setenv("AWS_ENDPOINT_URL", s3.url)
+    bucket = PrivateBucket() if how == "aws-403" else None
+    monkeypatch.setenv("AWS_ENDPOINT_URL", bucket.url if bucket else s3.url)
     monkeypatch.setenv("AWS_REGION", REGION)
     if how == "empty-key":
         monkeypatch.setenv("AWS_ACCESS_KEY_ID", "")
         monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "")
-    for location in ("s3://data/ds/folder/", "s3://data/ds/shards/%s" % data[2]):
-        out, warnings, error, _ = run_src('location="%s"' % location)
-        assert error is not None and out == [], location
-        assert "No AWS credentials found" in error, error
-        assert "requests unsigned" in error, error
-        assert str(tmp_path / "credentials") in error, error
-        assert str(tmp_path / "config") in error, error
-        assert "AWS_EC2_METADATA_DISABLED" in error, error
-        if how == "empty-key":
-            assert "AWS_ACCESS_KEY_ID is empty" in error, error
-    env = dict(os.environ, GST_DEBUG="spdl*:4", GST_DEBUG_NO_COLOR="1")
-    res = subprocess.run(["gst-launch-1.0", "spdlsrc",
-                          "location=s3://data/ds/folder/", "!", "fakesink"],
-                         env=env, capture_output=True, text=True, timeout=120)
+    try:
+        for location in ("s3://data/ds/folder/", "s3://data/ds/shards/%s" % data[2]):
+            out, warnings, error, _ = run_src('location="%s"' % location)
+            assert error is not None and out == [], location
+            assert "requests unsigned: No AWS credentials found" in error, error
+            assert str(tmp_path / "credentials") in error, error
+            assert str(tmp_path / "config") in error, error
+            assert "AWS_EC2_METADATA_DISABLED" in error, error
+            if how == "empty-key":
+                assert "AWS_ACCESS_KEY_ID is empty" in error, error
+            if bucket:
+                assert "HTTP status 403" in error, error
+        env = dict(os.environ, GST_DEBUG="spdl*:4", GST_DEBUG_NO_COLOR="1")
+        res = subprocess.run(["gst-launch-1.0", "spdlsrc",
+                              "location=s3://data/ds/folder/", "!", "fakesink"],
+                             env=env, capture_output=True, text=True, timeout=120)
+    finally:
+        if bucket:
+            bucket.stop()
     info = [line for line in res.stderr.splitlines()
             if " INFO " in line and "No AWS credentials found" in line]
     assert info and "requests unsigned" in info[0], res.stderr[-3000:]
