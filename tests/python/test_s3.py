@@ -553,13 +553,27 @@ def test_s3_shards_without_list_permission(data, s3, monkeypatch, tmp_path):
     assert error is not None and "AccessDenied" in error and out == [], error
 
 
-class PrivateBucket:
+class LoopbackServer:
+    """An http.server on 127.0.0.1 serving @handler on a thread."""
+
+    def __init__(self, handler):
+        import http.server
+        import threading
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.url = "http://127.0.0.1:%d" % self.httpd.server_address[1]
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def stop(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+class PrivateBucket(LoopbackServer):
     """What AWS answers an unsigned request for a private bucket: 403, an
     AccessDenied body to GET, none to HEAD."""
 
     def __init__(self):
         import http.server
-        import threading
         body = (b'<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>AccessDenied'
                 b'</Code><Message>Access Denied</Message></Error>')
 
@@ -579,13 +593,7 @@ class PrivateBucket:
             def log_message(self, *args):
                 pass
 
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = "http://127.0.0.1:%d" % self.httpd.server_address[1]
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-
-    def stop(self):
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        super().__init__(Handler)
 
 
 @pytest.mark.parametrize("how", ["none", "empty-key", "aws-403"])
@@ -690,14 +698,13 @@ def test_s3_assume_role_profile(data, s3, monkeypatch, tmp_path):
         assert secret not in error
 
 
-class FakeSts:
+class FakeSts(LoopbackServer):
     """AssumeRoleWithWebIdentity on 127.0.0.1, answering with the role's
     session that moto handed out (moto's own STS checks a signature even
     for this call, which AWS takes unsigned); keeps the requests."""
 
     def __init__(self, key, secret, token):
         import http.server
-        import threading
         import urllib.parse
         expiration = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + 3600))
         body = ("<AssumeRoleWithWebIdentityResponse><AssumeRoleWithWebIdentityResult>"
@@ -722,13 +729,7 @@ class FakeSts:
             def log_message(self, *args):
                 pass
 
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = "http://127.0.0.1:%d" % self.httpd.server_address[1]
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-
-    def stop(self):
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        super().__init__(Handler)
 
 
 def test_s3_web_identity(data, s3, monkeypatch, tmp_path):
