@@ -3,6 +3,7 @@
 The bucket is written while moto accepts anything; then its authentication
 is switched on (POST /moto-api/reset-auth 0) and every request must carry a
 SigV4 signature of an IAM user's key that its policy allows, as on AWS."""
+import http.server
 import json
 import os
 import socket
@@ -483,19 +484,15 @@ def test_s3_temporary_credentials_from_metadata(data, s3, monkeypatch, tmp_path,
     assert s3.keys["role"][1] not in (error or "")
 
 
-def test_s3_expired_token_says_so(tmp_path, monkeypatch):
-    """An S3 answer ExpiredToken (which moto does not check): its code and
-    message in the error, and where the token came from."""
-    import http.server
-    import threading
-    body = (b'<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>ExpiredToken'
-            b'</Code><Message>The provided token has expired.</Message>'
-            b'<RequestId>1</RequestId></Error>')
+class LoopbackServer:
+    """An http.server on 127.0.0.1 serving @handler (a Handler with
+    do_METHOD methods) on a thread."""
 
     class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self):
-            self.send_response(400)
-            self.send_header("Content-Type", "application/xml")
+        def reply(self, status, body, content_type=None):
+            self.send_response(status)
+            if content_type:
+                self.send_header("Content-Type", content_type)
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
             self.wfile.write(body)
@@ -503,18 +500,49 @@ def test_s3_expired_token_says_so(tmp_path, monkeypatch):
         def log_message(self, *args):
             pass
 
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    def __init__(self, handler):
+        import threading
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.url = "http://127.0.0.1:%d" % self.httpd.server_address[1]
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def stop(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+class S3ErrorServer(LoopbackServer):
+    """S3 refusing every request with @status and an error body of @code and
+    @message (none to HEAD, as S3)."""
+
+    def __init__(self, status, code, message):
+        body = ('<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>%s</Code>'
+                '<Message>%s</Message><RequestId>1</RequestId></Error>'
+                % (code, message)).encode()
+
+        class Handler(LoopbackServer.Handler):
+            def do_HEAD(self):
+                self.reply(status, b"")
+
+            def do_GET(self):
+                self.reply(status, body, "application/xml")
+
+        super().__init__(Handler)
+
+
+def test_s3_expired_token_says_so(tmp_path, monkeypatch):
+    """An S3 answer ExpiredToken (which moto does not check): its code and
+    message in the error, and where the token came from."""
+    server = S3ErrorServer(400, "ExpiredToken", "The provided token has expired.")
     try:
         chain_env(monkeypatch, None, tmp_path)
-        monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:%d" % httpd.server_address[1])
+        monkeypatch.setenv("AWS_ENDPOINT_URL", server.url)
         monkeypatch.setenv("AWS_ACCESS_KEY_ID", "ASIAEXPIRED000000000")
         monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "expired-secret")
         monkeypatch.setenv("AWS_SESSION_TOKEN", "expired-token-value")
         out, warnings, error, _ = run_src('location="s3://data/ds/folder/"')
     finally:
-        httpd.shutdown()
-        httpd.server_close()
+        server.stop()
     assert error is not None and "ExpiredToken" in error, error
     assert "The provided token has expired." in error
     assert "AWS_ACCESS_KEY_ID" in error
@@ -553,49 +581,6 @@ def test_s3_shards_without_list_permission(data, s3, monkeypatch, tmp_path):
     assert error is not None and "AccessDenied" in error and out == [], error
 
 
-class LoopbackServer:
-    """An http.server on 127.0.0.1 serving @handler on a thread."""
-
-    def __init__(self, handler):
-        import http.server
-        import threading
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self.url = "http://127.0.0.1:%d" % self.httpd.server_address[1]
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-
-    def stop(self):
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-
-class PrivateBucket(LoopbackServer):
-    """What AWS answers an unsigned request for a private bucket: 403, an
-    AccessDenied body to GET, none to HEAD."""
-
-    def __init__(self):
-        import http.server
-        body = (b'<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>AccessDenied'
-                b'</Code><Message>Access Denied</Message></Error>')
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_HEAD(self):
-                self.send_response(403)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-
-            def do_GET(self):
-                self.send_response(403)
-                self.send_header("Content-Type", "application/xml")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args):
-                pass
-
-        super().__init__(Handler)
-
-
 @pytest.mark.parametrize("how", ["none", "empty-key", "aws-403"])
 def test_s3_no_credentials_says_so(data, s3, monkeypatch, tmp_path, how):
     """No credentials anywhere (or AWS_ACCESS_KEY_ID set empty): requests go
@@ -604,7 +589,8 @@ def test_s3_no_credentials_says_so(data, s3, monkeypatch, tmp_path, how):
     the chain looked; an INFO line says so when the first request goes
     out."""
     chain_env(monkeypatch, s3, tmp_path)
-    bucket = PrivateBucket() if how == "aws-403" else None
+    # what AWS answers an unsigned request for a private bucket
+    bucket = S3ErrorServer(403, "AccessDenied", "Access Denied") if how == "aws-403" else None
     monkeypatch.setenv("AWS_ENDPOINT_URL", bucket.url if bucket else s3.url)
     monkeypatch.setenv("AWS_REGION", REGION)
     if how == "empty-key":
@@ -704,7 +690,6 @@ class FakeSts(LoopbackServer):
     for this call, which AWS takes unsigned); keeps the requests."""
 
     def __init__(self, key, secret, token):
-        import http.server
         import urllib.parse
         expiration = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + 3600))
         body = ("<AssumeRoleWithWebIdentityResponse><AssumeRoleWithWebIdentityResult>"
@@ -716,18 +701,12 @@ class FakeSts(LoopbackServer):
         server = self
         self.requests = []
 
-        class Handler(http.server.BaseHTTPRequestHandler):
+        class Handler(LoopbackServer.Handler):
             def do_POST(self):
                 form = self.rfile.read(int(self.headers["Content-Length"]))
                 server.requests.append((self.headers.get("Authorization"),
                                         urllib.parse.parse_qs(form.decode())))
-                self.send_response(200)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args):
-                pass
+                self.reply(200, body, "text/xml")
 
         super().__init__(Handler)
 
