@@ -854,15 +854,18 @@ gst_spdl_src_class_init (GstSpdlSrcClass * klass)
    *
    * Without #GstSpdlSrc:s3-access-key, credentials come from botocore's
    * chain: the AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and
-   * AWS_SESSION_TOKEN variables, the profile in the shared credentials
-   * file (AWS_SHARED_CREDENTIALS_FILE) and config file (AWS_CONFIG_FILE),
-   * container credentials (AWS_CONTAINER_CREDENTIALS_RELATIVE_URI or
-   * _FULL_URI), then EC2 instance metadata (IMDSv2; endpoint
-   * AWS_EC2_METADATA_SERVICE_ENDPOINT, off with
-   * AWS_EC2_METADATA_DISABLED=true). Temporary credentials are fetched
-   * again before they expire. With none anywhere, requests go unsigned
-   * (public buckets). Errors name where the credentials came from, never
-   * a secret.
+   * AWS_SESSION_TOKEN variables, the role the profile assumes with STS
+   * (role_arn with source_profile or credential_source), web identity
+   * (AWS_WEB_IDENTITY_TOKEN_FILE and AWS_ROLE_ARN, or the profile's
+   * web_identity_token_file: EKS's IRSA), the profile's keys in the shared
+   * credentials file (AWS_SHARED_CREDENTIALS_FILE) and config file
+   * (AWS_CONFIG_FILE), container credentials
+   * (AWS_CONTAINER_CREDENTIALS_RELATIVE_URI or _FULL_URI), then EC2
+   * instance metadata (IMDSv2; endpoint AWS_EC2_METADATA_SERVICE_ENDPOINT,
+   * off with AWS_EC2_METADATA_DISABLED=true). Temporary credentials are
+   * fetched again before they expire. With none anywhere, requests go
+   * unsigned (public buckets), and S3's errors say so and where the chain
+   * looked. Errors name where the credentials came from, never a secret.
    */
   g_object_class_install_property (gobject_class, PROP_S3_PROFILE,
       g_param_spec_string ("s3-profile", "S3 profile",

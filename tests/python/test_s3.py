@@ -3,6 +3,7 @@
 The bucket is written while moto accepts anything; then its authentication
 is switched on (POST /moto-api/reset-auth 0) and every request must carry a
 SigV4 signature of an IAM user's key that its policy allows, as on AWS."""
+import http.server
 import json
 import os
 import socket
@@ -36,28 +37,26 @@ url, root, region = sys.argv[1], sys.argv[2], sys.argv[3]
 kw = dict(endpoint_url=url, region_name=region,
           aws_access_key_id="AKIDSETUP", aws_secret_access_key="setup")
 iam = boto3.client("iam", **kw)
-def policy(actions):
+def policy(actions, resources=None):
     return json.dumps({"Version": "2012-10-17", "Statement": [{
         "Effect": "Allow", "Action": actions,
-        "Resource": ["arn:aws:s3:::data", "arn:aws:s3:::data/*"]}]})
+        "Resource": resources or ["arn:aws:s3:::data", "arn:aws:s3:::data/*"]}]})
 keys = {}
-for user, actions in (("loader", ["s3:GetObject", "s3:ListBucket"]),
-                      ("admin", ["s3:*"]), ("stranger", None)):
+for user, actions, resources in (
+        ("loader", ["s3:GetObject", "s3:ListBucket"], None),
+        ("admin", ["s3:*"], None), ("stranger", None, None),
+        # a training role that may read the shards and nothing else (no
+        # ListBucket): S3 answers it AccessDenied for any other key,
+        # present or not
+        ("shards-only", ["s3:GetObject"], ["arn:aws:s3:::data/ds/shards/*.tar"]),
+        # a user that may only assume roles (a profile's source_profile)
+        ("assumer", ["sts:AssumeRole"], ["*"])):
     iam.create_user(UserName=user)
     if actions:
         iam.put_user_policy(UserName=user, PolicyName="data",
-                            PolicyDocument=policy(actions))
+                            PolicyDocument=policy(actions, resources))
     k = iam.create_access_key(UserName=user)["AccessKey"]
     keys[user] = [k["AccessKeyId"], k["SecretAccessKey"]]
-# a training role that may read the shards and nothing else (no ListBucket):
-# S3 answers it AccessDenied for any other key, present or not
-iam.create_user(UserName="shards-only")
-iam.put_user_policy(UserName="shards-only", PolicyName="shards",
-                    PolicyDocument=json.dumps({"Version": "2012-10-17",
-                    "Statement": [{"Effect": "Allow", "Action": ["s3:GetObject"],
-                    "Resource": ["arn:aws:s3:::data/ds/shards/*.tar"]}]}))
-k = iam.create_access_key(UserName="shards-only")["AccessKey"]
-keys["shards-only"] = [k["AccessKeyId"], k["SecretAccessKey"]]
 # any bucket, for the missing-bucket test
 iam.put_user_policy(UserName="admin", PolicyName="all", PolicyDocument=json.dumps(
     {"Version": "2012-10-17", "Statement": [{"Effect": "Allow",
@@ -66,6 +65,13 @@ iam.create_role(RoleName="reader", AssumeRolePolicyDocument=json.dumps({
     "Version": "2012-10-17", "Statement": [{"Effect": "Allow",
     "Principal": {"AWS": "*"}, "Action": "sts:AssumeRole"}]}))
 iam.put_role_policy(RoleName="reader", PolicyName="data",
+                    PolicyDocument=policy(["s3:GetObject", "s3:ListBucket"]))
+# a role that only callers naming its external id may assume
+iam.create_role(RoleName="partner", AssumeRolePolicyDocument=json.dumps({
+    "Version": "2012-10-17", "Statement": [{"Effect": "Allow",
+    "Principal": {"AWS": "*"}, "Action": "sts:AssumeRole",
+    "Condition": {"StringEquals": {"sts:ExternalId": "team-42"}}}]}))
+iam.put_role_policy(RoleName="partner", PolicyName="data",
                     PolicyDocument=policy(["s3:GetObject", "s3:ListBucket"]))
 s3 = boto3.client("s3", **kw)
 s3.create_bucket(Bucket="data",
@@ -478,19 +484,15 @@ def test_s3_temporary_credentials_from_metadata(data, s3, monkeypatch, tmp_path,
     assert s3.keys["role"][1] not in (error or "")
 
 
-def test_s3_expired_token_says_so(tmp_path, monkeypatch):
-    """An S3 answer ExpiredToken (which moto does not check): its code and
-    message in the error, and where the token came from."""
-    import http.server
-    import threading
-    body = (b'<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>ExpiredToken'
-            b'</Code><Message>The provided token has expired.</Message>'
-            b'<RequestId>1</RequestId></Error>')
+class LoopbackServer:
+    """An http.server on 127.0.0.1 serving @handler (a Handler with
+    do_METHOD methods) on a thread."""
 
     class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self):
-            self.send_response(400)
-            self.send_header("Content-Type", "application/xml")
+        def reply(self, status, body, content_type=None):
+            self.send_response(status)
+            if content_type:
+                self.send_header("Content-Type", content_type)
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
             self.wfile.write(body)
@@ -498,18 +500,49 @@ def test_s3_expired_token_says_so(tmp_path, monkeypatch):
         def log_message(self, *args):
             pass
 
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    def __init__(self, handler):
+        import threading
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.url = "http://127.0.0.1:%d" % self.httpd.server_address[1]
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def stop(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+class S3ErrorServer(LoopbackServer):
+    """S3 refusing every request with @status and an error body of @code and
+    @message (none to HEAD, as S3)."""
+
+    def __init__(self, status, code, message):
+        body = ('<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>%s</Code>'
+                '<Message>%s</Message><RequestId>1</RequestId></Error>'
+                % (code, message)).encode()
+
+        class Handler(LoopbackServer.Handler):
+            def do_HEAD(self):
+                self.reply(status, b"")
+
+            def do_GET(self):
+                self.reply(status, body, "application/xml")
+
+        super().__init__(Handler)
+
+
+def test_s3_expired_token_says_so(tmp_path, monkeypatch):
+    """An S3 answer ExpiredToken (which moto does not check): its code and
+    message in the error, and where the token came from."""
+    server = S3ErrorServer(400, "ExpiredToken", "The provided token has expired.")
     try:
         chain_env(monkeypatch, None, tmp_path)
-        monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:%d" % httpd.server_address[1])
+        monkeypatch.setenv("AWS_ENDPOINT_URL", server.url)
         monkeypatch.setenv("AWS_ACCESS_KEY_ID", "ASIAEXPIRED000000000")
         monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "expired-secret")
         monkeypatch.setenv("AWS_SESSION_TOKEN", "expired-token-value")
         out, warnings, error, _ = run_src('location="s3://data/ds/folder/"')
     finally:
-        httpd.shutdown()
-        httpd.server_close()
+        server.stop()
     assert error is not None and "ExpiredToken" in error, error
     assert "The provided token has expired." in error
     assert "AWS_ACCESS_KEY_ID" in error
@@ -546,3 +579,191 @@ def test_s3_shards_without_list_permission(data, s3, monkeypatch, tmp_path):
     out, warnings, error, _ = run_src('location="s3://data/ds/shards/%s" '
                                       'shard-cache="%s"' % (pattern, tmp_path))
     assert error is not None and "AccessDenied" in error and out == [], error
+
+
+@pytest.mark.parametrize("how", ["none", "empty-key", "aws-403"])
+def test_s3_no_credentials_says_so(data, s3, monkeypatch, tmp_path, how):
+    """No credentials anywhere (or AWS_ACCESS_KEY_ID set empty): requests go
+    unsigned, and S3's refusal (moto's 500 for a request it cannot check,
+    AWS's 403, whose HEAD has no body) says that none were found and where
+    the chain looked; an INFO line says so when the first request goes
+    out."""
+    chain_env(monkeypatch, s3, tmp_path)
+    # what AWS answers an unsigned request for a private bucket
+    bucket = S3ErrorServer(403, "AccessDenied", "Access Denied") if how == "aws-403" else None
+    monkeypatch.setenv("AWS_ENDPOINT_URL", bucket.url if bucket else s3.url)
+    monkeypatch.setenv("AWS_REGION", REGION)
+    if how == "empty-key":
+        monkeypatch.setenv("AWS_ACCESS_KEY_ID", "")
+        monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "")
+    try:
+        for location in ("s3://data/ds/folder/", "s3://data/ds/shards/%s" % data[2]):
+            out, warnings, error, _ = run_src('location="%s"' % location)
+            assert error is not None and out == [], location
+            assert "requests unsigned: No AWS credentials found" in error, error
+            assert str(tmp_path / "credentials") in error, error
+            assert str(tmp_path / "config") in error, error
+            assert "AWS_EC2_METADATA_DISABLED" in error, error
+            if how == "empty-key":
+                assert "AWS_ACCESS_KEY_ID is empty" in error, error
+            if bucket:
+                assert "HTTP status 403" in error, error
+        env = dict(os.environ, GST_DEBUG="spdl*:4", GST_DEBUG_NO_COLOR="1")
+        res = subprocess.run(["gst-launch-1.0", "spdlsrc",
+                              "location=s3://data/ds/folder/", "!", "fakesink"],
+                             env=env, capture_output=True, text=True, timeout=120)
+    finally:
+        if bucket:
+            bucket.stop()
+    info = [line for line in res.stderr.splitlines()
+            if " INFO " in line and "No AWS credentials found" in line]
+    assert info and "requests unsigned" in info[0], res.stderr[-3000:]
+
+
+# ---------------------------------------------------------------------------
+# Roles: profiles that assume one (moto's STS, signatures checked), and web
+# identity (EKS's IRSA)
+
+ROLE = "arn:aws:iam::123456789012:role/reader"
+PARTNER = "arn:aws:iam::123456789012:role/partner"
+
+
+def roles_env(monkeypatch, server, tmp_path):
+    """Profiles as organisations hand them out: keys that may only assume
+    roles, and profiles that assume the reader role with them."""
+    chain_env(monkeypatch, server, tmp_path)
+    monkeypatch.setenv("AWS_ENDPOINT_URL", server.url)
+    (tmp_path / "credentials").write_text(
+        "[base]\naws_access_key_id = %s\naws_secret_access_key = %s\n"
+        "[stranger]\naws_access_key_id = %s\naws_secret_access_key = %s\n"
+        % tuple(server.keys["assumer"] + server.keys["stranger"]))
+    (tmp_path / "config").write_text(
+        "[profile train]\nrole_arn = %s\nsource_profile = base\n"
+        "external_id = team-42\nduration_seconds = 900\nregion = %s\n\n"
+        "[profile wrong-external-id]\nrole_arn = %s\nsource_profile = base\n"
+        "external_id = team-7\n\n"
+        "[profile denied]\nrole_arn = %s\nsource_profile = stranger\n"
+        "region = %s\n\n"
+        "[profile orphan]\nrole_arn = %s\nsource_profile = ghost\n\n"
+        "[profile loop-a]\nrole_arn = %s\nsource_profile = loop-b\n"
+        "[profile loop-b]\nrole_arn = %s\nsource_profile = loop-a\n"
+        % (PARTNER, REGION, PARTNER, ROLE, REGION, ROLE, ROLE, ROLE))
+
+
+def test_s3_assume_role_profile(data, s3, monkeypatch, tmp_path):
+    """role_arn + source_profile: the base profile's key (which may read
+    nothing) assumes a role on moto's STS, whose session reads the shards;
+    the role trusts only callers that name its external id (moto refuses a
+    wrong one, and lets a missing one through); refusals name the profile
+    and STS's code."""
+    base, truth, pattern, _ = data
+    roles_env(monkeypatch, s3, tmp_path)
+    monkeypatch.setenv("AWS_PROFILE", "train")
+    out, warnings, error, _ = run_src('location="s3://data/ds/shards/%s"' % pattern)
+    assert error is None and warnings == [] and len(out) == N_SAMPLES, error
+    for _, label, _, p, d in out:
+        assert (label, d) == truth[key_of(p)]
+    # the base profile's own key may not read the bucket
+    monkeypatch.setenv("AWS_PROFILE", "base")
+    out, warnings, error, _ = run_src('location="s3://data/ds/folder/"')
+    assert error is not None and "AccessDenied" in error, error
+
+    secret = s3.keys["stranger"][1]
+    for profile, words in (
+            ("denied", ["AWS profile \"denied\"", "AssumeRole of " + ROLE,
+                        "STS error AccessDenied", 'profile "stranger"']),
+            ("wrong-external-id", ['AWS profile "wrong-external-id"',
+                                "AssumeRole of " + PARTNER, "STS error AccessDenied"]),
+            ("orphan", ['AWS profile "orphan"', 'source_profile "ghost"']),
+            ("loop-a", ['"loop-a" -> "loop-b" -> "loop-a"', "loop"])):
+        out, warnings, error, _ = run_src('location="s3://data/ds/folder/" '
+                                          's3-profile=%s' % profile)
+        assert error is not None and out == [], profile
+        for w in words:
+            assert w in error, error
+        assert secret not in error
+
+
+class FakeSts(LoopbackServer):
+    """AssumeRoleWithWebIdentity on 127.0.0.1, answering with the role's
+    session that moto handed out (moto's own STS checks a signature even
+    for this call, which AWS takes unsigned); keeps the requests."""
+
+    def __init__(self, key, secret, token):
+        import urllib.parse
+        expiration = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + 3600))
+        body = ("<AssumeRoleWithWebIdentityResponse><AssumeRoleWithWebIdentityResult>"
+                "<Credentials><AccessKeyId>%s</AccessKeyId><SecretAccessKey>%s"
+                "</SecretAccessKey><SessionToken>%s</SessionToken><Expiration>%s"
+                "</Expiration></Credentials></AssumeRoleWithWebIdentityResult>"
+                "</AssumeRoleWithWebIdentityResponse>"
+                % (key, secret, token, expiration)).encode()
+        server = self
+        self.requests = []
+
+        class Handler(LoopbackServer.Handler):
+            def do_POST(self):
+                form = self.rfile.read(int(self.headers["Content-Length"]))
+                server.requests.append((self.headers.get("Authorization"),
+                                        urllib.parse.parse_qs(form.decode())))
+                self.reply(200, body, "text/xml")
+
+        super().__init__(Handler)
+
+
+def test_s3_web_identity(data, s3, monkeypatch, tmp_path):
+    """EKS's IRSA: AWS_WEB_IDENTITY_TOKEN_FILE and AWS_ROLE_ARN; the token
+    goes unsigned to STS, the role's session reads the bucket on moto."""
+    base, truth, pattern, _ = data
+    chain_env(monkeypatch, s3, tmp_path)
+    sts = FakeSts(*s3.keys["role"])
+    token = tmp_path / "token"
+    token.write_text("eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJwb2QifQ.c2lnbmF0dXJl")
+    monkeypatch.setenv("AWS_ENDPOINT_URL_STS", sts.url)
+    monkeypatch.setenv("AWS_ENDPOINT_URL", s3.url)
+    monkeypatch.setenv("AWS_REGION", REGION)
+    monkeypatch.setenv("AWS_WEB_IDENTITY_TOKEN_FILE", str(token))
+    monkeypatch.setenv("AWS_ROLE_ARN", ROLE)
+    try:
+        out, warnings, error, _ = run_src('location="s3://data/ds/folder/"')
+    finally:
+        sts.stop()
+    assert error is None and warnings == [] and len(out) == N_SAMPLES, error
+    assert len(sts.requests) == 1
+    authorization, form = sts.requests[0]
+    assert authorization is None
+    assert form["Action"] == ["AssumeRoleWithWebIdentity"]
+    assert form["RoleArn"] == [ROLE]
+    assert form["WebIdentityToken"] == [token.read_text()]
+    assert form["RoleSessionName"][0].startswith("botocore-session-")
+
+
+def test_s3_role_secrets_never_printed(data, s3, tmp_path):
+    """A level-9 debug log of both STS paths holds none of the secrets: the
+    source profile's, the role session's, the web identity token."""
+    key, secret, token = s3.keys["role"]
+    jwt = "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJzZWNyZXQifQ.SECRET-signature"
+    (tmp_path / "token").write_text(jwt)
+    sts = FakeSts(key, secret, token)
+    with pytest.MonkeyPatch.context() as mp:
+        roles_env(mp, s3, tmp_path)
+        env = dict(os.environ, GST_DEBUG="spdl*:9,GST_ELEMENT*:9",
+                   GST_DEBUG_NO_COLOR="1")
+    runs = [('AWS credentials from profile "train" (role ', dict(env, AWS_PROFILE="train")),
+            ("AWS credentials from AWS_WEB_IDENTITY_TOKEN_FILE (web identity",
+             dict(env, AWS_ENDPOINT_URL_STS=sts.url, AWS_REGION=REGION,
+                  AWS_WEB_IDENTITY_TOKEN_FILE=str(tmp_path / "token"),
+                  AWS_ROLE_ARN=ROLE))]
+    try:
+        for used, run_env in runs:
+            res = subprocess.run(["gst-launch-1.0", "-v", "spdlsrc",
+                                  "location=s3://data/ds/folder/", "!", "fakesink"],
+                                 env=run_env, capture_output=True, text=True,
+                                 timeout=120)
+            assert res.returncode == 0, res.stderr[-2000:]
+            out = res.stdout + res.stderr
+            assert used in out
+            for s in (s3.keys["assumer"][1], secret, token, jwt, "SECRET-signature"):
+                assert s not in out
+    finally:
+        sts.stop()

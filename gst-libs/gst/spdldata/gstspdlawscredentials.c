@@ -11,6 +11,8 @@
 #endif
 
 #include "gstspdlawscredentials.h"
+#include "gstspdls3.h"
+#include "gstspdlsigv4.h"
 
 #include <arpa/inet.h>
 #include <curl/curl.h>
@@ -170,6 +172,12 @@ parse_expiration (const gchar * text, gint64 * expiration)
   if (*expiration <= 0)
     *expiration = 1;
   return TRUE;
+}
+
+static gint64
+now_s (void)
+{
+  return g_get_real_time () / G_USEC_PER_SEC;
 }
 
 /* ---- Files ---- */
@@ -638,9 +646,10 @@ setting_is_true (const Profile * p, const gchar * env_name,
 }
 
 /* ConfiguredEndpointProvider without the environment: the services
- * section's s3 block, then the profile's endpoint_url */
+ * section's block of @service ("s3", "sts"), then the profile's
+ * endpoint_url */
 static const gchar *
-profile_endpoint_url (const Profile * p)
+profile_endpoint_url (const Profile * p, const gchar * service)
 {
   const gchar *services = profile_value (p, "services");
 
@@ -649,7 +658,7 @@ profile_endpoint_url (const Profile * p)
     return NULL;
   if (services) {
     IniSection *section = NULL;
-    IniEntry *s3, *url;
+    IniEntry *block, *url;
     guint i;
 
     for (i = p->config ? p->config->len : 0; i > 0 && !section; i--) {
@@ -662,8 +671,8 @@ profile_endpoint_url (const Profile * p)
     if (section == NULL)
       GST_WARNING ("profile \"%s\" names the services section \"%s\", "
           "which %s does not have", p->name, services, p->config_path);
-    s3 = section ? ini_entry (section->entries, "s3") : NULL;
-    url = s3 ? ini_entry (s3->block, "endpoint_url") : NULL;
+    block = section ? ini_entry (section->entries, service) : NULL;
+    url = block ? ini_entry (block->block, "endpoint_url") : NULL;
     if (url && url->value[0])
       return url->value;
   }
@@ -680,7 +689,7 @@ gst_spdl_aws_profile_get (const gchar * profile, const gchar * key)
   init ();
   profile_load (&p, profile);
   if (strcmp (key, "endpoint_url") == 0)
-    value = g_strdup (profile_endpoint_url (&p));
+    value = g_strdup (profile_endpoint_url (&p, "s3"));
   else
     value = g_strdup (profile_value (&p, key));
   profile_clear (&p);
@@ -1063,12 +1072,15 @@ headers_free (struct curl_slist *headers)
   curl_slist_free_all (headers);
 }
 
-/* One GET (or an empty PUT), no proxy (the metadata services are local),
- * no redirect, @timeout_ms in all, ended early once *@cancel is set: the
- * HTTP status, or 0 with @why when no answer came. */
+/* One GET, an empty PUT (@put) or a POST of @post (a form), no redirect,
+ * @timeout_ms in all, ended early once *@cancel is set: the HTTP status,
+ * or 0 with @why when no answer came. No proxy (the metadata services are
+ * local) unless @post: STS is AWS's, reached as S3 is (the proxy
+ * variables; AWS_CA_BUNDLE as botocore, CURL_CA_BUNDLE as the client). */
 static long
-http_request (const gchar * url, gboolean put, struct curl_slist *headers,
-    glong timeout_ms, gint * cancel, Body * body, gchar ** why)
+http_request (const gchar * url, gboolean put, const gchar * post,
+    struct curl_slist *headers, glong timeout_ms, gint * cancel, Body * body,
+    gchar ** why)
 {
   CURL *easy;
   CURLcode res;
@@ -1085,7 +1097,18 @@ http_request (const gchar * url, gboolean put, struct curl_slist *headers,
   errbuf[0] = '\0';
   curl_easy_setopt (easy, CURLOPT_URL, url);
   curl_easy_setopt (easy, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt (easy, CURLOPT_NOPROXY, "*");
+  if (post) {
+    const gchar *ca = env ("AWS_CA_BUNDLE");
+
+    curl_easy_setopt (easy, CURLOPT_POSTFIELDS, post);
+    curl_easy_setopt (easy, CURLOPT_POSTFIELDSIZE, (long) strlen (post));
+    if (ca == NULL)
+      ca = env ("CURL_CA_BUNDLE");
+    if (ca)
+      curl_easy_setopt (easy, CURLOPT_CAINFO, ca);
+  } else {
+    curl_easy_setopt (easy, CURLOPT_NOPROXY, "*");
+  }
   curl_easy_setopt (easy, CURLOPT_FOLLOWLOCATION, 0L);
 #if LIBCURL_VERSION_NUM >= 0x075500
   curl_easy_setopt (easy, CURLOPT_PROTOCOLS_STR, "http,https");
@@ -1147,6 +1170,8 @@ typedef enum
 {
   SOURCE_CONFIG,
   SOURCE_ENVIRONMENT,
+  SOURCE_ASSUME_ROLE,
+  SOURCE_WEB_IDENTITY,
   SOURCE_CREDENTIALS_FILE,
   SOURCE_CONFIG_FILE,
   SOURCE_CONTAINER,
@@ -1234,8 +1259,10 @@ from_config (Lookup * l, GstSpdlAwsCredentials ** out, GError ** error)
   return FOUND;
 }
 
+/* EnvProvider, also as a role's credential_source */
 static Outcome
-from_environment (Lookup * l, GstSpdlAwsCredentials ** out, GError ** error)
+environment_credentials (Lookup * l, GstSpdlAwsCredentials ** out,
+    GError ** error)
 {
   const gchar *key = env ("AWS_ACCESS_KEY_ID");
   const gchar *secret = env ("AWS_SECRET_ACCESS_KEY");
@@ -1244,25 +1271,9 @@ from_environment (Lookup * l, GstSpdlAwsCredentials ** out, GError ** error)
   const gchar *invalid;
   gint64 expires = 0;
 
-  /* botocore drops its EnvProvider for a session's own profile */
-  if (l->provider->profile) {
-    note (l, "environment (not read: the profile is set in " PROPERTIES
-        ")");
-    return NOT_HERE;
-  }
   if (key == NULL) {
-    if (env ("AWS_WEB_IDENTITY_TOKEN_FILE")) {
-      /* botocore would assume that role (EKS's IRSA) before the container
-       * and the instance: going on would sign as another identity */
-      g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_SETTINGS,
-          "AWS_WEB_IDENTITY_TOKEN_FILE is set, but web identity "
-          "(AssumeRoleWithWebIdentity) is not supported: give an access key "
-          "(AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, a profile's keys, "
-          "the s3-access-key property) or unset it to use the container or "
-          "instance credentials");
-      return FAILED;
-    }
-    note (l, "environment (AWS_ACCESS_KEY_ID not set)");
+    note (l, "environment (AWS_ACCESS_KEY_ID %s)",
+        g_getenv ("AWS_ACCESS_KEY_ID") ? "is empty" : "not set");
     return NOT_HERE;
   }
   if (secret == NULL) {
@@ -1288,12 +1299,24 @@ from_environment (Lookup * l, GstSpdlAwsCredentials ** out, GError ** error)
   return FOUND;
 }
 
+static Outcome
+from_environment (Lookup * l, GstSpdlAwsCredentials ** out, GError ** error)
+{
+  /* botocore drops its EnvProvider for a session's own profile */
+  if (l->provider->profile) {
+    note (l, "environment (not read: the profile is set in " PROPERTIES
+        ")");
+    return NOT_HERE;
+  }
+  return environment_credentials (l, out, error);
+}
+
 /* profile settings that botocore turns into credentials and this does not */
 static const gchar *
 unsupported_key (IniSection * section)
 {
-  static const gchar *const keys[] = { "role_arn", "credential_process",
-    "sso_session", "sso_start_url", "web_identity_token_file", NULL
+  static const gchar *const keys[] = { "credential_process",
+    "sso_session", "sso_start_url", NULL
   };
   guint i;
 
@@ -1305,11 +1328,10 @@ unsupported_key (IniSection * section)
 }
 
 static Outcome
-from_profile_section (Lookup * l, GPtrArray * file, const gchar * path,
-    const gchar * why, IniSection * section, GstSpdlAwsCredentials ** out,
-    GError ** error)
+from_profile_section (Lookup * l, const gchar * name, GPtrArray * file,
+    const gchar * path, const gchar * why, IniSection * section,
+    GstSpdlAwsCredentials ** out, GError ** error)
 {
-  const gchar *name = l->profile.name;
   const gchar *key, *secret, *token, *invalid, *unsupported;
 
   if (file == NULL) {
@@ -1360,8 +1382,8 @@ from_credentials_file (Lookup * l, GstSpdlAwsCredentials ** out,
 {
   Profile *p = &l->profile;
 
-  return from_profile_section (l, p->creds, p->creds_path, p->creds_why,
-      p->creds_section, out, error);
+  return from_profile_section (l, p->name, p->creds, p->creds_path,
+      p->creds_why, p->creds_section, out, error);
 }
 
 static Outcome
@@ -1369,8 +1391,8 @@ from_config_file (Lookup * l, GstSpdlAwsCredentials ** out, GError ** error)
 {
   Profile *p = &l->profile;
 
-  return from_profile_section (l, p->config, p->config_path, p->config_why,
-      p->config_section, out, error);
+  return from_profile_section (l, p->name, p->config, p->config_path,
+      p->config_why, p->config_section, out, error);
 }
 
 /* The credentials in a metadata service's JSON answer, botocore's names.
@@ -1546,7 +1568,7 @@ from_container (Lookup * l, GstSpdlAwsCredentials ** out, GError ** error)
    * may help: no answer, 429, 5xx */
   for (attempt = 1;; attempt++) {
     g_clear_pointer (&why, g_free);
-    status = http_request (url, FALSE, headers, CONTAINER_TIMEOUT_MS,
+    status = http_request (url, FALSE, NULL, headers, CONTAINER_TIMEOUT_MS,
         &l->provider->cancel, body, &why);
     if ((status >= 200 && status < 429) || (status > 429 && status < 500)
         || attempt >= CONTAINER_ATTEMPTS
@@ -1651,7 +1673,7 @@ imds_get (const Imds * imds, const gchar * path, const gchar * token,
   for (attempt = 0; attempt < imds->attempts
       && !g_atomic_int_get (imds->cancel); attempt++) {
     g_clear_pointer (why, g_free);
-    status = http_request (url, FALSE, headers, imds->timeout_ms,
+    status = http_request (url, FALSE, NULL, headers, imds->timeout_ms,
         imds->cancel, body, why);
     if (status == 200 && body->len > 0)
       break;
@@ -1708,8 +1730,8 @@ from_instance_metadata (Lookup * l, GstSpdlAwsCredentials ** out,
    * machine without metadata */
   for (attempt = 0; attempt < imds.attempts; attempt++) {
     g_clear_pointer (&why, g_free);
-    status = http_request (url, TRUE, headers, imds.timeout_ms, imds.cancel,
-        body, &why);
+    status = http_request (url, TRUE, NULL, headers, imds.timeout_ms,
+        imds.cancel, body, &why);
     if (status == 0 || status == 200 || status == 400 || status == 403
         || status == 404 || status == 405)
       break;
@@ -1772,10 +1794,522 @@ from_instance_metadata (Lookup * l, GstSpdlAwsCredentials ** out,
   return *out ? FOUND : NOT_HERE;
 }
 
+/* ---- STS: roles that profiles assume (role_arn), and web identity
+ * (EKS's IRSA), as botocore's AssumeRoleProvider and
+ * AssumeRoleWithWebIdentityProvider ---- */
+
+#define STS_VERSION "2011-06-15"
+#define STS_FORM_TYPE "application/x-www-form-urlencoded; charset=utf-8"
+#define STS_TIMEOUT_MS (30 * 1000)
+#define STS_ATTEMPTS 3
+
+/* The same files, as read, for another profile of them: borrowed, never
+ * cleared */
+static Profile
+profile_other (const Profile * p, const gchar * name)
+{
+  Profile other = *p;
+
+  other.name = (gchar *) name;
+  other.named_by = NULL;
+  other.creds_section = ini_section (p->creds, name);
+  other.config_section = config_profile_section (p->config, name);
+  return other;
+}
+
+/* the file profile_value() takes @key from, for messages */
+static const gchar *
+profile_key_path (const Profile * p, const gchar * key)
+{
+  return ini_value (p->creds_section, key) ? p->creds_path : p->config_path;
+}
+
+/* botocore's STS client: AWS_ENDPOINT_URL_STS, AWS_ENDPOINT_URL, the
+ * profile's (its services section's sts block, endpoint_url), else the
+ * region's endpoint (sts_regional_endpoints=regional, botocore's default)
+ * or, without a region, the global one; *@region signs. */
+static gchar *
+sts_url (const Profile * p, gchar ** region)
+{
+  const gchar *r = env ("AWS_REGION"), *url = env ("AWS_ENDPOINT_URL_STS");
+  gchar *endpoint;
+
+  if (r == NULL)
+    r = env ("AWS_DEFAULT_REGION");
+  if (r == NULL)
+    r = profile_value (p, "region");
+  *region = g_strdup (r ? r : "us-east-1");
+  if (url == NULL)
+    url = env ("AWS_ENDPOINT_URL");
+  if (url == NULL)
+    url = profile_endpoint_url (p, "sts");
+  if (url)
+    endpoint = g_str_has_suffix (url, "/") ? g_strdup (url) :
+        g_strconcat (url, "/", NULL);
+  else if (r)
+    endpoint = g_strdup_printf ("https://sts.%s.amazonaws.com/", r);
+  else
+    endpoint = g_strdup ("https://sts.amazonaws.com/");
+  return endpoint;
+}
+
+/* botocore's RoleSessionName when the profile names none */
+static gchar *
+default_session_name (void)
+{
+  return g_strdup_printf ("botocore-session-%" G_GINT64_FORMAT, now_s ());
+}
+
+/* "&name=value", form-encoded; appended in place: @form is sized for the
+ * secrets it holds, no copy of one is left behind by a reallocation */
+static void
+form_add (GString * form, const gchar * name, const gchar * value)
+{
+  gchar *escaped = g_uri_escape_string (value, NULL, FALSE);
+
+  g_string_append_c (form, '&');
+  g_string_append (form, name);
+  g_string_append_c (form, '=');
+  g_string_append (form, escaped);
+  clear_secret (&escaped);
+}
+
+static void
+form_free (GString * form)
+{
+  memset (form->str, 0, form->allocated_len);
+  g_string_free (form, TRUE);
+}
+
+/* The text of the first <@name> at or after @from: a string of its own
+ * size (it may be a secret); NULL when absent, or holding markup or an
+ * entity (AWS's keys, secrets, tokens and times hold none). */
+static gchar *
+xml_text (const gchar * from, const gchar * name)
+{
+  gchar *open = g_strdup_printf ("<%s>", name);
+  gchar *close = g_strdup_printf ("</%s>", name);
+  const gchar *start = from ? strstr (from, open) : NULL, *end = NULL;
+  gchar *text = NULL;
+
+  if (start) {
+    start += strlen (open);
+    end = strstr (start, close);
+  }
+  if (end && !memchr (start, '<', end - start)
+      && !memchr (start, '&', end - start))
+    text = g_strndup (start, end - start);
+  g_free (open);
+  g_free (close);
+  return text;
+}
+
+/* The <Credentials> of an AssumeRole* answer; NULL with @why */
+static GstSpdlAwsCredentials *
+sts_credentials (const Body * body, gchar * source, gchar ** why)
+{
+  static const gchar *const names[] = { "AccessKeyId", "SecretAccessKey",
+    "SessionToken", "Expiration", NULL
+  };
+  const gchar *from = strstr (body->data, "<Credentials>"), *invalid;
+  gchar *values[G_N_ELEMENTS (names)];
+  GstSpdlAwsCredentials *c = NULL;
+  gint64 expiration = 0;
+  guint i;
+
+  for (i = 0; names[i]; i++)
+    values[i] = xml_text (from, names[i]);
+  for (i = 0; names[i] && values[i]; i++);
+  if (names[i])
+    *why = g_strdup_printf ("an answer without %s", names[i]);
+  else if ((invalid = credentials_invalid (values[0], values[1], values[2])))
+    *why = g_strdup_printf ("an answer whose %s is empty or holds "
+        "characters other than visible ASCII", invalid);
+  else if (!parse_expiration (values[3], &expiration))
+    *why = g_strdup ("an answer whose Expiration is not an ISO 8601 time");
+  else
+    c = credentials_new (values[0], values[1], values[2], expiration,
+        g_steal_pointer (&source));
+  for (i = 0; names[i]; i++)
+    clear_secret (&values[i]);
+  g_free (source);
+  return c;
+}
+
+/* One STS @action, its parameters in @form (after a leading '&'), signed
+ * with @signer or, NULL, unsigned: the answer's credentials, with @source
+ * (taken); NULL with @error, which @what begins, and which names STS's
+ * error code. Tried again on no answer, 429 and 5xx, as botocore. */
+static GstSpdlAwsCredentials *
+sts_call (Lookup * l, const gchar * action, GString * form,
+    const GstSpdlAwsCredentials * signer, const gchar * what, gchar * source,
+    GError ** error)
+{
+  gchar *region, *url = sts_url (&l->profile, &region), *why = NULL;
+  gchar *code = NULL, *message = NULL, *sha256, *request;
+  struct curl_slist *headers = NULL;
+  GstSpdlAwsCredentials *c = NULL;
+  GError *sign_error = NULL;
+  Body *body;
+  long status = 0;
+  guint attempt;
+
+  request = g_strconcat ("Action=", action, "&Version=" STS_VERSION, NULL);
+  g_string_prepend (form, request);
+  g_free (request);
+  headers = curl_slist_append (headers, "Content-Type: " STS_FORM_TYPE);
+  /* a web identity token makes the form larger than libcurl's threshold */
+  headers = curl_slist_append (headers, "Expect:");
+  if (signer) {
+    static const gchar *const signed_headers[] = {
+      "Content-Type: " STS_FORM_TYPE, NULL
+    };
+    GstSpdlSigV4Credentials key = { signer->access_key, signer->secret_key,
+      signer->session_token, region, "sts"
+    };
+    gchar **lines, **line;
+
+    sha256 = g_compute_checksum_for_string (G_CHECKSUM_SHA256, form->str, -1);
+    lines = gst_spdl_sigv4_sign (&key, "POST", url, signed_headers, sha256,
+        now_s (), NULL, &sign_error);
+    g_free (sha256);
+    for (line = lines; line && *line; line++)
+      headers = curl_slist_append (headers, *line);
+    gst_spdl_sigv4_headers_free (lines);
+    if (sign_error) {
+      g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_SETTINGS,
+          "%s: STS at %s: %s", what, url, sign_error->message);
+      g_error_free (sign_error);
+      headers_free (headers);
+      g_free (url);
+      g_free (region);
+      g_free (source);
+      return NULL;
+    }
+  }
+  body = body_new ();
+  for (attempt = 1;; attempt++) {
+    g_clear_pointer (&why, g_free);
+    status = http_request (url, FALSE, form->str, headers, STS_TIMEOUT_MS,
+        &l->provider->cancel, body, &why);
+    if ((status && status != 429 && status < 500) || attempt >= STS_ATTEMPTS
+        || !sleep_unless_cancelled (&l->provider->cancel, G_USEC_PER_SEC))
+      break;
+  }
+  headers_free (headers);
+  if (status == 200) {
+    c = sts_credentials (body, g_steal_pointer (&source), &why);
+    if (c == NULL)
+      g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_READ,
+          "%s: STS at %s answered %s", what, url, why);
+  } else if (status && gst_spdl_s3_parse_error (body->data, body->len, &code,
+          &message)) {
+    g_set_error (error, GST_RESOURCE_ERROR, status == 401 || status == 403 ?
+        GST_RESOURCE_ERROR_NOT_AUTHORIZED : GST_RESOURCE_ERROR_READ,
+        "%s: STS error %s: %s (HTTP status %ld from %s%s%s)", what, code,
+        message && *message ? message : "no message", status, url,
+        signer ? "; signed with the credentials from " : "",
+        signer ? signer->source : "");
+  } else if (status) {
+    g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_READ,
+        "%s: HTTP status %ld from STS at %s", what, status, url);
+  } else {
+    g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_READ,
+        "%s: no answer from STS at %s: %s", what, url, why);
+  }
+  body_free (body);
+  g_free (code);
+  g_free (message);
+  g_free (why);
+  g_free (url);
+  g_free (region);
+  g_free (source);
+  return c;
+}
+
+/* AssumeRoleWithWebIdentity, unsigned: the token is the proof. The file
+ * is read each time (EKS rotates it). */
+static GstSpdlAwsCredentials *
+web_identity (Lookup * l, const gchar * where, const gchar * token_path,
+    const gchar * arn, const gchar * session, GError ** error)
+{
+  GstSpdlAwsCredentials *c;
+  gchar *token, *why = NULL, *what, *default_session = NULL;
+  GString *form;
+  gsize len = 0;
+
+  if (arn == NULL) {
+    g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_SETTINGS,
+        "%s: web identity (token file %s) without a role to assume: set "
+        "role_arn in the profile, or AWS_ROLE_ARN", where, token_path);
+    return NULL;
+  }
+  token = read_file_bounded (token_path, MAX_TOKEN_FILE_SIZE, &len, &why);
+  if (token && strlen (token) != len)
+    why = g_strdup ("it holds a NUL byte");
+  else if (token && *g_strchomp (token) == '\0')
+    why = g_strdup ("it is empty");
+  if (why) {
+    g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_SETTINGS,
+        "%s: could not read the web identity token file %s: %s", where,
+        token_path, why);
+    g_free (why);
+    if (token) {
+      memset (token, 0, len);
+      g_free (token);
+    }
+    return NULL;
+  }
+  if (session == NULL)
+    session = default_session = default_session_name ();
+  /* room for all escaped, and the action: never reallocated */
+  form = g_string_sized_new (3 * (len + strlen (arn) + strlen (session))
+      + 256);
+  form_add (form, "RoleArn", arn);
+  form_add (form, "RoleSessionName", session);
+  form_add (form, "WebIdentityToken", token);
+  memset (token, 0, len);
+  g_free (token);
+  what = g_strdup_printf ("%s: AssumeRoleWithWebIdentity of %s", where, arn);
+  c = sts_call (l, "AssumeRoleWithWebIdentity", form, NULL, what,
+      g_strdup_printf ("%s (web identity, role %s)", where, arn), error);
+  form_free (form);
+  g_free (what);
+  g_free (default_session);
+  return c;
+}
+
+/* botocore's credential_source: credentials of this process's own */
+static GstSpdlAwsCredentials *
+credential_source (Lookup * l, const Profile * role, const gchar * name,
+    GError ** error)
+{
+  const gchar *path = profile_key_path (role, "credential_source");
+  GstSpdlAwsCredentials *c = NULL;
+  Outcome outcome;
+
+  if (strcmp (name, "Environment") == 0)
+    outcome = environment_credentials (l, &c, error);
+  else if (strcmp (name, "EcsContainer") == 0)
+    outcome = from_container (l, &c, error);
+  else if (strcmp (name, "Ec2InstanceMetadata") == 0)
+    outcome = from_instance_metadata (l, &c, error);
+  else {
+    g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_SETTINGS,
+        "AWS profile \"%s\" in %s: credential_source \"%s\" is none of "
+        "Environment, Ec2InstanceMetadata, EcsContainer", role->name, path,
+        name);
+    return NULL;
+  }
+  if (outcome == NOT_HERE)
+    g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_SETTINGS,
+        "AWS profile \"%s\" in %s: no credentials in its credential_source "
+        "%s. Looked at: %s", role->name, path, name, l->looked_at->str);
+  return c;
+}
+
+static GstSpdlAwsCredentials *assume_role (Lookup * l, const Profile * role,
+    GPtrArray * visited, GError ** error);
+
+static gboolean
+has_static_credentials (const Profile * p)
+{
+  return profile_value (p, "aws_access_key_id")
+      || profile_value (p, "aws_secret_access_key");
+}
+
+/* botocore's _resolve_source_credentials for a source_profile: its web
+ * identity, its keys (neither from the environment), or the role it
+ * assumes in turn */
+static GstSpdlAwsCredentials *
+source_profile (Lookup * l, const Profile * role, const gchar * name,
+    GPtrArray * visited, GError ** error)
+{
+  Profile source = profile_other (&l->profile, name);
+  const gchar *path = profile_key_path (role, "source_profile");
+  GstSpdlAwsCredentials *c = NULL;
+  const gchar *token_path;
+  Outcome outcome;
+  guint i;
+
+  if (source.creds_section == NULL && source.config_section == NULL) {
+    g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_SETTINGS,
+        "AWS profile \"%s\" in %s: its source_profile \"%s\" is neither in "
+        "%s nor in %s", role->name, path, name, source.creds_path,
+        source.config_path);
+    return NULL;
+  }
+  for (i = 0; i < visited->len; i++) {
+    GString *loop;
+
+    if (strcmp (g_ptr_array_index (visited, i), name) != 0)
+      continue;
+    /* a profile may take its own keys to assume its role */
+    if (strcmp (name, role->name) == 0 && has_static_credentials (&source))
+      break;
+    loop = g_string_new (NULL);
+    for (i = 0; i < visited->len; i++)
+      g_string_append_printf (loop, "\"%s\" -> ",
+          (const gchar *) g_ptr_array_index (visited, i));
+    g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_SETTINGS,
+        "AWS profiles %s\"%s\" in %s: a loop of source_profile", loop->str,
+        name, path);
+    g_string_free (loop, TRUE);
+    return NULL;
+  }
+  token_path = profile_value (&source, "web_identity_token_file");
+  if (token_path) {
+    gchar *where = g_strdup_printf ("AWS profile \"%s\" in %s", name,
+        profile_key_path (&source, "web_identity_token_file"));
+
+    c = web_identity (l, where, token_path, profile_value (&source,
+            "role_arn"), profile_value (&source, "role_session_name"), error);
+    g_free (where);
+    return c;
+  }
+  if (has_static_credentials (&source)
+      || profile_value (&source, "role_arn") == NULL) {
+    outcome = from_profile_section (l, name, source.creds, source.creds_path,
+        source.creds_why, source.creds_section, &c, error);
+    if (outcome == NOT_HERE)
+      outcome = from_profile_section (l, name, source.config,
+          source.config_path, source.config_why, source.config_section, &c,
+          error);
+    if (outcome == NOT_HERE)
+      g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_SETTINGS,
+          "AWS profile \"%s\" in %s: its source_profile \"%s\" has no "
+          "credentials (aws_access_key_id and aws_secret_access_key, "
+          "role_arn, web_identity_token_file)", role->name, path, name);
+    return c;
+  }
+  return assume_role (l, &source, visited, error);
+}
+
+/* botocore's AssumeRoleProvider for the profile @role: the credentials of
+ * its source_profile or credential_source assume its role_arn */
+static GstSpdlAwsCredentials *
+assume_role (Lookup * l, const Profile * role, GPtrArray * visited,
+    GError ** error)
+{
+  const gchar *arn = profile_value (role, "role_arn");
+  const gchar *path = profile_key_path (role, "role_arn");
+  const gchar *from_profile = profile_value (role, "source_profile");
+  const gchar *from_process = profile_value (role, "credential_source");
+  const gchar *session = profile_value (role, "role_session_name");
+  const gchar *external_id = profile_value (role, "external_id");
+  const gchar *duration = profile_value (role, "duration_seconds");
+  GstSpdlAwsCredentials *signer, *c;
+  gchar *default_session = NULL, *what;
+  GString *form;
+  guint64 seconds;
+
+  if (profile_value (role, "mfa_serial")) {
+    /* botocore prompts on the terminal: a pipeline has none */
+    g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_SETTINGS,
+        "AWS profile \"%s\" in %s assumes its role with an MFA code "
+        "(mfa_serial), which cannot be asked for here: assume it first "
+        "(aws sts assume-role ... --serial-number --token-code) and give "
+        "its keys (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, "
+        "AWS_SESSION_TOKEN), or use a profile without mfa_serial",
+        role->name, path);
+    return NULL;
+  }
+  if ((from_profile == NULL) == (from_process == NULL)) {
+    g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_SETTINGS,
+        "AWS profile \"%s\" in %s has role_arn and %s of source_profile and "
+        "credential_source: give one", role->name, path,
+        from_profile ? "both" : "neither");
+    return NULL;
+  }
+  g_ptr_array_add (visited, role->name);
+  if (from_profile)
+    signer = source_profile (l, role, from_profile, visited, error);
+  else
+    signer = credential_source (l, role, from_process, error);
+  if (signer == NULL)
+    return NULL;
+
+  form = g_string_new (NULL);
+  form_add (form, "RoleArn", arn);
+  if (session == NULL)
+    session = default_session = default_session_name ();
+  form_add (form, "RoleSessionName", session);
+  if (external_id)
+    form_add (form, "ExternalId", external_id);
+  /* botocore ignores one that is no integer */
+  if (duration && g_ascii_string_to_unsigned (duration, 10, 1, G_MAXINT32,
+          &seconds, NULL))
+    g_string_append_printf (form, "&DurationSeconds=%" G_GUINT64_FORMAT,
+        seconds);
+  else if (duration)
+    GST_WARNING ("AWS profile \"%s\": duration_seconds \"%s\" is no number "
+        "of seconds, STS's default is asked for", role->name, duration);
+  what = g_strdup_printf ("AWS profile \"%s\" in %s: AssumeRole of %s",
+      role->name, path, arn);
+  c = sts_call (l, "AssumeRole", form, signer, what,
+      g_strdup_printf ("profile \"%s\" (role %s, assumed with the "
+          "credentials from %s)", role->name, arn, signer->source), error);
+  form_free (form);
+  g_free (what);
+  g_free (default_session);
+  gst_spdl_aws_credentials_free (signer);
+  return c;
+}
+
+static Outcome
+from_assume_role (Lookup * l, GstSpdlAwsCredentials ** out, GError ** error)
+{
+  const Profile *p = &l->profile;
+  GPtrArray *visited;
+
+  /* botocore's _has_assume_role_config_vars */
+  if (profile_value (p, "role_arn") == NULL
+      || profile_value (p, "web_identity_token_file"))
+    return NOT_HERE;
+  visited = g_ptr_array_new ();
+  *out = assume_role (l, p, visited, error);
+  g_ptr_array_unref (visited);
+  return *out ? FOUND : FAILED;
+}
+
+/* AWS_WEB_IDENTITY_TOKEN_FILE, AWS_ROLE_ARN, AWS_ROLE_SESSION_NAME (not
+ * read for a profile set in the properties, as botocore), each before the
+ * profile's web_identity_token_file, role_arn, role_session_name */
+static Outcome
+from_web_identity (Lookup * l, GstSpdlAwsCredentials ** out,
+    GError ** error)
+{
+  const Profile *p = &l->profile;
+  gboolean use_env = l->provider->profile == NULL;
+  const gchar *path = use_env ? env ("AWS_WEB_IDENTITY_TOKEN_FILE") : NULL;
+  const gchar *arn = use_env ? env ("AWS_ROLE_ARN") : NULL;
+  const gchar *session = use_env ? env ("AWS_ROLE_SESSION_NAME") : NULL;
+  gchar *where;
+
+  if (path)
+    where = g_strdup ("AWS_WEB_IDENTITY_TOKEN_FILE");
+  else if ((path = profile_value (p, "web_identity_token_file")))
+    where = g_strdup_printf ("profile \"%s\" in %s", p->name,
+        profile_key_path (p, "web_identity_token_file"));
+  else {
+    note (l, "web identity (%sthe profile's web_identity_token_file not "
+        "set)", use_env ? "AWS_WEB_IDENTITY_TOKEN_FILE and " : "");
+    return NOT_HERE;
+  }
+  if (arn == NULL)
+    arn = profile_value (p, "role_arn");
+  if (session == NULL)
+    session = profile_value (p, "role_session_name");
+  *out = web_identity (l, where, path, arn, session, error);
+  g_free (where);
+  return *out ? FOUND : FAILED;
+}
+
 static Outcome (*const steps[N_SOURCES]) (Lookup *, GstSpdlAwsCredentials **,
     GError **) = {
-  from_config, from_environment, from_credentials_file, from_config_file,
-  from_container, from_instance_metadata
+  from_config, from_environment, from_assume_role, from_web_identity,
+  from_credentials_file, from_config_file, from_container,
+  from_instance_metadata
 };
 
 /* botocore's ProfileNotFound: a profile named explicitly must exist in
@@ -1880,12 +2414,6 @@ gst_spdl_aws_credentials_provider_free (GstSpdlAwsCredentialsProvider * p)
   g_mutex_clear (&p->lock);
   g_cond_clear (&p->cond);
   g_free (p);
-}
-
-static gint64
-now_s (void)
-{
-  return g_get_real_time () / G_USEC_PER_SEC;
 }
 
 /* within @margin seconds of expiring, or past it */

@@ -49,18 +49,31 @@ typedef struct
  *  2. AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SECURITY_TOKEN or
  *     AWS_SESSION_TOKEN, AWS_CREDENTIAL_EXPIRATION (skipped when the config
  *     names a profile);
- *  3. the profile's aws_access_key_id, aws_secret_access_key and
+ *  3. the profile's role_arn: AssumeRole with STS, signed with the
+ *     credentials of its source_profile (its keys, its web identity, or
+ *     the role it assumes in turn) or credential_source (Environment,
+ *     EcsContainer, Ec2InstanceMetadata); external_id, duration_seconds,
+ *     role_session_name (else "botocore-session-<unix time>"); STS at
+ *     AWS_ENDPOINT_URL_STS, AWS_ENDPOINT_URL, the profile's (services
+ *     section's sts block, endpoint_url), else the region's
+ *     (AWS_REGION, AWS_DEFAULT_REGION, the profile's) or the global one;
+ *     mfa_serial is refused (no prompt);
+ *  4. web identity: AWS_WEB_IDENTITY_TOKEN_FILE, AWS_ROLE_ARN,
+ *     AWS_ROLE_SESSION_NAME (not read for the config's profile), else the
+ *     profile's web_identity_token_file, role_arn, role_session_name:
+ *     AssumeRoleWithWebIdentity, unsigned, the file read each time;
+ *  5. the profile's aws_access_key_id, aws_secret_access_key and
  *     aws_session_token in the shared credentials file
  *     (AWS_SHARED_CREDENTIALS_FILE, ~/.aws/credentials: "[NAME]"), then in
  *     the config file (AWS_CONFIG_FILE, ~/.aws/config: "[profile NAME]",
  *     "[default]"); the profile: the config's, AWS_DEFAULT_PROFILE,
  *     AWS_PROFILE, else "default";
- *  4. container credentials: AWS_CONTAINER_CREDENTIALS_RELATIVE_URI (on
+ *  6. container credentials: AWS_CONTAINER_CREDENTIALS_RELATIVE_URI (on
  *     http://169.254.170.2) or AWS_CONTAINER_CREDENTIALS_FULL_URI (https,
  *     or http on a loopback address or the ECS/EKS agents' addresses), with
  *     the Authorization of AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE or
  *     AWS_CONTAINER_AUTHORIZATION_TOKEN;
- *  5. EC2 instance metadata, IMDSv2 (IMDSv1 where the token request is
+ *  7. EC2 instance metadata, IMDSv2 (IMDSv1 where the token request is
  *     refused with 403, 404 or 405), 1 s per request: not used with
  *     AWS_EC2_METADATA_DISABLED=true; AWS_EC2_METADATA_SERVICE_ENDPOINT,
  *     AWS_EC2_METADATA_SERVICE_ENDPOINT_MODE, AWS_METADATA_SERVICE_TIMEOUT,
@@ -75,8 +88,9 @@ typedef struct _GstSpdlAwsCredentialsProvider GstSpdlAwsCredentialsProvider;
 GstSpdlAwsCredentialsProvider *gst_spdl_aws_credentials_provider_new (
     const GstSpdlAwsCredentialsConfig * config);
 
-/* Temporary credentials (container, instance metadata,
- * AWS_CREDENTIAL_EXPIRATION) are fetched again from the same place:
+/* Temporary credentials (roles, web identity, container, instance
+ * metadata, AWS_CREDENTIAL_EXPIRATION) are fetched again from the same
+ * place:
  *  - in the last 15 minutes before they expire (botocore's advisory
  *    refresh), in the background: the current ones are returned meanwhile
  *    and, while that fails, until they expire (a warning each time); a
@@ -124,8 +138,10 @@ GstSpdlAwsCredentialsStatus gst_spdl_aws_credentials_provider_try_get (
  *  - GST_RESOURCE_ERROR_SETTINGS: a place is set up wrongly (a named
  *    profile that does not exist, a key without its secret, a container
  *    URI on a host not allowed...), where botocore raises.
- *  - GST_RESOURCE_ERROR_READ: the container credentials could not be
- *    fetched (botocore raises too), or the place answered with
+ *  - GST_RESOURCE_ERROR_NOT_AUTHORIZED: STS refused to assume the role
+ *    (401, 403: AccessDenied...); the message has its error code.
+ *  - GST_RESOURCE_ERROR_READ: the container credentials or the role's
+ *    could not be fetched (botocore raises too), or the place answered with
  *    credentials that expired already (botocore: "the refreshed
  *    credentials are still expired").
  * A failed lookup is not repeated for 30 seconds: calls meanwhile return

@@ -812,20 +812,24 @@ is_retryable (CURLcode result, long status)
   }
 }
 
-/* "HTTP status 403", and for S3 what its error body names, with where
- * the credentials came from (never the secret). */
+/* "HTTP status 403", and for S3 what its error body names (a HEAD's has
+ * none), with where the credentials came from or where the chain looked
+ * for none (never the secret). */
 static gchar *
 describe_status (GstSpdlHttp * http, Transfer * t, long status)
 {
   gchar *code = NULL, *message = NULL, *source, *why;
 
-  if (!t->s3 || t->error_body == NULL ||
-      !gst_spdl_s3_parse_error (t->error_body->str, t->error_body->len,
-          &code, &message))
+  if (!t->s3)
     return g_strdup_printf ("HTTP status %ld", status);
   source = gst_spdl_s3_describe_credentials (http->s3);
-  why = g_strdup_printf ("S3 error %s: %s (HTTP status %ld; %s)", code,
-      message && *message ? message : "no message", status, source);
+  if (t->error_body == NULL ||
+      !gst_spdl_s3_parse_error (t->error_body->str, t->error_body->len,
+          &code, &message))
+    why = g_strdup_printf ("HTTP status %ld; %s", status, source);
+  else
+    why = g_strdup_printf ("S3 error %s: %s (HTTP status %ld; %s)", code,
+        message && *message ? message : "no message", status, source);
   g_free (source);
   g_free (code);
   g_free (message);

@@ -18,6 +18,9 @@
 #include <stdarg.h>
 #include <string.h>
 
+GST_DEBUG_CATEGORY_STATIC (spdl_s3_debug);
+#define GST_CAT_DEFAULT spdl_s3_debug
+
 struct _GstSpdlS3
 {
   gchar *endpoint;              /* no trailing slash */
@@ -74,6 +77,12 @@ gst_spdl_s3_new (const GstSpdlS3Config * c)
       "AWS_ENDPOINT_URL", NULL);
   const gchar *region = setting (c->region, "AWS_REGION",
       "AWS_DEFAULT_REGION", NULL);
+  static gsize debug_once = 0;
+
+  if (g_once_init_enter (&debug_once)) {
+    GST_DEBUG_CATEGORY_INIT (spdl_s3_debug, "spdls3", 0, "SPDL S3");
+    g_once_init_leave (&debug_once, 1);
+  }
 
   s3->virtual_host = c->virtual_host;
   /* botocore's order: the variables, then the profile in the files */
@@ -163,8 +172,7 @@ gst_spdl_s3_credentials_ready (GstSpdlS3 * s3)
   else if (g_error_matches (error, GST_RESOURCE_ERROR,
           GST_RESOURCE_ERROR_NOT_FOUND))
     /* as boto3 without credentials: anonymous requests (public buckets) */
-    source = g_strdup_printf ("no credentials, anonymous requests: %s",
-        error->message);
+    source = g_strdup_printf ("requests unsigned: %s", error->message);
   else
     source = g_strdup_printf ("credentials: %s", error->message);
   g_mutex_lock (&s3->lock);
@@ -182,6 +190,9 @@ gst_spdl_s3_credentials_ready (GstSpdlS3 * s3)
     s3->credentials_error = g_steal_pointer (&error);
   /* the same source, often: the message only when it changed */
   if (g_strcmp0 (source, s3->credentials_source) != 0) {
+    /* what a private bucket's 403s will come from */
+    if (credentials == NULL && s3->credentials_error == NULL)
+      GST_INFO ("S3 %s", source);
     g_free (s3->credentials_source);
     s3->credentials_source = g_steal_pointer (&source);
   }

@@ -71,7 +71,9 @@ void gst_spdl_s3_set_credentials_notify (GstSpdlS3 * s3,
     GstSpdlAwsCredentialsNotify notify, gpointer user_data);
 
 /* Where the credentials came from, for messages ("credentials from
- * environment (AWS_ACCESS_KEY_ID)"), never a secret; g_free() it. */
+ * environment (AWS_ACCESS_KEY_ID)"), or that there are none and where the
+ * chain looked ("requests unsigned: No AWS credentials found. Looked at:
+ * ..."), never a secret; g_free() it. */
 gchar *gst_spdl_s3_describe_credentials (GstSpdlS3 * s3);
 
 /* The <Code> and <Message> of an S3 error response's XML body (at most

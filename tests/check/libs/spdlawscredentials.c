@@ -39,7 +39,9 @@ static const gchar *const aws_vars[] = {
   "AWS_EC2_METADATA_SERVICE_ENDPOINT_MODE", "AWS_METADATA_SERVICE_TIMEOUT",
   "AWS_METADATA_SERVICE_NUM_ATTEMPTS", "AWS_EC2_METADATA_V1_DISABLED",
   "AWS_IMDS_USE_IPV6", "AWS_IGNORE_CONFIGURED_ENDPOINT_URLS",
-  "AWS_WEB_IDENTITY_TOKEN_FILE", "AWS_ROLE_ARN",
+  "AWS_WEB_IDENTITY_TOKEN_FILE", "AWS_ROLE_ARN", "AWS_ROLE_SESSION_NAME",
+  "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_STS", "AWS_REGION",
+  "AWS_DEFAULT_REGION", "AWS_CA_BUNDLE",
 };
 
 static gchar *saved_vars[G_N_ELEMENTS (aws_vars)];
@@ -150,7 +152,8 @@ profile_source (const gchar * profile, const gchar * path)
 
 typedef struct _Server Server;
 typedef void (*Handler) (Server * s, const gchar * method, const gchar * path,
-    const gchar * headers, guint * status, GString * body);
+    const gchar * headers, const gchar * request, guint * status,
+    GString * body);
 
 struct _Server
 {
@@ -170,7 +173,9 @@ struct _Server
   guint token_status;           /* IMDS: the token PUT's status */
   gboolean token_missing;       /* IMDS: a GET without the token */
   gboolean role_gone;           /* IMDS: 404 for the role (taken away) */
-  gchar *authorization;         /* container: the header it got */
+  gchar *authorization;         /* container, STS: the header it got */
+  GPtrArray *forms;             /* STS: the request bodies it got */
+  const gchar *error_code;      /* STS: answers this error (with status) */
   guint delay_ms;               /* answers this late (a slow server) */
   const gchar *delay_path;      /* ... to this path only; NULL: all */
 };
@@ -208,8 +213,8 @@ send_all (gint fd, const gchar * data, gsize len)
 static void
 server_answer (Server * s, gint conn)
 {
-  gchar buf[16384], *end, *sp, *path, *response;
-  gsize len = 0;
+  gchar buf[16384], *end, *sp, *path, *response, *length;
+  gsize len = 0, request_len = 0;
   gint64 deadline = g_get_monotonic_time () + 10 * G_USEC_PER_SEC;
   guint status = 404;
   GString *body;
@@ -229,6 +234,26 @@ server_answer (Server * s, gint conn)
     len += n;
     buf[len] = '\0';
   }
+  /* the request's body, after the headers */
+  length = header_value (buf, "Content-Length");
+  if (length)
+    request_len = MIN (g_ascii_strtoull (length, NULL, 10),
+        sizeof (buf) - 1 - (end + 4 - buf));
+  g_free (length);
+  while ((gsize) (buf + len - (end + 4)) < request_len) {
+    struct pollfd pfd = { conn, POLLIN, 0 };
+    gssize n;
+
+    if (g_get_monotonic_time () > deadline || g_atomic_int_get (&s->stop))
+      return;
+    if (poll (&pfd, 1, 50) <= 0)
+      continue;
+    if ((n = read (conn, buf + len, sizeof (buf) - 1 - len)) <= 0)
+      return;
+    len += n;
+    buf[len] = '\0';
+  }
+  end[4 + request_len] = '\0';
   end[2] = '\0';
   /* "METHOD PATH HTTP/1.1\r\nheaders\r\n" */
   if ((sp = strchr (buf, ' ')) == NULL)
@@ -241,7 +266,7 @@ server_answer (Server * s, gint conn)
   body = g_string_new (NULL);
   g_mutex_lock (&s->lock);
   s->requests++;
-  s->handler (s, buf, path, sp + 1, &status, body);
+  s->handler (s, buf, path, sp + 1, end + 4, &status, body);
   if (s->delay_path == NULL || strcmp (path, s->delay_path) == 0)
     deadline = g_get_monotonic_time () + s->delay_ms * 1000;
   else
@@ -298,6 +323,7 @@ server_start (Handler handler)
   s->expires_in = 3600;
   s->token_status = 200;
   s->handler = handler;
+  s->forms = g_ptr_array_new_with_free_func (g_free);
   g_mutex_init (&s->lock);
   if (handler)
     s->thread = g_thread_new ("fake-aws", server_thread, s);
@@ -324,6 +350,8 @@ server_stop (Server * s)
   close (s->fd);
   g_mutex_clear (&s->lock);
   g_free (s->authorization);
+  if (s->forms)
+    g_ptr_array_unref (s->forms);
   g_free (s->url);
   g_free (s);
 }
@@ -349,7 +377,8 @@ credentials_json (Server * s, GString * body, const gchar * prefix)
 
 static void
 container_handler (Server * s, const gchar * method, const gchar * path,
-    const gchar * headers, guint * status, GString * body)
+    const gchar * headers, const gchar * request, guint * status,
+    GString * body)
 {
   if (strcmp (method, "GET") != 0 || strcmp (path, "/creds") != 0)
     return;
@@ -366,7 +395,8 @@ container_handler (Server * s, const gchar * method, const gchar * path,
 
 static void
 imds_handler (Server * s, const gchar * method, const gchar * path,
-    const gchar * headers, guint * status, GString * body)
+    const gchar * headers, const gchar * request, guint * status,
+    GString * body)
 {
   gchar *ttl = header_value (headers, "X-aws-ec2-metadata-token-ttl-seconds");
   gchar *token = header_value (headers, "X-aws-ec2-metadata-token");
@@ -527,9 +557,8 @@ static const gchar credentials_file[] =
     "[only-region]\n"
     "region = ap-south-1\n"
     "\n"
-    "[assumed]\n"
-    "role_arn = arn:aws:iam::123456789012:role/r\n"
-    "source_profile = default\n"
+    "[process]\n"
+    "credential_process = /usr/bin/false\n"
     "\n"
     "[half]\n"
     "aws_access_key_id = AKIAHALF\n";
@@ -565,21 +594,13 @@ GST_START_TEST (test_credentials_file)
   g_unsetenv ("AWS_ACCESS_KEY_ID");
   g_unsetenv ("AWS_SECRET_ACCESS_KEY");
 
-  /* a profile that assumes a role: an error, not the container's or the
-   * instance's identity in its place (botocore would assume the role) */
-  g_setenv ("AWS_DEFAULT_PROFILE", "assumed", TRUE);
+  /* a profile that gets them by credential_process: an error, not the
+   * container's or the instance's identity in its place */
+  g_setenv ("AWS_DEFAULT_PROFILE", "process", TRUE);
   message = expect_error (NULL, GST_RESOURCE_ERROR_SETTINGS);
-  fail_unless_contains (message, "by role_arn, which is not supported");
+  fail_unless_contains (message, "by credential_process, which is not "
+      "supported");
   g_free (message);
-  /* so is web identity (EKS), with no key in the environment */
-  g_unsetenv ("AWS_DEFAULT_PROFILE");
-  g_unsetenv ("AWS_PROFILE");
-  g_setenv ("AWS_WEB_IDENTITY_TOKEN_FILE", "/var/run/token", TRUE);
-  message = expect_error (NULL, GST_RESOURCE_ERROR_SETTINGS);
-  fail_unless_contains (message, "web identity");
-  g_free (message);
-  g_unsetenv ("AWS_WEB_IDENTITY_TOKEN_FILE");
-  g_setenv ("AWS_PROFILE", "nope", TRUE);
 
   /* a key without its secret */
   g_setenv ("AWS_DEFAULT_PROFILE", "half", TRUE);
@@ -1616,7 +1637,8 @@ GST_END_TEST;
 /* the instance metadata service's own fields, bad */
 static void
 hostile_imds_handler (Server * s, const gchar * method, const gchar * path,
-    const gchar * headers, guint * status, GString * body)
+    const gchar * headers, const gchar * request, guint * status,
+    GString * body)
 {
   *status = 200;
   if (strcmp (method, "PUT") == 0)
@@ -1663,6 +1685,392 @@ GST_START_TEST (test_hostile_instance_metadata)
 
 GST_END_TEST;
 
+/* ------------------------------------------------------------------------ */
+/* Roles: AssumeRole for role_arn profiles, AssumeRoleWithWebIdentity, on a
+ * fake STS (its answers as AWS's; moto checks the signatures in
+ * tests/python/test_s3.py)                                                 */
+
+#define ROLE "arn:aws:iam::123456789012:role/reader"
+#define ROLE_FORM "arn%3Aaws%3Aiam%3A%3A123456789012%3Arole%2Freader"
+
+static void
+sts_handler (Server * s, const gchar * method, const gchar * path,
+    const gchar * headers, const gchar * request, guint * status,
+    GString * body)
+{
+  GDateTime *now, *at;
+  gchar *expiration;
+
+  if (strcmp (method, "POST") != 0 || strcmp (path, "/") != 0)
+    return;
+  g_free (s->authorization);
+  s->authorization = header_value (headers, "Authorization");
+  g_ptr_array_add (s->forms, g_strdup (request));
+  if (s->error_code) {
+    *status = s->status;
+    g_string_append_printf (body, "<ErrorResponse xmlns=\"https://sts."
+        "amazonaws.com/doc/2011-06-15/\">\n  <Error>\n    <Type>Sender</Type>"
+        "\n    <Code>%s</Code>\n    <Message>User: arn:aws:iam::123456789012:"
+        "user/src is not authorized to perform: sts:AssumeRole</Message>\n"
+        "  </Error>\n  <RequestId>1</RequestId>\n</ErrorResponse>\n",
+        s->error_code);
+    return;
+  }
+  now = g_date_time_new_now_utc ();
+  at = g_date_time_add_seconds (now, s->expires_in);
+  expiration = g_date_time_format (at, "%Y-%m-%dT%H:%M:%S.000Z");
+  *status = 200;
+  g_string_append_printf (body, "<AssumeRoleResponse xmlns=\"https://sts."
+      "amazonaws.com/doc/2011-06-15/\">\n  <AssumeRoleResult>\n"
+      "    <AssumedRoleUser>\n      <AssumedRoleId>AROA:x</AssumedRoleId>\n"
+      "    </AssumedRoleUser>\n    <Credentials>\n"
+      "      <AccessKeyId>ASIASTS%u</AccessKeyId>\n"
+      "      <SecretAccessKey>sts-secret/%u+</SecretAccessKey>\n"
+      "      <SessionToken>sts-token-%u</SessionToken>\n"
+      "      <Expiration>%s</Expiration>\n    </Credentials>\n"
+      "  </AssumeRoleResult>\n</AssumeRoleResponse>\n", s->requests,
+      s->requests, s->requests, expiration);
+  g_free (expiration);
+  g_date_time_unref (at);
+  g_date_time_unref (now);
+}
+
+/* the body of the STS request @i (from 0), a copy */
+static gchar *
+sts_form (Server * s, guint i)
+{
+  gchar *form;
+
+  g_mutex_lock (&s->lock);
+  fail_unless (i < s->forms->len, "%u requests, not %u", s->forms->len,
+      i + 1);
+  form = g_strdup (g_ptr_array_index (s->forms, i));
+  g_mutex_unlock (&s->lock);
+  return form;
+}
+
+static const gchar roles_config[] =
+    "[profile src]\n"
+    "aws_access_key_id = AKIASRC\n"
+    "aws_secret_access_key = src-secret\n"
+    "[profile train]\n"
+    "role_arn = " ROLE "\n"
+    "source_profile = src\n"
+    "external_id = ext 42/&\n"
+    "duration_seconds = 900\n"
+    "role_session_name = spdl-run\n"
+    "region = eu-west-1\n"
+    "[profile plain]\n"
+    "role_arn = " ROLE "\n"
+    "source_profile = src\n"
+    "[profile chained]\n"
+    "role_arn = arn:aws:iam::123456789012:role/second\n"
+    "source_profile = train\n"
+    "[profile self]\n"
+    "role_arn = " ROLE "\n"
+    "source_profile = self\n"
+    "aws_access_key_id = AKIASELF\n"
+    "aws_secret_access_key = self-secret\n"
+    "[profile loop-a]\n"
+    "role_arn = " ROLE "\n"
+    "source_profile = loop-b\n"
+    "[profile loop-b]\n"
+    "role_arn = " ROLE "\n"
+    "source_profile = loop-a\n"
+    "[profile orphan]\n"
+    "role_arn = " ROLE "\n"
+    "source_profile = ghost\n"
+    "[profile mfa]\n"
+    "role_arn = " ROLE "\n"
+    "source_profile = src\n"
+    "mfa_serial = arn:aws:iam::123456789012:mfa/me\n"
+    "[profile both]\n"
+    "role_arn = " ROLE "\n"
+    "source_profile = src\n"
+    "credential_source = Environment\n"
+    "[profile neither]\n"
+    "role_arn = " ROLE "\n"
+    "[profile from-env]\n"
+    "role_arn = " ROLE "\n"
+    "credential_source = Environment\n"
+    "[profile from-laptop]\n"
+    "role_arn = " ROLE "\n"
+    "credential_source = Laptop\n"
+    "[profile keyless]\n"
+    "region = eu-west-1\n"
+    "[profile from-keyless]\n"
+    "role_arn = " ROLE "\n"
+    "source_profile = keyless\n";
+
+/* the credentials of profile @name (as s3-profile), checked; freed */
+static GstSpdlAwsCredentials *
+role_credentials (const gchar * name)
+{
+  GstSpdlAwsCredentialsConfig config = { NULL, NULL, NULL, name };
+  GError *error = NULL;
+  GstSpdlAwsCredentials *c = get_credentials (&config, &error);
+
+  fail_unless (c != NULL, "no credentials: %s", error ? error->message : "");
+  return c;
+}
+
+static gchar *
+role_error (const gchar * name, gint code)
+{
+  GstSpdlAwsCredentialsConfig config = { NULL, NULL, NULL, name };
+
+  return expect_error (&config, code);
+}
+
+GST_START_TEST (test_assume_role)
+{
+  Server *s = server_start (sts_handler);
+  GstSpdlAwsCredentials *c;
+  gchar *form, *message, *source;
+  gint64 now = g_get_real_time () / G_USEC_PER_SEC;
+
+  spdl_test_write_file (config_path, roles_config, -1);
+  g_setenv ("AWS_ENDPOINT_URL_STS", s->url, TRUE);
+
+  /* the source profile's keys sign AssumeRole in the profile's region,
+   * with its session name, external id and duration */
+  c = role_credentials ("train");
+  fail_unless_equals_string (c->access_key, "ASIASTS1");
+  fail_unless_equals_string (c->secret_key, "sts-secret/1+");
+  fail_unless_equals_string (c->session_token, "sts-token-1");
+  fail_unless (c->expiration >= now + 3590 && c->expiration <= now + 3610);
+  source = g_strdup_printf ("profile \"train\" (role " ROLE ", assumed with "
+      "the credentials from profile \"src\" in %s)", config_path);
+  fail_unless_equals_string (c->source, source);
+  g_free (source);
+  gst_spdl_aws_credentials_free (c);
+  form = sts_form (s, 0);
+  fail_unless_equals_string (form, "Action=AssumeRole&Version=2011-06-15"
+      "&RoleArn=" ROLE_FORM "&RoleSessionName=spdl-run"
+      "&ExternalId=ext%2042%2F%26&DurationSeconds=900");
+  g_free (form);
+  fail_unless (g_str_has_prefix (s->authorization,
+          "AWS4-HMAC-SHA256 Credential=AKIASRC/"), "%s", s->authorization);
+  fail_unless_contains (s->authorization, "/eu-west-1/sts/aws4_request");
+  fail_unless_contains (s->authorization, "SignedHeaders=content-type;host;");
+
+  /* botocore's session name; no region: us-east-1's signature */
+  c = role_credentials ("plain");
+  gst_spdl_aws_credentials_free (c);
+  form = sts_form (s, 1);
+  fail_unless (g_regex_match_simple ("^Action=AssumeRole&Version=2011-06-15"
+          "&RoleArn=" ROLE_FORM "&RoleSessionName=botocore-session-[0-9]+$",
+          form, 0, 0), "%s", form);
+  g_free (form);
+  fail_unless_contains (s->authorization, "/us-east-1/sts/aws4_request");
+
+  /* a chain: the first role's credentials assume the second, signed with
+   * its session token */
+  c = role_credentials ("chained");
+  fail_unless_equals_string (c->access_key, "ASIASTS4");
+  gst_spdl_aws_credentials_free (c);
+  fail_unless_equals_int (server_requests (s), 4);
+  form = sts_form (s, 3);
+  fail_unless_contains (form, "&RoleArn=arn%3Aaws%3Aiam%3A%3A123456789012"
+      "%3Arole%2Fsecond&");
+  g_free (form);
+  fail_unless_contains (s->authorization, "Credential=ASIASTS3/");
+  fail_unless_contains (s->authorization, "x-amz-security-token");
+
+  /* a profile whose own keys assume its role */
+  c = role_credentials ("self");
+  gst_spdl_aws_credentials_free (c);
+  fail_unless_contains (s->authorization, "Credential=AKIASELF/");
+
+  /* credential_source = Environment: the process's keys, even though the
+   * profile is named (which hides them from the chain itself) */
+  g_setenv ("AWS_ACCESS_KEY_ID", "AKIAENV", TRUE);
+  g_setenv ("AWS_SECRET_ACCESS_KEY", "env-secret", TRUE);
+  c = role_credentials ("from-env");
+  gst_spdl_aws_credentials_free (c);
+  fail_unless_contains (s->authorization, "Credential=AKIAENV/");
+  g_unsetenv ("AWS_ACCESS_KEY_ID");
+  g_unsetenv ("AWS_SECRET_ACCESS_KEY");
+  fail_unless_equals_int (server_requests (s), 6);
+  message = role_error ("from-env", GST_RESOURCE_ERROR_SETTINGS);
+  fail_unless_contains (message, "no credentials in its credential_source "
+      "Environment");
+  g_free (message);
+
+  /* set up wrongly: errors naming the profile, no request made */
+  message = role_error ("loop-a", GST_RESOURCE_ERROR_SETTINGS);
+  fail_unless_contains (message, "\"loop-a\" -> \"loop-b\" -> \"loop-a\"");
+  fail_unless_contains (message, "loop of source_profile");
+  g_free (message);
+  message = role_error ("orphan", GST_RESOURCE_ERROR_SETTINGS);
+  fail_unless_contains (message, "AWS profile \"orphan\" in ");
+  fail_unless_contains (message, "source_profile \"ghost\" is neither in");
+  g_free (message);
+  message = role_error ("mfa", GST_RESOURCE_ERROR_SETTINGS);
+  fail_unless_contains (message, "\"mfa\"");
+  fail_unless_contains (message, "mfa_serial");
+  g_free (message);
+  message = role_error ("both", GST_RESOURCE_ERROR_SETTINGS);
+  fail_unless_contains (message, "both of source_profile and "
+      "credential_source");
+  g_free (message);
+  message = role_error ("neither", GST_RESOURCE_ERROR_SETTINGS);
+  fail_unless_contains (message, "neither of source_profile");
+  g_free (message);
+  message = role_error ("from-laptop", GST_RESOURCE_ERROR_SETTINGS);
+  fail_unless_contains (message, "credential_source \"Laptop\" is none of");
+  g_free (message);
+  message = role_error ("from-keyless", GST_RESOURCE_ERROR_SETTINGS);
+  fail_unless_contains (message, "source_profile \"keyless\" has no "
+      "credentials");
+  g_free (message);
+  fail_unless_equals_int (server_requests (s), 6);
+
+  /* STS refuses: its code, the role's profile and the signer named, no
+   * secret */
+  s->status = 403;
+  s->error_code = "AccessDenied";
+  message = role_error ("train", GST_RESOURCE_ERROR_NOT_AUTHORIZED);
+  fail_unless_contains (message, "AWS profile \"train\" in ");
+  fail_unless_contains (message, "AssumeRole of " ROLE);
+  fail_unless_contains (message, "STS error AccessDenied: User: ");
+  fail_unless_contains (message, "HTTP status 403");
+  fail_unless_contains (message, "profile \"src\"");
+  fail_if (strstr (message, "src-secret") != NULL);
+  g_free (message);
+  /* a server error is tried three times */
+  s->status = 503;
+  s->error_code = "ServiceUnavailable";
+  message = role_error ("train", GST_RESOURCE_ERROR_READ);
+  fail_unless_contains (message, "STS error ServiceUnavailable");
+  g_free (message);
+  fail_unless_equals_int (server_requests (s), 10);
+  server_stop (s);
+}
+
+GST_END_TEST;
+
+/* A session of 15 minutes (STS's shortest) is in the refresh margin from
+ * the start: AssumeRole again in the background, the current ones meanwhile,
+ * the new ones after */
+GST_START_TEST (test_assume_role_refresh)
+{
+  Server *s = server_start (sts_handler);
+  GstSpdlAwsCredentialsConfig config = { NULL, NULL, NULL, "train" };
+  GstSpdlAwsCredentialsProvider *p;
+  GstSpdlAwsCredentials *c, *old;
+  GError *error = NULL;
+  gint lookups = 0;
+
+  spdl_test_write_file (config_path, roles_config, -1);
+  g_setenv ("AWS_ENDPOINT_URL_STS", s->url, TRUE);
+  s->expires_in = GST_SPDL_AWS_CREDENTIALS_REFRESH_S + 2;
+  p = gst_spdl_aws_credentials_provider_new (&config);
+  gst_spdl_aws_credentials_provider_set_notify (p, count_lookups, &lookups);
+  old = gst_spdl_aws_credentials_provider_get (p, NULL);
+  fail_unless_equals_string (old->access_key, "ASIASTS1");
+  wait_for_window (old, GST_SPDL_AWS_CREDENTIALS_REFRESH_S);
+  s->expires_in = 3600;
+  c = gst_spdl_aws_credentials_provider_get (p, NULL);
+  fail_unless_equals_string (c->access_key, "ASIASTS1");
+  gst_spdl_aws_credentials_free (c);
+  wait_for_lookups (&lookups, 2);
+  c = gst_spdl_aws_credentials_provider_get (p, NULL);
+  fail_unless_equals_string (c->access_key, "ASIASTS2");
+  fail_unless (c->expiration > old->expiration + 2000);
+  gst_spdl_aws_credentials_free (c);
+  fail_unless_equals_int (server_requests (s), 2);
+  gst_spdl_aws_credentials_free (old);
+  gst_spdl_aws_credentials_provider_free (p);
+
+  /* STS hands out a session that ends within the minute: an error */
+  s->expires_in = 30;
+  p = gst_spdl_aws_credentials_provider_new (&config);
+  c = gst_spdl_aws_credentials_provider_get (p, &error);
+  fail_unless (c == NULL && error != NULL);
+  fail_unless_contains (error->message, "The credentials from profile "
+      "\"train\" (role " ROLE);
+  fail_unless_contains (error->message, " expire at ");
+  g_clear_error (&error);
+  gst_spdl_aws_credentials_provider_free (p);
+  server_stop (s);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_web_identity)
+{
+  Server *s = server_start (sts_handler);
+  GstSpdlAwsCredentialsConfig config = { NULL, NULL, NULL, "irsa" };
+  gchar *token_path = g_build_filename (tmpdir, "token", NULL);
+  gchar *form, *message, *profile;
+  GstSpdlAwsCredentials *c;
+
+  spdl_test_write_file (token_path, "eyJhbGciOi.eyJzdWIiOi+/=.c2ln\n", -1);
+  profile = g_strdup_printf ("[profile irsa]\nweb_identity_token_file = %s\n"
+      "role_arn = " ROLE "\n", token_path);
+  spdl_test_write_file (config_path, profile, -1);
+  g_free (profile);
+  g_setenv ("AWS_ENDPOINT_URL_STS", s->url, TRUE);
+
+  /* EKS's variables: unsigned, the token as the file holds it */
+  g_setenv ("AWS_WEB_IDENTITY_TOKEN_FILE", token_path, TRUE);
+  g_setenv ("AWS_ROLE_ARN", ROLE, TRUE);
+  g_setenv ("AWS_ROLE_SESSION_NAME", "pod-1", TRUE);
+  expect_credentials (NULL, "ASIASTS1", "sts-secret/1+", "sts-token-1",
+      "AWS_WEB_IDENTITY_TOKEN_FILE (web identity, role " ROLE ")");
+  fail_unless (s->authorization == NULL, "%s", s->authorization);
+  form = sts_form (s, 0);
+  fail_unless_equals_string (form, "Action=AssumeRoleWithWebIdentity"
+      "&Version=2011-06-15&RoleArn=" ROLE_FORM "&RoleSessionName=pod-1"
+      "&WebIdentityToken=eyJhbGciOi.eyJzdWIiOi%2B%2F%3D.c2ln");
+  g_free (form);
+  /* the environment's keys come first, as in botocore */
+  g_setenv ("AWS_ACCESS_KEY_ID", "AKIAENV", TRUE);
+  g_setenv ("AWS_SECRET_ACCESS_KEY", "env-secret", TRUE);
+  expect_credentials (NULL, "AKIAENV", "env-secret", NULL,
+      "environment (AWS_ACCESS_KEY_ID)");
+  g_unsetenv ("AWS_ACCESS_KEY_ID");
+  g_unsetenv ("AWS_SECRET_ACCESS_KEY");
+  /* no role */
+  g_unsetenv ("AWS_ROLE_ARN");
+  message = expect_error (NULL, GST_RESOURCE_ERROR_SETTINGS);
+  fail_unless_contains (message, "AWS_WEB_IDENTITY_TOKEN_FILE: web identity");
+  fail_unless_contains (message, "AWS_ROLE_ARN");
+  g_free (message);
+  /* no token file */
+  g_setenv ("AWS_ROLE_ARN", ROLE, TRUE);
+  g_setenv ("AWS_WEB_IDENTITY_TOKEN_FILE", "/nonexistent/token", TRUE);
+  message = expect_error (NULL, GST_RESOURCE_ERROR_SETTINGS);
+  fail_unless_contains (message, "could not read the web identity token "
+      "file /nonexistent/token: no such file");
+  g_free (message);
+  fail_unless_equals_int (server_requests (s), 1);
+
+  /* a named profile's keys, the variables not read (botocore) */
+  c = role_credentials ("irsa");
+  fail_unless_equals_string (c->access_key, "ASIASTS2");
+  fail_unless (g_str_has_prefix (c->source, "profile \"irsa\" in "));
+  gst_spdl_aws_credentials_free (c);
+  form = sts_form (s, 1);
+  fail_unless (g_regex_match_simple ("&RoleSessionName=botocore-session-"
+          "[0-9]+&", form, 0, 0), "%s", form);
+  g_free (form);
+
+  /* STS refuses the token */
+  s->status = 400;
+  s->error_code = "InvalidIdentityToken";
+  message = expect_error (&config, GST_RESOURCE_ERROR_READ);
+  fail_unless_contains (message, "AssumeRoleWithWebIdentity of " ROLE);
+  fail_unless_contains (message, "STS error InvalidIdentityToken");
+  fail_if (strstr (message, "eyJ") != NULL);
+  g_free (message);
+  g_free (token_path);
+  server_stop (s);
+}
+
+GST_END_TEST;
+
 static Suite *
 spdlawscredentials_suite (void)
 {
@@ -1688,6 +2096,9 @@ spdlawscredentials_suite (void)
   tcase_add_test (tc, test_refresh_in_background);
   tcase_add_test (tc, test_refresh_fails_in_background);
   tcase_add_test (tc, test_refresh_waits_when_expired);
+  tcase_add_test (tc, test_assume_role);
+  tcase_add_test (tc, test_assume_role_refresh);
+  tcase_add_test (tc, test_web_identity);
   tcase_add_test (tc, test_s3_lost_credentials_are_no_anonymous);
   tcase_add_test (tc, test_free_cancels_lookup);
   tcase_add_test (tc, test_threads);

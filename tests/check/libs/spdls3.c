@@ -199,7 +199,8 @@ GST_START_TEST (test_sign_with_the_chain)
   fail_unless (gst_spdl_s3_sign (s3, "GET", url, &headers, &error));
   fail_unless (headers == NULL);        /* anonymous */
   source = gst_spdl_s3_describe_credentials (s3);
-  fail_unless (strstr (source, "anonymous") != NULL, "%s", source);
+  fail_unless (g_str_has_prefix (source, "requests unsigned: No AWS "
+          "credentials found. Looked at: "), "%s", source);
   g_free (source);
   gst_spdl_s3_free (s3);
 
