@@ -29,9 +29,11 @@ import gi
 # before any module of the package imports gi.repository.Gst
 gi.require_version("Gst", "1.0")
 
+from ._gi import require_gst_overrides  # noqa: E402
 from ._version import __version__  # noqa: E402,F401
 from ._plugins import register as _register_plugins  # noqa: E402
 
+require_gst_overrides()
 _register_plugins()
 
 from . import pipelines  # noqa: E402,F401  (spdlgst.pipelines.launch_line)
