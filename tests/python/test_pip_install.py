@@ -315,3 +315,27 @@ def test_wheel_in_a_venv_over_system_gi(work, built, media):
     assert all(re.match(r"lib/python3[.\d]*/site-packages/(py)?cairo", f)
                for f in left), left
     assert not set(before) - set(listing(venv))
+
+
+def test_missing_development_packages_named_in_one_error(work, source,
+                                                         isolated_venv):
+    """pip on a machine without the -dev packages: one message naming them
+    (here pkg-config finds none), no meson traceback."""
+    empty = work / "no-pkg-config-files"
+    empty.mkdir()
+    env = clean_env(PKG_CONFIG_LIBDIR=str(empty), PKG_CONFIG_PATH="")
+    res = subprocess.run([isolated_venv, "-m", "pip", "wheel", "--no-deps", "-w",
+                          work / "dist-missing", source], env=env, cwd=work,
+                         capture_output=True, text=True, timeout=PIP_TIMEOUT)
+    out = res.stdout + res.stderr
+    assert res.returncode != 0, out[-3000:]
+    assert "On Debian/Ubuntu install them with" in out, out[-3000:]
+    (line,) = [x for x in out.splitlines() if "sudo apt-get install" in x]
+    named = line.split("sudo apt-get install", 1)[1].split()
+    for package in ["libgstreamer1.0-dev", "libgstreamer-plugins-base1.0-dev",
+                    "libglib2.0-dev", "libjpeg-dev", "libpng-dev", "libwebp-dev",
+                    "libtiff-dev", "libcurl4-openssl-dev", "libflac-dev",
+                    "libmpg123-dev", "libopusfile-dev", "libvorbis-dev"]:
+        assert package in named, (package, named)
+    assert len(named) == len(set(named)), named
+    assert "Traceback" not in out, out[-3000:]
