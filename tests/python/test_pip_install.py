@@ -339,3 +339,40 @@ def test_missing_development_packages_named_in_one_error(work, source,
         assert package in named, (package, named)
     assert len(named) == len(set(named)), named
     assert "Traceback" not in out, out[-3000:]
+
+
+def test_editable_install_rebuilds_on_import(work, source, media):
+    """pip install --no-build-isolation -e: the source's Python files and
+    the build folder's plugins, rebuilt by meson-python at import."""
+    venv = work / "editable"
+    python = make_venv(venv, system_site_packages=True)
+    env = clean_env(GST_REGISTRY=str(work / "registry-editable.bin"))
+    run([python, "-m", "pip", "install", "meson-python", "meson"], env, work,
+        PIP_TIMEOUT)
+    run([python, "-m", "pip", "install", "--no-build-isolation", "-e", source],
+        env, work, PIP_TIMEOUT)
+    elsewhere = work / "elsewhere-editable"
+    elsewhere.mkdir()
+    code = ("import spdlgst; from gi.repository import Gst; "
+            "p = Gst.Registry.get().find_plugin('spdl'); "
+            "print(spdlgst.__file__); print(p.get_filename()); "
+            "print(p.get_description()); "
+            f"l = spdlgst.ImageLoader({str(media / 'images')!r}, batch_size=4, "
+            "size=16, epochs=1, output='numpy'); "
+            "print(sum(len(b[1]) for b in l)); l.close()")
+    lines = run([python, "-c", code], env, elsewhere).stdout.splitlines()[-4:]
+    assert lines[0] == str(source / "python" / "spdlgst" / "__init__.py")
+    # the plugin in meson-python's build folder of the source
+    assert lines[1].startswith(str(source / "build") + os.sep), lines[1]
+    assert lines[1].endswith(os.path.join("gst", "spdl", "libgstspdl.so"))
+    assert lines[3] == "10"
+
+    plugin_c = source / "gst" / "spdl" / "gstspdl.c"
+    text = plugin_c.read_text()
+    assert lines[2] in text
+    plugin_c.write_text(text.replace(lines[2], lines[2] + " (edited)"))
+    try:
+        res = run([python, "-c", code], env, elsewhere)
+    finally:
+        plugin_c.write_text(text)
+    assert res.stdout.splitlines()[-2:] == [lines[2] + " (edited)", "10"], res.stdout
