@@ -72,7 +72,7 @@ def clean_env(**extra):
     """What a user's shell has: no build-tree plugin or source paths."""
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("GST_PLUGIN", "GST_REGISTRY", "PYTHONPATH",
-                                "VIRTUAL_ENV", "PIP_"))}
+                                "VIRTUAL_ENV"))}
     env.update(extra)
     return env
 
