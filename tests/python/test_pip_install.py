@@ -376,3 +376,17 @@ def test_editable_install_rebuilds_on_import(work, source, media):
     finally:
         plugin_c.write_text(text)
     assert res.stdout.splitlines()[-2:] == [lines[2] + " (edited)", "10"], res.stdout
+
+
+def test_source_tree_spdlgst_carries_no_plugins(tmp_path):
+    """The source tree's spdlgst (PYTHONPATH, as the tests and ./quickstart
+    use it) adds no plugins, and --gst-plugin-path says why."""
+    res = subprocess.run([sys.executable, "-m", "spdlgst", "--gst-plugin-path"],
+                         env=dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python")),
+                         cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert res.returncode == 1 and res.stdout == ""
+    assert "carries no plugins" in res.stderr, res.stderr
+    res = subprocess.run([sys.executable, "-m", "spdlgst", "--version"],
+                         env=dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python")),
+                         cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert res.stdout.strip() == meson_version()
