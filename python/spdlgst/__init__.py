@@ -18,11 +18,23 @@ go to the ``spdlgst`` logger.
 Normalized batches (spdlbatch dtype=float32/float16/bfloat16) come as
 arrays of that type; bfloat16 is torch.bfloat16 with ``output="torch"`` and,
 numpy having no bfloat16, its raw bits as uint16 with numpy output.
+
+Installed with pip, spdlgst carries the plugins and adds them to
+GStreamer's registry at import (a plugin of the same name found through
+GST_PLUGIN_PATH wins); ``python -m spdlgst --gst-plugin-path`` prints their
+folder for gst-launch-1.0 and gst-inspect-1.0.
 """
 import gi
 
 # before any module of the package imports gi.repository.Gst
 gi.require_version("Gst", "1.0")
+
+from ._gi import require_gst_overrides  # noqa: E402
+from ._version import __version__  # noqa: E402,F401
+from ._plugins import register as _register_plugins  # noqa: E402
+
+require_gst_overrides()
+_register_plugins()
 
 from . import pipelines  # noqa: E402,F401  (spdlgst.pipelines.launch_line)
 from ._buslog import EPOCH_END, logger  # noqa: E402,F401
