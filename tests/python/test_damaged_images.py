@@ -1,0 +1,186 @@
+"""Damaged images: delivered or skipped exactly where PIL delivers or fails.
+
+Files as users have them (a bit flipped by a disk or a transfer, a few
+corrupt bytes in a JPEG's scan): spdldecode decodes what PIL's
+``Image.open(f).convert("RGB")`` decodes, with PIL's pixels, and skips what
+PIL refuses. Damaged data PIL decodes all the same is delivered with a
+warning and counted as ``recovered`` (``skip-recovered`` skips it instead).
+"""
+import io
+
+import numpy as np
+import pytest
+import torchvision.transforms as T
+from gi.repository import Gst
+from PIL import Image
+
+import spdlgst
+from conftest import smooth_image
+from spdltest import frame_of
+
+VAL = T.Compose([T.Resize(256), T.CenterCrop(224)])
+VAL_LINE = "width=224 height=224 mode=center-crop resize-shorter=256"
+
+
+def pil_bytes(img, fmt, **opts):
+    buf = io.BytesIO()
+    img.save(buf, format=fmt, **opts)
+    return buf.getvalue()
+
+
+def photo(seed, w=500, h=375):
+    return smooth_image(np.random.default_rng(seed), w, h)
+
+
+def pil_decode(data):
+    """PIL's convert("RGB") of @data, or None where PIL raises."""
+    try:
+        with Image.open(io.BytesIO(data)) as img:
+            return img.convert("RGB")
+    except Exception:           # what PIL raises on bad data varies
+        return None
+
+
+class Run:
+    """What one spdldecode run over a folder gave: frames by file name,
+    warnings, the element's counts."""
+
+    def __init__(self, root, options="", extensions=None):
+        ext = f" extensions={extensions}" if extensions else ""
+        pipeline = Gst.parse_launch(
+            f"spdlsrc location={root}{ext} ! spdldecode name=dec {options} ! "
+            "appsink name=sink sync=false")
+        sink = pipeline.get_by_name("sink")
+        bus = pipeline.get_bus()
+        pipeline.set_state(Gst.State.PLAYING)
+        self.frames, self.warnings, self.errors = {}, [], []
+        try:
+            for _ in range(120):
+                sample = sink.emit("try-pull-sample", Gst.SECOND)
+                if sample is not None:
+                    arr, meta = frame_of(sample)
+                    self.frames[meta["path"].rsplit("/", 1)[1]] = arr
+                    continue
+                if sink.get_property("eos") or self._errored(bus):
+                    break
+            self._drain(bus)
+            dec = pipeline.get_by_name("dec")
+            counts = dec.get_property("error-counts")
+            self.counts = {counts.nth_field_name(i):
+                           counts.get_value(counts.nth_field_name(i))
+                           for i in range(counts.n_fields())}
+            self.recovered = dec.get_property("recovered")
+            self.stats = dec.get_property("stats")
+        finally:
+            pipeline.set_state(Gst.State.NULL)
+        assert not self.errors, self.errors
+
+    def _errored(self, bus):
+        self._drain(bus)
+        return bool(self.errors)
+
+    def _drain(self, bus):
+        while True:
+            msg = bus.pop_filtered(Gst.MessageType.ERROR | Gst.MessageType.WARNING)
+            if msg is None:
+                return
+            if msg.type == Gst.MessageType.ERROR:
+                self.errors.append(msg.parse_error()[0].message)
+            else:
+                err, debug = msg.parse_warning()
+                self.warnings.append((err.message, debug))
+
+    def warned(self, name, reason):
+        return [m for m, d in self.warnings
+                if f'/{name}"' in m and f"reason: {reason}" in d]
+
+
+def write_files(root, files):
+    folder = root / "class0"
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, data in files.items():
+        (folder / name).write_bytes(data)
+    return root
+
+
+def corrupt_scan(jpeg, marker=b"\xff\xd3"):
+    """@jpeg, whole, with two bytes two thirds into its scan replaced by a
+    marker: libjpeg's "premature end of data segment"."""
+    data = bytearray(jpeg)
+    at = len(data) * 2 // 3
+    data[at:at + len(marker)] = marker
+    return bytes(data)
+
+
+# -- recovered ----------------------------------------------------------------
+
+def test_whole_jpeg_with_corrupt_scan_is_delivered_as_recovered(tmp_path):
+    """PIL decodes a whole JPEG with a few corrupt bytes in its scan: so do
+    we, with PIL's pixels, a warning naming it and the recovered count;
+    never called truncated."""
+    damaged = corrupt_scan(pil_bytes(photo(1), "JPEG", quality=90))
+    expected = pil_decode(damaged)
+    assert expected is not None
+    root = write_files(tmp_path, {"damaged.jpg": damaged,
+                                  "fine.jpg": pil_bytes(photo(2), "JPEG")})
+    run = Run(root, VAL_LINE)
+    assert sorted(run.frames) == ["damaged.jpg", "fine.jpg"]
+    assert np.array_equal(run.frames["damaged.jpg"], np.asarray(VAL(expected)))
+    assert run.recovered == 1 and run.stats.get_value("recovered") == 1
+    assert len(run.warned("damaged.jpg", "recovered")) == 1, run.warnings
+    assert "premature end of data segment" in run.warned("damaged.jpg",
+                                                         "recovered")[0]
+    assert run.counts["truncated"] == 0 and run.counts["total"] == 0
+
+
+def test_skip_recovered_skips_them_by_reason(tmp_path):
+    damaged = corrupt_scan(pil_bytes(photo(1), "JPEG", quality=90))
+    root = write_files(tmp_path, {"damaged.jpg": damaged,
+                                  "fine.jpg": pil_bytes(photo(2), "JPEG")})
+    run = Run(root, VAL_LINE + " skip-recovered=true")
+    assert sorted(run.frames) == ["fine.jpg"]
+    assert run.recovered == 0
+    assert run.counts["recovered"] == 1 and run.counts["total"] == 1
+    assert run.stats.get_value("skipped-recovered") == 1
+    assert len(run.warned("damaged.jpg", "recovered")) == 1, run.warnings
+
+
+def test_imageloader_reports_and_skips_recovered(tmp_path, caplog):
+    damaged = corrupt_scan(pil_bytes(photo(1), "JPEG", quality=90))
+    root = write_files(tmp_path, {"damaged.jpg": damaged,
+                                  "fine.jpg": pil_bytes(photo(2), "JPEG")})
+    with spdlgst.ImageLoader(root, batch_size=2, epochs=1) as loader:
+        batches = list(loader)
+        assert batches[0][0].shape[0] == 2
+        assert loader.recovered() == 1
+        assert loader.skipped().get("recovered", 0) == 0
+    records = [r for r in caplog.records
+               if getattr(r, "spdl_reason", None) == "recovered"]
+    assert records and records[0].spdl_path.endswith("damaged.jpg")
+    # a delivered sample is not summarized as skipped
+    assert not any("skipped" in r.getMessage() and "recovered" in r.getMessage()
+                   for r in caplog.records)
+    with spdlgst.ImageLoader(root, batch_size=2, epochs=1,
+                             skip_recovered=True) as loader:
+        assert "skip-recovered=true" in loader.launch_line
+        batches = list(loader)
+        assert batches[0][0].shape[0] == 1
+        assert loader.skipped()["recovered"] == 1
+        assert loader.recovered() == 0
+
+
+def test_jpeg_damaged_below_the_crop_is_refused_as_pil_refuses(tmp_path):
+    """A broken marker in the rows the center crop leaves out: PIL fails
+    ("broken data stream"), so the sample is skipped, not delivered from
+    the rows above it."""
+    jpeg = pil_bytes(photo(3), "JPEG", quality=90)
+    data = bytearray(jpeg)
+    at = len(data) - 40
+    data[at:at + 3] = b"\xff\xc4\x00"       # a DHT of length 0
+    assert pil_decode(bytes(data)) is None
+    root = write_files(tmp_path, {"broken.jpg": bytes(data),
+                                  "fine.jpg": jpeg})
+    run = Run(root, VAL_LINE)
+    assert sorted(run.frames) == ["fine.jpg"]
+    assert run.counts["corrupt"] == 1 and run.recovered == 0
+    assert run.warned("broken.jpg", "corrupt")
