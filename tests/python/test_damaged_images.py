@@ -184,3 +184,72 @@ def test_jpeg_damaged_below_the_crop_is_refused_as_pil_refuses(tmp_path):
     assert sorted(run.frames) == ["fine.jpg"]
     assert run.counts["corrupt"] == 1 and run.recovered == 0
     assert run.warned("broken.jpg", "corrupt")
+
+
+# -- PNG: the whole data, as PIL reads it -------------------------------------
+
+def png_chunks(data):
+    """[(type, offset of its length field, length)] of a well-formed PNG."""
+    out, pos = [], 8
+    while pos + 8 <= len(data):
+        length = int.from_bytes(data[pos:pos + 4], "big")
+        out.append((data[pos + 4:pos + 8], pos, length))
+        pos += 12 + length
+    return out
+
+
+def last_idat(data):
+    return [c for c in png_chunks(data) if c[0] == b"IDAT"][-1]
+
+
+@pytest.mark.parametrize("recipe", [VAL_LINE, "width=224 height=224 "
+                                    "mode=random-resized-crop seed=1"])
+def test_png_damaged_in_its_last_idat_is_refused_under_region_decoding(
+        tmp_path, recipe):
+    """A bit flipped in the last IDAT of a PIL-saved PNG: PIL fails
+    ("broken data stream"); the sample is skipped as corrupt whatever the
+    crop, never delivered with damaged or unchecked rows."""
+    png = pil_bytes(photo(5), "PNG")
+    _, pos, length = last_idat(png)
+    files = {}
+    for i, back in enumerate((3, 40, length // 2)):
+        data = bytearray(png)
+        data[pos + 8 + length - back] ^= 0x10
+        assert pil_decode(bytes(data)) is None
+        files[f"flip{i}.png"] = bytes(data)
+    files["fine.png"] = png
+    run = Run(write_files(tmp_path, files), recipe)
+    assert sorted(run.frames) == ["fine.png"]
+    assert run.counts["corrupt"] == 3, run.warnings
+    for i in range(3):
+        assert run.warned(f"flip{i}.png", "corrupt")
+
+
+def test_png_read_as_pil_reads_its_ends(tmp_path):
+    """No IEND, bytes after the image data that are no chunk, a bad CRC on
+    an IDAT (PIL reads none of them): delivered with PIL's pixels. A chunk
+    after the data that runs past the end of the file (PIL: "Truncated
+    File Read"): skipped."""
+    png = pil_bytes(photo(6), "PNG")
+    iend = png_chunks(png)[-1][1]
+    _, pos, length = last_idat(png)
+    bad_crc = bytearray(png)
+    bad_crc[pos + 8 + length] ^= 1
+    files = {
+        "no-iend.png": png[:iend],
+        "junk-after.png": png[:iend] + b"\x00\x01",
+        "junk-after-iend.png": png + b"garbage bytes, not chunks",
+        "idat-crc.png": bytes(bad_crc),
+        "chunk-past-end.png": png[:iend] + (1000).to_bytes(4, "big") + b"tEXtab",
+    }
+    decided = {name: pil_decode(data) for name, data in files.items()}
+    assert [n for n, img in decided.items() if img is None] == ["chunk-past-end.png"]
+    for line in (VAL_LINE, ""):           # region decoding, and whole
+        run = Run(write_files(tmp_path, files), line)
+        assert sorted(run.frames) == sorted(n for n, img in decided.items() if img)
+        for name, img in decided.items():
+            if img is not None:
+                expected = np.asarray(VAL(img) if line else img)
+                assert np.array_equal(run.frames[name], expected), name
+        assert run.counts["total"] == 1 and run.counts["truncated"] == 1
+        assert run.warned("chunk-past-end.png", "truncated")
