@@ -126,7 +126,7 @@ enum
 #define DEFAULT_FORMAT GST_SPDL_DECODE_FORMAT_RGB
 #define DEFAULT_MODE GST_SPDL_RESIZE_STRETCH
 #define DEFAULT_FLIP GST_SPDL_FLIP_NONE
-#define DEFAULT_MAX_PIXELS (100 * 1000 * 1000)
+#define DEFAULT_MAX_PIXELS GST_SPDL_IMAGE_DEFAULT_MAX_PIXELS
 #define DEFAULT_MAX_OUTPUT_PIXELS 0
 #define DEFAULT_MAX_DECODE_MEMORY GST_SPDL_IMAGE_DEFAULT_MAX_MEMORY
 #define DEFAULT_MAX_SCANS GST_SPDL_IMAGE_DEFAULT_MAX_SCANS
@@ -347,7 +347,10 @@ gst_spdl_decode_class_init (GstSpdlDecodeClass * klass)
    * GstSpdlDecode:max-pixels:
    *
    * Samples whose header claims more pixels are refused before any pixel
-   * memory is allocated (decompression bombs).
+   * memory is allocated (decompression bombs). The default is PIL's
+   * decompression bomb limit (Image.MAX_IMAGE_PIXELS, 178956970: a
+   * 200-megapixel phone photo is over it; PIL warns there and fails past
+   * twice that), above every photo a phone or camera makes.
    */
   g_object_class_install_property (gobject_class, PROP_MAX_PIXELS,
       g_param_spec_uint64 ("max-pixels", "Max pixels",
@@ -374,10 +377,13 @@ gst_spdl_decode_class_init (GstSpdlDecodeClass * klass)
    *
    * Working memory for one decode, in bytes. Progressive JPEGs keep every
    * DCT coefficient of the image (about 3 bytes per pixel for 4:2:0
-   * colour), checked from the header before decoding; interlaced PNGs and
-   * WebPs are decoded whole (3 to 8 bytes per pixel). Other images are
-   * decoded row by row. With one decode per thread, the decoder's memory
-   * stays below threads x this. 0 = no limit.
+   * colour, 6 for 4:4:4, 8 for CMYK), checked from the header before
+   * decoding; interlaced PNGs and WebPs are decoded whole (3 to 8 bytes
+   * per pixel). Other images are decoded row by row. The default, 8 bytes
+   * per pixel of max-pixels' default, takes any image up to that size.
+   * With one decode per thread, the decoder's memory stays below threads x
+   * this (images that large are rare: lower it to bound memory more
+   * tightly). 0 = no limit.
    */
   g_object_class_install_property (gobject_class, PROP_MAX_DECODE_MEMORY,
       g_param_spec_uint64 ("max-decode-memory", "Max decode memory",

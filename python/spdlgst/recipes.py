@@ -189,7 +189,8 @@ def _checked(location, batch_size, recipe, size, resize, scale, ratio, flip,
              shuffle, seed, epochs, start_epoch, drop_last, threads, dtype, mean,
              std, device, output, exact=True, layout="nchw", max_errors=None,
              shuffle_buffer=None, src_properties=None,
-             skip_recovered=False) -> dict:
+             skip_recovered=False, max_pixels=None,
+             max_decode_memory=None) -> dict:
     """The arguments of ImageLoader, checked and normalized."""
     recipe = _choice("recipe", recipe, RECIPES)
     train = recipe == "train"
@@ -218,6 +219,9 @@ def _checked(location, batch_size, recipe, size, resize, scale, ratio, flip,
                             none_ok=True),
         src_properties=_src_properties(src_properties),
         skip_recovered=_bool("skip_recovered", skip_recovered, False),
+        max_pixels=_int("max_pixels", max_pixels, 0, 2**64 - 1, none_ok=True),
+        max_decode_memory=_int("max_decode_memory", max_decode_memory, 0,
+                               2**64 - 1, none_ok=True),
     )
     if train:
         if resize is not None:
@@ -301,6 +305,15 @@ class ImageLoader(Loader):
       scan), are delivered as PIL delivers them, each warned about (reason
       ``recovered``) and counted (:meth:`Loader.recovered`); True skips them
       instead, counted in :meth:`skipped` as ``recovered``.
+    - ``max_pixels``: images with more pixels are skipped (``too-large``)
+      before any pixel memory is allocated; None: spdldecode's default,
+      PIL's decompression bomb limit (178,956,970, above every photo a
+      phone or camera makes); 0: no limit.
+    - ``max_decode_memory``: bytes one decode may use for an image decoded
+      whole (progressive JPEG, interlaced PNG, WebP...); larger ones are
+      skipped as ``too-large``. None: spdldecode's default, enough for any
+      image under the default ``max_pixels``; 0: no limit. Each decoding
+      thread holds at most this.
     - ``shuffle_buffer``: tar shards: samples mixed when shuffling
       (spdlsrc's shuffle-buffer; None: its default).
     - ``src_properties``: other spdlsrc properties, e.g. ``{"s3-endpoint":
@@ -335,7 +348,9 @@ class ImageLoader(Loader):
                  max_errors: Optional[int] = None,
                  shuffle_buffer: Optional[int] = None,
                  src_properties: Optional[dict] = None, log_limit: int = 20,
-                 skip_recovered: bool = False):
+                 skip_recovered: bool = False,
+                 max_pixels: Optional[int] = None,
+                 max_decode_memory: Optional[int] = None):
         args = _checked(**{k: v for k, v in locals().items()
                            if k not in ("self", "__class__", "log_limit")})
         if args["device"] is not None:
@@ -397,6 +412,10 @@ class ImageLoader(Loader):
             dec.append(f"max-errors={a['max_errors']}")
         if a["skip_recovered"]:
             dec.append("skip-recovered=true")
+        if a["max_pixels"] is not None:
+            dec.append(f"max-pixels={a['max_pixels']}")
+        if a["max_decode_memory"] is not None:
+            dec.append(f"max-decode-memory={a['max_decode_memory']}")
         batch = [f"spdlbatch batch-size={a['batch_size']}"]
         if a["drop_last"]:
             batch.append("drop-last=true")

@@ -253,3 +253,43 @@ def test_png_read_as_pil_reads_its_ends(tmp_path):
                 assert np.array_equal(run.frames[name], expected), name
         assert run.counts["total"] == 1 and run.counts["truncated"] == 1
         assert run.warned("chunk-past-end.png", "truncated")
+
+
+# -- limits: every photo a phone or camera makes ------------------------------
+
+@pytest.fixture(scope="module")
+def large_photos(tmp_path_factory):
+    """A 6000x4000 progressive 4:4:4 JPEG (137 MiB of coefficients) and a
+    10240x10240 gray PNG (105 M pixels): PIL reads both."""
+    root = tmp_path_factory.mktemp("large")
+    folder = root / "class0"
+    folder.mkdir()
+    big = photo(7, 1500, 1000).resize((6000, 4000))
+    big.save(folder / "progressive.jpg", quality=90, progressive=True,
+             subsampling=0)
+    gray = photo(8, 1024, 1024).convert("L").resize((10240, 10240))
+    gray.save(folder / "gray.png", compress_level=1)
+    return root
+
+
+def test_large_photos_decode_by_default(large_photos):
+    run = Run(large_photos, VAL_LINE)
+    assert sorted(run.frames) == ["gray.png", "progressive.jpg"], run.warnings
+    for name in run.frames:
+        with Image.open(large_photos / "class0" / name) as img:
+            expected = np.asarray(VAL(img.convert("RGB")))
+        assert np.array_equal(run.frames[name], expected), name
+
+
+def test_imageloader_limits(large_photos):
+    with spdlgst.ImageLoader(large_photos, batch_size=2, epochs=1,
+                             max_pixels=50_000_000) as loader:
+        assert "max-pixels=50000000" in loader.launch_line
+        assert sum(len(labels) for _, labels in loader) == 1
+        assert loader.skipped()["too-large"] == 1
+    with spdlgst.ImageLoader(large_photos, batch_size=2, epochs=1,
+                             max_decode_memory=100 << 20) as loader:
+        assert sum(len(labels) for _, labels in loader) == 1
+        assert loader.skipped()["too-large"] == 1
+    with pytest.raises(ValueError, match="max_pixels"):
+        spdlgst.ImageLoader(large_photos, max_pixels=-1)
