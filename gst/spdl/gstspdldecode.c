@@ -28,8 +28,9 @@
  * dropped, 16-bit samples by their high byte, palettes, a GIF's
  * transparent background, a TIFF's Orientation tag). Layouts PIL does not
  * read, or that are not decoded here (tiled or JPEG-compressed TIFFs, for
- * one), are skipped with the reason unsupported; PPM/PGM samples with the
- * reason unsupported-format.
+ * one), are skipped with the reason unsupported; PPM/PGM, JPEG 2000, ICO
+ * and TGA samples (PIL reads the last three) with the reason
+ * unsupported-format, the message naming the format and those decoded.
  *
  * Output keeps input order unless #GstSpdlDecode:ordered is false. The
  * samples in flight are bounded, so memory stays flat. Random choices

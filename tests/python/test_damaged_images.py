@@ -293,3 +293,29 @@ def test_imageloader_limits(large_photos):
         assert loader.skipped()["too-large"] == 1
     with pytest.raises(ValueError, match="max_pixels"):
         spdlgst.ImageLoader(large_photos, max_pixels=-1)
+
+
+# -- formats PIL reads and we do not ------------------------------------------
+
+def test_formats_not_decoded_are_named(tmp_path):
+    """JPEG 2000, ICO and TGA named .jpg or .png (PIL reads them) are
+    skipped as unsupported-format, naming the format and the formats that
+    are decoded; bytes of no known format are not-jpeg, with the same
+    list."""
+    img = photo(9, 64, 48)
+    files = {"j2k.jpg": pil_bytes(img, "JPEG2000"), "icon.png": pil_bytes(img, "ICO"),
+             "targa.jpg": pil_bytes(img, "TGA"),
+             "targa-rle.png": pil_bytes(img, "TGA", compression="tga_rle"),
+             "noise.jpg": bytes(np.random.default_rng(0).integers(
+                 0, 256, 3000, dtype=np.uint8)),
+             "fine.jpg": pil_bytes(img, "JPEG")}
+    run = Run(write_files(tmp_path, files), "width=32 height=32")
+    assert sorted(run.frames) == ["fine.jpg"]
+    assert run.counts["unsupported-format"] == 4 and run.counts["not-jpeg"] == 1
+    decoded = "JPEG, PNG, WebP, BMP, GIF and TIFF"
+    for name, fmt in (("j2k.jpg", "JPEG 2000"), ("icon.png", "ICO"),
+                      ("targa.jpg", "TGA"), ("targa-rle.png", "TGA")):
+        (warning,) = run.warned(name, "unsupported-format")
+        assert f"a {fmt} image" in warning and decoded in warning
+    (warning,) = run.warned("noise.jpg", "not-jpeg")
+    assert decoded in warning

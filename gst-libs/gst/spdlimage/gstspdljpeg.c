@@ -219,7 +219,7 @@ check_signature (const guint8 * data, gsize size, GError ** error)
         "empty file (0 bytes)");
   if (size < 3 || data[0] != 0xFF || data[1] != 0xD8)
     return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_NOT_JPEG,
-        "not a JPEG file (no start-of-image marker), nor a PNG or WebP");
+        "not a JPEG file (no start-of-image marker)");
   return TRUE;
 }
 
