@@ -319,3 +319,31 @@ def test_formats_not_decoded_are_named(tmp_path):
         assert f"a {fmt} image" in warning and decoded in warning
     (warning,) = run.warned("noise.jpg", "not-jpeg")
     assert decoded in warning
+
+
+def gif_parts(data):
+    """(header with its global palette, the records after it)."""
+    gct = 3 * 2 ** ((data[10] & 7) + 1) if data[10] & 0x80 else 0
+    return data[:13 + gct], data[13 + gct:]
+
+
+def test_gif_bytes_before_a_record_are_skipped_as_pil_skips_them(tmp_path):
+    """A GIF whose header is written twice, or with stray bytes between its
+    records: PIL skips every byte that starts no record; so do we, with
+    PIL's pixels."""
+    img = photo(10, 120, 90).quantize(64)
+    # a palette without the bytes that start records: PIL would read a
+    # record there in the repeated header
+    img.putpalette([v + 1 if v in b",!;" else v for v in img.getpalette()])
+    gif = pil_bytes(img, "GIF")
+    header, records = gif_parts(gif)
+    assert not set(header) & set(b",!;")
+    files = {"repeated-header.gif": header + header + records,
+             "stray-bytes.gif": header + b"\x00\x07junk" + records}
+    expected = {name: pil_decode(data) for name, data in files.items()}
+    run = Run(write_files(tmp_path, files), "width=224 height=224 "
+              "mode=center-crop resize-shorter=256", extensions="gif")
+    assert sorted(run.frames) == sorted(files), run.warnings
+    for name, img in expected.items():
+        assert img is not None
+        assert np.array_equal(run.frames[name], np.asarray(VAL(img))), name
