@@ -72,7 +72,12 @@ class Samples(Sequence):
         s = self._src.emit("get-sample", index)
         if s is None:
             raise LoaderError("the listing is gone (the loader is closed)")
-        return s.get_value("path"), s.get_value("label")
+        path = s.get_value("path")
+        if s.has_field("path-bytes"):
+            # not UTF-8: os.fsdecode's str (surrogateescape), which opens
+            # the file, as torchvision's ImageFolder lists it
+            path = os.fsdecode(s.get_value("path-bytes").get_data())
+        return path, s.get_value("label")
 
 
 class Loader:
@@ -565,7 +570,9 @@ class Loader:
         """The listed samples as (path, label), indexed by the dataset index
         a batch's ``indices`` hold: ``loader.samples[batch.indices[0]]``, as
         torchvision's ``ImageFolder.samples``. Folders and manifests (tar
-        shards: their samples' paths come in each sample's metadata)."""
+        shards: their samples' paths come in each sample's metadata). A
+        path that is not UTF-8 is decoded as ``os.fsdecode`` decodes it
+        (surrogateescape), as torchvision lists it: it opens the file."""
         return Samples(self._listed_src())
 
     def _spdl_elements_with(self, prop: str):
