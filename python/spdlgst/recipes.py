@@ -190,7 +190,7 @@ def _checked(location, batch_size, recipe, size, resize, scale, ratio, flip,
              std, device, output, exact=True, layout="nchw", max_errors=None,
              shuffle_buffer=None, src_properties=None,
              skip_recovered=False, max_pixels=None,
-             max_decode_memory=None) -> dict:
+             max_decode_memory=None, log_limit=20) -> dict:
     """The arguments of ImageLoader, checked and normalized."""
     recipe = _choice("recipe", recipe, RECIPES)
     train = recipe == "train"
@@ -222,6 +222,7 @@ def _checked(location, batch_size, recipe, size, resize, scale, ratio, flip,
         max_pixels=_int("max_pixels", max_pixels, 0, 2**64 - 1, none_ok=True),
         max_decode_memory=_int("max_decode_memory", max_decode_memory, 0,
                                2**64 - 1, none_ok=True),
+        log_limit=_int("log_limit", log_limit, 0, 2**32 - 1),
     )
     if train:
         if resize is not None:
@@ -329,6 +330,11 @@ class ImageLoader(Loader):
       on average on ImageNet-like photos); crops, flips, sizes and order
       stay the same.
 
+    - ``log_limit``: bad samples named one by one in the ``spdlgst`` log
+      per element and epoch (20); spdlsrc's and spdldecode's
+      ``warning-limit`` follow it, so that past 20 the files are still
+      named.
+
     ``launch_line`` is the pipeline it runs (for gst-launch-1.0 or
     :class:`Loader`). Under torchrun, RANK and WORLD_SIZE shard the dataset.
     """
@@ -352,7 +358,7 @@ class ImageLoader(Loader):
                  max_pixels: Optional[int] = None,
                  max_decode_memory: Optional[int] = None):
         args = _checked(**{k: v for k, v in locals().items()
-                           if k not in ("self", "__class__", "log_limit")})
+                           if k not in ("self", "__class__")})
         if args["device"] is not None:
             Gst.init(None)
             if Gst.ElementFactory.find("spdlcudaupload") is None:
@@ -371,8 +377,7 @@ class ImageLoader(Loader):
         bound = inspect.signature(cls.__init__).bind(None, location, **kwargs)
         bound.apply_defaults()
         args = dict(bound.arguments)
-        for name in ("self", "log_limit"):
-            args.pop(name)
+        args.pop("self")
         return cls._build(_checked(**args))
 
     @staticmethod
@@ -387,6 +392,9 @@ class ImageLoader(Loader):
             src.append(f"shuffle-buffer={a['shuffle_buffer']}")
         if a["max_errors"] is not None:
             src.append(f"max-errors={a['max_errors']}")
+        # the elements name as many bad files on the bus as the log shows
+        limit = [] if a["log_limit"] == 20 else [f"warning-limit={a['log_limit']}"]
+        src += limit
         for key, value in a["src_properties"].items():
             if isinstance(value, bool):
                 value = "true" if value else "false"
@@ -412,6 +420,7 @@ class ImageLoader(Loader):
             dec.append(f"max-errors={a['max_errors']}")
         if a["skip_recovered"]:
             dec.append("skip-recovered=true")
+        dec += limit
         if a["max_pixels"] is not None:
             dec.append(f"max-pixels={a['max_pixels']}")
         if a["max_decode_memory"] is not None:

@@ -347,3 +347,19 @@ def test_gif_bytes_before_a_record_are_skipped_as_pil_skips_them(tmp_path):
     for name, img in expected.items():
         assert img is not None
         assert np.array_equal(run.frames[name], np.asarray(VAL(img))), name
+
+
+def test_imageloader_log_limit_lifts_the_elements_warning_limit(tmp_path, caplog):
+    """ImageLoader(log_limit=30) names each of 25 bad files, not the
+    first 20 spdldecode posts by default."""
+    files = {f"bad{i:02d}.jpg": b"\xff\xd8\xff" + bytes(40) for i in range(25)}
+    files["fine.jpg"] = pil_bytes(photo(11, 64, 48), "JPEG")
+    root = write_files(tmp_path, files)
+    with spdlgst.ImageLoader(root, batch_size=4, size=32, epochs=1,
+                             log_limit=30) as loader:
+        assert "warning-limit=30" in loader.launch_line
+        list(loader)
+        assert sum(loader.skipped().values()) == 25
+    named = {r.spdl_path.rsplit("/", 1)[1] for r in caplog.records
+             if getattr(r, "spdl_path", None)}
+    assert named == {f"bad{i:02d}.jpg" for i in range(25)}
