@@ -55,12 +55,15 @@ class Run:
         pipeline.set_state(Gst.State.PLAYING)
         self.frames, self.warnings, self.errors = {}, [], []
         try:
-            for _ in range(120):
+            idle = 0
+            while idle < 120:             # seconds without a sample
                 sample = sink.emit("try-pull-sample", Gst.SECOND)
                 if sample is not None:
                     arr, meta = frame_of(sample)
                     self.frames[meta["path"].rsplit("/", 1)[1]] = arr
+                    idle = 0
                     continue
+                idle += 1
                 if sink.get_property("eos") or self._errored(bus):
                     break
             self._drain(bus)
@@ -363,3 +366,98 @@ def test_imageloader_log_limit_lifts_the_elements_warning_limit(tmp_path, caplog
     named = {r.spdl_path.rsplit("/", 1)[1] for r in caplog.records
              if getattr(r, "spdl_path", None)}
     assert named == {f"bad{i:02d}.jpg" for i in range(25)}
+
+
+# -- the rule: delivered exactly where PIL delivers, with PIL's pixels --------
+
+# the pixel bound of both sides: PIL's bomb check at this many pixels (its
+# warning an error, as spdldecode's max-pixels is a skip), so that a size
+# a bit flip makes huge costs neither side the memory
+RULE_MAX_PIXELS = 4_000_000
+
+
+def rule_corpus(tmp_path):
+    """{name: bytes}: every kind the format tests build (JPEG, PNG, WebP,
+    BMP, GIF; TIFF has its own), then per format mutations of two of them:
+    bits flipped, cut short, junk appended."""
+    from conftest import JPEG_KINDS
+    from test_more_formats import bmp_kinds, gif_kinds
+    from test_png_webp import png_kinds, webp_kinds
+
+    corpus = {}
+    rng = np.random.default_rng(42)
+    for i, (w, h, mode, opts) in enumerate(JPEG_KINDS):
+        if w * h <= 1_000_000:
+            corpus[f"jpeg-{i}.jpg"] = pil_bytes(
+                smooth_image(rng, w, h).convert(mode), "JPEG", **opts)
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    for ext, kinds in (("png", png_kinds), ("webp", webp_kinds)):
+        for kind, write in kinds(np.random.default_rng(0)).items():
+            write(scratch / f"{kind}.{ext}")
+            corpus[f"{ext}-{kind}.{ext}"] = (scratch / f"{kind}.{ext}").read_bytes()
+    for ext, kinds in (("bmp", bmp_kinds), ("gif", gif_kinds)):
+        for kind, data in kinds(np.random.default_rng(0)).items():
+            corpus[f"{ext}-{kind}.{ext}"] = data
+    for ext in ("jpg", "png", "webp", "bmp", "gif"):
+        bases = sorted(n for n in corpus if n.endswith("." + ext))[:2]
+        for base in bases:
+            data = corpus[base]
+            stem = base.rsplit(".", 1)[0]
+            for m in range(4):
+                flipped = bytearray(data)
+                for at in rng.integers(len(data) // 8, len(data), 1 + m):
+                    flipped[at] ^= 1 << int(rng.integers(0, 8))
+                corpus[f"{stem}-flip{m}.{ext}"] = bytes(flipped)
+                cut = int(rng.integers(len(data) // 4, len(data)))
+                corpus[f"{stem}-cut{m}.{ext}"] = data[:cut]
+                junk = bytes(rng.integers(0, 256, int(rng.integers(1, 64)),
+                                          dtype=np.uint8))
+                corpus[f"{stem}-junk{m}.{ext}"] = data + junk
+    return corpus
+
+
+def pil_decode_bounded(data):
+    """pil_decode with the bomb check at RULE_MAX_PIXELS, its warning an
+    error."""
+    import warnings
+
+    saved = Image.MAX_IMAGE_PIXELS
+    Image.MAX_IMAGE_PIXELS = RULE_MAX_PIXELS
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", Image.DecompressionBombWarning)
+            return pil_decode(data)
+    finally:
+        Image.MAX_IMAGE_PIXELS = saved
+
+
+# Where giflib and PIL's own GIF decoder part, documented in
+# docs/plugins/notes/spdldecode.md: exactly these, or the test fails.
+KNOWN_DIVERGENCES = {
+    # a flipped bit makes an end code before the frame is full: PIL reads
+    # on past it (the bytes after it as more codes, garbage rows), giflib
+    # stops ("Image EOF detected before image complete")
+    "gif-animated-transparent-disposal-flip0.gif",
+}
+
+
+def test_delivered_exactly_where_pil_delivers(tmp_path):
+    corpus = rule_corpus(tmp_path)
+    expected = {name: pil_decode_bounded(data) for name, data in corpus.items()}
+    run = Run(write_files(tmp_path / "data", corpus),
+              f"{VAL_LINE} max-pixels={RULE_MAX_PIXELS}",
+              extensions="jpg,png,webp,bmp,gif")
+    wrong = []
+    for name, img in sorted(expected.items()):
+        if (img is not None) != (name in run.frames):
+            why = [m for m, _ in run.warnings if f"/{name}\"" in m]
+            wrong.append(f"{name}: PIL {'reads' if img else 'fails'}, "
+                         f"spdldecode {'delivers' if name in run.frames else why}")
+        elif img is not None and not np.array_equal(run.frames[name],
+                                                    np.asarray(VAL(img))):
+            wrong.append(f"{name}: pixels differ from PIL's")
+    assert {w.split(":", 1)[0] for w in wrong} == KNOWN_DIVERGENCES, \
+        "\n".join(wrong)
+    # the mutations reach both decisions
+    assert 0 < sum(img is None for img in expected.values()) < len(corpus)
