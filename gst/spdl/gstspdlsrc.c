@@ -543,8 +543,10 @@ gst_spdl_src_class_init (GstSpdlSrcClass * klass)
    *
    * Folders and manifests, while the element runs: a "sample" structure
    * with the sample's "path" (the full path or URL) and "label", as
-   * torchvision's ImageFolder.samples[index]; NULL out of range, before
-   * listing and for tar shards.
+   * torchvision's ImageFolder.samples[index], and "path-bytes" (GBytes)
+   * when the path is not UTF-8 ("path" shows it as
+   * g_filename_display_name() does); NULL out of range, before listing
+   * and for tar shards.
    *
    * Returns: (transfer full) (nullable): the sample
    */
@@ -1397,6 +1399,13 @@ gst_spdl_src_get_sample (GstSpdlSrc * src, guint64 index)
 
     sample = gst_structure_new ("sample", "path", G_TYPE_STRING, shown,
         "label", G_TYPE_INT, src->dataset->labels[index], NULL);
+    /* structure strings are UTF-8: the name that opens the file, as the
+     * sample meta keeps it */
+    if (!g_utf8_validate (path, -1, NULL)) {
+      GBytes *bytes = g_bytes_new (path, strlen (path));
+      gst_structure_set (sample, "path-bytes", G_TYPE_BYTES, bytes, NULL);
+      g_bytes_unref (bytes);
+    }
     g_free (shown);
     g_free (path);
   }

@@ -111,7 +111,12 @@ class Samples(Sequence):
         s = self._src.emit("get-sample", index)
         if s is None:
             raise LoaderError("the listing is gone (the loader is closed)")
-        return s.get_value("path"), s.get_value("label")
+        path = s.get_value("path")
+        if s.has_field("path-bytes"):
+            # not UTF-8: os.fsdecode's str (surrogateescape), which opens
+            # the file, as torchvision's ImageFolder lists it
+            path = os.fsdecode(s.get_value("path-bytes").get_data())
+        return path, s.get_value("label")
 
 
 class Loader:
@@ -660,22 +665,28 @@ class Loader:
         """The listed samples as (path, label), indexed by the dataset index
         a batch's ``indices`` hold: ``loader.samples[batch.indices[0]]``, as
         torchvision's ``ImageFolder.samples``. Folders and manifests (tar
-        shards: their samples' paths come in each sample's metadata)."""
+        shards: their samples' paths come in each sample's metadata). A
+        path that is not UTF-8 is decoded as ``os.fsdecode`` decodes it
+        (surrogateescape), as torchvision lists it: it opens the file."""
         return Samples(self._listed_src())
 
-    def _element_error_counts(self) -> Dict[str, Dict[str, int]]:
-        """Each spdl element's error-counts since the pipeline started."""
-        out: Dict[str, Dict[str, int]] = {}
+    def _spdl_elements_with(self, prop: str):
+        """The pipeline's spdl elements that have the property @prop."""
         it = self.pipeline.iterate_recurse()
         while True:
             ok, element = it.next()
             if ok != Gst.IteratorResult.OK:
-                break
+                return
             factory = element.get_factory()
             name = factory.get_name() if factory else ""
-            if not name.startswith("spdl") or \
-                    element.find_property("error-counts") is None:
-                continue
+            if name.startswith("spdl") and \
+                    element.find_property(prop) is not None:
+                yield element
+
+    def _element_error_counts(self) -> Dict[str, Dict[str, int]]:
+        """Each spdl element's error-counts since the pipeline started."""
+        out: Dict[str, Dict[str, int]] = {}
+        for element in self._spdl_elements_with("error-counts"):
             s = element.get_property("error-counts")
             out[element.get_name()] = {
                 s.nth_field_name(i): s.get_value(s.nth_field_name(i))
@@ -712,6 +723,15 @@ class Loader:
         for reason, n in self._skipped_unsummarized.items():
             out[reason] = out.get(reason, 0) + n
         return out
+
+    def recovered(self) -> int:
+        """Samples delivered although their data was damaged, decoded as
+        PIL decodes them (each warned about, reason ``recovered``), since
+        the pipeline started; those an element skipped instead
+        (``skip-recovered``) are in :meth:`skipped`."""
+        self._drain()
+        return sum(element.get_property("recovered")
+                   for element in self._spdl_elements_with("recovered"))
 
     # -- checkpointing --------------------------------------------------------
 

@@ -226,7 +226,9 @@ def _array(values) -> str:
 def _checked(location, batch_size, recipe, size, resize, scale, ratio, flip,
              shuffle, seed, epochs, start_epoch, drop_last, threads, dtype, mean,
              std, device, output, exact=True, layout="nchw", max_errors=None,
-             shuffle_buffer=None, src_properties=None, ranks="auto") -> dict:
+             shuffle_buffer=None, src_properties=None, ranks="auto",
+             skip_recovered=False, max_pixels=None,
+             max_decode_memory=None, log_limit=20) -> dict:
     """The arguments of ImageLoader, checked and normalized."""
     recipe = _choice("recipe", recipe, RECIPES)
     train = recipe == "train"
@@ -256,6 +258,11 @@ def _checked(location, batch_size, recipe, size, resize, scale, ratio, flip,
         shuffle_buffer=_int("shuffle_buffer", shuffle_buffer, 0, 2**31 - 1,
                             none_ok=True),
         src_properties=_src_properties(src_properties),
+        skip_recovered=_bool("skip_recovered", skip_recovered, False),
+        max_pixels=_int("max_pixels", max_pixels, 0, 2**64 - 1, none_ok=True),
+        max_decode_memory=_int("max_decode_memory", max_decode_memory, 0,
+                               2**64 - 1, none_ok=True),
+        log_limit=_int("log_limit", log_limit, 0, 2**32 - 1),
     )
     args["ranks"] = _ranks(ranks, args["src_properties"])
     if train:
@@ -338,6 +345,20 @@ class ImageLoader(Loader):
     - ``max_errors``: bad samples (unreadable, undecodable) skipped before
       the loader fails, per element; None (default): no limit (each is
       warned about and counted, see :meth:`skipped`).
+    - ``skip_recovered``: images whose data is damaged but decodes all the
+      same, as PIL decodes it (a JPEG with a few corrupt bytes in its
+      scan), are delivered as PIL delivers them, each warned about (reason
+      ``recovered``) and counted (:meth:`Loader.recovered`); True skips them
+      instead, counted in :meth:`skipped` as ``recovered``.
+    - ``max_pixels``: images with more pixels are skipped (``too-large``)
+      before any pixel memory is allocated; None: spdldecode's default,
+      PIL's decompression bomb limit (178,956,970, above every photo a
+      phone or camera makes); 0: no limit.
+    - ``max_decode_memory``: bytes one decode may use for an image decoded
+      whole (progressive JPEG, interlaced PNG, WebP...); larger ones are
+      skipped as ``too-large``. None: spdldecode's default, enough for any
+      image under the default ``max_pixels``; 0: no limit. Each decoding
+      thread holds at most this.
     - ``shuffle_buffer``: tar shards: samples mixed when shuffling
       (spdlsrc's shuffle-buffer; None: its default).
     - ``src_properties``: other spdlsrc properties, e.g. ``{"s3-endpoint":
@@ -350,8 +371,10 @@ class ImageLoader(Loader):
       (logged once at INFO), else not; None: not split (a validation
       loader built on rank 0 only reads all of the data); (rank,
       world_size): as given (spdlsrc's shard-index and num-shards).
-    - ``log_limit``: warnings logged one by one per element and epoch
-      (20; the rest are counted in the epoch's summary).
+    - ``log_limit``: bad samples named one by one in the ``spdlgst`` log
+      per element and epoch (20; the rest are counted in the epoch's
+      summary); spdlsrc's and spdldecode's ``warning-limit`` follow it, so
+      that past 20 the files are still named.
     - ``exact``: True (default): pixels are torchvision's (PIL's decode
       and resize), bit for bit.
       False: faster decoding (JPEGs downscaled in the DCT domain once the
@@ -385,9 +408,12 @@ class ImageLoader(Loader):
                  max_errors: Optional[int] = None,
                  shuffle_buffer: Optional[int] = None,
                  src_properties: Optional[dict] = None,
-                 ranks: Ranks = "auto", log_limit: int = 20):
+                 ranks: Ranks = "auto", log_limit: int = 20,
+                 skip_recovered: bool = False,
+                 max_pixels: Optional[int] = None,
+                 max_decode_memory: Optional[int] = None):
         args = _checked(**{k: v for k, v in locals().items()
-                           if k not in ("self", "__class__", "log_limit")})
+                           if k not in ("self", "__class__")})
         if args["device"] is not None:
             Gst.init(None)
             if Gst.ElementFactory.find("spdlcudaupload") is None:
@@ -406,8 +432,7 @@ class ImageLoader(Loader):
         bound = inspect.signature(cls.__init__).bind(None, location, **kwargs)
         bound.apply_defaults()
         args = dict(bound.arguments)
-        for name in ("self", "log_limit"):
-            args.pop(name)
+        args.pop("self")
         return cls._build(_checked(**args))
 
     @staticmethod
@@ -422,6 +447,9 @@ class ImageLoader(Loader):
             src.append(f"shuffle-buffer={a['shuffle_buffer']}")
         if a["max_errors"] is not None:
             src.append(f"max-errors={a['max_errors']}")
+        # the elements name as many bad files on the bus as the log shows
+        limit = [] if a["log_limit"] == 20 else [f"warning-limit={a['log_limit']}"]
+        src += limit
         for key, value in a["src_properties"].items():
             if isinstance(value, bool):
                 value = "true" if value else "false"
@@ -445,6 +473,13 @@ class ImageLoader(Loader):
             dec.append("exact=false")
         if a["max_errors"] is not None:
             dec.append(f"max-errors={a['max_errors']}")
+        if a["skip_recovered"]:
+            dec.append("skip-recovered=true")
+        dec += limit
+        if a["max_pixels"] is not None:
+            dec.append(f"max-pixels={a['max_pixels']}")
+        if a["max_decode_memory"] is not None:
+            dec.append(f"max-decode-memory={a['max_decode_memory']}")
         batch = [f"spdlbatch batch-size={a['batch_size']}"]
         if a["drop_last"]:
             batch.append("drop-last=true")

@@ -63,3 +63,20 @@ def test_non_utf8_path_in_metadata(latin1_dataset):
     assert want in raw
     # the bytes open the file
     assert os.path.exists(want)
+
+
+def test_samples_give_the_name_that_opens_the_file(latin1_dataset):
+    """loader.samples decodes a name that is not UTF-8 as os.fsdecode does
+    (torchvision's ImageFolder: 'caf\\udce9.jpg'), so the path opens."""
+    from torchvision.datasets import ImageFolder
+
+    line = (f"spdlsrc location={latin1_dataset} ! spdldecode width=16 height=16 "
+            "! spdlbatch batch-size=1 ! spdlappsink name=sink")
+    with spdlgst.Loader(line) as loader:
+        next(iter(loader))
+        samples = list(loader.samples)
+    expected = ImageFolder(str(latin1_dataset), is_valid_file=lambda p: True).samples
+    assert samples == expected
+    assert any(p.endswith("caf\udce9.jpg") for p, _ in samples)
+    for path, _ in samples:
+        assert os.path.exists(path)

@@ -17,10 +17,31 @@
 
 #include <string.h>
 
+/* TGA has no signature: the header fields PIL's TgaImagePlugin checks
+ * (colour map type, a known image type, a size, a depth). */
+static gboolean
+is_tga (const guint8 * data, gsize size)
+{
+  guint width, height;
+
+  if (size < 18 || data[1] > 1)
+    return FALSE;
+  if (data[2] != 1 && data[2] != 2 && data[2] != 3 && data[2] != 9 &&
+      data[2] != 10 && data[2] != 11)
+    return FALSE;
+  width = data[12] | (data[13] << 8);
+  height = data[14] | (data[15] << 8);
+  return width > 0 && height > 0 && (data[16] == 1 || data[16] == 8 ||
+      data[16] == 15 || data[16] == 16 || data[16] == 24 || data[16] == 32);
+}
+
 GstSpdlImageFormat
 gst_spdl_image_format_sniff (const guint8 * data, gsize size)
 {
   static const guint8 png[8] = { 0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n' };
+  static const guint8 jp2[12] = { 0, 0, 0, 0x0c, 'j', 'P', ' ', ' ', '\r',
+    '\n', 0x87, '\n'
+  };
 
   if (size >= 2 && data[0] == 0xFF && data[1] == 0xD8)
     return GST_SPDL_IMAGE_FORMAT_JPEG;
@@ -40,6 +61,14 @@ gst_spdl_image_format_sniff (const guint8 * data, gsize size)
   if (size >= 3 && data[0] == 'P' && data[1] >= '1' && data[1] <= '7' &&
       g_ascii_isspace (data[2]))
     return GST_SPDL_IMAGE_FORMAT_PNM;
+  /* a JP2 file or a bare codestream, as PIL's Jpeg2KImagePlugin tells */
+  if ((size >= 4 && memcmp (data, "\xff\x4f\xff\x51", 4) == 0) ||
+      (size >= 12 && memcmp (data, jp2, 12) == 0))
+    return GST_SPDL_IMAGE_FORMAT_JPEG2000;
+  if (size >= 6 && memcmp (data, "\0\0\1\0", 4) == 0)
+    return GST_SPDL_IMAGE_FORMAT_ICO;
+  if (is_tga (data, size))
+    return GST_SPDL_IMAGE_FORMAT_TGA;
   return GST_SPDL_IMAGE_FORMAT_UNKNOWN;
 }
 
@@ -48,6 +77,7 @@ gst_spdl_image_format_name (GstSpdlImageFormat format)
 {
   static const gchar *names[] = {
     "unknown", "JPEG", "PNG", "WebP", "GIF", "BMP", "TIFF", "PPM/PGM/PBM",
+    "JPEG 2000", "ICO", "TGA",
   };
 
   if ((guint) format >= G_N_ELEMENTS (names))

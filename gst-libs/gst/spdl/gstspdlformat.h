@@ -24,6 +24,9 @@ typedef enum
   GST_SPDL_IMAGE_FORMAT_TIFF,
   /* recognized, not decoded: skipped as unsupported-format */
   GST_SPDL_IMAGE_FORMAT_PNM,
+  GST_SPDL_IMAGE_FORMAT_JPEG2000,
+  GST_SPDL_IMAGE_FORMAT_ICO,
+  GST_SPDL_IMAGE_FORMAT_TGA,    /* no signature: PIL's header checks */
 } GstSpdlImageFormat;
 
 /* From the first bytes, never the file's name. */

@@ -76,10 +76,15 @@ gboolean gst_spdl_geometry_compute (GstSpdlGeometry * geom,
 gboolean gst_spdl_geometry_check_output (const GstSpdlGeometry * geom,
     const GstSpdlDecodeParams * params, GError ** error);
 
-/* Limits of one decode, whatever the codec: working memory (a progressive
- * JPEG keeps every DCT coefficient; a PNG or WebP the whole image) and
- * the scans of a progressive JPEG. */
-#define GST_SPDL_IMAGE_DEFAULT_MAX_MEMORY (128 * 1024 * 1024)
+/* Limits of one decode, whatever the codec: pixels (PIL's decompression
+ * bomb limit, Image.MAX_IMAGE_PIXELS: every photo a phone or camera makes
+ * is under it), working memory (a progressive JPEG keeps every DCT
+ * coefficient, up to 8 bytes per pixel for CMYK; an interlaced PNG or a
+ * WebP the whole image, up to 8 for 16-bit RGBA: the default takes any
+ * image up to the pixel limit) and the scans of a progressive JPEG. */
+#define GST_SPDL_IMAGE_DEFAULT_MAX_PIXELS G_GUINT64_CONSTANT (178956970)
+#define GST_SPDL_IMAGE_DEFAULT_MAX_MEMORY \
+  (8 * GST_SPDL_IMAGE_DEFAULT_MAX_PIXELS)
 #define GST_SPDL_IMAGE_DEFAULT_MAX_SCANS 500
 
 G_END_DECLS

@@ -16,9 +16,10 @@
  * frame is decoded whole first (one byte a pixel). Every row of the frame
  * is decoded, as PIL does, so a cut-short frame fails whichever rows the
  * crop keeps. A file that ends right after the frame's data (no block
- * terminator or trailer) decodes, as in PIL. Where giflib refuses what
- * PIL reads (bytes between records, an empty data block inside the frame,
- * LZW codes of more than 8 bits) the file is refused as corrupt. giflib
+ * terminator or trailer) decodes, as in PIL. Bytes that start no record
+ * before the frame (a repeated header) are skipped, as PIL skips them.
+ * Where giflib refuses what PIL reads (an empty data block inside the
+ * frame, LZW codes of more than 8 bits) the file is refused as corrupt. giflib
  * turns an LZW code that is not in the table yet into made-up pixels
  * where PIL fails: the codes are checked first, by PIL's rules, up to the
  * frame's last pixel. */
@@ -146,6 +147,11 @@ read_to_first_frame (GstSpdlGifDecoder * dec, gint * transparent,
     GifByteType *block;
     gint code;
 
+    /* PIL skips any byte that starts no record (giflib refuses it): a
+     * repeated header, bytes between records */
+    while (dec->pos < dec->size && dec->data[dec->pos] != ',' &&
+        dec->data[dec->pos] != '!' && dec->data[dec->pos] != ';')
+      dec->pos++;
     if (DGifGetRecordType (gif, &type) == GIF_ERROR)
       return fail_gif (dec, gif->Error, "records", error);
     if (type == TERMINATE_RECORD_TYPE)

@@ -9,8 +9,9 @@
 /* The only file that names every codec. The format is told by the data's
  * signature alone (gstspdlformat.h), so that a PNG named .jpg decodes and a
  * text file named .png is named for what it is. JPEG, PNG, WebP, BMP, GIF
- * and TIFF are decoded; PPM/PGM/PBM, which torchvision lists too, are
- * skipped by reason (unsupported-format), named in the message. */
+ * and TIFF are decoded; PPM/PGM/PBM, which torchvision lists too, and
+ * JPEG 2000, ICO and TGA, which PIL reads, are skipped by reason
+ * (unsupported-format), named in the message. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -23,6 +24,8 @@
 #include "gstspdlpng.h"
 #include "gstspdltiff.h"
 #include "gstspdlwebp.h"
+
+#define DECODED_FORMATS "JPEG, PNG, WebP, BMP, GIF and TIFF"
 
 struct _GstSpdlImageDecoder
 {
@@ -98,14 +101,24 @@ gst_spdl_image_decoder_open (GstSpdlImageDecoder * dec, const guint8 * data,
       return gst_spdl_tiff_decoder_open (dec->tiff, data, size, max_pixels,
           width, height, error);
     case GST_SPDL_IMAGE_FORMAT_PNM:
+    case GST_SPDL_IMAGE_FORMAT_JPEG2000:
+    case GST_SPDL_IMAGE_FORMAT_ICO:
+    case GST_SPDL_IMAGE_FORMAT_TGA:
       g_set_error (error, GST_SPDL_DECODE_ERROR,
           GST_SPDL_DECODE_ERROR_UNSUPPORTED_FORMAT,
-          "a %s image: no decoder for this format (JPEG, PNG, WebP, BMP, "
-          "GIF and TIFF are decoded)",
-          gst_spdl_image_format_name (dec->format));
+          "a %s image: no decoder for this format (" DECODED_FORMATS
+          " are decoded)", gst_spdl_image_format_name (dec->format));
       return FALSE;
+    case GST_SPDL_IMAGE_FORMAT_UNKNOWN:
+      if (size > 0) {
+        g_set_error (error, GST_SPDL_DECODE_ERROR,
+            GST_SPDL_DECODE_ERROR_NOT_JPEG, "not a JPEG file, nor any "
+            "format decoded here (" DECODED_FORMATS "): no known signature");
+        return FALSE;
+      }
+      /* the JPEG decoder says the file is empty */
+      G_GNUC_FALLTHROUGH;
     default:
-      /* JPEG, and data of no known format: the JPEG decoder says why */
       return gst_spdl_jpeg_decoder_open (dec->jpeg, data, size, max_pixels,
           width, height, error);
   }

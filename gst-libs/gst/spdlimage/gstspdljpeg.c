@@ -37,6 +37,7 @@ typedef struct
   jmp_buf jump;
   gint code;
   gchar message[JMSG_LENGTH_MAX];
+  gchar first_warning[JMSG_LENGTH_MAX]; /* of the image under way */
 } SpdlJpegError;
 
 typedef struct
@@ -86,9 +87,8 @@ spdl_emit_message (j_common_ptr cinfo, int level)
 
   if (level >= 0)
     return;
-  /* data missing from the scan: the rest would be grey filler */
-  if (err->pub.msg_code == JWRN_JPEG_EOF ||
-      err->pub.msg_code == JWRN_HIT_MARKER) {
+  /* the data ends before the image: PIL says "image file is truncated" */
+  if (err->pub.msg_code == JWRN_JPEG_EOF) {
     gchar detail[JMSG_LENGTH_MAX];
     err->pub.format_message (cinfo, detail);
     g_snprintf (err->message, sizeof (err->message), "truncated (%s)",
@@ -96,7 +96,11 @@ spdl_emit_message (j_common_ptr cinfo, int level)
     err->code = GST_SPDL_DECODE_ERROR_TRUNCATED;
     longjmp (err->jump, 1);
   }
-  err->pub.num_warnings++;
+  /* corrupt data in a whole file ("premature end of data segment", a bad
+   * Huffman code): libjpeg goes on, and so does PIL, silently; the image
+   * is delivered as recovered */
+  if (err->pub.num_warnings++ == 0)
+    err->pub.format_message (cinfo, err->first_warning);
 }
 
 /* Called between scans and during long passes: a progressive image with
@@ -215,7 +219,7 @@ check_signature (const guint8 * data, gsize size, GError ** error)
         "empty file (0 bytes)");
   if (size < 3 || data[0] != 0xFF || data[1] != 0xD8)
     return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_NOT_JPEG,
-        "not a JPEG file (no start-of-image marker), nor a PNG or WebP");
+        "not a JPEG file (no start-of-image marker)");
   return TRUE;
 }
 
@@ -238,6 +242,7 @@ gst_spdl_jpeg_decoder_open (GstSpdlJpegDecoder * dec, const guint8 * data,
     jpeg_abort_decompress (cinfo);
     return gst_spdl_decode_fail (error, dec->err.code, "%s", dec->err.message);
   }
+  dec->err.pub.num_warnings = 0;
   jpeg_mem_src (cinfo, data, size);
   jpeg_read_header (cinfo, TRUE);
 
@@ -384,6 +389,29 @@ start_region (struct jpeg_decompress_struct *cinfo, gint x0, gint x1, gint y0,
     jpeg_skip_scanlines (cinfo, (y0 / imcu_rows - 1) * imcu_rows);
 }
 
+/* Reads the rest of the data after the region's last row, as a whole
+ * decode does, so that the image is delivered or refused as PIL decides:
+ * corrupt data or a broken marker below the crop is found. A single-scan
+ * image's rows are skipped (entropy decoding only) but its last, which
+ * jpeg_skip_scanlines() would not read; a multi-scan image's data was all
+ * read by jpeg_start_decompress(). */
+static void
+read_to_end (struct jpeg_decompress_struct *cinfo, JSAMPROW * rowptr)
+{
+  JDIMENSION left = cinfo->output_height - cinfo->output_scanline;
+
+  if (left == 0)
+    return;
+  if (jpeg_has_multiple_scans (cinfo)) {
+    jpeg_skip_scanlines (cinfo, left);
+    return;
+  }
+  if (left > 1)
+    jpeg_skip_scanlines (cinfo, left - 1);
+  while (cinfo->output_scanline < cinfo->output_height)
+    jpeg_read_scanlines (cinfo, rowptr, 1);
+}
+
 static gboolean
 decode_rows (GstSpdlJpegDecoder * dec, const GstSpdlDecodeParams * p,
     guint channels, const GstSpdlOutput * out)
@@ -433,13 +461,24 @@ decode_rows (GstSpdlJpegDecoder * dec, const GstSpdlDecodeParams * p,
       }
     }
   }
-  if (cinfo->output_scanline < cinfo->output_height)
-    jpeg_abort_decompress (cinfo);
-  else
-    jpeg_finish_decompress (cinfo);
+  read_to_end (cinfo, rowptr);
+  jpeg_finish_decompress (cinfo);
   /* every row of [y0, y1) was read */
   g_warn_if_fail (gst_spdl_row_ring_finish (&dec->ring));
   return TRUE;
+}
+
+/* FALSE with GST_SPDL_DECODE_ERROR_RECOVERED once libjpeg warned about the
+ * image's data (every pixel is written all the same). */
+static gboolean
+check_warnings (GstSpdlJpegDecoder * dec, GError ** error)
+{
+  if (dec->err.pub.num_warnings == 0)
+    return TRUE;
+  return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_RECOVERED,
+      "corrupt JPEG data, decoded as PIL decodes it (%s; %ld warning%s)",
+      dec->err.first_warning, dec->err.pub.num_warnings,
+      dec->err.pub.num_warnings == 1 ? "" : "s");
 }
 
 gboolean
@@ -473,7 +512,7 @@ gst_spdl_jpeg_decoder_decode_to (GstSpdlJpegDecoder * dec,
 
   plan_axes (dec, g, num / 8.0, cinfo->output_width, cinfo->output_height,
       !p->exact);
-  return decode_rows (dec, p, channels, out);
+  return decode_rows (dec, p, channels, out) && check_warnings (dec, error);
 }
 
 void

@@ -12,23 +12,27 @@
  * and resampled as it arrives, so a non-interlaced image never exists
  * whole in memory and decoding stops after the last row the crop reads.
  * Interlaced images need all passes: they are decoded whole. The size limit
- * is checked on IHDR and a cut-short file is found by walking the chunks
- * before libpng allocates anything; text and ICC chunks are skipped
+ * is checked on IHDR, and whether PIL reads the file is decided on its
+ * whole data before libpng allocates anything (gstspdlpngcheck.h); text and ICC chunks are skipped
  * unread, so a compressed-text bomb costs nothing. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
 
 #include "gstspdlpng.h"
+#include "gstspdlpngcheck.h"
 #include "gstspdlrowsink.h"
 #include "gstspdlerrors.h"
 
 #include <string.h>
 #include <png.h>
+#include <zlib.h>
 
 #define SIGNATURE_SIZE 8
 /* signature, then IHDR: length, type, 13 bytes, CRC */
 #define MIN_PNG_SIZE (SIGNATURE_SIZE + 25)
+/* what gst_spdl_png_check_stream() inflates into at a time */
+#define CHECK_SCRATCH_SIZE (64 * 1024)
 /* the chunks libpng would decompress or parse for nothing we use */
 static const png_byte ignored_chunks[] = "iCCP\0iTXt\0tEXt\0zTXt\0sPLT\0eXIf";
 
@@ -48,6 +52,10 @@ struct _GstSpdlPngDecoder
   guint8 *rows;                 /* one row, or the whole interlaced image */
   gsize rows_size;
   png_bytep *row_pointers;
+  GstSpdlPixels pixels;         /* of the rows libpng gives */
+  gint reading_row;             /* non-interlaced: the row being read */
+  /* rows through libpng's transformations, and all of the image's */
+  guint64 rows_transformed, rows_expected;
   guint64 max_memory;           /* for a whole interlaced image; 0: none */
 };
 
@@ -95,29 +103,6 @@ read_be32 (const guint8 * p)
       ((guint32) p[2] << 8) | p[3];
 }
 
-/* Every chunk whole up to IEND: else the file was cut short. */
-static gboolean
-check_chunks (const guint8 * data, gsize size, GError ** error)
-{
-  gsize pos = SIGNATURE_SIZE;
-
-  while (size - pos >= 12) {
-    guint32 length = read_be32 (data + pos);
-
-    if (length > 0x7fffffff)
-      return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_CORRUPT,
-          "corrupt: a chunk of length %u", length);
-    if (memcmp (data + pos + 4, "IEND", 4) == 0)
-      return TRUE;
-    if (size - pos - 12 < length)
-      break;
-    pos += 12 + (gsize) length;
-  }
-  return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_TRUNCATED,
-      "truncated: the data ends before the IEND chunk (at byte %"
-      G_GSIZE_FORMAT ")", size);
-}
-
 gboolean
 gst_spdl_png_decoder_open (GstSpdlPngDecoder * dec, const guint8 * data,
     gsize size, guint64 max_pixels, guint * width, guint * height,
@@ -133,6 +118,10 @@ gst_spdl_png_decoder_open (GstSpdlPngDecoder * dec, const guint8 * data,
   if (read_be32 (data + 8) != 13 || memcmp (data + 12, "IHDR", 4) != 0)
     return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_CORRUPT,
         "corrupt: the PNG does not start with an IHDR chunk");
+  /* a damaged header is corrupt, not too large (PIL checks it first) */
+  if (crc32 (0, data + 12, 17) != read_be32 (data + 29))
+    return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_CORRUPT,
+        "corrupt: broken PNG file (bad checksum in its IHDR chunk)");
   dec->width = read_be32 (data + 16);
   dec->height = read_be32 (data + 20);
   if (dec->width == 0 || dec->height == 0 || dec->width > 0x7fffffff ||
@@ -144,7 +133,11 @@ gst_spdl_png_decoder_open (GstSpdlPngDecoder * dec, const guint8 * data,
     return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_TOO_LARGE,
         "%ux%u is %" G_GUINT64_FORMAT " pixels, more than max-pixels=%"
         G_GUINT64_FORMAT, dec->width, dec->height, pixels, max_pixels);
-  if (!check_chunks (data, size, error))
+  /* decides as PIL does, whatever part of the image the crop reads */
+  gst_spdl_ensure_buffer (&dec->rows, &dec->rows_size, CHECK_SCRATCH_SIZE);
+  if (!gst_spdl_png_check_stream (data, size, dec->width, dec->height,
+          data[24], data[25], data[28] != 0, dec->rows, CHECK_SCRATCH_SIZE,
+          error))
     return FALSE;
   dec->data = data;
   dec->size = size;
@@ -172,19 +165,26 @@ on_png_warning (png_structp png, png_const_charp message)
   /* recoverable (a bad ancillary chunk, say): PIL decodes these too */
 }
 
+/* Past the end of the data, zeros: libpng may read the end of the zlib
+ * stream and the next chunk after the image's last row, which PIL does
+ * not read (rows_complete() keeps those rows); before it, the decode fails
+ * as truncated at the first error the zeros cause. */
 static void
 read_data (png_structp png, png_bytep out, size_t n)
 {
   GstSpdlPngDecoder *dec = png_get_io_ptr (png);
+  gsize have = MIN (n, dec->size - dec->pos);
 
-  if (n > dec->size - dec->pos) {
+  memcpy (out, dec->data + dec->pos, have);
+  dec->pos += have;
+  if (have == n)
+    return;
+  memset (out + have, 0, n - have);
+  if (dec->code < 0) {
     dec->code = GST_SPDL_DECODE_ERROR_TRUNCATED;
     g_strlcpy (dec->message, "truncated: the image data ends early",
         sizeof (dec->message));
-    png_error (png, "truncated");
   }
-  memcpy (out, dec->data + dec->pos, n);
-  dec->pos += n;
 }
 
 static GstSpdlPixels
@@ -200,6 +200,31 @@ pixels_of (guint channels, guint depth)
   return by_channels[depth == 16][CLAMP (channels, 1, 4) - 1];
 }
 
+/* libpng's user transform, run on each row once it is unfiltered: the
+ * last one's pixels are ours even if libpng fails after it. */
+static void
+count_row (png_structp png, png_row_infop row_info, png_bytep data)
+{
+  GstSpdlPngDecoder *dec = png_get_io_ptr (png);
+
+  dec->rows_transformed++;
+}
+
+/* Rows libpng gives for the whole image (Adam7: each pass's rows). */
+static guint64
+rows_of_image (GstSpdlPngDecoder * dec, gint passes)
+{
+  guint64 rows = 0;
+  gint pass;
+
+  if (passes == 1)
+    return dec->height;
+  for (pass = 0; pass < 7; pass++)
+    if (PNG_PASS_COLS (dec->width, pass) > 0)
+      rows += PNG_PASS_ROWS (dec->height, pass);
+  return rows;
+}
+
 /* Runs under libpng's setjmp: everything it allocates hangs off @dec. */
 static void
 decode_rows (GstSpdlPngDecoder * dec, const GstSpdlDecodeParams * p,
@@ -213,6 +238,11 @@ decode_rows (GstSpdlPngDecoder * dec, const GstSpdlDecodeParams * p,
   gint y;
 
   png_set_read_fn (png, dec, read_data);
+  /* chunk CRCs were checked as PIL checks them, before the image data
+   * only (gst_spdl_png_check_stream) */
+  png_set_crc_action (png, PNG_CRC_QUIET_USE, PNG_CRC_QUIET_USE);
+  /* and the Adler-32 where PIL's decoder reads it */
+  png_set_option (png, PNG_IGNORE_ADLER32, PNG_OPTION_ON);
   png_set_keep_unknown_chunks (png, PNG_HANDLE_CHUNK_NEVER, ignored_chunks,
       sizeof (ignored_chunks) / 5);
   png_read_info (png, info);
@@ -225,10 +255,12 @@ decode_rows (GstSpdlPngDecoder * dec, const GstSpdlDecodeParams * p,
   if (color_type == PNG_COLOR_TYPE_GRAY && depth < 8)
     png_set_expand_gray_1_2_4_to_8 (png);
   passes = png_set_interlace_handling (png);
+  png_set_read_user_transform_fn (png, count_row);
   png_read_update_info (png, info);
   rowbytes = png_get_rowbytes (png, info);
-  pixels = pixels_of (png_get_channels (png, info),
+  pixels = dec->pixels = pixels_of (png_get_channels (png, info),
       png_get_bit_depth (png, info));
+  dec->rows_expected = rows_of_image (dec, passes);
 
   gst_spdl_row_sink_plan (&dec->sink, out, g, dec->width, dec->height,
       p->gray ? 1 : 3, !p->exact);
@@ -252,9 +284,32 @@ decode_rows (GstSpdlPngDecoder * dec, const GstSpdlDecodeParams * p,
   /* 16 bytes of slack: the SIMD row kernel loads 16 bytes per window */
   gst_spdl_ensure_buffer (&dec->rows, &dec->rows_size, rowbytes + 16);
   for (y = 0; y < dec->sink.y1; y++) {
+    dec->reading_row = y;
     png_read_row (png, dec->rows, NULL);
     gst_spdl_row_sink_push (&dec->sink, y, dec->rows, pixels);
   }
+}
+
+/* After libpng failed: TRUE if it was past the image's last row (the end
+ * of the zlib stream, a chunk after it), which PIL never reads (the check
+ * of open() found the data PIL reads sound): the rows not pushed yet are
+ * pushed. */
+static gboolean
+rows_complete (GstSpdlPngDecoder * dec)
+{
+  gint y;
+
+  if (dec->rows_expected == 0 || dec->rows_transformed != dec->rows_expected)
+    return FALSE;
+  if (dec->row_pointers) {
+    for (y = dec->sink.y0; y < dec->sink.y1; y++)
+      gst_spdl_row_sink_push (&dec->sink, y, dec->row_pointers[y],
+          dec->pixels);
+  } else if (dec->reading_row < dec->sink.y1) {
+    gst_spdl_row_sink_push (&dec->sink, dec->reading_row, dec->rows,
+        dec->pixels);
+  }
+  return TRUE;
 }
 
 /* The setjmp frame: nothing here changes after it is set. */
@@ -263,7 +318,7 @@ run_decode (GstSpdlPngDecoder * dec, const GstSpdlDecodeParams * p,
     const GstSpdlGeometry * g, const GstSpdlOutput * out)
 {
   if (setjmp (png_jmpbuf (dec->png)) != 0)
-    return FALSE;
+    return rows_complete (dec);
   decode_rows (dec, p, g, out);
   return TRUE;
 }
@@ -279,6 +334,7 @@ gst_spdl_png_decoder_decode (GstSpdlPngDecoder * dec,
   dec->opened = FALSE;
   dec->pos = 0;
   dec->code = -1;
+  dec->rows_transformed = dec->rows_expected = 0;
   dec->png = png_create_read_struct (PNG_LIBPNG_VER_STRING, dec,
       on_png_error, on_png_warning);
   if (dec->png)

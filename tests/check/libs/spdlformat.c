@@ -34,6 +34,14 @@ GST_START_TEST (test_sniffing_by_first_bytes)
     {"BM\0\0\0\0\0\0\0\0\0\0\0\0", 14, GST_SPDL_IMAGE_FORMAT_BMP},
     {"MM\0*", 4, GST_SPDL_IMAGE_FORMAT_TIFF},
     {"P5\n", 3, GST_SPDL_IMAGE_FORMAT_PNM},
+    {"\xff\x4f\xff\x51", 4, GST_SPDL_IMAGE_FORMAT_JPEG2000},
+    {"\0\0\0\x0cjP  \r\n\x87\n", 12, GST_SPDL_IMAGE_FORMAT_JPEG2000},
+    {"\0\0\1\0\1\0", 6, GST_SPDL_IMAGE_FORMAT_ICO},
+    /* TGA: a known image type (2), a size (64x48), a depth (24) */
+    {"\0\0\2\0\0\0\0\0\0\0\0\0\x40\0\x30\0\x18\0", 18,
+        GST_SPDL_IMAGE_FORMAT_TGA},
+    {"\0\0\2\0\0\0\0\0\0\0\0\0\x40\0\x30\0\x07\0", 18,
+        GST_SPDL_IMAGE_FORMAT_UNKNOWN},
     {"Photo", 5, GST_SPDL_IMAGE_FORMAT_UNKNOWN},
     {"", 0, GST_SPDL_IMAGE_FORMAT_UNKNOWN},
   };
