@@ -191,7 +191,8 @@ def test_repr_skipped_and_stats_units(folder):
     # shard or HTTP reasons
     assert set(loader.skipped()) == {
         "empty", "not-jpeg", "truncated", "corrupt", "too-large",
-        "unsupported", "unsupported-format", "unreadable", "not-a-file"}
+        "unsupported", "unsupported-format", "unreadable", "not-a-file",
+        "recovered"}
     stats = loader.stats()
     named = loader.stats(units=True)
     assert named["loader"] == stats["loader"]
