@@ -606,3 +606,66 @@ def test_unreferenced_frames_before_a_clip_are_not_decoded(tmp_path,
             assert mad <= 0.8, (k, i, mad)
     decoded = stats[1].get_value("frames-decoded")
     assert references_min <= decoded <= 0.75 * n, (decoded, references_min)
+
+
+def run_all_frames_and_clips(root, path, references, clip_opts):
+    """Clips of @path (the only video under @root) by @clip_opts, each at
+    FFmpeg's pts with FFmpeg's pixels, none dropped."""
+    clips, warnings, counts = run_clips(
+        "spdlsrc location=%s extensions=%s ! spdlvideodecode name=dec "
+        "threads=1 layout=thwc %s" % (root, EXTENSIONS, clip_opts))
+    assert warnings == [], warnings
+    return clips
+
+
+@pytest.mark.parametrize("ext", ["mp4", "mkv"])
+def test_open_gop_h264_equals_ffmpeg(tmp_path, references, ext):
+    """x264 open GOPs with B-frames: the keyframes after the first are not
+    IDR pictures, and gst-libav cannot start decoding at one (the frames
+    after it were garbage, MAE 6-21, and a clip at the keyframe at 6 s was
+    dropped as corrupt). Clips across keyframes, at keyframes and at the
+    leading B-frames before them, are FFmpeg's frames."""
+    (tmp_path / "a").mkdir()
+    path = tmp_path / "a" / ("opengop." + ext)
+    videogen.make(path, "320x240", 25, 8, videogen.OPEN_GOP)
+    ref_pts = references[str(path)][0]
+    assert len(ref_pts) == 200
+    for opts, n, frames, stride in [
+            ("frames=16 stride=2 clips-per-video=3 sampling=uniform", 3, 16,
+             2),
+            ("frames=8 clips-per-video=1 sampling=random seed=1", 1, 8, 1),
+            # every 4-frame window start, keyframes and leading B-frames
+            # among them
+            ("frames=4 clips-per-video=66 sampling=uniform", 66, 4, 1)]:
+        clips = run_all_frames_and_clips(tmp_path, path, references, opts)
+        assert len(clips) == n, opts
+        assert_clips_equal_ffmpeg(clips, references, frames, stride)
+
+
+@pytest.mark.parametrize("source", [videogen.CLOSED_GOP, videogen.OPEN_GOP])
+def test_stream_copy_cut_follows_the_edit_list(tmp_path, references, source):
+    """`ffmpeg -ss 1.3 -i in.mp4 -c copy cut.mp4` keeps the packets from
+    the keyframe before 1.3 s and an edit list that starts at 1.3 s:
+    qtdemux gave no packet before the edit (the first clip was dropped
+    as corrupt, a cut of an open GOP was MAE 31), and every pts was
+    0.02 s late (FFmpeg shows the first frame in the edit at 0)."""
+    (tmp_path / "a").mkdir()
+    src = tmp_path / "src.mp4"
+    videogen.make(src, "320x240", 25, 8, source)
+    path = tmp_path / "a" / "cut.mp4"
+    videogen.convert(src, path, ["-c", "copy"], ["-ss", "1.3"])
+    ref_pts, ref = references[str(path)]
+    assert ref_pts[0] == 0 and len(ref_pts) < 200     # the cut as meant
+    clips = run_all_frames_and_clips(
+        tmp_path, path, references,
+        "frames=%d clips-per-video=1" % len(ref_pts))
+    arr, meta = clips[0]
+    np.testing.assert_allclose(pts_of(meta), ref_pts, atol=1e-6)
+    for k in range(len(ref_pts)):
+        mad = np.abs(arr[k].astype(int) - ref[k].astype(int)).mean()
+        assert mad <= 0.8, (k, mad)
+    clips = run_all_frames_and_clips(
+        tmp_path, path, references,
+        "frames=4 stride=2 clips-per-video=20 sampling=uniform")
+    assert len(clips) == 20
+    assert_clips_equal_ffmpeg(clips, references, 4, 2)

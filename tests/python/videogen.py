@@ -75,6 +75,23 @@ VFR_BFRAMES = ("320x240", 25, 3, [
     "-pix_fmt", "yuv420p"])
 
 
+# x264's open GOPs (as cameras and some encoders write them): keyframes
+# after the first are I-frames that are not IDR pictures (recovery
+# points), and the B-frames decoded after each are shown before it
+OPEN_GOP = ["-c:v", "libx264", "-bf", "3", "-x264-params",
+            "open-gop=1:keyint=50:min-keyint=50:scenecut=0",
+            "-pix_fmt", "yuv420p"]
+CLOSED_GOP = ["-c:v", "libx264", "-bf", "3", "-x264-params",
+              "keyint=50:min-keyint=50:scenecut=0", "-pix_fmt", "yuv420p"]
+
+
+def convert(src, dst, opts, input_opts=()):
+    """ffmpeg [input_opts] -i src [opts] dst: a stream copy, a cut, new
+    metadata (`-ss 1.3 ... -c copy` writes an MP4 edit list)."""
+    _run([FFMPEG, "-nostdin", "-v", "error", "-y"] + list(input_opts) +
+         ["-i", str(src)] + list(opts) + [str(dst)], str(src))
+
+
 def make_set(root):
     """Class folders "a" and "b" of the kinds above plus a VFR mkv."""
     os.makedirs(os.path.join(root, "a"), exist_ok=True)

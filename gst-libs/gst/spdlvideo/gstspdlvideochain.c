@@ -56,6 +56,8 @@ typedef struct
 {
   GstBuffer *buffer;
   gboolean key;
+  gboolean recovery;            /* a key that is no decoding start: H.264
+                                 * non-IDR I (see mark_recovery_points) */
   gint frame;                   /* index in the frame list, -1: not shown */
 } Packet;
 
@@ -555,6 +557,47 @@ h264_nal_is_b (const guint8 * nal, gsize n)
   return type % 5 == 1;
 }
 
+/* Whether an H.264 NAL unit is an IDR slice. */
+static gboolean
+h264_nal_is_idr (const guint8 * nal, gsize n)
+{
+  return n >= 1 && (nal[0] & 0x1f) == 5;
+}
+
+/* Whether a NAL unit of the H.264 access unit @buf passes @test:
+ * @nal_length bytes of size before each (avc), or start codes (0). */
+static gboolean
+h264_packet_has_nal (gint nal_length, GstBuffer * buf,
+    gboolean (*test) (const guint8 * nal, gsize n))
+{
+  GstMapInfo map;
+  gboolean found = FALSE;
+  gsize i;
+
+  if (!gst_buffer_map (buf, &map, GST_MAP_READ))
+    return FALSE;
+  if (nal_length > 0) {
+    for (i = 0; i + nal_length <= map.size && !found;) {
+      gsize len = 0;
+      gint k;
+
+      for (k = 0; k < nal_length; k++)
+        len = (len << 8) | map.data[i + k];
+      i += nal_length;
+      if (len > map.size - i)
+        break;
+      found = test (map.data + i, len);
+      i += len;
+    }
+  } else {
+    for (i = 0; i + 3 < map.size && !found; i++)
+      if (map.data[i] == 0 && map.data[i + 1] == 0 && map.data[i + 2] == 1)
+        found = test (map.data + i + 3, map.size - i - 3);
+  }
+  gst_buffer_unmap (buf, &map);
+  return found;
+}
+
 /* Whether @buf holds a B-frame (MPEG-4 part 2 B-VOP, H.264 B slice):
  * a frame shown before one decoded earlier. */
 static gboolean
@@ -564,33 +607,68 @@ packet_is_b_frame (const GstStructure * s, gint nal_length, GstBuffer * buf)
   gboolean b = FALSE;
   gsize i;
 
+  if (!gst_structure_has_name (s, "video/mpeg"))
+    return h264_packet_has_nal (nal_length, buf, h264_nal_is_b);
   if (!gst_buffer_map (buf, &map, GST_MAP_READ))
     return FALSE;
-  if (gst_structure_has_name (s, "video/mpeg")) {
-    for (i = 0; i + 4 < map.size && !b; i++)
-      if (map.data[i] == 0 && map.data[i + 1] == 0 && map.data[i + 2] == 1 &&
-          map.data[i + 3] == 0xb6)
-        b = (map.data[i + 4] >> 6) == 2;
-  } else if (nal_length > 0) {
-    for (i = 0; i + nal_length <= map.size && !b;) {
-      gsize len = 0;
-      gint k;
-
-      for (k = 0; k < nal_length; k++)
-        len = (len << 8) | map.data[i + k];
-      i += nal_length;
-      if (len > map.size - i)
-        break;
-      b = h264_nal_is_b (map.data + i, len);
-      i += len;
-    }
-  } else {
-    for (i = 0; i + 3 < map.size && !b; i++)
-      if (map.data[i] == 0 && map.data[i + 1] == 0 && map.data[i + 2] == 1)
-        b = h264_nal_is_b (map.data + i + 3, map.size - i - 3);
-  }
+  for (i = 0; i + 4 < map.size && !b; i++)
+    if (map.data[i] == 0 && map.data[i + 1] == 0 && map.data[i + 2] == 1 &&
+        map.data[i + 3] == 0xb6)
+      b = (map.data[i + 4] >> 6) == 2;
   gst_buffer_unmap (buf, &map);
   return b;
+}
+
+/* The size of an H.264 stream's NAL length fields (avc), 0 for start
+ * codes (byte-stream), -1 when not known. */
+static gint
+h264_nal_length (const GstStructure * s)
+{
+  const GValue *v = gst_structure_get_value (s, "codec_data");
+  GstMapInfo map;
+  gint nal_length = -1;
+
+  if (g_strcmp0 (gst_structure_get_string (s, "stream-format"),
+          "byte-stream") == 0)
+    return 0;
+  if (v == NULL || !GST_VALUE_HOLDS_BUFFER (v) ||
+      !gst_buffer_map (gst_value_get_buffer (v), &map, GST_MAP_READ))
+    return -1;
+  if (map.size > 4)
+    nal_length = (map.data[4] & 3) + 1;
+  gst_buffer_unmap (gst_value_get_buffer (v), &map);
+  return nal_length;
+}
+
+/* H.264 keyframes that are not IDR pictures: an open GOP's I-frames
+ * (recovery points). gst-libav 1.22 cannot start decoding at one: FFmpeg
+ * fills the frame_num gap before it with up to num_ref_frames pictures,
+ * each asking get_buffer for the same packet's frame, which gst-libav
+ * refuses after the first; the I-frame's slices then fail ("Invalid
+ * input packet") and the frames after it are concealed garbage until
+ * the next keyframe. Decoding started one keyframe earlier (whatever it
+ * decodes to) reaches the recovery point with frame_num continuous: the
+ * I-frame and every frame shown after it are exact (a recovery point
+ * with recovery_frame_cnt 0, as x264 writes them). mark_packets starts
+ * there. */
+static void
+mark_recovery_points (GstSpdlVideoChain * chain)
+{
+  const GstStructure *s = gst_caps_get_structure (chain->caps, 0);
+  gint nal_length;
+  guint i;
+
+  if (!gst_structure_has_name (s, "video/x-h264"))
+    return;
+  nal_length = h264_nal_length (s);
+  if (nal_length < 0)
+    return;
+  for (i = 0; i < chain->packets->len; i++) {
+    Packet *p = &g_array_index (chain->packets, Packet, i);
+
+    p->recovery = p->key && !h264_packet_has_nal (nal_length, p->buffer,
+        h264_nal_is_idr);
+  }
 }
 
 /* AVI gives a frame's decode time, and its presentation time only for
@@ -617,20 +695,9 @@ derive_pts_from_dts (GstSpdlVideoChain * chain, GError ** error)
   if (!missing)
     return TRUE;
   if (gst_structure_has_name (s, "video/x-h264")) {
-    const GValue *v = gst_structure_get_value (s, "codec_data");
-    GstMapInfo map;
-
-    if (g_strcmp0 (gst_structure_get_string (s, "stream-format"),
-            "byte-stream") != 0) {
-      if (v == NULL || !gst_buffer_map (gst_value_get_buffer (v), &map,
-              GST_MAP_READ))
-        return TRUE;
-      if (map.size > 4)
-        nal_length = (map.data[4] & 3) + 1;
-      gst_buffer_unmap (gst_value_get_buffer (v), &map);
-      if (nal_length == 0)
-        return TRUE;
-    }
+    nal_length = h264_nal_length (s);
+    if (nal_length < 0)
+      return TRUE;
   } else if (!gst_structure_has_name (s, "video/mpeg")) {
     return TRUE;
   }
@@ -836,6 +903,20 @@ index_frames (GstSpdlVideoChain * chain, const GstSegment * segment,
     if (st != G_MAXUINT64)
       chain->end = (gdouble) (st + offset) / GST_SECOND;
   }
+  if (segment && segment->time == 0 && n_frames > 0 && chain->pts[0] > 0) {
+    /* FFmpeg's mov demuxer: an edit that starts between two frames
+     * (ffmpeg -ss 1.3 -c copy: at 1.30 s of frames 40 ms apart) shows
+     * its first frame at 0, every time shifted by as much
+     * (mov_fix_index, min_corrected_pts). The audio chain stays in the
+     * demuxer's timeline: time_offset says by how much. */
+    gdouble shift = chain->pts[0];
+
+    for (i = 0; i < n_frames; i++)
+      chain->pts[i] -= shift;
+    if (chain->end > 0)
+      chain->end -= shift;
+    chain->time_offset -= shift;
+  }
   return TRUE;
 }
 
@@ -857,33 +938,26 @@ check_caps (GstSpdlVideoChain * chain, GError ** error)
   return TRUE;
 }
 
-gboolean
-gst_spdl_video_chain_open (GstSpdlVideoChain * chain, GBytes * data,
-    GError ** error)
+/* One demuxing of @data into chain->packets and chain->caps; @segment
+ * (@have_segment) the video stream's first segment. */
+static gboolean
+demux_packets (GstSpdlVideoChain * chain, GBytes * data, GstSegment * segment,
+    gboolean * have_segment, GError ** error)
 {
   GInputStream *stream;
   GstBus *bus;
-  GstSegment segment;
-  gboolean have_segment = FALSE, ok = FALSE, eos = FALSE;
-  GstClockTime offset = 0;
+  gboolean ok = FALSE, eos = FALSE;
   gint64 deadline;
   GstStateChangeReturn ret;
 
-  gst_spdl_video_chain_close (chain);
-  if (!gst_spdl_media_file_check (data, error))
-    return FALSE;
-  if (chain->demux_pipe && !chain->limits.reuse)
-    free_demuxer (chain);
-  if (chain->demux_pipe == NULL && !build_demuxer (chain, error))
-    return FALSE;
   reset_demuxer (chain);
   if (!replace_source (chain, error))
     return FALSE;
-  chain->data = g_bytes_ref (data);
   stream = g_memory_input_stream_new_from_bytes (data);
   g_object_set (chain->src, "stream", stream, NULL);
   g_object_unref (stream);
 
+  *have_segment = FALSE;
   bus = gst_element_get_bus (chain->demux_pipe);
   deadline = g_get_monotonic_time () + chain->limits.timeout / GST_USECOND;
   ret = gst_element_set_state (chain->demux_pipe, GST_STATE_PLAYING);
@@ -911,8 +985,8 @@ gst_spdl_video_chain_open (GstSpdlVideoChain * chain, GBytes * data,
       if (chain->caps == NULL) {
         chain->caps = gst_caps_ref (gst_sample_get_caps (sample));
         if (gst_sample_get_segment (sample)) {
-          gst_segment_copy_into (gst_sample_get_segment (sample), &segment);
-          have_segment = segment.format == GST_FORMAT_TIME;
+          gst_segment_copy_into (gst_sample_get_segment (sample), segment);
+          *have_segment = segment->format == GST_FORMAT_TIME;
         }
       }
       p.buffer = gst_buffer_ref (buf);
@@ -969,12 +1043,142 @@ gst_spdl_video_chain_open (GstSpdlVideoChain * chain, GBytes * data,
         "the video stream has no frame");
     goto done;
   }
+  ok = TRUE;
+done:
+  gst_object_unref (bus);
+  return ok;
+}
+
+/* The size and header size of the ISO BMFF box at @d (@n bytes left),
+ * FALSE when it does not fit. */
+static gboolean
+mp4_box (const guint8 * d, gsize n, guint64 * size, guint * header)
+{
+  if (n < 8)
+    return FALSE;
+  *size = GST_READ_UINT32_BE (d);
+  *header = 8;
+  if (*size == 1) {
+    if (n < 16)
+      return FALSE;
+    *size = GST_READ_UINT64_BE (d + 8);
+    *header = 16;
+  } else if (*size == 0) {
+    *size = n;
+  }
+  return *size >= *header && *size <= n;
+}
+
+/* Renames every track's edit list box (moov/trak/edts) of the MP4 / MOV
+ * @d to "free" (same size: every offset stays valid). Returns how many. */
+static guint
+mp4_hide_edit_lists (guint8 * d, gsize n)
+{
+  guint64 size, tsize, esize;
+  guint header, theader, eheader, hidden = 0;
+  gsize i, t, e;
+
+  for (i = 0; mp4_box (d + i, n - i, &size, &header); i += size) {
+    if (memcmp (d + i + 4, "moov", 4) != 0)
+      continue;
+    for (t = i + header; t < i + size &&
+        mp4_box (d + t, i + size - t, &tsize, &theader); t += tsize) {
+      if (memcmp (d + t + 4, "trak", 4) != 0)
+        continue;
+      for (e = t + theader; e < t + tsize &&
+          mp4_box (d + e, t + tsize - e, &esize, &eheader); e += esize)
+        if (memcmp (d + e + 4, "edts", 4) == 0) {
+          memcpy (d + e + 4, "free", 4);
+          hidden++;
+        }
+    }
+  }
+  return hidden;
+}
+
+/* qtdemux (1.22) starts an edit whose media time is past a keyframe at
+ * the first sample of the edit, not at the keyframe before it: a
+ * stream-copy cut (ffmpeg -ss 1.3 -c copy) gave no packet before 1.3 s,
+ * so the frames up to the next keyframe were decoded from a delta frame
+ * (dropped as corrupt, or garbage). FFmpeg keeps the packets from the
+ * keyframe, decodes them and shows only the frames in the edit. Here the
+ * file is demuxed again with its edit lists hidden, and its packets
+ * before the first one of the edited demuxing are put before those
+ * (the same media times: without an edit list qtdemux ends the track at
+ * the movie's duration, so the end comes from the first demuxing);
+ * index_frames applies the edit list (the first demuxing's segment). */
+static gboolean
+add_packets_before_edit (GstSpdlVideoChain * chain, GBytes * data,
+    GError ** error)
+{
+  gsize n;
+  guint8 *copy = g_bytes_unref_to_data (g_bytes_ref (data), &n);
+  GArray *edited;
+  GBytes *hidden;
+  GstCaps *caps;
+  GstSegment unused;
+  GstClockTime first;
+  gboolean have_unused, ok;
+  guint i, before = 0;
+
+  if (mp4_hide_edit_lists (copy, n) == 0) {
+    g_free (copy);
+    return TRUE;
+  }
+  hidden = g_bytes_new_take (copy, n);
+  edited = chain->packets;
+  caps = g_steal_pointer (&chain->caps);
+  chain->packets = g_array_new (FALSE, TRUE, sizeof (Packet));
+  reset_demuxer (chain);
+  ok = demux_packets (chain, hidden, &unused, &have_unused, error);
+  g_object_set (chain->src, "stream", NULL, NULL);
+  g_bytes_unref (hidden);
+  first = GST_BUFFER_DTS (g_array_index (edited, Packet, 0).buffer);
+  if (ok && GST_CLOCK_TIME_IS_VALID (first)) {
+    for (; before < chain->packets->len; before++) {
+      GstBuffer *b = g_array_index (chain->packets, Packet, before).buffer;
+      if (!GST_BUFFER_DTS_IS_VALID (b) || GST_BUFFER_DTS (b) >= first)
+        break;
+    }
+  }
+  for (i = before; i < chain->packets->len; i++)
+    gst_buffer_unref (g_array_index (chain->packets, Packet, i).buffer);
+  g_array_set_size (chain->packets, before);
+  g_array_append_vals (chain->packets, edited->data, edited->len);
+  g_array_free (edited, TRUE);
+  gst_clear_caps (&chain->caps);
+  chain->caps = caps;
+  GST_DEBUG ("%u packets before the edit list's start added", before);
+  return ok;
+}
+
+gboolean
+gst_spdl_video_chain_open (GstSpdlVideoChain * chain, GBytes * data,
+    GError ** error)
+{
+  GstSegment segment;
+  gboolean have_segment = FALSE, ok = FALSE;
+  GstClockTime offset = 0;
+
+  gst_spdl_video_chain_close (chain);
+  if (!gst_spdl_media_file_check (data, error))
+    return FALSE;
+  if (chain->demux_pipe && !chain->limits.reuse)
+    free_demuxer (chain);
+  if (chain->demux_pipe == NULL && !build_demuxer (chain, error))
+    return FALSE;
+  chain->data = g_bytes_ref (data);
+  if (!demux_packets (chain, data, &segment, &have_segment, error))
+    goto done;
   /* FFmpeg's pts_time: the container's timestamps, with an MP4 / MOV
    * edit list applied. qtdemux's segment is its edit list; other
    * demuxers' segments hide a late start (matroskademux), which FFmpeg
    * reports. */
   if (have_segment && !bin_has_element (chain->parsebin, "qtdemux", NULL))
     have_segment = FALSE;
+  if (have_segment && !g_array_index (chain->packets, Packet, 0).key &&
+      !add_packets_before_edit (chain, data, error))
+    goto done;
   if (bin_has_element (chain->parsebin, "tsdemux", NULL)) {
     offset = ts_first_pcr (g_bytes_get_data (data, NULL),
         g_bytes_get_size (data));
@@ -982,8 +1186,11 @@ gst_spdl_video_chain_open (GstSpdlVideoChain * chain, GBytes * data,
       offset = 0;
   }
   chain->time_offset = (gdouble) offset / GST_SECOND;
+  /* (index_frames may change time_offset) */
   ok = check_caps (chain, error) && derive_pts_from_dts (chain, error) &&
       index_frames (chain, have_segment ? &segment : NULL, offset, error);
+  if (ok)
+    mark_recovery_points (chain);
   if (ok && chain->n_frames == 0)
     ok = gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_NO_VIDEO,
         "the video stream shows no frame");
@@ -991,7 +1198,6 @@ done:
   /* nothing of the demuxer outlives the call: the packets are ours */
   reset_demuxer (chain);
   g_object_set (chain->src, "stream", NULL, NULL);
-  gst_object_unref (bus);
   if (!ok)
     gst_spdl_video_chain_close (chain);
   return ok;
@@ -1377,29 +1583,56 @@ ensure_decoder (GstSpdlVideoChain * chain, GstCaps * caps, GError ** error)
   return TRUE;
 }
 
-/* Marks in @feed the packets that make frame @f: from the keyframe before
- * it (in decode order, not shown after it) up to its own packet, its own
- * and those of the frames sharing its time 2, the others 1. Returns how
- * many were newly marked. */
-static guint
+/* The packet decoding starts at for a frame whose packets end at @p and
+ * whose timestamp is @pts: the keyframe before it in decode order that
+ * is not shown after it (a leading picture of an open GOP, shown before
+ * its keyframe, goes to the keyframe before), or one keyframe before that
+ * when it is a recovery point (see mark_recovery_points). -1 when the
+ * frame cannot be decoded exactly: a recovery point with no keyframe
+ * before it (a cut of an open-GOP stream starts there). */
+static gint
+start_packet (GstSpdlVideoChain * chain, guint p, GstClockTime pts)
+{
+  guint k = p;
+  Packet *pk;
+
+  while (k > 0) {
+    pk = &g_array_index (chain->packets, Packet, k);
+    if (pk->key && GST_BUFFER_PTS (pk->buffer) <= pts)
+      break;
+    k--;
+  }
+  pk = &g_array_index (chain->packets, Packet, k);
+  if (!pk->recovery)
+    return k;
+  while (k > 0) {
+    k--;
+    if (g_array_index (chain->packets, Packet, k).key)
+      return k;
+  }
+  return -1;
+}
+
+/* Marks in @feed the packets that make frame @f: from its start_packet
+ * up to its own packet, its own and those of the frames sharing its time
+ * 2, the others 1. Returns how many were newly marked, or -1 (nothing
+ * marked) when the frame cannot be decoded exactly. */
+static gint
 mark_packets (GstSpdlVideoChain * chain, guint f, guint8 * feed)
 {
-  guint p = chain->frame_packet[f], k, marked = 0, g;
+  guint p = chain->frame_packet[f], marked = 0, g;
   GstClockTime pts = chain->raw_pts[f];
+  gint k;
 
   /* frames sharing its timestamp are told apart by their output order:
    * all of them are decoded */
   for (g = f; g > 0 && chain->raw_pts[g - 1] == pts; g--);
   for (; g < chain->n_frames && chain->raw_pts[g] == pts; g++)
     p = MAX (p, chain->frame_packet[g]);
-  k = p;
-  while (k > 0) {
-    Packet *pk = &g_array_index (chain->packets, Packet, k);
-    if (pk->key && GST_BUFFER_PTS (pk->buffer) <= pts)
-      break;
-    k--;
-  }
-  for (; k <= p; k++)
+  k = start_packet (chain, p, pts);
+  if (k < 0)
+    return -1;
+  for (; k <= (gint) p; k++)
     if (!feed[k]) {
       feed[k] = 1;
       marked++;
@@ -1502,12 +1735,20 @@ gst_spdl_video_chain_decode (GstSpdlVideoChain * chain, const guint * wanted,
   chain->repeats = 0;
   feed = g_new0 (guint8, n_packets);
   for (i = 0; i < n_wanted; i++) {
+    gint marked;
+
     g_return_val_if_fail (wanted[i] < chain->n_frames, FALSE);
     if (chain->want[wanted[i]])
       continue;
+    marked = mark_packets (chain, wanted[i], feed);
+    if (marked < 0) {
+      /* left out: the caller finds it missing */
+      GST_DEBUG ("frame %u has no exact decoding start", wanted[i]);
+      continue;
+    }
     chain->want[wanted[i]] = 1;
     chain->remaining++;
-    to_feed += mark_packets (chain, wanted[i], feed);
+    to_feed += marked;
   }
   if (chain->limits.max_decode_frames && to_feed >
       chain->limits.max_decode_frames) {
