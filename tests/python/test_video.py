@@ -669,3 +669,55 @@ def test_stream_copy_cut_follows_the_edit_list(tmp_path, references, source):
         "frames=4 stride=2 clips-per-video=20 sampling=uniform")
     assert len(clips) == 20
     assert_clips_equal_ffmpeg(clips, references, 4, 2)
+
+
+# colour as the stream states it, FFmpeg's defaults for what it leaves out:
+# (file name, size, ffmpeg options, lavfi source)
+COLOUR_KINDS = {
+    # phones: full range (yuvj420p, color_range=pc), no matrix in the VUI
+    "full-range": ("a.mp4", "320x240", ["-c:v", "libx264", "-pix_fmt",
+                                        "yuvj420p"], "gradients"),
+    # limited-range samples tagged pc: FFmpeg follows the tag
+    "tagged-pc": ("a.mp4", "320x240", ["-c:v", "libx264", "-pix_fmt",
+                                       "yuv420p", "-color_range", "pc"],
+                  "gradients"),
+    # untagged HD: BT.601, not GStreamer's BT.709 for HD caps
+    "untagged-720p": ("a.mp4", "1280x720", ["-c:v", "libx264", "-pix_fmt",
+                                            "yuv420p"], "testsrc2"),
+    "untagged-1080p": ("a.mkv", "1920x1080", ["-c:v", "libx264", "-pix_fmt",
+                                              "yuv420p"], "testsrc2"),
+    # tagged BT.709, in HD and in SD (where GStreamer's default is 601)
+    "bt709-720p": ("a.mp4", "1280x720", [
+        "-c:v", "libx264", "-pix_fmt", "yuv420p", "-colorspace", "bt709",
+        "-color_primaries", "bt709", "-color_trc", "bt709"], "testsrc2"),
+    "bt709-sd": ("a.mp4", "320x240", [
+        "-c:v", "libx264", "-pix_fmt", "yuv420p", "-colorspace", "bt709",
+        "-color_primaries", "bt709", "-color_trc", "bt709"], "testsrc2"),
+    "mjpeg": ("a.avi", "320x240", ["-c:v", "mjpeg", "-q:v", "3"],
+              "gradients"),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(COLOUR_KINDS))
+def test_colour_is_the_streams_as_ffmpeg_reads_it(kind, tmp_path,
+                                                  references):
+    """The matrix and range the bitstream states (VUI, JPEG), BT.601 and
+    limited range where it states none, as FFmpeg converts: a phone's
+    full-range H.264 was converted as limited (MAE 8.1 off FFmpeg), a
+    limited stream tagged pc 14.7 off, untagged HD with BT.709 (8.8 and
+    4.9 off)."""
+    name, size, opts, source = COLOUR_KINDS[kind]
+    (tmp_path / "a").mkdir()
+    path = tmp_path / "a" / name
+    videogen.make(path, size, 25, 0.4, opts, source=source)
+    ref_pts, ref = references[str(path)]
+    clips, warnings, _ = run_clips(
+        "spdlsrc location=%s extensions=%s ! spdlvideodecode name=dec "
+        "frames=%d threads=1 layout=thwc" % (tmp_path, EXTENSIONS,
+                                             len(ref_pts)))
+    assert warnings == [] and len(clips) == 1
+    arr, meta = clips[0]
+    np.testing.assert_allclose(pts_of(meta), ref_pts, atol=1e-6)
+    for k in range(len(ref_pts)):
+        mad = np.abs(arr[k].astype(int) - ref[k].astype(int)).mean()
+        assert mad <= 0.8, (k, mad)

@@ -47,9 +47,12 @@ KINDS = {
 }
 
 
-def make(path, size, rate, seconds, opts, audio=False, vfr=False):
+def make(path, size, rate, seconds, opts, audio=False, vfr=False,
+         source="testsrc2"):
+    """@source: an FFmpeg lavfi video source that takes size, rate and
+    duration (testsrc2, gradients, ...)."""
     cmd = [FFMPEG, "-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i",
-           "testsrc2=size=%s:rate=%d:duration=%g" % (size, rate, seconds)]
+           "%s=size=%s:rate=%d:duration=%g" % (source, size, rate, seconds)]
     if audio:
         cmd += ["-f", "lavfi", "-i", "sine=frequency=440:duration=%g" % seconds]
     if vfr:

@@ -1403,6 +1403,41 @@ sink_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
   return GST_FLOW_OK;
 }
 
+/* The colorimetry the stream states, as FFmpeg reads it, in place of
+ * what gst_video_info_from_caps makes of the decoder's caps: it fills
+ * in GStreamer's defaults by frame size (BT.709 from 1280x720 up), and
+ * drops a partly known colorimetry whole ("1:0:0:0", a full-range H.264
+ * stream with no matrix in its VUI: converted as limited BT.601). The
+ * decoders' caps state what the bitstream says (the VUI's
+ * video_full_range_flag and matrix_coefficients, through h264parse and
+ * FFmpeg's context; a JPEG decoder's full range); what it leaves unknown
+ * is FFmpeg's (swscale's) default: the BT.601 matrix, limited range. */
+static void
+set_stream_colorimetry (GstVideoInfo * info, const GstCaps * caps)
+{
+  GstVideoColorimetry *c = &GST_VIDEO_INFO_COLORIMETRY (info);
+  const gchar *stated = gst_structure_get_string (gst_caps_get_structure
+      (caps, 0), "colorimetry");
+  GstVideoColorimetry from_stream = { 0, };
+
+  if (!GST_VIDEO_INFO_IS_YUV (info))
+    return;
+  if (stated == NULL ||
+      !gst_video_colorimetry_from_string (&from_stream, stated))
+    memset (&from_stream, 0, sizeof (from_stream));
+  c->range = from_stream.range != GST_VIDEO_COLOR_RANGE_UNKNOWN ?
+      from_stream.range : GST_VIDEO_COLOR_RANGE_16_235;
+  c->matrix = from_stream.matrix != GST_VIDEO_COLOR_MATRIX_UNKNOWN &&
+      from_stream.matrix != GST_VIDEO_COLOR_MATRIX_RGB ?
+      from_stream.matrix : GST_VIDEO_COLOR_MATRIX_BT601;
+  /* no effect on RGB values (no gamma or primaries conversion), but the
+   * converter must know them */
+  c->transfer = from_stream.transfer != GST_VIDEO_TRANSFER_UNKNOWN ?
+      from_stream.transfer : GST_VIDEO_TRANSFER_BT601;
+  c->primaries = from_stream.primaries != GST_VIDEO_COLOR_PRIMARIES_UNKNOWN ?
+      from_stream.primaries : GST_VIDEO_COLOR_PRIMARIES_SMPTE170M;
+}
+
 static gboolean
 sink_event (GstPad * pad, GstObject * parent, GstEvent * event)
 {
@@ -1411,7 +1446,10 @@ sink_event (GstPad * pad, GstObject * parent, GstEvent * event)
   if (GST_EVENT_TYPE (event) == GST_EVENT_CAPS) {
     GstCaps *caps;
     gst_event_parse_caps (event, &caps);
+    GST_DEBUG ("decoder output %" GST_PTR_FORMAT, caps);
     chain->have_dec_info = gst_video_info_from_caps (&chain->dec_info, caps);
+    if (chain->have_dec_info)
+      set_stream_colorimetry (&chain->dec_info, caps);
   } else if (GST_EVENT_TYPE (event) == GST_EVENT_SEGMENT) {
     /* GstVideoDecoder forgets the QoS earliest time as it sends a
      * segment (with its first output after a flush) */
