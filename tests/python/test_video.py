@@ -721,3 +721,89 @@ def test_colour_is_the_streams_as_ffmpeg_reads_it(kind, tmp_path,
     for k in range(len(ref_pts)):
         mad = np.abs(arr[k].astype(int) - ref[k].astype(int)).mean()
         assert mad <= 0.8, (k, mad)
+
+
+@pytest.mark.parametrize("rotate", [90, 180, 270])
+def test_rotation_is_applied_as_ffmpeg_shows_it(tmp_path, rotate):
+    """A display matrix (`-metadata:s:v:0 rotate=N`, as phones record
+    portrait video) is applied by default, as FFmpeg and players show the
+    video (clips were as stored: 320x240 for a 240x320 video);
+    autorotate=false keeps the frames as stored. Both with a resize and
+    a crop (the region converted is of the frame as shown)."""
+    (tmp_path / "a").mkdir()
+    plain = tmp_path / "plain.mp4"
+    videogen.make(plain, "320x240", 25, 0.4, ["-c:v", "libx264", "-pix_fmt",
+                                              "yuv420p"])
+    path = tmp_path / "a" / "rot.mp4"
+    videogen.convert(plain, path, ["-c", "copy", "-metadata:s:v:0",
+                                   "rotate=%d" % rotate])
+    for autorotate in (True, False):
+        ref = videogen.decode_rgb(path, autorotate=autorotate)
+        if autorotate:
+            assert ref.shape[1:3] == ((320, 240) if rotate != 180 else
+                                      (240, 320))   # the file as meant
+        clips, warnings, _ = run_clips(
+            "spdlsrc location=%s extensions=mp4 ! spdlvideodecode name=dec "
+            "frames=%d threads=1 layout=thwc autorotate=%s" % (
+                tmp_path, len(ref), "true" if autorotate else "false"))
+        assert warnings == [] and len(clips) == 1
+        arr = clips[0][0]
+        assert arr.shape == ref.shape, (autorotate, arr.shape, ref.shape)
+        for k in range(len(ref)):
+            mad = np.abs(arr[k].astype(int) - ref[k].astype(int)).mean()
+            assert mad <= 0.8, (autorotate, k, mad)
+        # a crop of a resize reads part of the frame: that of the frame
+        # as shown (bit for bit PIL's resize of the whole frame, cropped)
+        clips, warnings, _ = run_clips(
+            "spdlsrc location=%s extensions=mp4 ! spdlvideodecode name=dec "
+            "frames=1 threads=1 layout=thwc size=40 resize=56 crop=random "
+            "flip=false sampling=uniform seed=3 autorotate=%s" % (tmp_path,
+                                      "true" if autorotate else "false"))
+        assert warnings == [] and len(clips) == 1
+        crop = clips[0][0][0]
+        resized = np.asarray(T.Resize(56)(Image.fromarray(arr[0])))
+        found = [(y, x) for y in range(resized.shape[0] - 39)
+                 for x in range(resized.shape[1] - 39)
+                 if np.array_equal(crop, resized[y:y + 40, x:x + 40])]
+        assert found, autorotate
+
+
+def test_max_decode_frames_bounds_each_clip(tmp_path):
+    """max-decode-frames counts the frames one clip decodes from its
+    keyframes, not all clips of a video together: a 2-minute video with
+    10 s GOPs and 32 clips (about 130 frames each) was skipped as
+    too-large (over 2000 together) and the epoch failed. A clip over the
+    limit is left out, counted as too-many-decode-frames; VideoLoader
+    has the knob."""
+    import spdlgst
+
+    (tmp_path / "a").mkdir()
+    path = tmp_path / "a" / "long.mp4"
+    videogen.make(path, "160x120", 25, 120, ["-c:v", "libx264", "-preset",
+                                             "ultrafast", "-g", "250",
+                                             "-pix_fmt", "yuv420p"])
+    ref_pts = videogen.probe_pts(path)
+    assert len(ref_pts) == 3000
+    launch = ("spdlsrc location=%s extensions=mp4 ! spdlvideodecode "
+              "name=dec frames=8 clips-per-video=32 sampling=uniform "
+              "threads=1 layout=thwc" % tmp_path)
+    clips, warnings, counts = run_clips(launch)
+    assert warnings == [] and len(clips) == 32
+    # clip c starts at frame (3000 - 8) * c / 31: at most 250 frames
+    # after its keyframe
+    clips, warnings, counts = run_clips(launch + " max-decode-frames=100")
+    starts = [int((3000 - 8) * c / 31) for c in range(32)]
+    near = [s for s in starts if s % 250 + 8 <= 100]
+    assert 0 < len(near) < 32
+    assert sorted(pts_of(m)[0] for _, m in clips) == pytest.approx(
+        [ref_pts[s] for s in near])
+    assert counts.get_value("too-many-decode-frames") == 1
+    assert len(warnings) == 1 and "max-decode-frames=100" in warnings[0]
+    with spdlgst.VideoLoader(tmp_path, frames=8, clips_per_video=32,
+                             sampling="uniform", size=None, resize=None,
+                             flip=False, shuffle=False, batch_size=8,
+                             epochs=1, threads=1, output="numpy",
+                             max_decode_frames=100) as loader:
+        assert "max-decode-frames=100" in loader.launch_line
+        n = sum(len(b.labels) for b in loader)
+    assert n == len(near)

@@ -124,17 +124,24 @@ def probe_pts(path):
     return np.array(sorted(pts))
 
 
-def decode_rgb(path):
-    """Every frame as FFmpeg decodes it, rgb24, [N, H, W, 3]."""
+def decode_rgb(path, autorotate=True):
+    """Every frame as FFmpeg decodes it, rgb24, [N, H, W, 3]: as FFmpeg
+    shows it (its display matrix applied; @autorotate False: as
+    stored)."""
     info = subprocess.run(
         [FFPROBE, "-v", "error", "-select_streams", "v:0", "-show_entries",
-         "stream=width,height", "-of", "json", str(path)], check=True,
-        capture_output=True, env=ENV,
+         "stream=width,height:stream_side_data=rotation", "-of", "json",
+         str(path)], check=True, capture_output=True, env=ENV,
         stdin=subprocess.DEVNULL).stdout
     stream = json.loads(info)["streams"][0]
     w, h = stream["width"], stream["height"]
+    rotation = [d.get("rotation", 0) for d in stream.get("side_data_list", [])]
+    if autorotate and rotation and round(rotation[0]) % 180 == 90:
+        w, h = h, w
     raw = _run(
-        [FFMPEG, "-nostdin", "-v", "error", "-i", str(path), "-map", "0:v:0",
+        [FFMPEG, "-nostdin", "-v", "error"] +
+        ([] if autorotate else ["-noautorotate"]) +
+        ["-i", str(path), "-map", "0:v:0",
          "-fps_mode", "passthrough", "-f", "rawvideo", "-pix_fmt", "rgb24",
          "-"], str(path))
     return np.frombuffer(raw, np.uint8).reshape(-1, h, w, 3)

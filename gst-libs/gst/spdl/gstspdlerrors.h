@@ -59,6 +59,9 @@ typedef enum
   GST_SPDL_DECODE_ERROR_NO_AUDIO,       /* no audio stream */
   GST_SPDL_DECODE_ERROR_TOO_SHORT,      /* shorter than a clip (skip) */
   GST_SPDL_DECODE_ERROR_TIMEOUT,        /* demuxing or decoding too long */
+  /* a clip needs more frames decoded from its keyframes than
+   * max-decode-frames (a long GOP) */
+  GST_SPDL_DECODE_ERROR_TOO_MANY_DECODE_FRAMES,
   GST_SPDL_DECODE_N_ERRORS,
 } GstSpdlDecodeErrorCode;
 

@@ -69,6 +69,7 @@ struct _GstSpdlVideoChain
   GstElement *demux_pipe, *src, *parsebin, *appsink;
   GMutex pads_lock;             /* pad-added runs in a streaming thread */
   gboolean video_linked, no_more_pads;
+  GstVideoOrientationMethod tag_orientation;    /* the video's tags' */
   gboolean other_eos;           /* a stream that is not the video ended */
   GList *fakesinks;             /* what parsebin's other streams go to */
   GstMessage *demux_error;      /* the first error inside parsebin */
@@ -84,7 +85,8 @@ struct _GstSpdlVideoChain
   guint n_frames;
   gdouble end;
   gdouble time_offset;          /* added to the demuxer's times, seconds */
-  guint width, height;
+  guint width, height;          /* as shown (orientation applied) */
+  GstVideoOrientationMethod orientation;        /* applied to frames */
 
   /* decoder */
   GstElement *dec_pipe, *decoder;
@@ -98,6 +100,8 @@ struct _GstSpdlVideoChain
   GstVideoConverter *conv;      /* otherwise */
   GstVideoInfo conv_out_info;
   guint8 *rgb;
+  guint8 *oriented;             /* rgb turned as shown (orientation) */
+  gsize oriented_size;
   guint16 *wide;
   gsize rgb_size, rgb_stride;
   guint stream_counter;
@@ -127,6 +131,7 @@ gst_spdl_video_limits_init (GstSpdlVideoLimits * limits)
   limits->max_decode_frames = DEFAULT_MAX_DECODE_FRAMES;
   limits->timeout = DEFAULT_TIMEOUT;
   limits->reuse = TRUE;
+  limits->autorotate = TRUE;
 }
 
 GstSpdlVideoChain *
@@ -223,6 +228,27 @@ is_video_stream (GstElement * parsebin, const GstStructure * s)
     return TRUE;
   return (g_str_equal (name, "image/jpeg") || g_str_equal (name, "image/png"))
       && bin_has_element (parsebin, NULL, "Demux");
+}
+
+/* The video stream's orientation tag (qtdemux: the track's display
+ * matrix, "rotate-90", ...; matroskademux: ProjectionPoseRoll) */
+static GstPadProbeReturn
+on_video_event (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
+{
+  GstSpdlVideoChain *chain = user_data;
+  GstEvent *event = GST_PAD_PROBE_INFO_EVENT (info);
+  GstVideoOrientationMethod method;
+  GstTagList *tags;
+
+  if (GST_EVENT_TYPE (event) != GST_EVENT_TAG)
+    return GST_PAD_PROBE_OK;
+  gst_event_parse_tag (event, &tags);
+  if (gst_video_orientation_from_tag (tags, &method)) {
+    g_mutex_lock (&chain->pads_lock);
+    chain->tag_orientation = method;
+    g_mutex_unlock (&chain->pads_lock);
+  }
+  return GST_PAD_PROBE_OK;
 }
 
 static void
@@ -420,6 +446,13 @@ build_demuxer (GstSpdlVideoChain * chain, GError ** error)
       G_CALLBACK (gst_spdl_media_autoplug_select), NULL);
   g_signal_connect (chain->parsebin, "unknown-type",
       G_CALLBACK (on_unknown_type), chain);
+  {
+    GstPad *pad = gst_element_get_static_pad (chain->appsink, "sink");
+
+    gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM,
+        on_video_event, chain, NULL);
+    gst_object_unref (pad);
+  }
   chain->demux_builds++;
   return TRUE;
 }
@@ -455,6 +488,7 @@ reset_demuxer (GstSpdlVideoChain * chain)
   g_mutex_lock (&chain->pads_lock);
   gst_clear_message (&chain->demux_error);
   g_clear_pointer (&chain->unknown_type, g_free);
+  chain->tag_orientation = GST_VIDEO_ORIENTATION_IDENTITY;
   g_mutex_unlock (&chain->pads_lock);
 }
 
@@ -476,6 +510,7 @@ gst_spdl_video_chain_close (GstSpdlVideoChain * chain)
   chain->end = 0;
   chain->time_offset = 0;
   chain->width = chain->height = 0;
+  chain->orientation = GST_VIDEO_ORIENTATION_IDENTITY;
 }
 
 
@@ -920,6 +955,17 @@ index_frames (GstSpdlVideoChain * chain, const GstSegment * segment,
   return TRUE;
 }
 
+/* Whether frames turned by @method are shown with width and height
+ * swapped */
+static gboolean
+orientation_swaps (GstVideoOrientationMethod method)
+{
+  return method == GST_VIDEO_ORIENTATION_90R ||
+      method == GST_VIDEO_ORIENTATION_90L ||
+      method == GST_VIDEO_ORIENTATION_UL_LR ||
+      method == GST_VIDEO_ORIENTATION_UR_LL;
+}
+
 static gboolean
 check_caps (GstSpdlVideoChain * chain, GError ** error)
 {
@@ -933,8 +979,13 @@ check_caps (GstSpdlVideoChain * chain, GError ** error)
     return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_TOO_LARGE,
         "the video is %dx%d, more than max-pixels=%" G_GUINT64_FORMAT, w, h,
         chain->limits.max_pixels);
-  chain->width = w;
-  chain->height = h;
+  if (orientation_swaps (chain->orientation)) {
+    chain->width = h;
+    chain->height = w;
+  } else {
+    chain->width = w;
+    chain->height = h;
+  }
   return TRUE;
 }
 
@@ -1170,6 +1221,11 @@ gst_spdl_video_chain_open (GstSpdlVideoChain * chain, GBytes * data,
   chain->data = g_bytes_ref (data);
   if (!demux_packets (chain, data, &segment, &have_segment, error))
     goto done;
+  /* shown as players and FFmpeg show it: its display matrix applied */
+  g_mutex_lock (&chain->pads_lock);
+  if (chain->limits.autorotate)
+    chain->orientation = chain->tag_orientation;
+  g_mutex_unlock (&chain->pads_lock);
   /* FFmpeg's pts_time: the container's timestamps, with an MP4 / MOV
    * edit list applied. qtdemux's segment is its edit list; other
    * demuxers' segments hide a late start (matroskademux), which FFmpeg
@@ -1345,6 +1401,102 @@ ensure_converter (GstSpdlVideoChain * chain, const GstVideoInfo * in)
   return TRUE;
 }
 
+/* The pixels of a frame (@w x @h as stored) that the pixels @shown of
+ * it turned by @method come from */
+static void
+stored_region (GstVideoOrientationMethod method, guint w, guint h,
+    const GstSpdlVideoRegion * shown, GstSpdlVideoRegion * r)
+{
+  guint x0 = shown->x0, x1 = shown->x1, y0 = shown->y0, y1 = shown->y1;
+
+  switch (method) {
+    case GST_VIDEO_ORIENTATION_90R:
+      *r = (GstSpdlVideoRegion) { y0, y1, h - x1, h - x0 };
+      break;
+    case GST_VIDEO_ORIENTATION_180:
+      *r = (GstSpdlVideoRegion) { w - x1, w - x0, h - y1, h - y0 };
+      break;
+    case GST_VIDEO_ORIENTATION_90L:
+      *r = (GstSpdlVideoRegion) { w - y1, w - y0, x0, x1 };
+      break;
+    case GST_VIDEO_ORIENTATION_HORIZ:
+      *r = (GstSpdlVideoRegion) { w - x1, w - x0, y0, y1 };
+      break;
+    case GST_VIDEO_ORIENTATION_VERT:
+      *r = (GstSpdlVideoRegion) { x0, x1, h - y1, h - y0 };
+      break;
+    case GST_VIDEO_ORIENTATION_UL_LR:
+      *r = (GstSpdlVideoRegion) { y0, y1, x0, x1 };
+      break;
+    case GST_VIDEO_ORIENTATION_UR_LL:
+      *r = (GstSpdlVideoRegion) { w - y1, w - y0, h - x1, h - x0 };
+      break;
+    default:
+      *r = *shown;
+      break;
+  }
+}
+
+/* chain->rgb (@w x @h as stored) turned by the orientation into
+ * chain->oriented (@stride bytes a row, @shown_h rows, 16 readable bytes
+ * after the last), the pixels @shown of it */
+static gboolean
+orient (GstSpdlVideoChain * chain, guint w, guint h, gsize stride,
+    guint shown_h, const GstSpdlVideoRegion * shown)
+{
+  gssize s = chain->rgb_stride, dx, dy, start;
+  gsize size = stride * shown_h + 64;
+  guint x, y;
+
+  /* where pixel (0, 0) as shown comes from, and the steps in the stored
+   * frame for one pixel right and one row down as shown */
+  switch (chain->orientation) {
+    case GST_VIDEO_ORIENTATION_90R:
+      start = (gssize) (h - 1) * s, dx = -s, dy = 3;
+      break;
+    case GST_VIDEO_ORIENTATION_180:
+      start = (gssize) (h - 1) * s + (w - 1) * 3, dx = -3, dy = -s;
+      break;
+    case GST_VIDEO_ORIENTATION_90L:
+      start = (gssize) (w - 1) * 3, dx = s, dy = -3;
+      break;
+    case GST_VIDEO_ORIENTATION_HORIZ:
+      start = (gssize) (w - 1) * 3, dx = -3, dy = s;
+      break;
+    case GST_VIDEO_ORIENTATION_VERT:
+      start = (gssize) (h - 1) * s, dx = 3, dy = -s;
+      break;
+    case GST_VIDEO_ORIENTATION_UL_LR:
+      start = 0, dx = s, dy = 3;
+      break;
+    case GST_VIDEO_ORIENTATION_UR_LL:
+      start = (gssize) (h - 1) * s + (w - 1) * 3, dx = -s, dy = -3;
+      break;
+    default:
+      start = 0, dx = 3, dy = s;
+      break;
+  }
+  if (chain->oriented_size < size) {
+    g_free (chain->oriented);
+    chain->oriented = g_try_malloc0 (size);
+    chain->oriented_size = chain->oriented ? size : 0;
+    if (chain->oriented == NULL)
+      return FALSE;
+  }
+  for (y = shown->y0; y < shown->y1; y++) {
+    const guint8 *src = chain->rgb + start + (gssize) y * dy +
+        (gssize) shown->x0 * dx;
+    guint8 *d = chain->oriented + (gsize) y * stride + 3 * shown->x0;
+
+    for (x = shown->x0; x < shown->x1; x++, src += dx, d += 3) {
+      d[0] = src[0];
+      d[1] = src[1];
+      d[2] = src[2];
+    }
+  }
+  return TRUE;
+}
+
 static GstFlowReturn
 sink_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
 {
@@ -1352,8 +1504,8 @@ sink_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
   GstClockTime pts = GST_BUFFER_PTS (buffer);
   gint f = frame_of (chain, pts);
   GstVideoFrame in;
-  GstSpdlVideoRegion region;
-  guint w, h;
+  GstSpdlVideoRegion region, shown;
+  guint w, h, shown_w, shown_h;
 
   __atomic_fetch_add (&chain->frames_decoded, 1, __ATOMIC_RELAXED);
   /* frames that share a timestamp come out one after the other, in the
@@ -1381,14 +1533,20 @@ sink_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
   }
   w = GST_VIDEO_INFO_WIDTH (&chain->dec_info);
   h = GST_VIDEO_INFO_HEIGHT (&chain->dec_info);
-  region.x0 = region.y0 = 0;
-  region.x1 = w;
-  region.y1 = h;
+  /* the caller's region is of the frame as shown */
+  shown_w = orientation_swaps (chain->orientation) ? h : w;
+  shown_h = orientation_swaps (chain->orientation) ? w : h;
+  shown.x0 = shown.y0 = 0;
+  shown.x1 = shown_w;
+  shown.y1 = shown_h;
   if (chain->region_func) {
-    chain->region_func (f, w, h, &region, chain->user_data);
-    region.x1 = MIN (region.x1, w);
-    region.y1 = MIN (region.y1, h);
+    chain->region_func (f, shown_w, shown_h, &shown, chain->user_data);
+    shown.x1 = MIN (shown.x1, shown_w);
+    shown.y1 = MIN (shown.y1, shown_h);
   }
+  region = shown;
+  if (chain->orientation != GST_VIDEO_ORIENTATION_IDENTITY)
+    stored_region (chain->orientation, w, h, &shown, &region);
   if (region.x0 < region.x1 && region.y0 < region.y1) {
     if (chain->direct)
       convert_direct (chain, &in, &region);
@@ -1399,7 +1557,16 @@ sink_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
   gst_buffer_unref (buffer);
   chain->want[f] = 2;
   chain->remaining--;
-  chain->func (f, chain->rgb, chain->rgb_stride, w, h, chain->user_data);
+  if (chain->orientation != GST_VIDEO_ORIENTATION_IDENTITY) {
+    gsize stride = GST_ROUND_UP_4 (shown_w * 3);
+
+    if (!orient (chain, w, h, stride, shown_h, &shown))
+      return GST_FLOW_ERROR;
+    chain->func (f, chain->oriented, stride, shown_w, shown_h,
+        chain->user_data);
+  } else {
+    chain->func (f, chain->rgb, chain->rgb_stride, w, h, chain->user_data);
+  }
   return GST_FLOW_OK;
 }
 
@@ -1651,6 +1818,21 @@ start_packet (GstSpdlVideoChain * chain, guint p, GstClockTime pts)
   return -1;
 }
 
+/* The last packet in decode order that frame @f needs: its own, or that
+ * of a frame sharing its timestamp (such frames are told apart by their
+ * output order: all of them are decoded) */
+static guint
+last_packet (GstSpdlVideoChain * chain, guint f)
+{
+  guint p = chain->frame_packet[f], g;
+  GstClockTime pts = chain->raw_pts[f];
+
+  for (g = f; g > 0 && chain->raw_pts[g - 1] == pts; g--);
+  for (; g < chain->n_frames && chain->raw_pts[g] == pts; g++)
+    p = MAX (p, chain->frame_packet[g]);
+  return p;
+}
+
 /* Marks in @feed the packets that make frame @f: from its start_packet
  * up to its own packet, its own and those of the frames sharing its time
  * 2, the others 1. Returns how many were newly marked, or -1 (nothing
@@ -1658,16 +1840,10 @@ start_packet (GstSpdlVideoChain * chain, guint p, GstClockTime pts)
 static gint
 mark_packets (GstSpdlVideoChain * chain, guint f, guint8 * feed)
 {
-  guint p = chain->frame_packet[f], marked = 0, g;
+  guint p = last_packet (chain, f), marked = 0, g;
   GstClockTime pts = chain->raw_pts[f];
-  gint k;
+  gint k = start_packet (chain, p, pts);
 
-  /* frames sharing its timestamp are told apart by their output order:
-   * all of them are decoded */
-  for (g = f; g > 0 && chain->raw_pts[g - 1] == pts; g--);
-  for (; g < chain->n_frames && chain->raw_pts[g] == pts; g++)
-    p = MAX (p, chain->frame_packet[g]);
-  k = start_packet (chain, p, pts);
   if (k < 0)
     return -1;
   for (; k <= (gint) p; k++)
@@ -1679,6 +1855,39 @@ mark_packets (GstSpdlVideoChain * chain, guint f, guint8 * feed)
   for (; g < chain->n_frames && chain->raw_pts[g] == pts; g++)
     feed[chain->frame_packet[g]] = 2;
   return marked;
+}
+
+/* The packets decoded to make frame @f alone: G_MAXUINT when it cannot
+ * be decoded exactly */
+static guint
+frame_decode_cost (GstSpdlVideoChain * chain, guint f)
+{
+  guint p = last_packet (chain, f);
+  gint k = start_packet (chain, p, chain->raw_pts[f]);
+
+  return k < 0 ? G_MAXUINT : p - k + 1;
+}
+
+guint
+gst_spdl_video_chain_count_decode (GstSpdlVideoChain * chain,
+    const guint * frames, guint n)
+{
+  guint8 *feed = g_new0 (guint8, MAX (chain->packets->len, 1));
+  guint i, total = 0;
+
+  for (i = 0; i < n; i++) {
+    gint marked;
+
+    g_return_val_if_fail (frames[i] < chain->n_frames, G_MAXUINT);
+    marked = mark_packets (chain, frames[i], feed);
+    if (marked < 0) {
+      total = G_MAXUINT;
+      break;
+    }
+    total += marked;
+  }
+  g_free (feed);
+  return total;
 }
 
 /* Non-reference frames no clip shows need not be decoded: most B-frames
@@ -1778,23 +1987,25 @@ gst_spdl_video_chain_decode (GstSpdlVideoChain * chain, const guint * wanted,
     g_return_val_if_fail (wanted[i] < chain->n_frames, FALSE);
     if (chain->want[wanted[i]])
       continue;
-    marked = mark_packets (chain, wanted[i], feed);
-    if (marked < 0) {
-      /* left out: the caller finds it missing */
-      GST_DEBUG ("frame %u has no exact decoding start", wanted[i]);
+    /* left out (the caller finds them missing): frames with no exact
+     * start, and those further from it than max-decode-frames (the
+     * caller checks its clips with count_decode first) */
+    if (chain->limits.max_decode_frames &&
+        frame_decode_cost (chain, wanted[i]) >
+        chain->limits.max_decode_frames) {
+      GST_DEBUG ("frame %u: no exact decoding start within "
+          "max-decode-frames", wanted[i]);
       continue;
     }
+    marked = mark_packets (chain, wanted[i], feed);
+    if (marked < 0)
+      continue;
     chain->want[wanted[i]] = 1;
     chain->remaining++;
     to_feed += marked;
   }
-  if (chain->limits.max_decode_frames && to_feed >
-      chain->limits.max_decode_frames) {
-    g_free (feed);
-    return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_TOO_LARGE,
-        "its frames need %u frames decoded from their keyframes, more than "
-        "max-decode-frames=%u", to_feed, chain->limits.max_decode_frames);
-  }
+  GST_DEBUG ("%u frames wanted, %u packets to decode", chain->remaining,
+      to_feed);
   if (!ensure_decoder (chain, chain->caps, error)) {
     g_free (feed);
     return FALSE;
@@ -1872,6 +2083,7 @@ gst_spdl_video_chain_free (GstSpdlVideoChain * chain)
   free_decoder (chain);
   g_clear_pointer (&chain->conv, gst_video_converter_free);
   g_free (chain->rgb);
+  g_free (chain->oriented);
   g_free (chain->wide);
   g_free (chain->yuv_scratch);
   g_array_free (chain->packets, TRUE);
