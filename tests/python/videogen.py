@@ -50,9 +50,11 @@ KINDS = {
 def make(path, size, rate, seconds, opts, audio=False, vfr=False,
          source="testsrc2"):
     """@source: an FFmpeg lavfi video source that takes size, rate and
-    duration (testsrc2, gradients, ...)."""
+    duration, with options of its own or not (testsrc2,
+    "gradients=n=4:seed=1", ...)."""
     cmd = [FFMPEG, "-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i",
-           "%s=size=%s:rate=%d:duration=%g" % (source, size, rate, seconds)]
+           "%s%ssize=%s:rate=%d:duration=%g" % (
+               source, ":" if "=" in source else "=", size, rate, seconds)]
     if audio:
         cmd += ["-f", "lavfi", "-i", "sine=frequency=440:duration=%g" % seconds]
     if vfr:
