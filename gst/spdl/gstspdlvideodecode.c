@@ -839,7 +839,8 @@ gst_spdl_video_decode_decode (GstSpdlParallelDecoder * base, gpointer state,
   guint n_frames, width, height, c, k, kept = 0, dropped = 0;
   GstSpdlClipPlanResult plan;
   guint *indices = NULL, *wanted = NULL;
-  guint n_wanted = 0, too_many = 0, max_cost = 0;
+  guint n_wanted = 0, too_many = 0, max_cost = 0, no_start = 0;
+  gdouble no_start_at = 0;
   gboolean *far = NULL;
   GstBuffer **outs = NULL;
   guint8 **data = NULL;
@@ -931,8 +932,15 @@ gst_spdl_video_decode_decode (GstSpdlParallelDecoder * base, gpointer state,
     guint cost = gst_spdl_video_chain_count_decode (chain,
         indices + (gsize) c * frames, frames);
 
-    if (p->limits.max_decode_frames && cost != G_MAXUINT &&
-        cost > p->limits.max_decode_frames) {
+    if (cost == G_MAXUINT) {
+      /* an open GOP's frames before its first recovery point, with no
+       * keyframe before it (see the chain's mark_recovery_points) */
+      far[c] = TRUE;
+      if (no_start++ == 0)
+        no_start_at = pts[indices[c * frames]];
+      continue;
+    }
+    if (p->limits.max_decode_frames && cost > p->limits.max_decode_frames) {
       far[c] = TRUE;
       too_many++;
       max_cost = MAX (max_cost, cost);
@@ -996,6 +1004,12 @@ gst_spdl_video_decode_decode (GstSpdlParallelDecoder * base, gpointer state,
     gst_spdl_decode_fail (&job->error, GST_SPDL_DECODE_ERROR_CORRUPT,
         "%u of its %u clips dropped: the frame at %.3f s could not be "
         "decoded", dropped, clips, dropped_at);
+  else if (no_start)
+    gst_spdl_decode_fail (&job->error, GST_SPDL_DECODE_ERROR_UNSUPPORTED,
+        "%u of its %u clips dropped: the clip at %.3f s is before the first "
+        "keyframe decoding can start at (the video starts at an open GOP's "
+        "recovery point, whose frames gst-libav cannot decode exactly)",
+        no_start, clips, no_start_at);
   else if (too_many)
     gst_spdl_decode_fail (&job->error,
         GST_SPDL_DECODE_ERROR_TOO_MANY_DECODE_FRAMES,

@@ -813,3 +813,39 @@ def test_max_decode_frames_bounds_each_clip(tmp_path):
         assert "max-decode-frames=100" in loader.launch_line
         n = sum(len(b.labels) for b in loader)
     assert n == len(near)
+
+
+def test_cut_starting_at_a_recovery_point_skips_its_first_gop(tmp_path,
+                                                              references):
+    """A stream-copy cut of an open-GOP video at 2.5 s starts at the
+    non-IDR keyframe of 2 s: no keyframe before it to start decoding at,
+    and gst-libav cannot start at it. The clips in its first GOP are left
+    out, counted as unsupported with a warning saying why (they were
+    garbage or 'could not be decoded'); every other clip is FFmpeg's."""
+    (tmp_path / "a").mkdir()
+    src = tmp_path / "src.mp4"
+    videogen.make(src, "320x240", 25, 8, videogen.OPEN_GOP)
+    path = tmp_path / "a" / "cut.mp4"
+    videogen.convert(src, path, ["-c", "copy"], ["-ss", "2.5"])
+    ref_pts = references[str(path)][0]
+    clips, warnings, counts = run_clips(
+        "spdlsrc location=%s extensions=mp4 ! spdlvideodecode name=dec "
+        "frames=4 threads=1 layout=thwc clips-per-video=12 "
+        "sampling=uniform" % tmp_path)
+    # the first GOP: up to the cut's second keyframe (4 s in the source)
+    keys = subprocess.run(
+        [videogen.FFPROBE, "-v", "error", "-select_streams", "v:0",
+         "-show_entries", "frame=key_frame,pts_time", "-of", "csv=p=0",
+         str(path)], check=True, capture_output=True, env=videogen.ENV,
+        stdin=subprocess.DEVNULL).stdout.decode().split()
+    second_key = sorted(float(t) for k, t in (line.split(",")
+                                              for line in keys)
+                        if k == "1" and float(t) > 0.5)[0]
+    n = len(ref_pts)
+    starts = [ref_pts[int((n - 4) * c / 11)] for c in range(12)]
+    kept = [t for t in starts if t >= second_key - 1e-6]
+    assert 0 < len(kept) < 12
+    assert sorted(pts_of(m)[0] for _, m in clips) == pytest.approx(kept)
+    assert counts.get_value("unsupported") == 1, counts.to_string()
+    assert len(warnings) == 1 and "recovery point" in warnings[0]
+    assert_clips_equal_ffmpeg(clips, references, 4, 1)
