@@ -841,7 +841,7 @@ gst_spdl_video_decode_decode (GstSpdlParallelDecoder * base, gpointer state,
   guint *indices = NULL, *wanted = NULL;
   guint n_wanted = 0, too_many = 0, max_cost = 0, no_start = 0;
   gdouble no_start_at = 0;
-  gboolean *far = NULL;
+  gboolean *left_out = NULL;
   GstBuffer **outs = NULL;
   guint8 **data = NULL;
   gdouble dropped_at = 0, span = 0;
@@ -927,7 +927,7 @@ gst_spdl_video_decode_decode (GstSpdlParallelDecoder * base, gpointer state,
    * 10 s GOPs were over 2000 together, each about 250); a clip over it
    * is left out */
   wanted = g_new (guint, (gsize) clips * frames);
-  far = g_new0 (gboolean, clips);
+  left_out = g_new0 (gboolean, clips);
   for (c = 0; c < clips; c++) {
     guint cost = gst_spdl_video_chain_count_decode (chain,
         indices + (gsize) c * frames, frames);
@@ -935,13 +935,13 @@ gst_spdl_video_decode_decode (GstSpdlParallelDecoder * base, gpointer state,
     if (cost == G_MAXUINT) {
       /* an open GOP's frames before its first recovery point, with no
        * keyframe before it (see the chain's mark_recovery_points) */
-      far[c] = TRUE;
+      left_out[c] = TRUE;
       if (no_start++ == 0)
         no_start_at = pts[indices[c * frames]];
       continue;
     }
     if (p->limits.max_decode_frames && cost > p->limits.max_decode_frames) {
-      far[c] = TRUE;
+      left_out[c] = TRUE;
       too_many++;
       max_cost = MAX (max_cost, cost);
       continue;
@@ -966,13 +966,13 @@ gst_spdl_video_decode_decode (GstSpdlParallelDecoder * base, gpointer state,
     for (k = 0; k < frames; k++) {
       guint f = indices[c * frames + k];
       clip_pts[k] = pts[f];
-      if (!w.delivered[f] && complete && !far[c]) {
+      if (!w.delivered[f] && complete && !left_out[c]) {
         complete = FALSE;
         dropped_at = pts[f];
       }
     }
-    if (far[c] || !complete) {
-      if (!far[c])
+    if (left_out[c] || !complete) {
+      if (!left_out[c])
         dropped++;
       g_free (clip_pts);
       gst_clear_buffer (&outs[c]);
@@ -1028,7 +1028,7 @@ done:
   gst_spdl_row_sink_clear (&w.sink);
   g_free (indices);
   g_free (wanted);
-  g_free (far);
+  g_free (left_out);
   gst_spdl_video_chain_close (chain);
   if (ws->audio)
     gst_spdl_audio_chain_close (ws->audio);

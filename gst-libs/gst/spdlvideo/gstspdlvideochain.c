@@ -419,6 +419,7 @@ static gboolean
 build_demuxer (GstSpdlVideoChain * chain, GError ** error)
 {
   GType parse_bin_type = spdl_parse_bin_get_type ();
+  GstPad *appsink_pad;
 
   chain->demux_pipe = gst_pipeline_new (NULL);
   chain->parsebin = parse_bin_type ? g_object_new (parse_bin_type, NULL) :
@@ -446,13 +447,10 @@ build_demuxer (GstSpdlVideoChain * chain, GError ** error)
       G_CALLBACK (gst_spdl_media_autoplug_select), NULL);
   g_signal_connect (chain->parsebin, "unknown-type",
       G_CALLBACK (on_unknown_type), chain);
-  {
-    GstPad *pad = gst_element_get_static_pad (chain->appsink, "sink");
-
-    gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM,
-        on_video_event, chain, NULL);
-    gst_object_unref (pad);
-  }
+  appsink_pad = gst_element_get_static_pad (chain->appsink, "sink");
+  gst_pad_add_probe (appsink_pad, GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM,
+      on_video_event, chain, NULL);
+  gst_object_unref (appsink_pad);
   chain->demux_builds++;
   return TRUE;
 }
