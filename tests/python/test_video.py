@@ -642,7 +642,8 @@ def test_open_gop_h264_equals_ffmpeg(tmp_path, references, ext):
         assert_clips_equal_ffmpeg(clips, references, frames, stride)
 
 
-@pytest.mark.parametrize("source", [videogen.CLOSED_GOP, videogen.OPEN_GOP])
+@pytest.mark.parametrize("source", [videogen.CLOSED_GOP, videogen.OPEN_GOP,
+                                    "no-edit-list"])
 def test_stream_copy_cut_follows_the_edit_list(tmp_path, references, source):
     """`ffmpeg -ss 1.3 -i in.mp4 -c copy cut.mp4` keeps the packets from
     the keyframe before 1.3 s and an edit list that starts at 1.3 s:
@@ -651,11 +652,24 @@ def test_stream_copy_cut_follows_the_edit_list(tmp_path, references, source):
     0.02 s late (FFmpeg shows the first frame in the edit at 0)."""
     (tmp_path / "a").mkdir()
     src = tmp_path / "src.mp4"
-    videogen.make(src, "320x240", 25, 8, source)
     path = tmp_path / "a" / "cut.mp4"
-    videogen.convert(src, path, ["-c", "copy"], ["-ss", "1.3"])
-    ref_pts, ref = references[str(path)]
-    assert ref_pts[0] == 0 and len(ref_pts) < 200     # the cut as meant
+    if source == "no-edit-list":
+        # B-frames with no edit list: FFmpeg shows the first frame at
+        # 0.08 s, not shifted to 0 as under an edit list
+        videogen.make(path, "320x240", 25, 2, videogen.CLOSED_GOP +
+                      ["-use_editlist", "0"])
+        ref_pts = references[str(path)][0]
+        assert ref_pts[0] == pytest.approx(0.08)      # the file as meant
+        # qtdemux ends a track with no edit list at the movie's duration
+        # (2 s): the last two frames shown (2.00, 2.04 s) are not given
+        # (docs/video.md, Open)
+        ref_pts = ref_pts[:-2]
+    else:
+        videogen.make(src, "320x240", 25, 8, source)
+        videogen.convert(src, path, ["-c", "copy"], ["-ss", "1.3"])
+        ref_pts = references[str(path)][0]
+        assert ref_pts[0] == 0 and len(ref_pts) < 200     # the cut as meant
+    ref = references[str(path)][1]
     clips = run_all_frames_and_clips(
         tmp_path, path, references,
         "frames=%d clips-per-video=1" % len(ref_pts))
@@ -664,6 +678,8 @@ def test_stream_copy_cut_follows_the_edit_list(tmp_path, references, source):
     for k in range(len(ref_pts)):
         mad = np.abs(arr[k].astype(int) - ref[k].astype(int)).mean()
         assert mad <= 0.8, (k, mad)
+    if source == "no-edit-list":
+        return
     clips = run_all_frames_and_clips(
         tmp_path, path, references,
         "frames=4 stride=2 clips-per-video=20 sampling=uniform")

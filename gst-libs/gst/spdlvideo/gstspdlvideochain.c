@@ -1118,10 +1118,11 @@ mp4_box (const guint8 * d, gsize n, guint64 * size, guint * header)
   return *size >= *header && *size <= n;
 }
 
-/* Renames every track's edit list box (moov/trak/edts) of the MP4 / MOV
- * @d to "free" (same size: every offset stays valid). Returns how many. */
+/* How many tracks of the MP4 / MOV @d have an edit list box
+ * (moov/trak/edts); with @hide, renamed "free" (same size: every offset
+ * stays valid; @d is written only then). */
 static guint
-mp4_hide_edit_lists (guint8 * d, gsize n)
+mp4_edit_lists (guint8 * d, gsize n, gboolean hide)
 {
   guint64 size, tsize, esize;
   guint header, theader, eheader, hidden = 0;
@@ -1137,7 +1138,8 @@ mp4_hide_edit_lists (guint8 * d, gsize n)
       for (e = t + theader; e < t + tsize &&
           mp4_box (d + e, t + tsize - e, &esize, &eheader); e += esize)
         if (memcmp (d + e + 4, "edts", 4) == 0) {
-          memcpy (d + e + 4, "free", 4);
+          if (hide)
+            memcpy (d + e + 4, "free", 4);
           hidden++;
         }
     }
@@ -1170,7 +1172,7 @@ add_packets_before_edit (GstSpdlVideoChain * chain, GBytes * data,
   gboolean have_unused, ok;
   guint i, before = 0;
 
-  if (mp4_hide_edit_lists (copy, n) == 0) {
+  if (mp4_edit_lists (copy, n, TRUE) == 0) {
     g_free (copy);
     return TRUE;
   }
@@ -1229,6 +1231,12 @@ gst_spdl_video_chain_open (GstSpdlVideoChain * chain, GBytes * data,
    * demuxers' segments hide a late start (matroskademux), which FFmpeg
    * reports. */
   if (have_segment && !bin_has_element (chain->parsebin, "qtdemux", NULL))
+    have_segment = FALSE;
+  /* without an edit list FFmpeg shows every frame at its own time (a
+   * first frame at 0.08 s stays there); qtdemux's segment then ends at
+   * the movie's duration, which cut the last B-frames' times off */
+  if (have_segment && mp4_edit_lists ((guint8 *) g_bytes_get_data (data,
+              NULL), g_bytes_get_size (data), FALSE) == 0)
     have_segment = FALSE;
   if (have_segment && !g_array_index (chain->packets, Packet, 0).key &&
       !add_packets_before_edit (chain, data, error))
