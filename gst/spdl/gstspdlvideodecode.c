@@ -98,6 +98,7 @@ enum
   PROP_RESIZE,
   PROP_CROP,
   PROP_FLIP,
+  PROP_AUTOROTATE,
   PROP_LAYOUT,
   PROP_SEED,
   PROP_MAX_PIXELS,
@@ -297,6 +298,11 @@ gst_spdl_video_decode_class_init (GstSpdlVideoDecodeClass * klass)
   g_object_class_install_property (gobject_class, PROP_FLIP,
       g_param_spec_boolean ("flip", "Flip",
           "Flip each clip horizontally with p=0.5", FALSE, READY_PARAM));
+  g_object_class_install_property (gobject_class, PROP_AUTOROTATE,
+      g_param_spec_boolean ("autorotate", "Autorotate",
+          "Frames as players and FFmpeg show them: the container's rotation "
+          "(an MP4 display matrix, as phones record portrait video) applied "
+          "before resize and crop (false: as stored)", TRUE, READY_PARAM));
   g_object_class_install_property (gobject_class, PROP_LAYOUT,
       g_param_spec_enum ("layout", "Layout", "Clip tensor layout",
           GST_TYPE_SPDL_CLIP_LAYOUT, GST_SPDL_CLIP_LAYOUT_TCHW, READY_PARAM));
@@ -317,8 +323,9 @@ gst_spdl_video_decode_class_init (GstSpdlVideoDecodeClass * klass)
           DEFAULT_MAX_OUTPUT_PIXELS, READY_PARAM));
   g_object_class_install_property (gobject_class, PROP_MAX_DECODE_FRAMES,
       g_param_spec_uint ("max-decode-frames", "Max decode frames",
-          "Skip videos whose clips need more frames decoded from their "
-          "keyframes (endless GOPs; 0 = no limit)", 0, G_MAXUINT, 2000,
+          "Skip a clip that needs more frames decoded from its keyframes, "
+          "counted as too-many-decode-frames (long GOPs; 0 = no limit)", 0,
+          G_MAXUINT, 2000,
           READY_PARAM));
   g_object_class_install_property (gobject_class, PROP_TIMEOUT,
       g_param_spec_uint64 ("timeout", "Timeout",
@@ -460,6 +467,9 @@ gst_spdl_video_decode_set_property (GObject * object, guint prop_id,
     case PROP_REUSE_CHAINS:
       p->limits.reuse = g_value_get_boolean (value);
       break;
+    case PROP_AUTOROTATE:
+      p->limits.autorotate = g_value_get_boolean (value);
+      break;
     case PROP_AUDIO:
       p->audio = g_value_get_boolean (value);
       break;
@@ -569,6 +579,9 @@ gst_spdl_video_decode_get_property (GObject * object, guint prop_id,
       break;
     case PROP_REUSE_CHAINS:
       g_value_set_boolean (value, p->limits.reuse);
+      break;
+    case PROP_AUTOROTATE:
+      g_value_set_boolean (value, p->limits.autorotate);
       break;
     case PROP_AUDIO:
       g_value_set_boolean (value, p->audio);
@@ -826,7 +839,10 @@ gst_spdl_video_decode_decode (GstSpdlParallelDecoder * base, gpointer state,
   const gdouble *pts;
   guint n_frames, width, height, c, k, kept = 0, dropped = 0;
   GstSpdlClipPlanResult plan;
-  guint *indices = NULL;
+  guint *indices = NULL, *wanted = NULL;
+  guint n_wanted = 0, too_many = 0, max_cost = 0, no_start = 0;
+  gdouble no_start_at = 0;
+  gboolean *left_out = NULL;
   GstBuffer **outs = NULL;
   guint8 **data = NULL;
   gdouble dropped_at = 0, span = 0;
@@ -907,7 +923,35 @@ gst_spdl_video_decode_decode (GstSpdlParallelDecoder * base, gpointer state,
     data[c] = out_map.data;
     gst_buffer_unmap (outs[c], &out_map);
   }
-  if (!gst_spdl_video_chain_decode (chain, indices, clips * frames,
+  /* max-decode-frames bounds each clip's work, from its keyframes (not
+   * all clips of a video together: 64 clips of a 10-minute video with
+   * 10 s GOPs were over 2000 together, each about 250); a clip over it
+   * is left out */
+  wanted = g_new (guint, (gsize) clips * frames);
+  left_out = g_new0 (gboolean, clips);
+  for (c = 0; c < clips; c++) {
+    guint cost = gst_spdl_video_chain_count_decode (chain,
+        indices + (gsize) c * frames, frames);
+
+    if (cost == G_MAXUINT) {
+      /* an open GOP's frames before its first recovery point, with no
+       * keyframe before it (see the chain's mark_recovery_points) */
+      left_out[c] = TRUE;
+      if (no_start++ == 0)
+        no_start_at = pts[indices[c * frames]];
+      continue;
+    }
+    if (p->limits.max_decode_frames && cost > p->limits.max_decode_frames) {
+      left_out[c] = TRUE;
+      too_many++;
+      max_cost = MAX (max_cost, cost);
+      continue;
+    }
+    memcpy (wanted + n_wanted, indices + (gsize) c * frames,
+        frames * sizeof (guint));
+    n_wanted += frames;
+  }
+  if (n_wanted > 0 && !gst_spdl_video_chain_decode (chain, wanted, n_wanted,
           frame_region, write_frame, &w, &job->error))
     goto done;
   if (p->audio) {
@@ -923,13 +967,14 @@ gst_spdl_video_decode_decode (GstSpdlParallelDecoder * base, gpointer state,
     for (k = 0; k < frames; k++) {
       guint f = indices[c * frames + k];
       clip_pts[k] = pts[f];
-      if (!w.delivered[f] && complete) {
+      if (!w.delivered[f] && complete && !left_out[c]) {
         complete = FALSE;
         dropped_at = pts[f];
       }
     }
-    if (!complete) {
-      dropped++;
+    if (left_out[c] || !complete) {
+      if (!left_out[c])
+        dropped++;
       g_free (clip_pts);
       gst_clear_buffer (&outs[c]);
       continue;
@@ -960,6 +1005,18 @@ gst_spdl_video_decode_decode (GstSpdlParallelDecoder * base, gpointer state,
     gst_spdl_decode_fail (&job->error, GST_SPDL_DECODE_ERROR_CORRUPT,
         "%u of its %u clips dropped: the frame at %.3f s could not be "
         "decoded", dropped, clips, dropped_at);
+  else if (no_start)
+    gst_spdl_decode_fail (&job->error, GST_SPDL_DECODE_ERROR_UNSUPPORTED,
+        "%u of its %u clips dropped: the clip at %.3f s is before the first "
+        "keyframe decoding can start at (the video starts at an open GOP's "
+        "recovery point, whose frames gst-libav cannot decode exactly)",
+        no_start, clips, no_start_at);
+  else if (too_many)
+    gst_spdl_decode_fail (&job->error,
+        GST_SPDL_DECODE_ERROR_TOO_MANY_DECODE_FRAMES,
+        "%u of its %u clips dropped: one needs %u frames decoded from its "
+        "keyframes, more than max-decode-frames=%u", too_many, clips,
+        max_cost, p->limits.max_decode_frames);
 done:
   if (outs)
     for (c = 0; c < clips; c++)
@@ -971,6 +1028,8 @@ done:
   g_free (w.delivered);
   gst_spdl_row_sink_clear (&w.sink);
   g_free (indices);
+  g_free (wanted);
+  g_free (left_out);
   gst_spdl_video_chain_close (chain);
   if (ws->audio)
     gst_spdl_audio_chain_close (ws->audio);

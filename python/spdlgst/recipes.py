@@ -548,7 +548,8 @@ def _video_checked(location, batch_size, frames, stride, frame_rate,
                    short_videos, shuffle, seed, epochs, start_epoch, drop_last,
                    threads, layout, output, max_errors, extensions,
                    src_properties, audio=False, sample_rate=16000,
-                   audio_channels=1, ranks="auto") -> dict:
+                   audio_channels=1, ranks="auto", autorotate=True,
+                   max_decode_frames=2000) -> dict:
     """The arguments of VideoLoader, checked and normalized."""
     if isinstance(layout, str):
         layout = layout.upper()
@@ -563,6 +564,9 @@ def _video_checked(location, batch_size, frames, stride, frame_rate,
         size=_int("size", size, 1, 65535, none_ok=True),
         resize=_int("resize", resize, 1, 65535, none_ok=True),
         crop=_choice("crop", crop, CROPS),
+        autorotate=_bool("autorotate", autorotate, True),
+        max_decode_frames=_int("max_decode_frames", max_decode_frames, 0,
+                               2**32 - 1),
         short_videos=_choice("short_videos", short_videos, SHORT_VIDEOS),
         seed=_int("seed", seed, 0, 2**64 - 1),
         epochs=_int("epochs", epochs, 1, 2**31 - 1, none_ok=True),
@@ -723,6 +727,14 @@ class VideoLoader(_ClipLoader):
       size: clips of different sizes in one batch are then an error).
     - ``crop``: "random" (default) or "center".
     - ``flip``: random horizontal flip (default: with crop="random").
+    - ``autorotate``: frames as players and FFmpeg show them (True,
+      default): a rotation in the container (an MP4 display matrix, as
+      phones record portrait video) is applied before resize and crop;
+      False: frames as stored.
+    - ``max_decode_frames``: a clip that needs more frames decoded from
+      its keyframes (a long GOP, a clip far after its keyframe) is left
+      out, counted as "too-many-decode-frames" (2000; 0: no limit). It
+      bounds each clip's work, not the video's.
     - ``short_videos``: a video shorter than a clip: "repeat-last"
       (default, the last frame repeated), "wrap", "skip" (warned,
       counted), "error".
@@ -767,7 +779,8 @@ class VideoLoader(_ClipLoader):
                  extensions: Optional[Sequence[str]] = None,
                  src_properties: Optional[dict] = None, audio: bool = False,
                  sample_rate: int = 16000, audio_channels: int = 1,
-                 ranks: Ranks = "auto", log_limit: int = 20):
+                 ranks: Ranks = "auto", autorotate: bool = True,
+                 max_decode_frames: int = 2000, log_limit: int = 20):
         args = _video_checked(**{k: v for k, v in locals().items()
                                  if k not in ("self", "__class__", "log_limit")})
         super().__init__(args, log_limit)
@@ -789,6 +802,8 @@ class VideoLoader(_ClipLoader):
                 f"sampling={a['sampling']}",
                 f"size={a['size'] or 0} resize={a['resize'] or 0}",
                 f"crop={a['crop']}", f"flip={'true' if a['flip'] else 'false'}",
+                f"autorotate={'true' if a['autorotate'] else 'false'}",
+                f"max-decode-frames={a['max_decode_frames']}",
                 f"short-videos={a['short_videos']}", f"seed={a['seed']}",
                 f"layout={a['layout'].lower()}"]
         if a.get("audio"):

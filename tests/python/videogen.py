@@ -47,9 +47,14 @@ KINDS = {
 }
 
 
-def make(path, size, rate, seconds, opts, audio=False, vfr=False):
+def make(path, size, rate, seconds, opts, audio=False, vfr=False,
+         source="testsrc2"):
+    """@source: an FFmpeg lavfi video source that takes size, rate and
+    duration, with options of its own or not (testsrc2,
+    "gradients=n=4:seed=1", ...)."""
     cmd = [FFMPEG, "-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i",
-           "testsrc2=size=%s:rate=%d:duration=%g" % (size, rate, seconds)]
+           "%s%ssize=%s:rate=%d:duration=%g" % (
+               source, ":" if "=" in source else "=", size, rate, seconds)]
     if audio:
         cmd += ["-f", "lavfi", "-i", "sine=frequency=440:duration=%g" % seconds]
     if vfr:
@@ -73,6 +78,23 @@ VFR_BFRAMES = ("320x240", 25, 3, [
     "-vf", "setpts='if(lt(N,50),N/25,2+(N-50)*3/25)/TB'",
     "-fps_mode", "passthrough", "-c:v", "libx264", "-g", "250", "-bf", "2",
     "-pix_fmt", "yuv420p"])
+
+
+# x264's open GOPs (as cameras and some encoders write them): keyframes
+# after the first are I-frames that are not IDR pictures (recovery
+# points), and the B-frames decoded after each are shown before it
+OPEN_GOP = ["-c:v", "libx264", "-bf", "3", "-x264-params",
+            "open-gop=1:keyint=50:min-keyint=50:scenecut=0",
+            "-pix_fmt", "yuv420p"]
+CLOSED_GOP = ["-c:v", "libx264", "-bf", "3", "-x264-params",
+              "keyint=50:min-keyint=50:scenecut=0", "-pix_fmt", "yuv420p"]
+
+
+def convert(src, dst, opts, input_opts=()):
+    """ffmpeg [input_opts] -i src [opts] dst: a stream copy, a cut, new
+    metadata (`-ss 1.3 ... -c copy` writes an MP4 edit list)."""
+    _run([FFMPEG, "-nostdin", "-v", "error", "-y"] + list(input_opts) +
+         ["-i", str(src)] + list(opts) + [str(dst)], str(src))
 
 
 def make_set(root):
@@ -104,17 +126,24 @@ def probe_pts(path):
     return np.array(sorted(pts))
 
 
-def decode_rgb(path):
-    """Every frame as FFmpeg decodes it, rgb24, [N, H, W, 3]."""
+def decode_rgb(path, autorotate=True):
+    """Every frame as FFmpeg decodes it, rgb24, [N, H, W, 3]: as FFmpeg
+    shows it (its display matrix applied; @autorotate False: as
+    stored)."""
     info = subprocess.run(
         [FFPROBE, "-v", "error", "-select_streams", "v:0", "-show_entries",
-         "stream=width,height", "-of", "json", str(path)], check=True,
-        capture_output=True, env=ENV,
+         "stream=width,height:stream_side_data=rotation", "-of", "json",
+         str(path)], check=True, capture_output=True, env=ENV,
         stdin=subprocess.DEVNULL).stdout
     stream = json.loads(info)["streams"][0]
     w, h = stream["width"], stream["height"]
+    rotation = [d.get("rotation", 0) for d in stream.get("side_data_list", [])]
+    if autorotate and rotation and round(rotation[0]) % 180 == 90:
+        w, h = h, w
     raw = _run(
-        [FFMPEG, "-nostdin", "-v", "error", "-i", str(path), "-map", "0:v:0",
+        [FFMPEG, "-nostdin", "-v", "error"] +
+        ([] if autorotate else ["-noautorotate"]) +
+        ["-i", str(path), "-map", "0:v:0",
          "-fps_mode", "passthrough", "-f", "rawvideo", "-pix_fmt", "rgb24",
          "-"], str(path))
     return np.frombuffer(raw, np.uint8).reshape(-1, h, w, 3)

@@ -65,6 +65,9 @@ typedef enum
    * caller delivers them with a warning, or skips the sample by this
    * reason (spdldecode's skip-recovered). */
   GST_SPDL_DECODE_ERROR_RECOVERED,
+  /* a clip needs more frames decoded from its keyframes than
+   * max-decode-frames (a long GOP) */
+  GST_SPDL_DECODE_ERROR_TOO_MANY_DECODE_FRAMES,
   GST_SPDL_DECODE_N_ERRORS,
 } GstSpdlDecodeErrorCode;
 

@@ -56,6 +56,8 @@ typedef struct
 {
   GstBuffer *buffer;
   gboolean key;
+  gboolean recovery;            /* a key that is no decoding start: H.264
+                                 * non-IDR I (see mark_recovery_points) */
   gint frame;                   /* index in the frame list, -1: not shown */
 } Packet;
 
@@ -67,6 +69,7 @@ struct _GstSpdlVideoChain
   GstElement *demux_pipe, *src, *parsebin, *appsink;
   GMutex pads_lock;             /* pad-added runs in a streaming thread */
   gboolean video_linked, no_more_pads;
+  GstVideoOrientationMethod tag_orientation;    /* the video's tags' */
   gboolean other_eos;           /* a stream that is not the video ended */
   GList *fakesinks;             /* what parsebin's other streams go to */
   GstMessage *demux_error;      /* the first error inside parsebin */
@@ -82,7 +85,8 @@ struct _GstSpdlVideoChain
   guint n_frames;
   gdouble end;
   gdouble time_offset;          /* added to the demuxer's times, seconds */
-  guint width, height;
+  guint width, height;          /* as shown (orientation applied) */
+  GstVideoOrientationMethod orientation;        /* applied to frames */
 
   /* decoder */
   GstElement *dec_pipe, *decoder;
@@ -96,6 +100,8 @@ struct _GstSpdlVideoChain
   GstVideoConverter *conv;      /* otherwise */
   GstVideoInfo conv_out_info;
   guint8 *rgb;
+  guint8 *oriented;             /* rgb turned as shown (orientation) */
+  gsize oriented_size;
   guint16 *wide;
   gsize rgb_size, rgb_stride;
   guint stream_counter;
@@ -125,6 +131,7 @@ gst_spdl_video_limits_init (GstSpdlVideoLimits * limits)
   limits->max_decode_frames = DEFAULT_MAX_DECODE_FRAMES;
   limits->timeout = DEFAULT_TIMEOUT;
   limits->reuse = TRUE;
+  limits->autorotate = TRUE;
 }
 
 GstSpdlVideoChain *
@@ -221,6 +228,27 @@ is_video_stream (GstElement * parsebin, const GstStructure * s)
     return TRUE;
   return (g_str_equal (name, "image/jpeg") || g_str_equal (name, "image/png"))
       && bin_has_element (parsebin, NULL, "Demux");
+}
+
+/* The video stream's orientation tag (qtdemux: the track's display
+ * matrix, "rotate-90", ...; matroskademux: ProjectionPoseRoll) */
+static GstPadProbeReturn
+on_video_event (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
+{
+  GstSpdlVideoChain *chain = user_data;
+  GstEvent *event = GST_PAD_PROBE_INFO_EVENT (info);
+  GstVideoOrientationMethod method;
+  GstTagList *tags;
+
+  if (GST_EVENT_TYPE (event) != GST_EVENT_TAG)
+    return GST_PAD_PROBE_OK;
+  gst_event_parse_tag (event, &tags);
+  if (gst_video_orientation_from_tag (tags, &method)) {
+    g_mutex_lock (&chain->pads_lock);
+    chain->tag_orientation = method;
+    g_mutex_unlock (&chain->pads_lock);
+  }
+  return GST_PAD_PROBE_OK;
 }
 
 static void
@@ -391,6 +419,7 @@ static gboolean
 build_demuxer (GstSpdlVideoChain * chain, GError ** error)
 {
   GType parse_bin_type = spdl_parse_bin_get_type ();
+  GstPad *appsink_pad;
 
   chain->demux_pipe = gst_pipeline_new (NULL);
   chain->parsebin = parse_bin_type ? g_object_new (parse_bin_type, NULL) :
@@ -418,6 +447,10 @@ build_demuxer (GstSpdlVideoChain * chain, GError ** error)
       G_CALLBACK (gst_spdl_media_autoplug_select), NULL);
   g_signal_connect (chain->parsebin, "unknown-type",
       G_CALLBACK (on_unknown_type), chain);
+  appsink_pad = gst_element_get_static_pad (chain->appsink, "sink");
+  gst_pad_add_probe (appsink_pad, GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM,
+      on_video_event, chain, NULL);
+  gst_object_unref (appsink_pad);
   chain->demux_builds++;
   return TRUE;
 }
@@ -453,6 +486,7 @@ reset_demuxer (GstSpdlVideoChain * chain)
   g_mutex_lock (&chain->pads_lock);
   gst_clear_message (&chain->demux_error);
   g_clear_pointer (&chain->unknown_type, g_free);
+  chain->tag_orientation = GST_VIDEO_ORIENTATION_IDENTITY;
   g_mutex_unlock (&chain->pads_lock);
 }
 
@@ -474,6 +508,7 @@ gst_spdl_video_chain_close (GstSpdlVideoChain * chain)
   chain->end = 0;
   chain->time_offset = 0;
   chain->width = chain->height = 0;
+  chain->orientation = GST_VIDEO_ORIENTATION_IDENTITY;
 }
 
 
@@ -555,6 +590,47 @@ h264_nal_is_b (const guint8 * nal, gsize n)
   return type % 5 == 1;
 }
 
+/* Whether an H.264 NAL unit is an IDR slice. */
+static gboolean
+h264_nal_is_idr (const guint8 * nal, gsize n)
+{
+  return n >= 1 && (nal[0] & 0x1f) == 5;
+}
+
+/* Whether a NAL unit of the H.264 access unit @buf passes @test:
+ * @nal_length bytes of size before each (avc), or start codes (0). */
+static gboolean
+h264_packet_has_nal (gint nal_length, GstBuffer * buf,
+    gboolean (*test) (const guint8 * nal, gsize n))
+{
+  GstMapInfo map;
+  gboolean found = FALSE;
+  gsize i;
+
+  if (!gst_buffer_map (buf, &map, GST_MAP_READ))
+    return FALSE;
+  if (nal_length > 0) {
+    for (i = 0; i + nal_length <= map.size && !found;) {
+      gsize len = 0;
+      gint k;
+
+      for (k = 0; k < nal_length; k++)
+        len = (len << 8) | map.data[i + k];
+      i += nal_length;
+      if (len > map.size - i)
+        break;
+      found = test (map.data + i, len);
+      i += len;
+    }
+  } else {
+    for (i = 0; i + 3 < map.size && !found; i++)
+      if (map.data[i] == 0 && map.data[i + 1] == 0 && map.data[i + 2] == 1)
+        found = test (map.data + i + 3, map.size - i - 3);
+  }
+  gst_buffer_unmap (buf, &map);
+  return found;
+}
+
 /* Whether @buf holds a B-frame (MPEG-4 part 2 B-VOP, H.264 B slice):
  * a frame shown before one decoded earlier. */
 static gboolean
@@ -564,33 +640,68 @@ packet_is_b_frame (const GstStructure * s, gint nal_length, GstBuffer * buf)
   gboolean b = FALSE;
   gsize i;
 
+  if (!gst_structure_has_name (s, "video/mpeg"))
+    return h264_packet_has_nal (nal_length, buf, h264_nal_is_b);
   if (!gst_buffer_map (buf, &map, GST_MAP_READ))
     return FALSE;
-  if (gst_structure_has_name (s, "video/mpeg")) {
-    for (i = 0; i + 4 < map.size && !b; i++)
-      if (map.data[i] == 0 && map.data[i + 1] == 0 && map.data[i + 2] == 1 &&
-          map.data[i + 3] == 0xb6)
-        b = (map.data[i + 4] >> 6) == 2;
-  } else if (nal_length > 0) {
-    for (i = 0; i + nal_length <= map.size && !b;) {
-      gsize len = 0;
-      gint k;
-
-      for (k = 0; k < nal_length; k++)
-        len = (len << 8) | map.data[i + k];
-      i += nal_length;
-      if (len > map.size - i)
-        break;
-      b = h264_nal_is_b (map.data + i, len);
-      i += len;
-    }
-  } else {
-    for (i = 0; i + 3 < map.size && !b; i++)
-      if (map.data[i] == 0 && map.data[i + 1] == 0 && map.data[i + 2] == 1)
-        b = h264_nal_is_b (map.data + i + 3, map.size - i - 3);
-  }
+  for (i = 0; i + 4 < map.size && !b; i++)
+    if (map.data[i] == 0 && map.data[i + 1] == 0 && map.data[i + 2] == 1 &&
+        map.data[i + 3] == 0xb6)
+      b = (map.data[i + 4] >> 6) == 2;
   gst_buffer_unmap (buf, &map);
   return b;
+}
+
+/* The size of an H.264 stream's NAL length fields (avc), 0 for start
+ * codes (byte-stream), -1 when not known. */
+static gint
+h264_nal_length (const GstStructure * s)
+{
+  const GValue *v = gst_structure_get_value (s, "codec_data");
+  GstMapInfo map;
+  gint nal_length = -1;
+
+  if (g_strcmp0 (gst_structure_get_string (s, "stream-format"),
+          "byte-stream") == 0)
+    return 0;
+  if (v == NULL || !GST_VALUE_HOLDS_BUFFER (v) ||
+      !gst_buffer_map (gst_value_get_buffer (v), &map, GST_MAP_READ))
+    return -1;
+  if (map.size > 4)
+    nal_length = (map.data[4] & 3) + 1;
+  gst_buffer_unmap (gst_value_get_buffer (v), &map);
+  return nal_length;
+}
+
+/* H.264 keyframes that are not IDR pictures: an open GOP's I-frames
+ * (recovery points). gst-libav 1.22 cannot start decoding at one: FFmpeg
+ * fills the frame_num gap before it with up to num_ref_frames pictures,
+ * each asking get_buffer for the same packet's frame, which gst-libav
+ * refuses after the first; the I-frame's slices then fail ("Invalid
+ * input packet") and the frames after it are concealed garbage until
+ * the next keyframe. Decoding started one keyframe earlier (whatever it
+ * decodes to) reaches the recovery point with frame_num continuous: the
+ * I-frame and every frame shown after it are exact (a recovery point
+ * with recovery_frame_cnt 0, as x264 writes them). mark_packets starts
+ * there. */
+static void
+mark_recovery_points (GstSpdlVideoChain * chain)
+{
+  const GstStructure *s = gst_caps_get_structure (chain->caps, 0);
+  gint nal_length;
+  guint i;
+
+  if (!gst_structure_has_name (s, "video/x-h264"))
+    return;
+  nal_length = h264_nal_length (s);
+  if (nal_length < 0)
+    return;
+  for (i = 0; i < chain->packets->len; i++) {
+    Packet *p = &g_array_index (chain->packets, Packet, i);
+
+    p->recovery = p->key && !h264_packet_has_nal (nal_length, p->buffer,
+        h264_nal_is_idr);
+  }
 }
 
 /* AVI gives a frame's decode time, and its presentation time only for
@@ -617,20 +728,9 @@ derive_pts_from_dts (GstSpdlVideoChain * chain, GError ** error)
   if (!missing)
     return TRUE;
   if (gst_structure_has_name (s, "video/x-h264")) {
-    const GValue *v = gst_structure_get_value (s, "codec_data");
-    GstMapInfo map;
-
-    if (g_strcmp0 (gst_structure_get_string (s, "stream-format"),
-            "byte-stream") != 0) {
-      if (v == NULL || !gst_buffer_map (gst_value_get_buffer (v), &map,
-              GST_MAP_READ))
-        return TRUE;
-      if (map.size > 4)
-        nal_length = (map.data[4] & 3) + 1;
-      gst_buffer_unmap (gst_value_get_buffer (v), &map);
-      if (nal_length == 0)
-        return TRUE;
-    }
+    nal_length = h264_nal_length (s);
+    if (nal_length < 0)
+      return TRUE;
   } else if (!gst_structure_has_name (s, "video/mpeg")) {
     return TRUE;
   }
@@ -836,7 +936,32 @@ index_frames (GstSpdlVideoChain * chain, const GstSegment * segment,
     if (st != G_MAXUINT64)
       chain->end = (gdouble) (st + offset) / GST_SECOND;
   }
+  if (segment && segment->time == 0 && n_frames > 0 && chain->pts[0] > 0) {
+    /* FFmpeg's mov demuxer: an edit that starts between two frames
+     * (ffmpeg -ss 1.3 -c copy: at 1.30 s of frames 40 ms apart) shows
+     * its first frame at 0, every time shifted by as much
+     * (mov_fix_index, min_corrected_pts). The audio chain stays in the
+     * demuxer's timeline: time_offset says by how much. */
+    gdouble shift = chain->pts[0];
+
+    for (i = 0; i < n_frames; i++)
+      chain->pts[i] -= shift;
+    if (chain->end > 0)
+      chain->end -= shift;
+    chain->time_offset -= shift;
+  }
   return TRUE;
+}
+
+/* Whether frames turned by @method are shown with width and height
+ * swapped */
+static gboolean
+orientation_swaps (GstVideoOrientationMethod method)
+{
+  return method == GST_VIDEO_ORIENTATION_90R ||
+      method == GST_VIDEO_ORIENTATION_90L ||
+      method == GST_VIDEO_ORIENTATION_UL_LR ||
+      method == GST_VIDEO_ORIENTATION_UR_LL;
 }
 
 static gboolean
@@ -852,38 +977,36 @@ check_caps (GstSpdlVideoChain * chain, GError ** error)
     return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_TOO_LARGE,
         "the video is %dx%d, more than max-pixels=%" G_GUINT64_FORMAT, w, h,
         chain->limits.max_pixels);
-  chain->width = w;
-  chain->height = h;
+  if (orientation_swaps (chain->orientation)) {
+    chain->width = h;
+    chain->height = w;
+  } else {
+    chain->width = w;
+    chain->height = h;
+  }
   return TRUE;
 }
 
-gboolean
-gst_spdl_video_chain_open (GstSpdlVideoChain * chain, GBytes * data,
-    GError ** error)
+/* One demuxing of @data into chain->packets and chain->caps; @segment
+ * (@have_segment) the video stream's first segment. */
+static gboolean
+demux_packets (GstSpdlVideoChain * chain, GBytes * data, GstSegment * segment,
+    gboolean * have_segment, GError ** error)
 {
   GInputStream *stream;
   GstBus *bus;
-  GstSegment segment;
-  gboolean have_segment = FALSE, ok = FALSE, eos = FALSE;
-  GstClockTime offset = 0;
+  gboolean ok = FALSE, eos = FALSE;
   gint64 deadline;
   GstStateChangeReturn ret;
 
-  gst_spdl_video_chain_close (chain);
-  if (!gst_spdl_media_file_check (data, error))
-    return FALSE;
-  if (chain->demux_pipe && !chain->limits.reuse)
-    free_demuxer (chain);
-  if (chain->demux_pipe == NULL && !build_demuxer (chain, error))
-    return FALSE;
   reset_demuxer (chain);
   if (!replace_source (chain, error))
     return FALSE;
-  chain->data = g_bytes_ref (data);
   stream = g_memory_input_stream_new_from_bytes (data);
   g_object_set (chain->src, "stream", stream, NULL);
   g_object_unref (stream);
 
+  *have_segment = FALSE;
   bus = gst_element_get_bus (chain->demux_pipe);
   deadline = g_get_monotonic_time () + chain->limits.timeout / GST_USECOND;
   ret = gst_element_set_state (chain->demux_pipe, GST_STATE_PLAYING);
@@ -911,8 +1034,8 @@ gst_spdl_video_chain_open (GstSpdlVideoChain * chain, GBytes * data,
       if (chain->caps == NULL) {
         chain->caps = gst_caps_ref (gst_sample_get_caps (sample));
         if (gst_sample_get_segment (sample)) {
-          gst_segment_copy_into (gst_sample_get_segment (sample), &segment);
-          have_segment = segment.format == GST_FORMAT_TIME;
+          gst_segment_copy_into (gst_sample_get_segment (sample), segment);
+          *have_segment = segment->format == GST_FORMAT_TIME;
         }
       }
       p.buffer = gst_buffer_ref (buf);
@@ -969,12 +1092,155 @@ gst_spdl_video_chain_open (GstSpdlVideoChain * chain, GBytes * data,
         "the video stream has no frame");
     goto done;
   }
+  ok = TRUE;
+done:
+  gst_object_unref (bus);
+  return ok;
+}
+
+/* The size and header size of the ISO BMFF box at @d (@n bytes left),
+ * FALSE when it does not fit. */
+static gboolean
+mp4_box (const guint8 * d, gsize n, guint64 * size, guint * header)
+{
+  if (n < 8)
+    return FALSE;
+  *size = GST_READ_UINT32_BE (d);
+  *header = 8;
+  if (*size == 1) {
+    if (n < 16)
+      return FALSE;
+    *size = GST_READ_UINT64_BE (d + 8);
+    *header = 16;
+  } else if (*size == 0) {
+    *size = n;
+  }
+  return *size >= *header && *size <= n;
+}
+
+/* How many tracks of the MP4 / MOV @d have an edit list box
+ * (moov/trak/edts); with @hide, renamed "free" (same size: every offset
+ * stays valid; @d is written only then). */
+static guint
+mp4_edit_lists (guint8 * d, gsize n, gboolean hide)
+{
+  guint64 size, tsize, esize;
+  guint header, theader, eheader, hidden = 0;
+  gsize i, t, e;
+
+  for (i = 0; mp4_box (d + i, n - i, &size, &header); i += size) {
+    if (memcmp (d + i + 4, "moov", 4) != 0)
+      continue;
+    for (t = i + header; t < i + size &&
+        mp4_box (d + t, i + size - t, &tsize, &theader); t += tsize) {
+      if (memcmp (d + t + 4, "trak", 4) != 0)
+        continue;
+      for (e = t + theader; e < t + tsize &&
+          mp4_box (d + e, t + tsize - e, &esize, &eheader); e += esize)
+        if (memcmp (d + e + 4, "edts", 4) == 0) {
+          if (hide)
+            memcpy (d + e + 4, "free", 4);
+          hidden++;
+        }
+    }
+  }
+  return hidden;
+}
+
+/* qtdemux (1.22) starts an edit whose media time is past a keyframe at
+ * the first sample of the edit, not at the keyframe before it: a
+ * stream-copy cut (ffmpeg -ss 1.3 -c copy) gave no packet before 1.3 s,
+ * so the frames up to the next keyframe were decoded from a delta frame
+ * (dropped as corrupt, or garbage). FFmpeg keeps the packets from the
+ * keyframe, decodes them and shows only the frames in the edit. Here the
+ * file is demuxed again with its edit lists hidden, and its packets
+ * before the first one of the edited demuxing are put before those
+ * (the same media times: without an edit list qtdemux ends the track at
+ * the movie's duration, so the end comes from the first demuxing);
+ * index_frames applies the edit list (the first demuxing's segment). */
+static gboolean
+add_packets_before_edit (GstSpdlVideoChain * chain, GBytes * data,
+    GError ** error)
+{
+  gsize n;
+  guint8 *copy = g_bytes_unref_to_data (g_bytes_ref (data), &n);
+  GArray *edited;
+  GBytes *hidden;
+  GstCaps *caps;
+  GstSegment unused;
+  GstClockTime first;
+  gboolean have_unused, ok;
+  guint i, before = 0;
+
+  if (mp4_edit_lists (copy, n, TRUE) == 0) {
+    g_free (copy);
+    return TRUE;
+  }
+  hidden = g_bytes_new_take (copy, n);
+  edited = chain->packets;
+  caps = g_steal_pointer (&chain->caps);
+  chain->packets = g_array_new (FALSE, TRUE, sizeof (Packet));
+  reset_demuxer (chain);
+  ok = demux_packets (chain, hidden, &unused, &have_unused, error);
+  g_object_set (chain->src, "stream", NULL, NULL);
+  g_bytes_unref (hidden);
+  first = GST_BUFFER_DTS (g_array_index (edited, Packet, 0).buffer);
+  if (ok && GST_CLOCK_TIME_IS_VALID (first)) {
+    for (; before < chain->packets->len; before++) {
+      GstBuffer *b = g_array_index (chain->packets, Packet, before).buffer;
+      if (!GST_BUFFER_DTS_IS_VALID (b) || GST_BUFFER_DTS (b) >= first)
+        break;
+    }
+  }
+  for (i = before; i < chain->packets->len; i++)
+    gst_buffer_unref (g_array_index (chain->packets, Packet, i).buffer);
+  g_array_set_size (chain->packets, before);
+  g_array_append_vals (chain->packets, edited->data, edited->len);
+  g_array_free (edited, TRUE);
+  gst_clear_caps (&chain->caps);
+  chain->caps = caps;
+  GST_DEBUG ("%u packets before the edit list's start added", before);
+  return ok;
+}
+
+gboolean
+gst_spdl_video_chain_open (GstSpdlVideoChain * chain, GBytes * data,
+    GError ** error)
+{
+  GstSegment segment;
+  gboolean have_segment = FALSE, ok = FALSE;
+  GstClockTime offset = 0;
+
+  gst_spdl_video_chain_close (chain);
+  if (!gst_spdl_media_file_check (data, error))
+    return FALSE;
+  if (chain->demux_pipe && !chain->limits.reuse)
+    free_demuxer (chain);
+  if (chain->demux_pipe == NULL && !build_demuxer (chain, error))
+    return FALSE;
+  chain->data = g_bytes_ref (data);
+  if (!demux_packets (chain, data, &segment, &have_segment, error))
+    goto done;
+  /* shown as players and FFmpeg show it: its display matrix applied */
+  g_mutex_lock (&chain->pads_lock);
+  if (chain->limits.autorotate)
+    chain->orientation = chain->tag_orientation;
+  g_mutex_unlock (&chain->pads_lock);
   /* FFmpeg's pts_time: the container's timestamps, with an MP4 / MOV
    * edit list applied. qtdemux's segment is its edit list; other
    * demuxers' segments hide a late start (matroskademux), which FFmpeg
    * reports. */
   if (have_segment && !bin_has_element (chain->parsebin, "qtdemux", NULL))
     have_segment = FALSE;
+  /* without an edit list FFmpeg shows every frame at its own time (a
+   * first frame at 0.08 s stays there); qtdemux's segment then ends at
+   * the movie's duration, which cut the last B-frames' times off */
+  if (have_segment && mp4_edit_lists ((guint8 *) g_bytes_get_data (data,
+              NULL), g_bytes_get_size (data), FALSE) == 0)
+    have_segment = FALSE;
+  if (have_segment && !g_array_index (chain->packets, Packet, 0).key &&
+      !add_packets_before_edit (chain, data, error))
+    goto done;
   if (bin_has_element (chain->parsebin, "tsdemux", NULL)) {
     offset = ts_first_pcr (g_bytes_get_data (data, NULL),
         g_bytes_get_size (data));
@@ -982,8 +1248,11 @@ gst_spdl_video_chain_open (GstSpdlVideoChain * chain, GBytes * data,
       offset = 0;
   }
   chain->time_offset = (gdouble) offset / GST_SECOND;
+  /* (index_frames may change time_offset) */
   ok = check_caps (chain, error) && derive_pts_from_dts (chain, error) &&
       index_frames (chain, have_segment ? &segment : NULL, offset, error);
+  if (ok)
+    mark_recovery_points (chain);
   if (ok && chain->n_frames == 0)
     ok = gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_NO_VIDEO,
         "the video stream shows no frame");
@@ -991,7 +1260,6 @@ done:
   /* nothing of the demuxer outlives the call: the packets are ours */
   reset_demuxer (chain);
   g_object_set (chain->src, "stream", NULL, NULL);
-  gst_object_unref (bus);
   if (!ok)
     gst_spdl_video_chain_close (chain);
   return ok;
@@ -1139,6 +1407,102 @@ ensure_converter (GstSpdlVideoChain * chain, const GstVideoInfo * in)
   return TRUE;
 }
 
+/* The pixels of a frame (@w x @h as stored) that the pixels @shown of
+ * it turned by @method come from */
+static void
+stored_region (GstVideoOrientationMethod method, guint w, guint h,
+    const GstSpdlVideoRegion * shown, GstSpdlVideoRegion * r)
+{
+  guint x0 = shown->x0, x1 = shown->x1, y0 = shown->y0, y1 = shown->y1;
+
+  switch (method) {
+    case GST_VIDEO_ORIENTATION_90R:
+      *r = (GstSpdlVideoRegion) { y0, y1, h - x1, h - x0 };
+      break;
+    case GST_VIDEO_ORIENTATION_180:
+      *r = (GstSpdlVideoRegion) { w - x1, w - x0, h - y1, h - y0 };
+      break;
+    case GST_VIDEO_ORIENTATION_90L:
+      *r = (GstSpdlVideoRegion) { w - y1, w - y0, x0, x1 };
+      break;
+    case GST_VIDEO_ORIENTATION_HORIZ:
+      *r = (GstSpdlVideoRegion) { w - x1, w - x0, y0, y1 };
+      break;
+    case GST_VIDEO_ORIENTATION_VERT:
+      *r = (GstSpdlVideoRegion) { x0, x1, h - y1, h - y0 };
+      break;
+    case GST_VIDEO_ORIENTATION_UL_LR:
+      *r = (GstSpdlVideoRegion) { y0, y1, x0, x1 };
+      break;
+    case GST_VIDEO_ORIENTATION_UR_LL:
+      *r = (GstSpdlVideoRegion) { w - y1, w - y0, h - x1, h - x0 };
+      break;
+    default:
+      *r = *shown;
+      break;
+  }
+}
+
+/* chain->rgb (@w x @h as stored) turned by the orientation into
+ * chain->oriented (@stride bytes a row, @shown_h rows, 16 readable bytes
+ * after the last), the pixels @shown of it */
+static gboolean
+orient (GstSpdlVideoChain * chain, guint w, guint h, gsize stride,
+    guint shown_h, const GstSpdlVideoRegion * shown)
+{
+  gssize s = chain->rgb_stride, dx, dy, start;
+  gsize size = stride * shown_h + 64;
+  guint x, y;
+
+  /* where pixel (0, 0) as shown comes from, and the steps in the stored
+   * frame for one pixel right and one row down as shown */
+  switch (chain->orientation) {
+    case GST_VIDEO_ORIENTATION_90R:
+      start = (gssize) (h - 1) * s, dx = -s, dy = 3;
+      break;
+    case GST_VIDEO_ORIENTATION_180:
+      start = (gssize) (h - 1) * s + (w - 1) * 3, dx = -3, dy = -s;
+      break;
+    case GST_VIDEO_ORIENTATION_90L:
+      start = (gssize) (w - 1) * 3, dx = s, dy = -3;
+      break;
+    case GST_VIDEO_ORIENTATION_HORIZ:
+      start = (gssize) (w - 1) * 3, dx = -3, dy = s;
+      break;
+    case GST_VIDEO_ORIENTATION_VERT:
+      start = (gssize) (h - 1) * s, dx = 3, dy = -s;
+      break;
+    case GST_VIDEO_ORIENTATION_UL_LR:
+      start = 0, dx = s, dy = 3;
+      break;
+    case GST_VIDEO_ORIENTATION_UR_LL:
+      start = (gssize) (h - 1) * s + (w - 1) * 3, dx = -s, dy = -3;
+      break;
+    default:
+      start = 0, dx = 3, dy = s;
+      break;
+  }
+  if (chain->oriented_size < size) {
+    g_free (chain->oriented);
+    chain->oriented = g_try_malloc0 (size);
+    chain->oriented_size = chain->oriented ? size : 0;
+    if (chain->oriented == NULL)
+      return FALSE;
+  }
+  for (y = shown->y0; y < shown->y1; y++) {
+    const guint8 *src = chain->rgb + start + (gssize) y * dy +
+        (gssize) shown->x0 * dx;
+    guint8 *d = chain->oriented + (gsize) y * stride + 3 * shown->x0;
+
+    for (x = shown->x0; x < shown->x1; x++, src += dx, d += 3) {
+      d[0] = src[0];
+      d[1] = src[1];
+      d[2] = src[2];
+    }
+  }
+  return TRUE;
+}
+
 static GstFlowReturn
 sink_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
 {
@@ -1146,8 +1510,8 @@ sink_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
   GstClockTime pts = GST_BUFFER_PTS (buffer);
   gint f = frame_of (chain, pts);
   GstVideoFrame in;
-  GstSpdlVideoRegion region;
-  guint w, h;
+  GstSpdlVideoRegion region, shown;
+  guint w, h, shown_w, shown_h;
 
   __atomic_fetch_add (&chain->frames_decoded, 1, __ATOMIC_RELAXED);
   /* frames that share a timestamp come out one after the other, in the
@@ -1175,14 +1539,20 @@ sink_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
   }
   w = GST_VIDEO_INFO_WIDTH (&chain->dec_info);
   h = GST_VIDEO_INFO_HEIGHT (&chain->dec_info);
-  region.x0 = region.y0 = 0;
-  region.x1 = w;
-  region.y1 = h;
+  /* the caller's region is of the frame as shown */
+  shown_w = orientation_swaps (chain->orientation) ? h : w;
+  shown_h = orientation_swaps (chain->orientation) ? w : h;
+  shown.x0 = shown.y0 = 0;
+  shown.x1 = shown_w;
+  shown.y1 = shown_h;
   if (chain->region_func) {
-    chain->region_func (f, w, h, &region, chain->user_data);
-    region.x1 = MIN (region.x1, w);
-    region.y1 = MIN (region.y1, h);
+    chain->region_func (f, shown_w, shown_h, &shown, chain->user_data);
+    shown.x1 = MIN (shown.x1, shown_w);
+    shown.y1 = MIN (shown.y1, shown_h);
   }
+  region = shown;
+  if (chain->orientation != GST_VIDEO_ORIENTATION_IDENTITY)
+    stored_region (chain->orientation, w, h, &shown, &region);
   if (region.x0 < region.x1 && region.y0 < region.y1) {
     if (chain->direct)
       convert_direct (chain, &in, &region);
@@ -1193,8 +1563,52 @@ sink_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
   gst_buffer_unref (buffer);
   chain->want[f] = 2;
   chain->remaining--;
-  chain->func (f, chain->rgb, chain->rgb_stride, w, h, chain->user_data);
+  if (chain->orientation != GST_VIDEO_ORIENTATION_IDENTITY) {
+    gsize stride = GST_ROUND_UP_4 (shown_w * 3);
+
+    if (!orient (chain, w, h, stride, shown_h, &shown))
+      return GST_FLOW_ERROR;
+    chain->func (f, chain->oriented, stride, shown_w, shown_h,
+        chain->user_data);
+  } else {
+    chain->func (f, chain->rgb, chain->rgb_stride, w, h, chain->user_data);
+  }
   return GST_FLOW_OK;
+}
+
+/* The colorimetry the stream states, as FFmpeg reads it, in place of
+ * what gst_video_info_from_caps makes of the decoder's caps: it fills
+ * in GStreamer's defaults by frame size (BT.709 from 1280x720 up), and
+ * drops a partly known colorimetry whole ("1:0:0:0", a full-range H.264
+ * stream with no matrix in its VUI: converted as limited BT.601). The
+ * decoders' caps state what the bitstream says (the VUI's
+ * video_full_range_flag and matrix_coefficients, through h264parse and
+ * FFmpeg's context; a JPEG decoder's full range); what it leaves unknown
+ * is FFmpeg's (swscale's) default: the BT.601 matrix, limited range. */
+static void
+set_stream_colorimetry (GstVideoInfo * info, const GstCaps * caps)
+{
+  GstVideoColorimetry *c = &GST_VIDEO_INFO_COLORIMETRY (info);
+  const gchar *stated = gst_structure_get_string (gst_caps_get_structure
+      (caps, 0), "colorimetry");
+  GstVideoColorimetry from_stream = { 0, };
+
+  if (!GST_VIDEO_INFO_IS_YUV (info))
+    return;
+  if (stated == NULL ||
+      !gst_video_colorimetry_from_string (&from_stream, stated))
+    memset (&from_stream, 0, sizeof (from_stream));
+  c->range = from_stream.range != GST_VIDEO_COLOR_RANGE_UNKNOWN ?
+      from_stream.range : GST_VIDEO_COLOR_RANGE_16_235;
+  c->matrix = from_stream.matrix != GST_VIDEO_COLOR_MATRIX_UNKNOWN &&
+      from_stream.matrix != GST_VIDEO_COLOR_MATRIX_RGB ?
+      from_stream.matrix : GST_VIDEO_COLOR_MATRIX_BT601;
+  /* no effect on RGB values (no gamma or primaries conversion), but the
+   * converter must know them */
+  c->transfer = from_stream.transfer != GST_VIDEO_TRANSFER_UNKNOWN ?
+      from_stream.transfer : GST_VIDEO_TRANSFER_BT601;
+  c->primaries = from_stream.primaries != GST_VIDEO_COLOR_PRIMARIES_UNKNOWN ?
+      from_stream.primaries : GST_VIDEO_COLOR_PRIMARIES_SMPTE170M;
 }
 
 static gboolean
@@ -1205,7 +1619,10 @@ sink_event (GstPad * pad, GstObject * parent, GstEvent * event)
   if (GST_EVENT_TYPE (event) == GST_EVENT_CAPS) {
     GstCaps *caps;
     gst_event_parse_caps (event, &caps);
+    GST_DEBUG ("decoder output %" GST_PTR_FORMAT, caps);
     chain->have_dec_info = gst_video_info_from_caps (&chain->dec_info, caps);
+    if (chain->have_dec_info)
+      set_stream_colorimetry (&chain->dec_info, caps);
   } else if (GST_EVENT_TYPE (event) == GST_EVENT_SEGMENT) {
     /* GstVideoDecoder forgets the QoS earliest time as it sends a
      * segment (with its first output after a flush) */
@@ -1377,29 +1794,65 @@ ensure_decoder (GstSpdlVideoChain * chain, GstCaps * caps, GError ** error)
   return TRUE;
 }
 
-/* Marks in @feed the packets that make frame @f: from the keyframe before
- * it (in decode order, not shown after it) up to its own packet, its own
- * and those of the frames sharing its time 2, the others 1. Returns how
- * many were newly marked. */
-static guint
-mark_packets (GstSpdlVideoChain * chain, guint f, guint8 * feed)
+/* The packet decoding starts at for a frame whose packets end at @p and
+ * whose timestamp is @pts: the keyframe before it in decode order that
+ * is not shown after it (a leading picture of an open GOP, shown before
+ * its keyframe, goes to the keyframe before), or one keyframe before that
+ * when it is a recovery point (see mark_recovery_points). -1 when the
+ * frame cannot be decoded exactly: a recovery point with no keyframe
+ * before it (a cut of an open-GOP stream starts there). */
+static gint
+start_packet (GstSpdlVideoChain * chain, guint p, GstClockTime pts)
 {
-  guint p = chain->frame_packet[f], k, marked = 0, g;
-  GstClockTime pts = chain->raw_pts[f];
+  guint k = p;
+  Packet *pk;
 
-  /* frames sharing its timestamp are told apart by their output order:
-   * all of them are decoded */
-  for (g = f; g > 0 && chain->raw_pts[g - 1] == pts; g--);
-  for (; g < chain->n_frames && chain->raw_pts[g] == pts; g++)
-    p = MAX (p, chain->frame_packet[g]);
-  k = p;
   while (k > 0) {
-    Packet *pk = &g_array_index (chain->packets, Packet, k);
+    pk = &g_array_index (chain->packets, Packet, k);
     if (pk->key && GST_BUFFER_PTS (pk->buffer) <= pts)
       break;
     k--;
   }
-  for (; k <= p; k++)
+  pk = &g_array_index (chain->packets, Packet, k);
+  if (!pk->recovery)
+    return k;
+  while (k > 0) {
+    k--;
+    if (g_array_index (chain->packets, Packet, k).key)
+      return k;
+  }
+  return -1;
+}
+
+/* The last packet in decode order that frame @f needs: its own, or that
+ * of a frame sharing its timestamp (such frames are told apart by their
+ * output order: all of them are decoded) */
+static guint
+last_packet (GstSpdlVideoChain * chain, guint f)
+{
+  guint p = chain->frame_packet[f], g;
+  GstClockTime pts = chain->raw_pts[f];
+
+  for (g = f; g > 0 && chain->raw_pts[g - 1] == pts; g--);
+  for (; g < chain->n_frames && chain->raw_pts[g] == pts; g++)
+    p = MAX (p, chain->frame_packet[g]);
+  return p;
+}
+
+/* Marks in @feed the packets that make frame @f: from its start_packet
+ * up to its own packet, its own and those of the frames sharing its time
+ * 2, the others 1. Returns how many were newly marked, or -1 (nothing
+ * marked) when the frame cannot be decoded exactly. */
+static gint
+mark_packets (GstSpdlVideoChain * chain, guint f, guint8 * feed)
+{
+  guint p = last_packet (chain, f), marked = 0, g;
+  GstClockTime pts = chain->raw_pts[f];
+  gint k = start_packet (chain, p, pts);
+
+  if (k < 0)
+    return -1;
+  for (; k <= (gint) p; k++)
     if (!feed[k]) {
       feed[k] = 1;
       marked++;
@@ -1408,6 +1861,39 @@ mark_packets (GstSpdlVideoChain * chain, guint f, guint8 * feed)
   for (; g < chain->n_frames && chain->raw_pts[g] == pts; g++)
     feed[chain->frame_packet[g]] = 2;
   return marked;
+}
+
+/* The packets decoded to make frame @f alone: G_MAXUINT when it cannot
+ * be decoded exactly */
+static guint
+frame_decode_cost (GstSpdlVideoChain * chain, guint f)
+{
+  guint p = last_packet (chain, f);
+  gint k = start_packet (chain, p, chain->raw_pts[f]);
+
+  return k < 0 ? G_MAXUINT : p - k + 1;
+}
+
+guint
+gst_spdl_video_chain_count_decode (GstSpdlVideoChain * chain,
+    const guint * frames, guint n)
+{
+  guint8 *feed = g_new0 (guint8, MAX (chain->packets->len, 1));
+  guint i, total = 0;
+
+  for (i = 0; i < n; i++) {
+    gint marked;
+
+    g_return_val_if_fail (frames[i] < chain->n_frames, G_MAXUINT);
+    marked = mark_packets (chain, frames[i], feed);
+    if (marked < 0) {
+      total = G_MAXUINT;
+      break;
+    }
+    total += marked;
+  }
+  g_free (feed);
+  return total;
 }
 
 /* Non-reference frames no clip shows need not be decoded: most B-frames
@@ -1502,20 +1988,30 @@ gst_spdl_video_chain_decode (GstSpdlVideoChain * chain, const guint * wanted,
   chain->repeats = 0;
   feed = g_new0 (guint8, n_packets);
   for (i = 0; i < n_wanted; i++) {
+    gint marked;
+
     g_return_val_if_fail (wanted[i] < chain->n_frames, FALSE);
     if (chain->want[wanted[i]])
       continue;
+    /* left out (the caller finds them missing): frames with no exact
+     * start, and those further from it than max-decode-frames (the
+     * caller checks its clips with count_decode first) */
+    if (chain->limits.max_decode_frames &&
+        frame_decode_cost (chain, wanted[i]) >
+        chain->limits.max_decode_frames) {
+      GST_DEBUG ("frame %u: no exact decoding start within "
+          "max-decode-frames", wanted[i]);
+      continue;
+    }
+    marked = mark_packets (chain, wanted[i], feed);
+    if (marked < 0)
+      continue;
     chain->want[wanted[i]] = 1;
     chain->remaining++;
-    to_feed += mark_packets (chain, wanted[i], feed);
+    to_feed += marked;
   }
-  if (chain->limits.max_decode_frames && to_feed >
-      chain->limits.max_decode_frames) {
-    g_free (feed);
-    return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_TOO_LARGE,
-        "its frames need %u frames decoded from their keyframes, more than "
-        "max-decode-frames=%u", to_feed, chain->limits.max_decode_frames);
-  }
+  GST_DEBUG ("%u frames wanted, %u packets to decode", chain->remaining,
+      to_feed);
   if (!ensure_decoder (chain, chain->caps, error)) {
     g_free (feed);
     return FALSE;
@@ -1593,6 +2089,7 @@ gst_spdl_video_chain_free (GstSpdlVideoChain * chain)
   free_decoder (chain);
   g_clear_pointer (&chain->conv, gst_video_converter_free);
   g_free (chain->rgb);
+  g_free (chain->oriented);
   g_free (chain->wide);
   g_free (chain->yuv_scratch);
   g_array_free (chain->packets, TRUE);

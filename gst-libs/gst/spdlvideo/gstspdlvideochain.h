@@ -27,9 +27,13 @@ typedef struct
 {
   guint64 max_pixels;           /* of a frame, as the stream declares it */
   guint max_frames;             /* packets of one video */
-  guint max_decode_frames;      /* packets decoded for one decode call */
+  guint max_decode_frames;      /* packets decoded for one frame from its
+                                 * keyframe (G_MAXUINT: no limit); see
+                                 * count_decode for a clip's */
   GstClockTime timeout;         /* of one demux or decode call */
   gboolean reuse;               /* FALSE: new pipelines for every video */
+  gboolean autorotate;          /* frames as shown: the container's
+                                 * orientation (display matrix) applied */
 } GstSpdlVideoLimits;
 
 void gst_spdl_video_limits_init (GstSpdlVideoLimits * limits);
@@ -55,6 +59,8 @@ gdouble gst_spdl_video_chain_get_end (GstSpdlVideoChain * chain);
  * an MPEG-TS program's first PCR (see index_frames), else 0. Another
  * chain on the same file (the audio chain) is in the demuxer's. */
 gdouble gst_spdl_video_chain_get_time_offset (GstSpdlVideoChain * chain);
+/* The frames' size as they are delivered: as shown, width and height
+ * swapped for a video shown turned by 90 degrees (autorotate) */
 void gst_spdl_video_chain_get_size (GstSpdlVideoChain * chain,
     guint * width, guint * height);
 
@@ -84,6 +90,14 @@ typedef void (*GstSpdlVideoRegionFunc) (guint frame, guint width,
 gboolean gst_spdl_video_chain_decode (GstSpdlVideoChain * chain,
     const guint * wanted, guint n_wanted, GstSpdlVideoRegionFunc region_func,
     GstSpdlVideoFrameFunc func, gpointer user_data, GError ** error);
+
+/* How many packets decoding the frames @frames (@n indices into the pts
+ * list: one clip's) takes, from their keyframes, those they share
+ * counted once; G_MAXUINT when one of them cannot be decoded exactly (an
+ * open GOP's frames before its first recovery point, with no keyframe
+ * before). What max-decode-frames bounds, clip by clip. */
+guint gst_spdl_video_chain_count_decode (GstSpdlVideoChain * chain,
+    const guint * frames, guint n);
 
 /* Pipelines built since the chain was made (demuxer, decoder): for
  * measuring what reuse saves. */

@@ -44,7 +44,8 @@ gst_spdl_yuv_tables_init (GstSpdlYuvTables * t, const GstVideoInfo * in)
   gdouble kr, kb, kg;
   guint i;
 
-  /* unknown: BT.601, FFmpeg's default for an untagged stream */
+  /* unknown: BT.601, FFmpeg's default for an untagged stream (the
+   * video chain gives the stream's own, see set_stream_colorimetry) */
   if (!gst_video_color_matrix_get_Kr_Kb (cinfo->matrix, &kr, &kb))
     gst_video_color_matrix_get_Kr_Kb (GST_VIDEO_COLOR_MATRIX_BT601, &kr,
         &kb);
