@@ -1,6 +1,7 @@
 """The Loader: a pipeline ending in spdlappsink, one epoch per loop."""
 from __future__ import annotations
 
+import inspect
 import operator
 import os
 import re
@@ -138,7 +139,9 @@ class Loader:
 
     def __new__(cls, *args, **kwargs):
         for name in kwargs:
-            if name in _DATALOADER_ARGS:
+            # a subclass may take one of these names for itself
+            if name in _DATALOADER_ARGS and \
+                    name not in inspect.signature(cls.__init__).parameters:
                 raise TypeError(
                     f"{cls.__name__}() takes no {name} (a DataLoader "
                     f"argument): {_DATALOADER_ARGS[name]}")

@@ -169,6 +169,25 @@ def test_dataloader_arguments_say_what_to_use(folder, name, hint):
         assert hint in str(e.value)
 
 
+def test_a_subclass_takes_a_dataloader_name_for_itself(folder):
+    """A subclass whose own __init__ takes transform= (augmentation in its
+    __iter__) gets it; names it does not take are still explained."""
+    class Augmented(spdlgst.ImageLoader):
+        def __init__(self, location, *, transform=None, **kwargs):
+            super().__init__(location, **kwargs)
+            self.transform = transform
+
+        def __iter__(self):
+            for images, labels in super().__iter__():
+                yield self.transform(images), labels
+
+    with Augmented(str(folder), transform=lambda x: x[:, :1], batch_size=2,
+                   size=8) as loader:
+        images, _ = next(iter(loader))
+        assert tuple(images.shape) == (2, 1, 8, 8)
+    with pytest.raises(TypeError, match="takes no num_workers .*threads="):
+        Augmented(str(folder), num_workers=2)
+
 def test_recipe_arguments_as_torchvision_takes_them(folder):
     line = spdlgst.ImageLoader.launch_line_for
     # size=[64] as torchvision's Resize/CenterCrop take it; layout in any case
