@@ -228,10 +228,13 @@ class Loader:
         if self._src is None or rank is None or world is None:
             return
         taken = []
-        if not re.search(r"\bshard-index\s*=", launch):
+        sets_world = re.search(r"\bnum-shards\s*=", launch)
+        # num-shards=1 in the line: not split, whatever the rank
+        if not re.search(r"\bshard-index\s*=", launch) and not \
+                (sets_world and self._src.get_property("num-shards") == 1):
             self._src.set_property("shard-index", int(rank))
             taken.append("RANK")
-        if not re.search(r"\bnum-shards\s*=", launch):
+        if not sets_world:
             self._src.set_property("num-shards", int(world))
             taken.append("WORLD_SIZE")
         if taken:
