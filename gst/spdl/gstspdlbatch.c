@@ -1185,6 +1185,16 @@ unmap_current (GstSpdlBatch * self)
   }
 }
 
+/* The next batch's progress starts afresh: a dropped partial batch's last
+ * position (the epoch's end) must not be the next epoch's first batch's,
+ * which a checkpoint there would take for the end of that epoch */
+static void
+reset_batch_progress (GstSpdlBatch * self)
+{
+  self->batch_position = G_MAXUINT64;
+  self->batch_padded = 0;
+}
+
 static void
 discard_current (GstSpdlBatch * self)
 {
@@ -1236,6 +1246,7 @@ finish_batch (GstSpdlBatch * self)
       self->dropped += n;
       GST_OBJECT_UNLOCK (self);
       gst_buffer_unref (batch);
+      reset_batch_progress (self);
       return GST_FLOW_OK;
     }
     /* samples are slot-major in both layouts: the batch is a prefix; the
@@ -1257,8 +1268,7 @@ finish_batch (GstSpdlBatch * self)
         "clips", self->clip_numbers, n);
   gst_spdl_buffer_set_batch_progress (batch, self->batch_position,
       self->batch_padded);
-  self->batch_position = G_MAXUINT64;
-  self->batch_padded = 0;
+  reset_batch_progress (self);
   /* the source of copies when an epoch ends short at a batch boundary */
   if (self->active_pad && self->epoch_expected != G_MAXUINT64 &&
       n == self->size)
@@ -1885,8 +1895,7 @@ gst_spdl_batch_change_state (GstElement * element, GstStateChange transition)
     GST_OBJECT_LOCK (self);
     self->copied = self->in_place = 0;
     GST_OBJECT_UNLOCK (self);
-    self->batch_position = G_MAXUINT64;
-    self->batch_padded = 0;
+    reset_batch_progress (self);
     end_epoch_accounting (self);
   }
   ret = GST_ELEMENT_CLASS (parent_class)->change_state (element, transition);
@@ -2087,6 +2096,7 @@ finish_audio_batch (GstSpdlBatch * self)
     self->dropped += n;
     GST_OBJECT_UNLOCK (self);
     release_held (self->held, &self->filled);
+    reset_batch_progress (self);
     return GST_FLOW_OK;
   }
   for (i = 0; i < n; i++)
@@ -2145,8 +2155,7 @@ finish_audio_batch (GstSpdlBatch * self)
       "clips", self->clip_numbers, n);
   gst_spdl_buffer_set_batch_progress (batch, self->batch_position,
       self->batch_padded);
-  self->batch_position = G_MAXUINT64;
-  self->batch_padded = 0;
+  reset_batch_progress (self);
   if (self->active_pad && self->epoch_expected != G_MAXUINT64 &&
       n == self->size) {
     /* the source of copies when an epoch ends short at a batch boundary */

@@ -1,6 +1,7 @@
 """The Loader: a pipeline ending in spdlappsink, one epoch per loop."""
 from __future__ import annotations
 
+import inspect
 import operator
 import os
 import re
@@ -143,7 +144,9 @@ class Loader:
 
     def __new__(cls, *args, **kwargs):
         for name in kwargs:
-            if name in _DATALOADER_ARGS:
+            # a subclass may take one of these names for itself
+            if name in _DATALOADER_ARGS and \
+                    name not in inspect.signature(cls.__init__).parameters:
                 raise TypeError(
                     f"{cls.__name__}() takes no {name} (a DataLoader "
                     f"argument): {_DATALOADER_ARGS[name]}")
@@ -230,10 +233,13 @@ class Loader:
         if self._src is None or rank is None or world is None:
             return
         taken = []
-        if not re.search(r"\bshard-index\s*=", launch):
+        sets_world = re.search(r"\bnum-shards\s*=", launch)
+        # num-shards=1 in the line: not split, whatever the rank
+        if not re.search(r"\bshard-index\s*=", launch) and not \
+                (sets_world and self._src.get_property("num-shards") == 1):
             self._src.set_property("shard-index", int(rank))
             taken.append("RANK")
-        if not re.search(r"\bnum-shards\s*=", launch):
+        if not sets_world:
             self._src.set_property("num-shards", int(world))
             taken.append("WORLD_SIZE")
         if taken:

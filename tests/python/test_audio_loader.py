@@ -130,6 +130,25 @@ def test_resume_mid_epoch_gives_the_rest(speech, clips_per_file, stop):
         assert len({i for _, i, _ in repeated}) <= 1
 
 
+def test_resume_at_an_epochs_first_batch_with_drop_last(speech):
+    """drop_last: a checkpoint at the first batch of epoch 1, after epoch 0's
+    partial batch was dropped, resumes with the rest of epoch 1 (it said
+    epoch 2, the rest of epoch 1 lost)."""
+    kwargs = dict(batch_size=3, duration=0.25, drop_last=True, epochs=2,
+                  seed=3, threads=2, output="numpy")
+    with spdlgst.AudioLoader(speech, **kwargs) as loader:
+        full = [keys([b]) for _ in range(2) for b in loader]
+    assert len(full) == 6           # 10 files: 3 batches an epoch, 1 dropped
+    with spdlgst.AudioLoader(speech, **kwargs) as loader:
+        list(loader)
+        next(iter(loader))
+        state = json.loads(json.dumps(loader.state_dict()))
+    assert (state["epoch"], state["offset"]) == (1, 3)
+    with spdlgst.AudioLoader(speech, **kwargs) as loader:
+        loader.load_state_dict(state)
+        assert [keys([b]) for b in loader] == full[4:]
+
+
 @pytest.mark.parametrize("kwargs,error,name", [
     (dict(batch_size=0), ValueError, "batch_size"),
     (dict(sample_rate=100), ValueError, "sample_rate"),

@@ -65,6 +65,30 @@ def test_surround_mixed_down_as_audioconvert(tmp_path, ext):
     np.testing.assert_array_equal(lr[0], lr[1])
 
 
+@pytest.mark.parametrize("layout,channels", [
+    ("3.0", 3), ("quad", 4), ("5.0", 5), ("5.1", 6), ("6.1", 7), ("7.1", 8)])
+def test_surround_flac_channels_in_ffmpegs_order(tmp_path, layout, channels):
+    """FLAC of 3 to 8 channels, a tone in each: every channel where FFmpeg
+    (and FLAC's format) puts it. flacdec (1.22) swaps 6.1's and 7.1's
+    FC, LFE with the back pair; libFLAC's reader does not."""
+    os.makedirs(tmp_path / "a")
+    path = str(tmp_path / "a" / "s.flac")
+    expr = "|".join(f"0.3*sin(2*PI*{110 * (k + 2)}*t)"
+                    for k in range(channels))
+    ffmpeg(["-f", "lavfi", "-i", f"aevalsrc={expr}:c={layout}:s={RATE}:d=1"],
+           path)
+    # the file's channels as stored (-ac N would remix 3.0 to 2.1, ...)
+    ref = np.frombuffer(subprocess.run(
+        ["ffmpeg", "-v", "error", "-i", path, "-f", "f32le", "-"],
+        check=True, capture_output=True, timeout=120).stdout,
+        "<f4").reshape(-1, channels).T
+    assert (np.abs(ref).max(axis=1) > 0.2).all()    # no silent channel
+    (whole, _), = run_clips(
+        f"spdlsrc location={tmp_path} extensions=flac ! spdlaudiodecode "
+        f"sample-rate={RATE} channels={channels} duration=0")[0]
+    np.testing.assert_array_equal(whole, ref)
+
+
 def damage(path, at, n, seed=0):
     """@n bytes from @at (a fraction of the size) overwritten with noise."""
     data = bytearray(open(path, "rb").read())

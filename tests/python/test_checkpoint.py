@@ -83,6 +83,28 @@ def test_resume_is_bit_identical(tmp_path, stop):
     assert state.get("end_of_epoch", False) == (stop % 6 == 0)
 
 
+
+def drop_last_line(location):
+    return train_line(location).replace(
+        "spdlbatch batch-size=4", "spdlbatch batch-size=4 drop-last=true")
+
+
+@pytest.mark.parametrize("stop", [5, 6, 7, 11])
+def test_resume_after_a_dropped_partial_batch(tmp_path, stop):
+    """drop_last: the first batch of an epoch after one whose partial batch
+    was dropped is that epoch's first, not its end (the dropped batch's
+    position was carried into it: a checkpoint there resumed at the next
+    epoch, the rest of this one lost)."""
+    root = make_folder(tmp_path, 22)      # 5 whole batches an epoch, 3 epochs
+    line = drop_last_line(root)
+    full = run_all(line)
+    assert len(full) == 15
+    head, tail, state = run_interrupted(line, stop)
+    assert head == full[:stop]
+    assert tail == full[stop:]
+    assert (state["epoch"], state["offset"]) == \
+        {5: (0, 20), 6: (1, 4), 7: (1, 8), 11: (2, 4)}[stop]
+
 def test_resume_manifest_and_skipped_samples(tmp_path):
     root = make_folder(tmp_path, 14, bad=["bad0.jpg", "bad1.jpg"])
     manifest = tmp_path / "list.tsv"

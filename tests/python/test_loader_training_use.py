@@ -93,6 +93,22 @@ def test_ranks_argument_and_the_environment(folder, monkeypatch, caplog):
         loader_of(folder, ranks=None, src_properties={"num-shards": 1})
 
 
+def test_a_launch_line_with_one_shard_reads_everything_on_any_rank(
+        folder, monkeypatch, caplog):
+    """num-shards=1 in a launch line (the docs' opt-out for Loader, and the
+    INFO line's) on rank 1 of 2: all of the data, not an error for a
+    shard-index taken from RANK."""
+    monkeypatch.setenv("RANK", "1")
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    caplog.set_level(logging.INFO, logger="spdlgst")
+    line = spdlgst.ImageLoader.launch_line_for(str(folder), size=16,
+                                               batch_size=4)
+    line = line.replace("spdlsrc ", "spdlsrc num-shards=1 ", 1)
+    with spdlgst.Loader(line, output="numpy") as loader:
+        assert sum(len(b.indices) for b in loader) == 10
+    assert not [r for r in caplog.records
+                if "from the environment" in r.getMessage()]
+
 @pytest.mark.parametrize("layout", ["nchw", "nhwc"])
 @pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
 def test_normalize_equals_the_loaders_own(folder, layout, dtype):
@@ -168,6 +184,25 @@ def test_dataloader_arguments_say_what_to_use(folder, name, hint):
             make()
         assert hint in str(e.value)
 
+
+def test_a_subclass_takes_a_dataloader_name_for_itself(folder):
+    """A subclass whose own __init__ takes transform= (augmentation in its
+    __iter__) gets it; names it does not take are still explained."""
+    class Augmented(spdlgst.ImageLoader):
+        def __init__(self, location, *, transform=None, **kwargs):
+            super().__init__(location, **kwargs)
+            self.transform = transform
+
+        def __iter__(self):
+            for images, labels in super().__iter__():
+                yield self.transform(images), labels
+
+    with Augmented(str(folder), transform=lambda x: x[:, :1], batch_size=2,
+                   size=8) as loader:
+        images, _ = next(iter(loader))
+        assert tuple(images.shape) == (2, 1, 8, 8)
+    with pytest.raises(TypeError, match="takes no num_workers .*threads="):
+        Augmented(str(folder), num_workers=2)
 
 def test_recipe_arguments_as_torchvision_takes_them(folder):
     line = spdlgst.ImageLoader.launch_line_for

@@ -11,7 +11,9 @@
  * audioconvert makes of flacdec's S8/S16/S24_32/S32 output is the same
  * (x / 2^(bps - 1)), to the bit. Taken: a native FLAC stream ("fLaC" at
  * the start) of 1 to 8 channels (at the positions FLAC's format gives
- * them, as flacdec does; they are in GStreamer's order already), a
+ * them, in GStreamer's order already, as FFmpeg decodes them; flacdec
+ * 1.22 labels them so too, but moves 6.1's and 7.1's back channels
+ * before FC and LFE), a
  * sample size flacdec decodes (8, 12, 16, 20, 24, 32 bits) and a length
  * in its STREAMINFO (seeking needs it); anything else goes to the
  * pipeline. A frame libFLAC reports as damaged (lost sync, bad header,
@@ -30,7 +32,7 @@
 #define MAX_CHANNELS 8
 
 /* FLAC's channel assignments (the format's specification), as flacdec
- * positions them */
+ * labels them */
 #define P(pos) GST_AUDIO_CHANNEL_POSITION_ ## pos
 static const GstAudioChannelPosition channel_positions[MAX_CHANNELS][8] = {
   {P (MONO)},
