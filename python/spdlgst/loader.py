@@ -23,8 +23,11 @@ _CUDA_FEATURE = "memory:SpdlCUDA"
 _OUTPUTS = ("numpy", "torch")
 # skip reasons an element's error-counts list that it never counts
 _SKIP_REASONS_NOT = {
-    "spdldecode": ("no-video", "no-audio", "too-short", "timeout"),
-    "spdlaudiodecode": ("no-video",),
+    "spdldecode": ("no-video", "no-audio", "too-short", "timeout",
+                   "too-many-decode-frames"),
+    "spdlaudiodecode": ("no-video", "not-jpeg", "recovered",
+                        "too-many-decode-frames"),
+    "spdlvideodecode": ("not-jpeg", "recovered"),
 }
 # the elements' stats fields that are times, in nanoseconds
 _NS_STATS = frozenset(("busy", "mean", "p90", "p99", "elapsed", "cpu",
