@@ -15,6 +15,7 @@ from . import _state
 from ._process import (check_can_start, exiting, keep_forever,
                        pipeline_started, pipeline_stopped, track_loader)
 from ._buslog import EPOCH_END, BusLog, logger
+from ._secrets import masked
 from .batch import Batch, host_tensors, sample_batch
 from .errors import LoaderError
 
@@ -95,6 +96,9 @@ class Loader:
     CPUs. Element warnings go to the
     ``spdlgst`` logger: at most ``log_limit`` per element and epoch one by
     one, then a summary per epoch with the counts of all of them.
+    ``launch_line``, the repr, errors and warnings show credentials masked
+    (``s3-secret-key=***``, a presigned URL's signature; docs/remote.md):
+    the line as given reaches only the parser.
     """
 
     def __init__(self, pipeline: str, *, sink: Optional[str] = "sink",
@@ -115,7 +119,9 @@ class Loader:
         except RuntimeError as e:
             raise LoaderError(str(e)) from None
         Gst.init(None)
-        self.launch_line = pipeline
+        # what users print and log: credentials masked (_secrets); the line
+        # as given reaches only the parser
+        self.launch_line = masked(pipeline)
         self.output = output
         self._poll = int(poll_interval * Gst.SECOND)
         self.pipeline = _parse_launch(pipeline)
@@ -697,8 +703,7 @@ class Loader:
     def __repr__(self) -> str:
         state = "closed" if self._closed else "ended" if self._eos else \
             "running" if self._started else "not started"
-        line = re.sub(r"(s3-(?:secret-key|session-token)\s*=\s*)(\"[^\"]*\"|\S+)",
-                      r"\1***", self.launch_line)
+        line = self.launch_line
         line = line if len(line) <= 100 else line[:97] + "..."
         return (f"<{type(self).__module__}.{type(self).__name__} {self.output}, "
                 f"{state}, {self._batches} batches: {line!r}>")

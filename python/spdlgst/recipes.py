@@ -12,6 +12,7 @@ from typing import Optional, Sequence, Tuple, Union
 from gi.repository import Gst
 
 from ._launchline import quote as _quote
+from ._secrets import masked
 from ._state import is_shard_pattern, is_shards_location
 from .errors import LoaderError
 from .loader import Loader
@@ -173,12 +174,21 @@ def _src_properties(value) -> dict:
     if not isinstance(value, dict) or not all(
             isinstance(k, str) and re.fullmatch(r"[a-z0-9-]+", k) for k in value):
         raise TypeError("src_properties must be a dict of spdlsrc property "
-                        f"names to values, not {value!r}")
+                        f"names to values, not {masked(repr(value))}")
     for key in ("location", "shuffle", "seed", "num-epochs", "start-epoch"):
         if key in value:
             raise ValueError(f"src_properties[{key!r}]: use the loader's own "
                              "argument")
     return dict(value)
+
+
+def _recipe_repr(loader) -> str:
+    """``ImageLoader('s3://...', batch_size=256, ...)``: the arguments,
+    credentials masked (frameworks log their loaders' repr)."""
+    a = loader._args
+    shown = ", ".join(f"{k}={v!r}" for k, v in a.items()
+                      if k not in ("location",) and v is not None)
+    return masked(f"{type(loader).__name__}({a['location']!r}, {shown})")
 
 
 def _array(values) -> str:
@@ -310,7 +320,7 @@ class ImageLoader(Loader):
       stay the same.
 
     ``launch_line`` is the pipeline it runs (for gst-launch-1.0 or
-    :class:`Loader`). Under torchrun, RANK and WORLD_SIZE shard the dataset.
+    :class:`Loader`), credentials masked as in the repr (docs/remote.md). Under torchrun, RANK and WORLD_SIZE shard the dataset.
     """
 
     def __init__(self, location: Union[str, os.PathLike], *,
@@ -350,7 +360,7 @@ class ImageLoader(Loader):
         args = dict(bound.arguments)
         for name in ("self", "log_limit"):
             args.pop(name)
-        return cls._build(_checked(**args))
+        return masked(cls._build(_checked(**args)))
 
     @staticmethod
     def _build(a) -> str:
@@ -409,10 +419,7 @@ class ImageLoader(Loader):
         return gst_launch_command(self.launch_line)
 
     def __repr__(self) -> str:
-        a = self._args
-        shown = ", ".join(f"{k}={v!r}" for k, v in a.items()
-                          if k not in ("location",) and v is not None)
-        return f"ImageLoader({a['location']!r}, {shown})"
+        return _recipe_repr(self)
 
 
 VIDEO_EXTENSIONS = ("mp4", "mkv", "webm", "mov", "avi")
@@ -554,7 +561,7 @@ class _ClipLoader(Loader):
         args = dict(bound.arguments)
         for name in ("self", "log_limit"):
             args.pop(name)
-        return cls._build(cls._checked(**args))
+        return masked(cls._build(cls._checked(**args)))
 
     @staticmethod
     def _build(a) -> str:
@@ -583,10 +590,7 @@ class _ClipLoader(Loader):
         return gst_launch_command(self.launch_line)
 
     def __repr__(self) -> str:
-        a = self._args
-        shown = ", ".join(f"{k}={v!r}" for k, v in a.items()
-                          if k not in ("location",) and v is not None)
-        return f"{type(self).__name__}({a['location']!r}, {shown})"
+        return _recipe_repr(self)
 
 
 class VideoLoader(_ClipLoader):

@@ -1068,3 +1068,64 @@ def test_ctrl_c_while_iterating_over_a_hung_server(data):
     assert "KeyboardInterrupt" in err, err
     assert took < 2, took
     print("SIGINT to exit, iterating: %.2f s" % took)
+
+
+SECRETS = ("PASSWSECRET", "SIGSECRET", "TOKSECRET", "KEYSECRET", "SESSIONSECRET",
+           "AKIAHIDDENPART")
+
+
+@pytest.mark.parametrize("kind", ["ImageLoader", "VideoLoader", "AudioLoader",
+                                  "Loader"])
+def test_loader_secrets_masked_everywhere(kind, caplog):
+    """Credentials never shown: the secret key and session token (and the
+    access key but for its last 4 characters, as `aws configure list`
+    shows it), a URL's password and its presigned signature and token;
+    in the repr, the launch lines shown, a pipeline's error (that names
+    the URL) and the warnings logged. The pipeline still gets them."""
+    import logging
+    import spdlgst
+    from gi.repository import GLib
+    location = ("http://user:PASSWSECRET@127.0.0.1:1/s/x-{0..1}.tar"
+                "?X-Amz-Signature=SIGSECRET&X-Amz-Security-Token=TOKSECRET")
+    props = {"s3-secret-key": "KEYSECRET", "s3-session-token": "SESSIONSECRET",
+             "s3-access-key": "AKIAHIDDENPARTABCD", "http-retries": 0}
+    if kind == "Loader":
+        line = ('spdlsrc location="%s" s3-secret-key=KEYSECRET '
+                's3-session-token="SESSIONSECRET" s3-access-key=AKIAHIDDENPARTABCD '
+                'http-retries=0 ! spdlappsink name=sink' % location)
+        loader = spdlgst.Loader(line)
+        shown = [repr(loader), str(loader), loader.launch_line]
+    else:
+        cls = getattr(spdlgst, kind)
+        loader = cls(location, src_properties=props, epochs=1)
+        shown = [repr(loader), str(loader), loader.launch_line,
+                 loader.gst_launch_command,
+                 cls.launch_line_for(location, src_properties=props, epochs=1)]
+        # a bad argument's error shows the dict it refuses
+        with pytest.raises(TypeError) as refused:
+            cls(location, src_properties=dict(props, Bad_Name=1))
+        shown.append(str(refused.value))
+    src = loader._find("spdlsrc")
+    assert src.get_property("location") == location     # the real one
+    for text in shown:
+        assert "***" in text, text
+    # the access key's last 4 characters say which key it is
+    assert "s3-access-key=***ABCD" in loader.launch_line
+    # a warning an element posts, naming the URL, is logged masked
+    src.post_message(Gst.Message.new_warning(
+        src, GLib.Error("Skipping shard %s: HTTP status 503" % location),
+        "reason: http-error; s3-secret-key=KEYSECRET"))
+    with caplog.at_level(logging.INFO, logger="spdlgst"):
+        with pytest.raises(spdlgst.LoaderError) as failed:
+            for _ in loader:
+                pass
+    loader.close()
+    error = failed.value
+    assert "127.0.0.1:1" in str(error)       # the error names the URL...
+    shown += [str(error), repr(error), error.debug or ""]
+    logged = [r.getMessage() + str(getattr(r, "spdl_debug", "")) for r in caplog.records]
+    assert any("Skipping shard" in m for m in logged), logged
+    shown += logged
+    for text in shown:
+        for secret in SECRETS:
+            assert secret not in text, (secret, text)   # ...masked
