@@ -431,6 +431,8 @@ learn_remote (Learn * learn, guint i)
   GError *error = NULL;
   gchar *etag = NULL, *last_modified = NULL;
   gint64 size = -1;
+  guint64 received = 0;
+  gboolean body_ended = FALSE, other_object;
   Learner l;
 
   learner_init (&l, learn->config->rules, shard, i);
@@ -440,9 +442,10 @@ learn_remote (Learn * learn, guint i)
     if (n < 0)
       break;
     if (n == 0) {
-      gst_spdl_tar_parser_finish (l.parser, &error);
+      body_ended = gst_spdl_tar_parser_finish (l.parser, &error);
       break;
     }
+    received += n;
     /* FALSE without an error at the end-of-archive blocks: done */
     if (!gst_spdl_tar_parser_feed (l.parser, chunk, n, &error))
       break;
@@ -457,6 +460,19 @@ learn_remote (Learn * learn, guint i)
       (last_modified && shard->last_modified &&
           strcmp (last_modified, shard->last_modified) != 0))
     shard->changed = TRUE;
+  other_object = (etag && shard->etag && strcmp (etag, shard->etag) != 0) ||
+      (last_modified && shard->last_modified &&
+      strcmp (last_modified, shard->last_modified) != 0);
+  /* a tar may end after any member (no end-of-archive blocks): only the
+   * HEAD's size tells a body cut there, which would lose the samples
+   * after it without a word */
+  if (body_ended && !other_object && received < shard->size)
+    g_ptr_array_add (shard->notes, note_new (i, NULL,
+            g_error_new (GST_SPDL_READ_ERROR,
+                GST_SPDL_READ_ERROR_TRUNCATED_SHARD, "truncated shard: its body ended after %"
+                G_GUINT64_FORMAT " bytes, between two members, short of the %"
+                G_GUINT64_FORMAT " bytes its HEAD announced: the samples "
+                "after them are missing", received, shard->size)));
   g_free (etag);
   g_free (last_modified);
   gst_spdl_http_stream_close (stream);
