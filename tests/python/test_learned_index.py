@@ -994,3 +994,34 @@ def test_corrupt_cache_waiter_keeps_waiting(tmp_path):
         p.stop()
     assert result and result[0][2] is None
     assert learned_meanwhile == [], "learned while the lock was held"
+
+
+@pytest.mark.parametrize("code", [403, 405])
+def test_server_refusing_head(published, tmp_path, code):
+    """A server that refuses HEAD (presigned GET URLs and some CDNs: 403;
+    others 405) and serves GETs: each shard's size and validators come
+    from a GET of its first byte (Content-Range), the samples are read,
+    learned then cached as with HEADs; without validators nothing is
+    cached."""
+    bare, truth, indexed = published
+    shards = bare_copy(published, tmp_path / "shards")
+    log = str(tmp_path / "requests.log")
+    p = proxy(str(tmp_path), "--refuse-head", code, log=log)
+    cache = tmp_path / "cache"
+    stats = []
+    try:
+        loc = "%s/shards/%s" % (p.url, PATTERN)
+        for source in ("learned", "cached"):
+            open(log, "w").close()
+            out, warnings, error, _ = run(loc, 'shard-cache="%s" remote-reads=ranges'
+                                          % cache, stats)
+            assert error is None and warnings == [] and len(out) == N
+            for _, label, _, path, d in out:
+                assert (label, d) == truth[key_of(path)]
+            assert stats[-1].get_value("shard-index-source") == source
+            heads, whole, ranged = tar_requests(log)
+            assert len(heads) == N_SHARDS
+            firsts = [r for r in ranged if r[1] == "bytes=0-0"]
+            assert len(firsts) == N_SHARDS, ranged
+    finally:
+        p.stop()

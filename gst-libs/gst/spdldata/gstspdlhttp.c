@@ -143,6 +143,9 @@ struct _Transfer
   /* HEAD requests: the answer goes to head_done instead */
   gboolean head;
   GstSpdlHttpHeadFunc head_done;
+  /* the HEAD was refused (presigned GET URLs, some CDNs): asked again as
+   * a GET of its first byte, whose Content-Range gives the size */
+  gboolean head_by_get;
 };
 
 struct _GstSpdlHttpStream
@@ -571,6 +574,17 @@ write_cb (char *data, size_t size, size_t nmemb, void *user_data)
     }
     return len;
   }
+  if (t->head) {
+    /* a GET for a refused HEAD: its headers said all; a 200 (the range
+     * ignored) would bring the whole object, so it ends here */
+    if (!t->started_body) {
+      t->started_body = TRUE;
+      g_mutex_lock (&http->lock);
+      note_ranges (http, t, status);
+      g_mutex_unlock (&http->lock);
+    }
+    return status == 206 ? len : 0;
+  }
   if (!t->started_body) {
     t->started_body = TRUE;
     g_mutex_lock (&http->lock);
@@ -697,7 +711,9 @@ setup_easy (GstSpdlHttp * http, Transfer * t, GError ** error)
   if (t->max_size)
     curl_easy_setopt (t->easy, CURLOPT_MAXFILESIZE_LARGE,
         (curl_off_t) t->max_size);
-  if (t->head)
+  if (t->head_by_get)
+    curl_easy_setopt (t->easy, CURLOPT_RANGE, "0-0");
+  else if (t->head)
     curl_easy_setopt (t->easy, CURLOPT_NOBODY, 1L);
   if (t->streaming)
     curl_easy_setopt (t->easy, CURLOPT_BUFFERSIZE,
@@ -730,7 +746,8 @@ setup_easy (GstSpdlHttp * http, Transfer * t, GError ** error)
      * signature would not hold: its error body says where instead */
     curl_easy_setopt (t->easy, CURLOPT_FOLLOWLOCATION, 0L);
     /* signed at each attempt: the signature holds for minutes only */
-    if (!gst_spdl_s3_sign (http->s3, t->head ? "HEAD" : "GET", t->url,
+    if (!gst_spdl_s3_sign (http->s3, t->head && !t->head_by_get ? "HEAD" :
+            "GET", t->url,
             &signed_headers, error))
       return FALSE;
     for (line = signed_headers; line && *line; line++)
@@ -871,9 +888,19 @@ transfer_ended (GstSpdlHttp * http, Transfer * t, CURLcode result)
    * 403 is no "larger than max-file-size") */
   if (result == CURLE_FILESIZE_EXCEEDED && status >= 300)
     result = CURLE_OK;
+  if (t->head && !t->head_by_get && result == CURLE_OK && (status == 403 ||
+          status == 405 || status == 501) && !t->closed && !http->cancelled) {
+    GST_INFO ("%s: HEAD refused (HTTP status %ld): asking a GET of its "
+        "first byte", t->display, status);
+    t->head_by_get = TRUE;
+    t->retry_at = 0;
+    g_queue_push_tail (&http->waiting, t);
+    return;
+  }
   if ((result == CURLE_OK && status >= 200 && status < 300) ||
       (result == CURLE_WRITE_ERROR && t->range_size &&
-          t->body->len == t->range_size)) {
+          t->body->len == t->range_size) ||
+      (result == CURLE_WRITE_ERROR && t->head_by_get && status == 200)) {
     long version = 0;
     curl_easy_getinfo (t->easy, CURLINFO_HTTP_VERSION, &version);
     GST_DEBUG ("%s: HTTP status %ld over HTTP/%s", t->display, status,
@@ -891,9 +918,17 @@ transfer_ended (GstSpdlHttp * http, Transfer * t, CURLcode result)
     }
     if (t->head) {
       curl_off_t length = -1;
+      guint64 first;
+      gint64 total;
+
       curl_easy_getinfo (t->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T,
           &length);
       t->total = length;
+      /* a GET of the first byte: the whole's size is Content-Range's */
+      if (t->head_by_get && status == 206)
+        t->total = gst_spdl_http_parse_content_range (t->resp_content_range,
+            &first, &total) && first == 0 ? total : -1;
+      t->status = 200;
     }
     finish (http, t, NULL);
     return;
