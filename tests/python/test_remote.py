@@ -1129,3 +1129,27 @@ def test_loader_secrets_masked_everywhere(kind, caplog):
     for text in shown:
         for secret in SECRETS:
             assert secret not in text, (secret, text)   # ...masked
+
+
+def test_trickling_server_is_under_the_low_speed_bound(data):
+    """A server that trickles (16 bytes a second after its first 2000):
+    an attempt under http-low-speed-limit over http-low-speed-time fails,
+    is retried, then the shard's rest is skipped as a timeout with a
+    warning naming it and the bound; the samples before are delivered.
+    (http-timeout alone waits as long as a byte keeps coming: hours.)"""
+    base, truth, pattern, server = data
+    p = proxy(str(base), "--throttle-after", 2000)
+    one = pattern.replace("{000000..000004}", "000000")
+    try:
+        out, warnings, error, counts = run_src(
+            'location="%s/shards/%s" http-retries=1 http-low-speed-limit=1000 '
+            'http-low-speed-time=1' % (p.url, one), timeout_s=30)
+    finally:
+        p.stop()
+    assert error is None
+    for _, label, _, path, d in out:
+        assert (label, d) == truth[key_of(path)]
+    assert len(out) < 8
+    assert counts.get_value("timeout") == 8 - len(out)
+    slow = [w for w in warnings if "slower than 1000 bytes/s" in w]
+    assert slow and all(one in w and "retries exhausted" in w for w in slow), warnings

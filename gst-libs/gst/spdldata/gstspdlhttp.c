@@ -146,6 +146,12 @@ struct _Transfer
   /* the HEAD was refused (presigned GET URLs, some CDNs): asked again as
    * a GET of its first byte, whose Content-Range gives the size */
   gboolean head_by_get;
+
+  /* the low-speed bound (I/O thread): the window's start and its bytes */
+  gint64 window_start;
+  curl_off_t window_bytes;
+  curl_off_t too_slow;          /* > 0: the bytes of the window that failed
+                                 * it (the attempt was aborted) */
 };
 
 struct _GstSpdlHttpStream
@@ -666,6 +672,40 @@ write_cb (char *data, size_t size, size_t nmemb, void *user_data)
   return len;
 }
 
+/* The low-speed bound, from the first body byte on: an attempt whose
+ * body averages under low_speed_limit bytes/s over a window of
+ * low_speed_time s is aborted; a window in which the transfer was paused
+ * (its reader behind) starts again. */
+static int
+xferinfo_cb (void *user_data, curl_off_t dltotal, curl_off_t dlnow,
+    curl_off_t ultotal, curl_off_t ulnow)
+{
+  Transfer *t = user_data;
+  GstSpdlHttp *http = t->http;
+  gint64 now = g_get_monotonic_time ();
+  guint64 time_us = (guint64) http->config.low_speed_time * G_USEC_PER_SEC;
+  gboolean paused;
+
+  if (!t->started_body)
+    return 0;
+  g_mutex_lock (&http->lock);
+  paused = t->paused;
+  g_mutex_unlock (&http->lock);
+  if (paused || t->window_start == 0 || dlnow < t->window_bytes) {
+    t->window_start = now;
+    t->window_bytes = dlnow;
+  } else if ((guint64) (now - t->window_start) >= time_us) {
+    if ((guint64) (dlnow - t->window_bytes) <
+        (guint64) http->config.low_speed_limit * http->config.low_speed_time) {
+      t->too_slow = MAX (dlnow - t->window_bytes, 1);
+      return 1;
+    }
+    t->window_start = now;
+    t->window_bytes = dlnow;
+  }
+  return 0;
+}
+
 /* FALSE with @error when the request cannot be made */
 static gboolean
 setup_easy (GstSpdlHttp * http, Transfer * t, GError ** error)
@@ -708,6 +748,13 @@ setup_easy (GstSpdlHttp * http, Transfer * t, GError ** error)
   curl_easy_setopt (t->easy, CURLOPT_LOW_SPEED_LIMIT, 1L);
   curl_easy_setopt (t->easy, CURLOPT_LOW_SPEED_TIME, (long) timeout_s);
   curl_easy_setopt (t->easy, CURLOPT_USERAGENT, "gst-spdl/" VERSION);
+  t->window_start = 0;
+  t->too_slow = 0;
+  if (http->config.low_speed_limit && http->config.low_speed_time) {
+    curl_easy_setopt (t->easy, CURLOPT_XFERINFOFUNCTION, xferinfo_cb);
+    curl_easy_setopt (t->easy, CURLOPT_XFERINFODATA, t);
+    curl_easy_setopt (t->easy, CURLOPT_NOPROGRESS, 0L);
+  }
   if (t->max_size)
     curl_easy_setopt (t->easy, CURLOPT_MAXFILESIZE_LARGE,
         (curl_off_t) t->max_size);
@@ -888,6 +935,9 @@ transfer_ended (GstSpdlHttp * http, Transfer * t, CURLcode result)
    * 403 is no "larger than max-file-size") */
   if (result == CURLE_FILESIZE_EXCEEDED && status >= 300)
     result = CURLE_OK;
+  /* under the low-speed bound: a timeout, retried as one */
+  if (result == CURLE_ABORTED_BY_CALLBACK && t->too_slow)
+    result = CURLE_OPERATION_TIMEDOUT;
   if (t->head && !t->head_by_get && result == CURLE_OK && (status == 403 ||
           status == 405 || status == 501) && !t->closed && !http->cancelled) {
     GST_INFO ("%s: HEAD refused (HTTP status %ld): asking a GET of its "
@@ -952,6 +1002,11 @@ transfer_ended (GstSpdlHttp * http, Transfer * t, CURLcode result)
   else if (result == CURLE_WRITE_ERROR && !t->streaming && !http->cancelled)
     why = g_strdup_printf ("larger than %u bytes, the most an object read "
         "whole may be", G_MAXUINT);
+  else if (result == CURLE_OPERATION_TIMEDOUT && t->too_slow)
+    why = g_strdup_printf ("slower than %u bytes/s (http-low-speed-limit): "
+        "%" G_GINT64_FORMAT " bytes in %u s (http-low-speed-time)",
+        http->config.low_speed_limit, (gint64) t->too_slow,
+        http->config.low_speed_time);
   else if (result == CURLE_OPERATION_TIMEDOUT)
     why = describe_timeout (http, t);
   else if (result == CURLE_PEER_FAILED_VERIFICATION)
@@ -962,7 +1017,7 @@ transfer_ended (GstSpdlHttp * http, Transfer * t, CURLcode result)
 
   /* a long shard cut off several times, each time after more bytes, has
    * not failed in a row */
-  if (t->streaming && t->accepted > t->accepted_at_failure)
+  if (t->streaming && t->accepted > t->accepted_at_failure && !t->too_slow)
     t->attempt = t->silent = 0;
   t->accepted_at_failure = t->accepted;
   if (is_retryable (result, status) && t->attempt < http->config.retries &&

@@ -37,6 +37,10 @@ typedef struct
                                  * too: a server that never answers) */
   guint retries;                /* after the first attempt; a request the
                                  * server never answered, at most once */
+  /* an attempt whose body comes slower than low_speed_limit bytes/s over
+   * low_speed_time s fails (as curl's CURLOPT_LOW_SPEED_*); 0: no bound */
+  guint low_speed_limit;
+  guint low_speed_time;
   guint64 max_bytes_in_flight;  /* received, not yet consumed */
   /* NULL: CURL_CA_BUNDLE, SSL_CERT_FILE, the system's */
   const gchar *ca_file;

@@ -76,6 +76,10 @@ typedef struct
   guint pending;                /* HEAD requests in flight */
   guint next;                   /* the next shard to read */
   gboolean failed;              /* a shard could not be read: stop */
+  /* progress: shards read, their samples, when it began and was said */
+  guint done;
+  guint64 samples;
+  gint64 started_us, said_us;
 } Learn;
 
 static void
@@ -640,6 +644,32 @@ learn_remote_shard (Learn * learn, guint i)
   learn_remote (learn, i);
 }
 
+/* Called with the lock, which it releases: the progress callback every
+ * GST_SPDL_SHARD_LEARN_PROGRESS_S (a long index learned says how far it
+ * is), and at the end. */
+static void
+say_progress (Learn * learn, gboolean end)
+{
+  const GstSpdlShardLearnConfig *config = learn->config;
+  gint64 now = g_get_monotonic_time ();
+  guint done = learn->done;
+  guint64 samples = learn->samples;
+
+  if (!end && now - learn->said_us <
+      GST_SPDL_SHARD_LEARN_PROGRESS_S * G_USEC_PER_SEC) {
+    g_mutex_unlock (&learn->lock);
+    return;
+  }
+  learn->said_us = now;
+  g_mutex_unlock (&learn->lock);
+  GST_INFO ("learned %u of %u shards, %" G_GUINT64_FORMAT " samples, in "
+      "%.1f s", done, config->n_shards, samples,
+      (now - learn->started_us) / 1e6);
+  if (config->progress)
+    config->progress (done, config->n_shards, samples,
+        (now - learn->started_us) / 1e6, config->progress_data);
+}
+
 /* Takes the next shard to read until none is left (or one failed). */
 static gpointer
 learn_thread (gpointer data)
@@ -663,11 +693,12 @@ learn_thread (gpointer data)
       learn_remote_shard (learn, i);
     else
       learn_local (learn, i);
-    if (shard->failure) {
-      g_mutex_lock (&learn->lock);
+    g_mutex_lock (&learn->lock);
+    if (shard->failure)
       learn->failed = TRUE;
-      g_mutex_unlock (&learn->lock);
-    }
+    learn->done++;
+    learn->samples += shard->n_members;
+    say_progress (learn, FALSE);
   }
 }
 
@@ -678,6 +709,7 @@ learn_shards (Learn * learn, GError ** error)
   guint n = MAX (MIN (config->parallel, config->n_shards), 1), started, i;
   GThread **threads = g_new0 (GThread *, n);
 
+  learn->started_us = learn->said_us = g_get_monotonic_time ();
   /* threads of their own, joined: nothing of them outlives the learning */
   for (started = 0; started < n; started++)
     if ((threads[started] = g_thread_try_new ("spdllearn", learn_thread,
@@ -688,6 +720,11 @@ learn_shards (Learn * learn, GError ** error)
   g_free (threads);
   if (started == 0)
     return FALSE;
+  g_mutex_lock (&learn->lock);
+  if (!learn->failed)
+    say_progress (learn, TRUE);
+  else
+    g_mutex_unlock (&learn->lock);
 
   for (i = 0; i < config->n_shards; i++) {
     Shard *shard = &learn->shards[i];

@@ -918,6 +918,8 @@ learn_index (GstSpdlShards * shards, GError ** error)
   config.by_headers = shards->config.learn_by_headers;
   config.cache_dir = shards->config.cache_dir;
   config.rules = shards->rules;
+  config.progress = shards->config.learn_progress;
+  config.progress_data = shards->config.learn_progress_data;
   if ((learned = gst_spdl_shard_learn (&config, error)) == NULL)
     return FALSE;
   shards->total = 0;

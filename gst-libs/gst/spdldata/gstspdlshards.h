@@ -12,6 +12,7 @@
 #include <gst/gst.h>
 
 #include "gstspdlhttp.h"
+#include "gstspdlshardlearn.h"
 
 G_BEGIN_DECLS
 
@@ -84,6 +85,9 @@ typedef struct
   guint queue_size;             /* samples ready ahead of the consumer */
   const gchar *cache_dir;       /* learned member indexes: NULL, the
                                  * default (gstspdlshardlearn.h); "": none */
+  /* while a member index is learned (gstspdlshardlearn.h) */
+  GstSpdlShardLearnProgressFunc learn_progress;
+  gpointer learn_progress_data;
   GstSpdlHttpConfig http;       /* for http(s):// and s3:// shards */
   /* which member is the image and which the label (gstspdlshardindex.h);
    * NULL: the defaults. Index files beside the shards describe the
