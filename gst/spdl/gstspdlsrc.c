@@ -1894,15 +1894,19 @@ start_shards (GstSpdlSrc * src, const gchar * location, guint64 start_offset)
 
   if (shards && gst_spdl_shards_get_per_rank (shards) == 0) {
     gchar *example = NULL;
-    gchar *dropped = gst_spdl_shards_describe_dropped (shards, &example);
+    gboolean by_keys;
+    gchar *dropped = gst_spdl_shards_describe_dropped (shards, &example,
+        &by_keys);
 
     /* why, when groups were found that are no samples */
     g_set_error (&error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_SETTINGS,
         "Shards \"%s\" hold %" G_GUINT64_FORMAT " samples, too few for %u "
         "ranks%s%s%s%s%s", location, gst_spdl_shards_get_total (shards),
-        src->num_shards, dropped ? "; groups that are no sample: " : "",
+        src->num_shards, !dropped ? "" : by_keys ?
+        "; groups that are no sample: " : "; left out: ",
         dropped ? dropped : "", dropped ? " (" : "", dropped ? example : "",
-        dropped ? "; see image-key, label-key, label-field)" : "");
+        !dropped ? "" : by_keys ? "; see image-key, label-key, "
+        "label-field)" : ")");
     g_free (dropped);
     g_free (example);
     g_clear_pointer (&shards, gst_spdl_shards_free);

@@ -9,8 +9,11 @@ whole file; "head-bigger"/"head-smaller": a HEAD says 8192 bytes more /
 after the first N never send their body; "get-shorter": a HEAD says the
 file's size, its GETs (200s with a correct Content-Length, ranges within
 what is left) give only its samples before the one at 60% of its size, cut
-at that sample's first header (no end-of-archive blocks). Prints its port first."""
-import http.server, os, re, sys, tarfile, threading, collections
+at that sample's first header (no end-of-archive blocks); "html": every
+file is a login page (status 200, Content-Type text/html); "gzip-encoded":
+every file comes gzipped with Content-Encoding: gzip (whatever the request
+accepts). Prints its port first."""
+import http.server, os, re, sys, tarfile, threading, collections, gzip
 root, mode = sys.argv[1], sys.argv[2]
 N = int(sys.argv[3]) if len(sys.argv) > 3 else 2
 count = collections.Counter()
@@ -35,7 +38,17 @@ class H(http.server.BaseHTTPRequestHandler):
         if not os.path.isfile(p):
             self.send_response(404); self.send_header("Content-Length", "0"); self.end_headers(); return None
         d = open(p, "rb").read()
+        if mode == "html":
+            return b"<!DOCTYPE html><html><body>Please sign in</body></html>\n"
+        if mode == "gzip-encoded":
+            return gzip.compress(d, mtime=0)
         return d[:member_cut(p, len(d))] if self.command == "GET" and mode == "get-shorter" else d
+    def kind(self):
+        if mode == "html":
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+        elif mode == "gzip-encoded":
+            self.send_header("Content-Type", "application/x-tar")
+            self.send_header("Content-Encoding", "gzip")
     def do_HEAD(self):
         d = self._file()
         if d is None: return
@@ -46,6 +59,7 @@ class H(http.server.BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(size))
         self.send_header("Accept-Ranges", "bytes")
         self.send_header("ETag", '"e1"')
+        self.kind()
         self.end_headers()
     def do_GET(self):
         d = self._file()
@@ -70,6 +84,7 @@ class H(http.server.BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(body)))
         self.send_header("Accept-Ranges", "bytes")
         self.send_header("ETag", '"e1"')
+        self.kind()
         self.end_headers()
         if mode == "stall" and m and c > N:
             import time; time.sleep(3600)

@@ -1153,3 +1153,52 @@ def test_trickling_server_is_under_the_low_speed_bound(data):
     assert counts.get_value("timeout") == 8 - len(out)
     slow = [w for w in warnings if "slower than 1000 bytes/s" in w]
     assert slow and all(one in w and "retries exhausted" in w for w in slow), warnings
+
+
+@pytest.mark.parametrize("mode,says", [
+    ("html", ['an HTML page, "<!DOCTYPE html><html><body>Pleas',
+              "Content-Type: text/html"]),
+    ("gzip-encoded", ["a gzip stream", "gunzip",
+                      "Content-Type: application/x-tar, Content-Encoding: gzip"])])
+def test_bodies_that_are_not_tar_say_what_came(tmp_path, mode, says):
+    """A server's login page sent with status 200, or shards sent gzipped
+    (Content-Encoding: gzip): the error says it is not a tar archive, what
+    came (its first bytes, its Content-Type and Content-Encoding), and
+    does not blame the keys."""
+    truth, pattern = big_shards(str(tmp_path / "s"), 2, 3, 5000, seed=2)
+    os.unlink(tmp_path / "s" / "shards.idx")
+    srv = Server([sys.executable, "-u", os.path.join(HERE, "rangeserver.py"),
+                  str(tmp_path), mode], r"port (\d+)")
+    try:
+        out, _, error, _ = run_src('location="%s/s/%s" shard-cache=""'
+                                   % (srv.url, pattern))
+    finally:
+        srv.stop()
+    assert out == [] and error is not None
+    assert "not a tar archive" in error and "big-000000.tar" in error, error
+    for text in says:
+        assert text in error, error
+    assert "image-key" not in error, error
+
+
+def test_local_shards_that_are_not_tar(tmp_path):
+    """A gzipped shard named .tar says so; shards whose groups hold no
+    image still get the hint about the keys."""
+    truth, pattern = big_shards(str(tmp_path / "s"), 2, 3, 5000, seed=2)
+    os.unlink(tmp_path / "s" / "shards.idx")
+    import gzip
+    for name in os.listdir(tmp_path / "s"):
+        path = tmp_path / "s" / name
+        path.write_bytes(gzip.compress(path.read_bytes()))
+    _, _, error, _ = run_src('location="%s/s/%s" shard-cache=""' % (tmp_path, pattern))
+    assert error is not None and "not a tar archive" in error, error
+    assert "a gzip stream" in error and "image-key" not in error, error
+    # no image member in any group: the keys are what to look at
+    os.makedirs(tmp_path / "t")
+    with tarfile.open(tmp_path / "t" / "x-0.tar", "w") as tar:
+        for key in ("a", "b"):
+            info = tarfile.TarInfo(key + ".txt")
+            info.size = 2
+            tar.addfile(info, io.BytesIO(b"hi"))
+    _, _, error, _ = run_src('location="%s/t/x-{0..0}.tar" shard-cache=""' % tmp_path)
+    assert error is not None and "see image-key, label-key, label-field" in error, error

@@ -107,7 +107,10 @@ struct _Transfer
   guint64 skip;                 /* a 200 to a range request: bytes to drop */
   /* this attempt's response headers (the last response's, redirects) */
   gchar *resp_etag, *resp_last_modified, *resp_content_range;
-  gchar *resp_accept_ranges;
+  gchar *resp_accept_ranges, *resp_content_type, *resp_content_encoding;
+  /* the body's, as first received (under the lock): what a body that is
+   * not what was expected says it is */
+  gchar *content_type, *content_encoding;
   /* streams: the object as first received, to resume only the same one */
   gchar *etag;                  /* strong ETag, else NULL */
   gchar *last_modified;
@@ -222,6 +225,10 @@ transfer_unref (Transfer * t)
   g_free (t->resp_last_modified);
   g_free (t->resp_content_range);
   g_free (t->resp_accept_ranges);
+  g_free (t->resp_content_type);
+  g_free (t->resp_content_encoding);
+  g_free (t->content_type);
+  g_free (t->content_encoding);
   g_free (t->etag);
   g_free (t->last_modified);
   g_free (t->url);
@@ -378,6 +385,16 @@ header_cb (char *data, size_t size, size_t nmemb, void *user_data)
     g_clear_pointer (&t->resp_last_modified, g_free);
     g_clear_pointer (&t->resp_content_range, g_free);
     g_clear_pointer (&t->resp_accept_ranges, g_free);
+    g_clear_pointer (&t->resp_content_type, g_free);
+    g_clear_pointer (&t->resp_content_encoding, g_free);
+  } else if ((value = gst_spdl_http_header_value (data, len,
+              "Content-Type"))) {
+    g_free (t->resp_content_type);
+    t->resp_content_type = value;
+  } else if ((value = gst_spdl_http_header_value (data, len,
+              "Content-Encoding"))) {
+    g_free (t->resp_content_encoding);
+    t->resp_content_encoding = value;
   } else if ((value = gst_spdl_http_header_value (data, len,
               "Accept-Ranges"))) {
     g_free (t->resp_accept_ranges);
@@ -595,6 +612,10 @@ write_cb (char *data, size_t size, size_t nmemb, void *user_data)
     t->started_body = TRUE;
     g_mutex_lock (&http->lock);
     note_ranges (http, t, status);
+    if (t->content_type == NULL && t->content_encoding == NULL) {
+      t->content_type = g_strdup (t->resp_content_type);
+      t->content_encoding = g_strdup (t->resp_content_encoding);
+    }
     g_mutex_unlock (&http->lock);
     if (t->streaming) {
       const gchar *changed = check_same_object (t, status);
@@ -1586,6 +1607,22 @@ gst_spdl_http_stream_get_object (GstSpdlHttpStream * stream, gint64 * size,
   *last_modified = g_strdup (t->last_modified);
   g_mutex_unlock (&t->http->lock);
   return ok;
+}
+
+gchar *
+gst_spdl_http_stream_describe_content (GstSpdlHttpStream * stream)
+{
+  Transfer *t = stream->transfer;
+  GString *described = g_string_new (NULL);
+
+  g_mutex_lock (&t->http->lock);
+  if (t->content_type)
+    g_string_append_printf (described, "Content-Type: %s", t->content_type);
+  if (t->content_encoding)
+    g_string_append_printf (described, "%sContent-Encoding: %s",
+        described->len ? ", " : "", t->content_encoding);
+  g_mutex_unlock (&t->http->lock);
+  return g_string_free (described, described->len == 0);
 }
 
 void

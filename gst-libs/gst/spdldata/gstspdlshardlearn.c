@@ -455,6 +455,17 @@ learn_remote (Learn * learn, guint i)
       break;
   }
   g_free (chunk);
+  /* a body that is no tar: what the server said it is */
+  if (error && error->domain == GST_SPDL_TAR_ERROR &&
+      g_str_has_prefix (error->message, "not a tar archive")) {
+    gchar *content = gst_spdl_http_stream_describe_content (stream);
+    if (content) {
+      gchar *message = g_strdup_printf ("%s (%s)", error->message, content);
+      g_free (error->message);
+      error->message = message;
+      g_free (content);
+    }
+  }
   learner_end (&l, error);
   learner_clear (&l);
   /* the object read is the one the HEAD described, or no cache */

@@ -1134,17 +1134,21 @@ gst_spdl_shards_get_index_source (GstSpdlShards * shards)
 }
 
 gchar *
-gst_spdl_shards_describe_dropped (GstSpdlShards * shards, gchar ** example)
+gst_spdl_shards_describe_dropped (GstSpdlShards * shards, gchar ** example,
+    gboolean * by_keys)
 {
   guint64 counts[GST_SPDL_READ_N_ERRORS] = { 0, };
   GstSpdlShardNote *first = NULL;
   guint j;
 
+  *by_keys = FALSE;
   for (j = 0; shards->notes && j < shards->notes->len; j++) {
     GstSpdlShardNote *note = g_ptr_array_index (shards->notes, j);
     if (note->error->domain == GST_SPDL_READ_ERROR &&
         note->error->code < GST_SPDL_READ_N_ERRORS)
       counts[note->error->code]++;
+    if (gst_spdl_shard_note_is_extra (note))
+      *by_keys = TRUE;
     if (first == NULL)
       first = note;
   }

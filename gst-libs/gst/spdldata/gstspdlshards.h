@@ -146,9 +146,11 @@ gboolean gst_spdl_shards_is_elastic (GstSpdlShards * shards);
 const gchar *gst_spdl_shards_get_index_source (GstSpdlShards * shards);
 /* Groups of the shards that are no sample, as known before reading them
  * (the notes of a learned index or of shards.members): "no-image: 3, bad-label: 1" and the first
- * one's message in @example; NULL when none is known. */
+ * one's message in @example; NULL when none is known. @by_keys: whether
+ * a group was dropped for what the keys (image-key, label-key,
+ * label-field) pick, rather than for a damaged or foreign body. */
 gchar *gst_spdl_shards_describe_dropped (GstSpdlShards * shards,
-    gchar ** example);
+    gchar ** example, gboolean * by_keys);
 /* Warnings for the element (a learned index's cache that could not be
  * read or written), once; NULL when none. */
 gchar **gst_spdl_shards_take_warnings (GstSpdlShards * shards);
