@@ -546,3 +546,21 @@ def test_s3_shards_without_list_permission(data, s3, monkeypatch, tmp_path):
     out, warnings, error, _ = run_src('location="s3://data/ds/shards/%s" '
                                       'shard-cache="%s"' % (pattern, tmp_path))
     assert error is not None and "AccessDenied" in error and out == [], error
+
+
+def test_folder_of_shards_says_how_to_read_them(data, s3, monkeypatch):
+    """A folder, or an s3://bucket/prefix/, that holds tar shards and no
+    class folder: the error lists the shards found and gives the brace
+    pattern that reads them, which then does."""
+    base, truth, pattern, _ = data
+    s3_env(monkeypatch, s3)
+    n = N_SAMPLES // 8
+    for folder in ("%s/shards" % base, "s3://data/ds/shards/"):
+        _, _, error, _ = run_src('location="%s"' % folder)
+        assert error is not None and "holds %d tar shards" % n in error, error
+        assert "%s ... %s" % (pattern.replace("{000000..000004}", "000000"),
+                              pattern.replace("{000000..000004}", "000004")) in error
+        said = error.split('location="', 1)[1].rstrip('"')
+        assert said == folder.rstrip("/") + "/" + pattern, error
+        out, _, error, _ = run_src('location="%s"' % said)
+        assert error is None and len(out) == N_SAMPLES
