@@ -12,7 +12,8 @@ what is left) give only its samples before the one at 60% of its size, cut
 at that sample's first header (no end-of-archive blocks); "html": every
 file is a login page (status 200, Content-Type text/html); "gzip-encoded":
 every file comes gzipped with Content-Encoding: gzip (whatever the request
-accepts). Prints its port first."""
+accepts); "no-validators": no ETag (nor Last-Modified), ranges
+answered. Prints its port first."""
 import http.server, os, re, sys, tarfile, threading, collections, gzip
 root, mode = sys.argv[1], sys.argv[2]
 N = int(sys.argv[3]) if len(sys.argv) > 3 else 2
@@ -58,7 +59,8 @@ class H(http.server.BaseHTTPRequestHandler):
         self.send_response(200)
         self.send_header("Content-Length", str(size))
         self.send_header("Accept-Ranges", "bytes")
-        self.send_header("ETag", '"e1"')
+        if mode != "no-validators":
+            self.send_header("ETag", '"e1"')
         self.kind()
         self.end_headers()
     def do_GET(self):
@@ -83,7 +85,8 @@ class H(http.server.BaseHTTPRequestHandler):
             self.send_response(200)
         self.send_header("Content-Length", str(len(body)))
         self.send_header("Accept-Ranges", "bytes")
-        self.send_header("ETag", '"e1"')
+        if mode != "no-validators":
+            self.send_header("ETag", '"e1"')
         self.kind()
         self.end_headers()
         if mode == "stall" and m and c > N:

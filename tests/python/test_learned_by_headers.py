@@ -248,3 +248,26 @@ def test_body_short_of_its_head_is_a_truncated_shard(tmp_path, learn):
                     if n.endswith(".members")] == []
     finally:
         srv.stop()
+
+
+def test_no_validators_said_once_per_run(tmp_path):
+    """A server that sends neither ETag nor Last-Modified: the learned
+    index cannot be cached (a changed shard could not be told), so it is
+    learned on every run, and each run says so once, and why."""
+    truth, pattern = big_shards(str(tmp_path / "big"), 3, 4, 20000, seed=3)
+    os.unlink(tmp_path / "big" / "shards.idx")
+    srv = Server([sys.executable, "-u", os.path.join(os.path.dirname(os.path.abspath(__file__)), "rangeserver.py"), str(tmp_path), "no-validators"],
+                 r"port (\d+)")
+    try:
+        for _ in range(2):
+            stats = []
+            out, warnings, error, _ = run("%s/big/%s" % (srv.url, pattern),
+                                          'shard-cache="%s"' % (tmp_path / "c"), stats)
+            assert error is None and len(out) == 12
+            assert len(warnings) == 1, warnings
+            assert "neither an ETag nor a Last-Modified" in warnings[0]
+            assert "learned again on every run" in warnings[0]
+            assert "big-000000.tar" in warnings[0] and "3 of 3 shards" in warnings[0]
+            assert stats[0].get_value("shard-index-source") == "learned"
+    finally:
+        srv.stop()

@@ -885,14 +885,33 @@ describe_remote (Learn * learn, GError ** error)
 }
 
 /* SHA-256 over the locations in listing order, each one's size and
- * validator; NULL when a shard has no validator. */
+ * validator; NULL when a shard has no validator, said in @warnings: the
+ * index is then learned again on every run, which the user would
+ * otherwise see only as slow starts. */
 static gchar *
-cache_key (Learn * learn)
+cache_key (Learn * learn, GPtrArray * warnings)
 {
   const GstSpdlShardLearnConfig *config = learn->config;
-  GChecksum *sum = g_checksum_new (G_CHECKSUM_SHA256);
+  GChecksum *sum;
   gchar *key;
-  guint i;
+  guint i, without = 0;
+  const Shard *first = NULL;
+
+  for (i = 0; i < config->n_shards; i++)
+    if (learn->shards[i].validator == NULL && without++ == 0)
+      first = &learn->shards[i];
+  if (first) {
+    g_ptr_array_add (warnings, g_strdup_printf ("Not keeping the learned "
+            "shard index in the cache: %u of %u shards (\"%s\"%s) came "
+            "with neither an ETag nor a Last-Modified header, so a "
+            "changed shard could not be told from the cached "
+            "one: the index is learned again on every run (a server that "
+            "sends either, or a shards.members file beside the shards, "
+            "avoids it)", without, config->n_shards, first->location,
+            without > 1 ? ", ..." : ""));
+    return NULL;
+  }
+  sum = g_checksum_new (G_CHECKSUM_SHA256);
 
   g_checksum_update (sum, (const guchar *) VERSION_LINE "\n", -1);
   /* other rules pick other members */
@@ -902,12 +921,6 @@ cache_key (Learn * learn)
     Shard *shard = &learn->shards[i];
     gchar *size;
 
-    if (shard->validator == NULL) {
-      GST_INFO ("%s has no ETag nor Last-Modified: its learned index is not "
-          "cached", shard->location);
-      g_checksum_free (sum);
-      return NULL;
-    }
     size = g_strdup_printf ("%" G_GUINT64_FORMAT, shard->size);
     /* NUL separated: no name runs into the next field */
     g_checksum_update (sum, (const guchar *) shard->key_name,
@@ -1359,7 +1372,7 @@ gst_spdl_shard_learn (const GstSpdlShardLearnConfig * config, GError ** error)
     dir = gst_spdl_shard_learn_default_cache_dir ();
   else if (*config->cache_dir)
     dir = g_strdup (config->cache_dir);
-  if (dir && (key = cache_key (&learn))) {
+  if (dir && (key = cache_key (&learn, warnings))) {
     gchar *name = g_strconcat (key, CACHE_SUFFIX, NULL);
     guint warned = warnings->len;
 
