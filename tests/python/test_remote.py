@@ -1202,3 +1202,41 @@ def test_local_shards_that_are_not_tar(tmp_path):
             tar.addfile(info, io.BytesIO(b"hi"))
     _, _, error, _ = run_src('location="%s/t/x-{0..0}.tar" shard-cache=""' % tmp_path)
     assert error is not None and "see image-key, label-key, label-field" in error, error
+
+
+def test_redirect_to_untrusted_https_names_where_it_failed(data, https, monkeypatch):
+    """A 302 from http to an https URL whose certificate is not trusted:
+    the error names the https URL that failed (its query, which may hold
+    a signature, left out), not only the http one asked for."""
+    import http.server
+    import threading
+    base, truth, pattern, _ = data
+    url, _ = https
+    monkeypatch.delenv("CURL_CA_BUNDLE", raising=False)
+    monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+
+    class Redirect(http.server.BaseHTTPRequestHandler):
+        def log_message(self, *a):
+            pass
+
+        def do_GET(self):
+            self.send_response(302)
+            self.send_header("Location", url + self.path + "?X-Amz-Signature=SIGSECRET")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+        do_HEAD = do_GET
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Redirect)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        one = pattern.replace("{000000..000004}", "000000")
+        http_url = "http://127.0.0.1:%d" % server.server_address[1]
+        _, _, error, _ = run_src('location="%s/shards/%s" http-retries=0'
+                                 % (http_url, one))
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert error is not None and "certificate" in error, error
+    assert re.search(re.escape(url) + r"/shards/\S+\?\.\.\. \(where it was "
+                     r"redirected\)", error), error
+    assert "SIGSECRET" not in error

@@ -941,6 +941,26 @@ describe_timeout (GstSpdlHttp * http, Transfer * t)
       MAX ((http->config.timeout_ms + 999) / 1000, 1) * 1.0);
 }
 
+/* @why, with the URL a redirect led to where that is the one that failed
+ * (a 302 to https whose certificate fails is not the http URL's fault);
+ * its query left out, which may hold a signature. Takes @why. */
+static gchar *
+name_redirect (Transfer * t, gchar * why)
+{
+  const char *effective = NULL;
+  gchar *shown, *named;
+
+  curl_easy_getinfo (t->easy, CURLINFO_EFFECTIVE_URL, &effective);
+  if (effective == NULL || strcmp (effective, t->url) == 0)
+    return why;
+  shown = g_strndup (effective, strcspn (effective, "?#"));
+  named = g_strdup_printf ("%s, at %s%s (where it was redirected)", why, shown,
+      strlen (shown) < strlen (effective) ? "?..." : "");
+  g_free (shown);
+  g_free (why);
+  return named;
+}
+
 /* Called with the lock, the easy handle out of the multi handle. */
 static void
 transfer_ended (GstSpdlHttp * http, Transfer * t, CURLcode result)
@@ -1035,6 +1055,7 @@ transfer_ended (GstSpdlHttp * http, Transfer * t, CURLcode result)
         "ca-file)", t->errbuf[0] ? t->errbuf : curl_easy_strerror (result));
   else
     why = g_strdup (t->errbuf[0] ? t->errbuf : curl_easy_strerror (result));
+  why = name_redirect (t, why);
 
   /* a long shard cut off several times, each time after more bytes, has
    * not failed in a row */
