@@ -33,9 +33,13 @@ GST_DEBUG_CATEGORY_STATIC (spdl_shards_debug);
 #define TAR_BLOCK 512
 #define LOCAL_FDS 8             /* local shards kept open by ranged reads */
 /* ranged reads of members close together: at most this many samples,
- * gaps (other members) up to COALESCE_GAP, COALESCE_MAX bytes in all */
+ * gaps (other members) up to COALESCE_GAP, COALESCE_MAX bytes in all;
+ * samples of others (another rank's) read over only while they add at
+ * most 1 / COALESCE_OTHERS_SHARE to the bytes a request keeps: on W ranks
+ * every rank would otherwise move nearly every byte of the shards */
 #define MAX_COALESCED 64
 #define COALESCE_GAP (64 * 1024)
+#define COALESCE_OTHERS_SHARE 4
 #define COALESCE_MAX (16 * 1024 * 1024)
 #define READ_CHUNK (1024 * 1024)
 /* Streaming's warm-up (read_positions_streamed()): a ranged GET's latency
@@ -332,6 +336,8 @@ typedef struct
   guint n;
   guint64 globals[MAX_COALESCED];       /* global sample indices */
   guint64 start;                /* byte range in the shard */
+  guint64 kept;                 /* bytes of its samples' members */
+  guint64 others;               /* bytes of other samples read over */
   gboolean done;                /* under the shards' lock */
   GstBuffer *buffer;
   GError *error;
@@ -1662,17 +1668,29 @@ member_fits (GstSpdlShards * shards, const GstSpdlShardMember * m)
   return max_size == 0 || m->size <= max_size;
 }
 
-/* Whether @next can join @read's request: later in the same shard, close. */
+/* Whether sample @global can join @read's request: later in the same
+ * shard, close, and what lies between (the previous sample's other
+ * members, or other samples within their share) worth reading over. */
 static gboolean
 can_coalesce (GstSpdlShards * shards, RangeRead * read, guint64 end,
-    const GstSpdlShardMember * next)
+    guint64 global)
 {
   const GstSpdlShardMember *first = &shards->members[read->globals[0]];
+  const GstSpdlShardMember *next = &shards->members[global];
+  guint64 gap;
 
-  return read->n < MAX_COALESCED && member_fits (shards, next) &&
-      next->shard == first->shard && next->offset - TAR_BLOCK >= end &&
-      next->offset - TAR_BLOCK - end <= COALESCE_GAP &&
-      next->offset + next->size - read->start <= COALESCE_MAX;
+  if (!(read->n < MAX_COALESCED && member_fits (shards, next) &&
+          next->shard == first->shard && next->offset - TAR_BLOCK >= end &&
+          next->offset - TAR_BLOCK - end <= COALESCE_GAP &&
+          next->offset + next->size - read->start <= COALESCE_MAX))
+    return FALSE;
+  /* members are in listing order: the one after the last taken is next
+   * to it, nothing of another sample between */
+  if (global == read->globals[read->n - 1] + 1)
+    return TRUE;
+  gap = next->offset - TAR_BLOCK - end;
+  return (read->others + gap) * COALESCE_OTHERS_SHARE <=
+      read->kept + TAR_BLOCK + next->size;
 }
 
 /* Requests this rank's samples from @k on (positions @first + k x world):
@@ -1695,12 +1713,16 @@ range_read_start (GstSpdlShards * shards, const guint64 * order,
   }
   read->start = m->offset - TAR_BLOCK;
   end = m->offset + m->size;
+  read->kept = TAR_BLOCK + m->size;
   while (k + read->n < count) {
     guint64 global = order[(first + (k + read->n) * world) % shards->total];
     const GstSpdlShardMember *next = &shards->members[global];
 
-    if (!can_coalesce (shards, read, end, next))
+    if (!can_coalesce (shards, read, end, global))
       break;
+    if (global != read->globals[read->n - 1] + 1)
+      read->others += next->offset - TAR_BLOCK - end;
+    read->kept += TAR_BLOCK + next->size;
     read->globals[read->n++] = global;
     end = next->offset + next->size;
   }
