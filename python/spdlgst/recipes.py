@@ -12,7 +12,7 @@ from typing import Optional, Sequence, Tuple, Union
 from gi.repository import Gst
 
 from ._launchline import quote as _quote
-from ._secrets import masked
+from ._secrets import SECRET_PROPERTIES, masked
 from ._state import is_shard_pattern, is_shards_location
 from .errors import LoaderError
 from .loader import Loader
@@ -182,6 +182,22 @@ def _src_properties(value) -> dict:
     return dict(value)
 
 
+def _start_loader(loader, args: dict, log_limit: int) -> None:
+    """Loader.__init__ for a recipe: its secrets (s3-secret-key,
+    s3-session-token) set on spdlsrc after the pipeline is built rather
+    than in the line parsed, which GStreamer logs (GST_PIPELINE at INFO);
+    ``launch_line`` shows the whole line, the secrets masked."""
+    src = args["src_properties"]
+    secrets = {k: v for k, v in src.items() if k in SECRET_PROPERTIES}
+    public = dict(args, src_properties={k: v for k, v in src.items()
+                                        if k not in secrets})
+    Loader.__init__(loader, type(loader)._build(public), output=args["output"],
+                    log_limit=log_limit)
+    for key, value in secrets.items():
+        loader._src.set_property(key, str(value))
+    loader.launch_line = masked(type(loader)._build(args))
+
+
 def _recipe_repr(loader) -> str:
     """``ImageLoader('s3://...', batch_size=256, ...)``: the arguments,
     credentials masked (frameworks log their loaders' repr)."""
@@ -309,8 +325,9 @@ class ImageLoader(Loader):
     - ``src_properties``: other spdlsrc properties, e.g. ``{"s3-endpoint":
       "http://127.0.0.1:9000", "s3-profile": "train", "shard-cache": "",
       "http-timeout": 10000}`` (an unknown name or a bad value is a
-      LoaderError naming it). Secrets belong in the environment or a
-      profile, not here: a launch line is logged.
+      LoaderError naming it). ``s3-secret-key`` and ``s3-session-token``
+      are set on spdlsrc, never in the line parsed (GStreamer logs it), and
+      shown masked.
     - ``exact``: True (default): pixels are torchvision's (PIL's decode
       and resize), bit for bit.
       False: faster decoding (JPEGs downscaled in the DCT domain once the
@@ -348,8 +365,7 @@ class ImageLoader(Loader):
                     "(plugin spdlcuda, built where the CUDA toolkit is found), "
                     "which GStreamer does not find")
         self._args = args
-        super().__init__(self._build(args), output=args["output"],
-                         log_limit=log_limit)
+        _start_loader(self, args, log_limit)
 
     @classmethod
     def launch_line_for(cls, location, **kwargs) -> str:
@@ -549,8 +565,7 @@ class _ClipLoader(Loader):
     def __init__(self, args: dict, log_limit: int):
         self._args = args
         self._samples_cache = None
-        super().__init__(self._build(args), output=args["output"],
-                         log_limit=log_limit)
+        _start_loader(self, args, log_limit)
 
     @classmethod
     def launch_line_for(cls, location, **kwargs) -> str:
