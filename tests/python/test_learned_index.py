@@ -1005,7 +1005,7 @@ def test_server_refusing_head(published, tmp_path, code):
     learned then cached as with HEADs; without validators nothing is
     cached."""
     bare, truth, indexed = published
-    shards = bare_copy(published, tmp_path / "shards")
+    bare_copy(published, tmp_path / "shards")      # served by the proxy
     log = str(tmp_path / "requests.log")
     p = proxy(str(tmp_path), "--refuse-head", code, log=log)
     cache = tmp_path / "cache"
@@ -1032,7 +1032,7 @@ def test_learning_says_how_far_it_is(published, tmp_path):
     """A long index learned (here a second per shard, one at a time) says
     how far it is every 5 s, and when done, as INFO messages (which the
     loaders log): the shards read of how many, the samples found."""
-    shards = bare_copy(published, tmp_path / "shards")
+    bare_copy(published, tmp_path / "shards")      # served by the proxy
     p = proxy(str(tmp_path), "--delay-ms", 1000)
     pipeline = Gst.parse_launch(
         'spdlsrc location="%s/shards/%s" shard-cache="" http-requests=1 ! '
