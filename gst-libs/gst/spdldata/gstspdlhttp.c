@@ -658,6 +658,9 @@ write_cb (char *data, size_t size, size_t nmemb, void *user_data)
   }
   if (!may_take (http, t, len - skipped)) {
     t->paused = TRUE;
+    /* waiting on the reader is not slow: the low-speed window starts
+     * again when it goes on (xferinfo_cb) */
+    t->window_start = 0;
     g_queue_push_tail (&http->paused, t);
     /* a reader waiting for more takes what there is */
     if (t->reader_waiting)
