@@ -185,6 +185,8 @@ enum
   PROP_HTTP_CONNECT_TIMEOUT,
   PROP_HTTP_TIMEOUT,
   PROP_HTTP_RETRIES,
+  PROP_HTTP_LOW_SPEED_LIMIT,
+  PROP_HTTP_LOW_SPEED_TIME,
   PROP_MAX_BYTES_IN_FLIGHT,
   PROP_S3_ENDPOINT,
   PROP_S3_REGION,
@@ -221,6 +223,9 @@ enum
 #define DEFAULT_HTTP_REQUESTS 64
 #define DEFAULT_HTTP_CONNECT_TIMEOUT 10000
 #define DEFAULT_HTTP_TIMEOUT 15000
+/* a body under 1 KiB/s for 60 s: a trickle, not a busy link's share */
+#define DEFAULT_HTTP_LOW_SPEED_LIMIT 1024
+#define DEFAULT_HTTP_LOW_SPEED_TIME 60
 #define DEFAULT_HTTP_RETRIES 5
 #define DEFAULT_MAX_BYTES_IN_FLIGHT (256 * 1024 * 1024)
 #define DEFAULT_S3_VIRTUAL_HOST FALSE
@@ -819,6 +824,34 @@ gst_spdl_src_class_init (GstSpdlSrcClass * klass)
           "Remote data: retries of a failed request", 0, 100,
           DEFAULT_HTTP_RETRIES, READY_PARAM));
   /**
+   * GstSpdlSrc:http-low-speed-limit:
+   *
+   * Remote data: bytes per second a response's body must average over
+   * #GstSpdlSrc:http-low-speed-time seconds (as curl's
+   * CURLOPT_LOW_SPEED_LIMIT): an attempt slower than that fails as a
+   * timeout ("slower than N bytes/s"), is retried (#GstSpdlSrc:http-retries,
+   * the bytes had kept), then its sample or shard is skipped with the
+   * reason "timeout". #GstSpdlSrc:http-timeout only catches a server that
+   * sends nothing; this one a server that trickles (a byte every 100 ms
+   * would take hours over a shard). Time a download waits on its reader
+   * (#GstSpdlSrc:max-bytes-in-flight) does not count. 0: no bound.
+   */
+  g_object_class_install_property (gobject_class, PROP_HTTP_LOW_SPEED_LIMIT,
+      g_param_spec_uint ("http-low-speed-limit", "HTTP low speed limit",
+          "Remote data: slowest average body speed over http-low-speed-time "
+          "before an attempt fails (bytes/s, 0: no bound)", 0, G_MAXINT,
+          DEFAULT_HTTP_LOW_SPEED_LIMIT, READY_PARAM));
+  /**
+   * GstSpdlSrc:http-low-speed-time:
+   *
+   * Remote data: seconds over which #GstSpdlSrc:http-low-speed-limit is
+   * averaged (as curl's CURLOPT_LOW_SPEED_TIME).
+   */
+  g_object_class_install_property (gobject_class, PROP_HTTP_LOW_SPEED_TIME,
+      g_param_spec_uint ("http-low-speed-time", "HTTP low speed time",
+          "Remote data: seconds http-low-speed-limit is averaged over", 1,
+          G_MAXINT / 1000, DEFAULT_HTTP_LOW_SPEED_TIME, READY_PARAM));
+  /**
    * GstSpdlSrc:max-bytes-in-flight:
    *
    * Remote data: bytes received but not yet consumed. Shards downloading
@@ -992,6 +1025,8 @@ gst_spdl_src_init (GstSpdlSrc * src)
   src->http_timeout = DEFAULT_HTTP_TIMEOUT;
   src->canceller = gst_spdl_http_canceller_new ();
   src->http_retries = DEFAULT_HTTP_RETRIES;
+  src->http_low_speed_limit = DEFAULT_HTTP_LOW_SPEED_LIMIT;
+  src->http_low_speed_time = DEFAULT_HTTP_LOW_SPEED_TIME;
   src->max_bytes_in_flight = DEFAULT_MAX_BYTES_IN_FLIGHT;
   src->s3_virtual_host = DEFAULT_S3_VIRTUAL_HOST;
   g_queue_init (&src->slots);
@@ -1112,6 +1147,12 @@ gst_spdl_src_set_property (GObject * object, guint prop_id,
       break;
     case PROP_HTTP_RETRIES:
       src->http_retries = g_value_get_uint (value);
+      break;
+    case PROP_HTTP_LOW_SPEED_LIMIT:
+      src->http_low_speed_limit = g_value_get_uint (value);
+      break;
+    case PROP_HTTP_LOW_SPEED_TIME:
+      src->http_low_speed_time = g_value_get_uint (value);
       break;
     case PROP_MAX_BYTES_IN_FLIGHT:
       src->max_bytes_in_flight = g_value_get_uint64 (value);
@@ -1266,6 +1307,12 @@ gst_spdl_src_get_property (GObject * object, guint prop_id, GValue * value,
       break;
     case PROP_HTTP_RETRIES:
       g_value_set_uint (value, src->http_retries);
+      break;
+    case PROP_HTTP_LOW_SPEED_LIMIT:
+      g_value_set_uint (value, src->http_low_speed_limit);
+      break;
+    case PROP_HTTP_LOW_SPEED_TIME:
+      g_value_set_uint (value, src->http_low_speed_time);
       break;
     case PROP_MAX_BYTES_IN_FLIGHT:
       g_value_set_uint64 (value, src->max_bytes_in_flight);
@@ -1681,6 +1728,8 @@ http_config_init (GstSpdlSrc * src, GstSpdlHttpConfig * config)
   config->timeout_ms = src->http_timeout;
   config->canceller = src->canceller;
   config->retries = src->http_retries;
+  config->low_speed_limit = src->http_low_speed_limit;
+  config->low_speed_time = src->http_low_speed_time;
   config->max_bytes_in_flight = src->max_bytes_in_flight;
   config->s3.endpoint = src->s3_endpoint;
   config->s3.region = src->s3_region;
@@ -1829,6 +1878,20 @@ shard_cache_is_shell_mistake (GstSpdlSrc * src, const gchar * cache_dir)
   return mistake;
 }
 
+/* A learning thread: how far learning a long index is, for the user
+ * waiting on the start (INFO messages, which spdlgst's loaders log). */
+static void
+learn_progress (guint done, guint n_shards, guint64 samples, gdouble elapsed_s,
+    gpointer user_data)
+{
+  GstSpdlSrc *src = user_data;
+
+  GST_ELEMENT_INFO (src, RESOURCE, READ, ("Learning the shards' member "
+          "index (no shards.members nor shards.idx): %u of %u shards read, %"
+          G_GUINT64_FORMAT " samples, in %.0f s", done, n_shards, samples,
+          elapsed_s), (NULL));
+}
+
 static gboolean
 start_shards (GstSpdlSrc * src, const gchar * location, guint64 start_offset)
 {
@@ -1859,6 +1922,8 @@ start_shards (GstSpdlSrc * src, const gchar * location, guint64 start_offset)
    * not under the object lock, with copies of the element's strings */
   copy_http_config_strings (src, &config.http);
   config.cache_dir = src->config_strings[7] = g_strdup (src->shard_cache);
+  config.learn_progress = learn_progress;
+  config.learn_progress_data = src;
   config.image_key = src->config_strings[8] = g_strdup (src->image_key);
   config.label_key = src->config_strings[9] = g_strdup (src->label_key);
   config.label_field = src->config_strings[10] =
@@ -1870,15 +1935,19 @@ start_shards (GstSpdlSrc * src, const gchar * location, guint64 start_offset)
 
   if (shards && gst_spdl_shards_get_per_rank (shards) == 0) {
     gchar *example = NULL;
-    gchar *dropped = gst_spdl_shards_describe_dropped (shards, &example);
+    gboolean by_keys;
+    gchar *dropped = gst_spdl_shards_describe_dropped (shards, &example,
+        &by_keys);
 
     /* why, when groups were found that are no samples */
     g_set_error (&error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_SETTINGS,
         "Shards \"%s\" hold %" G_GUINT64_FORMAT " samples, too few for %u "
         "ranks%s%s%s%s%s", location, gst_spdl_shards_get_total (shards),
-        src->num_shards, dropped ? "; groups that are no sample: " : "",
+        src->num_shards, !dropped ? "" : by_keys ?
+        "; groups that are no sample: " : "; left out: ",
         dropped ? dropped : "", dropped ? " (" : "", dropped ? example : "",
-        dropped ? "; see image-key, label-key, label-field)" : "");
+        !dropped ? "" : by_keys ? "; see image-key, label-key, "
+        "label-field)" : ")");
     g_free (dropped);
     g_free (example);
     g_clear_pointer (&shards, gst_spdl_shards_free);

@@ -107,6 +107,8 @@ struct _GstSpdlSrc
   guint http_connect_timeout;
   guint http_timeout;
   guint http_retries;
+  guint http_low_speed_limit;
+  guint http_low_speed_time;
   /* stops a start's listing, index reads and learning (the "cancel"
    * action signal); reset when the element stops */
   struct _GstSpdlHttpCanceller *canceller;

@@ -15,6 +15,8 @@ from typing import Callable, Dict, Optional
 
 from gi.repository import Gst
 
+from ._secrets import masked
+
 logger = logging.getLogger("spdlgst")
 
 SKIPPED = "spdl-skipped"
@@ -34,7 +36,7 @@ def _text(parse):
     """(message, debug) of a warning or error, whatever bytes it holds."""
     try:
         err, debug = parse()
-        return err.message, debug
+        return masked(err.message), masked(debug)
     except (UnicodeDecodeError, TypeError):
         return "(a message that is not valid UTF-8)", None
 

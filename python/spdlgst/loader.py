@@ -16,6 +16,7 @@ from . import _state
 from ._process import (check_can_start, exiting, keep_forever,
                        pipeline_started, pipeline_stopped, track_loader)
 from ._buslog import EPOCH_END, BusLog, logger
+from ._secrets import masked
 from .batch import Batch, host_tensors, sample_batch
 from .errors import LoaderError
 
@@ -143,6 +144,9 @@ class Loader:
     CPUs. Element warnings go to the
     ``spdlgst`` logger: at most ``log_limit`` per element and epoch one by
     one, then a summary per epoch with the counts of all of them.
+    ``launch_line``, the repr, errors and warnings show credentials masked
+    (``s3-secret-key=***``, a presigned URL's signature; docs/remote.md):
+    the line as given reaches only the parser.
     """
 
     def __new__(cls, *args, **kwargs):
@@ -173,7 +177,9 @@ class Loader:
         except RuntimeError as e:
             raise LoaderError(str(e)) from None
         Gst.init(None)
-        self.launch_line = pipeline
+        # what users print and log: credentials masked (_secrets); the line
+        # as given reaches only the parser
+        self.launch_line = masked(pipeline)
         self.output = output
         self._poll = int(poll_interval * Gst.SECOND)
         self.pipeline = _parse_launch(pipeline)
@@ -872,8 +878,7 @@ class Loader:
         return f"{state}, {self._batches} batches"
 
     def __repr__(self) -> str:
-        line = re.sub(r"(s3-(?:secret-key|session-token)\s*=\s*)(\"[^\"]*\"|\S+)",
-                      r"\1***", self.launch_line)
+        line = self.launch_line
         line = line if len(line) <= 100 else line[:97] + "..."
         return (f"<{type(self).__module__}.{type(self).__name__} {self.output}, "
                 f"{self._status()}: {line!r}>")

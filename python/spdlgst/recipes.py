@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Optional, Sequence, Tuple, Union
 from gi.repository import Gst
 
 from ._launchline import quote as _quote
+from ._secrets import SECRET_PROPERTIES, masked
 from ._state import is_shard_pattern, is_shards_location
 from .errors import LoaderError
 from .loader import Loader
@@ -185,7 +186,7 @@ def _src_properties(value) -> dict:
     if not isinstance(value, dict) or not all(
             isinstance(k, str) and re.fullmatch(r"[a-z0-9-]+", k) for k in value):
         raise TypeError("src_properties must be a dict of spdlsrc property "
-                        f"names to values, not {value!r}")
+                        f"names to values, not {masked(repr(value))}")
     for key in ("location", "shuffle", "seed", "num-epochs", "start-epoch"):
         if key in value:
             raise ValueError(f"src_properties[{key!r}]: use the loader's own "
@@ -217,6 +218,33 @@ def _ranks_stage(a) -> str:
     if a["ranks"] == "auto":
         return ""
     return f" shard-index={a['ranks'][0]} num-shards={a['ranks'][1]}"
+
+
+def _start_loader(loader, args: dict, log_limit: int) -> None:
+    """Loader.__init__ for a recipe: its secrets (s3-secret-key,
+    s3-session-token) set on spdlsrc after the pipeline is built rather
+    than in the line parsed, which GStreamer logs (GST_PIPELINE at INFO);
+    ``launch_line`` shows the whole line, the secrets masked."""
+    src = args["src_properties"]
+    secrets = {k: v for k, v in src.items() if k in SECRET_PROPERTIES}
+    public = dict(args, src_properties={k: v for k, v in src.items()
+                                        if k not in secrets})
+    Loader.__init__(loader, type(loader)._build(public), output=args["output"],
+                    log_limit=log_limit)
+    for key, value in secrets.items():
+        loader._src.set_property(key, str(value))
+    loader.launch_line = masked(type(loader)._build(args))
+
+
+def _recipe_repr(loader) -> str:
+    """``ImageLoader('s3://...', batch_size=256, ...)``: the arguments,
+    credentials masked (frameworks log their loaders' repr), then its
+    state and the batches handed out."""
+    a = loader._args
+    shown = ", ".join(f"{k}={v!r}" for k, v in a.items()
+                      if k not in ("location",) and v is not None)
+    return (masked(f"{type(loader).__name__}({a['location']!r}, {shown})")
+            + f": {loader._status()}")
 
 
 def _array(values) -> str:
@@ -364,8 +392,9 @@ class ImageLoader(Loader):
     - ``src_properties``: other spdlsrc properties, e.g. ``{"s3-endpoint":
       "http://127.0.0.1:9000", "s3-profile": "train", "shard-cache": "",
       "http-timeout": 10000}`` (an unknown name or a bad value is a
-      LoaderError naming it). Secrets belong in the environment or a
-      profile, not here: a launch line is logged.
+      LoaderError naming it). ``s3-secret-key`` and ``s3-session-token``
+      are set on spdlsrc, never in the line parsed (GStreamer logs it), and
+      shown masked.
     - ``ranks``: how each epoch is split between distributed ranks:
       "auto" (default): by RANK and WORLD_SIZE when torchrun set them
       (logged once at INFO), else not; None: not split (a validation
@@ -384,8 +413,8 @@ class ImageLoader(Loader):
       stay the same.
 
     ``launch_line`` is the pipeline it runs (for gst-launch-1.0 or
-    :class:`Loader`). Under torchrun, RANK and WORLD_SIZE shard the dataset
-    (see ``ranks``).
+    :class:`Loader`), credentials masked as in the repr (docs/remote.md).
+    Under torchrun, RANK and WORLD_SIZE shard the dataset (see ``ranks``).
 
     For augmentation of your own, keep ``dtype="uint8"``, augment the batch
     in the loop (CPU or GPU), then :func:`spdlgst.normalize` it: a float
@@ -422,8 +451,7 @@ class ImageLoader(Loader):
                     "(plugin spdlcuda, built where the CUDA toolkit is found), "
                     "which GStreamer does not find")
         self._args = args
-        super().__init__(self._build(args), output=args["output"],
-                         log_limit=log_limit)
+        _start_loader(self, args, log_limit)
 
     @classmethod
     def launch_line_for(cls, location, **kwargs) -> str:
@@ -433,7 +461,7 @@ class ImageLoader(Loader):
         bound.apply_defaults()
         args = dict(bound.arguments)
         args.pop("self")
-        return cls._build(_checked(**args))
+        return masked(cls._build(_checked(**args)))
 
     @staticmethod
     def _build(a) -> str:
@@ -503,10 +531,7 @@ class ImageLoader(Loader):
         return gst_launch_command(self.launch_line)
 
     def __repr__(self) -> str:
-        a = self._args
-        shown = ", ".join(f"{k}={v!r}" for k, v in a.items()
-                          if k not in ("location",) and v is not None)
-        return f"ImageLoader({a['location']!r}, {shown}): {self._status()}"
+        return _recipe_repr(self)
 
 
 VIDEO_EXTENSIONS = ("mp4", "mkv", "webm", "mov", "avi")
@@ -641,8 +666,7 @@ class _ClipLoader(Loader):
     def __init__(self, args: dict, log_limit: int):
         self._args = args
         self._samples_cache = None
-        super().__init__(self._build(args), output=args["output"],
-                         log_limit=log_limit)
+        _start_loader(self, args, log_limit)
 
     @classmethod
     def launch_line_for(cls, location, **kwargs) -> str:
@@ -653,7 +677,7 @@ class _ClipLoader(Loader):
         args = dict(bound.arguments)
         for name in ("self", "log_limit"):
             args.pop(name)
-        return cls._build(cls._checked(**args))
+        return masked(cls._build(cls._checked(**args)))
 
     @staticmethod
     def _build(a) -> str:
@@ -682,11 +706,7 @@ class _ClipLoader(Loader):
         return gst_launch_command(self.launch_line)
 
     def __repr__(self) -> str:
-        a = self._args
-        shown = ", ".join(f"{k}={v!r}" for k, v in a.items()
-                          if k not in ("location",) and v is not None)
-        return (f"{type(self).__name__}({a['location']!r}, {shown}): "
-                f"{self._status()}")
+        return _recipe_repr(self)
 
 
 class VideoLoader(_ClipLoader):

@@ -5,7 +5,7 @@
                   [--truncate-first N] [--delay-ms D] [--status SUBSTR=CODE]
                   [--hang SUBSTR] [--throttle-after BYTES] [--log FILE]
                   [--change SUBSTR] [--ignore-if-range] [--bad-range]
-                  [--claim-ranges]
+                  [--claim-ranges] [--refuse-head CODE]
 
 Forwards GET requests to UPSTREAM (http://host:port, e.g. http.server or
 moto_server; headers such as Range and the SigV4 ones pass through), or
@@ -23,7 +23,9 @@ do not match; --ignore-if-range: never checked); --change makes the files
 of matching paths change after the first request (another size, ETag and
 Last-Modified); --bad-range starts each 206's Content-Range one byte early;
 --claim-ranges adds "Accept-Ranges: bytes" to every answer (a server
-that claims Range support and may not have it).
+that claims Range support and may not have it); --refuse-head answers
+every HEAD with CODE (presigned GET URLs and some CDNs refuse HEAD with
+403, others 405) and serves GETs.
 HEAD requests (a shard's size and validators) are answered the same way
 without a body, and get only the per-path faults (--status, --hang).
 Prints its port on the first line of stdout; each request goes to --log
@@ -60,6 +62,7 @@ def main():
     ap.add_argument("--ignore-if-range", action="store_true")
     ap.add_argument("--bad-range", action="store_true")
     ap.add_argument("--claim-ranges", action="store_true")
+    ap.add_argument("--refuse-head", type=int, default=0)
     args = ap.parse_args()
     folder = args.upstream if os.path.isdir(args.upstream) else None
     up = urllib.parse.urlsplit(args.upstream)
@@ -149,7 +152,8 @@ def main():
                 if sub in path:
                     time.sleep(3600)
             status, resp_headers, body = 404, [], b""
-            for sub, code in statuses:
+            for sub, code in statuses + ([("", args.refuse_head)]
+                                         if args.refuse_head else []):
                 if sub in path:
                     status = int(code)
                     break

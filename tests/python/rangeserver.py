@@ -6,12 +6,30 @@ of learning shards from their headers:
 MODE: "ignore-after" answers the first N ranged GETs of a file, then the
 whole file; "head-bigger"/"head-smaller": a HEAD says 8192 bytes more /
 1024 bytes less than the file holds; "stall": the ranged GETs of a file
-after the first N never send their body. Prints its port first."""
-import http.server, os, re, sys, threading, collections
+after the first N never send their body; "get-shorter": a HEAD says the
+file's size, its GETs (200s with a correct Content-Length, ranges within
+what is left) give only its samples before the one at 60% of its size, cut
+at that sample's first header (no end-of-archive blocks); "html": every
+file is a login page (status 200, Content-Type text/html); "gzip-encoded":
+every file comes gzipped with Content-Encoding: gzip (whatever the request
+accepts); "no-validators": no ETag (nor Last-Modified), ranges
+answered. Prints its port first."""
+import http.server, os, re, sys, tarfile, threading, collections, gzip
 root, mode = sys.argv[1], sys.argv[2]
 N = int(sys.argv[3]) if len(sys.argv) > 3 else 2
 count = collections.Counter()
 lock = threading.Lock()
+def member_cut(path, size):
+    """The offset of the first header of the first sample (a key
+    WebDataset's way) at 60% of the tar on."""
+    with tarfile.open(path) as tar:
+        last = None
+        for m in tar.getmembers():
+            key = m.name.split(".", 1)[0]
+            if m.offset >= 0.6 * size and key != last:
+                return m.offset
+            last = key
+    return size
 class H(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     def log_message(self, *a):
@@ -20,7 +38,18 @@ class H(http.server.BaseHTTPRequestHandler):
         p = os.path.join(root, self.path.lstrip("/"))
         if not os.path.isfile(p):
             self.send_response(404); self.send_header("Content-Length", "0"); self.end_headers(); return None
-        return open(p, "rb").read()
+        d = open(p, "rb").read()
+        if mode == "html":
+            return b"<!DOCTYPE html><html><body>Please sign in</body></html>\n"
+        if mode == "gzip-encoded":
+            return gzip.compress(d, mtime=0)
+        return d[:member_cut(p, len(d))] if self.command == "GET" and mode == "get-shorter" else d
+    def kind(self):
+        if mode == "html":
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+        elif mode == "gzip-encoded":
+            self.send_header("Content-Type", "application/x-tar")
+            self.send_header("Content-Encoding", "gzip")
     def do_HEAD(self):
         d = self._file()
         if d is None: return
@@ -30,7 +59,9 @@ class H(http.server.BaseHTTPRequestHandler):
         self.send_response(200)
         self.send_header("Content-Length", str(size))
         self.send_header("Accept-Ranges", "bytes")
-        self.send_header("ETag", '"e1"')
+        if mode != "no-validators":
+            self.send_header("ETag", '"e1"')
+        self.kind()
         self.end_headers()
     def do_GET(self):
         d = self._file()
@@ -54,7 +85,9 @@ class H(http.server.BaseHTTPRequestHandler):
             self.send_response(200)
         self.send_header("Content-Length", str(len(body)))
         self.send_header("Accept-Ranges", "bytes")
-        self.send_header("ETag", '"e1"')
+        if mode != "no-validators":
+            self.send_header("ETag", '"e1"')
+        self.kind()
         self.end_headers()
         if mode == "stall" and m and c > N:
             import time; time.sleep(3600)

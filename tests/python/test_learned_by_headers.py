@@ -203,3 +203,71 @@ def test_s3_headers_equal_stream(data, s3, monkeypatch, tmp_path):
     (b,) = [n for n in cache_files(tmp_path / "headers") if n.endswith(".members")]
     assert (tmp_path / "stream" / a).read_bytes() == (tmp_path / "headers" / b).read_bytes()
     assert res["headerslog"][1] == []
+
+
+@pytest.mark.parametrize("learn", ["stream", "headers"])
+def test_body_short_of_its_head_is_a_truncated_shard(tmp_path, learn):
+    """A server whose GETs end at a sample boundary, short of the size its
+    HEAD announced (200s with a correct Content-Length): each shard is
+    reported truncated, naming it and both sizes, counted as
+    truncated-shard, its samples before the cut delivered and no index
+    kept; however it is read (learned streaming or by headers, read
+    streaming or by range)."""
+    truth, pattern = big_shards(str(tmp_path / "big"), 3, 6, 50000, seed=1)
+    os.unlink(tmp_path / "big" / "shards.idx")
+    sizes = {n: os.path.getsize(tmp_path / "big" / n)
+             for n in os.listdir(tmp_path / "big")}
+    before = []         # the keys rangeserver's cut leaves whole
+    for name, size in sizes.items():
+        with tarfile.open(tmp_path / "big" / name) as tar:
+            starts = {}
+            for m in tar.getmembers():
+                starts.setdefault(m.name.split(".", 1)[0], m.offset)
+        cut = min(o for o in starts.values() if o >= 0.6 * size)
+        before += [k for k, o in starts.items() if o < cut]
+    srv = Server([sys.executable, "-u", os.path.join(os.path.dirname(os.path.abspath(__file__)), "rangeserver.py"), str(tmp_path), "get-shorter"],
+                 r"port (\d+)")
+    try:
+        loc = "%s/big/%s" % (srv.url, pattern)
+        for reads in ("stream", "ranges"):
+            out, warnings, error, counts = run(
+                loc, 'shard-cache="%s" shard-learn=%s http-retries=0 '
+                'remote-reads=%s' % (tmp_path / "c", learn, reads))
+            assert error is None
+            # the samples before the cut, each with its label and bytes
+            assert sorted(key_of(o[3]) for o in out) == sorted(before), out
+            for _, label, _, path, d in out:
+                assert (label, d) == truth[key_of(path)]
+            truncated = [w for w in warnings if "truncated" in w.lower()]
+            assert len(truncated) == 3, warnings
+            for name, size in sizes.items():
+                (w,) = [w for w in truncated if name in w]
+                assert str(size) in w, w            # the HEAD's size
+            assert counts.get_value("truncated-shard") == 3
+            assert [n for n in cache_files(tmp_path / "c")
+                    if n.endswith(".members")] == []
+    finally:
+        srv.stop()
+
+
+def test_no_validators_said_once_per_run(tmp_path):
+    """A server that sends neither ETag nor Last-Modified: the learned
+    index cannot be cached (a changed shard could not be told), so it is
+    learned on every run, and each run says so once, and why."""
+    truth, pattern = big_shards(str(tmp_path / "big"), 3, 4, 20000, seed=3)
+    os.unlink(tmp_path / "big" / "shards.idx")
+    srv = Server([sys.executable, "-u", os.path.join(os.path.dirname(os.path.abspath(__file__)), "rangeserver.py"), str(tmp_path), "no-validators"],
+                 r"port (\d+)")
+    try:
+        for _ in range(2):
+            stats = []
+            out, warnings, error, _ = run("%s/big/%s" % (srv.url, pattern),
+                                          'shard-cache="%s"' % (tmp_path / "c"), stats)
+            assert error is None and len(out) == 12
+            assert len(warnings) == 1, warnings
+            assert "neither an ETag nor a Last-Modified" in warnings[0]
+            assert "learned again on every run" in warnings[0]
+            assert "big-000000.tar" in warnings[0] and "3 of 3 shards" in warnings[0]
+            assert stats[0].get_value("shard-index-source") == "learned"
+    finally:
+        srv.stop()

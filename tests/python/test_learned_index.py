@@ -12,6 +12,7 @@ import subprocess
 import tarfile
 
 import pytest
+from gi.repository import Gst
 
 from test_shards import (make_image_folder, make_shards, run_src, key_of,
                          read_members_index)
@@ -1014,3 +1015,65 @@ def test_shard_cache_quotes_lost_in_a_shell(published, tmp_path):
     out, warnings, error, _ = run("%s/%s" % (bare, PATTERN),
                                   'shard-cache="%s"' % cache)
     assert error is None and len(out) == N and cache_files(cache)
+
+
+@pytest.mark.parametrize("code", [403, 405])
+def test_server_refusing_head(published, tmp_path, code):
+    """A server that refuses HEAD (presigned GET URLs and some CDNs: 403;
+    others 405) and serves GETs: each shard's size and validators come
+    from a GET of its first byte (Content-Range), the samples are read,
+    learned then cached as with HEADs; without validators nothing is
+    cached."""
+    bare, truth, indexed = published
+    bare_copy(published, tmp_path / "shards")      # served by the proxy
+    log = str(tmp_path / "requests.log")
+    p = proxy(str(tmp_path), "--refuse-head", code, log=log)
+    cache = tmp_path / "cache"
+    stats = []
+    try:
+        loc = "%s/shards/%s" % (p.url, PATTERN)
+        for source in ("learned", "cached"):
+            open(log, "w").close()
+            out, warnings, error, _ = run(loc, 'shard-cache="%s" remote-reads=ranges'
+                                          % cache, stats)
+            assert error is None and warnings == [] and len(out) == N
+            for _, label, _, path, d in out:
+                assert (label, d) == truth[key_of(path)]
+            assert stats[-1].get_value("shard-index-source") == source
+            heads, whole, ranged = tar_requests(log)
+            assert len(heads) == N_SHARDS
+            firsts = [r for r in ranged if r[1] == "bytes=0-0"]
+            assert len(firsts) == N_SHARDS, ranged
+    finally:
+        p.stop()
+
+
+def test_learning_says_how_far_it_is(published, tmp_path):
+    """A long index learned (here a second per shard, one at a time) says
+    how far it is every 5 s, and when done, as INFO messages (which the
+    loaders log): the shards read of how many, the samples found."""
+    bare_copy(published, tmp_path / "shards")      # served by the proxy
+    p = proxy(str(tmp_path), "--delay-ms", 1000)
+    pipeline = Gst.parse_launch(
+        'spdlsrc location="%s/shards/%s" shard-cache="" http-requests=1 ! '
+        'fakesink' % (p.url, PATTERN))
+    infos = []
+    try:
+        pipeline.set_state(Gst.State.PLAYING)
+        bus = pipeline.get_bus()
+        while True:
+            msg = bus.timed_pop_filtered(60 * Gst.SECOND, Gst.MessageType.EOS |
+                                         Gst.MessageType.ERROR | Gst.MessageType.INFO)
+            assert msg is not None and msg.type != Gst.MessageType.ERROR
+            assert msg.type != Gst.MessageType.EOS, infos
+            infos.append(msg.parse_info()[0].message)
+            if "%d of %d shards read" % (N_SHARDS, N_SHARDS) in infos[-1]:
+                break       # learned (the reads would take a second each)
+    finally:
+        pipeline.set_state(Gst.State.NULL)
+        p.stop()
+    learning = [m for m in infos if m.startswith("Learning the shards' member index")]
+    assert len(learning) >= 2, infos         # under way, then done
+    assert "of %d shards read" % N_SHARDS in learning[0]
+    assert learning[0] != learning[-1]
+    assert "%d of %d shards read, %d samples" % (N_SHARDS, N_SHARDS, N) in learning[-1]

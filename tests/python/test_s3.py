@@ -767,3 +767,54 @@ def test_s3_role_secrets_never_printed(data, s3, tmp_path):
                 assert s not in out
     finally:
         sts.stop()
+
+
+def test_folder_of_shards_says_how_to_read_them(data, s3, monkeypatch):
+    """A folder, or an s3://bucket/prefix/, that holds tar shards and no
+    class folder: the error lists the shards found and gives the brace
+    pattern that reads them, which then does."""
+    base, truth, pattern, _ = data
+    s3_env(monkeypatch, s3)
+    n = N_SAMPLES // 8
+    for folder in ("%s/shards" % base, "s3://data/ds/shards/"):
+        _, _, error, _ = run_src('location="%s"' % folder)
+        assert error is not None and "holds %d tar shards" % n in error, error
+        assert "%s ... %s" % (pattern.replace("{000000..000004}", "000000"),
+                              pattern.replace("{000000..000004}", "000004")) in error
+        said = error.split('location="', 1)[1].rstrip('"')
+        assert said == folder.rstrip("/") + "/" + pattern, error
+        out, _, error, _ = run_src('location="%s"' % said)
+        assert error is None and len(out) == N_SAMPLES
+
+
+READ_WITH_SECRETS = """
+import sys, spdlgst
+url, key, secret, location = sys.argv[1:5]
+loader = spdlgst.ImageLoader(location, batch_size=8, epochs=1, output="numpy",
+                             size=16, src_properties={
+                                 "s3-endpoint": url, "s3-region": "eu-west-1",
+                                 "s3-access-key": key, "s3-secret-key": secret})
+print(repr(loader))
+print(loader.launch_line)
+print(sum(len(labels) for _, labels in loader), "samples")
+"""
+
+
+def test_recipe_secrets_reach_spdlsrc_not_the_parser(data, s3, tmp_path):
+    """A recipe loader's secret (src_properties) signs its requests, and is
+    set on spdlsrc after the pipeline is built: GStreamer's parser, which
+    logs the lines it parses, never sees it."""
+    base, truth, pattern, _ = data
+    key, secret = s3.keys["loader"]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+    env.update(GST_DEBUG="GST_PIPELINE:6", GST_DEBUG_NO_COLOR="1",
+               AWS_SHARED_CREDENTIALS_FILE="/nonexistent",
+               AWS_CONFIG_FILE="/nonexistent", AWS_EC2_METADATA_DISABLED="true")
+    res = subprocess.run([sys.executable, "-c", READ_WITH_SECRETS, s3.url, key,
+                          secret, "s3://data/ds/shards/%s" % pattern],
+                         env=env, capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert "%d samples" % N_SAMPLES in res.stdout
+    assert "parsing pipeline description" in res.stderr    # it logged the line
+    assert secret not in res.stderr and secret not in res.stdout
+    assert "s3-secret-key=***" in res.stdout

@@ -473,6 +473,110 @@ load_manifest (GstSpdlDataset * ds, const gchar * location, GError ** error)
 
 /* ------------------------------------------------------------------------ */
 
+/* WebDataset's brace pattern naming @names (sorted, at least one), when
+ * they are PREFIX + a run of equal-width numbers + SUFFIX with no gap;
+ * NULL otherwise. */
+static gchar *
+brace_pattern (GPtrArray * names)
+{
+  const gchar *first = g_ptr_array_index (names, 0);
+  const gchar *last = g_ptr_array_index (names, names->len - 1);
+  gsize len = strlen (first), pre = 0, suf = 0, width;
+  guint64 a, b;
+  gchar *prefix, *suffix, *pattern = NULL;
+  guint i;
+
+  if (strlen (last) != len)
+    return NULL;
+  while (pre < len && first[pre] == last[pre] && !g_ascii_isdigit (first[pre]))
+    pre++;
+  while (suf < len - pre && first[len - 1 - suf] == last[len - 1 - suf] &&
+      !g_ascii_isdigit (first[len - 1 - suf]))
+    suf++;
+  width = len - pre - suf;
+  for (i = 0; i < width; i++)
+    if (!g_ascii_isdigit (first[pre + i]) || !g_ascii_isdigit (last[pre + i]))
+      return NULL;
+  if (width == 0 || width > 18)
+    return NULL;
+  a = g_ascii_strtoull (first + pre, NULL, 10);
+  b = g_ascii_strtoull (last + pre, NULL, 10);
+  if (b < a || b - a + 1 != names->len)
+    return NULL;
+  prefix = g_strndup (first, pre);
+  suffix = g_strdup (first + len - suf);
+  /* every name in the run, none missing (sorted: equal width sorts as
+   * numbers) */
+  for (i = 0; i < names->len; i++) {
+    gchar *want = g_strdup_printf ("%s%0*" G_GUINT64_FORMAT "%s", prefix,
+        (int) width, a + i, suffix);
+    gboolean same = strcmp (want, g_ptr_array_index (names, i)) == 0;
+    g_free (want);
+    if (!same)
+      break;
+  }
+  if (i == names->len)
+    pattern = g_strdup_printf ("%s{%.*s..%.*s}%s", prefix, (int) width,
+        first + pre, (int) width, last + pre, suffix);
+  g_free (prefix);
+  g_free (suffix);
+  return pattern;
+}
+
+/* An ImageFolder with no sample: when @shards (the tar files beside the
+ * class folders, sorted) are there, what was meant was most likely to
+ * read them as shards, which takes their pattern. */
+static void
+set_empty_error (GError ** error, const gchar * root, const gchar * display,
+    const gchar * extensions, GPtrArray * shards)
+{
+  gchar *pattern, *how;
+
+  if (shards == NULL || shards->len == 0) {
+    g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_NOT_FOUND,
+        "Dataset \"%s\" is empty: no class folder holds a file with "
+        "extension %s", display, extensions ? extensions : "jpg,jpeg");
+    return;
+  }
+  pattern = brace_pattern (shards);
+  how = pattern ? g_strdup_printf ("location=\"%s%s%s\"", root,
+      g_str_has_suffix (root, "/") ? "" : "/", pattern) :
+      g_strdup ("a brace pattern, e.g. location=\"DIR/train-{000000..000099}"
+      ".tar\", names them");
+  g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_NOT_FOUND,
+      "Dataset \"%s\" is no ImageFolder (no class folder holds a file with "
+      "extension %s) but holds %u tar shards (%s%s%s): to read them as "
+      "shards, %s", display, extensions ? extensions : "jpg,jpeg",
+      shards->len, (const gchar *) g_ptr_array_index (shards, 0),
+      shards->len > 1 ? " ... " : "", shards->len > 1 ?
+      (const gchar *) g_ptr_array_index (shards, shards->len - 1) : "", how);
+  g_free (pattern);
+  g_free (how);
+}
+
+static gint
+compare_names (gconstpointer a, gconstpointer b)
+{
+  return strcmp (*(const gchar * const *) a, *(const gchar * const *) b);
+}
+
+/* The .tar files directly in folder @root, sorted; NULL: none. */
+static GPtrArray *
+list_tar_files (const gchar * root)
+{
+  GDir *dir = g_dir_open (root, 0, NULL);
+  GPtrArray *names = g_ptr_array_new_with_free_func (g_free);
+  const gchar *name;
+
+  while (dir && (name = g_dir_read_name (dir)))
+    if (g_str_has_suffix (name, ".tar"))
+      g_ptr_array_add (names, g_strdup (name));
+  if (dir)
+    g_dir_close (dir);
+  g_ptr_array_sort (names, compare_names);
+  return names;
+}
+
 GstSpdlDataset *
 gst_spdl_dataset_load (const gchar * location, const gchar * extensions,
     GError ** error)
@@ -516,11 +620,11 @@ gst_spdl_dataset_load (const gchar * location, const gchar * extensions,
     ok = load_manifest (ds, location, error);
   }
   if (ok && ds->n_samples == 0) {
-    if (S_ISDIR (st.st_mode))
-      g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_NOT_FOUND,
-          "Dataset \"%s\" is empty: no class folder holds a file with "
-          "extension %s", display, extensions);
-    else
+    if (S_ISDIR (st.st_mode)) {
+      GPtrArray *shards = list_tar_files (location);
+      set_empty_error (error, location, display, extensions, shards);
+      g_ptr_array_unref (shards);
+    } else
       g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_NOT_FOUND,
           "Dataset manifest \"%s\" lists no sample", display);
     ok = FALSE;
@@ -634,9 +738,15 @@ gst_spdl_dataset_new_from_keys (const gchar * root, GPtrArray * keys,
   ds->class_names = (gchar **) g_ptr_array_free (names, FALSE);
   g_strfreev (exts);
   if (ds->n_samples == 0) {
-    g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_NOT_FOUND,
-        "Dataset \"%s\" is empty: no class folder holds a file with "
-        "extension %s", root, extensions);
+    GPtrArray *shards = g_ptr_array_new ();
+    /* sorted keys: the tar files directly under the prefix, in order */
+    for (i = 0; i < keys->len; i++) {
+      const gchar *key = g_ptr_array_index (keys, i);
+      if (strchr (key, '/') == NULL && g_str_has_suffix (key, ".tar"))
+        g_ptr_array_add (shards, (gpointer) key);
+    }
+    set_empty_error (error, root, root, extensions, shards);
+    g_ptr_array_unref (shards);
     gst_spdl_dataset_free (ds);
     return NULL;
   }

@@ -107,7 +107,10 @@ struct _Transfer
   guint64 skip;                 /* a 200 to a range request: bytes to drop */
   /* this attempt's response headers (the last response's, redirects) */
   gchar *resp_etag, *resp_last_modified, *resp_content_range;
-  gchar *resp_accept_ranges;
+  gchar *resp_accept_ranges, *resp_content_type, *resp_content_encoding;
+  /* the body's, as first received (under the lock): what a body that is
+   * not what was expected says it is */
+  gchar *content_type, *content_encoding;
   /* streams: the object as first received, to resume only the same one */
   gchar *etag;                  /* strong ETag, else NULL */
   gchar *last_modified;
@@ -143,6 +146,15 @@ struct _Transfer
   /* HEAD requests: the answer goes to head_done instead */
   gboolean head;
   GstSpdlHttpHeadFunc head_done;
+  /* the HEAD was refused (presigned GET URLs, some CDNs): asked again as
+   * a GET of its first byte, whose Content-Range gives the size */
+  gboolean head_by_get;
+
+  /* the low-speed bound (I/O thread): the window's start and its bytes */
+  gint64 window_start;
+  curl_off_t window_bytes;
+  curl_off_t too_slow;          /* > 0: the bytes of the window that failed
+                                 * it (the attempt was aborted) */
 };
 
 struct _GstSpdlHttpStream
@@ -213,6 +225,10 @@ transfer_unref (Transfer * t)
   g_free (t->resp_last_modified);
   g_free (t->resp_content_range);
   g_free (t->resp_accept_ranges);
+  g_free (t->resp_content_type);
+  g_free (t->resp_content_encoding);
+  g_free (t->content_type);
+  g_free (t->content_encoding);
   g_free (t->etag);
   g_free (t->last_modified);
   g_free (t->url);
@@ -369,6 +385,16 @@ header_cb (char *data, size_t size, size_t nmemb, void *user_data)
     g_clear_pointer (&t->resp_last_modified, g_free);
     g_clear_pointer (&t->resp_content_range, g_free);
     g_clear_pointer (&t->resp_accept_ranges, g_free);
+    g_clear_pointer (&t->resp_content_type, g_free);
+    g_clear_pointer (&t->resp_content_encoding, g_free);
+  } else if ((value = gst_spdl_http_header_value (data, len,
+              "Content-Type"))) {
+    g_free (t->resp_content_type);
+    t->resp_content_type = value;
+  } else if ((value = gst_spdl_http_header_value (data, len,
+              "Content-Encoding"))) {
+    g_free (t->resp_content_encoding);
+    t->resp_content_encoding = value;
   } else if ((value = gst_spdl_http_header_value (data, len,
               "Accept-Ranges"))) {
     g_free (t->resp_accept_ranges);
@@ -571,10 +597,25 @@ write_cb (char *data, size_t size, size_t nmemb, void *user_data)
     }
     return len;
   }
+  if (t->head) {
+    /* a GET for a refused HEAD: its headers said all; a 200 (the range
+     * ignored) would bring the whole object, so it ends here */
+    if (!t->started_body) {
+      t->started_body = TRUE;
+      g_mutex_lock (&http->lock);
+      note_ranges (http, t, status);
+      g_mutex_unlock (&http->lock);
+    }
+    return status == 206 ? len : 0;
+  }
   if (!t->started_body) {
     t->started_body = TRUE;
     g_mutex_lock (&http->lock);
     note_ranges (http, t, status);
+    if (t->content_type == NULL && t->content_encoding == NULL) {
+      t->content_type = g_strdup (t->resp_content_type);
+      t->content_encoding = g_strdup (t->resp_content_encoding);
+    }
     g_mutex_unlock (&http->lock);
     if (t->streaming) {
       const gchar *changed = check_same_object (t, status);
@@ -617,6 +658,9 @@ write_cb (char *data, size_t size, size_t nmemb, void *user_data)
   }
   if (!may_take (http, t, len - skipped)) {
     t->paused = TRUE;
+    /* waiting on the reader is not slow: the low-speed window starts
+     * again when it goes on (xferinfo_cb) */
+    t->window_start = 0;
     g_queue_push_tail (&http->paused, t);
     /* a reader waiting for more takes what there is */
     if (t->reader_waiting)
@@ -650,6 +694,40 @@ write_cb (char *data, size_t size, size_t nmemb, void *user_data)
   t->accepted += len - skipped;
   g_mutex_unlock (&http->lock);
   return len;
+}
+
+/* The low-speed bound, from the first body byte on: an attempt whose
+ * body averages under low_speed_limit bytes/s over a window of
+ * low_speed_time s is aborted; a window in which the transfer was paused
+ * (its reader behind) starts again. */
+static int
+xferinfo_cb (void *user_data, curl_off_t dltotal, curl_off_t dlnow,
+    curl_off_t ultotal, curl_off_t ulnow)
+{
+  Transfer *t = user_data;
+  GstSpdlHttp *http = t->http;
+  gint64 now = g_get_monotonic_time ();
+  guint64 time_us = (guint64) http->config.low_speed_time * G_USEC_PER_SEC;
+  gboolean paused;
+
+  if (!t->started_body)
+    return 0;
+  g_mutex_lock (&http->lock);
+  paused = t->paused;
+  g_mutex_unlock (&http->lock);
+  if (paused || t->window_start == 0 || dlnow < t->window_bytes) {
+    t->window_start = now;
+    t->window_bytes = dlnow;
+  } else if ((guint64) (now - t->window_start) >= time_us) {
+    if ((guint64) (dlnow - t->window_bytes) <
+        (guint64) http->config.low_speed_limit * http->config.low_speed_time) {
+      t->too_slow = MAX (dlnow - t->window_bytes, 1);
+      return 1;
+    }
+    t->window_start = now;
+    t->window_bytes = dlnow;
+  }
+  return 0;
 }
 
 /* FALSE with @error when the request cannot be made */
@@ -694,10 +772,19 @@ setup_easy (GstSpdlHttp * http, Transfer * t, GError ** error)
   curl_easy_setopt (t->easy, CURLOPT_LOW_SPEED_LIMIT, 1L);
   curl_easy_setopt (t->easy, CURLOPT_LOW_SPEED_TIME, (long) timeout_s);
   curl_easy_setopt (t->easy, CURLOPT_USERAGENT, "gst-spdl/" VERSION);
+  t->window_start = 0;
+  t->too_slow = 0;
+  if (http->config.low_speed_limit && http->config.low_speed_time) {
+    curl_easy_setopt (t->easy, CURLOPT_XFERINFOFUNCTION, xferinfo_cb);
+    curl_easy_setopt (t->easy, CURLOPT_XFERINFODATA, t);
+    curl_easy_setopt (t->easy, CURLOPT_NOPROGRESS, 0L);
+  }
   if (t->max_size)
     curl_easy_setopt (t->easy, CURLOPT_MAXFILESIZE_LARGE,
         (curl_off_t) t->max_size);
-  if (t->head)
+  if (t->head_by_get)
+    curl_easy_setopt (t->easy, CURLOPT_RANGE, "0-0");
+  else if (t->head)
     curl_easy_setopt (t->easy, CURLOPT_NOBODY, 1L);
   if (t->streaming)
     curl_easy_setopt (t->easy, CURLOPT_BUFFERSIZE,
@@ -730,7 +817,8 @@ setup_easy (GstSpdlHttp * http, Transfer * t, GError ** error)
      * signature would not hold: its error body says where instead */
     curl_easy_setopt (t->easy, CURLOPT_FOLLOWLOCATION, 0L);
     /* signed at each attempt: the signature holds for minutes only */
-    if (!gst_spdl_s3_sign (http->s3, t->head ? "HEAD" : "GET", t->url,
+    if (!gst_spdl_s3_sign (http->s3, t->head && !t->head_by_get ? "HEAD" :
+            "GET", t->url,
             &signed_headers, error))
       return FALSE;
     for (line = signed_headers; line && *line; line++)
@@ -860,6 +948,26 @@ describe_timeout (GstSpdlHttp * http, Transfer * t)
       MAX ((http->config.timeout_ms + 999) / 1000, 1) * 1.0);
 }
 
+/* @why, with the URL a redirect led to where that is the one that failed
+ * (a 302 to https whose certificate fails is not the http URL's fault);
+ * its query left out, which may hold a signature. Takes @why. */
+static gchar *
+name_redirect (Transfer * t, gchar * why)
+{
+  const char *effective = NULL;
+  gchar *shown, *named;
+
+  curl_easy_getinfo (t->easy, CURLINFO_EFFECTIVE_URL, &effective);
+  if (effective == NULL || strcmp (effective, t->url) == 0)
+    return why;
+  shown = g_strndup (effective, strcspn (effective, "?#"));
+  named = g_strdup_printf ("%s, at %s%s (where it was redirected)", why, shown,
+      strlen (shown) < strlen (effective) ? "?..." : "");
+  g_free (shown);
+  g_free (why);
+  return named;
+}
+
 /* Called with the lock, the easy handle out of the multi handle. */
 static void
 transfer_ended (GstSpdlHttp * http, Transfer * t, CURLcode result)
@@ -875,9 +983,22 @@ transfer_ended (GstSpdlHttp * http, Transfer * t, CURLcode result)
    * 403 is no "larger than max-file-size") */
   if (result == CURLE_FILESIZE_EXCEEDED && status >= 300)
     result = CURLE_OK;
+  /* under the low-speed bound: a timeout, retried as one */
+  if (result == CURLE_ABORTED_BY_CALLBACK && t->too_slow)
+    result = CURLE_OPERATION_TIMEDOUT;
+  if (t->head && !t->head_by_get && result == CURLE_OK && (status == 403 ||
+          status == 405 || status == 501) && !t->closed && !http->cancelled) {
+    GST_INFO ("%s: HEAD refused (HTTP status %ld): asking a GET of its "
+        "first byte", t->display, status);
+    t->head_by_get = TRUE;
+    t->retry_at = 0;
+    g_queue_push_tail (&http->waiting, t);
+    return;
+  }
   if ((result == CURLE_OK && status >= 200 && status < 300) ||
       (result == CURLE_WRITE_ERROR && t->range_size &&
-          t->body->len == t->range_size)) {
+          t->body->len == t->range_size) ||
+      (result == CURLE_WRITE_ERROR && t->head_by_get && status == 200)) {
     long version = 0;
     curl_easy_getinfo (t->easy, CURLINFO_HTTP_VERSION, &version);
     GST_DEBUG ("%s: HTTP status %ld over HTTP/%s", t->display, status,
@@ -895,9 +1016,17 @@ transfer_ended (GstSpdlHttp * http, Transfer * t, CURLcode result)
     }
     if (t->head) {
       curl_off_t length = -1;
+      guint64 first;
+      gint64 total;
+
       curl_easy_getinfo (t->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T,
           &length);
       t->total = length;
+      /* a GET of the first byte: the whole's size is Content-Range's */
+      if (t->head_by_get && status == 206)
+        t->total = gst_spdl_http_parse_content_range (t->resp_content_range,
+            &first, &total) && first == 0 ? total : -1;
+      t->status = 200;
     }
     finish (http, t, NULL);
     return;
@@ -921,6 +1050,11 @@ transfer_ended (GstSpdlHttp * http, Transfer * t, CURLcode result)
   else if (result == CURLE_WRITE_ERROR && !t->streaming && !http->cancelled)
     why = g_strdup_printf ("larger than %u bytes, the most an object read "
         "whole may be", G_MAXUINT);
+  else if (result == CURLE_OPERATION_TIMEDOUT && t->too_slow)
+    why = g_strdup_printf ("slower than %u bytes/s (http-low-speed-limit): "
+        "%" G_GINT64_FORMAT " bytes in %u s (http-low-speed-time)",
+        http->config.low_speed_limit, (gint64) t->too_slow,
+        http->config.low_speed_time);
   else if (result == CURLE_OPERATION_TIMEDOUT)
     why = describe_timeout (http, t);
   else if (result == CURLE_PEER_FAILED_VERIFICATION)
@@ -928,10 +1062,11 @@ transfer_ended (GstSpdlHttp * http, Transfer * t, CURLcode result)
         "ca-file)", t->errbuf[0] ? t->errbuf : curl_easy_strerror (result));
   else
     why = g_strdup (t->errbuf[0] ? t->errbuf : curl_easy_strerror (result));
+  why = name_redirect (t, why);
 
   /* a long shard cut off several times, each time after more bytes, has
    * not failed in a row */
-  if (t->streaming && t->accepted > t->accepted_at_failure)
+  if (t->streaming && t->accepted > t->accepted_at_failure && !t->too_slow)
     t->attempt = t->silent = 0;
   t->accepted_at_failure = t->accepted;
   if (is_retryable (result, status) && t->attempt < http->config.retries &&
@@ -1500,6 +1635,22 @@ gst_spdl_http_stream_get_object (GstSpdlHttpStream * stream, gint64 * size,
   *last_modified = g_strdup (t->last_modified);
   g_mutex_unlock (&t->http->lock);
   return ok;
+}
+
+gchar *
+gst_spdl_http_stream_describe_content (GstSpdlHttpStream * stream)
+{
+  Transfer *t = stream->transfer;
+  GString *described = g_string_new (NULL);
+
+  g_mutex_lock (&t->http->lock);
+  if (t->content_type)
+    g_string_append_printf (described, "Content-Type: %s", t->content_type);
+  if (t->content_encoding)
+    g_string_append_printf (described, "%sContent-Encoding: %s",
+        described->len ? ", " : "", t->content_encoding);
+  g_mutex_unlock (&t->http->lock);
+  return g_string_free (described, described->len == 0);
 }
 
 void

@@ -37,6 +37,10 @@ typedef struct
                                  * too: a server that never answers) */
   guint retries;                /* after the first attempt; a request the
                                  * server never answered, at most once */
+  /* an attempt whose body comes slower than low_speed_limit bytes/s over
+   * low_speed_time s fails (as curl's CURLOPT_LOW_SPEED_*); 0: no bound */
+  guint low_speed_limit;
+  guint low_speed_time;
   guint64 max_bytes_in_flight;  /* received, not yet consumed */
   /* NULL: CURL_CA_BUNDLE, SSL_CERT_FILE, the system's */
   const gchar *ca_file;
@@ -137,6 +141,9 @@ gssize gst_spdl_http_stream_read (GstSpdlHttpStream * stream, guint8 * data,
 /* The object a stream reads, as its first response described it (ETag:
  * strong ones only; size: of a 200's body, else -1), once bytes of it
  * were read; the strings are the caller's. FALSE before any byte came. */
+/* "Content-Type: text/html, Content-Encoding: gzip" as the first response
+ * said (what a body that is no tar came as); NULL: neither was said. */
+gchar *gst_spdl_http_stream_describe_content (GstSpdlHttpStream * stream);
 gboolean gst_spdl_http_stream_get_object (GstSpdlHttpStream * stream,
     gint64 * size, gchar ** etag, gchar ** last_modified);
 void gst_spdl_http_stream_close (GstSpdlHttpStream * stream);

@@ -76,6 +76,10 @@ typedef struct
   guint pending;                /* HEAD requests in flight */
   guint next;                   /* the next shard to read */
   gboolean failed;              /* a shard could not be read: stop */
+  /* progress: shards read, their samples, when it began and was said */
+  guint done;
+  guint64 samples;
+  gint64 started_us, said_us;
 } Learn;
 
 static void
@@ -431,6 +435,8 @@ learn_remote (Learn * learn, guint i)
   GError *error = NULL;
   gchar *etag = NULL, *last_modified = NULL;
   gint64 size = -1;
+  guint64 received = 0;
+  gboolean body_ended = FALSE, other_object;
   Learner l;
 
   learner_init (&l, learn->config->rules, shard, i);
@@ -440,14 +446,26 @@ learn_remote (Learn * learn, guint i)
     if (n < 0)
       break;
     if (n == 0) {
-      gst_spdl_tar_parser_finish (l.parser, &error);
+      body_ended = gst_spdl_tar_parser_finish (l.parser, &error);
       break;
     }
+    received += n;
     /* FALSE without an error at the end-of-archive blocks: done */
     if (!gst_spdl_tar_parser_feed (l.parser, chunk, n, &error))
       break;
   }
   g_free (chunk);
+  /* a body that is no tar: what the server said it is */
+  if (error && error->domain == GST_SPDL_TAR_ERROR &&
+      g_str_has_prefix (error->message, "not a tar archive")) {
+    gchar *content = gst_spdl_http_stream_describe_content (stream);
+    if (content) {
+      gchar *message = g_strdup_printf ("%s (%s)", error->message, content);
+      g_free (error->message);
+      error->message = message;
+      g_free (content);
+    }
+  }
   learner_end (&l, error);
   learner_clear (&l);
   /* the object read is the one the HEAD described, or no cache */
@@ -457,6 +475,19 @@ learn_remote (Learn * learn, guint i)
       (last_modified && shard->last_modified &&
           strcmp (last_modified, shard->last_modified) != 0))
     shard->changed = TRUE;
+  other_object = (etag && shard->etag && strcmp (etag, shard->etag) != 0) ||
+      (last_modified && shard->last_modified &&
+      strcmp (last_modified, shard->last_modified) != 0);
+  /* a tar may end after any member (no end-of-archive blocks): only the
+   * HEAD's size tells a body cut there, which would lose the samples
+   * after it without a word */
+  if (body_ended && !other_object && received < shard->size)
+    g_ptr_array_add (shard->notes, note_new (i, NULL,
+            g_error_new (GST_SPDL_READ_ERROR,
+                GST_SPDL_READ_ERROR_TRUNCATED_SHARD, "truncated shard: its body ended after %"
+                G_GUINT64_FORMAT " bytes, between two members, short of the %"
+                G_GUINT64_FORMAT " bytes its HEAD announced: the samples "
+                "after them are missing", received, shard->size)));
   g_free (etag);
   g_free (last_modified);
   gst_spdl_http_stream_close (stream);
@@ -624,6 +655,32 @@ learn_remote_shard (Learn * learn, guint i)
   learn_remote (learn, i);
 }
 
+/* Called with the lock, which it releases: the progress callback every
+ * GST_SPDL_SHARD_LEARN_PROGRESS_S (a long index learned says how far it
+ * is), and at the end. */
+static void
+say_progress (Learn * learn, gboolean end)
+{
+  const GstSpdlShardLearnConfig *config = learn->config;
+  gint64 now = g_get_monotonic_time ();
+  guint done = learn->done;
+  guint64 samples = learn->samples;
+
+  if (!end && now - learn->said_us <
+      GST_SPDL_SHARD_LEARN_PROGRESS_S * G_USEC_PER_SEC) {
+    g_mutex_unlock (&learn->lock);
+    return;
+  }
+  learn->said_us = now;
+  g_mutex_unlock (&learn->lock);
+  GST_INFO ("learned %u of %u shards, %" G_GUINT64_FORMAT " samples, in "
+      "%.1f s", done, config->n_shards, samples,
+      (now - learn->started_us) / 1e6);
+  if (config->progress)
+    config->progress (done, config->n_shards, samples,
+        (now - learn->started_us) / 1e6, config->progress_data);
+}
+
 /* Takes the next shard to read until none is left (or one failed). */
 static gpointer
 learn_thread (gpointer data)
@@ -647,11 +704,12 @@ learn_thread (gpointer data)
       learn_remote_shard (learn, i);
     else
       learn_local (learn, i);
-    if (shard->failure) {
-      g_mutex_lock (&learn->lock);
+    g_mutex_lock (&learn->lock);
+    if (shard->failure)
       learn->failed = TRUE;
-      g_mutex_unlock (&learn->lock);
-    }
+    learn->done++;
+    learn->samples += shard->n_members;
+    say_progress (learn, FALSE);
   }
 }
 
@@ -662,6 +720,7 @@ learn_shards (Learn * learn, GError ** error)
   guint n = MAX (MIN (config->parallel, config->n_shards), 1), started, i;
   GThread **threads = g_new0 (GThread *, n);
 
+  learn->started_us = learn->said_us = g_get_monotonic_time ();
   /* threads of their own, joined: nothing of them outlives the learning */
   for (started = 0; started < n; started++)
     if ((threads[started] = g_thread_try_new ("spdllearn", learn_thread,
@@ -672,6 +731,11 @@ learn_shards (Learn * learn, GError ** error)
   g_free (threads);
   if (started == 0)
     return FALSE;
+  g_mutex_lock (&learn->lock);
+  if (!learn->failed)
+    say_progress (learn, TRUE);
+  else
+    g_mutex_unlock (&learn->lock);
 
   for (i = 0; i < config->n_shards; i++) {
     Shard *shard = &learn->shards[i];
@@ -821,14 +885,33 @@ describe_remote (Learn * learn, GError ** error)
 }
 
 /* SHA-256 over the locations in listing order, each one's size and
- * validator; NULL when a shard has no validator. */
+ * validator; NULL when a shard has no validator, said in @warnings: the
+ * index is then learned again on every run, which the user would
+ * otherwise see only as slow starts. */
 static gchar *
-cache_key (Learn * learn)
+cache_key (Learn * learn, GPtrArray * warnings)
 {
   const GstSpdlShardLearnConfig *config = learn->config;
-  GChecksum *sum = g_checksum_new (G_CHECKSUM_SHA256);
+  GChecksum *sum;
   gchar *key;
-  guint i;
+  guint i, without = 0;
+  const Shard *first = NULL;
+
+  for (i = 0; i < config->n_shards; i++)
+    if (learn->shards[i].validator == NULL && without++ == 0)
+      first = &learn->shards[i];
+  if (first) {
+    g_ptr_array_add (warnings, g_strdup_printf ("Not keeping the learned "
+            "shard index in the cache: %u of %u shards (\"%s\"%s) came "
+            "with neither an ETag nor a Last-Modified header, so a "
+            "changed shard could not be told from the cached "
+            "one: the index is learned again on every run (a server that "
+            "sends either, or a shards.members file beside the shards, "
+            "avoids it)", without, config->n_shards, first->location,
+            without > 1 ? ", ..." : ""));
+    return NULL;
+  }
+  sum = g_checksum_new (G_CHECKSUM_SHA256);
 
   g_checksum_update (sum, (const guchar *) VERSION_LINE "\n", -1);
   /* other rules pick other members */
@@ -838,12 +921,6 @@ cache_key (Learn * learn)
     Shard *shard = &learn->shards[i];
     gchar *size;
 
-    if (shard->validator == NULL) {
-      GST_INFO ("%s has no ETag nor Last-Modified: its learned index is not "
-          "cached", shard->location);
-      g_checksum_free (sum);
-      return NULL;
-    }
     size = g_strdup_printf ("%" G_GUINT64_FORMAT, shard->size);
     /* NUL separated: no name runs into the next field */
     g_checksum_update (sum, (const guchar *) shard->key_name,
@@ -1295,7 +1372,7 @@ gst_spdl_shard_learn (const GstSpdlShardLearnConfig * config, GError ** error)
     dir = gst_spdl_shard_learn_default_cache_dir ();
   else if (*config->cache_dir)
     dir = g_strdup (config->cache_dir);
-  if (dir && (key = cache_key (&learn))) {
+  if (dir && (key = cache_key (&learn, warnings))) {
     gchar *name = g_strconcat (key, CACHE_SUFFIX, NULL);
     guint warned = warnings->len;
 

@@ -76,6 +76,11 @@ typedef struct
   GPtrArray *warnings;          /* strings: a cache not read or written */
 } GstSpdlShardLearned;
 
+/* Learning under way: @done of @n_shards shards read, @samples found in
+ * them, @elapsed_s since it began; called from a learning thread. */
+typedef void (*GstSpdlShardLearnProgressFunc) (guint done, guint n_shards,
+    guint64 samples, gdouble elapsed_s, gpointer user_data);
+
 typedef struct
 {
   const gchar *const *names;    /* shard locations, in listing order */
@@ -88,7 +93,13 @@ typedef struct
   gboolean by_headers;
   const gchar *cache_dir;       /* NULL: the default; "": no cache */
   const GstSpdlShardRules *rules;       /* NULL: the defaults */
+  /* NULL: none; else every GST_SPDL_SHARD_LEARN_PROGRESS_S while shards
+   * are read, and once when they all are */
+  GstSpdlShardLearnProgressFunc progress;
+  gpointer progress_data;
 } GstSpdlShardLearnConfig;
+
+#define GST_SPDL_SHARD_LEARN_PROGRESS_S 5
 
 /* The index, from the cache or the shards. NULL with @error
  * (GST_RESOURCE_ERROR naming the shard) when a shard cannot be found or

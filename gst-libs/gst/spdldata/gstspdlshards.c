@@ -33,9 +33,13 @@ GST_DEBUG_CATEGORY_STATIC (spdl_shards_debug);
 #define TAR_BLOCK 512
 #define LOCAL_FDS 8             /* local shards kept open by ranged reads */
 /* ranged reads of members close together: at most this many samples,
- * gaps (other members) up to COALESCE_GAP, COALESCE_MAX bytes in all */
+ * gaps (other members) up to COALESCE_GAP, COALESCE_MAX bytes in all;
+ * samples of others (another rank's) read over only while they add at
+ * most 1 / COALESCE_OTHERS_SHARE to the bytes a request keeps: on W ranks
+ * every rank would otherwise move nearly every byte of the shards */
 #define MAX_COALESCED 64
 #define COALESCE_GAP (64 * 1024)
+#define COALESCE_OTHERS_SHARE 4
 #define COALESCE_MAX (16 * 1024 * 1024)
 #define READ_CHUNK (1024 * 1024)
 /* Streaming's warm-up (read_positions_streamed()): a ranged GET's latency
@@ -332,6 +336,8 @@ typedef struct
   guint n;
   guint64 globals[MAX_COALESCED];       /* global sample indices */
   guint64 start;                /* byte range in the shard */
+  guint64 kept;                 /* bytes of its samples' members */
+  guint64 others;               /* bytes of other samples read over */
   gboolean done;                /* under the shards' lock */
   GstBuffer *buffer;
   GError *error;
@@ -918,6 +924,8 @@ learn_index (GstSpdlShards * shards, GError ** error)
   config.by_headers = shards->config.learn_by_headers;
   config.cache_dir = shards->config.cache_dir;
   config.rules = shards->rules;
+  config.progress = shards->config.learn_progress;
+  config.progress_data = shards->config.learn_progress_data;
   if ((learned = gst_spdl_shard_learn (&config, error)) == NULL)
     return FALSE;
   shards->total = 0;
@@ -1132,17 +1140,21 @@ gst_spdl_shards_get_index_source (GstSpdlShards * shards)
 }
 
 gchar *
-gst_spdl_shards_describe_dropped (GstSpdlShards * shards, gchar ** example)
+gst_spdl_shards_describe_dropped (GstSpdlShards * shards, gchar ** example,
+    gboolean * by_keys)
 {
   guint64 counts[GST_SPDL_READ_N_ERRORS] = { 0, };
   GstSpdlShardNote *first = NULL;
   guint j;
 
+  *by_keys = FALSE;
   for (j = 0; shards->notes && j < shards->notes->len; j++) {
     GstSpdlShardNote *note = g_ptr_array_index (shards->notes, j);
     if (note->error->domain == GST_SPDL_READ_ERROR &&
         note->error->code < GST_SPDL_READ_N_ERRORS)
       counts[note->error->code]++;
+    if (gst_spdl_shard_note_is_extra (note))
+      *by_keys = TRUE;
     if (first == NULL)
       first = note;
   }
@@ -1656,17 +1668,29 @@ member_fits (GstSpdlShards * shards, const GstSpdlShardMember * m)
   return max_size == 0 || m->size <= max_size;
 }
 
-/* Whether @next can join @read's request: later in the same shard, close. */
+/* Whether sample @global can join @read's request: later in the same
+ * shard, close, and what lies between (the previous sample's other
+ * members, or other samples within their share) worth reading over. */
 static gboolean
 can_coalesce (GstSpdlShards * shards, RangeRead * read, guint64 end,
-    const GstSpdlShardMember * next)
+    guint64 global)
 {
   const GstSpdlShardMember *first = &shards->members[read->globals[0]];
+  const GstSpdlShardMember *next = &shards->members[global];
+  guint64 gap;
 
-  return read->n < MAX_COALESCED && member_fits (shards, next) &&
-      next->shard == first->shard && next->offset - TAR_BLOCK >= end &&
-      next->offset - TAR_BLOCK - end <= COALESCE_GAP &&
-      next->offset + next->size - read->start <= COALESCE_MAX;
+  if (!(read->n < MAX_COALESCED && member_fits (shards, next) &&
+          next->shard == first->shard && next->offset - TAR_BLOCK >= end &&
+          next->offset - TAR_BLOCK - end <= COALESCE_GAP &&
+          next->offset + next->size - read->start <= COALESCE_MAX))
+    return FALSE;
+  /* members are in listing order: the one after the last taken is next
+   * to it, nothing of another sample between */
+  if (global == read->globals[read->n - 1] + 1)
+    return TRUE;
+  gap = next->offset - TAR_BLOCK - end;
+  return (read->others + gap) * COALESCE_OTHERS_SHARE <=
+      read->kept + TAR_BLOCK + next->size;
 }
 
 /* Requests this rank's samples from @k on (positions @first + k x world):
@@ -1689,12 +1713,16 @@ range_read_start (GstSpdlShards * shards, const guint64 * order,
   }
   read->start = m->offset - TAR_BLOCK;
   end = m->offset + m->size;
+  read->kept = TAR_BLOCK + m->size;
   while (k + read->n < count) {
     guint64 global = order[(first + (k + read->n) * world) % shards->total];
     const GstSpdlShardMember *next = &shards->members[global];
 
-    if (!can_coalesce (shards, read, end, next))
+    if (!can_coalesce (shards, read, end, global))
       break;
+    if (global != read->globals[read->n - 1] + 1)
+      read->others += next->offset - TAR_BLOCK - end;
+    read->kept += TAR_BLOCK + next->size;
     read->globals[read->n++] = global;
     end = next->offset + next->size;
   }

@@ -12,6 +12,7 @@
 #include <gst/gst.h>
 
 #include "gstspdlhttp.h"
+#include "gstspdlshardlearn.h"
 
 G_BEGIN_DECLS
 
@@ -84,6 +85,9 @@ typedef struct
   guint queue_size;             /* samples ready ahead of the consumer */
   const gchar *cache_dir;       /* learned member indexes: NULL, the
                                  * default (gstspdlshardlearn.h); "": none */
+  /* while a member index is learned (gstspdlshardlearn.h) */
+  GstSpdlShardLearnProgressFunc learn_progress;
+  gpointer learn_progress_data;
   GstSpdlHttpConfig http;       /* for http(s):// and s3:// shards */
   /* which member is the image and which the label (gstspdlshardindex.h);
    * NULL: the defaults. Index files beside the shards describe the
@@ -142,9 +146,11 @@ gboolean gst_spdl_shards_is_elastic (GstSpdlShards * shards);
 const gchar *gst_spdl_shards_get_index_source (GstSpdlShards * shards);
 /* Groups of the shards that are no sample, as known before reading them
  * (the notes of a learned index or of shards.members): "no-image: 3, bad-label: 1" and the first
- * one's message in @example; NULL when none is known. */
+ * one's message in @example; NULL when none is known. @by_keys: whether
+ * a group was dropped for what the keys (image-key, label-key,
+ * label-field) pick, rather than for a damaged or foreign body. */
 gchar *gst_spdl_shards_describe_dropped (GstSpdlShards * shards,
-    gchar ** example);
+    gchar ** example, gboolean * by_keys);
 /* Warnings for the element (a learned index's cache that could not be
  * read or written), once; NULL when none. */
 gchar **gst_spdl_shards_take_warnings (GstSpdlShards * shards);

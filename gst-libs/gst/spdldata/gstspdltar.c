@@ -210,6 +210,52 @@ header_name (GstSpdlTarParser * parser)
   }
 }
 
+/* What a body that is no tar archive holds, from its first @len bytes:
+ * a server's error page sent with status 200, a compressed shard. */
+static gchar *
+describe_start (const guint8 * data, gsize len)
+{
+  GString *shown = g_string_new (NULL);
+  const gchar *kind = NULL;
+  gsize i, n = MIN (len, 32);
+
+  if (len >= 2 && data[0] == 0x1f && data[1] == 0x8b)
+    return g_strdup ("a gzip stream (a .tar.gz?): shards are read as "
+        "uncompressed tar, their members by byte range; gunzip them");
+  if (len >= 3 && data[0] == 'B' && data[1] == 'Z' && data[2] == 'h')
+    return g_strdup ("a bzip2 stream: shards are read as uncompressed tar");
+  if (len >= 4 && data[0] == 0x28 && data[1] == 0xb5 && data[2] == 0x2f &&
+      data[3] == 0xfd)
+    return g_strdup ("a zstd stream: shards are read as uncompressed tar");
+  if (len >= 6 && memcmp (data, "\xfd" "7zXZ", 6) == 0)
+    return g_strdup ("an xz stream: shards are read as uncompressed tar");
+  for (i = 0; i < len && g_ascii_isspace (data[i]); i++);
+  if (i < len && data[i] == '<')
+    kind = g_ascii_strncasecmp ((const gchar *) data + i, "<?xml", MIN (5,
+            len - i)) == 0 ? "XML" : "an HTML page";
+  else if (i < len && (data[i] == '{' || data[i] == '['))
+    kind = "JSON";
+  for (i = 0; i < n; i++)
+    if (g_ascii_isprint (data[i]))
+      g_string_append_c (shown, data[i]);
+    else
+      g_string_append_printf (shown, "\\x%02x", data[i]);
+  return g_strdup_printf ("%s%s\"%s\"%s", kind ? kind : "bytes",
+      kind ? ", " : " ", g_string_free (shown, FALSE), len > n ? "..." : "");
+}
+
+/* The first header is no tar header: what came instead. */
+static gboolean
+fail_not_tar (GstSpdlTarParser * parser, GError ** error, gsize len)
+{
+  gchar *what = describe_start (parser->header, len);
+  gboolean ret = fail (parser, error, GST_SPDL_TAR_ERROR_CORRUPT,
+      "not a tar archive: it starts with %s", what);
+
+  g_free (what);
+  return ret;
+}
+
 static gboolean
 start_member (GstSpdlTarParser * parser, GError ** error)
 {
@@ -217,6 +263,8 @@ start_member (GstSpdlTarParser * parser, GError ** error)
   guint64 size;
   guint8 type = h[156];
 
+  if (!checksum_ok (h) && parser->offset == BLOCK)
+    return fail_not_tar (parser, error, BLOCK);
   if (!checksum_ok (h))
     return fail (parser, error, GST_SPDL_TAR_ERROR_CORRUPT,
         "tar header at offset %" G_GUINT64_FORMAT " has a bad checksum",
@@ -418,6 +466,8 @@ gst_spdl_tar_parser_finish (GstSpdlTarParser * parser, GError ** error)
   /* archives cut right after a member (no end blocks) are complete */
   if (parser->state == STATE_HEADER && parser->header_fill == 0)
     return TRUE;
+  if (parser->state == STATE_HEADER && parser->offset == parser->header_fill)
+    return fail_not_tar (parser, error, parser->header_fill);
   return fail (parser, error, GST_SPDL_TAR_ERROR_TRUNCATED,
       "the archive ends inside %s%s%s at offset %" G_GUINT64_FORMAT,
       parser->state == STATE_HEADER ? "a header" : "member \"",
