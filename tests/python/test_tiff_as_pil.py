@@ -167,13 +167,27 @@ def pil_outcome(path):
         return None
 
 
+def pil_ignores_strip_errors(name):
+    """PIL reads YCbCr other than JPEG's through libtiff's RGBA interface
+    without stopping on errors: a strip that fails to decode is delivered
+    as whatever PIL's buffer held. spdldecode stops there (corrupt, or
+    truncated where a strip lies past the end)."""
+    return name.startswith("ycbcr")
+
+
 def assert_as_pil(folder, tail, transform):
     """Delivered exactly where PIL decodes, with its pixels; the rest skipped,
-    counted and named. Returns (delivered, skipped) names."""
+    counted and named (and damaged YCbCr PIL delivers regardless skipped as
+    corrupt). Returns (delivered, skipped) names."""
     decoded, warnings, counts = decode_folder(folder, tail)
     names = {p.name for p in folder.iterdir()}
     pil = {n: pil_outcome(folder / n) for n in sorted(names)}
     pil_failed = {n for n, im in pil.items() if im is None}
+    for n in names - pil_failed - set(decoded):
+        if pil_ignores_strip_errors(n) and any(
+                w in warnings.get(n, "") for w in ("corrupt: TIFF image data",
+                                                   "truncated:")):
+            pil_failed.add(n)
     assert set(decoded) == names - pil_failed, (
         "delivered where PIL fails: "
         f"{sorted(set(decoded) & pil_failed)}; skipped where PIL decodes: "
@@ -245,3 +259,82 @@ def test_deflate_damaged_past_the_crop_as_pil(tmp_path):
     assert len(skipped) >= 30 and "intact.tif" in delivered, delivered
     warnings = decode_folder(folder, VAL224[0])[1]
     assert all("corrupt" in w for w in warnings.values()), warnings
+
+
+def mutants(name, data, rng):
+    """{file name: bytes} of @data with bits flipped (in its first half,
+    where the directory and most strips lie, and anywhere), cut short, and
+    with junk appended."""
+    out = {}
+    for i, span in enumerate((len(data) // 2, len(data), len(data))):
+        bad = bytearray(data)
+        for at in rng.choice(span, int(rng.integers(1, 4)), replace=False):
+            bad[at] ^= 1 << int(rng.integers(0, 8))
+        out[f"{name}-flipped{i}.tif"] = bytes(bad)
+    out[f"{name}-cut.tif"] = data[:int(rng.integers(len(data) // 4,
+                                                    len(data)))]
+    out[f"{name}-junk.tif"] = data + rng.bytes(int(rng.integers(1, 3000)))
+    return out
+
+
+def test_mutated_tiffs_as_pil(tmp_path):
+    """Every TIFF kind of test_more_formats.py and this file, mutated:
+    delivered exactly where PIL's convert("RGB") succeeds, with its pixels;
+    the rest skipped, counted and named."""
+    rng = np.random.default_rng(11)
+    files = {}
+    bases = dict(tiff_kinds(np.random.default_rng(0)))
+    bases.update(layouts(tmp_path))
+    for name, data in bases.items():
+        files.update(mutants(name, data, rng))
+    folder = write_folder(tmp_path, files)
+    delivered, skipped = assert_as_pil(folder, *VAL56)
+    # both outcomes, many times
+    assert len(delivered) > 50 and len(skipped) > 50, (len(delivered),
+                                                       len(skipped))
+
+
+def with_entry(data, tag, typ=None, count=None):
+    """@data (little-endian, from tiffwrite) with the type or count of
+    directory entry @tag changed."""
+    import struct
+
+    ifd = struct.unpack_from("<I", data, 4)[0]
+    n = struct.unpack_from("<H", data, ifd)[0]
+    out = bytearray(data)
+    for at in range(ifd + 2, ifd + 2 + 12 * n, 12):
+        t, old_typ, old_count = struct.unpack_from("<HHI", data, at)
+        if t == tag:
+            struct.pack_into("<HI", out, at + 2, typ or old_typ,
+                             count or old_count)
+            return bytes(out)
+    raise KeyError(tag)
+
+
+def test_tiff_layout_tags_libtiff_ignores_as_pil(tmp_path):
+    """Tags libtiff ignores with a warning ("tag ignored") but PIL reads to
+    lay the image out, and fails on: skipped as corrupt, named. The one
+    difference kept: a single-valued tag given more values, of which PIL
+    reads the first, is skipped too (libtiff ignores the tag; delivering
+    the image laid out by defaults would differ from PIL)."""
+    rgb = np.asarray(smooth_image(np.random.default_rng(6), 120, 90))
+    idx = Image.fromarray(rgb).quantize(16)
+    pal = np.asarray(idx.getpalette()[:48]).reshape(16, 3) * 257
+    palette = tiff_bytes(np.asarray(idx), 4, 3, colormap=pal)
+    plain = tiff_bytes(rgb, 8, 2)
+    files = {"intact.tif": plain,
+             "colormap-cut.tif": palette[:-40],
+             "photometric-ascii.tif": with_entry(plain, 262, typ=2),
+             "bits-count-5.tif": with_entry(plain, 258, count=5)}
+    folder = write_folder(tmp_path, files)
+    delivered, skipped = assert_as_pil(folder, *VAL56)
+    assert delivered == {"intact.tif"}
+    warnings = decode_folder(folder, VAL56[0])[1]
+    assert all("corrupt: TIFF directory" in w for w in warnings.values()), \
+        warnings
+
+    (folder / "photometric-count-2.tif").write_bytes(
+        with_entry(plain, 262, count=2))
+    assert pil_outcome(folder / "photometric-count-2.tif") is not None
+    warnings = decode_folder(folder, VAL56[0])[1]
+    assert "Incorrect count" in warnings["photometric-count-2.tif"]

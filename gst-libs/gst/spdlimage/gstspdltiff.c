@@ -55,6 +55,7 @@ struct _GstSpdlTiffDecoder
   toff_t pos;
   TIFF *tif;
   gchar message[200];           /* libtiff's first error */
+  gchar bad_tag[200];           /* a tag PIL needs that libtiff ignored */
   guint width, height;          /* as stored */
   guint out_width, out_height;  /* after the Orientation tag */
   guint orientation;            /* 2-8: PIL transposes; else 1 */
@@ -187,7 +188,7 @@ unmap_proc (thandle_t h, tdata_t base, toff_t size)
 {
 }
 
-/* libtiff's first error names what failed; warnings are dropped */
+/* libtiff's first error names what failed */
 static int
 on_error (TIFF * tif, void *user_data, const char *module, const char *fmt,
     va_list ap)
@@ -199,10 +200,35 @@ on_error (TIFF * tif, void *user_data, const char *module, const char *fmt,
   return 1;
 }
 
+/* The tags PIL's TIFF plugin reads to lay the image out: where libtiff
+ * ignores one (a wrong type or count, values past the end), PIL reads it
+ * all the same and fails, or finds it missing and fails. */
+static const gchar *const layout_tags[] = {
+  "\"ImageWidth\"", "\"ImageLength\"", "\"BitsPerSample\"",
+  "\"Compression\"", "\"PhotometricInterpretation\"", "\"FillOrder\"",
+  "\"StripOffsets\"", "\"SamplesPerPixel\"", "\"RowsPerStrip\"",
+  "\"StripByteCounts\"", "\"PlanarConfiguration\"", "\"ColorMap\"",
+  "\"TileWidth\"", "\"TileLength\"", "\"TileOffsets\"",
+  "\"TileByteCounts\"", "\"ExtraSamples\"", "\"SampleFormat\"",
+};
+
+/* Warnings are dropped, but for a layout tag libtiff ignored. */
 static int
 on_warning (TIFF * tif, void *user_data, const char *module, const char *fmt,
     va_list ap)
 {
+  GstSpdlTiffDecoder *dec = user_data;
+  gchar text[200];
+  guint i;
+
+  if (dec->bad_tag[0] != '\0')
+    return 1;
+  g_vsnprintf (text, sizeof (text), fmt, ap);
+  if (strstr (text, "tag ignored") == NULL)
+    return 1;
+  for (i = 0; i < G_N_ELEMENTS (layout_tags); i++)
+    if (strstr (text, layout_tags[i]))
+      g_strlcpy (dec->bad_tag, text, sizeof (dec->bad_tag));
   return 1;
 }
 
@@ -338,11 +364,12 @@ choose_ycbcr (GstSpdlTiffDecoder * dec, guint compression, guint planar,
     return TRUE;
   }
   if (!TIFFRGBAImageOK (dec->tif, message) ||
-      !TIFFRGBAImageBegin (&dec->rgba_image, dec->tif, 0, message))
+      !TIFFRGBAImageBegin (&dec->rgba_image, dec->tif, 1, message))
     return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_CORRUPT,
         "corrupt: TIFF YCbCr: %s", message[0] ? message : dec->message);
   dec->rgba_begun = TRUE;
-  /* PIL's: then its transpose() for the Orientation tag, as here */
+  /* PIL's, but for stopping at a strip that fails to decode (PIL goes on,
+   * and delivers what its buffer held in the strip's rows) */
   dec->rgba_image.req_orientation = ORIENTATION_TOPLEFT;
   dec->rgba_image.col_offset = 0;
   dec->rgba = TRUE;
@@ -481,8 +508,12 @@ gst_spdl_tiff_decoder_open (GstSpdlTiffDecoder * dec, const guint8 * data,
   dec->size = size;
   dec->pos = 0;
   dec->message[0] = '\0';
+  dec->bad_tag[0] = '\0';
   if (!open_tiff (dec, error))
     return FALSE;
+  if (dec->bad_tag[0] != '\0')
+    return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_CORRUPT,
+        "corrupt: TIFF directory: %s", dec->bad_tag);
   TIFFGetField (dec->tif, TIFFTAG_IMAGEWIDTH, &w);
   TIFFGetField (dec->tif, TIFFTAG_IMAGELENGTH, &h);
   if (w == 0 || h == 0 || w > 0x7fffffff || h > 0x7fffffff)
@@ -673,6 +704,9 @@ read_band (GstSpdlTiffDecoder * dec, guint32 y0, guint n, GError ** error)
 {
   guint plane, x;
 
+  /* rows a codec leaves out (a CCITT strip ended early) are black, not
+   * the previous band's */
+  memset (dec->band, 0, dec->band_pitch * n);
   if (dec->rgba) {
     dec->rgba_image.row_offset = y0;
     if (!TIFFRGBAImageGet (&dec->rgba_image, (guint32 *) dec->band,
