@@ -109,12 +109,14 @@ enum
   PROP_MAX_SCANS,
   PROP_MAX_ERRORS,
   PROP_WARNING_LIMIT,
+  PROP_SKIP_RECOVERED,
   PROP_DCT_SCALING,
   PROP_REGION_DECODE,
   PROP_EXACT,
   PROP_ERRORS,
   PROP_ERROR_COUNTS,
   PROP_DECODED,
+  PROP_RECOVERED,
   PROP_STATS,
 };
 
@@ -130,6 +132,7 @@ enum
 #define DEFAULT_MAX_SCANS GST_SPDL_IMAGE_DEFAULT_MAX_SCANS
 #define DEFAULT_MAX_ERRORS -1
 #define DEFAULT_WARNING_LIMIT 20
+#define DEFAULT_SKIP_RECOVERED FALSE
 #define DEFAULT_EXACT TRUE
 /* samples in flight per worker by default: results leave in order, so the
  * other threads keep decoding while a slow image holds the head (fewer
@@ -412,6 +415,22 @@ gst_spdl_decode_class_init (GstSpdlDecodeClass * klass)
           G_MAXUINT, DEFAULT_WARNING_LIMIT,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_PLAYING));
+  /**
+   * GstSpdlDecode:skip-recovered:
+   *
+   * Images with damaged data that decode all the same, as PIL decodes them
+   * (a JPEG whose scan has a few corrupt bytes but which is whole), are
+   * delivered with a warning naming the file and counted
+   * (#GstSpdlDecode:recovered): their damaged part holds what the decoder
+   * made of it, the pixels PIL gives. TRUE: skip them instead, with the
+   * reason recovered.
+   */
+  g_object_class_install_property (gobject_class, PROP_SKIP_RECOVERED,
+      g_param_spec_boolean ("skip-recovered", "Skip recovered",
+          "Skip images decoded from damaged data rather than deliver them "
+          "with a warning", DEFAULT_SKIP_RECOVERED,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_PLAYING));
   g_object_class_install_property (gobject_class, PROP_DCT_SCALING,
       g_param_spec_boolean ("dct-scaling", "DCT scaling",
           "With exact=false, downscale JPEGs in the DCT domain once at least "
@@ -449,7 +468,8 @@ gst_spdl_decode_class_init (GstSpdlDecodeClass * klass)
    *
    * Skipped samples by reason: a structure with one guint64 field per
    * reason (empty, not-jpeg, truncated, corrupt, too-large, unsupported,
-   * unsupported-format).
+   * unsupported-format, recovered with #GstSpdlDecode:skip-recovered, and
+   * the video and audio reasons, always 0 here).
    */
   g_object_class_install_property (gobject_class, PROP_ERROR_COUNTS,
       g_param_spec_boxed ("error-counts", "Error counts",
@@ -458,6 +478,11 @@ gst_spdl_decode_class_init (GstSpdlDecodeClass * klass)
   g_object_class_install_property (gobject_class, PROP_DECODED,
       g_param_spec_uint64 ("decoded", "Decoded", "Samples decoded so far",
           0, G_MAXUINT64, 0, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+  g_object_class_install_property (gobject_class, PROP_RECOVERED,
+      g_param_spec_uint64 ("recovered", "Recovered",
+          "Samples delivered so far that were decoded from damaged data "
+          "(each warned about; see skip-recovered)", 0, G_MAXUINT64, 0,
+          G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
 
   /**
    * GstSpdlDecode:stats:
@@ -466,8 +491,8 @@ gst_spdl_decode_class_init (GstSpdlDecodeClass * klass)
    * mean, p90, p99 (ns per decode), elapsed, threads, utilisation (busy
    * over threads x elapsed, in [0, 1]), cpu and cpu-mean (the decoding
    * threads' own CPU time, ns, and per decode: mean minus cpu-mean is time
-   * the threads waited for a core), in-flight, max-in-flight, and
-   * skipped-REASON counts.
+   * the threads waited for a core), in-flight, max-in-flight, recovered
+   * (samples delivered from damaged data) and skipped-REASON counts.
    */
   g_object_class_install_property (gobject_class, PROP_STATS,
       g_param_spec_boxed ("stats", "Statistics",
@@ -524,6 +549,7 @@ gst_spdl_decode_init (GstSpdlDecode * self)
   self->max_scans = DEFAULT_MAX_SCANS;
   self->max_errors = DEFAULT_MAX_ERRORS;
   self->warning_limit = DEFAULT_WARNING_LIMIT;
+  self->skip_recovered = DEFAULT_SKIP_RECOVERED;
   gst_spdl_stats_init (&self->stats);
   g_mutex_init (&self->lock);
   g_cond_init (&self->done_cond);
@@ -617,6 +643,9 @@ gst_spdl_decode_set_property (GObject * object, guint prop_id,
     case PROP_WARNING_LIMIT:
       self->warning_limit = g_value_get_uint (value);
       break;
+    case PROP_SKIP_RECOVERED:
+      self->skip_recovered = g_value_get_boolean (value);
+      break;
     case PROP_DCT_SCALING:
       p->dct_scaling = g_value_get_boolean (value);
       break;
@@ -661,7 +690,8 @@ stats_new (GstSpdlDecode * self)
       "utilisation", G_TYPE_DOUBLE, threads && elapsed ?
       MIN (1.0, (gdouble) busy / ((gdouble) threads * elapsed)) : 0.0,
       "in-flight", G_TYPE_UINT, self->in_flight,
-      "max-in-flight", G_TYPE_UINT, self->max_in_flight, NULL);
+      "max-in-flight", G_TYPE_UINT, self->max_in_flight,
+      "recovered", G_TYPE_UINT64, self->recovered, NULL);
   for (i = 0; i < GST_SPDL_DECODE_N_ERRORS; i++) {
     gchar *key = g_strdup_printf ("skipped-%s",
         gst_spdl_decode_error_reason (i));
@@ -740,6 +770,9 @@ gst_spdl_decode_get_property (GObject * object, guint prop_id, GValue * value,
     case PROP_WARNING_LIMIT:
       g_value_set_uint (value, self->warning_limit);
       break;
+    case PROP_SKIP_RECOVERED:
+      g_value_set_boolean (value, self->skip_recovered);
+      break;
     case PROP_DCT_SCALING:
       g_value_set_boolean (value, p->dct_scaling);
       break;
@@ -757,6 +790,9 @@ gst_spdl_decode_get_property (GObject * object, guint prop_id, GValue * value,
       break;
     case PROP_DECODED:
       g_value_set_uint64 (value, self->decoded);
+      break;
+    case PROP_RECOVERED:
+      g_value_set_uint64 (value, self->recovered);
       break;
     case PROP_STATS:
       g_value_take_boxed (value, stats_new (self));
@@ -863,6 +899,9 @@ decode_output (GstSpdlDecode * self, GstSpdlImageDecoder * dec,
   }
   ok = gst_spdl_image_decoder_decode_to (dec, p, geom, &out, &job->error);
   gst_video_frame_unmap (&frame);
+  /* recovered: every pixel is written, delivered or skipped when pushed */
+  if (!ok && gst_spdl_error_is_recovered (job->error))
+    return TRUE;
   if (!ok)
     gst_clear_buffer (&job->output);
   return ok;
@@ -1000,6 +1039,7 @@ start_workers (GstSpdlDecode * self)
       n * JOBS_PER_THREAD;
   self->errors = 0;
   self->decoded = 0;
+  self->recovered = 0;
   memset (self->errors_by_reason, 0, sizeof (self->errors_by_reason));
   GST_OBJECT_UNLOCK (self);
   gst_spdl_stats_reset (&self->stats);
@@ -1580,11 +1620,49 @@ skip_undecodable (GstSpdlDecode * self, GstSpdlDecodeJob * job)
   return TRUE;
 }
 
+/* Counts a sample decoded from damaged data and warns (with the skipped
+ * samples' warnings, the first warning-limit of each epoch on the bus);
+ * FALSE if skip-recovered says to skip it instead. */
+static gboolean
+deliver_recovered (GstSpdlDecode * self, GstSpdlDecodeJob * job)
+{
+  const gchar *path = gst_spdl_buffer_get_path (job->input);
+  guint64 recovered;
+  gboolean post;
+
+  GST_OBJECT_LOCK (self);
+  if (self->skip_recovered) {
+    GST_OBJECT_UNLOCK (self);
+    return FALSE;
+  }
+  recovered = ++self->recovered;
+  self->warn_limiter.limit = self->warning_limit;
+  post = gst_spdl_warn_limiter_count (&self->warn_limiter, job->epoch);
+  GST_OBJECT_UNLOCK (self);
+
+  if (post)
+    GST_ELEMENT_WARNING (self, STREAM, DECODE,
+        ("Sample \"%s\" decoded from damaged data: %s", path,
+            job->error->message),
+        ("reason: %s; delivered as PIL decodes it (skip-recovered=true skips "
+            "such samples); %" G_GUINT64_FORMAT " recovered so far",
+            gst_spdl_decode_error_reason (GST_SPDL_DECODE_ERROR_RECOVERED),
+            recovered));
+  else
+    GST_WARNING_OBJECT (self, "Sample \"%s\" decoded from damaged data: %s",
+        path, job->error->message);
+  g_clear_error (&job->error);
+  return TRUE;
+}
+
 static GstFlowReturn
 push_sample (GstSpdlDecode * self, GstSpdlDecodeJob * job)
 {
   GstFlowReturn ret = GST_FLOW_NOT_NEGOTIATED;
 
+  if (job->output && gst_spdl_error_is_recovered (job->error) &&
+      !deliver_recovered (self, job))
+    gst_clear_buffer (&job->output);
   if (job->error)
     return skip_undecodable (self, job) ? GST_FLOW_OK : GST_FLOW_ERROR;
 

@@ -52,12 +52,14 @@ struct _GstSpdlDecode
   guint max_scans;
   gint max_errors;
   guint warning_limit;
+  gboolean skip_recovered;
   guint64 errors;
   guint64 errors_by_reason[GST_SPDL_DECODE_N_ERRORS];
   guint64 epoch_errors[GST_SPDL_DECODE_N_ERRORS];       /* current epoch */
   GstSpdlEpochCheck epoch_check;
   GstSpdlWarnLimiter warn_limiter;
   guint64 decoded;
+  guint64 recovered;            /* delivered from damaged data */
   GstSpdlStats stats;
 
   /* streaming state, under lock */

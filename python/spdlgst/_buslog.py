@@ -26,6 +26,8 @@ _NOT_REASONS = {"total", "epoch", "suppressed"}
 # "reason: corrupt; 3 samples skipped so far" in a warning's debug detail
 _REASON = re.compile(r"reason: ([A-Za-z0-9-]+)")
 _PATH = re.compile(r'^Skipping sample "(.*)": ')
+# a sample delivered from damaged data (reason recovered): warned, not skipped
+_DELIVERED = re.compile(r'^Sample "(.*)" decoded from damaged data: ')
 
 
 def _text(parse):
@@ -115,12 +117,14 @@ class BusLog:
             return
         reason = found.group(1)
         counts = self.counts.setdefault(element, _ElementCounts())
-        counts.received[reason] += 1
+        path = _DELIVERED.match(text)
+        if path is None:
+            counts.received[reason] += 1
+            path = _PATH.match(text)
         if counts.shown >= self.limit:
             counts.hidden += 1
             return
         counts.shown += 1
-        path = _PATH.match(text)
         logger.warning("%s: %s", element, text, extra={
             "spdl_element": element, "spdl_reason": reason,
             "spdl_path": path.group(1) if path else None, "spdl_debug": debug})

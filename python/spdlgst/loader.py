@@ -568,19 +568,23 @@ class Loader:
         shards: their samples' paths come in each sample's metadata)."""
         return Samples(self._listed_src())
 
-    def _element_error_counts(self) -> Dict[str, Dict[str, int]]:
-        """Each spdl element's error-counts since the pipeline started."""
-        out: Dict[str, Dict[str, int]] = {}
+    def _spdl_elements_with(self, prop: str):
+        """The pipeline's spdl elements that have the property @prop."""
         it = self.pipeline.iterate_recurse()
         while True:
             ok, element = it.next()
             if ok != Gst.IteratorResult.OK:
-                break
+                return
             factory = element.get_factory()
             name = factory.get_name() if factory else ""
-            if not name.startswith("spdl") or \
-                    element.find_property("error-counts") is None:
-                continue
+            if name.startswith("spdl") and \
+                    element.find_property(prop) is not None:
+                yield element
+
+    def _element_error_counts(self) -> Dict[str, Dict[str, int]]:
+        """Each spdl element's error-counts since the pipeline started."""
+        out: Dict[str, Dict[str, int]] = {}
+        for element in self._spdl_elements_with("error-counts"):
             s = element.get_property("error-counts")
             out[element.get_name()] = {
                 s.nth_field_name(i): s.get_value(s.nth_field_name(i))
@@ -600,6 +604,15 @@ class Loader:
         for reason, n in self._skipped_unsummarized.items():
             out[reason] = out.get(reason, 0) + n
         return out
+
+    def recovered(self) -> int:
+        """Samples delivered although their data was damaged, decoded as
+        PIL decodes them (each warned about, reason ``recovered``), since
+        the pipeline started; those an element skipped instead
+        (``skip-recovered``) are in :meth:`skipped`."""
+        self._drain()
+        return sum(element.get_property("recovered")
+                   for element in self._spdl_elements_with("recovered"))
 
     # -- checkpointing --------------------------------------------------------
 

@@ -188,7 +188,8 @@ def _array(values) -> str:
 def _checked(location, batch_size, recipe, size, resize, scale, ratio, flip,
              shuffle, seed, epochs, start_epoch, drop_last, threads, dtype, mean,
              std, device, output, exact=True, layout="nchw", max_errors=None,
-             shuffle_buffer=None, src_properties=None) -> dict:
+             shuffle_buffer=None, src_properties=None,
+             skip_recovered=False) -> dict:
     """The arguments of ImageLoader, checked and normalized."""
     recipe = _choice("recipe", recipe, RECIPES)
     train = recipe == "train"
@@ -216,6 +217,7 @@ def _checked(location, batch_size, recipe, size, resize, scale, ratio, flip,
         shuffle_buffer=_int("shuffle_buffer", shuffle_buffer, 0, 2**31 - 1,
                             none_ok=True),
         src_properties=_src_properties(src_properties),
+        skip_recovered=_bool("skip_recovered", skip_recovered, False),
     )
     if train:
         if resize is not None:
@@ -294,6 +296,11 @@ class ImageLoader(Loader):
     - ``max_errors``: bad samples (unreadable, undecodable) skipped before
       the loader fails, per element; None (default): no limit (each is
       warned about and counted, see :meth:`skipped`).
+    - ``skip_recovered``: images whose data is damaged but decodes all the
+      same, as PIL decodes it (a JPEG with a few corrupt bytes in its
+      scan), are delivered as PIL delivers them, each warned about (reason
+      ``recovered``) and counted (:meth:`Loader.recovered`); True skips them
+      instead, counted in :meth:`skipped` as ``recovered``.
     - ``shuffle_buffer``: tar shards: samples mixed when shuffling
       (spdlsrc's shuffle-buffer; None: its default).
     - ``src_properties``: other spdlsrc properties, e.g. ``{"s3-endpoint":
@@ -327,7 +334,8 @@ class ImageLoader(Loader):
                  exact: bool = True, layout: str = "nchw",
                  max_errors: Optional[int] = None,
                  shuffle_buffer: Optional[int] = None,
-                 src_properties: Optional[dict] = None, log_limit: int = 20):
+                 src_properties: Optional[dict] = None, log_limit: int = 20,
+                 skip_recovered: bool = False):
         args = _checked(**{k: v for k, v in locals().items()
                            if k not in ("self", "__class__", "log_limit")})
         if args["device"] is not None:
@@ -387,6 +395,8 @@ class ImageLoader(Loader):
             dec.append("exact=false")
         if a["max_errors"] is not None:
             dec.append(f"max-errors={a['max_errors']}")
+        if a["skip_recovered"]:
+            dec.append("skip-recovered=true")
         batch = [f"spdlbatch batch-size={a['batch_size']}"]
         if a["drop_last"]:
             batch.append("drop-last=true")

@@ -27,6 +27,7 @@ static const gchar *const read_reasons[GST_SPDL_READ_N_ERRORS] = {
 static const gchar *const decode_reasons[GST_SPDL_DECODE_N_ERRORS] = {
   "empty", "not-jpeg", "truncated", "corrupt", "too-large", "unsupported",
   "unsupported-format", "no-video", "no-audio", "too-short", "timeout",
+  "recovered",
 };
 
 const gchar *

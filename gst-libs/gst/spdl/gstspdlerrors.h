@@ -59,12 +59,24 @@ typedef enum
   GST_SPDL_DECODE_ERROR_NO_AUDIO,       /* no audio stream */
   GST_SPDL_DECODE_ERROR_TOO_SHORT,      /* shorter than a clip (skip) */
   GST_SPDL_DECODE_ERROR_TIMEOUT,        /* demuxing or decoding too long */
+  /* Damaged data decoded all the same, as PIL decodes it (a JPEG scan with
+   * corrupt bytes): not a failure of the output. An image decoder that
+   * returns FALSE with this code has written every output pixel; the
+   * caller delivers them with a warning, or skips the sample by this
+   * reason (spdldecode's skip-recovered). */
+  GST_SPDL_DECODE_ERROR_RECOVERED,
   GST_SPDL_DECODE_N_ERRORS,
 } GstSpdlDecodeErrorCode;
 
 /* Sets @error (GST_SPDL_DECODE_ERROR, @code) from a format; FALSE. */
 gboolean gst_spdl_decode_fail (GError ** error, gint code,
     const gchar * format, ...) G_GNUC_PRINTF (3, 4);
+
+/* TRUE if @error says the output was decoded from damaged data
+ * (GST_SPDL_DECODE_ERROR_RECOVERED): every pixel is written. */
+#define gst_spdl_error_is_recovered(error) \
+  g_error_matches ((error), GST_SPDL_DECODE_ERROR, \
+      GST_SPDL_DECODE_ERROR_RECOVERED)
 
 /* The short name a reason is counted under ("too-large"), for a code of
  * GST_SPDL_READ_ERROR or GST_SPDL_DECODE_ERROR; "other" for any other. */
