@@ -19,6 +19,8 @@
  * exists at a time. A compressed image is decoded to its end whatever the
  * crop, as PIL does: a damaged strip the crop does not show (a Deflate
  * checksum, a code past the table) fails the file where it fails PIL.
+ * Data libtiff decodes with a complaint (a CCITT bad code word, a PackBits
+ * run past its row) is delivered as PIL delivers it, as recovered.
  * Every strip is checked to lie in the data first, so a cut-short file
  * fails whichever rows the crop keeps. PIL applies the Orientation tag: a
  * flipped or rotated image is decoded whole, then read out as PIL's
@@ -56,6 +58,8 @@ struct _GstSpdlTiffDecoder
   TIFF *tif;
   gchar message[200];           /* libtiff's first error */
   gchar bad_tag[200];           /* a tag PIL needs that libtiff ignored */
+  gboolean decoding;            /* the image data, past the directory */
+  gchar damage[200];            /* libtiff's first complaint decoding it */
   guint width, height;          /* as stored */
   guint out_width, out_height;  /* after the Orientation tag */
   guint orientation;            /* 2-8: PIL transposes; else 1 */
@@ -188,13 +192,30 @@ unmap_proc (thandle_t h, tdata_t base, toff_t size)
 {
 }
 
+/* "module: message", libtiff's first complaint about the image data */
+static void
+note_damage (GstSpdlTiffDecoder * dec, const char *module, const char *fmt,
+    va_list ap)
+{
+  gsize n = g_snprintf (dec->damage, sizeof (dec->damage), "%s: ",
+      module ? module : "libtiff");
+
+  if (n < sizeof (dec->damage))
+    g_vsnprintf (dec->damage + n, sizeof (dec->damage) - n, fmt, ap);
+}
+
 /* libtiff's first error names what failed */
 static int
 on_error (TIFF * tif, void *user_data, const char *module, const char *fmt,
     va_list ap)
 {
   GstSpdlTiffDecoder *dec = user_data;
+  va_list copy;
 
+  va_copy (copy, ap);
+  if (dec->decoding && dec->damage[0] == '\0')
+    note_damage (dec, module, fmt, copy);
+  va_end (copy);
   if (dec->message[0] == '\0')
     g_vsnprintf (dec->message, sizeof (dec->message), fmt, ap);
   return 1;
@@ -212,7 +233,10 @@ static const gchar *const layout_tags[] = {
   "\"TileByteCounts\"", "\"ExtraSamples\"", "\"SampleFormat\"",
 };
 
-/* Warnings are dropped, but for a layout tag libtiff ignored. */
+/* In the directory, warnings are dropped but for a layout tag libtiff
+ * ignored; in the image data, each says the data is damaged (a codec's
+ * "Discarding N bytes", "Premature EOL"): decoded all the same, as PIL
+ * decodes it, so recovered. */
 static int
 on_warning (TIFF * tif, void *user_data, const char *module, const char *fmt,
     va_list ap)
@@ -221,6 +245,11 @@ on_warning (TIFF * tif, void *user_data, const char *module, const char *fmt,
   gchar text[200];
   guint i;
 
+  if (dec->decoding) {
+    if (dec->damage[0] == '\0')
+      note_damage (dec, module, fmt, ap);
+    return 1;
+  }
   if (dec->bad_tag[0] != '\0')
     return 1;
   g_vsnprintf (text, sizeof (text), fmt, ap);
@@ -509,6 +538,8 @@ gst_spdl_tiff_decoder_open (GstSpdlTiffDecoder * dec, const guint8 * data,
   dec->pos = 0;
   dec->message[0] = '\0';
   dec->bad_tag[0] = '\0';
+  dec->decoding = FALSE;
+  dec->damage[0] = '\0';
   if (!open_tiff (dec, error))
     return FALSE;
   if (dec->bad_tag[0] != '\0')
@@ -894,12 +925,18 @@ gst_spdl_tiff_decoder_decode (GstSpdlTiffDecoder * dec,
     /* a converted row and, for orientation 2, its mirror */
     gst_spdl_ensure_buffer (&dec->row, &dec->row_size,
         ((gsize) dec->width * 3 + 16) * 2);
+    dec->decoding = TRUE;
     ok = (dec->orientation <= 2 || make_image (dec, error)) &&
         decode_bands (dec, error);
+    dec->decoding = FALSE;
   }
   close_tiff (dec);
   if (ok)
     gst_spdl_row_sink_finish (&dec->sink, out);
+  /* every pixel written, from data libtiff complained about */
+  if (ok && dec->damage[0] != '\0')
+    ok = gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_RECOVERED,
+        "recovered: TIFF image data: %s", dec->damage);
   gst_spdl_release_large_buffer (&dec->image, &dec->image_size);
   gst_spdl_release_large_buffer (&dec->band, &dec->band_size);
   gst_spdl_release_large_buffer (&dec->piece, &dec->piece_size);
