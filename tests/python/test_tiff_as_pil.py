@@ -100,6 +100,8 @@ def layouts(tmp_path):
                                          "jpeg:90")
     out["rgb-jpeg-rgb"] = tiffcp(tmp_path, src["rgb"], "-c", "jpeg:r",
                                  "-r", "16")
+    for codec in ("lzma", "zstd", "webp"):
+        out[f"rgb-{codec}"] = tiffcp(tmp_path, src["rgb"], "-c", codec)
     out["gray-jpeg"] = tiffcp(tmp_path, src["gray"], "-c", "jpeg", "-r", "64")
     out["rgb-jpeg-planes"] = tiffcp(tmp_path, src["rgb"], "-p", "separate",
                                     "-c", "jpeg:r", "-r", "32")

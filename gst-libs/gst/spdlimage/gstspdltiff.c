@@ -9,7 +9,8 @@
 /* libtiff reads the first directory and decodes the image as PIL 9.4's
  * libtiff decoder does, straight from the data in memory: a band of rows at
  * a time (a strip, or a row of tiles), each strip or tile decoded whole
- * (uncompressed, LZW, Deflate, PackBits, CCITT, JPEG; any FillOrder),
+ * (uncompressed, LZW, Deflate, PackBits, CCITT, JPEG, LZMA, ZSTD, WebP;
+ * any FillOrder PIL reads),
  * separate planes interleaved, YCbCr by libtiff's RGBA interface (JPEG's
  * by libjpeg, as JPEGCOLORMODE_RGB). Each row is converted as PIL unpacks
  * and converts it (its OPEN_INFO table: MinIsWhite inverted, 2- and 4-bit
@@ -588,6 +589,9 @@ gst_spdl_tiff_decoder_open (GstSpdlTiffDecoder * dec, const guint8 * data,
     case COMPRESSION_DEFLATE:
     case COMPRESSION_PACKBITS:
     case COMPRESSION_JPEG:
+    case COMPRESSION_LZMA:
+    case COMPRESSION_ZSTD:
+    case COMPRESSION_WEBP:
       if (TIFFIsCODECConfigured (compression))
         break;
       /* fall through */
