@@ -18,7 +18,7 @@ import torchvision.transforms as T
 from PIL import Image
 
 from conftest import smooth_image
-from spdltest import frame_of, run_frames
+import spdltest
 from test_more_formats import pil_bytes, pil_rgb, tiff_kinds
 from tiffwrite import SHORT, tiff_bytes
 
@@ -127,41 +127,8 @@ def layouts_pil_fails(tmp_path):
                 Image.fromarray(rgb).convert("LA"), "TIFF"), "-f", "lsb2msb")}
 
 
-def decode_folder(folder, tail, ext="tif"):
-    """({name: frame} delivered, {name: warning text}, error-counts) of
-    spdldecode over every file in @folder (counts with "recovered": the
-    samples delivered from damaged data)."""
-    from gi.repository import Gst
-
-    pipeline = Gst.parse_launch(
-        f"spdlsrc location={folder.parent} extensions={ext} ! spdldecode "
-        f"name=dec {tail} max-errors=-1 warning-limit=100000 ! "
-        "appsink name=sink sync=false")
-    sink, bus = pipeline.get_by_name("sink"), pipeline.get_bus()
-    pipeline.set_state(Gst.State.PLAYING)
-    decoded, warnings = {}, {}
-    names = {p.name for p in folder.iterdir()}
-    try:
-        while True:
-            sample = sink.emit("try-pull-sample", 30 * Gst.SECOND)
-            if sample is None:
-                break
-            got, meta = frame_of(sample)
-            decoded[meta["path"].rsplit("/", 1)[1]] = got
-        assert sink.get_property("eos")
-        while (msg := bus.pop_filtered(Gst.MessageType.WARNING |
-                                       Gst.MessageType.ERROR)) is not None:
-            assert msg.type == Gst.MessageType.WARNING, msg.parse_error()
-            err, debug = msg.parse_warning()
-            named = [n for n in names if f"/{n}" in debug + err.message]
-            assert len(named) == 1, (err.message, debug)
-            warnings[named[0]] = err.message + " " + debug
-        dec = pipeline.get_by_name("dec")
-        counts = dec.get_property("error-counts")
-        counts.set_value("recovered", dec.get_property("recovered"))
-    finally:
-        pipeline.set_state(Gst.State.NULL)
-    return decoded, warnings, counts
+def decode_folder(folder, tail):
+    return spdltest.decode_folder(folder, tail, "tif")
 
 
 def pil_outcome(path):

@@ -446,6 +446,20 @@ check_strips (GstSpdlTiffDecoder * dec, GError ** error)
   return TRUE;
 }
 
+/* TRUE if @need bytes to decode the image @what ("with orientation 6")
+ * are within max-decode-memory. */
+static gboolean
+within_memory (GstSpdlTiffDecoder * dec, guint64 need, const gchar * what,
+    GError ** error)
+{
+  if (!dec->max_memory || need <= dec->max_memory)
+    return TRUE;
+  return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_TOO_LARGE,
+      "%ux%u TIFF %s needs %" G_GUINT64_FORMAT " MiB to decode, more than "
+      "max-decode-memory=%" G_GUINT64_FORMAT " MiB", dec->width,
+      dec->height, what, need >> 20, dec->max_memory >> 20);
+}
+
 /* The band of rows decoded at once, its pitch, and the tile or plane
  * buffer, from libtiff's sizes (checked as PIL checks them: a strip or
  * tile libtiff decodes larger than the rows it holds is corrupt). */
@@ -455,6 +469,7 @@ choose_bands (GstSpdlTiffDecoder * dec, GError ** error)
   guint32 rows = 0, tile_length = 0;
   guint64 width = dec->width, row_bytes, piece = 0, pitch, need;
   guint sample_bits = dec->bits * (dec->spp / dec->planes);
+  gchar what[64];
 
   if (dec->tiled) {
     TIFFGetField (dec->tif, TIFFTAG_TILEWIDTH, &dec->tile_width);
@@ -489,12 +504,9 @@ choose_bands (GstSpdlTiffDecoder * dec, GError ** error)
       pitch = row_bytes;        /* strips are decoded into the band */
   }
   need = pitch * dec->band_rows + piece + 32;
-  if (dec->max_memory && need > dec->max_memory)
-    return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_TOO_LARGE,
-        "%ux%u TIFF in bands of %u rows needs %" G_GUINT64_FORMAT " MiB to "
-        "decode, more than max-decode-memory=%" G_GUINT64_FORMAT " MiB",
-        dec->width, dec->height, dec->band_rows, need >> 20,
-        dec->max_memory >> 20);
+  g_snprintf (what, sizeof (what), "in bands of %u rows", dec->band_rows);
+  if (!within_memory (dec, need, what, error))
+    return FALSE;
   dec->band_pitch = pitch;
   dec->piece_bytes = piece;
   return TRUE;
@@ -836,13 +848,11 @@ make_image (GstSpdlTiffDecoder * dec, GError ** error)
 {
   guint64 need = (guint64) dec->out_height * dec->out_width * channels (dec)
       + 16;
+  gchar what[64];
 
-  if (dec->max_memory && need > dec->max_memory)
-    return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_TOO_LARGE,
-        "%ux%u TIFF with orientation %u needs %" G_GUINT64_FORMAT " MiB to "
-        "decode, more than max-decode-memory=%" G_GUINT64_FORMAT " MiB",
-        dec->width, dec->height, dec->orientation, need >> 20,
-        dec->max_memory >> 20);
+  g_snprintf (what, sizeof (what), "with orientation %u", dec->orientation);
+  if (!within_memory (dec, need, what, error))
+    return FALSE;
   if (!gst_spdl_try_ensure_buffer (&dec->image, &dec->image_size, need))
     return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_TOO_LARGE,
         "%ux%u TIFF: out of memory", dec->width, dec->height);
