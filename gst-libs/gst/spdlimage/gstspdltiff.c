@@ -477,6 +477,10 @@ choose_bands (GstSpdlTiffDecoder * dec, GError ** error)
     if (dec->tile_width == 0 || tile_length == 0)
       return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_CORRUPT,
           "corrupt: TIFF tiles of %ux%u", dec->tile_width, tile_length);
+    /* tiles are copied into the band by whole bytes (the TIFF spec's
+     * widths, multiples of 16, always are) */
+    if ((guint64) dec->tile_width * dec->spp * dec->bits % 8 != 0)
+      return refuse (error, "in tiles of a width not a whole number of bytes");
     rows = tile_length;
     width = (width + dec->tile_width - 1) / dec->tile_width * dec->tile_width;
   } else {
