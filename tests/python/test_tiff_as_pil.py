@@ -360,3 +360,21 @@ def test_fuzzed_ccitt_and_packbits_recovered(tmp_path):
     assert set(skipping[0]) == delivered - recovered
     assert skipping[2].get_value("recovered") == 0
     assert set(decoded) == delivered
+
+
+def test_strip_over_max_decode_memory_read_by_rows(tmp_path):
+    """A Deflate TIFF in one strip larger than max-decode-memory is read a
+    row at a time (to its end: damage past the crop is still found), with
+    PIL's pixels, not skipped as too-large."""
+    rgb = np.asarray(smooth_image(np.random.default_rng(9), 1200, 900))
+    data = tiff_bytes(rgb, 8, 2, deflate=True)
+    assert last_strip(data)[1] > 1 << 20 and len(Image.open(
+        __import__("io").BytesIO(data)).tag_v2[273]) == 1
+    off, count = last_strip(data)
+    bad = bytearray(data)
+    bad[off + count - 2] ^= 0x10            # in the Adler-32
+    folder = write_folder(tmp_path, {"one-strip.tif": data,
+                                     "one-strip-bad-adler.tif": bytes(bad)})
+    tail = VAL224[0] + " max-decode-memory=2000000"
+    delivered, skipped = assert_as_pil(folder, tail, VAL224[1])
+    assert delivered == {"one-strip.tif"}

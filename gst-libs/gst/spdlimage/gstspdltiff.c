@@ -72,6 +72,7 @@ struct _GstSpdlTiffDecoder
   guint planes;                 /* spp in separate planes, else 1 */
   guint32 band_rows;            /* rows per strip, or the tile length */
   guint32 tile_width;
+  gboolean by_row;              /* strips over max-decode-memory: a row a read */
   gboolean rgba;                /* YCbCr: libtiff's RGBA interface */
   TIFFRGBAImage rgba_image;
   gboolean rgba_begun;
@@ -508,6 +509,14 @@ choose_bands (GstSpdlTiffDecoder * dec, GError ** error)
       pitch = row_bytes;        /* strips are decoded into the band */
   }
   need = pitch * dec->band_rows + piece + 32;
+  /* strips too large to hold (a scanner's image in one compressed strip)
+   * are read a row at a time, to the end all the same */
+  dec->by_row = !dec->tiled && dec->planes == 1 && !dec->rgba &&
+      dec->max_memory && need > dec->max_memory;
+  if (dec->by_row) {
+    dec->band_rows = 1;
+    need = pitch + 32;
+  }
   g_snprintf (what, sizeof (what), "in bands of %u rows", dec->band_rows);
   if (!within_memory (dec, need, what, error))
     return FALSE;
@@ -766,6 +775,11 @@ read_band (GstSpdlTiffDecoder * dec, guint32 y0, guint n, GError ** error)
 #if G_BYTE_ORDER == G_BIG_ENDIAN
     TIFFSwabArrayOfLong ((guint32 *) dec->band, (tmsize_t) dec->width * n);
 #endif
+    return TRUE;
+  }
+  if (dec->by_row) {
+    if (TIFFReadScanline (dec->tif, dec->band, y0, 0) < 0)
+      return fail_libtiff (dec, "image data", error);
     return TRUE;
   }
   if (!dec->tiled && dec->planes == 1) {
