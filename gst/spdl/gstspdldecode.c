@@ -27,7 +27,7 @@
  * pixels are PIL 9.4's Image.open(f).convert("RGB"), bit for bit (alpha
  * dropped, 16-bit samples by their high byte, palettes, a GIF's
  * transparent background, a TIFF's Orientation tag). Layouts PIL does not
- * read, or that are not decoded here (tiled or JPEG-compressed TIFFs, for
+ * read, or that are not decoded here (TIFFs of floating-point samples, for
  * one), are skipped with the reason unsupported; PPM/PGM, JPEG 2000, ICO
  * and TGA samples (PIL reads the last three) with the reason
  * unsupported-format, the message naming the format and those decoded.

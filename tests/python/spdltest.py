@@ -28,6 +28,43 @@ def run_frames(launch, timeout_s=60):
     return frames
 
 
+def decode_folder(folder, tail, ext):
+    """({file name: frame} delivered, {file name: warning text},
+    error-counts) of spdldecode (@tail, max-errors=-1, every warning
+    posted) over the files of @ext in @folder, a class folder; the counts
+    also hold "recovered", the samples delivered from damaged data. Each
+    warning names one file."""
+    pipeline = Gst.parse_launch(
+        f"spdlsrc location={folder.parent} extensions={ext} ! spdldecode "
+        f"name=dec {tail} max-errors=-1 warning-limit=100000 ! "
+        "appsink name=sink sync=false")
+    sink, bus = pipeline.get_by_name("sink"), pipeline.get_bus()
+    pipeline.set_state(Gst.State.PLAYING)
+    decoded, warnings = {}, {}
+    names = {p.name for p in folder.iterdir()}
+    try:
+        while True:
+            sample = sink.emit("try-pull-sample", 30 * Gst.SECOND)
+            if sample is None:
+                break
+            got, meta = frame_of(sample)
+            decoded[meta["path"].rsplit("/", 1)[1]] = got
+        assert sink.get_property("eos")
+        while (msg := bus.pop_filtered(Gst.MessageType.WARNING |
+                                       Gst.MessageType.ERROR)) is not None:
+            assert msg.type == Gst.MessageType.WARNING, msg.parse_error()
+            err, debug = msg.parse_warning()
+            named = [n for n in names if f"/{n}" in debug + err.message]
+            assert len(named) == 1, (err.message, debug)
+            warnings[named[0]] = err.message + " " + debug
+        dec = pipeline.get_by_name("dec")
+        counts = dec.get_property("error-counts")
+        counts.set_value("recovered", dec.get_property("recovered"))
+    finally:
+        pipeline.set_state(Gst.State.NULL)
+    return decoded, warnings, counts
+
+
 def frame_of(sample):
     caps = sample.get_caps().get_structure(0)
     width, height = caps.get_value("width"), caps.get_value("height")

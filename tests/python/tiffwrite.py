@@ -1,7 +1,8 @@
-"""A minimal uncompressed TIFF writer for the kinds PIL cannot write (2-
-and 4-bit gray and palette, 16-bit colour, associated alpha, several
-strips, any tag)."""
+"""A minimal TIFF writer for the kinds PIL cannot write (2- and 4-bit gray
+and palette, 16-bit colour, associated alpha, several strips, any tag),
+uncompressed or Deflate."""
 import struct
+import zlib
 
 import numpy as np
 
@@ -11,9 +12,11 @@ SHORT, LONG = 3, 4
 
 
 def tiff_bytes(a, bits, photometric, extra=(), colormap=None,
-               rows_per_strip=None, big_endian=False, tags=None):
+               rows_per_strip=None, big_endian=False, tags=None,
+               deflate=False):
     """TIFF file bytes of samples @a ((h, w) or (h, w, c)); @colormap:
-    (2**bits, 3) 16-bit entries; @tags: {tag: (type, values)} added."""
+    (2**bits, 3) 16-bit entries; @tags: {tag: (type, values)} added;
+    @deflate: each strip compressed (Compression 8)."""
     a = np.asarray(a)
     if a.ndim == 2:
         a = a[:, :, None]
@@ -25,8 +28,10 @@ def tiff_bytes(a, bits, photometric, extra=(), colormap=None,
         rows = _pack_rows(a, bits)
     rps = rows_per_strip or h
     strips = [b"".join(rows[i:i + rps]) for i in range(0, h, rps)]
+    if deflate:
+        strips = [zlib.compress(s) for s in strips]
     entries = {256: (LONG, [w]), 257: (LONG, [h]), 258: (SHORT, [bits] * spp),
-               259: (SHORT, [1]), 262: (SHORT, [photometric]),
+               259: (SHORT, [8 if deflate else 1]), 262: (SHORT, [photometric]),
                277: (SHORT, [spp]), 278: (LONG, [rps]),
                273: (LONG, [0] * len(strips)),
                279: (LONG, [len(s) for s in strips])}

@@ -368,7 +368,8 @@ static const Expect expected[] = {
   {"bad-lzw.tif", "corrupt", "TIFF image data"},
   {"bad-directory.tif", "corrupt", "TIFF directory"},
   {"huge.tif", "too-large", "max-pixels"},
-  {"tiled.tif", "unsupported", "tiles"},
+  {"tiled.tif", NULL, NULL},
+  {"jpeg2000.tif", "unsupported", "compression 34712"},
 };
 
 static guint32
@@ -526,6 +527,11 @@ make_more_formats (const gchar * root)
           COMPRESSION_LZW, FALSE));
   g_byte_array_unref (make_tiff (root, "tiled.tif", 64, 48,
           COMPRESSION_NONE, TRUE));
+  /* a compression neither PIL nor libtiff decodes */
+  a = make_tiff (root, "jpeg2000.tif", 64, 48, COMPRESSION_NONE, FALSE);
+  tiff_patch (a, TIFFTAG_COMPRESSION, 34712);
+  write_array (root, "jpeg2000.tif", a);
+  g_byte_array_unref (a);
   a = make_tiff (root, "huge.tif", 4, 4, COMPRESSION_NONE, FALSE);
   tiff_patch (a, TIFFTAG_IMAGEWIDTH, 65535);
   tiff_patch (a, TIFFTAG_IMAGELENGTH, 65535);
