@@ -907,7 +907,7 @@ class Loader:
 
     def _not_copied(self):
         return TypeError(
-            f"a {type(self).__name__} cannot be copied or pickled: its "
+            f"this {type(self).__name__} cannot be copied or pickled: its "
             "pipeline runs on threads of this process. Create the loader in "
             "each process that iterates over it (with PyTorch Lightning, in "
             "the DataModule's train_dataloader()); launch_line, or the "

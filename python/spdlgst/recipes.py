@@ -198,6 +198,7 @@ def _ranks(value, src_properties):
     """"auto", or the (rank, world size) spdlsrc splits each epoch by."""
     if isinstance(value, str) and value == "auto":
         return value
+    given = value               # what errors quote
     if value is None:
         value = (0, 1)
     if isinstance(value, (str, bytes)) or not hasattr(value, "__len__") or \
@@ -208,7 +209,7 @@ def _ranks(value, src_properties):
     rank = _int("ranks' rank", value[0], 0, world - 1)
     for key in ("shard-index", "num-shards"):
         if key in src_properties:
-            raise ValueError(f"src_properties[{key!r}] and ranks={value!r}: "
+            raise ValueError(f"src_properties[{key!r}] and ranks={given!r}: "
                              "give the ranks once, with ranks=")
     return rank, world
 

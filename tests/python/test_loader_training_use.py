@@ -27,8 +27,9 @@ def loader_of(root, **kwargs):
 def test_copies_and_pickles_are_refused_with_a_hint(folder):
     with loader_of(folder) as loader:
         for make in (copy.copy, copy.deepcopy, pickle.dumps):
-            with pytest.raises(TypeError, match=r"cannot be copied or pickled"
-                               r".*in each process.*train_dataloader\(\)"):
+            with pytest.raises(TypeError, match=r"^this ImageLoader cannot be "
+                               r"copied or pickled.*in each process.*"
+                               r"train_dataloader\(\)"):
                 make(loader)
         # the loader is whole: its epoch comes complete
         assert sum(len(b.indices) for b in loader) == 10
@@ -89,8 +90,11 @@ def test_ranks_argument_and_the_environment(folder, monkeypatch, caplog):
                        ((0, 0), ValueError), ((0.5, 2), TypeError)):
         with pytest.raises(error, match="ranks"):
             loader_of(folder, ranks=bad)
-    with pytest.raises(ValueError, match="ranks="):
+    # the error quotes what was typed, not the (0, 1) it stands for
+    with pytest.raises(ValueError, match=r"\['num-shards'\] and ranks=None:"):
         loader_of(folder, ranks=None, src_properties={"num-shards": 1})
+    with pytest.raises(ValueError, match=r"and ranks=\[1, 2\]:"):
+        loader_of(folder, ranks=[1, 2], src_properties={"shard-index": 1})
 
 
 def test_a_launch_line_with_one_shard_reads_everything_on_any_rank(
@@ -159,6 +163,77 @@ def test_normalize_layouts_and_arguments():
         spdlgst.normalize(clips.int(), layout="TCHW")
     with pytest.raises(ValueError, match="3 values for images of 5 channels"):
         spdlgst.normalize(clips, layout="THCW")
+
+
+def test_normalize_makes_its_constants_once(monkeypatch):
+    """The per-channel constants are made on the first call, not on each:
+    on a CUDA device torch.tensor() is a copy from the host that waits
+    for the stream, per batch."""
+    rng = np.random.default_rng(1)
+    images = torch.from_numpy(rng.integers(0, 256, (2, 3, 4, 4), np.uint8))
+    made = []
+    real = torch.tensor
+
+    def counting(*args, **kwargs):
+        made.append(args)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(torch, "tensor", counting)
+    mean, std = (0.11, 0.22, 0.33), (0.3, 0.2, 0.1)
+    first = spdlgst.normalize(images, mean, std)
+    assert len(made) <= 2
+    made.clear()
+    for layout, batch in (("NCHW", images), ("NHWC", images.permute(0, 2, 3, 1)),
+                          ("CHW", images[0])):
+        got = spdlgst.normalize(batch.contiguous(), mean, std, layout=layout,
+                                dtype="float16")
+        assert got.dtype == torch.float16
+    again = spdlgst.normalize(images, mean, std)
+    assert made == []
+    assert torch.equal(again, first)
+    # other values, other constants
+    other = spdlgst.normalize(images, 0.45, 0.55)
+    assert len(made) == 2
+    assert torch.allclose(other, (images.float() / 255 - 0.45) / 0.55)
+
+
+def test_normalize_refuses_float_batches_of_0_to_255():
+    """x.float() of a uint8 batch is not in [0, 1]: an error saying what to
+    do, not values up to 1100."""
+    rng = np.random.default_rng(2)
+    u8 = rng.integers(0, 256, (2, 3, 4, 4), np.uint8)
+    u8[1, 2, 3, 0] = 255
+    for images in (torch.from_numpy(u8).float(), u8.astype(np.float32),
+                   torch.from_numpy(u8).half()):
+        with pytest.raises(ValueError, match=r"in \[0, 1\].*holds 255.*"
+                           r"divide by 255 first"):
+            spdlgst.normalize(images)
+    # a little over 1 (an augmentation's overshoot) is taken
+    images = torch.full((1, 3, 2, 2), 1.2)
+    got = spdlgst.normalize(images, 0.5, 0.5)
+    assert torch.allclose(got, torch.full_like(got, 1.4))
+    assert spdlgst.normalize(torch.empty(0, 3, 2, 2)).shape == (0, 3, 2, 2)
+
+
+def test_normalize_keeps_the_gradient():
+    """An input that requires grad (a learned augmentation before it):
+    the gradient goes through, not torch's out= error."""
+    torch.manual_seed(0)
+    mean, std = (0.1, 0.2, 0.3), (0.5, 0.25, 0.125)
+    for dtype in ("float32", "float16"):
+        images = torch.rand(2, 3, 4, 4, requires_grad=True)
+        got = spdlgst.normalize(images, mean, std, dtype=dtype)
+        assert got.requires_grad and got.dtype == getattr(torch, dtype)
+        with torch.no_grad():
+            plain = spdlgst.normalize(images, mean, std, dtype=dtype)
+        assert torch.equal(got.detach(), plain)
+        got.float().sum().backward()
+        expected = (1 / torch.tensor(std)).view(1, 3, 1, 1).expand(2, 3, 4, 4)
+        assert torch.allclose(images.grad, expected)
+    images = torch.rand(2, 3, 4, 4, requires_grad=True)
+    out = torch.empty(2, 3, 4, 4)
+    assert spdlgst.normalize(images, out=out) is out
+    assert out.requires_grad
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
