@@ -2,8 +2,11 @@
 rank-0 loaders under torchrun, user augmentation and normalize(), the
 DataLoader arguments typed from habit."""
 import copy
+import inspect
 import logging
+import os
 import pickle
+import re
 
 import numpy as np
 import pytest
@@ -327,3 +330,48 @@ def test_loaders_are_typed():
     params = inspect.signature(spdlgst.ImageLoader.__init__).parameters
     for name in ("dtype", "device"):
         assert "object" not in str(params[name].annotation)
+
+
+def _table_arguments(markdown, heading):
+    """The argument names in the first table under @heading."""
+    section = markdown.split(f"\n## {heading}", 1)[1].split("\n## ", 1)[0]
+    names = set()
+    for line in section.splitlines():
+        if line.startswith("| `") and "|" in line[1:]:
+            names.update(re.findall(r"`([a-z_]+)`", line.split("|")[1]))
+    return names
+
+
+@pytest.mark.parametrize("cls", [spdlgst.ImageLoader, spdlgst.VideoLoader,
+                                 spdlgst.AudioLoader])
+def test_every_argument_is_documented_once(cls):
+    """Each argument of a recipe loader is in its table in
+    docs/plugins/spdlgst.md and in its docstring, there once."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__))))
+    with open(os.path.join(root, "docs", "plugins", "spdlgst.md")) as f:
+        markdown = f.read()
+    arguments = [p for p in inspect.signature(cls.__init__).parameters
+                 if p != "self"]
+    table = _table_arguments(markdown, f"`{cls.__name__}(location")
+    assert set(arguments) - table == set()
+    doc = cls.__doc__
+    assert [n for n in arguments if f"``{n}``" not in doc] == []
+    listed = re.findall(r"^\s*- ``([a-z_]+)``", doc, re.M)
+    assert len(listed) == len(set(listed)), listed
+
+
+def test_recipe_reprs_end_with_the_state_and_mask_secrets(folder):
+    secrets = {"s3-secret-key": "TOPSECRETvalue",
+               "s3-access-key": "AKIAEXAMPLEKEY9876"}
+    for cls in (spdlgst.VideoLoader, spdlgst.AudioLoader):
+        line = cls.launch_line_for(str(folder), src_properties=secrets)
+        assert "TOPSECRET" not in line and "AKIAEXAMPLE" not in line
+    with loader_of(folder, src_properties=secrets) as loader:
+        for text in (repr(loader), loader.launch_line):
+            assert "TOPSECRET" not in text and "AKIAEXAMPLE" not in text
+        text = repr(loader)
+        assert text.endswith(": not started, 0 batches")
+        next(iter(loader))
+        assert repr(loader).endswith(": running, 1 batches")
+    assert repr(loader).endswith(": closed, 1 batches")
