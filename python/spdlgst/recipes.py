@@ -236,17 +236,6 @@ def _start_loader(loader, args: dict) -> None:
     loader.launch_line = masked(type(loader)._build(args))
 
 
-def _recipe_repr(loader) -> str:
-    """``ImageLoader('s3://...', batch_size=256, ...)``: the arguments,
-    credentials masked (frameworks log their loaders' repr), then its
-    state and the batches handed out."""
-    a = loader._args
-    shown = ", ".join(f"{k}={v!r}" for k, v in a.items()
-                      if k not in ("location",) and v is not None)
-    return (masked(f"{type(loader).__name__}({a['location']!r}, {shown})")
-            + f": {loader._status()}")
-
-
 def _warning_limit(a) -> list:
     """The elements name as many bad files on the bus as the log shows
     (``log_limit``; their warning-limit is 20 too)."""
@@ -330,7 +319,44 @@ def _checked(location, batch_size, recipe, size, resize, scale, ratio, flip,
     return args
 
 
-class ImageLoader(Loader):
+class _RecipeLoader(Loader):
+    """What the recipe loaders share: their arguments checked by
+    ``_checked`` into ``_args``, the launch line ``_build`` makes of them,
+    the repr."""
+
+    _checked = None
+
+    @classmethod
+    def launch_line_for(cls, location, **kwargs) -> str:
+        """The launch line ``cls(location, **kwargs)`` runs, checked the
+        same way, without building a pipeline."""
+        bound = inspect.signature(cls.__init__).bind(None, location, **kwargs)
+        bound.apply_defaults()
+        args = dict(bound.arguments)
+        args.pop("self")
+        return masked(cls._build(cls._checked(**args)))
+
+    @staticmethod
+    def _build(a) -> str:
+        raise NotImplementedError
+
+    @property
+    def gst_launch_command(self) -> str:
+        """The same pipeline for a shell, into fakesink: gst-launch-1.0 ..."""
+        return gst_launch_command(self.launch_line)
+
+    def __repr__(self) -> str:
+        """``ImageLoader('s3://...', batch_size=256, ...): running, 12
+        batches``: the arguments, credentials masked (frameworks log their
+        loaders' repr), then its state and the batches handed out."""
+        a = self._args
+        shown = ", ".join(f"{k}={v!r}" for k, v in a.items()
+                          if k != "location" and v is not None)
+        return (masked(f"{type(self).__name__}({a['location']!r}, {shown})")
+                + f": {self._status()}")
+
+
+class ImageLoader(_RecipeLoader):
     """Loads an image classification dataset with a torchvision recipe.
 
     ``recipe="val"`` is ``Resize(resize) + CenterCrop(size)`` (resize
@@ -459,15 +485,7 @@ class ImageLoader(Loader):
         self._args = args
         _start_loader(self, args)
 
-    @classmethod
-    def launch_line_for(cls, location, **kwargs) -> str:
-        """The launch line ``ImageLoader(location, **kwargs)`` runs, checked
-        the same way, without building a pipeline."""
-        bound = inspect.signature(cls.__init__).bind(None, location, **kwargs)
-        bound.apply_defaults()
-        args = dict(bound.arguments)
-        args.pop("self")
-        return masked(cls._build(_checked(**args)))
+    _checked = staticmethod(_checked)
 
     @staticmethod
     def _build(a) -> str:
@@ -529,14 +547,6 @@ class ImageLoader(Loader):
             stages.append(f"spdlcudaupload cuda-device-id={a['device']}")
         stages.append("spdlappsink name=sink")
         return " ! ".join(stages)
-
-    @property
-    def gst_launch_command(self) -> str:
-        """The same pipeline for a shell, into fakesink: gst-launch-1.0 ..."""
-        return gst_launch_command(self.launch_line)
-
-    def __repr__(self) -> str:
-        return _recipe_repr(self)
 
 
 VIDEO_EXTENSIONS = ("mp4", "mkv", "webm", "mov", "avi")
@@ -662,32 +672,16 @@ def _batch_stage(a) -> str:
     return " ".join(batch)
 
 
-class _ClipLoader(Loader):
-    """What VideoLoader and AudioLoader share: arguments checked by
-    ``_checked`` into ``_args``, batches of ``_make_batch``, paths from
-    the listing."""
+class _ClipLoader(_RecipeLoader):
+    """What VideoLoader and AudioLoader share: batches of ``_make_batch``,
+    paths from the listing."""
 
-    _checked = None
     _make_batch = None
 
     def __init__(self, args: dict):
         self._args = args
         self._samples_cache = None
         _start_loader(self, args)
-
-    @classmethod
-    def launch_line_for(cls, location, **kwargs) -> str:
-        """The launch line ``cls(location, **kwargs)`` runs, checked the
-        same way, without building a pipeline."""
-        bound = inspect.signature(cls.__init__).bind(None, location, **kwargs)
-        bound.apply_defaults()
-        args = dict(bound.arguments)
-        args.pop("self")
-        return masked(cls._build(cls._checked(**args)))
-
-    @staticmethod
-    def _build(a) -> str:
-        raise NotImplementedError
 
     def _paths_of(self, indices):
         if self._samples_cache is None:
@@ -705,14 +699,6 @@ class _ClipLoader(Loader):
         torch = self._import_torch() if self.output == "torch" else None
         return type(self)._make_batch(sample, host_tensors(sample, torch),
                                       self._paths_of)
-
-    @property
-    def gst_launch_command(self) -> str:
-        """The same pipeline for a shell, into fakesink: gst-launch-1.0 ..."""
-        return gst_launch_command(self.launch_line)
-
-    def __repr__(self) -> str:
-        return _recipe_repr(self)
 
 
 class VideoLoader(_ClipLoader):
