@@ -129,11 +129,14 @@ _float_checked = set()
 def _constants(device, scale: tuple, offset: tuple):
     """The float32 scale and offset tensors on @device, made once: on a
     CUDA device, torch.tensor() copies from pageable host memory and
-    waits for the stream, which per batch would hold up the GPU."""
+    waits for the stream, which per batch would hold up the GPU. Normal
+    tensors even when first made under torch.inference_mode (a validation
+    pass): a later input that requires grad saves them for backward."""
     import torch
 
-    return (torch.tensor(scale, dtype=torch.float32, device=device),
-            torch.tensor(offset, dtype=torch.float32, device=device))
+    with torch.inference_mode(False):
+        return (torch.tensor(scale, dtype=torch.float32, device=device),
+                torch.tensor(offset, dtype=torch.float32, device=device))
 
 
 def _normalize_torch(images, scale, offset, shape, name, out):

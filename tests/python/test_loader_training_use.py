@@ -375,3 +375,17 @@ def test_recipe_reprs_end_with_the_state_and_mask_secrets(folder):
         next(iter(loader))
         assert repr(loader).endswith(": running, 1 batches")
     assert repr(loader).endswith(": closed, 1 batches")
+
+
+def test_normalize_constants_made_in_inference_mode_serve_training():
+    """Made first in a validation pass (Lightning's sanity check runs
+    under torch.inference_mode), the cached constants still serve an input
+    that requires grad: an inference tensor could not be saved for
+    backward."""
+    mean, std = (0.21, 0.31, 0.41), (0.26, 0.27, 0.28)
+    with torch.inference_mode():
+        spdlgst.normalize(torch.rand(1, 3, 2, 2), mean, std)
+    images = torch.rand(1, 3, 2, 2, requires_grad=True)
+    spdlgst.normalize(images, mean, std).sum().backward()
+    expected = (1 / torch.tensor(std)).view(1, 3, 1, 1).expand(1, 3, 2, 2)
+    assert torch.allclose(images.grad, expected)
