@@ -138,12 +138,13 @@ class Loader:
     training, defaults to torch. A line without spdlsrc ``num-epochs`` runs
     one epoch (spdlsrc's default): later loops yield nothing, said once as
     a warning on the ``spdlgst`` logger; ``num-epochs=-1`` runs until the
-    loader is closed. Under torchrun, RANK and WORLD_SIZE set spdlsrc's shard-index and
-    num-shards unless the pipeline sets them, and LOCAL_WORLD_SIZE gives
-    each rank's decoding element (threads left at 0) its share of the
-    CPUs. Element warnings go to the
-    ``spdlgst`` logger: at most ``log_limit`` per element and epoch one by
-    one, then a summary per epoch with the counts of all of them.
+    loader is closed. Under torchrun, RANK and WORLD_SIZE set spdlsrc's
+    shard-index and num-shards unless the pipeline sets them
+    (``num-shards=1`` in the line: all of the data on every rank), and
+    LOCAL_WORLD_SIZE gives each rank's decoding element (threads left at
+    0) its share of the CPUs. Element warnings go to the ``spdlgst``
+    logger: at most ``log_limit`` per element and epoch one by one, then a
+    summary per epoch with the counts of all of them.
     ``launch_line``, the repr, errors and warnings show credentials masked
     (``s3-secret-key=***``, a presigned URL's signature; docs/remote.md):
     the line as given reaches only the parser.
@@ -726,9 +727,11 @@ class Loader:
         """Samples skipped by reason ({"unreadable": n, "truncated": n, ...},
         every reason that applies to the pipeline's spdl elements and its
         data: no shard reasons for a folder, no HTTP ones for local files,
-        no video ones for images), in the epochs the
-        training loop has reached: not those the elements read and decoded
-        ahead of it (also in the ``spdlgst`` log, per epoch)."""
+        no video ones for images; a video or audio decoder's ``timeout``, a
+        file taking too long to open or decode, applies to local files
+        too), in the epochs the training loop has reached: not those the
+        elements read and decoded ahead of it (also in the ``spdlgst`` log,
+        per epoch)."""
         self._drain()
         out = {reason: 0 for element, counts in
                self._element_error_counts().items()
@@ -907,7 +910,7 @@ class Loader:
 
     def _not_copied(self):
         return TypeError(
-            f"a {type(self).__name__} cannot be copied or pickled: its "
+            f"this {type(self).__name__} cannot be copied or pickled: its "
             "pipeline runs on threads of this process. Create the loader in "
             "each process that iterates over it (with PyTorch Lightning, in "
             "the DataModule's train_dataloader()); launch_line, or the "

@@ -9,6 +9,7 @@ rounded to the dtype asked for).
 """
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING, Any, Optional, Union
 
 from .recipes import IMAGENET_MEAN, IMAGENET_STD, _dtype, _floats
@@ -18,6 +19,12 @@ if TYPE_CHECKING:
     import torch
 
 _LAYOUT_LETTERS = set("NTCHW")
+
+# A float batch is taken as in [0, 1]; above this it is most likely 0..255
+# values (``x.float()`` of a uint8 batch), which would give values up to
+# about 1100 out: a margin over 1 leaves room for augmentations that
+# overshoot a little (added noise, unclamped brightness).
+FLOAT_MAX = 1.5
 
 
 def _channel_dim(layout: str, ndim: int) -> int:
@@ -47,7 +54,14 @@ def normalize(images: Union["torch.Tensor", "numpy.ndarray"], mean: Any = "image
 
     ``images``: uint8, a torch tensor on any device (CPU or CUDA: computed
     there, no copy between them) or a numpy array; or float in [0, 1] (what
-    augmentations made for float images return): ``(images - mean) / std``. ``mean``, ``std``: one
+    augmentations made for float images return): ``(images - mean) / std``.
+    A float batch of 0..255 values (``x.float()`` of a uint8 batch) is an
+    error: divide it by 255 first, or pass the uint8 batch. That is
+    checked on every CPU batch (its largest value above 1.5); on a CUDA
+    device only on the first float batch, as a check per batch would wait
+    for the GPU each time. A tensor that requires grad gives a result
+    that does too (the gradient goes through; ``out`` then takes a copy).
+    ``mean``, ``std``: one
     value or one per channel, in units of x / 255, or "imagenet"
     (torchvision's values), both needed as for torchvision's Normalize.
     ``layout``: where the channels are, "NCHW" (default), "NHWC", or a
@@ -58,7 +72,9 @@ def normalize(images: Union["torch.Tensor", "numpy.ndarray"], mean: Any = "image
 
     The result equals the loader's own normalization of the same pixels
     (``ImageLoader(dtype=..., mean=..., std=...)``): one multiply-add per
-    value in float32, rounded once to the dtype.
+    value in float32, rounded once to the dtype. The per-channel constants
+    are made once per device and values, so that a CUDA batch is not held
+    up by a copy of them from the host at each call.
     """
     if (mean is None) != (std is None):
         raise ValueError("mean and std go together (as torchvision's "
@@ -87,8 +103,8 @@ def normalize(images: Union["torch.Tensor", "numpy.ndarray"], mean: Any = "image
     n = max(len(means), len(stds))
     means, stds = means * (n // len(means)), stds * (n // len(stds))
     # in double, so that the float32 constants are spdlbatch's
-    scale = [1.0 / (unit * s) for s in stds]
-    offset = [-m / s for m, s in zip(means, stds)]
+    scale = tuple(1.0 / (unit * s) for s in stds)
+    offset = tuple(-m / s for m, s in zip(means, stds))
     shape = [1] * images.ndim
     shape[c] = -1
     if type(images).__module__.startswith("numpy"):
@@ -96,19 +112,57 @@ def normalize(images: Union["torch.Tensor", "numpy.ndarray"], mean: Any = "image
     return _normalize_torch(images, scale, offset, shape, name, out)
 
 
+def _check_float_range(largest: float) -> None:
+    if largest > FLOAT_MAX:
+        raise ValueError(f"float images are taken as in [0, 1], and this "
+                         f"batch holds {largest:g}: for 0..255 values "
+                         f"(x.float() of a uint8 batch) divide by 255 first, "
+                         f"or pass the uint8 batch itself")
+
+
+# devices whose first float batch was checked (a check per CUDA batch
+# would wait for the GPU)
+_float_checked = set()
+
+
+@functools.lru_cache(maxsize=64)
+def _constants(device, scale: tuple, offset: tuple):
+    """The float32 scale and offset tensors on @device, made once: on a
+    CUDA device, torch.tensor() copies from pageable host memory and
+    waits for the stream, which per batch would hold up the GPU. Normal
+    tensors even when first made under torch.inference_mode (a validation
+    pass): a later input that requires grad saves them for backward."""
+    import torch
+
+    with torch.inference_mode(False):
+        return (torch.tensor(scale, dtype=torch.float32, device=device),
+                torch.tensor(offset, dtype=torch.float32, device=device))
+
+
 def _normalize_torch(images, scale, offset, shape, name, out):
     import torch
 
     dtype = getattr(torch, name)
-    scale_t = torch.tensor(scale, dtype=torch.float32,
-                           device=images.device).view(shape)
-    offset_t = torch.tensor(offset, dtype=torch.float32,
-                            device=images.device).view(shape)
+    if images.is_floating_point() and images.numel() and (
+            images.device.type == "cpu" or
+            images.device not in _float_checked):
+        _check_float_range(float(images.detach().max()))
+        if images.device.type != "cpu":
+            _float_checked.add(images.device)
+    scale_t, offset_t = _constants(images.device, scale, offset)
+    scale_t, offset_t = scale_t.view(shape), offset_t.view(shape)
     if out is not None and (out.dtype != dtype or out.shape != images.shape
                             or out.device != images.device):
         raise ValueError(f"out must be {name} {tuple(images.shape)} on "
                          f"{images.device}, not {out.dtype} "
                          f"{tuple(out.shape)} on {out.device}")
+    if images.requires_grad and torch.is_grad_enabled():
+        # the same arithmetic without out=, which autograd refuses
+        value = torch.mul(images, scale_t)
+        if dtype == torch.float32:
+            value = value.to(dtype)
+        value = value.add_(offset_t).to(dtype)
+        return value if out is None else out.copy_(value)
     if dtype == torch.float32:
         result = out if out is not None else torch.empty(
             images.shape, dtype=dtype, device=images.device)
@@ -126,6 +180,8 @@ def _normalize_numpy(images, scale, offset, shape, name, out):
     if name == "bfloat16":
         raise ValueError("numpy has no bfloat16: use a torch tensor "
                          "(torch.from_numpy) or dtype='float16'")
+    if images.dtype.kind == "f" and images.size:
+        _check_float_range(float(images.max()))
     scale_a = np.asarray(scale, dtype=np.float32).reshape(shape)
     offset_a = np.asarray(offset, dtype=np.float32).reshape(shape)
     if out is not None and (out.dtype != np.dtype(name) or

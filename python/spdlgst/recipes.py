@@ -176,7 +176,6 @@ def _location(value) -> str:
     return path
 
 
-
 def _src_properties(value) -> dict:
     """spdlsrc properties ImageLoader has no argument for: {"s3-endpoint":
     ..., "shard-cache": "", "http-timeout": 10000}; checked against the
@@ -198,6 +197,7 @@ def _ranks(value, src_properties):
     """"auto", or the (rank, world size) spdlsrc splits each epoch by."""
     if isinstance(value, str) and value == "auto":
         return value
+    given = value               # what errors quote
     if value is None:
         value = (0, 1)
     if isinstance(value, (str, bytes)) or not hasattr(value, "__len__") or \
@@ -208,7 +208,7 @@ def _ranks(value, src_properties):
     rank = _int("ranks' rank", value[0], 0, world - 1)
     for key in ("shard-index", "num-shards"):
         if key in src_properties:
-            raise ValueError(f"src_properties[{key!r}] and ranks={value!r}: "
+            raise ValueError(f"src_properties[{key!r}] and ranks={given!r}: "
                              "give the ranks once, with ranks=")
     return rank, world
 
@@ -220,7 +220,7 @@ def _ranks_stage(a) -> str:
     return f" shard-index={a['ranks'][0]} num-shards={a['ranks'][1]}"
 
 
-def _start_loader(loader, args: dict, log_limit: int) -> None:
+def _start_loader(loader, args: dict) -> None:
     """Loader.__init__ for a recipe: its secrets (s3-secret-key,
     s3-session-token) set on spdlsrc after the pipeline is built rather
     than in the line parsed, which GStreamer logs (GST_PIPELINE at INFO);
@@ -230,21 +230,16 @@ def _start_loader(loader, args: dict, log_limit: int) -> None:
     public = dict(args, src_properties={k: v for k, v in src.items()
                                         if k not in secrets})
     Loader.__init__(loader, type(loader)._build(public), output=args["output"],
-                    log_limit=log_limit)
+                    log_limit=args["log_limit"])
     for key, value in secrets.items():
         loader._src.set_property(key, str(value))
     loader.launch_line = masked(type(loader)._build(args))
 
 
-def _recipe_repr(loader) -> str:
-    """``ImageLoader('s3://...', batch_size=256, ...)``: the arguments,
-    credentials masked (frameworks log their loaders' repr), then its
-    state and the batches handed out."""
-    a = loader._args
-    shown = ", ".join(f"{k}={v!r}" for k, v in a.items()
-                      if k not in ("location",) and v is not None)
-    return (masked(f"{type(loader).__name__}({a['location']!r}, {shown})")
-            + f": {loader._status()}")
+def _warning_limit(a) -> list:
+    """The elements name as many bad files on the bus as the log shows
+    (``log_limit``; their warning-limit is 20 too)."""
+    return [] if a["log_limit"] == 20 else [f"warning-limit={a['log_limit']}"]
 
 
 def _array(values) -> str:
@@ -324,7 +319,44 @@ def _checked(location, batch_size, recipe, size, resize, scale, ratio, flip,
     return args
 
 
-class ImageLoader(Loader):
+class _RecipeLoader(Loader):
+    """What the recipe loaders share: their arguments checked by
+    ``_checked`` into ``_args``, the launch line ``_build`` makes of them,
+    the repr."""
+
+    _checked = None
+
+    @classmethod
+    def launch_line_for(cls, location, **kwargs) -> str:
+        """The launch line ``cls(location, **kwargs)`` runs, checked the
+        same way, without building a pipeline."""
+        bound = inspect.signature(cls.__init__).bind(None, location, **kwargs)
+        bound.apply_defaults()
+        args = dict(bound.arguments)
+        args.pop("self")
+        return masked(cls._build(cls._checked(**args)))
+
+    @staticmethod
+    def _build(a) -> str:
+        raise NotImplementedError
+
+    @property
+    def gst_launch_command(self) -> str:
+        """The same pipeline for a shell, into fakesink: gst-launch-1.0 ..."""
+        return gst_launch_command(self.launch_line)
+
+    def __repr__(self) -> str:
+        """``ImageLoader('s3://...', batch_size=256, ...): running, 12
+        batches``: the arguments, credentials masked (frameworks log their
+        loaders' repr), then its state and the batches handed out."""
+        a = self._args
+        shown = ", ".join(f"{k}={v!r}" for k, v in a.items()
+                          if k != "location" and v is not None)
+        return (masked(f"{type(self).__name__}({a['location']!r}, {shown})")
+                + f": {self._status()}")
+
+
+class ImageLoader(_RecipeLoader):
     """Loads an image classification dataset with a torchvision recipe.
 
     ``recipe="val"`` is ``Resize(resize) + CenterCrop(size)`` (resize
@@ -451,17 +483,9 @@ class ImageLoader(Loader):
                     "(plugin spdlcuda, built where the CUDA toolkit is found), "
                     "which GStreamer does not find")
         self._args = args
-        _start_loader(self, args, log_limit)
+        _start_loader(self, args)
 
-    @classmethod
-    def launch_line_for(cls, location, **kwargs) -> str:
-        """The launch line ``ImageLoader(location, **kwargs)`` runs, checked
-        the same way, without building a pipeline."""
-        bound = inspect.signature(cls.__init__).bind(None, location, **kwargs)
-        bound.apply_defaults()
-        args = dict(bound.arguments)
-        args.pop("self")
-        return masked(cls._build(_checked(**args)))
+    _checked = staticmethod(_checked)
 
     @staticmethod
     def _build(a) -> str:
@@ -475,8 +499,7 @@ class ImageLoader(Loader):
             src.append(f"shuffle-buffer={a['shuffle_buffer']}")
         if a["max_errors"] is not None:
             src.append(f"max-errors={a['max_errors']}")
-        # the elements name as many bad files on the bus as the log shows
-        limit = [] if a["log_limit"] == 20 else [f"warning-limit={a['log_limit']}"]
+        limit = _warning_limit(a)
         src += limit
         for key, value in a["src_properties"].items():
             if isinstance(value, bool):
@@ -525,14 +548,6 @@ class ImageLoader(Loader):
         stages.append("spdlappsink name=sink")
         return " ! ".join(stages)
 
-    @property
-    def gst_launch_command(self) -> str:
-        """The same pipeline for a shell, into fakesink: gst-launch-1.0 ..."""
-        return gst_launch_command(self.launch_line)
-
-    def __repr__(self) -> str:
-        return _recipe_repr(self)
-
 
 VIDEO_EXTENSIONS = ("mp4", "mkv", "webm", "mov", "avi")
 VIDEO_LAYOUTS = ("TCHW", "CTHW", "THWC")
@@ -574,7 +589,7 @@ def _video_checked(location, batch_size, frames, stride, frame_rate,
                    threads, layout, output, max_errors, extensions,
                    src_properties, audio=False, sample_rate=16000,
                    audio_channels=1, ranks="auto", autorotate=True,
-                   max_decode_frames=2000) -> dict:
+                   max_decode_frames=2000, log_limit=20) -> dict:
     """The arguments of VideoLoader, checked and normalized."""
     if isinstance(layout, str):
         layout = layout.upper()
@@ -606,6 +621,7 @@ def _video_checked(location, batch_size, frames, stride, frame_rate,
         audio=_bool("audio", audio, False),
         sample_rate=_int("sample_rate", sample_rate, 1000, 384000),
         audio_channels=_int("audio_channels", audio_channels, 1, 64),
+        log_limit=_int("log_limit", log_limit, 0, 2**32 - 1),
     )
     args["ranks"] = _ranks(ranks, args["src_properties"])
     if "extensions" in args["src_properties"]:
@@ -636,6 +652,7 @@ def _src_stage(a) -> str:
         src.append(f"start-epoch={a['start_epoch']}")
     if a["max_errors"] is not None:
         src.append(f"max-errors={a['max_errors']}")
+    src += _warning_limit(a)
     if is_shards_location(a["location"]) and \
             "image-key" not in a["src_properties"]:
         # a shard group's sample is its member of one of these extensions
@@ -655,33 +672,16 @@ def _batch_stage(a) -> str:
     return " ".join(batch)
 
 
-class _ClipLoader(Loader):
-    """What VideoLoader and AudioLoader share: arguments checked by
-    ``_checked`` into ``_args``, batches of ``_make_batch``, paths from
-    the listing."""
+class _ClipLoader(_RecipeLoader):
+    """What VideoLoader and AudioLoader share: batches of ``_make_batch``,
+    paths from the listing."""
 
-    _checked = None
     _make_batch = None
 
-    def __init__(self, args: dict, log_limit: int):
+    def __init__(self, args: dict):
         self._args = args
         self._samples_cache = None
-        _start_loader(self, args, log_limit)
-
-    @classmethod
-    def launch_line_for(cls, location, **kwargs) -> str:
-        """The launch line ``cls(location, **kwargs)`` runs, checked the
-        same way, without building a pipeline."""
-        bound = inspect.signature(cls.__init__).bind(None, location, **kwargs)
-        bound.apply_defaults()
-        args = dict(bound.arguments)
-        for name in ("self", "log_limit"):
-            args.pop(name)
-        return masked(cls._build(cls._checked(**args)))
-
-    @staticmethod
-    def _build(a) -> str:
-        raise NotImplementedError
+        _start_loader(self, args)
 
     def _paths_of(self, indices):
         if self._samples_cache is None:
@@ -699,14 +699,6 @@ class _ClipLoader(Loader):
         torch = self._import_torch() if self.output == "torch" else None
         return type(self)._make_batch(sample, host_tensors(sample, torch),
                                       self._paths_of)
-
-    @property
-    def gst_launch_command(self) -> str:
-        """The same pipeline for a shell, into fakesink: gst-launch-1.0 ..."""
-        return gst_launch_command(self.launch_line)
-
-    def __repr__(self) -> str:
-        return _recipe_repr(self)
 
 
 class VideoLoader(_ClipLoader):
@@ -802,8 +794,8 @@ class VideoLoader(_ClipLoader):
                  ranks: Ranks = "auto", autorotate: bool = True,
                  max_decode_frames: int = 2000, log_limit: int = 20):
         args = _video_checked(**{k: v for k, v in locals().items()
-                                 if k not in ("self", "__class__", "log_limit")})
-        super().__init__(args, log_limit)
+                                 if k not in ("self", "__class__")})
+        super().__init__(args)
 
     _checked = staticmethod(_video_checked)
 
@@ -833,6 +825,7 @@ class VideoLoader(_ClipLoader):
             dec.append(f"threads={a['threads']}")
         if a["max_errors"] is not None:
             dec.append(f"max-errors={a['max_errors']}")
+        dec += _warning_limit(a)
         return " ! ".join([_src_stage(a), " ".join(dec), _batch_stage(a),
                            "spdlappsink name=sink"])
 
@@ -858,7 +851,7 @@ def _audio_checked(location, batch_size, sample_rate, channels, duration,
                    clips_per_file, sampling, short_files, shuffle, seed,
                    epochs, start_epoch, drop_last, threads, quality, exact,
                    output, max_errors, extensions, src_properties,
-                   ranks="auto") -> dict:
+                   ranks="auto", log_limit=20) -> dict:
     """The arguments of AudioLoader, checked and normalized."""
     args = dict(
         location=_location(location),
@@ -880,6 +873,7 @@ def _audio_checked(location, batch_size, sample_rate, channels, duration,
         max_errors=_int("max_errors", max_errors, 0, 2**31 - 1, none_ok=True),
         extensions=_extensions(extensions, AUDIO_EXTENSIONS),
         src_properties=_src_properties(src_properties),
+        log_limit=_int("log_limit", log_limit, 0, 2**32 - 1),
     )
     args["ranks"] = _ranks(ranks, args["src_properties"])
     if "extensions" in args["src_properties"]:
@@ -972,8 +966,8 @@ class AudioLoader(_ClipLoader):
                  src_properties: Optional[dict] = None,
                  ranks: Ranks = "auto", log_limit: int = 20):
         args = _audio_checked(**{k: v for k, v in locals().items()
-                                 if k not in ("self", "__class__", "log_limit")})
-        super().__init__(args, log_limit)
+                                 if k not in ("self", "__class__")})
+        super().__init__(args)
 
     _checked = staticmethod(_audio_checked)
 
@@ -999,6 +993,7 @@ class AudioLoader(_ClipLoader):
             dec.append(f"threads={a['threads']}")
         if a["max_errors"] is not None:
             dec.append(f"max-errors={a['max_errors']}")
+        dec += _warning_limit(a)
         return " ! ".join([_src_stage(a), " ".join(dec), _batch_stage(a),
                            "spdlappsink name=sink"])
 

@@ -3,6 +3,7 @@ shapes, every clip once per shuffled epoch, resume mid-epoch, whole files
 padded per batch, arguments checked before any pipeline, numpy and torch."""
 import json
 import os
+import re
 
 import numpy as np
 import pytest
@@ -273,3 +274,29 @@ def test_undecodable_folder_is_an_error_at_the_end_of_epoch_0(tmp_path):
             for batch in loader:
                 batches.append(batch)
         assert batches == []
+
+
+def test_log_limit_lifts_the_elements_warning_limit(tmp_path, caplog):
+    """AudioLoader(log_limit=30) names each of 25 bad files, not the first
+    20 spdlaudiodecode posts by default (as ImageLoader's log_limit does);
+    VideoLoader's line lifts its elements' limit the same way."""
+    rng = np.random.default_rng(4)
+    (tmp_path / "a").mkdir()
+    for i in range(25):
+        (tmp_path / "a" / f"bad{i:02d}.wav").write_bytes(
+            rng.integers(0, 256, 3000, dtype=np.uint8).tobytes())
+    audiogen.make(str(tmp_path / "a" / "fine.flac"), "tone", 16000, 1.0)
+    with spdlgst.AudioLoader(tmp_path, batch_size=4, threads=2, epochs=1,
+                             log_limit=30) as loader:
+        assert "log_limit=30" in repr(loader)
+        batches = list(loader)
+        assert sum(loader.skipped().values()) == 25
+    assert sum(len(b.labels) for b in batches) == 1
+    named = {m for r in caplog.records
+             for m in re.findall(r"/(bad\d\d\.wav)\b", r.getMessage())}
+    assert named == {f"bad{i:02d}.wav" for i in range(25)}
+    for cls in (spdlgst.AudioLoader, spdlgst.VideoLoader):
+        stages = cls.launch_line_for(str(tmp_path), log_limit=50).split(" ! ")
+        assert "warning-limit=50" in stages[0]      # spdlsrc
+        assert "warning-limit=50" in stages[1]      # the decoder
+        assert "warning-limit" not in cls.launch_line_for(str(tmp_path))

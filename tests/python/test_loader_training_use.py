@@ -2,8 +2,11 @@
 rank-0 loaders under torchrun, user augmentation and normalize(), the
 DataLoader arguments typed from habit."""
 import copy
+import inspect
 import logging
+import os
 import pickle
+import re
 
 import numpy as np
 import pytest
@@ -27,8 +30,9 @@ def loader_of(root, **kwargs):
 def test_copies_and_pickles_are_refused_with_a_hint(folder):
     with loader_of(folder) as loader:
         for make in (copy.copy, copy.deepcopy, pickle.dumps):
-            with pytest.raises(TypeError, match=r"cannot be copied or pickled"
-                               r".*in each process.*train_dataloader\(\)"):
+            with pytest.raises(TypeError, match=r"^this ImageLoader cannot be "
+                               r"copied or pickled.*in each process.*"
+                               r"train_dataloader\(\)"):
                 make(loader)
         # the loader is whole: its epoch comes complete
         assert sum(len(b.indices) for b in loader) == 10
@@ -89,8 +93,11 @@ def test_ranks_argument_and_the_environment(folder, monkeypatch, caplog):
                        ((0, 0), ValueError), ((0.5, 2), TypeError)):
         with pytest.raises(error, match="ranks"):
             loader_of(folder, ranks=bad)
-    with pytest.raises(ValueError, match="ranks="):
+    # the error quotes what was typed, not the (0, 1) it stands for
+    with pytest.raises(ValueError, match=r"\['num-shards'\] and ranks=None:"):
         loader_of(folder, ranks=None, src_properties={"num-shards": 1})
+    with pytest.raises(ValueError, match=r"and ranks=\[1, 2\]:"):
+        loader_of(folder, ranks=[1, 2], src_properties={"shard-index": 1})
 
 
 def test_a_launch_line_with_one_shard_reads_everything_on_any_rank(
@@ -159,6 +166,77 @@ def test_normalize_layouts_and_arguments():
         spdlgst.normalize(clips.int(), layout="TCHW")
     with pytest.raises(ValueError, match="3 values for images of 5 channels"):
         spdlgst.normalize(clips, layout="THCW")
+
+
+def test_normalize_makes_its_constants_once(monkeypatch):
+    """The per-channel constants are made on the first call, not on each:
+    on a CUDA device torch.tensor() is a copy from the host that waits
+    for the stream, per batch."""
+    rng = np.random.default_rng(1)
+    images = torch.from_numpy(rng.integers(0, 256, (2, 3, 4, 4), np.uint8))
+    made = []
+    real = torch.tensor
+
+    def counting(*args, **kwargs):
+        made.append(args)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(torch, "tensor", counting)
+    mean, std = (0.11, 0.22, 0.33), (0.3, 0.2, 0.1)
+    first = spdlgst.normalize(images, mean, std)
+    assert len(made) <= 2
+    made.clear()
+    for layout, batch in (("NCHW", images), ("NHWC", images.permute(0, 2, 3, 1)),
+                          ("CHW", images[0])):
+        got = spdlgst.normalize(batch.contiguous(), mean, std, layout=layout,
+                                dtype="float16")
+        assert got.dtype == torch.float16
+    again = spdlgst.normalize(images, mean, std)
+    assert made == []
+    assert torch.equal(again, first)
+    # other values, other constants
+    other = spdlgst.normalize(images, 0.45, 0.55)
+    assert len(made) == 2
+    assert torch.allclose(other, (images.float() / 255 - 0.45) / 0.55)
+
+
+def test_normalize_refuses_float_batches_of_0_to_255():
+    """x.float() of a uint8 batch is not in [0, 1]: an error saying what to
+    do, not values up to 1100."""
+    rng = np.random.default_rng(2)
+    u8 = rng.integers(0, 256, (2, 3, 4, 4), np.uint8)
+    u8[1, 2, 3, 0] = 255
+    for images in (torch.from_numpy(u8).float(), u8.astype(np.float32),
+                   torch.from_numpy(u8).half()):
+        with pytest.raises(ValueError, match=r"in \[0, 1\].*holds 255.*"
+                           r"divide by 255 first"):
+            spdlgst.normalize(images)
+    # a little over 1 (an augmentation's overshoot) is taken
+    images = torch.full((1, 3, 2, 2), 1.2)
+    got = spdlgst.normalize(images, 0.5, 0.5)
+    assert torch.allclose(got, torch.full_like(got, 1.4))
+    assert spdlgst.normalize(torch.empty(0, 3, 2, 2)).shape == (0, 3, 2, 2)
+
+
+def test_normalize_keeps_the_gradient():
+    """An input that requires grad (a learned augmentation before it):
+    the gradient goes through, not torch's out= error."""
+    torch.manual_seed(0)
+    mean, std = (0.1, 0.2, 0.3), (0.5, 0.25, 0.125)
+    for dtype in ("float32", "float16"):
+        images = torch.rand(2, 3, 4, 4, requires_grad=True)
+        got = spdlgst.normalize(images, mean, std, dtype=dtype)
+        assert got.requires_grad and got.dtype == getattr(torch, dtype)
+        with torch.no_grad():
+            plain = spdlgst.normalize(images, mean, std, dtype=dtype)
+        assert torch.equal(got.detach(), plain)
+        got.float().sum().backward()
+        expected = (1 / torch.tensor(std)).view(1, 3, 1, 1).expand(2, 3, 4, 4)
+        assert torch.allclose(images.grad, expected)
+    images = torch.rand(2, 3, 4, 4, requires_grad=True)
+    out = torch.empty(2, 3, 4, 4)
+    assert spdlgst.normalize(images, out=out) is out
+    assert out.requires_grad
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
@@ -252,3 +330,62 @@ def test_loaders_are_typed():
     params = inspect.signature(spdlgst.ImageLoader.__init__).parameters
     for name in ("dtype", "device"):
         assert "object" not in str(params[name].annotation)
+
+
+def _table_arguments(markdown, heading):
+    """The argument names in the first table under @heading."""
+    section = markdown.split(f"\n## {heading}", 1)[1].split("\n## ", 1)[0]
+    names = set()
+    for line in section.splitlines():
+        if line.startswith("| `") and "|" in line[1:]:
+            names.update(re.findall(r"`([a-z_]+)`", line.split("|")[1]))
+    return names
+
+
+@pytest.mark.parametrize("cls", [spdlgst.ImageLoader, spdlgst.VideoLoader,
+                                 spdlgst.AudioLoader])
+def test_every_argument_is_documented_once(cls):
+    """Each argument of a recipe loader is in its table in
+    docs/plugins/spdlgst.md and in its docstring, there once."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__))))
+    with open(os.path.join(root, "docs", "plugins", "spdlgst.md")) as f:
+        markdown = f.read()
+    arguments = [p for p in inspect.signature(cls.__init__).parameters
+                 if p != "self"]
+    table = _table_arguments(markdown, f"`{cls.__name__}(location")
+    assert set(arguments) - table == set()
+    doc = cls.__doc__
+    assert [n for n in arguments if f"``{n}``" not in doc] == []
+    listed = re.findall(r"^\s*- ``([a-z_]+)``", doc, re.M)
+    assert len(listed) == len(set(listed)), listed
+
+
+def test_recipe_reprs_end_with_the_state_and_mask_secrets(folder):
+    secrets = {"s3-secret-key": "TOPSECRETvalue",
+               "s3-access-key": "AKIAEXAMPLEKEY9876"}
+    for cls in (spdlgst.VideoLoader, spdlgst.AudioLoader):
+        line = cls.launch_line_for(str(folder), src_properties=secrets)
+        assert "TOPSECRET" not in line and "AKIAEXAMPLE" not in line
+    with loader_of(folder, src_properties=secrets) as loader:
+        for text in (repr(loader), loader.launch_line):
+            assert "TOPSECRET" not in text and "AKIAEXAMPLE" not in text
+        text = repr(loader)
+        assert text.endswith(": not started, 0 batches")
+        next(iter(loader))
+        assert repr(loader).endswith(": running, 1 batches")
+    assert repr(loader).endswith(": closed, 1 batches")
+
+
+def test_normalize_constants_made_in_inference_mode_serve_training():
+    """Made first in a validation pass (Lightning's sanity check runs
+    under torch.inference_mode), the cached constants still serve an input
+    that requires grad: an inference tensor could not be saved for
+    backward."""
+    mean, std = (0.21, 0.31, 0.41), (0.26, 0.27, 0.28)
+    with torch.inference_mode():
+        spdlgst.normalize(torch.rand(1, 3, 2, 2), mean, std)
+    images = torch.rand(1, 3, 2, 2, requires_grad=True)
+    spdlgst.normalize(images, mean, std).sum().backward()
+    expected = (1 / torch.tensor(std)).view(1, 3, 1, 1).expand(1, 3, 2, 2)
+    assert torch.allclose(images.grad, expected)
