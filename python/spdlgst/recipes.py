@@ -765,9 +765,10 @@ class VideoLoader(_ClipLoader):
       file in memory; ``batch.has_audio`` bool ``[B]`` is False (and the
       audio zeros) for a video without an audio stream. ``sample_rate``:
       Hz (16000); ``audio_channels``: 1 (default) or more, mixed as
-      :class:`AudioLoader` mixes ``channels``. AAC in MP4 ends at its
-      last whole frame (qtdemux 1.22 drops the one its edit list ends in:
-      512 samples at 48 kHz of a 4 s video; zeros in a clip past them).
+      :class:`AudioLoader` mixes ``channels``. AAC in MP4 ends where its
+      edit list ends, except with GStreamer 1.22.0 to 1.22.2 (Debian
+      12's), whose qtdemux drops the frame the edit list ends in (the
+      last 512 samples at 48 kHz of a 4 s video are zeros in its clip).
 
     ``launch_line`` is the pipeline it runs. ``state_dict`` and
     ``load_state_dict`` resume as for images (a clip is chosen from seed,

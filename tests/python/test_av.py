@@ -6,6 +6,8 @@ import subprocess
 import numpy as np
 import pytest
 
+import audiogen
+import gstbugs
 import spdlgst
 import videogen
 
@@ -250,3 +252,25 @@ def test_aac_in_ts_equals_ffmpeg(tmp_path):
     for start, clip, ref in ts_clips(tmp_path):
         lag, _ = best_lag(clip, ref, round(start * RATE), 743)
         assert abs(lag) <= RATE // 1000, (start, lag)
+
+
+@gstbugs.QTDEMUX_EDIT_LIST_END
+def test_aac_in_mp4_ends_where_its_edit_list_ends(tmp_path):
+    """AAC at 48 kHz in a 4 s MP4 (as ffmpeg writes it: an edit list of
+    192000 samples from sample 1024): the clip over the video's end has
+    FFmpeg's decode up to the edit list's end, and zeros after it (FFmpeg
+    goes on through the encoder's padding). With qtdemux 1.22.0 its last
+    512 samples before the end were zeros too (the frame the edit list
+    ends in is dropped); with its fix (1.22.3) they are FFmpeg's."""
+    rate, end = 48000, 4 * 48000
+    (tmp_path / "a").mkdir()
+    path = tmp_path / "a" / "v.mp4"
+    make(path, ["-c:a", "aac", "-b:a", "128k"], H264, 4.0, rate)
+    ref = audiogen.ffmpeg_decode(str(path))[0]
+    assert len(ref) > end
+    clips = clips_of(loader(tmp_path, sample_rate=rate, clips_per_video=4))
+    _, pts, audio, has_audio = max(clips, key=lambda c: c[1][0])
+    start = round(pts[0] * rate)
+    assert has_audio and start + audio.shape[1] > end, (pts[0], audio.shape)
+    assert np.abs(audio[0, :end - start] - ref[start:end]).max() <= 1e-4
+    assert not audio[0, end - start:].any()
