@@ -197,3 +197,70 @@ def test_m4a_ends_where_its_edit_list_ends(tmp_path):
         f"sample-rate={RATE} duration=0")[0]
     assert whole.shape[1] == 5 * RATE, whole.shape
     assert np.abs(whole - ref[:, :5 * RATE]).max() == 0
+
+
+def streamed_flac(path, expr, layout, seconds):
+    """A FLAC as ffmpeg writes it to a pipe: STREAMINFO without a length
+    (total_samples 0)."""
+    with open(path, "wb") as f:
+        subprocess.run(["ffmpeg", "-v", "error", "-nostdin", "-f", "lavfi",
+                        "-i", f"aevalsrc={expr}:c={layout}:s={RATE}:"
+                        f"d={seconds}", "-f", "flac", "-"], stdout=f,
+                       check=True, timeout=120)
+    data = open(path, "rb").read()
+    # STREAMINFO's last 36 bits before the MD5: the sample count
+    assert int.from_bytes(data[21:26], "big") & 0xfffffffff == 0
+
+
+@pytest.mark.parametrize("layout,channels", [("5.1", 6), ("6.1", 7),
+                                             ("7.1", 8)])
+def test_streamed_flac_channels_in_ffmpegs_order(tmp_path, layout, channels):
+    """A FLAC with no length in its STREAMINFO goes through libFLAC too:
+    every channel where FFmpeg puts it (flacdec moved 6.1's and 7.1's
+    back channels before FC and LFE), clips at exact positions."""
+    os.makedirs(tmp_path / "a")
+    path = str(tmp_path / "a" / "s.flac")
+    streamed_flac(path, "|".join(f"0.3*sin(2*PI*{110 * (k + 2)}*t)"
+                                 for k in range(channels)), layout, 3)
+    ref = np.frombuffer(subprocess.run(
+        ["ffmpeg", "-v", "error", "-i", path, "-f", "f32le", "-"],
+        check=True, capture_output=True, timeout=120).stdout,
+        "<f4").reshape(-1, channels).T
+    (whole, _), = run_clips(
+        f"spdlsrc location={tmp_path} extensions=flac ! spdlaudiodecode "
+        f"sample-rate={RATE} channels={channels} duration=0")[0]
+    np.testing.assert_array_equal(whole, ref)
+    clips, _, _ = run_clips(
+        f"spdlsrc location={tmp_path} extensions=flac ! spdlaudiodecode "
+        f"sample-rate={RATE} channels={channels} duration=0.5 "
+        "clips-per-file=4 sampling=uniform")
+    assert len(clips) == 4
+    for arr, meta in clips:
+        start = int(round(meta["start"] * RATE))
+        np.testing.assert_array_equal(arr, ref[:, start:start + arr.shape[1]])
+
+
+def test_streamed_flac_damage_skipped_and_placed(tmp_path):
+    """A FLAC with no length and a damaged frame in its middle is skipped
+    as corrupt (flacdec decoded it silently), and so is one with a
+    length; both messages name the sample near the damage, not 0."""
+    os.makedirs(tmp_path / "a")
+    expr = "|".join(f"0.3*sin(2*PI*{110 * (k + 2)}*t)" for k in range(6))
+    streamed_flac(str(tmp_path / "a" / "streamed.flac"), expr, "5.1", 6)
+    ffmpeg(["-f", "lavfi", "-i", f"aevalsrc={expr}:c=5.1:s={RATE}:d=6"],
+           str(tmp_path / "a" / "sized.flac"))
+    for name in ("streamed.flac", "sized.flac"):
+        damage(str(tmp_path / "a" / name), 0.5, 16)
+    streamed_flac(str(tmp_path / "a" / "clean.flac"), expr, "5.1", 6)
+    clips, warnings, counts = run_clips(
+        f"spdlsrc location={tmp_path} extensions=flac ! spdlaudiodecode "
+        f"sample-rate={RATE} channels=6 duration=1 clips-per-file=6 "
+        "sampling=uniform")
+    assert {os.path.basename(m["path"]) for _, m in clips} == {"clean.flac"}
+    assert len(clips) == 6
+    assert counts["total"] == 2 and counts["corrupt"] == 2, counts
+    for name in ("streamed.flac", "sized.flac"):
+        w, = [w for w in warnings if name in w]
+        at = int(w.split("near sample ")[1].split(":")[0])
+        # the damage is half way through the bytes: about 3 s in
+        assert 2 * RATE < at < 4 * RATE, w

@@ -420,7 +420,12 @@ GST_START_TEST (test_flac_damaged)
   fail_if (spdl_audio_test_read (reader, 0, 0, &got, &error));
   fail_unless (g_error_matches (error, GST_SPDL_DECODE_ERROR,
           GST_SPDL_DECODE_ERROR_CORRUPT));
-  GST_INFO ("%s", error->message);
+  /* named by where the frames stopped, not where the read began */
+  fail_unless (g_str_has_prefix (error->message,
+          "FLAC stream damaged near sample "));
+  fail_unless_equals_uint64 (g_ascii_strtoull (error->message +
+          strlen ("FLAC stream damaged near sample "), NULL, 10),
+      got.frames->len / 8);
   g_clear_error (&error);
   fail_unless (got.frames->len > 0 && got.frames->len < 50000 * 8);
   check_flac_frames (&got, 0, 2, 16);
@@ -467,14 +472,26 @@ GST_END_TEST;
 
 GST_START_TEST (test_flac_declined)
 {
-  /* no length in STREAMINFO (seeking needs it), a sample size flacdec
-   * refuses, an ID3v2 tag first; 3 channels are taken, at FLAC's
-   * positions (flacdec's) */
+  /* a sample size flacdec refuses, an ID3v2 tag first; 3 channels are
+   * taken, at FLAC's positions (flacdec's), and a stream with no length
+   * in STREAMINFO, counted at open */
   GByteArray *flac = make_flac (1, 16000, 16, 5000, 0);
   GByteArray *tagged;
   GstSpdlAudioReader *reader;
+  SpdlAudioTestRuns got;
 
-  fail_unless (open_bytes (flac->data, flac->len) == NULL);
+  reader = open_bytes (flac->data, flac->len);
+  fail_unless (reader != NULL);
+  fail_unless_equals_int (reader->n_frames, 5000);
+  fail_unless (spdl_audio_test_read (reader, 3000, 0, &got, NULL));
+  fail_unless_equals_int (got.frames->len, 2000 * 4);
+  check_flac_frames (&got, 3000, 1, 16);
+  spdl_audio_test_runs_clear (&got);
+  fail_unless (spdl_audio_test_read (reader, 0, 0, &got, NULL));
+  fail_unless_equals_int (got.frames->len, 5000 * 4);
+  check_flac_frames (&got, 0, 1, 16);
+  spdl_audio_test_runs_clear (&got);
+  gst_spdl_audio_reader_free (reader);
   g_byte_array_unref (flac);
   flac = make_flac (3, 16000, 16, 5000, 5000);
   reader = open_bytes (flac->data, flac->len);
