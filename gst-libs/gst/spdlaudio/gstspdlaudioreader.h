@@ -65,6 +65,11 @@ struct _GstSpdlAudioReader
                                  * pre-roll instead (Opus: 80 ms, as FFmpeg
                                  * seeks; up to 0.24 off on low-bitrate
                                  * speech, half the decoding) */
+  gchar *damage;                /* damaged data the reader decodes as
+                                 * FFmpeg decodes it (an MP3's junk or
+                                 * ID3v2 tag between frames): what and
+                                 * where, for the caller's warning
+                                 * (reason recovered); NULL if none */
 };
 
 /* A reader for the file in @data (referenced while the reader lives), or
