@@ -13,8 +13,8 @@
  * the start) of 1 to 8 channels (at the positions FLAC's format gives
  * them, in GStreamer's order already, as FFmpeg decodes them; flacdec
  * 1.22 labels them so too, but moves 6.1's and 7.1's back channels
- * before FC and LFE), a
- * sample size flacdec decodes (8, 12, 16, 20, 24, 32 bits); one whose
+ * before FC and LFE), of any sample size (4 to 32 bits; flacdec decodes
+ * 8, 12, 16, 20, 24 and 32 only); one whose
  * STREAMINFO says no length (written to a pipe) is decoded once at open
  * to count it. Anything else goes to the pipeline. A frame libFLAC
  * reports as damaged (lost sync, bad header, CRC mismatch, unparseable)
@@ -357,17 +357,11 @@ gst_spdl_flac_reader_open (GBytes * bytes, GError ** error)
   if (self->reader.info.rate == 0 || self->channels == 0 ||
       self->channels > MAX_CHANNELS)
     goto decline;
-  switch (self->bps) {
-    case 8:
-    case 12:
-    case 16:
-    case 20:
-    case 24:
-    case 32:
-      break;
-    default:
-      goto decline;
-  }
+  /* every size FLAC has: flacdec (1.22) refuses those outside 8, 12,
+   * 16, 20, 24 and 32 bits ("No valid frames decoded"), FFmpeg decodes
+   * them */
+  if (self->bps < 4 || self->bps > 32)
+    goto decline;
   if (self->reader.n_frames == 0 && !count_samples (self, error))
     goto decline;
   if (self->reader.n_frames == 0)

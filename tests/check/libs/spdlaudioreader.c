@@ -360,7 +360,8 @@ check_flac_frames (SpdlAudioTestRuns * got, guint64 first, guint channels,
 
 GST_START_TEST (test_flac_samples_and_seeks)
 {
-  const guint bpss[] = { 8, 12, 16, 20, 24, 32 };
+  /* flacdec's sizes, and sizes outside FLAC's subset it refuses */
+  const guint bpss[] = { 8, 12, 16, 20, 24, 32, 18, 23, 31 };
   guint b, channels;
 
   for (b = 0; b < G_N_ELEMENTS (bpss); b++) {
@@ -472,8 +473,7 @@ GST_END_TEST;
 
 GST_START_TEST (test_flac_declined)
 {
-  /* a sample size flacdec refuses, an ID3v2 tag first; 3 channels are
-   * taken, at FLAC's positions (flacdec's), and a stream with no length
+  /* an ID3v2 tag first; 3 channels are taken, at FLAC's positions (flacdec's), and a stream with no length
    * in STREAMINFO, counted at open */
   GByteArray *flac = make_flac (1, 16000, 16, 5000, 0);
   GByteArray *tagged;
@@ -500,9 +500,6 @@ GST_START_TEST (test_flac_declined)
   fail_unless_equals_int (reader->info.position[2],
       GST_AUDIO_CHANNEL_POSITION_FRONT_CENTER);
   gst_spdl_audio_reader_free (reader);
-  g_byte_array_unref (flac);
-  flac = make_flac (1, 16000, 18, 5000, 5000);
-  fail_unless (open_bytes (flac->data, flac->len) == NULL);
   g_byte_array_unref (flac);
   flac = make_flac (1, 16000, 16, 5000, 5000);
   tagged = g_byte_array_new ();
