@@ -48,11 +48,25 @@
  * more output channels than the file's: channel k of the file in
  * channel k, the others silent.
  *
- * Damage is never decoded silently: a FLAC (1 to 8 channels) with a
- * frame libFLAC's CRC rejects, and an MP3 whose frames stop at bytes that
- * are no frame and start again after them, are skipped as corrupt, the
- * warning naming the file and the damage (GStreamer's parsers would skip
- * it unnoticed, and an MP3's LAME-tag trimming with it).
+ * Damage is never decoded silently. Every FLAC (1 to 8 channels, 4 to 32
+ * bits, with or without a length in its STREAMINFO: one written to a
+ * pipe is counted by a decode at open) is read by libFLAC: a frame its
+ * CRC rejects skips the file as corrupt, the warning naming the sample
+ * where the damage is (flacdec would decode around it unnoticed, and
+ * refuses sizes outside 8, 12, 16, 20, 24 and 32 bits). An MP3 whose
+ * frames stop at bytes that are no frame and start again is read as
+ * FFmpeg reads it: its parser puts the bytes before the next header in
+ * one packet with that frame, and its decoder drops the packet (and the
+ * frame) unless those bytes are zeros. Where libmpg123 then gives
+ * FFmpeg's samples, the file is delivered so, with a warning naming the
+ * file and the bytes (an ID3v2 tag there is named a join: files
+ * concatenated), counted by #GstSpdlAudioDecode:recovered; the first
+ * file's LAME tag trims as FFmpeg trims it (its padding too when the
+ * file is at most 1/16 larger than the tag says). Where it cannot, the
+ * file is skipped as corrupt, the bytes named: a header of another kind
+ * after the damage, a layer 3 frame after a dropped one that takes main
+ * data from the bit reservoir (FFmpeg decodes it from stale bytes), or
+ * damage inside the frames a LAME tag counts.
  *
  * Clip starts are drawn uniformly from (seed, epoch, file index), spaced
  * evenly from the first to the last sample, or all at the start

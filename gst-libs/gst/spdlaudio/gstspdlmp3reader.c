@@ -27,8 +27,11 @@
  * are is declined (the pipeline decodes it); one counting more (a file
  * cut short) reads the frames there, untrimmed at the end. A file whose
  * frames stop at bytes that are no frame and start again after them
- * (damage in its middle) is refused as corrupt: the pipeline would skip
- * the damage silently, and with the tag untrimmed.
+ * (damage, or files joined) is read as FFmpeg reads it (read_damaged):
+ * libmpg123 gets the frames FFmpeg decodes, copied, and the reader's
+ * damage says where the bytes are; where that cannot give FFmpeg's
+ * samples the file is refused as corrupt (the pipeline would skip the
+ * damage silently, with the tag untrimmed).
  *
  * A read from sample k decodes from a few frames before the one holding
  * k (first_frame_for) with a fresh stream, and its samples are those of a
