@@ -122,6 +122,19 @@ def test_damaged_lame_tagged_mp3_skipped_not_shifted(tmp_path):
         assert np.abs(arr - ref[:, start:start + arr.shape[1]]).max() <= 1e-4
 
 
+def clean_flac_clips(tmp_path, n_damaged):
+    """Six 1 s clips of 5.1 FLACs: all of clean.flac's, the @n_damaged
+    others skipped as corrupt. Returns the clips and the warnings."""
+    clips, warnings, counts = run_clips(
+        f"spdlsrc location={tmp_path} extensions=flac ! spdlaudiodecode "
+        f"sample-rate={RATE} channels=6 duration=1 clips-per-file=6 "
+        "sampling=uniform")
+    assert {os.path.basename(m["path"]) for _, m in clips} == {"clean.flac"}
+    assert len(clips) == 6
+    assert counts["total"] == n_damaged == counts["corrupt"], counts
+    return clips, warnings
+
+
 def test_damaged_surround_flac_skipped_not_silently_off(tmp_path):
     """A 5.1 FLAC (as ffmpeg writes it) with one damaged frame: libFLAC's
     frame CRC catches it, so the file is skipped as corrupt, named and
@@ -135,13 +148,7 @@ def test_damaged_surround_flac_skipped_not_silently_off(tmp_path):
                str(tmp_path / "a" / name))
     damage(str(tmp_path / "a" / "damaged.flac"), 0.5, 16)
     ref = audiogen.ffmpeg_decode(str(tmp_path / "a" / "clean.flac"), 6)
-    clips, warnings, counts = run_clips(
-        f"spdlsrc location={tmp_path} extensions=flac ! spdlaudiodecode "
-        f"sample-rate={RATE} channels=6 duration=1 clips-per-file=6 "
-        "sampling=uniform")
-    assert {os.path.basename(m["path"]) for _, m in clips} == {"clean.flac"}
-    assert len(clips) == 6
-    assert counts["total"] == 1 and counts["corrupt"] == 1, counts
+    clips, warnings = clean_flac_clips(tmp_path, 1)
     assert any("damaged.flac" in w and "damaged" in w.split("damaged.flac")[1]
                for w in warnings), warnings
     for arr, meta in clips:
@@ -252,13 +259,7 @@ def test_streamed_flac_damage_skipped_and_placed(tmp_path):
     for name in ("streamed.flac", "sized.flac"):
         damage(str(tmp_path / "a" / name), 0.5, 16)
     streamed_flac(str(tmp_path / "a" / "clean.flac"), expr, "5.1", 6)
-    clips, warnings, counts = run_clips(
-        f"spdlsrc location={tmp_path} extensions=flac ! spdlaudiodecode "
-        f"sample-rate={RATE} channels=6 duration=1 clips-per-file=6 "
-        "sampling=uniform")
-    assert {os.path.basename(m["path"]) for _, m in clips} == {"clean.flac"}
-    assert len(clips) == 6
-    assert counts["total"] == 2 and counts["corrupt"] == 2, counts
+    _, warnings = clean_flac_clips(tmp_path, 2)
     for name in ("streamed.flac", "sized.flac"):
         w, = [w for w in warnings if name in w]
         at = int(w.split("near sample ")[1].split(":")[0])
