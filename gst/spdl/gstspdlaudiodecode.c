@@ -48,11 +48,25 @@
  * more output channels than the file's: channel k of the file in
  * channel k, the others silent.
  *
- * Damage is never decoded silently: a FLAC (1 to 8 channels) with a
- * frame libFLAC's CRC rejects, and an MP3 whose frames stop at bytes that
- * are no frame and start again after them, are skipped as corrupt, the
- * warning naming the file and the damage (GStreamer's parsers would skip
- * it unnoticed, and an MP3's LAME-tag trimming with it).
+ * Damage is never decoded silently. Every FLAC (1 to 8 channels, 4 to 32
+ * bits, with or without a length in its STREAMINFO: one written to a
+ * pipe is counted by a decode at open) is read by libFLAC: a frame its
+ * CRC rejects skips the file as corrupt, the warning naming the sample
+ * where the damage is (flacdec would decode around it unnoticed, and
+ * refuses sizes outside 8, 12, 16, 20, 24 and 32 bits). An MP3 whose
+ * frames stop at bytes that are no frame and start again is read as
+ * FFmpeg reads it: its parser puts the bytes before the next header in
+ * one packet with that frame, and its decoder drops the packet (and the
+ * frame) unless those bytes are zeros. Where libmpg123 then gives
+ * FFmpeg's samples, the file is delivered so, with a warning naming the
+ * file and the bytes (an ID3v2 tag there is named a join: files
+ * concatenated), counted by #GstSpdlAudioDecode:recovered; the first
+ * file's LAME tag trims as FFmpeg trims it (its padding too when the
+ * file is at most 1/16 larger than the tag says). Where it cannot, the
+ * file is skipped as corrupt, the bytes named: a header of another kind
+ * after the damage, a layer 3 frame after a dropped one that takes main
+ * data from the bit reservoir (FFmpeg decodes it from stale bytes), or
+ * damage inside the frames a LAME tag counts.
  *
  * Clip starts are drawn uniformly from (seed, epoch, file index), spaced
  * evenly from the first to the last sample, or all at the start
@@ -110,6 +124,7 @@ enum
   PROP_TIMEOUT,
   PROP_REUSE_CHAINS,
   PROP_EXACT,
+  PROP_RECOVERED,
   PROP_N,
 };
 
@@ -302,6 +317,21 @@ gst_spdl_audio_decode_class_init (GstSpdlAudioDecodeClass * klass)
           "from its codec's 80 ms pre-roll, faster, up to 0.24 off)", TRUE,
           READY_PARAM));
   /**
+   * GstSpdlAudioDecode:recovered:
+   *
+   * Files decoded from damaged data as FFmpeg decodes them, delivered
+   * with a warning naming the file and the damage (reason recovered):
+   * an MP3 with an ID3v2 tag between frames (files joined), zero bytes
+   * between frames, or junk FFmpeg's parser drops with the frame after
+   * it. Damage whose decode would differ from FFmpeg's is skipped as
+   * corrupt instead.
+   */
+  g_object_class_install_property (gobject_class, PROP_RECOVERED,
+      g_param_spec_uint64 ("recovered", "Recovered",
+          "Files decoded from damaged data as FFmpeg decodes them, each "
+          "warned about", 0, G_MAXUINT64, 0,
+          G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+  /**
    * GstSpdlAudioDecode:error-counts:
    *
    * Skipped files by reason: one guint64 field per reason (empty,
@@ -312,7 +342,8 @@ gst_spdl_audio_decode_class_init (GstSpdlAudioDecodeClass * klass)
    * GstSpdlAudioDecode:stats:
    *
    * "spdl-stats": items-in, items-out (files), busy, mean, p90, p99 (ns
-   * per file), cpu, cpu-mean, threads, clips, pipeline-builds (the
+   * per file), cpu, cpu-mean, threads, clips, recovered (see
+   * #GstSpdlAudioDecode:recovered), pipeline-builds (the
    * threads' pipelines are reused unless
    * #GstSpdlAudioDecode:reuse-chains is false), and skipped-REASON
    * counts.
@@ -447,6 +478,11 @@ gst_spdl_audio_decode_get_property (GObject * object, guint prop_id,
 
   if (gst_spdl_parallel_decoder_get_property (object, prop_id, value, pspec))
     return;
+  if (prop_id == PROP_RECOVERED) {
+    g_value_set_uint64 (value, gst_spdl_parallel_decoder_get_recovered
+        (GST_SPDL_PARALLEL_DECODER (self)));
+    return;
+  }
   GST_OBJECT_LOCK (self);
   switch (prop_id) {
     case PROP_SAMPLE_RATE:
@@ -636,11 +672,15 @@ gst_spdl_audio_decode_decode (GstSpdlParallelDecoder * base, gpointer state,
   /* a checkpoint after it has consumed the whole file (spdlbatch) */
   if (job->outputs)
     gst_spdl_buffer_mark_last_clip (g_list_last (job->outputs)->data);
+  /* delivered with a warning, counted as recovered */
+  if (job->outputs && gst_spdl_audio_chain_get_damage (chain))
+    gst_spdl_decode_fail (&job->error, GST_SPDL_DECODE_ERROR_RECOVERED,
+        "%s", gst_spdl_audio_chain_get_damage (chain));
 done:
   g_free (clips);
   if (all)
     gst_buffer_unref (all);
-  if (job->error) {
+  if (job->error && !gst_spdl_error_is_recovered (job->error)) {
     g_list_free_full (job->outputs, (GDestroyNotify) gst_buffer_unref);
     job->outputs = NULL;
   }

@@ -29,7 +29,8 @@ _NOT_REASONS = {"total", "epoch", "suppressed"}
 _REASON = re.compile(r"reason: ([A-Za-z0-9-]+)")
 _PATH = re.compile(r'^Skipping sample "(.*)": ')
 # a sample delivered from damaged data (reason recovered): warned, not skipped
-_DELIVERED = re.compile(r'^Sample "(.*)" decoded from damaged data: ')
+_DELIVERED = re.compile(
+    r'^(?:Sample|Audio file) "(.*)" decoded from damaged data: ')
 
 
 def _text(parse):

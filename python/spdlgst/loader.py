@@ -744,9 +744,11 @@ class Loader:
 
     def recovered(self) -> int:
         """Samples delivered although their data was damaged, decoded as
-        PIL decodes them (each warned about, reason ``recovered``), since
-        the pipeline started; those an element skipped instead
-        (``skip-recovered``) are in :meth:`skipped`."""
+        the reference decoder decodes them (images as PIL, audio files as
+        FFmpeg: an MP3 of files joined, or with junk between frames), each
+        warned about (reason ``recovered``), since the pipeline started;
+        those an element skipped instead (``skip-recovered``) are in
+        :meth:`skipped`."""
         self._drain()
         return sum(element.get_property("recovered")
                    for element in self._spdl_elements_with("recovered"))

@@ -292,6 +292,8 @@ mpeg_audio_tag (const guint8 * p, gsize len, GstSpdlMpegAudioTag * tag)
     tag->frames = read_be32 (p + at);
     at += 4;
   }
+  if ((flags & 2) && at + 4 <= len)
+    tag->bytes = read_be32 (p + at);
   at += ((flags & 2) ? 4 : 0) + ((flags & 4) ? 100 : 0) +
       ((flags & 8) ? 4 : 0);
   tag->present = TRUE;
@@ -376,30 +378,6 @@ gst_spdl_mpeg_audio_find_frames (const guint8 * data, gsize size,
     return FALSE;
   *n_samples = n;
   return TRUE;
-}
-
-gboolean
-gst_spdl_mpeg_audio_frames_resume (const guint8 * data, gsize size,
-    gsize first, gsize pos)
-{
-  guint32 fixed, f;
-  guint samples, rate, len, next;
-
-  if (first + 4 > size || mpeg_audio_frame (data + first, &samples, &fixed,
-          &rate) == 0)
-    return FALSE;
-  /* two frames in a row like the first: not a sync word by chance */
-  for (pos++; pos + 4 <= size; pos++) {
-    len = mpeg_audio_frame (data + pos, &samples, &f, &rate);
-    if (len == 0 || f != fixed || pos + len > size)
-      continue;
-    if (pos + len == size)
-      return TRUE;
-    if (pos + len + 4 <= size && (next = mpeg_audio_frame (data + pos + len,
-                &samples, &f, &rate)) != 0 && f == fixed)
-      return TRUE;
-  }
-  return FALSE;
 }
 
 gboolean

@@ -55,6 +55,7 @@ typedef struct
 {
   gboolean present;
   guint64 frames;
+  guint64 bytes;                /* Xing's byte count, 0 if not given */
   gboolean lame;
   guint delay, padding;
 } GstSpdlMpegAudioTag;
@@ -70,13 +71,6 @@ typedef struct
 gboolean gst_spdl_mpeg_audio_find_frames (const guint8 * data, gsize size,
     guint * rate, guint * channels, guint64 * n_samples, gsize * offset,
     gsize * length, GstSpdlMpegAudioTag * tag);
-
-/* Whether, after the bytes at @pos that are not a frame (where
- * gst_spdl_mpeg_audio_find_frames() stopped: @offset + @length, also set
- * when it fails), frames like the one at @first start again: the file is
- * damaged there, not ended. */
-gboolean gst_spdl_mpeg_audio_frames_resume (const guint8 * data,
-    gsize size, gsize first, gsize pos);
 
 /* Whether @data starts with an EBML header (Matroska, WebM) that
  * GStreamer's matroskademux (1.22) refuses by posting its error through

@@ -49,6 +49,7 @@ typedef struct
   GstSpdlWarnLimiter warn_limiter;
   guint64 outputs;              /* pushed */
   guint64 decoded;              /* inputs that gave outputs */
+  guint64 recovered;            /* of those, decoded from damaged data */
   GstSpdlEpochCheck epoch_check;
   GstSpdlStats stats;
 
@@ -356,7 +357,8 @@ stats_new (GstSpdlParallelDecoder * self)
   gint i;
 
   gst_structure_set (s, "threads", G_TYPE_UINT, priv->n_workers,
-      "clips", G_TYPE_UINT64, priv->outputs, NULL);
+      "clips", G_TYPE_UINT64, priv->outputs, "recovered", G_TYPE_UINT64,
+      priv->recovered, NULL);
   if (CLASS (self)->add_stats) {
     /* the live states are only read */
     g_mutex_lock (&priv->lock);
@@ -416,6 +418,17 @@ gst_spdl_parallel_decoder_get_property (GObject * object, guint prop_id,
   }
   GST_OBJECT_UNLOCK (self);
   return TRUE;
+}
+
+guint64
+gst_spdl_parallel_decoder_get_recovered (GstSpdlParallelDecoder * self)
+{
+  guint64 recovered;
+
+  GST_OBJECT_LOCK (self);
+  recovered = PRIV (self)->recovered;
+  GST_OBJECT_UNLOCK (self);
+  return recovered;
 }
 
 GstPad *
@@ -489,6 +502,7 @@ start_workers (GstSpdlParallelDecoder * self)
   priv->errors = 0;
   priv->outputs = 0;
   priv->decoded = 0;
+  priv->recovered = 0;
   priv->epoch_check.resumed = FALSE;
   priv->epoch_check.whole_dataset = FALSE;
   n = priv->threads ? priv->threads : g_get_num_processors ();
@@ -818,12 +832,48 @@ skip_input (GstSpdlParallelDecoder * self, GstSpdlParallelDecoderJob * job)
   return TRUE;
 }
 
+/* Counts an input decoded from damaged data as the reference decoder
+ * decodes it (GST_SPDL_DECODE_ERROR_RECOVERED with outputs) and warns,
+ * with the skipped inputs' warnings (the first warning-limit of each
+ * epoch on the bus); its outputs are pushed. */
+static void
+deliver_recovered (GstSpdlParallelDecoder * self,
+    GstSpdlParallelDecoderJob * job)
+{
+  GstSpdlParallelDecoderPrivate *priv = PRIV (self);
+  const gchar *item_name = CLASS (self)->item_name;
+  const gchar *path = gst_spdl_buffer_get_path (job->input);
+  guint64 recovered;
+  gboolean post;
+
+  GST_OBJECT_LOCK (self);
+  recovered = ++priv->recovered;
+  priv->warn_limiter.limit = priv->warning_limit;
+  post = gst_spdl_warn_limiter_count (&priv->warn_limiter, job->epoch);
+  GST_OBJECT_UNLOCK (self);
+
+  if (post)
+    GST_ELEMENT_WARNING (self, STREAM, DECODE,
+        ("%c%s \"%s\" decoded from damaged data: %s",
+            g_ascii_toupper (item_name[0]), item_name + 1, path,
+            job->error->message),
+        ("reason: %s; delivered as FFmpeg decodes it; %" G_GUINT64_FORMAT
+            " recovered so far", gst_spdl_decode_error_reason
+            (GST_SPDL_DECODE_ERROR_RECOVERED), recovered));
+  else
+    GST_WARNING_OBJECT (self, "%s \"%s\" decoded from damaged data: %s",
+        item_name, path, job->error->message);
+  g_clear_error (&job->error);
+}
+
 static GstFlowReturn
 push_outputs (GstSpdlParallelDecoder * self, GstSpdlParallelDecoderJob * job)
 {
   GstSpdlParallelDecoderPrivate *priv = PRIV (self);
   GstFlowReturn ret = GST_FLOW_OK;
 
+  if (job->outputs && job->error && gst_spdl_error_is_recovered (job->error))
+    deliver_recovered (self, job);
   if (job->error && !skip_input (self, job))
     return GST_FLOW_ERROR;
   /* a video some of whose clips were dropped (an error) still decoded */

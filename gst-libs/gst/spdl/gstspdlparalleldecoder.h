@@ -27,7 +27,9 @@ G_BEGIN_DECLS
  * also held until the first caps). A job's GError skips it (or some of
  * its outputs): counted by reason (gstspdlerrors.h) against max-errors,
  * warned about up to warning-limit per epoch, summed in an spdl-skipped
- * message at each epoch end and an error-counts message at EOS.
+ * message at each epoch end and an error-counts message at EOS; one of
+ * GST_SPDL_DECODE_ERROR_RECOVERED with outputs delivers them, warned
+ * about and counted apart (damaged data decoded as FFmpeg decodes it).
  *
  * The subclass adds the pad templates "sink" and "src", calls
  * gst_spdl_parallel_decoder_class_install_properties() from its class_init
@@ -122,6 +124,12 @@ gboolean gst_spdl_parallel_decoder_set_property (GObject * object,
     guint prop_id, const GValue * value, GParamSpec * pspec);
 gboolean gst_spdl_parallel_decoder_get_property (GObject * object,
     guint prop_id, GValue * value, GParamSpec * pspec);
+
+/* Inputs decoded from damaged data as the reference decoder decodes it
+ * (a job's GST_SPDL_DECODE_ERROR_RECOVERED with outputs: pushed, warned
+ * about, counted here, not skipped) since start */
+guint64 gst_spdl_parallel_decoder_get_recovered (GstSpdlParallelDecoder *
+    self);
 
 GstPad *gst_spdl_parallel_decoder_get_srcpad (GstSpdlParallelDecoder * self);
 /* the source task: pushes @caps and the sticky events held for them */

@@ -1006,6 +1006,12 @@ gst_spdl_audio_chain_get_format (GstSpdlAudioChain * chain, guint * rate,
     *channels = chain->declared_channels;
 }
 
+const gchar *
+gst_spdl_audio_chain_get_damage (GstSpdlAudioChain * chain)
+{
+  return chain->reader ? chain->reader->damage : NULL;
+}
+
 /* ------------------------------------------------------------------------ */
 /* Reading a span                                                           */
 

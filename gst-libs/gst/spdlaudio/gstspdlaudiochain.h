@@ -67,6 +67,9 @@ void gst_spdl_audio_chain_close (GstSpdlAudioChain * chain);
 guint64 gst_spdl_audio_chain_get_n_samples (GstSpdlAudioChain * chain);
 void gst_spdl_audio_chain_get_format (GstSpdlAudioChain * chain,
     guint * rate, guint * channels);
+/* What damage the open file has that its reader decodes as FFmpeg does
+ * (GstSpdlAudioReader's damage), NULL if none */
+const gchar *gst_spdl_audio_chain_get_damage (GstSpdlAudioChain * chain);
 
 /* Decodes samples @start .. @start + @length (output rate; sample 0 is
  * the first decoded one, or the container's time 0 with media_timeline)

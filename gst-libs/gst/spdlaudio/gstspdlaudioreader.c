@@ -60,6 +60,8 @@ gst_spdl_audio_reader_get_name (GstSpdlAudioReader * reader)
 void
 gst_spdl_audio_reader_free (GstSpdlAudioReader * reader)
 {
-  if (reader)
+  if (reader) {
+    g_free (reader->damage);
     reader->funcs->free (reader);
+  }
 }

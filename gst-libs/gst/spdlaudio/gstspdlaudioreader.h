@@ -65,6 +65,11 @@ struct _GstSpdlAudioReader
                                  * pre-roll instead (Opus: 80 ms, as FFmpeg
                                  * seeks; up to 0.24 off on low-bitrate
                                  * speech, half the decoding) */
+  gchar *damage;                /* damaged data the reader decodes as
+                                 * FFmpeg decodes it (an MP3's junk or
+                                 * ID3v2 tag between frames): what and
+                                 * where, for the caller's warning
+                                 * (reason recovered); NULL if none */
 };
 
 /* A reader for the file in @data (referenced while the reader lives), or
@@ -73,8 +78,10 @@ struct _GstSpdlAudioReader
  * what is wrong with it). A reader never rejects a file for its declared
  * rate or channel count: the caller checks those. NULL and @error
  * (GST_SPDL_DECODE_ERROR_CORRUPT) when the reader's format is damaged in
- * a way the pipeline would decode silently wrong (an MP3 whose frames
- * stop and start again). */
+ * a way the pipeline would decode silently wrong and the reader cannot
+ * decode as FFmpeg does (an MP3 whose frames stop and start again, a
+ * FLAC without a length damaged); damage it decodes as FFmpeg does is in
+ * the reader's damage. */
 GstSpdlAudioReader *gst_spdl_audio_reader_open (GBytes * data,
     GError ** error);
 

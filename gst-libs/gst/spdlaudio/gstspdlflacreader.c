@@ -13,12 +13,13 @@
  * the start) of 1 to 8 channels (at the positions FLAC's format gives
  * them, in GStreamer's order already, as FFmpeg decodes them; flacdec
  * 1.22 labels them so too, but moves 6.1's and 7.1's back channels
- * before FC and LFE), a
- * sample size flacdec decodes (8, 12, 16, 20, 24, 32 bits) and a length
- * in its STREAMINFO (seeking needs it); anything else goes to the
- * pipeline. A frame libFLAC reports as damaged (lost sync, bad header,
- * CRC mismatch, unparseable) fails the read: the stream would have a
- * hole there. */
+ * before FC and LFE), of any sample size (4 to 32 bits; flacdec decodes
+ * 8, 12, 16, 20, 24 and 32 only); one whose
+ * STREAMINFO says no length (written to a pipe) is decoded once at open
+ * to count it. Anything else goes to the pipeline. A frame libFLAC
+ * reports as damaged (lost sync, bad header, CRC mismatch, unparseable)
+ * fails the read, named by the sample where it starts: the stream would
+ * have a hole there. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -70,6 +71,7 @@ typedef struct
   gpointer user_data;
   gboolean stop;
   const gchar *damage;          /* what libFLAC reported */
+  guint64 damage_at;            /* the sample where it was found */
 } FlacReader;
 
 static FLAC__StreamDecoderReadStatus
@@ -189,7 +191,9 @@ on_metadata (const FLAC__StreamDecoder * decoder,
   si = &metadata->data.stream_info;
   self->channels = si->channels;
   self->bps = si->bits_per_sample;
-  self->reader.n_frames = si->total_samples;
+  /* 0: not said (counted at open) */
+  if (si->total_samples > 0)
+    self->reader.n_frames = si->total_samples;
   if (si->sample_rate > 0 && si->channels > 0 &&
       si->channels <= MAX_CHANNELS)
     gst_audio_info_set_format (&self->reader.info, GST_AUDIO_FORMAT_S32,
@@ -203,8 +207,12 @@ on_error (const FLAC__StreamDecoder * decoder,
 {
   FlacReader *self = user_data;
 
-  if (self->damage == NULL)
+  if (self->damage == NULL) {
     self->damage = FLAC__StreamDecoderErrorStatusString[status];
+    /* the frames before the damage were decoded */
+    if (self->next != G_MAXUINT64)
+      self->damage_at = self->next;
+  }
 }
 
 static gboolean
@@ -220,6 +228,7 @@ flac_read (GstSpdlAudioReader * reader, guint64 first,
   self->user_data = user_data;
   self->stop = FALSE;
   self->damage = NULL;
+  self->damage_at = first;
   if (first != self->next) {
     /* a seek delivers the frame it lands in, from @first on */
     self->next = G_MAXUINT64;
@@ -264,7 +273,7 @@ flac_read (GstSpdlAudioReader * reader, guint64 first,
     if (self->pos < self->size)
       return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_CORRUPT,
           "FLAC stream damaged near sample %" G_GUINT64_FORMAT ": %s",
-          first, self->damage);
+          self->damage_at, self->damage);
   }
   return TRUE;
 }
@@ -279,6 +288,40 @@ flac_free (GstSpdlAudioReader * reader)
   g_bytes_unref (self->bytes);
   g_free (self->frames);
   g_free (self);
+}
+
+/* A stream whose STREAMINFO does not say its length (total_samples 0: as
+ * written to a pipe, ffmpeg's -f flac -) is decoded once to count its
+ * samples, which finds any damage too (the file is refused then, as a
+ * read across it would fail); the decoder is then back at the start.
+ * FALSE and @error for damage; FALSE alone where libFLAC fails else. */
+static gboolean
+count_samples (FlacReader * self, GError ** error)
+{
+  FLAC__bool done;
+
+  self->damage_at = 0;
+  done = FLAC__stream_decoder_process_until_end_of_stream (self->decoder);
+  if (self->damage == NULL && (!done ||
+          FLAC__stream_decoder_get_state (self->decoder) !=
+          FLAC__STREAM_DECODER_END_OF_STREAM))
+    self->damage = FLAC__StreamDecoderStateString
+        [FLAC__stream_decoder_get_state (self->decoder)];
+  /* a file ending inside a frame ends there, as in a read */
+  if (self->damage && self->pos < self->size)
+    return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_CORRUPT,
+        "FLAC stream damaged near sample %" G_GUINT64_FORMAT ": %s",
+        self->damage_at, self->damage);
+  if (self->next == G_MAXUINT64)
+    return FALSE;
+  self->reader.n_frames = self->next;
+  self->damage = NULL;
+  if (!FLAC__stream_decoder_reset (self->decoder) ||
+      !FLAC__stream_decoder_process_until_end_of_metadata (self->decoder) ||
+      self->damage != NULL)
+    return FALSE;
+  self->next = 0;
+  return TRUE;
 }
 
 static const GstSpdlAudioReaderFuncs flac_funcs = {
@@ -311,20 +354,18 @@ gst_spdl_flac_reader_open (GBytes * bytes, GError ** error)
   if (!FLAC__stream_decoder_process_until_end_of_metadata (self->decoder) ||
       self->damage != NULL || !self->have_info)
     goto decline;
-  if (self->reader.n_frames == 0 || self->reader.info.rate == 0 ||
-      self->channels == 0 || self->channels > MAX_CHANNELS)
+  if (self->reader.info.rate == 0 || self->channels == 0 ||
+      self->channels > MAX_CHANNELS)
     goto decline;
-  switch (self->bps) {
-    case 8:
-    case 12:
-    case 16:
-    case 20:
-    case 24:
-    case 32:
-      break;
-    default:
-      goto decline;
-  }
+  /* every size FLAC has: flacdec (1.22) refuses those outside 8, 12,
+   * 16, 20, 24 and 32 bits ("No valid frames decoded"), FFmpeg decodes
+   * them */
+  if (self->bps < 4 || self->bps > 32)
+    goto decline;
+  if (self->reader.n_frames == 0 && !count_samples (self, error))
+    goto decline;
+  if (self->reader.n_frames == 0)
+    goto decline;
   return &self->reader;
 
 decline:

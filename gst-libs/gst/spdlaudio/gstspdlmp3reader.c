@@ -27,8 +27,11 @@
  * are is declined (the pipeline decodes it); one counting more (a file
  * cut short) reads the frames there, untrimmed at the end. A file whose
  * frames stop at bytes that are no frame and start again after them
- * (damage in its middle) is refused as corrupt: the pipeline would skip
- * the damage silently, and with the tag untrimmed.
+ * (damage, or files joined) is read as FFmpeg reads it (read_damaged):
+ * libmpg123 gets the frames FFmpeg decodes, copied, and the reader's
+ * damage says where the bytes are; where that cannot give FFmpeg's
+ * samples the file is refused as corrupt (the pipeline would skip the
+ * damage silently, with the tag untrimmed).
  *
  * A read from sample k decodes from a few frames before the one holding
  * k (first_frame_for) with a fresh stream, and its samples are those of a
@@ -60,9 +63,11 @@ typedef struct
   guint layer;
   gboolean mpeg1;
   GArray *offsets;              /* of the frames, as far as found */
-  /* the file's samples are the decode's [skip, end): its sample k is the
-   * decode's skip + k */
-  guint64 skip, end;
+  GByteArray *stream;           /* the frames FFmpeg decodes, damage out */
+  /* the file's samples are the decode's [skip, end) less [cut, cut_end)
+   * (the padding of the first of files joined): its sample k is the
+   * decode's skip + k, and cut_end - cut later from cut on */
+  guint64 skip, end, cut, cut_end;
 
   mpg123_handle *handle;
   guint64 opened_at;            /* the frame libmpg123's stream starts at */
@@ -199,8 +204,12 @@ mp3_read (GstSpdlAudioReader * reader, guint64 first,
 {
   GstSpdlMp3Reader *self = (GstSpdlMp3Reader *) reader;
   guint bpf = GST_AUDIO_INFO_BPF (&reader->info);
-  guint64 from = first + self->skip, frame = from / self->frame_samples;
+  guint64 from = first + self->skip, frame;
   guint idle = 0;
+
+  if (from >= self->cut)
+    from += self->cut_end - self->cut;
+  frame = from / self->frame_samples;
 
   if (first >= reader->n_frames)
     return TRUE;
@@ -244,9 +253,21 @@ mp3_read (GstSpdlAudioReader * reader, guint64 first,
     if (at + n <= from)
       continue;
     skip = from > at ? from - at : 0;
-    if (!func (audio + skip * bpf, at + skip - self->skip, n - skip,
-            user_data))
-      return TRUE;
+    /* the part before the cut, then the part after it */
+    while (skip < n) {
+      guint64 d = at + skip, stop = n, pos = d - self->skip;
+
+      if (d < self->cut)
+        stop = MIN (n, self->cut - at);
+      else if (d < self->cut_end) {
+        skip = MIN (n, self->cut_end - at);
+        continue;
+      } else
+        pos -= self->cut_end - self->cut;
+      if (!func (audio + skip * bpf, pos, stop - skip, user_data))
+        return TRUE;
+      skip = stop;
+    }
   }
 }
 
@@ -260,8 +281,133 @@ mp3_free (GstSpdlAudioReader * reader)
     mpg123_delete (self->handle);
   }
   g_array_free (self->offsets, TRUE);
+  if (self->stream)
+    g_byte_array_unref (self->stream);
   g_bytes_unref (self->data);
   g_free (self);
+}
+
+/* The header bits that must not change from frame to frame (version,
+ * layer, rate: as gst_spdl_mpeg_audio_find_frames() compares them) */
+static guint32
+header_fixed (const guint8 * p)
+{
+  return (((guint32) p[0] << 24) | ((guint32) p[1] << 16) |
+      ((guint32) p[2] << 8)) & 0xfffe0c00;
+}
+
+/* The size of the frame at @pos if it is one like the others (@fixed),
+ * whole; else 0 */
+static guint
+frame_like (const guint8 * data, gsize size, gsize pos, guint32 fixed)
+{
+  guint samples, len;
+
+  if (pos + 4 > size)
+    return 0;
+  len = gst_spdl_mpeg_audio_frame_size (data + pos, &samples);
+  if (len == 0 || header_fixed (data + pos) != fixed || pos + len > size)
+    return 0;
+  return len;
+}
+
+/* Whether the frames end at @pos as gst_spdl_mpeg_audio_find_frames()
+ * lets them: the file's end, an ID3v1 or APE tag, a last frame cut short */
+static gboolean
+frames_end (const guint8 * data, gsize size, gsize pos, guint32 fixed)
+{
+  guint samples, len;
+
+  if (pos + 4 > size || (size - pos >= 3 && memcmp (data + pos, "TAG",
+              3) == 0) || (size - pos >= 8 && memcmp (data + pos,
+              "APETAGEX", 8) == 0))
+    return TRUE;
+  len = gst_spdl_mpeg_audio_frame_size (data + pos, &samples);
+  return len != 0 && header_fixed (data + pos) == fixed && pos + len > size;
+}
+
+/* Layer 3: how many bytes before its own the main data of the frame at
+ * @p begins (the bit reservoir) */
+static guint
+main_data_begin (const guint8 * p)
+{
+  guint at = (p[1] & 1) ? 4 : 6;        /* protection bit clear: a CRC */
+
+  if (((p[1] >> 3) & 3) == 3)
+    return (p[at] << 1) | (p[at + 1] >> 7);
+  return p[at];
+}
+
+/* Frames that stop at @pos before the file's end, read as FFmpeg reads
+ * them (libavcodec's mpegaudio parser and decoder): the parser takes the
+ * next header anywhere after, with the bytes before it in one packet;
+ * the decoder skips zero bytes at a packet's start and drops a packet
+ * that then starts with no header ("Header missing"), and the frame in
+ * it, its state untouched. So FFmpeg decodes the frames with the damage
+ * and the frame after it left out; after zero bytes only, that frame
+ * kept. @stream gets the frames from @pos on that FFmpeg decodes;
+ * @damage says where the first damage starts. Refused (FALSE, @error)
+ * where libmpg123 cannot decode the same from them: the header after the
+ * damage is none of this stream's frames (a sync word by chance, another
+ * rate), or the frame after a dropped one takes main data from the
+ * dropped frame's bytes (FFmpeg then decodes it from stale bytes).
+ * FALSE alone where no frame follows (junk at the end: not read here). */
+static gboolean
+read_damaged (const guint8 * data, gsize size, gsize pos, guint32 fixed,
+    guint layer, GByteArray * stream, gsize * damage, gsize * resume,
+    GError ** error)
+{
+  *damage = *resume = G_MAXSIZE;
+  for (;;) {
+    guint len = frame_like (data, size, pos, fixed), samples;
+    gsize q, i;
+
+    if (len) {
+      g_byte_array_append (stream, data + pos, len);
+      pos += len;
+      continue;
+    }
+    if (frames_end (data, size, pos, fixed))
+      return TRUE;
+    if (*damage == G_MAXSIZE)
+      *damage = pos;
+    /* the parser's next packet: the bytes up to the next header, and the
+     * frame that header says */
+    for (q = pos; q + 4 <= size; q++)
+      if ((len = gst_spdl_mpeg_audio_frame_size (data + q, &samples)) != 0)
+        break;
+    if (q + 4 > size)
+      return FALSE;
+    if (*resume == G_MAXSIZE)
+      *resume = q;
+    for (i = pos; i < q && data[i] == 0; i++);
+    if (i == q) {
+      /* decoded: it must be one of this stream's frames */
+      if (frame_like (data, size, q, fixed) == 0)
+        return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_CORRUPT,
+            "MP3: damaged: bytes %" G_GSIZE_FORMAT " on (of %"
+            G_GSIZE_FORMAT ") are no MPEG audio frame, and FFmpeg decodes "
+            "bytes %" G_GSIZE_FORMAT " as a frame of another kind", *damage,
+            size, q);
+      pos = q;
+      continue;
+    }
+    /* dropped, with the frame in it; the decoder's state is kept, so the
+     * next frame decoded takes main data from the frame before the
+     * damage where the file had it in the dropped bytes: FFmpeg's and
+     * libmpg123's handling of such stale bytes differ */
+    pos = q + len;
+    while (pos + 4 <= size && frame_like (data, size, pos, fixed) == 0 &&
+        data[pos] == 0)
+      pos++;
+    if (layer == 3 && frame_like (data, size, pos, fixed) &&
+        main_data_begin (data + pos) != 0)
+      return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_CORRUPT,
+          "MP3: damaged: bytes %" G_GSIZE_FORMAT " to %" G_GSIZE_FORMAT
+          " (of %" G_GSIZE_FORMAT ") are no MPEG audio frame; FFmpeg drops "
+          "the frame after them and decodes the next from other bytes "
+          "than the file has for it", *damage, q, size);
+  }
 }
 
 static const GstSpdlAudioReaderFuncs mp3_funcs = {
@@ -278,9 +424,11 @@ gst_spdl_mp3_reader_open (GBytes * data, GError ** error)
   GstSpdlMp3Reader *self;
   GstSpdlMpegAudioTag tag;
   const guint8 *bytes;
-  gsize size, offset = 0, length = 0;
-  guint rate, channels, frame_samples;
-  guint64 n_samples, skip = 0, end;
+  gsize size, offset = 0, length = 0, damage = 0, resume = 0, before, pos;
+  guint rate, channels, frame_samples, samples, n_before;
+  guint64 n_samples, skip = 0, end, cut = 0, cut_end = 0;
+  GByteArray *stream = NULL;
+  gboolean joined = FALSE;
   long got_rate = 0;
   int got_channels = 0, got_encoding = 0, err = MPG123_OK;
 
@@ -294,16 +442,43 @@ gst_spdl_mp3_reader_open (GBytes * data, GError ** error)
     return NULL;
   if (!gst_spdl_mpeg_audio_find_frames (bytes, size, &rate, &channels,
           &n_samples, &offset, &length, &tag)) {
-    /* frames, bytes that are not, frames again: the pipeline's parser
-     * would skip the damage silently, and trim no LAME tag's delay (every
-     * sample 1105 late) */
-    if (length > 0 && gst_spdl_mpeg_audio_frames_resume (bytes, size,
-            offset, offset + length))
+    /* frames, bytes that are not, frames again: damage, or files joined
+     * (an ID3v2 tag in the middle), decoded as FFmpeg decodes them */
+    if (length == 0)
+      return NULL;
+    gst_spdl_mpeg_audio_frame_size (bytes + offset, &frame_samples);
+    before = length;
+    stream = g_byte_array_sized_new (size);
+    g_byte_array_append (stream, bytes + offset, length);
+    if (!read_damaged (bytes, size, offset + length, header_fixed (bytes +
+                offset), 4 - ((bytes[offset + 1] >> 1) & 3), stream,
+            &damage, &resume, error)) {
+      g_byte_array_unref (stream);
+      return NULL;
+    }
+    /* frames of one size in samples: count them */
+    for (n_samples = 0, pos = 0; pos < stream->len; n_samples +=
+        frame_samples)
+      pos += gst_spdl_mpeg_audio_frame_size (stream->data + pos, &samples);
+    for (n_before = 0, pos = 0; pos < before; n_before++)
+      pos += gst_spdl_mpeg_audio_frame_size (stream->data + pos, &samples);
+    joined = size - damage >= 10 && memcmp (bytes + damage, "ID3", 3) == 0;
+    /* FFmpeg's mp3 demuxer: a file over 1/16 larger than the Xing tag's
+     * byte count is files joined, and the tag's frame count is not used
+     * (no trimming at the end) */
+    if (tag.bytes && size > tag.bytes && size - tag.bytes > tag.bytes >> 4)
+      tag.frames = 0;
+    /* a LAME tag's end trimming is by its frame count: with damage
+     * before that count, FFmpeg trims at a place that is no longer the
+     * encoder's end */
+    if (tag.lame && tag.frames && tag.frames != n_before) {
+      g_byte_array_unref (stream);
       gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_CORRUPT,
           "MP3: damaged: bytes %" G_GSIZE_FORMAT " on (of %" G_GSIZE_FORMAT
-          ") are no MPEG audio frame, and frames follow them", offset +
-          length, size);
-    return NULL;
+          ") are no MPEG audio frame, inside the frames its LAME tag "
+          "counts", damage, size);
+      return NULL;
+    }
   }
   end = n_samples;
   if (tag.present) {
@@ -314,28 +489,48 @@ gst_spdl_mp3_reader_open (GBytes * data, GError ** error)
      * there; a smaller one (frames added after, files joined) does not
      * describe the file: the pipeline decodes it. */
     gst_spdl_mpeg_audio_frame_size (bytes + offset, &frame_samples);
-    if (tag.frames && tag.frames < n_samples / frame_samples)
+    if (!stream && tag.frames && tag.frames < n_samples / frame_samples)
       return NULL;
     if (tag.lame) {
       skip = tag.delay + 529;
-      if (tag.frames)
+      if (tag.frames && !stream)
         end = MIN (end, (guint64) MAX ((gint64) tag.frames * frame_samples -
                 (gint64) tag.padding + 529, 0));
+      else if (tag.frames && tag.padding > 529) {
+        /* files joined: FFmpeg trims the first one's padding, and the
+         * frames after it are decoded whole */
+        cut_end = (guint64) tag.frames * frame_samples;
+        cut = cut_end - tag.padding + 529;
+      }
     }
-    if (end <= skip)
+    if (end <= skip + (cut_end - MIN (cut, cut_end))) {
+      if (stream)
+        g_byte_array_unref (stream);
       return NULL;
+    }
   }
 
   self = g_new0 (GstSpdlMp3Reader, 1);
   self->parent.funcs = &mp3_funcs;
-  self->parent.n_frames = end - skip;
   self->skip = skip;
   self->end = end;
+  self->cut = cut < cut_end ? cut : G_MAXUINT64;
+  self->cut_end = cut < cut_end ? cut_end : G_MAXUINT64;
+  self->parent.n_frames = end - skip - (cut < cut_end ? cut_end - cut : 0);
   gst_audio_info_set_format (&self->parent.info, GST_AUDIO_FORMAT_F32,
       rate, channels, NULL);
   self->data = g_bytes_ref (data);
   self->frames = bytes + offset;
   self->size = length;
+  if (stream) {
+    self->stream = stream;
+    self->frames = stream->data;
+    self->size = stream->len;
+    self->parent.damage = g_strdup_printf ("MP3: bytes %" G_GSIZE_FORMAT
+        " to %" G_GSIZE_FORMAT " (of %" G_GSIZE_FORMAT ") are %s", damage,
+        resume, size, joined ? "an ID3v2 tag: files joined" :
+        "no MPEG audio frame");
+  }
   gst_spdl_mpeg_audio_frame_size (self->frames, &self->frame_samples);
   self->layer = 4 - ((self->frames[1] >> 1) & 3);
   self->mpeg1 = ((self->frames[1] >> 3) & 3) == 3;
@@ -366,6 +561,7 @@ gst_spdl_mp3_reader_open (GBytes * data, GError ** error)
 fail:
   /* libmpg123 does not take this file: the pipeline decodes it and says
    * what is wrong with it */
+  g_free (self->parent.damage);
   mp3_free (&self->parent);
   return NULL;
 }
