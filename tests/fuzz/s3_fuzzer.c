@@ -8,13 +8,14 @@
  */
 /* What an S3 endpoint answers, any bytes: an error body (kept up to 8 KiB
  * by the HTTP client, not NUL-terminated) through
- * gst_spdl_s3_parse_error(), and a ListObjectsV2 page through
+ * gst_spdl_aws_parse_error(), and a ListObjectsV2 page through
  * gst_spdl_s3_parse_list_page() as gst_spdl_http_s3_list() calls it, its
  * bounds checked. */
 #include <glib.h>
 #include <stdint.h>
 #include <string.h>
 
+#include "gstspdlawserror.h"
 #include "gstspdls3.h"
 
 int LLVMFuzzerTestOneInput (const uint8_t * data, size_t size);
@@ -42,7 +43,7 @@ LLVMFuzzerTestOneInput (const uint8_t * data, size_t size)
         G_LOG_LEVEL_CRITICAL);
     initialized = TRUE;
   }
-  if (gst_spdl_s3_parse_error (body, MIN (size, MAX_ERROR_BODY), &code,
+  if (gst_spdl_aws_parse_error (body, MIN (size, MAX_ERROR_BODY), &code,
           &message)) {
     /* what ends up in an error message: short, valid UTF-8 */
     g_assert (code && *code && g_utf8_validate (code, -1, NULL));

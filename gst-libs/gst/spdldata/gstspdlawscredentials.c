@@ -11,7 +11,7 @@
 #endif
 
 #include "gstspdlawscredentials.h"
-#include "gstspdls3.h"
+#include "gstspdlawserror.h"
 #include "gstspdlsigv4.h"
 
 #include <arpa/inet.h>
@@ -2002,7 +2002,7 @@ sts_call (Lookup * l, const gchar * action, GString * form,
     if (c == NULL)
       g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_READ,
           "%s: STS at %s answered %s", what, url, why);
-  } else if (status && gst_spdl_s3_parse_error (body->data, body->len, &code,
+  } else if (status && gst_spdl_aws_parse_error (body->data, body->len, &code,
           &message)) {
     g_set_error (error, GST_RESOURCE_ERROR, status == 401 || status == 403 ?
         GST_RESOURCE_ERROR_NOT_AUTHORIZED : GST_RESOURCE_ERROR_READ,

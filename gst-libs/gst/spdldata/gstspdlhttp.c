@@ -12,6 +12,7 @@
 
 #include "gstspdlhttp.h"
 #include "gstspdlhttp-private.h"
+#include "gstspdlawserror.h"
 #include "gstspdlerrors.h"
 #include "gstspdlsigv4.h"
 
@@ -912,7 +913,7 @@ describe_status (GstSpdlHttp * http, Transfer * t, long status)
     return g_strdup_printf ("HTTP status %ld", status);
   source = gst_spdl_s3_describe_credentials (http->s3);
   if (t->error_body == NULL ||
-      !gst_spdl_s3_parse_error (t->error_body->str, t->error_body->len,
+      !gst_spdl_aws_parse_error (t->error_body->str, t->error_body->len,
           &code, &message))
     why = g_strdup_printf ("HTTP status %ld; %s", status, source);
   else

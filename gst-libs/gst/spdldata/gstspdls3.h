@@ -76,12 +76,6 @@ void gst_spdl_s3_set_credentials_notify (GstSpdlS3 * s3,
  * ..."), never a secret; g_free() it. */
 gchar *gst_spdl_s3_describe_credentials (GstSpdlS3 * s3);
 
-/* The <Code> and <Message> of an S3 error response's XML body (at most
- * @len bytes, not NUL-terminated), entities decoded; FALSE when the body
- * holds no <Code>. Each is cut to a sane length and made valid UTF-8. */
-gboolean gst_spdl_s3_parse_error (const gchar * body, gsize len,
-    gchar ** code, gchar ** message);
-
 /* A listing holds at most this many keys: a server, broken or hostile,
  * cannot make the loader hold keys without end (50 million: ImageNet-21k
  * is 14 million images); and a key is at most S3's 1024 bytes. */

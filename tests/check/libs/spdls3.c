@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "gstspdlerrors.h"
+#include "gstspdlawserror.h"
 #include "gstspdls3.h"
 #include "gstspdlsigv4.h"
 #include "spdlcheckmain.h"
@@ -247,7 +248,7 @@ GST_START_TEST (test_parse_error_body)
   gchar *code, *message, *big, *as;
   gsize n;
 
-  fail_unless (gst_spdl_s3_parse_error (body, strlen (body), &code,
+  fail_unless (gst_spdl_aws_parse_error (body, strlen (body), &code,
           &message));
   fail_unless_equals_string (code, "AccessDenied");
   fail_unless_equals_string (message, "Access & <more> denied");
@@ -255,21 +256,21 @@ GST_START_TEST (test_parse_error_body)
   g_free (message);
   /* cut before the message's end: the code alone */
   n = strstr (body, "denied</Message>") - body;
-  fail_unless (gst_spdl_s3_parse_error (body, n, &code, &message));
+  fail_unless (gst_spdl_aws_parse_error (body, n, &code, &message));
   fail_unless_equals_string (code, "AccessDenied");
   fail_unless (message == NULL);
   g_free (code);
   /* not S3's: an HTML page, nothing, an empty code */
-  fail_if (gst_spdl_s3_parse_error ("<html>503</html>", 16, &code,
+  fail_if (gst_spdl_aws_parse_error ("<html>503</html>", 16, &code,
           &message));
   fail_unless (code == NULL && message == NULL);
-  fail_if (gst_spdl_s3_parse_error (NULL, 0, &code, &message));
-  fail_if (gst_spdl_s3_parse_error ("<Code></Code>", 13, &code, &message));
+  fail_if (gst_spdl_aws_parse_error (NULL, 0, &code, &message));
+  fail_if (gst_spdl_aws_parse_error ("<Code></Code>", 13, &code, &message));
   /* a hostile code: bounded, valid UTF-8 */
   as = g_strnfill (5000, 'A');
   big = g_strdup_printf ("<Code>%s\xff\xfe</Code>", as);
   g_free (as);
-  fail_unless (gst_spdl_s3_parse_error (big, strlen (big), &code, &message));
+  fail_unless (gst_spdl_aws_parse_error (big, strlen (big), &code, &message));
   fail_unless (strlen (code) <= 1024);
   fail_unless (g_utf8_validate (code, -1, NULL));
   g_free (code);
