@@ -172,6 +172,33 @@ def test_imageloader_reports_and_skips_recovered(tmp_path, caplog):
         assert loader.recovered() == 0
 
 
+def test_jpeg_marker_running_past_the_end_after_the_rows(tmp_path):
+    """A whole JPEG where a flipped bit made a marker (APP13) whose length
+    runs past the end of the file: PIL's decoder is done at the last row
+    and ignores the rest, so a baseline JPEG with it after or inside its
+    scan is delivered with PIL's pixels, as recovered (it was skipped as
+    truncated: "Premature end of JPEG file"). A progressive JPEG reads all
+    its scans before any row: PIL fails, so it is skipped."""
+    bogus = b"\xff\xed\xf3\xd7"            # APP13 of 62423 bytes
+    baseline = pil_bytes(photo(4), "JPEG", quality=90)
+    progressive = pil_bytes(photo(5), "JPEG", quality=90, progressive=True)
+    files = {"after.jpg": baseline[:-2] + bogus + bytes(10) + b"\xff\xd9",
+             "inside.jpg": corrupt_scan(baseline, bogus),
+             "progressive.jpg": progressive[:-2] + bogus + bytes(10) +
+             b"\xff\xd9"}
+    assert [pil_decode(files[n]) is None for n in sorted(files)] == [
+        False, False, True]
+    run = Run(write_files(tmp_path, files), VAL_LINE)
+    assert sorted(run.frames) == ["after.jpg", "inside.jpg"], run.warnings
+    for name in ("after.jpg", "inside.jpg"):
+        assert np.array_equal(run.frames[name],
+                              np.asarray(VAL(pil_decode(files[name]))))
+        assert len(run.warned(name, "recovered")) == 1, run.warnings
+    assert "runs past the end" in run.warned("after.jpg", "recovered")[0]
+    assert run.recovered == 2 and run.counts["truncated"] == 1
+    assert run.warned("progressive.jpg", "truncated")
+
+
 def test_jpeg_damaged_below_the_crop_is_refused_as_pil_refuses(tmp_path):
     """A broken marker in the rows the center crop leaves out: PIL fails
     ("broken data stream"), so the sample is skipped, not delivered from
