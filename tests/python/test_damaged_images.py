@@ -255,6 +255,31 @@ def test_png_damaged_in_its_last_idat_is_refused_under_region_decoding(
         assert run.warned(f"flip{i}.png", "corrupt")
 
 
+def test_tiff_damaged_outside_the_crop_is_refused_as_pil_refuses(tmp_path):
+    """Deflate and LZW TIFFs with bytes broken in their last strip, below
+    the rows the center crop reads: PIL decodes the whole image and fails,
+    so the samples are skipped as corrupt (they were delivered from the
+    rows above the damage)."""
+    files = {}
+    for kind in ("tiff_deflate", "tiff_lzw"):
+        tiff = pil_bytes(photo(6), "TIFF", compression=kind)
+        with Image.open(io.BytesIO(tiff)) as img:
+            offsets, counts = img.tag_v2[273], img.tag_v2[279]
+        assert len(offsets) > 4
+        data = bytearray(tiff)
+        at = offsets[-1] + counts[-1] // 2
+        data[at:at + 8] = b"\xff" * 8
+        assert pil_decode(bytes(data)) is None
+        files[f"{kind}.tif"] = bytes(data)
+        files[f"fine-{kind}.tif"] = tiff
+    run = Run(write_files(tmp_path, files), VAL_LINE, extensions="tif")
+    assert sorted(run.frames) == ["fine-tiff_deflate.tif", "fine-tiff_lzw.tif"]
+    for kind in ("tiff_deflate", "tiff_lzw"):
+        assert run.warned(f"{kind}.tif", "corrupt"), run.warnings
+        assert np.array_equal(run.frames[f"fine-{kind}.tif"], np.asarray(
+            VAL(pil_decode(files[f"fine-{kind}.tif"]))))
+
+
 def test_png_read_as_pil_reads_its_ends(tmp_path):
     """No IEND, bytes after the image data that are no chunk, a bad CRC on
     an IDAT (PIL reads none of them): delivered with PIL's pixels. A chunk

@@ -611,20 +611,23 @@ decode_rows (GstSpdlTiffDecoder * dec, GError ** error)
   GstSpdlPixels pixels;
   guint ch = dec->kind == KIND_GRAY || dec->kind == KIND_GRAY16 ? 1 : 3;
   guint8 *flipped = dec->row + (gsize) dec->width * 3 + 16;
-  guint32 rows_per_strip = 0;
   gint y;
   guint x;
 
-  /* the codecs decode a strip from its start: the strip holding row y0 */
-  TIFFGetFieldDefaulted (dec->tif, TIFFTAG_ROWSPERSTRIP, &rows_per_strip);
-  y = rows_per_strip ? dec->sink.y0 - dec->sink.y0 % rows_per_strip : 0;
-  for (; y < dec->sink.y1; y++) {
+  /* every row is decoded, whatever the crop: PIL decodes the whole image,
+   * so that damage above or below the rows the crop reads is decided as
+   * PIL decides it (a Deflate strip damaged below a center crop was
+   * delivered where PIL fails); those rows are not converted */
+  for (y = 0; y < (gint) dec->height; y++) {
     const guint8 *row = dec->row;
 
+    if (y < dec->sink.y0 || y >= dec->sink.y1) {
+      if (TIFFReadScanline (dec->tif, dec->scan, y, 0) < 0)
+        return fail_libtiff (dec, "image data", error);
+      continue;
+    }
     if (!read_row (dec, y, &pixels, error))
       return FALSE;
-    if (y < dec->sink.y0)
-      continue;
     if (dec->orientation == 2) {
       for (x = 0; x < dec->width; x++)
         memcpy (flipped + (dec->width - 1 - x) * ch, row + x * ch, ch);
