@@ -871,3 +871,16 @@ def test_cut_starting_at_a_recovery_point_skips_its_first_gop(tmp_path,
     assert counts.get_value("unsupported") == 1, counts.to_string()
     assert len(warnings) == 1 and "recovery point" in warnings[0]
     assert_clips_equal_ffmpeg(clips, references, 4, 1)
+    # with a low max-decode-frames too, the clips over it are named and
+    # counted in the same warning (they were left out unnamed: only the
+    # first reason was given)
+    few, warnings, counts = run_clips(
+        "spdlsrc location=%s extensions=mp4 ! spdlvideodecode name=dec "
+        "frames=4 threads=1 layout=thwc clips-per-video=12 "
+        "sampling=uniform max-decode-frames=80" % tmp_path)
+    assert 0 < len(few) < len(kept) and len(warnings) == 1, warnings
+    assert "%d of its 12 clips dropped; %d: " % (
+        12 - len(few), 12 - len(kept)) in warnings[0], warnings
+    assert "recovery point" in warnings[0]
+    assert "%d: one needs" % (len(kept) - len(few)) in warnings[0]
+    assert "max-decode-frames=80" in warnings[0]
