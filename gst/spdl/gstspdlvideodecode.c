@@ -1001,22 +1001,32 @@ gst_spdl_video_decode_decode (GstSpdlParallelDecoder * base, gpointer state,
   }
   if (job->outputs)
     gst_spdl_buffer_mark_last_clip (g_list_last (job->outputs)->data);
-  if (dropped)
-    gst_spdl_decode_fail (&job->error, GST_SPDL_DECODE_ERROR_CORRUPT,
-        "%u of its %u clips dropped: the frame at %.3f s could not be "
-        "decoded", dropped, clips, dropped_at);
-  else if (no_start)
-    gst_spdl_decode_fail (&job->error, GST_SPDL_DECODE_ERROR_UNSUPPORTED,
-        "%u of its %u clips dropped: the clip at %.3f s is before the first "
-        "keyframe decoding can start at (the video starts at an open GOP's "
-        "recovery point, whose frames gst-libav cannot decode exactly)",
-        no_start, clips, no_start_at);
-  else if (too_many)
-    gst_spdl_decode_fail (&job->error,
-        GST_SPDL_DECODE_ERROR_TOO_MANY_DECODE_FRAMES,
-        "%u of its %u clips dropped: one needs %u frames decoded from its "
-        "keyframes, more than max-decode-frames=%u", too_many, clips,
-        max_cost, p->limits.max_decode_frames);
+  if (dropped || no_start || too_many) {
+    /* every reason named, with its count: the video counts under the
+     * first of them (a cut of an open GOP with a low max-decode-frames
+     * named the clips before its first usable keyframe only, the others
+     * were left out unnamed) */
+    GString *why = g_string_new (NULL);
+    gint code = dropped ? GST_SPDL_DECODE_ERROR_CORRUPT : no_start ?
+        GST_SPDL_DECODE_ERROR_UNSUPPORTED :
+        GST_SPDL_DECODE_ERROR_TOO_MANY_DECODE_FRAMES;
+
+    if (dropped)
+      g_string_append_printf (why, "; %u: the frame at %.3f s could not be "
+          "decoded", dropped, dropped_at);
+    if (no_start)
+      g_string_append_printf (why, "; %u: the clip at %.3f s is before the "
+          "first keyframe decoding can start at (the video starts at an "
+          "open GOP's recovery point, whose frames gst-libav cannot decode "
+          "exactly)", no_start, no_start_at);
+    if (too_many)
+      g_string_append_printf (why, "; %u: one needs %u frames decoded from "
+          "its keyframes, more than max-decode-frames=%u", too_many,
+          max_cost, p->limits.max_decode_frames);
+    gst_spdl_decode_fail (&job->error, code, "%u of its %u clips dropped%s",
+        dropped + no_start + too_many, clips, why->str);
+    g_string_free (why, TRUE);
+  }
 done:
   if (outs)
     for (c = 0; c < clips; c++)

@@ -172,6 +172,33 @@ def test_imageloader_reports_and_skips_recovered(tmp_path, caplog):
         assert loader.recovered() == 0
 
 
+def test_jpeg_marker_running_past_the_end_after_the_rows(tmp_path):
+    """A whole JPEG where a flipped bit made a marker (APP13) whose length
+    runs past the end of the file: PIL's decoder is done at the last row
+    and ignores the rest, so a baseline JPEG with it after or inside its
+    scan is delivered with PIL's pixels, as recovered (it was skipped as
+    truncated: "Premature end of JPEG file"). A progressive JPEG reads all
+    its scans before any row: PIL fails, so it is skipped."""
+    bogus = b"\xff\xed\xf3\xd7"            # APP13 of 62423 bytes
+    baseline = pil_bytes(photo(4), "JPEG", quality=90)
+    progressive = pil_bytes(photo(5), "JPEG", quality=90, progressive=True)
+    files = {"after.jpg": baseline[:-2] + bogus + bytes(10) + b"\xff\xd9",
+             "inside.jpg": corrupt_scan(baseline, bogus),
+             "progressive.jpg": progressive[:-2] + bogus + bytes(10) +
+             b"\xff\xd9"}
+    assert [pil_decode(files[n]) is None for n in sorted(files)] == [
+        False, False, True]
+    run = Run(write_files(tmp_path, files), VAL_LINE)
+    assert sorted(run.frames) == ["after.jpg", "inside.jpg"], run.warnings
+    for name in ("after.jpg", "inside.jpg"):
+        assert np.array_equal(run.frames[name],
+                              np.asarray(VAL(pil_decode(files[name]))))
+        assert len(run.warned(name, "recovered")) == 1, run.warnings
+    assert "runs past the end" in run.warned("after.jpg", "recovered")[0]
+    assert run.recovered == 2 and run.counts["truncated"] == 1
+    assert run.warned("progressive.jpg", "truncated")
+
+
 def test_jpeg_damaged_below_the_crop_is_refused_as_pil_refuses(tmp_path):
     """A broken marker in the rows the center crop leaves out: PIL fails
     ("broken data stream"), so the sample is skipped, not delivered from
@@ -226,6 +253,31 @@ def test_png_damaged_in_its_last_idat_is_refused_under_region_decoding(
     assert run.counts["corrupt"] == 3, run.warnings
     for i in range(3):
         assert run.warned(f"flip{i}.png", "corrupt")
+
+
+def test_tiff_damaged_outside_the_crop_is_refused_as_pil_refuses(tmp_path):
+    """Deflate and LZW TIFFs with bytes broken in their last strip, below
+    the rows the center crop reads: PIL decodes the whole image and fails,
+    so the samples are skipped as corrupt (they were delivered from the
+    rows above the damage)."""
+    files = {}
+    for kind in ("tiff_deflate", "tiff_lzw"):
+        tiff = pil_bytes(photo(6), "TIFF", compression=kind)
+        with Image.open(io.BytesIO(tiff)) as img:
+            offsets, counts = img.tag_v2[273], img.tag_v2[279]
+        assert len(offsets) > 4
+        data = bytearray(tiff)
+        at = offsets[-1] + counts[-1] // 2
+        data[at:at + 8] = b"\xff" * 8
+        assert pil_decode(bytes(data)) is None
+        files[f"{kind}.tif"] = bytes(data)
+        files[f"fine-{kind}.tif"] = tiff
+    run = Run(write_files(tmp_path, files), VAL_LINE, extensions="tif")
+    assert sorted(run.frames) == ["fine-tiff_deflate.tif", "fine-tiff_lzw.tif"]
+    for kind in ("tiff_deflate", "tiff_lzw"):
+        assert run.warned(f"{kind}.tif", "corrupt"), run.warnings
+        assert np.array_equal(run.frames[f"fine-{kind}.tif"], np.asarray(
+            VAL(pil_decode(files[f"fine-{kind}.tif"]))))
 
 
 def test_png_read_as_pil_reads_its_ends(tmp_path):

@@ -642,14 +642,20 @@ def test_open_gop_h264_equals_ffmpeg(tmp_path, references, ext):
         assert_clips_equal_ffmpeg(clips, references, frames, stride)
 
 
-@pytest.mark.parametrize("source", [videogen.CLOSED_GOP, videogen.OPEN_GOP,
-                                    "no-edit-list"])
-def test_stream_copy_cut_follows_the_edit_list(tmp_path, references, source):
+@pytest.mark.parametrize("source,start", [(videogen.CLOSED_GOP, 1.3),
+                                          (videogen.OPEN_GOP, 1.3),
+                                          (videogen.CLOSED_GOP, 0.5),
+                                          ("no-edit-list", None)])
+def test_stream_copy_cut_follows_the_edit_list(tmp_path, references, source,
+                                               start):
     """`ffmpeg -ss 1.3 -i in.mp4 -c copy cut.mp4` keeps the packets from
     the keyframe before 1.3 s and an edit list that starts at 1.3 s:
     qtdemux gave no packet before the edit (the first clip was dropped
     as corrupt, a cut of an open GOP was MAE 31), and every pts was
-    0.02 s late (FFmpeg shows the first frame in the edit at 0)."""
+    0.02 s late (FFmpeg shows the first frame in the edit at 0). After
+    its first packet qtdemux also leaves out those shown before the edit:
+    a cut at 0.5 s lost B-frames that later frames refer to (2-4 off
+    FFmpeg up to the next keyframe)."""
     (tmp_path / "a").mkdir()
     src = tmp_path / "src.mp4"
     path = tmp_path / "a" / "cut.mp4"
@@ -666,7 +672,7 @@ def test_stream_copy_cut_follows_the_edit_list(tmp_path, references, source):
         ref_pts = ref_pts[:-2]
     else:
         videogen.make(src, "320x240", 25, 8, source)
-        videogen.convert(src, path, ["-c", "copy"], ["-ss", "1.3"])
+        videogen.convert(src, path, ["-c", "copy"], ["-ss", str(start)])
         ref_pts = references[str(path)][0]
         assert ref_pts[0] == 0 and len(ref_pts) < 200     # the cut as meant
     ref = references[str(path)][1]
@@ -865,3 +871,16 @@ def test_cut_starting_at_a_recovery_point_skips_its_first_gop(tmp_path,
     assert counts.get_value("unsupported") == 1, counts.to_string()
     assert len(warnings) == 1 and "recovery point" in warnings[0]
     assert_clips_equal_ffmpeg(clips, references, 4, 1)
+    # with a low max-decode-frames too, the clips over it are named and
+    # counted in the same warning (they were left out unnamed: only the
+    # first reason was given)
+    few, warnings, counts = run_clips(
+        "spdlsrc location=%s extensions=mp4 ! spdlvideodecode name=dec "
+        "frames=4 threads=1 layout=thwc clips-per-video=12 "
+        "sampling=uniform max-decode-frames=80" % tmp_path)
+    assert 0 < len(few) < len(kept) and len(warnings) == 1, warnings
+    assert "%d of its 12 clips dropped; %d: " % (
+        12 - len(few), 12 - len(kept)) in warnings[0], warnings
+    assert "recovery point" in warnings[0]
+    assert "%d: one needs" % (len(kept) - len(few)) in warnings[0]
+    assert "max-decode-frames=80" in warnings[0]

@@ -38,6 +38,8 @@ typedef struct
   gint code;
   gchar message[JMSG_LENGTH_MAX];
   gchar first_warning[JMSG_LENGTH_MAX]; /* of the image under way */
+  gboolean rows_done;           /* every row read: jpeg_finish_decompress */
+  gboolean eof_after_rows;
 } SpdlJpegError;
 
 typedef struct
@@ -87,6 +89,18 @@ spdl_emit_message (j_common_ptr cinfo, int level)
 
   if (level >= 0)
     return;
+  /* the data ends after every row is out, in the markers after the scan
+   * (a flipped bit made one whose length runs past the end): PIL's decoder
+   * is done at its last row and ignores a jpeg_finish_decompress that runs
+   * out of data, so the image is delivered, as recovered (the source
+   * inserts an EOI at each of these: warned once) */
+  if (err->pub.msg_code == JWRN_JPEG_EOF && err->rows_done) {
+    if (!err->eof_after_rows && err->pub.num_warnings++ == 0)
+      g_snprintf (err->first_warning, sizeof (err->first_warning),
+          "a marker after the image data runs past the end of the file");
+    err->eof_after_rows = TRUE;
+    return;
+  }
   /* the data ends before the image: PIL says "image file is truncated" */
   if (err->pub.msg_code == JWRN_JPEG_EOF) {
     gchar detail[JMSG_LENGTH_MAX];
@@ -462,6 +476,7 @@ decode_rows (GstSpdlJpegDecoder * dec, const GstSpdlDecodeParams * p,
     }
   }
   read_to_end (cinfo, rowptr);
+  dec->err.rows_done = TRUE;
   jpeg_finish_decompress (cinfo);
   /* every row of [y0, y1) was read */
   g_warn_if_fail (gst_spdl_row_ring_finish (&dec->ring));
@@ -492,6 +507,8 @@ gst_spdl_jpeg_decoder_decode_to (GstSpdlJpegDecoder * dec,
 
   g_return_val_if_fail (dec->opened, FALSE);
   dec->opened = FALSE;
+  dec->err.rows_done = FALSE;
+  dec->err.eof_after_rows = FALSE;
   if (setjmp (dec->err.jump)) {
     jpeg_abort_decompress (cinfo);
     return gst_spdl_decode_fail (error, dec->err.code, "%s", dec->err.message);

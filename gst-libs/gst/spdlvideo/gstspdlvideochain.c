@@ -1153,11 +1153,15 @@ mp4_edit_lists (guint8 * d, gsize n, gboolean hide)
  * so the frames up to the next keyframe were decoded from a delta frame
  * (dropped as corrupt, or garbage). FFmpeg keeps the packets from the
  * keyframe, decodes them and shows only the frames in the edit. Here the
- * file is demuxed again with its edit lists hidden, and its packets
- * before the first one of the edited demuxing are put before those
- * (the same media times: without an edit list qtdemux ends the track at
- * the movie's duration, so the end comes from the first demuxing);
- * index_frames applies the edit list (the first demuxing's segment). */
+ * file is demuxed again with its edit lists hidden, and its packets are
+ * taken, then those of the edited demuxing past its last one (the same
+ * media times: without an edit list qtdemux ends the track at the
+ * movie's duration, so the end comes from the first demuxing). Not only
+ * the packets before the edited demuxing's first: after that first one
+ * qtdemux also leaves out the packets shown before the edit, B-frames
+ * that later frames refer to (a cut at 0.5 s of B-pyramid H.264 was
+ * 2-4 off FFmpeg up to its next keyframe). index_frames applies the edit
+ * list (the first demuxing's segment). */
 static gboolean
 add_packets_before_edit (GstSpdlVideoChain * chain, GBytes * data,
     GError ** error)
@@ -1168,9 +1172,9 @@ add_packets_before_edit (GstSpdlVideoChain * chain, GBytes * data,
   GBytes *hidden;
   GstCaps *caps;
   GstSegment unused;
-  GstClockTime first;
+  GArray *merged;
   gboolean have_unused, ok;
-  guint i, before = 0;
+  guint i, j, before = 0;
 
   if (mp4_edit_lists (copy, n, TRUE) == 0) {
     g_free (copy);
@@ -1184,22 +1188,42 @@ add_packets_before_edit (GstSpdlVideoChain * chain, GBytes * data,
   ok = demux_packets (chain, hidden, &unused, &have_unused, error);
   g_object_set (chain->src, "stream", NULL, NULL);
   g_bytes_unref (hidden);
-  first = GST_BUFFER_DTS (g_array_index (edited, Packet, 0).buffer);
-  if (ok && GST_CLOCK_TIME_IS_VALID (first)) {
-    for (; before < chain->packets->len; before++) {
-      GstBuffer *b = g_array_index (chain->packets, Packet, before).buffer;
-      if (!GST_BUFFER_DTS_IS_VALID (b) || GST_BUFFER_DTS (b) >= first)
-        break;
+  /* both in decode order: their union by DTS (each leaves out packets
+   * the other has), the unedited packet where both have one */
+  merged = g_array_sized_new (FALSE, TRUE, sizeof (Packet),
+      edited->len + (ok ? chain->packets->len : 0));
+  i = j = 0;
+  while (ok && i < chain->packets->len && j < edited->len) {
+    Packet *u = &g_array_index (chain->packets, Packet, i);
+    Packet *e = &g_array_index (edited, Packet, j);
+    GstClockTime ud = GST_BUFFER_DTS (u->buffer);
+    GstClockTime ed = GST_BUFFER_DTS (e->buffer);
+
+    if (!GST_CLOCK_TIME_IS_VALID (ud) || !GST_CLOCK_TIME_IS_VALID (ed))
+      break;
+    if (ud <= ed) {
+      g_array_append_vals (merged, u, 1);
+      before += ud < ed;
+      i++;
+      if (ud == ed) {
+        gst_buffer_unref (e->buffer);
+        j++;
+      }
+    } else {
+      g_array_append_vals (merged, e, 1);
+      j++;
     }
   }
-  for (i = before; i < chain->packets->len; i++)
+  for (; i < chain->packets->len; i++)
     gst_buffer_unref (g_array_index (chain->packets, Packet, i).buffer);
-  g_array_set_size (chain->packets, before);
-  g_array_append_vals (chain->packets, edited->data, edited->len);
+  g_array_append_vals (merged, (Packet *) edited->data + j, edited->len - j);
+  g_array_free (chain->packets, TRUE);
+  chain->packets = merged;
   g_array_free (edited, TRUE);
   gst_clear_caps (&chain->caps);
   chain->caps = caps;
-  GST_DEBUG ("%u packets before the edit list's start added", before);
+  GST_DEBUG ("%u packets only the demuxing without edit lists has, %u in "
+      "all", before, chain->packets->len);
   return ok;
 }
 
