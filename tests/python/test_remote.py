@@ -1275,3 +1275,41 @@ def test_two_ranks_first_run_move_the_shards_twice(data, tmp_path, learn):
     assert moved <= 2 * 1.1, moved
     print("two ranks' first run, learned by %s: bytes / shard bytes %.3f"
           % (learn, moved))
+
+
+FAILED_STARTS = r"""
+import os, socket, spdlgst
+# a port on 127.0.0.1 that refuses connections: bound, not listening
+with socket.socket() as closed:
+    closed.bind(("127.0.0.1", 0))
+    endpoint = "http://127.0.0.1:%d" % closed.getsockname()[1]
+    for _ in range(3):
+        loader = spdlgst.ImageLoader("s3://data/ds/", batch_size=4, size=16,
+                                     epochs=1, src_properties={
+                                         "s3-endpoint": endpoint,
+                                         "s3-region": "eu-west-1"})
+        try:
+            next(iter(loader))
+        except spdlgst.LoaderError as e:
+            print("failed:", str(e).splitlines()[0][:80])
+        loader.close()
+        del loader
+names = [open("/proc/self/task/%s/comm" % t).read().strip()
+         for t in os.listdir("/proc/self/task")]
+print("spdlhttp threads:", names.count("spdlhttp"))
+"""
+
+
+def test_failed_remote_start_leaves_no_client():
+    """A start that fails listing remote data (an S3 endpoint that refuses
+    connections): stop() is not called after it, and its HTTP client (an
+    I/O thread each) was left running, its canceller freed under it with
+    a GLib 'runtime check failed' warning on the user's stderr."""
+    env = dict(os.environ, AWS_ACCESS_KEY_ID="AKIAEXAMPLEEXAMPLE12",
+               AWS_SECRET_ACCESS_KEY="secret", AWS_EC2_METADATA_DISABLED="true")
+    res = subprocess.run([sys.executable, "-c", FAILED_STARTS], env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert res.stdout.count("failed:") == 3, res.stdout
+    assert "spdlhttp threads: 0" in res.stdout, res.stdout
+    assert "runtime check failed" not in res.stderr, res.stderr[-2000:]
