@@ -1313,3 +1313,24 @@ def test_failed_remote_start_leaves_no_client():
     assert res.stdout.count("failed:") == 3, res.stdout
     assert "spdlhttp threads: 0" in res.stdout, res.stdout
     assert "runtime check failed" not in res.stderr, res.stderr[-2000:]
+
+
+def test_index_refused_as_s3_refuses_a_missing_key(tmp_path):
+    """Published shards in a public S3 bucket read over https:// (no
+    s3:ListBucket for anyone): S3 answers the shards.members and
+    shards.idx that are not there with 403 AccessDenied. The shards
+    themselves can be read, so the index is absent and learned; the
+    start failed with 'Could not read the shards' folder: HTTP status 403'."""
+    truth, pattern = big_shards(str(tmp_path / "s"), 2, 3, 5000, seed=3)
+    os.unlink(tmp_path / "s" / "shards.idx")
+    srv = Server([sys.executable, "-u", os.path.join(HERE, "rangeserver.py"),
+                  str(tmp_path), "missing-403"], r"port (\d+)")
+    try:
+        out, warnings, error, _ = run_src('location="%s/s/%s" shard-cache=""'
+                                          % (srv.url, pattern))
+    finally:
+        srv.stop()
+    assert error is None, error
+    assert len(out) == 6
+    for _, label, _, path, d in out:
+        assert (label, d) == truth[key_of(path)]
