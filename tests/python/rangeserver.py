@@ -37,7 +37,8 @@ class H(http.server.BaseHTTPRequestHandler):
     def log_message(self, *a):
         pass
     def _file(self):
-        p = os.path.join(root, self.path.lstrip("/"))
+        # a presigned URL's query names no other file
+        p = os.path.join(root, self.path.split("?", 1)[0].lstrip("/"))
         if not os.path.isfile(p) and mode == "missing-403":
             body = (b'<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>'
                     b'AccessDenied</Code><Message>Access Denied</Message></Error>')

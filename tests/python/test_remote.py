@@ -1334,3 +1334,26 @@ def test_index_refused_as_s3_refuses_a_missing_key(tmp_path):
     assert len(out) == 6
     for _, label, _, path, d in out:
         assert (label, d) == truth[key_of(path)]
+
+
+def test_presigned_url_of_one_shard(tmp_path):
+    """One shard by a presigned GET URL (its name ends before the query):
+    read as a shard, where it was taken for a local path ('Dataset
+    location ... does not exist: No such file or directory'); the folder
+    beside it refuses the index files (as S3 does a URL without the
+    signature): they are absent and the index learned."""
+    truth, pattern = big_shards(str(tmp_path / "s"), 1, 3, 5000, seed=4)
+    os.unlink(tmp_path / "s" / "shards.idx")
+    srv = Server([sys.executable, "-u", os.path.join(HERE, "rangeserver.py"),
+                  str(tmp_path), "missing-403"], r"port (\d+)")
+    query = ("X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AKIAEXAMPLE"
+             "%2F20261206%2Fus-east-1%2Fs3%2Faws4_request&X-Amz-Signature=5ec2e7")
+    try:
+        out, _, error, _ = run_src('location="%s/s/big-000000.tar?%s" shard-cache=""'
+                                   % (srv.url, query))
+    finally:
+        srv.stop()
+    assert error is None, error
+    assert len(out) == 3
+    for _, label, _, path, d in out:
+        assert (label, d) == truth[key_of(path)]

@@ -182,6 +182,12 @@ gst_spdl_shards_is_location (const gchar * location)
   open_brace = strchr (location, '{');
   if (open_brace && strstr (open_brace, "..") && strchr (open_brace, '}'))
     return TRUE;
+  if (gst_spdl_http_is_url (location)) {
+    /* a presigned or tokened URL: the path's end, before its query */
+    gsize path_len = strcspn (location, "?#");
+
+    return path_len >= 4 && strncmp (location + path_len - 4, ".tar", 4) == 0;
+  }
   return g_str_has_suffix (location, ".tar");
 }
 
