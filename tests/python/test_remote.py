@@ -1315,45 +1315,34 @@ def test_failed_remote_start_leaves_no_client():
     assert "runtime check failed" not in res.stderr, res.stderr[-2000:]
 
 
-def test_index_refused_as_s3_refuses_a_missing_key(tmp_path):
-    """Published shards in a public S3 bucket read over https:// (no
-    s3:ListBucket for anyone): S3 answers the shards.members and
-    shards.idx that are not there with 403 AccessDenied. The shards
-    themselves can be read, so the index is absent and learned; the
-    start failed with 'Could not read the shards' folder: HTTP status 403'."""
-    truth, pattern = big_shards(str(tmp_path / "s"), 2, 3, 5000, seed=3)
-    os.unlink(tmp_path / "s" / "shards.idx")
-    srv = Server([sys.executable, "-u", os.path.join(HERE, "rangeserver.py"),
-                  str(tmp_path), "missing-403"], r"port (\d+)")
-    try:
-        out, warnings, error, _ = run_src('location="%s/s/%s" shard-cache=""'
-                                          % (srv.url, pattern))
-    finally:
-        srv.stop()
-    assert error is None, error
-    assert len(out) == 6
-    for _, label, _, path, d in out:
-        assert (label, d) == truth[key_of(path)]
 
-
-def test_presigned_url_of_one_shard(tmp_path):
-    """One shard by a presigned GET URL (its name ends before the query):
-    read as a shard, where it was taken for a local path ('Dataset
-    location ... does not exist: No such file or directory'); the folder
-    beside it refuses the index files (as S3 does a URL without the
-    signature): they are absent and the index learned."""
-    truth, pattern = big_shards(str(tmp_path / "s"), 1, 3, 5000, seed=4)
-    os.unlink(tmp_path / "s" / "shards.idx")
-    srv = Server([sys.executable, "-u", os.path.join(HERE, "rangeserver.py"),
-                  str(tmp_path), "missing-403"], r"port (\d+)")
-    query = ("X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AKIAEXAMPLE"
+PRESIGNED = ("?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AKIAEXAMPLE"
              "%2F20261206%2Fus-east-1%2Fs3%2Faws4_request&X-Amz-Signature=5ec2e7")
+
+
+@pytest.mark.parametrize("n_shards,name", [
+    # published shards in a public S3 bucket read over https:// (no
+    # s3:ListBucket for anyone): the start failed with 'Could not read
+    # the shards' folder: HTTP status 403'
+    (2, "big-{000000..000001}.tar"),
+    # one shard by a presigned GET URL (its name ends before the query):
+    # taken for a local path, 'Dataset location ... does not exist'
+    (1, "big-000000.tar" + PRESIGNED)])
+def test_index_refused_as_s3_refuses_a_missing_key(tmp_path, n_shards, name):
+    """S3 answers the shards.members and shards.idx that are not there
+    with 403 AccessDenied to a caller without s3:ListBucket, or to a URL
+    without a signature; the shards themselves can be read, so the index
+    is absent and learned."""
+    truth, _ = big_shards(str(tmp_path / "s"), n_shards, 3, 5000, seed=3)
+    os.unlink(tmp_path / "s" / "shards.idx")
+    srv = Server([sys.executable, "-u", os.path.join(HERE, "rangeserver.py"),
+                  str(tmp_path), "missing-403"], r"port (\d+)")
     try:
-        out, _, error, _ = run_src('location="%s/s/big-000000.tar?%s" shard-cache=""'
-                                   % (srv.url, query))
+        out, _, error, _ = run_src('location="%s/s/%s" shard-cache=""'
+                                   % (srv.url, name))
     finally:
         srv.stop()
     assert error is None, error
-    assert len(out) == 3
+    assert len(out) == 3 * n_shards
     for _, label, _, path, d in out:
         assert (label, d) == truth[key_of(path)]
