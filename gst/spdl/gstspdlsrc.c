@@ -2033,6 +2033,7 @@ start_listing (GstSpdlSrc * src)
   guint64 per_shard, start_index, start_offset;
   GError *error = NULL;
   gchar *display;
+  GstSpdlHttp *http;
 
   GST_OBJECT_LOCK (src);
   location = g_strdup (src->location);
@@ -2147,6 +2148,14 @@ start_listing (GstSpdlSrc * src)
 failed:
   g_free (location);
   g_free (extensions);
+  /* stop() is not called after a failed start: the remote listing's client
+   * (its I/O thread, registered with the canceller) ends here */
+  GST_OBJECT_LOCK (src);
+  update_http_stats (src);
+  http = src->http;
+  src->http = NULL;
+  GST_OBJECT_UNLOCK (src);
+  gst_spdl_http_free (http);
   return FALSE;
 }
 

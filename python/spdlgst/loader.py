@@ -66,6 +66,20 @@ _DATALOADER_ARGS = {
 }
 
 
+def _no_plugin_hint(message: str) -> str:
+    """Where GStreamer has no spdl plugin at all (the source tree's spdlgst
+    on PYTHONPATH, which carries none, without GST_PLUGIN_PATH): how to
+    give it one."""
+    if 'no element "spdl' not in message or \
+            Gst.Registry.get().find_plugin("spdl") is not None:
+        return ""
+    return (f": GStreamer found no spdl plugin and spdlgst at "
+            f"{os.path.dirname(os.path.abspath(__file__))} carries none (the "
+            "source tree, or a meson install): set GST_PLUGIN_PATH to the "
+            "build tree's gst/spdl or the installed plugin folder, or pip "
+            "install gst-spdl (README: With pip)")
+
+
 def _parse_launch(line: str) -> Gst.Pipeline:
     """Gst.parse_launch, where an out-of-range value (batch-size=0) is an
     error naming the property: GObject would only warn on stderr and keep
@@ -80,7 +94,8 @@ def _parse_launch(line: str) -> Gst.Pipeline:
     try:
         pipeline = Gst.parse_launch(line)
     except GLib.Error as e:
-        raise LoaderError(f"could not build the pipeline: {e.message}") from None
+        raise LoaderError(f"could not build the pipeline: {e.message}"
+                          + _no_plugin_hint(e.message)) from None
     finally:
         GLib.log_remove_handler("GLib-GObject", handler)
     if refused:

@@ -13,7 +13,9 @@ at that sample's first header (no end-of-archive blocks); "html": every
 file is a login page (status 200, Content-Type text/html); "gzip-encoded":
 every file comes gzipped with Content-Encoding: gzip (whatever the request
 accepts); "no-validators": no ETag (nor Last-Modified), ranges
-answered. Prints its port first."""
+answered; "missing-403": a file that is not there is refused with S3's
+403 AccessDenied, as S3 answers a caller without s3:ListBucket over
+https:// (a public bucket). Prints its port first."""
 import http.server, os, re, sys, tarfile, threading, collections, gzip
 root, mode = sys.argv[1], sys.argv[2]
 N = int(sys.argv[3]) if len(sys.argv) > 3 else 2
@@ -35,7 +37,15 @@ class H(http.server.BaseHTTPRequestHandler):
     def log_message(self, *a):
         pass
     def _file(self):
-        p = os.path.join(root, self.path.lstrip("/"))
+        # a presigned URL's query names no other file
+        p = os.path.join(root, self.path.split("?", 1)[0].lstrip("/"))
+        if not os.path.isfile(p) and mode == "missing-403":
+            body = (b'<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>'
+                    b'AccessDenied</Code><Message>Access Denied</Message></Error>')
+            self.send_response(403); self.send_header("Content-Type", "application/xml")
+            self.send_header("Content-Length", str(len(body))); self.end_headers()
+            if self.command == "GET": self.wfile.write(body)
+            return None
         if not os.path.isfile(p):
             self.send_response(404); self.send_header("Content-Length", "0"); self.end_headers(); return None
         d = open(p, "rb").read()

@@ -390,3 +390,23 @@ def test_source_tree_spdlgst_carries_no_plugins(tmp_path):
                          env=dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python")),
                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert res.stdout.strip() == meson_version()
+
+
+def test_source_tree_spdlgst_without_plugins_says_how(tmp_path):
+    """The source tree's spdlgst on PYTHONPATH (before a wheel installed in
+    the same venv) with no GST_PLUGIN_PATH: the loader's error says that
+    no spdl plugin was found and how to give GStreamer one, not only
+    'no element "spdlsrc"'."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GST_PLUGIN")}
+    env.update(PYTHONPATH=os.path.join(ROOT, "python"),
+               GST_PLUGIN_SYSTEM_PATH_1_0="",
+               GST_REGISTRY=str(tmp_path / "registry.bin"))
+    res = subprocess.run([sys.executable, "-c", "import spdlgst\n"
+                          "try:\n spdlgst.ImageLoader(%r, batch_size=2)\n"
+                          "except spdlgst.LoaderError as e:\n print(e)"
+                          % str(tmp_path)],
+                         env=env, cwd=tmp_path, capture_output=True,
+                         text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert 'no element "spdlsrc"' in res.stdout, res.stdout
+    assert "GST_PLUGIN_PATH" in res.stdout and "pip install" in res.stdout, res.stdout

@@ -1275,3 +1275,74 @@ def test_two_ranks_first_run_move_the_shards_twice(data, tmp_path, learn):
     assert moved <= 2 * 1.1, moved
     print("two ranks' first run, learned by %s: bytes / shard bytes %.3f"
           % (learn, moved))
+
+
+FAILED_STARTS = r"""
+import os, socket, spdlgst
+# a port on 127.0.0.1 that refuses connections: bound, not listening
+with socket.socket() as closed:
+    closed.bind(("127.0.0.1", 0))
+    endpoint = "http://127.0.0.1:%d" % closed.getsockname()[1]
+    for _ in range(3):
+        loader = spdlgst.ImageLoader("s3://data/ds/", batch_size=4, size=16,
+                                     epochs=1, src_properties={
+                                         "s3-endpoint": endpoint,
+                                         "s3-region": "eu-west-1"})
+        try:
+            next(iter(loader))
+        except spdlgst.LoaderError as e:
+            print("failed:", str(e).splitlines()[0][:80])
+        loader.close()
+        del loader
+names = [open("/proc/self/task/%s/comm" % t).read().strip()
+         for t in os.listdir("/proc/self/task")]
+print("spdlhttp threads:", names.count("spdlhttp"))
+"""
+
+
+def test_failed_remote_start_leaves_no_client():
+    """A start that fails listing remote data (an S3 endpoint that refuses
+    connections): stop() is not called after it, and its HTTP client (an
+    I/O thread each) was left running, its canceller freed under it with
+    a GLib 'runtime check failed' warning on the user's stderr."""
+    env = dict(os.environ, AWS_ACCESS_KEY_ID="AKIAEXAMPLEEXAMPLE12",
+               AWS_SECRET_ACCESS_KEY="secret", AWS_EC2_METADATA_DISABLED="true")
+    res = subprocess.run([sys.executable, "-c", FAILED_STARTS], env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert res.stdout.count("failed:") == 3, res.stdout
+    assert "spdlhttp threads: 0" in res.stdout, res.stdout
+    assert "runtime check failed" not in res.stderr, res.stderr[-2000:]
+
+
+
+PRESIGNED = ("?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AKIAEXAMPLE"
+             "%2F20261206%2Fus-east-1%2Fs3%2Faws4_request&X-Amz-Signature=5ec2e7")
+
+
+@pytest.mark.parametrize("n_shards,name", [
+    # published shards in a public S3 bucket read over https:// (no
+    # s3:ListBucket for anyone): the start failed with 'Could not read
+    # the shards' folder: HTTP status 403'
+    (2, "big-{000000..000001}.tar"),
+    # one shard by a presigned GET URL (its name ends before the query):
+    # taken for a local path, 'Dataset location ... does not exist'
+    (1, "big-000000.tar" + PRESIGNED)])
+def test_index_refused_as_s3_refuses_a_missing_key(tmp_path, n_shards, name):
+    """S3 answers the shards.members and shards.idx that are not there
+    with 403 AccessDenied to a caller without s3:ListBucket, or to a URL
+    without a signature; the shards themselves can be read, so the index
+    is absent and learned."""
+    truth, _ = big_shards(str(tmp_path / "s"), n_shards, 3, 5000, seed=3)
+    os.unlink(tmp_path / "s" / "shards.idx")
+    srv = Server([sys.executable, "-u", os.path.join(HERE, "rangeserver.py"),
+                  str(tmp_path), "missing-403"], r"port (\d+)")
+    try:
+        out, _, error, _ = run_src('location="%s/s/%s" shard-cache=""'
+                                   % (srv.url, name))
+    finally:
+        srv.stop()
+    assert error is None, error
+    assert len(out) == 3 * n_shards
+    for _, label, _, path, d in out:
+        assert (label, d) == truth[key_of(path)]

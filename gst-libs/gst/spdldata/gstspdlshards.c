@@ -182,6 +182,12 @@ gst_spdl_shards_is_location (const gchar * location)
   open_brace = strchr (location, '{');
   if (open_brace && strstr (open_brace, "..") && strchr (open_brace, '}'))
     return TRUE;
+  if (gst_spdl_http_is_url (location)) {
+    /* a presigned or tokened URL: the path's end, before its query */
+    gsize path_len = strcspn (location, "?#");
+
+    return path_len >= 4 && strncmp (location + path_len - 4, ".tar", 4) == 0;
+  }
   return g_str_has_suffix (location, ".tar");
 }
 
@@ -759,10 +765,12 @@ fetch_index (GstSpdlShards * shards, const gchar * path, guint64 max_size,
     return NULL;
   }
   /* S3 answers a missing key with 403 to a caller without s3:ListBucket
-   * (a read-only training role, a public bucket): the index is absent if
-   * the shards themselves can be read */
-  if (bytes == NULL && status == 403 && gst_spdl_s3_is_url (path) &&
-      g_str_has_prefix (fetch_error->message, "S3 error AccessDenied") &&
+   * (a read-only training role, a public bucket, also over https://), and
+   * signed or tokened URLs (a CloudFront policy, a SAS token) name the
+   * shards only: the index is absent if the shards themselves can be read */
+  if (bytes == NULL && (status == 401 || status == 403) &&
+      (!gst_spdl_s3_is_url (path) ||
+          g_str_has_prefix (fetch_error->message, "S3 error AccessDenied")) &&
       object_readable (shards->http, shards->names[0])) {
     GST_INFO ("%s refused, %s readable: taken as absent (no s3:ListBucket)",
         path, shards->names[0]);
