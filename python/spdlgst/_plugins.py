@@ -37,4 +37,24 @@ def register():
         registry = Gst.Registry.get()
         for path in dirs:
             registry.scan_path(path)
+        warn_other_version(registry, dirs)
     return dirs
+
+
+def warn_other_version(registry, dirs):
+    """A plugin found before the wheel's (GST_PLUGIN_PATH, the system's
+    folder) wins; one of another version than this spdlgst is a likely
+    mistake (an old build tree, a stale install): said once, at WARNING."""
+    import logging
+    from ._version import __version__
+    for name in ("spdl", "spdlcuda"):
+        plugin = registry.find_plugin(name)
+        if plugin is None or plugin.get_version() == __version__:
+            continue
+        path = plugin.get_filename() or ""
+        if any(path.startswith(d + os.sep) for d in dirs):
+            continue
+        logging.getLogger("spdlgst").warning(
+            "GStreamer uses the %s plugin %s, version %s, not the one of this "
+            "spdlgst (%s): unset GST_PLUGIN_PATH or remove that plugin to use "
+            "the wheel's", name, path, plugin.get_version(), __version__)
