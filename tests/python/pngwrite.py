@@ -50,6 +50,16 @@ def png_bytes(a, color_type, depth, palette=None, trns=None, interlace=False,
         sub = a[y0::dy, x0::dx]
         if sub.size:
             raw += b"".join(b"\0" + r for r in _pack_rows(sub, depth))
+    return png_of_rows(raw, w, h, color_type, depth, palette, trns,
+                       interlace, extra_chunks)
+
+
+def png_of_rows(raw, w, h, color_type, depth, palette=None, trns=None,
+                interlace=False, extra_chunks=b"", idat_size=None, wbits=15,
+                level=6):
+    """PNG file bytes of @raw, the filtered rows (each a filter type byte
+    and its packed samples), compressed at @level with a window of 2**@wbits
+    bytes, in IDAT chunks of @idat_size bytes (None: one chunk)."""
     out = b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(
         ">IIBBBBB", w, h, depth, color_type, 0, 0, 1 if interlace else 0))
     out += extra_chunks
@@ -57,5 +67,9 @@ def png_bytes(a, color_type, depth, palette=None, trns=None, interlace=False,
         out += chunk(b"PLTE", np.asarray(palette, np.uint8).tobytes())
     if trns is not None:
         out += chunk(b"tRNS", trns)
-    out += chunk(b"IDAT", zlib.compress(raw, 6)) + chunk(b"IEND", b"")
-    return out
+    z = zlib.compressobj(level, zlib.DEFLATED, wbits)
+    data = z.compress(raw) + z.flush()
+    size = idat_size or len(data)
+    for i in range(0, len(data), size):
+        out += chunk(b"IDAT", data[i:i + size])
+    return out + chunk(b"IEND", b"")

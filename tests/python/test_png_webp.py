@@ -12,8 +12,9 @@ from PIL import Image
 from torchvision.datasets import ImageFolder
 
 from conftest import smooth_image
-from pngwrite import GRAY, GRAY_ALPHA, PALETTE, RGB, RGBA, png_bytes
-from spdltest import run_frames
+from pngwrite import (GRAY, GRAY_ALPHA, PALETTE, RGB, RGBA, png_bytes,
+                      png_of_rows)
+from spdltest import decode_folder, run_frames
 
 MAX_MEAN_DIFF = 1.0
 W, H = 400, 300
@@ -212,6 +213,40 @@ def test_unsupported_formats_are_skipped_by_reason(tmp_path):
     assert counts.get_value("unsupported-format") == 1
     assert decoded == 1
     assert any("a.ppm" in w and "PPM" in w for w in warnings), warnings
+
+
+def test_png_every_filter_and_chunking_exact(tmp_path):
+    """The rows of every 8-bit layout, each row under a random filter type
+    (random bytes: every Sub, Up, Average and Paeth case), from one IDAT,
+    from 7-byte IDATs, behind a 512-byte zlib window and in stored blocks
+    (IDATs longer than the rows: libpng reads those): PIL's pixels, bit for
+    bit, at full size and through the validation recipe's crop."""
+    rng = np.random.default_rng(11)
+    w, h = 61, 23
+    folder = tmp_path / "class0"
+    folder.mkdir()
+    layouts = {"gray": (GRAY, 1), "gray-alpha": (GRAY_ALPHA, 2),
+               "rgb": (RGB, 3), "rgba": (RGBA, 4), "palette": (PALETTE, 1)}
+    for name, (color_type, channels) in layouts.items():
+        raw = b"".join(bytes([rng.integers(0, 5)]) + rng.integers(
+            0, 256, w * channels, dtype=np.uint8).tobytes() for _ in range(h))
+        palette = rng.integers(0, 256, (256, 3)) if name == "palette" else None
+        for variant, opts in {"one": {}, "split": dict(idat_size=7),
+                              "window": dict(wbits=9),
+                              "stored": dict(level=0)}.items():
+            (folder / f"{name}-{variant}.png").write_bytes(png_of_rows(
+                raw, w, h, color_type, 8, palette=palette, **opts))
+    full, warnings, _ = decode_folder(folder, f"width={w} height={h}", "png")
+    cropped, _, _ = decode_folder(folder, "width=16 height=16 "
+                                  "mode=center-crop resize-shorter=20", "png")
+    assert not warnings and len(full) == len(cropped) == 20
+    recipe = T.Compose([T.Resize(20), T.CenterCrop(16)])
+    for path in sorted(folder.iterdir()):
+        img = Image.open(path).convert("RGB")
+        np.testing.assert_array_equal(full[path.name], np.asarray(img),
+                                      err_msg=path.name)
+        np.testing.assert_array_equal(cropped[path.name],
+                                      np.asarray(recipe(img)), err_msg=path.name)
 
 
 def test_inexact_close_to_torchvision(kinds_root):

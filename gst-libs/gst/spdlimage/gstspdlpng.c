@@ -6,15 +6,20 @@
  * License as published by the Free Software Foundation; either
  * version 2 of the License, or (at your option) any later version.
  */
-/* libpng decodes row by row; each row the crop needs is converted as PIL's
- * convert("RGB") would (palette expanded, alpha and tRNS dropped, 16-bit
- * samples by their high byte, 16-bit gray clipped as PIL's "I" mode is)
- * and resampled as it arrives, so a non-interlaced image never exists
- * whole in memory and decoding stops after the last row the crop reads.
+/* Whether PIL reads the file is decided on its whole data before anything
+ * is decoded (gstspdlpngcheck.h), which inflates the whole zlib stream.
+ * The 8-bit non-interlaced layouts (gray, gray + alpha, RGB, RGBA,
+ * palette: nearly every PNG) keep those filtered rows when they are at
+ * most MAX_KEPT_ROWS_SIZE and libpng would read the same ones: decode()
+ * unfilters the rows the crop needs from them, so the stream is inflated
+ * once. The others libpng decodes row by row, inflating it again. Either
+ * way each row the crop needs is converted as PIL's convert("RGB") would
+ * (palette expanded, alpha and tRNS dropped, 16-bit samples by their high
+ * byte, 16-bit gray clipped as PIL's "I" mode is) and resampled as it
+ * arrives, and decoding stops after the last row the crop reads.
  * Interlaced images need all passes: they are decoded whole. The size limit
- * is checked on IHDR, and whether PIL reads the file is decided on its
- * whole data before libpng allocates anything (gstspdlpngcheck.h); text and ICC chunks are skipped
- * unread, so a compressed-text bomb costs nothing. */
+ * is checked on IHDR; text and ICC chunks are skipped unread, so a
+ * compressed-text bomb costs nothing. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -33,6 +38,9 @@
 #define MIN_PNG_SIZE (SIGNATURE_SIZE + 25)
 /* what gst_spdl_png_check_stream() inflates into at a time */
 #define CHECK_SCRATCH_SIZE (64 * 1024)
+/* the most filtered rows kept from the check for decode() (a 3000 x 2000
+ * RGBA image); larger ones are inflated again by libpng */
+#define MAX_KEPT_ROWS_SIZE (32 << 20)
 /* the chunks libpng would decompress or parse for nothing we use */
 static const png_byte ignored_chunks[] = "iCCP\0iTXt\0tEXt\0zTXt\0sPLT\0eXIf";
 
@@ -53,6 +61,12 @@ struct _GstSpdlPngDecoder
   gsize rows_size;
   png_bytep *row_pointers;
   GstSpdlPixels pixels;         /* of the rows libpng gives */
+  /* the check's filtered rows, unfiltered here in place of libpng's
+   * second inflate (see keeps_rows()); NULL: libpng reads them */
+  guint8 *filtered;
+  gsize filtered_size;
+  gboolean use_filtered;
+  guint channels;               /* of a kept row's pixel */
   gint reading_row;             /* non-interlaced: the row being read */
   /* rows through libpng's transformations, and all of the image's */
   guint64 rows_transformed, rows_expected;
@@ -93,6 +107,7 @@ gst_spdl_png_decoder_free (GstSpdlPngDecoder * dec)
     return;
   gst_spdl_row_sink_clear (&dec->sink);
   g_free (dec->rows);
+  g_free (dec->filtered);
   g_free (dec);
 }
 
@@ -103,14 +118,40 @@ read_be32 (const guint8 * p)
       ((guint32) p[2] << 8) | p[3];
 }
 
+/* The number of bytes of the filtered rows worth keeping from the check
+ * for decode(), 0 for none: 8-bit, non-interlaced gray, gray + alpha, RGB,
+ * RGBA and palette images (the rows we unfilter and expand as libpng does
+ * with our transforms), small enough. Sets *@channels to the bytes of a
+ * pixel (a palette index: 1). */
+static gsize
+kept_rows_size (GstSpdlPngDecoder * dec, guint depth, guint color_type,
+    gboolean interlaced, guint * channels)
+{
+  static const guint channels_of[7] = { 1, 0, 3, 1, 2, 0, 4 };
+  guint64 need;
+
+  if (depth != 8 || interlaced || color_type > 6 ||
+      channels_of[color_type] == 0)
+    return 0;
+  *channels = channels_of[color_type];
+  need = ((guint64) dec->width * *channels + 1) * dec->height;
+  if (need > MAX_KEPT_ROWS_SIZE || (dec->max_memory && need >
+          dec->max_memory))
+    return 0;
+  return need;
+}
+
 gboolean
 gst_spdl_png_decoder_open (GstSpdlPngDecoder * dec, const guint8 * data,
     gsize size, guint64 max_pixels, guint * width, guint * height,
     GError ** error)
 {
   guint64 pixels;
+  gsize kept;
+  gboolean plain;
 
   dec->opened = FALSE;
+  dec->use_filtered = FALSE;
   if (size < MIN_PNG_SIZE)
     return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_TRUNCATED,
         "truncated: %" G_GSIZE_FORMAT " bytes, shorter than a PNG header",
@@ -133,12 +174,22 @@ gst_spdl_png_decoder_open (GstSpdlPngDecoder * dec, const guint8 * data,
     return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_TOO_LARGE,
         "%ux%u is %" G_GUINT64_FORMAT " pixels, more than max-pixels=%"
         G_GUINT64_FORMAT, dec->width, dec->height, pixels, max_pixels);
-  /* decides as PIL does, whatever part of the image the crop reads */
+  /* decides as PIL does, whatever part of the image the crop reads; the
+   * rows it inflates are kept where decode() can unfilter them (16 bytes
+   * of slack: the SIMD row kernel loads 16 bytes per window) */
+  kept = kept_rows_size (dec, data[24], data[25], data[28] != 0,
+      &dec->channels);
+  if (kept && !gst_spdl_try_ensure_buffer (&dec->filtered,
+          &dec->filtered_size, kept + 16))
+    kept = 0;
   gst_spdl_ensure_buffer (&dec->rows, &dec->rows_size, CHECK_SCRATCH_SIZE);
   if (!gst_spdl_png_check_stream (data, size, dec->width, dec->height,
           data[24], data[25], data[28] != 0, dec->rows, CHECK_SCRATCH_SIZE,
-          error))
+          kept ? dec->filtered : NULL, &plain, error)) {
+    gst_spdl_release_large_buffer (&dec->filtered, &dec->filtered_size);
     return FALSE;
+  }
+  dec->use_filtered = kept && plain;
   dec->data = data;
   dec->size = size;
   *width = dec->width;
@@ -225,6 +276,94 @@ rows_of_image (GstSpdlPngDecoder * dec, gint passes)
   return rows;
 }
 
+/* PNG's filters undone in place on @row (@n bytes), @prev the row above
+ * already undone (NULL for the first), @bpp bytes per pixel. */
+static void
+unfilter_row (guint filter, guint8 * row, const guint8 * prev, gsize n,
+    guint bpp)
+{
+  gsize i;
+
+  switch (filter) {
+    case 1:                    /* Sub */
+      for (i = bpp; i < n; i++)
+        row[i] += row[i - bpp];
+      break;
+    case 2:                    /* Up */
+      if (prev)
+        for (i = 0; i < n; i++)
+          row[i] += prev[i];
+      break;
+    case 3:                    /* Average */
+      for (i = 0; i < n; i++) {
+        guint left = i >= bpp ? row[i - bpp] : 0;
+        guint up = prev ? prev[i] : 0;
+        row[i] += (left + up) >> 1;
+      }
+      break;
+    case 4:                    /* Paeth */
+      if (prev == NULL) {
+        /* above and upper left are 0: the left one is the predictor */
+        for (i = bpp; i < n; i++)
+          row[i] += row[i - bpp];
+        break;
+      }
+      for (i = 0; i < bpp && i < n; i++)
+        row[i] += prev[i];
+      for (i = bpp; i < n; i++) {
+        gint a = row[i - bpp], b = prev[i], c = prev[i - bpp];
+        gint pa = ABS (b - c), pb = ABS (a - c), pc = ABS (a + b - 2 * c);
+        gint pred = (pa <= pb && pa <= pc) ? a : (pb <= pc ? b : c);
+        row[i] += pred;
+      }
+      break;
+    default:                   /* None (the check refused the others) */
+      break;
+  }
+}
+
+/* The rows the crop needs, from the check's inflated data: unfiltered
+ * here, palette indexes expanded as png_set_palette_to_rgb() does (an
+ * index past the palette is black; the alpha of tRNS is dropped later
+ * anyway). */
+static void
+push_kept_rows (GstSpdlPngDecoder * dec, gboolean palette)
+{
+  guint8 colors[256 * 3];
+  gsize n = (gsize) dec->width * dec->channels;
+  guint8 *prev = NULL;
+  GstSpdlPixels pixels = pixels_of (palette ? 3 : dec->channels, 8);
+  gint y;
+
+  if (palette) {
+    png_colorp plte = NULL;
+    gint num = 0, i;
+
+    memset (colors, 0, sizeof (colors));
+    png_get_PLTE (dec->png, dec->info, &plte, &num);
+    for (i = 0; plte && i < MIN (num, 256); i++) {
+      colors[3 * i] = plte[i].red;
+      colors[3 * i + 1] = plte[i].green;
+      colors[3 * i + 2] = plte[i].blue;
+    }
+    gst_spdl_ensure_buffer (&dec->rows, &dec->rows_size, 3 * n + 16);
+  }
+  for (y = 0; y < dec->sink.y1; y++) {
+    guint8 *row = dec->filtered + (gsize) y * (n + 1);
+
+    unfilter_row (row[0], row + 1, prev, n, dec->channels);
+    prev = row + 1;
+    if (palette) {
+      gsize x;
+      for (x = 0; x < n; x++)
+        memcpy (dec->rows + 3 * x, colors + 3 * row[1 + x], 3);
+      gst_spdl_row_sink_push (&dec->sink, y, dec->rows, pixels);
+    } else {
+      gst_spdl_row_sink_push (&dec->sink, y, row + 1, pixels);
+    }
+  }
+}
+
 /* Runs under libpng's setjmp: everything it allocates hangs off @dec. */
 static void
 decode_rows (GstSpdlPngDecoder * dec, const GstSpdlDecodeParams * p,
@@ -266,6 +405,12 @@ decode_rows (GstSpdlPngDecoder * dec, const GstSpdlDecodeParams * p,
       p->gray ? 1 : 3, !p->exact);
   if (dec->sink.y1 == 0)
     return;
+  if (dec->use_filtered) {
+    /* libpng has read the chunks before the image data all the same: its
+     * errors there are the image's, and the palette is the one it read */
+    push_kept_rows (dec, color_type == PNG_COLOR_TYPE_PALETTE);
+    return;
+  }
   if (passes > 1) {
     /* Adam7 passes cover the whole image: it is decoded whole */
     guint64 need = (guint64) rowbytes * dec->height + 16;
@@ -350,6 +495,7 @@ gst_spdl_png_decoder_decode (GstSpdlPngDecoder * dec,
   png_destroy_read_struct (&dec->png, &dec->info, NULL);
   g_clear_pointer (&dec->row_pointers, g_free);
   gst_spdl_release_large_buffer (&dec->rows, &dec->rows_size);
+  gst_spdl_release_large_buffer (&dec->filtered, &dec->filtered_size);
   if (ok)
     gst_spdl_row_sink_finish (&dec->sink, out);
   return ok;

@@ -189,12 +189,14 @@ check_header_chunks (const guint8 * data, gsize size, gsize * idat,
   }
 }
 
-/* The IDAT data inflated as PIL's decoder does, to @filtered bytes; sets
- * *@end to where PIL's reads stopped. */
+/* The IDAT data inflated as PIL's decoder does, into @scratch a piece at a
+ * time or, where @filtered is not NULL, into it whole (the same inflate
+ * calls either way); sets *@end to where PIL's reads stopped and *@plain
+ * as gst_spdl_png_check_stream() says. */
 static gboolean
 check_image_data (const guint8 * data, gsize size, gsize idat,
-    RowWalk * rows, guint8 * scratch, gsize scratch_size, gsize * end,
-    GError ** error)
+    RowWalk * rows, guint8 * scratch, gsize scratch_size, guint8 * filtered,
+    gsize * end, gboolean * plain, GError ** error)
 {
   z_stream z;
   gsize pos = idat;
@@ -203,6 +205,10 @@ check_image_data (const guint8 * data, gsize size, gsize idat,
   gboolean ok = TRUE;
   gint ret = Z_OK;
 
+  /* libpng inflates with the window the zlib header declares, PIL with
+   * 32 KiB: they agree where the header declares 32 KiB */
+  *plain = size - idat >= 9 && read_be32 (data + idat) > 0 &&
+      data[idat + 8] >> 4 == 7;
   memset (&z, 0, sizeof (z));
   if (inflateInit (&z) != Z_OK)
     return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_TOO_LARGE,
@@ -234,6 +240,8 @@ check_image_data (const guint8 * data, gsize size, gsize idat,
     pos += 8;
     /* a chunk longer than the data: PIL reads what there is */
     cut = length > size - pos;
+    /* libpng refuses an IDAT longer than the image's bytes (and more) */
+    *plain &= !cut && length <= rows->total;
     chunk_end = pos + MIN (length, size - pos);
     while (pos < chunk_end && remaining > 0) {
       z.next_in = (Bytef *) data + pos;
@@ -241,11 +249,13 @@ check_image_data (const guint8 * data, gsize size, gsize idat,
       pos += z.avail_in;
       while (remaining > 0) {
         uInt room = (uInt) MIN (remaining, scratch_size);
-        z.next_out = scratch;
+        guint8 *out = filtered ? filtered + (rows->total - remaining) :
+            scratch;
+        z.next_out = out;
         z.avail_out = room;
         ret = inflate (&z, Z_NO_FLUSH);
         remaining -= room - z.avail_out;
-        bad_filter |= !row_walk_check (rows, scratch, room - z.avail_out);
+        bad_filter |= !row_walk_check (rows, out, room - z.avail_out);
         if (ret == Z_STREAM_END || ret == Z_BUF_ERROR ||
             (ret == Z_OK && z.avail_out > 0))
           break;
@@ -319,12 +329,14 @@ check_trailing_chunks (const guint8 * data, gsize size, gsize pos,
 gboolean
 gst_spdl_png_check_stream (const guint8 * data, gsize size, guint width,
     guint height, guint bit_depth, guint color_type, gboolean interlaced,
-    guint8 * scratch, gsize scratch_size, GError ** error)
+    guint8 * scratch, gsize scratch_size, guint8 * filtered,
+    gboolean * plain, GError ** error)
 {
   RowWalk rows;
   gsize idat = 0, end = 0;
   gboolean animated;
 
+  *plain = FALSE;
   if (!row_walk_init (&rows, width, height, bit_depth, color_type,
           interlaced))
     return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_CORRUPT,
@@ -332,6 +344,6 @@ gst_spdl_png_check_stream (const guint8 * data, gsize size, guint width,
         bit_depth);
   return check_header_chunks (data, size, &idat, &animated, error) &&
       check_image_data (data, size, idat, &rows, scratch, scratch_size,
-      &end, error) &&
+      filtered, &end, plain, error) &&
       check_trailing_chunks (data, size, end, animated, error);
 }

@@ -23,11 +23,16 @@ G_BEGIN_DECLS
  * (junk there ends the walk; IEND is not needed; a chunk that runs past
  * the end of the file fails). Else FALSE with a GST_SPDL_DECODE_ERROR:
  * truncated (the data ends first), corrupt. Inflates to a scratch buffer
- * of @scratch_size bytes, no row is unfiltered. */
+ * of @scratch_size bytes or, where @filtered is not NULL, to it: room for
+ * every filtered row (non-interlaced: @height times 1 + the row's bytes),
+ * which then holds them; no row is unfiltered. Sets *@plain where libpng
+ * would inflate the same rows from the same chunks without an error of its
+ * own (a zlib header declaring a 32 KiB window, every IDAT read whole in
+ * the file and no longer than the rows): those rows are the image's. */
 gboolean gst_spdl_png_check_stream (const guint8 * data, gsize size,
     guint width, guint height, guint bit_depth, guint color_type,
     gboolean interlaced, guint8 * scratch, gsize scratch_size,
-    GError ** error);
+    guint8 * filtered, gboolean * plain, GError ** error);
 
 G_END_DECLS
 
