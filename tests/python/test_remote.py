@@ -1346,3 +1346,33 @@ def test_index_refused_as_s3_refuses_a_missing_key(tmp_path, n_shards, name):
     assert len(out) == 3 * n_shards
     for _, label, _, path, d in out:
         assert (label, d) == truth[key_of(path)]
+
+
+STOP_MID_BODY = """
+import sys, time
+from gi.repository import Gst
+Gst.init(None)
+pipeline = Gst.parse_launch('spdlsrc location="%s" remote-reads=stream '
+                            'shard-cache="" ! fakesink' % sys.argv[1])
+pipeline.set_state(Gst.State.PLAYING)
+time.sleep(1.5)                 # the body under way, trickling
+pipeline.set_state(Gst.State.NULL)
+print("stopped")
+"""
+
+
+def test_stop_while_a_body_trickles(data):
+    """Stopping while a shard's body is under way (a slow server): the
+    HTTP client drops the transfer, and curl's progress callback that the
+    drop calls must not wait for the lock the dropping thread holds (it
+    hung there, the stop with it)."""
+    base, _, pattern, _ = data
+    p = proxy(str(base), "--throttle-after", 2000)
+    try:
+        for _ in range(3):
+            res = subprocess.run([sys.executable, "-c", STOP_MID_BODY,
+                                  "%s/shards/%s" % (p.url, pattern)],
+                                 capture_output=True, text=True, timeout=60)
+            assert res.returncode == 0 and "stopped" in res.stdout, res.stderr[-2000:]
+    finally:
+        p.stop()

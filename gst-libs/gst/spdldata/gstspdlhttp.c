@@ -126,7 +126,8 @@ struct _Transfer
   guint64 buffered;
   guint64 accepted;             /* body bytes taken over all attempts */
   guint64 charge;               /* this transfer's part of http->in_flight */
-  gboolean paused;
+  gint paused;                  /* set under the lock with g_atomic_int_set:
+                                 * xferinfo_cb reads it without the lock */
   gboolean reading;             /* streams: the reader has started on it */
   gboolean reader_waiting;      /* ... and waits for bytes */
   guint64 reader_want;          /* ... until this many are buffered */
@@ -338,7 +339,7 @@ resume_with_room (GstSpdlHttp * http)
     GList *next = l->next;
 
     if (has_room (http, t)) {
-      t->paused = FALSE;
+      g_atomic_int_set (&t->paused, FALSE);
       g_queue_delete_link (&http->paused, l);
       g_queue_push_tail (&http->to_resume, t);
       any = TRUE;
@@ -658,7 +659,7 @@ write_cb (char *data, size_t size, size_t nmemb, void *user_data)
     return 0;
   }
   if (!may_take (http, t, len - skipped)) {
-    t->paused = TRUE;
+    g_atomic_int_set (&t->paused, TRUE);
     /* waiting on the reader is not slow: the low-speed window starts
      * again when it goes on (xferinfo_cb) */
     t->window_start = 0;
@@ -713,9 +714,9 @@ xferinfo_cb (void *user_data, curl_off_t dltotal, curl_off_t dlnow,
 
   if (!t->started_body)
     return 0;
-  g_mutex_lock (&http->lock);
-  paused = t->paused;
-  g_mutex_unlock (&http->lock);
+  /* not the lock: curl calls this on the I/O thread also from
+   * curl_multi_remove_handle(), which drop_running() calls holding it */
+  paused = g_atomic_int_get (&t->paused);
   if (paused || t->window_start == 0 || dlnow < t->window_bytes) {
     t->window_start = now;
     t->window_bytes = dlnow;
@@ -1148,7 +1149,7 @@ drop_running (GstSpdlHttp * http, Transfer * t)
   http->running = g_list_remove (http->running, t);
   if (t->paused)
     g_queue_remove (&http->paused, t);
-  t->paused = FALSE;
+  g_atomic_int_set (&t->paused, FALSE);
   g_queue_remove (&http->to_resume, t);
 }
 
