@@ -711,11 +711,19 @@ learn_thread (gpointer data)
     else
       learn_local (learn, i);
     g_mutex_lock (&learn->lock);
-    if (shard->failure)
+    if (shard->failure) {
+      /* not read: learning stops, its error says why */
       learn->failed = TRUE;
+      g_mutex_unlock (&learn->lock);
+      continue;
+    }
     learn->done++;
     learn->samples += shard->n_members;
-    say_progress (learn, FALSE);
+    /* the last shard's line is the end's (learn_shards()) */
+    if (learn->done < learn->config->n_shards)
+      say_progress (learn, FALSE);
+    else
+      g_mutex_unlock (&learn->lock);
   }
 }
 
