@@ -139,6 +139,7 @@
 #include "gstspdlshards.h"
 #include "gstspdlhttp.h"
 #include "gstspdlerrors.h"
+#include "gstspdlredact.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -237,6 +238,35 @@ static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
 
 GST_DEBUG_CATEGORY_STATIC (spdl_src_debug);
 #define GST_CAT_DEFAULT spdl_src_debug
+
+/* GST_ELEMENT_ERROR, _WARNING and _INFO with the credentials of the URLs
+ * they name masked in both texts (a presigned shard URL's signature):
+ * gst-launch-1.0, the bus and GST_DEBUG logs show them */
+#define SPDL_SRC_MESSAGE(el, type, domain, code, text, debug)             \
+  post_redacted (el, type, GST_##domain##_ERROR, GST_##domain##_ERROR_##code, \
+      _gst_element_error_printf text, _gst_element_error_printf debug,     \
+      __FILE__, GST_FUNCTION, __LINE__)
+#define SPDL_SRC_ERROR(el, domain, code, text, debug)                     \
+  SPDL_SRC_MESSAGE (el, GST_MESSAGE_ERROR, domain, code, text, debug)
+#define SPDL_SRC_WARNING(el, domain, code, text, debug)                   \
+  SPDL_SRC_MESSAGE (el, GST_MESSAGE_WARNING, domain, code, text, debug)
+#define SPDL_SRC_INFO(el, domain, code, text, debug)                      \
+  SPDL_SRC_MESSAGE (el, GST_MESSAGE_INFO, domain, code, text, debug)
+
+/* Takes @text and @debug. */
+static void
+post_redacted (GstSpdlSrc * src, GstMessageType type, GQuark domain,
+    gint code, gchar * text, gchar * debug, const gchar * file,
+    const gchar * function, gint line)
+{
+  gchar *shown_text = gst_spdl_url_redact (text);
+  gchar *shown_debug = gst_spdl_url_redact (debug);
+
+  g_free (text);
+  g_free (debug);
+  gst_element_message_full (GST_ELEMENT (src), type, domain, code,
+      shown_text, shown_debug, file, function, line);
+}
 
 /* One sample on its way: scheduled in order, read by a worker (or inline
  * with prefetch=0), pushed when it reaches the head of the queue. */
@@ -1869,7 +1899,7 @@ shard_cache_is_shell_mistake (GstSpdlSrc * src, const gchar * cache_dir)
   mistake = g_object_class_find_property (G_OBJECT_GET_CLASS (src),
       name) != NULL;
   if (mistake)
-    GST_ELEMENT_ERROR (src, RESOURCE, SETTINGS,
+    SPDL_SRC_ERROR (src, RESOURCE, SETTINGS,
         ("shard-cache is \"%s\", which reads like the property %s: in a "
             "shell, write shard-cache='\"\"' to keep no cache", cache_dir,
             name), ("a shell removed the quotes of shard-cache=\"\", so "
@@ -1886,7 +1916,7 @@ learn_progress (guint done, guint n_shards, guint64 samples, gdouble elapsed_s,
 {
   GstSpdlSrc *src = user_data;
 
-  GST_ELEMENT_INFO (src, RESOURCE, READ, ("Learning the shards' member "
+  SPDL_SRC_INFO (src, RESOURCE, READ, ("Learning the shards' member "
           "index (no shards.members nor shards.idx): %u of %u shards read, %"
           G_GUINT64_FORMAT " samples, in %.0f s", done, n_shards, samples,
           elapsed_s), (NULL));
@@ -1958,12 +1988,12 @@ start_shards (GstSpdlSrc * src, const gchar * location, guint64 start_offset)
     /* a learned index's cache that could not be used: worth knowing */
     gchar **warnings = gst_spdl_shards_take_warnings (shards), **w;
     for (w = warnings; w && *w; w++)
-      GST_ELEMENT_WARNING (src, RESOURCE, FAILED, ("%s", *w),
+      SPDL_SRC_WARNING (src, RESOURCE, FAILED, ("%s", *w),
           ("shard-cache"));
     g_strfreev (warnings);
   }
   if (shards == NULL) {
-    gst_element_message_full (GST_ELEMENT (src), GST_MESSAGE_ERROR,
+    post_redacted (src, GST_MESSAGE_ERROR,
         GST_RESOURCE_ERROR, error->domain == GST_RESOURCE_ERROR ?
         error->code : GST_RESOURCE_ERROR_FAILED, g_strdup (error->message),
         g_strdup_printf ("location=%s", location), __FILE__, GST_FUNCTION,
@@ -1975,7 +2005,7 @@ start_shards (GstSpdlSrc * src, const gchar * location, guint64 start_offset)
    * world size will fail later, say it now */
   if (config.elastic && !gst_spdl_shards_is_elastic (shards) &&
       src->num_shards > 1)
-    GST_ELEMENT_WARNING (src, RESOURCE, NOT_FOUND,
+    SPDL_SRC_WARNING (src, RESOURCE, NOT_FOUND,
         ("Tar shards \"%s\" have shards.idx and no readable shards.members: "
             "each rank streams a contiguous part, and a checkpoint resumes "
             "only on %u ranks (tools/make-shards --index-only DIR writes the "
@@ -2013,7 +2043,7 @@ gst_spdl_src_start (GstBaseSrc * bsrc)
   gboolean ok;
 
   if (gst_spdl_http_canceller_is_cancelled (src->canceller)) {
-    GST_ELEMENT_ERROR (src, RESOURCE, FAILED, ("cancelled"),
+    SPDL_SRC_ERROR (src, RESOURCE, FAILED, ("cancelled"),
         ("the cancel signal came before the start"));
     ok = FALSE;
   } else {
@@ -2055,7 +2085,7 @@ start_listing (GstSpdlSrc * src)
   GST_OBJECT_UNLOCK (src);
 
   if (src->shard_index >= src->num_shards) {
-    GST_ELEMENT_ERROR (src, RESOURCE, SETTINGS,
+    SPDL_SRC_ERROR (src, RESOURCE, SETTINGS,
         ("shard-index %u is out of range: it must be below num-shards (%u)",
             src->shard_index, src->num_shards), (NULL));
     goto failed;
@@ -2076,7 +2106,7 @@ start_listing (GstSpdlSrc * src)
         &error);
   if (dataset == NULL) {
     display = location ? g_filename_display_name (location) : NULL;
-    gst_element_message_full (GST_ELEMENT (src), GST_MESSAGE_ERROR,
+    post_redacted (src, GST_MESSAGE_ERROR,
         GST_RESOURCE_ERROR, error->code, g_strdup (error->message),
         g_strdup_printf ("location=%s", display), __FILE__, GST_FUNCTION,
         __LINE__);
@@ -2091,7 +2121,7 @@ start_listing (GstSpdlSrc * src)
     per_shard = (dataset->n_samples + src->num_shards - 1) / src->num_shards;
   display = g_filename_display_name (location);
   if (per_shard == 0) {
-    GST_ELEMENT_ERROR (src, RESOURCE, SETTINGS,
+    SPDL_SRC_ERROR (src, RESOURCE, SETTINGS,
         ("Dataset \"%s\" has %u samples, too few for %u shards with "
             "drop-uneven", display, dataset->n_samples, src->num_shards),
         (NULL));
@@ -2102,19 +2132,21 @@ start_listing (GstSpdlSrc * src)
   {
     guint i;
     for (i = 0; i < dataset->warnings->len; i++)
-      GST_ELEMENT_WARNING (src, RESOURCE, READ, ("%s", (gchar *)
+      SPDL_SRC_WARNING (src, RESOURCE, READ, ("%s", (gchar *)
               g_ptr_array_index (dataset->warnings, i)), ("while listing %s",
               display));
   }
   g_free (display);
+  display = gst_spdl_url_redact (location);
   GST_INFO_OBJECT (src, "listed %u samples in %u classes from %s, %"
       G_GUINT64_FORMAT " per epoch for shard %u/%u", dataset->n_samples,
-      dataset->n_classes, location, per_shard, src->shard_index,
+      dataset->n_classes, display, per_shard, src->shard_index,
       src->num_shards);
+  g_free (display);
 
   start_offset += start_index * src->num_shards;
   if (start_offset > dataset->n_samples) {
-    GST_ELEMENT_ERROR (src, RESOURCE, SETTINGS,
+    SPDL_SRC_ERROR (src, RESOURCE, SETTINGS,
         ("start-offset %" G_GUINT64_FORMAT " (with start-index x num-shards) "
             "is past the end of an epoch of %u samples", start_offset,
             dataset->n_samples), (NULL));
@@ -2288,7 +2320,7 @@ announce_epoch_end (GstSpdlSrc * src)
         GST_SPDL_READ_N_ERRORS);
 
     post_skipped (src);
-    GST_ELEMENT_ERROR (src, RESOURCE, READ,
+    SPDL_SRC_ERROR (src, RESOURCE, READ,
         ("None of the %" G_GUINT64_FORMAT " samples of epoch %u could be "
             "read%s (%s)", skipped, src->current_epoch, rank, reasons),
         ("every sample was skipped: the warnings name the first files and "
@@ -2324,7 +2356,9 @@ skip_sample (GstSpdlSrc * src, GstSpdlReadSlot * slot)
   guint reason = slot->error->domain == GST_SPDL_READ_ERROR &&
       slot->error->code < GST_SPDL_READ_N_ERRORS ?
       (guint) slot->error->code : GST_SPDL_READ_ERROR_UNREADABLE;
-  gchar *name = g_filename_display_name (slot->path);
+  gchar *display = g_filename_display_name (slot->path);
+  gchar *name = gst_spdl_url_redact (display);
+  gchar *why = gst_spdl_url_redact (slot->error->message);
   guint64 errors;
   gint max_errors;
   gboolean post, go_on = TRUE;
@@ -2339,21 +2373,23 @@ skip_sample (GstSpdlSrc * src, GstSpdlReadSlot * slot)
   GST_OBJECT_UNLOCK (src);
 
   if (max_errors >= 0 && errors > (guint64) max_errors) {
-    GST_ELEMENT_ERROR (src, RESOURCE, READ,
+    SPDL_SRC_ERROR (src, RESOURCE, READ,
         ("Could not read sample \"%s\": %s; %" G_GUINT64_FORMAT
             " samples skipped, more than max-errors=%d", name,
-            slot->error->message, errors, max_errors),
+            why, errors, max_errors),
         ("reason: %s", gst_spdl_read_error_reason (reason)));
     go_on = FALSE;
   } else if (post) {
-    GST_ELEMENT_WARNING (src, RESOURCE, READ,
-        ("Skipping sample \"%s\": %s", name, slot->error->message),
+    SPDL_SRC_WARNING (src, RESOURCE, READ,
+        ("Skipping sample \"%s\": %s", name, why),
         ("reason: %s; %" G_GUINT64_FORMAT " samples skipped so far",
             gst_spdl_read_error_reason (reason), errors));
   } else {
     GST_WARNING_OBJECT (src, "Skipping sample \"%s\": %s (reason %s)", name,
-        slot->error->message, gst_spdl_read_error_reason (reason));
+        why, gst_spdl_read_error_reason (reason));
   }
+  g_free (display);
+  g_free (why);
   g_free (name);
   return go_on;
 }

@@ -29,7 +29,11 @@ _ASSIGNED = re.compile(
 _IN_DICT = re.compile(
     r"""(?P<name>(?P<q>['"])(?:%s)(?P=q))(?P<sep>\s*:\s*)"""
     r"""(?P<value>'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|[^,}\s]+)""" % _NAMES)
-# secret query parameters of presigned and SAS URLs, and a userinfo password
+# secret query parameters of presigned and SAS URLs, and a userinfo password;
+# the C side masks the same in its messages and logs
+# (gst-libs/gst/spdldata/gstspdlredact.c): the two must agree, as
+# tests/python/test_remote.py::test_presigned_url_secret_never_printed_by_spdlsrc
+# checks
 _QUERY = re.compile(r"(?i)(?P<name>[?&](?:x-amz-signature|x-amz-security-token|"
                     r"x-amz-credential|signature|sig|x-goog-signature|token|"
                     r"access_token)=)(?P<value>[^&#\s\"']+)")

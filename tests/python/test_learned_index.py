@@ -1077,3 +1077,56 @@ def test_learning_says_how_far_it_is(published, tmp_path):
     assert "of %d shards read" % N_SHARDS in learning[0]
     assert learning[0] != learning[-1]
     assert "%d of %d shards read, %d samples" % (N_SHARDS, N_SHARDS, N) in learning[-1]
+
+
+def learning_infos(location, *faults):
+    """spdlsrc's INFO messages on learning the two first shards at
+    @location (through a proxy that breaks them with @faults) until its
+    start ends; and its error."""
+    p = proxy(location, *faults)
+    pipeline = Gst.parse_launch('spdlsrc location="%s/train-{000000..000001}.tar" '
+                                'shard-cache="" http-requests=1 http-retries=0 ! '
+                                'fakesink' % p.url)
+    infos, error = [], None
+    try:
+        pipeline.set_state(Gst.State.PAUSED)
+        bus = pipeline.get_bus()
+        while error is None:
+            msg = bus.timed_pop_filtered(60 * Gst.SECOND, Gst.MessageType.ERROR |
+                                         Gst.MessageType.INFO |
+                                         Gst.MessageType.ASYNC_DONE)
+            assert msg is not None
+            if msg.type == Gst.MessageType.ASYNC_DONE:
+                break
+            if msg.type == Gst.MessageType.ERROR:
+                error = msg.parse_error()[0].message
+            else:
+                infos.append(msg.parse_info()[0].message)
+    finally:
+        pipeline.set_state(Gst.State.NULL)
+        p.stop()
+    return [m for m in infos if m.startswith("Learning the shards' member index")], error
+
+
+def test_learning_says_the_end_once(published, tmp_path):
+    """Each shard read more than the progress period (5 s) after the last
+    line: the end was said twice ('2 of 2 shards read' twice)."""
+    bare_copy(published, tmp_path / "shards")
+    learning, error = learning_infos(str(tmp_path / "shards"), "--delay-ms", 5500)
+    assert error is None
+    assert len(learning) == 2, learning        # under way, then done
+    assert "1 of 2 shards read, %d samples" % PER_SHARD in learning[0]
+    assert "2 of 2 shards read, %d samples" % (2 * PER_SHARD) in learning[1]
+
+
+def test_learning_counts_no_failed_shard_as_read(published, tmp_path):
+    """A shard that failed more than the progress period (5 s) in was
+    counted as read: '1 of 2 shards read, 0 samples', then the error that
+    it could not be read."""
+    bare_copy(published, tmp_path / "shards")
+    # each path's first GET answered 404 (the index files: absent; the
+    # first shard after 5.5 s)
+    learning, error = learning_infos(str(tmp_path / "shards"), "--delay-ms", 5500,
+                                     "--fail-first", 1, "--status-first", 404)
+    assert error is not None and "train-000000.tar" in error, error
+    assert learning == [], learning

@@ -1376,3 +1376,51 @@ def test_stop_while_a_body_trickles(data):
             assert res.returncode == 0 and "stopped" in res.stdout, res.stderr[-2000:]
     finally:
         p.stop()
+
+
+def secret_query_names():
+    """The query parameters python/spdlgst/_secrets.py masks."""
+    from spdlgst import _secrets
+    m = re.search(r"\(\?:([^()]*)\)=", _secrets._QUERY.pattern)
+    return m.group(1).split("|")
+
+
+@pytest.mark.parametrize("userinfo", ["", "reader:PASSWSECRET@"])
+def test_presigned_url_secret_never_printed_by_spdlsrc(tmp_path, userinfo):
+    """A presigned shard URL whose shard is not there: gst-launch-1.0's
+    error and spdlsrc's level-9 debug log name the shard, its path and its
+    query as python/spdlgst/_secrets.py masks it (every parameter that
+    carries a signature or a token, a userinfo password: the C side masks
+    the same), and no secret; the request still carries them (http.server
+    logs it). The error printed the whole URL, signature and all."""
+    from spdlgst._secrets import masked
+    names = secret_query_names()
+    secrets = ["SeCrEt%02dx" % i for i in range(len(names))]
+    query = "X-Amz-Algorithm=AWS4-HMAC-SHA256&" + "&".join(
+        "%s=%s" % (n.title(), s) for n, s in zip(names, secrets))
+    os.makedirs(tmp_path / "s")
+    with open(tmp_path / "requests.log", "w") as log:
+        srv = subprocess.Popen([sys.executable, "-u", "-m", "http.server", "0",
+                                "--bind", "127.0.0.1", "--directory", str(tmp_path)],
+                               stdout=subprocess.PIPE, stderr=log, text=True)
+    port = int(re.search(r"port (\d+)", srv.stdout.readline()).group(1))
+    url = "http://%s127.0.0.1:%d/s/train-000007.tar?%s" % (userinfo, port, query)
+    env = dict(os.environ, GST_DEBUG="spdl*:9", GST_DEBUG_NO_COLOR="1")
+    try:
+        res = subprocess.run(["gst-launch-1.0", "spdlsrc", "location=" + url,
+                              "shard-cache=\"\"", "http-retries=0", "!", "fakesink"],
+                             env=env, capture_output=True, text=True, timeout=120)
+    finally:
+        srv.kill()
+        srv.wait()
+    # the request carried the signature
+    assert "?" + query + " HTTP/1.1\" 404" in (tmp_path / "requests.log").read_text(), res.stderr[-3000:]
+    out = res.stdout + res.stderr
+    assert res.returncode != 0
+    assert "HTTP status 404" in out, out[-3000:]
+    shown = masked(url)
+    assert shown != url and "/s/train-000007.tar?X-Amz-Algorithm=AWS4-HMAC-SHA256&" in shown
+    assert 'Could not read shard "%s"' % shown in out, out[-3000:]
+    assert "spdlshards gstspdlshards.c" in out   # the debug log was on
+    for s in secrets + ["PASSWSECRET"]:
+        assert s not in out, out[max(out.find(s) - 300, 0):out.find(s) + 100]

@@ -14,6 +14,7 @@
 #include "gstspdlhttp-private.h"
 #include "gstspdlawserror.h"
 #include "gstspdlerrors.h"
+#include "gstspdlredact.h"
 #include "gstspdlsigv4.h"
 
 #include <curl/curl.h>
@@ -92,7 +93,8 @@ struct _Transfer
   GstSpdlHttp *http;
   gint refs;                    /* the I/O thread's and a stream reader's */
   gchar *url;                   /* what is fetched (s3:// resolved) */
-  gchar *display;               /* as the user wrote it: for messages */
+  gchar *display;               /* as the user wrote it, its credentials
+                                 * masked: for messages and logs */
   gboolean s3;
   gboolean streaming;
   CURL *easy;
@@ -199,7 +201,7 @@ transfer_new (GstSpdlHttp * http, const gchar * url, const gchar * query)
 
   t->http = http;
   t->refs = 1;
-  t->display = g_strdup (url);
+  t->display = gst_spdl_url_redact (url);
   t->s3 = gst_spdl_s3_is_url (url);
   t->url = t->s3 ? gst_spdl_s3_resolve (http->s3, url, query) :
       g_strdup (url);
@@ -554,9 +556,11 @@ note_ranges (GstSpdlHttp * http, Transfer * t, long status)
   else if (old == GST_SPDL_HTTP_RANGES_UNKNOWN)
     now = GST_SPDL_HTTP_RANGES_UNADVERTISED;
   if (now != old) {
-    GST_INFO ("%s: byte ranges %s", origin, now == GST_SPDL_HTTP_RANGES_YES ?
+    gchar *shown = gst_spdl_url_redact (origin);
+    GST_INFO ("%s: byte ranges %s", shown, now == GST_SPDL_HTTP_RANGES_YES ?
         "answered" : now == GST_SPDL_HTTP_RANGES_NO ? "not answered" :
         "not advertised");
+    g_free (shown);
     g_hash_table_replace (http->ranges, origin, GINT_TO_POINTER (now));
   } else {
     g_free (origin);

@@ -11,6 +11,7 @@
 #endif
 
 #include "gstspdlshardlearn.h"
+#include "gstspdlredact.h"
 #include "gstspdlerrors.h"
 #include "gstspdltar.h"
 
@@ -611,8 +612,10 @@ read_remote_header (gpointer data, guint64 offset, guint8 * header,
           walk->window.fetched * 4 > offset) || (n < 0 &&
           !gst_spdl_http_is_cancelled (http) && !g_error_matches (*error,
               GST_SPDL_READ_ERROR, GST_SPDL_READ_ERROR_TIMEOUT))) {
-    GST_DEBUG ("%s: %s: streamed", location, refused ? "no byte ranges" :
+    gchar *shown = gst_spdl_url_redact (location);
+    GST_DEBUG ("%s: %s: streamed", shown, refused ? "no byte ranges" :
         n < 0 ? (*error)->message : "members too small to pass over");
+    g_free (shown);
     g_clear_error (error);
     return WALK_ABANDONED;
   }
@@ -689,6 +692,7 @@ learn_thread (gpointer data)
 
   for (;;) {
     Shard *shard;
+    gchar *shown;
     guint i;
 
     g_mutex_lock (&learn->lock);
@@ -699,17 +703,27 @@ learn_thread (gpointer data)
     i = learn->next++;
     g_mutex_unlock (&learn->lock);
     shard = &learn->shards[i];
-    GST_DEBUG ("learning the members of %s", shard->location);
+    shown = gst_spdl_url_redact (shard->location);
+    GST_DEBUG ("learning the members of %s", shown);
+    g_free (shown);
     if (learn->config->http)
       learn_remote_shard (learn, i);
     else
       learn_local (learn, i);
     g_mutex_lock (&learn->lock);
-    if (shard->failure)
+    if (shard->failure) {
+      /* not read: learning stops, its error says why */
       learn->failed = TRUE;
+      g_mutex_unlock (&learn->lock);
+      continue;
+    }
     learn->done++;
     learn->samples += shard->n_members;
-    say_progress (learn, FALSE);
+    /* the last shard's line is the end's (learn_shards()) */
+    if (learn->done < learn->config->n_shards)
+      say_progress (learn, FALSE);
+    else
+      g_mutex_unlock (&learn->lock);
   }
 }
 
@@ -785,8 +799,10 @@ head_done (const GstSpdlHttpObjectInfo * info, GError * error,
   shard->error = error;
   /* a server that answers no HEAD: learned, never cached */
   if (error && (info->status == 405 || info->status == 501)) {
+    gchar *shown = gst_spdl_url_redact (shard->location);
     GST_INFO ("%s: %s (no HEAD): its learned index is not cached",
-        shard->location, error->message);
+        shown, error->message);
+    g_free (shown);
     g_clear_error (&shard->error);
   } else if (error == NULL) {
     shard->size = info->size >= 0 ? (guint64) info->size : 0;
@@ -1418,16 +1434,18 @@ gst_spdl_shard_learn (const GstSpdlShardLearnConfig * config, GError ** error)
     goto done;
   for (i = 0; i < config->n_shards; i++) {
     Shard *shard = &learn.shards[i];
+    gchar *shown = gst_spdl_url_redact (shard->location);
     if (shard->changed) {
       GST_INFO ("%s changed while it was read: its index is not cached",
-          shard->location);
+          shown);
       keep = FALSE;
     }
     if (shard->notes->len > 0)
       GST_WARNING ("%s: %u samples or parts left out of its index (%s)",
-          shard->location, shard->notes->len,
+          shown, shard->notes->len,
           ((GstSpdlShardNote *) g_ptr_array_index (shard->notes,
                   0))->error->message);
+    g_free (shown);
   }
   text = learned_text (&learn);
   keep = keep && path && write_cache (dir, path, text, warnings);

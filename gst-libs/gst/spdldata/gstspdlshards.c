@@ -11,6 +11,7 @@
 #endif
 
 #include "gstspdlshards.h"
+#include "gstspdlredact.h"
 #include "gstspdlhttp.h"
 #include "gstspdlerrors.h"
 #include "gstspdltar.h"
@@ -494,7 +495,9 @@ segment_want (const gchar * name, guint64 size, gpointer user_data)
       if (want)
         seg->wanted = WANT_IMAGE;
     } else {
-      GST_DEBUG ("%s: \"%s\" is not the group's image", seg->shard, name);
+      gchar *shown = gst_spdl_url_redact (seg->shard);
+      GST_DEBUG ("%s: \"%s\" is not the group's image", shown, name);
+      g_free (shown);
     }
   } else if (label_rank >= 0 && label_rank < seg->label_rank) {
     seg->label_rank = label_rank;
@@ -759,7 +762,9 @@ fetch_index (GstSpdlShards * shards, const gchar * path, guint64 max_size,
   /* S3 answers a missing bucket with 404 too (describe_status()'s words) */
   if (bytes == NULL && status == 404 &&
       !g_str_has_prefix (fetch_error->message, "S3 error NoSuchBucket")) {
-    GST_INFO ("no %s: %s", path, fetch_error->message);
+    gchar *shown = gst_spdl_url_redact (path);
+    GST_INFO ("no %s: %s", shown, fetch_error->message);
+    g_free (shown);
     g_error_free (fetch_error);
     *absent = TRUE;
     return NULL;
@@ -772,8 +777,12 @@ fetch_index (GstSpdlShards * shards, const gchar * path, guint64 max_size,
       (!gst_spdl_s3_is_url (path) ||
           g_str_has_prefix (fetch_error->message, "S3 error AccessDenied")) &&
       object_readable (shards->http, shards->names[0])) {
+    gchar *shown_index = gst_spdl_url_redact (path);
+    gchar *shown_shard = gst_spdl_url_redact (shards->names[0]);
     GST_INFO ("%s refused, %s readable: taken as absent (no s3:ListBucket)",
-        path, shards->names[0]);
+        shown_index, shown_shard);
+    g_free (shown_index);
+    g_free (shown_shard);
     g_error_free (fetch_error);
     *absent = TRUE;
     return NULL;
@@ -854,7 +863,9 @@ load_members (GstSpdlShards * shards, GError ** error)
     goto done;
   }
   if (text == NULL) {
-    GST_INFO ("no member index %s", path);
+    gchar *shown = gst_spdl_url_redact (path);
+    GST_INFO ("no member index %s", shown);
+    g_free (shown);
     goto done;
   }
   /* the groups make-shards --index-only found no sample, skipped as a
@@ -874,8 +885,12 @@ load_members (GstSpdlShards * shards, GError ** error)
 
     g_free (base);
     if (range == NULL) {
+      gchar *shown_shard = gst_spdl_url_redact (shards->names[i]);
+      gchar *shown_index = gst_spdl_url_redact (path);
       GST_INFO ("shard %s is not in %s: tar shards split contiguously",
-          shards->names[i], path);
+          shown_shard, shown_index);
+      g_free (shown_shard);
+      g_free (shown_index);
       shards->total = 0;
       goto done;
     }
@@ -2244,8 +2259,10 @@ read_positions_remote (GstSpdlShards * shards, const guint64 * order,
             shards->names[0]) == GST_SPDL_HTTP_RANGES_NO) {
       /* what is in flight is cut out of the whole (each stops at its
        * range's end), then the rest streamed */
+      gchar *shown = gst_spdl_url_redact (shards->names[0]);
       GST_WARNING ("%s: a byte-range GET was answered whole: the rest is "
-          "read by streaming each shard once", shards->names[0]);
+          "read by streaming each shard once", shown);
+      g_free (shown);
       shards->stream_members = TRUE;
     }
     for (; next_k < count && queued < window && !shards->stream_members;

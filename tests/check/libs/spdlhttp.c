@@ -17,6 +17,7 @@
 
 #include "gstspdlhttp.h"
 #include "gstspdlhttp-private.h"
+#include "gstspdlredact.h"
 #include "spdlcheckmain.h"
 
 GST_START_TEST (test_header_value)
@@ -285,6 +286,43 @@ GST_START_TEST (test_s3_credentials_hold_up_no_other_transfer)
 
 GST_END_TEST;
 
+/* what messages and logs show of a URL: its path and its harmless
+ * parameters, never a signature, a token or a password */
+GST_START_TEST (test_url_redact)
+{
+  static const struct
+  {
+    const gchar *text, *shown;
+  } cases[] = {
+    {"https://b.s3.amazonaws.com/train-000000.tar?X-Amz-Algorithm=AWS4-HMAC-"
+          "SHA256&X-Amz-Credential=AKIA%2F20261206&X-Amz-Signature=5ec2e7",
+        "https://b.s3.amazonaws.com/train-000000.tar?X-Amz-Algorithm=AWS4-HMAC-"
+          "SHA256&X-Amz-Credential=***&X-Amz-Signature=***"},
+    /* any case; up to the fragment */
+    {"http://h/a.tar?x-amz-security-token=T0k&sig=S1g#frag",
+        "http://h/a.tar?x-amz-security-token=***&sig=***#frag"},
+    /* a SAS token; a parameter whose name only starts like one kept */
+    {"https://acct.blob.core.windows.net/c/a.tar?sv=2022&sigma=1&Sig=abc%3D",
+        "https://acct.blob.core.windows.net/c/a.tar?sv=2022&sigma=1&Sig=***"},
+    {"http://user:pa55@127.0.0.1:80/s/a.tar", "http://user:***@127.0.0.1:80/s/a.tar"},
+    /* in a message, quoted */
+    {"Could not read shard \"http://h/a.tar?token=XyZ\": HTTP status 404",
+        "Could not read shard \"http://h/a.tar?token=***\": HTTP status 404"},
+    {"/data/shards/train-{0..3}.tar", "/data/shards/train-{0..3}.tar"},
+    {"s3://bucket/a&b.tar", "s3://bucket/a&b.tar"},
+  };
+  guint i;
+
+  for (i = 0; i < G_N_ELEMENTS (cases); i++) {
+    gchar *shown = gst_spdl_url_redact (cases[i].text);
+    fail_unless_equals_string (shown, cases[i].shown);
+    g_free (shown);
+  }
+  fail_unless (gst_spdl_url_redact (NULL) == NULL);
+}
+
+GST_END_TEST;
+
 static Suite *
 spdlhttp_suite (void)
 {
@@ -295,6 +333,7 @@ spdlhttp_suite (void)
   tcase_add_test (tc, test_header_value);
   tcase_add_test (tc, test_content_range);
   tcase_add_test (tc, test_s3_credentials_hold_up_no_other_transfer);
+  tcase_add_test (tc, test_url_redact);
   return s;
 }
 
