@@ -257,6 +257,9 @@ gst_spdl_jpeg_decoder_open (GstSpdlJpegDecoder * dec, const guint8 * data,
     return gst_spdl_decode_fail (error, dec->err.code, "%s", dec->err.message);
   }
   dec->err.pub.num_warnings = 0;
+  /* a new image: the last one's rows say nothing of this one's header */
+  dec->err.rows_done = FALSE;
+  dec->err.eof_after_rows = FALSE;
   jpeg_mem_src (cinfo, data, size);
   jpeg_read_header (cinfo, TRUE);
 
