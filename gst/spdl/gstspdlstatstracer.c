@@ -394,6 +394,7 @@ report (GstSpdlStatsTracer * self, gdouble seconds)
 {
   GArray *entries = all_elements_in_pipeline_order (self);
   GString *line = g_string_new ("spdlstats:");
+  gboolean any = FALSE;
   guint i;
 
   g_mutex_lock (&self->lock);
@@ -405,6 +406,7 @@ report (GstSpdlStatsTracer * self, gdouble seconds)
 
     if (c == NULL)
       continue;
+    any = TRUE;
     pushed = c->pushed - c->reported_pushed;
     received = c->received - c->reported_received;
     rate = (c->is_sink ? received : pushed) / seconds;
@@ -424,7 +426,9 @@ report (GstSpdlStatsTracer * self, gdouble seconds)
   }
   g_mutex_unlock (&self->lock);
   report_entries_free (entries);
-  if (self->print)
+  /* a tick before any buffer flowed (a loaded machine, a slow start) has
+   * nothing to say: no bare "spdlstats:" line */
+  if (self->print && any)
     g_printerr ("%s\n", line->str);
   g_string_free (line, TRUE);
 }
