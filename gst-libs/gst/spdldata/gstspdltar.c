@@ -215,7 +215,7 @@ header_name (GstSpdlTarParser * parser)
 static gchar *
 describe_start (const guint8 * data, gsize len)
 {
-  GString *shown = g_string_new (NULL);
+  GString *shown;
   const gchar *kind = NULL;
   gsize i, n = MIN (len, 32);
 
@@ -229,6 +229,7 @@ describe_start (const guint8 * data, gsize len)
     return g_strdup ("a zstd stream: shards are read as uncompressed tar");
   if (len >= 6 && memcmp (data, "\xfd" "7zXZ", 6) == 0)
     return g_strdup ("an xz stream: shards are read as uncompressed tar");
+  shown = g_string_new (NULL);
   for (i = 0; i < len && g_ascii_isspace (data[i]); i++);
   if (i < len && data[i] == '<')
     kind = g_ascii_strncasecmp ((const gchar *) data + i, "<?xml", MIN (5,
@@ -240,8 +241,14 @@ describe_start (const guint8 * data, gsize len)
       g_string_append_c (shown, data[i]);
     else
       g_string_append_printf (shown, "\\x%02x", data[i]);
-  return g_strdup_printf ("%s%s\"%s\"%s", kind ? kind : "bytes",
-      kind ? ", " : " ", g_string_free (shown, FALSE), len > n ? "..." : "");
+  {
+    gchar *text = g_string_free (shown, FALSE);
+    gchar *what = g_strdup_printf ("%s%s\"%s\"%s", kind ? kind : "bytes",
+        kind ? ", " : " ", text, len > n ? "..." : "");
+
+    g_free (text);
+    return what;
+  }
 }
 
 /* The first header is no tar header: what came instead. */
