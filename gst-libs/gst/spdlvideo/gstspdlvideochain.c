@@ -1103,14 +1103,21 @@ done:
 static gboolean
 mp4_box (const guint8 * d, gsize n, guint64 * size, guint * header)
 {
+  guint32 size32;
+  guint64 size64;
+
+  /* memcpy: a box starts anywhere, and GST_READ_UINT32_BE loads a whole
+   * word on x86 (misaligned, UndefinedBehaviorSanitizer) */
   if (n < 8)
     return FALSE;
-  *size = GST_READ_UINT32_BE (d);
+  memcpy (&size32, d, 4);
+  *size = GUINT32_FROM_BE (size32);
   *header = 8;
   if (*size == 1) {
     if (n < 16)
       return FALSE;
-    *size = GST_READ_UINT64_BE (d + 8);
+    memcpy (&size64, d + 8, 8);
+    *size = GUINT64_FROM_BE (size64);
     *header = 16;
   } else if (*size == 0) {
     *size = n;
