@@ -26,26 +26,31 @@
 /* the resampler's row kernels may load a little past a row's end */
 #define SLACK 64
 
+/* One axis of the box: the clip (stretch, random-resized-crop) or the
+ * output's window on the resized image (center-crop). */
+static void
+box_axis (guint clip, guint clip_len, gint64 virtual_len, gdouble offset,
+    gdouble scale, guint out_len, gdouble * start, gdouble * len)
+{
+  if (virtual_len == G_MAXINT64) {
+    *start = clip;
+    *len = clip_len;
+  } else {
+    *start = clip + offset * scale;
+    *len = out_len * scale;
+  }
+}
+
 void
 gst_spdl_geometry_to_sample (const GstSpdlGeometry * geom, guint width,
     guint height, GstSpdlSampleGeometry * sample)
 {
-  if (geom->virtual_width == G_MAXINT64) {
-    /* stretch or random-resized-crop: the clip is the box */
-    sample->x = geom->clip_x;
-    sample->width = geom->clip_width;
-  } else {
-    /* center-crop: the output's window on the resized image */
-    sample->x = geom->clip_x + geom->offset_x * geom->scale_x;
-    sample->width = geom->out_width * geom->scale_x;
-  }
-  if (geom->virtual_height == G_MAXINT64) {
-    sample->y = geom->clip_y;
-    sample->height = geom->clip_height;
-  } else {
-    sample->y = geom->clip_y + geom->offset_y * geom->scale_y;
-    sample->height = geom->out_height * geom->scale_y;
-  }
+  box_axis (geom->clip_x, geom->clip_width, geom->virtual_width,
+      geom->offset_x, geom->scale_x, geom->out_width, &sample->x,
+      &sample->width);
+  box_axis (geom->clip_y, geom->clip_height, geom->virtual_height,
+      geom->offset_y, geom->scale_y, geom->out_height, &sample->y,
+      &sample->height);
   sample->flipped = geom->flip;
   sample->source_width = width;
   sample->source_height = height;

@@ -19,10 +19,10 @@
 #include "gstspdllabel.h"
 #include "gstspdlerrors.h"
 #include "gstspdlformat.h"
+#include "gstspdlpng.h"
 
 #include <math.h>
 #include <string.h>
-#include <png.h>
 
 #define PNG_SIGNATURE_SIZE 8
 
@@ -30,29 +30,9 @@ typedef struct
 {
   const guint8 *data;
   gsize size, pos;
-  gint code;                    /* -1: libpng's own error (corrupt) */
-  gchar message[160];
+  GstSpdlPngFailure failure;
   png_bytep *rows;              /* in memory, whatever longjmp does */
 } LabelReader;
-
-static void
-on_png_error (png_structp png, png_const_charp message)
-{
-  LabelReader *reader = png_get_error_ptr (png);
-
-  if (reader->code < 0) {
-    reader->code = GST_SPDL_DECODE_ERROR_CORRUPT;
-    g_snprintf (reader->message, sizeof (reader->message), "corrupt: %s",
-        message);
-  }
-  png_longjmp (png, 1);
-}
-
-static void
-on_png_warning (png_structp png, png_const_charp message)
-{
-  /* a bad ancillary chunk: the values are still whole */
-}
 
 static void
 read_data (png_structp png, png_bytep out, size_t n)
@@ -60,9 +40,9 @@ read_data (png_structp png, png_bytep out, size_t n)
   LabelReader *reader = png_get_io_ptr (png);
 
   if (n > reader->size - reader->pos) {
-    reader->code = GST_SPDL_DECODE_ERROR_TRUNCATED;
-    g_strlcpy (reader->message, "truncated: the PNG data ends early",
-        sizeof (reader->message));
+    reader->failure.code = GST_SPDL_DECODE_ERROR_TRUNCATED;
+    g_strlcpy (reader->failure.message, "truncated: the PNG data ends early",
+        sizeof (reader->failure.message));
     png_error (png, "truncated");
   }
   memcpy (out, reader->data + reader->pos, n);
@@ -101,8 +81,8 @@ read_png (png_structp png, png_infop info, LabelReader * reader,
   png_get_IHDR (png, info, &width, &height, &depth, &color_type, NULL, NULL,
       NULL);
   if (max_pixels && (guint64) width * height > max_pixels) {
-    reader->code = GST_SPDL_DECODE_ERROR_TOO_LARGE;
-    g_snprintf (reader->message, sizeof (reader->message),
+    reader->failure.code = GST_SPDL_DECODE_ERROR_TOO_LARGE;
+    g_snprintf (reader->failure.message, sizeof (reader->failure.message),
         "%ux%u is %" G_GUINT64_FORMAT " pixels, more than max-pixels=%"
         G_GUINT64_FORMAT, width, height, (guint64) width * height,
         max_pixels);
@@ -122,8 +102,8 @@ read_png (png_structp png, png_infop info, LabelReader * reader,
       label->bytes_per_pixel = depth == 16 ? 2 : 1;
       break;
     default:
-      reader->code = GST_SPDL_DECODE_ERROR_UNSUPPORTED;
-      g_snprintf (reader->message, sizeof (reader->message),
+      reader->failure.code = GST_SPDL_DECODE_ERROR_UNSUPPORTED;
+      g_snprintf (reader->failure.message, sizeof (reader->failure.message),
           "a label must be a palette or gray PNG, this one is %s: its values "
           "are colours, not labels", color_type_name (color_type));
       return FALSE;
@@ -132,16 +112,16 @@ read_png (png_structp png, png_infop info, LabelReader * reader,
   png_read_update_info (png, info);
   stride = (gsize) width * label->bytes_per_pixel;
   if (png_get_rowbytes (png, info) != stride) {
-    reader->code = GST_SPDL_DECODE_ERROR_UNSUPPORTED;
-    g_strlcpy (reader->message, "unsupported PNG layout for a label",
-        sizeof (reader->message));
+    reader->failure.code = GST_SPDL_DECODE_ERROR_UNSUPPORTED;
+    g_strlcpy (reader->failure.message, "unsupported PNG layout for a label",
+        sizeof (reader->failure.message));
     return FALSE;
   }
   label->pixels = g_try_malloc (MAX (stride * height, 1));
   reader->rows = g_try_new (png_bytep, height);
   if (label->pixels == NULL || reader->rows == NULL) {
-    reader->code = GST_SPDL_DECODE_ERROR_TOO_LARGE;
-    g_snprintf (reader->message, sizeof (reader->message),
+    reader->failure.code = GST_SPDL_DECODE_ERROR_TOO_LARGE;
+    g_snprintf (reader->failure.message, sizeof (reader->failure.message),
         "out of memory for a %ux%u label", width, height);
     return FALSE;
   }
@@ -157,7 +137,7 @@ gboolean
 gst_spdl_label_image_decode (GstSpdlLabelImage * label, const guint8 * data,
     gsize size, guint64 max_pixels, GError ** error)
 {
-  LabelReader reader = { data, size, 0, -1, "", NULL };
+  LabelReader reader = { data, size, 0 };
   png_structp png;
   png_infop info;
   GstSpdlImageFormat format;
@@ -174,8 +154,7 @@ gst_spdl_label_image_decode (GstSpdlLabelImage * label, const guint8 * data,
         "a label must be a PNG (palette or gray), this one is %s",
         format == GST_SPDL_IMAGE_FORMAT_UNKNOWN ? "no image format known" :
         gst_spdl_image_format_name (format));
-  png = png_create_read_struct (PNG_LIBPNG_VER_STRING, &reader, on_png_error,
-      on_png_warning);
+  png = gst_spdl_png_read_struct_new (&reader.failure);
   info = png ? png_create_info_struct (png) : NULL;
   if (info == NULL) {
     png_destroy_read_struct (&png, NULL, NULL);
@@ -190,9 +169,10 @@ gst_spdl_label_image_decode (GstSpdlLabelImage * label, const guint8 * data,
   if (ok)
     return TRUE;
   gst_spdl_label_image_clear (label);
-  return gst_spdl_decode_fail (error, reader.code < 0 ?
-      GST_SPDL_DECODE_ERROR_CORRUPT : reader.code, "%s", reader.message[0] ?
-      reader.message : "corrupt label image");
+  return gst_spdl_decode_fail (error, reader.failure.code < 0 ?
+      GST_SPDL_DECODE_ERROR_CORRUPT : reader.failure.code, "%s",
+      reader.failure.message[0] ? reader.failure.message :
+      "corrupt label image");
 }
 
 void

@@ -445,6 +445,14 @@ assert_message_names (GstMessage * msg, const gchar * field,
   gst_message_unref (msg);
 }
 
+static void
+stop (GstHarness * h, GstBus * bus)
+{
+  gst_element_set_bus (h->element, NULL);
+  gst_object_unref (bus);
+  gst_harness_teardown (h);
+}
+
 typedef struct
 {
   const gchar *what;
@@ -518,8 +526,7 @@ GST_START_TEST (test_bad_labels)
     fail_unless_equals_int (skipped_bad_field (h), 1);
     assert_message_names (pop_message (bus, GST_MESSAGE_WARNING),
         "\"mask.png\"", bad[b].words);
-    gst_harness_teardown (h);
-    gst_object_unref (bus);
+    stop (h, bus);
 
     /* error: the pipeline stops, naming the sample and the field */
     h = start ("width=16 height=16", "error", &bus);
@@ -531,8 +538,7 @@ GST_START_TEST (test_bad_labels)
           GST_MESSAGE_ERROR);
       assert_message_names (msg, "\"mask.png\"", bad[b].words);
     }
-    gst_harness_teardown (h);
-    gst_object_unref (bus);
+    stop (h, bus);
 
     /* empty: zeros, delivered, warned */
     h = start ("width=16 height=16", "empty", &bus);
@@ -551,8 +557,7 @@ GST_START_TEST (test_bad_labels)
     fail_unless_equals_int (skipped_bad_field (h), 0);
     assert_message_names (pop_message (bus, GST_MESSAGE_WARNING),
         "\"mask.png\"", bad[b].words);
-    gst_harness_teardown (h);
-    gst_object_unref (bus);
+    stop (h, bus);
   }
   g_bytes_unref (picture);
   g_bytes_unref (extra);
