@@ -66,6 +66,23 @@
  * spdlsrc and jpegparse produce): `filesrc` alone delivers arbitrary
  * chunks and does not link.
  *
+ * Each output's sample meta tells the geometry its image went through
+ * (docs/record.md): the crop box in the source image's pixels, whether it
+ * was flipped, the source's size. When the sink caps carry a record
+ * (`fields`, from spdlsrc), the src caps carry it on, and its image and
+ * label fields are decoded on the same thread right after the media image,
+ * through exactly its geometry: an image field as the media image (RGB),
+ * a label field (a segmentation mask or label map: a palette PNG's
+ * indices, a gray PNG's values, 16-bit ones as GRAY16_LE) by nearest
+ * neighbour as torchvision's F.resized_crop (mask, top, left, h, w, size,
+ * NEAREST) then F.hflip compute it, values never mixed or turned into
+ * colours. A field that does not decode, that is not the media image's
+ * size, or a label that is no palette or gray PNG is bad: under the
+ * field's policy skip the sample is skipped by the reason bad-field (the
+ * warning naming the field and why), under error the pipeline stops,
+ * under empty the field becomes zeros with a warning; an empty value
+ * (missing upstream under empty) is zeros of the output's size.
+ *
  * ## Example launch lines
  * |[
  * gst-launch-1.0 spdlsrc location=/data/val ! \
