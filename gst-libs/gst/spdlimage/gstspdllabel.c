@@ -222,6 +222,13 @@ gst_spdl_label_image_resample (const GstSpdlLabelImage * label,
 
   nearest_axis (xs, ow, geom->clip_x, geom->clip_width, vw, geom->offset_x);
   nearest_axis (ys, oh, geom->clip_y, geom->clip_height, vh, geom->offset_y);
+  if (geom->flip) {
+    for (x = 0; x < ow / 2; x++) {
+      gint64 t = xs[x];
+      xs[x] = xs[ow - 1 - x];
+      xs[ow - 1 - x] = t;
+    }
+  }
   for (y = 0; y < oh; y++) {
     guint8 *dst = out + y * out_stride;
     const guint8 *src;
@@ -230,14 +237,21 @@ gst_spdl_label_image_resample (const GstSpdlLabelImage * label,
       memset (dst, 0, out_stride);
       continue;
     }
+    /* a row that repeats the one above (upscaling): copied whole */
+    if (y > 0 && ys[y] == ys[y - 1]) {
+      memcpy (dst, dst - out_stride, out_stride);
+      continue;
+    }
     src = label->pixels + ys[y] * in_stride;
-    for (x = 0; x < ow; x++) {
-      gint64 sx = xs[geom->flip ? ow - 1 - x : x];
+    if (bpp == 1) {
+      for (x = 0; x < ow; x++)
+        dst[x] = xs[x] < 0 ? 0 : src[xs[x]];
+    } else {
+      const guint16 *src16 = (const guint16 *) src;
+      guint16 *dst16 = (guint16 *) dst;
 
-      if (sx < 0)
-        memset (dst + x * bpp, 0, bpp);
-      else
-        memcpy (dst + x * bpp, src + sx * bpp, bpp);
+      for (x = 0; x < ow; x++)
+        dst16[x] = xs[x] < 0 ? 0 : src16[xs[x]];
     }
   }
   g_free (xs);
