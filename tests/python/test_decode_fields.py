@@ -257,12 +257,73 @@ def run_bad(policy, bad_mask):
             break
         meta = sample.get_buffer().get_custom_meta(
             "GstSpdlSampleMeta").get_structure()
-        value = meta.get_value("record").get_value("v0")
+        record = meta.get_value("record")
+        value = record.get_value("v0")
         buf = value.get_buffer()
         indices.append((meta.get_value("index"),
                         buf.extract_dup(0, buf.get_size())))
     pipeline.set_state(Gst.State.NULL)
     return msgs, indices
+
+
+def label_layouts():
+    """Every PNG layout a mask or label map comes in, as PIL and
+    pngwrite.py write them: palette of 8, 4, 2 and 1 bits, gray of 16, 8,
+    4, 2 and 1 bits, interlaced too."""
+    import pngwrite
+
+    rng = np.random.default_rng(5)
+    palette = [(i * 53) % 256 for i in range(768)]
+    out = []
+    for depth in (8, 4, 2, 1):
+        a = rng.integers(0, 1 << depth, (H, W))
+        out.append((f"palette{depth}", pngwrite.png_bytes(
+            a, pngwrite.PALETTE, depth, palette=palette[:3 << depth])))
+        out.append((f"gray{depth}", pngwrite.png_bytes(
+            a, pngwrite.GRAY, depth)))
+    out.append(("gray16", pngwrite.png_bytes(
+        rng.integers(0, 65536, (H, W)), pngwrite.GRAY, 16)))
+    out.append(("palette-interlaced", pngwrite.png_bytes(
+        rng.integers(0, 256, (H, W)), pngwrite.PALETTE, 8, palette=palette,
+        interlace=True)))
+    img = Image.fromarray(rng.integers(0, 21, (H, W)).astype(np.uint8), "P")
+    img.putpalette(palette)
+    out.append(("pil-palette", png_bytes(img)))
+    return out
+
+
+def test_label_values_as_pil():
+    """At the image's own size a label is numpy.asarray(Image.open(f)):
+    indices and gray values as they are, whatever the layout."""
+    layouts = label_layouts()
+    fields = ",".join(f"{name}.png:label:skip" for name, _ in layouts)
+    pipeline = Gst.parse_launch(
+        "appsrc name=src format=time ! spdldecode ! "
+        "appsink name=sink sync=false")
+    src = pipeline.get_by_name("src")
+    src.set_property("caps", Gst.Caps.from_string(
+        f'image/png, parsed=true, fields="{fields}"'))
+    pipeline.set_state(Gst.State.PLAYING)
+    src.emit("push-buffer", make_sample(image_bytes(), 0,
+                                        [data for _, data in layouts]))
+    src.emit("end-of-stream")
+    sample = pipeline.get_by_name("sink").emit("pull-sample")
+    # each step kept: a value is borrowed from the structure it is in
+    meta = sample.get_buffer().get_custom_meta(
+        "GstSpdlSampleMeta").get_structure()
+    record = meta.get_value("record")
+    for i, (name, data) in enumerate(layouts):
+        want = np.asarray(Image.open(io.BytesIO(data)))
+        value = record.get_value(f"v{i}")
+        fmt = value.get_caps().get_structure(0).get_string("format")
+        buf = value.get_buffer()
+        got = np.frombuffer(buf.extract_dup(0, buf.get_size()),
+                            np.uint16 if fmt == "GRAY16_LE" else np.uint8)
+        # PIL 9.4 opens 16-bit gray as "I" (int32), of 16-bit values
+        assert fmt == ("GRAY16_LE" if name == "gray16" else "GRAY8")
+        np.testing.assert_array_equal(got.reshape(H, W),
+                                      want.astype(got.dtype), err_msg=name)
+    pipeline.set_state(Gst.State.NULL)
 
 
 BAD = [

@@ -95,7 +95,11 @@ read_png (png_structp png, png_infop info, LabelReader * reader,
       label->bytes_per_pixel = 1;
       break;
     case PNG_COLOR_TYPE_GRAY:
-      if (depth < 8)
+      /* as numpy.asarray (Image.open (f)): 1-bit is PIL's "1", 0 and 1;
+       * 2 and 4-bit PIL's "L", scaled to 8 bits */
+      if (depth == 1)
+        png_set_packing (png);
+      else if (depth < 8)
         png_set_expand_gray_1_2_4_to_8 (png);
       if (depth == 16 && G_BYTE_ORDER == G_LITTLE_ENDIAN)
         png_set_swap (png);

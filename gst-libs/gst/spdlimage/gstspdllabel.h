@@ -15,8 +15,9 @@
 
 G_BEGIN_DECLS
 
-/* A label image decoded to its values, never to colours: a palette PNG's
- * indices, a gray PNG's values (8-bit; 1, 2 and 4-bit scaled to 8 as
+/* A label image decoded to its values, never to colours, as
+ * numpy.asarray (PIL.Image.open (f)) has them: a palette PNG's indices, a
+ * gray PNG's values (8-bit; 1-bit as 0 and 1; 2 and 4-bit scaled to 8 as
  * PIL's "L" reads them) or a 16-bit gray PNG's values (host order). Any
  * other layout (RGB, RGBA, gray + alpha) or format is refused: its values
  * are colours, not labels. */
