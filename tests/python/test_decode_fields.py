@@ -127,6 +127,10 @@ MODES = [
     ("stretch-float32", "width=46 height=74", (74, 46), (14, 12)),
     ("center-crop", "mode=center-crop resize-shorter=50 width=48 height=44",
      (44, 48)),
+    # a crop larger than the resized image (54x40): zeros around it, odd
+    # margins split as CenterCrop's padding splits them
+    ("center-crop-padded", "mode=center-crop resize-shorter=40 width=61 "
+     "height=45", (45, 61)),
     ("random-resized-crop", "mode=random-resized-crop width=32 height=32 "
      "flip=random-horizontal seed=11", (32, 32)),
 ]
@@ -150,13 +154,17 @@ def test_labels_equal_torchvision(mode):
             assert got.dtype == array.dtype
             # uint16 has no tensor type in torch 1.13: int32 keeps it
             mask = torch.from_numpy(array.astype(np.int32))[None]
-            if name == "center-crop":
-                ref = F.center_crop(F.resize(mask, 50, InterpolationMode.NEAREST),
+            if name.startswith("center-crop"):
+                shorter = int(props.split("resize-shorter=")[1].split()[0])
+                ref = F.center_crop(F.resize(mask, shorter,
+                                             InterpolationMode.NEAREST),
                                     list(size))
                 # the box reported is that window, in source pixels
-                rw = int(50 * W / H)
-                top = round((rw - size[1]) / 2)
-                assert abs(x - top * W / rw) < 1e-9
+                rw = int(shorter * W / H)
+                left = (round((rw - size[1]) / 2) if size[1] <= rw
+                        else -((size[1] - rw) // 2))
+                assert abs(x - left * W / rw) < 1e-9
+                assert abs(w - size[1] * W / rw) < 1e-9
             else:
                 assert (x, y, w, h) == tuple(int(v) for v in (x, y, w, h))
                 ref = F.resized_crop(mask, int(y), int(x), int(h), int(w),
@@ -192,8 +200,8 @@ print("ok", torch.__version__, n)
 """
 
 
-@pytest.mark.parametrize("mode", [MODES[1], MODES[3]],
-                         ids=[MODES[1][0], MODES[3][0]])
+@pytest.mark.parametrize("mode", [MODES[1], MODES[4]],
+                         ids=[MODES[1][0], MODES[4][0]])
 def test_labels_equal_torch2(tmp_path, mode):
     """The same rule under PyPI's torch 2 (its nearest kernel)."""
     venv = os.environ.get("SPDL_TORCH2_VENV", "")

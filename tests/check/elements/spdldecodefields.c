@@ -600,6 +600,47 @@ GST_START_TEST (test_missing_is_zeros)
 
 GST_END_TEST;
 
+/* The extra image of one sample through @props, its RGB bytes. */
+static GBytes *
+extra_through (const gchar * props)
+{
+  GBytes *picture = make_picture (3), *extra = make_picture (4);
+  GBytes *mask = make_palette_mask (W, H), *depth = make_depth_map ();
+  GstHarness *h = start (props, "skip", NULL);
+  GstBuffer *out;
+  GstMapInfo map;
+  GBytes *pixels;
+
+  fail_unless_equals_int (gst_harness_push (h, make_sample (picture, 0,
+              mask, depth, extra)), GST_FLOW_OK);
+  out = gst_harness_pull (h);
+  fail_unless (gst_buffer_map (field_pixels (out, 2, "RGB", 20, 14), &map,
+          GST_MAP_READ));
+  pixels = g_bytes_new (map.data, map.size);
+  gst_buffer_unmap (field_pixels (out, 2, "RGB", 20, 14), &map);
+  gst_buffer_unref (out);
+  gst_harness_teardown (h);
+  g_bytes_unref (picture);
+  g_bytes_unref (extra);
+  g_bytes_unref (mask);
+  g_bytes_unref (depth);
+  return pixels;
+}
+
+/* An image field is RGB whatever the media image's format, decoded the
+ * same way. */
+GST_START_TEST (test_extra_image_rgb_beside_gray)
+{
+  GBytes *rgb = extra_through ("width=20 height=14");
+  GBytes *beside_gray = extra_through ("width=20 height=14 format=GRAY8");
+
+  fail_unless (g_bytes_equal (rgb, beside_gray));
+  g_bytes_unref (rgb);
+  g_bytes_unref (beside_gray);
+}
+
+GST_END_TEST;
+
 static Suite *
 spdldecodefields_suite (void)
 {
@@ -613,6 +654,7 @@ spdldecodefields_suite (void)
   tcase_add_test (tc, test_geometry_without_fields);
   tcase_add_test (tc, test_bad_labels);
   tcase_add_test (tc, test_missing_is_zeros);
+  tcase_add_test (tc, test_extra_image_rgb_beside_gray);
   return s;
 }
 
