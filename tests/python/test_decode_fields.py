@@ -47,7 +47,8 @@ def make_sample(image, index, values):
     buf.add_custom_meta("GstSpdlSampleMeta")
     record = Gst.Structure.new_empty("record")
     for i, value in enumerate(values):
-        record.set_value(f"v{i}", GLib.Bytes.new(value))
+        record.set_value(f"v{i}", value if isinstance(value, str)
+                         else GLib.Bytes.new(value))
     meta = _gst.gst_buffer_get_custom_meta(hash(buf), b"GstSpdlSampleMeta")
     s = _gst.gst_custom_meta_get_structure(meta)
     _gst.gst_structure_set(ctypes.c_void_p(s), b"index",
@@ -359,3 +360,31 @@ def test_bad_label(policy, what, make, words):
         assert kind == Gst.MessageType.WARNING
         assert [i for i, _ in samples] == [0, 1]
         assert samples[0][1] == bytes(16 * 16)
+
+
+def test_audio_carries_the_record(tmp_path):
+    """spdlaudiodecode passes the caps' fields and each sample's record
+    on to its clips (spdlvideodecode's C test does the same for video)."""
+    import audiogen
+
+    audiogen.make(str(tmp_path / "a.wav"), "tone", 16000, 1.0)
+    pipeline = Gst.parse_launch(
+        "appsrc name=src format=time ! spdlaudiodecode threads=1 ! "
+        "appsink name=sink sync=false")
+    src = pipeline.get_by_name("src")
+    src.set_property("caps", Gst.Caps.from_string(
+        'audio/x-wav, fields="txt:string:skip"'))
+    pipeline.set_state(Gst.State.PLAYING)
+    src.emit("push-buffer", make_sample((tmp_path / "a.wav").read_bytes(), 4,
+                                        ["a bird sings"]))
+    src.emit("end-of-stream")
+    sample = pipeline.get_by_name("sink").emit("pull-sample")
+    assert sample is not None
+    assert sample.get_caps().get_structure(0).get_string("fields") == \
+        "txt:string:skip"
+    meta = sample.get_buffer().get_custom_meta(
+        "GstSpdlSampleMeta").get_structure()
+    record = meta.get_value("record")
+    assert meta.get_value("index") == 4
+    assert record.get_value("v0") == "a bird sings"
+    pipeline.set_state(Gst.State.NULL)
