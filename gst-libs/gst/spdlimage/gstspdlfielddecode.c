@@ -88,14 +88,14 @@ set_sample_value (GstBuffer * buffer, guint i, GstBuffer * pixels,
 }
 
 static gboolean
-check_size (const GstSpdlFieldTarget * t, const gchar * what, guint width,
-    guint height, GError ** error)
+check_size (const GstSpdlFieldTarget * t, guint width, guint height,
+    GError ** error)
 {
   if (width == t->width && height == t->height)
     return TRUE;
   return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_BAD_FIELD,
-      "the %s is %ux%u, its image %ux%u", what, width, height, t->width,
-      t->height);
+      "%ux%u, not the size of the sample's image (%ux%u)", width, height,
+      t->width, t->height);
 }
 
 static GstBuffer *
@@ -113,7 +113,7 @@ decode_image (GstSpdlImageDecoder * dec, const GstSpdlFieldTarget * t,
   gboolean ok;
 
   if (!gst_spdl_image_decoder_open (dec, data, size, t->max_pixels, &width,
-          &height, error) || !check_size (t, "image", width, height, error))
+          &height, error) || !check_size (t, width, height, error))
     return NULL;
   pixels = new_output (stride * geom->out_height, FALSE);
   if (pixels == NULL) {
@@ -124,7 +124,12 @@ decode_image (GstSpdlImageDecoder * dec, const GstSpdlFieldTarget * t,
   }
   /* RGB whatever the media image's format: an image field is RGB */
   params.gray = FALSE;
-  gst_buffer_map (pixels, &map, GST_MAP_WRITE);
+  if (!gst_buffer_map (pixels, &map, GST_MAP_WRITE)) {
+    gst_buffer_unref (pixels);
+    gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_UNSUPPORTED,
+        "could not map the field's memory");
+    return NULL;
+  }
   gst_spdl_output_init_packed (&out, map.data, stride);
   ok = gst_spdl_image_decoder_decode_to (dec, &params, geom, &out, &err);
   gst_buffer_unmap (pixels, &map);
@@ -151,14 +156,17 @@ decode_label (const GstSpdlFieldTarget * t, const guint8 * data, gsize size,
 
   if (!gst_spdl_label_image_decode (&label, data, size, t->max_pixels, error))
     return NULL;
-  if (check_size (t, "label", label.width, label.height, error))
+  if (check_size (t, label.width, label.height, error))
     pixels = new_output ((gsize) geom->out_width * geom->out_height *
         label.bytes_per_pixel, FALSE);
-  if (pixels) {
-    gst_buffer_map (pixels, &map, GST_MAP_WRITE);
+  if (pixels && gst_buffer_map (pixels, &map, GST_MAP_WRITE)) {
     gst_spdl_label_image_resample (&label, geom, map.data);
     gst_buffer_unmap (pixels, &map);
     *format = label.bytes_per_pixel == 2 ? "GRAY16_LE" : "GRAY8";
+  } else if (pixels) {
+    gst_clear_buffer (&pixels);
+    gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_UNSUPPORTED,
+        "could not map the field's memory");
   } else if (error && *error == NULL) {
     gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_TOO_LARGE,
         "out of memory for a %ux%u label", geom->out_width,
