@@ -75,15 +75,33 @@ def make_masks(rng, W=W, H=H):
              png_bytes(depth_img)], [seg, gray, depth])
 
 
-def decode(props, image, masks, n):
+def start(fields, props, sink_props=""):
+    """appsrc (PNG samples with @fields) ! spdldecode @props ! appsink,
+    playing."""
     pipeline = Gst.parse_launch(
-        f"appsrc name=src format=time ! spdldecode threads=2 {props} ! "
-        "appsink name=sink sync=false")
+        f"appsrc name=src format=time ! spdldecode {props} ! "
+        f"appsink name=sink sync=false {sink_props}")
     src = pipeline.get_by_name("src")
-    sink = pipeline.get_by_name("sink")
     src.set_property("caps", Gst.Caps.from_string(
-        f'image/png, parsed=true, fields="{FIELDS}"'))
+        f'image/png, parsed=true, fields="{fields}"'))
     pipeline.set_state(Gst.State.PLAYING)
+    return pipeline, src
+
+
+def label_array(value):
+    """A decoded label field (a GstSample): its format and its values."""
+    s = value.get_caps().get_structure(0)
+    w, h = s.get_int("width")[1], s.get_int("height")[1]
+    fmt = s.get_string("format")
+    buf = value.get_buffer()
+    data = buf.extract_dup(0, buf.get_size())
+    dtype = np.uint16 if fmt == "GRAY16_LE" else np.uint8
+    return fmt, np.frombuffer(data, dtype=dtype).reshape(h, w)
+
+
+def decode(props, image, masks, n):
+    pipeline, src = start(FIELDS, f"threads=2 {props}")
+    sink = pipeline.get_by_name("sink")
     for k in range(n):
         src.emit("push-buffer", make_sample(image, k, masks))
     src.emit("end-of-stream")
@@ -99,14 +117,7 @@ def decode(props, image, masks, n):
         record = meta.get_value("record")
         labels = []
         for i in range(3):
-            value = record.get_value(f"v{i}")
-            s = value.get_caps().get_structure(0)
-            w, h = s.get_int("width")[1], s.get_int("height")[1]
-            dtype = np.uint16 if s.get_string("format") == "GRAY16_LE" \
-                else np.uint8
-            buf = value.get_buffer()
-            data = buf.extract_dup(0, buf.get_size())
-            labels.append(np.frombuffer(data, dtype=dtype).reshape(h, w))
+            labels.append(label_array(record.get_value(f"v{i}"))[1])
         outs.append(dict(crop=crop, flipped=meta.get_value("flipped"),
                          source=(meta.get_value("source-width"),
                                  meta.get_value("source-height")),
@@ -232,16 +243,10 @@ def test_labels_equal_torch2(tmp_path, mode):
 
 
 def run_bad(policy, bad_mask):
-    fields = "seg.png:label:" + policy
-    pipeline = Gst.parse_launch(
-        "appsrc name=src format=time ! spdldecode width=16 height=16 ! "
-        # EOS reaches the bus with the samples still in the sink
-        "appsink name=sink sync=false wait-on-eos=false")
-    src = pipeline.get_by_name("src")
-    src.set_property("caps", Gst.Caps.from_string(
-        f'image/png, parsed=true, fields="{fields}"'))
+    # EOS reaches the bus with the samples still in the sink
+    pipeline, src = start("seg.png:label:" + policy, "width=16 height=16",
+                          "wait-on-eos=false")
     bus = pipeline.get_bus()
-    pipeline.set_state(Gst.State.PLAYING)
     encoded, _ = make_masks(np.random.default_rng(1))
     src.emit("push-buffer", make_sample(image_bytes(), 0, [bad_mask]))
     src.emit("push-buffer", make_sample(image_bytes(), 1, [encoded[0]]))
@@ -305,14 +310,8 @@ def test_label_values_as_pil():
     """At the image's own size a label is numpy.asarray(Image.open(f)):
     indices and gray values as they are, whatever the layout."""
     layouts = label_layouts()
-    fields = ",".join(f"{name}.png:label:skip" for name, _ in layouts)
-    pipeline = Gst.parse_launch(
-        "appsrc name=src format=time ! spdldecode ! "
-        "appsink name=sink sync=false")
-    src = pipeline.get_by_name("src")
-    src.set_property("caps", Gst.Caps.from_string(
-        f'image/png, parsed=true, fields="{fields}"'))
-    pipeline.set_state(Gst.State.PLAYING)
+    pipeline, src = start(",".join(f"{name}.png:label:skip"
+                                   for name, _ in layouts), "")
     src.emit("push-buffer", make_sample(image_bytes(), 0,
                                         [data for _, data in layouts]))
     src.emit("end-of-stream")
@@ -323,15 +322,11 @@ def test_label_values_as_pil():
     record = meta.get_value("record")
     for i, (name, data) in enumerate(layouts):
         want = np.asarray(Image.open(io.BytesIO(data)))
-        value = record.get_value(f"v{i}")
-        fmt = value.get_caps().get_structure(0).get_string("format")
-        buf = value.get_buffer()
-        got = np.frombuffer(buf.extract_dup(0, buf.get_size()),
-                            np.uint16 if fmt == "GRAY16_LE" else np.uint8)
+        fmt, got = label_array(record.get_value(f"v{i}"))
         # PIL 9.4 opens 16-bit gray as "I" (int32), of 16-bit values
         assert fmt == ("GRAY16_LE" if name == "gray16" else "GRAY8")
-        np.testing.assert_array_equal(got.reshape(H, W),
-                                      want.astype(got.dtype), err_msg=name)
+        np.testing.assert_array_equal(got, want.astype(got.dtype),
+                                      err_msg=name)
     pipeline.set_state(Gst.State.NULL)
 
 
