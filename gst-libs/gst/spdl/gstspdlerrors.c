@@ -28,7 +28,7 @@ static const gchar *const decode_reasons[GST_SPDL_DECODE_N_ERRORS] = {
   "empty", "not-jpeg", "truncated", "corrupt", "too-large", "unsupported",
   "unsupported-format", "no-video", "no-audio", "too-short", "timeout",
   "recovered",
-  "too-many-decode-frames",
+  "too-many-decode-frames", "bad-field",
 };
 
 const gchar *

@@ -68,6 +68,9 @@ typedef enum
   /* a clip needs more frames decoded from its keyframes than
    * max-decode-frames (a long GOP) */
   GST_SPDL_DECODE_ERROR_TOO_MANY_DECODE_FRAMES,
+  /* a field of the sample's record (an extra image or label) that does
+   * not decode, or not to the media image's size */
+  GST_SPDL_DECODE_ERROR_BAD_FIELD,
   GST_SPDL_DECODE_N_ERRORS,
 } GstSpdlDecodeErrorCode;
 
