@@ -43,6 +43,8 @@ GST_DEBUG_CATEGORY_STATIC (spdl_shards_debug);
 #define COALESCE_OTHERS_SHARE 4
 #define COALESCE_MAX (16 * 1024 * 1024)
 #define READ_CHUNK (1024 * 1024)
+/* a group's headers and field members read around its image */
+#define SCAN_CHUNK (64 * 1024)
 /* Streaming's warm-up (read_positions_streamed()): a ranged GET's latency
  * is worth about this many bytes of a stream; */
 #define WARMUP_AHEAD (1024 * 1024)
@@ -329,6 +331,11 @@ typedef struct
   GPtrArray *extensions;        /* the group's, for a no-image reason */
   enum
   { WANT_NONE, WANT_IMAGE, WANT_LABEL } wanted;  /* the member being read */
+  /* the record's fields (config.record): the members found so far, the
+   * rank of the alternative each is (G_MAXINT: none yet) */
+  GstSpdlFieldData *fields;
+  gint *field_ranks;
+  gboolean wanted_field;        /* the member being read is a field's */
 } Segment;
 
 typedef void (*EmitFunc) (GstSpdlShards * shards, GstSpdlShardSample * s);
@@ -406,6 +413,83 @@ struct _GstSpdlShards
 
 static void flush_group (Segment * seg);
 
+static guint
+record_size (GstSpdlShards * shards)
+{
+  return shards && shards->config.record ? shards->config.record->n_fields : 0;
+}
+
+static void
+segment_clear_fields (Segment * seg)
+{
+  guint i, n = record_size (seg->shards);
+
+  if (seg->field_ranks == NULL)
+    return;
+  gst_spdl_field_data_free (seg->fields, n);
+  seg->fields = gst_spdl_field_data_new (n);
+  for (i = 0; i < n; i++)
+    seg->field_ranks[i] = G_MAXINT;
+  seg->wanted_field = FALSE;
+}
+
+/* Whether the member @extension (@size bytes) of the current group is one
+ * of the record's fields, better than what it holds: then its place is
+ * taken (the data comes to field_member()), or refused when too large. */
+static gboolean
+want_field_member (GstSpdlShards * shards, GstSpdlFieldData * fields,
+    gint * ranks, const gchar * extension, guint64 size)
+{
+  const GstSpdlRecord *record = shards->config.record;
+  guint64 max_size = shards->config.max_field_size;
+  gboolean want = FALSE;
+  guint i;
+
+  for (i = 0; i < record_size (shards); i++) {
+    gint rank = gst_spdl_field_match (&record->fields[i], extension, FALSE);
+
+    if (rank < 0 || rank >= ranks[i])
+      continue;
+    ranks[i] = rank;
+    g_clear_pointer (&fields[i].data, g_bytes_unref);
+    g_clear_error (&fields[i].error);
+    if (max_size && size > max_size)
+      fields[i].error = g_error_new (GST_SPDL_READ_ERROR,
+          GST_SPDL_READ_ERROR_FIELD_TOO_LARGE, "member \"%s\" holds %"
+          G_GUINT64_FORMAT " bytes, more than max-field-size=%"
+          G_GUINT64_FORMAT, extension, size, max_size);
+    else
+      want = TRUE;
+  }
+  return want;
+}
+
+/* The bytes of a member want_field_member() wanted (@data NULL: they
+ * could not be held): every field whose chosen alternative it is. */
+static void
+field_member (GstSpdlShards * shards, GstSpdlFieldData * fields,
+    const gint * ranks, const gchar * extension, GstBuffer * data)
+{
+  const GstSpdlRecord *record = shards->config.record;
+  GBytes *bytes = data ? gst_spdl_bytes_from_buffer (data) : NULL;
+  guint i;
+
+  for (i = 0; i < record_size (shards); i++) {
+    gint rank = gst_spdl_field_match (&record->fields[i], extension, FALSE);
+
+    if (rank < 0 || rank != ranks[i] || fields[i].data || fields[i].error)
+      continue;
+    if (bytes)
+      fields[i].data = g_bytes_ref (bytes);
+    else
+      fields[i].error = g_error_new (GST_SPDL_READ_ERROR,
+          GST_SPDL_READ_ERROR_FIELD_TOO_LARGE, "member \"%s\" could not be "
+          "held in memory", extension);
+  }
+  if (bytes)
+    g_bytes_unref (bytes);
+}
+
 static void
 segment_clear_group (Segment * seg)
 {
@@ -419,6 +503,7 @@ segment_clear_group (Segment * seg)
   seg->image_rank = seg->label_rank = G_MAXINT;
   seg->label = -1;
   seg->wanted = WANT_NONE;
+  segment_clear_fields (seg);
 }
 
 static void
@@ -430,10 +515,23 @@ segment_init (Segment * seg, const GstSpdlShardRules * rules)
   segment_clear_group (seg);
 }
 
+/* After segment_init(): the shards' record's fields are read too. */
+static void
+segment_set_shards (Segment * seg, GstSpdlShards * shards)
+{
+  seg->shards = shards;
+  if (record_size (shards) > 0) {
+    seg->field_ranks = g_new (gint, record_size (shards));
+    segment_clear_fields (seg);
+  }
+}
+
 static void
 segment_clear (Segment * seg)
 {
   segment_clear_group (seg);
+  gst_spdl_field_data_free (seg->fields, record_size (seg->shards));
+  g_free (seg->field_ranks);
   g_ptr_array_unref (seg->extensions);
 }
 
@@ -499,6 +597,15 @@ segment_want (const gchar * name, guint64 size, gpointer user_data)
       GST_DEBUG ("%s: \"%s\" is not the group's image", shown, name);
       g_free (shown);
     }
+  }
+  if (seg->field_ranks && segment_in_range (seg) &&
+      want_field_member (seg->shards, seg->fields, seg->field_ranks,
+          extension, size)) {
+    seg->wanted_field = TRUE;
+    want = TRUE;
+  }
+  if (seg->done || image_rank >= 0) {
+    /* neither a label */
   } else if (label_rank >= 0 && label_rank < seg->label_rank) {
     seg->label_rank = label_rank;
     seg->label = -1;
@@ -540,7 +647,15 @@ segment_member (const gchar * name, guint64 size, GstBuffer * data,
     g_free (key);
     g_free (extension);
   }
+  if (seg->wanted_field) {
+    gst_spdl_tar_split_name (name, &key, &extension);
+    field_member (seg->shards, seg->fields, seg->field_ranks, extension,
+        data);
+    g_free (key);
+    g_free (extension);
+  }
   seg->wanted = WANT_NONE;
+  seg->wanted_field = FALSE;
   if (data)
     gst_buffer_unref (data);
   return !seg->done;
@@ -618,6 +733,11 @@ flush_group (Segment * seg)
     sample->buffer = g_steal_pointer (&seg->image);
   if (sample->error)
     sample->label = -1;
+  else if (seg->field_ranks) {
+    sample->n_fields = record_size (seg->shards);
+    sample->fields = g_steal_pointer (&seg->fields);
+    seg->fields = gst_spdl_field_data_new (sample->n_fields);
+  }
   emit_sample (seg->shards, sample);
 }
 
@@ -1069,6 +1189,16 @@ gst_spdl_shards_open (const GstSpdlShardsConfig * config, GError ** error)
   }
   if (!shards->elastic && !count_shards (shards, error))
     goto failed;
+  /* the index holds the image members' ranges only; locally the members
+   * around them are read for the fields (read_fields_local()), not yet
+   * through ranged GETs */
+  if (shards->elastic && shards->http && record_size (shards) > 0) {
+    g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_SETTINGS,
+        "fields of remote shards are read in their stream: set "
+        "elastic=false (the elastic order reads remote shards' image "
+        "members alone)");
+    goto failed;
+  }
   shards->per_rank = gst_spdl_order_rank_share (shards->total, world,
       config->drop_uneven);
   if (shards->elastic && config->start_offset > shards->total) {
@@ -1248,6 +1378,7 @@ gst_spdl_shard_sample_free (GstSpdlShardSample * sample)
   if (sample->buffer)
     gst_buffer_unref (sample->buffer);
   g_clear_error (&sample->error);
+  gst_spdl_field_data_free (sample->fields, sample->n_fields);
   g_free (sample->path);
   g_free (sample);
 }
@@ -1306,10 +1437,18 @@ mix_has_room (GstSpdlShards * shards, guint64 size)
   return bound == 0 || shards->mix_bytes + size <= bound;
 }
 
+/* The bytes a sample holds: its image and its fields. */
+static guint64
+sample_size (GstSpdlShardSample * sample)
+{
+  return gst_buffer_get_size (sample->buffer) +
+      gst_spdl_field_data_size (sample->fields, sample->n_fields);
+}
+
 static void
 mix_taken (GstSpdlShards * shards, GstSpdlShardSample * sample)
 {
-  shards->mix_bytes -= gst_buffer_get_size (sample->buffer);
+  shards->mix_bytes -= sample_size (sample);
 }
 
 /* A random sample of the buffer leaves it. */
@@ -1342,9 +1481,9 @@ emit_sample (GstSpdlShards * shards, GstSpdlShardSample * sample)
   /* at the byte bound, random samples leave to make room */
   while (shards->mix->len > 0 && shards->mix->len <
       shards->config.shuffle_buffer && !mix_has_room (shards,
-          gst_buffer_get_size (sample->buffer)))
+          sample_size (sample)))
     deliver_mixed (shards);
-  shards->mix_bytes += gst_buffer_get_size (sample->buffer);
+  shards->mix_bytes += sample_size (sample);
   if (shards->mix->len < shards->config.shuffle_buffer) {
     g_ptr_array_add (shards->mix, sample);
     if (shards->mix->len >= MIN (MIX_INITIAL, shards->config.shuffle_buffer)
@@ -1409,7 +1548,7 @@ read_segment (GstSpdlShards * shards, guint i, guint64 first, guint64 count,
     return;
   }
   segment_init (&seg, shards->rules);
-  seg.shards = shards;
+  segment_set_shards (&seg, shards);
   seg.shard = name;
   seg.base_index = shards->offsets[i];
   seg.first = first;
@@ -1642,6 +1781,139 @@ read_member_local (GstSpdlShards * shards, GstSpdlShardSample * sample)
   member_finish (shards, sample, gst_buffer_new_wrapped (data, got));
 }
 
+/* Reading a sample's group around its image member (the fields'
+ * members: a group's members lie together in its shard) */
+typedef struct
+{
+  GstSpdlShards *shards;
+  const gchar *key;
+  gboolean seen;                /* a member of @key came */
+  gboolean ended;               /* then one of another key */
+  GstSpdlFieldData *fields;
+  gint *ranks;
+} GroupScan;
+
+static gboolean
+group_scan_want (const gchar * name, guint64 size, gpointer user_data)
+{
+  GroupScan *scan = user_data;
+  gchar *key, *extension;
+  gboolean want = FALSE;
+
+  if (!gst_spdl_tar_split_name (name, &key, &extension))
+    return FALSE;
+  if (strcmp (key, scan->key) == 0) {
+    scan->seen = TRUE;
+    want = want_field_member (scan->shards, scan->fields, scan->ranks,
+        extension, size);
+  } else if (scan->seen) {
+    scan->ended = TRUE;
+  }
+  g_free (key);
+  g_free (extension);
+  return want;
+}
+
+static gboolean
+group_scan_member (const gchar * name, guint64 size, GstBuffer * data,
+    gpointer user_data)
+{
+  GroupScan *scan = user_data;
+  gchar *key, *extension;
+
+  if (data && gst_spdl_tar_split_name (name, &key, &extension)) {
+    if (strcmp (key, scan->key) == 0)
+      field_member (scan->shards, scan->fields, scan->ranks, extension,
+          data);
+    g_free (key);
+    g_free (extension);
+  } else if (data == NULL && !scan->ended &&
+      gst_spdl_tar_split_name (name, &key, &extension)) {
+    /* a wanted member that could not be held */
+    if (strcmp (key, scan->key) == 0)
+      field_member (scan->shards, scan->fields, scan->ranks, extension,
+          NULL);
+    g_free (key);
+    g_free (extension);
+  }
+  if (data)
+    gst_buffer_unref (data);
+  return !scan->ended;
+}
+
+/* The fields of @sample (read by its image member's range): the tar
+ * headers from the end of the shard's previous indexed member on, parsed
+ * until the group of the image's key ends, only its fields' data read.
+ * A group's members are adjacent (webdataset groups them so), and the
+ * members between two indexed samples belong to either or to groups that
+ * are no sample. */
+static void
+read_fields_local (GstSpdlShards * shards, GstSpdlShardSample * sample,
+    int fd)
+{
+  const GstSpdlShardMember *m = &shards->members[sample->index];
+  guint n = record_size (shards);
+  guint64 pos = 0, limit = G_MAXUINT64;
+  GroupScan scan = { shards, NULL, FALSE, FALSE, NULL, NULL };
+  GstSpdlTarParser *parser;
+  gchar *key = NULL, *extension = NULL;
+  GError *error = NULL;
+  guint8 *chunk;
+  guint i;
+
+  if (sample->index > shards->offsets[m->shard]) {
+    const GstSpdlShardMember *prev = m - 1;
+    pos = prev->offset + ((prev->size + TAR_BLOCK - 1) / TAR_BLOCK) *
+        TAR_BLOCK;
+  }
+  if (sample->index + 1 < shards->offsets[m->shard] +
+      shards->counts[m->shard])
+    limit = (m + 1)->offset;
+  if (!gst_spdl_tar_split_name (m->name, &key, &extension) || pos > m->offset) {
+    g_free (key);
+    g_free (extension);
+    return;                     /* all absent */
+  }
+  scan.key = key;
+  scan.fields = sample->fields = gst_spdl_field_data_new (n);
+  sample->n_fields = n;
+  scan.ranks = g_new (gint, n);
+  for (i = 0; i < n; i++)
+    scan.ranks[i] = G_MAXINT;
+  parser = gst_spdl_tar_parser_new (group_scan_want, group_scan_member,
+      &scan);
+  chunk = g_malloc (SCAN_CHUNK);
+  while (pos < limit && !scan.ended) {
+    guint64 skip = gst_spdl_tar_parser_skippable (parser);
+    gsize want;
+    ssize_t got;
+
+    if (skip > 0) {
+      skip = MIN (skip, limit - pos);
+      gst_spdl_tar_parser_skip (parser, skip);
+      pos += skip;
+      continue;
+    }
+    want = (gsize) MIN ((guint64) SCAN_CHUNK, limit - pos);
+    got = pread (fd, chunk, want, (off_t) pos);
+    if (got < 0 && errno == EINTR)
+      continue;
+    if (got <= 0)
+      break;
+    pos += got;
+    if (!gst_spdl_tar_parser_feed (parser, chunk, got, &error))
+      break;
+  }
+  /* a corrupt header after the image: the group's members before it
+   * count, the rest are absent (its own stream reports the damage) */
+  g_clear_error (&error);
+  g_free (chunk);
+  gst_spdl_tar_parser_free (parser);
+  g_free (scan.ranks);
+  g_free (key);
+  g_free (extension);
+}
+
 static void
 read_positions_local (GstSpdlShards * shards, const guint64 * order,
     guint64 first, guint64 count)
@@ -1655,6 +1927,9 @@ read_positions_local (GstSpdlShards * shards, const guint64 * order,
 
     if (!member_too_large (shards, sample))
       read_member_local (shards, sample);
+    if (sample->error == NULL && record_size (shards) > 0)
+      read_fields_local (shards, sample, local_fd (shards,
+              shards->members[sample->index].shard, NULL));
     deliver (shards, sample);
   }
   close_local_fds (shards);
