@@ -455,9 +455,9 @@ want_field_member (GstSpdlShards * shards, GstSpdlFieldData * fields,
     g_clear_error (&fields[i].error);
     if (max_size && size > max_size)
       fields[i].error = g_error_new (GST_SPDL_READ_ERROR,
-          GST_SPDL_READ_ERROR_FIELD_TOO_LARGE, "member \"%s\" holds %"
-          G_GUINT64_FORMAT " bytes, more than max-field-size=%"
-          G_GUINT64_FORMAT, extension, size, max_size);
+          GST_SPDL_READ_ERROR_FIELD_TOO_LARGE, "holds %" G_GUINT64_FORMAT
+          " bytes (member .%s), more than max-field-size=%" G_GUINT64_FORMAT,
+          size, extension, max_size);
     else
       want = TRUE;
   }
@@ -483,8 +483,8 @@ field_member (GstSpdlShards * shards, GstSpdlFieldData * fields,
       fields[i].data = g_bytes_ref (bytes);
     else
       fields[i].error = g_error_new (GST_SPDL_READ_ERROR,
-          GST_SPDL_READ_ERROR_FIELD_TOO_LARGE, "member \"%s\" could not be "
-          "held in memory", extension);
+          GST_SPDL_READ_ERROR_FIELD_TOO_LARGE, "could not be held in memory "
+          "(member .%s)", extension);
   }
   if (bytes)
     g_bytes_unref (bytes);
