@@ -123,6 +123,25 @@
  * are skipped with the reasons "unreadable", "corrupt-member" and
  * "truncated-shard".
  *
+ * A location may also be a manifest with a header: a .csv (read as
+ * Python's csv module reads it), .tsv (tab-separated, no quoting) or
+ * .jsonl/.ndjson file (one JSON object per line), the paths in
+ * #GstSpdlSrc:path-column, the label in a "label" column (-1 without
+ * one), paths relative to the manifest's folder.
+ *
+ * With #GstSpdlSrc:fields each sample is a record (docs/record.md): the
+ * fields named there come beside the media on every sample buffer (its
+ * sample meta's "record", one value per field in order) and the src caps
+ * carry their description ("fields"). They are the members of the
+ * sample's group in tar shards (by extension after the key, "seg.png" for
+ * "KEY.seg.png"), a manifest's columns, or a folder's sidecars beside
+ * each image ("x.txt" beside "x.jpg"; a sidecar with an image extension,
+ * "x.seg.png", is no sample then). A field absent or bad goes by its
+ * policy (#GstSpdlSrc:missing-field): the sample skipped with a warning
+ * naming the sample, the field and why ("missing-field", "bad-field",
+ * "field-too-large"), an error, or the kind's fill value. The order,
+ * checkpoints and the number of samples do not depend on the fields.
+ *
  * ## Example launch line
  * |[
  * gst-launch-1.0 spdlsrc location=/data/imagenet/train shuffle=true seed=42 ! \
