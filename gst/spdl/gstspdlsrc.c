@@ -124,8 +124,9 @@
  * "truncated-shard".
  *
  * A location may also be a manifest with a header: a .csv (read as
- * Python's csv module reads it), .tsv (tab-separated, no quoting) or
- * .jsonl/.ndjson file (one JSON object per line), the paths in
+ * Python's csv module reads it), .tsv (tab-separated, no quoting; one
+ * whose first line names no path column is a "path<TAB>label" manifest)
+ * or .jsonl/.ndjson file (one JSON object per line), the paths in
  * #GstSpdlSrc:path-column, the label in a "label" column (-1 without
  * one), paths relative to the manifest's folder.
  *

@@ -726,6 +726,41 @@ load_table (GstSpdlDataset * ds, const gchar * location,
   return ok;
 }
 
+/* A .tsv is a table when its first line names the path column (a
+ * candidate, or @path_column); else a "path<TAB>label" manifest. */
+static gboolean
+tsv_has_header (const gchar * location, const gchar * path_column)
+{
+  FILE *file = fopen (location, "re");
+  gchar *line = NULL, **cells, **cell;
+  gsize cap = 0;
+  gssize len;
+  gboolean header = FALSE;
+  guint i;
+
+  if (file == NULL)
+    return FALSE;
+  len = getline (&line, &cap, file);
+  fclose (file);
+  if (len <= 0) {
+    free (line);
+    return FALSE;
+  }
+  while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+    line[--len] = '\0';
+  cells = g_strsplit (g_str_has_prefix (line, "\xEF\xBB\xBF") ? line + 3 :
+      line, "\t", -1);
+  for (cell = cells; *cell && !header; cell++) {
+    if (path_column)
+      header = strcmp (*cell, path_column) == 0;
+    for (i = 0; !path_column && path_columns[i] && !header; i++)
+      header = strcmp (*cell, path_columns[i]) == 0;
+  }
+  g_strfreev (cells);
+  free (line);
+  return header;
+}
+
 gboolean
 gst_spdl_dataset_get_field (const GstSpdlDataset * dataset, guint index,
     guint field, const guint8 ** data, gsize * len)
@@ -904,7 +939,9 @@ gst_spdl_dataset_load_with_options (const gchar * location,
     ds->root = g_strdup (location);
     ok = load_image_folder (ds, location, exts, options->record, error);
     g_strfreev (exts);
-  } else if (gst_spdl_table_format_from_name (location, &format)) {
+  } else if (gst_spdl_table_format_from_name (location, &format) &&
+      (format != GST_SPDL_TABLE_TSV || tsv_has_header (location,
+              options->path_column))) {
     ds->root = g_path_get_dirname (location);
     ok = load_table (ds, location, format, options, error);
   } else {

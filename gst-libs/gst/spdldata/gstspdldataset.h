@@ -62,8 +62,10 @@ typedef struct
  * a message that names the path and, for manifests, the line. */
 GstSpdlDataset *gst_spdl_dataset_load (const gchar * location,
     const gchar * extensions, GError ** error);
-/* The same with @options (NULL: the defaults). A file named .csv, .tsv,
- * .jsonl or .ndjson is a manifest with a header (gstspdltable.h): the
+/* The same with @options (NULL: the defaults). A file named .csv, .jsonl
+ * or .ndjson, or a .tsv whose first line names the path column (else it
+ * is a "path<TAB>label" manifest), is a manifest with a header
+ * (gstspdltable.h): the
  * path column, the label from a "label" column (an integer; -1 where the
  * column is absent or the cell empty) and the record's fields from the
  * columns they name (a column absent from a row, or empty: the field is
