@@ -1869,6 +1869,17 @@ read_sidecars (GstSpdlSrc * src, const gchar * path)
         g_free (sidecar);
         continue;
       }
+      if (S_ISREG (st.st_mode) &&
+          (guint64) st.st_size > src->active_max_field_size) {
+        gchar *name = g_filename_display_name (sidecar);
+        fields[f].error = g_error_new (GST_SPDL_READ_ERROR,
+            GST_SPDL_READ_ERROR_FIELD_TOO_LARGE, "holds %" G_GUINT64_FORMAT
+            " bytes (\"%s\"), more than max-field-size=%" G_GUINT64_FORMAT,
+            (guint64) st.st_size, name, src->active_max_field_size);
+        g_free (name);
+        g_free (sidecar);
+        break;
+      }
       buffer = read_file (sidecar, src->active_max_field_size, &error);
       if (buffer) {
         fields[f].data = gst_spdl_bytes_from_buffer (buffer);
