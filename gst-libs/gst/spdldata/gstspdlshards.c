@@ -1178,6 +1178,16 @@ gst_spdl_shards_open (const GstSpdlShardsConfig * config, GError ** error)
     goto failed;
   shards->config.image_key = shards->config.label_key =
       shards->config.label_field = NULL;
+  /* the index holds the image members' ranges only; locally the members
+   * around them are read for the fields (read_fields_local()), not yet
+   * through ranged GETs: said before any index is learned */
+  if (config->elastic && shards->http && record_size (shards) > 0) {
+    g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_SETTINGS,
+        "fields of remote shards are read in their stream: set "
+        "elastic=false (the elastic order reads remote shards' image "
+        "members alone)");
+    goto failed;
+  }
   /* shards.members lists the members the default rules pick */
   if (config->elastic && gst_spdl_shard_rules_is_default (shards->rules)) {
     GError *members_error = NULL;
@@ -1189,16 +1199,6 @@ gst_spdl_shards_open (const GstSpdlShardsConfig * config, GError ** error)
   }
   if (!shards->elastic && !count_shards (shards, error))
     goto failed;
-  /* the index holds the image members' ranges only; locally the members
-   * around them are read for the fields (read_fields_local()), not yet
-   * through ranged GETs */
-  if (shards->elastic && shards->http && record_size (shards) > 0) {
-    g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_SETTINGS,
-        "fields of remote shards are read in their stream: set "
-        "elastic=false (the elastic order reads remote shards' image "
-        "members alone)");
-    goto failed;
-  }
   shards->per_rank = gst_spdl_order_rank_share (shards->total, world,
       config->drop_uneven);
   if (shards->elastic && config->start_offset > shards->total) {

@@ -13,6 +13,9 @@
 #include <gst/check/gstcheck.h>
 #include <string.h>
 #include <glib/gstdio.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 #include "spdltestutil.h"
 #include "gstspdlmeta.h"
@@ -312,6 +315,136 @@ GST_START_TEST (test_shard_fields_bad)
 
 GST_END_TEST;
 
+/* Twenty samples in two shards, each with a caption naming its key. */
+static gchar *
+write_shards_20 (const gchar * dir)
+{
+  static const guint8 zeros[1024] = { 0, };
+  guint s, i;
+
+  for (s = 0; s < 2; s++) {
+    GByteArray *tar = g_byte_array_new ();
+    gchar *path = g_strdup_printf ("%s/r-%u.tar", dir, s);
+
+    for (i = 0; i < 10; i++) {
+      gchar *key = g_strdup_printf ("r%u_%02u", s, i);
+      gchar *img = g_strdup_printf ("img %s", key);
+      gchar *txt = g_strdup_printf ("caption of %s", key);
+
+      tar_member (tar, key, "jpg", img, -1);
+      tar_member (tar, key, "txt", txt, -1);
+      g_free (key);
+      g_free (img);
+      g_free (txt);
+    }
+    g_byte_array_append (tar, zeros, sizeof (zeros));
+    fail_unless (g_file_set_contents (path, (const gchar *) tar->data,
+            tar->len, NULL));
+    g_byte_array_unref (tar);
+    g_free (path);
+  }
+  return g_strdup_printf ("%s/r-{0..1}.tar", dir);
+}
+
+/* A resumed run gets the same image-caption pairs, in the same order, as
+ * the rest of an uninterrupted one: the fields change neither the order
+ * nor the positions. */
+GST_START_TEST (test_shard_fields_resume)
+{
+  gchar *dir = spdl_test_make_tmpdir ();
+  gchar *cache = g_build_filename (dir, "cache", NULL);
+  gchar *location = write_shards_20 (dir);
+  Run *whole, *plain, *resumed;
+  guint i;
+
+  whole = run_src (location, "fields", "txt", "shuffle", TRUE, "seed",
+      (guint64) 5, "shard-cache", cache, NULL);
+  plain = run_src (location, "shuffle", TRUE, "seed", (guint64) 5,
+      "shard-cache", cache, NULL);
+  resumed = run_src (location, "fields", "txt", "shuffle", TRUE, "seed",
+      (guint64) 5, "shard-cache", cache, "start-offset", (guint64) 7, NULL);
+  fail_unless (whole->error == NULL && resumed->error == NULL);
+  fail_unless_equals_int (whole->samples->len, 20);
+  fail_unless_equals_int (plain->samples->len, 20);
+  fail_unless_equals_int (resumed->samples->len, 13);
+  for (i = 0; i < 20; i++) {
+    const gchar *sample = g_ptr_array_index (whole->samples, i);
+    const gchar *key = strstr (sample, ":r") + 1;
+    gchar *caption = g_strdup_printf ("|caption of %.5s", key);
+
+    /* the caption is its own image's */
+    fail_unless (g_str_has_suffix (sample, caption), "%s", sample);
+    /* the order is the one without fields */
+    fail_unless (g_str_has_prefix (sample,
+            g_ptr_array_index (plain->samples, i)));
+    if (i >= 7)
+      fail_unless_equals_string (g_ptr_array_index (resumed->samples, i - 7),
+          sample);
+    g_free (caption);
+  }
+  run_free (whole);
+  run_free (plain);
+  run_free (resumed);
+  spdl_test_remove_tree (dir);
+  g_free (location);
+  g_free (cache);
+  g_free (dir);
+}
+
+GST_END_TEST;
+
+/* Remote shards: streamed (elastic=false) with their fields; the elastic
+ * order, which reads remote image members alone, says so. */
+GST_START_TEST (test_shard_fields_http)
+{
+  gchar *dir = spdl_test_make_tmpdir ();
+  gchar *local = write_shards_20 (dir);
+  const gchar *argv[] = { "/usr/bin/python3", "-u", "-m", "http.server", "0",
+    "--bind", "127.0.0.1", "--directory", dir, NULL
+  };
+  gchar line[256] = { 0, }, *port, *url;
+  GPid pid;
+  gint out;
+  gssize n;
+  Run *run;
+  guint i;
+
+  fail_unless (g_spawn_async_with_pipes (NULL, (gchar **) argv, NULL,
+          G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL, &pid, NULL, &out, NULL,
+          NULL));
+  n = read (out, line, sizeof (line) - 1);
+  port = n > 0 ? strstr (line, " port ") : NULL;
+  fail_unless (port != NULL);
+  url = g_strdup_printf ("http://127.0.0.1:%d/r-{0..1}.tar", atoi (port + 6));
+
+  run = run_src (url, "fields", "txt", "elastic", FALSE, NULL);
+  fail_unless (run->error == NULL, "%s", run->error);
+  fail_unless_equals_int (run->samples->len, 20);
+  for (i = 0; i < 20; i++) {
+    const gchar *sample = g_ptr_array_index (run->samples, i);
+    const gchar *key = strstr (sample, ".tar:r") + 5;
+    gchar *caption = g_strdup_printf ("|caption of %.5s", key);
+    fail_unless (g_str_has_suffix (sample, caption), "%s", sample);
+    g_free (caption);
+  }
+  run_free (run);
+  run = run_src (url, "fields", "txt", "shard-cache",
+      "", NULL);
+  fail_unless (run->error && strstr (run->error, "elastic=false"), "%s",
+      run->error);
+  run_free (run);
+
+  kill (pid, SIGTERM);
+  g_spawn_close_pid (pid);
+  close (out);
+  spdl_test_remove_tree (dir);
+  g_free (url);
+  g_free (local);
+  g_free (dir);
+}
+
+GST_END_TEST;
+
 /* ------------------------------------------------------------------------ */
 /* Manifests with a header, folders                                         */
 
@@ -460,6 +593,8 @@ spdlsrcfields_suite (void)
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_shard_fields_both_orders);
   tcase_add_test (tc, test_shard_fields_bad);
+  tcase_add_test (tc, test_shard_fields_resume);
+  tcase_add_test (tc, test_shard_fields_http);
   tcase_add_test (tc, test_manifest_tables);
   tcase_add_test (tc, test_folder_sidecars);
   return s;
