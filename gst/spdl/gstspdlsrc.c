@@ -394,6 +394,7 @@ static GstFlowReturn gst_spdl_src_create (GstPushSrc * psrc,
 static void read_slot_func (gpointer data, gpointer user_data);
 static gboolean submit_remote_read (GstSpdlSrc * src, GstSpdlReadSlot * slot);
 static void add_http_stats (GstSpdlSrc * src, GstStructure * st);
+static void free_config_strings (GstSpdlSrc * src);
 
 #define READY_PARAM (G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | \
     GST_PARAM_MUTABLE_READY)
@@ -1199,6 +1200,8 @@ gst_spdl_src_finalize (GObject * object)
   g_free (src->fields);
   g_free (src->path_column);
   g_clear_pointer (&src->record, gst_spdl_record_free);
+  /* a failed start leaves them (stop() is not called) */
+  free_config_strings (src);
   gst_spdl_http_canceller_free (src->canceller);
   g_mutex_clear (&src->read_lock);
   g_cond_clear (&src->read_cond);
