@@ -967,6 +967,25 @@ gst_spdl_dataset_load_with_options (const gchar * location,
   return ds;
 }
 
+/* A manifest read from memory (@ok: without an error): @ds, or NULL and
+ * freed when it failed or lists no sample. */
+static GstSpdlDataset *
+manifest_finish (GstSpdlDataset * ds, gboolean ok, const gchar * name,
+    GError ** error)
+{
+  if (ok && ds->n_samples == 0) {
+    g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_NOT_FOUND,
+        "Dataset manifest \"%s\" lists no sample", name);
+    ok = FALSE;
+  }
+  if (!ok) {
+    gst_spdl_dataset_free (ds);
+    return NULL;
+  }
+  dataset_shrink (ds);
+  return ds;
+}
+
 GstSpdlDataset *
 gst_spdl_dataset_parse_manifest (const gchar * root, const gchar * data,
     gsize len, const gchar * name, GError ** error)
@@ -990,17 +1009,7 @@ gst_spdl_dataset_parse_manifest (const gchar * root, const gchar * data,
       fclose (file);
     }
   }
-  if (ok && ds->n_samples == 0) {
-    g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_NOT_FOUND,
-        "Dataset manifest \"%s\" lists no sample", name);
-    ok = FALSE;
-  }
-  if (!ok) {
-    gst_spdl_dataset_free (ds);
-    return NULL;
-  }
-  dataset_shrink (ds);
-  return ds;
+  return manifest_finish (ds, ok, name, error);
 }
 
 GstSpdlDataset *
@@ -1016,17 +1025,7 @@ gst_spdl_dataset_parse_table (const gchar * root, const gchar * data,
   ds->root = g_strdup (root);
   ok = read_table (ds, data, len, (GstSpdlTableFormat) format, name,
       options ? options : &defaults, error);
-  if (ok && ds->n_samples == 0) {
-    g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_NOT_FOUND,
-        "Dataset manifest \"%s\" lists no sample", name);
-    ok = FALSE;
-  }
-  if (!ok) {
-    gst_spdl_dataset_free (ds);
-    return NULL;
-  }
-  dataset_shrink (ds);
-  return ds;
+  return manifest_finish (ds, ok, name, error);
 }
 
 void

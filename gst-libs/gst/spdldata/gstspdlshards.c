@@ -1821,18 +1821,12 @@ group_scan_member (const gchar * name, guint64 size, GstBuffer * data,
   GroupScan *scan = user_data;
   gchar *key, *extension;
 
-  if (data && gst_spdl_tar_split_name (name, &key, &extension)) {
+  /* @data NULL: not wanted (no field's, or refused), or a wanted one
+   * that could not be held, which field_member() tells apart */
+  if (!scan->ended && gst_spdl_tar_split_name (name, &key, &extension)) {
     if (strcmp (key, scan->key) == 0)
       field_member (scan->shards, scan->fields, scan->ranks, extension,
           data);
-    g_free (key);
-    g_free (extension);
-  } else if (data == NULL && !scan->ended &&
-      gst_spdl_tar_split_name (name, &key, &extension)) {
-    /* a wanted member that could not be held */
-    if (strcmp (key, scan->key) == 0)
-      field_member (scan->shards, scan->fields, scan->ranks, extension,
-          NULL);
     g_free (key);
     g_free (extension);
   }

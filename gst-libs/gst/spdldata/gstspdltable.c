@@ -132,6 +132,13 @@ table_end_cell (Table * t)
   g_array_append_val (t->bounds, end);
 }
 
+static gboolean
+csv_end_row (Table * t, guint64 line, GError ** error)
+{
+  table_end_cell (t);
+  return table_cells_done (t, line, error);
+}
+
 /* Python's csv reader (excel dialect, strict off): a quote opens a quoted
  * cell only at its start; after the closing quote, characters up to the
  * delimiter are kept. */
@@ -170,11 +177,9 @@ parse_csv (Table * t, const gchar * p, const gchar * end, GError ** error)
           state = START_CELL;
           row_has_content = TRUE;
         } else if (newline) {
-          if (row_has_content) {
-            table_end_cell (t);
-            if (!table_cells_done (t, row_line, error))
-              return FALSE;
-          }
+          /* an empty line is no row */
+          if (row_has_content && !csv_end_row (t, row_line, error))
+            return FALSE;
           table_start_cells (t);
           row_has_content = FALSE;
           state = START_CELL;
@@ -198,8 +203,7 @@ parse_csv (Table * t, const gchar * p, const gchar * end, GError ** error)
           table_end_cell (t);
           state = START_CELL;
         } else if (newline) {
-          table_end_cell (t);
-          if (!table_cells_done (t, row_line, error))
+          if (!csv_end_row (t, row_line, error))
             return FALSE;
           table_start_cells (t);
           row_has_content = FALSE;
