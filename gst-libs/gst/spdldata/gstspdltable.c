@@ -224,6 +224,14 @@ parse_csv (Table * t, const gchar * p, const gchar * end, GError ** error)
   }
 }
 
+static const gchar *
+skip_space (const gchar * p, const gchar * end)
+{
+  while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+    p++;
+  return p;
+}
+
 /* The line at @p (without its \n or \r\n); @next: after it. */
 static const gchar *
 next_line (const gchar * p, const gchar * end, gsize * len,
@@ -239,8 +247,13 @@ next_line (const gchar * p, const gchar * end, gsize * len,
   return p;
 }
 
+typedef gboolean (*LineFunc) (Table * t, const gchar * s, gsize len,
+    guint64 line, GError ** error);
+
+/* TSV, JSON Lines: @func on each line that is not blank. */
 static gboolean
-parse_tsv (Table * t, const gchar * p, const gchar * end, GError ** error)
+for_each_line (Table * t, const gchar * p, const gchar * end, LineFunc func,
+    GError ** error)
 {
   guint64 line = 0;
 
@@ -251,24 +264,29 @@ parse_tsv (Table * t, const gchar * p, const gchar * end, GError ** error)
     s = next_line (p, end, &len, &next);
     p = next;
     line++;
-    if (len == 0)
-      continue;
-    table_start_cells (t);
-    while (TRUE) {
-      const gchar *tab = memchr (s, '\t', len);
-      gsize cell = tab ? (gsize) (tab - s) : len;
-
-      g_string_append_len (t->text, s, cell);
-      table_end_cell (t);
-      if (tab == NULL)
-        break;
-      len -= cell + 1;
-      s = tab + 1;
-    }
-    if (!table_cells_done (t, line, error))
+    if (skip_space (s, s + len) < s + len && !func (t, s, len, line, error))
       return FALSE;
   }
   return TRUE;
+}
+
+static gboolean
+tsv_line (Table * t, const gchar * s, gsize len, guint64 line,
+    GError ** error)
+{
+  table_start_cells (t);
+  while (TRUE) {
+    const gchar *tab = memchr (s, '\t', len);
+    gsize cell = tab ? (gsize) (tab - s) : len;
+
+    g_string_append_len (t->text, s, cell);
+    table_end_cell (t);
+    if (tab == NULL)
+      break;
+    len -= cell + 1;
+    s = tab + 1;
+  }
+  return table_cells_done (t, line, error);
 }
 
 /* JSON Lines: a validated object's keys and values (the scanner trusts
@@ -352,13 +370,6 @@ decode_string (const gchar * p, GString * out)
   return p + 1;
 }
 
-static const gchar *
-skip_space (const gchar * p, const gchar * end)
-{
-  while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
-    p++;
-  return p;
-}
 
 /* The end of the (valid) value at @p, whatever it holds. */
 static const gchar *
@@ -472,32 +483,21 @@ parse_jsonl_object (Table * t, const gchar * s, gsize len, guint64 line,
 }
 
 static gboolean
-parse_jsonl (Table * t, const gchar * p, const gchar * end, GError ** error)
+jsonl_line (Table * t, const gchar * s, gsize len, guint64 line,
+    GError ** error)
 {
-  guint64 line = 0;
+  guint i;
 
-  while (p < end) {
-    const gchar *next, *s;
-    gsize len, i;
+  if (!parse_jsonl_object (t, s, len, line, error))
+    return FALSE;
+  for (i = 0; i < t->n_wanted; i++) {
+    gsize a = g_array_index (t->spans, gsize, 2 * i);
+    gsize b = g_array_index (t->spans, gsize, 2 * i + 1);
 
-    s = next_line (p, end, &len, &next);
-    p = next;
-    line++;
-    if (skip_space (s, s + len) == s + len)
-      continue;
-    if (!parse_jsonl_object (t, s, len, line, error))
-      return FALSE;
-    for (i = 0; i < t->n_wanted; i++) {
-      gsize a = g_array_index (t->spans, gsize, 2 * i);
-      gsize b = g_array_index (t->spans, gsize, 2 * i + 1);
-
-      t->cells[i].data = a != G_MAXSIZE ? t->text->str + a : NULL;
-      t->cells[i].len = a != G_MAXSIZE ? b - a : 0;
-    }
-    if (!t->row (t->cells, line, t->user_data, error))
-      return FALSE;
+    t->cells[i].data = a != G_MAXSIZE ? t->text->str + a : NULL;
+    t->cells[i].len = a != G_MAXSIZE ? b - a : 0;
   }
-  return TRUE;
+  return t->row (t->cells, line, t->user_data, error);
 }
 
 gboolean
@@ -519,10 +519,10 @@ gst_spdl_table_parse (GstSpdlTableFormat format, const gchar * data,
       ok = parse_csv (&t, data, end, error);
       break;
     case GST_SPDL_TABLE_TSV:
-      ok = parse_tsv (&t, data, end, error);
+      ok = for_each_line (&t, data, end, tsv_line, error);
       break;
     default:
-      ok = parse_jsonl (&t, data, end, error);
+      ok = for_each_line (&t, data, end, jsonl_line, error);
       break;
   }
   g_string_free (t.text, TRUE);
