@@ -674,11 +674,17 @@ table_row (const GstSpdlTableCell * cells, guint64 line, gpointer user_data,
 
     /* the first alternative present and not empty */
     for (a = 0; record->fields[f].alternatives[a]; a++, cell++) {
-      if (offset == G_MAXUINT64 && cells[cell].data && cells[cell].len > 0) {
-        if (cells[cell].len > G_MAXUINT32)
+      /* a json field of JSON Lines: the value's JSON text, strings too */
+      gboolean json = record->fields[f].kind == GST_SPDL_FIELD_JSON &&
+          cells[cell].json;
+      const gchar *data = json ? cells[cell].json : cells[cell].data;
+      gsize len = json ? cells[cell].json_len : cells[cell].len;
+
+      if (offset == G_MAXUINT64 && data && len > 0) {
+        if (len > G_MAXUINT32)
           return table_fail (error, load, line, "a cell of 4 GiB or more",
               NULL);
-        offset = field_arena_append (ds, cells[cell].data, cells[cell].len);
+        offset = field_arena_append (ds, data, len);
       }
     }
     ds->field_offsets[(gsize) (ds->n_samples - 1) * ds->n_fields + f] =

@@ -49,9 +49,10 @@ typedef struct
   gint *column_of;              /* CSV, TSV: a wanted one's column, or -1 */
   GString *text;                /* the row's cells, one after the other */
   GArray *bounds;               /* gsize: cell i is text[bounds[i]..[i+1]) */
-  GArray *spans;                /* JSON Lines: gsize[2] per wanted column,
-                                 * its value's bytes in @text; G_MAXSIZE:
-                                 * none or null */
+  GArray *spans;                /* JSON Lines: gsize[4] per wanted column,
+                                 * its value's bytes in @text (G_MAXSIZE:
+                                 * none or null), then its JSON text's in
+                                 * the line */
   GstSpdlTableCell *cells;      /* n_wanted */
 } Table;
 
@@ -430,8 +431,8 @@ parse_jsonl_object (Table * t, const gchar * s, gsize len, guint64 line,
   g_string_truncate (t->text, 0);
   g_array_set_size (t->spans, 0);
   for (i = 0; t->wanted && i < t->n_wanted; i++) {
-    gsize none[2] = { G_MAXSIZE, 0 };
-    g_array_append_vals (t->spans, none, 2);
+    gsize none[4] = { G_MAXSIZE, 0, 0, 0 };
+    g_array_append_vals (t->spans, none, 4);
   }
   p = skip_space (p + 1, end);
   while (*p == '"') {
@@ -460,8 +461,10 @@ parse_jsonl_object (Table * t, const gchar * s, gsize len, guint64 line,
       for (i = 0; i < t->n_wanted; i++) {
         if (strcmp (t->wanted[i], key->str) != 0)
           continue;
-        g_array_index (t->spans, gsize, 2 * i) = present ? start : G_MAXSIZE;
-        g_array_index (t->spans, gsize, 2 * i + 1) = t->text->len;
+        g_array_index (t->spans, gsize, 4 * i) = present ? start : G_MAXSIZE;
+        g_array_index (t->spans, gsize, 4 * i + 1) = t->text->len;
+        g_array_index (t->spans, gsize, 4 * i + 2) = value - s;
+        g_array_index (t->spans, gsize, 4 * i + 3) = p - value;
       }
     }
     p = skip_space (p, end);
@@ -491,11 +494,12 @@ jsonl_line (Table * t, const gchar * s, gsize len, guint64 line,
   if (!parse_jsonl_object (t, s, len, line, error))
     return FALSE;
   for (i = 0; i < t->n_wanted; i++) {
-    gsize a = g_array_index (t->spans, gsize, 2 * i);
-    gsize b = g_array_index (t->spans, gsize, 2 * i + 1);
+    const gsize *span = &g_array_index (t->spans, gsize, 4 * i);
 
-    t->cells[i].data = a != G_MAXSIZE ? t->text->str + a : NULL;
-    t->cells[i].len = a != G_MAXSIZE ? b - a : 0;
+    t->cells[i].data = span[0] != G_MAXSIZE ? t->text->str + span[0] : NULL;
+    t->cells[i].len = span[0] != G_MAXSIZE ? span[1] - span[0] : 0;
+    t->cells[i].json = t->cells[i].data ? s + span[2] : NULL;
+    t->cells[i].json_len = span[3];
   }
   return t->row (t->cells, line, t->user_data, error);
 }

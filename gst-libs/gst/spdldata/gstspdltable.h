@@ -37,11 +37,15 @@ gboolean gst_spdl_table_format_from_name (const gchar * name,
     GstSpdlTableFormat * format);
 
 /* One cell of a row: @data NULL when the row has no such column or its
- * value is null; valid during the row callback only. */
+ * value is null; valid during the row callback only. JSON Lines also give
+ * the value's JSON text (a string with its quotes and escapes) in @json,
+ * NULL elsewhere. */
 typedef struct
 {
   const gchar *data;
   gsize len;
+  const gchar *json;
+  gsize json_len;
 } GstSpdlTableCell;
 
 /* The columns the table names (the header; for JSON Lines the keys of

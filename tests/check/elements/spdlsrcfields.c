@@ -517,6 +517,12 @@ GST_START_TEST (test_manifest_tables)
   fail_unless_equals_string (g_ptr_array_index (run->samples, 1),
       "x1.jpg|img x1|null");
   run_free (run);
+  /* a string as a json field: its JSON text, as json.dumps gives it back */
+  run = run_src (jsonl, "fields", "caption:json", NULL);
+  fail_unless (run->error == NULL, "%s", run->error);
+  fail_unless_equals_string (g_ptr_array_index (run->samples, 0),
+      "x0.jpg|img x0|\"a, \\\"quoted\\\"\\nline\"");
+  run_free (run);
 
   /* no path column: named */
   spdl_test_write_file (csv, "name,caption\nimg/x0.jpg,a\n", -1);
