@@ -1867,12 +1867,14 @@ read_sidecars (GstSpdlSrc * src, const gchar * path)
       GError *error = NULL;
       GstBuffer *buffer;
       struct stat st;
+      gboolean have_stat = stat (sidecar, &st) == 0;
 
-      if (stat (sidecar, &st) != 0 && errno == ENOENT) {
+      if (!have_stat && (errno == ENOENT || errno == ENOTDIR)) {
         g_free (sidecar);
         continue;
       }
-      if (S_ISREG (st.st_mode) &&
+      /* other failures: read_file() says why */
+      if (have_stat && S_ISREG (st.st_mode) &&
           (guint64) st.st_size > src->active_max_field_size) {
         gchar *name = g_filename_display_name (sidecar);
         fields[f].error = g_error_new (GST_SPDL_READ_ERROR,
