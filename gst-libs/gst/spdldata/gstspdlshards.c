@@ -45,6 +45,9 @@ GST_DEBUG_CATEGORY_STATIC (spdl_shards_debug);
 #define READ_CHUNK (1024 * 1024)
 /* a group's headers and field members read around its image */
 #define SCAN_CHUNK (64 * 1024)
+/* the last group of a shard read by range: at most this far past its
+ * image (the shard's size is not known) */
+#define MAX_TAIL_SPAN (256 * 1024 * 1024)
 /* Streaming's warm-up (read_positions_streamed()): a ranged GET's latency
  * is worth about this many bytes of a stream; */
 #define WARMUP_AHEAD (1024 * 1024)
@@ -1835,52 +1838,76 @@ group_scan_member (const gchar * name, guint64 size, GstBuffer * data,
   return !scan->ended;
 }
 
-/* The fields of @sample (read by its image member's range): the tar
- * headers from the end of the shard's previous indexed member on, parsed
- * until the group of the image's key ends, only its fields' data read.
- * A group's members are adjacent (webdataset groups them so), and the
- * members between two indexed samples belong to either or to groups that
- * are no sample. */
+/* Where the members of sample @global's group lie (a group's members are
+ * adjacent, as webdataset groups them): after the shard's previous
+ * indexed member, before the next one's header; the members between two
+ * indexed images belong to either, or to groups that are no sample. The
+ * last sample of a shard: up to the end, or for a ranged read at most
+ * its fields' worth past its image (@bounded). */
 static void
-read_fields_local (GstSpdlShards * shards, GstSpdlShardSample * sample,
-    int fd)
+group_span (GstSpdlShards * shards, guint64 global, gboolean bounded,
+    guint64 * start, guint64 * end)
+{
+  const GstSpdlShardMember *m = &shards->members[global];
+
+  *start = 0;
+  if (global > shards->offsets[m->shard]) {
+    const GstSpdlShardMember *prev = m - 1;
+    *start = prev->offset + ((prev->size + TAR_BLOCK - 1) / TAR_BLOCK) *
+        TAR_BLOCK;
+  }
+  /* a damaged index: the image's header is the least */
+  *start = MIN (*start, m->offset - TAR_BLOCK);
+  if (global + 1 < shards->offsets[m->shard] + shards->counts[m->shard])
+    *end = MAX ((m + 1)->offset - TAR_BLOCK, m->offset + m->size);
+  else if (bounded)
+    *end = m->offset + m->size + MIN (record_size (shards) *
+        (shards->config.max_field_size + 4 * TAR_BLOCK),
+        (guint64) MAX_TAIL_SPAN);
+  else
+    *end = G_MAXUINT64;
+}
+
+/* The fields of @sample (read by its image member's range): the tar
+ * headers of its group's span parsed until the group of the image's key
+ * ends, only its fields' data read; from @fd, or from @data (@len bytes
+ * of the shard from @data_start). */
+static void
+read_fields (GstSpdlShards * shards, GstSpdlShardSample * sample, int fd,
+    const guint8 * data, guint64 data_start, gsize len)
 {
   const GstSpdlShardMember *m = &shards->members[sample->index];
   guint n = record_size (shards);
-  guint64 pos = 0, limit = G_MAXUINT64;
+  guint64 pos, limit;
   GroupScan scan = { shards, NULL, FALSE, FALSE, NULL, NULL };
   GstSpdlTarParser *parser;
   gchar *key = NULL, *extension = NULL;
   GError *error = NULL;
-  guint8 *chunk;
+  guint8 *chunk = NULL;
   guint i;
 
-  if (sample->index > shards->offsets[m->shard]) {
-    const GstSpdlShardMember *prev = m - 1;
-    pos = prev->offset + ((prev->size + TAR_BLOCK - 1) / TAR_BLOCK) *
-        TAR_BLOCK;
-  }
-  if (sample->index + 1 < shards->offsets[m->shard] +
-      shards->counts[m->shard])
-    limit = (m + 1)->offset;
-  if (!gst_spdl_tar_split_name (m->name, &key, &extension) || pos > m->offset) {
-    g_free (key);
-    g_free (extension);
+  sample->fields = gst_spdl_field_data_new (n);
+  sample->n_fields = n;
+  if (!gst_spdl_tar_split_name (m->name, &key, &extension))
     return;                     /* all absent */
+  group_span (shards, sample->index, FALSE, &pos, &limit);
+  if (data) {
+    pos = MAX (pos, data_start);
+    limit = MIN (limit, data_start + len);
+  } else {
+    chunk = g_malloc (SCAN_CHUNK);
   }
   scan.key = key;
-  scan.fields = sample->fields = gst_spdl_field_data_new (n);
-  sample->n_fields = n;
+  scan.fields = sample->fields;
   scan.ranks = g_new (gint, n);
   for (i = 0; i < n; i++)
     scan.ranks[i] = G_MAXINT;
   parser = gst_spdl_tar_parser_new (group_scan_want, group_scan_member,
       &scan);
-  chunk = g_malloc (SCAN_CHUNK);
   while (pos < limit && !scan.ended) {
     guint64 skip = gst_spdl_tar_parser_skippable (parser);
     gsize want;
-    ssize_t got;
+    gssize got;
 
     if (skip > 0) {
       skip = MIN (skip, limit - pos);
@@ -1889,6 +1916,14 @@ read_fields_local (GstSpdlShards * shards, GstSpdlShardSample * sample,
       continue;
     }
     want = (gsize) MIN ((guint64) SCAN_CHUNK, limit - pos);
+    if (data) {
+      got = want;
+      if (!gst_spdl_tar_parser_feed (parser, data + (pos - data_start), got,
+              &error))
+        break;
+      pos += got;
+      continue;
+    }
     got = pread (fd, chunk, want, (off_t) pos);
     if (got < 0 && errno == EINTR)
       continue;
@@ -1922,8 +1957,8 @@ read_positions_local (GstSpdlShards * shards, const guint64 * order,
     if (!member_too_large (shards, sample))
       read_member_local (shards, sample);
     if (sample->error == NULL && record_size (shards) > 0)
-      read_fields_local (shards, sample, local_fd (shards,
-              shards->members[sample->index].shard, NULL));
+      read_fields (shards, sample, local_fd (shards,
+              shards->members[sample->index].shard, NULL), NULL, 0, 0);
     deliver (shards, sample);
   }
   close_local_fds (shards);
