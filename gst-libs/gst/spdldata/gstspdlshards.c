@@ -1181,16 +1181,6 @@ gst_spdl_shards_open (const GstSpdlShardsConfig * config, GError ** error)
     goto failed;
   shards->config.image_key = shards->config.label_key =
       shards->config.label_field = NULL;
-  /* the index holds the image members' ranges only; locally the members
-   * around them are read for the fields (read_fields_local()), not yet
-   * through ranged GETs: said before any index is learned */
-  if (config->elastic && shards->http && record_size (shards) > 0) {
-    g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_SETTINGS,
-        "fields of remote shards are read in their stream: set "
-        "elastic=false (the elastic order reads remote shards' image "
-        "members alone)");
-    goto failed;
-  }
   /* shards.members lists the members the default rules pick */
   if (config->elastic && gst_spdl_shard_rules_is_default (shards->rules)) {
     GError *members_error = NULL;
@@ -2040,11 +2030,28 @@ range_read_start (GstSpdlShards * shards, const guint64 * order,
   }
   read->start = m->offset - TAR_BLOCK;
   end = m->offset + m->size;
+  if (record_size (shards) > 0)
+    group_span (shards, read->globals[0], TRUE, &read->start, &end);
   read->kept = TAR_BLOCK + m->size;
   while (k + read->n < count) {
     guint64 global = order[(first + (k + read->n) * world) % shards->total];
     const GstSpdlShardMember *next = &shards->members[global];
 
+    if (record_size (shards) > 0) {
+      guint64 next_start, next_end;
+
+      /* the groups' spans overlap: the next one in the shard only */
+      group_span (shards, global, TRUE, &next_start, &next_end);
+      if (global != read->globals[read->n - 1] + 1 ||
+          next->shard != m->shard || read->n >= MAX_COALESCED ||
+          !member_fits (shards, next) ||
+          next_end - read->start > COALESCE_MAX)
+        break;
+      read->kept += next_end - end;
+      read->globals[read->n++] = global;
+      end = next_end;
+      continue;
+    }
     if (!can_coalesce (shards, read, end, global))
       break;
     if (global != read->globals[read->n - 1] + 1)
@@ -2080,6 +2087,14 @@ range_read_sample (GstSpdlShards * shards, RangeRead * read, guint i,
   /* shares the memory; a short one is a truncated shard */
   member_finish (shards, sample, have ? gst_buffer_copy_region (read->buffer,
           GST_BUFFER_COPY_MEMORY, from, have) : gst_buffer_new ());
+  if (sample->error == NULL && record_size (shards) > 0) {
+    GstMapInfo map;
+
+    if (gst_buffer_map (read->buffer, &map, GST_MAP_READ)) {
+      read_fields (shards, sample, -1, map.data, read->start, map.size);
+      gst_buffer_unmap (read->buffer, &map);
+    }
+  }
   return sample;
 }
 
@@ -2559,7 +2574,8 @@ read_positions_remote (GstSpdlShards * shards, const guint64 * order,
   while (queued > 0 || (next_k < count && !shards->stream_members)) {
     RangeRead *read;
 
-    if (!shards->stream_members && gst_spdl_http_get_ranges (shards->http,
+    if (!shards->stream_members && record_size (shards) == 0 &&
+        gst_spdl_http_get_ranges (shards->http,
             shards->names[0]) == GST_SPDL_HTTP_RANGES_NO) {
       /* what is in flight is cut out of the whole (each stops at its
        * range's end), then the rest streamed */
@@ -2718,6 +2734,19 @@ gst_spdl_shards_start (GstSpdlShards * shards, GError ** error)
     if (ranges == GST_SPDL_HTTP_RANGES_NO ||
         ranges == GST_SPDL_HTTP_RANGES_UNADVERTISED)
       shards->stream_members = TRUE;
+    /* fields: every sample's group by range (read_fields()), also from a
+     * server that answers whole (each range cut out of the whole) */
+    if (record_size (shards) > 0) {
+      if (shards->stream_members) {
+        if (shards->warnings == NULL)
+          shards->warnings = g_ptr_array_new_with_free_func (g_free);
+        g_ptr_array_add (shards->warnings, g_strdup ("fields of remote "
+                "shards are read by byte range, and the server may not "
+                "answer byte ranges: each read may fetch a whole shard "
+                "(elastic=false streams each shard once)"));
+      }
+      shards->stream_whole = shards->stream_members = FALSE;
+    }
     if (shards->stream_members && !shards->stream_whole) {
       const gchar *host = strstr (shards->names[0], "://");
       const gchar *end = host ? strchr (host + 3, '/') : NULL;
