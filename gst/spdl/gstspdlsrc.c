@@ -867,9 +867,10 @@ gst_spdl_src_class_init (GstSpdlSrcClass * klass)
    * "fields" describing them. A field absent or bad (not UTF-8, a NUL,
    * malformed JSON, not a number) or larger than
    * #GstSpdlSrc:max-field-size is handled by its MISSING policy (skip:
-   * "missing-field", "bad-field", "field-too-large"). Remote shards are
-   * read in their stream (elastic=false); S3 folders take no field.
-   * NULL: no field.
+   * "missing-field", "bad-field", "field-too-large"). In the elastic
+   * order each sample's group of members is read with its image (remote
+   * shards: by byte range, also on one rank, which would otherwise stream
+   * each shard). S3 folders take no field. NULL: no field.
    */
   g_object_class_install_property (gobject_class, PROP_FIELDS,
       g_param_spec_string ("fields", "Fields",

@@ -100,7 +100,9 @@ typedef struct
    * group's member whose extension (after the key) is the first of the
    * field's alternatives present; one over @max_field_size (0: no limit)
    * is not read (its error "field-too-large"). The elastic order reads
-   * the members around the image's: those of its key. */
+   * each sample's group around its image member (between the previous
+   * and the next indexed member; remotely one range per sample, or per
+   * run of consecutive ones, never a streamed shard). */
   const GstSpdlRecord *record;
   guint64 max_field_size;
 } GstSpdlShardsConfig;
