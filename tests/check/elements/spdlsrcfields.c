@@ -533,6 +533,28 @@ GST_START_TEST (test_manifest_tables)
   fail_unless (run->error && strstr (run->error, "name, caption"), "%s",
       run->error);
   run_free (run);
+  /* path-column names it; a label that is no integer: its line */
+  spdl_test_write_file (csv, "name,caption,label\nimg/x0.jpg,a,1\n"
+      "img/x1.jpg,b,one\n", -1);
+  run = run_src (csv, "fields", "caption", "path-column", "name", NULL);
+  fail_unless (run->error && strstr (run->error, "m.csv:3:") &&
+      strstr (run->error, "\"one\""), "%s", run->error);
+  run_free (run);
+  run = run_src (csv, "fields", "caption", "path-column", "file", NULL);
+  fail_unless (run->error && strstr (run->error, "path-column"), "%s",
+      run->error);
+  run_free (run);
+  /* a headerless manifest takes no field */
+  spdl_test_write_file (tsv, "img/x0.jpg\t0\n", -1);
+  run = run_src (tsv, "fields", "caption", NULL);
+  fail_unless (run->error && strstr (run->error, "header"), "%s",
+      run->error);
+  run_free (run);
+  run = run_src (tsv, NULL);
+  fail_unless (run->error == NULL, "%s", run->error);
+  fail_unless_equals_string (g_ptr_array_index (run->samples, 0),
+      "x0.jpg|img x0");
+  run_free (run);
   /* line numbers */
   spdl_test_write_file (jsonl, "{\"path\": \"img/x0.jpg\"}\n{\"path\": \n",
       -1);
