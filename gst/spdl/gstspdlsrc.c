@@ -2714,6 +2714,9 @@ attach_record (GstSpdlSrc * src, GstBuffer * buffer,
       continue;
     switch (field->missing) {
       case GST_SPDL_MISSING_EMPTY:
+        /* the user's choice: the fill value, in the log only */
+        GST_DEBUG_OBJECT (src, "sample \"%s\": field \"%s\" %s: empty",
+            path, field->name, why->message);
         gst_spdl_field_init_empty (&values[f], field->kind);
         break;
       case GST_SPDL_MISSING_ERROR:{
