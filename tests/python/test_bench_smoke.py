@@ -63,13 +63,18 @@ def check(table, ours, peers=()):
     return got
 
 
+def make(script, out, *args):
+    """@out filled by bench/@script (make-dataset, make-videos ...)."""
+    subprocess.run([sys.executable, os.path.join(BENCH, script), "--out", out,
+                    "--classes", "2", *map(str, args)],
+                   check=True, capture_output=True, timeout=300)
+    return out
+
+
 @pytest.fixture(scope="module")
 def images(tmp_path_factory):
-    out = tmp_path_factory.mktemp("images")
-    subprocess.run([sys.executable, os.path.join(BENCH, "make-dataset"), "--out", out,
-                    "--count", "12", "--classes", "2", "--jobs", "1"],
-                   check=True, capture_output=True, timeout=120)
-    return out
+    return make("make-dataset", tmp_path_factory.mktemp("images"), "--count", 12,
+                "--jobs", 1)
 
 
 def test_compare_every_row(images, tmp_path):
@@ -91,11 +96,8 @@ def test_compare_every_row(images, tmp_path):
 
 @pytest.fixture(scope="module")
 def videos(tmp_path_factory):
-    out = tmp_path_factory.mktemp("videos")
-    subprocess.run([sys.executable, os.path.join(BENCH, "make-videos"), "--out", out,
-                    "--count", "5", "--classes", "2", "--seconds", "2"],
-                   check=True, capture_output=True, timeout=300)
-    return out
+    return make("make-videos", tmp_path_factory.mktemp("videos"), "--count", 5,
+                "--seconds", 2)
 
 
 def test_compare_video_time_recipe(videos, tmp_path):
@@ -120,10 +122,7 @@ def test_compare_video_gst_audio_needs_with_audio(videos, tmp_path):
 def test_compare_audio_every_row(tmp_path):
     """The rows test_bench_compare_audio.py does not run: exact=False,
     soundfile, torchcodec (measured or skipped), beside gst."""
-    data = tmp_path / "audio"
-    subprocess.run([sys.executable, os.path.join(BENCH, "make-audio"), "--out", data,
-                    "--count", "6", "--classes", "2", "--jobs", "2"],
-                   check=True, capture_output=True, timeout=300)
+    data = make("make-audio", tmp_path / "audio", "--count", 6, "--jobs", 2)
     out = tmp_path / "out"
     bench("compare-audio", data, "--rounds", 1, "--durations", 1, "--batch-size", 2,
           "--only", "gst,gst-inexact,soundfile,torchcodec", "--out", out)
