@@ -16,9 +16,9 @@
  * the decode: for JPEG, libjpeg-turbo decodes only the rows and columns
  * the crop keeps, and the resize is the antialiased bilinear of PIL, so
  * results are torchvision's, bit for bit.
- * With #GstSpdlDecode:exact false, decoding is faster and pixels differ
- * slightly from PIL's (DCT-domain scaling from 2x the target, a resize with
- * 16-bit weights); crops, sizes and order stay the same.
+ * With #GstSpdlDecode:exact false, JPEGs at least 2x the target decode
+ * faster (DCT-domain scaling; smaller ones no faster) and pixels differ
+ * slightly from PIL's; crops, sizes and order stay the same.
  *
  * PNG (libpng), WebP (libwebp; an animation's first frame), BMP (every
  * depth and RLE), GIF (giflib; the first frame) and TIFF (libtiff) samples
@@ -482,18 +482,22 @@ gst_spdl_decode_class_init (GstSpdlDecodeClass * klass)
    * TRUE: the pixels are PIL's (torchvision's) decode and resize, bit for
    * bit: JPEGs are decoded at full resolution (#GstSpdlDecode:dct-scaling
    * does not apply; region decoding skips only what the crop never reads).
-   * FALSE: faster, for users who accept pixels that differ slightly from
-   * PIL's: whenever the image is at least 2x the target (and
+   * FALSE: faster on large JPEGs, for users who accept pixels that differ
+   * slightly from PIL's: whenever the image is at least 2x the target (and
    * #GstSpdlDecode:dct-scaling is on), JPEGs are downscaled in the DCT
    * domain (1/2, 1/4 or 1/8) to the smallest size still at least the
-   * target's, and the resize runs with 16-bit weights. The geometry (which
-   * region, the output size, flips), the limits and the order are the same
-   * either way; only pixel values differ, by a tenth of a level on average
-   * on ImageNet-like photos, under a level on large ones.
+   * target's; on CPUs without AVX2 the resize also runs with 16-bit
+   * weights (with AVX2, PIL's exact resize is the faster one). Images
+   * under 2x the target (ImageNet's 500x375 at 224) decode no faster. The
+   * geometry (which region, the output size, flips), the limits and the
+   * order are the same either way; only pixel values differ, by a tenth of
+   * a level on average on ImageNet-like photos, under a level on large
+   * ones.
    */
   g_object_class_install_property (gobject_class, PROP_EXACT,
       g_param_spec_boolean ("exact", "Exact",
-          "Match PIL's resize (FALSE: faster, pixels differ slightly)",
+          "Match PIL's resize (FALSE: large JPEGs faster, pixels differ "
+          "slightly)",
           DEFAULT_EXACT, READY_PARAM));
   g_object_class_install_property (gobject_class, PROP_ERRORS,
       g_param_spec_uint64 ("errors", "Errors",

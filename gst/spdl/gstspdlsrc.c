@@ -781,8 +781,8 @@ gst_spdl_src_class_init (GstSpdlSrcClass * klass)
    * processes that start together on one machine with the same folder
    * (the ranks of one job) learn remote shards once: one streams them,
    * the others wait for its file (an advisory lock beside it, "NAME.lock",
-   * released however its holder ends; without the file, they learn each
-   * on its own). In a shell, write shard-cache='""': a shell drops the
+   * released however its holder ends and removed as it lets go; without
+   * the file, they learn each on its own). In a shell, write shard-cache='""': a shell drops the
    * quotes of shard-cache="", and a value that reads like another property
    * ("http-timeout=2000", the next argument) is refused.
    */

@@ -749,7 +749,42 @@ def test_ranks_started_together_learn_once(published, tmp_path):
     for out, _, _, _ in results:
         for _, label, _, path, data in out:
             assert (label, data) == truth[key_of(path)]
-    assert sorted(os.listdir(cache))[1].endswith(".members.lock")
+    # the learner's lock went with it: only the index is left
+    assert [n.endswith(".members") for n in cache_files(cache)] == [True]
+
+
+def test_no_lock_files_left_beside_the_cache(published, tmp_path):
+    """Each list of shards learned over HTTP has its own cache file and,
+    while it is learned, its lock file: the lock goes when its holder lets
+    go, after several runs on several lists only their indexes are in the
+    folder. A lock file a killed learner left behind goes with the next
+    learner of those shards."""
+    bare_copy(published, tmp_path / "shards")
+    p = proxy(str(tmp_path))
+    cache = tmp_path / "cache"
+    lists = ["train-{000000..%06d}.tar" % last for last in range(N_SHARDS)]
+    first = None
+    try:
+        for pattern in lists + lists[:2]:
+            out, warnings, error, _ = run("%s/shards/%s" % (p.url, pattern),
+                                          'shard-cache="%s"' % cache)
+            assert error is None and warnings == [] and out
+            if pattern == lists[0] and first is None:
+                (first,) = cache_files(cache)
+        names = cache_files(cache)
+        assert len(names) == len(lists)
+        assert all(n.endswith(".members") for n in names), names
+        # a killed learner's lock file (no lock held on it any more)
+        os.unlink(cache / first)
+        open(cache / (first + ".lock"), "w").close()
+        stats = []
+        loc = "%s/shards/%s" % (p.url, lists[0])
+        out, warnings, error, _ = run(loc, 'shard-cache="%s"' % cache, stats)
+        assert error is None and out
+        assert stats[0].get_value("shard-index-source") == "learned"
+    finally:
+        p.stop()
+    assert cache_files(cache) == names
 
 
 def test_waiting_for_another_learner_is_cancellable(published, tmp_path):

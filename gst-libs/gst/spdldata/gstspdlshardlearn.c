@@ -1238,7 +1238,10 @@ write_cache (const gchar * dir, const gchar * path, const gchar * text,
 /* One process learns, the others wait for its cache file: the ranks a
  * launcher starts together on one machine share the cache folder, and each
  * would otherwise stream every shard to learn the same index. An advisory
- * lock (flock) on the cache file's name + LOCK_SUFFIX. */
+ * lock (flock) on the cache file's name + LOCK_SUFFIX, removed by the
+ * process that holds it when it lets go (one per list of shards would
+ * otherwise pile up in the folder): a process that then gets the lock of
+ * a removed file takes it again on the file now there. */
 typedef enum
 {
   CACHE_LOCKED,                 /* this process learns, holding the lock */
@@ -1258,6 +1261,27 @@ cache_written (const gchar * path, gboolean existed, const GStatBuf * before)
     return FALSE;
   return !existed || now.st_ino != before->st_ino ||
       now.st_dev != before->st_dev || now.st_mtime != before->st_mtime;
+}
+
+/* Whether @fd is the file at @lock_path (not one removed since it was
+ * opened) */
+static gboolean
+lock_file_is (const gchar * lock_path, gint fd)
+{
+  GStatBuf named, opened;
+
+  return g_stat (lock_path, &named) == 0 && fstat (fd, &opened) == 0 &&
+      named.st_ino == opened.st_ino && named.st_dev == opened.st_dev;
+}
+
+/* Lets go of the lock held on @fd, removing its file first (while held:
+ * a process that takes it after sees the file gone and takes the next) */
+static void
+unlock_cache (const gchar * lock_path, gint fd)
+{
+  if (lock_file_is (lock_path, fd) && g_unlink (lock_path) != 0)
+    GST_INFO ("could not remove %s: %s", lock_path, g_strerror (errno));
+  close (fd);
 }
 
 /* Takes the lock (*@fd), or waits, every LOCK_POLL_MS looking whether the
@@ -1293,9 +1317,25 @@ lock_cache (const gchar * dir, const gchar * path, GstSpdlHttp * http,
   existed = g_stat (path, &before) == 0;
   for (;;) {
     if (flock (*fd, LOCK_EX | LOCK_NB) == 0) {
+      if (!waited && !lock_file_is (lock_path, *fd)) {
+        /* its holder removed it as it let go: the lock is another file's */
+        close (*fd);
+        *fd = g_open (lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+        if (*fd < 0) {
+          GST_INFO ("no lock %s (%s): learning without it", lock_path,
+              g_strerror (errno));
+          break;
+        }
+        continue;
+      }
       /* a holder let go: with its file, or having failed */
       result = !waited ? CACHE_LOCKED : cache_written (path, existed,
           &before) ? CACHE_WRITTEN : CACHE_UNLOCKED;
+      /* held here: no other holder, a killed one's file goes */
+      if (result != CACHE_LOCKED) {
+        unlock_cache (lock_path, *fd);
+        *fd = -1;
+      }
       break;
     }
     if (errno != EWOULDBLOCK && errno != EINTR) {
@@ -1317,7 +1357,7 @@ lock_cache (const gchar * dir, const gchar * path, GstSpdlHttp * http,
     }
     g_usleep (LOCK_POLL_MS * 1000);
   }
-  if (result != CACHE_LOCKED) {
+  if (result != CACHE_LOCKED && *fd >= 0) {
     close (*fd);
     *fd = -1;
   }
@@ -1456,8 +1496,12 @@ gst_spdl_shard_learn (const GstSpdlShardLearnConfig * config, GError ** error)
 
 done:
   /* after the cache file is written: a waiting process finds it */
-  if (lock_fd >= 0)
-    close (lock_fd);
+  if (lock_fd >= 0) {
+    gchar *lock_path = g_strconcat (path, LOCK_SUFFIX, NULL);
+
+    unlock_cache (lock_path, lock_fd);
+    g_free (lock_path);
+  }
   if (learned) {
     g_ptr_array_extend_and_steal (learned->warnings, warnings);
     warnings = NULL;
