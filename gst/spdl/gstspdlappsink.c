@@ -234,7 +234,8 @@ describe_tensors (GstSpdlAppSink * self)
   GstSpdlTensorInfo t[GST_SPDL_TENSOR_MAX];
   GstStructure *s;
   GstCaps *caps;
-  gchar *device;
+  const gchar *caps_names;
+  gchar *device, **named;
   guint n, i;
 
   /* the batch last pulled, else what the pad negotiated last */
@@ -257,14 +258,20 @@ describe_tensors (GstSpdlAppSink * self)
   } else {
     device = g_strdup ("cpu");
   }
+  /* spdlbatch names its tensors in the caps when samples carry fields */
+  caps_names = gst_structure_get_string (gst_caps_get_structure (caps, 0),
+      "names");
+  named = caps_names ? g_strsplit (caps_names, ",", -1) : NULL;
+  if (named && g_strv_length (named) != n)
+    g_clear_pointer (&named, g_strfreev);
   s = gst_structure_new ("spdl-tensors", "num-tensors", G_TYPE_INT, n, NULL);
   for (i = 0; i < n; i++) {
     gchar *shape = gst_spdl_tensor_shape_to_string (&t[i]);
     gchar *key;
 
     key = g_strdup_printf ("name-%u", i);
-    gst_structure_set (s, key, G_TYPE_STRING, i < 2 ? names[i] : "tensor",
-        NULL);
+    gst_structure_set (s, key, G_TYPE_STRING, named ? named[i] : i < 2 ?
+        names[i] : "tensor", NULL);
     g_free (key);
     key = g_strdup_printf ("dtype-%u", i);
     gst_structure_set (s, key, G_TYPE_STRING, gst_spdl_dtype_name (t[i].dtype),
@@ -279,6 +286,7 @@ describe_tensors (GstSpdlAppSink * self)
     g_free (shape);
   }
   g_free (device);
+  g_strfreev (named);
   gst_caps_unref (caps);
   return s;
 }

@@ -139,7 +139,7 @@ static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
     GST_PAD_SRC,
     GST_PAD_ALWAYS,
     GST_STATIC_CAPS ("other/tensors, format=(string)static, "
-        "num_tensors=(int)[ 2, 64 ], framerate=(fraction)0/1"));
+        "num_tensors=(int)[ 2, 16 ], framerate=(fraction)0/1"));
 
 GST_DEBUG_CATEGORY_STATIC (spdl_batch_debug);
 #define GST_CAT_DEFAULT spdl_batch_debug
@@ -688,6 +688,21 @@ push_caps (GstSpdlBatch * self, guint n)
   gboolean ok = TRUE;
   guint n_tensors = describe_batch (self, n, t), i;
 
+  if (self->records && n_tensors + gst_spdl_record_batch_n_tensors
+      (self->records) > GST_SPDL_TENSOR_MAX) {
+    gchar *fields = gst_spdl_record_to_string
+        (gst_spdl_record_batch_get_record (self->records));
+
+    /* a GstBuffer merges memories past its 16th: no tensor apart */
+    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
+        ("The samples' fields need %u tensors beside the media's %u: a "
+            "batch holds at most %d (strings, JSON and bytes take 2 each, "
+            "npy 3, the others 1): ask for fewer fields",
+            gst_spdl_record_batch_n_tensors (self->records), n_tensors,
+            GST_SPDL_TENSOR_MAX), ("fields \"%s\"", fields));
+    g_free (fields);
+    return FALSE;
+  }
   if (self->records) {
     GString *text = g_string_new (NULL);
     gchar *fields = gst_spdl_record_to_string (gst_spdl_record_batch_get_record

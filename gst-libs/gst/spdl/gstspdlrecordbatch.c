@@ -423,6 +423,18 @@ describe_field (GstSpdlRecordBatch * b, guint f, guint n,
 }
 
 guint
+gst_spdl_record_batch_n_tensors (GstSpdlRecordBatch * b)
+{
+  GstSpdlTensorInfo t[3];
+  const gchar *names[3];
+  guint f, n = 0;
+
+  for (f = 0; f < b->n_fields; f++)
+    n += describe_field (b, f, 0, t, names);
+  return n;
+}
+
+guint
 gst_spdl_record_batch_describe (GstSpdlRecordBatch * b, guint n,
     GstSpdlTensorInfo * tensors, const gchar ** names, guint max)
 {
@@ -586,6 +598,15 @@ gst_spdl_record_batch_append (GstSpdlRecordBatch * b, GstBuffer * buffer,
 {
   guint f;
 
+  /* past its 16th, a buffer merges its memories: no tensor apart */
+  if (gst_buffer_n_memory (buffer) + gst_spdl_record_batch_n_tensors (b) >
+      gst_buffer_get_max_memory ()) {
+    g_set_error (error, GST_CORE_ERROR, GST_CORE_ERROR_NEGOTIATION,
+        "The fields need %u tensors beside %u: a batch holds at most %u",
+        gst_spdl_record_batch_n_tensors (b), gst_buffer_n_memory (buffer),
+        gst_buffer_get_max_memory ());
+    return FALSE;
+  }
   for (f = 0; f < b->n_fields; f++) {
     GstSpdlTensorInfo t[3];
     const gchar *names[3];

@@ -58,6 +58,8 @@ void gst_spdl_record_batch_copy_slot (GstSpdlRecordBatch * batch, guint to,
 /* Lets go of every slot's values. */
 void gst_spdl_record_batch_clear (GstSpdlRecordBatch * batch);
 
+/* How many tensors the fields take */
+guint gst_spdl_record_batch_n_tensors (GstSpdlRecordBatch * batch);
 /* Appends to @tensors and @names (the tensors' names, owned by @batch)
  * the fields' tensors for the first @n
  * slots; returns how many, at most @max. Image fields of a batch not yet

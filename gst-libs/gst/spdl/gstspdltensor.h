@@ -18,8 +18,9 @@ G_BEGIN_DECLS
  * between tensors) and types; one GstMemory per tensor. */
 #define GST_SPDL_TENSORS_MEDIA_TYPE "other/tensors"
 #define GST_SPDL_TENSOR_MAX_DIMS 8
-/* images, labels, a clip's own three, and up to three per record field */
-#define GST_SPDL_TENSOR_MAX 64
+/* a GstBuffer holds at most 16 memories (gst_buffer_get_max_memory ();
+ * more are merged into one): one batch, at most 16 tensors */
+#define GST_SPDL_TENSOR_MAX 16
 
 typedef enum
 {
