@@ -1526,6 +1526,100 @@ GST_START_TEST (test_record_mismatch_names_both)
 
 GST_END_TEST;
 
+/* Audio clips carry fields too: the same tensors after theirs */
+GST_START_TEST (test_record_fields_audio)
+{
+  GstHarness *h = gst_harness_new_parse ("spdlbatch batch-size=2");
+  const gchar *captions[] = { "one", "", "three" };
+  GstCaps *caps;
+  GstSpdlTensorInfo t[GST_SPDL_TENSOR_MAX];
+  guint i, k;
+
+  gst_harness_set_src_caps_str (h, "other/tensors,format=static,"
+      "num_tensors=1,dimensions=(string)4:1,types=float32,framerate=0/1,"
+      "fields=(string)\"txt:string:skip,cls:int:skip\"");
+  for (i = 0; i < 3; i++) {
+    GstBuffer *buf = gst_buffer_new_allocate (NULL, 4 * sizeof (gfloat),
+        NULL);
+    GValue v[2] = { G_VALUE_INIT, G_VALUE_INIT };
+
+    gst_buffer_memset (buf, 0, 0, 4 * sizeof (gfloat));
+    gst_spdl_buffer_add_sample_meta (buf, i, i, 0, "a.wav");
+    g_value_init (&v[0], G_TYPE_STRING);
+    g_value_set_string (&v[0], captions[i]);
+    g_value_init (&v[1], G_TYPE_INT64);
+    g_value_set_int64 (&v[1], 7 * i);
+    gst_spdl_buffer_set_record (buf, v, 2);
+    g_value_unset (&v[0]);
+    g_value_unset (&v[1]);
+    fail_unless_equals_int (gst_harness_push (h, buf), GST_FLOW_OK);
+  }
+  fail_unless (gst_harness_push_event (h, gst_event_new_eos ()));
+  for (k = 0; k < 2; k++) {
+    GstBuffer *b = gst_harness_pull (h);
+    guint n = k == 0 ? 2 : 1, s;
+    GstMapInfo m, o;
+
+    caps = gst_pad_get_current_caps (h->sinkpad);
+    fail_unless_equals_int (gst_spdl_tensors_from_caps (caps, t,
+            GST_SPDL_TENSOR_MAX), 7);
+    fail_unless_equals_string (gst_structure_get_string
+        (gst_caps_get_structure (caps, 0), "names"),
+        "audio,labels,start,lengths,txt/values,txt/offsets,cls");
+    gst_caps_unref (caps);
+    fail_unless_equals_int (gst_buffer_n_memory (b), 7);
+    map_tensor (b, 4, &m);
+    map_tensor (b, 5, &o);
+    for (s = 0; s < n; s++) {
+      gint64 a = ((gint64 *) o.data)[s], e = ((gint64 *) o.data)[s + 1];
+      gchar *text = g_strndup ((const gchar *) m.data + a, e - a);
+      fail_unless_equals_string (text, captions[2 * k + s]);
+      g_free (text);
+    }
+    unmap_tensor (b, 4, &m);
+    unmap_tensor (b, 5, &o);
+    map_tensor (b, 6, &m);
+    for (s = 0; s < n; s++)
+      fail_unless_equals_int (((gint64 *) m.data)[s], 7 * (2 * k + s));
+    unmap_tensor (b, 6, &m);
+    /* no geometry on audio */
+    fail_if (gst_structure_has_field (gst_custom_meta_get_structure
+            (gst_buffer_get_custom_meta (b, GST_SPDL_BATCH_META_NAME)),
+            "crop"));
+    gst_buffer_unref (b);
+  }
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
+/* More fields than a GstBuffer holds memories: refused with the count,
+ * never merged into one memory */
+GST_START_TEST (test_record_too_many_tensors)
+{
+  GstHarness *h = gst_harness_new_parse ("spdlbatch batch-size=2");
+  GstBus *bus = gst_bus_new ();
+  GstMessage *msg;
+  GError *err = NULL;
+
+  gst_element_set_bus (h->element, bus);
+  gst_harness_set_src_caps_str (h, "video/x-raw,format=RGB,width=4,"
+      "height=2,framerate=0/1,fields=(string)\"a.npy,b.npy,c.npy,d.npy,"
+      "e.npy\"");
+  msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
+  fail_unless (msg != NULL);
+  gst_message_parse_error (msg, &err, NULL);
+  fail_unless (strstr (err->message, "need 15 tensors beside the media's 2: "
+          "a batch holds at most 16"), "%s", err->message);
+  g_error_free (err);
+  gst_message_unref (msg);
+  gst_element_set_bus (h->element, NULL);
+  gst_object_unref (bus);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
 static Suite *
 spdlbatch_suite (void)
 {
@@ -1557,6 +1651,8 @@ spdlbatch_suite (void)
   tcase_add_loop_test (tc, test_record_fields, 0, 2);
   tcase_add_test (tc, test_record_fields_padded);
   tcase_add_test (tc, test_record_mismatch_names_both);
+  tcase_add_test (tc, test_record_fields_audio);
+  tcase_add_test (tc, test_record_too_many_tensors);
   return s;
 }
 
