@@ -15,6 +15,7 @@
 #include "gstspdltensor.h"
 #include "gstspdlnormalize.h"
 #include "gstspdlrecord.h"
+#include "printbatch.h"
 
 #include <math.h>
 #include "spdlcheckmain.h"
@@ -1434,6 +1435,27 @@ GST_START_TEST (test_record_fields)
             (b, i)));
   check_batch (NULL, media, 0, 3, nchw);
   gst_buffer_unref (media);
+  /* what the example application prints of it */
+  {
+    GstCaps *caps = gst_pad_get_current_caps (h->sinkpad);
+    GstSample *sample = gst_sample_new (b, caps, NULL, NULL);
+    gchar *text = spdl_example_describe_batch (sample, NULL);
+    const gchar *image = nchw ? "uint8[3x2x4]" : "uint8[2x4x3]";
+    gchar *expected = g_strdup_printf ("sample 100 label 0: cls=1000 "
+        "txt=\"a cat\" meta.json=\"{\"i\": 0}\" emb.npy=float32(1,2) "
+        "score=0.5 seg.png=uint8[2x4] aux.jpg=%s\n"
+        "sample 101 label 10: cls=1001 txt=\"\" meta.json=\"{\"i\": 1}\" "
+        "emb.npy=float32(2,2) score=1.5 seg.png=uint8[2x4] aux.jpg=%s\n"
+        "sample 102 label 20: cls=1002 txt=\"na\xc3\xafve \xe2\x98\x83\" "
+        "meta.json=\"{\"i\": 2}\" emb.npy=float32(1,2) score=2.5 "
+        "seg.png=uint8[2x4] aux.jpg=%s\n", image, image, image);
+
+    fail_unless_equals_string (text, expected);
+    g_free (text);
+    g_free (expected);
+    gst_sample_unref (sample);
+    gst_caps_unref (caps);
+  }
   gst_buffer_unref (b);
   for (i = 3; i < 5; i++)
     fail_unless_equals_int (gst_harness_push (h, record_sample (i, 0, FALSE,
