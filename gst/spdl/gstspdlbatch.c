@@ -72,6 +72,30 @@
  *     sample-rate=16000 duration=1.0 ! spdlbatch batch-size=32 ! fakesink
  * ]|
  *
+ * ## Fields
+ *
+ * Samples that carry fields beside their media (spdlsrc's fields; a
+ * record described by the sink caps' "fields", docs/record.md) add, after
+ * the media's tensors and per field in record order: int64 `[B]` (int),
+ * float64 `[B]` (float), `NAME/values` uint8 `[n]` and `NAME/offsets`
+ * int64 `[B+1]` (string, json, bytes: sample i is
+ * `values[offsets[i]:offsets[i+1]]`), `NAME/values` in the arrays' dtype,
+ * `NAME/offsets` (in elements) and `NAME/shapes` int64 `[B, 8]` (npy),
+ * uint8 `[B, H, W, 3]` (image; `[B, 3, H, W]` with layout=nchw) and uint8
+ * or uint16 `[B, H, W]` (label). The caps name every tensor ("names") and
+ * keep the record's "fields"; a `NAME/values` tensor has 0 as its
+ * outermost dimension there, its memory's size gives its length. The
+ * batch meta adds each slot's "crop", "flipped" and "source-size" when the
+ * decoder set them. Images, video clips and audio batches take fields the
+ * same way; padded slots copy them. A batch holds at most 16 tensors; npy
+ * arrays of different dtypes, or images or label maps of different sizes,
+ * in one batch are an error naming both samples.
+ * |[
+ * gst-launch-1.0 spdlsrc location=/data/captions/train-{000000..000009}.tar \
+ *     fields=txt,json ! spdldecode width=224 height=224 ! \
+ *     spdlbatch batch-size=64 ! fakesink
+ * ]|
+ *
  * Images can come from spdldecode or from any decoder chain:
  * |[
  * gst-launch-1.0 spdlsrc location=/data/train ! spdldecode width=224 \
