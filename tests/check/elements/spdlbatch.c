@@ -1475,23 +1475,20 @@ GST_START_TEST (test_record_fields_padded)
 {
   GstHarness *h = record_harness ("batch-size=2");
   const guint expected[][2] = { {0, 1}, {2, 3}, {2, 3}, {0, 1}, {2, 2} };
-  guint i, k;
+  guint i, k, epoch;
 
   /* epoch 0: 6 announced, 4 arrive; epoch 1: 4 announced, 3 arrive */
-  fail_unless (gst_harness_push_event (h,
-          gst_spdl_epoch_start_event_new (0, 6, 0, 2, 0)));
-  for (i = 0; i < 4; i++)
-    fail_unless_equals_int (gst_harness_push (h, record_sample (i, 0, FALSE,
-                W)), GST_FLOW_OK);
-  fail_unless (gst_harness_push_event (h, gst_spdl_epoch_end_event_new (0,
-              4)));
-  fail_unless (gst_harness_push_event (h,
-          gst_spdl_epoch_start_event_new (1, 4, 0, 2, 0)));
-  for (i = 0; i < 3; i++)
-    fail_unless_equals_int (gst_harness_push (h, record_sample (i, 1, FALSE,
-                W)), GST_FLOW_OK);
-  fail_unless (gst_harness_push_event (h, gst_spdl_epoch_end_event_new (1,
-              3)));
+  for (epoch = 0; epoch < 2; epoch++) {
+    guint announced = epoch ? 4 : 6, arrive = epoch ? 3 : 4;
+
+    fail_unless (gst_harness_push_event (h,
+            gst_spdl_epoch_start_event_new (epoch, announced, 0, 2, 0)));
+    for (i = 0; i < arrive; i++)
+      fail_unless_equals_int (gst_harness_push (h, record_sample (i, epoch,
+                  FALSE, W)), GST_FLOW_OK);
+    fail_unless (gst_harness_push_event (h,
+            gst_spdl_epoch_end_event_new (epoch, arrive)));
+  }
   for (k = 0; k < G_N_ELEMENTS (expected); k++) {
     GstBuffer *b = gst_harness_pull (h);
 
@@ -1504,13 +1501,27 @@ GST_START_TEST (test_record_fields_padded)
 
 GST_END_TEST;
 
+/* The message of the error on @bus, which must be there */
+static gchar *
+bus_error (GstBus * bus)
+{
+  GstMessage *msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
+  GError *err = NULL;
+  gchar *message;
+
+  fail_unless (msg != NULL);
+  gst_message_parse_error (msg, &err, NULL);
+  message = g_strdup (err->message);
+  g_error_free (err);
+  gst_message_unref (msg);
+  return message;
+}
+
 static gchar *
 record_error (gboolean npy_int64, guint seg_width)
 {
   GstHarness *h = record_harness ("batch-size=4");
   GstBus *bus = gst_bus_new ();
-  GstMessage *msg;
-  GError *err = NULL;
   gchar *message;
 
   gst_element_set_bus (h->element, bus);
@@ -1518,12 +1529,7 @@ record_error (gboolean npy_int64, guint seg_width)
               W)), GST_FLOW_OK);
   fail_unless_equals_int (gst_harness_push (h, record_sample (1, 0,
               npy_int64, seg_width)), GST_FLOW_ERROR);
-  msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
-  fail_unless (msg != NULL);
-  gst_message_parse_error (msg, &err, NULL);
-  message = g_strdup (err->message);
-  g_error_free (err);
-  gst_message_unref (msg);
+  message = bus_error (bus);
   gst_element_set_bus (h->element, NULL);
   gst_object_unref (bus);
   gst_harness_teardown (h);
@@ -1621,20 +1627,16 @@ GST_START_TEST (test_record_too_many_tensors)
 {
   GstHarness *h = gst_harness_new_parse ("spdlbatch batch-size=2");
   GstBus *bus = gst_bus_new ();
-  GstMessage *msg;
-  GError *err = NULL;
+  gchar *message;
 
   gst_element_set_bus (h->element, bus);
   gst_harness_set_src_caps_str (h, "video/x-raw,format=RGB,width=4,"
       "height=2,framerate=0/1,fields=(string)\"a.npy,b.npy,c.npy,d.npy,"
       "e.npy\"");
-  msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
-  fail_unless (msg != NULL);
-  gst_message_parse_error (msg, &err, NULL);
-  fail_unless (strstr (err->message, "need 15 tensors beside the media's 2: "
-          "a batch holds at most 16"), "%s", err->message);
-  g_error_free (err);
-  gst_message_unref (msg);
+  message = bus_error (bus);
+  fail_unless (strstr (message, "need 15 tensors beside the media's 2: "
+          "a batch holds at most 16"), "%s", message);
+  g_free (message);
   gst_element_set_bus (h->element, NULL);
   gst_object_unref (bus);
   gst_harness_teardown (h);
