@@ -1554,24 +1554,29 @@ GST_START_TEST (test_record_mismatch_names_both)
 
 GST_END_TEST;
 
-/* Audio clips carry fields too: the same tensors after theirs */
-GST_START_TEST (test_record_fields_audio)
+/* Audio and video clips carry fields too: the same tensors after theirs */
+GST_START_TEST (test_record_fields_clips)
 {
+  gboolean video = __i__ == 1;
   GstHarness *h = gst_harness_new_parse ("spdlbatch batch-size=2");
   const gchar *captions[] = { "one", "", "three" };
   GstCaps *caps;
   GstSpdlTensorInfo t[GST_SPDL_TENSOR_MAX];
-  guint i, k;
+  guint i, k, fields_at = video ? 3 : 4;
+  /* float32 [1, 4] audio; uint8 [T=2, 3, 2, 2] clips */
+  gsize bytes = video ? 24 : 4 * sizeof (gfloat);
 
-  gst_harness_set_src_caps_str (h, "other/tensors,format=static,"
+  gst_harness_set_src_caps_str (h, video ? "other/tensors,format=static,"
+      "num_tensors=1,dimensions=(string)2:2:3:2,types=uint8,layout=tchw,"
+      "framerate=0/1,fields=(string)\"txt:string:skip,cls:int:skip\"" :
+      "other/tensors,format=static,"
       "num_tensors=1,dimensions=(string)4:1,types=float32,framerate=0/1,"
       "fields=(string)\"txt:string:skip,cls:int:skip\"");
   for (i = 0; i < 3; i++) {
-    GstBuffer *buf = gst_buffer_new_allocate (NULL, 4 * sizeof (gfloat),
-        NULL);
+    GstBuffer *buf = gst_buffer_new_allocate (NULL, bytes, NULL);
     GValue v[2] = { G_VALUE_INIT, G_VALUE_INIT };
 
-    gst_buffer_memset (buf, 0, 0, 4 * sizeof (gfloat));
+    gst_buffer_memset (buf, 0, 0, bytes);
     gst_spdl_buffer_add_sample_meta (buf, i, i, 0, "a.wav");
     g_value_init (&v[0], G_TYPE_STRING);
     g_value_set_string (&v[0], captions[i]);
@@ -1590,27 +1595,28 @@ GST_START_TEST (test_record_fields_audio)
 
     caps = gst_pad_get_current_caps (h->sinkpad);
     fail_unless_equals_int (gst_spdl_tensors_from_caps (caps, t,
-            GST_SPDL_TENSOR_MAX), 7);
+            GST_SPDL_TENSOR_MAX), fields_at + 3);
     fail_unless_equals_string (gst_structure_get_string
-        (gst_caps_get_structure (caps, 0), "names"),
+        (gst_caps_get_structure (caps, 0), "names"), video ?
+        "clips,labels,pts,txt/values,txt/offsets,cls" :
         "audio,labels,start,lengths,txt/values,txt/offsets,cls");
     gst_caps_unref (caps);
-    fail_unless_equals_int (gst_buffer_n_memory (b), 7);
-    map_tensor (b, 4, &m);
-    map_tensor (b, 5, &o);
+    fail_unless_equals_int (gst_buffer_n_memory (b), fields_at + 3);
+    map_tensor (b, fields_at, &m);
+    map_tensor (b, fields_at + 1, &o);
     for (s = 0; s < n; s++) {
       gint64 a = ((gint64 *) o.data)[s], e = ((gint64 *) o.data)[s + 1];
       gchar *text = g_strndup ((const gchar *) m.data + a, e - a);
       fail_unless_equals_string (text, captions[2 * k + s]);
       g_free (text);
     }
-    unmap_tensor (b, 4, &m);
-    unmap_tensor (b, 5, &o);
-    map_tensor (b, 6, &m);
+    unmap_tensor (b, fields_at, &m);
+    unmap_tensor (b, fields_at + 1, &o);
+    map_tensor (b, fields_at + 2, &m);
     for (s = 0; s < n; s++)
       fail_unless_equals_int (((gint64 *) m.data)[s], 7 * (2 * k + s));
-    unmap_tensor (b, 6, &m);
-    /* no geometry on audio */
+    unmap_tensor (b, fields_at + 2, &m);
+    /* no geometry on these samples */
     fail_if (gst_structure_has_field (gst_custom_meta_get_structure
             (gst_buffer_get_custom_meta (b, GST_SPDL_BATCH_META_NAME)),
             "crop"));
@@ -1675,7 +1681,7 @@ spdlbatch_suite (void)
   tcase_add_loop_test (tc, test_record_fields, 0, 2);
   tcase_add_test (tc, test_record_fields_padded);
   tcase_add_test (tc, test_record_mismatch_names_both);
-  tcase_add_test (tc, test_record_fields_audio);
+  tcase_add_loop_test (tc, test_record_fields_clips, 0, 2);
   tcase_add_test (tc, test_record_too_many_tensors);
   return s;
 }
