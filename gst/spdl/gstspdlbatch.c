@@ -152,6 +152,9 @@ enum
 #define AUDIO 3                 /* video clips with audio only */
 #define HAS_AUDIO 4             /* likewise */
 #define MAX_TENSORS 5
+/* a field's tensors kept for reuse: spdlcudaupload's device-buffers (4)
+ * held downstream, the application's, and the one being filled */
+#define FIELD_MEMORIES 8
 
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
     GST_PAD_SINK,
@@ -496,6 +499,7 @@ gst_spdl_batch_finalize (GObject * object)
   gst_spdl_stats_clear (&self->stats);
   gst_spdl_record_batch_free (self->records);
   gst_spdl_record_batch_free (self->prev_records);
+  gst_spdl_memory_cache_free (self->field_memories);
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
 
@@ -796,6 +800,9 @@ set_record (GstSpdlBatch * self, GstCaps * caps)
   GST_OBJECT_UNLOCK (self);
   self->records = gst_spdl_record_batch_new (record, size, nchw);
   self->prev_records = gst_spdl_record_batch_new (record, size, nchw);
+  /* as many batches as may be downstream at once, and one being filled */
+  gst_spdl_memory_cache_free (self->field_memories);
+  self->field_memories = gst_spdl_memory_cache_new (FIELD_MEMORIES);
   gst_spdl_record_free (record);
   return TRUE;
 }
@@ -826,8 +833,8 @@ append_fields (GstSpdlBatch * self, GstBuffer * batch, guint n)
   if (!GST_BUFFER_FLAG_IS_SET (batch, GST_BUFFER_FLAG_TAG_MEMORY))
     gst_mini_object_set_qdata (GST_MINI_OBJECT (batch),
         fields_appended_quark, GINT_TO_POINTER (1), NULL);
-  if (gst_spdl_record_batch_append (self->records, batch, n, pool->allocator,
-          &pool->params, &error))
+  if (gst_spdl_record_batch_append (self->records, batch, n,
+          self->field_memories, pool->allocator, &pool->params, &error))
     return TRUE;
   GST_ELEMENT_ERROR (self, RESOURCE, NO_SPACE_LEFT, ("%s", error->message),
       (NULL));
@@ -2119,6 +2126,7 @@ gst_spdl_batch_change_state (GstElement * element, GstStateChange transition)
     self->have_info = FALSE;
     g_clear_pointer (&self->records, gst_spdl_record_batch_free);
     g_clear_pointer (&self->prev_records, gst_spdl_record_batch_free);
+    g_clear_pointer (&self->field_memories, gst_spdl_memory_cache_free);
   }
   return ret;
 }

@@ -106,6 +106,7 @@ struct _GstSpdlBatch
    * slots, and the last full batch's (padding) */
   GstSpdlRecordBatch *records;
   GstSpdlRecordBatch *prev_records;
+  GstSpdlMemoryCache *field_memories;   /* the fields' tensors, reused */
 };
 
 GST_ELEMENT_REGISTER_DECLARE (spdlbatch);

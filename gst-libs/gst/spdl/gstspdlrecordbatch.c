@@ -574,13 +574,12 @@ fill_fixed (GstSpdlRecordBatch * b, guint f, guint n, guint8 * out,
 }
 
 static GstMemory *
-alloc_tensor (GstAllocator * allocator, const GstAllocationParams * params,
+alloc_tensor (GstSpdlMemoryCache * cache, guint key,
+    GstAllocator * allocator, const GstAllocationParams * params,
     gsize size, GstMapInfo * map)
 {
-  /* some allocators (pinned CUDA memory) refuse 0 bytes: an empty tensor
-   * is one byte cut to none */
-  GstMemory *mem = gst_allocator_alloc (allocator, MAX (size, 1),
-      (GstAllocationParams *) params);
+  GstMemory *mem = gst_spdl_memory_cache_get (cache, key, size, allocator,
+      params);
 
   if (mem == NULL)
     return NULL;
@@ -593,10 +592,10 @@ alloc_tensor (GstAllocator * allocator, const GstAllocationParams * params,
 
 gboolean
 gst_spdl_record_batch_append (GstSpdlRecordBatch * b, GstBuffer * buffer,
-    guint n, GstAllocator * allocator, const GstAllocationParams * params,
-    GError ** error)
+    guint n, GstSpdlMemoryCache * cache, GstAllocator * allocator,
+    const GstAllocationParams * params, GError ** error)
 {
-  guint f;
+  guint f, key = 0;
 
   /* past its 16th, a buffer merges its memories: no tensor apart */
   if (gst_buffer_n_memory (buffer) + gst_spdl_record_batch_n_tensors (b) >
@@ -620,7 +619,8 @@ gst_spdl_record_batch_append (GstSpdlRecordBatch * b, GstBuffer * buffer,
           (t[0].dtype);
     for (k = 0; k < m; k++) {
       size[k] = gst_spdl_tensor_info_size (&t[k]);
-      mem[k] = alloc_tensor (allocator, params, size[k], &map[k]);
+      mem[k] = alloc_tensor (cache, key + k, allocator, params, size[k],
+          &map[k]);
       if (mem[k] == NULL) {
         while (k-- > 0) {
           gst_memory_unmap (mem[k], &map[k]);
@@ -640,10 +640,9 @@ gst_spdl_record_batch_append (GstSpdlRecordBatch * b, GstBuffer * buffer,
           m == 3 ? (gint64 *) map[2].data : NULL);
     for (k = 0; k < m; k++) {
       gst_memory_unmap (mem[k], &map[k]);
-      if (size[k] == 0)
-        gst_memory_resize (mem[k], 0, 0);
       gst_buffer_append_memory (buffer, mem[k]);
     }
+    key += m;
   }
   return TRUE;
 }

@@ -11,6 +11,7 @@
 
 #include <gst/gst.h>
 
+#include "gstspdlmemorycache.h"
 #include "gstspdlrecord.h"
 #include "gstspdltensor.h"
 
@@ -67,10 +68,12 @@ guint gst_spdl_record_batch_n_tensors (GstSpdlRecordBatch * batch);
 guint gst_spdl_record_batch_describe (GstSpdlRecordBatch * batch, guint n,
     GstSpdlTensorInfo * tensors, const gchar ** names, guint max);
 /* Appends the fields' tensors of the first @n slots to @buffer, one
- * GstMemory each from @allocator (NULL: the default), as described. */
+ * GstMemory each from @allocator (NULL: the default) through @cache (keys
+ * 0, 1, ... in the tensors' order), as described. */
 gboolean gst_spdl_record_batch_append (GstSpdlRecordBatch * batch,
-    GstBuffer * buffer, guint n, GstAllocator * allocator,
-    const GstAllocationParams * params, GError ** error);
+    GstBuffer * buffer, guint n, GstSpdlMemoryCache * cache,
+    GstAllocator * allocator, const GstAllocationParams * params,
+    GError ** error);
 /* Sets the geometry fields of the batch meta @s for the first @n slots,
  * when one of them carries a geometry. */
 void gst_spdl_record_batch_set_geometry (GstSpdlRecordBatch * batch,

@@ -1650,6 +1650,45 @@ GST_START_TEST (test_record_too_many_tensors)
 
 GST_END_TEST;
 
+/* The fields' tensors come from downstream's allocator and are reused
+ * once their batch comes back: a pinned allocator is not asked per batch;
+ * the pool takes its batches back whole */
+GST_START_TEST (test_record_fields_memory_reused)
+{
+  GstHarness *h = record_harness ("batch-size=2");
+  GstAllocator *shm = g_object_new (test_allocator_get_type (), NULL);
+  GstAllocationParams params;
+  const guint samples[] = { 0, 1 };
+  guint i, t, after_first = 0;
+
+  gst_object_ref_sink (shm);
+  gst_allocation_params_init (&params);
+  gst_harness_set_propose_allocator (h, gst_object_ref (shm), &params);
+  fail_unless (gst_harness_push_upstream_event (h,
+          gst_event_new_reconfigure ()));
+  for (i = 0; i < 20; i++) {
+    GstBuffer *b;
+
+    fail_unless_equals_int (gst_harness_push (h, record_sample (0, 0, FALSE,
+                W)), GST_FLOW_OK);
+    fail_unless_equals_int (gst_harness_push (h, record_sample (1, 0, FALSE,
+                W)), GST_FLOW_OK);
+    b = gst_harness_pull (h);
+    check_record_batch (h, b, samples, 2, FALSE);
+    for (t = 0; t < gst_buffer_n_memory (b); t++)
+      fail_unless (gst_buffer_peek_memory (b, t)->allocator == shm);
+    gst_buffer_unref (b);
+    if (i == 0)
+      after_first = ((TestAllocator *) shm)->allocations;
+  }
+  /* 19 more batches allocated nothing */
+  fail_unless_equals_int (((TestAllocator *) shm)->allocations, after_first);
+  gst_object_unref (shm);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
 static Suite *
 spdlbatch_suite (void)
 {
@@ -1683,6 +1722,7 @@ spdlbatch_suite (void)
   tcase_add_test (tc, test_record_mismatch_names_both);
   tcase_add_loop_test (tc, test_record_fields_clips, 0, 2);
   tcase_add_test (tc, test_record_too_many_tensors);
+  tcase_add_test (tc, test_record_fields_memory_reused);
   return s;
 }
 
