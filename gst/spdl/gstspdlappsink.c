@@ -128,7 +128,11 @@ gst_spdl_app_sink_class_init (GstSpdlAppSinkClass * klass)
    * The current batch's tensors: a structure "spdl-tensors" with
    * num-tensors, and for each tensor i the string fields name-i, dtype-i,
    * shape-i ("32,224,224,3", outermost first) and device-i ("cpu" or
-   * "cuda:N"). NULL before the first caps.
+   * "cuda:N"). NULL before the first caps. Names are the caps' "names"
+   * when spdlbatch gives them (samples with fields), else "images",
+   * "labels" and "tensor"; a field's values tensor has a shape of 0 here
+   * (its memory's size gives its length), and after spdlcudaupload a
+   * field's values, offsets and shapes are still on the "cpu".
    */
   g_object_class_install_property (gobject_class, PROP_TENSORS,
       g_param_spec_boxed ("tensors", "Tensors",
@@ -281,7 +285,10 @@ describe_tensors (GstSpdlAppSink * self)
     gst_structure_set (s, key, G_TYPE_STRING, shape, NULL);
     g_free (key);
     key = g_strdup_printf ("device-%u", i);
-    gst_structure_set (s, key, G_TYPE_STRING, device, NULL);
+    gst_structure_set (s, key, G_TYPE_STRING, named &&
+        (g_str_has_suffix (named[i], "/values") ||
+            g_str_has_suffix (named[i], "/offsets") ||
+            g_str_has_suffix (named[i], "/shapes")) ? "cpu" : device, NULL);
     g_free (key);
     g_free (shape);
   }

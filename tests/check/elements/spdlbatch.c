@@ -9,6 +9,7 @@
 #include <gst/check/gstcheck.h>
 #include <gst/check/gstharness.h>
 #include <gst/app/gstappsink.h>
+#include <gst/app/gstappsrc.h>
 
 #include "spdltestutil.h"
 #include "gstspdlmeta.h"
@@ -1689,6 +1690,53 @@ GST_START_TEST (test_record_fields_memory_reused)
 
 GST_END_TEST;
 
+/* spdlappsink names the tensors as the caps do, and the fields' values
+ * tensors by the memory they have */
+GST_START_TEST (test_record_fields_appsink_names)
+{
+  GstElement *pipeline = gst_parse_launch ("appsrc name=src format=time ! "
+      "spdlbatch batch-size=2 ! spdlappsink name=sink", NULL);
+  GstElement *src = gst_bin_get_by_name (GST_BIN (pipeline), "src");
+  GstElement *sink = gst_bin_get_by_name (GST_BIN (pipeline), "sink");
+  GstCaps *caps = gst_caps_from_string ("video/x-raw,format=RGB,width=4,"
+      "height=2,framerate=0/1,fields=(string)\"" RECORD_FIELDS "\"");
+  GstStructure *tensors = NULL;
+  GstSample *sample = NULL;
+  gchar **names = g_strsplit (record_names, ",", -1);
+  guint i;
+
+  g_object_set (src, "caps", caps, NULL);
+  gst_caps_unref (caps);
+  gst_element_set_state (pipeline, GST_STATE_PLAYING);
+  for (i = 0; i < 2; i++)
+    fail_unless_equals_int (gst_app_src_push_buffer (GST_APP_SRC (src),
+            record_sample (i, 0, FALSE, W)), GST_FLOW_OK);
+  g_signal_emit_by_name (sink, "pull-batch", &sample);
+  fail_unless (sample != NULL);
+  g_object_get (sink, "tensors", &tensors, NULL);
+  fail_unless (tensors != NULL);
+  for (i = 0; names[i]; i++) {
+    gchar *key = g_strdup_printf ("name-%u", i);
+
+    fail_unless_equals_string (gst_structure_get_string (tensors, key),
+        names[i]);
+    g_free (key);
+  }
+  fail_unless_equals_string (gst_structure_get_string (tensors, "shape-3"),
+      "0");
+  fail_unless_equals_string (gst_structure_get_string (tensors, "shape-2"),
+      "2");
+  gst_structure_free (tensors);
+  gst_sample_unref (sample);
+  g_strfreev (names);
+  gst_element_set_state (pipeline, GST_STATE_NULL);
+  gst_object_unref (src);
+  gst_object_unref (sink);
+  gst_object_unref (pipeline);
+}
+
+GST_END_TEST;
+
 static Suite *
 spdlbatch_suite (void)
 {
@@ -1723,6 +1771,7 @@ spdlbatch_suite (void)
   tcase_add_loop_test (tc, test_record_fields_clips, 0, 2);
   tcase_add_test (tc, test_record_too_many_tensors);
   tcase_add_test (tc, test_record_fields_memory_reused);
+  tcase_add_test (tc, test_record_fields_appsink_names);
   return s;
 }
 
