@@ -755,8 +755,7 @@ push_caps (GstSpdlBatch * self, guint n)
   current = gst_pad_get_current_caps (self->srcpad);
   if (current == NULL || !gst_caps_is_strictly_equal (current, caps))
     ok = gst_pad_push_event (self->srcpad, gst_event_new_caps (caps));
-  else
-    gst_caps_unref (caps);
+  gst_caps_unref (caps);
   if (current)
     gst_caps_unref (current);
   self->caps_batch = n;
