@@ -733,6 +733,14 @@ GST_END_TEST;
     "names=\"images,labels,txt/values,txt/offsets,seg.png\"," \
     "fields=\"txt:string:skip,seg.png:label:skip\""
 
+static GstMemory *
+wrap (gconstpointer data, gsize size)
+{
+  gpointer copy = g_memdup2 (data, size);
+
+  return gst_memory_new_wrapped (0, copy, size, 0, size, copy, g_free);
+}
+
 static GstBuffer *
 record_batch (guint seed)
 {
@@ -747,12 +755,8 @@ record_batch (guint seed)
     seg[i] = i + seed;
   gst_buffer_append_memory (buf, gst_memory_new_wrapped (0, text,
           strlen (text), 0, strlen (text), text, g_free));
-  gst_buffer_append_memory (buf, gst_memory_new_wrapped (0,
-          g_memdup2 (offsets, sizeof (offsets)), sizeof (offsets), 0,
-          sizeof (offsets), NULL, NULL));
-  gst_buffer_append_memory (buf, gst_memory_new_wrapped (0,
-          g_memdup2 (seg, sizeof (seg)), sizeof (seg), 0, sizeof (seg), NULL,
-          NULL));
+  gst_buffer_append_memory (buf, wrap (offsets, sizeof (offsets)));
+  gst_buffer_append_memory (buf, wrap (seg, sizeof (seg)));
   return buf;
 }
 
