@@ -66,6 +66,23 @@
  * spdlsrc and jpegparse produce): `filesrc` alone delivers arbitrary
  * chunks and does not link.
  *
+ * Each output's sample meta tells the geometry its image went through
+ * (docs/record.md): the crop box in the source image's pixels, whether it
+ * was flipped, the source's size. When the sink caps carry a record
+ * (`fields`, from spdlsrc), the src caps carry it on, and its image and
+ * label fields are decoded on the same thread right after the media image,
+ * through exactly its geometry: an image field as the media image (RGB),
+ * a label field (a segmentation mask or label map: a palette PNG's
+ * indices, a gray PNG's values, 16-bit ones as GRAY16_LE) by nearest
+ * neighbour as torchvision's F.resized_crop (mask, top, left, h, w, size,
+ * NEAREST) then F.hflip compute it, values never mixed or turned into
+ * colours. A field that does not decode, that is not the media image's
+ * size, or a label that is no palette or gray PNG is bad: under the
+ * field's policy skip the sample is skipped by the reason bad-field (the
+ * warning naming the field and why), under error the pipeline stops,
+ * under empty the field becomes zeros with a warning; an empty value
+ * (missing upstream under empty) is zeros of the output's size.
+ *
  * ## Example launch lines
  * |[
  * gst-launch-1.0 spdlsrc location=/data/val ! \
@@ -83,7 +100,9 @@
 #endif
 
 #include "gstspdldecode.h"
+#include "gstspdlfielddecode.h"
 #include "gstspdlmeta.h"
+#include "gstspdlrecord.h"
 
 #include <string.h>
 
@@ -209,13 +228,23 @@ gst_spdl_flip_mode_get_type (void)
   return type;
 }
 
+/* The record described by the sink caps' "fields". */
+typedef struct
+{
+  GstSpdlRecord *record;
+  gchar *text;                  /* as the caps spell it */
+} GstSpdlDecodeFields;
+
 /* A sample or a serialized event, in arrival order. */
 typedef struct
 {
   GstBuffer *input;
   GstEvent *event;
   GstBuffer *output;
+  const GstSpdlDecodeFields *fields;    /* of the sample, NULL: none */
   GError *error;
+  gboolean fatal;               /* error: a field whose policy is error */
+  GError *filled;               /* a bad field made zeros (policy empty) */
   guint64 index;
   guint epoch;
   guint width, height;          /* of the output */
@@ -815,6 +844,14 @@ gst_spdl_decode_get_property (GObject * object, guint prop_id, GValue * value,
 /* Jobs                                                                     */
 
 static void
+fields_free (GstSpdlDecodeFields * fields)
+{
+  gst_spdl_record_free (fields->record);
+  g_free (fields->text);
+  g_free (fields);
+}
+
+static void
 job_free (GstSpdlDecodeJob * job)
 {
   if (job->input)
@@ -824,6 +861,7 @@ job_free (GstSpdlDecodeJob * job)
   if (job->event)
     gst_event_unref (job->event);
   g_clear_error (&job->error);
+  g_clear_error (&job->filled);
   g_free (job);
 }
 
@@ -914,6 +952,35 @@ decode_output (GstSpdlDecode * self, GstSpdlImageDecoder * dec,
   return ok;
 }
 
+/* After the media image, on its thread: the geometry it went through on
+ * the sample meta, and the record's images and labels through it. */
+static void
+decode_fields (GstSpdlDecode * self, GstSpdlImageDecoder * dec,
+    GstSpdlDecodeJob * job, const GstSpdlGeometry * geom, guint width,
+    guint height)
+{
+  GstSpdlSampleGeometry sample;
+  GstSpdlFieldTarget target = { &self->active, geom, width, height,
+    self->active.max_pixels
+  };
+  GError *error = NULL;
+  guint bad = 0;
+
+  gst_spdl_geometry_to_sample (geom, width, height, &sample);
+  gst_spdl_buffer_set_sample_geometry (job->output, &sample);
+  if (job->fields == NULL)
+    return;
+  if (gst_spdl_record_decode_images (job->output, job->fields->record, dec,
+          &target, &bad, &job->filled, &error))
+    return;
+  /* the field's error, rather than a recovered media image's */
+  g_clear_error (&job->error);
+  job->error = error;
+  job->fatal = job->fields->record->fields[bad].missing ==
+      GST_SPDL_MISSING_ERROR;
+  gst_clear_buffer (&job->output);
+}
+
 /* Runs in a worker: decodes one sample into a new output buffer. */
 static void
 decode_job (GstSpdlDecode * self, GstSpdlImageDecoder * dec,
@@ -942,7 +1009,8 @@ decode_job (GstSpdlDecode * self, GstSpdlImageDecoder * dec,
     return;
   gst_buffer_copy_into (job->output, job->input, GST_BUFFER_COPY_FLAGS |
       GST_BUFFER_COPY_TIMESTAMPS, 0, -1);
-  gst_spdl_buffer_copy_sample_meta (job->output, job->input);
+  if (gst_spdl_buffer_copy_sample_meta (job->output, job->input))
+    decode_fields (self, dec, job, &geom, iw, ih);
 }
 
 /* Runs in a pool thread, once per sample queued: decodes the oldest
@@ -1127,6 +1195,10 @@ stop_workers (GstSpdlDecode * self)
   g_queue_clear_full (&self->idle_decoders,
       (GDestroyNotify) gst_spdl_image_decoder_free);
   g_mutex_unlock (&self->lock);
+  /* no job points to them any more */
+  g_list_free_full (self->fields_seen, (GDestroyNotify) fields_free);
+  self->fields_seen = NULL;
+  self->fields = NULL;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1264,6 +1336,7 @@ gst_spdl_decode_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
 
   job = g_new0 (GstSpdlDecodeJob, 1);
   job->input = buffer;
+  job->fields = self->fields;
   job->format = chain_format (self);
   /* output slots are taken in input order: sample k of a batch fills
    * slot k, whichever worker decodes it */
@@ -1298,6 +1371,40 @@ gst_spdl_decode_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
     return GST_FLOW_ERROR;
   }
   return GST_FLOW_OK;
+}
+
+/* The record of the samples that follow, from the caps' "fields"; the
+ * stream thread's, as the samples it tags. */
+static gboolean
+set_fields (GstSpdlDecode * self, GstCaps * caps)
+{
+  const gchar *text = gst_structure_get_string (gst_caps_get_structure (caps,
+          0), "fields");
+  GstSpdlDecodeFields *fields;
+  GError *error = NULL;
+  GstSpdlRecord *record;
+
+  if (text == NULL || *text == '\0') {
+    self->fields = NULL;
+    return TRUE;
+  }
+  fields = self->fields;
+  if (fields && strcmp (fields->text, text) == 0)
+    return TRUE;
+  record = gst_spdl_record_parse (text, GST_SPDL_MISSING_SKIP, &error);
+  if (record == NULL) {
+    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
+        ("Invalid fields in the input caps: %s", error->message),
+        ("fields=\"%s\"", text));
+    g_clear_error (&error);
+    return FALSE;
+  }
+  fields = g_new0 (GstSpdlDecodeFields, 1);
+  fields->record = record;
+  fields->text = g_strdup (text);
+  self->fields_seen = g_list_prepend (self->fields_seen, fields);
+  self->fields = fields;
+  return TRUE;
 }
 
 static void
@@ -1350,10 +1457,17 @@ gst_spdl_decode_sink_event (GstPad * pad, GstObject * parent,
       gst_pad_push_event (self->srcpad, event);
       return gst_pad_start_task (self->srcpad,
           (GstTaskFunction) gst_spdl_decode_loop, self, NULL);
-    case GST_EVENT_CAPS:
-      /* image/jpeg in; our caps follow from each decoded image */
+    case GST_EVENT_CAPS:{
+      GstCaps *caps;
+      gboolean ok;
+
+      /* image/jpeg in; our caps follow from each decoded image, with the
+       * record these describe */
+      gst_event_parse_caps (event, &caps);
+      ok = set_fields (self, caps);
       gst_event_unref (event);
-      return TRUE;
+      return ok;
+    }
     default:
       if (GST_EVENT_IS_SERIALIZED (event)) {
         queue_event (self, event);
@@ -1517,7 +1631,7 @@ post_not_accepted (GstSpdlDecode * self, GstVideoFormat format, guint width,
 
 static gboolean
 ensure_caps (GstSpdlDecode * self, GstVideoFormat format, guint width,
-    guint height)
+    guint height, const gchar * fields)
 {
   GstCaps *caps;
   gboolean ok;
@@ -1533,9 +1647,13 @@ ensure_caps (GstSpdlDecode * self, GstVideoFormat format, guint width,
     }
   }
   if (self->caps_sent && width == self->caps_width &&
-      height == self->caps_height && format == self->caps_format)
+      height == self->caps_height && format == self->caps_format &&
+      g_strcmp0 (fields, self->caps_fields) == 0)
     return TRUE;
   caps = output_caps (format, width, height);
+  /* the record's description, from the sink caps to ours */
+  if (fields)
+    gst_caps_set_simple (caps, "fields", G_TYPE_STRING, fields, NULL);
   ok = gst_pad_push_event (self->srcpad, gst_event_new_caps (caps));
   if (ok)
     decide_allocation (self, caps);
@@ -1546,6 +1664,8 @@ ensure_caps (GstSpdlDecode * self, GstVideoFormat format, guint width,
   self->caps_width = width;
   self->caps_height = height;
   self->caps_format = format;
+  g_free (self->caps_fields);
+  self->caps_fields = g_strdup (fields);
   self->caps_sent = TRUE;
   push_held_events (self);
   return TRUE;
@@ -1662,6 +1782,28 @@ deliver_recovered (GstSpdlDecode * self, GstSpdlDecodeJob * job)
   return TRUE;
 }
 
+/* A bad field made zeros (its policy is empty): warned as skips are,
+ * the sample delivered. */
+static void
+warn_filled (GstSpdlDecode * self, GstSpdlDecodeJob * job)
+{
+  const gchar *path = gst_spdl_buffer_get_path (job->input);
+  gboolean post;
+
+  GST_OBJECT_LOCK (self);
+  self->warn_limiter.limit = self->warning_limit;
+  post = gst_spdl_warn_limiter_count (&self->warn_limiter, job->epoch);
+  GST_OBJECT_UNLOCK (self);
+  if (post)
+    GST_ELEMENT_WARNING (self, STREAM, DECODE,
+        ("Sample \"%s\": %s", path, job->filled->message),
+        ("reason: %s",
+            gst_spdl_decode_error_reason (GST_SPDL_DECODE_ERROR_BAD_FIELD)));
+  else
+    GST_WARNING_OBJECT (self, "Sample \"%s\": %s", path,
+        job->filled->message);
+}
+
 static GstFlowReturn
 push_sample (GstSpdlDecode * self, GstSpdlDecodeJob * job)
 {
@@ -1670,14 +1812,25 @@ push_sample (GstSpdlDecode * self, GstSpdlDecodeJob * job)
   if (job->output && gst_spdl_error_is_recovered (job->error) &&
       !deliver_recovered (self, job))
     gst_clear_buffer (&job->output);
+  if (job->error && job->fatal) {
+    GST_ELEMENT_ERROR (self, STREAM, DECODE,
+        ("Bad sample \"%s\": %s", gst_spdl_buffer_get_path (job->input),
+            job->error->message),
+        ("reason: %s; the field's missing policy is error",
+            gst_spdl_decode_error_reason (GST_SPDL_DECODE_ERROR_BAD_FIELD)));
+    return GST_FLOW_ERROR;
+  }
   if (job->error)
     return skip_undecodable (self, job) ? GST_FLOW_OK : GST_FLOW_ERROR;
+  if (job->filled)
+    warn_filled (self, job);
 
   GST_OBJECT_LOCK (self);
   self->decoded++;
   GST_OBJECT_UNLOCK (self);
   gst_spdl_stats_add_out (&self->stats, 1);
-  if (ensure_caps (self, job->format, job->width, job->height))
+  if (ensure_caps (self, job->format, job->width, job->height,
+          job->fields ? job->fields->text : NULL))
     ret = gst_pad_push (self->srcpad, g_steal_pointer (&job->output));
   /* a refused sticky caps event shows at the next push */
   if (ret == GST_FLOW_NOT_NEGOTIATED) {
@@ -1836,6 +1989,7 @@ reset_output (GstSpdlDecode * self)
   self->held_events = NULL;
   self->caps_sent = FALSE;
   self->caps_width = self->caps_height = 0;
+  g_clear_pointer (&self->caps_fields, g_free);
 }
 
 static GstStateChangeReturn

@@ -86,6 +86,10 @@ struct _GstSpdlDecode
   gboolean need_format;         /* ask downstream's caps again */
   GstBufferPool *out_pool;      /* downstream's, with GstVideoMeta */
   GstVideoFormat out_pool_format;       /* of its buffers */
+  /* the records sink caps described (GstSpdlDecodeFields), newest first,
+   * kept until stop as jobs in flight point to theirs; stream thread */
+  GList *fields_seen;
+  gpointer fields;              /* the current one, NULL: no field */
   gboolean outputting;          /* the source task holds a job */
   GCond drain_cond;             /* outputting or the jobs changed */
 
@@ -95,6 +99,7 @@ struct _GstSpdlDecode
   guint caps_width, caps_height;
   GstVideoFormat caps_format;
   gboolean caps_sent;
+  gchar *caps_fields;           /* the "fields" of the caps sent */
   GList *held_events;           /* sticky events waiting for our caps */
 };
 

@@ -123,6 +123,26 @@
  * are skipped with the reasons "unreadable", "corrupt-member" and
  * "truncated-shard".
  *
+ * A location may also be a manifest with a header: a .csv (read as
+ * Python's csv module reads it), .tsv (tab-separated, no quoting; one
+ * whose first line names no path column is a "path<TAB>label" manifest)
+ * or .jsonl/.ndjson file (one JSON object per line), the paths in
+ * #GstSpdlSrc:path-column, the label in a "label" column (-1 without
+ * one), paths relative to the manifest's folder.
+ *
+ * With #GstSpdlSrc:fields each sample is a record (docs/record.md): the
+ * fields named there come beside the media on every sample buffer (its
+ * sample meta's "record", one value per field in order) and the src caps
+ * carry their description ("fields"). They are the members of the
+ * sample's group in tar shards (by extension after the key, "seg.png" for
+ * "KEY.seg.png"), a manifest's columns, or a folder's sidecars beside
+ * each image ("x.txt" beside "x.jpg"; a sidecar with an image extension,
+ * "x.seg.png", is no sample then). A field absent or bad goes by its
+ * policy (#GstSpdlSrc:missing-field): the sample skipped with a warning
+ * naming the sample, the field and why ("missing-field", "bad-field",
+ * "field-too-large"), an error, or the kind's fill value. The order,
+ * checkpoints and the number of samples do not depend on the fields.
+ *
  * ## Example launch line
  * |[
  * gst-launch-1.0 spdlsrc location=/data/imagenet/train shuffle=true seed=42 ! \
@@ -140,6 +160,7 @@
 #include "gstspdlhttp.h"
 #include "gstspdlerrors.h"
 #include "gstspdlredact.h"
+#include "gstspdlfielddata.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -182,6 +203,10 @@ enum
   PROP_IMAGE_KEY,
   PROP_LABEL_KEY,
   PROP_LABEL_FIELD,
+  PROP_FIELDS,
+  PROP_MISSING_FIELD,
+  PROP_MAX_FIELD_SIZE,
+  PROP_PATH_COLUMN,
   PROP_HTTP_REQUESTS,
   PROP_HTTP_CONNECT_TIMEOUT,
   PROP_HTTP_TIMEOUT,
@@ -230,6 +255,8 @@ enum
 #define DEFAULT_HTTP_RETRIES 5
 #define DEFAULT_MAX_BYTES_IN_FLIGHT (256 * 1024 * 1024)
 #define DEFAULT_S3_VIRTUAL_HOST FALSE
+#define DEFAULT_MISSING_FIELD GST_SPDL_MISSING_SKIP
+#define DEFAULT_MAX_FIELD_SIZE (64 * 1024 * 1024)
 
 static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
     GST_PAD_SRC,
@@ -283,6 +310,7 @@ struct _GstSpdlReadSlot
   gboolean done;
   GstBuffer *buffer;
   GError *error;                /* code: a GstSpdlReadErrorCode */
+  GstSpdlFieldData *fields;     /* folders: the sidecars read */
 };
 
 GType
@@ -324,6 +352,25 @@ gst_spdl_shard_learn_get_type (void)
   return type;
 }
 
+#define GST_TYPE_SPDL_MISSING_FIELD (gst_spdl_missing_field_get_type ())
+static GType
+gst_spdl_missing_field_get_type (void)
+{
+  static GType type = 0;
+  static const GEnumValue values[] = {
+    {GST_SPDL_MISSING_SKIP, "The sample is skipped (counted, warned)",
+        "skip"},
+    {GST_SPDL_MISSING_ERROR, "The pipeline stops with an error", "error"},
+    {GST_SPDL_MISSING_EMPTY, "The kind's fill value", "empty"},
+    {0, NULL, NULL}
+  };
+
+  if (g_once_init_enter (&type))
+    g_once_init_leave (&type,
+        g_enum_register_static ("GstSpdlMissingField", values));
+  return type;
+}
+
 #define gst_spdl_src_parent_class parent_class
 G_DEFINE_TYPE (GstSpdlSrc, gst_spdl_src, GST_TYPE_PUSH_SRC);
 GST_ELEMENT_REGISTER_DEFINE (spdlsrc, "spdlsrc", GST_RANK_NONE,
@@ -340,12 +387,14 @@ static void gst_spdl_src_cancel (GstSpdlSrc * src);
 static GstStructure *gst_spdl_src_get_sample (GstSpdlSrc * src,
     guint64 index);
 static gboolean gst_spdl_src_unlock (GstBaseSrc * bsrc);
+static gboolean gst_spdl_src_negotiate (GstBaseSrc * bsrc);
 static gboolean gst_spdl_src_unlock_stop (GstBaseSrc * bsrc);
 static GstFlowReturn gst_spdl_src_create (GstPushSrc * psrc,
     GstBuffer ** outbuf);
 static void read_slot_func (gpointer data, gpointer user_data);
 static gboolean submit_remote_read (GstSpdlSrc * src, GstSpdlReadSlot * slot);
 static void add_http_stats (GstSpdlSrc * src, GstStructure * st);
+static void free_config_strings (GstSpdlSrc * src);
 
 #define READY_PARAM (G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | \
     GST_PARAM_MUTABLE_READY)
@@ -803,6 +852,66 @@ gst_spdl_src_class_init (GstSpdlSrcClass * klass)
           "dotted path (NULL: label)", NULL, READY_PARAM));
 
   /**
+   * GstSpdlSrc:fields:
+   *
+   * The sample record's fields beside the media item (docs/record.md),
+   * webdataset's to_tuple spelling: "NAME[;ALT...][:KIND][:MISSING]", ','
+   * between fields ("txt,json,seg.png:label"). NAME is, in tar shards, a
+   * member's extension after the sample's key (the first of the
+   * alternatives present); in a manifest with a header (.csv, .tsv,
+   * .jsonl), a column; in a folder, a sidecar beside each image with its
+   * stem ("x.txt" for "x.jpg"; such files are then no samples). The media
+   * item is not one of them (#GstSpdlSrc:image-key picks it in shards).
+   * Each sample buffer's meta holds the values, one per field in order
+   * (gst_spdl_buffer_get_record_value()), and the src caps the string
+   * "fields" describing them. A field absent or bad (not UTF-8, a NUL,
+   * malformed JSON, not a number) or larger than
+   * #GstSpdlSrc:max-field-size is handled by its MISSING policy (skip:
+   * "missing-field", "bad-field", "field-too-large"). In the elastic
+   * order each sample's group of members is read with its image (remote
+   * shards: by byte range, also on one rank, which would otherwise stream
+   * each shard). S3 folders take no field. NULL: no field.
+   */
+  g_object_class_install_property (gobject_class, PROP_FIELDS,
+      g_param_spec_string ("fields", "Fields",
+          "The sample record's fields beside the media: member extensions, "
+          "manifest columns or sidecar extensions, NAME[;ALT][:KIND]"
+          "[:MISSING] separated by ','", NULL, READY_PARAM));
+  /**
+   * GstSpdlSrc:missing-field:
+   *
+   * What a sample gets whose field (#GstSpdlSrc:fields) is absent or bad,
+   * for the fields that name no policy of their own.
+   */
+  g_object_class_install_property (gobject_class, PROP_MISSING_FIELD,
+      g_param_spec_enum ("missing-field", "Missing field",
+          "Policy of fields absent or bad in a sample, where the field names "
+          "none", GST_TYPE_SPDL_MISSING_FIELD, DEFAULT_MISSING_FIELD,
+          READY_PARAM));
+  /**
+   * GstSpdlSrc:max-field-size:
+   *
+   * A field's member, sidecar or cell larger than this many bytes is not
+   * read: the field's policy decides ("field-too-large").
+   */
+  g_object_class_install_property (gobject_class, PROP_MAX_FIELD_SIZE,
+      g_param_spec_uint64 ("max-field-size", "Max field size",
+          "Largest field value read, in bytes", 1, G_MAXUINT64,
+          DEFAULT_MAX_FIELD_SIZE, READY_PARAM));
+  /**
+   * GstSpdlSrc:path-column:
+   *
+   * Manifests with a header (CSV, TSV, JSON Lines): the column holding
+   * each sample's path. NULL: the first of path, image, filepath,
+   * file_name, filename, file, audio_filepath, video present.
+   */
+  g_object_class_install_property (gobject_class, PROP_PATH_COLUMN,
+      g_param_spec_string ("path-column", "Path column",
+          "Manifests with a header: the column of the paths (NULL: path, "
+          "image, filepath, file_name, filename, file, audio_filepath or "
+          "video)", NULL, READY_PARAM));
+
+  /**
    * GstSpdlSrc:http-requests:
    *
    * Remote data: HTTP requests in flight at once, on one I/O thread (libcurl's
@@ -1018,6 +1127,7 @@ gst_spdl_src_class_init (GstSpdlSrcClass * klass)
   basesrc_class->stop = GST_DEBUG_FUNCPTR (gst_spdl_src_stop);
   basesrc_class->unlock = GST_DEBUG_FUNCPTR (gst_spdl_src_unlock);
   basesrc_class->unlock_stop = GST_DEBUG_FUNCPTR (gst_spdl_src_unlock_stop);
+  basesrc_class->negotiate = GST_DEBUG_FUNCPTR (gst_spdl_src_negotiate);
   pushsrc_class->create = GST_DEBUG_FUNCPTR (gst_spdl_src_create);
 
   GST_DEBUG_CATEGORY_INIT (spdl_src_debug, "spdlsrc", 0, "SPDL dataset source");
@@ -1059,6 +1169,8 @@ gst_spdl_src_init (GstSpdlSrc * src)
   src->http_low_speed_time = DEFAULT_HTTP_LOW_SPEED_TIME;
   src->max_bytes_in_flight = DEFAULT_MAX_BYTES_IN_FLIGHT;
   src->s3_virtual_host = DEFAULT_S3_VIRTUAL_HOST;
+  src->missing_field = DEFAULT_MISSING_FIELD;
+  src->max_field_size = DEFAULT_MAX_FIELD_SIZE;
   g_queue_init (&src->slots);
   gst_spdl_stats_init (&src->stats);
   g_mutex_init (&src->read_lock);
@@ -1086,6 +1198,11 @@ gst_spdl_src_finalize (GObject * object)
   g_free (src->image_key);
   g_free (src->label_key);
   g_free (src->label_field);
+  g_free (src->fields);
+  g_free (src->path_column);
+  g_clear_pointer (&src->record, gst_spdl_record_free);
+  /* a failed start leaves them (stop() is not called) */
+  free_config_strings (src);
   gst_spdl_http_canceller_free (src->canceller);
   g_mutex_clear (&src->read_lock);
   g_cond_clear (&src->read_cond);
@@ -1234,6 +1351,20 @@ gst_spdl_src_set_property (GObject * object, guint prop_id,
       g_free (src->label_field);
       src->label_field = g_value_dup_string (value);
       break;
+    case PROP_FIELDS:
+      g_free (src->fields);
+      src->fields = g_value_dup_string (value);
+      break;
+    case PROP_MISSING_FIELD:
+      src->missing_field = g_value_get_enum (value);
+      break;
+    case PROP_MAX_FIELD_SIZE:
+      src->max_field_size = g_value_get_uint64 (value);
+      break;
+    case PROP_PATH_COLUMN:
+      g_free (src->path_column);
+      src->path_column = g_value_dup_string (value);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -1376,6 +1507,18 @@ gst_spdl_src_get_property (GObject * object, guint prop_id, GValue * value,
       break;
     case PROP_LABEL_FIELD:
       g_value_set_string (value, src->label_field);
+      break;
+    case PROP_FIELDS:
+      g_value_set_string (value, src->fields);
+      break;
+    case PROP_MISSING_FIELD:
+      g_value_set_enum (value, src->missing_field);
+      break;
+    case PROP_MAX_FIELD_SIZE:
+      g_value_set_uint64 (value, src->max_field_size);
+      break;
+    case PROP_PATH_COLUMN:
+      g_value_set_string (value, src->path_column);
       break;
     case PROP_ERRORS:
       g_value_set_uint64 (value, src->errors);
@@ -1705,6 +1848,66 @@ read_file (const gchar * path, guint64 max_size, GError ** error)
   return buffer;
 }
 
+/* A folder's sample: the sidecar of each field beside its image ("x.txt"
+ * for "x.jpg"), the first alternative that exists. */
+static GstSpdlFieldData *
+read_sidecars (GstSpdlSrc * src, const gchar * path)
+{
+  const GstSpdlRecord *record = src->record;
+  GstSpdlFieldData *fields = gst_spdl_field_data_new (record->n_fields);
+  const gchar *dot = strrchr (path, '.');
+  const gchar *slash = strrchr (path, '/');
+  gsize stem = dot && (!slash || dot > slash) ? (gsize) (dot - path) :
+      strlen (path);
+  guint f, a;
+
+  for (f = 0; f < record->n_fields; f++) {
+    for (a = 0; record->fields[f].alternatives[a]; a++) {
+      gchar *sidecar = g_strdup_printf ("%.*s.%s", (int) stem, path,
+          record->fields[f].alternatives[a]);
+      GError *error = NULL;
+      GstBuffer *buffer;
+      struct stat st;
+      gboolean have_stat = stat (sidecar, &st) == 0;
+
+      if (!have_stat && (errno == ENOENT || errno == ENOTDIR)) {
+        g_free (sidecar);
+        continue;
+      }
+      /* other failures: read_file() says why */
+      if (have_stat && S_ISREG (st.st_mode) &&
+          (guint64) st.st_size > src->active_max_field_size) {
+        gchar *name = g_filename_display_name (sidecar);
+        fields[f].error = g_error_new (GST_SPDL_READ_ERROR,
+            GST_SPDL_READ_ERROR_FIELD_TOO_LARGE, "holds %" G_GUINT64_FORMAT
+            " bytes (\"%s\"), more than max-field-size=%" G_GUINT64_FORMAT,
+            (guint64) st.st_size, name, src->active_max_field_size);
+        g_free (name);
+        g_free (sidecar);
+        break;
+      }
+      buffer = read_file (sidecar, src->active_max_field_size, &error);
+      if (buffer) {
+        fields[f].data = gst_spdl_bytes_from_buffer (buffer);
+        gst_buffer_unref (buffer);
+      } else {
+        /* the file's own reason, kept as the field's */
+        gchar *name = g_filename_display_name (sidecar);
+        fields[f].error = g_error_new (GST_SPDL_READ_ERROR,
+            error->code == GST_SPDL_READ_ERROR_TOO_LARGE ?
+            GST_SPDL_READ_ERROR_FIELD_TOO_LARGE :
+            GST_SPDL_READ_ERROR_BAD_FIELD, "cannot be read from \"%s\": %s",
+            name, error->message);
+        g_free (name);
+        g_error_free (error);
+      }
+      g_free (sidecar);
+      break;
+    }
+  }
+  return fields;
+}
+
 static void
 read_slot (GstSpdlReadSlot * slot)
 {
@@ -1712,6 +1915,8 @@ read_slot (GstSpdlReadSlot * slot)
 
   slot->buffer = read_file (slot->path, slot->src->active_max_file_size,
       &slot->error);
+  if (slot->buffer && slot->src->read_sidecars)
+    slot->fields = read_sidecars (slot->src, slot->path);
   took = gst_spdl_now_ns () - start;
   gst_spdl_stats_record (slot->stats, took);
   /* a running mean over about 16 reads decides where the next ones run */
@@ -1739,6 +1944,8 @@ read_slot_free (GstSpdlReadSlot * slot)
   if (slot->buffer)
     gst_buffer_unref (slot->buffer);
   g_clear_error (&slot->error);
+  if (slot->fields)
+    gst_spdl_field_data_free (slot->fields, slot->src->record->n_fields);
   g_free (slot->path);
   g_free (slot);
 }
@@ -1958,6 +2165,8 @@ start_shards (GstSpdlSrc * src, const gchar * location, guint64 start_offset)
   config.label_key = src->config_strings[9] = g_strdup (src->label_key);
   config.label_field = src->config_strings[10] =
       g_strdup (src->label_field);
+  config.record = src->record;
+  config.max_field_size = src->active_max_field_size;
   GST_OBJECT_UNLOCK (src);
   if (shard_cache_is_shell_mistake (src, config.cache_dir))
     return FALSE;
@@ -2062,8 +2271,9 @@ start_listing (GstSpdlSrc * src)
   gchar *location, *extensions, *fingerprint;
   guint64 per_shard, start_index, start_offset;
   GError *error = NULL;
-  gchar *display;
+  gchar *display, *path_column;
   GstSpdlHttp *http;
+  GstSpdlDatasetOptions options = { NULL, };
 
   GST_OBJECT_LOCK (src);
   location = g_strdup (src->location);
@@ -2071,6 +2281,12 @@ start_listing (GstSpdlSrc * src)
   start_index = src->start_index;
   start_offset = src->start_offset;
   src->active_max_file_size = src->max_file_size;
+  src->active_max_field_size = src->max_field_size;
+  path_column = g_strdup (src->path_column);
+  g_clear_pointer (&src->record, gst_spdl_record_free);
+  if (src->fields && *src->fields)
+    src->record = gst_spdl_record_parse (src->fields, src->missing_field,
+        &error);
   src->errors = 0;
   g_clear_pointer (&src->dataset_fingerprint, g_free);
   memset (src->errors_by_reason, 0, sizeof (src->errors_by_reason));
@@ -2082,7 +2298,14 @@ start_listing (GstSpdlSrc * src)
   memset (&src->http_stats, 0, sizeof (src->http_stats));
   src->have_http_stats = FALSE;
   src->shard_order = -1;        /* set again if this run opens shards */
+  src->read_sidecars = FALSE;
   GST_OBJECT_UNLOCK (src);
+  if (error) {
+    SPDL_SRC_ERROR (src, RESOURCE, SETTINGS, ("fields: %s", error->message),
+        ("fields=%s", src->fields));
+    g_clear_error (&error);
+    goto failed;
+  }
 
   if (src->shard_index >= src->num_shards) {
     SPDL_SRC_ERROR (src, RESOURCE, SETTINGS,
@@ -2096,12 +2319,23 @@ start_listing (GstSpdlSrc * src)
         start_offset + start_index * src->num_shards);
     g_free (location);
     g_free (extensions);
+    g_free (path_column);
     return ok;
   }
 
-  if (location && g_str_has_prefix (location, "s3://"))
+  options.extensions = extensions;
+  options.record = src->record;
+  options.path_column = path_column;
+  if (location && g_str_has_prefix (location, "s3://")) {
+    if (src->record) {
+      SPDL_SRC_ERROR (src, RESOURCE, SETTINGS, ("fields are not read from "
+              "S3 folders (sidecars): use tar shards or a manifest with a "
+              "header"), ("location=%s", location));
+      goto failed;
+    }
     dataset = load_remote_dataset (src, location, extensions, NULL, &error);
-  else if ((dataset = gst_spdl_dataset_load (location, extensions, &error)))
+  } else if ((dataset = gst_spdl_dataset_load_with_options (location,
+              &options, &error)))
     dataset = load_remote_dataset (src, location, extensions, dataset,
         &error);
   if (dataset == NULL) {
@@ -2115,6 +2349,18 @@ start_listing (GstSpdlSrc * src)
     goto failed;
   }
 
+  if (src->record && dataset->class_names == NULL &&
+      dataset->n_fields != src->record->n_fields) {
+    display = g_filename_display_name (location);
+    SPDL_SRC_ERROR (src, RESOURCE, SETTINGS, ("Manifest \"%s\" has no "
+            "header naming columns: fields come from a .csv, .tsv or .jsonl "
+            "manifest", display), ("fields=%s", src->fields));
+    g_free (display);
+    gst_spdl_dataset_free (dataset);
+    goto failed;
+  }
+  /* a folder: the fields are sidecars beside each image */
+  src->read_sidecars = src->record && dataset->class_names != NULL;
   if (src->drop_uneven)
     per_shard = dataset->n_samples / src->num_shards;
   else
@@ -2175,11 +2421,13 @@ start_listing (GstSpdlSrc * src)
         FALSE, NULL);
   g_free (location);
   g_free (extensions);
+  g_free (path_column);
   return TRUE;
 
 failed:
   g_free (location);
   g_free (extensions);
+  g_free (path_column);
   /* stop() is not called after a failed start: the remote listing's client
    * (its I/O thread, registered with the canceller) ends here */
   GST_OBJECT_LOCK (src);
@@ -2220,10 +2468,32 @@ gst_spdl_src_stop (GstBaseSrc * bsrc)
   free_config_strings (src);
   GST_OBJECT_LOCK (src);
   g_clear_pointer (&src->dataset, gst_spdl_dataset_free);
+  g_clear_pointer (&src->record, gst_spdl_record_free);
   src->samples_per_epoch = 0;
   GST_OBJECT_UNLOCK (src);
   gst_spdl_http_canceller_reset (src->canceller);
   return TRUE;
+}
+
+/* With fields, the caps describe them (docs/record.md). */
+static gboolean
+gst_spdl_src_negotiate (GstBaseSrc * bsrc)
+{
+  GstSpdlSrc *src = GST_SPDL_SRC (bsrc);
+  GstCaps *caps;
+  gchar *text;
+  gboolean ok;
+
+  if (src->record == NULL)
+    return GST_BASE_SRC_CLASS (parent_class)->negotiate (bsrc);
+  caps = gst_pad_get_pad_template_caps (GST_BASE_SRC_PAD (bsrc));
+  caps = gst_caps_make_writable (caps);
+  text = gst_spdl_record_to_string (src->record);
+  gst_caps_set_simple (caps, "fields", G_TYPE_STRING, text, NULL);
+  g_free (text);
+  ok = gst_base_src_set_caps (bsrc, caps);
+  gst_caps_unref (caps);
+  return ok;
 }
 
 static gboolean
@@ -2394,6 +2664,107 @@ skip_sample (GstSpdlSrc * src, GstSpdlReadSlot * slot)
   return go_on;
 }
 
+typedef enum
+{
+  RECORD_OK,
+  RECORD_SKIP,                  /* @skip says why */
+  RECORD_ERROR,                 /* posted */
+} RecordResult;
+
+/* The record's values on @buffer from @fields (@n_fields of them, NULL:
+ * all absent), each checked against its kind; a field absent or bad goes
+ * by its policy. */
+static RecordResult
+attach_record (GstSpdlSrc * src, GstBuffer * buffer,
+    const GstSpdlFieldData * fields, guint n_fields, const gchar * path,
+    GError ** skip)
+{
+  const GstSpdlRecord *record = src->record;
+  GValue *values = g_new0 (GValue, record->n_fields);
+  RecordResult result = RECORD_OK;
+  guint f;
+
+  for (f = 0; f < record->n_fields && result == RECORD_OK; f++) {
+    const GstSpdlField *field = &record->fields[f];
+    const GstSpdlFieldData *d = fields && f < n_fields ? &fields[f] : NULL;
+    GError *why = NULL, *bad = NULL;
+
+    if (d && d->error) {
+      why = g_error_copy (d->error);
+    } else if (d == NULL || d->data == NULL) {
+      why = g_error_new (GST_SPDL_READ_ERROR,
+          GST_SPDL_READ_ERROR_MISSING_FIELD, "is absent");
+    } else if (g_bytes_get_size (d->data) > src->active_max_field_size) {
+      why = g_error_new (GST_SPDL_READ_ERROR,
+          GST_SPDL_READ_ERROR_FIELD_TOO_LARGE, "holds %" G_GSIZE_FORMAT
+          " bytes, more than max-field-size=%" G_GUINT64_FORMAT,
+          g_bytes_get_size (d->data), src->active_max_field_size);
+    } else {
+      gsize len;
+      const guint8 *data = g_bytes_get_data (d->data, &len);
+
+      if (!gst_spdl_field_value_from_data (&values[f], field->kind, data,
+              len, d->data, &bad)) {
+        why = g_error_new (GST_SPDL_READ_ERROR,
+            GST_SPDL_READ_ERROR_BAD_FIELD, "%s", bad->message);
+        g_error_free (bad);
+      }
+    }
+    if (why == NULL)
+      continue;
+    switch (field->missing) {
+      case GST_SPDL_MISSING_EMPTY:
+        /* the user's choice: the fill value, in the log only */
+        GST_DEBUG_OBJECT (src, "sample \"%s\": field \"%s\" %s: empty",
+            path, field->name, why->message);
+        gst_spdl_field_init_empty (&values[f], field->kind);
+        break;
+      case GST_SPDL_MISSING_ERROR:{
+        gchar *display = g_filename_display_name (path);
+
+        SPDL_SRC_ERROR (src, STREAM, FAILED, ("Sample \"%s\": field \"%s\" "
+                "%s", display, field->name, why->message),
+            ("reason: %s; the field's policy is error",
+                gst_spdl_read_error_reason (why->code)));
+        g_free (display);
+        result = RECORD_ERROR;
+        break;
+      }
+      default:
+        g_set_error (skip, GST_SPDL_READ_ERROR, why->code, "field \"%s\" %s",
+            field->name, why->message);
+        result = RECORD_SKIP;
+        break;
+    }
+    g_error_free (why);
+  }
+  if (result == RECORD_OK)
+    gst_spdl_buffer_set_record (buffer, values, record->n_fields);
+  for (f = 0; f < record->n_fields; f++)
+    if (G_IS_VALUE (&values[f]))
+      g_value_unset (&values[f]);
+  g_free (values);
+  return result;
+}
+
+/* A manifest's columns as the fields of sample @index. */
+static GstSpdlFieldData *
+manifest_fields (GstSpdlSrc * src, guint index)
+{
+  GstSpdlDataset *ds = src->dataset;
+  GstSpdlFieldData *fields = gst_spdl_field_data_new (ds->n_fields);
+  guint f;
+
+  for (f = 0; f < ds->n_fields; f++) {
+    const guint8 *data;
+    gsize len;
+
+    if (gst_spdl_dataset_get_field (ds, index, f, &data, &len))
+      fields[f].data = g_bytes_new_static (data, len);
+  }
+  return fields;
+}
+
 /* Waits for the head slot's read; NULL at the end or when flushing. */
 static GstSpdlReadSlot *
 next_slot (GstSpdlSrc * src, GstFlowReturn * ret)
@@ -2477,6 +2848,32 @@ create_from_shards (GstSpdlSrc * src, GstBuffer ** outbuf)
     gst_spdl_buffer_add_sample_meta (*outbuf, sample->index, sample->label,
         sample->epoch, sample->path);
     gst_spdl_buffer_set_sample_position (*outbuf, sample->position);
+    if (src->record) {
+      GError *skip = NULL;
+      RecordResult result = attach_record (src, *outbuf, sample->fields,
+          sample->n_fields, sample->path, &skip);
+
+      if (result != RECORD_OK) {
+        gst_clear_buffer (outbuf);
+        if (result == RECORD_SKIP) {
+          GstSpdlReadSlot slot = { 0, };
+          gboolean go_on;
+
+          slot.index = (guint) sample->index;
+          slot.epoch = sample->epoch;
+          slot.path = sample->path;
+          slot.error = skip;
+          go_on = skip_sample (src, &slot);
+          g_error_free (skip);
+          gst_spdl_shard_sample_free (sample);
+          if (!go_on)
+            return GST_FLOW_ERROR;
+          continue;
+        }
+        gst_spdl_shard_sample_free (sample);
+        return GST_FLOW_ERROR;
+      }
+    }
     src->pushed_in_epoch++;
     gst_spdl_stats_add_out (&src->stats, 1);
     gst_spdl_shard_sample_free (sample);
@@ -2518,6 +2915,24 @@ gst_spdl_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
     gst_spdl_buffer_add_sample_meta (*outbuf, slot->index, slot->label,
         slot->epoch, slot->path);
     gst_spdl_buffer_set_sample_position (*outbuf, slot->position);
+    if (src->record) {
+      GstSpdlFieldData *fields = slot->fields ? slot->fields :
+          manifest_fields (src, slot->index);
+      RecordResult result = attach_record (src, *outbuf, fields,
+          src->record->n_fields, slot->path, &slot->error);
+
+      if (fields != slot->fields)
+        gst_spdl_field_data_free (fields, src->record->n_fields);
+      if (result != RECORD_OK) {
+        gboolean go_on = result == RECORD_SKIP && skip_sample (src, slot);
+
+        gst_clear_buffer (outbuf);
+        read_slot_free (slot);
+        if (!go_on)
+          return GST_FLOW_ERROR;
+        continue;
+      }
+    }
     src->pushed_in_epoch++;
     gst_spdl_stats_add_out (&src->stats, 1);
     read_slot_free (slot);

@@ -11,6 +11,7 @@
 
 #include <gst/gst.h>
 #include <gst/base/gstpushsrc.h>
+#include "gstspdlrecord.h"
 
 #include "gstspdldataset.h"
 #include "gstspdlhttp.h"
@@ -102,6 +103,15 @@ struct _GstSpdlSrc
   gchar *image_key;             /* tar shards' rules: NULL the defaults */
   gchar *label_key;
   gchar *label_field;
+  /* the sample record (gstspdlrecord.h): properties, then what start()
+   * parsed of them */
+  gchar *fields;
+  gint missing_field;           /* GstSpdlMissingPolicy */
+  guint64 max_field_size;
+  gchar *path_column;
+  GstSpdlRecord *record;        /* NULL: no field */
+  guint64 active_max_field_size;
+  gboolean read_sidecars;       /* a folder's fields: read beside each */
   /* remote data (gstspdlhttp.h): properties under the object lock */
   guint http_requests;
   guint http_connect_timeout;

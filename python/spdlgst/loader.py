@@ -36,6 +36,8 @@ _NS_STATS = frozenset(("busy", "mean", "p90", "p99", "elapsed", "cpu",
 _SHARD_REASONS = ("truncated-shard", "corrupt-member", "no-image",
                   "unsupported-image", "no-label", "bad-label")
 _REMOTE_REASONS = ("http-error", "timeout")
+# a sample whose record's field (fields=) is absent, bad or too large
+_FIELD_REASONS = ("missing-field", "bad-field", "field-too-large")
 # what to use instead of torch.utils.data.DataLoader's arguments
 _SAMPLER = ("the order is spdlsrc's: shuffle= and seed= (a new order each "
             "epoch from (seed, epoch)), set_epoch() as DistributedSampler's, "
@@ -736,6 +738,8 @@ class Loader:
                 kinds = kinds + _SHARD_REASONS
             if not location.startswith(("http://", "https://", "s3://")):
                 kinds = kinds + _REMOTE_REASONS
+            if not e.get_property("fields"):
+                kinds = kinds + _FIELD_REASONS
         return reason not in kinds
 
     def skipped(self) -> Dict[str, int]:

@@ -17,12 +17,15 @@
  *           ratio: width only, height only, neither), resize-shorter (on,
  *           off), small sizes or ones like training recipes'
  *
- * Byte 1 = 0 is the recipe byte 0 alone picked before byte 1 existed. */
+ * Byte 1 = 0 is the recipe byte 0 alone picked before byte 1 existed.
+ * The same bytes then go through the same geometry as a label field (a
+ * mask: gstspdllabel.h), as spdldecode decodes a record's labels. */
 #include <glib.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "gstspdlimage.h"
+#include "gstspdllabel.h"
 
 int LLVMFuzzerTestOneInput (const uint8_t * data, size_t size);
 
@@ -57,6 +60,26 @@ params_from_bytes (GstSpdlDecodeParams * p, guint8 recipe, guint8 geometry)
     p->resize_shorter = (40 + 4 * (geometry >> 4)) * scale;
 }
 
+/* as spdldecode decodes a label field of an image of @w x @h */
+static void
+decode_label (const guint8 * data, gsize size,
+    const GstSpdlDecodeParams * p, const GstSpdlGeometry * g, guint w,
+    guint h)
+{
+  GstSpdlLabelImage label;
+  guint8 *out;
+
+  if (!gst_spdl_label_image_decode (&label, data, size, p->max_pixels, NULL))
+    return;
+  if (label.width == w && label.height == h) {
+    out = g_malloc ((gsize) g->out_width * g->out_height *
+        label.bytes_per_pixel);
+    gst_spdl_label_image_resample (&label, g, out);
+    g_free (out);
+  }
+  gst_spdl_label_image_clear (&label);
+}
+
 int
 LLVMFuzzerTestOneInput (const uint8_t * data, size_t size)
 {
@@ -85,5 +108,6 @@ LLVMFuzzerTestOneInput (const uint8_t * data, size_t size)
   gst_spdl_image_decoder_decode (dec, &p, &g, out, (gsize) g.out_width *
       (p.gray ? 1 : 3), NULL);
   g_free (out);
+  decode_label (data, size, &p, &g, w, h);
   return 0;
 }

@@ -305,7 +305,7 @@ def test_repr_skipped_and_stats_units(folder):
     assert set(loader.skipped()) == {
         "empty", "not-jpeg", "truncated", "corrupt", "too-large",
         "unsupported", "unsupported-format", "unreadable", "not-a-file",
-        "recovered"}
+        "recovered", "bad-field"}
     stats = loader.stats()
     named = loader.stats(units=True)
     assert named["loader"] == stats["loader"]

@@ -37,6 +37,12 @@ typedef enum
   GST_SPDL_READ_ERROR_UNSUPPORTED_IMAGE,
   GST_SPDL_READ_ERROR_NO_LABEL,
   GST_SPDL_READ_ERROR_BAD_LABEL,
+  /* a field of the sample record (gstspdlrecord.h) under the policy
+   * "skip": absent, not of its kind (not UTF-8, malformed JSON, not a
+   * number), or larger than max-field-size */
+  GST_SPDL_READ_ERROR_MISSING_FIELD,
+  GST_SPDL_READ_ERROR_BAD_FIELD,
+  GST_SPDL_READ_ERROR_FIELD_TOO_LARGE,
   GST_SPDL_READ_N_ERRORS,
 } GstSpdlReadErrorCode;
 
@@ -68,6 +74,9 @@ typedef enum
   /* a clip needs more frames decoded from its keyframes than
    * max-decode-frames (a long GOP) */
   GST_SPDL_DECODE_ERROR_TOO_MANY_DECODE_FRAMES,
+  /* a field of the sample's record (an extra image or label) that does
+   * not decode, or not to the media image's size */
+  GST_SPDL_DECODE_ERROR_BAD_FIELD,
   GST_SPDL_DECODE_N_ERRORS,
 } GstSpdlDecodeErrorCode;
 

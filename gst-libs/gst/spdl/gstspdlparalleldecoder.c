@@ -12,6 +12,7 @@
 
 #include "gstspdlparalleldecoder.h"
 #include "gstspdlmeta.h"
+#include "gstspdlrecord.h"
 
 #include <string.h>
 
@@ -670,6 +671,32 @@ queue_event (GstSpdlParallelDecoderPrivate * priv, GstEvent * event)
   g_mutex_unlock (&priv->lock);
 }
 
+/* A record whose images or labels would go undecoded beside clips or
+ * audio fails negotiation now rather than reaching a batch as bytes. */
+static gboolean
+check_fields (GstSpdlParallelDecoder * self, GstCaps * caps)
+{
+  GstSpdlRecord *record = gst_spdl_record_from_caps (caps);
+  guint i;
+
+  for (i = 0; record && i < record->n_fields; i++) {
+    GstSpdlField *field = &record->fields[i];
+
+    if (!gst_spdl_field_kind_is_image (field->kind))
+      continue;
+    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
+        ("Field \"%s\" is an %s: image fields need spdldecode", field->name,
+            gst_spdl_field_kind_name (field->kind)),
+        ("%s decodes no image field; fields=\"%s\"",
+            GST_ELEMENT_NAME (self), gst_structure_get_string
+            (gst_caps_get_structure (caps, 0), "fields")));
+    gst_spdl_record_free (record);
+    return FALSE;
+  }
+  gst_spdl_record_free (record);
+  return TRUE;
+}
+
 static gboolean
 gst_spdl_parallel_decoder_sink_event (GstPad * pad, GstObject * parent,
     GstEvent * event)
@@ -698,10 +725,17 @@ gst_spdl_parallel_decoder_sink_event (GstPad * pad, GstObject * parent,
       gst_pad_push_event (priv->srcpad, event);
       return gst_pad_start_task (priv->srcpad,
           (GstTaskFunction) gst_spdl_parallel_decoder_loop, self, NULL);
-    case GST_EVENT_CAPS:
-      /* files in; our caps follow from each output */
+    case GST_EVENT_CAPS:{
+      GstCaps *caps;
+      gboolean ok;
+
+      /* files in; our caps follow from each output, with the record the
+       * input caps describe (set_output_caps) */
+      gst_event_parse_caps (event, &caps);
+      ok = check_fields (self, caps);
       gst_event_unref (event);
-      return TRUE;
+      return ok;
+    }
     default:
       if (GST_EVENT_IS_SERIALIZED (event)) {
         queue_event (priv, event);
@@ -735,11 +769,19 @@ gst_spdl_parallel_decoder_set_output_caps (GstSpdlParallelDecoder * self,
     GstCaps * caps)
 {
   GstSpdlParallelDecoderPrivate *priv = PRIV (self);
+  GstCaps *input = gst_pad_get_current_caps (priv->sinkpad);
+  gboolean ok;
 
+  /* the record the input caps describe goes on, as the samples' values */
+  caps = gst_caps_copy (caps);
+  gst_spdl_record_copy_caps_field (caps, input);
+  gst_clear_caps (&input);
   /* a sticky caps event is stored even when downstream refuses it (the
    * refusal would come as not-negotiated on the first push): ask first */
-  if (!gst_pad_peer_query_accept_caps (priv->srcpad, caps) ||
-      !gst_pad_push_event (priv->srcpad, gst_event_new_caps (caps)))
+  ok = gst_pad_peer_query_accept_caps (priv->srcpad, caps) &&
+      gst_pad_push_event (priv->srcpad, gst_event_new_caps (caps));
+  gst_caps_unref (caps);
+  if (!ok)
     return FALSE;
   priv->caps_sent = TRUE;
   push_held_events (priv);

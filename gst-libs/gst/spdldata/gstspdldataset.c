@@ -13,6 +13,7 @@
 #include "gstspdldataset.h"
 #include "gstspdlformat.h"
 #include "gstspdlerrors.h"
+#include "gstspdltable.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -79,6 +80,13 @@ dataset_shrink (GstSpdlDataset * ds)
   ds->offsets = g_renew (guint64, ds->offsets, MAX (ds->n_samples, 1));
   ds->labels = g_renew (gint32, ds->labels, MAX (ds->n_samples, 1));
   ds->n_allocated = ds->n_samples;
+  if (ds->n_fields > 0) {
+    ds->field_offsets = g_renew (guint64, ds->field_offsets,
+        MAX ((gsize) ds->n_samples * ds->n_fields, 1));
+    ds->field_arena = g_realloc (ds->field_arena,
+        MAX (ds->field_arena_len, 1));
+    ds->field_arena_size = ds->field_arena_len;
+  }
 }
 
 /* ------------------------------------------------------------------------ */
@@ -110,6 +118,7 @@ typedef struct
   GstSpdlDataset *ds;
   const gchar *root;
   gchar **extensions;
+  const GstSpdlRecord *record;  /* sidecars' names */
   GPtrArray *dirs;              /* relative folder paths, any order */
   GHashTable *visiting;         /* "dev:ino" of the folders on the walk */
 } FolderWalk;
@@ -191,6 +200,58 @@ collect_folders (FolderWalk * walk, const gchar * rel)
   g_free (full);
 }
 
+/* Whether @name is "STEM.ALT" for an alternative ALT of a field and a
+ * STEM in @stems other than its own. */
+static gboolean
+is_sidecar (const gchar * name, GHashTable * stems,
+    const GstSpdlRecord * record)
+{
+  gsize len = strlen (name);
+  const gchar *own_dot = strrchr (name, '.');
+  guint f, a;
+
+  for (f = 0; f < record->n_fields; f++) {
+    for (a = 0; record->fields[f].alternatives[a]; a++) {
+      const gchar *alt = record->fields[f].alternatives[a];
+      gsize alt_len = strlen (alt);
+      gchar *stem;
+      gboolean found;
+
+      if (len <= alt_len + 1 || name[len - alt_len - 1] != '.' ||
+          g_ascii_strcasecmp (name + len - alt_len, alt) != 0 ||
+          name + len - alt_len - 1 == own_dot)
+        continue;
+      stem = g_strndup (name, len - alt_len - 1);
+      found = g_hash_table_contains (stems, stem);
+      g_free (stem);
+      if (found)
+        return TRUE;
+    }
+  }
+  return FALSE;
+}
+
+/* Leaves out of @names (a folder's images) the sidecars of the others
+ * ("x.seg.png" beside "x.jpg" for a field "seg.png"). */
+static void
+remove_sidecars (GPtrArray * names, const GstSpdlRecord * record)
+{
+  GHashTable *stems = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
+      NULL);
+  guint i;
+
+  for (i = 0; i < names->len; i++) {
+    const gchar *name = g_ptr_array_index (names, i);
+    const gchar *dot = strrchr (name, '.');
+    g_hash_table_add (stems, g_strndup (name, dot ? dot - name :
+            (gssize) strlen (name)));
+  }
+  for (i = names->len; i-- > 0;)
+    if (is_sidecar (g_ptr_array_index (names, i), stems, record))
+      g_ptr_array_remove_index (names, i);
+  g_hash_table_unref (stems);
+}
+
 /* Appends the matching files of one folder, sorted by name; FALSE when
  * they do not fit (MAX_SAMPLES). */
 static gboolean
@@ -222,6 +283,8 @@ list_folder_files (GstSpdlDataset * ds, FolderWalk * walk, const gchar * rel,
   if (dir)
     closedir (dir);
   g_ptr_array_sort (names, compare_strings);
+  if (walk->record && walk->record->n_fields > 0)
+    remove_sidecars (names, walk->record);
   for (i = 0; ok && i < names->len; i++) {
     const gchar *name = g_ptr_array_index (names, i);
     ok = dataset_append (ds, rel, rel_len, name, strlen (name), label);
@@ -286,7 +349,7 @@ add_empty_class_warning (GstSpdlDataset * ds, const gchar * folder,
  * path (os.walk sorted), files sorted by name. */
 static gboolean
 load_image_folder (GstSpdlDataset * ds, const gchar * root,
-    gchar ** extensions, GError ** error)
+    gchar ** extensions, const GstSpdlRecord * record, GError ** error)
 {
   GPtrArray *classes = list_class_folders (root, error);
   gboolean ok = TRUE;
@@ -318,7 +381,7 @@ load_image_folder (GstSpdlDataset * ds, const gchar * root,
   }
   ds->n_classes = classes->len;
   for (c = 0; ok && c < classes->len; c++) {
-    FolderWalk walk = { ds, root, extensions,
+    FolderWalk walk = { ds, root, extensions, record,
       g_ptr_array_new_with_free_func (g_free),
       g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL)
     };
@@ -472,6 +535,257 @@ load_manifest (GstSpdlDataset * ds, const gchar * location, GError ** error)
 }
 
 /* ------------------------------------------------------------------------ */
+/* Manifests with a header: CSV, TSV, JSON Lines (gstspdltable.h)           */
+
+static const gchar *const path_columns[] = { "path", "image", "filepath",
+  "file_name", "filename", "file", "audio_filepath", "video", NULL
+};
+
+typedef struct
+{
+  GstSpdlDataset *ds;
+  const GstSpdlDatasetOptions *options;
+  const gchar *name;
+  gchar *path_column;
+  guint n_alternatives;         /* wanted columns: path, label, then each
+                                 * field's alternatives in order */
+  gsize field_capacity;         /* samples @ds->field_offsets holds */
+} TableLoad;
+
+static gchar **
+table_header (const gchar * const *columns, guint n, guint64 line,
+    gpointer user_data, GError ** error)
+{
+  TableLoad *load = user_data;
+  const GstSpdlRecord *record = load->options->record;
+  GPtrArray *wanted = g_ptr_array_new ();
+  const gchar *path = load->options->path_column;
+  guint i, f;
+
+  if (path == NULL) {
+    for (i = 0; path == NULL && path_columns[i]; i++)
+      if (g_strv_contains (columns, path_columns[i]))
+        path = path_columns[i];
+  }
+  if (path == NULL || (load->options->path_column &&
+          !g_strv_contains (columns, path))) {
+    gchar *names = g_strjoinv (", ", (gchar **) columns);
+    gchar *shown = gst_spdl_utf8_prefix (names, -1, 200);
+
+    g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_SETTINGS,
+        "%s:%" G_GUINT64_FORMAT ": %s (its columns: %s)", load->name, line,
+        path ? "no such path column (path-column)" : "no path column: "
+        "name one with path-column, or call it path, image, filepath, "
+        "file_name, filename, file, audio_filepath or video", shown);
+    g_free (shown);
+    g_free (names);
+    g_ptr_array_unref (wanted);
+    return NULL;
+  }
+  load->path_column = g_strdup (path);
+  g_ptr_array_add (wanted, g_strdup (path));
+  g_ptr_array_add (wanted, g_strdup ("label"));
+  for (f = 0; record && f < record->n_fields; f++)
+    for (i = 0; record->fields[f].alternatives[i]; i++)
+      g_ptr_array_add (wanted, g_strdup (record->fields[f].alternatives[i]));
+  load->n_alternatives = wanted->len - 2;
+  g_ptr_array_add (wanted, NULL);
+  return (gchar **) g_ptr_array_free (wanted, FALSE);
+}
+
+static gboolean
+table_fail (GError ** error, TableLoad * load, guint64 line,
+    const gchar * what, const GstSpdlTableCell * cell)
+{
+  gchar *shown = cell ? gst_spdl_utf8_prefix (cell->data, cell->len, 40) :
+      NULL;
+
+  g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_READ,
+      "%s:%" G_GUINT64_FORMAT ": %s%s%s%s", load->name, line, what,
+      shown ? " \"" : "", shown ? shown : "", shown ? "\"" : "");
+  g_free (shown);
+  return FALSE;
+}
+
+/* A field's value into the arena: its length then its bytes. */
+static guint64
+field_arena_append (GstSpdlDataset * ds, const gchar * data, gsize len)
+{
+  guint32 len32 = (guint32) len;
+  guint64 offset = ds->field_arena_len;
+
+  if (ds->field_arena_len + 4 + len > ds->field_arena_size) {
+    ds->field_arena_size = MAX (ds->field_arena_size * 2,
+        ds->field_arena_len + 4 + len + 4096);
+    ds->field_arena = g_realloc (ds->field_arena, ds->field_arena_size);
+  }
+  memcpy (ds->field_arena + ds->field_arena_len, &len32, 4);
+  memcpy (ds->field_arena + ds->field_arena_len + 4, data, len);
+  ds->field_arena_len += 4 + len;
+  return offset;
+}
+
+static gboolean
+table_row (const GstSpdlTableCell * cells, guint64 line, gpointer user_data,
+    GError ** error)
+{
+  TableLoad *load = user_data;
+  GstSpdlDataset *ds = load->ds;
+  const GstSpdlRecord *record = load->options->record;
+  gint64 label = -1;
+  guint f, a, cell = 2;
+
+  if (cells[0].data == NULL || cells[0].len == 0) {
+    gchar *what = g_strdup_printf ("no path (column \"%s\")",
+        load->path_column);
+    table_fail (error, load, line, what, NULL);
+    g_free (what);
+    return FALSE;
+  }
+  if (memchr (cells[0].data, '\0', cells[0].len))
+    return table_fail (error, load, line, "a path holds a NUL byte", NULL);
+  if (cells[1].data && cells[1].len > 0) {
+    gchar *text = g_strndup (cells[1].data, cells[1].len), *end;
+
+    errno = 0;
+    label = g_ascii_strtoll (g_strstrip (text), &end, 10);
+    if (end == text || *end != '\0' || errno != 0 || label < -1 ||
+        label > G_MAXINT32) {
+      g_free (text);
+      return table_fail (error, load, line, "label is not an integer "
+          "(-1 or more)", &cells[1]);
+    }
+    g_free (text);
+  }
+  if (!dataset_append (ds, NULL, 0, cells[0].data, cells[0].len,
+          (gint32) label))
+    return too_many_samples (load->name, error);
+  if (label >= 0)
+    ds->n_classes = MAX (ds->n_classes, (guint) label + 1);
+  if (ds->n_fields == 0)
+    return TRUE;
+  if (load->field_capacity < ds->n_allocated) {
+    load->field_capacity = ds->n_allocated;
+    ds->field_offsets = g_renew (guint64, ds->field_offsets,
+        load->field_capacity * ds->n_fields);
+  }
+  for (f = 0; f < record->n_fields; f++) {
+    guint64 offset = G_MAXUINT64;
+
+    /* the first alternative present and not empty */
+    for (a = 0; record->fields[f].alternatives[a]; a++, cell++) {
+      /* a json field of JSON Lines: the value's JSON text, strings too */
+      gboolean json = record->fields[f].kind == GST_SPDL_FIELD_JSON &&
+          cells[cell].json;
+      const gchar *data = json ? cells[cell].json : cells[cell].data;
+      gsize len = json ? cells[cell].json_len : cells[cell].len;
+
+      if (offset == G_MAXUINT64 && data && len > 0) {
+        if (len > G_MAXUINT32)
+          return table_fail (error, load, line, "a cell of 4 GiB or more",
+              NULL);
+        offset = field_arena_append (ds, data, len);
+      }
+    }
+    ds->field_offsets[(gsize) (ds->n_samples - 1) * ds->n_fields + f] =
+        offset;
+  }
+  return TRUE;
+}
+
+static gboolean
+read_table (GstSpdlDataset * ds, const gchar * data, gsize len,
+    GstSpdlTableFormat format, const gchar * name,
+    const GstSpdlDatasetOptions * options, GError ** error)
+{
+  TableLoad load = { ds, options, name, };
+  gboolean ok;
+
+  ds->n_fields = options->record ? options->record->n_fields : 0;
+  ok = gst_spdl_table_parse (format, data, len, name, table_header,
+      table_row, &load, error);
+  g_free (load.path_column);
+  return ok;
+}
+
+static gboolean
+load_table (GstSpdlDataset * ds, const gchar * location,
+    GstSpdlTableFormat format, const GstSpdlDatasetOptions * options,
+    GError ** error)
+{
+  gchar *display = g_filename_display_name (location);
+  GError *map_error = NULL;
+  GMappedFile *file = g_mapped_file_new (location, FALSE, &map_error);
+  gboolean ok;
+
+  if (file == NULL) {
+    g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_OPEN_READ,
+        "Could not open manifest \"%s\": %s", display, map_error->message);
+    g_error_free (map_error);
+    g_free (display);
+    return FALSE;
+  }
+  ok = read_table (ds, g_mapped_file_get_contents (file),
+      g_mapped_file_get_length (file), format, display, options, error);
+  g_mapped_file_unref (file);
+  g_free (display);
+  return ok;
+}
+
+/* A .tsv is a table when its first line names the path column (a
+ * candidate, or @path_column); else a "path<TAB>label" manifest. */
+static gboolean
+tsv_has_header (const gchar * location, const gchar * path_column)
+{
+  FILE *file = fopen (location, "re");
+  gchar *line = NULL, **cells, **cell;
+  gsize cap = 0;
+  gssize len;
+  gboolean header = FALSE;
+  guint i;
+
+  if (file == NULL)
+    return FALSE;
+  len = getline (&line, &cap, file);
+  fclose (file);
+  if (len <= 0) {
+    free (line);
+    return FALSE;
+  }
+  while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+    line[--len] = '\0';
+  cells = g_strsplit (g_str_has_prefix (line, "\xEF\xBB\xBF") ? line + 3 :
+      line, "\t", -1);
+  for (cell = cells; *cell && !header; cell++) {
+    if (path_column)
+      header = strcmp (*cell, path_column) == 0;
+    for (i = 0; !path_column && path_columns[i] && !header; i++)
+      header = strcmp (*cell, path_columns[i]) == 0;
+  }
+  g_strfreev (cells);
+  free (line);
+  return header;
+}
+
+gboolean
+gst_spdl_dataset_get_field (const GstSpdlDataset * dataset, guint index,
+    guint field, const guint8 ** data, gsize * len)
+{
+  guint64 offset;
+  guint32 len32;
+
+  if (field >= dataset->n_fields || index >= dataset->n_samples)
+    return FALSE;
+  offset = dataset->field_offsets[(gsize) index * dataset->n_fields + field];
+  if (offset == G_MAXUINT64)
+    return FALSE;
+  memcpy (&len32, dataset->field_arena + offset, 4);
+  *data = (const guint8 *) dataset->field_arena + offset + 4;
+  *len = len32;
+  return TRUE;
+}
+
+/* ------------------------------------------------------------------------ */
 
 /* WebDataset's brace pattern naming @names (sorted, at least one), when
  * they are PREFIX + a run of equal-width numbers + SUFFIX with no gap;
@@ -581,10 +895,26 @@ GstSpdlDataset *
 gst_spdl_dataset_load (const gchar * location, const gchar * extensions,
     GError ** error)
 {
+  GstSpdlDatasetOptions options = { extensions, };
+
+  return gst_spdl_dataset_load_with_options (location, &options, error);
+}
+
+GstSpdlDataset *
+gst_spdl_dataset_load_with_options (const gchar * location,
+    const GstSpdlDatasetOptions * options, GError ** error)
+{
+  static const GstSpdlDatasetOptions defaults = { NULL, };
+  const gchar *extensions;
+  GstSpdlTableFormat format;
   GstSpdlDataset *ds;
   struct stat st;
   gchar *display;
   gboolean ok;
+
+  if (options == NULL)
+    options = &defaults;
+  extensions = options->extensions;
 
   if (location == NULL || *location == '\0') {
     g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_NOT_FOUND,
@@ -613,8 +943,13 @@ gst_spdl_dataset_load (const gchar * location, const gchar * extensions,
   if (S_ISDIR (st.st_mode)) {
     gchar **exts = g_strsplit (extensions ? extensions : "jpg,jpeg", ",", -1);
     ds->root = g_strdup (location);
-    ok = load_image_folder (ds, location, exts, error);
+    ok = load_image_folder (ds, location, exts, options->record, error);
     g_strfreev (exts);
+  } else if (gst_spdl_table_format_from_name (location, &format) &&
+      (format != GST_SPDL_TABLE_TSV || tsv_has_header (location,
+              options->path_column))) {
+    ds->root = g_path_get_dirname (location);
+    ok = load_table (ds, location, format, options, error);
   } else {
     ds->root = g_path_get_dirname (location);
     ok = load_manifest (ds, location, error);
@@ -630,6 +965,25 @@ gst_spdl_dataset_load (const gchar * location, const gchar * extensions,
     ok = FALSE;
   }
   g_free (display);
+  if (!ok) {
+    gst_spdl_dataset_free (ds);
+    return NULL;
+  }
+  dataset_shrink (ds);
+  return ds;
+}
+
+/* A manifest read from memory (@ok: without an error): @ds, or NULL and
+ * freed when it failed or lists no sample. */
+static GstSpdlDataset *
+manifest_finish (GstSpdlDataset * ds, gboolean ok, const gchar * name,
+    GError ** error)
+{
+  if (ok && ds->n_samples == 0) {
+    g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_NOT_FOUND,
+        "Dataset manifest \"%s\" lists no sample", name);
+    ok = FALSE;
+  }
   if (!ok) {
     gst_spdl_dataset_free (ds);
     return NULL;
@@ -661,17 +1015,23 @@ gst_spdl_dataset_parse_manifest (const gchar * root, const gchar * data,
       fclose (file);
     }
   }
-  if (ok && ds->n_samples == 0) {
-    g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_NOT_FOUND,
-        "Dataset manifest \"%s\" lists no sample", name);
-    ok = FALSE;
-  }
-  if (!ok) {
-    gst_spdl_dataset_free (ds);
-    return NULL;
-  }
-  dataset_shrink (ds);
-  return ds;
+  return manifest_finish (ds, ok, name, error);
+}
+
+GstSpdlDataset *
+gst_spdl_dataset_parse_table (const gchar * root, const gchar * data,
+    gsize len, gint format, const gchar * name,
+    const GstSpdlDatasetOptions * options, GError ** error)
+{
+  static const GstSpdlDatasetOptions defaults = { NULL, };
+  GstSpdlDataset *ds = g_new0 (GstSpdlDataset, 1);
+  gboolean ok;
+
+  ds->warnings = g_ptr_array_new_with_free_func (g_free);
+  ds->root = g_strdup (root);
+  ok = read_table (ds, data, len, (GstSpdlTableFormat) format, name,
+      options ? options : &defaults, error);
+  return manifest_finish (ds, ok, name, error);
 }
 
 void
@@ -683,6 +1043,8 @@ gst_spdl_dataset_free (GstSpdlDataset * ds)
   g_free (ds->arena);
   g_free (ds->offsets);
   g_free (ds->labels);
+  g_free (ds->field_offsets);
+  g_free (ds->field_arena);
   g_strfreev (ds->class_names);
   if (ds->warnings)
     g_ptr_array_unref (ds->warnings);

@@ -11,6 +11,8 @@
 
 #include <gst/gst.h>
 
+#include "gstspdlrecord.h"
+
 G_BEGIN_DECLS
 
 /* A listed dataset, kept compact for millions of samples: every relative
@@ -30,13 +32,55 @@ typedef struct
    * for manifests, whose labels come without names */
   gchar **class_names;
   GPtrArray *warnings;          /* what listing passed over, and why */
+  /* a manifest with a header: the record's fields per sample, from its
+   * columns (gst_spdl_dataset_get_field()); 0 otherwise */
+  guint n_fields;
+  guint64 *field_offsets;       /* [sample * n_fields + field] into
+                                 * @field_arena; G_MAXUINT64: absent */
+  gchar *field_arena;           /* per value: its length (guint32, native
+                                 * order, unaligned) then its bytes */
+  gsize field_arena_len;
+  gsize field_arena_size;
 } GstSpdlDataset;
+
+/* How a dataset is listed beyond its location. */
+typedef struct
+{
+  const gchar *extensions;      /* of the images listed from folders */
+  /* the sample record's fields (NULL: none): a manifest's columns, or in
+   * a folder the sidecars beside each image ("x.txt" for field "txt" of
+   * "x.jpg"), which are then no samples themselves */
+  const GstSpdlRecord *record;
+  /* a manifest with a header (CSV, TSV, JSON Lines by extension): the
+   * column of the paths; NULL: the first of path, image, filepath,
+   * file_name, filename, file, audio_filepath, video present */
+  const gchar *path_column;
+} GstSpdlDatasetOptions;
 
 /* Lists @location: a folder in ImageFolder layout or a manifest file.
  * On failure returns NULL and sets @error (GST_RESOURCE_ERROR domain) with
  * a message that names the path and, for manifests, the line. */
 GstSpdlDataset *gst_spdl_dataset_load (const gchar * location,
     const gchar * extensions, GError ** error);
+/* The same with @options (NULL: the defaults). A file named .csv, .jsonl
+ * or .ndjson, or a .tsv whose first line names the path column (else it
+ * is a "path<TAB>label" manifest), is a manifest with a header
+ * (gstspdltable.h): the
+ * path column, the label from a "label" column (an integer; -1 where the
+ * column is absent or the cell empty) and the record's fields from the
+ * columns they name (a column absent from a row, or empty: the field is
+ * absent); relative paths against the manifest's folder. */
+GstSpdlDataset *gst_spdl_dataset_load_with_options (const gchar * location,
+    const GstSpdlDatasetOptions * options, GError ** error);
+/* A manifest with a header, @len bytes of @format (a GstSpdlTableFormat),
+ * read as gst_spdl_dataset_load_with_options() reads such a file. */
+GstSpdlDataset *gst_spdl_dataset_parse_table (const gchar * root,
+    const gchar * data, gsize len, gint format, const gchar * name,
+    const GstSpdlDatasetOptions * options, GError ** error);
+/* Field @field of sample @index from a manifest's columns: FALSE when
+ * absent. @data stays valid while @dataset lives. */
+gboolean gst_spdl_dataset_get_field (const GstSpdlDataset * dataset,
+    guint index, guint field, const guint8 ** data, gsize * len);
 /* An ImageFolder listed elsewhere (an S3 prefix): @keys sorted, relative
  * to @root, "CLASS/.../NAME"; keys outside a class folder are ignored. */
 GstSpdlDataset *gst_spdl_dataset_new_from_keys (const gchar * root,

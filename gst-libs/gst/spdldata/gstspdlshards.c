@@ -43,6 +43,11 @@ GST_DEBUG_CATEGORY_STATIC (spdl_shards_debug);
 #define COALESCE_OTHERS_SHARE 4
 #define COALESCE_MAX (16 * 1024 * 1024)
 #define READ_CHUNK (1024 * 1024)
+/* a group's headers and field members read around its image */
+#define SCAN_CHUNK (64 * 1024)
+/* the last group of a shard read by range: at most this far past its
+ * image (the shard's size is not known) */
+#define MAX_TAIL_SPAN (256 * 1024 * 1024)
 /* Streaming's warm-up (read_positions_streamed()): a ranged GET's latency
  * is worth about this many bytes of a stream; */
 #define WARMUP_AHEAD (1024 * 1024)
@@ -329,6 +334,11 @@ typedef struct
   GPtrArray *extensions;        /* the group's, for a no-image reason */
   enum
   { WANT_NONE, WANT_IMAGE, WANT_LABEL } wanted;  /* the member being read */
+  /* the record's fields (config.record): the members found so far, the
+   * rank of the alternative each is (G_MAXINT: none yet) */
+  GstSpdlFieldData *fields;
+  gint *field_ranks;
+  gboolean wanted_field;        /* the member being read is a field's */
 } Segment;
 
 typedef void (*EmitFunc) (GstSpdlShards * shards, GstSpdlShardSample * s);
@@ -406,6 +416,83 @@ struct _GstSpdlShards
 
 static void flush_group (Segment * seg);
 
+static guint
+record_size (GstSpdlShards * shards)
+{
+  return shards && shards->config.record ? shards->config.record->n_fields : 0;
+}
+
+static void
+segment_clear_fields (Segment * seg)
+{
+  guint i, n = record_size (seg->shards);
+
+  if (seg->field_ranks == NULL)
+    return;
+  gst_spdl_field_data_free (seg->fields, n);
+  seg->fields = gst_spdl_field_data_new (n);
+  for (i = 0; i < n; i++)
+    seg->field_ranks[i] = G_MAXINT;
+  seg->wanted_field = FALSE;
+}
+
+/* Whether the member @extension (@size bytes) of the current group is one
+ * of the record's fields, better than what it holds: then its place is
+ * taken (the data comes to field_member()), or refused when too large. */
+static gboolean
+want_field_member (GstSpdlShards * shards, GstSpdlFieldData * fields,
+    gint * ranks, const gchar * extension, guint64 size)
+{
+  const GstSpdlRecord *record = shards->config.record;
+  guint64 max_size = shards->config.max_field_size;
+  gboolean want = FALSE;
+  guint i;
+
+  for (i = 0; i < record_size (shards); i++) {
+    gint rank = gst_spdl_field_match (&record->fields[i], extension, FALSE);
+
+    if (rank < 0 || rank >= ranks[i])
+      continue;
+    ranks[i] = rank;
+    g_clear_pointer (&fields[i].data, g_bytes_unref);
+    g_clear_error (&fields[i].error);
+    if (max_size && size > max_size)
+      fields[i].error = g_error_new (GST_SPDL_READ_ERROR,
+          GST_SPDL_READ_ERROR_FIELD_TOO_LARGE, "holds %" G_GUINT64_FORMAT
+          " bytes (member .%s), more than max-field-size=%" G_GUINT64_FORMAT,
+          size, extension, max_size);
+    else
+      want = TRUE;
+  }
+  return want;
+}
+
+/* The bytes of a member want_field_member() wanted (@data NULL: they
+ * could not be held): every field whose chosen alternative it is. */
+static void
+field_member (GstSpdlShards * shards, GstSpdlFieldData * fields,
+    const gint * ranks, const gchar * extension, GstBuffer * data)
+{
+  const GstSpdlRecord *record = shards->config.record;
+  GBytes *bytes = data ? gst_spdl_bytes_from_buffer (data) : NULL;
+  guint i;
+
+  for (i = 0; i < record_size (shards); i++) {
+    gint rank = gst_spdl_field_match (&record->fields[i], extension, FALSE);
+
+    if (rank < 0 || rank != ranks[i] || fields[i].data || fields[i].error)
+      continue;
+    if (bytes)
+      fields[i].data = g_bytes_ref (bytes);
+    else
+      fields[i].error = g_error_new (GST_SPDL_READ_ERROR,
+          GST_SPDL_READ_ERROR_FIELD_TOO_LARGE, "could not be held in memory "
+          "(member .%s)", extension);
+  }
+  if (bytes)
+    g_bytes_unref (bytes);
+}
+
 static void
 segment_clear_group (Segment * seg)
 {
@@ -419,6 +506,7 @@ segment_clear_group (Segment * seg)
   seg->image_rank = seg->label_rank = G_MAXINT;
   seg->label = -1;
   seg->wanted = WANT_NONE;
+  segment_clear_fields (seg);
 }
 
 static void
@@ -430,10 +518,23 @@ segment_init (Segment * seg, const GstSpdlShardRules * rules)
   segment_clear_group (seg);
 }
 
+/* After segment_init(): the shards' record's fields are read too. */
+static void
+segment_set_shards (Segment * seg, GstSpdlShards * shards)
+{
+  seg->shards = shards;
+  if (record_size (shards) > 0) {
+    seg->field_ranks = g_new (gint, record_size (shards));
+    segment_clear_fields (seg);
+  }
+}
+
 static void
 segment_clear (Segment * seg)
 {
   segment_clear_group (seg);
+  gst_spdl_field_data_free (seg->fields, record_size (seg->shards));
+  g_free (seg->field_ranks);
   g_ptr_array_unref (seg->extensions);
 }
 
@@ -499,6 +600,15 @@ segment_want (const gchar * name, guint64 size, gpointer user_data)
       GST_DEBUG ("%s: \"%s\" is not the group's image", shown, name);
       g_free (shown);
     }
+  }
+  if (seg->field_ranks && segment_in_range (seg) &&
+      want_field_member (seg->shards, seg->fields, seg->field_ranks,
+          extension, size)) {
+    seg->wanted_field = TRUE;
+    want = TRUE;
+  }
+  if (seg->done || image_rank >= 0) {
+    /* neither a label */
   } else if (label_rank >= 0 && label_rank < seg->label_rank) {
     seg->label_rank = label_rank;
     seg->label = -1;
@@ -540,7 +650,15 @@ segment_member (const gchar * name, guint64 size, GstBuffer * data,
     g_free (key);
     g_free (extension);
   }
+  if (seg->wanted_field) {
+    gst_spdl_tar_split_name (name, &key, &extension);
+    field_member (seg->shards, seg->fields, seg->field_ranks, extension,
+        data);
+    g_free (key);
+    g_free (extension);
+  }
   seg->wanted = WANT_NONE;
+  seg->wanted_field = FALSE;
   if (data)
     gst_buffer_unref (data);
   return !seg->done;
@@ -618,6 +736,11 @@ flush_group (Segment * seg)
     sample->buffer = g_steal_pointer (&seg->image);
   if (sample->error)
     sample->label = -1;
+  else if (seg->field_ranks) {
+    sample->n_fields = record_size (seg->shards);
+    sample->fields = g_steal_pointer (&seg->fields);
+    seg->fields = gst_spdl_field_data_new (sample->n_fields);
+  }
   emit_sample (seg->shards, sample);
 }
 
@@ -1248,6 +1371,7 @@ gst_spdl_shard_sample_free (GstSpdlShardSample * sample)
   if (sample->buffer)
     gst_buffer_unref (sample->buffer);
   g_clear_error (&sample->error);
+  gst_spdl_field_data_free (sample->fields, sample->n_fields);
   g_free (sample->path);
   g_free (sample);
 }
@@ -1306,10 +1430,18 @@ mix_has_room (GstSpdlShards * shards, guint64 size)
   return bound == 0 || shards->mix_bytes + size <= bound;
 }
 
+/* The bytes a sample holds: its image and its fields. */
+static guint64
+sample_size (GstSpdlShardSample * sample)
+{
+  return gst_buffer_get_size (sample->buffer) +
+      gst_spdl_field_data_size (sample->fields, sample->n_fields);
+}
+
 static void
 mix_taken (GstSpdlShards * shards, GstSpdlShardSample * sample)
 {
-  shards->mix_bytes -= gst_buffer_get_size (sample->buffer);
+  shards->mix_bytes -= sample_size (sample);
 }
 
 /* A random sample of the buffer leaves it. */
@@ -1342,9 +1474,9 @@ emit_sample (GstSpdlShards * shards, GstSpdlShardSample * sample)
   /* at the byte bound, random samples leave to make room */
   while (shards->mix->len > 0 && shards->mix->len <
       shards->config.shuffle_buffer && !mix_has_room (shards,
-          gst_buffer_get_size (sample->buffer)))
+          sample_size (sample)))
     deliver_mixed (shards);
-  shards->mix_bytes += gst_buffer_get_size (sample->buffer);
+  shards->mix_bytes += sample_size (sample);
   if (shards->mix->len < shards->config.shuffle_buffer) {
     g_ptr_array_add (shards->mix, sample);
     if (shards->mix->len >= MIN (MIX_INITIAL, shards->config.shuffle_buffer)
@@ -1409,7 +1541,7 @@ read_segment (GstSpdlShards * shards, guint i, guint64 first, guint64 count,
     return;
   }
   segment_init (&seg, shards->rules);
-  seg.shards = shards;
+  segment_set_shards (&seg, shards);
   seg.shard = name;
   seg.base_index = shards->offsets[i];
   seg.first = first;
@@ -1642,6 +1774,165 @@ read_member_local (GstSpdlShards * shards, GstSpdlShardSample * sample)
   member_finish (shards, sample, gst_buffer_new_wrapped (data, got));
 }
 
+/* Reading a sample's group around its image member (the fields'
+ * members: a group's members lie together in its shard) */
+typedef struct
+{
+  GstSpdlShards *shards;
+  const gchar *key;
+  gboolean seen;                /* a member of @key came */
+  gboolean ended;               /* then one of another key */
+  GstSpdlFieldData *fields;
+  gint *ranks;
+} GroupScan;
+
+static gboolean
+group_scan_want (const gchar * name, guint64 size, gpointer user_data)
+{
+  GroupScan *scan = user_data;
+  gchar *key, *extension;
+  gboolean want = FALSE;
+
+  if (!gst_spdl_tar_split_name (name, &key, &extension))
+    return FALSE;
+  if (strcmp (key, scan->key) == 0) {
+    scan->seen = TRUE;
+    want = want_field_member (scan->shards, scan->fields, scan->ranks,
+        extension, size);
+  } else if (scan->seen) {
+    scan->ended = TRUE;
+  }
+  g_free (key);
+  g_free (extension);
+  return want;
+}
+
+static gboolean
+group_scan_member (const gchar * name, guint64 size, GstBuffer * data,
+    gpointer user_data)
+{
+  GroupScan *scan = user_data;
+  gchar *key, *extension;
+
+  /* @data NULL: not wanted (no field's, or refused), or a wanted one
+   * that could not be held, which field_member() tells apart */
+  if (!scan->ended && gst_spdl_tar_split_name (name, &key, &extension)) {
+    if (strcmp (key, scan->key) == 0)
+      field_member (scan->shards, scan->fields, scan->ranks, extension,
+          data);
+    g_free (key);
+    g_free (extension);
+  }
+  if (data)
+    gst_buffer_unref (data);
+  return !scan->ended;
+}
+
+/* Where the members of sample @global's group lie (a group's members are
+ * adjacent, as webdataset groups them): after the shard's previous
+ * indexed member, before the next one's header; the members between two
+ * indexed images belong to either, or to groups that are no sample. The
+ * last sample of a shard: up to the end, or for a ranged read at most
+ * its fields' worth past its image (@bounded). */
+static void
+group_span (GstSpdlShards * shards, guint64 global, gboolean bounded,
+    guint64 * start, guint64 * end)
+{
+  const GstSpdlShardMember *m = &shards->members[global];
+
+  *start = 0;
+  if (global > shards->offsets[m->shard]) {
+    const GstSpdlShardMember *prev = m - 1;
+    *start = prev->offset + ((prev->size + TAR_BLOCK - 1) / TAR_BLOCK) *
+        TAR_BLOCK;
+  }
+  /* a damaged index: the image's header is the least */
+  *start = MIN (*start, m->offset - TAR_BLOCK);
+  if (global + 1 < shards->offsets[m->shard] + shards->counts[m->shard])
+    *end = MAX ((m + 1)->offset - TAR_BLOCK, m->offset + m->size);
+  else if (bounded)
+    *end = m->offset + m->size + MIN (record_size (shards) *
+        (shards->config.max_field_size + 4 * TAR_BLOCK),
+        (guint64) MAX_TAIL_SPAN);
+  else
+    *end = G_MAXUINT64;
+}
+
+/* The fields of @sample (read by its image member's range): the tar
+ * headers of its group's span parsed until the group of the image's key
+ * ends, only its fields' data read; from @fd, or from @data (@len bytes
+ * of the shard from @data_start). */
+static void
+read_fields (GstSpdlShards * shards, GstSpdlShardSample * sample, int fd,
+    const guint8 * data, guint64 data_start, gsize len)
+{
+  const GstSpdlShardMember *m = &shards->members[sample->index];
+  guint n = record_size (shards);
+  guint64 pos, limit;
+  GroupScan scan = { shards, NULL, FALSE, FALSE, NULL, NULL };
+  GstSpdlTarParser *parser;
+  gchar *key = NULL, *extension = NULL;
+  GError *error = NULL;
+  guint8 *chunk = NULL;
+  guint i;
+
+  sample->fields = gst_spdl_field_data_new (n);
+  sample->n_fields = n;
+  if (!gst_spdl_tar_split_name (m->name, &key, &extension))
+    return;                     /* all absent */
+  group_span (shards, sample->index, FALSE, &pos, &limit);
+  if (data) {
+    pos = MAX (pos, data_start);
+    limit = MIN (limit, data_start + len);
+  } else {
+    chunk = g_malloc (SCAN_CHUNK);
+  }
+  scan.key = key;
+  scan.fields = sample->fields;
+  scan.ranks = g_new (gint, n);
+  for (i = 0; i < n; i++)
+    scan.ranks[i] = G_MAXINT;
+  parser = gst_spdl_tar_parser_new (group_scan_want, group_scan_member,
+      &scan);
+  while (pos < limit && !scan.ended) {
+    guint64 skip = gst_spdl_tar_parser_skippable (parser);
+    gsize want;
+    gssize got;
+
+    if (skip > 0) {
+      skip = MIN (skip, limit - pos);
+      gst_spdl_tar_parser_skip (parser, skip);
+      pos += skip;
+      continue;
+    }
+    want = (gsize) MIN ((guint64) SCAN_CHUNK, limit - pos);
+    if (data) {
+      got = want;
+      if (!gst_spdl_tar_parser_feed (parser, data + (pos - data_start), got,
+              &error))
+        break;
+      pos += got;
+      continue;
+    }
+    got = pread (fd, chunk, want, (off_t) pos);
+    if (got < 0 && errno == EINTR)
+      continue;
+    if (got <= 0)
+      break;
+    pos += got;
+    if (!gst_spdl_tar_parser_feed (parser, chunk, got, &error))
+      break;
+  }
+  /* a corrupt header after the image: the group's members before it
+   * count, the rest are absent (its own stream reports the damage) */
+  g_clear_error (&error);
+  g_free (chunk);
+  gst_spdl_tar_parser_free (parser);
+  g_free (scan.ranks);
+  g_free (key);
+  g_free (extension);
+}
+
 static void
 read_positions_local (GstSpdlShards * shards, const guint64 * order,
     guint64 first, guint64 count)
@@ -1655,6 +1946,9 @@ read_positions_local (GstSpdlShards * shards, const guint64 * order,
 
     if (!member_too_large (shards, sample))
       read_member_local (shards, sample);
+    if (sample->error == NULL && record_size (shards) > 0)
+      read_fields (shards, sample, local_fd (shards,
+              shards->members[sample->index].shard, NULL), NULL, 0, 0);
     deliver (shards, sample);
   }
   close_local_fds (shards);
@@ -1736,11 +2030,28 @@ range_read_start (GstSpdlShards * shards, const guint64 * order,
   }
   read->start = m->offset - TAR_BLOCK;
   end = m->offset + m->size;
+  if (record_size (shards) > 0)
+    group_span (shards, read->globals[0], TRUE, &read->start, &end);
   read->kept = TAR_BLOCK + m->size;
   while (k + read->n < count) {
     guint64 global = order[(first + (k + read->n) * world) % shards->total];
     const GstSpdlShardMember *next = &shards->members[global];
 
+    if (record_size (shards) > 0) {
+      guint64 next_start, next_end;
+
+      /* the groups' spans overlap: the next one in the shard only */
+      group_span (shards, global, TRUE, &next_start, &next_end);
+      if (global != read->globals[read->n - 1] + 1 ||
+          next->shard != m->shard || read->n >= MAX_COALESCED ||
+          !member_fits (shards, next) ||
+          next_end - read->start > COALESCE_MAX)
+        break;
+      read->kept += next_end - end;
+      read->globals[read->n++] = global;
+      end = next_end;
+      continue;
+    }
     if (!can_coalesce (shards, read, end, global))
       break;
     if (global != read->globals[read->n - 1] + 1)
@@ -1776,6 +2087,14 @@ range_read_sample (GstSpdlShards * shards, RangeRead * read, guint i,
   /* shares the memory; a short one is a truncated shard */
   member_finish (shards, sample, have ? gst_buffer_copy_region (read->buffer,
           GST_BUFFER_COPY_MEMORY, from, have) : gst_buffer_new ());
+  if (sample->error == NULL && record_size (shards) > 0) {
+    GstMapInfo map;
+
+    if (gst_buffer_map (read->buffer, &map, GST_MAP_READ)) {
+      read_fields (shards, sample, -1, map.data, read->start, map.size);
+      gst_buffer_unmap (read->buffer, &map);
+    }
+  }
   return sample;
 }
 
@@ -2255,7 +2574,8 @@ read_positions_remote (GstSpdlShards * shards, const guint64 * order,
   while (queued > 0 || (next_k < count && !shards->stream_members)) {
     RangeRead *read;
 
-    if (!shards->stream_members && gst_spdl_http_get_ranges (shards->http,
+    if (!shards->stream_members && record_size (shards) == 0 &&
+        gst_spdl_http_get_ranges (shards->http,
             shards->names[0]) == GST_SPDL_HTTP_RANGES_NO) {
       /* what is in flight is cut out of the whole (each stops at its
        * range's end), then the rest streamed */
@@ -2414,6 +2734,19 @@ gst_spdl_shards_start (GstSpdlShards * shards, GError ** error)
     if (ranges == GST_SPDL_HTTP_RANGES_NO ||
         ranges == GST_SPDL_HTTP_RANGES_UNADVERTISED)
       shards->stream_members = TRUE;
+    /* fields: every sample's group by range (read_fields()), also from a
+     * server that answers whole (each range cut out of the whole) */
+    if (record_size (shards) > 0) {
+      if (shards->stream_members) {
+        if (shards->warnings == NULL)
+          shards->warnings = g_ptr_array_new_with_free_func (g_free);
+        g_ptr_array_add (shards->warnings, g_strdup ("fields of remote "
+                "shards are read by byte range, and the server may not "
+                "answer byte ranges: each read may fetch a whole shard "
+                "(elastic=false streams each shard once)"));
+      }
+      shards->stream_whole = shards->stream_members = FALSE;
+    }
     if (shards->stream_members && !shards->stream_whole) {
       const gchar *host = strstr (shards->names[0], "://");
       const gchar *end = host ? strchr (host + 3, '/') : NULL;

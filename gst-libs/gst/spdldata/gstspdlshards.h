@@ -13,6 +13,7 @@
 
 #include "gstspdlhttp.h"
 #include "gstspdlshardlearn.h"
+#include "gstspdlfielddata.h"
 
 G_BEGIN_DECLS
 
@@ -95,6 +96,15 @@ typedef struct
   const gchar *image_key;
   const gchar *label_key;
   const gchar *label_field;
+  /* the sample record's fields (gstspdlrecord.h), NULL: none. Each is the
+   * group's member whose extension (after the key) is the first of the
+   * field's alternatives present; one over @max_field_size (0: no limit)
+   * is not read (its error "field-too-large"). The elastic order reads
+   * each sample's group around its image member (between the previous
+   * and the next indexed member; remotely one range per sample, or per
+   * run of consecutive ones, never a streamed shard). */
+  const GstSpdlRecord *record;
+  guint64 max_field_size;
 } GstSpdlShardsConfig;
 
 /* One sample, or a skipped one (@error set, code a GstSpdlReadErrorCode in
@@ -110,6 +120,8 @@ typedef struct
   guint epoch;
   gboolean extra;               /* a group that is no sample (@error says
                                  * why): none of the epoch's positions */
+  GstSpdlFieldData *fields;     /* config.record's, NULL without one */
+  guint n_fields;
 } GstSpdlShardSample;
 
 typedef enum

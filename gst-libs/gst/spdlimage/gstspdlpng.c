@@ -54,8 +54,7 @@ struct _GstSpdlPngDecoder
   /* the decode in progress */
   png_structp png;
   png_infop info;
-  gint code;                    /* -1: libpng's own error (corrupt) */
-  gchar message[200];
+  GstSpdlPngFailure failure;
   GstSpdlRowSink sink;
   guint8 *rows;                 /* one row, or the whole interlaced image */
   gsize rows_size;
@@ -93,8 +92,8 @@ gst_spdl_png_decoder_set_max_memory (GstSpdlPngDecoder * dec,
 static void
 refuse_too_large (GstSpdlPngDecoder * dec, const gchar * why, guint64 need)
 {
-  dec->code = GST_SPDL_DECODE_ERROR_TOO_LARGE;
-  g_snprintf (dec->message, sizeof (dec->message), "%ux%u interlaced PNG "
+  dec->failure.code = GST_SPDL_DECODE_ERROR_TOO_LARGE;
+  g_snprintf (dec->failure.message, sizeof (dec->failure.message), "%ux%u interlaced PNG "
       "needs %" G_GUINT64_FORMAT " MiB to decode, %s", dec->width,
       dec->height, need >> 20, why);
   png_error (dec->png, "too large");
@@ -201,11 +200,12 @@ gst_spdl_png_decoder_open (GstSpdlPngDecoder * dec, const guint8 * data,
 static void
 on_png_error (png_structp png, png_const_charp message)
 {
-  GstSpdlPngDecoder *dec = png_get_error_ptr (png);
+  GstSpdlPngFailure *failure = png_get_error_ptr (png);
 
-  if (dec->code < 0) {
-    dec->code = GST_SPDL_DECODE_ERROR_CORRUPT;
-    g_snprintf (dec->message, sizeof (dec->message), "corrupt: %s", message);
+  if (failure->code < 0) {
+    failure->code = GST_SPDL_DECODE_ERROR_CORRUPT;
+    g_snprintf (failure->message, sizeof (failure->message), "corrupt: %s",
+        message);
   }
   png_longjmp (png, 1);
 }
@@ -214,6 +214,15 @@ static void
 on_png_warning (png_structp png, png_const_charp message)
 {
   /* recoverable (a bad ancillary chunk, say): PIL decodes these too */
+}
+
+png_structp
+gst_spdl_png_read_struct_new (GstSpdlPngFailure * failure)
+{
+  failure->code = -1;
+  failure->message[0] = '\0';
+  return png_create_read_struct (PNG_LIBPNG_VER_STRING, failure,
+      on_png_error, on_png_warning);
 }
 
 /* Past the end of the data, zeros: libpng may read the end of the zlib
@@ -231,10 +240,10 @@ read_data (png_structp png, png_bytep out, size_t n)
   if (have == n)
     return;
   memset (out + have, 0, n - have);
-  if (dec->code < 0) {
-    dec->code = GST_SPDL_DECODE_ERROR_TRUNCATED;
-    g_strlcpy (dec->message, "truncated: the image data ends early",
-        sizeof (dec->message));
+  if (dec->failure.code < 0) {
+    dec->failure.code = GST_SPDL_DECODE_ERROR_TRUNCATED;
+    g_strlcpy (dec->failure.message, "truncated: the image data ends early",
+        sizeof (dec->failure.message));
   }
 }
 
@@ -478,10 +487,8 @@ gst_spdl_png_decoder_decode (GstSpdlPngDecoder * dec,
   g_return_val_if_fail (dec->opened, FALSE);
   dec->opened = FALSE;
   dec->pos = 0;
-  dec->code = -1;
   dec->rows_transformed = dec->rows_expected = 0;
-  dec->png = png_create_read_struct (PNG_LIBPNG_VER_STRING, dec,
-      on_png_error, on_png_warning);
+  dec->png = gst_spdl_png_read_struct_new (&dec->failure);
   if (dec->png)
     dec->info = png_create_info_struct (dec->png);
   if (dec->png == NULL || dec->info == NULL) {
@@ -491,7 +498,7 @@ gst_spdl_png_decoder_decode (GstSpdlPngDecoder * dec,
   }
   ok = run_decode (dec, p, g, out);
   if (!ok)
-    gst_spdl_decode_fail (error, dec->code, "%s", dec->message);
+    gst_spdl_decode_fail (error, dec->failure.code, "%s", dec->failure.message);
   png_destroy_read_struct (&dec->png, &dec->info, NULL);
   g_clear_pointer (&dec->row_pointers, g_free);
   gst_spdl_release_large_buffer (&dec->rows, &dec->rows_size);

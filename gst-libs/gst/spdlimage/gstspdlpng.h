@@ -9,6 +9,8 @@
 #ifndef __GST_SPDL_PNG_H__
 #define __GST_SPDL_PNG_H__
 
+#include <png.h>
+
 #include "gstspdlgeometry.h"
 #include "gstspdloutput.h"
 
@@ -30,6 +32,20 @@ gboolean gst_spdl_png_decoder_open (GstSpdlPngDecoder * dec,
 gboolean gst_spdl_png_decoder_decode (GstSpdlPngDecoder * dec,
     const GstSpdlDecodeParams * params, const GstSpdlGeometry * geom,
     const GstSpdlOutput * out, GError ** error);
+
+/* The first failure of a libpng decode: its GstSpdlDecodeErrorCode (-1:
+ * none yet) and message, for the caller's setjmp to report. */
+typedef struct
+{
+  gint code;
+  gchar message[200];
+} GstSpdlPngFailure;
+
+/* A libpng read struct whose errors (libpng's own: corrupt, unless
+ * @failure holds one already) go into @failure before the longjmp, and
+ * whose warnings (a bad ancillary chunk) are ignored, as PIL ignores
+ * them. NULL without memory. */
+png_structp gst_spdl_png_read_struct_new (GstSpdlPngFailure * failure);
 
 G_END_DECLS
 

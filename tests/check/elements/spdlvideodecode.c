@@ -13,6 +13,7 @@
 
 #include "spdltestutil.h"
 #include "gstspdlmeta.h"
+#include "gstspdlrecord.h"
 #include "spdlcheckmain.h"
 
 #define ITEM(run, i) ((SpdlTestItem *) g_ptr_array_index ((run)->items, (i)))
@@ -290,6 +291,91 @@ GST_START_TEST (test_bad_files_skipped_by_reason)
 
 GST_END_TEST;
 
+/* The record's description goes from the sink caps to the clips' caps,
+ * its values with each clip's sample meta. */
+GST_START_TEST (test_fields_pass_through)
+{
+  GBytes *bytes = make_video_bytes (10, 10);
+  GstHarness *h = gst_harness_new_parse ("spdlvideodecode frames=4 size=32 "
+      "resize=40 crop=center threads=1");
+  GstBuffer *buf = video_sample (bytes, 3, 1, "v.mp4"), *clip;
+  GValue value = G_VALUE_INIT;
+  const GValue *got;
+  GstCaps *caps;
+
+  g_value_init (&value, G_TYPE_STRING);
+  g_value_set_string (&value, "a dog on a beach");
+  gst_spdl_buffer_set_record (buf, &value, 1);
+  g_value_unset (&value);
+  gst_harness_set_src_caps_str (h,
+      "video/quicktime, fields=(string)\"txt:string:skip\"");
+  fail_unless_equals_int (gst_harness_push (h, buf), GST_FLOW_OK);
+  clip = gst_harness_pull (h);
+  fail_unless (clip != NULL);
+  got = gst_spdl_buffer_get_record_value (clip, 0);
+  fail_unless (got != NULL && G_VALUE_HOLDS_STRING (got));
+  fail_unless_equals_string (g_value_get_string (got), "a dog on a beach");
+  caps = gst_pad_get_current_caps (h->sinkpad);
+  fail_unless_equals_string (gst_structure_get_string
+      (gst_caps_get_structure (caps, 0), "fields"), "txt:string:skip");
+  gst_caps_unref (caps);
+  gst_buffer_unref (clip);
+  gst_harness_teardown (h);
+  g_bytes_unref (bytes);
+}
+
+GST_END_TEST;
+
+/* Image and label fields need spdldecode: the video and audio decoders
+ * refuse such a record when the caps come, with an error saying so. */
+GST_START_TEST (test_image_fields_refused)
+{
+  const gchar *elements[] = { "spdlvideodecode", "spdlaudiodecode" };
+  const gchar *media[] = { "video/quicktime", "audio/x-wav" };
+  guint i;
+
+  for (i = 0; i < G_N_ELEMENTS (elements); i++) {
+    GstHarness *h = gst_harness_new (elements[i]);
+    GstBus *bus = gst_bus_new ();
+    gchar *caps = g_strdup_printf ("%s, fields=(string)"
+        "\"txt:string:skip,seg.png:label:skip\"", media[i]);
+    GstMessage *msg;
+    GstSegment segment;
+    GError *err = NULL;
+    gchar *debug = NULL;
+
+    gst_element_set_bus (h->element, bus);
+    gst_harness_play (h);
+    fail_unless (gst_harness_push_event (h,
+            gst_event_new_stream_start ("s")));
+    /* a sticky event is stored upstream whatever the answer */
+    gst_harness_push_event (h, gst_event_new_caps (gst_caps_from_string
+            (caps)));
+    gst_segment_init (&segment, GST_FORMAT_BYTES);
+    gst_harness_push_event (h, gst_event_new_segment (&segment));
+    msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
+    fail_unless (msg != NULL);
+    gst_message_parse_error (msg, &err, &debug);
+    fail_unless (g_error_matches (err, GST_CORE_ERROR,
+            GST_CORE_ERROR_NEGOTIATION));
+    fail_unless (strstr (err->message, "image fields need spdldecode"),
+        "%s", err->message);
+    fail_unless (strstr (err->message, "\"seg.png\""), "%s", err->message);
+    g_clear_error (&err);
+    g_free (debug);
+    gst_message_unref (msg);
+    /* the refused caps stay pending: the sample is not negotiated */
+    fail_unless_equals_int (gst_harness_push (h, gst_buffer_new_allocate
+            (NULL, 16, NULL)), GST_FLOW_NOT_NEGOTIATED);
+    gst_element_set_bus (h->element, NULL);
+    gst_object_unref (bus);
+    gst_harness_teardown (h);
+    g_free (caps);
+  }
+}
+
+GST_END_TEST;
+
 static Suite *
 spdlvideodecode_suite (void)
 {
@@ -300,6 +386,8 @@ spdlvideodecode_suite (void)
   tcase_add_test (tc, test_clips_frames_and_pts);
   tcase_add_test (tc, test_layouts_and_resize);
   tcase_add_test (tc, test_bad_files_skipped_by_reason);
+  tcase_add_test (tc, test_fields_pass_through);
+  tcase_add_test (tc, test_image_fields_refused);
   return s;
 }
 

@@ -14,6 +14,7 @@
 
 #include "spdltestutil.h"
 #include "gstspdlmeta.h"
+#include "gstspdlrecord.h"
 #include "spdlcheckmain.h"
 
 #define ITEM(run, i) ((SpdlTestItem *) g_ptr_array_index ((run)->items, (i)))
@@ -465,6 +466,104 @@ GST_START_TEST (test_hostile_file_types)
 
 GST_END_TEST;
 
+/* Sidecars (spdlsrc's fields) as hostile as the images: each bad one
+ * skips its sample, named, by reason; none blocks or crashes. */
+GST_START_TEST (test_hostile_sidecars)
+{
+  gchar *root = spdl_test_make_tmpdir ();
+  static const gchar *const names[] = { "a", "b", "c", "d", "e", "f", "g",
+    "h"
+  };
+  gchar *launch, *fifo, *deep, *big;
+  SpdlTestRun *run;
+  guint8 *good;
+  gsize size;
+  guint i, n = 0;
+
+  good = encode (32, 24, NULL, &size);
+  for (i = 0; i < G_N_ELEMENTS (names); i++) {
+    gchar *rel = g_strdup_printf ("c0/%s.jpg", names[i]);
+    gchar *txt = g_strdup_printf ("c0/%s.txt", names[i]);
+    gchar *id = g_strdup_printf ("c0/%s.id", names[i]);
+    gchar *json = g_strdup_printf ("c0/%s.json", names[i]);
+    gchar *caption = g_strdup_printf ("caption %s", names[i]);
+
+    write_at (root, rel, good, size);
+    if (i != 1 && i != 2 && i != 5 && i != 6)
+      write_at (root, txt, (const guint8 *) caption, strlen (caption));
+    write_at (root, id, (const guint8 *) (i == 4 ?
+            "99999999999999999999999" : " 7\n"), i == 4 ? 23 : 3);
+    g_free (rel);
+    g_free (txt);
+    write_at (root, json, (const guint8 *) "{}", 2);
+    g_free (id);
+    g_free (json);
+    g_free (caption);
+  }
+  g_free (good);
+  /* a: duplicate JSON keys (json.loads keeps the last): a sample */
+  write_at (root, "c0/a.json", (const guint8 *) "{\"k\": 1, \"k\": 2}", 16);
+  write_at (root, "c0/b.txt", (const guint8 *) "caption \xff\xfe", 10);
+  write_at (root, "c0/c.txt", (const guint8 *) "nul\0byte", 8);
+  deep = g_strnfill (4000, '[');
+  memset (deep + 2000, ']', 2000);
+  write_at (root, "c0/d.json", (const guint8 *) deep, 4000);
+  g_free (deep);
+  fifo = g_build_filename (root, "c0", "f.txt", NULL);
+  fail_unless (mkfifo (fifo, 0600) == 0);
+  g_free (fifo);
+  big = g_strnfill (5000, 'x');
+  write_at (root, "c0/g.txt", (const guint8 *) big, 5000);
+  g_free (big);
+  /* a mask beside h.jpg: its sidecar, no sample */
+  write_at (root, "c0/h.seg.jpg", (const guint8 *) "mask", 4);
+
+  launch = g_strdup_printf ("spdlsrc location=\"%s\" prefetch=2 "
+      "prefetch-threshold=0 max-field-size=4096 "
+      "fields=txt,json,id:int,seg.jpg:bytes:empty", root);
+  run = spdl_test_run (launch);
+  fail_unless (run->error == NULL, "%s", run->error);
+  for (i = 0; i < run->items->len; i++) {
+    SpdlTestItem *item = ITEM (run, i);
+    const GValue *v;
+
+    if (item->is_epoch_end)
+      continue;
+    n++;
+    fail_unless (g_str_has_suffix (item->path, "/a.jpg") ||
+        g_str_has_suffix (item->path, "/h.jpg"), "%s", item->path);
+    fail_unless_equals_int (gst_spdl_buffer_get_record_size (item->buffer),
+        4);
+    v = gst_spdl_buffer_get_record_value (item->buffer, 2);
+    fail_unless_equals_int (g_value_get_int64 (v), 7);
+    v = gst_spdl_buffer_get_record_value (item->buffer, 1);
+    fail_unless_equals_string (g_value_get_string (v),
+        g_str_has_suffix (item->path, "/a.jpg") ? "{\"k\": 1, \"k\": 2}" :
+        "{}");
+    v = gst_spdl_buffer_get_record_value (item->buffer, 3);
+    fail_unless_equals_int (g_bytes_get_size (g_value_get_boxed (v)),
+        g_str_has_suffix (item->path, "/h.jpg") ? 4 : 0);
+  }
+  fail_unless_equals_int (n, 2);
+  fail_unless (spdl_test_run_warned (run, "b.jpg", "UTF-8"));
+  fail_unless (spdl_test_run_warned (run, "c.jpg", "at byte 3"));
+  fail_unless (spdl_test_run_warned (run, "d.jpg", "JSON"));
+  fail_unless (spdl_test_run_warned (run, "e.jpg", "int64"));
+  fail_unless (spdl_test_run_warned (run, "f.jpg", "FIFO"));
+  fail_unless (spdl_test_run_warned (run, "g.jpg", "max-field-size"));
+  fail_unless (all_valid_utf8 (run->warnings));
+  fail_unless_equals_uint64 (spdl_test_run_skipped (run, "spdlsrc",
+          "bad-field"), 5);
+  fail_unless_equals_uint64 (spdl_test_run_skipped (run, "spdlsrc",
+          "field-too-large"), 1);
+  spdl_test_run_free (run);
+  g_free (launch);
+  spdl_test_remove_tree (root);
+  g_free (root);
+}
+
+GST_END_TEST;
+
 /* Warnings on the bus are bounded per epoch; the summary keeps counts. */
 GST_START_TEST (test_warning_limit_per_epoch)
 {
@@ -519,6 +618,7 @@ hostile_suite (void)
   tcase_add_test (tc, test_unreadable_permission);
   tcase_add_test (tc, test_hostile_file_types);
   tcase_add_test (tc, test_warning_limit_per_epoch);
+  tcase_add_test (tc, test_hostile_sidecars);
   return s;
 }
 
