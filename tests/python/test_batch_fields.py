@@ -216,3 +216,113 @@ def test_batch_fields(name, python, output):
         pytest.skip("the numpy 2 venv has Debian's torch 1.13, built for numpy 1")
     got = run(python, output)
     check(got, output, got["torch"] or "")
+
+
+# -- the whole chain: spdlsrc's sidecars, spdldecode, spdlbatch, the loader
+
+E2E = r"""
+import json, sys
+import numpy as np
+import spdlgst
+
+root, output = sys.argv[1], sys.argv[2]
+line = (f"spdlsrc location={root} fields=txt,json,npy,seg.png:label "
+        "! spdldecode width=12 height=10 ! spdlbatch batch-size=4 ! "
+        "spdlappsink name=sink")
+out = []
+with spdlgst.Loader(line, output=output) as loader:
+    for batch in loader:
+        images, labels = batch
+        f = batch.fields
+        npy = f["npy"]
+        out.append({
+            "indices": [int(i) for i in batch.indices],
+            "labels": [int(x) for x in np.asarray(labels)],
+            "txt": f["txt"], "json": f["json"],
+            "npy": [np.asarray(a).tolist() for a in npy],
+            "npy_dtype": str(npy.dtype) if hasattr(npy, "dtype") else "list",
+            "seg": np.asarray(f["seg.png"]).tolist(),
+            "seg_dtype": str(f["seg.png"].dtype),
+            "crop": np.asarray(batch.geometry.crop).tolist(),
+            "flipped": np.asarray(batch.geometry.flipped).tolist(),
+            "size": np.asarray(batch.geometry.source_size).tolist(),
+            "images": list(images.shape)})
+print(json.dumps(out))
+"""
+
+
+def make_captions(root, n=6):
+    """A folder of images with sidecars, as caption and segmentation
+    exports lay them out: x.jpg, x.txt, x.json, x.npy, x.seg.png"""
+    from PIL import Image
+    import numpy as np
+
+    rng = np.random.default_rng(1)
+    folder = root / "c0"
+    folder.mkdir(parents=True)
+    expected = {}
+    for i in range(n):
+        stem = folder / f"x{i}"
+        img = rng.integers(0, 256, (10, 12, 3), dtype=np.uint8)
+        Image.fromarray(img).save(f"{stem}.jpg", quality=95)
+        caption = ["a cat", "", "na\u00efve \u2603", "a dog", "x", "y z"][i]
+        (folder / f"x{i}.txt").write_text(caption, encoding="utf-8")
+        (folder / f"x{i}.json").write_text(json.dumps({"i": i, "tags": ["a"] * i}))
+        arr = np.arange(3, dtype=np.float32) + i
+        np.save(folder / f"x{i}.npy", arr)
+        seg = rng.integers(0, 5, (10, 12), dtype=np.uint8)
+        Image.fromarray(seg, mode="L").save(folder / f"x{i}.seg.png")
+        expected[f"x{i}"] = (caption, {"i": i, "tags": ["a"] * i},
+                             arr.tolist(), seg.tolist())
+    return expected
+
+
+@pytest.mark.parametrize("output", ["numpy", "torch"])
+def test_fields_through_the_chain(tmp_path, output):
+    """spdlsrc's sidecar fields reach the loader's batches, each with its
+    own image: captions, JSON objects, npy arrays (stacked: one shape),
+    label maps, and the geometry (a stretch: the whole image)"""
+    expected = make_captions(tmp_path / "ds")
+    res = subprocess.run([sys.executable, "-c", E2E, str(tmp_path / "ds"),
+                          output], capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr[-3000:]
+    batches = json.loads(res.stdout.splitlines()[-1])
+    assert [len(b["indices"]) for b in batches] == [4, 2]
+    seen = 0
+    for b in batches:
+        n = len(b["indices"])
+        assert b["images"][0] == n
+        assert b["npy_dtype"] in ("float32", "torch.float32")
+        assert b["seg_dtype"] in ("uint8", "torch.uint8")
+        assert b["size"] == [[12, 10]] * n
+        assert b["crop"] == [[0, 0, 12, 10]] * n
+        assert b["flipped"] == [False] * n
+        for k, index in enumerate(b["indices"]):
+            # the folder lists x0..x5 in order
+            caption, obj, arr, seg = expected[f"x{index}"]
+            assert b["txt"][k] == caption
+            assert b["json"][k] == obj
+            assert b["npy"][k] == arr
+            assert b["seg"][k] == seg
+            seen += 1
+    assert seen == 6
+
+
+def test_c_example_prints_the_fields(tmp_path):
+    """examples/batch-fields, the C application, on the same folder: each
+    sample's caption, JSON text, array shape and mask size"""
+    expected = make_captions(tmp_path / "ds")
+    example = os.path.join(os.environ["SPDL_BUILD_ROOT"], "examples",
+                           "batch-fields", "spdl-batch-fields")
+    res = subprocess.run([example, str(tmp_path / "ds"),
+                          "txt,json,npy,seg.png:label"], capture_output=True,
+                         text=True, timeout=120)
+    assert res.returncode == 0, res.stderr[-3000:]
+    lines = [line for line in res.stdout.splitlines()
+             if line.startswith("sample ")]
+    assert len(lines) == 6
+    for i, line in enumerate(lines):
+        caption, obj, _, _ = expected[f"x{i}"]
+        assert line == (f'sample {i} label 0: txt="{caption}" '
+                        f'json="{json.dumps(obj)}" npy=float32(3) '
+                        "seg.png=uint8[224x224]"), line
