@@ -300,7 +300,8 @@ class Batch(tuple):
     buffer); image fields uint8 ``[B, H, W, 3]`` (``[B, 3, H, W]`` with
     layout=nchw); label fields ``[B, H, W]`` uint8, or for 16-bit maps
     numpy uint16, torch uint16 (torch 2.3 and later) or int32 (a copy,
-    older torch). ``batch.geometry`` (a :class:`Geometry`) holds each
+    older torch; npy arrays of uint16, uint32 and uint64 likewise become
+    int32, int64 and int64 there). ``batch.geometry`` (a :class:`Geometry`) holds each
     sample's crop box, flip and source size when a decoder set them. The
     tuple itself stays the media's tensors.
     """
