@@ -101,9 +101,24 @@ fail (GError ** error, const gchar * format, ...)
   return FALSE;
 }
 
+/* Header text for a message: its first 32 bytes, escaped (the header is
+ * any bytes; messages are UTF-8) */
+static gchar *
+shown (const gchar * s, gsize len)
+{
+  gchar *part = g_strndup (s, MIN (len, 32));
+  gchar *escaped = g_strescape (part, NULL);
+
+  g_free (part);
+  return escaped;
+}
+
 static gboolean
 parse_descr (const gchar * s, gsize len, GstSpdlDType * dtype, GError ** error)
 {
+  gchar *text;
+  gboolean ret;
+
   gchar order, kind;
   guint size;
 
@@ -144,14 +159,17 @@ parse_descr (const gchar * s, gsize len, GstSpdlDType * dtype, GError ** error)
       (order == '=' && G_BYTE_ORDER == G_LITTLE_ENDIAN))
     return TRUE;
   if (order == '>')
-    return fail (error, "is big-endian ('%.*s'): save it little-endian "
-        "(array.astype('<%c%u'))", (gint) len, s, kind, size);
+    return fail (error, "is big-endian ('>%c%u'): save it little-endian "
+        "(array.astype('<%c%u'))", kind, size, kind, size);
   goto unsupported;
 
 unsupported:
-  return fail (error, "has dtype '%.*s', not a number type a tensor holds "
+  text = shown (s, len);
+  ret = fail (error, "has dtype '%s', not a number type a tensor holds "
       "(bool, int8 to int64, uint8 to uint64, float16, float32, float64)",
-      (gint) MIN (len, 32), s);
+      text);
+  g_free (text);
+  return ret;
 }
 
 /* "(3, 4)", "(3,)", "()" */
@@ -259,8 +277,12 @@ gst_spdl_npy_parse (const guint8 * data, gsize len, GstSpdlNpyInfo * info,
         return FALSE;
       have_shape = TRUE;
     } else {
-      return fail (error, "has an unknown key '%.*s' in its header",
-          (gint) MIN (key_len, 32), key);
+      gchar *text = shown (key, key_len);
+      gboolean ret = fail (error, "has an unknown key '%s' in its header",
+          text);
+
+      g_free (text);
+      return ret;
     }
     if (!take (&c, ',')) {
       if (!take (&c, '}'))
