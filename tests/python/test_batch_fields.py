@@ -326,3 +326,28 @@ def test_c_example_prints_the_fields(tmp_path):
         assert line == (f'sample {i} label 0: txt="{caption}" '
                         f'json="{json.dumps(obj)}" npy=float32(3) '
                         "seg.png=uint8[224x224]"), line
+
+
+def test_bad_npy_skipped_by_its_policy(tmp_path):
+    """An npy no batch can hold (Fortran order, big-endian) is a bad value
+    where spdlsrc reads it: the sample is skipped with its reason, the
+    others' fields stay with their own images"""
+    import numpy as np
+
+    expected = make_captions(tmp_path / "ds")
+    np.save(tmp_path / "ds" / "c0" / "x1.npy",
+            np.asfortranarray(np.ones((2, 3), np.float32)))
+    np.save(tmp_path / "ds" / "c0" / "x4.npy", np.arange(3, dtype=">f4"))
+    res = subprocess.run([sys.executable, "-c", E2E, str(tmp_path / "ds"),
+                          "numpy"], capture_output=True, text=True,
+                         timeout=120)
+    assert res.returncode == 0, res.stderr[-3000:]
+    batches = json.loads(res.stdout.splitlines()[-1])
+    indices = [i for b in batches for i in b["indices"]]
+    assert indices == [0, 2, 3, 5]
+    for b in batches:
+        for k, index in enumerate(b["indices"]):
+            assert b["txt"][k] == expected[f"x{index}"][0]
+            assert b["npy"][k] == expected[f"x{index}"][2]
+    assert "Fortran order" in res.stderr and "big-endian" in res.stderr, \
+        res.stderr[-2000:]

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "gstspdlnpy.h"
+#include "gstspdlrecord.h"
 #include "spdlcheckmain.h"
 
 /* An .npy file as numpy.save writes it: version @major, the header
@@ -192,6 +193,39 @@ GST_START_TEST (test_cut_anywhere)
 
 GST_END_TEST;
 
+/* An npy field's value is checked where it is read (spdlsrc): a file a
+ * batch cannot hold is a bad value under the field's policy */
+GST_START_TEST (test_field_value_checked)
+{
+  guint8 data[8] = { 7, };
+  GByteArray *good = npy_file (1,
+      "{'descr': '<i8', 'fortran_order': False, 'shape': (1,), }", data, 8);
+  GByteArray *fortran = npy_file (1,
+      "{'descr': '<i8', 'fortran_order': True, 'shape': (1,), }", data, 8);
+  GValue v = G_VALUE_INIT;
+  GError *error = NULL;
+
+  fail_unless (gst_spdl_field_value_from_data (&v, GST_SPDL_FIELD_NPY,
+          good->data, good->len, NULL, &error));
+  fail_unless (G_VALUE_HOLDS (&v, G_TYPE_BYTES));
+  fail_unless_equals_int (g_bytes_get_size (g_value_get_boxed (&v)),
+      good->len);
+  g_value_unset (&v);
+  fail_if (gst_spdl_field_value_from_data (&v, GST_SPDL_FIELD_NPY,
+          fortran->data, fortran->len, NULL, &error));
+  fail_unless (strstr (error->message, "Fortran order"), "%s",
+      error->message);
+  g_clear_error (&error);
+  fail_if (gst_spdl_field_value_from_data (&v, GST_SPDL_FIELD_NPY,
+          (const guint8 *) "1,2,3", 5, NULL, &error));
+  fail_unless (strstr (error->message, "not a NumPy"), "%s", error->message);
+  g_clear_error (&error);
+  g_byte_array_unref (good);
+  g_byte_array_unref (fortran);
+}
+
+GST_END_TEST;
+
 static Suite *
 spdlnpy_suite (void)
 {
@@ -202,6 +236,7 @@ spdlnpy_suite (void)
   tcase_add_test (tc, test_numpy_save_headers);
   tcase_add_test (tc, test_refused_with_a_reason);
   tcase_add_test (tc, test_cut_anywhere);
+  tcase_add_test (tc, test_field_value_checked);
   return s;
 }
 
