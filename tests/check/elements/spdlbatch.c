@@ -515,13 +515,12 @@ GST_START_TEST (test_drop_last_and_epochs)
 
 GST_END_TEST;
 
-GST_START_TEST (test_allocation_from_downstream)
+/* A TestAllocator that the harness proposes downstream of spdlbatch */
+static GstAllocator *
+propose_test_allocator (GstHarness * h)
 {
-  GstHarness *h = batch_harness ("batch-size=2");
   GstAllocator *shm = g_object_new (test_allocator_get_type (), NULL);
   GstAllocationParams params;
-  GHashTable *seen = g_hash_table_new (NULL, NULL);
-  guint i;
 
   gst_object_ref_sink (shm);
   gst_allocation_params_init (&params);
@@ -529,6 +528,16 @@ GST_START_TEST (test_allocation_from_downstream)
   /* a reconfigure makes spdlbatch query allocation again */
   fail_unless (gst_harness_push_upstream_event (h,
           gst_event_new_reconfigure ()));
+  return shm;
+}
+
+GST_START_TEST (test_allocation_from_downstream)
+{
+  GstHarness *h = batch_harness ("batch-size=2");
+  GstAllocator *shm = propose_test_allocator (h);
+  GHashTable *seen = g_hash_table_new (NULL, NULL);
+  guint i;
+
   for (i = 0; i < 20; i++) {
     GstBuffer *b;
     push_samples (h, 2 * i, 2, 0);
@@ -1657,16 +1666,10 @@ GST_END_TEST;
 GST_START_TEST (test_record_fields_memory_reused)
 {
   GstHarness *h = record_harness ("batch-size=2");
-  GstAllocator *shm = g_object_new (test_allocator_get_type (), NULL);
-  GstAllocationParams params;
+  GstAllocator *shm = propose_test_allocator (h);
   const guint samples[] = { 0, 1 };
   guint i, t, after_first = 0;
 
-  gst_object_ref_sink (shm);
-  gst_allocation_params_init (&params);
-  gst_harness_set_propose_allocator (h, gst_object_ref (shm), &params);
-  fail_unless (gst_harness_push_upstream_event (h,
-          gst_event_new_reconfigure ()));
   for (i = 0; i < 20; i++) {
     GstBuffer *b;
 
