@@ -473,6 +473,12 @@ gst_spdl_buffer_add_cuda_meta (GstBuffer * buffer, gint device_id,
   s = gst_custom_meta_get_structure (meta);
   for (i = 0; i < n; i++) {
     GstMemory *mem = gst_buffer_peek_memory (buffer, i);
+
+    /* a tensor left in host memory (a record field's values): 0 */
+    if (!gst_is_spdl_cuda_memory (mem)) {
+      pointers[i] = ready[i] = release[i] = 0;
+      continue;
+    }
     pointers[i] = (guintptr) gst_spdl_cuda_memory_get_device_pointer (mem);
     ready[i] = (guintptr) gst_spdl_cuda_memory_get_ready_event (mem);
     release[i] = (guintptr) gst_spdl_cuda_memory_get_release_event (mem);

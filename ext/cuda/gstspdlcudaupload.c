@@ -60,6 +60,16 @@
  * #GstSpdlCudaUpload:stall-timeout the element posts a warning that says
  * so. Stopping the pipeline (or a flush) never waits for them.
  *
+ * ## Record fields
+ *
+ * Batches of samples with fields (spdlbatch, docs/record.md) keep the
+ * fixed numeric tensors of their fields (int, float, image, label) on the
+ * device like the images; the tensors named NAME/values, NAME/offsets and
+ * NAME/shapes (strings, JSON, bytes and npy arrays, read on the host by
+ * the application) stay the host memory spdlbatch wrote: their
+ * "pointers", "ready-events" and "release-events" in "GstSpdlCudaMeta" are
+ * 0.
+ *
  * On a machine without a CUDA device or driver the element still registers;
  * going to PAUSED fails with an error that names the CUDA error.
  *
@@ -180,6 +190,10 @@ struct _GstSpdlCudaPool
   GstAllocator *allocator;
   gsize sizes[GST_SPDL_TENSOR_MAX];
   guint n;
+  /* the batch's tensors that are the input's host memory, inserted among
+   * the pool's n device tensors and taken out on release */
+  gboolean host[GST_SPDL_TENSOR_MAX];
+  guint n_all;
 
   GMutex lock;
   GCond cond;
@@ -228,15 +242,25 @@ static void
 gst_spdl_cuda_pool_reset (GstBufferPool * pool, GstBuffer * buffer)
 {
   GstSpdlCudaPool *self = GST_SPDL_CUDA_POOL (pool);
-  guint i;
+  gboolean had_host = self->n_all != self->n &&
+      gst_buffer_n_memory (buffer) == self->n_all;
+  gint i;
 
-  for (i = 0; i < self->n && i < gst_buffer_n_memory (buffer); i++) {
+  if (had_host)
+    for (i = self->n_all - 1; i >= 0; i--)
+      if (self->host[i])
+        gst_buffer_remove_memory (buffer, i);
+  for (i = 0; i < (gint) self->n && i < (gint) gst_buffer_n_memory (buffer);
+      i++) {
     GstMemory *mem = gst_buffer_peek_memory (buffer, i);
     if (mem->size != self->sizes[i])
       gst_memory_resize (mem, 0, self->sizes[i]);
   }
   GST_BUFFER_POOL_CLASS (gst_spdl_cuda_pool_parent_class)->reset_buffer
       (pool, buffer);
+  /* its device memories are the pool's again */
+  if (had_host)
+    GST_BUFFER_FLAG_UNSET (buffer, GST_BUFFER_FLAG_TAG_MEMORY);
 }
 
 static void
@@ -1085,17 +1109,40 @@ output_size (GstSpdlCudaUpload * self, guint tensor, gsize input_size)
       input_size * dtype_sizes[self->norm.dtype] : input_size;
 }
 
+/* @sizes: of the device tensors, in order */
 static gboolean
-pool_fits (GstSpdlCudaPool * pool, const gsize * sizes, guint n)
+pool_fits (GstSpdlCudaPool * pool, const gsize * sizes, guint n,
+    const gboolean * host, guint n_all)
 {
   guint i;
 
-  if (pool->n != n)
+  if (pool->n != n || pool->n_all != n_all ||
+      memcmp (pool->host, host, sizeof (gboolean) * n_all) != 0)
     return FALSE;
   for (i = 0; i < n; i++)
     if (sizes[i] > pool->sizes[i])
       return FALSE;
   return TRUE;
+}
+
+/* A record field's tensor read on the host: NAME/values, NAME/offsets,
+ * NAME/shapes in the caps' names */
+static void
+find_host_tensors (GstSpdlCudaUpload * self, const GstCaps * caps)
+{
+  const gchar *names = gst_structure_get_string (gst_caps_get_structure (caps,
+          0), "names");
+  gchar **list = names ? g_strsplit (names, ",", -1) : NULL;
+  guint i;
+
+  for (i = 0; i < GST_SPDL_TENSOR_MAX; i++)
+    self->host[i] = FALSE;
+  for (i = 0; list && list[i] && i < self->n_tensors; i++)
+    self->host[i] = g_str_has_suffix (list[i], "/values") ||
+        g_str_has_suffix (list[i], "/offsets") ||
+        g_str_has_suffix (list[i], "/shapes") ||
+        gst_spdl_tensor_info_is_variable (&self->tensors[i]);
+  g_strfreev (list);
 }
 
 static gboolean
@@ -1105,17 +1152,19 @@ setup_pool (GstSpdlCudaUpload * self, GstCaps * outcaps)
   GstStructure *config;
   gsize sizes[GST_SPDL_TENSOR_MAX], total = 0;
   gboolean flushing;
-  guint i, n = self->n_tensors;
+  guint i, n = 0;
 
-  for (i = 0; i < n; i++) {
-    sizes[i] = output_size (self, i,
+  for (i = 0; i < self->n_tensors; i++) {
+    if (self->host[i])
+      continue;
+    sizes[n] = output_size (self, i,
         gst_spdl_tensor_info_size (&self->tensors[i]));
-    total += sizes[i];
+    total += sizes[n++];
   }
   /* a smaller batch (an epoch's last) uses part of the batches we have */
   GST_OBJECT_LOCK (self);
   pool = self->pool ? GST_SPDL_CUDA_POOL (self->pool) : NULL;
-  if (pool && pool_fits (pool, sizes, n)) {
+  if (pool && pool_fits (pool, sizes, n, self->host, self->n_tensors)) {
     GST_OBJECT_UNLOCK (self);
     return TRUE;
   }
@@ -1127,6 +1176,8 @@ setup_pool (GstSpdlCudaUpload * self, GstCaps * outcaps)
   pool->allocator = gst_object_ref (self->device_allocator);
   pool->n = n;
   memcpy (pool->sizes, sizes, sizeof (sizes[0]) * n);
+  pool->n_all = self->n_tensors;
+  memcpy (pool->host, self->host, sizeof (gboolean) * self->n_tensors);
   config = gst_buffer_pool_get_config (GST_BUFFER_POOL (pool));
   gst_buffer_pool_config_set_params (config, outcaps, total,
       self->active_buffers, self->active_buffers);
@@ -1163,6 +1214,7 @@ gst_spdl_cuda_upload_set_caps (GstBaseTransform * trans, GstCaps * incaps,
     return FALSE;
   }
   self->n_tensors = n;
+  find_host_tensors (self, incaps);
   if (!setup_conversion (self, &why)) {
     GST_ELEMENT_ERROR (self, STREAM, FORMAT, ("Cannot normalize: %s", why),
         ("%" GST_PTR_FORMAT, incaps));
@@ -1256,7 +1308,7 @@ gst_spdl_cuda_upload_prepare_output_buffer (GstBaseTransform * trans,
   gsize sizes[GST_SPDL_TENSOR_MAX];
   GstBufferPool *pool;
   GstFlowReturn ret;
-  guint i, n = gst_buffer_n_memory (input);
+  guint i, n = gst_buffer_n_memory (input), n_device = 0;
 
   GST_OBJECT_LOCK (self);
   pool = self->pool ? gst_object_ref (self->pool) : NULL;
@@ -1264,8 +1316,11 @@ gst_spdl_cuda_upload_prepare_output_buffer (GstBaseTransform * trans,
   if (pool == NULL)
     return GST_FLOW_NOT_NEGOTIATED;
   for (i = 0; i < n && i < GST_SPDL_TENSOR_MAX; i++)
-    sizes[i] = output_size (self, i, gst_buffer_peek_memory (input, i)->size);
-  if (!pool_fits (GST_SPDL_CUDA_POOL (pool), sizes, n)) {
+    if (!self->host[i])
+      sizes[n_device++] = output_size (self, i,
+          gst_buffer_peek_memory (input, i)->size);
+  if (n != self->n_tensors ||
+      !pool_fits (GST_SPDL_CUDA_POOL (pool), sizes, n_device, self->host, n)) {
     GST_ELEMENT_ERROR (self, STREAM, FORMAT,
         ("A batch does not match its caps"),
         ("%u memories, larger than the caps say", n));
@@ -1277,11 +1332,16 @@ gst_spdl_cuda_upload_prepare_output_buffer (GstBaseTransform * trans,
   if (ret != GST_FLOW_OK)
     return ret;
   /* a short batch uses the front of each memory */
-  for (i = 0; i < n; i++) {
+  for (i = 0; i < n_device; i++) {
     GstMemory *mem = gst_buffer_peek_memory (*outbuf, i);
     if (mem->size != sizes[i])
       gst_memory_resize (mem, 0, sizes[i]);
   }
+  /* the host tensors in their places: the input's memories, no copy */
+  for (i = 0; i < n; i++)
+    if (self->host[i])
+      gst_buffer_insert_memory (*outbuf, i,
+          gst_memory_ref (gst_buffer_peek_memory (input, i)));
   /* metadata (batch indices, epoch) follows the batch */
   GST_BASE_TRANSFORM_CLASS (parent_class)->copy_metadata (trans, input,
       *outbuf);
@@ -1423,6 +1483,9 @@ gst_spdl_cuda_upload_transform (GstBaseTransform * trans, GstBuffer * inbuf,
   for (i = 0; i < n && err == cudaSuccess && mapped; i++) {
     GstMemory *dst = gst_buffer_peek_memory (outbuf, i);
     GstMapInfo map;
+
+    if (self->host[i])
+      continue;
 
     mapped = gst_memory_map (gst_buffer_peek_memory (inbuf, i), &map,
         GST_MAP_READ);

@@ -66,6 +66,9 @@ struct _GstSpdlCudaUpload
   GstAllocator *device_allocator;
   GstSpdlTensorInfo tensors[GST_SPDL_TENSOR_MAX];
   guint n_tensors;
+  /* tensors that stay host memory: a record field's values, offsets and
+   * shapes (spdlbatch names them NAME/values, NAME/offsets, NAME/shapes) */
+  gboolean host[GST_SPDL_TENSOR_MAX];
   gboolean convert;             /* tensor 0 changes type or layout */
   SpdlNormalizeParams norm;
   gpointer staging;             /* device copy of the uint8 images */

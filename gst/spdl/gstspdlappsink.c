@@ -128,7 +128,11 @@ gst_spdl_app_sink_class_init (GstSpdlAppSinkClass * klass)
    * The current batch's tensors: a structure "spdl-tensors" with
    * num-tensors, and for each tensor i the string fields name-i, dtype-i,
    * shape-i ("32,224,224,3", outermost first) and device-i ("cpu" or
-   * "cuda:N"). NULL before the first caps.
+   * "cuda:N"). NULL before the first caps. Names are the caps' "names"
+   * when spdlbatch gives them (samples with fields), else "images",
+   * "labels" and "tensor"; a field's values tensor has a shape of 0 here
+   * (its memory's size gives its length), and after spdlcudaupload a
+   * field's values, offsets and shapes are still on the "cpu".
    */
   g_object_class_install_property (gobject_class, PROP_TENSORS,
       g_param_spec_boxed ("tensors", "Tensors",
@@ -234,7 +238,8 @@ describe_tensors (GstSpdlAppSink * self)
   GstSpdlTensorInfo t[GST_SPDL_TENSOR_MAX];
   GstStructure *s;
   GstCaps *caps;
-  gchar *device;
+  const gchar *caps_names;
+  gchar *device, **named;
   guint n, i;
 
   /* the batch last pulled, else what the pad negotiated last */
@@ -257,14 +262,20 @@ describe_tensors (GstSpdlAppSink * self)
   } else {
     device = g_strdup ("cpu");
   }
+  /* spdlbatch names its tensors in the caps when samples carry fields */
+  caps_names = gst_structure_get_string (gst_caps_get_structure (caps, 0),
+      "names");
+  named = caps_names ? g_strsplit (caps_names, ",", -1) : NULL;
+  if (named && g_strv_length (named) != n)
+    g_clear_pointer (&named, g_strfreev);
   s = gst_structure_new ("spdl-tensors", "num-tensors", G_TYPE_INT, n, NULL);
   for (i = 0; i < n; i++) {
     gchar *shape = gst_spdl_tensor_shape_to_string (&t[i]);
     gchar *key;
 
     key = g_strdup_printf ("name-%u", i);
-    gst_structure_set (s, key, G_TYPE_STRING, i < 2 ? names[i] : "tensor",
-        NULL);
+    gst_structure_set (s, key, G_TYPE_STRING, named ? named[i] : i < 2 ?
+        names[i] : "tensor", NULL);
     g_free (key);
     key = g_strdup_printf ("dtype-%u", i);
     gst_structure_set (s, key, G_TYPE_STRING, gst_spdl_dtype_name (t[i].dtype),
@@ -274,11 +285,15 @@ describe_tensors (GstSpdlAppSink * self)
     gst_structure_set (s, key, G_TYPE_STRING, shape, NULL);
     g_free (key);
     key = g_strdup_printf ("device-%u", i);
-    gst_structure_set (s, key, G_TYPE_STRING, device, NULL);
+    gst_structure_set (s, key, G_TYPE_STRING, named &&
+        (g_str_has_suffix (named[i], "/values") ||
+            g_str_has_suffix (named[i], "/offsets") ||
+            g_str_has_suffix (named[i], "/shapes")) ? "cpu" : device, NULL);
     g_free (key);
     g_free (shape);
   }
   g_free (device);
+  g_strfreev (named);
   gst_caps_unref (caps);
   return s;
 }

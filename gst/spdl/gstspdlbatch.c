@@ -72,6 +72,30 @@
  *     sample-rate=16000 duration=1.0 ! spdlbatch batch-size=32 ! fakesink
  * ]|
  *
+ * ## Fields
+ *
+ * Samples that carry fields beside their media (spdlsrc's fields; a
+ * record described by the sink caps' "fields", docs/record.md) add, after
+ * the media's tensors and per field in record order: int64 `[B]` (int),
+ * float64 `[B]` (float), `NAME/values` uint8 `[n]` and `NAME/offsets`
+ * int64 `[B+1]` (string, json, bytes: sample i is
+ * `values[offsets[i]:offsets[i+1]]`), `NAME/values` in the arrays' dtype,
+ * `NAME/offsets` (in elements) and `NAME/shapes` int64 `[B, 8]` (npy),
+ * uint8 `[B, H, W, 3]` (image; `[B, 3, H, W]` with layout=nchw) and uint8
+ * or uint16 `[B, H, W]` (label). The caps name every tensor ("names") and
+ * keep the record's "fields"; a `NAME/values` tensor has 0 as its
+ * outermost dimension there, its memory's size gives its length. The
+ * batch meta adds each slot's "crop", "flipped" and "source-size" when the
+ * decoder set them. Images, video clips and audio batches take fields the
+ * same way; padded slots copy them. A batch holds at most 16 tensors; npy
+ * arrays of different dtypes, or images or label maps of different sizes,
+ * in one batch are an error naming both samples.
+ * |[
+ * gst-launch-1.0 spdlsrc location=/data/captions/train-{000000..000009}.tar \
+ *     fields=txt,json ! spdldecode width=224 height=224 ! \
+ *     spdlbatch batch-size=64 ! fakesink
+ * ]|
+ *
  * Images can come from spdldecode or from any decoder chain:
  * |[
  * gst-launch-1.0 spdlsrc location=/data/train ! spdldecode width=224 \
@@ -95,6 +119,7 @@
 
 #include "gstspdlbatch.h"
 #include "gstspdlmeta.h"
+#include "gstspdlrecord.h"
 
 #include <math.h>
 #include <string.h>
@@ -127,6 +152,9 @@ enum
 #define AUDIO 3                 /* video clips with audio only */
 #define HAS_AUDIO 4             /* likewise */
 #define MAX_TENSORS 5
+/* a field's tensors kept for reuse: spdlcudaupload's device-buffers (4)
+ * held downstream, the application's, and the one being filled */
+#define FIELD_MEMORIES 8
 
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
     GST_PAD_SINK,
@@ -138,7 +166,7 @@ static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
     GST_PAD_SRC,
     GST_PAD_ALWAYS,
     GST_STATIC_CAPS ("other/tensors, format=(string)static, "
-        "num_tensors=(int)[ 2, 5 ], framerate=(fraction)0/1"));
+        "num_tensors=(int)[ 2, 16 ], framerate=(fraction)0/1"));
 
 GST_DEBUG_CATEGORY_STATIC (spdl_batch_debug);
 #define GST_CAT_DEFAULT spdl_batch_debug
@@ -198,6 +226,10 @@ struct _GstSpdlBatchPool
 
 G_DEFINE_TYPE (GstSpdlBatchPool, gst_spdl_batch_pool, GST_TYPE_BUFFER_POOL);
 
+/* set on a batch whose only change of memories is the record fields'
+ * tensors appended after the pool's */
+static GQuark fields_appended_quark;
+
 static GstBuffer *
 batch_buffer_new (GstAllocator * allocator, GstAllocationParams * params,
     const gsize * sizes, guint n_tensors)
@@ -235,6 +267,12 @@ gst_spdl_batch_pool_reset (GstBufferPool * pool, GstBuffer * buffer)
   GstSpdlBatchPool *self = GST_SPDL_BATCH_POOL (pool);
   guint i;
 
+  gboolean fields = gst_mini_object_steal_qdata (GST_MINI_OBJECT (buffer),
+      fields_appended_quark) != NULL;
+
+  /* the fields' tensors are the batch's own: the pool's tensors stay */
+  if (fields && gst_buffer_n_memory (buffer) > self->n_tensors)
+    gst_buffer_remove_memory_range (buffer, self->n_tensors, -1);
   for (i = 0; i < self->n_tensors && i < gst_buffer_n_memory (buffer); i++) {
     GstMemory *mem = gst_buffer_peek_memory (buffer, i);
     if (mem->size != self->sizes[i] && gst_memory_is_writable (mem))
@@ -242,6 +280,8 @@ gst_spdl_batch_pool_reset (GstBufferPool * pool, GstBuffer * buffer)
   }
   GST_BUFFER_POOL_CLASS (gst_spdl_batch_pool_parent_class)->reset_buffer
       (pool, buffer);
+  if (fields)
+    GST_BUFFER_FLAG_UNSET (buffer, GST_BUFFER_FLAG_TAG_MEMORY);
 }
 
 static void
@@ -259,6 +299,8 @@ gst_spdl_batch_pool_class_init (GstSpdlBatchPoolClass * klass)
   G_OBJECT_CLASS (klass)->finalize = gst_spdl_batch_pool_finalize;
   GST_BUFFER_POOL_CLASS (klass)->alloc_buffer = gst_spdl_batch_pool_alloc;
   GST_BUFFER_POOL_CLASS (klass)->reset_buffer = gst_spdl_batch_pool_reset;
+  fields_appended_quark =
+      g_quark_from_static_string ("gst-spdl-batch-fields-appended");
 }
 
 static void
@@ -455,6 +497,9 @@ gst_spdl_batch_finalize (GObject * object)
   g_array_unref (self->std);
   gst_spdl_normalizer_clear (&self->norm);
   gst_spdl_stats_clear (&self->stats);
+  gst_spdl_record_batch_free (self->records);
+  gst_spdl_record_batch_free (self->prev_records);
+  gst_spdl_memory_cache_free (self->field_memories);
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
 
@@ -650,19 +695,170 @@ describe_batch (GstSpdlBatch * self, guint n, GstSpdlTensorInfo * t)
   return 2;
 }
 
+/* The media tensors' names in the caps (with a record) */
+static const gchar *const image_names[] = { "images", "labels" };
+static const gchar *const clip_names[] = { "clips", "labels", "pts", "audio",
+  "has-audio"
+};
+static const gchar *const audio_names[] = { "audio", "labels", "start",
+  "lengths"
+};
+
+/* Caps for a batch of @n: the media's tensors, then with a record its
+ * fields' (names and the record's text with them); pushed when they
+ * differ from the last. */
 static gboolean
 push_caps (GstSpdlBatch * self, guint n)
 {
-  GstSpdlTensorInfo t[MAX_TENSORS];
-  GstCaps *caps;
-  gboolean ok;
-  guint n_tensors = describe_batch (self, n, t);
+  GstSpdlTensorInfo t[GST_SPDL_TENSOR_MAX];
+  const gchar *names[GST_SPDL_TENSOR_MAX];
+  GstCaps *caps, *current;
+  gboolean ok = TRUE;
+  guint n_tensors = describe_batch (self, n, t), i;
 
-  caps = gst_spdl_tensors_caps_new (t, n_tensors, NULL);
-  ok = gst_pad_push_event (self->srcpad, gst_event_new_caps (caps));
+  if (self->records && n_tensors + gst_spdl_record_batch_n_tensors
+      (self->records) > GST_SPDL_TENSOR_MAX) {
+    gchar *fields = gst_spdl_record_to_string
+        (gst_spdl_record_batch_get_record (self->records));
+
+    /* a GstBuffer merges memories past its 16th: no tensor apart */
+    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
+        ("The samples' fields need %u tensors beside the media's %u: a "
+            "batch holds at most %d (strings, JSON and bytes take 2 each, "
+            "npy 3, the others 1): ask for fewer fields",
+            gst_spdl_record_batch_n_tensors (self->records), n_tensors,
+            GST_SPDL_TENSOR_MAX), ("fields \"%s\"", fields));
+    g_free (fields);
+    return FALSE;
+  }
+  if (self->records) {
+    GString *text = g_string_new (NULL);
+    gchar *fields = gst_spdl_record_to_string (gst_spdl_record_batch_get_record
+        (self->records));
+    const gchar *const *media = self->audio ? audio_names : self->clips ?
+        clip_names : image_names;
+
+    for (i = 0; i < n_tensors; i++)
+      names[i] = media[i];
+    n_tensors += gst_spdl_record_batch_describe (self->records, n,
+        t + n_tensors, names + n_tensors, GST_SPDL_TENSOR_MAX - n_tensors);
+    for (i = 0; i < n_tensors; i++)
+      g_string_append_printf (text, "%s%s", i ? "," : "", names[i]);
+    caps = gst_spdl_tensors_caps_new (t, n_tensors, NULL);
+    gst_caps_set_simple (caps, "names", G_TYPE_STRING, text->str, "fields",
+        G_TYPE_STRING, fields, NULL);
+    g_string_free (text, TRUE);
+    g_free (fields);
+  } else {
+    caps = gst_spdl_tensors_caps_new (t, n_tensors, NULL);
+  }
+  current = gst_pad_get_current_caps (self->srcpad);
+  if (current == NULL || !gst_caps_is_strictly_equal (current, caps))
+    ok = gst_pad_push_event (self->srcpad, gst_event_new_caps (caps));
   gst_caps_unref (caps);
+  if (current)
+    gst_caps_unref (current);
   self->caps_batch = n;
   return ok;
+}
+
+/* The record that @caps describe: the slots of its fields. A record that
+ * changes between batches is taken; in the middle of one, an error. */
+static gboolean
+set_record (GstSpdlBatch * self, GstCaps * caps)
+{
+  GstSpdlRecord *record = gst_spdl_record_from_caps (caps);
+  gchar *text = record ? gst_spdl_record_to_string (record) : NULL;
+  gchar *old = self->records ? gst_spdl_record_to_string
+      (gst_spdl_record_batch_get_record (self->records)) : NULL;
+  gboolean same = g_strcmp0 (text, old) == 0, nchw;
+  guint size;
+
+  if (!same && self->filled > 0)
+    GST_ELEMENT_ERROR (self, STREAM, FORMAT,
+        ("The samples' fields changed in the middle of a batch, from \"%s\" "
+            "to \"%s\"", old ? old : "", text ? text : ""),
+        ("new caps %" GST_PTR_FORMAT, caps));
+  g_free (text);
+  g_free (old);
+  if (same || self->filled > 0) {
+    if (record)
+      gst_spdl_record_free (record);
+    return same;
+  }
+  g_clear_pointer (&self->records, gst_spdl_record_batch_free);
+  g_clear_pointer (&self->prev_records, gst_spdl_record_batch_free);
+  if (record == NULL || record->n_fields == 0) {
+    if (record)
+      gst_spdl_record_free (record);
+    return TRUE;
+  }
+  GST_OBJECT_LOCK (self);
+  size = self->batch_size;
+  nchw = self->layout == GST_SPDL_LAYOUT_NCHW;
+  GST_OBJECT_UNLOCK (self);
+  self->records = gst_spdl_record_batch_new (record, size, nchw);
+  self->prev_records = gst_spdl_record_batch_new (record, size, nchw);
+  /* as many batches as may be downstream at once, and one being filled */
+  gst_spdl_memory_cache_free (self->field_memories);
+  self->field_memories = gst_spdl_memory_cache_new (FIELD_MEMORIES);
+  gst_spdl_record_free (record);
+  return TRUE;
+}
+
+/* The sample's field values into its slot of the batch */
+static gboolean
+take_record (GstSpdlBatch * self, GstBuffer * buffer)
+{
+  GError *error = NULL;
+
+  if (self->records == NULL || gst_spdl_record_batch_set_slot (self->records,
+          self->filled, buffer, &error))
+    return TRUE;
+  GST_ELEMENT_ERROR (self, STREAM, FORMAT, ("%s", error->message), (NULL));
+  g_error_free (error);
+  return FALSE;
+}
+
+/* The fields' tensors after the media's in @batch of @n samples */
+static gboolean
+append_fields (GstSpdlBatch * self, GstBuffer * batch, guint n)
+{
+  GstSpdlBatchPool *pool = GST_SPDL_BATCH_POOL (self->pool);
+  GError *error = NULL;
+
+  if (self->records == NULL)
+    return TRUE;
+  if (!GST_BUFFER_FLAG_IS_SET (batch, GST_BUFFER_FLAG_TAG_MEMORY))
+    gst_mini_object_set_qdata (GST_MINI_OBJECT (batch),
+        fields_appended_quark, GINT_TO_POINTER (1), NULL);
+  if (gst_spdl_record_batch_append (self->records, batch, n,
+          self->field_memories, pool->allocator, &pool->params, &error))
+    return TRUE;
+  GST_ELEMENT_ERROR (self, RESOURCE, NO_SPACE_LEFT, ("%s", error->message),
+      (NULL));
+  g_error_free (error);
+  return FALSE;
+}
+
+/* After a batch went out: its fields' geometry in its meta, and its slots
+ * kept as the source of padding copies (@keep) or let go */
+static void
+finish_fields (GstSpdlBatch * self, GstBuffer * batch, guint n, gboolean keep)
+{
+  GstSpdlRecordBatch *prev;
+
+  if (self->records == NULL)
+    return;
+  gst_spdl_record_batch_set_geometry (self->records,
+      gst_custom_meta_get_structure (gst_buffer_get_custom_meta (batch,
+              GST_SPDL_BATCH_META_NAME)), n);
+  if (keep) {
+    prev = self->prev_records;
+    self->prev_records = self->records;
+    self->records = prev;
+  }
+  gst_spdl_record_batch_clear (self->records);
 }
 
 static void
@@ -965,6 +1161,8 @@ set_sink_caps (GstSpdlBatch * self, GstCaps * caps)
   GArray *mean, *std;
   gboolean ok;
 
+  if (!set_record (self, caps))
+    return FALSE;
   if (gst_structure_has_name (gst_caps_get_structure (caps, 0),
           GST_SPDL_TENSORS_MEDIA_TYPE)) {
     GstSpdlTensorInfo t;
@@ -1198,6 +1396,8 @@ reset_batch_progress (GstSpdlBatch * self)
 static void
 discard_current (GstSpdlBatch * self)
 {
+  if (self->records)
+    gst_spdl_record_batch_clear (self->records);
   if (self->audio) {
     release_held (self->held, &self->filled);
     return;
@@ -1216,6 +1416,7 @@ finish_batch (GstSpdlBatch * self)
 {
   GstBuffer *batch;
   guint n = self->filled, i;
+  gboolean keep;
 
   if (self->audio)
     return finish_audio_batch (self);
@@ -1247,6 +1448,8 @@ finish_batch (GstSpdlBatch * self)
       GST_OBJECT_UNLOCK (self);
       gst_buffer_unref (batch);
       reset_batch_progress (self);
+      if (self->records)
+        gst_spdl_record_batch_clear (self->records);
       return GST_FLOW_OK;
     }
     /* samples are slot-major in both layouts: the batch is a prefix; the
@@ -1255,7 +1458,11 @@ finish_batch (GstSpdlBatch * self)
       gst_memory_resize (gst_buffer_peek_memory (batch, i), 0,
           n * slot_bytes (self, i));
   }
-  if (n != self->caps_batch && !push_caps (self, n)) {
+  if (!append_fields (self, batch, n)) {
+    gst_buffer_unref (batch);
+    return GST_FLOW_ERROR;
+  }
+  if ((n != self->caps_batch || self->records) && !push_caps (self, n)) {
     gst_buffer_unref (batch);
     GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
         ("Downstream does not accept a batch of %u", n), (NULL));
@@ -1270,8 +1477,10 @@ finish_batch (GstSpdlBatch * self)
       self->batch_padded);
   reset_batch_progress (self);
   /* the source of copies when an epoch ends short at a batch boundary */
-  if (self->active_pad && self->epoch_expected != G_MAXUINT64 &&
-      n == self->size)
+  keep = self->active_pad && self->epoch_expected != G_MAXUINT64 &&
+      n == self->size;
+  finish_fields (self, batch, n, keep);
+  if (keep)
     gst_buffer_replace (&self->last_batch, batch);
   GST_OBJECT_LOCK (self);
   self->batches++;
@@ -1467,6 +1676,8 @@ gst_spdl_batch_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
   if (self->filled > 0 && info.epoch != self->epoch)
     ret = finish_batch (self);
   self->epoch = info.epoch;
+  if (ret == GST_FLOW_OK && !take_record (self, buffer))
+    ret = GST_FLOW_ERROR;
   if (self->audio) {
     if (ret != GST_FLOW_OK) {
       gst_buffer_unref (buffer);
@@ -1527,8 +1738,12 @@ gst_spdl_batch_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
 static void
 copy_slot (GstSpdlBatch * self, const guint8 * images, const gint64 * labels,
     const guint8 * pts, const guint8 * audio, const guint8 * flags,
-    const guint64 * indices, const guint64 * clips, guint from)
+    const guint64 * indices, const guint64 * clips,
+    GstSpdlRecordBatch * records, guint from)
 {
+  if (self->records)
+    gst_spdl_record_batch_copy_slot (self->records, self->filled, records,
+        from);
   memcpy (self->images.data + (gsize) self->filled * self->image_bytes,
       images + (gsize) from * self->image_bytes, self->image_bytes);
   if (self->clips) {
@@ -1598,7 +1813,8 @@ pad_one_slot (GstSpdlBatch * self, guint real)
 
   if (real > 0) {
     copy_slot (self, self->images.data, (const gint64 *) self->labels.data,
-        self->pts.data, self->av_audio.data, self->av_flags.data, self->indices, self->clip_numbers,
+        self->pts.data, self->av_audio.data, self->av_flags.data,
+        self->indices, self->clip_numbers, self->records,
         (self->filled - real) % real);
     return TRUE;
   }
@@ -1633,7 +1849,7 @@ pad_one_slot (GstSpdlBatch * self, guint real)
   }
   if (ok)
     copy_slot (self, images.data, (const gint64 *) labels.data, pts.data,
-        audio.data, flags.data, indices, clips, from);
+        audio.data, flags.data, indices, clips, self->prev_records, from);
   if (audio_mapped)
     gst_memory_unmap (gst_buffer_peek_memory (self->last_batch, AUDIO),
         &audio);
@@ -1703,6 +1919,8 @@ end_epoch_accounting (GstSpdlBatch * self)
   self->epoch_delivered = 0;
   gst_clear_buffer (&self->last_batch);
   release_held (self->held_prev, &self->held_prev_n);
+  if (self->prev_records)
+    gst_spdl_record_batch_clear (self->prev_records);
 }
 
 /* spdlsrc's share of the epoch for this rank: what to pad up to. One
@@ -1905,6 +2123,9 @@ gst_spdl_batch_change_state (GstElement * element, GstStateChange transition)
     release_held (self->held_prev, &self->held_prev_n);
     release_pool (self);
     self->have_info = FALSE;
+    g_clear_pointer (&self->records, gst_spdl_record_batch_free);
+    g_clear_pointer (&self->prev_records, gst_spdl_record_batch_free);
+    g_clear_pointer (&self->field_memories, gst_spdl_memory_cache_free);
   }
   return ret;
 }
@@ -2088,6 +2309,7 @@ finish_audio_batch (GstSpdlBatch * self)
   GstMapInfo out[MAX_TENSORS];
   GstBuffer *batch = NULL;
   GstFlowReturn ret;
+  gboolean keep;
 
   if (n == 0)
     return GST_FLOW_OK;
@@ -2097,6 +2319,8 @@ finish_audio_batch (GstSpdlBatch * self)
     GST_OBJECT_UNLOCK (self);
     release_held (self->held, &self->filled);
     reset_batch_progress (self);
+    if (self->records)
+      gst_spdl_record_batch_clear (self->records);
     return GST_FLOW_OK;
   }
   for (i = 0; i < n; i++)
@@ -2139,8 +2363,13 @@ finish_audio_batch (GstSpdlBatch * self)
   for (i = 0; i < n_tensors (self); i++)
     gst_memory_resize (gst_buffer_peek_memory (batch, i), 0,
         n * slot_bytes (self, i));
-  if ((n != self->caps_batch || longest != self->caps_audio_n) &&
-      !push_caps (self, n)) {
+  if (!append_fields (self, batch, n)) {
+    gst_buffer_unref (batch);
+    release_held (self->held, &self->filled);
+    return GST_FLOW_ERROR;
+  }
+  if ((n != self->caps_batch || longest != self->caps_audio_n ||
+          self->records) && !push_caps (self, n)) {
     gst_buffer_unref (batch);
     release_held (self->held, &self->filled);
     GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
@@ -2156,8 +2385,10 @@ finish_audio_batch (GstSpdlBatch * self)
   gst_spdl_buffer_set_batch_progress (batch, self->batch_position,
       self->batch_padded);
   reset_batch_progress (self);
-  if (self->active_pad && self->epoch_expected != G_MAXUINT64 &&
-      n == self->size) {
+  keep = self->active_pad && self->epoch_expected != G_MAXUINT64 &&
+      n == self->size;
+  finish_fields (self, batch, n, keep);
+  if (keep) {
     /* the source of copies when an epoch ends short at a batch boundary */
     GstBuffer **held = self->held_prev;
     guint64 *indices = self->prev_indices;
@@ -2198,6 +2429,7 @@ pad_audio_epoch (GstSpdlBatch * self, guint64 target)
 
   while (ret == GST_FLOW_OK && self->epoch_delivered < target) {
     GstBuffer *from;
+    GstSpdlRecordBatch *records;
     guint64 index;
     guint k;
 
@@ -2205,16 +2437,21 @@ pad_audio_epoch (GstSpdlBatch * self, guint64 target)
       k = (self->filled - real) % real;
       from = self->held[k];
       index = self->indices[k];
+      records = self->records;
     } else if (self->held_prev_n > 0) {
       k = self->filled % self->held_prev_n;
       from = self->held_prev[k];
       index = self->prev_indices[k];
+      records = self->prev_records;
     } else {
       GST_ELEMENT_WARNING (self, STREAM, FAILED,
           ("Epoch %u has no sample to pad its last batch with", self->epoch),
           (NULL));
       break;
     }
+    if (self->records)
+      gst_spdl_record_batch_copy_slot (self->records, self->filled, records,
+          k);
     self->held[self->filled] = gst_buffer_ref (from);
     self->indices[self->filled] = index;
     self->filled++;

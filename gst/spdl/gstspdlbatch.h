@@ -15,6 +15,7 @@
 #include "gstspdltensor.h"
 #include "gstspdlnormalize.h"
 #include "gstspdlstats.h"
+#include "gstspdlrecordbatch.h"
 #include "gstspdlslotpool.h"
 
 G_BEGIN_DECLS
@@ -101,6 +102,11 @@ struct _GstSpdlBatch
   guint64 last_seq;             /* slot number of the last sample, or -1 */
   guint64 copied;               /* samples copied (object lock) */
   guint64 in_place;             /* samples decoded into their slot */
+  /* the samples' fields (the caps' "fields"), NULL without: the batch's
+   * slots, and the last full batch's (padding) */
+  GstSpdlRecordBatch *records;
+  GstSpdlRecordBatch *prev_records;
+  GstSpdlMemoryCache *field_memories;   /* the fields' tensors, reused */
 };
 
 GST_ELEMENT_REGISTER_DECLARE (spdlbatch);

@@ -6,10 +6,16 @@ the buffer, and GstSpdlBatchMeta carries the epoch and the samples'
 indices. Host memories become numpy arrays (or torch tensors made from
 them) that keep the memory mapped while they live; device memories are
 :mod:`spdlgst.cuda`'s.
+
+When the samples carry fields (docs/record.md), the caps name each tensor
+(``names``) and hold the record (``fields``): the tensors after the media's
+become :attr:`Batch.fields`, the batch meta's ``crop``, ``flipped`` and
+``source-size`` :attr:`Batch.geometry`.
 """
 from __future__ import annotations
 
-from typing import Any, List, Optional
+import json
+from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
 from gi.repository import Gst
 
@@ -22,7 +28,15 @@ from .errors import LoaderError
 _BFLOAT16 = "<u2"
 # type name -> array interface typestr of a host tensor
 _TYPESTRS = {"uint8": "|u1", "int64": "<i8", "float32": "<f4", "float16": "<f2",
-             "bfloat16": _BFLOAT16, "float64": "<f8"}
+             "bfloat16": _BFLOAT16, "float64": "<f8", "int8": "|i1",
+             "int16": "<i2", "int32": "<i4", "uint16": "<u2", "uint32": "<u4",
+             "uint64": "<u8", "bool": "|b1"}
+# the tensors of a field of each kind, after its name (docs/record.md)
+_FIELD_TENSORS = {"int": ("",), "float": ("",), "image": ("",), "label": ("",),
+                  "string": ("/values", "/offsets"),
+                  "json": ("/values", "/offsets"),
+                  "bytes": ("/values", "/offsets"),
+                  "npy": ("/values", "/offsets", "/shapes")}
 
 
 def parse_tensors(caps: Gst.Caps):
@@ -32,6 +46,52 @@ def parse_tensors(caps: Gst.Caps):
     types = s.get_value("types").split(",")
     return [(tuple(int(x) for x in reversed(d.strip().split(":"))), t.strip())
             for d, t in zip(dims, types)]
+
+
+def tensor_names(caps: Gst.Caps) -> Optional[List[str]]:
+    """The tensors' names (the caps' ``names``), None when unnamed."""
+    s = caps.get_structure(0)
+    if not s.has_field("names"):
+        return None
+    return s.get_value("names").split(",")
+
+
+def record_fields(caps: Gst.Caps) -> List[Tuple[str, str]]:
+    """[(field name, kind), ...] of the caps' record (``fields``, one
+    ``NAME:KIND:MISSING`` per field); [] without one."""
+    s = caps.get_structure(0)
+    if not s.has_field("fields"):
+        return []
+    out = []
+    for part in s.get_value("fields").split(","):
+        if part:
+            name, kind, _missing = part.rsplit(":", 2)
+            out.append((name, kind))
+    return out
+
+
+def _variable_shape(shape, typestr, nbytes):
+    """A tensor whose outermost dimension is 0 in the caps (a field's
+    values): as long as its memory."""
+    if not shape or shape[0] != 0:
+        return shape
+    inner = 1
+    for d in shape[1:]:
+        inner *= d
+    item = int(typestr[2:]) * inner
+    return (nbytes // item if item else 0,) + tuple(shape[1:])
+
+
+def torch_from_numpy(torch, arr):
+    """@arr as a torch tensor, without a copy where torch has its dtype.
+    torch before 2.3 has no uint16, uint32 or uint64: those are widened
+    (a copy) to int32, int64 and int64 (uint64 values past 2**63 wrap)."""
+    import numpy as np
+
+    if arr.dtype in (np.uint16, np.uint32, np.uint64) and \
+            not hasattr(torch, "uint16"):
+        arr = arr.astype(np.int32 if arr.dtype == np.uint16 else np.int64)
+    return torch.from_numpy(arr)
 
 
 class _Holder:
@@ -97,22 +157,117 @@ def host_tensors(sample: Gst.Sample, torch=None) -> List[Any]:
     import numpy as np
 
     buf = sample.get_buffer()
-    tensors = [(shape, _TYPESTRS[t])
-               for shape, t in parse_tensors(sample.get_caps())]
+    try:
+        tensors = [(shape, _TYPESTRS[t], t)
+                   for shape, t in parse_tensors(sample.get_caps())]
+    except KeyError as e:
+        raise LoaderError(f"tensor type {e.args[0]} is not supported") from None
     if buf.n_memory() != len(tensors):
         raise LoaderError(f"batch has {buf.n_memory()} memories for "
                           f"{len(tensors)} tensors")
     out = []
-    for i, (shape, typestr) in enumerate(tensors):
-        mapped = _MappedTensor(sample, buf.get_memory(i), shape, typestr)
+    for i, (shape, typestr, name) in enumerate(tensors):
+        memory = buf.get_memory(i)
+        shape = _variable_shape(shape, typestr, memory.size)
+        mapped = _MappedTensor(sample, memory, shape, typestr)
         arr = np.asarray(mapped)
         if torch is not None:
-            if typestr == _BFLOAT16:
+            if name == "bfloat16":
                 arr = torch.from_numpy(arr.view(np.int16)).view(torch.bfloat16)
             else:
-                arr = torch.from_numpy(arr)
+                arr = torch_from_numpy(torch, arr)
         out.append(arr)
     return out
+
+
+class Geometry(NamedTuple):
+    """What each sample's image went through (spdldecode): ``crop`` float64
+    ``[B, 4]`` (x, y, width, height of the crop box in the source image's
+    pixels, after its EXIF orientation; NaN for a sample without one),
+    ``flipped`` bool ``[B]`` (then flipped horizontally), ``source_size``
+    int64 ``[B, 2]`` (the source's width and height). A mask transformed
+    the same way is torchvision's ``F.resized_crop(mask, y, x, h, w, size,
+    NEAREST)``, then ``F.hflip`` where flipped."""
+    crop: Any
+    flipped: Any
+    source_size: Any
+
+
+def _geometry(s, n, torch):
+    import numpy as np
+
+    if s is None or not s.has_field("crop"):
+        return None
+    crop = np.array(list(s.get_value("crop")), np.float64).reshape(n, 4)
+    flipped = np.array(list(s.get_value("flipped")), bool)
+    size = np.array(list(s.get_value("source-size")), np.int64).reshape(n, 2)
+    if torch is not None:
+        crop, flipped, size = (torch.from_numpy(a) for a in (crop, flipped, size))
+    return Geometry(crop, flipped, size)
+
+
+def _host(t):
+    """A field's host tensor as numpy (the values and offsets stay host
+    memory, whatever the output)"""
+    if hasattr(t, "numpy"):
+        return t.cpu().numpy() if t.device.type != "cpu" else t.numpy()
+    return t
+
+
+def _field_value(kind, tensors):
+    """A field's value for the whole batch from its tensors."""
+    if len(tensors) == 1:
+        return tensors[0]
+    values, offsets = tensors[0], [int(o) for o in _host(tensors[1])]
+    n = len(offsets) - 1
+    if kind != "npy":
+        data = _host(values).tobytes()
+        items = [data[offsets[i]:offsets[i + 1]] for i in range(n)]
+        if kind == "bytes":
+            return items
+        texts = [b.decode("utf-8") for b in items]
+        return [json.loads(t) for t in texts] if kind == "json" else texts
+    shapes = []
+    for row in _host(tensors[2]).tolist():
+        shape = []
+        for d in row:
+            if d < 0:
+                break
+            shape.append(int(d))
+        shapes.append(tuple(shape))
+    if n > 0 and all(sh == shapes[0] for sh in shapes):
+        return values.reshape((n,) + shapes[0])
+    return [values[offsets[i]:offsets[i + 1]].reshape(shapes[i])
+            for i in range(n)]
+
+
+def split_record(sample: Gst.Sample, tensors: List[Any]):
+    """(the media's tensors, {field name: value}, Geometry or None) of a
+    batch: fields as :attr:`Batch.fields` documents them. Without a
+    record: (tensors, {}, None)."""
+    caps = sample.get_caps()
+    fields = record_fields(caps)
+    if not fields:
+        return tensors, {}, None
+    n_field_tensors = sum(len(_FIELD_TENSORS[k]) for _, k in fields)
+    n_media = len(tensors) - n_field_tensors
+    names = tensor_names(caps)
+    if n_media < 1 or (names is not None and len(names) != len(tensors)):
+        raise LoaderError(f"a batch of {len(tensors)} tensors cannot hold "
+                          f"its fields {[n for n, _ in fields]}")
+    out, at = {}, n_media
+    for name, kind in fields:
+        k = len(_FIELD_TENSORS[kind])
+        out[name] = _field_value(kind, tensors[at:at + k])
+        at += k
+    torch = None
+    if type(tensors[0]).__module__.startswith("torch"):
+        import torch
+    meta = sample.get_buffer().get_custom_meta("GstSpdlBatchMeta")
+    n = len(tensors[1]) if len(tensors) > 1 else 0
+    geometry = _geometry(meta.get_structure() if meta is not None else None,
+                         n, torch)
+    return tensors[:n_media], out, geometry
 
 
 def _describe(tensor: Any) -> str:
@@ -134,10 +289,27 @@ class Batch(tuple):
     ``batch.labels``. ``batch.epoch`` is the epoch it belongs to,
     ``batch.indices`` the dataset index of each sample (in the order of the
     rows), ``batch.sample`` the GstSample the tensors point into.
+
+    With fields (``fields=``; docs/record.md), ``batch.fields`` maps each
+    field's name to its value for the whole batch and ``batch["txt"]``
+    is the same as ``batch.fields["txt"]``: int and float fields are int64
+    and float64 tensors ``[B]``; string fields a ``list[str]``; json
+    fields a list of Python objects (``json.loads``); bytes fields a
+    ``list[bytes]``; npy fields one tensor ``[B, ...]`` when every array of
+    the batch has the same shape, else a list of tensors (views of one
+    buffer); image fields uint8 ``[B, H, W, 3]`` (``[B, 3, H, W]`` with
+    layout=nchw); label fields ``[B, H, W]`` uint8, or for 16-bit maps
+    numpy uint16, torch uint16 (torch 2.3 and later) or int32 (a copy,
+    older torch; npy arrays of uint16, uint32 and uint64 likewise become
+    int32, int64 and int64 there). ``batch.geometry`` (a :class:`Geometry`) holds each
+    sample's crop box, flip and source size when a decoder set them. The
+    tuple itself stays the media's tensors.
     """
 
     epoch: Optional[int]
     indices: Optional[List[int]]
+    fields: Dict[str, Any] = {}
+    geometry: Optional[Geometry] = None
 
     def __new__(cls, tensors, epoch: Optional[int] = None,
                 indices: Optional[List[int]] = None,
@@ -147,6 +319,15 @@ class Batch(tuple):
         self.indices = indices
         self._holder = holder
         return self
+
+    def __getitem__(self, key):
+        if isinstance(key, str):
+            try:
+                return self.fields[key]
+            except KeyError:
+                raise KeyError(f"the batch has no field {key!r} (its "
+                               f"fields: {sorted(self.fields)})") from None
+        return super().__getitem__(key)
 
     @property
     def images(self) -> Any:
@@ -170,6 +351,8 @@ class Batch(tuple):
             shown = ", ".join(str(i) for i in self.indices[:6])
             more = f", ... {len(self.indices)} in all" if len(self.indices) > 6 else ""
             parts.append(f"indices=[{shown}{more}]")
+        if self.fields:
+            parts.append(f"fields={sorted(self.fields)}")
         return f"Batch({', '.join(parts)})"
 
     def __reduce__(self):
@@ -250,6 +433,7 @@ def _clips_of(cls, sample: Gst.Sample, tensors: List[Any], names,
         indices = list(s.get_value("indices"))
         if s.has_field("clips"):
             numbers = list(s.get_value("clips"))
+    tensors, fields, geometry = split_record(sample, tensors)
     if len(tensors) != 2 + len(names):
         kinds = ", ".join(("clips", "labels") + tuple(names))
         raise LoaderError(f"a batch of clips has {2 + len(names)} tensors "
@@ -259,15 +443,18 @@ def _clips_of(cls, sample: Gst.Sample, tensors: List[Any], names,
         setattr(batch, name, tensor)
     batch.clip_numbers = numbers
     batch.paths = paths_of(indices) if paths_of and indices is not None else None
+    batch.fields, batch.geometry = fields, geometry
     return batch
 
 
 def clip_batch(sample: Gst.Sample, tensors: List[Any],
                paths_of=None) -> ClipBatch:
     """The ClipBatch of @sample's three tensors (clips, labels, pts), or
-    five with audio (audio, has_audio: uint8 made bool); @paths_of maps
-    the dataset indices to paths."""
-    if len(tensors) == 5:
+    five with audio (audio, has_audio: uint8 made bool), then any fields';
+    @paths_of maps the dataset indices to paths."""
+    n_fields = sum(len(_FIELD_TENSORS[k])
+                   for _, k in record_fields(sample.get_caps()))
+    if len(tensors) - n_fields == 5:
         batch = _clips_of(ClipBatch, sample, tensors,
                           ("pts", "audio", "has_audio"), paths_of)
         batch.has_audio = batch.has_audio != 0
@@ -292,4 +479,7 @@ def sample_batch(sample: Gst.Sample, tensors: List[Any]) -> Batch:
         s = meta.get_structure()
         epoch = s.get_value("epoch")
         indices = list(s.get_value("indices"))
-    return Batch(tensors, epoch, indices, _Holder(sample))
+    tensors, fields, geometry = split_record(sample, tensors)
+    batch = Batch(tensors, epoch, indices, _Holder(sample))
+    batch.fields, batch.geometry = fields, geometry
+    return batch

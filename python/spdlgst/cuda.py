@@ -28,13 +28,16 @@ import ctypes
 
 from gi.repository import Gst
 
-from .batch import parse_tensors
+from .batch import (_MappedTensor, _variable_shape, parse_tensors,
+                    torch_from_numpy)
 
 # NNStreamer type names -> array interface typestr; bfloat16 has none: it
 # travels as int16 and is viewed as torch.bfloat16 (host batches show it as
 # uint16 to numpy, see spdlgst.batch)
 _TYPESTRS = {"uint8": "|u1", "int64": "<i8", "float32": "<f4",
-             "float16": "<f2", "bfloat16": "<i2", "float64": "<f8"}
+             "float16": "<f2", "bfloat16": "<i2", "float64": "<f8",
+             "int8": "|i1", "int16": "<i2", "int32": "<i4", "uint16": "<u2",
+             "uint32": "<u4", "uint64": "<u8", "bool": "|b1"}
 
 _lib = None
 
@@ -106,6 +109,15 @@ def device_tensors(sample, torch, error=RuntimeError):
     for i, (shape, type_name) in enumerate(tensors):
         if type_name not in _TYPESTRS:
             raise error(f"tensor type {type_name} is not supported")
+        if not int(pointers[i]):
+            # a record field's values, offsets or shapes: host memory
+            import numpy as np
+
+            memory = buf.get_memory(i)
+            shape = _variable_shape(shape, _TYPESTRS[type_name], memory.size)
+            out.append(torch_from_numpy(torch, np.asarray(_MappedTensor(
+                sample, memory, shape, _TYPESTRS[type_name]))))
+            continue
         if i < len(ready) and ready[i]:
             err = lib.gst_spdl_cuda_stream_wait_event(device, consumer, ready[i])
             if err:

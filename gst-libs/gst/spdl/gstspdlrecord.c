@@ -11,6 +11,7 @@
 #endif
 
 #include "gstspdlrecord.h"
+#include "gstspdlnpy.h"
 #include "gstspdljson.h"
 #include "gstspdlmeta.h"
 
@@ -374,6 +375,20 @@ gst_spdl_field_value_from_data (GValue * value, GstSpdlFieldKind kind,
       g_value_init (value, G_TYPE_STRING);
       g_value_take_string (value, g_strndup ((const gchar *) data, len));
       return TRUE;
+    case GST_SPDL_FIELD_NPY:{
+      GstSpdlNpyInfo info;
+      GError *npy_error = NULL;
+
+      /* what a batch cannot hold is a bad value here, under the field's
+       * policy, not an error in spdlbatch */
+      if (!gst_spdl_npy_parse (data, len, &info, &npy_error)) {
+        g_set_error (error, GST_STREAM_ERROR, GST_STREAM_ERROR_DECODE,
+            "%s", npy_error->message);
+        g_error_free (npy_error);
+        return FALSE;
+      }
+    }
+      /* FALLTHROUGH */
     default:
       g_value_init (value, G_TYPE_BYTES);
       g_value_take_boxed (value, bytes ? g_bytes_ref (bytes) :

@@ -115,7 +115,9 @@ void gst_spdl_field_init_empty (GValue * value, GstSpdlFieldKind kind);
  * @data (@len bytes) of a member, sidecar or manifest column: int and
  * float parsed (surrounding white space allowed, nothing else), string
  * and json checked to be UTF-8 without NUL (json: also well formed, at
- * most 256 levels deep), bytes, npy, image and label kept as a GBytes
+ * most 256 levels deep), npy checked to be an array a batch holds
+ * (gstspdlnpy.h: little-endian numbers, C order), bytes, npy, image and
+ * label kept as a GBytes
  * (@bytes when given: no copy). FALSE with @error (GST_STREAM_ERROR)
  * saying why, in words for a warning ("is not UTF-8 at byte 12"). */
 gboolean gst_spdl_field_value_from_data (GValue * value,

@@ -20,8 +20,11 @@ static const struct
   gsize size;
 } dtypes[] = {
   {"uint8", 1}, {"int64", 8}, {"float32", 4}, {"float16", 2}, {"bfloat16", 2},
-  {"float64", 8},
+  {"float64", 8}, {"int8", 1}, {"int16", 2}, {"int32", 4}, {"uint16", 2},
+  {"uint32", 4}, {"uint64", 8}, {"bool", 1},
 };
+
+G_STATIC_ASSERT (G_N_ELEMENTS (dtypes) == GST_SPDL_DTYPE_UNKNOWN);
 
 gsize
 gst_spdl_dtype_size (GstSpdlDType dtype)
@@ -143,6 +146,12 @@ done:
   g_strfreev (dim_list);
   g_strfreev (type_list);
   return n;
+}
+
+gboolean
+gst_spdl_tensor_info_is_variable (const GstSpdlTensorInfo * info)
+{
+  return info->n_dims > 0 && info->shape[0] == 0;
 }
 
 gchar *

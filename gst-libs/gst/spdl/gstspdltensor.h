@@ -18,6 +18,8 @@ G_BEGIN_DECLS
  * between tensors) and types; one GstMemory per tensor. */
 #define GST_SPDL_TENSORS_MEDIA_TYPE "other/tensors"
 #define GST_SPDL_TENSOR_MAX_DIMS 8
+/* a GstBuffer holds at most 16 memories (gst_buffer_get_max_memory ();
+ * more are merged into one): one batch, at most 16 tensors */
 #define GST_SPDL_TENSOR_MAX 16
 
 typedef enum
@@ -28,6 +30,14 @@ typedef enum
   GST_SPDL_DTYPE_FLOAT16,
   GST_SPDL_DTYPE_BFLOAT16,       /* no NNStreamer name: "bfloat16" */
   GST_SPDL_DTYPE_FLOAT64,        /* clips' presentation times */
+  /* the rest of NumPy's numbers, for npy fields (gstspdlnpy.h) */
+  GST_SPDL_DTYPE_INT8,
+  GST_SPDL_DTYPE_INT16,
+  GST_SPDL_DTYPE_INT32,
+  GST_SPDL_DTYPE_UINT16,
+  GST_SPDL_DTYPE_UINT32,
+  GST_SPDL_DTYPE_UINT64,
+  GST_SPDL_DTYPE_BOOL,           /* no NNStreamer name: "bool", one byte */
   GST_SPDL_DTYPE_UNKNOWN,
 } GstSpdlDType;
 
@@ -44,9 +54,13 @@ gsize gst_spdl_tensor_info_size (const GstSpdlTensorInfo * info);
 
 GstCaps *gst_spdl_tensors_caps_new (const GstSpdlTensorInfo * tensors,
     guint n_tensors, const gchar * caps_feature);
-/* Parses fixed tensors caps; returns the number of tensors, 0 on failure. */
+/* Parses tensors caps; returns the number of tensors, 0 on failure. An
+ * outermost dimension of 0 is a tensor whose length changes from buffer
+ * to buffer (a record field's NAME/values): its memory's size gives it. */
 guint gst_spdl_tensors_from_caps (const GstCaps * caps,
     GstSpdlTensorInfo * tensors, guint max_tensors);
+/* Whether @info's length is its memory's (outermost dimension 0) */
+gboolean gst_spdl_tensor_info_is_variable (const GstSpdlTensorInfo * info);
 /* "32,224,224,3" */
 gchar *gst_spdl_tensor_shape_to_string (const GstSpdlTensorInfo * info);
 

@@ -9,11 +9,14 @@
 #include <gst/check/gstcheck.h>
 #include <gst/check/gstharness.h>
 #include <gst/app/gstappsink.h>
+#include <gst/app/gstappsrc.h>
 
 #include "spdltestutil.h"
 #include "gstspdlmeta.h"
 #include "gstspdltensor.h"
 #include "gstspdlnormalize.h"
+#include "gstspdlrecord.h"
+#include "printbatch.h"
 
 #include <math.h>
 #include "spdlcheckmain.h"
@@ -85,7 +88,7 @@ test_allocator_init (TestAllocator * self)
 
 /* An RGB W x H image whose bytes encode (sample, y, x, channel). */
 static GstBuffer *
-make_image (guint sample, gint label, guint epoch)
+make_image_at (guint sample, gint label, guint epoch, const gchar * path)
 {
   GstBuffer *buf = gst_buffer_new_allocate (NULL, GST_ROUND_UP_4 (W * 3) * H,
       NULL);
@@ -99,8 +102,14 @@ make_image (guint sample, gint label, guint epoch)
         map.data[y * GST_ROUND_UP_4 (W * 3) + x * 3 + c] =
             sample * 32 + y * 12 + x * 3 + c;
   gst_buffer_unmap (buf, &map);
-  gst_spdl_buffer_add_sample_meta (buf, 100 + sample, label, epoch, "x.jpg");
+  gst_spdl_buffer_add_sample_meta (buf, 100 + sample, label, epoch, path);
   return buf;
+}
+
+static GstBuffer *
+make_image (guint sample, gint label, guint epoch)
+{
+  return make_image_at (sample, label, epoch, "x.jpg");
 }
 
 static GstHarness *
@@ -506,13 +515,12 @@ GST_START_TEST (test_drop_last_and_epochs)
 
 GST_END_TEST;
 
-GST_START_TEST (test_allocation_from_downstream)
+/* A TestAllocator that the harness proposes downstream of spdlbatch */
+static GstAllocator *
+propose_test_allocator (GstHarness * h)
 {
-  GstHarness *h = batch_harness ("batch-size=2");
   GstAllocator *shm = g_object_new (test_allocator_get_type (), NULL);
   GstAllocationParams params;
-  GHashTable *seen = g_hash_table_new (NULL, NULL);
-  guint i;
 
   gst_object_ref_sink (shm);
   gst_allocation_params_init (&params);
@@ -520,6 +528,16 @@ GST_START_TEST (test_allocation_from_downstream)
   /* a reconfigure makes spdlbatch query allocation again */
   fail_unless (gst_harness_push_upstream_event (h,
           gst_event_new_reconfigure ()));
+  return shm;
+}
+
+GST_START_TEST (test_allocation_from_downstream)
+{
+  GstHarness *h = batch_harness ("batch-size=2");
+  GstAllocator *shm = propose_test_allocator (h);
+  GHashTable *seen = g_hash_table_new (NULL, NULL);
+  guint i;
+
   for (i = 0; i < 20; i++) {
     GstBuffer *b;
     push_samples (h, 2 * i, 2, 0);
@@ -1110,6 +1128,618 @@ GST_START_TEST (test_slots_no_copy_when_aligned)
 
 GST_END_TEST;
 
+/* ------------------------------------------------------------------------ */
+/* Records: fields beside the images (docs/record.md) */
+
+#define RECORD_FIELDS "cls:int:skip,txt:string:skip,meta.json:json:empty," \
+  "emb.npy:npy:empty,score:float:skip,seg.png:label:skip,aux.jpg:image:skip"
+static const gchar *record_names = "images,labels,cls,txt/values,"
+    "txt/offsets,meta.json/values,meta.json/offsets,emb.npy/values,"
+    "emb.npy/offsets,emb.npy/shapes,score,seg.png,aux.jpg";
+enum
+{ R_CLS = 2, R_TXT, R_TXT_OFF, R_JSON, R_JSON_OFF, R_NPY, R_NPY_OFF,
+  R_NPY_SHAPES, R_SCORE, R_SEG, R_AUX, R_N
+};
+
+/* An .npy file of @n float32 or int64 values, shape (@rows, @n / @rows) */
+static GBytes *
+npy_bytes (gboolean int64, guint rows, guint n, gint64 first)
+{
+  gchar *header = g_strdup_printf ("{'descr': '%s', 'fortran_order': False, "
+      "'shape': (%u, %u), }", int64 ? "<i8" : "<f4", rows, n / rows);
+  gsize len = strlen (header) + 1, item = int64 ? 8 : 4, i;
+  GByteArray *out = g_byte_array_new ();
+  guint8 prefix[10] = { 0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0 };
+
+  len += (64 - (10 + len) % 64) % 64;
+  GST_WRITE_UINT16_LE (prefix + 8, len);
+  g_byte_array_append (out, prefix, 10);
+  g_byte_array_append (out, (const guint8 *) header, strlen (header));
+  while (out->len < 10 + len - 1)
+    g_byte_array_append (out, (const guint8 *) " ", 1);
+  g_byte_array_append (out, (const guint8 *) "\n", 1);
+  for (i = 0; i < n; i++) {
+    gint64 v = first + i;
+    gfloat f = v;
+    g_byte_array_append (out, int64 ? (guint8 *) & v : (guint8 *) & f, item);
+  }
+  g_free (header);
+  return g_byte_array_free_to_bytes (out);
+}
+
+/* A decoded picture: W x H of @format, byte p = @first + p */
+static GstSample *
+picture (const gchar * format, guint bpp, guint first)
+{
+  GstBuffer *buf = gst_buffer_new_allocate (NULL, W * H * bpp, NULL);
+  GstCaps *caps = gst_caps_new_simple ("video/x-raw", "format",
+      G_TYPE_STRING, format, "width", G_TYPE_INT, W, "height", G_TYPE_INT,
+      H, NULL);
+  GstMapInfo map;
+  GstSample *sample;
+  guint p;
+
+  gst_buffer_map (buf, &map, GST_MAP_WRITE);
+  for (p = 0; p < map.size; p++)
+    map.data[p] = first + p;
+  gst_buffer_unmap (buf, &map);
+  sample = gst_sample_new (buf, caps, NULL, NULL);
+  gst_buffer_unref (buf);
+  gst_caps_unref (caps);
+  return sample;
+}
+
+static const gchar *
+caption (guint i)
+{
+  static const gchar *captions[] = { "a cat", "", "na\xc3\xafve \xe2\x98\x83",
+    "a dog on a mat", "x"
+  };
+  return captions[i % G_N_ELEMENTS (captions)];
+}
+
+/* Sample @i with its fields as spdlsrc and spdldecode leave them: an
+ * npy of (i % 2 + 1) x 2 values (sample 3's missing: the empty fill), a
+ * label map and an image, and the geometry of its crop */
+static GstBuffer *
+record_sample (guint i, guint epoch, gboolean npy_int64, guint seg_width)
+{
+  gchar *path = g_strdup_printf ("s%u.jpg", i), *json;
+  GstBuffer *buf = make_image_at (i, i * 10, epoch, path);
+  GValue v[7] = { G_VALUE_INIT, G_VALUE_INIT, G_VALUE_INIT, G_VALUE_INIT,
+    G_VALUE_INIT, G_VALUE_INIT, G_VALUE_INIT
+  };
+  GstSpdlSampleGeometry g = { i, 2 * i, 10, 5, i % 2, 40, 30 };
+  GstSample *seg, *aux;
+  guint k;
+
+  g_value_init (&v[0], G_TYPE_INT64);
+  g_value_set_int64 (&v[0], 1000 + i);
+  g_value_init (&v[1], G_TYPE_STRING);
+  g_value_set_string (&v[1], caption (i));
+  json = g_strdup_printf ("{\"i\": %u}", i);
+  g_value_init (&v[2], G_TYPE_STRING);
+  g_value_take_string (&v[2], json);
+  g_value_init (&v[3], G_TYPE_BYTES);
+  g_value_take_boxed (&v[3], i == 3 ? g_bytes_new (NULL, 0) :
+      npy_bytes (npy_int64, i % 2 + 1, (i % 2 + 1) * 2, 10 * i));
+  g_value_init (&v[4], G_TYPE_DOUBLE);
+  g_value_set_double (&v[4], i + 0.5);
+  if (seg_width == W) {
+    seg = picture ("GRAY8", 1, 8 * i);
+  } else {
+    GstBuffer *b = gst_buffer_new_allocate (NULL, seg_width * H, NULL);
+    GstCaps *caps = gst_caps_new_simple ("video/x-raw", "format",
+        G_TYPE_STRING, "GRAY8", "width", G_TYPE_INT, seg_width, "height",
+        G_TYPE_INT, H, NULL);
+    seg = gst_sample_new (b, caps, NULL, NULL);
+    gst_buffer_unref (b);
+    gst_caps_unref (caps);
+  }
+  aux = picture ("RGB", 3, 100 + i);
+  g_value_init (&v[5], GST_TYPE_SAMPLE);
+  g_value_take_boxed (&v[5], seg);
+  g_value_init (&v[6], GST_TYPE_SAMPLE);
+  g_value_take_boxed (&v[6], aux);
+  gst_spdl_buffer_set_record (buf, v, 7);
+  gst_spdl_buffer_set_sample_geometry (buf, &g);
+  for (k = 0; k < 7; k++)
+    g_value_unset (&v[k]);
+  g_free (path);
+  return buf;
+}
+
+static GstHarness *
+record_harness (const gchar * props)
+{
+  gchar *desc = g_strdup_printf ("spdlbatch %s", props);
+  GstHarness *h = gst_harness_new_parse (desc);
+
+  gst_harness_set_src_caps_str (h, "video/x-raw,format=RGB,width=4,height=2,"
+      "framerate=0/1,fields=(string)\"" RECORD_FIELDS "\"");
+  g_free (desc);
+  return h;
+}
+
+static void
+map_tensor (GstBuffer * batch, guint i, GstMapInfo * map)
+{
+  fail_unless (gst_memory_map (gst_buffer_peek_memory (batch, i), map,
+          GST_MAP_READ));
+}
+
+static void
+unmap_tensor (GstBuffer * batch, guint i, GstMapInfo * map)
+{
+  gst_memory_unmap (gst_buffer_peek_memory (batch, i), map);
+}
+
+static gdouble
+array_double (const GValue * array, guint i)
+{
+  return g_value_get_double (gst_value_array_get_value (array, i));
+}
+
+/* The batch's fields are those of @samples (sample numbers), in order */
+static void
+check_record_batch (GstHarness * h, GstBuffer * batch, const guint * samples,
+    guint n, gboolean nchw)
+{
+  GstCaps *caps = gst_pad_get_current_caps (h->sinkpad);
+  GstStructure *st = gst_caps_get_structure (caps, 0), *meta;
+  GstSpdlTensorInfo t[GST_SPDL_TENSOR_MAX];
+  GstMapInfo m, o, sh;
+  const GValue *crop, *flipped, *size;
+  gsize at;
+  guint s, k, p;
+
+  fail_unless_equals_int (gst_spdl_tensors_from_caps (caps, t,
+          GST_SPDL_TENSOR_MAX), R_N);
+  fail_unless_equals_string (gst_structure_get_string (st, "names"),
+      record_names);
+  fail_unless_equals_string (gst_structure_get_string (st, "fields"),
+      RECORD_FIELDS);
+  fail_unless_equals_int (gst_buffer_n_memory (batch), R_N);
+  /* fixed tensors: [B]; ragged values: 0 in the caps */
+  fail_unless_equals_int (t[R_CLS].dtype, GST_SPDL_DTYPE_INT64);
+  fail_unless_equals_int (t[R_CLS].shape[0], n);
+  fail_unless_equals_int (t[R_SCORE].dtype, GST_SPDL_DTYPE_FLOAT64);
+  fail_unless_equals_int (t[R_TXT].shape[0], 0);
+  fail_unless_equals_int (t[R_TXT].dtype, GST_SPDL_DTYPE_UINT8);
+  fail_unless_equals_int (t[R_TXT_OFF].shape[0], n + 1);
+  fail_unless_equals_int (t[R_NPY].shape[0], 0);
+  fail_unless_equals_int (t[R_NPY].dtype, GST_SPDL_DTYPE_FLOAT32);
+  fail_unless_equals_int (t[R_NPY_SHAPES].n_dims, 2);
+  fail_unless_equals_int (t[R_NPY_SHAPES].shape[1], 8);
+  fail_unless_equals_int (t[R_SEG].n_dims, 3);
+  fail_unless_equals_int (t[R_SEG].shape[1], H);
+  fail_unless_equals_int (t[R_SEG].shape[2], W);
+  fail_unless_equals_int (t[R_AUX].shape[nchw ? 1 : 3], 3);
+  fail_unless_equals_int (t[R_AUX].shape[nchw ? 3 : 2], W);
+  gst_caps_unref (caps);
+
+  map_tensor (batch, R_CLS, &m);
+  fail_unless_equals_int (m.size, n * 8);
+  for (s = 0; s < n; s++)
+    fail_unless_equals_int (((gint64 *) m.data)[s], 1000 + samples[s]);
+  unmap_tensor (batch, R_CLS, &m);
+  map_tensor (batch, R_SCORE, &m);
+  for (s = 0; s < n; s++)
+    fail_unless_equals_float (((gdouble *) m.data)[s], samples[s] + 0.5);
+  unmap_tensor (batch, R_SCORE, &m);
+
+  /* strings: values[offsets[i]:offsets[i+1]], never cut or padded */
+  map_tensor (batch, R_TXT, &m);
+  map_tensor (batch, R_TXT_OFF, &o);
+  fail_unless_equals_int (o.size, (n + 1) * 8);
+  fail_unless_equals_int (((gint64 *) o.data)[0], 0);
+  fail_unless_equals_int (((gint64 *) o.data)[n], m.size);
+  for (s = 0; s < n; s++) {
+    gint64 a = ((gint64 *) o.data)[s], b = ((gint64 *) o.data)[s + 1];
+    gchar *text = g_strndup ((const gchar *) m.data + a, b - a);
+    fail_unless_equals_string (text, caption (samples[s]));
+    g_free (text);
+  }
+  unmap_tensor (batch, R_TXT, &m);
+  unmap_tensor (batch, R_TXT_OFF, &o);
+  map_tensor (batch, R_JSON, &m);
+  map_tensor (batch, R_JSON_OFF, &o);
+  for (s = 0; s < n; s++) {
+    gint64 a = ((gint64 *) o.data)[s], b = ((gint64 *) o.data)[s + 1];
+    gchar *text = g_strndup ((const gchar *) m.data + a, b - a);
+    gchar *want = g_strdup_printf ("{\"i\": %u}", samples[s]);
+    fail_unless_equals_string (text, want);
+    g_free (text);
+    g_free (want);
+  }
+  unmap_tensor (batch, R_JSON, &m);
+  unmap_tensor (batch, R_JSON_OFF, &o);
+
+  /* npy: the arrays' values one after the other, offsets in elements,
+   * shapes padded with -1; sample 3's missing one is of shape (0,) */
+  map_tensor (batch, R_NPY, &m);
+  map_tensor (batch, R_NPY_OFF, &o);
+  map_tensor (batch, R_NPY_SHAPES, &sh);
+  fail_unless_equals_int (sh.size, n * 8 * 8);
+  at = 0;
+  for (s = 0; s < n; s++) {
+    guint i = samples[s], rows = i == 3 ? 0 : i % 2 + 1;
+    const gint64 *shape = (const gint64 *) sh.data + s * 8;
+
+    fail_unless_equals_int (((gint64 *) o.data)[s], at);
+    fail_unless_equals_int (shape[0], rows);
+    fail_unless_equals_int (shape[1], rows ? 2 : -1);
+    for (k = 2; k < 8; k++)
+      fail_unless_equals_int (shape[k], -1);
+    for (k = 0; k < rows * 2; k++)
+      fail_unless_equals_float (((gfloat *) m.data)[at + k], 10 * i + k);
+    at += rows * 2;
+  }
+  fail_unless_equals_int (((gint64 *) o.data)[n], at);
+  fail_unless_equals_int (m.size, at * 4);
+  unmap_tensor (batch, R_NPY, &m);
+  unmap_tensor (batch, R_NPY_OFF, &o);
+  unmap_tensor (batch, R_NPY_SHAPES, &sh);
+
+  /* the label map as it is, the image in the batch's layout */
+  map_tensor (batch, R_SEG, &m);
+  fail_unless_equals_int (m.size, n * W * H);
+  for (s = 0; s < n; s++)
+    for (p = 0; p < W * H; p++)
+      fail_unless_equals_int (m.data[s * W * H + p], 8 * samples[s] + p);
+  unmap_tensor (batch, R_SEG, &m);
+  map_tensor (batch, R_AUX, &m);
+  fail_unless_equals_int (m.size, n * W * H * 3);
+  for (s = 0; s < n; s++)
+    for (p = 0; p < W * H; p++)
+      for (k = 0; k < 3; k++)
+        fail_unless_equals_int (m.data[nchw ? (s * 3 + k) * W * H + p :
+                (s * W * H + p) * 3 + k], (100 + samples[s] + p * 3 + k)
+            & 0xff);
+  unmap_tensor (batch, R_AUX, &m);
+
+  /* each slot's geometry */
+  meta = gst_custom_meta_get_structure (gst_buffer_get_custom_meta (batch,
+          GST_SPDL_BATCH_META_NAME));
+  crop = gst_structure_get_value (meta, "crop");
+  flipped = gst_structure_get_value (meta, "flipped");
+  size = gst_structure_get_value (meta, "source-size");
+  fail_unless (crop && flipped && size);
+  fail_unless_equals_int (gst_value_array_get_size (crop), 4 * n);
+  fail_unless_equals_int (gst_value_array_get_size (flipped), n);
+  fail_unless_equals_int (gst_value_array_get_size (size), 2 * n);
+  for (s = 0; s < n; s++) {
+    fail_unless_equals_float (array_double (crop, 4 * s), samples[s]);
+    fail_unless_equals_float (array_double (crop, 4 * s + 1), 2 * samples[s]);
+    fail_unless_equals_float (array_double (crop, 4 * s + 2), 10);
+    fail_unless_equals_float (array_double (crop, 4 * s + 3), 5);
+    fail_unless_equals_int (g_value_get_boolean (gst_value_array_get_value
+            (flipped, s)), samples[s] % 2);
+    fail_unless_equals_int (g_value_get_uint (gst_value_array_get_value
+            (size, 2 * s)), 40);
+    fail_unless_equals_int (g_value_get_uint (gst_value_array_get_value
+            (size, 2 * s + 1)), 30);
+  }
+}
+
+/* Every kind of field in the batch, a short last batch among them */
+GST_START_TEST (test_record_fields)
+{
+  gboolean nchw = __i__ == 1;
+  GstHarness *h = record_harness (nchw ? "batch-size=3 layout=nchw" :
+      "batch-size=3");
+  const guint first[] = { 0, 1, 2 }, last[] = { 3, 4 };
+  GstBuffer *b, *media;
+  guint i;
+
+  for (i = 0; i < 3; i++)
+    fail_unless_equals_int (gst_harness_push (h, record_sample (i, 0, FALSE,
+                W)), GST_FLOW_OK);
+  b = gst_harness_pull (h);
+  check_record_batch (h, b, first, 3, nchw);
+  /* the images and labels as without fields */
+  media = gst_buffer_new ();
+  gst_buffer_copy_into (media, b, GST_BUFFER_COPY_METADATA, 0, -1);
+  for (i = 0; i < 2; i++)
+    gst_buffer_append_memory (media, gst_memory_ref (gst_buffer_peek_memory
+            (b, i)));
+  check_batch (NULL, media, 0, 3, nchw);
+  gst_buffer_unref (media);
+  /* what the example application prints of it */
+  {
+    GstCaps *caps = gst_pad_get_current_caps (h->sinkpad);
+    GstSample *sample = gst_sample_new (b, caps, NULL, NULL);
+    gchar *text = spdl_example_describe_batch (sample, NULL);
+    const gchar *image = nchw ? "uint8[3x2x4]" : "uint8[2x4x3]";
+    gchar *expected = g_strdup_printf ("sample 100 label 0: cls=1000 "
+        "txt=\"a cat\" meta.json=\"{\"i\": 0}\" emb.npy=float32(1,2) "
+        "score=0.5 seg.png=uint8[2x4] aux.jpg=%s\n"
+        "sample 101 label 10: cls=1001 txt=\"\" meta.json=\"{\"i\": 1}\" "
+        "emb.npy=float32(2,2) score=1.5 seg.png=uint8[2x4] aux.jpg=%s\n"
+        "sample 102 label 20: cls=1002 txt=\"na\xc3\xafve \xe2\x98\x83\" "
+        "meta.json=\"{\"i\": 2}\" emb.npy=float32(1,2) score=2.5 "
+        "seg.png=uint8[2x4] aux.jpg=%s\n", image, image, image);
+
+    fail_unless_equals_string (text, expected);
+    g_free (text);
+    g_free (expected);
+    gst_sample_unref (sample);
+    gst_caps_unref (caps);
+  }
+  gst_buffer_unref (b);
+  for (i = 3; i < 5; i++)
+    fail_unless_equals_int (gst_harness_push (h, record_sample (i, 0, FALSE,
+                W)), GST_FLOW_OK);
+  fail_unless (gst_harness_push_event (h, gst_event_new_eos ()));
+  b = gst_harness_pull (h);
+  check_record_batch (h, b, last, 2, nchw);
+  gst_buffer_unref (b);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
+/* Two ranks: the slots of skipped samples are copies, fields and all,
+ * from the batch's own samples or from the last full batch's */
+GST_START_TEST (test_record_fields_padded)
+{
+  GstHarness *h = record_harness ("batch-size=2");
+  const guint expected[][2] = { {0, 1}, {2, 3}, {2, 3}, {0, 1}, {2, 2} };
+  guint i, k, epoch;
+
+  /* epoch 0: 6 announced, 4 arrive; epoch 1: 4 announced, 3 arrive */
+  for (epoch = 0; epoch < 2; epoch++) {
+    guint announced = epoch ? 4 : 6, arrive = epoch ? 3 : 4;
+
+    fail_unless (gst_harness_push_event (h,
+            gst_spdl_epoch_start_event_new (epoch, announced, 0, 2, 0)));
+    for (i = 0; i < arrive; i++)
+      fail_unless_equals_int (gst_harness_push (h, record_sample (i, epoch,
+                  FALSE, W)), GST_FLOW_OK);
+    fail_unless (gst_harness_push_event (h,
+            gst_spdl_epoch_end_event_new (epoch, arrive)));
+  }
+  for (k = 0; k < G_N_ELEMENTS (expected); k++) {
+    GstBuffer *b = gst_harness_pull (h);
+
+    fail_unless (b != NULL);
+    check_record_batch (h, b, expected[k], 2, FALSE);
+    gst_buffer_unref (b);
+  }
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
+/* The message of the error on @bus, which must be there */
+static gchar *
+bus_error (GstBus * bus)
+{
+  GstMessage *msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
+  GError *err = NULL;
+  gchar *message;
+
+  fail_unless (msg != NULL);
+  gst_message_parse_error (msg, &err, NULL);
+  message = g_strdup (err->message);
+  g_error_free (err);
+  gst_message_unref (msg);
+  return message;
+}
+
+static gchar *
+record_error (gboolean npy_int64, guint seg_width)
+{
+  GstHarness *h = record_harness ("batch-size=4");
+  GstBus *bus = gst_bus_new ();
+  gchar *message;
+
+  gst_element_set_bus (h->element, bus);
+  fail_unless_equals_int (gst_harness_push (h, record_sample (0, 0, FALSE,
+              W)), GST_FLOW_OK);
+  fail_unless_equals_int (gst_harness_push (h, record_sample (1, 0,
+              npy_int64, seg_width)), GST_FLOW_ERROR);
+  message = bus_error (bus);
+  gst_element_set_bus (h->element, NULL);
+  gst_object_unref (bus);
+  gst_harness_teardown (h);
+  return message;
+}
+
+/* npy dtypes or label sizes that differ within a batch: an error naming
+ * both samples */
+GST_START_TEST (test_record_mismatch_names_both)
+{
+  gchar *message = record_error (TRUE, W);
+
+  fail_unless (strstr (message, "float32 in s0.jpg and int64 in s1.jpg"),
+      "%s", message);
+  fail_unless (strstr (message, "emb.npy"), "%s", message);
+  g_free (message);
+  message = record_error (FALSE, 2 * W);
+  fail_unless (strstr (message, "4x2 GRAY8 in s0.jpg and 8x2 GRAY8 in "
+          "s1.jpg"), "%s", message);
+  g_free (message);
+}
+
+GST_END_TEST;
+
+/* Audio and video clips carry fields too: the same tensors after theirs */
+GST_START_TEST (test_record_fields_clips)
+{
+  gboolean video = __i__ == 1;
+  GstHarness *h = gst_harness_new_parse ("spdlbatch batch-size=2");
+  const gchar *captions[] = { "one", "", "three" };
+  GstCaps *caps;
+  GstSpdlTensorInfo t[GST_SPDL_TENSOR_MAX];
+  guint i, k, fields_at = video ? 3 : 4;
+  /* float32 [1, 4] audio; uint8 [T=2, 3, 2, 2] clips */
+  gsize bytes = video ? 24 : 4 * sizeof (gfloat);
+
+  gst_harness_set_src_caps_str (h, video ? "other/tensors,format=static,"
+      "num_tensors=1,dimensions=(string)2:2:3:2,types=uint8,layout=tchw,"
+      "framerate=0/1,fields=(string)\"txt:string:skip,cls:int:skip\"" :
+      "other/tensors,format=static,"
+      "num_tensors=1,dimensions=(string)4:1,types=float32,framerate=0/1,"
+      "fields=(string)\"txt:string:skip,cls:int:skip\"");
+  for (i = 0; i < 3; i++) {
+    GstBuffer *buf = gst_buffer_new_allocate (NULL, bytes, NULL);
+    GValue v[2] = { G_VALUE_INIT, G_VALUE_INIT };
+
+    gst_buffer_memset (buf, 0, 0, bytes);
+    gst_spdl_buffer_add_sample_meta (buf, i, i, 0, "a.wav");
+    g_value_init (&v[0], G_TYPE_STRING);
+    g_value_set_string (&v[0], captions[i]);
+    g_value_init (&v[1], G_TYPE_INT64);
+    g_value_set_int64 (&v[1], 7 * i);
+    gst_spdl_buffer_set_record (buf, v, 2);
+    g_value_unset (&v[0]);
+    g_value_unset (&v[1]);
+    fail_unless_equals_int (gst_harness_push (h, buf), GST_FLOW_OK);
+  }
+  fail_unless (gst_harness_push_event (h, gst_event_new_eos ()));
+  for (k = 0; k < 2; k++) {
+    GstBuffer *b = gst_harness_pull (h);
+    guint n = k == 0 ? 2 : 1, s;
+    GstMapInfo m, o;
+
+    caps = gst_pad_get_current_caps (h->sinkpad);
+    fail_unless_equals_int (gst_spdl_tensors_from_caps (caps, t,
+            GST_SPDL_TENSOR_MAX), fields_at + 3);
+    fail_unless_equals_string (gst_structure_get_string
+        (gst_caps_get_structure (caps, 0), "names"), video ?
+        "clips,labels,pts,txt/values,txt/offsets,cls" :
+        "audio,labels,start,lengths,txt/values,txt/offsets,cls");
+    gst_caps_unref (caps);
+    fail_unless_equals_int (gst_buffer_n_memory (b), fields_at + 3);
+    map_tensor (b, fields_at, &m);
+    map_tensor (b, fields_at + 1, &o);
+    for (s = 0; s < n; s++) {
+      gint64 a = ((gint64 *) o.data)[s], e = ((gint64 *) o.data)[s + 1];
+      gchar *text = g_strndup ((const gchar *) m.data + a, e - a);
+      fail_unless_equals_string (text, captions[2 * k + s]);
+      g_free (text);
+    }
+    unmap_tensor (b, fields_at, &m);
+    unmap_tensor (b, fields_at + 1, &o);
+    map_tensor (b, fields_at + 2, &m);
+    for (s = 0; s < n; s++)
+      fail_unless_equals_int (((gint64 *) m.data)[s], 7 * (2 * k + s));
+    unmap_tensor (b, fields_at + 2, &m);
+    /* no geometry on these samples */
+    fail_if (gst_structure_has_field (gst_custom_meta_get_structure
+            (gst_buffer_get_custom_meta (b, GST_SPDL_BATCH_META_NAME)),
+            "crop"));
+    gst_buffer_unref (b);
+  }
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
+/* More fields than a GstBuffer holds memories: refused with the count,
+ * never merged into one memory */
+GST_START_TEST (test_record_too_many_tensors)
+{
+  GstHarness *h = gst_harness_new_parse ("spdlbatch batch-size=2");
+  GstBus *bus = gst_bus_new ();
+  gchar *message;
+
+  gst_element_set_bus (h->element, bus);
+  gst_harness_set_src_caps_str (h, "video/x-raw,format=RGB,width=4,"
+      "height=2,framerate=0/1,fields=(string)\"a.npy,b.npy,c.npy,d.npy,"
+      "e.npy\"");
+  message = bus_error (bus);
+  fail_unless (strstr (message, "need 15 tensors beside the media's 2: "
+          "a batch holds at most 16"), "%s", message);
+  g_free (message);
+  gst_element_set_bus (h->element, NULL);
+  gst_object_unref (bus);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
+/* The fields' tensors come from downstream's allocator and are reused
+ * once their batch comes back: a pinned allocator is not asked per batch;
+ * the pool takes its batches back whole */
+GST_START_TEST (test_record_fields_memory_reused)
+{
+  GstHarness *h = record_harness ("batch-size=2");
+  GstAllocator *shm = propose_test_allocator (h);
+  const guint samples[] = { 0, 1 };
+  guint i, t, after_first = 0;
+
+  for (i = 0; i < 20; i++) {
+    GstBuffer *b;
+
+    fail_unless_equals_int (gst_harness_push (h, record_sample (0, 0, FALSE,
+                W)), GST_FLOW_OK);
+    fail_unless_equals_int (gst_harness_push (h, record_sample (1, 0, FALSE,
+                W)), GST_FLOW_OK);
+    b = gst_harness_pull (h);
+    check_record_batch (h, b, samples, 2, FALSE);
+    for (t = 0; t < gst_buffer_n_memory (b); t++)
+      fail_unless (gst_buffer_peek_memory (b, t)->allocator == shm);
+    gst_buffer_unref (b);
+    if (i == 0)
+      after_first = ((TestAllocator *) shm)->allocations;
+  }
+  /* 19 more batches allocated nothing */
+  fail_unless_equals_int (((TestAllocator *) shm)->allocations, after_first);
+  gst_object_unref (shm);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
+/* spdlappsink names the tensors as the caps do, and the fields' values
+ * tensors by the memory they have */
+GST_START_TEST (test_record_fields_appsink_names)
+{
+  GstElement *pipeline = gst_parse_launch ("appsrc name=src format=time ! "
+      "spdlbatch batch-size=2 ! spdlappsink name=sink", NULL);
+  GstElement *src = gst_bin_get_by_name (GST_BIN (pipeline), "src");
+  GstElement *sink = gst_bin_get_by_name (GST_BIN (pipeline), "sink");
+  GstCaps *caps = gst_caps_from_string ("video/x-raw,format=RGB,width=4,"
+      "height=2,framerate=0/1,fields=(string)\"" RECORD_FIELDS "\"");
+  GstStructure *tensors = NULL;
+  GstSample *sample = NULL;
+  gchar **names = g_strsplit (record_names, ",", -1);
+  guint i;
+
+  g_object_set (src, "caps", caps, NULL);
+  gst_caps_unref (caps);
+  gst_element_set_state (pipeline, GST_STATE_PLAYING);
+  for (i = 0; i < 2; i++)
+    fail_unless_equals_int (gst_app_src_push_buffer (GST_APP_SRC (src),
+            record_sample (i, 0, FALSE, W)), GST_FLOW_OK);
+  g_signal_emit_by_name (sink, "pull-batch", &sample);
+  fail_unless (sample != NULL);
+  g_object_get (sink, "tensors", &tensors, NULL);
+  fail_unless (tensors != NULL);
+  for (i = 0; names[i]; i++) {
+    gchar *key = g_strdup_printf ("name-%u", i);
+
+    fail_unless_equals_string (gst_structure_get_string (tensors, key),
+        names[i]);
+    g_free (key);
+  }
+  fail_unless_equals_string (gst_structure_get_string (tensors, "shape-3"),
+      "0");
+  fail_unless_equals_string (gst_structure_get_string (tensors, "shape-2"),
+      "2");
+  gst_structure_free (tensors);
+  gst_sample_unref (sample);
+  g_strfreev (names);
+  gst_element_set_state (pipeline, GST_STATE_NULL);
+  gst_object_unref (src);
+  gst_object_unref (sink);
+  gst_object_unref (pipeline);
+}
+
+GST_END_TEST;
+
 static Suite *
 spdlbatch_suite (void)
 {
@@ -1138,6 +1768,13 @@ spdlbatch_suite (void)
       G_N_ELEMENTS (slot_props));
   tcase_add_loop_test (tc, test_slots_flush, 0, G_N_ELEMENTS (slot_props));
   tcase_add_loop_test (tc, test_slots_no_copy_when_aligned, 0, 2);
+  tcase_add_loop_test (tc, test_record_fields, 0, 2);
+  tcase_add_test (tc, test_record_fields_padded);
+  tcase_add_test (tc, test_record_mismatch_names_both);
+  tcase_add_loop_test (tc, test_record_fields_clips, 0, 2);
+  tcase_add_test (tc, test_record_too_many_tensors);
+  tcase_add_test (tc, test_record_fields_memory_reused);
+  tcase_add_test (tc, test_record_fields_appsink_names);
   return s;
 }
 

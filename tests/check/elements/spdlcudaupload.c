@@ -725,6 +725,85 @@ GST_START_TEST (test_bad_settings)
 
 GST_END_TEST;
 
+/* A batch with record fields: images, labels, a caption's values and
+ * offsets, a label map; spdlbatch's names in the caps */
+#define RECORD_CAPS "other/tensors,format=static,num_tensors=5," \
+    "dimensions=\"3:16:8:2,2,0,3,16:8:2\"," \
+    "types=\"uint8,int64,uint8,int64,uint8\",framerate=0/1," \
+    "names=\"images,labels,txt/values,txt/offsets,seg.png\"," \
+    "fields=\"txt:string:skip,seg.png:label:skip\""
+
+static GstMemory *
+wrap (gconstpointer data, gsize size)
+{
+  gpointer copy = g_memdup2 (data, size);
+
+  return gst_memory_new_wrapped (0, copy, size, 0, size, copy, g_free);
+}
+
+static GstBuffer *
+record_batch (guint seed)
+{
+  GstBuffer *buf = host_batch_of (seed, 2);
+  gchar *text = g_strdup_printf ("a cat %u%s", seed,
+      seed % 2 ? " on a long mat" : "");
+  gint64 offsets[3] = { 0, 5, strlen (text) };
+  guint8 seg[2 * 16 * 8];
+  guint i;
+
+  for (i = 0; i < sizeof (seg); i++)
+    seg[i] = i + seed;
+  gst_buffer_append_memory (buf, gst_memory_new_wrapped (0, text,
+          strlen (text), 0, strlen (text), text, g_free));
+  gst_buffer_append_memory (buf, wrap (offsets, sizeof (offsets)));
+  gst_buffer_append_memory (buf, wrap (seg, sizeof (seg)));
+  return buf;
+}
+
+/* The fields' numbers go to the device; their strings stay the input's
+ * host memory, with 0 for their pointers; the pool's batches come back
+ * whole round after round */
+GST_START_TEST (test_record_fields_stay_host)
+{
+  GstHarness *h;
+  guint round, t;
+
+  emulate ();
+  h = gst_harness_new_parse ("spdlcudaupload device-buffers=2");
+  gst_harness_set_src_caps_str (h, RECORD_CAPS);
+  for (round = 0; round < 6; round++) {
+    GstBuffer *in = record_batch (round), *out;
+    const GValue *pointers;
+
+    fail_unless_equals_int (gst_harness_push (h, gst_buffer_ref (in)),
+        GST_FLOW_OK);
+    out = gst_harness_pull (h);
+    fail_unless_equals_int (gst_buffer_n_memory (out), 5);
+    pointers = gst_structure_get_value (gst_custom_meta_get_structure
+        (gst_buffer_get_custom_meta (out, "GstSpdlCudaMeta")), "pointers");
+    fail_unless_equals_int (gst_value_array_get_size (pointers), 5);
+    for (t = 0; t < 5; t++) {
+      GstMemory *src = gst_buffer_peek_memory (in, t);
+      GstMemory *dst = gst_buffer_peek_memory (out, t);
+      gboolean host = t == 2 || t == 3;
+      GstMapInfo map;
+
+      fail_unless_equals_int (host, dst == src);
+      fail_unless_equals_int (host, g_value_get_uint64
+          (gst_value_array_get_value (pointers, t)) == 0);
+      gst_memory_map (src, &map, GST_MAP_READ);
+      fail_unless (memory_equals (dst, map.data, map.size),
+          "round %u: tensor %u differs", round, t);
+      gst_memory_unmap (src, &map);
+    }
+    gst_buffer_unref (out);
+    gst_buffer_unref (in);
+  }
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
 static Suite *
 spdlcudaupload_suite (void)
 {
@@ -742,6 +821,7 @@ spdlcudaupload_suite (void)
   tcase_add_test (tc, test_layout_only);
   tcase_add_test (tc, test_conversions);
   tcase_add_test (tc, test_bad_settings);
+  tcase_add_test (tc, test_record_fields_stay_host);
   return s;
 }
 

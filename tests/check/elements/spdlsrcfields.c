@@ -176,8 +176,12 @@ tar_member (GByteArray * tar, const gchar * key, const gchar * ext,
   g_free (name);
 }
 
+/* numpy.save (np.array ([7])): its header padded to 128 bytes, then 7 */
+#define NPY_PAD "                                                            "
 static const gchar npy[] = "\x93NUMPY\x01\x00\x76\x00{'descr': '<i8', "
-    "'fortran_order': False, 'shape': (1,), }";
+    "'fortran_order': False, 'shape': (1,), }" NPY_PAD "\n"
+    "\x07\x00\x00\x00\x00\x00\x00\x00";
+G_STATIC_ASSERT (sizeof (npy) - 1 == 136);
 
 /* Five samples k000..k004: jpg "img kN", cls N, txt "caption kN é"
  * (absent in k002), json {"i": N}, npy. @bad: k003's txt is not UTF-8,
