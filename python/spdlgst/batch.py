@@ -225,8 +225,14 @@ def _field_value(kind, tensors):
         items = [data[offsets[i]:offsets[i + 1]] for i in range(n)]
         if kind == "bytes":
             return items
-        texts = [b.decode("utf-8") for b in items]
-        return [json.loads(t) for t in texts] if kind == "json" else texts
+        if kind == "json":
+            # one parse for the batch (each value was checked upstream);
+            # else each on its own, which names the bad one
+            try:
+                return json.loads(b"[" + b",".join(items) + b"]")
+            except ValueError:
+                return [json.loads(item) for item in items]
+        return [b.decode("utf-8") for b in items]
     shapes = []
     for row in _host(tensors[2]).tolist():
         shape = []
