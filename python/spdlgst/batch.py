@@ -338,12 +338,18 @@ class Batch(tuple):
     @property
     def images(self) -> Any:
         """The images tensor (N, C, H, W with layout=nchw)."""
-        return self[0]
+        return self._media[0]
 
     @property
     def labels(self) -> Any:
         """The labels tensor (int64, N), or None for a single-tensor batch."""
-        return self[1] if len(self) > 1 else None
+        return self._media[1] if len(self._media) > 1 else None
+
+    @property
+    def _media(self) -> tuple:
+        """The media's tensors (images, labels, ...), wherever ``fields=``
+        put them in the tuple."""
+        return self.__dict__.get("_media_tensors", self)
 
     @property
     def sample(self) -> Optional[Gst.Sample]:
@@ -389,7 +395,7 @@ class ClipBatch(Batch):
     @property
     def clips(self) -> Any:
         """The clips tensor."""
-        return self[0]
+        return self._media[0]
 
     def __repr__(self) -> str:
         return (f"ClipBatch(clips={_describe(self.clips)}, "
@@ -418,7 +424,7 @@ class AudioBatch(Batch):
     @property
     def audio(self) -> Any:
         """The audio tensor."""
-        return self[0]
+        return self._media[0]
 
     def __repr__(self) -> str:
         return (f"AudioBatch(audio={_describe(self.audio)}, "
@@ -489,3 +495,17 @@ def sample_batch(sample: Gst.Sample, tensors: List[Any]) -> Batch:
     batch = Batch(tensors, epoch, indices, _Holder(sample))
     batch.fields, batch.geometry = fields, geometry
     return batch
+
+
+def in_field_order(batch: Batch, names: List[str], media: int) -> Batch:
+    """@batch as the tuple ``fields=`` asked for (webdataset's
+    ``to_tuple``): field @media is the media's tensor (images, clips or
+    audio), each other field its value in ``batch.fields``. Attributes
+    (labels, fields, geometry, epoch, indices, ...) stay as they were."""
+    items = [batch._media[0] if i == media else batch.fields[name]
+             for i, name in enumerate(names)]
+    ordered = type(batch).__new__(type(batch), items, batch.epoch,
+                                  batch.indices, batch._holder)
+    ordered.__dict__.update(batch.__dict__)
+    ordered._media_tensors = tuple(batch)
+    return ordered

@@ -17,7 +17,7 @@ from ._process import (check_can_start, exiting, keep_forever,
                        pipeline_started, pipeline_stopped, track_loader)
 from ._buslog import EPOCH_END, BusLog, logger
 from ._secrets import masked
-from .batch import Batch, host_tensors, sample_batch
+from .batch import Batch, host_tensors, in_field_order, sample_batch
 from .errors import LoaderError
 
 _CUDA_FEATURE = "memory:SpdlCUDA"
@@ -513,6 +513,10 @@ class Loader:
         self._end_position = None       # the sink's position holds again
         batch = self._convert(sample)
         self._epoch = batch.epoch
+        order = getattr(self, "_field_order", None)
+        if order is not None:
+            # the recipe loaders' fields=: the tuple in the order asked
+            batch = in_field_order(batch, *order)
         return batch
 
     def _leave_epoch(self) -> None:

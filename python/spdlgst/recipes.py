@@ -231,6 +231,8 @@ def _start_loader(loader, args: dict) -> None:
                                         if k not in secrets})
     Loader.__init__(loader, type(loader)._build(public), output=args["output"],
                     log_limit=args["log_limit"])
+    if args.get("fields"):
+        loader._field_order = (args["fields"]["names"], args["fields"]["media"])
     for key, value in secrets.items():
         loader._src.set_property(key, str(value))
     loader.launch_line = masked(type(loader)._build(args))
@@ -242,6 +244,100 @@ def _warning_limit(a) -> list:
     return [] if a["log_limit"] == 20 else [f"warning-limit={a['log_limit']}"]
 
 
+FIELD_KINDS = ("int", "float", "string", "json", "bytes", "npy", "image",
+               "label")
+FIELD_MISSING = ("skip", "error", "empty")
+IMAGE_EXTENSIONS = ("jpg", "jpeg", "png", "webp", "gif", "bmp", "tif", "tiff",
+                    "ppm", "pgm", "pbm", "pnm")
+
+
+def _field_parts(spec: str):
+    """``"seg.png:label:empty"`` -> ("seg.png", "label", "empty") (None for
+    what is not given), as spdlsrc reads a field (docs/record.md)."""
+    name, *rest = spec.split(":")
+    kind = missing = None
+    for part in rest:
+        if part in FIELD_KINDS and kind is None:
+            kind = part
+        elif part in FIELD_MISSING and missing is None:
+            missing = part
+        else:
+            raise ValueError(f"fields: {spec!r}: {part!r} is no kind "
+                             f"({', '.join(FIELD_KINDS)}) nor missing policy "
+                             f"({', '.join(FIELD_MISSING)}), or is given twice")
+    if not name or "" in name.split(";"):
+        raise ValueError(f"fields: {spec!r} has an empty name")
+    return name, kind, missing
+
+
+def _fields(value, media_extensions) -> Optional[dict]:
+    """``fields=`` in webdataset's ``to_tuple`` spelling: the media item (the
+    first field naming one of @media_extensions, else the first field) and
+    the others, spdlsrc's ``fields``. None without fields."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        value = value.split()       # to_tuple("jpg;png json")
+    if not isinstance(value, (tuple, list)) or not value or \
+            not all(isinstance(v, str) for v in value):
+        raise TypeError("fields must be a tuple of field names, e.g. "
+                        "(\"jpg;png\", \"txt\", \"json\")")
+    parts = []
+    for spec in value:
+        spec = spec.strip()
+        if "," in spec or not spec:
+            raise ValueError(f"fields: {spec!r}: one field per item, "
+                             "without ','")
+        parts.append(_field_parts(spec))
+    names = [p[0] for p in parts]
+    for name in names:
+        if names.count(name) > 1:
+            raise ValueError(f"fields: {name!r} is asked for twice")
+
+    def names_media(part):
+        name, kind, _ = part
+        if kind not in (None, "image"):
+            return False
+        last = name.split(";")[-1].lower()
+        return "." not in last and last in media_extensions
+    media = next((i for i, p in enumerate(parts) if names_media(p)), None)
+    return _Fields(names=names, media=media or 0,
+                   media_key=names[media or 0].split(":")[0],
+                   media_named=media is not None,
+                   specs=tuple(v.strip() for v in value),
+                   src=",".join(v.strip() for i, v in enumerate(value)
+                                if i != (media or 0)))
+
+
+class _Fields(dict):
+    """``fields=`` checked: shown as the tuple given (the loaders' repr)."""
+
+    def __repr__(self) -> str:
+        return repr(self["specs"])
+
+
+TABLE_SUFFIXES = (".csv", ".tsv", ".jsonl", ".ndjson")
+
+
+def _fields_stage(a) -> list:
+    """spdlsrc's properties for ``fields=``."""
+    f = a.get("fields")
+    if not f:
+        return []
+    out = []
+    if f["src"]:
+        out.append(f"fields={_quote(f['src'])}")
+    if is_shards_location(a["location"]) and \
+            "image-key" not in a["src_properties"]:
+        out.append(f"image-key={_quote(f['media_key'])}")
+    if not f["media_named"] and \
+            a["location"].lower().endswith(TABLE_SUFFIXES) and \
+            "path-column" not in a["src_properties"]:
+        # fields=("image", "caption") on a CSV: its media is that column
+        out.append(f"path-column={_quote(f['media_key'])}")
+    return out
+
+
 def _array(values) -> str:
     return '"<' + ",".join(repr(v) for v in values) + '>"'
 
@@ -251,7 +347,7 @@ def _checked(location, batch_size, recipe, size, resize, scale, ratio, flip,
              std, device, output, exact=True, layout="nchw", max_errors=None,
              shuffle_buffer=None, src_properties=None, ranks="auto",
              skip_recovered=False, max_pixels=None,
-             max_decode_memory=None, log_limit=20) -> dict:
+             max_decode_memory=None, log_limit=20, fields=None) -> dict:
     """The arguments of ImageLoader, checked and normalized."""
     recipe = _choice("recipe", recipe, RECIPES)
     train = recipe == "train"
@@ -286,6 +382,7 @@ def _checked(location, batch_size, recipe, size, resize, scale, ratio, flip,
         max_decode_memory=_int("max_decode_memory", max_decode_memory, 0,
                                2**64 - 1, none_ok=True),
         log_limit=_int("log_limit", log_limit, 0, 2**32 - 1),
+        fields=_fields(fields, IMAGE_EXTENSIONS),
     )
     args["ranks"] = _ranks(ranks, args["src_properties"])
     if train:
@@ -472,7 +569,8 @@ class ImageLoader(_RecipeLoader):
                  ranks: Ranks = "auto", log_limit: int = 20,
                  skip_recovered: bool = False,
                  max_pixels: Optional[int] = None,
-                 max_decode_memory: Optional[int] = None):
+                 max_decode_memory: Optional[int] = None,
+                 fields: Optional[Sequence[str]] = None):
         args = _checked(**{k: v for k, v in locals().items()
                            if k not in ("self", "__class__")})
         if args["device"] is not None:
@@ -501,6 +599,7 @@ class ImageLoader(_RecipeLoader):
             src.append(f"max-errors={a['max_errors']}")
         limit = _warning_limit(a)
         src += limit
+        src += _fields_stage(a)
         for key, value in a["src_properties"].items():
             if isinstance(value, bool):
                 value = "true" if value else "false"
@@ -589,7 +688,7 @@ def _video_checked(location, batch_size, frames, stride, frame_rate,
                    threads, layout, output, max_errors, extensions,
                    src_properties, audio=False, sample_rate=16000,
                    audio_channels=1, ranks="auto", autorotate=True,
-                   max_decode_frames=2000, log_limit=20) -> dict:
+                   max_decode_frames=2000, log_limit=20, fields=None) -> dict:
     """The arguments of VideoLoader, checked and normalized."""
     if isinstance(layout, str):
         layout = layout.upper()
@@ -621,6 +720,7 @@ def _video_checked(location, batch_size, frames, stride, frame_rate,
         audio=_bool("audio", audio, False),
         sample_rate=_int("sample_rate", sample_rate, 1000, 384000),
         audio_channels=_int("audio_channels", audio_channels, 1, 64),
+        fields=_fields(fields, VIDEO_EXTENSIONS + ("video",)),
         log_limit=_int("log_limit", log_limit, 0, 2**32 - 1),
     )
     args["ranks"] = _ranks(ranks, args["src_properties"])
@@ -653,7 +753,8 @@ def _src_stage(a) -> str:
     if a["max_errors"] is not None:
         src.append(f"max-errors={a['max_errors']}")
     src += _warning_limit(a)
-    if is_shards_location(a["location"]) and \
+    src += _fields_stage(a)
+    if is_shards_location(a["location"]) and not a.get("fields") and \
             "image-key" not in a["src_properties"]:
         # a shard group's sample is its member of one of these extensions
         # (spdlsrc's image-key; its default picks images)
@@ -793,7 +894,8 @@ class VideoLoader(_ClipLoader):
                  src_properties: Optional[dict] = None, audio: bool = False,
                  sample_rate: int = 16000, audio_channels: int = 1,
                  ranks: Ranks = "auto", autorotate: bool = True,
-                 max_decode_frames: int = 2000, log_limit: int = 20):
+                 max_decode_frames: int = 2000, log_limit: int = 20,
+                 fields: Optional[Sequence[str]] = None):
         args = _video_checked(**{k: v for k, v in locals().items()
                                  if k not in ("self", "__class__")})
         super().__init__(args)
@@ -852,7 +954,7 @@ def _audio_checked(location, batch_size, sample_rate, channels, duration,
                    clips_per_file, sampling, short_files, shuffle, seed,
                    epochs, start_epoch, drop_last, threads, quality, exact,
                    output, max_errors, extensions, src_properties,
-                   ranks="auto", log_limit=20) -> dict:
+                   ranks="auto", log_limit=20, fields=None) -> dict:
     """The arguments of AudioLoader, checked and normalized."""
     args = dict(
         location=_location(location),
@@ -875,6 +977,7 @@ def _audio_checked(location, batch_size, sample_rate, channels, duration,
         extensions=_extensions(extensions, AUDIO_EXTENSIONS),
         src_properties=_src_properties(src_properties),
         log_limit=_int("log_limit", log_limit, 0, 2**32 - 1),
+        fields=_fields(fields, AUDIO_EXTENSIONS + ("audio",)),
     )
     args["ranks"] = _ranks(ranks, args["src_properties"])
     if "extensions" in args["src_properties"]:
@@ -965,7 +1068,8 @@ class AudioLoader(_ClipLoader):
                  output: str = "torch", max_errors: Optional[int] = None,
                  extensions: Optional[Sequence[str]] = None,
                  src_properties: Optional[dict] = None,
-                 ranks: Ranks = "auto", log_limit: int = 20):
+                 ranks: Ranks = "auto", log_limit: int = 20,
+                 fields: Optional[Sequence[str]] = None):
         args = _audio_checked(**{k: v for k, v in locals().items()
                                  if k not in ("self", "__class__")})
         super().__init__(args)
