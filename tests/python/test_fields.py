@@ -172,3 +172,160 @@ def test_masks_equal_torchvision_resized_crop(clip_shards):
                 flipped += g["flipped"]
     assert seen == 17
     assert 0 < flipped < 17
+
+
+def _pairs(loader):
+    out = []
+    for images, txt, cls in loader:
+        assert len(txt) == len(cls) == images.shape[0]
+        out += list(zip(txt, (int(c) for c in cls)))
+    return out
+
+
+def test_resume_gives_the_same_image_caption_pairs(clip_shards):
+    """A run resumed mid-epoch from state_dict() gives the same captions
+    and labels as an uninterrupted one, each caption with its own sample's
+    label (the caption names the sample: "caption é I", cls I % 5)."""
+    kwargs = dict(recipe="train", batch_size=3, size=32, epochs=1, seed=11,
+                  fields=("jpg", "txt", "cls"), output="numpy")
+    with spdlgst.ImageLoader(clip_shards, **kwargs) as loader:
+        full = _pairs(loader)
+    assert len(full) == 17
+    assert [t for t, _ in full] != sorted(t for t, _ in full)  # shuffled
+    for txt, cls in full:
+        assert int(txt.split()[2]) % 5 == cls
+    with spdlgst.ImageLoader(clip_shards, **kwargs) as loader:
+        it = iter(loader)
+        head = []
+        for _ in range(2):
+            images, txt, cls = next(it)
+            head += list(zip(txt, (int(c) for c in cls)))
+        state = loader.state_dict()
+    with spdlgst.ImageLoader(clip_shards, **kwargs) as loader:
+        loader.load_state_dict(state)
+        rest = _pairs(loader)
+    assert head + rest == full
+
+
+def _jpeg(path, rng, w=48, h=40):
+    from PIL import Image
+
+    Image.fromarray(rng.integers(0, 256, (h, w, 3), np.uint8)).save(path)
+
+
+def test_csv_manifest_columns_as_fields(tmp_path):
+    """A CSV manifest's columns beside the path: a caption with a quoted
+    comma and a newline, a float score; paths relative to the manifest."""
+    import csv
+
+    rng = np.random.default_rng(2)
+    (tmp_path / "img").mkdir()
+    rows = []
+    for i in range(7):
+        _jpeg(tmp_path / "img" / f"{i}.jpg", rng)
+        rows.append({"path": f"img/{i}.jpg",
+                     "caption": f"a dog, {i}\nnext line é",
+                     "score": i / 4})
+    with open(tmp_path / "captions.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, ["path", "caption", "score"])
+        w.writeheader()
+        w.writerows(rows)
+    got = []
+    with spdlgst.ImageLoader(str(tmp_path / "captions.csv"), batch_size=3,
+                             epochs=1, fields=("jpg", "caption", "score:float"),
+                             output="numpy") as loader:
+        for images, caption, score in loader:
+            assert score.dtype == np.float64
+            got += list(zip(caption, score.tolist()))
+    assert got == [(r["caption"], r["score"]) for r in rows]
+
+
+def test_folder_sidecars(tmp_path):
+    """x.jpg with x.txt and x.seg.png beside it: the sidecars are the
+    sample's fields, never samples of their own."""
+    from PIL import Image
+
+    rng = np.random.default_rng(3)
+    want = {}
+    for c in ("cat", "dog"):
+        (tmp_path / c).mkdir()
+        for i in range(3):
+            _jpeg(tmp_path / c / f"{c}{i}.jpg", rng)
+            (tmp_path / c / f"{c}{i}.txt").write_text(f"{c} number {i}")
+            Image.fromarray(np.full((40, 48), i + 1, np.uint8)).save(
+                tmp_path / c / f"{c}{i}.seg.png")
+            want[f"{c} number {i}"] = (i + 1, 0 if c == "cat" else 1)
+    got = {}
+    with spdlgst.ImageLoader(str(tmp_path), batch_size=4, epochs=1, size=16,
+                             fields=("jpg", "txt", "seg.png:label"),
+                             output="numpy") as loader:
+        assert len(loader) == 2
+        for batch in loader:
+            images, txt, seg = batch
+            for i, t in enumerate(txt):
+                assert np.all(seg[i] == seg[i].flat[0])
+                got[t] = (int(seg[i].flat[0]), int(batch.labels[i]))
+    assert got == want
+
+
+V2_REFERENCE = r"""
+import sys
+import numpy as np
+import torch
+from torchvision import tv_tensors
+from torchvision.transforms import InterpolationMode
+from torchvision.transforms.v2 import functional as F
+d = np.load(sys.argv[1])
+out = []
+for mask, crop, flipped in zip(d["masks"], d["crops"], d["flipped"]):
+    x, y, w, h = (int(round(v)) for v in crop)
+    m = F.resized_crop(tv_tensors.Mask(torch.from_numpy(mask)), y, x, h, w,
+                       [32, 32], interpolation=InterpolationMode.NEAREST)
+    if flipped:
+        m = F.horizontal_flip(m)
+    out.append(m.numpy())
+np.save(sys.argv[2], np.stack(out))
+"""
+
+
+def test_masks_equal_torchvision_v2(clip_shards, tmp_path):
+    """The same masks against torchvision 0.29's v2 functional ops on a
+    tv_tensors.Mask (PyPI torch 2.x venv), given the batch's geometry."""
+    import io
+    import tarfile
+
+    from PIL import Image
+
+    py = os.path.join(os.environ.get("SPDL_TORCH2_VENV", ""), "bin", "python")
+    if not os.path.exists(py) or subprocess.run(
+            [py, "-c", "import torchvision.tv_tensors"],
+            capture_output=True).returncode != 0:
+        pytest.skip("no PyPI torch 2 venv with torchvision (tools/make-test-venv)")
+    masks = {}
+    for n in range(3):
+        with tarfile.open(clip_shards.replace("{000..002}", f"{n:03d}")) as tar:
+            for m in tar.getmembers():
+                if m.name.endswith(".seg.png"):
+                    masks[m.name.split(".")[0]] = np.asarray(
+                        Image.open(io.BytesIO(tar.extractfile(m).read())))
+    keys = sorted(masks)
+    got, crops, flipped = [], [], []
+    with spdlgst.ImageLoader(clip_shards, recipe="train", batch_size=5,
+                             size=32, epochs=1, shuffle=False, seed=8,
+                             fields=("jpg", "seg.png:label"),
+                             output="numpy") as loader:
+        for batch in loader:
+            got += list(batch[1])
+            crops += batch.geometry.crop.tolist()
+            flipped += batch.geometry.flipped.tolist()
+    # masks differ in size: one npz entry per sample is not needed, the
+    # reference crops each from its own array
+    src = tmp_path / "in.npz"
+    np.savez(src, masks=np.array([masks[k] for k in keys], dtype=object),
+             crops=np.array(crops), flipped=np.array(flipped))
+    out = tmp_path / "out.npy"
+    script = V2_REFERENCE.replace('np.load(sys.argv[1])',
+                                  'np.load(sys.argv[1], allow_pickle=True)')
+    subprocess.run([py, "-c", script, str(src), str(out)], check=True)
+    np.testing.assert_array_equal(np.stack(got), np.load(out))
+    assert 0 < sum(flipped) < len(flipped)
