@@ -126,7 +126,7 @@ def _nearest_crop(mask, geometry, size):
     from torchvision.transforms import InterpolationMode
 
     x, y, w, h = geometry["crop"]
-    t = torch.from_numpy(np.ascontiguousarray(mask))[None]
+    t = torch.from_numpy(np.array(mask))[None]
     out = F.resized_crop(t, int(round(y)), int(round(x)), int(round(h)),
                          int(round(w)), list(size),
                          interpolation=InterpolationMode.NEAREST)
