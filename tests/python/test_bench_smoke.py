@@ -197,3 +197,17 @@ def test_cuda_upload_bench(images):
         pytest.skip("cuda-upload-bench: " + done.stdout.strip())
     assert done.returncode == 0, (done.stdout[-2000:], done.stderr[-3000:])
     assert "|" in done.stdout, done.stdout
+
+
+def test_compare_fields_every_row(images, tmp_path):
+    """Fields beside the image: gst-spdl with and without fields against
+    webdataset (CLIP-style), and with a mask against torchvision v2
+    (segmentation; skipped with the reason without the torch 2 venv)."""
+    if not os.path.exists(os.path.join(TEST_VENV, "bin", "python")):
+        pytest.skip("no test venv with webdataset (tools/make-test-venv)")
+    out = tmp_path / "out"
+    bench("compare-fields", images, "--rounds", 1, "--batch-size", 4,
+          "--out", out)
+    table = (out / "compare-fields.md").read_text()
+    check(table, ["gst-fields", "gst-nofields", "webdataset", "gst-seg"],
+          ["torchvision-v2"])
