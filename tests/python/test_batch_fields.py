@@ -309,10 +309,10 @@ def test_fields_through_the_chain(tmp_path, output):
 
 
 def test_c_example_prints_the_fields(tmp_path):
-    """examples/batch-fields, the C application, on the same folder: each
+    """tests/examples/batch-fields, the C application, on the same folder: each
     sample's caption, JSON text, array shape and mask size"""
     expected = make_captions(tmp_path / "ds")
-    example = os.path.join(os.environ["SPDL_BUILD_ROOT"], "examples",
+    example = os.path.join(os.environ["SPDL_BUILD_ROOT"], "tests", "examples",
                            "batch-fields", "spdl-batch-fields")
     res = subprocess.run([example, str(tmp_path / "ds"),
                           "txt,json,npy,seg.png:label"], capture_output=True,

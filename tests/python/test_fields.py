@@ -329,3 +329,44 @@ def test_masks_equal_torchvision_v2(clip_shards, tmp_path):
     subprocess.run([py, "-c", script, str(src), str(out)], check=True)
     np.testing.assert_array_equal(np.stack(got), np.load(out))
     assert 0 < sum(flipped) < len(flipped)
+
+
+def test_video_and_audio_loaders_take_fields(tmp_path):
+    """A clip with its caption from a CSV manifest (video-text), an audio
+    clip with its transcript and a score from JSON Lines: the tuple in the
+    order asked, each value with its own file."""
+    import audiogen
+    import videogen
+
+    with open(tmp_path / "clips.csv", "w") as f:
+        f.write("video,caption\n")
+        for i in range(3):
+            videogen.make(tmp_path / f"v{i}.mp4", "64x48", 25, 1.0,
+                          ["-c:v", "libx264", "-pix_fmt", "yuv420p"])
+            f.write(f'v{i}.mp4,"clip {i}, a test"\n')
+    got = []
+    with spdlgst.VideoLoader(str(tmp_path / "clips.csv"), batch_size=2,
+                             frames=4, size=32, resize=40, epochs=1,
+                             shuffle=False, fields=("caption", "mp4"),
+                             output="numpy") as loader:
+        for caption, clips in loader:
+            assert clips.shape[1:3] == (4, 3)
+            got += caption
+    assert got == [f"clip {i}, a test" for i in range(3)]
+
+    with open(tmp_path / "speech.jsonl", "w") as f:
+        for i in range(4):
+            audiogen.make(str(tmp_path / f"a{i}.wav"), "speech", 16000, 0.5,
+                          number=i)
+            f.write(json.dumps({"audio_filepath": f"a{i}.wav",
+                                "text": f"utterance {i}", "score": i * 0.5})
+                    + "\n")
+    rows = []
+    with spdlgst.AudioLoader(str(tmp_path / "speech.jsonl"), batch_size=3,
+                             duration=0.25, epochs=1, shuffle=False,
+                             fields=("wav", "text", "score:float"),
+                             output="numpy") as loader:
+        for audio, text, score in loader:
+            assert audio.shape[1:] == (1, 4000)
+            rows += list(zip(text, score.tolist()))
+    assert rows == [(f"utterance {i}", i * 0.5) for i in range(4)]

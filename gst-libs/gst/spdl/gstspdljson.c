@@ -119,6 +119,22 @@ scan_number (Scanner * s)
   return TRUE;
 }
 
+/* An object's key and its ':' */
+static gboolean
+scan_key (Scanner * s)
+{
+  if (s->p >= s->end || *s->p != '"')
+    return fail (s, "an object key that is no string");
+  if (!scan_string (s))
+    return FALSE;
+  skip_space (s);
+  if (s->p >= s->end || *s->p != ':')
+    return fail (s, "no ':' after an object key");
+  s->p++;
+  skip_space (s);
+  return TRUE;
+}
+
 gboolean
 gst_spdl_json_validate (const gchar * text, gsize len, gchar ** why)
 {
@@ -146,17 +162,8 @@ gst_spdl_json_validate (const gchar * text, gsize len, gchar ** why)
           depth--;
           break;
         }
-        if (stack[depth - 1] == '{') {
-          if (s.p >= s.end || *s.p != '"')
-            return fail (&s, "an object key that is no string");
-          if (!scan_string (&s))
-            return FALSE;
-          skip_space (&s);
-          if (s.p >= s.end || *s.p != ':')
-            return fail (&s, "no ':' after an object key");
-          s.p++;
-          skip_space (&s);
-        }
+        if (stack[depth - 1] == '{' && !scan_key (&s))
+          return FALSE;
         continue;
       case '"':
         if (!scan_string (&s))
@@ -206,17 +213,8 @@ gst_spdl_json_validate (const gchar * text, gsize len, gchar ** why)
         return fail (&s, "no ',' between items");
       s.p++;
       skip_space (&s);
-      if (stack[depth - 1] == '{') {
-        if (s.p >= s.end || *s.p != '"')
-          return fail (&s, "an object key that is no string");
-        if (!scan_string (&s))
-          return FALSE;
-        skip_space (&s);
-        if (s.p >= s.end || *s.p != ':')
-          return fail (&s, "no ':' after an object key");
-        s.p++;
-        skip_space (&s);
-      }
+      if (stack[depth - 1] == '{' && !scan_key (&s))
+        return FALSE;
       break;
     }
   }
