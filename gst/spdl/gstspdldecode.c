@@ -567,6 +567,7 @@ gst_spdl_decode_init (GstSpdlDecode * self)
   gst_element_add_pad (GST_ELEMENT (self), self->sinkpad);
 
   self->srcpad = gst_pad_new_from_static_template (&src_template, "src");
+  self->held.srcpad = self->srcpad;
   gst_pad_set_query_function (self->srcpad,
       GST_DEBUG_FUNCPTR (gst_spdl_decode_src_query));
   gst_pad_set_activatemode_function (self->srcpad,
@@ -698,19 +699,6 @@ gst_spdl_decode_set_property (GObject * object, guint prop_id,
   GST_OBJECT_UNLOCK (self);
 }
 
-static GstStructure *
-error_counts_new (GstSpdlDecode * self)
-{
-  GstStructure *s = gst_structure_new (GST_SPDL_SKIPPED_NAME, "total",
-      G_TYPE_UINT64, self->errors, NULL);
-  gint i;
-
-  for (i = 0; i < GST_SPDL_DECODE_N_ERRORS; i++)
-    gst_structure_set (s, gst_spdl_decode_error_reason (i), G_TYPE_UINT64,
-        self->errors_by_reason[i], NULL);
-  return s;
-}
-
 /* called with the object lock */
 static GstStructure *
 stats_new (GstSpdlDecode * self)
@@ -718,7 +706,6 @@ stats_new (GstSpdlDecode * self)
   GstStructure *s = gst_spdl_stats_to_structure (&self->stats);
   guint64 busy = 0, elapsed = 0;
   guint threads = self->n_workers;
-  gint i;
 
   gst_structure_get_uint64 (s, "busy", &busy);
   gst_structure_get_uint64 (s, "elapsed", &elapsed);
@@ -727,13 +714,8 @@ stats_new (GstSpdlDecode * self)
       MIN (1.0, (gdouble) busy / ((gdouble) threads * elapsed)) : 0.0,
       "in-flight", G_TYPE_UINT, self->in_flight,
       "max-in-flight", G_TYPE_UINT, self->max_in_flight,
-      "recovered", G_TYPE_UINT64, self->recovered, NULL);
-  for (i = 0; i < GST_SPDL_DECODE_N_ERRORS; i++) {
-    gchar *key = g_strdup_printf ("skipped-%s",
-        gst_spdl_decode_error_reason (i));
-    gst_structure_set (s, key, G_TYPE_UINT64, self->errors_by_reason[i], NULL);
-    g_free (key);
-  }
+      "recovered", G_TYPE_UINT64, self->tally.recovered, NULL);
+  gst_spdl_decode_tally_add_skipped (&self->tally, s);
   return s;
 }
 
@@ -819,16 +801,17 @@ gst_spdl_decode_get_property (GObject * object, guint prop_id, GValue * value,
       g_value_set_boolean (value, p->exact);
       break;
     case PROP_ERRORS:
-      g_value_set_uint64 (value, self->errors);
+      g_value_set_uint64 (value, self->tally.errors);
       break;
     case PROP_ERROR_COUNTS:
-      g_value_take_boxed (value, error_counts_new (self));
+      g_value_take_boxed (value,
+          gst_spdl_decode_tally_error_counts (&self->tally));
       break;
     case PROP_DECODED:
-      g_value_set_uint64 (value, self->decoded);
+      g_value_set_uint64 (value, self->tally.decoded);
       break;
     case PROP_RECOVERED:
-      g_value_set_uint64 (value, self->recovered);
+      g_value_set_uint64 (value, self->tally.recovered);
       break;
     case PROP_STATS:
       g_value_take_boxed (value, stats_new (self));
@@ -1105,17 +1088,10 @@ start_workers (GstSpdlDecode * self)
   self->active.gray = self->gray;
   self->active_max_decode_memory = self->max_decode_memory;
   self->active_max_scans = self->max_scans;
-  gst_spdl_warn_limiter_reset (&self->warn_limiter, self->warning_limit);
-  memset (self->epoch_errors, 0, sizeof (self->epoch_errors));
-  self->epoch_check.resumed = FALSE;
-  self->epoch_check.whole_dataset = FALSE;
+  gst_spdl_decode_tally_reset (&self->tally, self->warning_limit);
   n = self->threads ? self->threads : g_get_num_processors ();
   max_in_flight = self->max_in_flight_prop ? self->max_in_flight_prop :
       n * JOBS_PER_THREAD;
-  self->errors = 0;
-  self->decoded = 0;
-  self->recovered = 0;
-  memset (self->errors_by_reason, 0, sizeof (self->errors_by_reason));
   GST_OBJECT_UNLOCK (self);
   gst_spdl_stats_reset (&self->stats);
 
@@ -1159,27 +1135,15 @@ clear_jobs_locked (GstSpdlDecode * self)
 
 /* As queue does on a flush: the sticky events still queued (but segment
  * and EOS) go out before the next image instead of being lost. The source
- * pad's task is paused (flush-start): held_events is ours. */
+ * pad's task is paused (flush-start): the held events are ours. */
 static void
 keep_sticky_events_locked (GstSpdlDecode * self)
 {
   GList *l;
 
-  for (l = self->jobs.head; l; l = l->next) {
-    GstSpdlDecodeJob *job = l->data;
-    GstEventType type;
-
-    if (job->event == NULL || !GST_EVENT_IS_STICKY (job->event))
-      continue;
-    type = GST_EVENT_TYPE (job->event);
-    if (type == GST_EVENT_SEGMENT || type == GST_EVENT_EOS)
-      continue;
-    if (self->caps_sent)
-      gst_pad_store_sticky_event (self->srcpad, job->event);
-    else
-      self->held_events = g_list_append (self->held_events,
-          gst_event_ref (job->event));
-  }
+  for (l = self->jobs.head; l; l = l->next)
+    gst_spdl_held_events_keep_sticky (&self->held,
+        ((GstSpdlDecodeJob *) l->data)->event);
 }
 
 static void
@@ -1604,16 +1568,6 @@ gst_spdl_decode_src_query (GstPad * pad, GstObject * parent, GstQuery * query)
   return gst_pad_query_default (pad, parent, query);
 }
 
-static void
-push_held_events (GstSpdlDecode * self)
-{
-  GList *l;
-
-  for (l = self->held_events; l; l = l->next)
-    gst_pad_push_event (self->srcpad, l->data);
-  g_clear_pointer (&self->held_events, g_list_free);
-}
-
 /* Our caps go out before the first sample of each size; sticky events
  * that must follow caps (segment, tags) are held until then. */
 static void
@@ -1641,12 +1595,12 @@ ensure_caps (GstSpdlDecode * self, GstVideoFormat format, guint width,
     g_mutex_lock (&self->lock);
     self->need_format = TRUE;
     g_mutex_unlock (&self->lock);
-    if (self->caps_sent && (caps = gst_pad_get_current_caps (self->srcpad))) {
+    if (self->held.caps_sent && (caps = gst_pad_get_current_caps (self->srcpad))) {
       decide_allocation (self, caps);
       gst_caps_unref (caps);
     }
   }
-  if (self->caps_sent && width == self->caps_width &&
+  if (self->held.caps_sent && width == self->caps_width &&
       height == self->caps_height && format == self->caps_format &&
       g_strcmp0 (fields, self->caps_fields) == 0)
     return TRUE;
@@ -1666,24 +1620,8 @@ ensure_caps (GstSpdlDecode * self, GstVideoFormat format, guint width,
   self->caps_format = format;
   g_free (self->caps_fields);
   self->caps_fields = g_strdup (fields);
-  self->caps_sent = TRUE;
-  push_held_events (self);
+  gst_spdl_held_events_caps_sent (&self->held);
   return TRUE;
-}
-
-static gboolean
-push_event (GstSpdlDecode * self, GstEvent * event)
-{
-  GstEventType type = GST_EVENT_TYPE (event);
-
-  if (!self->caps_sent && GST_EVENT_IS_STICKY (event) &&
-      type != GST_EVENT_STREAM_START && type != GST_EVENT_EOS) {
-    self->held_events = g_list_append (self->held_events, event);
-    return TRUE;
-  }
-  if (type == GST_EVENT_EOS && !self->caps_sent)
-    push_held_events (self);
-  return gst_pad_push_event (self->srcpad, event);
 }
 
 /* The next job to output: the head (ordered), or the first finished sample
@@ -1712,22 +1650,17 @@ static gboolean
 skip_undecodable (GstSpdlDecode * self, GstSpdlDecodeJob * job)
 {
   const gchar *path = gst_spdl_buffer_get_path (job->input);
-  gint code = job->error->domain == GST_SPDL_DECODE_ERROR &&
-      job->error->code < GST_SPDL_DECODE_N_ERRORS ? job->error->code :
-      GST_SPDL_DECODE_ERROR_CORRUPT;
-  const gchar *reason = gst_spdl_decode_error_reason (code);
+  const gchar *reason;
   guint64 errors;
-  gint max_errors;
+  gint code, max_errors;
   gboolean post;
 
   GST_OBJECT_LOCK (self);
-  errors = ++self->errors;
-  self->errors_by_reason[code]++;
-  self->epoch_errors[code]++;
+  post = gst_spdl_decode_tally_skip (&self->tally, job->error, job->epoch,
+      self->warning_limit, &code, &errors);
   max_errors = self->max_errors;
-  self->warn_limiter.limit = self->warning_limit;
-  post = gst_spdl_warn_limiter_count (&self->warn_limiter, job->epoch);
   GST_OBJECT_UNLOCK (self);
+  reason = gst_spdl_decode_error_reason (code);
 
   if (max_errors >= 0 && errors > (guint64) max_errors) {
     GST_ELEMENT_ERROR (self, STREAM, DECODE,
@@ -1762,9 +1695,9 @@ deliver_recovered (GstSpdlDecode * self, GstSpdlDecodeJob * job)
     GST_OBJECT_UNLOCK (self);
     return FALSE;
   }
-  recovered = ++self->recovered;
-  self->warn_limiter.limit = self->warning_limit;
-  post = gst_spdl_warn_limiter_count (&self->warn_limiter, job->epoch);
+  recovered = ++self->tally.recovered;
+  self->tally.warn_limiter.limit = self->warning_limit;
+  post = gst_spdl_warn_limiter_count (&self->tally.warn_limiter, job->epoch);
   GST_OBJECT_UNLOCK (self);
 
   if (post)
@@ -1791,8 +1724,8 @@ warn_filled (GstSpdlDecode * self, GstSpdlDecodeJob * job)
   gboolean post;
 
   GST_OBJECT_LOCK (self);
-  self->warn_limiter.limit = self->warning_limit;
-  post = gst_spdl_warn_limiter_count (&self->warn_limiter, job->epoch);
+  self->tally.warn_limiter.limit = self->warning_limit;
+  post = gst_spdl_warn_limiter_count (&self->tally.warn_limiter, job->epoch);
   GST_OBJECT_UNLOCK (self);
   if (post)
     GST_ELEMENT_WARNING (self, STREAM, DECODE,
@@ -1826,7 +1759,7 @@ push_sample (GstSpdlDecode * self, GstSpdlDecodeJob * job)
     warn_filled (self, job);
 
   GST_OBJECT_LOCK (self);
-  self->decoded++;
+  self->tally.decoded++;
   GST_OBJECT_UNLOCK (self);
   gst_spdl_stats_add_out (&self->stats, 1);
   if (ensure_caps (self, job->format, job->width, job->height,
@@ -1835,7 +1768,7 @@ push_sample (GstSpdlDecode * self, GstSpdlDecodeJob * job)
   /* a refused sticky caps event shows at the next push */
   if (ret == GST_FLOW_NOT_NEGOTIATED) {
     post_not_accepted (self, job->format, job->width, job->height);
-    self->caps_sent = FALSE;
+    self->held.caps_sent = FALSE;
     ret = GST_FLOW_ERROR;
   }
   return ret;
@@ -1872,24 +1805,12 @@ gst_spdl_decode_loop (GstSpdlDecode * self)
 
   if (job->event) {
     gboolean is_eos = GST_EVENT_TYPE (job->event) == GST_EVENT_EOS;
-    if (is_eos) {
-      GstStructure *counts;
-      GST_OBJECT_LOCK (self);
-      counts = error_counts_new (self);
-      GST_OBJECT_UNLOCK (self);
-      gst_element_post_message (GST_ELEMENT (self),
-          gst_message_new_element (GST_OBJECT (self), counts));
-    }
-    if (gst_spdl_is_epoch_start_event (job->event))
-      gst_spdl_epoch_check_start (GST_ELEMENT (self), &self->epoch_check,
-          job->event);
-    if (gst_spdl_is_epoch_end_event (job->event) &&
-        !gst_spdl_epoch_check_end (GST_ELEMENT (self), &self->epoch_check,
-            job->event, self->epoch_errors, self->errors_by_reason,
-            &self->decoded, &self->warn_limiter, "sample"))
+
+    if (!gst_spdl_decode_tally_output_event (GST_ELEMENT (self),
+            &self->tally, job->event, "sample"))
       ret = GST_FLOW_ERROR;
     else
-      push_event (self, g_steal_pointer (&job->event));
+      gst_spdl_held_events_push (&self->held, g_steal_pointer (&job->event));
     if (is_eos)
       ret = GST_FLOW_EOS;
   } else {
@@ -1985,9 +1906,7 @@ reset_output (GstSpdlDecode * self)
     gst_buffer_pool_set_active (self->planar_pool, FALSE);
     gst_clear_object (&self->planar_pool);
   }
-  g_list_free_full (self->held_events, (GDestroyNotify) gst_event_unref);
-  self->held_events = NULL;
-  self->caps_sent = FALSE;
+  gst_spdl_held_events_reset (&self->held);
   self->caps_width = self->caps_height = 0;
   g_clear_pointer (&self->caps_fields, g_free);
 }

@@ -15,6 +15,7 @@
 #include "gstspdlimage.h"
 #include "gstspdlstats.h"
 #include "gstspdlerrors.h"
+#include "gstspdlheldevents.h"
 
 G_BEGIN_DECLS
 
@@ -53,13 +54,7 @@ struct _GstSpdlDecode
   gint max_errors;
   guint warning_limit;
   gboolean skip_recovered;
-  guint64 errors;
-  guint64 errors_by_reason[GST_SPDL_DECODE_N_ERRORS];
-  guint64 epoch_errors[GST_SPDL_DECODE_N_ERRORS];       /* current epoch */
-  GstSpdlEpochCheck epoch_check;
-  GstSpdlWarnLimiter warn_limiter;
-  guint64 decoded;
-  guint64 recovered;            /* delivered from damaged data */
+  GstSpdlDecodeTally tally;
   GstSpdlStats stats;
 
   /* streaming state, under lock */
@@ -98,9 +93,8 @@ struct _GstSpdlDecode
   GstBufferPool *planar_pool;    /* fixed-size RGBP outputs */
   guint caps_width, caps_height;
   GstVideoFormat caps_format;
-  gboolean caps_sent;
   gchar *caps_fields;           /* the "fields" of the caps sent */
-  GList *held_events;           /* sticky events waiting for our caps */
+  GstSpdlHeldEvents held;       /* sticky events waiting for our caps */
 };
 
 GST_ELEMENT_REGISTER_DECLARE (spdldecode);

@@ -11,6 +11,7 @@
 #endif
 
 #include "gstspdlparalleldecoder.h"
+#include "gstspdlheldevents.h"
 #include "gstspdlmeta.h"
 #include "gstspdlrecord.h"
 
@@ -44,14 +45,8 @@ typedef struct
   guint threads;
   gint max_errors;
   guint warning_limit;
-  guint64 errors;
-  guint64 errors_by_reason[GST_SPDL_DECODE_N_ERRORS];
-  guint64 epoch_errors[GST_SPDL_DECODE_N_ERRORS];
-  GstSpdlWarnLimiter warn_limiter;
+  GstSpdlDecodeTally tally;
   guint64 outputs;              /* pushed */
-  guint64 decoded;              /* inputs that gave outputs */
-  guint64 recovered;            /* of those, decoded from damaged data */
-  GstSpdlEpochCheck epoch_check;
   GstSpdlStats stats;
 
   /* streaming state, under lock */
@@ -74,8 +69,7 @@ typedef struct
   guint n_workers;
 
   /* source task only */
-  gboolean caps_sent;
-  GList *held_events;
+  GstSpdlHeldEvents held;
 } GstSpdlParallelDecoderPrivate;
 
 static GstElementClass *parent_class = NULL;
@@ -200,6 +194,7 @@ gst_spdl_parallel_decoder_init (GstSpdlParallelDecoder * self,
       GST_DEBUG_FUNCPTR (gst_spdl_parallel_decoder_src_activate_mode));
   gst_pad_use_fixed_caps (priv->srcpad);
   gst_element_add_pad (GST_ELEMENT (self), priv->srcpad);
+  priv->held.srcpad = priv->srcpad;
 
   priv->threads = DEFAULT_THREADS;
   priv->max_errors = DEFAULT_MAX_ERRORS;
@@ -337,41 +332,21 @@ gst_spdl_parallel_decoder_set_property (GObject * object, guint prop_id,
 
 /* called with the object lock */
 static GstStructure *
-error_counts_new (GstSpdlParallelDecoderPrivate * priv)
-{
-  GstStructure *s = gst_structure_new (GST_SPDL_SKIPPED_NAME, "total",
-      G_TYPE_UINT64, priv->errors, NULL);
-  gint i;
-
-  for (i = 0; i < GST_SPDL_DECODE_N_ERRORS; i++)
-    gst_structure_set (s, gst_spdl_decode_error_reason (i), G_TYPE_UINT64,
-        priv->errors_by_reason[i], NULL);
-  return s;
-}
-
-/* called with the object lock */
-static GstStructure *
 stats_new (GstSpdlParallelDecoder * self)
 {
   GstSpdlParallelDecoderPrivate *priv = PRIV (self);
   GstStructure *s = gst_spdl_stats_to_structure (&priv->stats);
-  gint i;
 
   gst_structure_set (s, "threads", G_TYPE_UINT, priv->n_workers,
       "clips", G_TYPE_UINT64, priv->outputs, "recovered", G_TYPE_UINT64,
-      priv->recovered, NULL);
+      priv->tally.recovered, NULL);
   if (CLASS (self)->add_stats) {
     /* the live states are only read */
     g_mutex_lock (&priv->lock);
     CLASS (self)->add_stats (self, s, priv->all_states);
     g_mutex_unlock (&priv->lock);
   }
-  for (i = 0; i < GST_SPDL_DECODE_N_ERRORS; i++) {
-    gchar *key = g_strdup_printf ("skipped-%s",
-        gst_spdl_decode_error_reason (i));
-    gst_structure_set (s, key, G_TYPE_UINT64, priv->errors_by_reason[i], NULL);
-    g_free (key);
-  }
+  gst_spdl_decode_tally_add_skipped (&priv->tally, s);
   return s;
 }
 
@@ -403,10 +378,11 @@ gst_spdl_parallel_decoder_get_property (GObject * object, guint prop_id,
       g_value_set_uint (value, priv->warning_limit);
       break;
     case GST_SPDL_PARALLEL_DECODER_PROP_ERRORS:
-      g_value_set_uint64 (value, priv->errors);
+      g_value_set_uint64 (value, priv->tally.errors);
       break;
     case GST_SPDL_PARALLEL_DECODER_PROP_ERROR_COUNTS:
-      g_value_take_boxed (value, error_counts_new (priv));
+      g_value_take_boxed (value,
+          gst_spdl_decode_tally_error_counts (&priv->tally));
       break;
     case GST_SPDL_PARALLEL_DECODER_PROP_CLIPS:
       g_value_set_uint64 (value, priv->outputs);
@@ -427,7 +403,7 @@ gst_spdl_parallel_decoder_get_recovered (GstSpdlParallelDecoder * self)
   guint64 recovered;
 
   GST_OBJECT_LOCK (self);
-  recovered = PRIV (self)->recovered;
+  recovered = PRIV (self)->tally.recovered;
   GST_OBJECT_UNLOCK (self);
   return recovered;
 }
@@ -497,15 +473,8 @@ start_workers (GstSpdlParallelDecoder * self)
   guint i, n;
 
   GST_OBJECT_LOCK (self);
-  gst_spdl_warn_limiter_reset (&priv->warn_limiter, priv->warning_limit);
-  memset (priv->epoch_errors, 0, sizeof (priv->epoch_errors));
-  memset (priv->errors_by_reason, 0, sizeof (priv->errors_by_reason));
-  priv->errors = 0;
+  gst_spdl_decode_tally_reset (&priv->tally, priv->warning_limit);
   priv->outputs = 0;
-  priv->decoded = 0;
-  priv->recovered = 0;
-  priv->epoch_check.resumed = FALSE;
-  priv->epoch_check.whole_dataset = FALSE;
   n = priv->threads ? priv->threads : g_get_num_processors ();
   GST_OBJECT_UNLOCK (self);
   gst_spdl_stats_reset (&priv->stats);
@@ -548,27 +517,15 @@ clear_items_locked (GstSpdlParallelDecoderPrivate * priv)
 
 /* As queue does on a flush: the sticky events still queued (but segment
  * and EOS) are not lost, they go out before the next output. The source
- * pad's task is paused (flush-start): held_events is ours. */
+ * pad's task is paused (flush-start): the held events are ours. */
 static void
 keep_sticky_events_locked (GstSpdlParallelDecoderPrivate * priv)
 {
   GList *l;
 
-  for (l = priv->items.head; l; l = l->next) {
-    Item *item = l->data;
-    GstEventType type;
-
-    if (item->event == NULL || !GST_EVENT_IS_STICKY (item->event))
-      continue;
-    type = GST_EVENT_TYPE (item->event);
-    if (type == GST_EVENT_SEGMENT || type == GST_EVENT_EOS)
-      continue;
-    if (priv->caps_sent)
-      gst_pad_store_sticky_event (priv->srcpad, item->event);
-    else
-      priv->held_events = g_list_append (priv->held_events,
-          gst_event_ref (item->event));
-  }
+  for (l = priv->items.head; l; l = l->next)
+    gst_spdl_held_events_keep_sticky (&priv->held,
+        ((Item *) l->data)->event);
 }
 
 static void
@@ -748,16 +705,6 @@ gst_spdl_parallel_decoder_sink_event (GstPad * pad, GstObject * parent,
 /* ------------------------------------------------------------------------ */
 /* Source side                                                              */
 
-static void
-push_held_events (GstSpdlParallelDecoderPrivate * priv)
-{
-  GList *l;
-
-  for (l = priv->held_events; l; l = l->next)
-    gst_pad_push_event (priv->srcpad, l->data);
-  g_clear_pointer (&priv->held_events, g_list_free);
-}
-
 /**
  * gst_spdl_parallel_decoder_set_output_caps:
  *
@@ -783,8 +730,7 @@ gst_spdl_parallel_decoder_set_output_caps (GstSpdlParallelDecoder * self,
   gst_caps_unref (caps);
   if (!ok)
     return FALSE;
-  priv->caps_sent = TRUE;
-  push_held_events (priv);
+  gst_spdl_held_events_caps_sent (&priv->held);
   return TRUE;
 }
 
@@ -807,22 +753,7 @@ gst_spdl_parallel_decoder_set_tensor_caps (GstSpdlParallelDecoder * self,
 gboolean
 gst_spdl_parallel_decoder_has_output_caps (GstSpdlParallelDecoder * self)
 {
-  return PRIV (self)->caps_sent;
-}
-
-static void
-push_event (GstSpdlParallelDecoderPrivate * priv, GstEvent * event)
-{
-  GstEventType type = GST_EVENT_TYPE (event);
-
-  if (!priv->caps_sent && GST_EVENT_IS_STICKY (event) &&
-      type != GST_EVENT_STREAM_START && type != GST_EVENT_EOS) {
-    priv->held_events = g_list_append (priv->held_events, event);
-    return;
-  }
-  if (type == GST_EVENT_EOS && !priv->caps_sent)
-    push_held_events (priv);
-  gst_pad_push_event (priv->srcpad, event);
+  return PRIV (self)->held.caps_sent;
 }
 
 /* Counts a skipped input or outputs and warns (the first warning-limit of
@@ -833,29 +764,25 @@ skip_input (GstSpdlParallelDecoder * self, GstSpdlParallelDecoderJob * job)
   GstSpdlParallelDecoderPrivate *priv = PRIV (self);
   const gchar *item_name = CLASS (self)->item_name;
   const gchar *path = gst_spdl_buffer_get_path (job->input);
-  gint code = job->error->domain == GST_SPDL_DECODE_ERROR &&
-      job->error->code < GST_SPDL_DECODE_N_ERRORS ? job->error->code :
-      GST_SPDL_DECODE_ERROR_CORRUPT;
-  const gchar *reason = gst_spdl_decode_error_reason (code);
+  const gchar *reason;
   guint64 errors;
-  gint max_errors;
+  gint code, max_errors;
   gboolean post;
 
   if (job->fatal) {
     GST_ELEMENT_ERROR (self, STREAM, DECODE,
         ("%c%s \"%s\": %s (%s)", g_ascii_toupper (item_name[0]),
             item_name + 1, path, job->error->message, job->fatal),
-        ("reason: %s", reason));
+        ("reason: %s", gst_spdl_decode_error_reason
+            (gst_spdl_decode_error_code (job->error))));
     return FALSE;
   }
   GST_OBJECT_LOCK (self);
-  errors = ++priv->errors;
-  priv->errors_by_reason[code]++;
-  priv->epoch_errors[code]++;
+  post = gst_spdl_decode_tally_skip (&priv->tally, job->error, job->epoch,
+      priv->warning_limit, &code, &errors);
   max_errors = priv->max_errors;
-  priv->warn_limiter.limit = priv->warning_limit;
-  post = gst_spdl_warn_limiter_count (&priv->warn_limiter, job->epoch);
   GST_OBJECT_UNLOCK (self);
+  reason = gst_spdl_decode_error_reason (code);
 
   if (max_errors >= 0 && errors > (guint64) max_errors) {
     GST_ELEMENT_ERROR (self, STREAM, DECODE,
@@ -889,9 +816,9 @@ deliver_recovered (GstSpdlParallelDecoder * self,
   gboolean post;
 
   GST_OBJECT_LOCK (self);
-  recovered = ++priv->recovered;
-  priv->warn_limiter.limit = priv->warning_limit;
-  post = gst_spdl_warn_limiter_count (&priv->warn_limiter, job->epoch);
+  recovered = ++priv->tally.recovered;
+  priv->tally.warn_limiter.limit = priv->warning_limit;
+  post = gst_spdl_warn_limiter_count (&priv->tally.warn_limiter, job->epoch);
   GST_OBJECT_UNLOCK (self);
 
   if (post)
@@ -921,7 +848,7 @@ push_outputs (GstSpdlParallelDecoder * self, GstSpdlParallelDecoderJob * job)
   /* a video some of whose clips were dropped (an error) still decoded */
   if (job->error == NULL || job->outputs) {
     GST_OBJECT_LOCK (self);
-    priv->decoded++;
+    priv->tally.decoded++;
     GST_OBJECT_UNLOCK (self);
   }
   while (job->outputs && ret == GST_FLOW_OK) {
@@ -976,24 +903,13 @@ gst_spdl_parallel_decoder_loop (GstSpdlParallelDecoder * self)
 
   if (item->event) {
     gboolean is_eos = GST_EVENT_TYPE (item->event) == GST_EVENT_EOS;
-    if (is_eos) {
-      GstStructure *counts;
-      GST_OBJECT_LOCK (self);
-      counts = error_counts_new (priv);
-      GST_OBJECT_UNLOCK (self);
-      gst_element_post_message (GST_ELEMENT (self),
-          gst_message_new_element (GST_OBJECT (self), counts));
-    }
-    if (gst_spdl_is_epoch_start_event (item->event))
-      gst_spdl_epoch_check_start (GST_ELEMENT (self), &priv->epoch_check,
-          item->event);
-    if (gst_spdl_is_epoch_end_event (item->event) &&
-        !gst_spdl_epoch_check_end (GST_ELEMENT (self), &priv->epoch_check,
-            item->event, priv->epoch_errors, priv->errors_by_reason,
-            &priv->decoded, &priv->warn_limiter, CLASS (self)->item_name))
+
+    if (!gst_spdl_decode_tally_output_event (GST_ELEMENT (self),
+            &priv->tally, item->event, CLASS (self)->item_name))
       ret = GST_FLOW_ERROR;
     else
-      push_event (priv, g_steal_pointer (&item->event));
+      gst_spdl_held_events_push (&priv->held,
+          g_steal_pointer (&item->event));
     if (is_eos)
       ret = GST_FLOW_EOS;
   } else {
@@ -1063,14 +979,6 @@ gst_spdl_parallel_decoder_sink_activate_mode (GstPad * pad,
   return TRUE;
 }
 
-static void
-reset_output (GstSpdlParallelDecoderPrivate * priv)
-{
-  g_list_free_full (priv->held_events, (GDestroyNotify) gst_event_unref);
-  priv->held_events = NULL;
-  priv->caps_sent = FALSE;
-}
-
 static GstStateChangeReturn
 gst_spdl_parallel_decoder_change_state (GstElement * element,
     GstStateChange transition)
@@ -1090,7 +998,7 @@ gst_spdl_parallel_decoder_change_state (GstElement * element,
       (transition == GST_STATE_CHANGE_READY_TO_PAUSED &&
           ret == GST_STATE_CHANGE_FAILURE)) {
     stop_workers (self);
-    reset_output (PRIV (self));
+    gst_spdl_held_events_reset (&PRIV (self)->held);
   }
   return ret;
 }
