@@ -235,11 +235,11 @@ typedef struct
   gchar *text;                  /* as the caps spell it */
 } GstSpdlDecodeFields;
 
-/* A sample or a serialized event, in arrival order. */
+/* A sample or a serialized event (head.event), in arrival order. */
 typedef struct
 {
+  GstSpdlWorkItem head;
   GstBuffer *input;
-  GstEvent *event;
   GstBuffer *output;
   const GstSpdlDecodeFields *fields;    /* of the sample, NULL: none */
   GError *error;
@@ -249,7 +249,6 @@ typedef struct
   guint epoch;
   guint width, height;          /* of the output */
   GstVideoFormat format;        /* of the output */
-  gboolean done;
 } GstSpdlDecodeJob;
 
 #define gst_spdl_decode_parent_class parent_class
@@ -277,6 +276,7 @@ static gboolean gst_spdl_decode_src_activate_mode (GstPad * pad,
 static gboolean gst_spdl_decode_sink_activate_mode (GstPad * pad,
     GstObject * parent, GstPadMode mode, gboolean active);
 static void gst_spdl_decode_loop (GstSpdlDecode * self);
+static void job_free (gpointer job);
 
 #define READY_PARAM (G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | \
     GST_PARAM_MUTABLE_READY)
@@ -589,13 +589,7 @@ gst_spdl_decode_init (GstSpdlDecode * self)
   self->skip_recovered = DEFAULT_SKIP_RECOVERED;
   gst_spdl_stats_init (&self->stats);
   g_mutex_init (&self->lock);
-  g_cond_init (&self->done_cond);
-  g_cond_init (&self->space_cond);
-  g_cond_init (&self->drain_cond);
-  g_queue_init (&self->jobs);
-  g_queue_init (&self->pending);
-  self->srcresult = GST_FLOW_FLUSHING;
-  self->flushing = TRUE;
+  gst_spdl_work_queue_init (&self->queue, job_free);
 }
 
 static void
@@ -605,9 +599,7 @@ gst_spdl_decode_finalize (GObject * object)
 
   gst_spdl_stats_clear (&self->stats);
   g_mutex_clear (&self->lock);
-  g_cond_clear (&self->done_cond);
-  g_cond_clear (&self->space_cond);
-  g_cond_clear (&self->drain_cond);
+  gst_spdl_work_queue_clear (&self->queue);
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
 
@@ -712,8 +704,8 @@ stats_new (GstSpdlDecode * self)
   gst_structure_set (s, "threads", G_TYPE_UINT, threads,
       "utilisation", G_TYPE_DOUBLE, threads && elapsed ?
       MIN (1.0, (gdouble) busy / ((gdouble) threads * elapsed)) : 0.0,
-      "in-flight", G_TYPE_UINT, self->in_flight,
-      "max-in-flight", G_TYPE_UINT, self->max_in_flight,
+      "in-flight", G_TYPE_UINT, self->queue.in_flight,
+      "max-in-flight", G_TYPE_UINT, self->queue.max_in_flight,
       "recovered", G_TYPE_UINT64, self->tally.recovered, NULL);
   gst_spdl_decode_tally_add_skipped (&self->tally, s);
   return s;
@@ -835,14 +827,16 @@ fields_free (GstSpdlDecodeFields * fields)
 }
 
 static void
-job_free (GstSpdlDecodeJob * job)
+job_free (gpointer data)
 {
+  GstSpdlDecodeJob *job = data;
+
   if (job->input)
     gst_buffer_unref (job->input);
   if (job->output)
     gst_buffer_unref (job->output);
-  if (job->event)
-    gst_event_unref (job->event);
+  if (job->head.event)
+    gst_event_unref (job->head.event);
   g_clear_error (&job->error);
   g_clear_error (&job->filled);
   g_free (job);
@@ -996,40 +990,11 @@ decode_job (GstSpdlDecode * self, GstSpdlImageDecoder * dec,
     decode_fields (self, dec, job, &geom, iw, ih);
 }
 
-/* Runs in a pool thread, once per sample queued: decodes the oldest
- * pending sample with an idle decoder. The pool's item is only a wake-up:
- * the jobs stay in our queues, so a flush can drop them. */
+/* Runs in a pool thread: decodes one sample with the thread's decoder. */
 static void
-worker_func (gpointer item, gpointer data)
+decode_item (gpointer user_data, gpointer state, GstSpdlWorkItem * item)
 {
-  GstSpdlDecode *self = data;
-  GstSpdlImageDecoder *dec;
-  GstSpdlDecodeJob *job;
-  guint64 start, cpu_start;
-
-  g_mutex_lock (&self->lock);
-  if (self->flushing || g_queue_is_empty (&self->pending)) {
-    g_mutex_unlock (&self->lock);
-    return;
-  }
-  job = g_queue_pop_head (&self->pending);
-  dec = g_queue_pop_head (&self->idle_decoders);
-  self->busy++;
-  g_mutex_unlock (&self->lock);
-
-  start = gst_spdl_now_ns ();
-  cpu_start = gst_spdl_thread_cpu_ns ();
-  decode_job (self, dec, job);
-  /* beside the wall time: what a decode costs when threads share cores */
-  gst_spdl_stats_record_with_cpu (&self->stats, gst_spdl_now_ns () - start,
-      gst_spdl_thread_cpu_ns () - cpu_start);
-
-  g_mutex_lock (&self->lock);
-  g_queue_push_head (&self->idle_decoders, dec);
-  job->done = TRUE;
-  self->busy--;
-  g_cond_broadcast (&self->done_cond);
-  g_mutex_unlock (&self->lock);
+  decode_job (user_data, state, (GstSpdlDecodeJob *) item);
 }
 
 static GstCaps *output_caps (GstVideoFormat format, guint width,
@@ -1080,6 +1045,7 @@ static gboolean
 start_workers (GstSpdlDecode * self)
 {
   GError *error = NULL;
+  GList *decoders = NULL;
   guint i, n, max_in_flight;
 
   GST_OBJECT_LOCK (self);
@@ -1095,7 +1061,7 @@ start_workers (GstSpdlDecode * self)
   GST_OBJECT_UNLOCK (self);
   gst_spdl_stats_reset (&self->stats);
 
-  self->max_in_flight = max_in_flight;
+  self->queue.max_in_flight = self->queue.base_in_flight = max_in_flight;
   self->next_index = 0;
   self->n_workers = n;
   setup_pool (self);
@@ -1105,60 +1071,44 @@ start_workers (GstSpdlDecode * self)
 
     gst_spdl_image_decoder_set_limits (dec, self->active_max_decode_memory,
         self->active_max_scans);
-    g_queue_push_tail (&self->idle_decoders, dec);
+    decoders = g_list_append (decoders, dec);
   }
-  /* exclusive: the threads are ours from start to stop, none created
-   * per sample */
-  self->workers = g_thread_pool_new (worker_func, self, n, TRUE, &error);
-  if (self->workers == NULL) {
+  if (!gst_spdl_work_queue_start (&self->queue, decoders, decode_item, self,
+          &self->stats, &error)) {
     GST_ELEMENT_ERROR (self, RESOURCE, FAILED,
         ("Could not start %u decoding threads", n), ("%s", error->message));
     g_clear_error (&error);
     return FALSE;
   }
   GST_INFO_OBJECT (self, "%u decoding threads, %u samples in flight", n,
-      self->max_in_flight);
+      max_in_flight);
   return TRUE;
 }
 
-static void
-clear_jobs_locked (GstSpdlDecode * self)
-{
-  /* workers hold no job once busy is 0 */
-  while (self->busy > 0)
-    g_cond_wait (&self->done_cond, &self->lock);
-  g_queue_clear (&self->pending);
-  g_queue_clear_full (&self->jobs, (GDestroyNotify) job_free);
-  self->in_flight = 0;
-  g_cond_broadcast (&self->space_cond);
-}
 
 /* As queue does on a flush: the sticky events still queued (but segment
  * and EOS) go out before the next image instead of being lost. The source
  * pad's task is paused (flush-start): the held events are ours. */
 static void
-keep_sticky_events_locked (GstSpdlDecode * self)
+keep_sticky_event (gpointer job, gpointer user_data)
 {
-  GList *l;
+  GstSpdlDecode *self = user_data;
 
-  for (l = self->jobs.head; l; l = l->next)
-    gst_spdl_held_events_keep_sticky (&self->held,
-        ((GstSpdlDecodeJob *) l->data)->event);
+  gst_spdl_held_events_keep_sticky (&self->held,
+      ((GstSpdlWorkItem *) job)->event);
+}
+
+static void
+free_decoder (gpointer dec, gpointer user_data)
+{
+  gst_spdl_image_decoder_free (dec);
 }
 
 static void
 stop_workers (GstSpdlDecode * self)
 {
-  /* runs not started yet are dropped; the running ones finish */
-  if (self->workers)
-    g_thread_pool_free (self->workers, TRUE, TRUE);
-  self->workers = NULL;
+  gst_spdl_work_queue_stop (&self->queue, free_decoder, NULL);
   self->n_workers = 0;
-  g_mutex_lock (&self->lock);
-  clear_jobs_locked (self);
-  g_queue_clear_full (&self->idle_decoders,
-      (GDestroyNotify) gst_spdl_image_decoder_free);
-  g_mutex_unlock (&self->lock);
   /* no job points to them any more */
   g_list_free_full (self->fields_seen, (GDestroyNotify) fields_free);
   self->fields_seen = NULL;
@@ -1254,20 +1204,6 @@ set_out_pool_flushing (GstSpdlDecode * self, gboolean flushing)
   }
 }
 
-/* Waits until every sample and event queued so far went downstream. */
-static gboolean
-drain (GstSpdlDecode * self)
-{
-  gboolean ok;
-
-  g_mutex_lock (&self->lock);
-  while (!self->flushing && self->srcresult == GST_FLOW_OK &&
-      (!g_queue_is_empty (&self->jobs) || self->outputting))
-    g_cond_wait (&self->drain_cond, &self->lock);
-  ok = !self->flushing && self->srcresult == GST_FLOW_OK;
-  g_mutex_unlock (&self->lock);
-  return ok;
-}
 
 static gboolean
 gst_spdl_decode_sink_query (GstPad * pad, GstObject * parent,
@@ -1278,7 +1214,7 @@ gst_spdl_decode_sink_query (GstPad * pad, GstObject * parent,
   switch (GST_QUERY_TYPE (query)) {
     case GST_QUERY_DRAIN:
       /* serialized: all decoded and pushed, then downstream drains */
-      if (!drain (self))
+      if (!gst_spdl_work_queue_drain (&self->queue))
         return FALSE;
       return gst_pad_peer_query (self->srcpad, query);
     case GST_QUERY_ALLOCATION:
@@ -1306,35 +1242,20 @@ gst_spdl_decode_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
    * slot k, whichever worker decodes it */
   job->output = acquire_slot (self, job->format);
   gst_spdl_stats_add_in (&self->stats, 1);
-  /* metadata lookups outside the lock the workers share */
   has_info = gst_spdl_buffer_get_sample_info (buffer, &info);
-  g_mutex_lock (&self->lock);
   if (has_info) {
     job->index = info.index;
     job->epoch = info.epoch;
   } else {
     job->index = self->next_index++;
   }
-  while (!self->flushing && self->srcresult == GST_FLOW_OK &&
-      self->in_flight >= self->max_in_flight)
-    g_cond_wait (&self->space_cond, &self->lock);
-  ret = self->srcresult;
-  if (ret != GST_FLOW_OK) {
-    g_mutex_unlock (&self->lock);
-    job_free (job);
-    return ret;
-  }
-  g_queue_push_tail (&self->jobs, job);
-  g_queue_push_tail (&self->pending, job);
-  self->in_flight++;
-  g_mutex_unlock (&self->lock);
-  /* the item only wakes a thread (an exclusive pool creates none here) */
-  if (!g_thread_pool_push (self->workers, self, NULL)) {
+  ret = gst_spdl_work_queue_push_input (&self->queue, &job->head);
+  if (ret == GST_FLOW_CUSTOM_ERROR) {
     GST_ELEMENT_ERROR (self, RESOURCE, FAILED, (NULL),
         ("could not queue a sample on the decoding threads"));
     return GST_FLOW_ERROR;
   }
-  return GST_FLOW_OK;
+  return ret;
 }
 
 /* The record of the samples that follow, from the caps' "fields"; the
@@ -1376,17 +1297,8 @@ queue_event (GstSpdlDecode * self, GstEvent * event)
 {
   GstSpdlDecodeJob *job = g_new0 (GstSpdlDecodeJob, 1);
 
-  job->event = event;
-  job->done = TRUE;
-  g_mutex_lock (&self->lock);
-  if (self->flushing) {
-    g_mutex_unlock (&self->lock);
-    job_free (job);
-    return;
-  }
-  g_queue_push_tail (&self->jobs, job);
-  g_cond_broadcast (&self->done_cond);
-  g_mutex_unlock (&self->lock);
+  job->head.event = event;
+  gst_spdl_work_queue_push_event (&self->queue, &job->head);
 }
 
 static gboolean
@@ -1397,26 +1309,14 @@ gst_spdl_decode_sink_event (GstPad * pad, GstObject * parent,
 
   switch (GST_EVENT_TYPE (event)) {
     case GST_EVENT_FLUSH_START:
-      g_mutex_lock (&self->lock);
-      self->flushing = TRUE;
-      self->srcresult = GST_FLOW_FLUSHING;
-      g_cond_broadcast (&self->done_cond);
-      g_cond_broadcast (&self->space_cond);
-      g_cond_broadcast (&self->drain_cond);
-      g_mutex_unlock (&self->lock);
+      gst_spdl_work_queue_set_flushing (&self->queue);
       /* a chain waiting for a downstream buffer */
       set_out_pool_flushing (self, TRUE);
       gst_pad_push_event (self->srcpad, event);
       gst_pad_pause_task (self->srcpad);
       return TRUE;
     case GST_EVENT_FLUSH_STOP:
-      g_mutex_lock (&self->lock);
-      keep_sticky_events_locked (self);
-      clear_jobs_locked (self);
-      self->flushing = FALSE;
-      self->srcresult = GST_FLOW_OK;
-      self->outputting = FALSE;
-      g_mutex_unlock (&self->lock);
+      gst_spdl_work_queue_flush_stop (&self->queue, keep_sticky_event, self);
       set_out_pool_flushing (self, FALSE);
       gst_pad_push_event (self->srcpad, event);
       return gst_pad_start_task (self->srcpad,
@@ -1624,25 +1524,6 @@ ensure_caps (GstSpdlDecode * self, GstVideoFormat format, guint width,
   return TRUE;
 }
 
-/* The next job to output: the head (ordered), or the first finished sample
- * before any event (unordered). Called with the lock. */
-static GstSpdlDecodeJob *
-take_ready_job (GstSpdlDecode * self, gboolean ordered)
-{
-  GList *l;
-
-  for (l = self->jobs.head; l; l = l->next) {
-    GstSpdlDecodeJob *job = l->data;
-
-    if (job->done && (l == self->jobs.head || !job->event)) {
-      g_queue_delete_link (&self->jobs, l);
-      return job;
-    }
-    if (ordered || job->event)
-      break;
-  }
-  return NULL;
-}
 
 /* Counts a failed sample and warns (the first warning-limit of each
  * epoch on the bus); FALSE once past max-errors. */
@@ -1785,32 +1666,22 @@ gst_spdl_decode_loop (GstSpdlDecode * self)
   ordered = self->ordered;
   GST_OBJECT_UNLOCK (self);
 
-  g_mutex_lock (&self->lock);
-  /* the job of the previous iteration is out: a DRAIN may be answered */
-  self->outputting = FALSE;
-  g_cond_broadcast (&self->drain_cond);
-  while (!self->flushing && (job = take_ready_job (self, ordered)) == NULL)
-    g_cond_wait (&self->done_cond, &self->lock);
-  if (self->flushing) {
-    g_mutex_unlock (&self->lock);
+  /* the head (ordered), or the first decoded sample before any event */
+  job = (GstSpdlDecodeJob *) gst_spdl_work_queue_take (&self->queue, ordered);
+  if (job == NULL) {
     gst_pad_pause_task (self->srcpad);
     return;
   }
-  self->outputting = TRUE;
-  if (job->input) {
-    self->in_flight--;
-    g_cond_signal (&self->space_cond);
-  }
-  g_mutex_unlock (&self->lock);
 
-  if (job->event) {
-    gboolean is_eos = GST_EVENT_TYPE (job->event) == GST_EVENT_EOS;
+  if (job->head.event) {
+    gboolean is_eos = GST_EVENT_TYPE (job->head.event) == GST_EVENT_EOS;
 
     if (!gst_spdl_decode_tally_output_event (GST_ELEMENT (self),
-            &self->tally, job->event, "sample"))
+            &self->tally, job->head.event, "sample"))
       ret = GST_FLOW_ERROR;
     else
-      gst_spdl_held_events_push (&self->held, g_steal_pointer (&job->event));
+      gst_spdl_held_events_push (&self->held,
+          g_steal_pointer (&job->head.event));
     if (is_eos)
       ret = GST_FLOW_EOS;
   } else {
@@ -1819,12 +1690,7 @@ gst_spdl_decode_loop (GstSpdlDecode * self)
   job_free (job);
 
   if (ret != GST_FLOW_OK) {
-    g_mutex_lock (&self->lock);
-    if (self->srcresult == GST_FLOW_OK)
-      self->srcresult = ret;
-    g_cond_broadcast (&self->space_cond);
-    g_cond_broadcast (&self->drain_cond);
-    g_mutex_unlock (&self->lock);
+    gst_spdl_work_queue_set_result (&self->queue, ret);
     if (ret != GST_FLOW_EOS && ret != GST_FLOW_FLUSHING &&
         ret != GST_FLOW_ERROR)
       GST_ELEMENT_FLOW_ERROR (self, ret);
@@ -1844,20 +1710,11 @@ gst_spdl_decode_src_activate_mode (GstPad * pad, GstObject * parent,
   if (mode != GST_PAD_MODE_PUSH)
     return FALSE;
   if (active) {
-    g_mutex_lock (&self->lock);
-    self->flushing = FALSE;
-    self->srcresult = GST_FLOW_OK;
-    g_mutex_unlock (&self->lock);
+    gst_spdl_work_queue_set_flowing (&self->queue);
     return gst_pad_start_task (pad, (GstTaskFunction) gst_spdl_decode_loop,
         self, NULL);
   }
-  g_mutex_lock (&self->lock);
-  self->flushing = TRUE;
-  self->srcresult = GST_FLOW_FLUSHING;
-  g_cond_broadcast (&self->done_cond);
-  g_cond_broadcast (&self->space_cond);
-  g_cond_broadcast (&self->drain_cond);
-  g_mutex_unlock (&self->lock);
+  gst_spdl_work_queue_set_flushing (&self->queue);
   set_out_pool_flushing (self, TRUE);
   return gst_pad_stop_task (pad);
 }
@@ -1870,16 +1727,9 @@ gst_spdl_decode_sink_activate_mode (GstPad * pad, GstObject * parent,
 
   if (mode != GST_PAD_MODE_PUSH)
     return FALSE;
-  if (!active) {
-    /* unblock a chain waiting for room */
-    g_mutex_lock (&self->lock);
-    self->flushing = TRUE;
-    self->srcresult = GST_FLOW_FLUSHING;
-    g_cond_broadcast (&self->space_cond);
-    g_cond_broadcast (&self->done_cond);
-    g_cond_broadcast (&self->drain_cond);
-    g_mutex_unlock (&self->lock);
-  }
+  /* unblock a chain waiting for room */
+  if (!active)
+    gst_spdl_work_queue_set_flushing (&self->queue);
   return TRUE;
 }
 
@@ -1890,8 +1740,10 @@ reset_negotiation (GstSpdlDecode * self)
   self->need_format = TRUE;
   self->out_format = self->gray ? GST_VIDEO_FORMAT_GRAY8 :
       GST_VIDEO_FORMAT_RGB;
-  self->outputting = FALSE;
   g_mutex_unlock (&self->lock);
+  g_mutex_lock (&self->queue.lock);
+  self->queue.outputting = FALSE;
+  g_mutex_unlock (&self->queue.lock);
 }
 
 static void

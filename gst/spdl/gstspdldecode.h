@@ -16,6 +16,7 @@
 #include "gstspdlstats.h"
 #include "gstspdlerrors.h"
 #include "gstspdlheldevents.h"
+#include "gstspdlworkqueue.h"
 
 G_BEGIN_DECLS
 
@@ -57,26 +58,16 @@ struct _GstSpdlDecode
   GstSpdlDecodeTally tally;
   GstSpdlStats stats;
 
-  /* streaming state, under lock */
-  GMutex lock;
-  GCond done_cond;              /* a job finished, or flushing */
-  GCond space_cond;             /* room for one more sample */
-  GQueue jobs;                  /* samples and events, in arrival order */
-  GQueue pending;               /* samples no worker took yet */
-  GQueue idle_decoders;         /* one per worker thread */
-  guint in_flight;
-  guint max_in_flight;
-  guint busy;
-  gboolean flushing;
-  GstFlowReturn srcresult;
+  /* samples and events in arrival order, the decoding threads */
+  GstSpdlWorkQueue queue;
   guint64 next_index;           /* for samples without metadata */
-  GThreadPool *workers;         /* a run per pending sample */
   guint n_workers;
   GstSpdlDecodeParams active;   /* params of this run (copied at start) */
   guint64 active_max_decode_memory;
   guint active_max_scans;
   gboolean gray;
   /* negotiation, under lock */
+  GMutex lock;
   GstVideoFormat out_format;    /* RGB, RGBP or GRAY8, from downstream */
   gboolean need_format;         /* ask downstream's caps again */
   GstBufferPool *out_pool;      /* downstream's, with GstVideoMeta */
@@ -85,8 +76,6 @@ struct _GstSpdlDecode
    * kept until stop as jobs in flight point to theirs; stream thread */
   GList *fields_seen;
   gpointer fields;              /* the current one, NULL: no field */
-  gboolean outputting;          /* the source task holds a job */
-  GCond drain_cond;             /* outputting or the jobs changed */
 
   /* source side, source task only */
   GstBufferPool *pool;           /* fixed-size packed outputs */

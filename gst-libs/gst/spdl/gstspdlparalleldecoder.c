@@ -12,10 +12,9 @@
 
 #include "gstspdlparalleldecoder.h"
 #include "gstspdlheldevents.h"
+#include "gstspdlworkqueue.h"
 #include "gstspdlmeta.h"
 #include "gstspdlrecord.h"
-
-#include <string.h>
 
 #define DEFAULT_THREADS 0
 #define DEFAULT_MAX_ERRORS -1
@@ -30,10 +29,8 @@ GST_DEBUG_CATEGORY_STATIC (spdl_parallel_decoder_debug);
 /* A job or a serialized event, in arrival order. */
 typedef struct
 {
+  GstSpdlWorkItem head;
   GstSpdlParallelDecoderJob job;
-  GstEvent *event;
-  gboolean done;
-  gsize input_size;             /* counted in bytes_in_flight */
 } Item;
 
 typedef struct
@@ -49,23 +46,8 @@ typedef struct
   guint64 outputs;              /* pushed */
   GstSpdlStats stats;
 
-  /* streaming state, under lock */
-  GMutex lock;
-  GCond done_cond;
-  GCond space_cond;
-  GQueue items;
-  GQueue pending;
-  GQueue idle_states;
-  GList *all_states;
-  guint in_flight;
-  guint max_in_flight;
-  gsize bytes_in_flight;        /* of the inputs in flight */
-  guint base_in_flight;         /* always allowed, whatever their size */
-  guint busy;
-  gboolean flushing;
-  GstFlowReturn srcresult;
-  guint64 next_index;
-  GThreadPool *workers;
+  GstSpdlWorkQueue queue;
+  guint64 next_index;           /* stream thread */
   guint n_workers;
 
   /* source task only */
@@ -146,6 +128,7 @@ static gboolean gst_spdl_parallel_decoder_src_activate_mode (GstPad * pad,
 static gboolean gst_spdl_parallel_decoder_sink_activate_mode (GstPad * pad,
     GstObject * parent, GstPadMode mode, gboolean active);
 static void gst_spdl_parallel_decoder_loop (GstSpdlParallelDecoder * self);
+static void item_free (gpointer item);
 
 static void
 gst_spdl_parallel_decoder_class_init (GstSpdlParallelDecoderClass * klass)
@@ -200,14 +183,7 @@ gst_spdl_parallel_decoder_init (GstSpdlParallelDecoder * self,
   priv->max_errors = DEFAULT_MAX_ERRORS;
   priv->warning_limit = DEFAULT_WARNING_LIMIT;
   gst_spdl_stats_init (&priv->stats);
-  g_mutex_init (&priv->lock);
-  g_cond_init (&priv->done_cond);
-  g_cond_init (&priv->space_cond);
-  g_queue_init (&priv->items);
-  g_queue_init (&priv->pending);
-  g_queue_init (&priv->idle_states);
-  priv->srcresult = GST_FLOW_FLUSHING;
-  priv->flushing = TRUE;
+  gst_spdl_work_queue_init (&priv->queue, (GDestroyNotify) item_free);
 }
 
 static void
@@ -217,9 +193,7 @@ gst_spdl_parallel_decoder_finalize (GObject * object)
       PRIV (GST_SPDL_PARALLEL_DECODER (object));
 
   gst_spdl_stats_clear (&priv->stats);
-  g_mutex_clear (&priv->lock);
-  g_cond_clear (&priv->done_cond);
-  g_cond_clear (&priv->space_cond);
+  gst_spdl_work_queue_clear (&priv->queue);
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
 
@@ -342,9 +316,9 @@ stats_new (GstSpdlParallelDecoder * self)
       priv->tally.recovered, NULL);
   if (CLASS (self)->add_stats) {
     /* the live states are only read */
-    g_mutex_lock (&priv->lock);
-    CLASS (self)->add_stats (self, s, priv->all_states);
-    g_mutex_unlock (&priv->lock);
+    g_mutex_lock (&priv->queue.lock);
+    CLASS (self)->add_stats (self, s, priv->queue.states);
+    g_mutex_unlock (&priv->queue.lock);
   }
   gst_spdl_decode_tally_add_skipped (&priv->tally, s);
   return s;
@@ -418,50 +392,26 @@ gst_spdl_parallel_decoder_get_srcpad (GstSpdlParallelDecoder * self)
 /* Decoding one input (a worker thread)                                     */
 
 static void
-item_free (Item * item)
+item_free (gpointer data)
 {
+  Item *item = data;
+
   if (item->job.input)
     gst_buffer_unref (item->job.input);
-  if (item->event)
-    gst_event_unref (item->event);
+  if (item->head.event)
+    gst_event_unref (item->head.event);
   g_list_free_full (item->job.outputs, (GDestroyNotify) gst_buffer_unref);
   g_clear_error (&item->job.error);
   g_free (item);
 }
 
-/* Runs in a pool thread, once per input queued: the oldest pending input
- * with an idle state. */
+/* Runs in a pool thread: the subclass decodes the job. */
 static void
-worker_func (gpointer data, gpointer user_data)
+decode_item (gpointer user_data, gpointer state, GstSpdlWorkItem * item)
 {
   GstSpdlParallelDecoder *self = user_data;
-  GstSpdlParallelDecoderPrivate *priv = PRIV (self);
-  gpointer state;
-  Item *item;
-  guint64 start, cpu_start;
 
-  g_mutex_lock (&priv->lock);
-  if (priv->flushing || g_queue_is_empty (&priv->pending)) {
-    g_mutex_unlock (&priv->lock);
-    return;
-  }
-  item = g_queue_pop_head (&priv->pending);
-  state = g_queue_pop_head (&priv->idle_states);
-  priv->busy++;
-  g_mutex_unlock (&priv->lock);
-
-  start = gst_spdl_now_ns ();
-  cpu_start = gst_spdl_thread_cpu_ns ();
-  CLASS (self)->decode (self, state, &item->job);
-  gst_spdl_stats_record_with_cpu (&priv->stats, gst_spdl_now_ns () - start,
-      gst_spdl_thread_cpu_ns () - cpu_start);
-
-  g_mutex_lock (&priv->lock);
-  g_queue_push_head (&priv->idle_states, state);
-  item->done = TRUE;
-  priv->busy--;
-  g_cond_broadcast (&priv->done_cond);
-  g_mutex_unlock (&priv->lock);
+  CLASS (self)->decode (self, state, &((Item *) item)->job);
 }
 
 static gboolean
@@ -470,6 +420,7 @@ start_workers (GstSpdlParallelDecoder * self)
   GstSpdlParallelDecoderPrivate *priv = PRIV (self);
   GstSpdlParallelDecoderClass *klass = CLASS (self);
   GError *error = NULL;
+  GList *states = NULL;
   guint i, n;
 
   GST_OBJECT_LOCK (self);
@@ -481,20 +432,19 @@ start_workers (GstSpdlParallelDecoder * self)
   if (klass->start && !klass->start (self))
     return FALSE;
 
-  priv->max_in_flight = n * (klass->jobs_per_thread ?
+  /* beyond the default per thread, only while the inputs held stay
+   * within the class's bytes */
+  priv->queue.max_in_flight = n * (klass->jobs_per_thread ?
       klass->jobs_per_thread : DEFAULT_JOBS_PER_THREAD);
-  priv->base_in_flight = n * DEFAULT_JOBS_PER_THREAD;
+  priv->queue.base_in_flight = n * DEFAULT_JOBS_PER_THREAD;
+  priv->queue.max_bytes_in_flight = klass->max_bytes_in_flight;
   priv->next_index = 0;
   priv->n_workers = n;
-  g_mutex_lock (&priv->lock);
-  for (i = 0; i < n; i++) {
-    gpointer state = klass->create_state ? klass->create_state (self) : NULL;
-    g_queue_push_tail (&priv->idle_states, state);
-    priv->all_states = g_list_prepend (priv->all_states, state);
-  }
-  g_mutex_unlock (&priv->lock);
-  priv->workers = g_thread_pool_new (worker_func, self, n, TRUE, &error);
-  if (priv->workers == NULL) {
+  for (i = 0; i < n; i++)
+    states = g_list_prepend (states, klass->create_state ?
+        klass->create_state (self) : NULL);
+  if (!gst_spdl_work_queue_start (&priv->queue, states, decode_item, self,
+          &priv->stats, &error)) {
     GST_ELEMENT_ERROR (self, RESOURCE, FAILED,
         ("Could not start %u decoding threads", n), ("%s", error->message));
     g_clear_error (&error);
@@ -503,48 +453,32 @@ start_workers (GstSpdlParallelDecoder * self)
   return TRUE;
 }
 
-static void
-clear_items_locked (GstSpdlParallelDecoderPrivate * priv)
-{
-  while (priv->busy > 0)
-    g_cond_wait (&priv->done_cond, &priv->lock);
-  g_queue_clear (&priv->pending);
-  g_queue_clear_full (&priv->items, (GDestroyNotify) item_free);
-  priv->in_flight = 0;
-  priv->bytes_in_flight = 0;
-  g_cond_broadcast (&priv->space_cond);
-}
 
 /* As queue does on a flush: the sticky events still queued (but segment
  * and EOS) are not lost, they go out before the next output. The source
  * pad's task is paused (flush-start): the held events are ours. */
 static void
-keep_sticky_events_locked (GstSpdlParallelDecoderPrivate * priv)
+keep_sticky_event (gpointer item, gpointer user_data)
 {
-  GList *l;
+  GstSpdlParallelDecoderPrivate *priv = user_data;
 
-  for (l = priv->items.head; l; l = l->next)
-    gst_spdl_held_events_keep_sticky (&priv->held,
-        ((Item *) l->data)->event);
+  gst_spdl_held_events_keep_sticky (&priv->held,
+      ((GstSpdlWorkItem *) item)->event);
+}
+
+static void
+free_state (gpointer state, gpointer user_data)
+{
+  GstSpdlParallelDecoder *self = user_data;
+
+  if (CLASS (self)->free_state)
+    CLASS (self)->free_state (self, state);
 }
 
 static void
 stop_workers (GstSpdlParallelDecoder * self)
 {
-  GstSpdlParallelDecoderPrivate *priv = PRIV (self);
-  GList *l;
-
-  if (priv->workers)
-    g_thread_pool_free (priv->workers, TRUE, TRUE);
-  priv->workers = NULL;
-  g_mutex_lock (&priv->lock);
-  clear_items_locked (priv);
-  g_queue_clear (&priv->idle_states);
-  for (l = priv->all_states; l; l = l->next)
-    if (CLASS (self)->free_state)
-      CLASS (self)->free_state (self, l->data);
-  g_clear_pointer (&priv->all_states, g_list_free);
-  g_mutex_unlock (&priv->lock);
+  gst_spdl_work_queue_stop (&PRIV (self)->queue, free_state, self);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -573,41 +507,21 @@ gst_spdl_parallel_decoder_chain (GstPad * pad, GstObject * parent,
   item->job.input = buffer;
   gst_spdl_stats_add_in (&priv->stats, 1);
   has_info = gst_spdl_buffer_get_sample_info (buffer, &info);
-  g_mutex_lock (&priv->lock);
   if (has_info) {
     item->job.index = info.index;
     item->job.epoch = info.epoch;
   } else {
     item->job.index = priv->next_index++;
   }
-  item->input_size = gst_buffer_get_size (buffer);
-  /* beyond the default per thread, only while the inputs held stay
-   * within the class's bytes: a long input's wait does not make the
-   * element hold many large ones */
-  while (!priv->flushing && priv->srcresult == GST_FLOW_OK &&
-      (priv->in_flight >= priv->max_in_flight ||
-          (priv->in_flight >= priv->base_in_flight &&
-              priv->bytes_in_flight + item->input_size >
-              CLASS (self)->max_bytes_in_flight)))
-    g_cond_wait (&priv->space_cond, &priv->lock);
-  ret = priv->srcresult;
-  if (ret != GST_FLOW_OK) {
-    g_mutex_unlock (&priv->lock);
-    item_free (item);
-    return ret;
-  }
-  g_queue_push_tail (&priv->items, item);
-  g_queue_push_tail (&priv->pending, item);
-  priv->in_flight++;
-  priv->bytes_in_flight += item->input_size;
-  g_mutex_unlock (&priv->lock);
-  if (!g_thread_pool_push (priv->workers, self, NULL)) {
+  item->head.input_size = gst_buffer_get_size (buffer);
+  ret = gst_spdl_work_queue_push_input (&priv->queue, &item->head);
+  if (ret == GST_FLOW_CUSTOM_ERROR) {
     GST_ELEMENT_ERROR (self, RESOURCE, FAILED, (NULL),
         ("could not queue a %s on the decoding threads",
             CLASS (self)->item_name));
     return GST_FLOW_ERROR;
   }
-  return GST_FLOW_OK;
+  return ret;
 }
 
 static void
@@ -615,17 +529,8 @@ queue_event (GstSpdlParallelDecoderPrivate * priv, GstEvent * event)
 {
   Item *item = g_new0 (Item, 1);
 
-  item->event = event;
-  item->done = TRUE;
-  g_mutex_lock (&priv->lock);
-  if (priv->flushing) {
-    g_mutex_unlock (&priv->lock);
-    item_free (item);
-    return;
-  }
-  g_queue_push_tail (&priv->items, item);
-  g_cond_broadcast (&priv->done_cond);
-  g_mutex_unlock (&priv->lock);
+  item->head.event = event;
+  gst_spdl_work_queue_push_event (&priv->queue, &item->head);
 }
 
 /* A record whose images or labels would go undecoded beside clips or
@@ -663,22 +568,12 @@ gst_spdl_parallel_decoder_sink_event (GstPad * pad, GstObject * parent,
 
   switch (GST_EVENT_TYPE (event)) {
     case GST_EVENT_FLUSH_START:
-      g_mutex_lock (&priv->lock);
-      priv->flushing = TRUE;
-      priv->srcresult = GST_FLOW_FLUSHING;
-      g_cond_broadcast (&priv->done_cond);
-      g_cond_broadcast (&priv->space_cond);
-      g_mutex_unlock (&priv->lock);
+      gst_spdl_work_queue_set_flushing (&priv->queue);
       gst_pad_push_event (priv->srcpad, event);
       gst_pad_pause_task (priv->srcpad);
       return TRUE;
     case GST_EVENT_FLUSH_STOP:
-      g_mutex_lock (&priv->lock);
-      keep_sticky_events_locked (priv);
-      clear_items_locked (priv);
-      priv->flushing = FALSE;
-      priv->srcresult = GST_FLOW_OK;
-      g_mutex_unlock (&priv->lock);
+      gst_spdl_work_queue_flush_stop (&priv->queue, keep_sticky_event, priv);
       gst_pad_push_event (priv->srcpad, event);
       return gst_pad_start_task (priv->srcpad,
           (GstTaskFunction) gst_spdl_parallel_decoder_loop, self, NULL);
@@ -869,15 +764,6 @@ push_outputs (GstSpdlParallelDecoder * self, GstSpdlParallelDecoderJob * job)
   return ret;
 }
 
-static Item *
-take_ready_item (GstSpdlParallelDecoderPrivate * priv)
-{
-  Item *item = g_queue_peek_head (&priv->items);
-
-  if (item && item->done)
-    return g_queue_pop_head (&priv->items);
-  return NULL;
-}
 
 static void
 gst_spdl_parallel_decoder_loop (GstSpdlParallelDecoder * self)
@@ -886,30 +772,21 @@ gst_spdl_parallel_decoder_loop (GstSpdlParallelDecoder * self)
   GstFlowReturn ret = GST_FLOW_OK;
   Item *item;
 
-  g_mutex_lock (&priv->lock);
-  while (!priv->flushing && (item = take_ready_item (priv)) == NULL)
-    g_cond_wait (&priv->done_cond, &priv->lock);
-  if (priv->flushing) {
-    g_mutex_unlock (&priv->lock);
+  item = (Item *) gst_spdl_work_queue_take (&priv->queue, TRUE);
+  if (item == NULL) {
     gst_pad_pause_task (priv->srcpad);
     return;
   }
-  if (item->job.input) {
-    priv->in_flight--;
-    priv->bytes_in_flight -= item->input_size;
-    g_cond_signal (&priv->space_cond);
-  }
-  g_mutex_unlock (&priv->lock);
 
-  if (item->event) {
-    gboolean is_eos = GST_EVENT_TYPE (item->event) == GST_EVENT_EOS;
+  if (item->head.event) {
+    gboolean is_eos = GST_EVENT_TYPE (item->head.event) == GST_EVENT_EOS;
 
     if (!gst_spdl_decode_tally_output_event (GST_ELEMENT (self),
-            &priv->tally, item->event, CLASS (self)->item_name))
+            &priv->tally, item->head.event, CLASS (self)->item_name))
       ret = GST_FLOW_ERROR;
     else
       gst_spdl_held_events_push (&priv->held,
-          g_steal_pointer (&item->event));
+          g_steal_pointer (&item->head.event));
     if (is_eos)
       ret = GST_FLOW_EOS;
   } else {
@@ -918,11 +795,7 @@ gst_spdl_parallel_decoder_loop (GstSpdlParallelDecoder * self)
   item_free (item);
 
   if (ret != GST_FLOW_OK) {
-    g_mutex_lock (&priv->lock);
-    if (priv->srcresult == GST_FLOW_OK)
-      priv->srcresult = ret;
-    g_cond_broadcast (&priv->space_cond);
-    g_mutex_unlock (&priv->lock);
+    gst_spdl_work_queue_set_result (&priv->queue, ret);
     if (ret != GST_FLOW_EOS && ret != GST_FLOW_FLUSHING &&
         ret != GST_FLOW_ERROR)
       GST_ELEMENT_FLOW_ERROR (self, ret);
@@ -943,19 +816,11 @@ gst_spdl_parallel_decoder_src_activate_mode (GstPad * pad, GstObject * parent,
   if (mode != GST_PAD_MODE_PUSH)
     return FALSE;
   if (active) {
-    g_mutex_lock (&priv->lock);
-    priv->flushing = FALSE;
-    priv->srcresult = GST_FLOW_OK;
-    g_mutex_unlock (&priv->lock);
+    gst_spdl_work_queue_set_flowing (&priv->queue);
     return gst_pad_start_task (pad,
         (GstTaskFunction) gst_spdl_parallel_decoder_loop, self, NULL);
   }
-  g_mutex_lock (&priv->lock);
-  priv->flushing = TRUE;
-  priv->srcresult = GST_FLOW_FLUSHING;
-  g_cond_broadcast (&priv->done_cond);
-  g_cond_broadcast (&priv->space_cond);
-  g_mutex_unlock (&priv->lock);
+  gst_spdl_work_queue_set_flushing (&priv->queue);
   return gst_pad_stop_task (pad);
 }
 
@@ -968,14 +833,8 @@ gst_spdl_parallel_decoder_sink_activate_mode (GstPad * pad,
 
   if (mode != GST_PAD_MODE_PUSH)
     return FALSE;
-  if (!active) {
-    g_mutex_lock (&priv->lock);
-    priv->flushing = TRUE;
-    priv->srcresult = GST_FLOW_FLUSHING;
-    g_cond_broadcast (&priv->space_cond);
-    g_cond_broadcast (&priv->done_cond);
-    g_mutex_unlock (&priv->lock);
-  }
+  if (!active)
+    gst_spdl_work_queue_set_flushing (&priv->queue);
   return TRUE;
 }
 
