@@ -1086,18 +1086,6 @@ start_workers (GstSpdlDecode * self)
 }
 
 
-/* As queue does on a flush: the sticky events still queued (but segment
- * and EOS) go out before the next image instead of being lost. The source
- * pad's task is paused (flush-start): the held events are ours. */
-static void
-keep_sticky_event (gpointer job, gpointer user_data)
-{
-  GstSpdlDecode *self = user_data;
-
-  gst_spdl_held_events_keep_sticky (&self->held,
-      ((GstSpdlWorkItem *) job)->event);
-}
-
 static void
 free_decoder (gpointer dec, gpointer user_data)
 {
@@ -1316,7 +1304,7 @@ gst_spdl_decode_sink_event (GstPad * pad, GstObject * parent,
       gst_pad_pause_task (self->srcpad);
       return TRUE;
     case GST_EVENT_FLUSH_STOP:
-      gst_spdl_work_queue_flush_stop (&self->queue, keep_sticky_event, self);
+      gst_spdl_work_queue_flush_stop (&self->queue, &self->held);
       set_out_pool_flushing (self, FALSE);
       gst_pad_push_event (self->srcpad, event);
       return gst_pad_start_task (self->srcpad,

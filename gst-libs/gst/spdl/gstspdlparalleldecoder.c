@@ -454,18 +454,6 @@ start_workers (GstSpdlParallelDecoder * self)
 }
 
 
-/* As queue does on a flush: the sticky events still queued (but segment
- * and EOS) are not lost, they go out before the next output. The source
- * pad's task is paused (flush-start): the held events are ours. */
-static void
-keep_sticky_event (gpointer item, gpointer user_data)
-{
-  GstSpdlParallelDecoderPrivate *priv = user_data;
-
-  gst_spdl_held_events_keep_sticky (&priv->held,
-      ((GstSpdlWorkItem *) item)->event);
-}
-
 static void
 free_state (gpointer state, gpointer user_data)
 {
@@ -573,7 +561,7 @@ gst_spdl_parallel_decoder_sink_event (GstPad * pad, GstObject * parent,
       gst_pad_pause_task (priv->srcpad);
       return TRUE;
     case GST_EVENT_FLUSH_STOP:
-      gst_spdl_work_queue_flush_stop (&priv->queue, keep_sticky_event, priv);
+      gst_spdl_work_queue_flush_stop (&priv->queue, &priv->held);
       gst_pad_push_event (priv->srcpad, event);
       return gst_pad_start_task (priv->srcpad,
           (GstTaskFunction) gst_spdl_parallel_decoder_loop, self, NULL);

@@ -246,11 +246,15 @@ gst_spdl_work_queue_set_flushing (GstSpdlWorkQueue * queue)
 }
 
 void
-gst_spdl_work_queue_flush_stop (GstSpdlWorkQueue * queue, GFunc keep,
-    gpointer user_data)
+gst_spdl_work_queue_flush_stop (GstSpdlWorkQueue * queue,
+    GstSpdlHeldEvents * held)
 {
+  GList *l;
+
   g_mutex_lock (&queue->lock);
-  g_queue_foreach (&queue->items, keep, user_data);
+  for (l = queue->items.head; l; l = l->next)
+    gst_spdl_held_events_keep_sticky (held,
+        ((GstSpdlWorkItem *) l->data)->event);
   clear_items_locked (queue);
   queue->flushing = FALSE;
   queue->result = GST_FLOW_OK;

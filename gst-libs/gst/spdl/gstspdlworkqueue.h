@@ -11,6 +11,7 @@
 
 #include <gst/gst.h>
 
+#include "gstspdlheldevents.h"
 #include "gstspdlstats.h"
 
 G_BEGIN_DECLS
@@ -103,10 +104,11 @@ void gst_spdl_work_queue_set_result (GstSpdlWorkQueue * queue,
 
 /* Flush-start or deactivation: everything waiting returns. */
 void gst_spdl_work_queue_set_flushing (GstSpdlWorkQueue * queue);
-/* Flush-stop: the items dropped (@keep first sees each, the source task
- * paused), flowing again. */
+/* Flush-stop (the source task paused): the items dropped, as queue does
+ * but for the sticky events among them, kept in @held to go out before
+ * the next output; flowing again. */
 void gst_spdl_work_queue_flush_stop (GstSpdlWorkQueue * queue,
-    GFunc keep, gpointer user_data);
+    GstSpdlHeldEvents * held);
 /* The source pad's activation: flowing. */
 void gst_spdl_work_queue_set_flowing (GstSpdlWorkQueue * queue);
 
