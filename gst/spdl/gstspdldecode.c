@@ -1677,16 +1677,9 @@ gst_spdl_decode_loop (GstSpdlDecode * self)
   }
   job_free (job);
 
-  if (ret != GST_FLOW_OK) {
-    gst_spdl_work_queue_set_result (&self->queue, ret);
-    if (ret != GST_FLOW_EOS && ret != GST_FLOW_FLUSHING &&
-        ret != GST_FLOW_ERROR)
-      GST_ELEMENT_FLOW_ERROR (self, ret);
-    if (ret == GST_FLOW_ERROR || ret == GST_FLOW_NOT_LINKED ||
-        ret == GST_FLOW_NOT_NEGOTIATED)
-      gst_pad_push_event (self->srcpad, gst_event_new_eos ());
-    gst_pad_pause_task (self->srcpad);
-  }
+  if (ret != GST_FLOW_OK)
+    gst_spdl_work_queue_stop_output (&self->queue, GST_ELEMENT (self),
+        self->srcpad, ret);
 }
 
 static gboolean

@@ -782,16 +782,9 @@ gst_spdl_parallel_decoder_loop (GstSpdlParallelDecoder * self)
   }
   item_free (item);
 
-  if (ret != GST_FLOW_OK) {
-    gst_spdl_work_queue_set_result (&priv->queue, ret);
-    if (ret != GST_FLOW_EOS && ret != GST_FLOW_FLUSHING &&
-        ret != GST_FLOW_ERROR)
-      GST_ELEMENT_FLOW_ERROR (self, ret);
-    if (ret == GST_FLOW_ERROR || ret == GST_FLOW_NOT_LINKED ||
-        ret == GST_FLOW_NOT_NEGOTIATED)
-      gst_pad_push_event (priv->srcpad, gst_event_new_eos ());
-    gst_pad_pause_task (priv->srcpad);
-  }
+  if (ret != GST_FLOW_OK)
+    gst_spdl_work_queue_stop_output (&priv->queue, GST_ELEMENT (self),
+        priv->srcpad, ret);
 }
 
 static gboolean

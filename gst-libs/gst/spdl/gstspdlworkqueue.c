@@ -223,7 +223,8 @@ gst_spdl_work_queue_take (GstSpdlWorkQueue * queue, gboolean ordered)
 }
 
 void
-gst_spdl_work_queue_set_result (GstSpdlWorkQueue * queue, GstFlowReturn ret)
+gst_spdl_work_queue_stop_output (GstSpdlWorkQueue * queue,
+    GstElement * element, GstPad * srcpad, GstFlowReturn ret)
 {
   g_mutex_lock (&queue->lock);
   if (queue->result == GST_FLOW_OK)
@@ -231,6 +232,13 @@ gst_spdl_work_queue_set_result (GstSpdlWorkQueue * queue, GstFlowReturn ret)
   g_cond_broadcast (&queue->space_cond);
   g_cond_broadcast (&queue->drain_cond);
   g_mutex_unlock (&queue->lock);
+  if (ret != GST_FLOW_EOS && ret != GST_FLOW_FLUSHING &&
+      ret != GST_FLOW_ERROR)
+    GST_ELEMENT_FLOW_ERROR (element, ret);
+  if (ret == GST_FLOW_ERROR || ret == GST_FLOW_NOT_LINKED ||
+      ret == GST_FLOW_NOT_NEGOTIATED)
+    gst_pad_push_event (srcpad, gst_event_new_eos ());
+  gst_pad_pause_task (srcpad);
 }
 
 void

@@ -98,9 +98,11 @@ void gst_spdl_work_queue_push_event (GstSpdlWorkQueue * queue,
 GstSpdlWorkItem *gst_spdl_work_queue_take (GstSpdlWorkQueue * queue,
     gboolean ordered);
 /* The source task, after a push that did not return OK: @ret stops the
- * chain function. */
-void gst_spdl_work_queue_set_result (GstSpdlWorkQueue * queue,
-    GstFlowReturn ret);
+ * chain function; a flow error is posted on @element as GStreamer's own
+ * elements post it, EOS follows an error downstream, and the task on
+ * @srcpad pauses. */
+void gst_spdl_work_queue_stop_output (GstSpdlWorkQueue * queue,
+    GstElement * element, GstPad * srcpad, GstFlowReturn ret);
 
 /* Flush-start or deactivation: everything waiting returns. */
 void gst_spdl_work_queue_set_flushing (GstSpdlWorkQueue * queue);
