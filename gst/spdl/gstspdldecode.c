@@ -235,11 +235,11 @@ typedef struct
   gchar *text;                  /* as the caps spell it */
 } GstSpdlDecodeFields;
 
-/* A sample or a serialized event, in arrival order. */
+/* A sample or a serialized event (head.event), in arrival order. */
 typedef struct
 {
+  GstSpdlWorkItem head;
   GstBuffer *input;
-  GstEvent *event;
   GstBuffer *output;
   const GstSpdlDecodeFields *fields;    /* of the sample, NULL: none */
   GError *error;
@@ -249,7 +249,6 @@ typedef struct
   guint epoch;
   guint width, height;          /* of the output */
   GstVideoFormat format;        /* of the output */
-  gboolean done;
 } GstSpdlDecodeJob;
 
 #define gst_spdl_decode_parent_class parent_class
@@ -277,6 +276,7 @@ static gboolean gst_spdl_decode_src_activate_mode (GstPad * pad,
 static gboolean gst_spdl_decode_sink_activate_mode (GstPad * pad,
     GstObject * parent, GstPadMode mode, gboolean active);
 static void gst_spdl_decode_loop (GstSpdlDecode * self);
+static void job_free (gpointer job);
 
 #define READY_PARAM (G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | \
     GST_PARAM_MUTABLE_READY)
@@ -571,6 +571,7 @@ gst_spdl_decode_init (GstSpdlDecode * self)
   gst_element_add_pad (GST_ELEMENT (self), self->sinkpad);
 
   self->srcpad = gst_pad_new_from_static_template (&src_template, "src");
+  self->held.srcpad = self->srcpad;
   gst_pad_set_query_function (self->srcpad,
       GST_DEBUG_FUNCPTR (gst_spdl_decode_src_query));
   gst_pad_set_activatemode_function (self->srcpad,
@@ -592,13 +593,7 @@ gst_spdl_decode_init (GstSpdlDecode * self)
   self->skip_recovered = DEFAULT_SKIP_RECOVERED;
   gst_spdl_stats_init (&self->stats);
   g_mutex_init (&self->lock);
-  g_cond_init (&self->done_cond);
-  g_cond_init (&self->space_cond);
-  g_cond_init (&self->drain_cond);
-  g_queue_init (&self->jobs);
-  g_queue_init (&self->pending);
-  self->srcresult = GST_FLOW_FLUSHING;
-  self->flushing = TRUE;
+  gst_spdl_work_queue_init (&self->queue, job_free);
 }
 
 static void
@@ -608,9 +603,7 @@ gst_spdl_decode_finalize (GObject * object)
 
   gst_spdl_stats_clear (&self->stats);
   g_mutex_clear (&self->lock);
-  g_cond_clear (&self->done_cond);
-  g_cond_clear (&self->space_cond);
-  g_cond_clear (&self->drain_cond);
+  gst_spdl_work_queue_clear (&self->queue);
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
 
@@ -702,19 +695,6 @@ gst_spdl_decode_set_property (GObject * object, guint prop_id,
   GST_OBJECT_UNLOCK (self);
 }
 
-static GstStructure *
-error_counts_new (GstSpdlDecode * self)
-{
-  GstStructure *s = gst_structure_new (GST_SPDL_SKIPPED_NAME, "total",
-      G_TYPE_UINT64, self->errors, NULL);
-  gint i;
-
-  for (i = 0; i < GST_SPDL_DECODE_N_ERRORS; i++)
-    gst_structure_set (s, gst_spdl_decode_error_reason (i), G_TYPE_UINT64,
-        self->errors_by_reason[i], NULL);
-  return s;
-}
-
 /* called with the object lock */
 static GstStructure *
 stats_new (GstSpdlDecode * self)
@@ -722,22 +702,16 @@ stats_new (GstSpdlDecode * self)
   GstStructure *s = gst_spdl_stats_to_structure (&self->stats);
   guint64 busy = 0, elapsed = 0;
   guint threads = self->n_workers;
-  gint i;
 
   gst_structure_get_uint64 (s, "busy", &busy);
   gst_structure_get_uint64 (s, "elapsed", &elapsed);
   gst_structure_set (s, "threads", G_TYPE_UINT, threads,
       "utilisation", G_TYPE_DOUBLE, threads && elapsed ?
       MIN (1.0, (gdouble) busy / ((gdouble) threads * elapsed)) : 0.0,
-      "in-flight", G_TYPE_UINT, self->in_flight,
-      "max-in-flight", G_TYPE_UINT, self->max_in_flight,
-      "recovered", G_TYPE_UINT64, self->recovered, NULL);
-  for (i = 0; i < GST_SPDL_DECODE_N_ERRORS; i++) {
-    gchar *key = g_strdup_printf ("skipped-%s",
-        gst_spdl_decode_error_reason (i));
-    gst_structure_set (s, key, G_TYPE_UINT64, self->errors_by_reason[i], NULL);
-    g_free (key);
-  }
+      "in-flight", G_TYPE_UINT, self->queue.in_flight,
+      "max-in-flight", G_TYPE_UINT, self->queue.max_in_flight,
+      "recovered", G_TYPE_UINT64, self->tally.recovered, NULL);
+  gst_spdl_decode_tally_add_skipped (&self->tally, s);
   return s;
 }
 
@@ -823,16 +797,17 @@ gst_spdl_decode_get_property (GObject * object, guint prop_id, GValue * value,
       g_value_set_boolean (value, p->exact);
       break;
     case PROP_ERRORS:
-      g_value_set_uint64 (value, self->errors);
+      g_value_set_uint64 (value, self->tally.errors);
       break;
     case PROP_ERROR_COUNTS:
-      g_value_take_boxed (value, error_counts_new (self));
+      g_value_take_boxed (value,
+          gst_spdl_decode_tally_error_counts (&self->tally));
       break;
     case PROP_DECODED:
-      g_value_set_uint64 (value, self->decoded);
+      g_value_set_uint64 (value, self->tally.decoded);
       break;
     case PROP_RECOVERED:
-      g_value_set_uint64 (value, self->recovered);
+      g_value_set_uint64 (value, self->tally.recovered);
       break;
     case PROP_STATS:
       g_value_take_boxed (value, stats_new (self));
@@ -856,14 +831,16 @@ fields_free (GstSpdlDecodeFields * fields)
 }
 
 static void
-job_free (GstSpdlDecodeJob * job)
+job_free (gpointer data)
 {
+  GstSpdlDecodeJob *job = data;
+
   if (job->input)
     gst_buffer_unref (job->input);
   if (job->output)
     gst_buffer_unref (job->output);
-  if (job->event)
-    gst_event_unref (job->event);
+  if (job->head.event)
+    gst_event_unref (job->head.event);
   g_clear_error (&job->error);
   g_clear_error (&job->filled);
   g_free (job);
@@ -1017,40 +994,11 @@ decode_job (GstSpdlDecode * self, GstSpdlImageDecoder * dec,
     decode_fields (self, dec, job, &geom, iw, ih);
 }
 
-/* Runs in a pool thread, once per sample queued: decodes the oldest
- * pending sample with an idle decoder. The pool's item is only a wake-up:
- * the jobs stay in our queues, so a flush can drop them. */
+/* Runs in a pool thread: decodes one sample with the thread's decoder. */
 static void
-worker_func (gpointer item, gpointer data)
+decode_item (gpointer user_data, gpointer state, GstSpdlWorkItem * item)
 {
-  GstSpdlDecode *self = data;
-  GstSpdlImageDecoder *dec;
-  GstSpdlDecodeJob *job;
-  guint64 start, cpu_start;
-
-  g_mutex_lock (&self->lock);
-  if (self->flushing || g_queue_is_empty (&self->pending)) {
-    g_mutex_unlock (&self->lock);
-    return;
-  }
-  job = g_queue_pop_head (&self->pending);
-  dec = g_queue_pop_head (&self->idle_decoders);
-  self->busy++;
-  g_mutex_unlock (&self->lock);
-
-  start = gst_spdl_now_ns ();
-  cpu_start = gst_spdl_thread_cpu_ns ();
-  decode_job (self, dec, job);
-  /* beside the wall time: what a decode costs when threads share cores */
-  gst_spdl_stats_record_with_cpu (&self->stats, gst_spdl_now_ns () - start,
-      gst_spdl_thread_cpu_ns () - cpu_start);
-
-  g_mutex_lock (&self->lock);
-  g_queue_push_head (&self->idle_decoders, dec);
-  job->done = TRUE;
-  self->busy--;
-  g_cond_broadcast (&self->done_cond);
-  g_mutex_unlock (&self->lock);
+  decode_job (user_data, state, (GstSpdlDecodeJob *) item);
 }
 
 static GstCaps *output_caps (GstVideoFormat format, guint width,
@@ -1101,6 +1049,7 @@ static gboolean
 start_workers (GstSpdlDecode * self)
 {
   GError *error = NULL;
+  GList *decoders = NULL;
   guint i, n, max_in_flight;
 
   GST_OBJECT_LOCK (self);
@@ -1109,21 +1058,14 @@ start_workers (GstSpdlDecode * self)
   self->active.gray = self->gray;
   self->active_max_decode_memory = self->max_decode_memory;
   self->active_max_scans = self->max_scans;
-  gst_spdl_warn_limiter_reset (&self->warn_limiter, self->warning_limit);
-  memset (self->epoch_errors, 0, sizeof (self->epoch_errors));
-  self->epoch_check.resumed = FALSE;
-  self->epoch_check.whole_dataset = FALSE;
+  gst_spdl_decode_tally_reset (&self->tally, self->warning_limit);
   n = self->threads ? self->threads : g_get_num_processors ();
   max_in_flight = self->max_in_flight_prop ? self->max_in_flight_prop :
       n * JOBS_PER_THREAD;
-  self->errors = 0;
-  self->decoded = 0;
-  self->recovered = 0;
-  memset (self->errors_by_reason, 0, sizeof (self->errors_by_reason));
   GST_OBJECT_UNLOCK (self);
   gst_spdl_stats_reset (&self->stats);
 
-  self->max_in_flight = max_in_flight;
+  self->queue.max_in_flight = self->queue.base_in_flight = max_in_flight;
   self->next_index = 0;
   self->n_workers = n;
   setup_pool (self);
@@ -1133,72 +1075,32 @@ start_workers (GstSpdlDecode * self)
 
     gst_spdl_image_decoder_set_limits (dec, self->active_max_decode_memory,
         self->active_max_scans);
-    g_queue_push_tail (&self->idle_decoders, dec);
+    decoders = g_list_append (decoders, dec);
   }
-  /* exclusive: the threads are ours from start to stop, none created
-   * per sample */
-  self->workers = g_thread_pool_new (worker_func, self, n, TRUE, &error);
-  if (self->workers == NULL) {
+  if (!gst_spdl_work_queue_start (&self->queue, decoders, decode_item, self,
+          &self->stats, &error)) {
     GST_ELEMENT_ERROR (self, RESOURCE, FAILED,
         ("Could not start %u decoding threads", n), ("%s", error->message));
     g_clear_error (&error);
     return FALSE;
   }
   GST_INFO_OBJECT (self, "%u decoding threads, %u samples in flight", n,
-      self->max_in_flight);
+      max_in_flight);
   return TRUE;
 }
 
+
 static void
-clear_jobs_locked (GstSpdlDecode * self)
+free_decoder (gpointer dec, gpointer user_data)
 {
-  /* workers hold no job once busy is 0 */
-  while (self->busy > 0)
-    g_cond_wait (&self->done_cond, &self->lock);
-  g_queue_clear (&self->pending);
-  g_queue_clear_full (&self->jobs, (GDestroyNotify) job_free);
-  self->in_flight = 0;
-  g_cond_broadcast (&self->space_cond);
-}
-
-/* As queue does on a flush: the sticky events still queued (but segment
- * and EOS) go out before the next image instead of being lost. The source
- * pad's task is paused (flush-start): held_events is ours. */
-static void
-keep_sticky_events_locked (GstSpdlDecode * self)
-{
-  GList *l;
-
-  for (l = self->jobs.head; l; l = l->next) {
-    GstSpdlDecodeJob *job = l->data;
-    GstEventType type;
-
-    if (job->event == NULL || !GST_EVENT_IS_STICKY (job->event))
-      continue;
-    type = GST_EVENT_TYPE (job->event);
-    if (type == GST_EVENT_SEGMENT || type == GST_EVENT_EOS)
-      continue;
-    if (self->caps_sent)
-      gst_pad_store_sticky_event (self->srcpad, job->event);
-    else
-      self->held_events = g_list_append (self->held_events,
-          gst_event_ref (job->event));
-  }
+  gst_spdl_image_decoder_free (dec);
 }
 
 static void
 stop_workers (GstSpdlDecode * self)
 {
-  /* runs not started yet are dropped; the running ones finish */
-  if (self->workers)
-    g_thread_pool_free (self->workers, TRUE, TRUE);
-  self->workers = NULL;
+  gst_spdl_work_queue_stop (&self->queue, free_decoder, NULL);
   self->n_workers = 0;
-  g_mutex_lock (&self->lock);
-  clear_jobs_locked (self);
-  g_queue_clear_full (&self->idle_decoders,
-      (GDestroyNotify) gst_spdl_image_decoder_free);
-  g_mutex_unlock (&self->lock);
   /* no job points to them any more */
   g_list_free_full (self->fields_seen, (GDestroyNotify) fields_free);
   self->fields_seen = NULL;
@@ -1294,20 +1196,6 @@ set_out_pool_flushing (GstSpdlDecode * self, gboolean flushing)
   }
 }
 
-/* Waits until every sample and event queued so far went downstream. */
-static gboolean
-drain (GstSpdlDecode * self)
-{
-  gboolean ok;
-
-  g_mutex_lock (&self->lock);
-  while (!self->flushing && self->srcresult == GST_FLOW_OK &&
-      (!g_queue_is_empty (&self->jobs) || self->outputting))
-    g_cond_wait (&self->drain_cond, &self->lock);
-  ok = !self->flushing && self->srcresult == GST_FLOW_OK;
-  g_mutex_unlock (&self->lock);
-  return ok;
-}
 
 static gboolean
 gst_spdl_decode_sink_query (GstPad * pad, GstObject * parent,
@@ -1318,7 +1206,7 @@ gst_spdl_decode_sink_query (GstPad * pad, GstObject * parent,
   switch (GST_QUERY_TYPE (query)) {
     case GST_QUERY_DRAIN:
       /* serialized: all decoded and pushed, then downstream drains */
-      if (!drain (self))
+      if (!gst_spdl_work_queue_drain (&self->queue))
         return FALSE;
       return gst_pad_peer_query (self->srcpad, query);
     case GST_QUERY_ALLOCATION:
@@ -1346,35 +1234,20 @@ gst_spdl_decode_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
    * slot k, whichever worker decodes it */
   job->output = acquire_slot (self, job->format);
   gst_spdl_stats_add_in (&self->stats, 1);
-  /* metadata lookups outside the lock the workers share */
   has_info = gst_spdl_buffer_get_sample_info (buffer, &info);
-  g_mutex_lock (&self->lock);
   if (has_info) {
     job->index = info.index;
     job->epoch = info.epoch;
   } else {
     job->index = self->next_index++;
   }
-  while (!self->flushing && self->srcresult == GST_FLOW_OK &&
-      self->in_flight >= self->max_in_flight)
-    g_cond_wait (&self->space_cond, &self->lock);
-  ret = self->srcresult;
-  if (ret != GST_FLOW_OK) {
-    g_mutex_unlock (&self->lock);
-    job_free (job);
-    return ret;
-  }
-  g_queue_push_tail (&self->jobs, job);
-  g_queue_push_tail (&self->pending, job);
-  self->in_flight++;
-  g_mutex_unlock (&self->lock);
-  /* the item only wakes a thread (an exclusive pool creates none here) */
-  if (!g_thread_pool_push (self->workers, self, NULL)) {
+  ret = gst_spdl_work_queue_push_input (&self->queue, &job->head);
+  if (ret == GST_FLOW_CUSTOM_ERROR) {
     GST_ELEMENT_ERROR (self, RESOURCE, FAILED, (NULL),
         ("could not queue a sample on the decoding threads"));
     return GST_FLOW_ERROR;
   }
-  return GST_FLOW_OK;
+  return ret;
 }
 
 /* The record of the samples that follow, from the caps' "fields"; the
@@ -1416,17 +1289,8 @@ queue_event (GstSpdlDecode * self, GstEvent * event)
 {
   GstSpdlDecodeJob *job = g_new0 (GstSpdlDecodeJob, 1);
 
-  job->event = event;
-  job->done = TRUE;
-  g_mutex_lock (&self->lock);
-  if (self->flushing) {
-    g_mutex_unlock (&self->lock);
-    job_free (job);
-    return;
-  }
-  g_queue_push_tail (&self->jobs, job);
-  g_cond_broadcast (&self->done_cond);
-  g_mutex_unlock (&self->lock);
+  job->head.event = event;
+  gst_spdl_work_queue_push_event (&self->queue, &job->head);
 }
 
 static gboolean
@@ -1437,26 +1301,14 @@ gst_spdl_decode_sink_event (GstPad * pad, GstObject * parent,
 
   switch (GST_EVENT_TYPE (event)) {
     case GST_EVENT_FLUSH_START:
-      g_mutex_lock (&self->lock);
-      self->flushing = TRUE;
-      self->srcresult = GST_FLOW_FLUSHING;
-      g_cond_broadcast (&self->done_cond);
-      g_cond_broadcast (&self->space_cond);
-      g_cond_broadcast (&self->drain_cond);
-      g_mutex_unlock (&self->lock);
+      gst_spdl_work_queue_set_flushing (&self->queue);
       /* a chain waiting for a downstream buffer */
       set_out_pool_flushing (self, TRUE);
       gst_pad_push_event (self->srcpad, event);
       gst_pad_pause_task (self->srcpad);
       return TRUE;
     case GST_EVENT_FLUSH_STOP:
-      g_mutex_lock (&self->lock);
-      keep_sticky_events_locked (self);
-      clear_jobs_locked (self);
-      self->flushing = FALSE;
-      self->srcresult = GST_FLOW_OK;
-      self->outputting = FALSE;
-      g_mutex_unlock (&self->lock);
+      gst_spdl_work_queue_flush_stop (&self->queue, &self->held);
       set_out_pool_flushing (self, FALSE);
       gst_pad_push_event (self->srcpad, event);
       return gst_pad_start_task (self->srcpad,
@@ -1608,16 +1460,6 @@ gst_spdl_decode_src_query (GstPad * pad, GstObject * parent, GstQuery * query)
   return gst_pad_query_default (pad, parent, query);
 }
 
-static void
-push_held_events (GstSpdlDecode * self)
-{
-  GList *l;
-
-  for (l = self->held_events; l; l = l->next)
-    gst_pad_push_event (self->srcpad, l->data);
-  g_clear_pointer (&self->held_events, g_list_free);
-}
-
 /* Our caps go out before the first sample of each size; sticky events
  * that must follow caps (segment, tags) are held until then. */
 static void
@@ -1645,12 +1487,12 @@ ensure_caps (GstSpdlDecode * self, GstVideoFormat format, guint width,
     g_mutex_lock (&self->lock);
     self->need_format = TRUE;
     g_mutex_unlock (&self->lock);
-    if (self->caps_sent && (caps = gst_pad_get_current_caps (self->srcpad))) {
+    if (self->held.caps_sent && (caps = gst_pad_get_current_caps (self->srcpad))) {
       decide_allocation (self, caps);
       gst_caps_unref (caps);
     }
   }
-  if (self->caps_sent && width == self->caps_width &&
+  if (self->held.caps_sent && width == self->caps_width &&
       height == self->caps_height && format == self->caps_format &&
       g_strcmp0 (fields, self->caps_fields) == 0)
     return TRUE;
@@ -1670,45 +1512,10 @@ ensure_caps (GstSpdlDecode * self, GstVideoFormat format, guint width,
   self->caps_format = format;
   g_free (self->caps_fields);
   self->caps_fields = g_strdup (fields);
-  self->caps_sent = TRUE;
-  push_held_events (self);
+  gst_spdl_held_events_caps_sent (&self->held);
   return TRUE;
 }
 
-static gboolean
-push_event (GstSpdlDecode * self, GstEvent * event)
-{
-  GstEventType type = GST_EVENT_TYPE (event);
-
-  if (!self->caps_sent && GST_EVENT_IS_STICKY (event) &&
-      type != GST_EVENT_STREAM_START && type != GST_EVENT_EOS) {
-    self->held_events = g_list_append (self->held_events, event);
-    return TRUE;
-  }
-  if (type == GST_EVENT_EOS && !self->caps_sent)
-    push_held_events (self);
-  return gst_pad_push_event (self->srcpad, event);
-}
-
-/* The next job to output: the head (ordered), or the first finished sample
- * before any event (unordered). Called with the lock. */
-static GstSpdlDecodeJob *
-take_ready_job (GstSpdlDecode * self, gboolean ordered)
-{
-  GList *l;
-
-  for (l = self->jobs.head; l; l = l->next) {
-    GstSpdlDecodeJob *job = l->data;
-
-    if (job->done && (l == self->jobs.head || !job->event)) {
-      g_queue_delete_link (&self->jobs, l);
-      return job;
-    }
-    if (ordered || job->event)
-      break;
-  }
-  return NULL;
-}
 
 /* Counts a failed sample and warns (the first warning-limit of each
  * epoch on the bus); FALSE once past max-errors. */
@@ -1716,22 +1523,17 @@ static gboolean
 skip_undecodable (GstSpdlDecode * self, GstSpdlDecodeJob * job)
 {
   const gchar *path = gst_spdl_buffer_get_path (job->input);
-  gint code = job->error->domain == GST_SPDL_DECODE_ERROR &&
-      job->error->code < GST_SPDL_DECODE_N_ERRORS ? job->error->code :
-      GST_SPDL_DECODE_ERROR_CORRUPT;
-  const gchar *reason = gst_spdl_decode_error_reason (code);
+  const gchar *reason;
   guint64 errors;
-  gint max_errors;
+  gint code, max_errors;
   gboolean post;
 
   GST_OBJECT_LOCK (self);
-  errors = ++self->errors;
-  self->errors_by_reason[code]++;
-  self->epoch_errors[code]++;
+  post = gst_spdl_decode_tally_skip (&self->tally, job->error, job->epoch,
+      self->warning_limit, &code, &errors);
   max_errors = self->max_errors;
-  self->warn_limiter.limit = self->warning_limit;
-  post = gst_spdl_warn_limiter_count (&self->warn_limiter, job->epoch);
   GST_OBJECT_UNLOCK (self);
+  reason = gst_spdl_decode_error_reason (code);
 
   if (max_errors >= 0 && errors > (guint64) max_errors) {
     GST_ELEMENT_ERROR (self, STREAM, DECODE,
@@ -1766,9 +1568,9 @@ deliver_recovered (GstSpdlDecode * self, GstSpdlDecodeJob * job)
     GST_OBJECT_UNLOCK (self);
     return FALSE;
   }
-  recovered = ++self->recovered;
-  self->warn_limiter.limit = self->warning_limit;
-  post = gst_spdl_warn_limiter_count (&self->warn_limiter, job->epoch);
+  recovered = ++self->tally.recovered;
+  self->tally.warn_limiter.limit = self->warning_limit;
+  post = gst_spdl_warn_limiter_count (&self->tally.warn_limiter, job->epoch);
   GST_OBJECT_UNLOCK (self);
 
   if (post)
@@ -1795,8 +1597,8 @@ warn_filled (GstSpdlDecode * self, GstSpdlDecodeJob * job)
   gboolean post;
 
   GST_OBJECT_LOCK (self);
-  self->warn_limiter.limit = self->warning_limit;
-  post = gst_spdl_warn_limiter_count (&self->warn_limiter, job->epoch);
+  self->tally.warn_limiter.limit = self->warning_limit;
+  post = gst_spdl_warn_limiter_count (&self->tally.warn_limiter, job->epoch);
   GST_OBJECT_UNLOCK (self);
   if (post)
     GST_ELEMENT_WARNING (self, STREAM, DECODE,
@@ -1830,7 +1632,7 @@ push_sample (GstSpdlDecode * self, GstSpdlDecodeJob * job)
     warn_filled (self, job);
 
   GST_OBJECT_LOCK (self);
-  self->decoded++;
+  self->tally.decoded++;
   GST_OBJECT_UNLOCK (self);
   gst_spdl_stats_add_out (&self->stats, 1);
   if (ensure_caps (self, job->format, job->width, job->height,
@@ -1839,7 +1641,7 @@ push_sample (GstSpdlDecode * self, GstSpdlDecodeJob * job)
   /* a refused sticky caps event shows at the next push */
   if (ret == GST_FLOW_NOT_NEGOTIATED) {
     post_not_accepted (self, job->format, job->width, job->height);
-    self->caps_sent = FALSE;
+    self->held.caps_sent = FALSE;
     ret = GST_FLOW_ERROR;
   }
   return ret;
@@ -1856,44 +1658,22 @@ gst_spdl_decode_loop (GstSpdlDecode * self)
   ordered = self->ordered;
   GST_OBJECT_UNLOCK (self);
 
-  g_mutex_lock (&self->lock);
-  /* the job of the previous iteration is out: a DRAIN may be answered */
-  self->outputting = FALSE;
-  g_cond_broadcast (&self->drain_cond);
-  while (!self->flushing && (job = take_ready_job (self, ordered)) == NULL)
-    g_cond_wait (&self->done_cond, &self->lock);
-  if (self->flushing) {
-    g_mutex_unlock (&self->lock);
+  /* the head (ordered), or the first decoded sample before any event */
+  job = (GstSpdlDecodeJob *) gst_spdl_work_queue_take (&self->queue, ordered);
+  if (job == NULL) {
     gst_pad_pause_task (self->srcpad);
     return;
   }
-  self->outputting = TRUE;
-  if (job->input) {
-    self->in_flight--;
-    g_cond_signal (&self->space_cond);
-  }
-  g_mutex_unlock (&self->lock);
 
-  if (job->event) {
-    gboolean is_eos = GST_EVENT_TYPE (job->event) == GST_EVENT_EOS;
-    if (is_eos) {
-      GstStructure *counts;
-      GST_OBJECT_LOCK (self);
-      counts = error_counts_new (self);
-      GST_OBJECT_UNLOCK (self);
-      gst_element_post_message (GST_ELEMENT (self),
-          gst_message_new_element (GST_OBJECT (self), counts));
-    }
-    if (gst_spdl_is_epoch_start_event (job->event))
-      gst_spdl_epoch_check_start (GST_ELEMENT (self), &self->epoch_check,
-          job->event);
-    if (gst_spdl_is_epoch_end_event (job->event) &&
-        !gst_spdl_epoch_check_end (GST_ELEMENT (self), &self->epoch_check,
-            job->event, self->epoch_errors, self->errors_by_reason,
-            &self->decoded, &self->warn_limiter, "sample"))
+  if (job->head.event) {
+    gboolean is_eos = GST_EVENT_TYPE (job->head.event) == GST_EVENT_EOS;
+
+    if (!gst_spdl_decode_tally_output_event (GST_ELEMENT (self),
+            &self->tally, job->head.event, "sample"))
       ret = GST_FLOW_ERROR;
     else
-      push_event (self, g_steal_pointer (&job->event));
+      gst_spdl_held_events_push (&self->held,
+          g_steal_pointer (&job->head.event));
     if (is_eos)
       ret = GST_FLOW_EOS;
   } else {
@@ -1901,21 +1681,9 @@ gst_spdl_decode_loop (GstSpdlDecode * self)
   }
   job_free (job);
 
-  if (ret != GST_FLOW_OK) {
-    g_mutex_lock (&self->lock);
-    if (self->srcresult == GST_FLOW_OK)
-      self->srcresult = ret;
-    g_cond_broadcast (&self->space_cond);
-    g_cond_broadcast (&self->drain_cond);
-    g_mutex_unlock (&self->lock);
-    if (ret != GST_FLOW_EOS && ret != GST_FLOW_FLUSHING &&
-        ret != GST_FLOW_ERROR)
-      GST_ELEMENT_FLOW_ERROR (self, ret);
-    if (ret == GST_FLOW_ERROR || ret == GST_FLOW_NOT_LINKED ||
-        ret == GST_FLOW_NOT_NEGOTIATED)
-      gst_pad_push_event (self->srcpad, gst_event_new_eos ());
-    gst_pad_pause_task (self->srcpad);
-  }
+  if (ret != GST_FLOW_OK)
+    gst_spdl_work_queue_stop_output (&self->queue, GST_ELEMENT (self),
+        self->srcpad, ret);
 }
 
 static gboolean
@@ -1927,20 +1695,11 @@ gst_spdl_decode_src_activate_mode (GstPad * pad, GstObject * parent,
   if (mode != GST_PAD_MODE_PUSH)
     return FALSE;
   if (active) {
-    g_mutex_lock (&self->lock);
-    self->flushing = FALSE;
-    self->srcresult = GST_FLOW_OK;
-    g_mutex_unlock (&self->lock);
+    gst_spdl_work_queue_set_flowing (&self->queue);
     return gst_pad_start_task (pad, (GstTaskFunction) gst_spdl_decode_loop,
         self, NULL);
   }
-  g_mutex_lock (&self->lock);
-  self->flushing = TRUE;
-  self->srcresult = GST_FLOW_FLUSHING;
-  g_cond_broadcast (&self->done_cond);
-  g_cond_broadcast (&self->space_cond);
-  g_cond_broadcast (&self->drain_cond);
-  g_mutex_unlock (&self->lock);
+  gst_spdl_work_queue_set_flushing (&self->queue);
   set_out_pool_flushing (self, TRUE);
   return gst_pad_stop_task (pad);
 }
@@ -1953,16 +1712,9 @@ gst_spdl_decode_sink_activate_mode (GstPad * pad, GstObject * parent,
 
   if (mode != GST_PAD_MODE_PUSH)
     return FALSE;
-  if (!active) {
-    /* unblock a chain waiting for room */
-    g_mutex_lock (&self->lock);
-    self->flushing = TRUE;
-    self->srcresult = GST_FLOW_FLUSHING;
-    g_cond_broadcast (&self->space_cond);
-    g_cond_broadcast (&self->done_cond);
-    g_cond_broadcast (&self->drain_cond);
-    g_mutex_unlock (&self->lock);
-  }
+  /* unblock a chain waiting for room */
+  if (!active)
+    gst_spdl_work_queue_set_flushing (&self->queue);
   return TRUE;
 }
 
@@ -1973,8 +1725,10 @@ reset_negotiation (GstSpdlDecode * self)
   self->need_format = TRUE;
   self->out_format = self->gray ? GST_VIDEO_FORMAT_GRAY8 :
       GST_VIDEO_FORMAT_RGB;
-  self->outputting = FALSE;
   g_mutex_unlock (&self->lock);
+  g_mutex_lock (&self->queue.lock);
+  self->queue.outputting = FALSE;
+  g_mutex_unlock (&self->queue.lock);
 }
 
 static void
@@ -1989,9 +1743,7 @@ reset_output (GstSpdlDecode * self)
     gst_buffer_pool_set_active (self->planar_pool, FALSE);
     gst_clear_object (&self->planar_pool);
   }
-  g_list_free_full (self->held_events, (GDestroyNotify) gst_event_unref);
-  self->held_events = NULL;
-  self->caps_sent = FALSE;
+  gst_spdl_held_events_reset (&self->held);
   self->caps_width = self->caps_height = 0;
   g_clear_pointer (&self->caps_fields, g_free);
 }

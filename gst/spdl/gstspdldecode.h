@@ -15,6 +15,8 @@
 #include "gstspdlimage.h"
 #include "gstspdlstats.h"
 #include "gstspdlerrors.h"
+#include "gstspdlheldevents.h"
+#include "gstspdlworkqueue.h"
 
 G_BEGIN_DECLS
 
@@ -53,35 +55,19 @@ struct _GstSpdlDecode
   gint max_errors;
   guint warning_limit;
   gboolean skip_recovered;
-  guint64 errors;
-  guint64 errors_by_reason[GST_SPDL_DECODE_N_ERRORS];
-  guint64 epoch_errors[GST_SPDL_DECODE_N_ERRORS];       /* current epoch */
-  GstSpdlEpochCheck epoch_check;
-  GstSpdlWarnLimiter warn_limiter;
-  guint64 decoded;
-  guint64 recovered;            /* delivered from damaged data */
+  GstSpdlDecodeTally tally;
   GstSpdlStats stats;
 
-  /* streaming state, under lock */
-  GMutex lock;
-  GCond done_cond;              /* a job finished, or flushing */
-  GCond space_cond;             /* room for one more sample */
-  GQueue jobs;                  /* samples and events, in arrival order */
-  GQueue pending;               /* samples no worker took yet */
-  GQueue idle_decoders;         /* one per worker thread */
-  guint in_flight;
-  guint max_in_flight;
-  guint busy;
-  gboolean flushing;
-  GstFlowReturn srcresult;
+  /* samples and events in arrival order, the decoding threads */
+  GstSpdlWorkQueue queue;
   guint64 next_index;           /* for samples without metadata */
-  GThreadPool *workers;         /* a run per pending sample */
   guint n_workers;
   GstSpdlDecodeParams active;   /* params of this run (copied at start) */
   guint64 active_max_decode_memory;
   guint active_max_scans;
   gboolean gray;
   /* negotiation, under lock */
+  GMutex lock;
   GstVideoFormat out_format;    /* RGB, RGBP or GRAY8, from downstream */
   gboolean need_format;         /* ask downstream's caps again */
   GstBufferPool *out_pool;      /* downstream's, with GstVideoMeta */
@@ -90,17 +76,14 @@ struct _GstSpdlDecode
    * kept until stop as jobs in flight point to theirs; stream thread */
   GList *fields_seen;
   gpointer fields;              /* the current one, NULL: no field */
-  gboolean outputting;          /* the source task holds a job */
-  GCond drain_cond;             /* outputting or the jobs changed */
 
   /* source side, source task only */
   GstBufferPool *pool;           /* fixed-size packed outputs */
   GstBufferPool *planar_pool;    /* fixed-size RGBP outputs */
   guint caps_width, caps_height;
   GstVideoFormat caps_format;
-  gboolean caps_sent;
   gchar *caps_fields;           /* the "fields" of the caps sent */
-  GList *held_events;           /* sticky events waiting for our caps */
+  GstSpdlHeldEvents held;       /* sticky events waiting for our caps */
 };
 
 GST_ELEMENT_REGISTER_DECLARE (spdldecode);

@@ -1372,20 +1372,6 @@ gst_spdl_src_set_property (GObject * object, guint prop_id,
   GST_OBJECT_UNLOCK (src);
 }
 
-/* called with the object lock */
-static GstStructure *
-error_counts_new (GstSpdlSrc * src)
-{
-  GstStructure *s = gst_structure_new (GST_SPDL_SKIPPED_NAME, "total",
-      G_TYPE_UINT64, src->errors, NULL);
-  guint i;
-
-  for (i = 0; i < GST_SPDL_READ_N_ERRORS; i++)
-    gst_structure_set (s, gst_spdl_read_error_reason (i), G_TYPE_UINT64,
-        src->errors_by_reason[i], NULL);
-  return s;
-}
-
 static void
 gst_spdl_src_get_property (GObject * object, guint prop_id, GValue * value,
     GParamSpec * pspec)
@@ -1524,7 +1510,9 @@ gst_spdl_src_get_property (GObject * object, guint prop_id, GValue * value,
       g_value_set_uint64 (value, src->errors);
       break;
     case PROP_ERROR_COUNTS:
-      g_value_take_boxed (value, error_counts_new (src));
+      g_value_take_boxed (value, gst_spdl_error_counts_new
+          (GST_SPDL_READ_ERROR, src->errors, src->errors_by_reason,
+              GST_SPDL_READ_N_ERRORS));
       break;
     case PROP_NUM_SAMPLES:
       g_value_set_uint64 (value, src->samples_per_epoch);
@@ -1541,14 +1529,9 @@ gst_spdl_src_get_property (GObject * object, guint prop_id, GValue * value,
       break;
     case PROP_STATS:{
       GstStructure *st = gst_spdl_stats_to_structure (&src->stats);
-      guint i;
-      for (i = 0; i < GST_SPDL_READ_N_ERRORS; i++) {
-        gchar *key = g_strconcat ("skipped-", gst_spdl_read_error_reason (i),
-            NULL);
-        gst_structure_set (st, key, G_TYPE_UINT64, src->errors_by_reason[i],
-            NULL);
-        g_free (key);
-      }
+
+      gst_spdl_error_counts_add_skipped (st, GST_SPDL_READ_ERROR,
+          src->errors_by_reason, GST_SPDL_READ_N_ERRORS);
       add_http_stats (src, st);
       if (src->shard_order >= 0)
         gst_structure_set (st, "shard-order", G_TYPE_STRING,

@@ -13,6 +13,8 @@
 #include "gstspdlerrors.h"
 #include "gstspdlmeta.h"
 
+#include <string.h>
+
 /* *INDENT-OFF* */
 G_DEFINE_QUARK (gst-spdl-read-error-quark, gst_spdl_read_error);
 G_DEFINE_QUARK (gst-spdl-decode-error-quark, gst_spdl_decode_error);
@@ -119,6 +121,35 @@ gst_spdl_skipped_message_new (GstElement * element, gint epoch,
   return gst_message_new_element (GST_OBJECT (element), s);
 }
 
+GstStructure *
+gst_spdl_error_counts_new (GQuark domain, guint64 total,
+    const guint64 * counts, guint n_counts)
+{
+  GstStructure *s = gst_structure_new (GST_SPDL_SKIPPED_NAME, "total",
+      G_TYPE_UINT64, total, NULL);
+  guint i;
+
+  for (i = 0; i < n_counts; i++)
+    gst_structure_set (s, gst_spdl_error_reason (domain, i), G_TYPE_UINT64,
+        counts[i], NULL);
+  return s;
+}
+
+void
+gst_spdl_error_counts_add_skipped (GstStructure * stats, GQuark domain,
+    const guint64 * counts, guint n_counts)
+{
+  guint i;
+
+  for (i = 0; i < n_counts; i++) {
+    gchar *key = g_strconcat ("skipped-", gst_spdl_error_reason (domain, i),
+        NULL);
+
+    gst_structure_set (stats, key, G_TYPE_UINT64, counts[i], NULL);
+    g_free (key);
+  }
+}
+
 gchar *
 gst_spdl_describe_reasons (GQuark domain, const guint64 * counts,
     guint n_counts)
@@ -200,4 +231,55 @@ gst_spdl_epoch_check_end (GstElement * element, GstSpdlEpochCheck * check,
           item_name));
   g_free (reasons);
   return FALSE;
+}
+
+gint
+gst_spdl_decode_error_code (const GError * error)
+{
+  return error->domain == GST_SPDL_DECODE_ERROR && error->code >= 0 &&
+      error->code < GST_SPDL_DECODE_N_ERRORS ? error->code :
+      GST_SPDL_DECODE_ERROR_CORRUPT;
+}
+
+void
+gst_spdl_decode_tally_reset (GstSpdlDecodeTally * tally, guint warning_limit)
+{
+  GstSpdlEpochCheck check = { FALSE, FALSE };
+
+  memset (tally, 0, sizeof (*tally));
+  tally->epoch_check = check;
+  gst_spdl_warn_limiter_reset (&tally->warn_limiter, warning_limit);
+}
+
+gboolean
+gst_spdl_decode_tally_skip (GstSpdlDecodeTally * tally, const GError * error,
+    guint epoch, guint warning_limit, gint * code, guint64 * errors)
+{
+  *code = gst_spdl_decode_error_code (error);
+  *errors = ++tally->errors;
+  tally->errors_by_reason[*code]++;
+  tally->epoch_errors[*code]++;
+  tally->warn_limiter.limit = warning_limit;
+  return gst_spdl_warn_limiter_count (&tally->warn_limiter, epoch);
+}
+
+gboolean
+gst_spdl_decode_tally_output_event (GstElement * element,
+    GstSpdlDecodeTally * tally, GstEvent * event, const gchar * item_name)
+{
+  if (GST_EVENT_TYPE (event) == GST_EVENT_EOS) {
+    GstStructure *counts;
+
+    GST_OBJECT_LOCK (element);
+    counts = gst_spdl_decode_tally_error_counts (tally);
+    GST_OBJECT_UNLOCK (element);
+    gst_element_post_message (element,
+        gst_message_new_element (GST_OBJECT (element), counts));
+  }
+  if (gst_spdl_is_epoch_start_event (event))
+    gst_spdl_epoch_check_start (element, &tally->epoch_check, event);
+  return !gst_spdl_is_epoch_end_event (event) ||
+      gst_spdl_epoch_check_end (element, &tally->epoch_check, event,
+      tally->epoch_errors, tally->errors_by_reason, &tally->decoded,
+      &tally->warn_limiter, item_name);
 }

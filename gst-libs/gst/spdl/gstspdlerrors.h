@@ -137,6 +137,15 @@ GstMessage *gst_spdl_skipped_message_new (GstElement * element, gint epoch,
     GQuark domain, const guint64 * counts, guint n_counts,
     guint64 suppressed);
 
+/* An element's error-counts: "total" and one field per reason of
+ * @domain, from @counts (@n_counts entries, by code); named
+ * "spdl-skipped". */
+GstStructure *gst_spdl_error_counts_new (GQuark domain, guint64 total,
+    const guint64 * counts, guint n_counts);
+/* The same counts as "skipped-REASON" fields of an element's stats. */
+void gst_spdl_error_counts_add_skipped (GstStructure * stats, GQuark domain,
+    const guint64 * counts, guint n_counts);
+
 /* A decoder's view of the epoch under way, for the reports at its end. */
 typedef struct
 {
@@ -167,6 +176,49 @@ gboolean gst_spdl_epoch_check_end (GstElement * element,
     GstSpdlEpochCheck * check, GstEvent * event, guint64 * epoch_errors,
     const guint64 * errors_by_reason, const guint64 * decoded,
     const GstSpdlWarnLimiter * limiter, const gchar * item_name);
+
+/* @error's GST_SPDL_DECODE_ERROR code; any other error is corrupt. */
+gint gst_spdl_decode_error_code (const GError * error);
+
+/* What a decoder skipped and delivered since its start, by reason and in
+ * the epoch under way; under the decoder's object lock. */
+typedef struct
+{
+  guint64 errors;               /* skipped */
+  guint64 errors_by_reason[GST_SPDL_DECODE_N_ERRORS];
+  guint64 epoch_errors[GST_SPDL_DECODE_N_ERRORS];
+  GstSpdlWarnLimiter warn_limiter;
+  GstSpdlEpochCheck epoch_check;
+  guint64 decoded;              /* samples that gave outputs */
+  guint64 recovered;            /* of those, decoded from damaged data */
+} GstSpdlDecodeTally;
+
+/* At start: every count zero, @warning_limit warnings per epoch. */
+void gst_spdl_decode_tally_reset (GstSpdlDecodeTally * tally,
+    guint warning_limit);
+/* Counts one sample skipped for @error (gst_spdl_decode_error_code()) in
+ * @epoch: its reason's code and the skips so far in
+ * @code and @errors; TRUE if its warning may be posted. With the object
+ * lock. */
+gboolean gst_spdl_decode_tally_skip (GstSpdlDecodeTally * tally,
+    const GError * error, guint epoch, guint warning_limit, gint * code,
+    guint64 * errors);
+/* The "spdl-skipped" structure of the run's skips ("total" and one field
+ * per reason): the error-counts property and the EOS message. With the
+ * object lock. */
+#define gst_spdl_decode_tally_error_counts(tally) \
+    gst_spdl_error_counts_new (GST_SPDL_DECODE_ERROR, (tally)->errors, \
+        (tally)->errors_by_reason, GST_SPDL_DECODE_N_ERRORS)
+/* "skipped-REASON" fields on a stats structure. With the object lock. */
+#define gst_spdl_decode_tally_add_skipped(tally, stats) \
+    gst_spdl_error_counts_add_skipped ((stats), GST_SPDL_DECODE_ERROR, \
+        (tally)->errors_by_reason, GST_SPDL_DECODE_N_ERRORS)
+/* A serialized event leaving @element: before EOS the error-counts
+ * message, at an epoch's start and end the checks above. FALSE when the
+ * epoch end fails (an error posted); the event is not pushed. Takes the
+ * object lock. */
+gboolean gst_spdl_decode_tally_output_event (GstElement * element,
+    GstSpdlDecodeTally * tally, GstEvent * event, const gchar * item_name);
 
 G_END_DECLS
 

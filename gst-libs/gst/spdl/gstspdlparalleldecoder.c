@@ -11,10 +11,10 @@
 #endif
 
 #include "gstspdlparalleldecoder.h"
+#include "gstspdlheldevents.h"
+#include "gstspdlworkqueue.h"
 #include "gstspdlmeta.h"
 #include "gstspdlrecord.h"
-
-#include <string.h>
 
 #define DEFAULT_THREADS 0
 #define DEFAULT_MAX_ERRORS -1
@@ -29,10 +29,8 @@ GST_DEBUG_CATEGORY_STATIC (spdl_parallel_decoder_debug);
 /* A job or a serialized event, in arrival order. */
 typedef struct
 {
+  GstSpdlWorkItem head;
   GstSpdlParallelDecoderJob job;
-  GstEvent *event;
-  gboolean done;
-  gsize input_size;             /* counted in bytes_in_flight */
 } Item;
 
 typedef struct
@@ -44,38 +42,16 @@ typedef struct
   guint threads;
   gint max_errors;
   guint warning_limit;
-  guint64 errors;
-  guint64 errors_by_reason[GST_SPDL_DECODE_N_ERRORS];
-  guint64 epoch_errors[GST_SPDL_DECODE_N_ERRORS];
-  GstSpdlWarnLimiter warn_limiter;
+  GstSpdlDecodeTally tally;
   guint64 outputs;              /* pushed */
-  guint64 decoded;              /* inputs that gave outputs */
-  guint64 recovered;            /* of those, decoded from damaged data */
-  GstSpdlEpochCheck epoch_check;
   GstSpdlStats stats;
 
-  /* streaming state, under lock */
-  GMutex lock;
-  GCond done_cond;
-  GCond space_cond;
-  GQueue items;
-  GQueue pending;
-  GQueue idle_states;
-  GList *all_states;
-  guint in_flight;
-  guint max_in_flight;
-  gsize bytes_in_flight;        /* of the inputs in flight */
-  guint base_in_flight;         /* always allowed, whatever their size */
-  guint busy;
-  gboolean flushing;
-  GstFlowReturn srcresult;
-  guint64 next_index;
-  GThreadPool *workers;
+  GstSpdlWorkQueue queue;
+  guint64 next_index;           /* stream thread */
   guint n_workers;
 
   /* source task only */
-  gboolean caps_sent;
-  GList *held_events;
+  GstSpdlHeldEvents held;
 } GstSpdlParallelDecoderPrivate;
 
 static GstElementClass *parent_class = NULL;
@@ -152,6 +128,7 @@ static gboolean gst_spdl_parallel_decoder_src_activate_mode (GstPad * pad,
 static gboolean gst_spdl_parallel_decoder_sink_activate_mode (GstPad * pad,
     GstObject * parent, GstPadMode mode, gboolean active);
 static void gst_spdl_parallel_decoder_loop (GstSpdlParallelDecoder * self);
+static void item_free (gpointer item);
 
 static void
 gst_spdl_parallel_decoder_class_init (GstSpdlParallelDecoderClass * klass)
@@ -200,19 +177,13 @@ gst_spdl_parallel_decoder_init (GstSpdlParallelDecoder * self,
       GST_DEBUG_FUNCPTR (gst_spdl_parallel_decoder_src_activate_mode));
   gst_pad_use_fixed_caps (priv->srcpad);
   gst_element_add_pad (GST_ELEMENT (self), priv->srcpad);
+  priv->held.srcpad = priv->srcpad;
 
   priv->threads = DEFAULT_THREADS;
   priv->max_errors = DEFAULT_MAX_ERRORS;
   priv->warning_limit = DEFAULT_WARNING_LIMIT;
   gst_spdl_stats_init (&priv->stats);
-  g_mutex_init (&priv->lock);
-  g_cond_init (&priv->done_cond);
-  g_cond_init (&priv->space_cond);
-  g_queue_init (&priv->items);
-  g_queue_init (&priv->pending);
-  g_queue_init (&priv->idle_states);
-  priv->srcresult = GST_FLOW_FLUSHING;
-  priv->flushing = TRUE;
+  gst_spdl_work_queue_init (&priv->queue, (GDestroyNotify) item_free);
 }
 
 static void
@@ -222,9 +193,7 @@ gst_spdl_parallel_decoder_finalize (GObject * object)
       PRIV (GST_SPDL_PARALLEL_DECODER (object));
 
   gst_spdl_stats_clear (&priv->stats);
-  g_mutex_clear (&priv->lock);
-  g_cond_clear (&priv->done_cond);
-  g_cond_clear (&priv->space_cond);
+  gst_spdl_work_queue_clear (&priv->queue);
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
 
@@ -337,41 +306,21 @@ gst_spdl_parallel_decoder_set_property (GObject * object, guint prop_id,
 
 /* called with the object lock */
 static GstStructure *
-error_counts_new (GstSpdlParallelDecoderPrivate * priv)
-{
-  GstStructure *s = gst_structure_new (GST_SPDL_SKIPPED_NAME, "total",
-      G_TYPE_UINT64, priv->errors, NULL);
-  gint i;
-
-  for (i = 0; i < GST_SPDL_DECODE_N_ERRORS; i++)
-    gst_structure_set (s, gst_spdl_decode_error_reason (i), G_TYPE_UINT64,
-        priv->errors_by_reason[i], NULL);
-  return s;
-}
-
-/* called with the object lock */
-static GstStructure *
 stats_new (GstSpdlParallelDecoder * self)
 {
   GstSpdlParallelDecoderPrivate *priv = PRIV (self);
   GstStructure *s = gst_spdl_stats_to_structure (&priv->stats);
-  gint i;
 
   gst_structure_set (s, "threads", G_TYPE_UINT, priv->n_workers,
       "clips", G_TYPE_UINT64, priv->outputs, "recovered", G_TYPE_UINT64,
-      priv->recovered, NULL);
+      priv->tally.recovered, NULL);
   if (CLASS (self)->add_stats) {
     /* the live states are only read */
-    g_mutex_lock (&priv->lock);
-    CLASS (self)->add_stats (self, s, priv->all_states);
-    g_mutex_unlock (&priv->lock);
+    g_mutex_lock (&priv->queue.lock);
+    CLASS (self)->add_stats (self, s, priv->queue.states);
+    g_mutex_unlock (&priv->queue.lock);
   }
-  for (i = 0; i < GST_SPDL_DECODE_N_ERRORS; i++) {
-    gchar *key = g_strdup_printf ("skipped-%s",
-        gst_spdl_decode_error_reason (i));
-    gst_structure_set (s, key, G_TYPE_UINT64, priv->errors_by_reason[i], NULL);
-    g_free (key);
-  }
+  gst_spdl_decode_tally_add_skipped (&priv->tally, s);
   return s;
 }
 
@@ -403,10 +352,11 @@ gst_spdl_parallel_decoder_get_property (GObject * object, guint prop_id,
       g_value_set_uint (value, priv->warning_limit);
       break;
     case GST_SPDL_PARALLEL_DECODER_PROP_ERRORS:
-      g_value_set_uint64 (value, priv->errors);
+      g_value_set_uint64 (value, priv->tally.errors);
       break;
     case GST_SPDL_PARALLEL_DECODER_PROP_ERROR_COUNTS:
-      g_value_take_boxed (value, error_counts_new (priv));
+      g_value_take_boxed (value,
+          gst_spdl_decode_tally_error_counts (&priv->tally));
       break;
     case GST_SPDL_PARALLEL_DECODER_PROP_CLIPS:
       g_value_set_uint64 (value, priv->outputs);
@@ -427,7 +377,7 @@ gst_spdl_parallel_decoder_get_recovered (GstSpdlParallelDecoder * self)
   guint64 recovered;
 
   GST_OBJECT_LOCK (self);
-  recovered = PRIV (self)->recovered;
+  recovered = PRIV (self)->tally.recovered;
   GST_OBJECT_UNLOCK (self);
   return recovered;
 }
@@ -442,50 +392,26 @@ gst_spdl_parallel_decoder_get_srcpad (GstSpdlParallelDecoder * self)
 /* Decoding one input (a worker thread)                                     */
 
 static void
-item_free (Item * item)
+item_free (gpointer data)
 {
+  Item *item = data;
+
   if (item->job.input)
     gst_buffer_unref (item->job.input);
-  if (item->event)
-    gst_event_unref (item->event);
+  if (item->head.event)
+    gst_event_unref (item->head.event);
   g_list_free_full (item->job.outputs, (GDestroyNotify) gst_buffer_unref);
   g_clear_error (&item->job.error);
   g_free (item);
 }
 
-/* Runs in a pool thread, once per input queued: the oldest pending input
- * with an idle state. */
+/* Runs in a pool thread: the subclass decodes the job. */
 static void
-worker_func (gpointer data, gpointer user_data)
+decode_item (gpointer user_data, gpointer state, GstSpdlWorkItem * item)
 {
   GstSpdlParallelDecoder *self = user_data;
-  GstSpdlParallelDecoderPrivate *priv = PRIV (self);
-  gpointer state;
-  Item *item;
-  guint64 start, cpu_start;
 
-  g_mutex_lock (&priv->lock);
-  if (priv->flushing || g_queue_is_empty (&priv->pending)) {
-    g_mutex_unlock (&priv->lock);
-    return;
-  }
-  item = g_queue_pop_head (&priv->pending);
-  state = g_queue_pop_head (&priv->idle_states);
-  priv->busy++;
-  g_mutex_unlock (&priv->lock);
-
-  start = gst_spdl_now_ns ();
-  cpu_start = gst_spdl_thread_cpu_ns ();
-  CLASS (self)->decode (self, state, &item->job);
-  gst_spdl_stats_record_with_cpu (&priv->stats, gst_spdl_now_ns () - start,
-      gst_spdl_thread_cpu_ns () - cpu_start);
-
-  g_mutex_lock (&priv->lock);
-  g_queue_push_head (&priv->idle_states, state);
-  item->done = TRUE;
-  priv->busy--;
-  g_cond_broadcast (&priv->done_cond);
-  g_mutex_unlock (&priv->lock);
+  CLASS (self)->decode (self, state, &((Item *) item)->job);
 }
 
 static gboolean
@@ -494,38 +420,31 @@ start_workers (GstSpdlParallelDecoder * self)
   GstSpdlParallelDecoderPrivate *priv = PRIV (self);
   GstSpdlParallelDecoderClass *klass = CLASS (self);
   GError *error = NULL;
+  GList *states = NULL;
   guint i, n;
 
   GST_OBJECT_LOCK (self);
-  gst_spdl_warn_limiter_reset (&priv->warn_limiter, priv->warning_limit);
-  memset (priv->epoch_errors, 0, sizeof (priv->epoch_errors));
-  memset (priv->errors_by_reason, 0, sizeof (priv->errors_by_reason));
-  priv->errors = 0;
+  gst_spdl_decode_tally_reset (&priv->tally, priv->warning_limit);
   priv->outputs = 0;
-  priv->decoded = 0;
-  priv->recovered = 0;
-  priv->epoch_check.resumed = FALSE;
-  priv->epoch_check.whole_dataset = FALSE;
   n = priv->threads ? priv->threads : g_get_num_processors ();
   GST_OBJECT_UNLOCK (self);
   gst_spdl_stats_reset (&priv->stats);
   if (klass->start && !klass->start (self))
     return FALSE;
 
-  priv->max_in_flight = n * (klass->jobs_per_thread ?
+  /* beyond the default per thread, only while the inputs held stay
+   * within the class's bytes */
+  priv->queue.max_in_flight = n * (klass->jobs_per_thread ?
       klass->jobs_per_thread : DEFAULT_JOBS_PER_THREAD);
-  priv->base_in_flight = n * DEFAULT_JOBS_PER_THREAD;
+  priv->queue.base_in_flight = n * DEFAULT_JOBS_PER_THREAD;
+  priv->queue.max_bytes_in_flight = klass->max_bytes_in_flight;
   priv->next_index = 0;
   priv->n_workers = n;
-  g_mutex_lock (&priv->lock);
-  for (i = 0; i < n; i++) {
-    gpointer state = klass->create_state ? klass->create_state (self) : NULL;
-    g_queue_push_tail (&priv->idle_states, state);
-    priv->all_states = g_list_prepend (priv->all_states, state);
-  }
-  g_mutex_unlock (&priv->lock);
-  priv->workers = g_thread_pool_new (worker_func, self, n, TRUE, &error);
-  if (priv->workers == NULL) {
+  for (i = 0; i < n; i++)
+    states = g_list_prepend (states, klass->create_state ?
+        klass->create_state (self) : NULL);
+  if (!gst_spdl_work_queue_start (&priv->queue, states, decode_item, self,
+          &priv->stats, &error)) {
     GST_ELEMENT_ERROR (self, RESOURCE, FAILED,
         ("Could not start %u decoding threads", n), ("%s", error->message));
     g_clear_error (&error);
@@ -534,60 +453,20 @@ start_workers (GstSpdlParallelDecoder * self)
   return TRUE;
 }
 
+
 static void
-clear_items_locked (GstSpdlParallelDecoderPrivate * priv)
+free_state (gpointer state, gpointer user_data)
 {
-  while (priv->busy > 0)
-    g_cond_wait (&priv->done_cond, &priv->lock);
-  g_queue_clear (&priv->pending);
-  g_queue_clear_full (&priv->items, (GDestroyNotify) item_free);
-  priv->in_flight = 0;
-  priv->bytes_in_flight = 0;
-  g_cond_broadcast (&priv->space_cond);
-}
+  GstSpdlParallelDecoder *self = user_data;
 
-/* As queue does on a flush: the sticky events still queued (but segment
- * and EOS) are not lost, they go out before the next output. The source
- * pad's task is paused (flush-start): held_events is ours. */
-static void
-keep_sticky_events_locked (GstSpdlParallelDecoderPrivate * priv)
-{
-  GList *l;
-
-  for (l = priv->items.head; l; l = l->next) {
-    Item *item = l->data;
-    GstEventType type;
-
-    if (item->event == NULL || !GST_EVENT_IS_STICKY (item->event))
-      continue;
-    type = GST_EVENT_TYPE (item->event);
-    if (type == GST_EVENT_SEGMENT || type == GST_EVENT_EOS)
-      continue;
-    if (priv->caps_sent)
-      gst_pad_store_sticky_event (priv->srcpad, item->event);
-    else
-      priv->held_events = g_list_append (priv->held_events,
-          gst_event_ref (item->event));
-  }
+  if (CLASS (self)->free_state)
+    CLASS (self)->free_state (self, state);
 }
 
 static void
 stop_workers (GstSpdlParallelDecoder * self)
 {
-  GstSpdlParallelDecoderPrivate *priv = PRIV (self);
-  GList *l;
-
-  if (priv->workers)
-    g_thread_pool_free (priv->workers, TRUE, TRUE);
-  priv->workers = NULL;
-  g_mutex_lock (&priv->lock);
-  clear_items_locked (priv);
-  g_queue_clear (&priv->idle_states);
-  for (l = priv->all_states; l; l = l->next)
-    if (CLASS (self)->free_state)
-      CLASS (self)->free_state (self, l->data);
-  g_clear_pointer (&priv->all_states, g_list_free);
-  g_mutex_unlock (&priv->lock);
+  gst_spdl_work_queue_stop (&PRIV (self)->queue, free_state, self);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -616,41 +495,21 @@ gst_spdl_parallel_decoder_chain (GstPad * pad, GstObject * parent,
   item->job.input = buffer;
   gst_spdl_stats_add_in (&priv->stats, 1);
   has_info = gst_spdl_buffer_get_sample_info (buffer, &info);
-  g_mutex_lock (&priv->lock);
   if (has_info) {
     item->job.index = info.index;
     item->job.epoch = info.epoch;
   } else {
     item->job.index = priv->next_index++;
   }
-  item->input_size = gst_buffer_get_size (buffer);
-  /* beyond the default per thread, only while the inputs held stay
-   * within the class's bytes: a long input's wait does not make the
-   * element hold many large ones */
-  while (!priv->flushing && priv->srcresult == GST_FLOW_OK &&
-      (priv->in_flight >= priv->max_in_flight ||
-          (priv->in_flight >= priv->base_in_flight &&
-              priv->bytes_in_flight + item->input_size >
-              CLASS (self)->max_bytes_in_flight)))
-    g_cond_wait (&priv->space_cond, &priv->lock);
-  ret = priv->srcresult;
-  if (ret != GST_FLOW_OK) {
-    g_mutex_unlock (&priv->lock);
-    item_free (item);
-    return ret;
-  }
-  g_queue_push_tail (&priv->items, item);
-  g_queue_push_tail (&priv->pending, item);
-  priv->in_flight++;
-  priv->bytes_in_flight += item->input_size;
-  g_mutex_unlock (&priv->lock);
-  if (!g_thread_pool_push (priv->workers, self, NULL)) {
+  item->head.input_size = gst_buffer_get_size (buffer);
+  ret = gst_spdl_work_queue_push_input (&priv->queue, &item->head);
+  if (ret == GST_FLOW_CUSTOM_ERROR) {
     GST_ELEMENT_ERROR (self, RESOURCE, FAILED, (NULL),
         ("could not queue a %s on the decoding threads",
             CLASS (self)->item_name));
     return GST_FLOW_ERROR;
   }
-  return GST_FLOW_OK;
+  return ret;
 }
 
 static void
@@ -658,17 +517,8 @@ queue_event (GstSpdlParallelDecoderPrivate * priv, GstEvent * event)
 {
   Item *item = g_new0 (Item, 1);
 
-  item->event = event;
-  item->done = TRUE;
-  g_mutex_lock (&priv->lock);
-  if (priv->flushing) {
-    g_mutex_unlock (&priv->lock);
-    item_free (item);
-    return;
-  }
-  g_queue_push_tail (&priv->items, item);
-  g_cond_broadcast (&priv->done_cond);
-  g_mutex_unlock (&priv->lock);
+  item->head.event = event;
+  gst_spdl_work_queue_push_event (&priv->queue, &item->head);
 }
 
 /* A record whose images or labels would go undecoded beside clips or
@@ -706,22 +556,12 @@ gst_spdl_parallel_decoder_sink_event (GstPad * pad, GstObject * parent,
 
   switch (GST_EVENT_TYPE (event)) {
     case GST_EVENT_FLUSH_START:
-      g_mutex_lock (&priv->lock);
-      priv->flushing = TRUE;
-      priv->srcresult = GST_FLOW_FLUSHING;
-      g_cond_broadcast (&priv->done_cond);
-      g_cond_broadcast (&priv->space_cond);
-      g_mutex_unlock (&priv->lock);
+      gst_spdl_work_queue_set_flushing (&priv->queue);
       gst_pad_push_event (priv->srcpad, event);
       gst_pad_pause_task (priv->srcpad);
       return TRUE;
     case GST_EVENT_FLUSH_STOP:
-      g_mutex_lock (&priv->lock);
-      keep_sticky_events_locked (priv);
-      clear_items_locked (priv);
-      priv->flushing = FALSE;
-      priv->srcresult = GST_FLOW_OK;
-      g_mutex_unlock (&priv->lock);
+      gst_spdl_work_queue_flush_stop (&priv->queue, &priv->held);
       gst_pad_push_event (priv->srcpad, event);
       return gst_pad_start_task (priv->srcpad,
           (GstTaskFunction) gst_spdl_parallel_decoder_loop, self, NULL);
@@ -748,16 +588,6 @@ gst_spdl_parallel_decoder_sink_event (GstPad * pad, GstObject * parent,
 /* ------------------------------------------------------------------------ */
 /* Source side                                                              */
 
-static void
-push_held_events (GstSpdlParallelDecoderPrivate * priv)
-{
-  GList *l;
-
-  for (l = priv->held_events; l; l = l->next)
-    gst_pad_push_event (priv->srcpad, l->data);
-  g_clear_pointer (&priv->held_events, g_list_free);
-}
-
 /**
  * gst_spdl_parallel_decoder_set_output_caps:
  *
@@ -783,8 +613,7 @@ gst_spdl_parallel_decoder_set_output_caps (GstSpdlParallelDecoder * self,
   gst_caps_unref (caps);
   if (!ok)
     return FALSE;
-  priv->caps_sent = TRUE;
-  push_held_events (priv);
+  gst_spdl_held_events_caps_sent (&priv->held);
   return TRUE;
 }
 
@@ -807,22 +636,7 @@ gst_spdl_parallel_decoder_set_tensor_caps (GstSpdlParallelDecoder * self,
 gboolean
 gst_spdl_parallel_decoder_has_output_caps (GstSpdlParallelDecoder * self)
 {
-  return PRIV (self)->caps_sent;
-}
-
-static void
-push_event (GstSpdlParallelDecoderPrivate * priv, GstEvent * event)
-{
-  GstEventType type = GST_EVENT_TYPE (event);
-
-  if (!priv->caps_sent && GST_EVENT_IS_STICKY (event) &&
-      type != GST_EVENT_STREAM_START && type != GST_EVENT_EOS) {
-    priv->held_events = g_list_append (priv->held_events, event);
-    return;
-  }
-  if (type == GST_EVENT_EOS && !priv->caps_sent)
-    push_held_events (priv);
-  gst_pad_push_event (priv->srcpad, event);
+  return PRIV (self)->held.caps_sent;
 }
 
 /* Counts a skipped input or outputs and warns (the first warning-limit of
@@ -833,29 +647,25 @@ skip_input (GstSpdlParallelDecoder * self, GstSpdlParallelDecoderJob * job)
   GstSpdlParallelDecoderPrivate *priv = PRIV (self);
   const gchar *item_name = CLASS (self)->item_name;
   const gchar *path = gst_spdl_buffer_get_path (job->input);
-  gint code = job->error->domain == GST_SPDL_DECODE_ERROR &&
-      job->error->code < GST_SPDL_DECODE_N_ERRORS ? job->error->code :
-      GST_SPDL_DECODE_ERROR_CORRUPT;
-  const gchar *reason = gst_spdl_decode_error_reason (code);
+  const gchar *reason;
   guint64 errors;
-  gint max_errors;
+  gint code, max_errors;
   gboolean post;
 
   if (job->fatal) {
     GST_ELEMENT_ERROR (self, STREAM, DECODE,
         ("%c%s \"%s\": %s (%s)", g_ascii_toupper (item_name[0]),
             item_name + 1, path, job->error->message, job->fatal),
-        ("reason: %s", reason));
+        ("reason: %s", gst_spdl_decode_error_reason
+            (gst_spdl_decode_error_code (job->error))));
     return FALSE;
   }
   GST_OBJECT_LOCK (self);
-  errors = ++priv->errors;
-  priv->errors_by_reason[code]++;
-  priv->epoch_errors[code]++;
+  post = gst_spdl_decode_tally_skip (&priv->tally, job->error, job->epoch,
+      priv->warning_limit, &code, &errors);
   max_errors = priv->max_errors;
-  priv->warn_limiter.limit = priv->warning_limit;
-  post = gst_spdl_warn_limiter_count (&priv->warn_limiter, job->epoch);
   GST_OBJECT_UNLOCK (self);
+  reason = gst_spdl_decode_error_reason (code);
 
   if (max_errors >= 0 && errors > (guint64) max_errors) {
     GST_ELEMENT_ERROR (self, STREAM, DECODE,
@@ -889,9 +699,9 @@ deliver_recovered (GstSpdlParallelDecoder * self,
   gboolean post;
 
   GST_OBJECT_LOCK (self);
-  recovered = ++priv->recovered;
-  priv->warn_limiter.limit = priv->warning_limit;
-  post = gst_spdl_warn_limiter_count (&priv->warn_limiter, job->epoch);
+  recovered = ++priv->tally.recovered;
+  priv->tally.warn_limiter.limit = priv->warning_limit;
+  post = gst_spdl_warn_limiter_count (&priv->tally.warn_limiter, job->epoch);
   GST_OBJECT_UNLOCK (self);
 
   if (post)
@@ -921,7 +731,7 @@ push_outputs (GstSpdlParallelDecoder * self, GstSpdlParallelDecoderJob * job)
   /* a video some of whose clips were dropped (an error) still decoded */
   if (job->error == NULL || job->outputs) {
     GST_OBJECT_LOCK (self);
-    priv->decoded++;
+    priv->tally.decoded++;
     GST_OBJECT_UNLOCK (self);
   }
   while (job->outputs && ret == GST_FLOW_OK) {
@@ -942,15 +752,6 @@ push_outputs (GstSpdlParallelDecoder * self, GstSpdlParallelDecoderJob * job)
   return ret;
 }
 
-static Item *
-take_ready_item (GstSpdlParallelDecoderPrivate * priv)
-{
-  Item *item = g_queue_peek_head (&priv->items);
-
-  if (item && item->done)
-    return g_queue_pop_head (&priv->items);
-  return NULL;
-}
 
 static void
 gst_spdl_parallel_decoder_loop (GstSpdlParallelDecoder * self)
@@ -959,41 +760,21 @@ gst_spdl_parallel_decoder_loop (GstSpdlParallelDecoder * self)
   GstFlowReturn ret = GST_FLOW_OK;
   Item *item;
 
-  g_mutex_lock (&priv->lock);
-  while (!priv->flushing && (item = take_ready_item (priv)) == NULL)
-    g_cond_wait (&priv->done_cond, &priv->lock);
-  if (priv->flushing) {
-    g_mutex_unlock (&priv->lock);
+  item = (Item *) gst_spdl_work_queue_take (&priv->queue, TRUE);
+  if (item == NULL) {
     gst_pad_pause_task (priv->srcpad);
     return;
   }
-  if (item->job.input) {
-    priv->in_flight--;
-    priv->bytes_in_flight -= item->input_size;
-    g_cond_signal (&priv->space_cond);
-  }
-  g_mutex_unlock (&priv->lock);
 
-  if (item->event) {
-    gboolean is_eos = GST_EVENT_TYPE (item->event) == GST_EVENT_EOS;
-    if (is_eos) {
-      GstStructure *counts;
-      GST_OBJECT_LOCK (self);
-      counts = error_counts_new (priv);
-      GST_OBJECT_UNLOCK (self);
-      gst_element_post_message (GST_ELEMENT (self),
-          gst_message_new_element (GST_OBJECT (self), counts));
-    }
-    if (gst_spdl_is_epoch_start_event (item->event))
-      gst_spdl_epoch_check_start (GST_ELEMENT (self), &priv->epoch_check,
-          item->event);
-    if (gst_spdl_is_epoch_end_event (item->event) &&
-        !gst_spdl_epoch_check_end (GST_ELEMENT (self), &priv->epoch_check,
-            item->event, priv->epoch_errors, priv->errors_by_reason,
-            &priv->decoded, &priv->warn_limiter, CLASS (self)->item_name))
+  if (item->head.event) {
+    gboolean is_eos = GST_EVENT_TYPE (item->head.event) == GST_EVENT_EOS;
+
+    if (!gst_spdl_decode_tally_output_event (GST_ELEMENT (self),
+            &priv->tally, item->head.event, CLASS (self)->item_name))
       ret = GST_FLOW_ERROR;
     else
-      push_event (priv, g_steal_pointer (&item->event));
+      gst_spdl_held_events_push (&priv->held,
+          g_steal_pointer (&item->head.event));
     if (is_eos)
       ret = GST_FLOW_EOS;
   } else {
@@ -1001,20 +782,9 @@ gst_spdl_parallel_decoder_loop (GstSpdlParallelDecoder * self)
   }
   item_free (item);
 
-  if (ret != GST_FLOW_OK) {
-    g_mutex_lock (&priv->lock);
-    if (priv->srcresult == GST_FLOW_OK)
-      priv->srcresult = ret;
-    g_cond_broadcast (&priv->space_cond);
-    g_mutex_unlock (&priv->lock);
-    if (ret != GST_FLOW_EOS && ret != GST_FLOW_FLUSHING &&
-        ret != GST_FLOW_ERROR)
-      GST_ELEMENT_FLOW_ERROR (self, ret);
-    if (ret == GST_FLOW_ERROR || ret == GST_FLOW_NOT_LINKED ||
-        ret == GST_FLOW_NOT_NEGOTIATED)
-      gst_pad_push_event (priv->srcpad, gst_event_new_eos ());
-    gst_pad_pause_task (priv->srcpad);
-  }
+  if (ret != GST_FLOW_OK)
+    gst_spdl_work_queue_stop_output (&priv->queue, GST_ELEMENT (self),
+        priv->srcpad, ret);
 }
 
 static gboolean
@@ -1027,19 +797,11 @@ gst_spdl_parallel_decoder_src_activate_mode (GstPad * pad, GstObject * parent,
   if (mode != GST_PAD_MODE_PUSH)
     return FALSE;
   if (active) {
-    g_mutex_lock (&priv->lock);
-    priv->flushing = FALSE;
-    priv->srcresult = GST_FLOW_OK;
-    g_mutex_unlock (&priv->lock);
+    gst_spdl_work_queue_set_flowing (&priv->queue);
     return gst_pad_start_task (pad,
         (GstTaskFunction) gst_spdl_parallel_decoder_loop, self, NULL);
   }
-  g_mutex_lock (&priv->lock);
-  priv->flushing = TRUE;
-  priv->srcresult = GST_FLOW_FLUSHING;
-  g_cond_broadcast (&priv->done_cond);
-  g_cond_broadcast (&priv->space_cond);
-  g_mutex_unlock (&priv->lock);
+  gst_spdl_work_queue_set_flushing (&priv->queue);
   return gst_pad_stop_task (pad);
 }
 
@@ -1052,23 +814,9 @@ gst_spdl_parallel_decoder_sink_activate_mode (GstPad * pad,
 
   if (mode != GST_PAD_MODE_PUSH)
     return FALSE;
-  if (!active) {
-    g_mutex_lock (&priv->lock);
-    priv->flushing = TRUE;
-    priv->srcresult = GST_FLOW_FLUSHING;
-    g_cond_broadcast (&priv->space_cond);
-    g_cond_broadcast (&priv->done_cond);
-    g_mutex_unlock (&priv->lock);
-  }
+  if (!active)
+    gst_spdl_work_queue_set_flushing (&priv->queue);
   return TRUE;
-}
-
-static void
-reset_output (GstSpdlParallelDecoderPrivate * priv)
-{
-  g_list_free_full (priv->held_events, (GDestroyNotify) gst_event_unref);
-  priv->held_events = NULL;
-  priv->caps_sent = FALSE;
 }
 
 static GstStateChangeReturn
@@ -1090,7 +838,7 @@ gst_spdl_parallel_decoder_change_state (GstElement * element,
       (transition == GST_STATE_CHANGE_READY_TO_PAUSED &&
           ret == GST_STATE_CHANGE_FAILURE)) {
     stop_workers (self);
-    reset_output (PRIV (self));
+    gst_spdl_held_events_reset (&PRIV (self)->held);
   }
   return ret;
 }

@@ -38,12 +38,12 @@ G_BEGIN_DECLS
  * _get_property(); it implements decode (on a worker thread) and
  * prepare_output (on the source task: caps).
  *
- * spdldecode (the image decoder) is not a subclass yet: it decodes
- * into downstream's pool buffers (spdlbatch's slots) taken in input
- * order, can run unordered (ordered=false), answers DRAIN queries,
- * negotiates its output format with downstream and has its own
- * max-in-flight; its paths were tuned with benchmarks, so moving it needs
- * those hooks here and the benchmark runs repeated. */
+ * The queue of inputs and events, the threads, flushing and draining are
+ * GstSpdlWorkQueue's, which spdldecode (the image decoder) uses too; the
+ * skip counts are a GstSpdlDecodeTally, the events held until the first
+ * caps a GstSpdlHeldEvents. spdldecode is not a subclass yet: what it
+ * would need here is listed in docs/plugins/notes/spdldecode.md
+ * ("One queue, not yet one base"). */
 
 #define GST_TYPE_SPDL_PARALLEL_DECODER (gst_spdl_parallel_decoder_get_type ())
 G_DECLARE_DERIVABLE_TYPE (GstSpdlParallelDecoder, gst_spdl_parallel_decoder,
