@@ -2647,6 +2647,31 @@ skip_sample (GstSpdlSrc * src, GstSpdlReadSlot * slot)
   return go_on;
 }
 
+/* A bad field value replaced by its kind's fill value (policy empty):
+ * warned about like a skip (the first warning-limit of each epoch), not
+ * counted as one: the sample is delivered. */
+static void
+warn_filled (GstSpdlSrc * src, const gchar * path, const gchar * field,
+    const GError * why)
+{
+  gchar *display = g_filename_display_name (path);
+  gchar *name = gst_spdl_url_redact (display);
+  gboolean post;
+
+  GST_OBJECT_LOCK (src);
+  src->warn_limiter.limit = src->warning_limit;
+  post = gst_spdl_warn_limiter_count (&src->warn_limiter, src->current_epoch);
+  GST_OBJECT_UNLOCK (src);
+  if (post)
+    SPDL_SRC_WARNING (src, STREAM, DECODE,
+        ("Sample \"%s\": field \"%s\" %s: delivered with its empty value",
+            name, field, why->message),
+        ("reason: %s; the field's policy is empty",
+            gst_spdl_read_error_reason (why->code)));
+  g_free (name);
+  g_free (display);
+}
+
 typedef enum
 {
   RECORD_OK,
@@ -2697,9 +2722,12 @@ attach_record (GstSpdlSrc * src, GstBuffer * buffer,
       continue;
     switch (field->missing) {
       case GST_SPDL_MISSING_EMPTY:
-        /* the user's choice: the fill value, in the log only */
+        /* the user's choice: the fill value; an absent field in the log
+         * only, a bad value replaced is warned about (data altered) */
         GST_DEBUG_OBJECT (src, "sample \"%s\": field \"%s\" %s: empty",
             path, field->name, why->message);
+        if (why->code != GST_SPDL_READ_ERROR_MISSING_FIELD)
+          warn_filled (src, path, field->name, why);
         gst_spdl_field_init_empty (&values[f], field->kind);
         break;
       case GST_SPDL_MISSING_ERROR:{

@@ -370,3 +370,39 @@ def test_video_and_audio_loaders_take_fields(tmp_path):
             assert audio.shape[1:] == (1, 4000)
             rows += list(zip(text, score.tolist()))
     assert rows == [(f"utterance {i}", i * 0.5) for i in range(4)]
+
+
+def test_missing_and_bad_fields_by_policy(tmp_path, caplog):
+    """A sidecar absent, or not UTF-8: skip drops the sample with its
+    reason; empty delivers "" (a bad value with a warning naming the file
+    and field: data replaced is never silent); error stops the loader."""
+    rng = np.random.default_rng(6)
+    (tmp_path / "c").mkdir()
+    for i in range(5):
+        _jpeg(tmp_path / "c" / f"s{i}.jpg", rng)
+    (tmp_path / "c" / "s0.txt").write_text("zero")
+    (tmp_path / "c" / "s1.txt").write_bytes(b"bad \xff\xfe text")
+    (tmp_path / "c" / "s3.txt").write_text("three")
+    kw = dict(batch_size=8, epochs=1, size=16, output="numpy")
+
+    with spdlgst.ImageLoader(str(tmp_path), fields=("jpg", "txt"), **kw) as loader:
+        texts = [t for _, txt in loader for t in txt]
+        skipped = loader.skipped()
+    assert texts == ["zero", "three"]
+    assert {k: v for k, v in skipped.items() if v} == {"missing-field": 2,
+                                                      "bad-field": 1}
+
+    caplog.clear()
+    with spdlgst.ImageLoader(str(tmp_path), fields=("jpg", "txt:empty"),
+                             **kw) as loader:
+        texts = [t for _, txt in loader for t in txt]
+    assert texts == ["zero", "", "", "three", ""]
+    filled = [r.getMessage() for r in caplog.records
+              if "empty value" in r.getMessage()]
+    assert len(filled) == 1 and "s1.txt" not in filled[0] and "s1" in filled[0]
+    assert "not UTF-8" in filled[0]
+
+    with pytest.raises(spdlgst.LoaderError, match="txt"):
+        with spdlgst.ImageLoader(str(tmp_path), fields=("jpg", "txt:error"),
+                                 **kw) as loader:
+            list(loader)
