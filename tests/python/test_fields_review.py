@@ -208,3 +208,66 @@ def test_hostile_members_under_each_policy(tmp_path):
     assert np.asarray(rows[3][2]).size == 0
     assert np.all(rows[4][3] == 0) and np.all(rows[5][3] == 0)
     assert np.all(rows[6][3] == 6)
+
+
+@pytest.mark.parametrize("recipe", ["val", "train"])
+def test_geometry_transforms_a_box_as_torchvision_moves_a_mask(tmp_path,
+                                                               recipe):
+    """batch.geometry maps a box in source pixels onto the output image:
+    ((x0 - cx) * W / cw, (y0 - cy) * H / ch) lands where torchvision's
+    Resize + CenterCrop (val; fractional crop box) or resized_crop (train)
+    moves a mask of that box, within a pixel, and the label field itself
+    is that mask."""
+    import torch
+    import torchvision.transforms.functional as F
+    from PIL import Image
+    from torchvision.transforms import InterpolationMode
+
+    rng = np.random.default_rng(7)
+    boxes, samples = [], []
+    for i in range(6):
+        w, h = int(rng.integers(60, 140)), int(rng.integers(60, 140))
+        x0, y0 = int(rng.integers(0, w // 3)), int(rng.integers(0, h // 3))
+        x1, y1 = int(rng.integers(w // 2, w)), int(rng.integers(h // 2, h))
+        mask = np.zeros((h, w), np.uint8)
+        mask[y0:y1, x0:x1] = 1
+        b = io.BytesIO()
+        Image.fromarray(mask).save(b, "PNG")
+        boxes.append((mask, (x0, y0, x1, y1)))
+        samples.append((f"s{i}", {"jpg": _jpeg_bytes(100, w, h),
+                                  "seg.png": b.getvalue()}))
+    shard = _shard(tmp_path / "box.tar", samples)
+    loader = spdlgst.ImageLoader(shard, batch_size=6, epochs=1, recipe=recipe,
+                                 size=32, shuffle=False,
+                                 fields=("jpg", "seg.png:label"),
+                                 output="numpy")
+    resize = int(loader.launch_line.split("resize-shorter=")[1].split()[0]) \
+        if recipe == "val" else None
+    with loader:
+        batch = next(iter(loader))
+    _, segs = batch
+    crop, flipped, source = batch.geometry
+    for k, (mask, (x0, y0, x1, y1)) in enumerate(boxes):
+        t = torch.from_numpy(mask)[None]
+        if recipe == "val":
+            ref = F.center_crop(F.resize(t, resize, InterpolationMode.NEAREST),
+                                [32, 32])[0].numpy()
+        else:
+            cx, cy, cw, ch = (int(v) for v in crop[k])
+            ref = F.resized_crop(t, cy, cx, ch, cw, [32, 32],
+                                 InterpolationMode.NEAREST)[0].numpy()
+        if flipped[k]:
+            ref = ref[:, ::-1]
+        assert np.array_equal(segs[k], ref)
+        assert tuple(source[k]) == mask.shape[::-1]
+        cx, cy, cw, ch = crop[k]
+        bx = np.clip([(x0 - cx) * 32 / cw, (x1 - cx) * 32 / cw], 0, 32)
+        by = np.clip([(y0 - cy) * 32 / ch, (y1 - cy) * 32 / ch], 0, 32)
+        if flipped[k]:
+            bx = 32 - bx[::-1]
+        ys, xs = np.nonzero(ref)
+        if len(xs) == 0:
+            assert bx[1] - bx[0] < 1.5 or by[1] - by[0] < 1.5
+            continue
+        assert abs(xs.min() - bx[0]) <= 1 and abs(xs.max() + 1 - bx[1]) <= 1
+        assert abs(ys.min() - by[0]) <= 1 and abs(ys.max() + 1 - by[1]) <= 1
