@@ -265,9 +265,10 @@ def _field_parts(spec: str):
             raise ValueError(f"fields: {spec!r}: {part!r} is no kind "
                              f"({', '.join(FIELD_KINDS)}) nor missing policy "
                              f"({', '.join(FIELD_MISSING)}), or is given twice")
-    if not name or "" in name.split(";"):
+    alternatives = [a.strip() for a in name.split(";")]
+    if "" in alternatives:
         raise ValueError(f"fields: {spec!r} has an empty name")
-    return name, kind, missing
+    return ";".join(alternatives), kind, missing
 
 
 def _fields(value, media_extensions) -> Optional[dict]:
@@ -301,12 +302,21 @@ def _fields(value, media_extensions) -> Optional[dict]:
         last = name.split(";")[-1].lower()
         return "." not in last and last in media_extensions
     media = next((i for i, p in enumerate(parts) if names_media(p)), None)
-    return _Fields(names=names, media=media or 0,
-                   media_key=names[media or 0].split(":")[0],
+    # a manifest's path column ("image", ...) wherever it stands
+    column = next((i for i, p in enumerate(parts)
+                   if p[0] in PATH_COLUMNS and p[1] is None), None)
+    at = media if media is not None else column if column is not None else 0
+    if parts[at][1] not in (None, "image") or parts[at][2] is not None:
+        raise ValueError(f"fields: {value[at].strip()!r} names the media item: "
+                         "it takes no kind or missing policy (bad media files "
+                         "are skipped as always; see max_errors)")
+
+    def spec(part):
+        return ":".join(x for x in part if x is not None)
+    return _Fields(names=names, media=at, media_key=names[at],
                    media_named=media is not None,
                    specs=tuple(v.strip() for v in value),
-                   src=",".join(v.strip() for i, v in enumerate(value)
-                                if i != (media or 0)))
+                   src=",".join(spec(p) for i, p in enumerate(parts) if i != at))
 
 
 class _Fields(dict):
@@ -317,6 +327,9 @@ class _Fields(dict):
 
 
 TABLE_SUFFIXES = (".csv", ".tsv", ".jsonl", ".ndjson")
+# spdlsrc's path-column defaults
+PATH_COLUMNS = ("path", "image", "filepath", "file_name", "filename", "file",
+                "audio_filepath", "video")
 
 
 def _fields_stage(a) -> list:

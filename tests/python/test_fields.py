@@ -406,3 +406,19 @@ def test_missing_and_bad_fields_by_policy(tmp_path, caplog):
         with spdlgst.ImageLoader(str(tmp_path), fields=("jpg", "txt:error"),
                                  **kw) as loader:
             list(loader)
+
+
+def test_fields_argument_errors(tmp_path):
+    """fields= is checked before any pipeline is built: each error names
+    the field and why."""
+    for bad, match in [(("jpg:error", "txt"), "media item"),
+                       (("jpg", "txt", "txt"), "twice"),
+                       (("jpg", "txt:strin"), "no kind"),
+                       (("jpg", "a,b"), "one field per item"),
+                       (("jpg", ";png"), "empty name"),
+                       ((1, 2), "tuple of field names")]:
+        with pytest.raises((ValueError, TypeError), match=match):
+            spdlgst.ImageLoader.launch_line_for(str(tmp_path), fields=bad)
+    line = spdlgst.ImageLoader.launch_line_for(
+        str(tmp_path / "x-{0..1}.tar"), fields=("txt ; text", " jpg ; png ", "cls"))
+    assert 'fields="txt;text,cls"' in line and 'image-key="jpg;png"' in line

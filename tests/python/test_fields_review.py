@@ -1,6 +1,7 @@
-# gst-spdl: a hostile user's review of fields= (docs/record.md, issue 38).
-# Each test states what a user relies on; the xfail(strict=True) ones fail
-# on main today and are to be flipped by the fix.
+# gst-spdl: fields= as a hostile user tries it (docs/record.md): sidecars,
+# alternatives, JSON nulls and BOMs, NUL bytes, manifests' path columns.
+# The xfail(strict=True) one is a known limitation (docs/record.md: the
+# label member is read as the label first).
 import io
 import json
 import tarfile
@@ -43,10 +44,6 @@ def _collect(loader, n_fields):
     return rows
 
 
-@pytest.mark.xfail(strict=True, reason="in a folder, x.seg.png sidecars are "
-                   "samples of their own unless fields= names them: with "
-                   "txt:empty the masks are trained on as images with empty "
-                   "captions, and len() counts them")
 def test_folder_sidecar_masks_are_never_samples(tmp_path):
     """A caption+segmentation folder (x.jpg, x.txt, x.seg.png) read for its
     captions only: the masks stay sidecars, never images of their own."""
@@ -67,10 +64,6 @@ def test_folder_sidecar_masks_are_never_samples(tmp_path):
     assert batches == 1
 
 
-@pytest.mark.xfail(strict=True, reason="a field's default kind comes from "
-                   "its LAST alternative, not from the member present: "
-                   "\"txt;json\" parses every caption as JSON (all samples "
-                   "skipped), \"json;txt\" gives JSON as unparsed strings")
 def test_alternatives_take_the_kind_of_the_member_present(tmp_path):
     """webdataset's to_tuple("txt;json") gives the first member present,
     decoded by its own extension: the caption as str, the JSON as an
@@ -89,9 +82,6 @@ def test_alternatives_take_the_kind_of_the_member_present(tmp_path):
     assert [r[0] for r in first_json] == [{"i": i} for i in range(3)]
 
 
-@pytest.mark.xfail(strict=True, reason="a JSON Lines value null in a json "
-                   "field counts as an absent field: under the default skip "
-                   "the samples are dropped (\"field is absent\")")
 def test_json_field_null_is_a_value(tmp_path):
     """A JSON Lines manifest's {"meta": null}: a json field's value is the
     JSON text, null included (json.loads gives None), as for any other
@@ -122,9 +112,6 @@ def test_cls_field_empty_keeps_a_sample_with_a_bad_cls(tmp_path):
     assert [int(r[0]) for r in rows] == [0, -1, 2]
 
 
-@pytest.mark.xfail(strict=True, reason="on a manifest, fields=(\"caption\", "
-                   "\"image\") takes the first field as the path column: "
-                   "every caption is opened as a file, all samples unreadable")
 def test_manifest_path_column_named_second(tmp_path):
     """The manifest's path column (here "image", one of path-column's
     defaults) is its media wherever it stands in fields=, as "jpg" is."""
@@ -143,9 +130,6 @@ def test_manifest_path_column_named_second(tmp_path):
     assert images.shape == (3, 3, 16, 16)
 
 
-@pytest.mark.xfail(strict=True, reason="spaces around ';' are stripped in "
-                   "the media spec (image-key) but not in a field's "
-                   "alternatives: \"txt ; text\" is absent in every sample")
 def test_spaces_around_alternatives(tmp_path):
     """" jpg ; png " names the media; "txt ; text" names the caption the
     same way."""
@@ -273,10 +257,6 @@ def test_geometry_transforms_a_box_as_torchvision_moves_a_mask(tmp_path,
         assert abs(ys.min() - by[0]) <= 1 and abs(ys.max() + 1 - by[1]) <= 1
 
 
-@pytest.mark.xfail(strict=True, reason="a .json member or sidecar that "
-                   "starts with a UTF-8 BOM (Windows tools write one) is "
-                   "\"not JSON: a bad number at byte 0\" and its sample is "
-                   "skipped; webdataset's json.loads reads it")
 def test_json_with_a_utf8_bom(tmp_path):
     """webdataset 1.0.2's decode gives json.loads(data) of the member's
     bytes, which reads a UTF-8 BOM; the txt keeps its BOM as webdataset's
@@ -290,9 +270,6 @@ def test_json_with_a_utf8_bom(tmp_path):
     assert rows == [("\ufeffcaption\r\n", {"a": 1})]
 
 
-@pytest.mark.xfail(strict=True, reason="a caption holding a NUL byte is "
-                   "skipped as \"not UTF-8 at byte 3\": it is valid UTF-8, "
-                   "the reason (strings hold no NUL) is not said")
 def test_nul_in_a_caption_is_named_as_such(tmp_path, caplog):
     """docs/record.md: strings hold no NUL; the warning says so rather than
     calling valid UTF-8 invalid."""

@@ -85,15 +85,15 @@ gst_spdl_field_kind_for_name (const gchar * name)
   static const gchar *images[] = { "jpg", "jpeg", "png", "webp", "gif",
     "bmp", "tif", "tiff", "ppm", "pgm", "pbm", "pnm", NULL
   };
-  const gchar *alt = strrchr (name, ';');
-  const gchar *ext;
+  const gchar *end = strchr (name, ';');
+  gchar *first = g_strndup (name, end ? end - name : (gssize) strlen (name));
+  const gchar *ext = strrchr (first, '.');
   gchar *lower;
   GstSpdlFieldKind kind = GST_SPDL_FIELD_BYTES;
 
-  alt = alt ? alt + 1 : name;
-  ext = strrchr (alt, '.');
-  ext = ext ? ext + 1 : alt;
-  lower = g_ascii_strdown (ext, -1);
+  /* the first alternative's: "txt;json" is a caption, "json;txt" JSON */
+  lower = g_ascii_strdown (ext ? ext + 1 : first, -1);
+  g_free (first);
   if (g_strv_contains (ints, lower))
     kind = GST_SPDL_FIELD_INT;
   else if (g_strv_contains (strings, lower))
@@ -136,8 +136,10 @@ parse_field (GstSpdlField * field, const gchar * text,
       goto done;
     }
   }
-  field->name = g_strdup (parts[0]);
   field->alternatives = g_strsplit (parts[0], ";", -1);
+  for (i = 0; field->alternatives[i]; i++)
+    g_strstrip (field->alternatives[i]);
+  field->name = g_strjoinv (";", field->alternatives);
   for (i = 0; field->alternatives[i]; i++)
     if (field->alternatives[i][0] == '\0') {
       g_set_error (error, GST_CORE_ERROR, GST_CORE_ERROR_FAILED,
@@ -318,17 +320,20 @@ static gboolean
 check_text (const guint8 * data, gsize len, GError ** error)
 {
   const gchar *end;
+  const guint8 *nul = memchr (data, '\0', len);
 
-  if (!g_utf8_validate_len ((const gchar *) data, len, &end)) {
+  /* g_utf8_validate_len() stops at a NUL too: say which it is */
+  if (!g_utf8_validate_len ((const gchar *) data, nul ? (gsize) (nul - data) : len,
+          &end)) {
     g_set_error (error, GST_STREAM_ERROR, GST_STREAM_ERROR_DECODE,
         "is not UTF-8 at byte %" G_GSIZE_FORMAT,
         (gsize) (end - (const gchar *) data));
     return FALSE;
   }
-  if (memchr (data, '\0', len)) {
+  if (nul) {
     g_set_error (error, GST_STREAM_ERROR, GST_STREAM_ERROR_DECODE,
-        "holds a NUL byte at byte %" G_GSIZE_FORMAT,
-        (gsize) ((const guint8 *) memchr (data, '\0', len) - data));
+        "holds a NUL byte at byte %" G_GSIZE_FORMAT " (strings hold none)",
+        (gsize) (nul - data));
     return FALSE;
   }
   return TRUE;
@@ -363,6 +368,14 @@ gst_spdl_field_value_from_data (GValue * value, GstSpdlFieldKind kind,
       return TRUE;
     case GST_SPDL_FIELD_STRING:
     case GST_SPDL_FIELD_JSON:
+      /* json.loads() of a member's bytes (webdataset) reads a UTF-8 BOM,
+       * of a str it refuses one: JSON text goes without it */
+      if (kind == GST_SPDL_FIELD_JSON && len >= 3
+          && memcmp (data, "\xEF\xBB\xBF", 3) == 0) {
+        data += 3;
+        len -= 3;
+        bytes = NULL;
+      }
       if (!check_text (data, len, error))
         return FALSE;
       if (kind == GST_SPDL_FIELD_JSON

@@ -80,7 +80,7 @@ typedef struct
 
 /* The fields (webdataset's spelling) a string describes: ',' between
  * fields, each "NAME[;ALT...][:KIND][:MISSING]" (KIND and MISSING in
- * either order). Without a KIND it comes from the last alternative's
+ * either order). Without a KIND it comes from the first alternative's
  * last extension: cls, cls2, index, inx, id, label, target -> int;
  * txt, text, transcript, caption -> string; json, jsn -> json;
  * npy -> npy; an image extension (jpg, jpeg, png, webp, gif, bmp, tif,

@@ -200,15 +200,28 @@ collect_folders (FolderWalk * walk, const gchar * rel)
   g_free (full);
 }
 
-/* Whether @name is "STEM.ALT" for an alternative ALT of a field and a
- * STEM in @stems other than its own. */
+/* Whether @name is "STEM.ALT" for an alternative ALT of a field, or
+ * "STEM.X.EXT" (webdataset's key: the name up to its first dot), for a
+ * STEM in @stems other than its own: "x.seg.png" beside "x.jpg" is never a
+ * sample of its own, whether a field names it or not. */
 static gboolean
 is_sidecar (const gchar * name, GHashTable * stems,
     const GstSpdlRecord * record)
 {
   gsize len = strlen (name);
   const gchar *own_dot = strrchr (name, '.');
+  const gchar *dot;
   guint f, a;
+
+  for (dot = strchr (name, '.'); dot && dot != own_dot;
+      dot = strchr (dot + 1, '.')) {
+    gchar *stem = g_strndup (name, dot - name);
+    gboolean found = g_hash_table_contains (stems, stem);
+
+    g_free (stem);
+    if (found)
+      return TRUE;
+  }
 
   for (f = 0; f < record->n_fields; f++) {
     for (a = 0; record->fields[f].alternatives[a]; a++) {

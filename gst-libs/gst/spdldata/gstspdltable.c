@@ -498,7 +498,8 @@ jsonl_line (Table * t, const gchar * s, gsize len, guint64 line,
 
     t->cells[i].data = span[0] != G_MAXSIZE ? t->text->str + span[0] : NULL;
     t->cells[i].len = span[0] != G_MAXSIZE ? span[1] - span[0] : 0;
-    t->cells[i].json = t->cells[i].data ? s + span[2] : NULL;
+    /* null too: a json field's value is its JSON text, "null" included */
+    t->cells[i].json = span[3] > 0 ? s + span[2] : NULL;
     t->cells[i].json_len = span[3];
   }
   return t->row (t->cells, line, t->user_data, error);

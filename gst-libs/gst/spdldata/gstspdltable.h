@@ -38,8 +38,8 @@ gboolean gst_spdl_table_format_from_name (const gchar * name,
 
 /* One cell of a row: @data NULL when the row has no such column or its
  * value is null; valid during the row callback only. JSON Lines also give
- * the value's JSON text (a string with its quotes and escapes) in @json,
- * NULL elsewhere. */
+ * the value's JSON text (a string with its quotes and escapes; "null" for
+ * null) in @json, NULL without the key and elsewhere. */
 typedef struct
 {
   const gchar *data;
