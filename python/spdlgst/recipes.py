@@ -542,6 +542,18 @@ class ImageLoader(_RecipeLoader):
       (logged once at INFO), else not; None: not split (a validation
       loader built on rank 0 only reads all of the data); (rank,
       world_size): as given (spdlsrc's shard-index and num-shards).
+    - ``fields``: what each sample carries beside its image, in
+      webdataset's ``to_tuple`` spelling (docs/record.md): e.g.
+      ``("jpg;png", "txt", "json")`` from shards, ``("jpg", "caption",
+      "score:float")`` from a CSV, ``("jpg", "seg.png:label")`` with
+      masks beside images in a folder. Each batch is then that tuple: the
+      field naming an image extension (or a manifest's path column) is the
+      images, strings are ``list[str]``, JSON Python objects, int and
+      float fields int64/float64 tensors, npy arrays one tensor (or a list
+      when shapes differ), label images ``[B, H, W]`` through the same
+      crop and flip; ``batch["txt"]``, ``batch.fields``, ``batch.labels``
+      and ``batch.geometry`` (crop boxes in source pixels, flips) too.
+      None (default): ``(images, labels)``.
     - ``log_limit``: bad samples named one by one in the ``spdlgst`` log
       per element and epoch (20; the rest are counted in the epoch's
       summary); spdlsrc's and spdldecode's ``warning-limit`` follow it, so
@@ -869,6 +881,8 @@ class VideoLoader(_ClipLoader):
     - ``epochs``, ``start_epoch``, ``drop_last``, ``threads``,
       ``max_errors``, ``src_properties``, ``output``, ``ranks``,
       ``log_limit``: as for :class:`ImageLoader`.
+    - ``fields``: as for :class:`ImageLoader`; the field naming a video
+      extension (or a manifest's path column) is the clips.
     - ``layout``: "TCHW" (default), "CTHW" or "THWC".
     - ``extensions``: of the video files a folder lists, and of the
       video members of tar shards (mp4, mkv, webm, mov, avi).
@@ -1059,6 +1073,8 @@ class AudioLoader(_ClipLoader):
     - ``epochs``, ``start_epoch``, ``drop_last``, ``threads``,
       ``max_errors``, ``src_properties``, ``output``, ``ranks``,
       ``log_limit``: as for :class:`ImageLoader`.
+    - ``fields``: as for :class:`ImageLoader`; the field naming an audio
+      extension (or a manifest's path column) is the audio.
     - ``extensions``: of the audio files a folder lists, and of the audio
       members of tar shards (wav, flac, mp3, ogg, opus, m4a).
 
