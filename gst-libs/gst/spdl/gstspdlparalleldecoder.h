@@ -17,12 +17,13 @@
 
 G_BEGIN_DECLS
 
-/* GstSpdlParallelDecoder: what spdlvideodecode and spdlaudiodecode share,
- * as GstVideoDecoder is for GStreamer's decoders. One input buffer (a
- * whole file) is one job; jobs run on a GThreadPool of "threads" workers,
- * each decode using one of as many per-thread states (a decode chain,
- * created at READY->PAUSED and reused from job to job); the source pad's
- * task pushes each job's outputs in input order, with the serialized
+/* GstSpdlParallelDecoder: what spdldecode, spdlvideodecode and
+ * spdlaudiodecode share, as GstVideoDecoder is for GStreamer's decoders.
+ * One input buffer (a whole file) is one job; jobs run on a GThreadPool of
+ * "threads" workers, each decode using one of as many per-thread states (a
+ * decoder, created at READY->PAUSED and reused from job to job); the
+ * source pad's task pushes each job's outputs in input order (or, with
+ * ordered=false, in completion order), with the serialized
  * events that arrived between the inputs held behind them (sticky events
  * also held until the first caps). A job's GError skips it (or some of
  * its outputs): counted by reason (gstspdlerrors.h) against max-errors,
@@ -39,12 +40,12 @@ G_BEGIN_DECLS
  * prepare_output (on the source task: caps).
  *
  * The queue of inputs and events, the threads, flushing and draining are
- * GstSpdlWorkQueue's, which spdldecode (the image decoder) uses too; the
- * skip counts are a GstSpdlDecodeTally, the events held until the first
- * caps a GstSpdlHeldEvents. spdldecode (images) is a subclass too: its
- * own job fields (prepare_job), sink caps, flushing and output hooks, and
- * the properties it installs (decoded, recovered, skip-recovered,
- * max-in-flight, ordered rather than clips). */
+ * GstSpdlWorkQueue's; the skip counts are a GstSpdlDecodeTally, the events
+ * held until the first caps a GstSpdlHeldEvents. spdldecode (images) is a
+ * subclass too, through the hooks below: its own job fields (prepare_job:
+ * format, batch slot, record), sink caps, flushing and output hooks, and
+ * the properties it installs one by one (decoded, recovered,
+ * skip-recovered, max-in-flight, ordered rather than clips). */
 
 #define GST_TYPE_SPDL_PARALLEL_DECODER (gst_spdl_parallel_decoder_get_type ())
 G_DECLARE_DERIVABLE_TYPE (GstSpdlParallelDecoder, gst_spdl_parallel_decoder,
