@@ -109,9 +109,6 @@
 enum
 {
   PROP_0,
-  PROP_THREADS,
-  PROP_MAX_IN_FLIGHT,
-  PROP_ORDERED,
   PROP_FORMAT,
   PROP_WIDTH,
   PROP_HEIGHT,
@@ -127,22 +124,13 @@ enum
   PROP_MAX_OUTPUT_PIXELS,
   PROP_MAX_DECODE_MEMORY,
   PROP_MAX_SCANS,
-  PROP_MAX_ERRORS,
-  PROP_WARNING_LIMIT,
-  PROP_SKIP_RECOVERED,
   PROP_DCT_SCALING,
   PROP_REGION_DECODE,
   PROP_EXACT,
-  PROP_ERRORS,
-  PROP_ERROR_COUNTS,
-  PROP_DECODED,
-  PROP_RECOVERED,
-  PROP_STATS,
+  /* then the base's, GST_SPDL_PARALLEL_DECODER_PROP_* */
+  PROP_N,
 };
 
-#define DEFAULT_THREADS 0
-#define DEFAULT_MAX_IN_FLIGHT 0
-#define DEFAULT_ORDERED TRUE
 #define DEFAULT_FORMAT GST_SPDL_DECODE_FORMAT_RGB
 #define DEFAULT_MODE GST_SPDL_RESIZE_STRETCH
 #define DEFAULT_FLIP GST_SPDL_FLIP_NONE
@@ -150,9 +138,6 @@ enum
 #define DEFAULT_MAX_OUTPUT_PIXELS 0
 #define DEFAULT_MAX_DECODE_MEMORY GST_SPDL_IMAGE_DEFAULT_MAX_MEMORY
 #define DEFAULT_MAX_SCANS GST_SPDL_IMAGE_DEFAULT_MAX_SCANS
-#define DEFAULT_MAX_ERRORS -1
-#define DEFAULT_WARNING_LIMIT 20
-#define DEFAULT_SKIP_RECOVERED FALSE
 #define DEFAULT_EXACT TRUE
 /* samples in flight per worker by default: results leave in order, so the
  * other threads keep decoding while a slow image holds the head (fewer
@@ -235,24 +220,24 @@ typedef struct
   gchar *text;                  /* as the caps spell it */
 } GstSpdlDecodeFields;
 
-/* A sample or a serialized event (head.event), in arrival order. */
+/* A sample: the base's job (its one output in outputs once decoded) and
+ * what the stream thread chose for it. */
 typedef struct
 {
-  GstSpdlWorkItem head;
-  GstBuffer *input;
-  GstBuffer *output;
+  GstSpdlParallelDecoderJob parent;
+  GstBuffer *output;            /* being decoded: a batch slot or ours */
   const GstSpdlDecodeFields *fields;    /* of the sample, NULL: none */
-  GError *error;
-  gboolean fatal;               /* error: a field whose policy is error */
   GError *filled;               /* a bad field made zeros (policy empty) */
-  guint64 index;
-  guint epoch;
   guint width, height;          /* of the output */
   GstVideoFormat format;        /* of the output */
 } GstSpdlDecodeJob;
 
+/* a field whose missing policy is error (the job's fatal) */
+#define FATAL_FIELD "the field's missing policy is error"
+
 #define gst_spdl_decode_parent_class parent_class
-G_DEFINE_TYPE (GstSpdlDecode, gst_spdl_decode, GST_TYPE_ELEMENT);
+G_DEFINE_TYPE (GstSpdlDecode, gst_spdl_decode,
+    GST_TYPE_SPDL_PARALLEL_DECODER);
 GST_ELEMENT_REGISTER_DEFINE (spdldecode, "spdldecode", GST_RANK_NONE,
     GST_TYPE_SPDL_DECODE);
 
@@ -261,22 +246,27 @@ static void gst_spdl_decode_set_property (GObject * object, guint prop_id,
     const GValue * value, GParamSpec * pspec);
 static void gst_spdl_decode_get_property (GObject * object, guint prop_id,
     GValue * value, GParamSpec * pspec);
-static GstStateChangeReturn gst_spdl_decode_change_state (GstElement *
-    element, GstStateChange transition);
-static GstFlowReturn gst_spdl_decode_chain (GstPad * pad, GstObject * parent,
-    GstBuffer * buffer);
-static gboolean gst_spdl_decode_sink_event (GstPad * pad, GstObject * parent,
-    GstEvent * event);
-static gboolean gst_spdl_decode_src_query (GstPad * pad, GstObject * parent,
+static gboolean gst_spdl_decode_start (GstSpdlParallelDecoder * base);
+static gpointer gst_spdl_decode_create_state (GstSpdlParallelDecoder * base);
+static void gst_spdl_decode_free_state (GstSpdlParallelDecoder * base,
+    gpointer state);
+static void gst_spdl_decode_stop (GstSpdlParallelDecoder * base);
+static gboolean gst_spdl_decode_set_sink_caps (GstSpdlParallelDecoder * base,
+    GstCaps * caps);
+static void gst_spdl_decode_prepare_job (GstSpdlParallelDecoder * base,
+    GstSpdlParallelDecoderJob * job);
+static void gst_spdl_decode_clear_job (GstSpdlParallelDecoder * base,
+    GstSpdlParallelDecoderJob * job);
+static void gst_spdl_decode_set_flushing (GstSpdlParallelDecoder * base,
+    gboolean flushing);
+static void gst_spdl_decode_decode (GstSpdlParallelDecoder * base,
+    gpointer state, GstSpdlParallelDecoderJob * job);
+static GstFlowReturn gst_spdl_decode_push_output (GstSpdlParallelDecoder *
+    base, GstSpdlParallelDecoderJob * job, GstBuffer * output);
+static void gst_spdl_decode_post_fatal (GstSpdlParallelDecoder * base,
+    GstSpdlParallelDecoderJob * job);
+static gboolean gst_spdl_decode_src_query (GstSpdlParallelDecoder * base,
     GstQuery * query);
-static gboolean gst_spdl_decode_sink_query (GstPad * pad, GstObject * parent,
-    GstQuery * query);
-static gboolean gst_spdl_decode_src_activate_mode (GstPad * pad,
-    GstObject * parent, GstPadMode mode, gboolean active);
-static gboolean gst_spdl_decode_sink_activate_mode (GstPad * pad,
-    GstObject * parent, GstPadMode mode, gboolean active);
-static void gst_spdl_decode_loop (GstSpdlDecode * self);
-static void job_free (gpointer job);
 
 #define READY_PARAM (G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | \
     GST_PARAM_MUTABLE_READY)
@@ -286,6 +276,8 @@ gst_spdl_decode_class_init (GstSpdlDecodeClass * klass)
 {
   GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
   GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
+  GstSpdlParallelDecoderClass *decoder_class =
+      GST_SPDL_PARALLEL_DECODER_CLASS (klass);
 
   gobject_class->finalize = gst_spdl_decode_finalize;
   gobject_class->set_property = gst_spdl_decode_set_property;
@@ -297,10 +289,9 @@ gst_spdl_decode_class_init (GstSpdlDecodeClass * klass)
    * Decoding threads, each with its own decompressor; 0 = one per online
    * CPU.
    */
-  g_object_class_install_property (gobject_class, PROP_THREADS,
-      g_param_spec_uint ("threads", "Threads",
-          "Decoding threads (0 = number of online CPUs)", 0, 256,
-          DEFAULT_THREADS, READY_PARAM));
+  gst_spdl_parallel_decoder_class_install_property (gobject_class, PROP_N,
+      GST_SPDL_PARALLEL_DECODER_PROP_THREADS,
+      "Decoding threads (0 = number of online CPUs)");
   /**
    * GstSpdlDecode:max-in-flight:
    *
@@ -310,15 +301,13 @@ gst_spdl_decode_class_init (GstSpdlDecodeClass * klass)
    * (native-size decodes) and the consumer is slow; below the threads,
    * some threads have nothing to decode.
    */
-  g_object_class_install_property (gobject_class, PROP_MAX_IN_FLIGHT,
-      g_param_spec_uint ("max-in-flight", "Max in flight",
-          "Samples decoding or waiting to be pushed, at most "
-          "(0 = 8 per decoding thread)", 0, 65536, DEFAULT_MAX_IN_FLIGHT,
-          READY_PARAM));
-  g_object_class_install_property (gobject_class, PROP_ORDERED,
-      g_param_spec_boolean ("ordered", "Ordered",
-          "Output samples in input order (false: in completion order)",
-          DEFAULT_ORDERED, READY_PARAM));
+  gst_spdl_parallel_decoder_class_install_property (gobject_class, PROP_N,
+      GST_SPDL_PARALLEL_DECODER_PROP_MAX_IN_FLIGHT,
+      "Samples decoding or waiting to be pushed, at most "
+      "(0 = 8 per decoding thread)");
+  gst_spdl_parallel_decoder_class_install_property (gobject_class, PROP_N,
+      GST_SPDL_PARALLEL_DECODER_PROP_ORDERED,
+      "Output samples in input order (false: in completion order)");
   g_object_class_install_property (gobject_class, PROP_FORMAT,
       g_param_spec_enum ("format", "Format", "Output format",
           GST_TYPE_SPDL_DECODE_FORMAT, DEFAULT_FORMAT, READY_PARAM));
@@ -431,12 +420,9 @@ gst_spdl_decode_class_init (GstSpdlDecodeClass * klass)
       g_param_spec_uint ("max-scans", "Max scans",
           "Skip progressive JPEGs with more scans than this (0 = no limit)",
           0, G_MAXUINT, DEFAULT_MAX_SCANS, READY_PARAM));
-  g_object_class_install_property (gobject_class, PROP_MAX_ERRORS,
-      g_param_spec_int ("max-errors", "Max errors",
-          "Undecodable samples to skip before failing (-1 = no limit)", -1,
-          G_MAXINT, DEFAULT_MAX_ERRORS,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_PLAYING));
+  gst_spdl_parallel_decoder_class_install_property (gobject_class, PROP_N,
+      GST_SPDL_PARALLEL_DECODER_PROP_MAX_ERRORS,
+      "Undecodable samples to skip before failing (-1 = no limit)");
   /**
    * GstSpdlDecode:warning-limit:
    *
@@ -445,12 +431,9 @@ gst_spdl_decode_class_init (GstSpdlDecodeClass * klass)
    * "spdl-skipped" element message with the epoch's counts by reason is
    * posted when the epoch's end passes, if any sample was skipped.
    */
-  g_object_class_install_property (gobject_class, PROP_WARNING_LIMIT,
-      g_param_spec_uint ("warning-limit", "Warning limit",
-          "Per-sample warnings posted per epoch (the rest are counted)", 0,
-          G_MAXUINT, DEFAULT_WARNING_LIMIT,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_PLAYING));
+  gst_spdl_parallel_decoder_class_install_property (gobject_class, PROP_N,
+      GST_SPDL_PARALLEL_DECODER_PROP_WARNING_LIMIT,
+      "Per-sample warnings posted per epoch (the rest are counted)");
   /**
    * GstSpdlDecode:skip-recovered:
    *
@@ -461,12 +444,10 @@ gst_spdl_decode_class_init (GstSpdlDecodeClass * klass)
    * made of it, the pixels PIL gives. TRUE: skip them instead, with the
    * reason recovered.
    */
-  g_object_class_install_property (gobject_class, PROP_SKIP_RECOVERED,
-      g_param_spec_boolean ("skip-recovered", "Skip recovered",
-          "Skip images decoded from damaged data rather than deliver them "
-          "with a warning", DEFAULT_SKIP_RECOVERED,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_PLAYING));
+  gst_spdl_parallel_decoder_class_install_property (gobject_class, PROP_N,
+      GST_SPDL_PARALLEL_DECODER_PROP_SKIP_RECOVERED,
+      "Skip images decoded from damaged data rather than deliver them "
+      "with a warning");
   g_object_class_install_property (gobject_class, PROP_DCT_SCALING,
       g_param_spec_boolean ("dct-scaling", "DCT scaling",
           "With exact=false, downscale JPEGs in the DCT domain once at least "
@@ -499,10 +480,9 @@ gst_spdl_decode_class_init (GstSpdlDecodeClass * klass)
           "Match PIL's resize (FALSE: large JPEGs faster, pixels differ "
           "slightly)",
           DEFAULT_EXACT, READY_PARAM));
-  g_object_class_install_property (gobject_class, PROP_ERRORS,
-      g_param_spec_uint64 ("errors", "Errors",
-          "Samples skipped so far because they could not be decoded", 0,
-          G_MAXUINT64, 0, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+  gst_spdl_parallel_decoder_class_install_property (gobject_class, PROP_N,
+      GST_SPDL_PARALLEL_DECODER_PROP_ERRORS,
+      "Samples skipped so far because they could not be decoded");
   /**
    * GstSpdlDecode:error-counts:
    *
@@ -511,18 +491,15 @@ gst_spdl_decode_class_init (GstSpdlDecodeClass * klass)
    * unsupported-format, recovered with #GstSpdlDecode:skip-recovered, and
    * the video and audio reasons, always 0 here).
    */
-  g_object_class_install_property (gobject_class, PROP_ERROR_COUNTS,
-      g_param_spec_boxed ("error-counts", "Error counts",
-          "Skipped samples by reason", GST_TYPE_STRUCTURE,
-          G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
-  g_object_class_install_property (gobject_class, PROP_DECODED,
-      g_param_spec_uint64 ("decoded", "Decoded", "Samples decoded so far",
-          0, G_MAXUINT64, 0, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
-  g_object_class_install_property (gobject_class, PROP_RECOVERED,
-      g_param_spec_uint64 ("recovered", "Recovered",
-          "Samples delivered so far that were decoded from damaged data "
-          "(each warned about; see skip-recovered)", 0, G_MAXUINT64, 0,
-          G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+  gst_spdl_parallel_decoder_class_install_property (gobject_class, PROP_N,
+      GST_SPDL_PARALLEL_DECODER_PROP_ERROR_COUNTS,
+      "Skipped samples by reason");
+  gst_spdl_parallel_decoder_class_install_property (gobject_class, PROP_N,
+      GST_SPDL_PARALLEL_DECODER_PROP_DECODED, "Samples decoded so far");
+  gst_spdl_parallel_decoder_class_install_property (gobject_class, PROP_N,
+      GST_SPDL_PARALLEL_DECODER_PROP_RECOVERED,
+      "Samples delivered so far that were decoded from damaged data "
+      "(each warned about; see skip-recovered)");
 
   /**
    * GstSpdlDecode:stats:
@@ -534,10 +511,9 @@ gst_spdl_decode_class_init (GstSpdlDecodeClass * klass)
    * the threads waited for a core), in-flight, max-in-flight, recovered
    * (samples delivered from damaged data) and skipped-REASON counts.
    */
-  g_object_class_install_property (gobject_class, PROP_STATS,
-      g_param_spec_boxed ("stats", "Statistics",
-          "Samples, decode times and worker pool utilisation",
-          GST_TYPE_STRUCTURE, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+  gst_spdl_parallel_decoder_class_install_property (gobject_class, PROP_N,
+      GST_SPDL_PARALLEL_DECODER_PROP_STATS,
+      "Samples, decode times and worker pool utilisation");
 
   gst_element_class_add_static_pad_template (element_class, &sink_template);
   gst_element_class_add_static_pad_template (element_class, &src_template);
@@ -546,8 +522,29 @@ gst_spdl_decode_class_init (GstSpdlDecodeClass * klass)
       "Decodes JPEG, PNG, WebP, BMP, GIF and TIFF on a pool of threads with "
       "fused resize and crop",
       "gst-spdl authors");
-  element_class->change_state =
-      GST_DEBUG_FUNCPTR (gst_spdl_decode_change_state);
+  decoder_class->item_name = "sample";
+  decoder_class->jobs_per_thread = JOBS_PER_THREAD;
+  decoder_class->job_size = sizeof (GstSpdlDecodeJob);
+  decoder_class->skipped_words = "undecodable samples";
+  decoder_class->recovered_how =
+      "PIL decodes it (skip-recovered=true skips such samples)";
+  decoder_class->drains = TRUE;
+  decoder_class->items_out_decoded = TRUE;
+  decoder_class->start = GST_DEBUG_FUNCPTR (gst_spdl_decode_start);
+  decoder_class->create_state =
+      GST_DEBUG_FUNCPTR (gst_spdl_decode_create_state);
+  decoder_class->free_state = GST_DEBUG_FUNCPTR (gst_spdl_decode_free_state);
+  decoder_class->stop = GST_DEBUG_FUNCPTR (gst_spdl_decode_stop);
+  decoder_class->set_sink_caps =
+      GST_DEBUG_FUNCPTR (gst_spdl_decode_set_sink_caps);
+  decoder_class->prepare_job = GST_DEBUG_FUNCPTR (gst_spdl_decode_prepare_job);
+  decoder_class->clear_job = GST_DEBUG_FUNCPTR (gst_spdl_decode_clear_job);
+  decoder_class->set_flushing =
+      GST_DEBUG_FUNCPTR (gst_spdl_decode_set_flushing);
+  decoder_class->decode = GST_DEBUG_FUNCPTR (gst_spdl_decode_decode);
+  decoder_class->push_output = GST_DEBUG_FUNCPTR (gst_spdl_decode_push_output);
+  decoder_class->post_fatal = GST_DEBUG_FUNCPTR (gst_spdl_decode_post_fatal);
+  decoder_class->src_query = GST_DEBUG_FUNCPTR (gst_spdl_decode_src_query);
 
   gst_type_mark_as_plugin_api (GST_TYPE_SPDL_RESIZE_MODE, 0);
   gst_type_mark_as_plugin_api (GST_TYPE_SPDL_FLIP_MODE, 0);
@@ -559,41 +556,13 @@ gst_spdl_decode_class_init (GstSpdlDecodeClass * klass)
 static void
 gst_spdl_decode_init (GstSpdlDecode * self)
 {
-  self->sinkpad = gst_pad_new_from_static_template (&sink_template, "sink");
-  gst_pad_set_chain_function (self->sinkpad,
-      GST_DEBUG_FUNCPTR (gst_spdl_decode_chain));
-  gst_pad_set_event_function (self->sinkpad,
-      GST_DEBUG_FUNCPTR (gst_spdl_decode_sink_event));
-  gst_pad_set_query_function (self->sinkpad,
-      GST_DEBUG_FUNCPTR (gst_spdl_decode_sink_query));
-  gst_pad_set_activatemode_function (self->sinkpad,
-      GST_DEBUG_FUNCPTR (gst_spdl_decode_sink_activate_mode));
-  gst_element_add_pad (GST_ELEMENT (self), self->sinkpad);
-
-  self->srcpad = gst_pad_new_from_static_template (&src_template, "src");
-  self->held.srcpad = self->srcpad;
-  gst_pad_set_query_function (self->srcpad,
-      GST_DEBUG_FUNCPTR (gst_spdl_decode_src_query));
-  gst_pad_set_activatemode_function (self->srcpad,
-      GST_DEBUG_FUNCPTR (gst_spdl_decode_src_activate_mode));
-  gst_pad_use_fixed_caps (self->srcpad);
-  gst_element_add_pad (GST_ELEMENT (self), self->srcpad);
-
-  self->threads = DEFAULT_THREADS;
-  self->max_in_flight_prop = DEFAULT_MAX_IN_FLIGHT;
-  self->ordered = DEFAULT_ORDERED;
   self->format = DEFAULT_FORMAT;
   gst_spdl_decode_params_init (&self->params);
   self->params.max_pixels = DEFAULT_MAX_PIXELS;
   self->params.max_output_pixels = DEFAULT_MAX_OUTPUT_PIXELS;
   self->max_decode_memory = DEFAULT_MAX_DECODE_MEMORY;
   self->max_scans = DEFAULT_MAX_SCANS;
-  self->max_errors = DEFAULT_MAX_ERRORS;
-  self->warning_limit = DEFAULT_WARNING_LIMIT;
-  self->skip_recovered = DEFAULT_SKIP_RECOVERED;
-  gst_spdl_stats_init (&self->stats);
   g_mutex_init (&self->lock);
-  gst_spdl_work_queue_init (&self->queue, job_free);
 }
 
 static void
@@ -601,9 +570,7 @@ gst_spdl_decode_finalize (GObject * object)
 {
   GstSpdlDecode *self = GST_SPDL_DECODE (object);
 
-  gst_spdl_stats_clear (&self->stats);
   g_mutex_clear (&self->lock);
-  gst_spdl_work_queue_clear (&self->queue);
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
 
@@ -614,17 +581,10 @@ gst_spdl_decode_set_property (GObject * object, guint prop_id,
   GstSpdlDecode *self = GST_SPDL_DECODE (object);
   GstSpdlDecodeParams *p = &self->params;
 
+  if (gst_spdl_parallel_decoder_set_property (object, prop_id, value, pspec))
+    return;
   GST_OBJECT_LOCK (self);
   switch (prop_id) {
-    case PROP_THREADS:
-      self->threads = g_value_get_uint (value);
-      break;
-    case PROP_MAX_IN_FLIGHT:
-      self->max_in_flight_prop = g_value_get_uint (value);
-      break;
-    case PROP_ORDERED:
-      self->ordered = g_value_get_boolean (value);
-      break;
     case PROP_FORMAT:
       self->format = g_value_get_enum (value);
       break;
@@ -670,15 +630,6 @@ gst_spdl_decode_set_property (GObject * object, guint prop_id,
     case PROP_MAX_SCANS:
       self->max_scans = g_value_get_uint (value);
       break;
-    case PROP_MAX_ERRORS:
-      self->max_errors = g_value_get_int (value);
-      break;
-    case PROP_WARNING_LIMIT:
-      self->warning_limit = g_value_get_uint (value);
-      break;
-    case PROP_SKIP_RECOVERED:
-      self->skip_recovered = g_value_get_boolean (value);
-      break;
     case PROP_DCT_SCALING:
       p->dct_scaling = g_value_get_boolean (value);
       break;
@@ -695,26 +646,6 @@ gst_spdl_decode_set_property (GObject * object, guint prop_id,
   GST_OBJECT_UNLOCK (self);
 }
 
-/* called with the object lock */
-static GstStructure *
-stats_new (GstSpdlDecode * self)
-{
-  GstStructure *s = gst_spdl_stats_to_structure (&self->stats);
-  guint64 busy = 0, elapsed = 0;
-  guint threads = self->n_workers;
-
-  gst_structure_get_uint64 (s, "busy", &busy);
-  gst_structure_get_uint64 (s, "elapsed", &elapsed);
-  gst_structure_set (s, "threads", G_TYPE_UINT, threads,
-      "utilisation", G_TYPE_DOUBLE, threads && elapsed ?
-      MIN (1.0, (gdouble) busy / ((gdouble) threads * elapsed)) : 0.0,
-      "in-flight", G_TYPE_UINT, self->queue.in_flight,
-      "max-in-flight", G_TYPE_UINT, self->queue.max_in_flight,
-      "recovered", G_TYPE_UINT64, self->tally.recovered, NULL);
-  gst_spdl_decode_tally_add_skipped (&self->tally, s);
-  return s;
-}
-
 static void
 gst_spdl_decode_get_property (GObject * object, guint prop_id, GValue * value,
     GParamSpec * pspec)
@@ -722,17 +653,10 @@ gst_spdl_decode_get_property (GObject * object, guint prop_id, GValue * value,
   GstSpdlDecode *self = GST_SPDL_DECODE (object);
   GstSpdlDecodeParams *p = &self->params;
 
+  if (gst_spdl_parallel_decoder_get_property (object, prop_id, value, pspec))
+    return;
   GST_OBJECT_LOCK (self);
   switch (prop_id) {
-    case PROP_THREADS:
-      g_value_set_uint (value, self->threads);
-      break;
-    case PROP_MAX_IN_FLIGHT:
-      g_value_set_uint (value, self->max_in_flight_prop);
-      break;
-    case PROP_ORDERED:
-      g_value_set_boolean (value, self->ordered);
-      break;
     case PROP_FORMAT:
       g_value_set_enum (value, self->format);
       break;
@@ -778,15 +702,6 @@ gst_spdl_decode_get_property (GObject * object, guint prop_id, GValue * value,
     case PROP_MAX_SCANS:
       g_value_set_uint (value, self->max_scans);
       break;
-    case PROP_MAX_ERRORS:
-      g_value_set_int (value, self->max_errors);
-      break;
-    case PROP_WARNING_LIMIT:
-      g_value_set_uint (value, self->warning_limit);
-      break;
-    case PROP_SKIP_RECOVERED:
-      g_value_set_boolean (value, self->skip_recovered);
-      break;
     case PROP_DCT_SCALING:
       g_value_set_boolean (value, p->dct_scaling);
       break;
@@ -795,22 +710,6 @@ gst_spdl_decode_get_property (GObject * object, guint prop_id, GValue * value,
       break;
     case PROP_EXACT:
       g_value_set_boolean (value, p->exact);
-      break;
-    case PROP_ERRORS:
-      g_value_set_uint64 (value, self->tally.errors);
-      break;
-    case PROP_ERROR_COUNTS:
-      g_value_take_boxed (value,
-          gst_spdl_decode_tally_error_counts (&self->tally));
-      break;
-    case PROP_DECODED:
-      g_value_set_uint64 (value, self->tally.decoded);
-      break;
-    case PROP_RECOVERED:
-      g_value_set_uint64 (value, self->tally.recovered);
-      break;
-    case PROP_STATS:
-      g_value_take_boxed (value, stats_new (self));
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -831,19 +730,13 @@ fields_free (GstSpdlDecodeFields * fields)
 }
 
 static void
-job_free (gpointer data)
+gst_spdl_decode_clear_job (GstSpdlParallelDecoder * base,
+    GstSpdlParallelDecoderJob * job)
 {
-  GstSpdlDecodeJob *job = data;
+  GstSpdlDecodeJob *decode_job = (GstSpdlDecodeJob *) job;
 
-  if (job->input)
-    gst_buffer_unref (job->input);
-  if (job->output)
-    gst_buffer_unref (job->output);
-  if (job->head.event)
-    gst_event_unref (job->head.event);
-  g_clear_error (&job->error);
-  g_clear_error (&job->filled);
-  g_free (job);
+  gst_clear_buffer (&decode_job->output);
+  g_clear_error (&decode_job->filled);
 }
 
 static gboolean
@@ -891,12 +784,12 @@ decode_output (GstSpdlDecode * self, GstSpdlImageDecoder * dec,
   guint i;
   gboolean ok;
 
-  if (!gst_spdl_geometry_check_output (geom, p, &job->error))
+  if (!gst_spdl_geometry_check_output (geom, p, &job->parent.error))
     return FALSE;
   /* fails past 2^31 bytes, whatever max-output-pixels says */
   if (!gst_video_info_set_format (&info, job->format, geom->out_width,
           geom->out_height))
-    return decode_failed (&job->error, GST_SPDL_DECODE_ERROR_TOO_LARGE,
+    return decode_failed (&job->parent.error, GST_SPDL_DECODE_ERROR_TOO_LARGE,
         "no video frame can be described", geom);
   job->width = geom->out_width;
   job->height = geom->out_height;
@@ -910,12 +803,12 @@ decode_output (GstSpdlDecode * self, GstSpdlImageDecoder * dec,
     out.zero_padding = TRUE;
   }
   if (job->output == NULL)
-    return decode_failed (&job->error, GST_SPDL_DECODE_ERROR_TOO_LARGE,
+    return decode_failed (&job->parent.error, GST_SPDL_DECODE_ERROR_TOO_LARGE,
         "out of memory", geom);
   /* honours the buffer's GstVideoMeta (strides, plane offsets) */
   if (!gst_video_frame_map (&frame, &info, job->output, GST_MAP_WRITE)) {
     gst_clear_buffer (&job->output);
-    return decode_failed (&job->error, GST_SPDL_DECODE_ERROR_UNSUPPORTED,
+    return decode_failed (&job->parent.error, GST_SPDL_DECODE_ERROR_UNSUPPORTED,
         "could not map the output memory", geom);
   }
   out.n_planes = GST_VIDEO_FRAME_N_PLANES (&frame);
@@ -923,10 +816,10 @@ decode_output (GstSpdlDecode * self, GstSpdlImageDecoder * dec,
     out.data[i] = GST_VIDEO_FRAME_PLANE_DATA (&frame, i);
     out.stride[i] = GST_VIDEO_FRAME_PLANE_STRIDE (&frame, i);
   }
-  ok = gst_spdl_image_decoder_decode_to (dec, p, geom, &out, &job->error);
+  ok = gst_spdl_image_decoder_decode_to (dec, p, geom, &out, &job->parent.error);
   gst_video_frame_unmap (&frame);
   /* recovered: every pixel is written, delivered or skipped when pushed */
-  if (!ok && gst_spdl_error_is_recovered (job->error))
+  if (!ok && gst_spdl_error_is_recovered (job->parent.error))
     return TRUE;
   if (!ok)
     gst_clear_buffer (&job->output);
@@ -955,10 +848,10 @@ decode_fields (GstSpdlDecode * self, GstSpdlImageDecoder * dec,
           &target, &bad, &job->filled, &error))
     return;
   /* the field's error, rather than a recovered media image's */
-  g_clear_error (&job->error);
-  job->error = error;
-  job->fatal = job->fields->record->fields[bad].missing ==
-      GST_SPDL_MISSING_ERROR;
+  g_clear_error (&job->parent.error);
+  job->parent.error = error;
+  if (job->fields->record->fields[bad].missing == GST_SPDL_MISSING_ERROR)
+    job->parent.fatal = FATAL_FIELD;
   gst_clear_buffer (&job->output);
 }
 
@@ -973,32 +866,35 @@ decode_job (GstSpdlDecode * self, GstSpdlImageDecoder * dec,
   guint iw, ih;
   gboolean ok;
 
-  if (!gst_buffer_map (job->input, &in, GST_MAP_READ)) {
-    job->error = g_error_new (GST_SPDL_DECODE_ERROR,
+  if (!gst_buffer_map (job->parent.input, &in, GST_MAP_READ)) {
+    job->parent.error = g_error_new (GST_SPDL_DECODE_ERROR,
         GST_SPDL_DECODE_ERROR_UNSUPPORTED, "could not map the input memory");
     return;
   }
   ok = gst_spdl_image_decoder_open (dec, in.data, in.size, p->max_pixels,
-      &iw, &ih, &job->error) &&
-      gst_spdl_geometry_compute (&geom, p, iw, ih, job->epoch, job->index) &&
+      &iw, &ih, &job->parent.error) &&
+      gst_spdl_geometry_compute (&geom, p, iw, ih, job->parent.epoch, job->parent.index) &&
       decode_output (self, dec, job, &geom);
-  gst_buffer_unmap (job->input, &in);
-  if (!ok && job->error == NULL)
-    job->error = g_error_new (GST_SPDL_DECODE_ERROR,
+  gst_buffer_unmap (job->parent.input, &in);
+  if (!ok && job->parent.error == NULL)
+    job->parent.error = g_error_new (GST_SPDL_DECODE_ERROR,
         GST_SPDL_DECODE_ERROR_CORRUPT, "the image has no pixels");
   if (!ok)
     return;
-  gst_buffer_copy_into (job->output, job->input, GST_BUFFER_COPY_FLAGS |
+  gst_buffer_copy_into (job->output, job->parent.input, GST_BUFFER_COPY_FLAGS |
       GST_BUFFER_COPY_TIMESTAMPS, 0, -1);
-  if (gst_spdl_buffer_copy_sample_meta (job->output, job->input))
+  if (gst_spdl_buffer_copy_sample_meta (job->output, job->parent.input))
     decode_fields (self, dec, job, &geom, iw, ih);
+  if (job->output)
+    job->parent.outputs = g_list_append (NULL, g_steal_pointer (&job->output));
 }
 
 /* Runs in a pool thread: decodes one sample with the thread's decoder. */
 static void
-decode_item (gpointer user_data, gpointer state, GstSpdlWorkItem * item)
+gst_spdl_decode_decode (GstSpdlParallelDecoder * base, gpointer state,
+    GstSpdlParallelDecoderJob * job)
 {
-  decode_job (user_data, state, (GstSpdlDecodeJob *) item);
+  decode_job (GST_SPDL_DECODE (base), state, (GstSpdlDecodeJob *) job);
 }
 
 static GstCaps *output_caps (GstVideoFormat format, guint width,
@@ -1045,12 +941,13 @@ setup_pool (GstSpdlDecode * self)
     self->planar_pool = make_pool (self, GST_VIDEO_FORMAT_RGBP);
 }
 
+static void reset_negotiation (GstSpdlDecode * self);
+
+/* The properties of this run, before the threads start. */
 static gboolean
-start_workers (GstSpdlDecode * self)
+gst_spdl_decode_start (GstSpdlParallelDecoder * base)
 {
-  GError *error = NULL;
-  GList *decoders = NULL;
-  guint i, n, max_in_flight;
+  GstSpdlDecode *self = GST_SPDL_DECODE (base);
 
   GST_OBJECT_LOCK (self);
   self->active = self->params;
@@ -1058,53 +955,42 @@ start_workers (GstSpdlDecode * self)
   self->active.gray = self->gray;
   self->active_max_decode_memory = self->max_decode_memory;
   self->active_max_scans = self->max_scans;
-  gst_spdl_decode_tally_reset (&self->tally, self->warning_limit);
-  n = self->threads ? self->threads : g_get_num_processors ();
-  max_in_flight = self->max_in_flight_prop ? self->max_in_flight_prop :
-      n * JOBS_PER_THREAD;
   GST_OBJECT_UNLOCK (self);
-  gst_spdl_stats_reset (&self->stats);
-
-  self->queue.max_in_flight = self->queue.base_in_flight = max_in_flight;
-  self->next_index = 0;
-  self->n_workers = n;
   setup_pool (self);
-  /* a decoder per thread: libjpeg's state and scratch rows are reused */
-  for (i = 0; i < n; i++) {
-    GstSpdlImageDecoder *dec = gst_spdl_image_decoder_new ();
-
-    gst_spdl_image_decoder_set_limits (dec, self->active_max_decode_memory,
-        self->active_max_scans);
-    decoders = g_list_append (decoders, dec);
-  }
-  if (!gst_spdl_work_queue_start (&self->queue, decoders, decode_item, self,
-          &self->stats, &error)) {
-    GST_ELEMENT_ERROR (self, RESOURCE, FAILED,
-        ("Could not start %u decoding threads", n), ("%s", error->message));
-    g_clear_error (&error);
-    return FALSE;
-  }
-  GST_INFO_OBJECT (self, "%u decoding threads, %u samples in flight", n,
-      max_in_flight);
+  reset_negotiation (self);
   return TRUE;
 }
 
-
-static void
-free_decoder (gpointer dec, gpointer user_data)
+/* a decoder per thread: libjpeg's state and scratch rows are reused */
+static gpointer
+gst_spdl_decode_create_state (GstSpdlParallelDecoder * base)
 {
-  gst_spdl_image_decoder_free (dec);
+  GstSpdlDecode *self = GST_SPDL_DECODE (base);
+  GstSpdlImageDecoder *dec = gst_spdl_image_decoder_new ();
+
+  gst_spdl_image_decoder_set_limits (dec, self->active_max_decode_memory,
+      self->active_max_scans);
+  return dec;
 }
 
 static void
-stop_workers (GstSpdlDecode * self)
+gst_spdl_decode_free_state (GstSpdlParallelDecoder * base, gpointer state)
 {
-  gst_spdl_work_queue_stop (&self->queue, free_decoder, NULL);
-  self->n_workers = 0;
+  gst_spdl_image_decoder_free (state);
+}
+
+static void reset_output (GstSpdlDecode * self);
+
+static void
+gst_spdl_decode_stop (GstSpdlParallelDecoder * base)
+{
+  GstSpdlDecode *self = GST_SPDL_DECODE (base);
+
   /* no job points to them any more */
   g_list_free_full (self->fields_seen, (GDestroyNotify) fields_free);
   self->fields_seen = NULL;
   self->fields = NULL;
+  reset_output (self);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1120,7 +1006,8 @@ query_format (GstSpdlDecode * self)
 
   if (self->gray)
     return GST_VIDEO_FORMAT_GRAY8;
-  peer = gst_pad_peer_query_caps (self->srcpad, NULL);
+  peer = gst_pad_peer_query_caps (gst_spdl_parallel_decoder_get_srcpad
+      (GST_SPDL_PARALLEL_DECODER (self)), NULL);
   ours = gst_caps_from_string ("video/x-raw, format=(string){ RGB, RGBP }");
   /* downstream's order first */
   caps = gst_caps_intersect_full (peer, ours, GST_CAPS_INTERSECT_FIRST);
@@ -1181,9 +1068,12 @@ acquire_slot (GstSpdlDecode * self, GstVideoFormat format)
   return buffer;
 }
 
+/* a chain waiting for a downstream buffer returns */
 static void
-set_out_pool_flushing (GstSpdlDecode * self, gboolean flushing)
+gst_spdl_decode_set_flushing (GstSpdlParallelDecoder * base,
+    gboolean flushing)
 {
+  GstSpdlDecode *self = GST_SPDL_DECODE (base);
   GstBufferPool *pool = NULL;
 
   g_mutex_lock (&self->lock);
@@ -1197,64 +1087,27 @@ set_out_pool_flushing (GstSpdlDecode * self, gboolean flushing)
 }
 
 
-static gboolean
-gst_spdl_decode_sink_query (GstPad * pad, GstObject * parent,
-    GstQuery * query)
+/* The stream thread, before the sample is queued. */
+static void
+gst_spdl_decode_prepare_job (GstSpdlParallelDecoder * base,
+    GstSpdlParallelDecoderJob * job)
 {
-  GstSpdlDecode *self = GST_SPDL_DECODE (parent);
+  GstSpdlDecode *self = GST_SPDL_DECODE (base);
+  GstSpdlDecodeJob *decode_job = (GstSpdlDecodeJob *) job;
 
-  switch (GST_QUERY_TYPE (query)) {
-    case GST_QUERY_DRAIN:
-      /* serialized: all decoded and pushed, then downstream drains */
-      if (!gst_spdl_work_queue_drain (&self->queue))
-        return FALSE;
-      return gst_pad_peer_query (self->srcpad, query);
-    case GST_QUERY_ALLOCATION:
-      /* compressed input: nothing to propose */
-      return TRUE;
-    default:
-      return gst_pad_query_default (pad, parent, query);
-  }
-}
-
-static GstFlowReturn
-gst_spdl_decode_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
-{
-  GstSpdlDecode *self = GST_SPDL_DECODE (parent);
-  GstSpdlDecodeJob *job;
-  GstSpdlSampleInfo info;
-  GstFlowReturn ret;
-  gboolean has_info;
-
-  job = g_new0 (GstSpdlDecodeJob, 1);
-  job->input = buffer;
-  job->fields = self->fields;
-  job->format = chain_format (self);
+  decode_job->fields = self->fields;
+  decode_job->format = chain_format (self);
   /* output slots are taken in input order: sample k of a batch fills
    * slot k, whichever worker decodes it */
-  job->output = acquire_slot (self, job->format);
-  gst_spdl_stats_add_in (&self->stats, 1);
-  has_info = gst_spdl_buffer_get_sample_info (buffer, &info);
-  if (has_info) {
-    job->index = info.index;
-    job->epoch = info.epoch;
-  } else {
-    job->index = self->next_index++;
-  }
-  ret = gst_spdl_work_queue_push_input (&self->queue, &job->head);
-  if (ret == GST_FLOW_CUSTOM_ERROR) {
-    GST_ELEMENT_ERROR (self, RESOURCE, FAILED, (NULL),
-        ("could not queue a sample on the decoding threads"));
-    return GST_FLOW_ERROR;
-  }
-  return ret;
+  decode_job->output = acquire_slot (self, decode_job->format);
 }
 
 /* The record of the samples that follow, from the caps' "fields"; the
  * stream thread's, as the samples it tags. */
 static gboolean
-set_fields (GstSpdlDecode * self, GstCaps * caps)
+gst_spdl_decode_set_sink_caps (GstSpdlParallelDecoder * base, GstCaps * caps)
 {
+  GstSpdlDecode *self = GST_SPDL_DECODE (base);
   const gchar *text = gst_structure_get_string (gst_caps_get_structure (caps,
           0), "fields");
   GstSpdlDecodeFields *fields;
@@ -1282,55 +1135,6 @@ set_fields (GstSpdlDecode * self, GstCaps * caps)
   self->fields_seen = g_list_prepend (self->fields_seen, fields);
   self->fields = fields;
   return TRUE;
-}
-
-static void
-queue_event (GstSpdlDecode * self, GstEvent * event)
-{
-  GstSpdlDecodeJob *job = g_new0 (GstSpdlDecodeJob, 1);
-
-  job->head.event = event;
-  gst_spdl_work_queue_push_event (&self->queue, &job->head);
-}
-
-static gboolean
-gst_spdl_decode_sink_event (GstPad * pad, GstObject * parent,
-    GstEvent * event)
-{
-  GstSpdlDecode *self = GST_SPDL_DECODE (parent);
-
-  switch (GST_EVENT_TYPE (event)) {
-    case GST_EVENT_FLUSH_START:
-      gst_spdl_work_queue_set_flushing (&self->queue);
-      /* a chain waiting for a downstream buffer */
-      set_out_pool_flushing (self, TRUE);
-      gst_pad_push_event (self->srcpad, event);
-      gst_pad_pause_task (self->srcpad);
-      return TRUE;
-    case GST_EVENT_FLUSH_STOP:
-      gst_spdl_work_queue_flush_stop (&self->queue, &self->held);
-      set_out_pool_flushing (self, FALSE);
-      gst_pad_push_event (self->srcpad, event);
-      return gst_pad_start_task (self->srcpad,
-          (GstTaskFunction) gst_spdl_decode_loop, self, NULL);
-    case GST_EVENT_CAPS:{
-      GstCaps *caps;
-      gboolean ok;
-
-      /* image/jpeg in; our caps follow from each decoded image, with the
-       * record these describe */
-      gst_event_parse_caps (event, &caps);
-      ok = set_fields (self, caps);
-      gst_event_unref (event);
-      return ok;
-    }
-    default:
-      if (GST_EVENT_IS_SERIALIZED (event)) {
-        queue_event (self, event);
-        return TRUE;
-      }
-      return gst_pad_event_default (pad, parent, event);
-  }
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1400,15 +1204,14 @@ decide_allocation (GstSpdlDecode * self, GstCaps * caps)
   GstBufferPool *pool = NULL;
   GstVideoInfo info;
   guint size, min, max;
-  gboolean ordered;
+  GstPad *srcpad =
+      gst_spdl_parallel_decoder_get_srcpad (GST_SPDL_PARALLEL_DECODER (self));
 
   /* unordered outputs would land in the wrong slots */
-  GST_OBJECT_LOCK (self);
-  ordered = self->ordered;
-  GST_OBJECT_UNLOCK (self);
-  if (ordered && fixed_size (&self->active) &&
+  if (gst_spdl_parallel_decoder_is_ordered (GST_SPDL_PARALLEL_DECODER (self))
+      && fixed_size (&self->active) &&
       gst_video_info_from_caps (&info, caps) &&
-      gst_pad_peer_query (self->srcpad, query) &&
+      gst_pad_peer_query (srcpad, query) &&
       gst_query_get_n_allocation_pools (query) > 0 &&
       gst_query_find_allocation_meta (query, GST_VIDEO_META_API_TYPE, NULL)) {
     gst_query_parse_nth_allocation_pool (query, 0, &pool, &size, &min, &max);
@@ -1426,9 +1229,10 @@ decide_allocation (GstSpdlDecode * self, GstCaps * caps)
 }
 
 static gboolean
-gst_spdl_decode_src_query (GstPad * pad, GstObject * parent, GstQuery * query)
+gst_spdl_decode_src_query (GstSpdlParallelDecoder * base, GstQuery * query)
 {
-  GstSpdlDecode *self = GST_SPDL_DECODE (parent);
+  GstSpdlDecode *self = GST_SPDL_DECODE (base);
+  GstPad *pad = gst_spdl_parallel_decoder_get_srcpad (base);
 
   if (GST_QUERY_TYPE (query) == GST_QUERY_CAPS) {
     GstCaps *filter, *caps = gst_pad_get_current_caps (pad);
@@ -1457,7 +1261,7 @@ gst_spdl_decode_src_query (GstPad * pad, GstObject * parent, GstQuery * query)
     gst_caps_unref (caps);
     return TRUE;
   }
-  return gst_pad_query_default (pad, parent, query);
+  return gst_pad_query_default (pad, GST_OBJECT (self), query);
 }
 
 /* Our caps go out before the first sample of each size; sticky events
@@ -1479,20 +1283,23 @@ static gboolean
 ensure_caps (GstSpdlDecode * self, GstVideoFormat format, guint width,
     guint height, const gchar * fields)
 {
+  GstSpdlParallelDecoder *base = GST_SPDL_PARALLEL_DECODER (self);
+  GstPad *srcpad = gst_spdl_parallel_decoder_get_srcpad (base);
+  gboolean caps_sent = gst_spdl_parallel_decoder_has_output_caps (base);
   GstCaps *caps;
   gboolean ok;
 
   /* downstream asked: its caps again (chain) and its pool again (here) */
-  if (gst_pad_check_reconfigure (self->srcpad)) {
+  if (gst_pad_check_reconfigure (srcpad)) {
     g_mutex_lock (&self->lock);
     self->need_format = TRUE;
     g_mutex_unlock (&self->lock);
-    if (self->held.caps_sent && (caps = gst_pad_get_current_caps (self->srcpad))) {
+    if (caps_sent && (caps = gst_pad_get_current_caps (srcpad))) {
       decide_allocation (self, caps);
       gst_caps_unref (caps);
     }
   }
-  if (self->held.caps_sent && width == self->caps_width &&
+  if (caps_sent && width == self->caps_width &&
       height == self->caps_height && format == self->caps_format &&
       g_strcmp0 (fields, self->caps_fields) == 0)
     return TRUE;
@@ -1500,7 +1307,7 @@ ensure_caps (GstSpdlDecode * self, GstVideoFormat format, guint width,
   /* the record's description, from the sink caps to ours */
   if (fields)
     gst_caps_set_simple (caps, "fields", G_TYPE_STRING, fields, NULL);
-  ok = gst_pad_push_event (self->srcpad, gst_event_new_caps (caps));
+  ok = gst_pad_push_event (srcpad, gst_event_new_caps (caps));
   if (ok)
     decide_allocation (self, caps);
   gst_caps_unref (caps);
@@ -1512,95 +1319,20 @@ ensure_caps (GstSpdlDecode * self, GstVideoFormat format, guint width,
   self->caps_format = format;
   g_free (self->caps_fields);
   self->caps_fields = g_strdup (fields);
-  gst_spdl_held_events_caps_sent (&self->held);
+  gst_spdl_parallel_decoder_caps_sent (base);
   return TRUE;
 }
 
-
-/* Counts a failed sample and warns (the first warning-limit of each
- * epoch on the bus); FALSE once past max-errors. */
-static gboolean
-skip_undecodable (GstSpdlDecode * self, GstSpdlDecodeJob * job)
-{
-  const gchar *path = gst_spdl_buffer_get_path (job->input);
-  const gchar *reason;
-  guint64 errors;
-  gint code, max_errors;
-  gboolean post;
-
-  GST_OBJECT_LOCK (self);
-  post = gst_spdl_decode_tally_skip (&self->tally, job->error, job->epoch,
-      self->warning_limit, &code, &errors);
-  max_errors = self->max_errors;
-  GST_OBJECT_UNLOCK (self);
-  reason = gst_spdl_decode_error_reason (code);
-
-  if (max_errors >= 0 && errors > (guint64) max_errors) {
-    GST_ELEMENT_ERROR (self, STREAM, DECODE,
-        ("Could not decode sample \"%s\": %s; %" G_GUINT64_FORMAT
-            " undecodable samples, more than max-errors=%d", path,
-            job->error->message, errors, max_errors), ("reason: %s", reason));
-    return FALSE;
-  }
-  if (post)
-    GST_ELEMENT_WARNING (self, STREAM, DECODE,
-        ("Skipping sample \"%s\": %s", path, job->error->message),
-        ("reason: %s; %" G_GUINT64_FORMAT " undecodable samples so far",
-            reason, errors));
-  else
-    GST_WARNING_OBJECT (self, "Skipping sample \"%s\": %s (reason %s)",
-        path, job->error->message, reason);
-  return TRUE;
-}
-
-/* Counts a sample decoded from damaged data and warns (with the skipped
- * samples' warnings, the first warning-limit of each epoch on the bus);
- * FALSE if skip-recovered says to skip it instead. */
-static gboolean
-deliver_recovered (GstSpdlDecode * self, GstSpdlDecodeJob * job)
-{
-  const gchar *path = gst_spdl_buffer_get_path (job->input);
-  guint64 recovered;
-  gboolean post;
-
-  GST_OBJECT_LOCK (self);
-  if (self->skip_recovered) {
-    GST_OBJECT_UNLOCK (self);
-    return FALSE;
-  }
-  recovered = ++self->tally.recovered;
-  self->tally.warn_limiter.limit = self->warning_limit;
-  post = gst_spdl_warn_limiter_count (&self->tally.warn_limiter, job->epoch);
-  GST_OBJECT_UNLOCK (self);
-
-  if (post)
-    GST_ELEMENT_WARNING (self, STREAM, DECODE,
-        ("Sample \"%s\" decoded from damaged data: %s", path,
-            job->error->message),
-        ("reason: %s; delivered as PIL decodes it (skip-recovered=true skips "
-            "such samples); %" G_GUINT64_FORMAT " recovered so far",
-            gst_spdl_decode_error_reason (GST_SPDL_DECODE_ERROR_RECOVERED),
-            recovered));
-  else
-    GST_WARNING_OBJECT (self, "Sample \"%s\" decoded from damaged data: %s",
-        path, job->error->message);
-  g_clear_error (&job->error);
-  return TRUE;
-}
 
 /* A bad field made zeros (its policy is empty): warned as skips are,
  * the sample delivered. */
 static void
 warn_filled (GstSpdlDecode * self, GstSpdlDecodeJob * job)
 {
-  const gchar *path = gst_spdl_buffer_get_path (job->input);
-  gboolean post;
+  const gchar *path = gst_spdl_buffer_get_path (job->parent.input);
 
-  GST_OBJECT_LOCK (self);
-  self->tally.warn_limiter.limit = self->warning_limit;
-  post = gst_spdl_warn_limiter_count (&self->tally.warn_limiter, job->epoch);
-  GST_OBJECT_UNLOCK (self);
-  if (post)
+  if (gst_spdl_parallel_decoder_count_warning (GST_SPDL_PARALLEL_DECODER
+          (self), job->parent.epoch))
     GST_ELEMENT_WARNING (self, STREAM, DECODE,
         ("Sample \"%s\": %s", path, job->filled->message),
         ("reason: %s",
@@ -1610,112 +1342,43 @@ warn_filled (GstSpdlDecode * self, GstSpdlDecodeJob * job)
         job->filled->message);
 }
 
-static GstFlowReturn
-push_sample (GstSpdlDecode * self, GstSpdlDecodeJob * job)
+static void
+gst_spdl_decode_post_fatal (GstSpdlParallelDecoder * base,
+    GstSpdlParallelDecoderJob * job)
 {
+  GST_ELEMENT_ERROR (base, STREAM, DECODE,
+      ("Bad sample \"%s\": %s", gst_spdl_buffer_get_path (job->input),
+          job->error->message),
+      ("reason: %s; %s", gst_spdl_decode_error_reason
+          (GST_SPDL_DECODE_ERROR_BAD_FIELD), job->fatal));
+}
+
+/* The source task: the sample's caps (with the record it was decoded
+ * under) and allocation, then the sample. */
+static GstFlowReturn
+gst_spdl_decode_push_output (GstSpdlParallelDecoder * base,
+    GstSpdlParallelDecoderJob * job, GstBuffer * output)
+{
+  GstSpdlDecode *self = GST_SPDL_DECODE (base);
+  GstSpdlDecodeJob *decode_job = (GstSpdlDecodeJob *) job;
   GstFlowReturn ret = GST_FLOW_NOT_NEGOTIATED;
 
-  if (job->output && gst_spdl_error_is_recovered (job->error) &&
-      !deliver_recovered (self, job))
-    gst_clear_buffer (&job->output);
-  if (job->error && job->fatal) {
-    GST_ELEMENT_ERROR (self, STREAM, DECODE,
-        ("Bad sample \"%s\": %s", gst_spdl_buffer_get_path (job->input),
-            job->error->message),
-        ("reason: %s; the field's missing policy is error",
-            gst_spdl_decode_error_reason (GST_SPDL_DECODE_ERROR_BAD_FIELD)));
-    return GST_FLOW_ERROR;
-  }
-  if (job->error)
-    return skip_undecodable (self, job) ? GST_FLOW_OK : GST_FLOW_ERROR;
-  if (job->filled)
-    warn_filled (self, job);
-
-  GST_OBJECT_LOCK (self);
-  self->tally.decoded++;
-  GST_OBJECT_UNLOCK (self);
-  gst_spdl_stats_add_out (&self->stats, 1);
-  if (ensure_caps (self, job->format, job->width, job->height,
-          job->fields ? job->fields->text : NULL))
-    ret = gst_pad_push (self->srcpad, g_steal_pointer (&job->output));
+  if (decode_job->filled)
+    warn_filled (self, decode_job);
+  if (ensure_caps (self, decode_job->format, decode_job->width,
+          decode_job->height, decode_job->fields ?
+          decode_job->fields->text : NULL))
+    ret = gst_pad_push (gst_spdl_parallel_decoder_get_srcpad (base), output);
+  else
+    gst_buffer_unref (output);
   /* a refused sticky caps event shows at the next push */
   if (ret == GST_FLOW_NOT_NEGOTIATED) {
-    post_not_accepted (self, job->format, job->width, job->height);
-    self->held.caps_sent = FALSE;
+    post_not_accepted (self, decode_job->format, decode_job->width,
+        decode_job->height);
+    gst_spdl_parallel_decoder_forget_caps (base);
     ret = GST_FLOW_ERROR;
   }
   return ret;
-}
-
-static void
-gst_spdl_decode_loop (GstSpdlDecode * self)
-{
-  GstSpdlDecodeJob *job;
-  GstFlowReturn ret = GST_FLOW_OK;
-  gboolean ordered;
-
-  GST_OBJECT_LOCK (self);
-  ordered = self->ordered;
-  GST_OBJECT_UNLOCK (self);
-
-  /* the head (ordered), or the first decoded sample before any event */
-  job = (GstSpdlDecodeJob *) gst_spdl_work_queue_take (&self->queue, ordered);
-  if (job == NULL) {
-    gst_pad_pause_task (self->srcpad);
-    return;
-  }
-
-  if (job->head.event) {
-    gboolean is_eos = GST_EVENT_TYPE (job->head.event) == GST_EVENT_EOS;
-
-    if (!gst_spdl_decode_tally_output_event (GST_ELEMENT (self),
-            &self->tally, job->head.event, "sample"))
-      ret = GST_FLOW_ERROR;
-    else
-      gst_spdl_held_events_push (&self->held,
-          g_steal_pointer (&job->head.event));
-    if (is_eos)
-      ret = GST_FLOW_EOS;
-  } else {
-    ret = push_sample (self, job);
-  }
-  job_free (job);
-
-  if (ret != GST_FLOW_OK)
-    gst_spdl_work_queue_stop_output (&self->queue, GST_ELEMENT (self),
-        self->srcpad, ret);
-}
-
-static gboolean
-gst_spdl_decode_src_activate_mode (GstPad * pad, GstObject * parent,
-    GstPadMode mode, gboolean active)
-{
-  GstSpdlDecode *self = GST_SPDL_DECODE (parent);
-
-  if (mode != GST_PAD_MODE_PUSH)
-    return FALSE;
-  if (active) {
-    gst_spdl_work_queue_set_flowing (&self->queue);
-    return gst_pad_start_task (pad, (GstTaskFunction) gst_spdl_decode_loop,
-        self, NULL);
-  }
-  gst_spdl_work_queue_set_flushing (&self->queue);
-  set_out_pool_flushing (self, TRUE);
-  return gst_pad_stop_task (pad);
-}
-
-static gboolean
-gst_spdl_decode_sink_activate_mode (GstPad * pad, GstObject * parent,
-    GstPadMode mode, gboolean active)
-{
-  GstSpdlDecode *self = GST_SPDL_DECODE (parent);
-
-  if (mode != GST_PAD_MODE_PUSH)
-    return FALSE;
-  /* unblock a chain waiting for room */
-  if (!active)
-    gst_spdl_work_queue_set_flushing (&self->queue);
-  return TRUE;
 }
 
 static void
@@ -1726,9 +1389,6 @@ reset_negotiation (GstSpdlDecode * self)
   self->out_format = self->gray ? GST_VIDEO_FORMAT_GRAY8 :
       GST_VIDEO_FORMAT_RGB;
   g_mutex_unlock (&self->lock);
-  g_mutex_lock (&self->queue.lock);
-  self->queue.outputting = FALSE;
-  g_mutex_unlock (&self->queue.lock);
 }
 
 static void
@@ -1743,33 +1403,6 @@ reset_output (GstSpdlDecode * self)
     gst_buffer_pool_set_active (self->planar_pool, FALSE);
     gst_clear_object (&self->planar_pool);
   }
-  gst_spdl_held_events_reset (&self->held);
   self->caps_width = self->caps_height = 0;
   g_clear_pointer (&self->caps_fields, g_free);
-}
-
-static GstStateChangeReturn
-gst_spdl_decode_change_state (GstElement * element, GstStateChange transition)
-{
-  GstSpdlDecode *self = GST_SPDL_DECODE (element);
-  GstStateChangeReturn ret;
-
-  if (transition == GST_STATE_CHANGE_READY_TO_PAUSED) {
-    if (!start_workers (self)) {
-      stop_workers (self);
-      reset_output (self);
-      return GST_STATE_CHANGE_FAILURE;
-    }
-    reset_negotiation (self);
-  }
-
-  ret = GST_ELEMENT_CLASS (parent_class)->change_state (element, transition);
-
-  if (transition == GST_STATE_CHANGE_PAUSED_TO_READY ||
-      (transition == GST_STATE_CHANGE_READY_TO_PAUSED &&
-          ret == GST_STATE_CHANGE_FAILURE)) {
-    stop_workers (self);
-    reset_output (self);
-  }
-  return ret;
 }

@@ -13,16 +13,13 @@
 #include <gst/video/video.h>
 
 #include "gstspdlimage.h"
-#include "gstspdlstats.h"
-#include "gstspdlerrors.h"
-#include "gstspdlheldevents.h"
-#include "gstspdlworkqueue.h"
+#include "gstspdlparalleldecoder.h"
 
 G_BEGIN_DECLS
 
 #define GST_TYPE_SPDL_DECODE (gst_spdl_decode_get_type ())
 G_DECLARE_FINAL_TYPE (GstSpdlDecode, gst_spdl_decode, GST, SPDL_DECODE,
-    GstElement)
+    GstSpdlParallelDecoder)
 
 #define GST_TYPE_SPDL_RESIZE_MODE (gst_spdl_resize_mode_get_type ())
 GType gst_spdl_resize_mode_get_type (void);
@@ -39,29 +36,14 @@ GType gst_spdl_flip_mode_get_type (void);
 
 struct _GstSpdlDecode
 {
-  GstElement parent;
-
-  GstPad *sinkpad;
-  GstPad *srcpad;
+  GstSpdlParallelDecoder parent;
 
   /* properties, under the object lock */
-  guint threads;
-  guint max_in_flight_prop;     /* 0: JOBS_PER_THREAD per thread */
-  gboolean ordered;
   GstSpdlDecodeFormat format;
   GstSpdlDecodeParams params;
   guint64 max_decode_memory;
   guint max_scans;
-  gint max_errors;
-  guint warning_limit;
-  gboolean skip_recovered;
-  GstSpdlDecodeTally tally;
-  GstSpdlStats stats;
 
-  /* samples and events in arrival order, the decoding threads */
-  GstSpdlWorkQueue queue;
-  guint64 next_index;           /* for samples without metadata */
-  guint n_workers;
   GstSpdlDecodeParams active;   /* params of this run (copied at start) */
   guint64 active_max_decode_memory;
   guint active_max_scans;
@@ -83,7 +65,6 @@ struct _GstSpdlDecode
   guint caps_width, caps_height;
   GstVideoFormat caps_format;
   gchar *caps_fields;           /* the "fields" of the caps sent */
-  GstSpdlHeldEvents held;       /* sticky events waiting for our caps */
 };
 
 GST_ELEMENT_REGISTER_DECLARE (spdldecode);

@@ -26,12 +26,17 @@
 GST_DEBUG_CATEGORY_STATIC (spdl_parallel_decoder_debug);
 #define GST_CAT_DEFAULT spdl_parallel_decoder_debug
 
-/* A job or a serialized event, in arrival order. */
+/* A job or a serialized event, in arrival order; the job is the class's
+ * job_size. */
 typedef struct
 {
   GstSpdlWorkItem head;
+  GstSpdlParallelDecoder *owner;        /* not a reference: its clear_job */
   GstSpdlParallelDecoderJob job;
 } Item;
+
+#define DEFAULT_ORDERED TRUE
+#define DEFAULT_SKIP_RECOVERED FALSE
 
 typedef struct
 {
@@ -42,6 +47,9 @@ typedef struct
   guint threads;
   gint max_errors;
   guint warning_limit;
+  gboolean skip_recovered;
+  guint max_in_flight;          /* 0: the class's count per thread */
+  gboolean ordered;
   GstSpdlDecodeTally tally;
   guint64 outputs;              /* pushed */
   GstSpdlStats stats;
@@ -128,7 +136,12 @@ static gboolean gst_spdl_parallel_decoder_src_activate_mode (GstPad * pad,
 static gboolean gst_spdl_parallel_decoder_sink_activate_mode (GstPad * pad,
     GstObject * parent, GstPadMode mode, gboolean active);
 static void gst_spdl_parallel_decoder_loop (GstSpdlParallelDecoder * self);
+static gboolean gst_spdl_parallel_decoder_src_query (GstPad * pad,
+    GstObject * parent, GstQuery * query);
 static void item_free (gpointer item);
+static gboolean check_fields (GstSpdlParallelDecoder * self, GstCaps * caps);
+static GstFlowReturn default_push_output (GstSpdlParallelDecoder * self,
+    GstSpdlParallelDecoderJob * job, GstBuffer * output);
 
 static void
 gst_spdl_parallel_decoder_class_init (GstSpdlParallelDecoderClass * klass)
@@ -146,6 +159,10 @@ gst_spdl_parallel_decoder_class_init (GstSpdlParallelDecoderClass * klass)
   element_class->change_state =
       GST_DEBUG_FUNCPTR (gst_spdl_parallel_decoder_change_state);
   klass->item_name = "sample";
+  klass->skipped_words = "skipped";
+  klass->recovered_how = "FFmpeg decodes it";
+  klass->set_sink_caps = check_fields;
+  klass->push_output = default_push_output;
   gst_type_mark_as_plugin_api (GST_TYPE_SPDL_PARALLEL_DECODER, 0);
 }
 
@@ -175,6 +192,8 @@ gst_spdl_parallel_decoder_init (GstSpdlParallelDecoder * self,
   priv->srcpad = gst_pad_new_from_template (templ, "src");
   gst_pad_set_activatemode_function (priv->srcpad,
       GST_DEBUG_FUNCPTR (gst_spdl_parallel_decoder_src_activate_mode));
+  gst_pad_set_query_function (priv->srcpad,
+      GST_DEBUG_FUNCPTR (gst_spdl_parallel_decoder_src_query));
   gst_pad_use_fixed_caps (priv->srcpad);
   gst_element_add_pad (GST_ELEMENT (self), priv->srcpad);
   priv->held.srcpad = priv->srcpad;
@@ -182,8 +201,10 @@ gst_spdl_parallel_decoder_init (GstSpdlParallelDecoder * self,
   priv->threads = DEFAULT_THREADS;
   priv->max_errors = DEFAULT_MAX_ERRORS;
   priv->warning_limit = DEFAULT_WARNING_LIMIT;
+  priv->skip_recovered = DEFAULT_SKIP_RECOVERED;
+  priv->ordered = DEFAULT_ORDERED;
   gst_spdl_stats_init (&priv->stats);
-  gst_spdl_work_queue_init (&priv->queue, (GDestroyNotify) item_free);
+  gst_spdl_work_queue_init (&priv->queue, item_free);
 }
 
 static void
@@ -206,6 +227,98 @@ gst_spdl_parallel_decoder_finalize (GObject * object)
  * @first_prop_id: the first id after the subclass's own
  * @blurbs: the descriptions, in the subclass's words
  *
+ * Installs threads, max-errors, warning-limit, errors, error-counts and
+ * stats on @klass (so they read as the element's own), and clips,
+ * decoded, recovered, skip-recovered, max-in-flight and ordered where
+ * @blurbs describes them, at ids
+ * @first_prop_id + GST_SPDL_PARALLEL_DECODER_PROP_*.
+ */
+/**
+ * gst_spdl_parallel_decoder_class_install_property:
+ * @klass: the subclass's class
+ * @first_prop_id: the first id after the subclass's own
+ * @id: which, a GST_SPDL_PARALLEL_DECODER_PROP_*
+ * @blurb: its description, in the subclass's words
+ *
+ * Installs one of the shared properties on @klass (so it reads as the
+ * element's own) at id @first_prop_id + @id.
+ */
+void
+gst_spdl_parallel_decoder_class_install_property (GObjectClass * klass,
+    guint first_prop_id, guint id, const gchar * blurb)
+{
+  GstSpdlParallelDecoderClass *decoder_class =
+      GST_SPDL_PARALLEL_DECODER_CLASS (klass);
+  const GParamFlags readable = G_PARAM_READABLE | G_PARAM_STATIC_STRINGS;
+  const GParamFlags playing = G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+      GST_PARAM_MUTABLE_PLAYING;
+  const GParamFlags ready = G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+      GST_PARAM_MUTABLE_READY;
+  GParamSpec *pspec;
+
+  switch (id) {
+    case GST_SPDL_PARALLEL_DECODER_PROP_THREADS:
+      pspec = g_param_spec_uint ("threads", "Threads", blurb, 0, 256,
+          DEFAULT_THREADS, ready);
+      break;
+    case GST_SPDL_PARALLEL_DECODER_PROP_MAX_ERRORS:
+      pspec = g_param_spec_int ("max-errors", "Max errors", blurb, -1,
+          G_MAXINT, DEFAULT_MAX_ERRORS, playing);
+      break;
+    case GST_SPDL_PARALLEL_DECODER_PROP_WARNING_LIMIT:
+      pspec = g_param_spec_uint ("warning-limit", "Warning limit", blurb, 0,
+          G_MAXUINT, DEFAULT_WARNING_LIMIT, playing);
+      break;
+    case GST_SPDL_PARALLEL_DECODER_PROP_ERRORS:
+      pspec = g_param_spec_uint64 ("errors", "Errors", blurb, 0,
+          G_MAXUINT64, 0, readable);
+      break;
+    case GST_SPDL_PARALLEL_DECODER_PROP_ERROR_COUNTS:
+      pspec = g_param_spec_boxed ("error-counts", "Error counts", blurb,
+          GST_TYPE_STRUCTURE, readable);
+      break;
+    case GST_SPDL_PARALLEL_DECODER_PROP_CLIPS:
+      pspec = g_param_spec_uint64 ("clips", "Clips", blurb, 0, G_MAXUINT64,
+          0, readable);
+      break;
+    case GST_SPDL_PARALLEL_DECODER_PROP_STATS:
+      pspec = g_param_spec_boxed ("stats", "Statistics", blurb,
+          GST_TYPE_STRUCTURE, readable);
+      break;
+    case GST_SPDL_PARALLEL_DECODER_PROP_DECODED:
+      pspec = g_param_spec_uint64 ("decoded", "Decoded", blurb, 0,
+          G_MAXUINT64, 0, readable);
+      break;
+    case GST_SPDL_PARALLEL_DECODER_PROP_RECOVERED:
+      pspec = g_param_spec_uint64 ("recovered", "Recovered", blurb, 0,
+          G_MAXUINT64, 0, readable);
+      break;
+    case GST_SPDL_PARALLEL_DECODER_PROP_SKIP_RECOVERED:
+      pspec = g_param_spec_boolean ("skip-recovered", "Skip recovered",
+          blurb, DEFAULT_SKIP_RECOVERED, playing);
+      break;
+    case GST_SPDL_PARALLEL_DECODER_PROP_MAX_IN_FLIGHT:
+      pspec = g_param_spec_uint ("max-in-flight", "Max in flight", blurb, 0,
+          65536, 0, ready);
+      break;
+    case GST_SPDL_PARALLEL_DECODER_PROP_ORDERED:
+      pspec = g_param_spec_boolean ("ordered", "Ordered", blurb,
+          DEFAULT_ORDERED, ready);
+      break;
+    default:
+      g_return_if_reached ();
+  }
+  decoder_class->first_prop_id = first_prop_id;
+  decoder_class->shared_props |= 1u << id;
+  g_object_class_install_property (klass, first_prop_id + id, pspec);
+}
+
+/**
+ * gst_spdl_parallel_decoder_class_install_properties:
+ * @klass: the subclass's class
+ * @first_prop_id: the first id after the subclass's own
+ * @blurbs: the descriptions, in the subclass's words
+ *
  * Installs threads, max-errors, warning-limit, errors, error-counts, clips
  * and stats on @klass (so they read as the element's own), at ids
  * @first_prop_id + GST_SPDL_PARALLEL_DECODER_PROP_*.
@@ -214,43 +327,25 @@ void
 gst_spdl_parallel_decoder_class_install_properties (GObjectClass * klass,
     guint first_prop_id, const GstSpdlParallelDecoderBlurbs * blurbs)
 {
-  guint id = first_prop_id;
+  const struct
+  {
+    guint id;
+    const gchar *blurb;
+  } props[] = {
+    {GST_SPDL_PARALLEL_DECODER_PROP_THREADS, blurbs->threads},
+    {GST_SPDL_PARALLEL_DECODER_PROP_MAX_ERRORS, blurbs->max_errors},
+    {GST_SPDL_PARALLEL_DECODER_PROP_WARNING_LIMIT,
+        "Per-sample warnings posted per epoch (the rest are counted)"},
+    {GST_SPDL_PARALLEL_DECODER_PROP_ERRORS, blurbs->errors},
+    {GST_SPDL_PARALLEL_DECODER_PROP_ERROR_COUNTS, blurbs->error_counts},
+    {GST_SPDL_PARALLEL_DECODER_PROP_CLIPS, "Clips pushed so far"},
+    {GST_SPDL_PARALLEL_DECODER_PROP_STATS, blurbs->stats},
+  };
+  guint i;
 
-  GST_SPDL_PARALLEL_DECODER_CLASS (klass)->first_prop_id = first_prop_id;
-  g_object_class_install_property (klass,
-      id + GST_SPDL_PARALLEL_DECODER_PROP_THREADS,
-      g_param_spec_uint ("threads", "Threads", blurbs->threads, 0, 256,
-          DEFAULT_THREADS, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_READY));
-  g_object_class_install_property (klass,
-      id + GST_SPDL_PARALLEL_DECODER_PROP_MAX_ERRORS,
-      g_param_spec_int ("max-errors", "Max errors", blurbs->max_errors, -1,
-          G_MAXINT, DEFAULT_MAX_ERRORS, G_PARAM_READWRITE |
-          G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING));
-  g_object_class_install_property (klass,
-      id + GST_SPDL_PARALLEL_DECODER_PROP_WARNING_LIMIT,
-      g_param_spec_uint ("warning-limit", "Warning limit",
-          "Per-sample warnings posted per epoch (the rest are counted)", 0,
-          G_MAXUINT, DEFAULT_WARNING_LIMIT,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_PLAYING));
-  g_object_class_install_property (klass,
-      id + GST_SPDL_PARALLEL_DECODER_PROP_ERRORS,
-      g_param_spec_uint64 ("errors", "Errors", blurbs->errors, 0,
-          G_MAXUINT64, 0, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
-  g_object_class_install_property (klass,
-      id + GST_SPDL_PARALLEL_DECODER_PROP_ERROR_COUNTS,
-      g_param_spec_boxed ("error-counts", "Error counts",
-          blurbs->error_counts, GST_TYPE_STRUCTURE,
-          G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
-  g_object_class_install_property (klass,
-      id + GST_SPDL_PARALLEL_DECODER_PROP_CLIPS,
-      g_param_spec_uint64 ("clips", "Clips", "Clips pushed so far", 0,
-          G_MAXUINT64, 0, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
-  g_object_class_install_property (klass,
-      id + GST_SPDL_PARALLEL_DECODER_PROP_STATS,
-      g_param_spec_boxed ("stats", "Statistics", blurbs->stats,
-          GST_TYPE_STRUCTURE, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+  for (i = 0; i < G_N_ELEMENTS (props); i++)
+    gst_spdl_parallel_decoder_class_install_property (klass, first_prop_id,
+        props[i].id, props[i].blurb);
 }
 
 /* @prop_id as one of the shared properties, or -1 */
@@ -299,6 +394,21 @@ gst_spdl_parallel_decoder_set_property (GObject * object, guint prop_id,
       priv->warning_limit = g_value_get_uint (value);
       GST_OBJECT_UNLOCK (object);
       return TRUE;
+    case GST_SPDL_PARALLEL_DECODER_PROP_SKIP_RECOVERED:
+      GST_OBJECT_LOCK (object);
+      priv->skip_recovered = g_value_get_boolean (value);
+      GST_OBJECT_UNLOCK (object);
+      return TRUE;
+    case GST_SPDL_PARALLEL_DECODER_PROP_MAX_IN_FLIGHT:
+      GST_OBJECT_LOCK (object);
+      priv->max_in_flight = g_value_get_uint (value);
+      GST_OBJECT_UNLOCK (object);
+      return TRUE;
+    case GST_SPDL_PARALLEL_DECODER_PROP_ORDERED:
+      GST_OBJECT_LOCK (object);
+      priv->ordered = g_value_get_boolean (value);
+      GST_OBJECT_UNLOCK (object);
+      return TRUE;
     default:
       return FALSE;
   }
@@ -309,12 +419,28 @@ static GstStructure *
 stats_new (GstSpdlParallelDecoder * self)
 {
   GstSpdlParallelDecoderPrivate *priv = PRIV (self);
+  GstSpdlParallelDecoderClass *klass = CLASS (self);
   GstStructure *s = gst_spdl_stats_to_structure (&priv->stats);
+  guint threads = priv->n_workers;
 
-  gst_structure_set (s, "threads", G_TYPE_UINT, priv->n_workers,
-      "clips", G_TYPE_UINT64, priv->outputs, "recovered", G_TYPE_UINT64,
-      priv->tally.recovered, NULL);
-  if (CLASS (self)->add_stats) {
+  gst_structure_set (s, "threads", G_TYPE_UINT, threads, NULL);
+  if (klass->shared_props & 1u << GST_SPDL_PARALLEL_DECODER_PROP_CLIPS)
+    gst_structure_set (s, "clips", G_TYPE_UINT64, priv->outputs, NULL);
+  if (klass->shared_props & 1u << GST_SPDL_PARALLEL_DECODER_PROP_MAX_IN_FLIGHT) {
+    guint64 busy = 0, elapsed = 0;
+
+    gst_structure_get_uint64 (s, "busy", &busy);
+    gst_structure_get_uint64 (s, "elapsed", &elapsed);
+    g_mutex_lock (&priv->queue.lock);
+    gst_structure_set (s, "utilisation", G_TYPE_DOUBLE, threads && elapsed ?
+        MIN (1.0, (gdouble) busy / ((gdouble) threads * elapsed)) : 0.0,
+        "in-flight", G_TYPE_UINT, priv->queue.in_flight,
+        "max-in-flight", G_TYPE_UINT, priv->queue.max_in_flight, NULL);
+    g_mutex_unlock (&priv->queue.lock);
+  }
+  gst_structure_set (s, "recovered", G_TYPE_UINT64, priv->tally.recovered,
+      NULL);
+  if (klass->add_stats) {
     /* the live states are only read */
     g_mutex_lock (&priv->queue.lock);
     CLASS (self)->add_stats (self, s, priv->queue.states);
@@ -361,6 +487,21 @@ gst_spdl_parallel_decoder_get_property (GObject * object, guint prop_id,
     case GST_SPDL_PARALLEL_DECODER_PROP_CLIPS:
       g_value_set_uint64 (value, priv->outputs);
       break;
+    case GST_SPDL_PARALLEL_DECODER_PROP_DECODED:
+      g_value_set_uint64 (value, priv->tally.decoded);
+      break;
+    case GST_SPDL_PARALLEL_DECODER_PROP_RECOVERED:
+      g_value_set_uint64 (value, priv->tally.recovered);
+      break;
+    case GST_SPDL_PARALLEL_DECODER_PROP_SKIP_RECOVERED:
+      g_value_set_boolean (value, priv->skip_recovered);
+      break;
+    case GST_SPDL_PARALLEL_DECODER_PROP_MAX_IN_FLIGHT:
+      g_value_set_uint (value, priv->max_in_flight);
+      break;
+    case GST_SPDL_PARALLEL_DECODER_PROP_ORDERED:
+      g_value_set_boolean (value, priv->ordered);
+      break;
     case GST_SPDL_PARALLEL_DECODER_PROP_STATS:
       g_value_take_boxed (value, stats_new (self));
       break;
@@ -388,6 +529,31 @@ gst_spdl_parallel_decoder_get_srcpad (GstSpdlParallelDecoder * self)
   return PRIV (self)->srcpad;
 }
 
+gboolean
+gst_spdl_parallel_decoder_is_ordered (GstSpdlParallelDecoder * self)
+{
+  gboolean ordered;
+
+  GST_OBJECT_LOCK (self);
+  ordered = PRIV (self)->ordered;
+  GST_OBJECT_UNLOCK (self);
+  return ordered;
+}
+
+gboolean
+gst_spdl_parallel_decoder_count_warning (GstSpdlParallelDecoder * self,
+    guint epoch)
+{
+  GstSpdlParallelDecoderPrivate *priv = PRIV (self);
+  gboolean post;
+
+  GST_OBJECT_LOCK (self);
+  priv->tally.warn_limiter.limit = priv->warning_limit;
+  post = gst_spdl_warn_limiter_count (&priv->tally.warn_limiter, epoch);
+  GST_OBJECT_UNLOCK (self);
+  return post;
+}
+
 /* ------------------------------------------------------------------------ */
 /* Decoding one input (a worker thread)                                     */
 
@@ -396,6 +562,8 @@ item_free (gpointer data)
 {
   Item *item = data;
 
+  if (item->owner && CLASS (item->owner)->clear_job)
+    CLASS (item->owner)->clear_job (item->owner, &item->job);
   if (item->job.input)
     gst_buffer_unref (item->job.input);
   if (item->head.event)
@@ -423,21 +591,34 @@ start_workers (GstSpdlParallelDecoder * self)
   GList *states = NULL;
   guint i, n;
 
+  guint max_in_flight;
+
   GST_OBJECT_LOCK (self);
   gst_spdl_decode_tally_reset (&priv->tally, priv->warning_limit);
   priv->outputs = 0;
   n = priv->threads ? priv->threads : g_get_num_processors ();
+  max_in_flight = priv->max_in_flight;
   GST_OBJECT_UNLOCK (self);
   gst_spdl_stats_reset (&priv->stats);
   if (klass->start && !klass->start (self))
     return FALSE;
 
-  /* beyond the default per thread, only while the inputs held stay
-   * within the class's bytes */
-  priv->queue.max_in_flight = n * (klass->jobs_per_thread ?
-      klass->jobs_per_thread : DEFAULT_JOBS_PER_THREAD);
-  priv->queue.base_in_flight = n * DEFAULT_JOBS_PER_THREAD;
+  if (max_in_flight) {
+    /* the user's bound, whatever the inputs' size */
+    priv->queue.max_in_flight = priv->queue.base_in_flight = max_in_flight;
+  } else {
+    /* beyond the default per thread, only while the inputs held stay
+     * within the class's bytes (without a byte bound: all of them) */
+    priv->queue.max_in_flight = n * (klass->jobs_per_thread ?
+        klass->jobs_per_thread : DEFAULT_JOBS_PER_THREAD);
+    priv->queue.base_in_flight = klass->max_bytes_in_flight ?
+        n * DEFAULT_JOBS_PER_THREAD : priv->queue.max_in_flight;
+  }
   priv->queue.max_bytes_in_flight = klass->max_bytes_in_flight;
+  /* a task stopped while outputting left it set: a DRAIN would wait */
+  g_mutex_lock (&priv->queue.lock);
+  priv->queue.outputting = FALSE;
+  g_mutex_unlock (&priv->queue.lock);
   priv->next_index = 0;
   priv->n_workers = n;
   for (i = 0; i < n; i++)
@@ -450,6 +631,8 @@ start_workers (GstSpdlParallelDecoder * self)
     g_clear_error (&error);
     return FALSE;
   }
+  GST_INFO_OBJECT (self, "%u decoding threads, %u %ss in flight", n,
+      priv->queue.max_in_flight, klass->item_name);
   return TRUE;
 }
 
@@ -467,6 +650,8 @@ static void
 stop_workers (GstSpdlParallelDecoder * self)
 {
   gst_spdl_work_queue_stop (&PRIV (self)->queue, free_state, self);
+  if (CLASS (self)->stop)
+    CLASS (self)->stop (self);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -476,8 +661,22 @@ static gboolean
 gst_spdl_parallel_decoder_sink_query (GstPad * pad, GstObject * parent,
     GstQuery * query)
 {
-  if (GST_QUERY_TYPE (query) == GST_QUERY_ALLOCATION)
-    return TRUE;                /* compressed input: nothing to propose */
+  GstSpdlParallelDecoder *self = GST_SPDL_PARALLEL_DECODER (parent);
+  GstSpdlParallelDecoderPrivate *priv = PRIV (self);
+
+  switch (GST_QUERY_TYPE (query)) {
+    case GST_QUERY_DRAIN:
+      if (!CLASS (self)->drains)
+        break;
+      /* serialized: all decoded and pushed, then downstream drains */
+      if (!gst_spdl_work_queue_drain (&priv->queue))
+        return FALSE;
+      return gst_pad_peer_query (priv->srcpad, query);
+    case GST_QUERY_ALLOCATION:
+      return TRUE;              /* compressed input: nothing to propose */
+    default:
+      break;
+  }
   return gst_pad_query_default (pad, parent, query);
 }
 
@@ -487,11 +686,14 @@ gst_spdl_parallel_decoder_chain (GstPad * pad, GstObject * parent,
 {
   GstSpdlParallelDecoder *self = GST_SPDL_PARALLEL_DECODER (parent);
   GstSpdlParallelDecoderPrivate *priv = PRIV (self);
-  Item *item = g_new0 (Item, 1);
+  GstSpdlParallelDecoderClass *klass = CLASS (self);
+  Item *item = g_malloc0 (G_STRUCT_OFFSET (Item, job) +
+      MAX (klass->job_size, sizeof (GstSpdlParallelDecoderJob)));
   GstSpdlSampleInfo info;
   gboolean has_info;
   GstFlowReturn ret;
 
+  item->owner = self;
   item->job.input = buffer;
   gst_spdl_stats_add_in (&priv->stats, 1);
   has_info = gst_spdl_buffer_get_sample_info (buffer, &info);
@@ -502,6 +704,8 @@ gst_spdl_parallel_decoder_chain (GstPad * pad, GstObject * parent,
     item->job.index = priv->next_index++;
   }
   item->head.input_size = gst_buffer_get_size (buffer);
+  if (klass->prepare_job)
+    klass->prepare_job (self, &item->job);
   ret = gst_spdl_work_queue_push_input (&priv->queue, &item->head);
   if (ret == GST_FLOW_CUSTOM_ERROR) {
     GST_ELEMENT_ERROR (self, RESOURCE, FAILED, (NULL),
@@ -557,11 +761,15 @@ gst_spdl_parallel_decoder_sink_event (GstPad * pad, GstObject * parent,
   switch (GST_EVENT_TYPE (event)) {
     case GST_EVENT_FLUSH_START:
       gst_spdl_work_queue_set_flushing (&priv->queue);
+      if (CLASS (self)->set_flushing)
+        CLASS (self)->set_flushing (self, TRUE);
       gst_pad_push_event (priv->srcpad, event);
       gst_pad_pause_task (priv->srcpad);
       return TRUE;
     case GST_EVENT_FLUSH_STOP:
       gst_spdl_work_queue_flush_stop (&priv->queue, &priv->held);
+      if (CLASS (self)->set_flushing)
+        CLASS (self)->set_flushing (self, FALSE);
       gst_pad_push_event (priv->srcpad, event);
       return gst_pad_start_task (priv->srcpad,
           (GstTaskFunction) gst_spdl_parallel_decoder_loop, self, NULL);
@@ -572,7 +780,8 @@ gst_spdl_parallel_decoder_sink_event (GstPad * pad, GstObject * parent,
       /* files in; our caps follow from each output, with the record the
        * input caps describe (set_output_caps) */
       gst_event_parse_caps (event, &caps);
-      ok = check_fields (self, caps);
+      ok = CLASS (self)->set_sink_caps ?
+          CLASS (self)->set_sink_caps (self, caps) : TRUE;
       gst_event_unref (event);
       return ok;
     }
@@ -617,6 +826,18 @@ gst_spdl_parallel_decoder_set_output_caps (GstSpdlParallelDecoder * self,
   return TRUE;
 }
 
+void
+gst_spdl_parallel_decoder_caps_sent (GstSpdlParallelDecoder * self)
+{
+  gst_spdl_held_events_caps_sent (&PRIV (self)->held);
+}
+
+void
+gst_spdl_parallel_decoder_forget_caps (GstSpdlParallelDecoder * self)
+{
+  PRIV (self)->held.caps_sent = FALSE;
+}
+
 gboolean
 gst_spdl_parallel_decoder_set_tensor_caps (GstSpdlParallelDecoder * self,
     GstCaps * caps, const GstSpdlTensorInfo * first)
@@ -652,6 +873,10 @@ skip_input (GstSpdlParallelDecoder * self, GstSpdlParallelDecoderJob * job)
   gint code, max_errors;
   gboolean post;
 
+  if (job->fatal && CLASS (self)->post_fatal) {
+    CLASS (self)->post_fatal (self, job);
+    return FALSE;
+  }
   if (job->fatal) {
     GST_ELEMENT_ERROR (self, STREAM, DECODE,
         ("%c%s \"%s\": %s (%s)", g_ascii_toupper (item_name[0]),
@@ -670,14 +895,16 @@ skip_input (GstSpdlParallelDecoder * self, GstSpdlParallelDecoderJob * job)
   if (max_errors >= 0 && errors > (guint64) max_errors) {
     GST_ELEMENT_ERROR (self, STREAM, DECODE,
         ("Could not decode %s \"%s\": %s; %" G_GUINT64_FORMAT
-            " skipped, more than max-errors=%d", item_name, path,
-            job->error->message, errors, max_errors), ("reason: %s", reason));
+            " %s, more than max-errors=%d", item_name, path,
+            job->error->message, errors, CLASS (self)->skipped_words,
+            max_errors), ("reason: %s", reason));
     return FALSE;
   }
   if (post)
     GST_ELEMENT_WARNING (self, STREAM, DECODE,
         ("Skipping %s \"%s\": %s", item_name, path, job->error->message),
-        ("reason: %s; %" G_GUINT64_FORMAT " skipped so far", reason, errors));
+        ("reason: %s; %" G_GUINT64_FORMAT " %s so far", reason, errors,
+            CLASS (self)->skipped_words));
   else
     GST_WARNING_OBJECT (self, "Skipping %s \"%s\": %s (reason %s)",
         item_name, path, job->error->message, reason);
@@ -709,9 +936,10 @@ deliver_recovered (GstSpdlParallelDecoder * self,
         ("%c%s \"%s\" decoded from damaged data: %s",
             g_ascii_toupper (item_name[0]), item_name + 1, path,
             job->error->message),
-        ("reason: %s; delivered as FFmpeg decodes it; %" G_GUINT64_FORMAT
+        ("reason: %s; delivered as %s; %" G_GUINT64_FORMAT
             " recovered so far", gst_spdl_decode_error_reason
-            (GST_SPDL_DECODE_ERROR_RECOVERED), recovered));
+            (GST_SPDL_DECODE_ERROR_RECOVERED), CLASS (self)->recovered_how,
+            recovered));
   else
     GST_WARNING_OBJECT (self, "%s \"%s\" decoded from damaged data: %s",
         item_name, path, job->error->message);
@@ -719,36 +947,61 @@ deliver_recovered (GstSpdlParallelDecoder * self,
 }
 
 static GstFlowReturn
+default_push_output (GstSpdlParallelDecoder * self,
+    GstSpdlParallelDecoderJob * job, GstBuffer * output)
+{
+  GstSpdlParallelDecoderPrivate *priv = PRIV (self);
+
+  if (CLASS (self)->prepare_output &&
+      !CLASS (self)->prepare_output (self, output)) {
+    gst_buffer_unref (output);
+    return GST_FLOW_NOT_NEGOTIATED;
+  }
+  GST_OBJECT_LOCK (self);
+  priv->outputs++;
+  GST_OBJECT_UNLOCK (self);
+  return gst_pad_push (priv->srcpad, output);
+}
+
+static GstFlowReturn
 push_outputs (GstSpdlParallelDecoder * self, GstSpdlParallelDecoderJob * job)
 {
   GstSpdlParallelDecoderPrivate *priv = PRIV (self);
+  GstSpdlParallelDecoderClass *klass = CLASS (self);
   GstFlowReturn ret = GST_FLOW_OK;
+  gboolean decoded, skip_recovered;
 
-  if (job->outputs && job->error && gst_spdl_error_is_recovered (job->error))
-    deliver_recovered (self, job);
+  if (job->outputs && job->error && gst_spdl_error_is_recovered (job->error)) {
+    GST_OBJECT_LOCK (self);
+    skip_recovered = priv->skip_recovered;
+    GST_OBJECT_UNLOCK (self);
+    /* skipped then, by the reason recovered */
+    if (skip_recovered)
+      g_list_free_full (g_steal_pointer (&job->outputs),
+          (GDestroyNotify) gst_buffer_unref);
+    else
+      deliver_recovered (self, job);
+  }
   if (job->error && !skip_input (self, job))
     return GST_FLOW_ERROR;
   /* a video some of whose clips were dropped (an error) still decoded */
-  if (job->error == NULL || job->outputs) {
+  decoded = job->error == NULL || job->outputs;
+  if (decoded) {
     GST_OBJECT_LOCK (self);
     priv->tally.decoded++;
     GST_OBJECT_UNLOCK (self);
   }
+  /* items-out: the inputs decoded, or every input once output */
+  if (decoded && klass->items_out_decoded)
+    gst_spdl_stats_add_out (&priv->stats, 1);
   while (job->outputs && ret == GST_FLOW_OK) {
     GstBuffer *output = job->outputs->data;
 
     job->outputs = g_list_delete_link (job->outputs, job->outputs);
-    if (CLASS (self)->prepare_output &&
-        !CLASS (self)->prepare_output (self, output)) {
-      gst_buffer_unref (output);
-      return GST_FLOW_NOT_NEGOTIATED;
-    }
-    GST_OBJECT_LOCK (self);
-    priv->outputs++;
-    GST_OBJECT_UNLOCK (self);
-    ret = gst_pad_push (priv->srcpad, output);
+    ret = klass->push_output (self, job, output);
   }
-  gst_spdl_stats_add_out (&priv->stats, 1);
+  if (!klass->items_out_decoded)
+    gst_spdl_stats_add_out (&priv->stats, 1);
   return ret;
 }
 
@@ -758,9 +1011,14 @@ gst_spdl_parallel_decoder_loop (GstSpdlParallelDecoder * self)
 {
   GstSpdlParallelDecoderPrivate *priv = PRIV (self);
   GstFlowReturn ret = GST_FLOW_OK;
+  gboolean ordered;
   Item *item;
 
-  item = (Item *) gst_spdl_work_queue_take (&priv->queue, TRUE);
+  GST_OBJECT_LOCK (self);
+  ordered = priv->ordered;
+  GST_OBJECT_UNLOCK (self);
+  /* the head (ordered), or the first decoded input before any event */
+  item = (Item *) gst_spdl_work_queue_take (&priv->queue, ordered);
   if (item == NULL) {
     gst_pad_pause_task (priv->srcpad);
     return;
@@ -802,7 +1060,20 @@ gst_spdl_parallel_decoder_src_activate_mode (GstPad * pad, GstObject * parent,
         (GstTaskFunction) gst_spdl_parallel_decoder_loop, self, NULL);
   }
   gst_spdl_work_queue_set_flushing (&priv->queue);
+  if (CLASS (self)->set_flushing)
+    CLASS (self)->set_flushing (self, TRUE);
   return gst_pad_stop_task (pad);
+}
+
+static gboolean
+gst_spdl_parallel_decoder_src_query (GstPad * pad, GstObject * parent,
+    GstQuery * query)
+{
+  GstSpdlParallelDecoder *self = GST_SPDL_PARALLEL_DECODER (parent);
+
+  if (CLASS (self)->src_query)
+    return CLASS (self)->src_query (self, query);
+  return gst_pad_query_default (pad, parent, query);
 }
 
 static gboolean

@@ -17,12 +17,13 @@
 
 G_BEGIN_DECLS
 
-/* GstSpdlParallelDecoder: what spdlvideodecode and spdlaudiodecode share,
- * as GstVideoDecoder is for GStreamer's decoders. One input buffer (a
- * whole file) is one job; jobs run on a GThreadPool of "threads" workers,
- * each decode using one of as many per-thread states (a decode chain,
- * created at READY->PAUSED and reused from job to job); the source pad's
- * task pushes each job's outputs in input order, with the serialized
+/* GstSpdlParallelDecoder: what spdldecode, spdlvideodecode and
+ * spdlaudiodecode share, as GstVideoDecoder is for GStreamer's decoders.
+ * One input buffer (a whole file) is one job; jobs run on a GThreadPool of
+ * "threads" workers, each decode using one of as many per-thread states (a
+ * decoder, created at READY->PAUSED and reused from job to job); the
+ * source pad's task pushes each job's outputs in input order (or, with
+ * ordered=false, in completion order), with the serialized
  * events that arrived between the inputs held behind them (sticky events
  * also held until the first caps). A job's GError skips it (or some of
  * its outputs): counted by reason (gstspdlerrors.h) against max-errors,
@@ -39,17 +40,20 @@ G_BEGIN_DECLS
  * prepare_output (on the source task: caps).
  *
  * The queue of inputs and events, the threads, flushing and draining are
- * GstSpdlWorkQueue's, which spdldecode (the image decoder) uses too; the
- * skip counts are a GstSpdlDecodeTally, the events held until the first
- * caps a GstSpdlHeldEvents. spdldecode is not a subclass yet: what it
- * would need here is listed in docs/plugins/notes/spdldecode.md
- * ("One queue, not yet one base"). */
+ * GstSpdlWorkQueue's; the skip counts are a GstSpdlDecodeTally, the events
+ * held until the first caps a GstSpdlHeldEvents. spdldecode (images) is a
+ * subclass too, through the hooks below: its own job fields (prepare_job:
+ * format, batch slot, record), sink caps, flushing and output hooks, and
+ * the properties it installs one by one (decoded, recovered,
+ * skip-recovered, max-in-flight, ordered rather than clips). */
 
 #define GST_TYPE_SPDL_PARALLEL_DECODER (gst_spdl_parallel_decoder_get_type ())
 G_DECLARE_DERIVABLE_TYPE (GstSpdlParallelDecoder, gst_spdl_parallel_decoder,
     GST, SPDL_PARALLEL_DECODER, GstElement)
 
-/* One input and what its decode made. */
+/* One input and what its decode made. A subclass with fields of its own
+ * (set by prepare_job) starts its job struct with this one and gives its
+ * size as the class's job_size. */
 typedef struct
 {
   GstBuffer *input;             /* the sample, read-only */
@@ -84,12 +88,41 @@ struct _GstSpdlParallelDecoderClass
    * at most max_bytes_in_flight bytes */
   guint jobs_per_thread;
   gsize max_bytes_in_flight;
+  /* the subclass's job struct (0: GstSpdlParallelDecoderJob) */
+  gsize job_size;
+  /* the messages' words: skipped inputs ("skipped") in the max-errors
+   * error and the warnings; how a recovered input was decoded ("FFmpeg
+   * decodes it") */
+  const gchar *skipped_words;
+  const gchar *recovered_how;
+  /* a DRAIN query waits until every input before it went downstream
+   * (FALSE: forwarded at once) */
+  gboolean drains;
+  /* stats' items-out counts the inputs decoded (FALSE: every input) */
+  gboolean items_out_decoded;
+  /* the installed shared properties, 1 << GST_SPDL_PARALLEL_DECODER_PROP_* */
+  guint shared_props;
 
   /* READY->PAUSED, before the states: snapshot the properties */
   gboolean (*start) (GstSpdlParallelDecoder * self);
   /* one per thread at start, freed at stop (with the stream lock) */
   gpointer (*create_state) (GstSpdlParallelDecoder * self);
   void (*free_state) (GstSpdlParallelDecoder * self, gpointer state);
+  /* PAUSED->READY (or a failed start), after the threads stopped */
+  void (*stop) (GstSpdlParallelDecoder * self);
+  /* the input caps (not taken); FALSE (with an error posted) refuses
+   * them. The default refuses records with image fields */
+  gboolean (*set_sink_caps) (GstSpdlParallelDecoder * self, GstCaps * caps);
+  /* the stream thread, before the job is queued (input, index and epoch
+   * set): the subclass's own job fields */
+  void (*prepare_job) (GstSpdlParallelDecoder * self,
+      GstSpdlParallelDecoderJob * job);
+  /* the subclass's own job fields, when the job is freed */
+  void (*clear_job) (GstSpdlParallelDecoder * self,
+      GstSpdlParallelDecoderJob * job);
+  /* flushing starts (FLUSH_START, deactivation) or stops (FLUSH_STOP):
+   * what a chain may wait on besides the queue */
+  void (*set_flushing) (GstSpdlParallelDecoder * self, gboolean flushing);
   /* a worker thread: fill job->outputs, or job->error */
   void (*decode) (GstSpdlParallelDecoder * self, gpointer state,
       GstSpdlParallelDecoderJob * job);
@@ -97,6 +130,16 @@ struct _GstSpdlParallelDecoderClass
    * error posted) fails not-negotiated */
   gboolean (*prepare_output) (GstSpdlParallelDecoder * self,
       GstBuffer * output);
+  /* the source task: pushes @output (taken) of @job; the default calls
+   * prepare_output, then pushes */
+  GstFlowReturn (*push_output) (GstSpdlParallelDecoder * self,
+      GstSpdlParallelDecoderJob * job, GstBuffer * output);
+  /* the source task: posts the error of a job whose skip fails
+   * (job->fatal set); the default names the input and job->fatal */
+  void (*post_fatal) (GstSpdlParallelDecoder * self,
+      GstSpdlParallelDecoderJob * job);
+  /* the source pad's queries (the default handler where not given) */
+  gboolean (*src_query) (GstSpdlParallelDecoder * self, GstQuery * query);
   /* the object lock and stream lock held: the subclass's stats fields,
    * @states its live states */
   void (*add_stats) (GstSpdlParallelDecoder * self, GstStructure * s,
@@ -115,11 +158,21 @@ enum
   GST_SPDL_PARALLEL_DECODER_PROP_ERROR_COUNTS,
   GST_SPDL_PARALLEL_DECODER_PROP_CLIPS,
   GST_SPDL_PARALLEL_DECODER_PROP_STATS,
+  GST_SPDL_PARALLEL_DECODER_PROP_DECODED,
+  GST_SPDL_PARALLEL_DECODER_PROP_RECOVERED,
+  GST_SPDL_PARALLEL_DECODER_PROP_SKIP_RECOVERED,
+  GST_SPDL_PARALLEL_DECODER_PROP_MAX_IN_FLIGHT,
+  GST_SPDL_PARALLEL_DECODER_PROP_ORDERED,
   GST_SPDL_PARALLEL_DECODER_N_PROPS,
 };
 
 void gst_spdl_parallel_decoder_class_install_properties (GObjectClass * klass,
     guint first_prop_id, const GstSpdlParallelDecoderBlurbs * blurbs);
+/* one shared property (GST_SPDL_PARALLEL_DECODER_PROP_*) at
+ * @first_prop_id + @id, described by @blurb: for a subclass choosing
+ * which it has */
+void gst_spdl_parallel_decoder_class_install_property (GObjectClass * klass,
+    guint first_prop_id, guint id, const gchar * blurb);
 gboolean gst_spdl_parallel_decoder_set_property (GObject * object,
     guint prop_id, const GValue * value, GParamSpec * pspec);
 gboolean gst_spdl_parallel_decoder_get_property (GObject * object,
@@ -139,6 +192,17 @@ gboolean gst_spdl_parallel_decoder_set_output_caps (GstSpdlParallelDecoder *
  * NEGOTIATION error naming the shape of @first (the clip tensor) */
 gboolean gst_spdl_parallel_decoder_set_tensor_caps (GstSpdlParallelDecoder *
     self, GstCaps * caps, const GstSpdlTensorInfo * first);
+/* the source task, after pushing caps of its own: the sticky events held
+ * for them follow */
+void gst_spdl_parallel_decoder_caps_sent (GstSpdlParallelDecoder * self);
+/* the source task: caps to be pushed again before the next output */
+void gst_spdl_parallel_decoder_forget_caps (GstSpdlParallelDecoder * self);
+/* whether outputs keep input order (the ordered property) */
+gboolean gst_spdl_parallel_decoder_is_ordered (GstSpdlParallelDecoder * self);
+/* a warning about @epoch's input counted against warning-limit: TRUE if
+ * it goes on the bus, FALSE if only to the log */
+gboolean gst_spdl_parallel_decoder_count_warning (GstSpdlParallelDecoder *
+    self, guint epoch);
 /* the source task: whether caps were pushed since start */
 gboolean gst_spdl_parallel_decoder_has_output_caps (GstSpdlParallelDecoder *
     self);

@@ -26,6 +26,7 @@ enum
   MODE_SKIP,                    /* too-short */
   MODE_FATAL,                   /* too-short, with a setting that fails */
   MODE_PARTIAL,                 /* outputs kept, some dropped (corrupt) */
+  MODE_RECOVERED,               /* outputs from damaged data */
 };
 
 typedef struct
@@ -137,6 +138,16 @@ test_get_property (GObject * object, guint prop_id, GValue * value,
     G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
 }
 
+/* the pads and metadata every test decoder has */
+static void
+test_class_add_pads (GstElementClass * element_class, const gchar * longname)
+{
+  gst_element_class_add_static_pad_template (element_class, &sink_template);
+  gst_element_class_add_static_pad_template (element_class, &src_template);
+  gst_element_class_set_static_metadata (element_class, longname,
+      "Codec/Decoder", "Tests the parallel decoder base", "gst-spdl authors");
+}
+
 static void
 test_decoder_class_init (TestDecoderClass * klass)
 {
@@ -153,10 +164,7 @@ test_decoder_class_init (TestDecoderClass * klass)
   gobject_class->get_property = test_get_property;
   gst_spdl_parallel_decoder_class_install_properties (gobject_class, 1,
       &blurbs);
-  gst_element_class_add_static_pad_template (element_class, &sink_template);
-  gst_element_class_add_static_pad_template (element_class, &src_template);
-  gst_element_class_set_static_metadata (element_class, "Test decoder",
-      "Codec/Decoder", "Tests the parallel decoder base", "gst-spdl authors");
+  test_class_add_pads (element_class, "Test decoder");
   decoder_class->item_name = "test sample";
   decoder_class->create_state = test_create_state;
   decoder_class->free_state = test_free_state;
@@ -167,6 +175,139 @@ test_decoder_class_init (TestDecoderClass * klass)
 
 static void
 test_decoder_init (TestDecoder * self)
+{
+}
+
+/* A subclass with job fields of its own and the options spdldecode has:
+ * each job takes a sequence number on the stream thread (prepare_job),
+ * its outputs are {index, seq}, and the output hook checks it sees that
+ * job. */
+typedef struct
+{
+  GstSpdlParallelDecoderJob parent;
+  guint seq;
+} HookJob;
+
+typedef struct
+{
+  GstSpdlParallelDecoder parent;
+  guint next_seq;               /* stream thread */
+  guint pushed;                 /* source task */
+} HookDecoder;
+
+typedef struct
+{
+  GstSpdlParallelDecoderClass parent_class;
+} HookDecoderClass;
+
+static gint hook_jobs_alive;
+
+GType hook_decoder_get_type (void);
+G_DEFINE_TYPE (HookDecoder, hook_decoder, GST_TYPE_SPDL_PARALLEL_DECODER);
+
+static void
+hook_prepare_job (GstSpdlParallelDecoder * self,
+    GstSpdlParallelDecoderJob * job)
+{
+  ((HookJob *) job)->seq = ++((HookDecoder *) self)->next_seq;
+  g_atomic_int_inc (&hook_jobs_alive);
+}
+
+static void
+hook_clear_job (GstSpdlParallelDecoder * self,
+    GstSpdlParallelDecoderJob * job)
+{
+  fail_unless (((HookJob *) job)->seq > 0);
+  g_atomic_int_add (&hook_jobs_alive, -1);
+}
+
+static void
+hook_decode (GstSpdlParallelDecoder * self, gpointer state,
+    GstSpdlParallelDecoderJob * job)
+{
+  guint8 cmd[3];
+  guint8 out[2];
+
+  fail_unless_equals_int (gst_buffer_extract (job->input, 0, cmd, 3), 3);
+  g_usleep (cmd[0] * 1000);
+  if (cmd[1] == MODE_SKIP) {
+    gst_spdl_decode_fail (&job->error, GST_SPDL_DECODE_ERROR_TOO_SHORT,
+        "the sample is short");
+    return;
+  }
+  out[0] = job->index;
+  out[1] = ((HookJob *) job)->seq;
+  job->outputs = g_list_append (NULL, gst_buffer_new_memdup (out, 2));
+  if (cmd[1] == MODE_RECOVERED)
+    gst_spdl_decode_fail (&job->error, GST_SPDL_DECODE_ERROR_RECOVERED,
+        "a damaged scan");
+}
+
+static GstFlowReturn
+hook_push_output (GstSpdlParallelDecoder * self,
+    GstSpdlParallelDecoderJob * job, GstBuffer * output)
+{
+  guint8 out[2];
+
+  gst_buffer_extract (output, 0, out, 2);
+  fail_unless_equals_int (out[1], ((HookJob *) job)->seq);
+  if (!gst_spdl_parallel_decoder_has_output_caps (self)) {
+    GstCaps *caps = gst_caps_new_empty_simple ("test/x");
+
+    fail_unless (gst_spdl_parallel_decoder_set_output_caps (self, caps));
+    gst_caps_unref (caps);
+  }
+  ((HookDecoder *) self)->pushed++;
+  return gst_pad_push (gst_spdl_parallel_decoder_get_srcpad (self), output);
+}
+
+static void
+hook_decoder_class_init (HookDecoderClass * klass)
+{
+  static const struct
+  {
+    guint id;
+    const gchar *blurb;
+  } props[] = {
+    {GST_SPDL_PARALLEL_DECODER_PROP_THREADS, "Hook threads"},
+    {GST_SPDL_PARALLEL_DECODER_PROP_MAX_ERRORS, "Hook max errors"},
+    {GST_SPDL_PARALLEL_DECODER_PROP_WARNING_LIMIT, "Hook warning limit"},
+    {GST_SPDL_PARALLEL_DECODER_PROP_ERRORS, "Hook errors"},
+    {GST_SPDL_PARALLEL_DECODER_PROP_ERROR_COUNTS, "Hook error counts"},
+    {GST_SPDL_PARALLEL_DECODER_PROP_STATS, "Hook stats"},
+    {GST_SPDL_PARALLEL_DECODER_PROP_DECODED, "Hook decoded"},
+    {GST_SPDL_PARALLEL_DECODER_PROP_RECOVERED, "Hook recovered"},
+    {GST_SPDL_PARALLEL_DECODER_PROP_SKIP_RECOVERED, "Hook skip recovered"},
+    {GST_SPDL_PARALLEL_DECODER_PROP_MAX_IN_FLIGHT, "Hook max in flight"},
+    {GST_SPDL_PARALLEL_DECODER_PROP_ORDERED, "Hook ordered"},
+  };
+  GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
+  GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
+  GstSpdlParallelDecoderClass *decoder_class =
+      GST_SPDL_PARALLEL_DECODER_CLASS (klass);
+  guint i;
+
+  gobject_class->set_property = test_set_property;
+  gobject_class->get_property = test_get_property;
+  for (i = 0; i < G_N_ELEMENTS (props); i++)
+    gst_spdl_parallel_decoder_class_install_property (gobject_class, 1,
+        props[i].id, props[i].blurb);
+  test_class_add_pads (element_class, "Hook decoder");
+  decoder_class->item_name = "hook sample";
+  decoder_class->jobs_per_thread = 3;
+  decoder_class->job_size = sizeof (HookJob);
+  decoder_class->skipped_words = "bad hook samples";
+  decoder_class->recovered_how = "the hook decodes it";
+  decoder_class->drains = TRUE;
+  decoder_class->items_out_decoded = TRUE;
+  decoder_class->prepare_job = hook_prepare_job;
+  decoder_class->clear_job = hook_clear_job;
+  decoder_class->decode = hook_decode;
+  decoder_class->push_output = hook_push_output;
+}
+
+static void
+hook_decoder_init (HookDecoder * self)
 {
 }
 
@@ -206,16 +347,16 @@ typedef struct
   Trace trace;
 } Fixture;
 
+/* takes @element */
 static void
-fixture_init (Fixture * f, guint threads, gint max_errors)
+fixture_init_element (Fixture * f, GstElement * element)
 {
   GstPad *srcpad;
 
   memset (f, 0, sizeof (*f));
   g_mutex_init (&f->trace.lock);
   f->trace.seen = g_string_new (NULL);
-  f->element = g_object_new (test_decoder_get_type (), "threads", threads,
-      "max-errors", max_errors, NULL);
+  f->element = element;
   f->bus = gst_bus_new ();
   gst_element_set_bus (f->element, f->bus);
   srcpad = gst_spdl_parallel_decoder_get_srcpad (GST_SPDL_PARALLEL_DECODER
@@ -225,6 +366,13 @@ fixture_init (Fixture * f, guint threads, gint max_errors)
       &f->trace, NULL);
   f->h = gst_harness_new_with_element (f->element, "sink", "src");
   gst_harness_set_src_caps_str (f->h, "application/x-test");
+}
+
+static void
+fixture_init (Fixture * f, guint threads, gint max_errors)
+{
+  fixture_init_element (f, g_object_new (test_decoder_get_type (),
+          "threads", threads, "max-errors", max_errors, NULL));
 }
 
 static void
@@ -541,6 +689,130 @@ GST_START_TEST (test_stop_while_decoding)
 
 GST_END_TEST;
 
+GST_START_TEST (test_subclass_job_fields_and_output_hook)
+{
+  Fixture f;
+  GstStructure *stats;
+  GstMessage *msg;
+  GError *err = NULL;
+  gchar *debug = NULL, *seen;
+  guint64 decoded, items_out;
+  guint max_in_flight;
+
+  fixture_init_element (&f, g_object_new (hook_decoder_get_type (),
+          "threads", 2, NULL));
+  /* no clips: the class did not install it */
+  fail_if (g_object_class_find_property (G_OBJECT_GET_CLASS (f.element),
+          "clips"));
+  push_input (&f, 0, 40, MODE_OK, 1);
+  push_input (&f, 1, 0, MODE_SKIP, 0);
+  push_input (&f, 2, 0, MODE_RECOVERED, 1);
+  gst_harness_push_event (f.h, gst_event_new_eos ());
+  wait_eos (&f);
+  seen = trace_take (&f);
+  /* each output carries its job's sequence number, taken in the chain */
+  fail_unless_equals_string (seen, "stream-start caps segment 0.1 2.3 eos");
+  g_free (seen);
+  fail_unless_equals_int (((HookDecoder *) f.element)->pushed, 2);
+
+  g_object_get (f.element, "decoded", &decoded, "stats", &stats, NULL);
+  fail_unless_equals_uint64 (decoded, 2);
+  /* items-out counts the inputs decoded; the class's 3 per thread */
+  fail_unless (gst_structure_get_uint64 (stats, "items-out", &items_out));
+  fail_unless_equals_uint64 (items_out, 2);
+  fail_unless (gst_structure_get_uint (stats, "max-in-flight",
+          &max_in_flight));
+  fail_unless_equals_int (max_in_flight, 6);
+  fail_unless (gst_structure_has_field (stats, "utilisation"));
+  fail_if (gst_structure_has_field (stats, "clips"));
+  gst_structure_free (stats);
+
+  /* the class's words */
+  msg = pop_message (&f, GST_MESSAGE_WARNING);
+  fail_unless (msg != NULL);
+  gst_message_parse_warning (msg, &err, &debug);
+  fail_unless_equals_string (err->message,
+      "Skipping hook sample \"/data/s1\": the sample is short");
+  fail_unless (strstr (debug, "1 bad hook samples so far") != NULL, "%s",
+      debug);
+  g_clear_error (&err);
+  g_free (debug);
+  gst_message_unref (msg);
+  msg = pop_message (&f, GST_MESSAGE_WARNING);
+  fail_unless (msg != NULL);
+  gst_message_parse_warning (msg, &err, &debug);
+  fail_unless_equals_string (err->message,
+      "Hook sample \"/data/s2\" decoded from damaged data: a damaged scan");
+  fail_unless (strstr (debug, "delivered as the hook decodes it") != NULL,
+      "%s", debug);
+  g_clear_error (&err);
+  g_free (debug);
+  gst_message_unref (msg);
+  fixture_clear (&f);
+  fail_unless_equals_int (g_atomic_int_get (&hook_jobs_alive), 0);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_subclass_options)
+{
+  Fixture f;
+  GstStructure *stats, *counts;
+  GstQuery *query;
+  guint64 recovered, n;
+  guint max_in_flight;
+  gchar *seen;
+
+  /* ordered=false: completion order */
+  fixture_init_element (&f, g_object_new (hook_decoder_get_type (),
+          "threads", 2, "ordered", FALSE, NULL));
+  push_input (&f, 0, 150, MODE_OK, 1);
+  push_input (&f, 1, 0, MODE_OK, 1);
+  gst_harness_push_event (f.h, gst_event_new_eos ());
+  wait_eos (&f);
+  seen = trace_take (&f);
+  fail_unless_equals_string (seen, "stream-start caps segment 1.2 0.1 eos");
+  g_free (seen);
+  fixture_clear (&f);
+
+  /* max-in-flight overrides the class's count; skip-recovered skips */
+  fixture_init_element (&f, g_object_new (hook_decoder_get_type (),
+          "threads", 2, "max-in-flight", 1, "skip-recovered", TRUE, NULL));
+  push_input (&f, 0, 0, MODE_RECOVERED, 1);
+  push_input (&f, 1, 0, MODE_OK, 1);
+  gst_harness_push_event (f.h, gst_event_new_eos ());
+  wait_eos (&f);
+  seen = trace_take (&f);
+  fail_unless_equals_string (seen, "stream-start caps segment 1.2 eos");
+  g_free (seen);
+  g_object_get (f.element, "recovered", &recovered, "error-counts", &counts,
+      "stats", &stats, NULL);
+  fail_unless_equals_uint64 (recovered, 0);
+  fail_unless (gst_structure_get_uint64 (counts, "recovered", &n));
+  fail_unless_equals_uint64 (n, 1);
+  fail_unless (gst_structure_get_uint (stats, "max-in-flight",
+          &max_in_flight));
+  fail_unless_equals_int (max_in_flight, 1);
+  gst_structure_free (counts);
+  gst_structure_free (stats);
+  fixture_clear (&f);
+
+  /* a DRAIN returns once every input before it went downstream */
+  fixture_init_element (&f, g_object_new (hook_decoder_get_type (),
+          "threads", 2, NULL));
+  push_input (&f, 0, 150, MODE_OK, 1);
+  query = gst_query_new_drain ();
+  gst_pad_peer_query (f.h->srcpad, query);
+  gst_query_unref (query);
+  seen = trace_take (&f);
+  fail_unless (strstr (seen, "0.1") != NULL, "%s", seen);
+  g_free (seen);
+  fixture_clear (&f);
+  fail_unless_equals_int (g_atomic_int_get (&hook_jobs_alive), 0);
+}
+
+GST_END_TEST;
+
 static Suite *
 spdlparalleldecoder_suite (void)
 {
@@ -554,6 +826,8 @@ spdlparalleldecoder_suite (void)
   tcase_add_test (tc, test_flush_while_decoding);
   tcase_add_test (tc, test_flush_keeps_sticky_events);
   tcase_add_test (tc, test_stop_while_decoding);
+  tcase_add_test (tc, test_subclass_job_fields_and_output_hook);
+  tcase_add_test (tc, test_subclass_options);
   return s;
 }
 
