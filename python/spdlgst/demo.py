@@ -2,12 +2,13 @@
 same for video clips and audio clips.
 
     python3 -m spdlgst.demo [--dataset DIR] [--count 512] [--epochs 2]
-                            [--videos 16] [--audio 12]
+                            [--fields 32] [--videos 16] [--audio 12]
 
 Shows both ways to run it: the Python loop over spdlgst.ImageLoader (what a
 training loop sees: batches, shapes, dtypes, labels, images/s, how long the
 loop waited for data) and the same pipeline as a gst-launch-1.0 command;
-then one epoch of spdlgst.VideoLoader's clip batches on short videos it
+then a batch of images with their captions and segmentation masks from
+sidecar files (--fields 0 leaves it out); then one epoch of spdlgst.VideoLoader's clip batches on short videos it
 makes with FFmpeg (--videos 0 leaves them out), and one of
 spdlgst.AudioLoader's on short speech-like files it makes with
 GStreamer's encoders (--audio 0 leaves them out).
@@ -43,6 +44,9 @@ def main(argv=None):
     ap.add_argument("--epochs", type=int, default=2)
     ap.add_argument("--batch-size", type=int, default=64)
     ap.add_argument("--recipe", default="train", choices=("train", "val"))
+    ap.add_argument("--fields", type=int, default=32,
+                    help="images with a caption and a mask for the fields "
+                    "demo (0: none)")
     ap.add_argument("--videos", type=int, default=16,
                     help="videos to make for the clip demo (0: none)")
     ap.add_argument("--audio", type=int, default=12,
@@ -50,6 +54,8 @@ def main(argv=None):
     args = ap.parse_args(argv)
     if args.videos < 0:
         ap.error("--videos must be 0 or more")
+    if args.fields < 0:
+        ap.error("--fields must be 0 or more")
     if args.audio < 0:
         ap.error("--audio must be 0 or more")
 
@@ -103,6 +109,8 @@ def main(argv=None):
     print(f"gst-launch-1.0: one epoch in {elapsed:.2f} s")
     if tmp is not None:
         tmp.cleanup()
+    if args.fields and fields_demo(args.fields) != 0:
+        return 1
     if args.videos and video_demo(args.videos) != 0:
         return 1
     if args.audio:
@@ -168,6 +176,54 @@ def video_demo(count, classes=4):
         return run_clip_demo(VideoLoader, root, dict(
             batch_size=4, frames=16, stride=2, layout="CTHW", epochs=1),
             describe, f"{count} videos")
+
+
+def fields_demo(count):
+    """A batch of images with what each carries beside it: x.txt (a
+    caption) and x.seg.png (a palette mask: class ids) beside x.jpg,
+    the mask through the image's own random resized crop and flip."""
+    from PIL import Image
+
+    rng = np.random.default_rng(0)
+    words = ["a", "red", "small", "dog", "cat", "on", "the", "grass", "sofa",
+             "near", "water", "sleeping", "running"]
+    with tempfile.TemporaryDirectory(prefix="spdl-demo-fields-") as root:
+        print(f"\nmaking {count} images with a caption (x.txt) and a "
+              f"segmentation mask (x.seg.png) beside each, in {root} ...",
+              flush=True)
+        os.makedirs(os.path.join(root, "all"))
+        for i in range(count):
+            h, w = int(rng.integers(200, 400)), int(rng.integers(200, 400))
+            ys, xs = np.mgrid[0:h, 0:w]
+            mask = ((xs * 3 // w) + 3 * (ys * 2 // h)).astype(np.uint8)
+            img = (mask[..., None] * np.array([40, 25, 60]) +
+                   rng.integers(0, 30, (h, w, 3))).astype(np.uint8)
+            stem = os.path.join(root, "all", f"img{i:03d}")
+            Image.fromarray(img).save(stem + ".jpg", quality=90)
+            seg = Image.fromarray(mask, "P")
+            seg.putpalette([v for c in range(256) for v in (c * 40 % 256, c * 90 % 256, 200)])
+            seg.save(stem + ".seg.png")
+            with open(stem + ".txt", "w") as f:
+                f.write(" ".join(rng.choice(words, int(rng.integers(3, 8)))))
+        print("Images with their fields, the Python way:\n\n"
+              f"    loader = spdlgst.ImageLoader({root!r}, recipe='train', "
+              "batch_size=8,\n"
+              "                                 fields=('jpg', 'txt', "
+              "'seg.png:label'))\n"
+              "    for images, captions, masks in loader:\n"
+              "        ...\n", flush=True)
+        with ImageLoader(root, recipe="train", batch_size=8, epochs=1,
+                         fields=("jpg", "txt", "seg.png:label")) as loader:
+            images, captions, masks = batch = next(iter(loader))
+            x, y, w, h = (round(float(v), 1) for v in batch.geometry.crop[0])
+            print(f"images {images.dtype} {tuple(images.shape)}, captions "
+                  f"{captions[:2]}, masks {masks.dtype} "
+                  f"{tuple(masks.shape)} with class ids "
+                  f"{sorted(set(masks.unique().tolist()))}; the first "
+                  f"sample's crop box (x, y, w, h) in its source: "
+                  f"({x}, {y}, {w}, {h}), flipped "
+                  f"{bool(batch.geometry.flipped[0])}", flush=True)
+    return 0
 
 
 def audio_demo(count, classes=4):

@@ -19,6 +19,13 @@ def test_demo_shows_image_clip_and_audio_batches(tmp_path):
     assert out.count("images torch.uint8 (32, 3, 224, 224), labels "
                      "torch.int64 (32,)") == 2, out
     assert len(re.findall(r"epoch \d: 2 batches, 64 images, 8 classes", out)) == 2
+    # images with their captions and masks (sidecars): masks through the
+    # image's crop, class ids kept (6 regions: 0..5)
+    m = re.search(r"images torch.uint8 \(8, 3, 224, 224\), captions \['[a-z ]+', "
+                  r"'[a-z ]+'\], masks torch.uint8 \(8, 224, 224\) with class "
+                  r"ids \[([\d, ]+)\]; the first sample's crop box", out)
+    assert m, out
+    assert set(int(x) for x in m.group(1).split(",")) <= set(range(6))
     # clips: [B, 3, T, H, W] with the pts of 16 frames 2 apart
     m = re.search(r"clips torch.uint8 \((\d+), 3, 16, 112, 112\), labels "
                   r"torch.int64 \[([\d, ]+)\], pts \(s\) of the first clip "
