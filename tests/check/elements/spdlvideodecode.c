@@ -341,6 +341,7 @@ GST_START_TEST (test_image_fields_refused)
         "\"txt:string:skip,seg.png:label:skip\"", media[i]);
     GstMessage *msg;
     GstSegment segment;
+    GstCaps *input;
     GError *err = NULL;
     gchar *debug = NULL;
 
@@ -349,8 +350,9 @@ GST_START_TEST (test_image_fields_refused)
     fail_unless (gst_harness_push_event (h,
             gst_event_new_stream_start ("s")));
     /* a sticky event is stored upstream whatever the answer */
-    gst_harness_push_event (h, gst_event_new_caps (gst_caps_from_string
-            (caps)));
+    input = gst_caps_from_string (caps);
+    gst_harness_push_event (h, gst_event_new_caps (input));
+    gst_caps_unref (input);
     gst_segment_init (&segment, GST_FORMAT_BYTES);
     gst_harness_push_event (h, gst_event_new_segment (&segment));
     msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
