@@ -2711,8 +2711,18 @@ attach_record (GstSpdlSrc * src, GstBuffer * buffer,
       gsize len;
       const guint8 *data = g_bytes_get_data (d->data, &len);
 
-      if (!gst_spdl_field_value_from_data (&values[f], field->kind, data,
-              len, d->data, &bad)) {
+      gboolean absent = FALSE, ok;
+
+      /* a path reads the member's JSON once per field that names it */
+      ok = field->path ?
+          gst_spdl_field_value_at_path (&values[f], field, data, len, &absent,
+          &bad) : gst_spdl_field_value_from_data (&values[f], field->kind,
+          data, len, d->data, &bad);
+      if (!ok && absent) {
+        why = g_error_new (GST_SPDL_READ_ERROR,
+            GST_SPDL_READ_ERROR_MISSING_FIELD, "%s", bad->message);
+        g_error_free (bad);
+      } else if (!ok) {
         why = g_error_new (GST_SPDL_READ_ERROR,
             GST_SPDL_READ_ERROR_BAD_FIELD, "%s", bad->message);
         g_error_free (bad);

@@ -25,6 +25,27 @@ G_BEGIN_DECLS
 gboolean gst_spdl_json_validate (const gchar * text, gsize len,
     gchar ** why);
 
+/* In the JSON text @text (@len bytes, which gst_spdl_json_validate()
+ * takes), the value at @path: object keys, or decimal indices into
+ * arrays. TRUE with [@value, @value + @value_len) the value's text, or
+ * @value NULL where the path is absent (a missing key, an index past the
+ * end, a JSON null on the way or at the end). FALSE with @why (newly
+ * allocated) where the text is not JSON or the path goes into a value that
+ * is no object or array. The last of a repeated key counts, as in
+ * Python's json module. Never reads past @len, never recurses. */
+gboolean gst_spdl_json_find (const gchar * text, gsize len,
+    const gchar * const *path, const gchar ** value, gsize * value_len,
+    gchar ** why);
+
+/* The JSON string token [@token, @token + @len) (quotes included; valid
+ * JSON) unescaped to UTF-8: NULL with @why where it holds \u0000 or a
+ * lone surrogate (neither is in a UTF-8 string without NUL). */
+gchar *gst_spdl_json_string_value (const gchar * token, gsize len,
+    gchar ** why);
+
+/* "a string", "an object" ... for the value whose text starts with @c */
+const gchar *gst_spdl_json_type_name (gchar c);
+
 G_END_DECLS
 
 #endif /* __GST_SPDL_JSON_H__ */
