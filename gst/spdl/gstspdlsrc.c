@@ -855,8 +855,11 @@ gst_spdl_src_class_init (GstSpdlSrcClass * klass)
    * GstSpdlSrc:fields:
    *
    * The sample record's fields beside the media item (docs/record.md),
-   * webdataset's to_tuple spelling: "NAME[;ALT...][:KIND][:MISSING]", ','
-   * between fields ("txt,json,seg.png:label"). NAME is, in tar shards, a
+   * webdataset's to_tuple spelling: "NAME[;ALT...][#PATH][:KIND][:MISSING]",
+   * ',' between fields ("txt,json,seg.png:label"); "json#meta.scores.1:float"
+   * is one value inside the JSON NAME holds (keys and array indices; int,
+   * float, string or json; an absent path is missing, another type bad).
+   * NAME is, in tar shards, a
    * member's extension after the sample's key (the first of the
    * alternatives present); in a manifest with a header (.csv, .tsv,
    * .jsonl), a column; in a folder, a sidecar beside each image with its
@@ -875,7 +878,7 @@ gst_spdl_src_class_init (GstSpdlSrcClass * klass)
   g_object_class_install_property (gobject_class, PROP_FIELDS,
       g_param_spec_string ("fields", "Fields",
           "The sample record's fields beside the media: member extensions, "
-          "manifest columns or sidecar extensions, NAME[;ALT][:KIND]"
+          "manifest columns or sidecar extensions, NAME[;ALT][#PATH][:KIND]"
           "[:MISSING] separated by ','", NULL, READY_PARAM));
   /**
    * GstSpdlSrc:missing-field:
