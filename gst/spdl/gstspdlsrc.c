@@ -843,7 +843,7 @@ gst_spdl_src_class_init (GstSpdlSrcClass * klass)
    * the label, a dotted path of object members ("label",
    * "annotations.class"; a number indexes an array: "labels.0"). The
    * value must be a JSON integer from 0 to 2147483647 (not 3.0, not
-   * "3"); JSON members are read up to 1 MiB, nested up to 128 levels.
+   * "3"); JSON members are read up to 1 MiB, nested up to 512 levels.
    * NULL: "label".
    */
   g_object_class_install_property (gobject_class, PROP_LABEL_FIELD,
