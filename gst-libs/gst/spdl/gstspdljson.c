@@ -247,10 +247,8 @@ string_end (const gchar * p, const gchar * end)
   return p < end ? p + 1 : end;
 }
 
-/* The end of the (valid) value starting at @p: containers by a count of
- * open brackets, no recursion */
-static const gchar *
-value_end (const gchar * p, const gchar * end)
+const gchar *
+gst_spdl_json_value_end (const gchar * p, const gchar * end)
 {
   guint depth = 0;
 
@@ -377,7 +375,7 @@ gst_spdl_json_find (const gchar * text, gsize len,
         match = index++ == wanted;
       }
       v = p;
-      v_end = value_end (v, end);
+      v_end = gst_spdl_json_value_end (v, end);
       if (match) {
         found = v;
         found_end = v_end;
@@ -395,29 +393,43 @@ gst_spdl_json_find (const gchar * text, gsize len,
   if (*p == 'n')
     return TRUE;
   *value = p;
-  *value_len = (path[0] ? found_end : value_end (p, end)) - p;
+  *value_len = (path[0] ? found_end : gst_spdl_json_value_end (p, end)) - p;
   return TRUE;
 }
 
-static gint
+static guint32
 hex4 (const gchar * p)
 {
-  gint v = 0, i;
+  guint32 v = 0;
+  gint i;
 
   for (i = 0; i < 4; i++)
     v = v * 16 + g_ascii_xdigit_value (p[i]);
   return v;
 }
 
-gchar *
-gst_spdl_json_string_value (const gchar * token, gsize len, gchar ** why)
+static void
+append_utf8 (GString * out, guint32 c)
 {
-  const gchar *p = token + 1, *end = token + len - 1;
-  GString *out = g_string_sized_new (len);
+  gchar buf[6];
 
-  while (p < end) {
-    gunichar c;
+  /* lone surrogates kept as their 3 bytes: not UTF-8, as Python's str
+   * cannot encode them either */
+  if (c >= 0xD800 && c <= 0xDFFF) {
+    buf[0] = (gchar) (0xE0 | (c >> 12));
+    buf[1] = (gchar) (0x80 | ((c >> 6) & 0x3F));
+    buf[2] = (gchar) (0x80 | (c & 0x3F));
+    g_string_append_len (out, buf, 3);
+    return;
+  }
+  g_string_append_len (out, buf, g_unichar_to_utf8 (c, buf));
+}
 
+const gchar *
+gst_spdl_json_append_string (const gchar * p, GString * out)
+{
+  p++;
+  while (*p != '"') {
     if (*p != '\\') {
       g_string_append_c (out, *p++);
       continue;
@@ -425,46 +437,60 @@ gst_spdl_json_string_value (const gchar * token, gsize len, gchar ** why)
     p++;
     switch (*p) {
       case 'b':
-        c = '\b';
+        g_string_append_c (out, '\b');
         break;
       case 'f':
-        c = '\f';
+        g_string_append_c (out, '\f');
         break;
       case 'n':
-        c = '\n';
+        g_string_append_c (out, '\n');
         break;
       case 'r':
-        c = '\r';
+        g_string_append_c (out, '\r');
         break;
       case 't':
-        c = '\t';
+        g_string_append_c (out, '\t');
         break;
-      case 'u':
-        c = hex4 (p + 1);
+      case 'u':{
+        guint32 c = hex4 (p + 1);
+
         p += 4;
-        if (c >= 0xD800 && c < 0xDC00 && end - p >= 7 && p[1] == '\\'
-            && p[2] == 'u' && hex4 (p + 3) >= 0xDC00 && hex4 (p + 3) < 0xE000) {
-          c = 0x10000 + ((c - 0xD800) << 10) + (hex4 (p + 3) - 0xDC00);
-          p += 6;
-        } else if (c >= 0xD800 && c < 0xE000) {
-          if (why)
-            *why = g_strdup ("a string holds a lone surrogate (\\ud800 to "
-                "\\udfff), which is not UTF-8");
-          g_string_free (out, TRUE);
-          return NULL;
-        } else if (c == 0) {
-          if (why)
-            *why = g_strdup ("a string holds \\u0000 (strings hold no NUL)");
-          g_string_free (out, TRUE);
-          return NULL;
+        if (c >= 0xD800 && c < 0xDC00 && p[1] == '\\' && p[2] == 'u') {
+          guint32 low = hex4 (p + 3);
+
+          if (low >= 0xDC00 && low <= 0xDFFF) {
+            c = 0x10000 + ((c - 0xD800) << 10) + (low - 0xDC00);
+            p += 6;
+          }
         }
+        append_utf8 (out, c);
         break;
+      }
       default:                 /* " \ / */
-        c = *p;
+        g_string_append_c (out, *p);
         break;
     }
     p++;
-    g_string_append_unichar (out, c);
   }
-  return g_string_free (out, FALSE);
+  return p + 1;
+}
+
+gchar *
+gst_spdl_json_string_value (const gchar * token, gsize len, gchar ** why)
+{
+  GString *out = g_string_sized_new (len);
+
+  gst_spdl_json_append_string (token, out);
+  if (memchr (out->str, '\0', out->len)) {
+    if (why)
+      *why = g_strdup ("a string holds \\u0000 (strings hold no NUL)");
+  } else if (!g_utf8_validate_len (out->str, out->len, NULL)) {
+    if (why)
+      *why = g_strdup ("a string holds a lone surrogate (\\ud800 to "
+          "\\udfff), which is not UTF-8");
+  } else {
+    return g_string_free (out, FALSE);
+  }
+  g_string_free (out, TRUE);
+  return NULL;
 }

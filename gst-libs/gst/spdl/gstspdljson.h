@@ -43,6 +43,15 @@ gboolean gst_spdl_json_find (const gchar * text, gsize len,
 gchar *gst_spdl_json_string_value (const gchar * token, gsize len,
     gchar ** why);
 
+/* In valid JSON text: the end of the value starting at @p (containers
+ * by a count of open brackets, no recursion), never past @end. */
+const gchar *gst_spdl_json_value_end (const gchar * p, const gchar * end);
+/* In valid JSON text: appends the string token at @p (its opening quote)
+ * unescaped to @out, a \u0000 as a NUL byte and a lone surrogate as its
+ * 3 bytes (not UTF-8, as Python's str cannot encode it); returns what
+ * follows its closing quote. */
+const gchar *gst_spdl_json_append_string (const gchar * p, GString * out);
+
 /* "a string", "an object" ... for the value whose text starts with @c */
 const gchar *gst_spdl_json_type_name (gchar c);
 
