@@ -843,7 +843,7 @@ gst_spdl_src_class_init (GstSpdlSrcClass * klass)
    * the label, a dotted path of object members ("label",
    * "annotations.class"; a number indexes an array: "labels.0"). The
    * value must be a JSON integer from 0 to 2147483647 (not 3.0, not
-   * "3"); JSON members are read up to 1 MiB, nested up to 128 levels.
+   * "3"); JSON members are read up to 1 MiB, nested up to 512 levels.
    * NULL: "label".
    */
   g_object_class_install_property (gobject_class, PROP_LABEL_FIELD,
@@ -855,8 +855,11 @@ gst_spdl_src_class_init (GstSpdlSrcClass * klass)
    * GstSpdlSrc:fields:
    *
    * The sample record's fields beside the media item (docs/record.md),
-   * webdataset's to_tuple spelling: "NAME[;ALT...][:KIND][:MISSING]", ','
-   * between fields ("txt,json,seg.png:label"). NAME is, in tar shards, a
+   * webdataset's to_tuple spelling: "NAME[;ALT...][#PATH][:KIND][:MISSING]",
+   * ',' between fields ("txt,json,seg.png:label"); "json#meta.scores.1:float"
+   * is one value inside the JSON NAME holds (keys and array indices; int,
+   * float, string or json; an absent path is missing, another type bad).
+   * NAME is, in tar shards, a
    * member's extension after the sample's key (the first of the
    * alternatives present); in a manifest with a header (.csv, .tsv,
    * .jsonl), a column; in a folder, a sidecar beside each image with its
@@ -875,7 +878,7 @@ gst_spdl_src_class_init (GstSpdlSrcClass * klass)
   g_object_class_install_property (gobject_class, PROP_FIELDS,
       g_param_spec_string ("fields", "Fields",
           "The sample record's fields beside the media: member extensions, "
-          "manifest columns or sidecar extensions, NAME[;ALT][:KIND]"
+          "manifest columns or sidecar extensions, NAME[;ALT][#PATH][:KIND]"
           "[:MISSING] separated by ','", NULL, READY_PARAM));
   /**
    * GstSpdlSrc:missing-field:
@@ -2711,8 +2714,18 @@ attach_record (GstSpdlSrc * src, GstBuffer * buffer,
       gsize len;
       const guint8 *data = g_bytes_get_data (d->data, &len);
 
-      if (!gst_spdl_field_value_from_data (&values[f], field->kind, data,
-              len, d->data, &bad)) {
+      gboolean absent = FALSE, ok;
+
+      /* a path reads the member's JSON once per field that names it */
+      ok = field->path ?
+          gst_spdl_field_value_at_path (&values[f], field, data, len, &absent,
+          &bad) : gst_spdl_field_value_from_data (&values[f], field->kind,
+          data, len, d->data, &bad);
+      if (!ok && absent) {
+        why = g_error_new (GST_SPDL_READ_ERROR,
+            GST_SPDL_READ_ERROR_MISSING_FIELD, "%s", bad->message);
+        g_error_free (bad);
+      } else if (!ok) {
         why = g_error_new (GST_SPDL_READ_ERROR,
             GST_SPDL_READ_ERROR_BAD_FIELD, "%s", bad->message);
         g_error_free (bad);

@@ -422,3 +422,48 @@ def test_fields_argument_errors(tmp_path):
     line = spdlgst.ImageLoader.launch_line_for(
         str(tmp_path / "x-{0..1}.tar"), fields=("txt ; text", " jpg ; png ", "cls"))
     assert 'fields="txt;text,cls"' in line and 'image-key="jpg;png"' in line
+
+
+def test_json_paths_equal_python_json(clip_shards):
+    """json#PATH fields are json.loads(member)[...] per sample, typed; the
+    batch names each by its whole spec; a path some samples lack (fewer
+    than 3 tags; a null) is "" under empty and drops them under skip."""
+    ref = _reference(clip_shards)
+    fields = ("jpg", "json#id:int", "json#score:float", "json#nested.a.0:int",
+              "json#tags.2:empty", "json#nested.a.1:json",
+              "json#nested.a.1.b:float:empty")
+    got = []
+    loader = spdlgst.ImageLoader(clip_shards, batch_size=5, epochs=1,
+                                 fields=fields, output="numpy")
+    with loader:
+        for batch in loader:
+            _, ids, score, a0, tag2, a1, b = batch
+            assert ids.dtype == np.int64 and score.dtype == np.float64
+            assert batch["json#id"] is batch.fields["json#id"]
+            for i in range(len(ids)):
+                got.append((int(ids[i]), float(score[i]), int(a0[i]), tag2[i],
+                            a1[i], float(b[i])))
+    want = [(r["json"]["id"], r["json"]["score"],
+             r["json"]["nested"]["a"][0],
+             r["json"]["tags"][2] if len(r["json"]["tags"]) > 2 else "",
+             r["json"]["nested"]["a"][1]) for r in ref]
+    assert len(got) == len(want) == 17
+    assert [g[:5] for g in got] == want
+    assert all(np.isnan(g[5]) for g in got)
+    assert any(w[3] == "" for w in want) and any(w[3] for w in want)
+
+    with spdlgst.ImageLoader(clip_shards, batch_size=5, epochs=1,
+                             fields=("jpg", "json#tags.2"),
+                             output="numpy") as loader:
+        tags = [t for _, tag in loader for t in tag]
+        skipped = loader.skipped()
+    assert tags == [r["json"]["tags"][2] for r in ref
+                    if len(r["json"]["tags"]) > 2]
+    assert skipped.get("missing-field") == 17 - len(tags)
+
+    # a value of another type is bad, named with its path
+    with pytest.raises(spdlgst.LoaderError, match=r"json#tags\" at \"tags\" is an array, not an integer"):
+        with spdlgst.ImageLoader(clip_shards, batch_size=5, epochs=1,
+                                 fields=("jpg", "json#tags:int:error"),
+                                 output="numpy") as loader:
+            list(loader)

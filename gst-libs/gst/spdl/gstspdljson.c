@@ -219,3 +219,278 @@ gst_spdl_json_validate (const gchar * text, gsize len, gchar ** why)
     }
   }
 }
+
+/* ------------------------------------------------------------------------ */
+/* Walking a path in text the validator took                               */
+
+static gboolean
+is_space (gchar c)
+{
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+static const gchar *
+skip_spaces (const gchar * p, const gchar * end)
+{
+  while (p < end && is_space (*p))
+    p++;
+  return p;
+}
+
+/* The end of the string token starting (at its quote) at @p */
+static const gchar *
+string_end (const gchar * p, const gchar * end)
+{
+  for (p++; p < end && *p != '"'; p++)
+    if (*p == '\\')
+      p++;
+  return p < end ? p + 1 : end;
+}
+
+const gchar *
+gst_spdl_json_value_end (const gchar * p, const gchar * end)
+{
+  guint depth = 0;
+
+  while (p < end) {
+    switch (*p) {
+      case '"':
+        p = string_end (p, end);
+        if (depth == 0)
+          return p;
+        continue;
+      case '[':
+      case '{':
+        depth++;
+        break;
+      case ']':
+      case '}':
+        if (depth == 0)
+          return p;
+        if (--depth == 0)
+          return p + 1;
+        break;
+      case ',':
+        if (depth == 0)
+          return p;
+        break;
+      default:
+        if (depth == 0 && is_space (*p))
+          return p;
+        break;
+    }
+    p++;
+  }
+  return p;
+}
+
+static gboolean
+key_equals (const gchar * token, gsize len, const gchar * name)
+{
+  gchar *key;
+  gboolean equal;
+
+  /* most keys have no escape: compared as written */
+  if (memchr (token, '\\', len) == NULL)
+    return len - 2 == strlen (name) && memcmp (token + 1, name, len - 2) == 0;
+  key = gst_spdl_json_string_value (token, len, NULL);
+  equal = key && strcmp (key, name) == 0;
+  g_free (key);
+  return equal;
+}
+
+const gchar *
+gst_spdl_json_type_name (gchar c)
+{
+  switch (c) {
+    case '{':
+      return "an object";
+    case '[':
+      return "an array";
+    case 'n':
+      return "null";
+    case '"':
+      return "a string";
+    case 't':
+    case 'f':
+      return "a boolean";
+    default:
+      return "a number";
+  }
+}
+
+gboolean
+gst_spdl_json_find (const gchar * text, gsize len,
+    const gchar * const *path, const gchar ** value, gsize * value_len,
+    gchar ** why)
+{
+  const gchar *end = text + len, *p, *found = NULL, *found_end = NULL;
+  guint i;
+
+  *value = NULL;
+  *value_len = 0;
+  if (!gst_spdl_json_validate (text, len, why)) {
+    if (why) {
+      gchar *what = *why;
+
+      *why = g_strconcat ("not JSON: ", what, NULL);
+      g_free (what);
+    }
+    return FALSE;
+  }
+  p = skip_spaces (text, end);
+  for (i = 0; path[i]; i++) {
+    guint64 wanted = 0, index = 0;
+    gboolean object = *p == '{';
+
+    if (*p == 'n')
+      return TRUE;              /* null: absent */
+    if (*p != '{' && *p != '[') {
+      if (why)
+        *why = g_strdup_printf ("\"%s\" goes into %s, not an object or "
+            "array", path[i], gst_spdl_json_type_name (*p));
+      return FALSE;
+    }
+    if (!object && path[i][strspn (path[i], "0123456789")] != '\0') {
+      if (why)
+        *why = g_strdup_printf ("\"%s\" is no index into an array", path[i]);
+      return FALSE;
+    }
+    /* an index past G_MAXUINT64 is past the end */
+    if (!object && !g_ascii_string_to_unsigned (path[i], 10, 0, G_MAXUINT64,
+            &wanted, NULL))
+      wanted = G_MAXUINT64;
+    found = NULL;
+    p = skip_spaces (p + 1, end);
+    while (p < end && *p != '}' && *p != ']') {
+      const gchar *key = p, *key_end, *v, *v_end;
+      gboolean match;
+
+      if (object) {
+        key_end = string_end (key, end);
+        p = skip_spaces (key_end, end);
+        p = skip_spaces (p + 1, end);   /* the ':' */
+        match = key_equals (key, key_end - key, path[i]);
+      } else {
+        match = index++ == wanted;
+      }
+      v = p;
+      v_end = gst_spdl_json_value_end (v, end);
+      if (match) {
+        found = v;
+        found_end = v_end;
+        if (!object)
+          break;
+      }
+      p = skip_spaces (v_end, end);
+      if (p < end && *p == ',')
+        p = skip_spaces (p + 1, end);
+    }
+    if (found == NULL)
+      return TRUE;
+    p = found;
+  }
+  if (*p == 'n')
+    return TRUE;
+  *value = p;
+  *value_len = (path[0] ? found_end : gst_spdl_json_value_end (p, end)) - p;
+  return TRUE;
+}
+
+static guint32
+hex4 (const gchar * p)
+{
+  guint32 v = 0;
+  gint i;
+
+  for (i = 0; i < 4; i++)
+    v = v * 16 + g_ascii_xdigit_value (p[i]);
+  return v;
+}
+
+static void
+append_utf8 (GString * out, guint32 c)
+{
+  gchar buf[6];
+
+  /* lone surrogates kept as their 3 bytes: not UTF-8, as Python's str
+   * cannot encode them either */
+  if (c >= 0xD800 && c <= 0xDFFF) {
+    buf[0] = (gchar) (0xE0 | (c >> 12));
+    buf[1] = (gchar) (0x80 | ((c >> 6) & 0x3F));
+    buf[2] = (gchar) (0x80 | (c & 0x3F));
+    g_string_append_len (out, buf, 3);
+    return;
+  }
+  g_string_append_len (out, buf, g_unichar_to_utf8 (c, buf));
+}
+
+const gchar *
+gst_spdl_json_append_string (const gchar * p, GString * out)
+{
+  p++;
+  while (*p != '"') {
+    if (*p != '\\') {
+      g_string_append_c (out, *p++);
+      continue;
+    }
+    p++;
+    switch (*p) {
+      case 'b':
+        g_string_append_c (out, '\b');
+        break;
+      case 'f':
+        g_string_append_c (out, '\f');
+        break;
+      case 'n':
+        g_string_append_c (out, '\n');
+        break;
+      case 'r':
+        g_string_append_c (out, '\r');
+        break;
+      case 't':
+        g_string_append_c (out, '\t');
+        break;
+      case 'u':{
+        guint32 c = hex4 (p + 1);
+
+        p += 4;
+        if (c >= 0xD800 && c < 0xDC00 && p[1] == '\\' && p[2] == 'u') {
+          guint32 low = hex4 (p + 3);
+
+          if (low >= 0xDC00 && low <= 0xDFFF) {
+            c = 0x10000 + ((c - 0xD800) << 10) + (low - 0xDC00);
+            p += 6;
+          }
+        }
+        append_utf8 (out, c);
+        break;
+      }
+      default:                 /* " \ / */
+        g_string_append_c (out, *p);
+        break;
+    }
+    p++;
+  }
+  return p + 1;
+}
+
+gchar *
+gst_spdl_json_string_value (const gchar * token, gsize len, gchar ** why)
+{
+  GString *out = g_string_sized_new (len);
+
+  gst_spdl_json_append_string (token, out);
+  if (memchr (out->str, '\0', out->len)) {
+    if (why)
+      *why = g_strdup ("a string holds \\u0000 (strings hold no NUL)");
+  } else if (!g_utf8_validate_len (out->str, out->len, NULL)) {
+    if (why)
+      *why = g_strdup ("a string holds a lone surrogate (\\ud800 to "
+          "\\udfff), which is not UTF-8");
+  } else {
+    return g_string_free (out, FALSE);
+  }
+  g_string_free (out, TRUE);
+  return NULL;
+}

@@ -25,6 +25,36 @@ G_BEGIN_DECLS
 gboolean gst_spdl_json_validate (const gchar * text, gsize len,
     gchar ** why);
 
+/* In the JSON text @text (@len bytes, which gst_spdl_json_validate()
+ * takes), the value at @path: object keys, or decimal indices into
+ * arrays. TRUE with [@value, @value + @value_len) the value's text, or
+ * @value NULL where the path is absent (a missing key, an index past the
+ * end, a JSON null on the way or at the end). FALSE with @why (newly
+ * allocated) where the text is not JSON or the path goes into a value that
+ * is no object or array. The last of a repeated key counts, as in
+ * Python's json module. Never reads past @len, never recurses. */
+gboolean gst_spdl_json_find (const gchar * text, gsize len,
+    const gchar * const *path, const gchar ** value, gsize * value_len,
+    gchar ** why);
+
+/* The JSON string token [@token, @token + @len) (quotes included; valid
+ * JSON) unescaped to UTF-8: NULL with @why where it holds \u0000 or a
+ * lone surrogate (neither is in a UTF-8 string without NUL). */
+gchar *gst_spdl_json_string_value (const gchar * token, gsize len,
+    gchar ** why);
+
+/* In valid JSON text: the end of the value starting at @p (containers
+ * by a count of open brackets, no recursion), never past @end. */
+const gchar *gst_spdl_json_value_end (const gchar * p, const gchar * end);
+/* In valid JSON text: appends the string token at @p (its opening quote)
+ * unescaped to @out, a \u0000 as a NUL byte and a lone surrogate as its
+ * 3 bytes (not UTF-8, as Python's str cannot encode it); returns what
+ * follows its closing quote. */
+const gchar *gst_spdl_json_append_string (const gchar * p, GString * out);
+
+/* "a string", "an object" ... for the value whose text starts with @c */
+const gchar *gst_spdl_json_type_name (gchar c);
+
 G_END_DECLS
 
 #endif /* __GST_SPDL_JSON_H__ */

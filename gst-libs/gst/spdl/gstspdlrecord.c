@@ -115,6 +115,7 @@ parse_field (GstSpdlField * field, const gchar * text,
   gchar **parts = g_strsplit (text, ":", -1);
   gboolean have_kind = FALSE, have_missing = FALSE, ok = FALSE;
   guint i, n = g_strv_length (parts);
+  gchar *hash;
 
   field->missing = missing;
   if (n == 0 || parts[0][0] == '\0') {
@@ -136,10 +137,35 @@ parse_field (GstSpdlField * field, const gchar * text,
       goto done;
     }
   }
+  hash = strchr (parts[0], '#');
+  if (hash) {
+    *hash = '\0';
+    field->path = g_strsplit (hash + 1, ".", -1);
+    for (i = 0; field->path[0] == NULL || field->path[i]; i++)
+      if (field->path[i] == NULL || g_strstrip (field->path[i])[0] == '\0') {
+        g_set_error (error, GST_CORE_ERROR, GST_CORE_ERROR_FAILED,
+            "Field \"%s\": its path \"%s\" has an empty key", text,
+            hash + 1);
+        goto done;
+      }
+  }
   field->alternatives = g_strsplit (parts[0], ";", -1);
   for (i = 0; field->alternatives[i]; i++)
     g_strstrip (field->alternatives[i]);
+  if (field->alternatives[0] == NULL) {
+    g_set_error (error, GST_CORE_ERROR, GST_CORE_ERROR_FAILED,
+        "Field \"%s\" has no name before its path", text);
+    goto done;
+  }
   field->name = g_strjoinv (";", field->alternatives);
+  if (field->path) {
+    gchar *keys = g_strjoinv (".", field->path), *name;
+
+    name = g_strconcat (field->name, "#", keys, NULL);
+    g_free (keys);
+    g_free (field->name);
+    field->name = name;
+  }
   for (i = 0; field->alternatives[i]; i++)
     if (field->alternatives[i][0] == '\0') {
       g_set_error (error, GST_CORE_ERROR, GST_CORE_ERROR_FAILED,
@@ -147,7 +173,17 @@ parse_field (GstSpdlField * field, const gchar * text,
       goto done;
     }
   if (!have_kind)
-    field->kind = gst_spdl_field_kind_for_name (field->name);
+    field->kind = field->path ? GST_SPDL_FIELD_STRING :
+        gst_spdl_field_kind_for_name (field->name);
+  if (field->path && field->kind != GST_SPDL_FIELD_INT
+      && field->kind != GST_SPDL_FIELD_FLOAT
+      && field->kind != GST_SPDL_FIELD_STRING
+      && field->kind != GST_SPDL_FIELD_JSON) {
+    g_set_error (error, GST_CORE_ERROR, GST_CORE_ERROR_FAILED,
+        "Field \"%s\": a path into JSON gives an int, float, string or "
+        "json, not %s", text, gst_spdl_field_kind_name (field->kind));
+    goto done;
+  }
   ok = TRUE;
 done:
   g_strfreev (parts);
@@ -200,6 +236,7 @@ gst_spdl_record_free (GstSpdlRecord * record)
   for (i = 0; i < record->n_fields; i++) {
     g_free (record->fields[i].name);
     g_strfreev (record->fields[i].alternatives);
+    g_strfreev (record->fields[i].path);
   }
   g_free (record->fields);
   g_free (record);
@@ -408,6 +445,118 @@ gst_spdl_field_value_from_data (GValue * value, GstSpdlFieldKind kind,
           g_bytes_new (data, len));
       return TRUE;
   }
+}
+
+/* The JSON number token [@p, @p + @len) as an int64: integers, and
+ * numbers without a fraction in range (json.loads' 3.0, 1e3) */
+static gboolean
+json_number_to_int (const gchar * p, gsize len, gint64 * out)
+{
+  gchar buf[64];
+  gdouble d;
+
+  if (len >= sizeof (buf))
+    return FALSE;
+  memcpy (buf, p, len);
+  buf[len] = '\0';
+  if (strpbrk (buf, ".eE") == NULL)
+    return g_ascii_string_to_signed (buf, 10, G_MININT64, G_MAXINT64, out,
+        NULL);
+  d = g_ascii_strtod (buf, NULL);
+  /* 2^63 is the first double past int64's range */
+  if (!isfinite (d) || d != floor (d) || d < -9223372036854775808.0
+      || d >= 9223372036854775808.0)
+    return FALSE;
+  *out = (gint64) d;
+  return TRUE;
+}
+
+gboolean
+gst_spdl_field_value_at_path (GValue * value, const GstSpdlField * field,
+    const guint8 * data, gsize len, gboolean * absent, GError ** error)
+{
+  const gchar *text = (const gchar *) data, *v;
+  gchar *why = NULL, *path = g_strjoinv (".", field->path), *s;
+  gsize n;
+  gint64 i;
+  gboolean number;
+
+  *absent = FALSE;
+  if (len >= 3 && memcmp (text, "\xEF\xBB\xBF", 3) == 0) {
+    text += 3;
+    len -= 3;
+  }
+  if (!check_text ((const guint8 *) text, len, error))
+    goto failed;
+  if (!gst_spdl_json_find (text, len, (const gchar * const *) field->path,
+          &v, &n, &why)) {
+    g_set_error (error, GST_STREAM_ERROR, GST_STREAM_ERROR_DECODE,
+        "at \"%s\": %s", path, why);
+    goto failed;
+  }
+  if (v == NULL) {
+    *absent = TRUE;
+    g_set_error (error, GST_STREAM_ERROR, GST_STREAM_ERROR_DECODE,
+        "has no value at \"%s\"", path);
+    goto failed;
+  }
+  number = *v == '-' || *v == 'N' || *v == 'I' || g_ascii_isdigit (*v);
+  switch (field->kind) {
+    case GST_SPDL_FIELD_INT:
+      if (!number || !json_number_to_int (v, n, &i)) {
+        g_set_error (error, GST_STREAM_ERROR, GST_STREAM_ERROR_DECODE,
+            "at \"%s\" is %s, not an integer in int64's range", path,
+            number ? "a number with a fraction or too large" :
+            gst_spdl_json_type_name (*v));
+        goto failed;
+      }
+      g_value_init (value, G_TYPE_INT64);
+      g_value_set_int64 (value, i);
+      break;
+    case GST_SPDL_FIELD_FLOAT:{
+      gchar buf[G_ASCII_DTOSTR_BUF_SIZE * 4];
+
+      if (!number || n >= sizeof (buf)) {
+        g_set_error (error, GST_STREAM_ERROR, GST_STREAM_ERROR_DECODE,
+            "at \"%s\" is %s, not a number", path,
+            gst_spdl_json_type_name (*v));
+        goto failed;
+      }
+      memcpy (buf, v, n);
+      buf[n] = '\0';
+      /* out of range: inf or 0 as json.loads gives */
+      g_value_init (value, G_TYPE_DOUBLE);
+      g_value_set_double (value, g_ascii_strtod (buf, NULL));
+      break;
+    }
+    case GST_SPDL_FIELD_STRING:
+      if (*v != '"') {
+        g_set_error (error, GST_STREAM_ERROR, GST_STREAM_ERROR_DECODE,
+            "at \"%s\" is %s, not a string", path,
+            gst_spdl_json_type_name (*v));
+        goto failed;
+      }
+      s = gst_spdl_json_string_value (v, n, &why);
+      if (s == NULL) {
+        g_set_error (error, GST_STREAM_ERROR, GST_STREAM_ERROR_DECODE,
+            "at \"%s\": %s", path, why);
+        goto failed;
+      }
+      g_value_init (value, G_TYPE_STRING);
+      g_value_take_string (value, s);
+      break;
+    default:
+      g_value_init (value, G_TYPE_STRING);
+      g_value_take_string (value, g_strndup (v, n));
+      break;
+  }
+  g_free (path);
+  return TRUE;
+
+failed:
+  g_free (why);
+  g_free (path);
+  return FALSE;
 }
 
 static GstStructure *

@@ -66,8 +66,12 @@ typedef enum
 
 typedef struct
 {
-  gchar *name;                  /* as spelled: "jpg;png", "txt", "seg.png" */
-  gchar **alternatives;         /* @name split at ';' */
+  gchar *name;                  /* as spelled: "jpg;png", "txt", "seg.png",
+                                 * "json#meta.scores.1" */
+  gchar **alternatives;         /* @name before any '#', split at ';' */
+  gchar **path;                 /* @name after '#' split at '.' (keys and
+                                 * array indices into the member's JSON),
+                                 * NULL without '#' */
   GstSpdlFieldKind kind;
   GstSpdlMissingPolicy missing;
 } GstSpdlField;
@@ -79,8 +83,10 @@ typedef struct
 } GstSpdlRecord;
 
 /* The fields (webdataset's spelling) a string describes: ',' between
- * fields, each "NAME[;ALT...][:KIND][:MISSING]" (KIND and MISSING in
- * either order). Without a KIND it comes from the first alternative's
+ * fields, each "NAME[;ALT...][#PATH][:KIND][:MISSING]" (KIND and MISSING
+ * in either order). "#PATH" takes one value out of the member's JSON:
+ * dot-separated keys, a number indexing an array; its KIND is int,
+ * float, string (the default) or json. Without a KIND it comes from the first alternative's
  * last extension: cls, cls2, index, inx, id, label, target -> int;
  * txt, text, transcript, caption -> string; json, jsn -> json;
  * npy -> npy; an image extension (jpg, jpeg, png, webp, gif, bmp, tif,
@@ -123,6 +129,17 @@ void gst_spdl_field_init_empty (GValue * value, GstSpdlFieldKind kind);
 gboolean gst_spdl_field_value_from_data (GValue * value,
     GstSpdlFieldKind kind, const guint8 * data, gsize len, GBytes * bytes,
     GError ** error);
+
+/* Sets @value (unset) to the value at @field's path (it has one) in the
+ * JSON text @data (@len bytes, a UTF-8 BOM allowed): int from a JSON
+ * integer (or a number with no fraction in int64's range), float from any
+ * JSON number, string from a JSON string (unescaped), json the value's
+ * JSON text. FALSE with @error (GST_STREAM_ERROR) saying why, in words
+ * for a warning, and @absent TRUE where the path is absent (a missing key,
+ * an index past the end, a null): the field is missing. */
+gboolean gst_spdl_field_value_at_path (GValue * value,
+    const GstSpdlField * field, const guint8 * data, gsize len,
+    gboolean * absent, GError ** error);
 
 /* The record's values on a sample buffer (its sample meta, which must
  * exist): @values, @n_values of them, copied. */

@@ -687,9 +687,10 @@ table_row (const GstSpdlTableCell * cells, guint64 line, gpointer user_data,
 
     /* the first alternative present and not empty */
     for (a = 0; record->fields[f].alternatives[a]; a++, cell++) {
-      /* a json field of JSON Lines: the value's JSON text, strings too */
-      gboolean json = record->fields[f].kind == GST_SPDL_FIELD_JSON &&
-          cells[cell].json;
+      /* a json field of JSON Lines, or a path into one: the value's JSON
+       * text, strings too */
+      gboolean json = (record->fields[f].kind == GST_SPDL_FIELD_JSON ||
+          record->fields[f].path) && cells[cell].json;
       const gchar *data = json ? cells[cell].json : cells[cell].data;
       gsize len = json ? cells[cell].json_len : cells[cell].len;
 

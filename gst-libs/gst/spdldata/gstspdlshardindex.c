@@ -14,6 +14,7 @@
 
 #include "gstspdlshardindex.h"
 #include "gstspdlerrors.h"
+#include "gstspdljson.h"
 
 #include <gst/gst.h>
 #include <string.h>
@@ -330,283 +331,42 @@ gst_spdl_shard_index_parse_label (const guint8 * data, gsize size,
 /* ------------------------------------------------------------------------ */
 /* One integer out of a JSON document                                       */
 
-/* A small checking scanner, iterative (no recursion however deep the
- * document): RFC 8259's grammar, the document whole; values are passed
- * over except the one at the path. */
-typedef struct
-{
-  const gchar *p, *end;
-  guint depth;
-  const gchar *why;
-} Json;
-
-static void
-json_space (Json * j)
-{
-  while (j->p < j->end && (*j->p == ' ' || *j->p == '\t' || *j->p == '\n' ||
-          *j->p == '\r'))
-    j->p++;
-}
-
-static gboolean
-json_fail (Json * j, const gchar * why)
-{
-  if (j->why == NULL)
-    j->why = why;
-  return FALSE;
-}
-
-/* A string at p: [@start, @len) its raw contents (escapes as written). */
-static gboolean
-json_string (Json * j, const gchar ** start, gsize * len)
-{
-  if (j->p >= j->end || *j->p != '"')
-    return json_fail (j, "not JSON (a string expected)");
-  *start = ++j->p;
-  while (j->p < j->end && *j->p != '"') {
-    if ((guchar) * j->p < 0x20)
-      return json_fail (j, "not JSON (a control character in a string)");
-    if (*j->p == '\\') {
-      j->p++;
-      if (j->p >= j->end || !strchr ("\"\\/bfnrtu", *j->p))
-        return json_fail (j, "not JSON (a bad escape)");
-    }
-    j->p++;
-  }
-  if (j->p >= j->end)
-    return json_fail (j, "not JSON (a string without its end)");
-  *len = j->p - *start;
-  j->p++;
-  return TRUE;
-}
-
-static gboolean
-json_number (Json * j, const gchar ** start, gsize * len)
-{
-  const gchar *s = j->p;
-
-  if (j->p < j->end && *j->p == '-')
-    j->p++;
-  if (j->p >= j->end || !g_ascii_isdigit (*j->p))
-    return json_fail (j, "not JSON (a bad value)");
-  if (*j->p == '0')
-    j->p++;
-  else
-    while (j->p < j->end && g_ascii_isdigit (*j->p))
-      j->p++;
-  if (j->p < j->end && *j->p == '.') {
-    j->p++;
-    if (j->p >= j->end || !g_ascii_isdigit (*j->p))
-      return json_fail (j, "not JSON (a bad number)");
-    while (j->p < j->end && g_ascii_isdigit (*j->p))
-      j->p++;
-  }
-  if (j->p < j->end && (*j->p == 'e' || *j->p == 'E')) {
-    j->p++;
-    if (j->p < j->end && (*j->p == '+' || *j->p == '-'))
-      j->p++;
-    if (j->p >= j->end || !g_ascii_isdigit (*j->p))
-      return json_fail (j, "not JSON (a bad number)");
-    while (j->p < j->end && g_ascii_isdigit (*j->p))
-      j->p++;
-  }
-  *start = s;
-  *len = j->p - s;
-  return TRUE;
-}
-
-/* Passes over one value (nested ones with a count of open brackets). */
-static gboolean
-json_skip_value (Json * j)
-{
-  gchar stack[GST_SPDL_SHARD_MAX_JSON_DEPTH];
-  guint depth = 0;
-  const gchar *s;
-  gsize len;
-
-  for (;;) {
-    json_space (j);
-    if (j->p >= j->end)
-      return json_fail (j, "not JSON (it ends early)");
-    /* a value */
-    if (*j->p == '{' || *j->p == '[') {
-      if (j->depth + depth >= GST_SPDL_SHARD_MAX_JSON_DEPTH)
-        return json_fail (j, "JSON nested too deep");
-      stack[depth++] = *j->p == '{' ? '}' : ']';
-      j->p++;
-      json_space (j);
-      if (j->p < j->end && *j->p == stack[depth - 1]) {
-        j->p++;
-        depth--;
-        goto after_value;
-      }
-      if (stack[depth - 1] == '}')
-        goto member_key;
-      continue;
-    } else if (*j->p == '"') {
-      if (!json_string (j, &s, &len))
-        return FALSE;
-    } else if (j->end - j->p >= 4 && (strncmp (j->p, "true", 4) == 0 ||
-            strncmp (j->p, "null", 4) == 0)) {
-      j->p += 4;
-    } else if (j->end - j->p >= 5 && strncmp (j->p, "false", 5) == 0) {
-      j->p += 5;
-    } else if (!json_number (j, &s, &len)) {
-      return FALSE;
-    }
-  after_value:
-    for (;;) {
-      if (depth == 0)
-        return TRUE;
-      json_space (j);
-      if (j->p >= j->end)
-        return json_fail (j, "not JSON (it ends early)");
-      if (*j->p == stack[depth - 1]) {
-        j->p++;
-        depth--;
-        continue;
-      }
-      if (*j->p != ',')
-        return json_fail (j, "not JSON (a ',' expected)");
-      j->p++;
-      json_space (j);
-      if (stack[depth - 1] == '}')
-        goto member_key;
-      break;
-    }
-    continue;
-  member_key:
-    if (!json_string (j, &s, &len))
-      return FALSE;
-    json_space (j);
-    if (j->p >= j->end || *j->p != ':')
-      return json_fail (j, "not JSON (a ':' expected)");
-    j->p++;
-  }
-}
-
-static gboolean
-key_is (const gchar * raw, gsize len, const gchar * name)
-{
-  return strlen (name) == len && memcmp (raw, name, len) == 0;
-}
-
-/* At an object or array, the value of member or element @name: its start
- * in @found (NULL: none; the last one of a repeated key, as Python's json
- * module keeps), the container passed over whole. */
-static gboolean
-json_find (Json * j, const gchar * name, const gchar ** found)
-{
-  gboolean object = *j->p == '{';
-  guint64 index = 0, wanted = G_MAXUINT64;
-  gchar close = object ? '}' : ']';
-  const gchar *s;
-  gsize len;
-
-  *found = NULL;
-  if (!object && !g_ascii_string_to_unsigned (name, 10, 0, G_MAXUINT64 - 1,
-          &wanted, NULL))
-    wanted = G_MAXUINT64;
-  j->p++;
-  j->depth++;
-  json_space (j);
-  if (j->p < j->end && *j->p == close) {
-    j->p++;
-    j->depth--;
-    return TRUE;
-  }
-  for (;;) {
-    gboolean match;
-
-    json_space (j);
-    if (object) {
-      if (!json_string (j, &s, &len))
-        return FALSE;
-      match = key_is (s, len, name);
-      json_space (j);
-      if (j->p >= j->end || *j->p != ':')
-        return json_fail (j, "not JSON (a ':' expected)");
-      j->p++;
-      json_space (j);
-    } else {
-      match = index++ == wanted;
-    }
-    if (match)
-      *found = j->p;
-    if (!json_skip_value (j))
-      return FALSE;
-    json_space (j);
-    if (j->p >= j->end)
-      return json_fail (j, "not JSON (it ends early)");
-    if (*j->p == close) {
-      j->p++;
-      j->depth--;
-      return TRUE;
-    }
-    if (*j->p != ',')
-      return json_fail (j, "not JSON (a ',' expected)");
-    j->p++;
-  }
-}
-
 gboolean
 gst_spdl_shard_index_parse_json_label (const guint8 * data, gsize size,
     const gchar * const *path, gint * label, GError ** error)
 {
-  Json j = { (const gchar *) data, (const gchar *) data + size, 0, NULL };
-  const gchar *value, *s;
+  const gchar *value;
   gsize len;
-  guint i;
-  gint64 number;
-  gchar *text;
+  gchar *why = NULL, *text;
+  gint64 number = -1;
+  gboolean ok;
 
-  /* the whole document first: a value found in broken JSON is none */
-  json_space (&j);
-  if (!json_skip_value (&j))
-    goto failed;
-  json_space (&j);
-  if (j.p != j.end) {
-    json_fail (&j, "not JSON (more after the value)");
-    goto failed;
+  /* the document checked whole (a value found in broken JSON is none),
+   * then walked: gstspdljson.h, as json#PATH fields are */
+  if (!gst_spdl_json_find ((const gchar *) data, size, path, &value, &len,
+          &why)) {
+    g_set_error (error, GST_SPDL_READ_ERROR, GST_SPDL_READ_ERROR_BAD_LABEL,
+        "%s", why);
+    g_free (why);
+    return FALSE;
   }
-  j.p = (const gchar *) data;
-  json_space (&j);
-  value = j.p;
-  for (i = 0; path[i]; i++) {
-    if (*value != '{' && *value != '[') {
-      json_fail (&j, "no such field");
-      goto failed;
-    }
-    j.p = value;
-    if (!json_find (&j, path[i], &value))
-      goto failed;
-    if (value == NULL) {
-      json_fail (&j, "no such field");
-      goto failed;
-    }
+  if (value == NULL) {
+    g_set_error_literal (error, GST_SPDL_READ_ERROR,
+        GST_SPDL_READ_ERROR_BAD_LABEL, "no such field");
+    return FALSE;
   }
-  j.p = value;
-  if (*value != '-' && !g_ascii_isdigit (*value)) {
-    json_fail (&j, "not a number");
-    goto failed;
-  }
-  if (!json_number (&j, &s, &len))
-    goto failed;
-  text = g_strndup (s, len);
   /* integers only (3.0 is Python's float), class indices: no negatives */
-  if (!g_ascii_string_to_signed (text, 10, 0, G_MAXINT, &number, NULL)) {
-    g_free (text);
-    json_fail (&j, "not an integer in [0, 2147483647]");
-    goto failed;
-  }
+  text = g_strndup (value, len);
+  ok = g_ascii_isdigit (*text) &&
+      g_ascii_string_to_signed (text, 10, 0, G_MAXINT, &number, NULL);
   g_free (text);
+  if (!ok) {
+    g_set_error_literal (error, GST_SPDL_READ_ERROR,
+        GST_SPDL_READ_ERROR_BAD_LABEL, "not an integer in [0, 2147483647]");
+    return FALSE;
+  }
   *label = (gint) number;
   return TRUE;
-
-failed:
-  g_set_error_literal (error, GST_SPDL_READ_ERROR,
-      GST_SPDL_READ_ERROR_BAD_LABEL, j.why ? j.why : "not JSON");
-  return FALSE;
 }
 
 gchar *

@@ -61,8 +61,6 @@ gboolean gst_spdl_shard_index_parse_members (gchar * text, const gchar * path,
  * sample without one has label -1. */
 #define GST_SPDL_SHARD_MAX_LABEL_SIZE 64
 #define GST_SPDL_SHARD_MAX_JSON_LABEL_SIZE (1024 * 1024)
-/* JSON nested deeper is no label */
-#define GST_SPDL_SHARD_MAX_JSON_DEPTH 128
 
 typedef struct _GstSpdlShardRules GstSpdlShardRules;
 
@@ -114,7 +112,7 @@ gboolean gst_spdl_shard_index_parse_label (const guint8 * data, gsize size,
     gint * label);
 /* The integer at @path (dotted components) in the JSON document @data:
  * FALSE with @error (a message, no domain meaning) when @data is not JSON
- * (or nested deeper than GST_SPDL_SHARD_MAX_JSON_DEPTH), the path is not
+ * (or nested deeper than GST_SPDL_JSON_MAX_DEPTH), the path is not
  * there or its value is no integer in [0, G_MAXINT]. */
 gboolean gst_spdl_shard_index_parse_json_label (const guint8 * data,
     gsize size, const gchar * const *path, gint * label, GError ** error);

@@ -293,114 +293,6 @@ tsv_line (Table * t, const gchar * s, gsize len, guint64 line,
 /* JSON Lines: a validated object's keys and values (the scanner trusts
  * gst_spdl_json_validate()'s verdict) */
 
-static void
-append_utf8 (GString * out, guint32 c)
-{
-  gchar buf[6];
-  /* lone surrogates kept as their 3 bytes: not UTF-8, as Python's str
-   * cannot encode them either */
-  if (c >= 0xD800 && c <= 0xDFFF) {
-    buf[0] = (gchar) (0xE0 | (c >> 12));
-    buf[1] = (gchar) (0x80 | ((c >> 6) & 0x3F));
-    buf[2] = (gchar) (0x80 | (c & 0x3F));
-    g_string_append_len (out, buf, 3);
-    return;
-  }
-  g_string_append_len (out, buf, g_unichar_to_utf8 (c, buf));
-}
-
-static guint32
-hex4 (const gchar * p)
-{
-  guint32 v = 0;
-  gint i;
-
-  for (i = 0; i < 4; i++)
-    v = v * 16 + g_ascii_xdigit_value (p[i]);
-  return v;
-}
-
-/* The string at @p (its opening quote) decoded into @out; returns what
- * follows its closing quote. */
-static const gchar *
-decode_string (const gchar * p, GString * out)
-{
-  p++;
-  while (*p != '"') {
-    if (*p != '\\') {
-      g_string_append_c (out, *p++);
-      continue;
-    }
-    p++;
-    switch (*p) {
-      case 'b':
-        g_string_append_c (out, '\b');
-        break;
-      case 'f':
-        g_string_append_c (out, '\f');
-        break;
-      case 'n':
-        g_string_append_c (out, '\n');
-        break;
-      case 'r':
-        g_string_append_c (out, '\r');
-        break;
-      case 't':
-        g_string_append_c (out, '\t');
-        break;
-      case 'u':{
-        guint32 c = hex4 (p + 1);
-
-        p += 4;
-        if (c >= 0xD800 && c < 0xDC00 && p[1] == '\\' && p[2] == 'u') {
-          guint32 low = hex4 (p + 3);
-          if (low >= 0xDC00 && low <= 0xDFFF) {
-            c = 0x10000 + ((c - 0xD800) << 10) + (low - 0xDC00);
-            p += 6;
-          }
-        }
-        append_utf8 (out, c);
-        break;
-      }
-      default:                 /* " \ / */
-        g_string_append_c (out, *p);
-        break;
-    }
-    p++;
-  }
-  return p + 1;
-}
-
-
-/* The end of the (valid) value at @p, whatever it holds. */
-static const gchar *
-skip_value (const gchar * p, const gchar * end)
-{
-  guint64 depth = 0;
-
-  do {
-    if (*p == '"') {
-      p++;
-      while (*p != '"')
-        p += *p == '\\' ? 2 : 1;
-      p++;
-    } else if (*p == '{' || *p == '[') {
-      depth++;
-      p++;
-    } else if (*p == '}' || *p == ']') {
-      depth--;
-      p++;
-    } else if (depth == 0) {
-      /* a number or a literal */
-      while (p < end && !strchr (",}] \t\r\n", *p))
-        p++;
-    } else {
-      p++;
-    }
-  } while (depth > 0 && p < end);
-  return p;
-}
-
 static gboolean
 parse_jsonl_object (Table * t, const gchar * s, gsize len, guint64 line,
     GError ** error)
@@ -440,10 +332,10 @@ parse_jsonl_object (Table * t, const gchar * s, gsize len, guint64 line,
     gboolean found = FALSE;
 
     g_string_truncate (key, 0);
-    p = skip_space (decode_string (p, key), end);
+    p = skip_space (gst_spdl_json_append_string (p, key), end);
     p = skip_space (p + 1, end);        /* the colon */
     value = p;
-    p = skip_value (p, end);
+    p = gst_spdl_json_value_end (p, end);
     if (keys)
       g_ptr_array_add (keys, g_strdup (key->str));
     for (i = 0; t->wanted && i < t->n_wanted && !found; i++)
@@ -455,7 +347,7 @@ parse_jsonl_object (Table * t, const gchar * s, gsize len, guint64 line,
       gboolean present = !(p - value == 4 && memcmp (value, "null", 4) == 0);
 
       if (*value == '"')
-        decode_string (value, t->text);
+        gst_spdl_json_append_string (value, t->text);
       else
         g_string_append_len (t->text, value, p - value);
       for (i = 0; i < t->n_wanted; i++) {

@@ -170,6 +170,212 @@ GST_START_TEST (test_json_as_python_takes_it)
 
 GST_END_TEST;
 
+/* The value at @spec's path in @json: TRUE with @v set; FALSE with
+ * @absent saying whether it is missing (else bad, with a message) */
+static gboolean
+path_value (const gchar * spec, const gchar * json, gsize len, GValue * v,
+    gboolean * absent)
+{
+  GError *error = NULL;
+  GstSpdlRecord *r = gst_spdl_record_parse (spec, GST_SPDL_MISSING_SKIP,
+      &error);
+  gboolean ok;
+
+  fail_unless (r != NULL, "%s", error ? error->message : "");
+  fail_unless (r->fields[0].path != NULL);
+  ok = gst_spdl_field_value_at_path (v, &r->fields[0], (const guint8 *) json,
+      len, absent, &error);
+  if (!ok) {
+    gchar *path = g_strjoinv (".", r->fields[0].path);
+
+    fail_unless (error != NULL && error->message[0] != '\0');
+    fail_unless (g_utf8_validate (error->message, -1, NULL));
+    /* the message names the path */
+    fail_unless (strstr (error->message, path), "%s", error->message);
+    g_free (path);
+    g_error_free (error);
+  }
+  gst_spdl_record_free (r);
+  return ok;
+}
+
+#define DOC "\xEF\xBB\xBF{\"label\": 3, \"caption\": \"a \\\"dog\\\"\\u00e9\\ud83d\\ude00\", " \
+  "\"meta\": {\"scores\": [0.5, 0.9 , -2E1], \"n\": null, \"deep\": [[1, " \
+  "{\"x\": \"}]\"}]], \"k\\u0065y\": 7, \"dup\": 1, \"dup\": 2}, \"big\": " \
+  "9223372036854775807, \"f\": 3.0, \"frac\": 3.5, \"huge\": 1e19, " \
+  "\"nul\": \"a\\u0000b\", \"lone\": \"\\ud800x\", \"t\": true, " \
+  "\"0\": \"zero\"}"
+
+GST_START_TEST (test_json_path_values)
+{
+  GValue v = G_VALUE_INIT;
+  gboolean absent;
+  GstSpdlRecord *r;
+  gchar *text;
+  GError *error = NULL;
+
+  /* parsing: the name keeps the path, the kind defaults to string */
+  r = gst_spdl_record_parse ("jpg, json#label:int, json # caption, "
+      "json;jsn#meta.scores.1:float:empty", GST_SPDL_MISSING_SKIP, &error);
+  fail_unless (r != NULL, "%s", error ? error->message : "");
+  fail_unless_equals_string (r->fields[1].name, "json#label");
+  fail_unless_equals_string (r->fields[1].alternatives[0], "json");
+  fail_unless (r->fields[1].alternatives[1] == NULL);
+  fail_unless_equals_string (r->fields[1].path[0], "label");
+  fail_unless_equals_int (r->fields[2].kind, GST_SPDL_FIELD_STRING);
+  fail_unless_equals_string (r->fields[3].alternatives[1], "jsn");
+  fail_unless_equals_string (r->fields[3].path[2], "1");
+  fail_unless (r->fields[0].path == NULL);
+  text = gst_spdl_record_to_string (r);
+  fail_unless_equals_string (text, "jpg:image:skip,json#label:int:skip,"
+      "json#caption:string:skip,json;jsn#meta.scores.1:float:empty");
+  gst_spdl_record_free (r);
+  r = gst_spdl_record_parse (text, GST_SPDL_MISSING_SKIP, NULL);
+  fail_unless_equals_string (r->fields[3].path[1], "scores");
+  gst_spdl_record_free (r);
+  g_free (text);
+  /* two paths into one member are two fields */
+  r = gst_spdl_record_parse ("json#a,json#b,json", GST_SPDL_MISSING_SKIP,
+      NULL);
+  fail_unless_equals_int (r->n_fields, 3);
+  gst_spdl_record_free (r);
+  for (const gchar ** bad = (const gchar *[]) {
+  "json#", "json#a..b", "json#a.", "json#a:npy", "json#a:image",
+          "json#a:bytes", "json#a,json#a", "#a", NULL}; *bad; bad++) {
+    r = gst_spdl_record_parse (*bad, GST_SPDL_MISSING_SKIP, &error);
+    fail_unless (r == NULL, "%s parsed", *bad);
+    g_clear_error (&error);
+  }
+
+  /* values, as json.loads (DOC)[...] gives them */
+  fail_unless (path_value ("json#label:int", DOC, strlen (DOC), &v, &absent));
+  fail_unless_equals_int64 (g_value_get_int64 (&v), 3);
+  g_value_unset (&v);
+  fail_unless (path_value ("json#caption", DOC, strlen (DOC), &v, &absent));
+  fail_unless_equals_string (g_value_get_string (&v),
+      "a \"dog\"\xc3\xa9\xf0\x9f\x98\x80");
+  g_value_unset (&v);
+  fail_unless (path_value ("json#meta.scores.1:float", DOC, strlen (DOC), &v,
+          &absent));
+  fail_unless (g_value_get_double (&v) == 0.9);
+  g_value_unset (&v);
+  fail_unless (path_value ("json#meta.scores.2:float", DOC, strlen (DOC), &v,
+          &absent));
+  fail_unless (g_value_get_double (&v) == -20.0);
+  g_value_unset (&v);
+  fail_unless (path_value ("json#meta.scores:json", DOC, strlen (DOC), &v,
+          &absent));
+  fail_unless_equals_string (g_value_get_string (&v), "[0.5, 0.9 , -2E1]");
+  g_value_unset (&v);
+  fail_unless (path_value ("json#meta.deep.0.1.x", DOC, strlen (DOC), &v,
+          &absent));
+  fail_unless_equals_string (g_value_get_string (&v), "}]");
+  g_value_unset (&v);
+  fail_unless (path_value ("json#meta.deep.0.1:json", DOC, strlen (DOC), &v,
+          &absent));
+  fail_unless_equals_string (g_value_get_string (&v), "{\"x\": \"}]\"}");
+  g_value_unset (&v);
+  fail_unless (path_value ("json#meta.key:int", DOC, strlen (DOC), &v,
+          &absent));
+  fail_unless_equals_int64 (g_value_get_int64 (&v), 7);
+  g_value_unset (&v);
+  fail_unless (path_value ("json#meta.dup:int", DOC, strlen (DOC), &v,
+          &absent));
+  fail_unless_equals_int64 (g_value_get_int64 (&v), 2);
+  g_value_unset (&v);
+  fail_unless (path_value ("json#big:int", DOC, strlen (DOC), &v, &absent));
+  fail_unless (g_value_get_int64 (&v) == G_MAXINT64);
+  g_value_unset (&v);
+  fail_unless (path_value ("json#f:int", DOC, strlen (DOC), &v, &absent));
+  fail_unless_equals_int64 (g_value_get_int64 (&v), 3);
+  g_value_unset (&v);
+  fail_unless (path_value ("json#label:float", DOC, strlen (DOC), &v,
+          &absent));
+  fail_unless (g_value_get_double (&v) == 3.0);
+  g_value_unset (&v);
+  fail_unless (path_value ("json#0", DOC, strlen (DOC), &v, &absent));
+  fail_unless_equals_string (g_value_get_string (&v), "zero");
+  g_value_unset (&v);
+  fail_unless (path_value ("json#t:json", DOC, strlen (DOC), &v, &absent));
+  fail_unless_equals_string (g_value_get_string (&v), "true");
+  g_value_unset (&v);
+  fail_unless (path_value ("json#x:json", "{}", 2, &v, &absent) == FALSE
+      && absent);
+  fail_unless (path_value ("json#0:float", " [NaN] ", 7, &v, &absent));
+  fail_unless (isnan (g_value_get_double (&v)));
+  g_value_unset (&v);
+
+  /* absent: missing key, index past the end, null */
+  for (const gchar ** spec = (const gchar *[]) {
+  "json#nope", "json#meta.scores.3:float", "json#meta.n:int", "json#meta.n.x",
+          "json#meta.nope.x", "json#meta.scores.99999999999999999999999",
+          NULL}; *spec; spec++) {
+    fail_if (path_value (*spec, DOC, strlen (DOC), &v, &absent), "%s", *spec);
+    fail_unless (absent, "%s", *spec);
+  }
+  /* bad: wrong type, fraction, range, NUL, lone surrogate, not JSON */
+  for (const gchar ** spec = (const gchar *[]) {
+  "json#caption:int", "json#label", "json#frac:int", "json#huge:int",
+          "json#caption:float", "json#t:int", "json#meta:string",
+          "json#nul", "json#lone", "json#label.x", "json#meta.scores.x",
+          "json#meta.scores.-1", NULL}; *spec; spec++) {
+    fail_if (path_value (*spec, DOC, strlen (DOC), &v, &absent), "%s", *spec);
+    fail_if (absent, "%s", *spec);
+  }
+  fail_if (path_value ("json#a", "{\"a\": 1", 7, &v, &absent) || absent);
+  fail_if (path_value ("json#a", "{\"a\": \"\xff\"}", 10, &v, &absent)
+      || absent);
+  /* never past len: the text cut inside the value */
+  fail_if (path_value ("json#a", "{\"a\": \"xyz\"}", 9, &v, &absent)
+      || absent);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_json_path_deep_and_huge)
+{
+  GValue v = G_VALUE_INIT;
+  gboolean absent;
+  GString *s = g_string_new (NULL), *spec;
+  guint i;
+
+  /* 512 levels is the validator's bound; deeper is bad, not a crash */
+  for (i = 0; i < 511; i++)
+    g_string_append (s, "[");
+  g_string_append (s, "\"in\"");
+  for (i = 0; i < 511; i++)
+    g_string_append (s, "]");
+  spec = g_string_new ("json#0");
+  for (i = 1; i < 511; i++)
+    g_string_append (spec, ".0");
+  fail_unless (path_value (spec->str, s->str, s->len, &v, &absent));
+  fail_unless_equals_string (g_value_get_string (&v), "in");
+  g_value_unset (&v);
+  /* one level deeper than the document: into a string */
+  g_string_append (spec, ".0");
+  fail_if (path_value (spec->str, s->str, s->len, &v, &absent) || absent);
+  g_string_free (spec, TRUE);
+  g_string_truncate (s, 0);
+  for (i = 0; i < 100000; i++)
+    g_string_append (s, "[");
+  fail_if (path_value ("json#0", s->str, s->len, &v, &absent) || absent);
+  /* a large array: the last element found */
+  g_string_assign (s, "{\"a\": [");
+  for (i = 0; i < 200000; i++)
+    g_string_append_printf (s, "%u,", i);
+  g_string_append (s, "-1]}");
+  fail_unless (path_value ("json#a.200000:int", s->str, s->len, &v,
+          &absent));
+  fail_unless_equals_int64 (g_value_get_int64 (&v), -1);
+  g_value_unset (&v);
+  fail_unless (path_value ("json#a.1234:int", s->str, s->len, &v, &absent));
+  fail_unless_equals_int64 (g_value_get_int64 (&v), 1234);
+  g_value_unset (&v);
+  g_string_free (s, TRUE);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_record_on_buffer)
 {
   GstBuffer *buf = gst_buffer_new (), *copy;
@@ -244,6 +450,8 @@ spdlrecord_suite (void)
   tcase_add_test (tc, test_parse_webdataset_spelling);
   tcase_add_test (tc, test_values_from_text);
   tcase_add_test (tc, test_json_as_python_takes_it);
+  tcase_add_test (tc, test_json_path_values);
+  tcase_add_test (tc, test_json_path_deep_and_huge);
   tcase_add_test (tc, test_record_on_buffer);
   tcase_add_test (tc, test_record_in_caps);
   return s;

@@ -278,6 +278,8 @@ GST_START_TEST (test_shard_json_label)
     {"{\"label\": 3}", label_path, 3},
     {" {\"caption\": \"a \\\"label\\\": 9\", \"label\":7 } \n", label_path, 7},
     {"{\"label\": 1, \"label\": 2}", label_path, 2},  /* Python keeps the last */
+    /* json.loads takes NaN and escaped keys (gstspdljson.h walks them) */
+    {"{\"x\": [NaN, -Infinity], \"lab\\u0065l\": 4}", label_path, 4},
     {"{\"x\": [1, {\"label\": 5}], \"label\": 0}", label_path, 0},
     {"{\"annotations\": {\"class\": 12, \"box\": [1.5, 2e3]}}", nested_path,
         12},
