@@ -748,7 +748,10 @@ def test_colour_is_the_streams_as_ffmpeg_reads_it(kind, tmp_path,
     np.testing.assert_allclose(pts_of(meta), ref_pts, atol=1e-6)
     for k in range(len(ref_pts)):
         mad = np.abs(arr[k].astype(int) - ref[k].astype(int)).mean()
-        assert mad <= 0.8, (k, mad)
+        # swscale's chroma smoothing (FFmpeg's rgb24) against the exact
+        # conversion: 0.3-0.81 on these files; the faults this test
+        # catches are 4.9 to 14.7 off
+        assert mad <= 1.0, (k, mad)
 
 
 @pytest.mark.parametrize("rotate", [90, 180, 270])
