@@ -608,22 +608,22 @@ typedef struct
   gdouble start_s, duration_s;  /* as given; duration_s < 0: to the end */
   guint64 first;                /* its first sample */
   guint64 length;               /* its samples; 0 while unknown */
-  const gchar *row;             /* "MANIFEST:LINE" */
 } Span;
 
-/* Fails the job for its span: skipped by @code, or fatal where spdlsrc's
- * policy is error (max-span skips in any case). FALSE. */
+/* Fails the job: the span runs past the file's end, at @end_s seconds.
+ * FALSE. */
 static gboolean
-span_fail (GstSpdlAudioDecode * self, GstSpdlParallelDecoderJob * job,
-    const Span * span, gint code, const gchar * what)
+span_runs_past (GstSpdlParallelDecoder * base,
+    GstSpdlParallelDecoderJob * job, const Span * span, gdouble end_s)
 {
-  if (code != GST_SPDL_DECODE_ERROR_TOO_LONG &&
-      gst_spdl_parallel_decoder_spans_fatal (GST_SPDL_PARALLEL_DECODER
-          (self)))
-    job->fatal = "missing-field=error on spdlsrc";
-  return gst_spdl_decode_fail (&job->error, code, "%s%s%s%s", what,
-      span->row ? " (manifest row " : "", span->row ? span->row : "",
-      span->row ? ")" : "");
+  gchar *what = g_strdup_printf ("the span %.3f s + %.3f s runs past the "
+      "file's end (%.3f s): its duration disagrees with the file",
+      span->start_s, span->duration_s, end_s);
+
+  gst_spdl_parallel_decoder_fail_span (base, job,
+      GST_SPDL_DECODE_ERROR_BAD_DURATION, what);
+  g_free (what);
+  return FALSE;
 }
 
 /* The span's bounds in a file of @n_samples (0: not known yet), checked
@@ -634,6 +634,7 @@ static gboolean
 span_fit (GstSpdlAudioDecode * self, GstSpdlParallelDecoderJob * job,
     Span * span, guint64 n_samples)
 {
+  GstSpdlParallelDecoder *base = GST_SPDL_PARALLEL_DECODER (self);
   const GstSpdlAudioDecodeParams *p = &self->active;
   guint rate = p->limits.rate;
   guint64 tolerance = MAX (llround (0.001 * rate), 1), last = 0;
@@ -648,13 +649,11 @@ span_fit (GstSpdlAudioDecode * self, GstSpdlParallelDecoderJob * job,
   if (n_samples > 0 && span->first >= n_samples) {
     what = g_strdup_printf ("the span starts at %.3f s, at or past the "
         "file's end (%.3f s)", span->start_s, (gdouble) n_samples / rate);
-    ok = span_fail (self, job, span, GST_SPDL_DECODE_ERROR_PAST_END, what);
+    ok = gst_spdl_parallel_decoder_fail_span (base, job,
+        GST_SPDL_DECODE_ERROR_PAST_END, what);
   } else if (n_samples > 0 && last > n_samples + tolerance) {
-    what = g_strdup_printf ("the span %.3f s + %.3f s runs past the file's "
-        "end (%.3f s): its duration disagrees with the file", span->start_s,
-        span->duration_s, (gdouble) n_samples / rate);
-    ok = span_fail (self, job, span, GST_SPDL_DECODE_ERROR_BAD_DURATION,
-        what);
+    what = NULL;
+    ok = span_runs_past (base, job, span, (gdouble) n_samples / rate);
   } else {
     span->length = last > 0 ? MIN (last, n_samples > 0 ? n_samples : last) -
         span->first : 0;
@@ -664,7 +663,8 @@ span_fit (GstSpdlAudioDecode * self, GstSpdlParallelDecoderJob * job,
       what = g_strdup_printf ("%s (%.3f s) is longer than max-span=%.3f s",
           span->given ? "the span" : "the file",
           (gdouble) span->length / rate, p->max_span);
-      ok = span_fail (self, job, span, GST_SPDL_DECODE_ERROR_TOO_LONG, what);
+      ok = gst_spdl_parallel_decoder_fail_span (base, job,
+          GST_SPDL_DECODE_ERROR_TOO_LONG, what);
     }
   }
   g_free (what);
@@ -703,13 +703,12 @@ gst_spdl_audio_decode_decode (GstSpdlParallelDecoder * base, gpointer state,
   GstMapInfo map;
   GBytes *bytes;
   guint64 n_samples, n_all = 0;
-  Span span = { FALSE, 0, -1, 0, 0, NULL };
+  Span span = { FALSE, 0, -1, 0, 0 };
 
   span.given = gst_spdl_buffer_get_span (job->input, &span.start_s,
       &span.duration_s);
   if (span.given) {
     span.first = (guint64) llround (span.start_s * rate);
-    span.row = gst_spdl_buffer_get_manifest_row (job->input);
     /* a span too long is not even opened */
     if (span.duration_s > 0 && !span_fit (self, job, &span, 0))
       return;
@@ -794,13 +793,8 @@ gst_spdl_audio_decode_decode (GstSpdlParallelDecoder * base, gpointer state,
       /* the declared length was more than the decode gives */
       if (span.given && span.duration_s >= 0 &&
           n - got > MAX (llround (0.001 * rate), 1)) {
-        gchar *what = g_strdup_printf ("the span %.3f s + %.3f s runs past "
-            "the file's end (%.3f s): its duration disagrees with the file",
-            span.start_s, span.duration_s, (gdouble) (from + got) / rate);
         gst_buffer_unref (out);
-        span_fail (self, job, &span, GST_SPDL_DECODE_ERROR_BAD_DURATION,
-            what);
-        g_free (what);
+        span_runs_past (base, job, &span, (gdouble) (from + got) / rate);
         goto done;
       }
       clip_buffer_cut (out, channels, n, got);
