@@ -77,6 +77,20 @@
  * #GstSpdlAudioDecode:short-files. #GstSpdlAudioDecode:duration 0 gives
  * whole files, one tensor each (its shape changes from file to file).
  *
+ * A sample with a span (a manifest row's offset and duration, see
+ * spdlsrc) is that span of its file, as if the file were cut there: its
+ * samples are FFmpeg's decode of the file (at the output rate) from
+ * round (offset x rate) to round ((offset + duration) x rate), one more
+ * or less at an edge when resampled. #GstSpdlAudioDecode:duration 0
+ * gives each whole span, one tensor per row; clips (duration > 0) are
+ * drawn inside the span. Only the span is decoded. A span that starts at
+ * or past the file's end is skipped as "past-end", one that ends more
+ * than 1 ms past it (its duration disagrees with the file) as
+ * "bad-duration" (within 1 ms: to the file's end), one longer than
+ * #GstSpdlAudioDecode:max-span as "too-long"; the warnings name the
+ * manifest row. With spdlsrc's missing-field=error, past-end and
+ * bad-duration stop the pipeline.
+ *
  * Output keeps input order. A file that cannot be decoded (empty,
  * truncated, garbage, no audio stream, absurd declared rates or channel
  * counts, longer than #GstSpdlAudioDecode:timeout to decode) is skipped

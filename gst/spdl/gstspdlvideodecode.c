@@ -38,6 +38,15 @@
  * spaced evenly (#GstSpdlVideoDecode:sampling). A video shorter than a
  * clip follows #GstSpdlVideoDecode:short-videos.
  *
+ * A sample with a span (a manifest row's start and end, see spdlsrc; a
+ * WebVid-style CSV with a path, start, end and caption columns) gives
+ * clips of the frames shown from start to end only, counted from the
+ * video's first frame (to its end without an end): clips are drawn and
+ * spaced inside the span as they are inside a whole video. A span that
+ * starts past the last frame is skipped as "past-end", one that ends
+ * more than a frame past the video's end as "bad-duration", the warning
+ * naming the manifest row (spdlsrc's missing-field=error: an error).
+ *
  * Output keeps input order. A video that cannot be demuxed or decoded
  * (empty, truncated, garbage, no video stream, too large, a decoder
  * error, longer than #GstSpdlVideoDecode:timeout) is skipped with a
