@@ -136,7 +136,8 @@
  * NeMo's JSON Lines manifests are read as NeMo reads them, whatever their
  * extension (NeMo names them .json: a file whose first line is a JSON
  * object with "audio_filepath" or "audio_filename"): that column is the
- * path, "offset" and "duration" (required) the span, and a field named
+ * path, "offset" and "duration" the span (required in every row when
+ * the first has one; without, whole files), and a field named
  * "text" is the transcript: the "text" key, else the contents of the file
  * "text_filepath" names (relative to the manifest), else
  * "normalized_text", byte for byte. Each row is one sample, rows of one
