@@ -1,4 +1,4 @@
-/* GStreamer SPDL: Ogg Opus files decoded by libopusfile
+/* GStreamer SPDL: Ogg Opus files demuxed by libopusfile, decoded by FFmpeg
  * Copyright (C) 2026 gst-spdl authors
  *
  * This library is free software; you can redistribute it and/or
@@ -6,9 +6,14 @@
  * License as published by the Free Software Foundation; either
  * version 2 of the License, or (at your option) any later version.
  */
-/* An Ogg Opus file read by libopusfile (Xiph's Ogg layer over libopus,
- * the decoder opusdec wraps) straight from memory. Against oggdemux !
- * opusdec it seeks to the exact sample (bisecting pages by granule
+/* An Ogg Opus file read straight from memory by libopusfile (Xiph's Ogg
+ * layer: pages, granule positions, pre-skip, end trimming, holes), its
+ * packets decoded by FFmpeg's Opus decoder (libavcodec's, which
+ * avdec_opus, torchcodec and the ffmpeg tool use) through opusfile's
+ * decode callback rather than by libopus: FFmpeg's decoder took 0.4 of
+ * libopus's CPU on 27 kb/s speech (docs/performance.md, "Audio
+ * decoders"), and it is the decoder the exactness tests compare with.
+ * Against oggdemux ! opusdec it seeks to the exact sample (bisecting pages by granule
  * position, then a second's pre-roll with the decoder reset: the same
  * samples on every read of a span, those of a decode from the start)
  * rather than to the start of the page holding it, and decodes in the
@@ -28,6 +33,8 @@
 #include "gstspdlerrors.h"
 #include "gstspdlformat.h"
 
+#include <libavcodec/avcodec.h>
+#include <libavutil/opt.h>
 #include <opusfile.h>
 #include <string.h>
 
@@ -40,6 +47,9 @@ typedef struct
   GstSpdlAudioReader parent;
   GBytes *data;
   OggOpusFile *of;
+  AVCodecContext *codec;        /* FFmpeg's Opus decoder */
+  AVPacket *packet;
+  AVFrame *frame;
   guint64 pos;                  /* the next frame op_read_float() gives */
   gfloat pcm[MAX_FRAME_SIZE * MAX_CHANNELS];
 } GstSpdlOpusReader;
@@ -114,6 +124,9 @@ opus_reader_seek (GstSpdlOpusReader * self, guint64 start, GError ** error)
     return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_CORRUPT,
         "Opus seek to frame %" G_GUINT64_FORMAT " landed at %"
         G_GINT64_FORMAT, start, (gint64) at);
+  /* a fresh decoder, as opusfile resets libopus's on a seek (nothing is
+   * decoded until the next op_read_float()) */
+  avcodec_flush_buffers (self->codec);
   self->pos = start;
   return TRUE;
 }
@@ -163,17 +176,76 @@ opus_reader_read (GstSpdlAudioReader * reader, guint64 first,
   return TRUE;
 }
 
-/* As opusdec (phase-inversion, FALSE by default): the decoder does not
- * invert the phase of intensity-coded stereo bands (on a 48 kb/s stereo
- * file the two differ by 0.35). Set before every packet, so that a
- * decoder opusfile made anew gets it too; decoding is opusfile's own. */
+/* Decodes opusfile's packet with FFmpeg's decoder into @pcm (interleaved
+ * float, as op_read_float() wants), exactly the packet's @n_samples. */
 static int
 opus_reader_decode (void *user_data, OpusMSDecoder * decoder, void *pcm,
     const ogg_packet * op, int n_samples, int n_channels, int format, int li)
 {
-  opus_multistream_decoder_ctl (decoder,
-      OPUS_SET_PHASE_INVERSION_DISABLED (1));
-  return OP_DEC_USE_DEFAULT;
+  GstSpdlOpusReader *self = user_data;
+  AVFrame *frame = self->frame;
+  gfloat *out = pcm;
+  int c, i;
+
+  if (format != OP_DEC_FORMAT_FLOAT)
+    return OP_EIMPL;
+  self->packet->data = op->packet;
+  self->packet->size = op->bytes;
+  if (avcodec_send_packet (self->codec, self->packet) < 0 ||
+      avcodec_receive_frame (self->codec, frame) < 0)
+    return OP_EBADPACKET;
+  /* one packet in, its samples out: never a frame more or less */
+  if (frame->nb_samples != n_samples || frame->format != AV_SAMPLE_FMT_FLTP
+      || frame->ch_layout.nb_channels != n_channels) {
+    av_frame_unref (frame);
+    return OP_EBADPACKET;
+  }
+  for (c = 0; c < n_channels; c++) {
+    const gfloat *plane = (const gfloat *) frame->extended_data[c];
+
+    for (i = 0; i < n_samples; i++)
+      out[i * n_channels + c] = plane[i];
+  }
+  av_frame_unref (frame);
+  return 0;
+}
+
+/* FFmpeg's Opus decoder for the stream whose ID header (OpusHead, alone
+ * on the first page) is at the start of @d: the header is its extradata
+ * (channels, pre-skip, output gain, mapping). Phase inversion of
+ * intensity-coded stereo bands off, as opusdec (phase-inversion, FALSE by
+ * default): on a 48 kb/s stereo file the two differ by 0.35. */
+static AVCodecContext *
+opus_codec_open (const guint8 * d, gsize size)
+{
+  const AVCodec *codec = avcodec_find_decoder (AV_CODEC_ID_OPUS);
+  AVCodecContext *ctx;
+  gsize n_segments = d[26], len = 0, i;
+
+  if (!codec || size < 27 + n_segments)
+    return NULL;
+  for (i = 0; i < n_segments; i++)
+    len += d[27 + i];
+  if (len < 19 || size < 27 + n_segments + len)
+    return NULL;
+  ctx = avcodec_alloc_context3 (codec);
+  if (!ctx)
+    return NULL;
+  ctx->extradata = av_mallocz (len + AV_INPUT_BUFFER_PADDING_SIZE);
+  if (!ctx->extradata) {
+    avcodec_free_context (&ctx);
+    return NULL;
+  }
+  memcpy (ctx->extradata, d + 27 + n_segments, len);
+  ctx->extradata_size = len;
+  ctx->request_sample_fmt = AV_SAMPLE_FMT_FLTP;
+  /* the header's pre-skip is opusfile's to drop, at any position: the
+   * decoder would drop it again from its first packets */
+  ctx->flags2 |= AV_CODEC_FLAG2_SKIP_MANUAL;
+  if (av_opt_set_int (ctx->priv_data, "apply_phase_inv", 0, 0) < 0 ||
+      avcodec_open2 (ctx, codec, NULL) < 0)
+    avcodec_free_context (&ctx);
+  return ctx;
 }
 
 static void
@@ -182,12 +254,15 @@ opus_reader_free (GstSpdlAudioReader * reader)
   GstSpdlOpusReader *self = (GstSpdlOpusReader *) reader;
 
   op_free (self->of);
+  av_frame_free (&self->frame);
+  av_packet_free (&self->packet);
+  avcodec_free_context (&self->codec);
   g_bytes_unref (self->data);
   g_free (self);
 }
 
 static const GstSpdlAudioReaderFuncs opus_reader_funcs = {
-  "opusfile",
+  "opusfile+avcodec",
   opus_reader_read,
   opus_reader_free,
 };
@@ -215,6 +290,7 @@ gst_spdl_opus_reader_open (GBytes * data, GError ** error)
   const guint8 *d;
   gsize size;
   OggOpusFile *of;
+  AVCodecContext *codec;
   ogg_int64_t total;
   int err = 0, channels;
 
@@ -231,6 +307,12 @@ gst_spdl_opus_reader_open (GBytes * data, GError ** error)
     op_free (of);
     return NULL;
   }
+  /* a stream FFmpeg's decoder does not take goes to the pipeline */
+  codec = opus_codec_open (d, size);
+  if (!codec) {
+    op_free (of);
+    return NULL;
+  }
 
   self = g_new0 (GstSpdlOpusReader, 1);
   self->parent.funcs = &opus_reader_funcs;
@@ -240,6 +322,11 @@ gst_spdl_opus_reader_open (GBytes * data, GError ** error)
   self->parent.declared_rate = opusdec_rate (op_head (of, -1));
   self->data = g_bytes_ref (data);
   self->of = of;
+  self->codec = codec;
+  self->packet = av_packet_alloc ();
+  self->frame = av_frame_alloc ();
+  if (!self->packet || !self->frame)
+    g_error ("out of memory");
   self->pos = 0;
   op_set_decode_callback (of, opus_reader_decode, self);
   return &self->parent;
