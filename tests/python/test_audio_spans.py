@@ -394,3 +394,93 @@ def test_batch_pads_spans_with_their_lengths_and_texts(media):
             text = bytes(b["text/values"][o[j]:o[j + 1]]).decode("utf-8")
             assert text == TEXTS[(k + j) % len(TEXTS)]
         k += len(b["lengths"])
+
+
+def ffmpeg_f32_opts(path, rate, channels, opts):
+    """ffmpeg_f32() with decoder options before the input."""
+    out = subprocess.run(["ffmpeg", "-v", "error", "-nostdin"] + opts +
+                         ["-i", path, "-f", "f32le", "-ac", str(channels),
+                          "-ar", str(rate), "-"], check=True,
+                         capture_output=True, timeout=120).stdout
+    return np.frombuffer(out, "<f4").reshape(-1, channels).T.copy()
+
+
+def test_opus_speech_and_stereo_spans_equal_ffmpeg(tmp_path):
+    """Opus as speech sets hold it (16 kHz speech at 24 kb/s, SILK) and
+    stereo music (CELT, 48 kb/s), read at Opus's 48 kHz: every span within
+    60 dB of FFmpeg's decode sliced there (FFmpeg's decoder: the same
+    samples), as torchcodec reads them (stereo: FFmpeg without phase
+    inversion of intensity-coded bands, which the reader does not apply,
+    as opusdec). libopus and FFmpeg's decoder differ by 10 to 20 dB on
+    these (SILK's resampling to 48 kHz is not normative)."""
+    from spdlgst.sampleaudio import speech
+    os.makedirs(tmp_path / "audio")
+    pcm = speech(16000, 8.0, 1, 3).T
+    audiogen.write_wav(str(tmp_path / "s.wav"), pcm, 16000)
+    audiogen.encode(str(tmp_path / "s.wav"), str(tmp_path / "audio/s.opus"),
+                    "opusenc bitrate=24000 ! oggmux")
+    t = np.arange(6 * 48000) / 48000
+    rng = np.random.default_rng(1)
+    music = np.stack([0.3 * np.sin(2 * np.pi * 220 * (1 + t) * t),
+                      0.3 * np.sin(2 * np.pi * 440 * (1 + t) * t)]) + \
+        0.05 * rng.standard_normal((2, len(t)))
+    audiogen.write_wav(str(tmp_path / "m.wav"), audiogen.pcm16(music), 48000)
+    audiogen.encode(str(tmp_path / "m.wav"), str(tmp_path / "audio/m.opus"),
+                    "opusenc bitrate=48000 ! oggmux")
+    rows = [("s.opus", 0.0, 2.5), ("s.opus", 1.337, 4.2), ("s.opus", 5.0, 3.0),
+            ("m.opus", 0.25, 2.0), ("m.opus", 3.3, 2.7)]
+    write_nemo(tmp_path / "m.json", rows)
+    rate = 48000
+    refs = {"s.opus": ffmpeg_f32(str(tmp_path / "audio/s.opus"), rate, 1),
+            "m.opus": ffmpeg_f32_opts(str(tmp_path / "audio/m.opus"), rate,
+                                      2, ["-apply_phase_inv", "0"])}
+    got, warnings, error, _ = run(
+        f"spdlsrc location={tmp_path}/m.json ! spdlaudiodecode name=dec "
+        f"duration=0 channels=2 sample-rate={rate}")
+    assert error is None and not warnings, (error, warnings)
+    assert len(got) == len(rows)
+    for (arr, meta), (name, offset, duration) in zip(got, rows):
+        ref = refs[name]
+        if ref.shape[0] == 1:
+            ref = np.concatenate([ref, ref])
+        first = int(round(offset * rate))
+        ref = ref[:, first:int(round((offset + duration) * rate))]
+        assert arr.shape == ref.shape, (name, offset)
+        n = min(arr.shape[1], ref.shape[1])
+        assert np.abs(arr[:, :n]).max() > 0.05, (name, offset)
+        assert snr_db(ref[:, :n], arr[:, :n]) >= 60, (
+            name, offset, snr_db(ref[:, :n], arr[:, :n]))
+
+
+def test_opus_damaged_page_span_skipped(tmp_path):
+    """A page of an Opus file damaged (its checksum no longer matches): a
+    span reading through it is skipped as corrupt with a warning naming
+    the file; spans before it decode, FFmpeg's samples."""
+    from spdlgst.sampleaudio import speech
+    os.makedirs(tmp_path / "audio")
+    audiogen.write_wav(str(tmp_path / "s.wav"), speech(16000, 8.0, 1, 4).T,
+                       16000)
+    path = tmp_path / "audio/s.opus"
+    audiogen.encode(str(tmp_path / "s.wav"), str(path),
+                    "opusenc bitrate=24000 ! oggmux")
+    ref = ffmpeg_f32(str(path), 48000, 1)
+    data = bytearray(path.read_bytes())
+    # a byte inside a page past the middle: its CRC fails
+    at = data.find(b"OggS", len(data) * 2 // 3)
+    assert at > 0
+    data[at + 40] ^= 0x5A
+    path.write_bytes(bytes(data))
+    rows = [("s.opus", 0.5, 2.0), ("s.opus", 5.0, 3.0)]
+    write_nemo(tmp_path / "m.json", rows)
+    got, warnings, error, counts = run(
+        f"spdlsrc name=src location={tmp_path}/m.json ! spdlaudiodecode "
+        f"name=dec duration=0 sample-rate=48000")
+    assert error is None, error
+    assert len(got) == 1, [m["span-start"] for _, m in got]
+    arr, meta = got[0]
+    assert meta["span-start"] == 0.5
+    r = ref[:, 24000:24000 + arr.shape[1]]
+    assert r.shape == arr.shape
+    assert snr_db(r, arr) >= 60, snr_db(r, arr)
+    assert any("s.opus" in w for w in warnings), warnings
+    assert counts["dec"].get("corrupt") == 1, counts
