@@ -24,8 +24,9 @@
  * to the output's channels by audioconvert; WAV (PCM and float), FLAC,
  * Ogg Opus, Ogg Vorbis and MP3 are read without a
  * pipeline, whose per-file cost is most of a short clip's CPU: the
- * samples in place, libFLAC, libopusfile (each span decoded from 1 s
- * before it, so it equals the file decoded from its start),
+ * samples in place, libFLAC, libopusfile with FFmpeg's Opus decoder
+ * (each span decoded from 1 s before it, so it equals the file decoded
+ * from its start),
  * libvorbisfile (mono and stereo) and libmpg123 (a LAME tag's encoder
  * delay and padding trimmed, as FFmpeg trims them), then audioconvert's
  * library. Resampled by GStreamer's

@@ -15,8 +15,8 @@
 G_BEGIN_DECLS
 
 /* A file in memory decoded by the library GStreamer's own decoder for its
- * format wraps (libFLAC for flacdec, libopus through libopusfile for
- * opusdec, libvorbis through libvorbisfile for vorbisdec, libmpg123 for
+ * format wraps (libFLAC for flacdec, libopusfile's Ogg layer for
+ * opusdec's, its packets decoded by FFmpeg's Opus decoder, libvorbis through libvorbisfile for vorbisdec, libmpg123 for
  * mpg123audiodec, plain PCM for wavparse), called
  * directly, with no pipeline: for short clips a pipeline's per-file cost
  * (state changes, typefind, plugging, streaming threads waking each
