@@ -17,10 +17,11 @@ import audiogen
 RATE = 16000
 
 
-def ffmpeg_f32(path, rate, channels):
-    """FFmpeg's float decode of the whole file at @rate: [channels, n]."""
-    out = subprocess.run(["ffmpeg", "-v", "error", "-nostdin", "-i", path,
-                          "-f", "f32le", "-ac", str(channels), "-ar",
+def ffmpeg_f32(path, rate, channels, opts=()):
+    """FFmpeg's float decode of the whole file at @rate: [channels, n];
+    @opts: decoder options, before the input."""
+    out = subprocess.run(["ffmpeg", "-v", "error", "-nostdin", *opts, "-i",
+                          path, "-f", "f32le", "-ac", str(channels), "-ar",
                           str(rate), "-"], check=True, capture_output=True,
                          timeout=120).stdout
     return np.frombuffer(out, "<f4").reshape(-1, channels).T.copy()
@@ -396,15 +397,6 @@ def test_batch_pads_spans_with_their_lengths_and_texts(media):
         k += len(b["lengths"])
 
 
-def ffmpeg_f32_opts(path, rate, channels, opts):
-    """ffmpeg_f32() with decoder options before the input."""
-    out = subprocess.run(["ffmpeg", "-v", "error", "-nostdin"] + opts +
-                         ["-i", path, "-f", "f32le", "-ac", str(channels),
-                          "-ar", str(rate), "-"], check=True,
-                         capture_output=True, timeout=120).stdout
-    return np.frombuffer(out, "<f4").reshape(-1, channels).T.copy()
-
-
 def test_opus_speech_and_stereo_spans_equal_ffmpeg(tmp_path):
     """Opus as speech sets hold it (16 kHz speech at 24 kb/s, SILK) and
     stereo music (CELT, 48 kb/s), read at Opus's 48 kHz: every span within
@@ -432,8 +424,8 @@ def test_opus_speech_and_stereo_spans_equal_ffmpeg(tmp_path):
     write_nemo(tmp_path / "m.json", rows)
     rate = 48000
     refs = {"s.opus": ffmpeg_f32(str(tmp_path / "audio/s.opus"), rate, 1),
-            "m.opus": ffmpeg_f32_opts(str(tmp_path / "audio/m.opus"), rate,
-                                      2, ["-apply_phase_inv", "0"])}
+            "m.opus": ffmpeg_f32(str(tmp_path / "audio/m.opus"), rate, 2,
+                                 ["-apply_phase_inv", "0"])}
     got, warnings, error, _ = run(
         f"spdlsrc location={tmp_path}/m.json ! spdlaudiodecode name=dec "
         f"duration=0 channels=2 sample-rate={rate}")
