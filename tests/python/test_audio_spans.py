@@ -361,3 +361,23 @@ def test_batch_pads_spans_with_their_lengths_and_texts(media):
             text = bytes(b["text/values"][o[j]:o[j + 1]]).decode("utf-8")
             assert text == TEXTS[(k + j) % len(TEXTS)]
         k += len(b["lengths"])
+
+
+def test_span_longer_than_max_duration_skipped_before_decoding(media):
+    """A whole span longer than max-duration is skipped as too-large (its
+    tensor is never allocated); clips inside it are not."""
+    root, _ = media
+    write_jsonl(root / "long.json", [
+        {"audio_filepath": "audio/a.flac", "offset": 0.5, "duration": 2.5},
+        {"audio_filepath": "audio/a.flac", "offset": 0.5, "duration": 0.75}])
+    got, warnings, error, counts = run(
+        f"spdlsrc name=src location={root}/long.json ! spdlaudiodecode "
+        "name=dec duration=0 max-duration=1.0")
+    assert error is None
+    assert [m["index"] for _, m in got] == [1]
+    assert counts["dec"] == {"total": 1, "too-large": 1}
+    assert any("max-duration" in w and "long.json:1" in w for w in warnings)
+    got, _, error, counts = run(
+        f"spdlsrc name=src location={root}/long.json ! spdlaudiodecode "
+        "name=dec duration=0.5 max-duration=1.0")
+    assert error is None and len(got) == 2 and counts["dec"] == {}
