@@ -381,3 +381,28 @@ def test_span_longer_than_max_duration_skipped_before_decoding(media):
         f"spdlsrc name=src location={root}/long.json ! spdlaudiodecode "
         "name=dec duration=0.5 max-duration=1.0")
     assert error is None and len(got) == 2 and counts["dec"] == {}
+
+
+def meta_of(sample):
+    s = sample.get_buffer().get_custom_meta("GstSpdlSampleMeta") \
+        .get_structure()
+    return (s.get_value("index"), s.get_value("span-start"),
+            s.get_value("span-duration"), s.get_value("path"))
+
+
+def test_shuffled_ranks_take_each_row_once_with_its_span(media):
+    """Shuffled over 3 ranks: every row once over the ranks, each sample's
+    span its own row's (several rows of one file stay apart)."""
+    root, _ = media
+    write_nemo(root / "ranks.json", ROWS)
+    seen = []
+    for rank in range(3):
+        got, _, error, _ = spdltest.run_samples(
+            f"spdlsrc location={root}/ranks.json shuffle=true seed=5 "
+            f"num-shards=3 shard-index={rank}", meta_of)
+        assert error is None
+        seen += got
+    assert sorted(i for i, _, _, _ in seen) == list(range(len(ROWS)))
+    for index, start, duration, path in seen:
+        name, offset, length = ROWS[index]
+        assert path.endswith(name) and (start, duration) == (offset, length)
