@@ -406,3 +406,24 @@ def test_shuffled_ranks_take_each_row_once_with_its_span(media):
     for index, start, duration, path in seen:
         name, offset, length = ROWS[index]
         assert path.endswith(name) and (start, duration) == (offset, length)
+
+
+@pytest.mark.parametrize("name", ["c.opus", "d.mp3"])
+def test_lossy_spans_at_their_own_rate_equal_ffmpeg(media, name):
+    """Opus and MP3 spans at the file's own rate (no resampling): FFmpeg's
+    sample count exactly, within the lossy bound of the audio tests
+    (1e-4), at offsets inside a frame."""
+    root, files = media
+    rate, ch = files[name]
+    rows = [(name, 0.0, 1.0), (name, 0.4817, 1.3), (name, 2.9, 1.1)]
+    write_nemo(root / f"own-{name}.json", rows)
+    got, warnings, error, _ = run(
+        f"spdlsrc name=src location={root}/own-{name}.json ! "
+        f"spdlaudiodecode name=dec duration=0 sample-rate={rate}")
+    assert error is None and not warnings, (error, warnings)
+    assert len(got) == len(rows)
+    for (arr, meta), (_, offset, duration) in zip(got, rows):
+        ref = expected_span(root, name, offset, duration, rate, 1, ch)
+        assert arr.shape == ref.shape, (offset, arr.shape, ref.shape)
+        assert np.abs(arr - ref).max() <= 1e-4, (
+            offset, np.abs(arr - ref).max())
