@@ -394,8 +394,8 @@ def test_opus_speech_and_stereo_spans_equal_ffmpeg(tmp_path):
             "m.opus": ffmpeg_f32(str(tmp_path / "audio/m.opus"), rate, 2,
                                  ["-apply_phase_inv", "0"])}
     got, warnings, error, _ = run(
-        f"spdlsrc location={tmp_path}/m.json ! spdlaudiodecode name=dec "
-        f"duration=0 channels=2 sample-rate={rate}")
+        f"spdlsrc name=src location={tmp_path}/m.json ! spdlaudiodecode "
+        f"name=dec duration=0 channels=2 sample-rate={rate}")
     assert error is None and not warnings, (error, warnings)
     assert len(got) == len(rows)
     for (arr, meta), (name, offset, duration) in zip(got, rows):
