@@ -95,14 +95,15 @@ opus_fail (GError ** error, const gchar * what, int err)
 }
 
 /* opusfile seeks to 80 ms before the frame (RFC 7845's pre-roll) with a
- * fresh decoder, which is not enough: libopus's state (SILK's and CELT's
- * predicted energies and gains) takes longer to converge on a continuous
- * decode's. Measured on 64 speech files (SILK, 27 kb/s) at 20 points
- * each, against a decode from the start: 80 ms off by up to 0.24, 580 ms
- * by 3e-3 (one file), 1080 ms identical; music (CELT, 32 and 64 kb/s)
- * within 1e-4 from 280 ms. So a seek lands this much earlier still, and
- * what comes before the frame asked for is dropped. */
-#define PREROLL_FRAMES 48000
+ * fresh decoder, which is not enough: the decoder's state (SILK's and
+ * CELT's predicted energies and gains) takes longer to converge on a
+ * continuous decode's. With libopus, on 64 speech files (SILK, 27 kb/s)
+ * at 20 points each: 80 ms off by up to 0.24, 580 ms by 3e-3, 1080 ms
+ * identical. With FFmpeg's decoder, on 8 speech recordings (27 kb/s, 16
+ * and 48 kHz) at 12 points each: 80 ms off by up to 0.024, 200 ms by
+ * 2.6e-5, 400 ms identical; so 600 ms. A seek lands this much earlier
+ * still, and what comes before the frame asked for is dropped. */
+#define PREROLL_FRAMES 28800
 
 /* Positions the stream so that the next op_read_float() gives frame
  * @start, the same way whatever was read before: op_pcm_seek() goes on
