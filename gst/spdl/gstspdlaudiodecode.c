@@ -25,7 +25,7 @@
  * Ogg Opus, Ogg Vorbis and MP3 are read without a
  * pipeline, whose per-file cost is most of a short clip's CPU: the
  * samples in place, libFLAC, libopusfile with FFmpeg's Opus decoder
- * (each span decoded from 1 s before it, so it equals the file decoded
+ * (each span decoded from 600 ms before it, so it equals the file decoded
  * from its start),
  * libvorbisfile (mono and stereo) and libmpg123 (a LAME tag's encoder
  * delay and padding trimmed, as FFmpeg trims them), then audioconvert's
@@ -321,16 +321,16 @@ gst_spdl_audio_decode_class_init (GstSpdlAudioDecodeClass * klass)
    *
    * Whether a clip of a lossy file equals the same samples of the file
    * decoded from its start (within 1e-4). An Ogg Opus clip is then
-   * decoded from 1 s before it: libopus's state takes that long to settle
-   * on low-bitrate speech. false: from Opus's own 80 ms pre-roll, as
-   * FFmpeg and libsndfile seek, at about half the CPU per 1 s clip; such
-   * clips are up to 0.24 off on low-bitrate speech, the same from run to
-   * run. Other formats are the same either way.
+   * decoded from 600 ms before it: the decoder's state takes that long to
+   * settle on low-bitrate speech. false: from Opus's own 80 ms pre-roll,
+   * as FFmpeg and libsndfile seek, at less CPU per 1 s clip; such clips
+   * are up to 0.03 off on low-bitrate speech, the same from run to run.
+   * Other formats are the same either way.
    */
   g_object_class_install_property (gobject_class, PROP_EXACT,
       g_param_spec_boolean ("exact", "Exact",
           "Lossy clips equal the file decoded from its start (false: Opus "
-          "from its codec's 80 ms pre-roll, faster, up to 0.24 off)", TRUE,
+          "from its codec's 80 ms pre-roll, faster, up to 0.03 off)", TRUE,
           READY_PARAM));
   /**
    * GstSpdlAudioDecode:max-span:

@@ -14,7 +14,7 @@
  * libopus's CPU on 27 kb/s speech (docs/performance.md, "Audio
  * decoders"), and it is the decoder the exactness tests compare with.
  * Against oggdemux ! opusdec it seeks to the exact sample (bisecting pages by granule
- * position, then a second's pre-roll with the decoder reset: the same
+ * position, then 600 ms of pre-roll with the decoder reset: the same
  * samples on every read of a span, those of a decode from the start)
  * rather than to the start of the page holding it, and decodes in the
  * calling thread.

@@ -72,7 +72,7 @@ GST_START_TEST (test_length_and_seeks)
       gdouble d;
 
       fail_unless_equals_uint64 (got, span);
-      /* a seek decodes a second before the frame with a fresh decoder:
+      /* a seek decodes 600 ms before the frame with a fresh decoder:
        * by then the decoder's state is the continuous decode's (identical
        * here; 80 ms, opusfile's own pre-roll, gave 0.036 at 4799) */
       d = spdl_audio_test_max_diff (a, whole + firsts[i] * channels,
