@@ -535,3 +535,54 @@ def test_loader_skipped_names_span_reasons_where_they_apply(media):
             pass
         skipped = loader.skipped()
     assert "bad-span" not in skipped
+
+
+def ogg_crc(data):
+    """Ogg's page checksum (CRC-32, polynomial 0x04c11db7, not reflected)."""
+    crc = 0
+    for b in data:
+        crc ^= b << 24
+        for _ in range(8):
+            crc = ((crc << 1) ^ 0x04C11DB7 if crc & 0x80000000 else
+                   crc << 1) & 0xFFFFFFFF
+    return crc
+
+
+def test_opus_undecodable_packets_span_skipped(tmp_path):
+    """Opus packets that do not decode in a page whose checksum is right
+    (each says one frame, as before, followed by more padding than the
+    packet holds, which FFmpeg's decoder rejects as it does in the ffmpeg
+    tool): the span over them is skipped as corrupt, naming the file; a
+    clean file's span beside it decodes."""
+    from spdlgst.sampleaudio import speech
+    os.makedirs(tmp_path / "audio")
+    audiogen.write_wav(str(tmp_path / "s.wav"), speech(16000, 6.0, 1, 5).T,
+                       16000)
+    clean = tmp_path / "audio/clean.opus"
+    audiogen.encode(str(tmp_path / "s.wav"), str(clean),
+                    "opusenc bitrate=24000 ! oggmux")
+    data = bytearray(clean.read_bytes())
+    at = data.find(b"OggS", len(data) // 2)
+    n_segments = data[at + 26]
+    lacing = data[at + 27:at + 27 + n_segments]
+    packet = at + 27 + n_segments
+    for length in lacing:
+        if length > 3:
+            data[packet] |= 3          # code 3: a frame count follows
+            data[packet + 1] = 0x41    # padded, one frame: same duration
+            data[packet + 2] = 0xFE    # 254 bytes of padding
+        packet += length
+    data[at + 22:at + 26] = b"\0\0\0\0"
+    data[at + 22:at + 26] = ogg_crc(bytes(data[at:packet])).to_bytes(
+        4, "little")
+    (tmp_path / "audio/bad.opus").write_bytes(bytes(data))
+    rows = [("bad.opus", 0.5, 5.0), ("clean.opus", 0.5, 5.0)]
+    write_nemo(tmp_path / "m.json", rows)
+    got, warnings, error, counts = run(
+        f"spdlsrc name=src location={tmp_path}/m.json ! spdlaudiodecode "
+        f"name=dec duration=0 sample-rate=48000")
+    assert error is None, error
+    assert [m["path"].rsplit("/", 1)[1] for _, m in got] == ["clean.opus"]
+    assert got[0][0].shape == (1, 5 * 48000)
+    assert any("bad.opus" in w for w in warnings), warnings
+    assert counts["dec"].get("corrupt") == 1, counts

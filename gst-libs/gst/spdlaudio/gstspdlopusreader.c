@@ -243,6 +243,9 @@ opus_codec_open (const guint8 * d, gsize size)
   /* the header's pre-skip is opusfile's to drop, at any position: the
    * decoder would drop it again from its first packets */
   ctx->flags2 |= AV_CODEC_FLAG2_SKIP_MANUAL;
+  /* a frame that does not decode is an error, not silence: FFmpeg's
+   * decoder would otherwise log it and give zeros in its place */
+  ctx->err_recognition |= AV_EF_EXPLODE;
   if (av_opt_set_int (ctx->priv_data, "apply_phase_inv", 0, 0) < 0 ||
       avcodec_open2 (ctx, codec, NULL) < 0)
     avcodec_free_context (&ctx);
