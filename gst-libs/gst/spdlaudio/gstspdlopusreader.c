@@ -13,11 +13,11 @@
  * decode callback rather than by libopus: FFmpeg's decoder took 0.4 of
  * libopus's CPU on 27 kb/s speech (docs/performance.md, "Audio
  * decoders"), and it is the decoder the exactness tests compare with.
- * Against oggdemux ! opusdec it seeks to the exact sample (bisecting pages by granule
- * position, then 600 ms of pre-roll with the decoder reset: the same
- * samples on every read of a span, those of a decode from the start)
- * rather than to the start of the page holding it, and decodes in the
- * calling thread.
+ * Against oggdemux ! opusdec it seeks to the exact sample (bisecting
+ * pages by granule position, then 600 ms of pre-roll with the decoder
+ * reset: the same samples on every read of a span, those of a decode
+ * from the start) rather than to the start of the page holding it, and
+ * decodes in the calling thread.
  *
  * Taken: Ogg whose first stream is Opus, one link (a chained file goes
  * to the pipeline), 1 or 2 channels (opusdec orders more channels

@@ -38,8 +38,8 @@ open_opus (GBytes * file, guint channels)
 {
   GstSpdlAudioReader *reader = gst_spdl_audio_reader_open (file, NULL);
 
-  spdl_audio_test_check_reader (reader, "opusfile+avcodec", GST_AUDIO_FORMAT_F32,
-      RATE, channels);
+  spdl_audio_test_check_reader (reader, "opusfile+avcodec",
+      GST_AUDIO_FORMAT_F32, RATE, channels);
   return reader;
 }
 
