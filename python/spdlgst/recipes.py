@@ -17,7 +17,15 @@ from ._state import is_shard_pattern, is_shards_location
 from .errors import LoaderError
 from .loader import Loader
 
-RECIPES = ("train", "val")
+RECIPES = ("train", "val", "detection", "letterbox")
+TASKS = ("classification", "detection")
+EMPTY_IMAGES = ("keep", "drop")
+# Faster R-CNN's (torchvision's detection references): shorter side 800,
+# longer at most 1333; YOLO's letterbox: 640 square padded with 114
+DETECTION_SIZE, DETECTION_MAX_SIZE = 800, 1333
+LETTERBOX_SIZE, LETTERBOX_PAD = 640, 114
+# torchvision's GeneralizedRCNNTransform's size_divisible
+DETECTION_PAD_MULTIPLE = 32
 DTYPES = ("uint8", "float32", "float16", "bfloat16")
 # torchvision's ImageNet normalization, for mean="imagenet" / std="imagenet"
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
@@ -245,7 +253,7 @@ def _warning_limit(a) -> list:
 
 
 FIELD_KINDS = ("int", "float", "string", "json", "bytes", "npy", "image",
-               "label")
+               "label", "objects")
 FIELD_MISSING = ("skip", "error", "empty")
 IMAGE_EXTENSIONS = ("jpg", "jpeg", "png", "webp", "gif", "bmp", "tif", "tiff",
                     "ppm", "pgm", "pbm", "pnm")
@@ -351,8 +359,113 @@ def _fields_stage(a) -> list:
     return out
 
 
+def _objects_src_stage(a) -> list:
+    """spdlsrc's properties for task="detection": the COCO instances file
+    (its samples' fields are ``objects`` and ``image_id``), or the shards'
+    member with each image's annotations (the ``objects`` field) and the
+    image id in it (-1 where it has none)."""
+    if a.get("task") != "detection":
+        return []
+    if a["annotations"] is not None:
+        out = [f"annotations={_quote(a['annotations'])}"]
+        if a["empty_images"] != "keep":
+            out.append(f"empty-images={a['empty_images']}")
+        return out
+    key = a["annotations_key"]
+    return [f"fields={_quote(f'{key}:objects,{key}#image_id:int:empty')}"]
+
+
+def _objects_field(a) -> str:
+    """The name of the objects field of a detection loader's batches."""
+    return "objects" if a["annotations"] is not None else a["annotations_key"]
+
+
 def _array(values) -> str:
     return '"<' + ",".join(repr(v) for v in values) + '>"'
+
+
+def _detection_sizes(value) -> Tuple[int, ...]:
+    """recipe="detection"'s shorter sides: one int, or a list to draw one
+    from per image (DETR's multi-scale)."""
+    if isinstance(value, (tuple, list)):
+        if not value:
+            raise ValueError("size must be an int or a non-empty list of ints")
+        return tuple(_int(f"size[{i}]", v, 1, 65535)
+                     for i, v in enumerate(value))
+    return (_int("size", value, 1, 65535),)
+
+
+def _annotations(value) -> str:
+    """A COCO instances file: local (it must exist), http(s):// or s3://."""
+    if isinstance(value, bytes):
+        value = os.fsdecode(value)
+    if not isinstance(value, (str, os.PathLike)):
+        raise TypeError(f"annotations must be a path (str or os.PathLike), "
+                        f"not {type(value).__name__}")
+    path = os.fspath(value)
+    if path.startswith(("http://", "https://", "s3://")):
+        return path
+    if not os.path.isfile(path):
+        raise ValueError(f"annotations {path!r} is not a file (a COCO "
+                         "instances JSON file, local, http(s):// or s3://)")
+    return path
+
+
+def _detection_checked(a, annotations, max_size, masks, empty_images,
+                       sanitize, pad_value, annotations_key, resize) -> dict:
+    """task="detection"'s own arguments, checked against the others in @a."""
+    recipe = a["recipe"]
+    shards = is_shards_location(a["location"])
+    if a["fields"] is not None:
+        raise ValueError("fields is for task='classification': detection "
+                         "batches are (images, targets); WebDataset shards "
+                         "name their COCO-layout JSON member with "
+                         "annotations_key")
+    out = dict(task="detection", annotations=None, annotations_key=None)
+    if shards:
+        if annotations is not None:
+            raise ValueError("annotations= is a COCO instances file beside an "
+                             "image folder: tar shards carry each image's "
+                             "annotations in a member (annotations_key)")
+        key = "json" if annotations_key is None else annotations_key
+        if not isinstance(key, str) or not re.fullmatch(r"[A-Za-z0-9_.-]+", key):
+            raise ValueError(f"annotations_key must be a member's extension "
+                             f"like 'json', not {key!r}")
+        out["annotations_key"] = key
+    else:
+        if annotations_key is not None:
+            raise ValueError("annotations_key is for WebDataset tar shards")
+        if annotations is None:
+            raise ValueError("task='detection' needs annotations= (a COCO "
+                             "instances file; location is then the image "
+                             "folder), or WebDataset tar shards as location")
+        out["annotations"] = _annotations(annotations)
+    if recipe in ("detection", "letterbox") and resize is not None:
+        raise ValueError(f"resize is for recipe='val' (recipe={recipe!r} "
+                         "takes size)")
+    if recipe == "detection":
+        if max_size is None:
+            max_size = DETECTION_MAX_SIZE
+        out["max_size"] = _int("max_size", max_size, 0, 65535)
+        if out["max_size"] and out["max_size"] <= max(a["size"]):
+            raise ValueError(f"max_size ({out['max_size']}) must be above "
+                             f"size ({max(a['size'])}), as torchvision's "
+                             "Resize; 0: no limit")
+    elif max_size is not None:
+        raise ValueError("max_size is for recipe='detection'")
+    if recipe == "letterbox":
+        out["pad_value"] = _int("pad_value", LETTERBOX_PAD if pad_value is None
+                                else pad_value, 0, 255)
+    elif pad_value is not None:
+        raise ValueError("pad_value is for recipe='letterbox'")
+    out["masks"] = _bool("masks", masks, False)
+    out["empty_images"] = _choice("empty_images", empty_images, EMPTY_IMAGES)
+    if shards and out["empty_images"] == "drop":
+        raise ValueError("empty_images='drop' needs a COCO instances file "
+                         "(tar shards are not listed ahead: filter targets "
+                         "with no boxes in the loop)")
+    out["sanitize"] = _bool("sanitize", sanitize, True)
+    return out
 
 
 def _checked(location, batch_size, recipe, size, resize, scale, ratio, flip,
@@ -360,20 +473,37 @@ def _checked(location, batch_size, recipe, size, resize, scale, ratio, flip,
              std, device, output, exact=True, layout="nchw", max_errors=None,
              shuffle_buffer=None, src_properties=None, ranks="auto",
              skip_recovered=False, max_pixels=None,
-             max_decode_memory=None, log_limit=20, fields=None) -> dict:
+             max_decode_memory=None, log_limit=20, fields=None,
+             annotations=None, task=None, max_size=None, masks=False,
+             empty_images="keep", sanitize=True, pad_value=None,
+             annotations_key=None) -> dict:
     """The arguments of ImageLoader, checked and normalized."""
+    if task is None:
+        task = "detection" if annotations is not None or \
+            annotations_key is not None else "classification"
+    task = _choice("task", task, TASKS)
+    detection = task == "detection"
+    if recipe is None:
+        recipe = "detection" if detection else "val"
     recipe = _choice("recipe", recipe, RECIPES)
+    if recipe in ("detection", "letterbox") and not detection:
+        raise ValueError(f"recipe={recipe!r} is for task='detection' (with "
+                         "annotations=)")
     train = recipe == "train"
+    if size is None:
+        size = (224 if not detection else DETECTION_SIZE
+                if recipe == "detection" else LETTERBOX_SIZE)
     if isinstance(layout, str):
         layout = layout.lower()     # "NCHW" as VideoLoader takes "tchw"
     args = dict(
         location=_location(location),
         batch_size=_int("batch_size", batch_size, 1, 2**31 - 1),
         recipe=recipe,
-        size=_size("size", size),
+        size=_detection_sizes(size) if recipe == "detection" else
+        _size("size", size),
         resize=_int("resize", resize, 1, 65535, none_ok=True),
-        flip=_bool("flip", flip, train),
-        shuffle=_bool("shuffle", shuffle, train),
+        flip=_bool("flip", flip, recipe in ("train", "detection")),
+        shuffle=_bool("shuffle", shuffle, recipe in ("train", "detection")),
         seed=_int("seed", seed, 0, 2**64 - 1),
         epochs=_int("epochs", epochs, 1, 2**31 - 1, none_ok=True),
         start_epoch=_int("start_epoch", start_epoch, 0, 2**31 - 1),
@@ -398,7 +528,21 @@ def _checked(location, batch_size, recipe, size, resize, scale, ratio, flip,
         fields=_fields(fields, IMAGE_EXTENSIONS),
     )
     args["ranks"] = _ranks(ranks, args["src_properties"])
-    if train:
+    if detection:
+        args.update(_detection_checked(args, annotations, max_size, masks,
+                                       empty_images, sanitize, pad_value,
+                                       annotations_key, resize))
+    else:
+        for name, value, default in (
+                ("annotations", annotations, None), ("max_size", max_size, None),
+                ("masks", masks, False), ("empty_images", empty_images, "keep"),
+                ("sanitize", sanitize, True), ("pad_value", pad_value, None),
+                ("annotations_key", annotations_key, None)):
+            if value != default:
+                raise ValueError(f"{name} is for task='detection'")
+    if recipe in ("detection", "letterbox"):
+        pass
+    elif train:
         if resize is not None:
             raise ValueError("resize is for recipe='val' (train uses "
                              "RandomResizedCrop's scale and ratio)")
@@ -577,7 +721,8 @@ class ImageLoader(_RecipeLoader):
     """
 
     def __init__(self, location: Union[str, os.PathLike], *,
-                 batch_size: int = 256, recipe: str = "val", size: Size = 224,
+                 batch_size: int = 256, recipe: Optional[str] = None,
+                 size: Optional[Union[Size, Sequence[int]]] = None,
                  resize: Optional[int] = None,
                  scale: Tuple[float, float] = DEFAULT_SCALE,
                  ratio: Tuple[float, float] = DEFAULT_RATIO,
@@ -595,7 +740,12 @@ class ImageLoader(_RecipeLoader):
                  skip_recovered: bool = False,
                  max_pixels: Optional[int] = None,
                  max_decode_memory: Optional[int] = None,
-                 fields: Optional[Sequence[str]] = None):
+                 fields: Optional[Sequence[str]] = None,
+                 annotations: Optional[Union[str, os.PathLike]] = None,
+                 task: Optional[str] = None, max_size: Optional[int] = None,
+                 masks: bool = False, empty_images: str = "keep",
+                 sanitize: bool = True, pad_value: Optional[int] = None,
+                 annotations_key: Optional[str] = None):
         args = _checked(**{k: v for k, v in locals().items()
                            if k not in ("self", "__class__")})
         if args["device"] is not None:
@@ -610,9 +760,18 @@ class ImageLoader(_RecipeLoader):
 
     _checked = staticmethod(_checked)
 
+    def _convert(self, sample: Gst.Sample):
+        batch = super()._convert(sample)
+        if self._args.get("task") != "detection":
+            return batch
+        from .batch import detection_batch
+
+        return detection_batch(batch, _objects_field(self._args))
+
     @staticmethod
     def _build(a) -> str:
-        height, width = a["size"]
+        height, width = (a["size"][0], a["size"][0]) \
+            if a["recipe"] == "detection" else a["size"]
         src = [f"spdlsrc location={_quote(a['location'])}",
                f"shuffle={'true' if a['shuffle'] else 'false'}", f"seed={a['seed']}",
                f"num-epochs={a['epochs'] if a['epochs'] is not None else -1}"]
@@ -625,12 +784,27 @@ class ImageLoader(_RecipeLoader):
         limit = _warning_limit(a)
         src += limit
         src += _fields_stage(a)
+        src += _objects_src_stage(a)
         for key, value in a["src_properties"].items():
             if isinstance(value, bool):
                 value = "true" if value else "false"
             src.append(f"{key}={_quote(str(value))}")
-        dec = [f"spdldecode width={width} height={height}"]
-        if a["recipe"] == "train":
+        if a["recipe"] == "detection":
+            sizes = a["size"]
+            dec = ["spdldecode mode=shorter"]
+            if len(sizes) == 1:
+                dec.append(f"resize-shorter={sizes[0]}")
+            else:
+                dec.append(f"sizes={_array(sizes)}")
+            dec.append(f"max-size={a['max_size']}")
+        elif a["recipe"] == "letterbox":
+            dec = [f"spdldecode width={width} height={height} mode=letterbox",
+                   f"pad-value={a['pad_value']}"]
+        else:
+            dec = [f"spdldecode width={width} height={height}"]
+        if a["recipe"] in ("detection", "letterbox"):
+            pass
+        elif a["recipe"] == "train":
             dec.append("mode=random-resized-crop")
             # spdldecode's defaults are torchvision's: only other values
             if a["scale"] != DEFAULT_SCALE:
@@ -642,6 +816,10 @@ class ImageLoader(_RecipeLoader):
         if a["flip"]:
             dec.append("flip=random-horizontal")
         dec.append(f"seed={a['seed']}")
+        if a.get("masks"):
+            dec.append("instance-masks=true")
+        if a.get("task") == "detection" and not a["sanitize"]:
+            dec.append("box-min-size=0 box-min-area=0")
         if a["threads"] is not None:
             dec.append(f"threads={a['threads']}")
         if not a["exact"]:
@@ -659,6 +837,8 @@ class ImageLoader(_RecipeLoader):
         if a["drop_last"]:
             batch.append("drop-last=true")
         batch.append(f"layout={a['layout']}")
+        if a["recipe"] == "detection":
+            batch.append(f"pad-multiple={DETECTION_PAD_MULTIPLE}")
         if a["dtype"] != "uint8":
             batch.append(f"dtype={a['dtype']}")
         if a["mean"] is not None:

@@ -187,22 +187,26 @@ def _object(rng, img, width, height, crowd, compressed):
             "bbox": bbox}
 
 
-def make_sample(seed, index):
+def make_sample(seed, index, size=None):
     """(image entry without file_name, uint8 RGB array, [annotations
-    without ids]) of image @index."""
+    without ids]) of image @index; @size: (width, height) instead of
+    COCO's mix."""
     rng = random.Random(f"{seed}/{index}/coco")
     width, height = image_size(rng)
+    if size is not None:
+        width, height = size
     img = natural_image(seed, index, width, height).astype(np.float32)
     # a few of each, even in a small dataset: images 5, 45, 85 ... have
-    # no objects; 3, 13, 23 ... start with a crowd (RLE compressed in odd
-    # tens, uncompressed in even)
+    # no objects; 3, 13, 23 ... start with a crowd RLE compressed, 7, 17,
+    # 27 ... with one uncompressed
     empty = index % 40 == 5 or rng.random() < EMPTY_SHARE
     count = 0 if empty else min(30, max(1, round(rng.expovariate(1 / 7))))
     anns = []
     for k in range(count):
-        crowd = (k == 0 and index % 10 == 3) or rng.random() < CROWD_SHARE
+        crowd = (k == 0 and index % 10 in (3, 7)) or \
+            rng.random() < CROWD_SHARE
         ann = _object(rng, img, width, height, crowd,
-                      compressed=(index // 10) % 2 == 1 if k == 0
+                      compressed=index % 10 == 3 if k == 0
                       else rng.random() < 0.5)
         if ann is not None:
             ann["category_id"] = rng.choice(CATEGORIES[:40] if rng.random() < 0.7
@@ -221,15 +225,15 @@ def _encode(pixels, rng):
 
 
 def _make_one(job):
-    seed, index = job
-    entry, pixels, anns = make_sample(seed, index)
+    seed, index, size = job
+    entry, pixels, anns = make_sample(seed, index, size)
     return entry, _encode(pixels, random.Random(f"{seed}/{index}/jpeg")), anns
 
 
-def _samples(count, seed, jobs, empty):
+def _samples(count, seed, jobs, empty, size):
     """(entry, jpeg bytes, annotations) of each image, in index order;
     @empty more images (at the end) without objects."""
-    work = [(seed, i) for i in range(count)]
+    work = [(seed, i, size) for i in range(count)]
     if jobs <= 1:
         done = list(map(_make_one, work))
     else:
@@ -237,17 +241,18 @@ def _samples(count, seed, jobs, empty):
         with ProcessPoolExecutor(jobs) as pool:
             done = list(pool.map(_make_one, work, chunksize=8))
     for k in range(empty):
-        entry, data, _ = done[k % len(done)] if done else _make_one((seed, 0))
+        entry, data, _ = done[k % len(done)]
         entry = dict(entry, id=image_id(seed, count + k))
         done.append((entry, data, []))
     return done
 
 
-def make_coco(root, count, seed=0, jobs=1, split="train2017", empty=0):
+def make_coco(root, count, seed=0, jobs=1, split="train2017", empty=0,
+              size=None):
     """A COCO-like dataset of @count images (and @empty more without any
-    annotation) under @root; returns (instances file path, images folder,
-    total JPEG bytes)."""
-    samples = _samples(count, seed, jobs, empty)
+    annotation) under @root (@size: every image (width, height)); returns
+    (instances file path, images folder, total JPEG bytes)."""
+    samples = _samples(count, seed, jobs, empty, size)
     images_dir = os.path.join(root, split)
     os.makedirs(images_dir, exist_ok=True)
     os.makedirs(os.path.join(root, "annotations"), exist_ok=True)
@@ -278,11 +283,12 @@ def make_coco(root, count, seed=0, jobs=1, split="train2017", empty=0):
     return path, images_dir, total
 
 
-def make_coco_shards(root, count, seed=0, jobs=1, per_shard=100, empty=0):
+def make_coco_shards(root, count, seed=0, jobs=1, per_shard=100, empty=0,
+                     size=None):
     """The same images as WebDataset tar shards: ``KEY.jpg`` and
     ``KEY.json`` (``{"image_id": id, "annotations": [...]}``); returns the
     shards' brace pattern and the total JPEG bytes."""
-    samples = _samples(count, seed, jobs, empty)
+    samples = _samples(count, seed, jobs, empty, size)
     os.makedirs(root, exist_ok=True)
     shards = max(1, (len(samples) + per_shard - 1) // per_shard)
     total = 0
