@@ -30,6 +30,9 @@ G_BEGIN_DECLS
  *   string  G_TYPE_STRING (valid UTF-8, never cut)
  *   json    G_TYPE_STRING (the JSON text, valid UTF-8; parsed by the
  *           application)
+ *   objects G_TYPE_STRING while encoded (spdlsrc): one image's
+ *           annotations in COCO's layout, a JSON array of annotation
+ *           objects (or an object with that array as "annotations")
  *   bytes   G_TYPE_BYTES
  *   npy     G_TYPE_BYTES (the whole .npy file; gstspdlnpy.h parses it)
  *   image, label
@@ -38,7 +41,7 @@ G_BEGIN_DECLS
  *           buffer of packed rows and caps video/x-raw with format RGB
  *           (image), GRAY8 or GRAY16_LE (label), width and height.
  * A field missing from a sample under the policy "empty" holds its kind's
- * fill value: int -1, float NaN, string "", json "null", bytes and npy
+ * fill value: int -1, float NaN, string "", json "null", objects "[]", bytes and npy
  * an empty GBytes, image and label an empty GBytes (a decoder makes it
  * zeros of the sample's size). */
 
@@ -52,6 +55,7 @@ typedef enum
   GST_SPDL_FIELD_NPY,
   GST_SPDL_FIELD_IMAGE,         /* decoded as the media image, RGB */
   GST_SPDL_FIELD_LABEL,         /* a mask or label map: nearest, values kept */
+  GST_SPDL_FIELD_OBJECTS,       /* an image's annotations in COCO's layout */
 } GstSpdlFieldKind;
 
 /* What happens to a sample that lacks the field, or whose value is bad
