@@ -19,6 +19,7 @@
 
 #include "gstspdlfielddecode.h"
 #include "gstspdllabel.h"
+#include "gstspdlobjects.h"
 #include "gstspdlerrors.h"
 
 #include <string.h>
@@ -242,6 +243,73 @@ gst_spdl_record_decode_images (GstBuffer * buffer,
       }
     }
     set_sample_value (buffer, i, pixels, format, geom);
+  }
+  return TRUE;
+}
+
+gboolean
+gst_spdl_record_decode_objects (GstBuffer * buffer,
+    const GstSpdlRecord * record, const GstSpdlFieldTarget * target,
+    const GstSpdlObjectsParams * params, guint64 * counts, GString ** notes,
+    guint * bad, GError ** filled, GError ** error)
+{
+  guint i, r, n = record ? record->n_fields : 0;
+
+  n = MIN (n, gst_spdl_buffer_get_record_size (buffer));
+  for (i = 0; i < n; i++) {
+    const GstSpdlField *field = &record->fields[i];
+    const GValue *value;
+    const gchar *text;
+    GstSpdlObjects objects;
+    GValue decoded = G_VALUE_INIT;
+    gchar *why = NULL;
+
+    if (field->kind != GST_SPDL_FIELD_OBJECTS)
+      continue;
+    value = gst_spdl_buffer_get_record_value (buffer, i);
+    /* decoded already, or not ours to decode */
+    if (value == NULL || !G_VALUE_HOLDS_STRING (value))
+      continue;
+    text = g_value_get_string (value);
+    if (!gst_spdl_objects_parse (&objects, text ? text : "[]",
+            text ? strlen (text) : 2, target->width, target->height,
+            params->masks, &why)) {
+      gchar *message = g_strdup_printf ("field \"%s\" (objects): %s",
+          field->name, why ? why : "not JSON");
+
+      g_free (why);
+      if (field->missing != GST_SPDL_MISSING_EMPTY) {
+        *bad = i;
+        g_set_error_literal (error, GST_SPDL_DECODE_ERROR,
+            GST_SPDL_DECODE_ERROR_BAD_FIELD, message);
+        g_free (message);
+        return FALSE;
+      }
+      if (filled && *filled == NULL)
+        g_set_error (filled, GST_SPDL_DECODE_ERROR,
+            GST_SPDL_DECODE_ERROR_BAD_FIELD, "%s; no object instead "
+            "(missing policy empty)", message);
+      g_free (message);
+      gst_spdl_objects_parse (&objects, "[]", 2, target->width,
+          target->height, params->masks, NULL);
+    }
+    gst_spdl_objects_transform (&objects, target->geom);
+    gst_spdl_objects_sanitize (&objects, params->min_size, params->min_area);
+    for (r = 0; r < GST_SPDL_OBJECTS_N_REASONS; r++)
+      counts[r] += objects.counts[r];
+    if (objects.warnings) {
+      if (*notes == NULL)
+        *notes = g_string_new (NULL);
+      else
+        g_string_append (*notes, "; ");
+      g_string_append_printf (*notes, "field \"%s\": %s", field->name,
+          objects.warnings->str);
+    }
+    g_value_init (&decoded, GST_TYPE_STRUCTURE);
+    g_value_take_boxed (&decoded, gst_spdl_objects_to_structure (&objects));
+    gst_spdl_buffer_set_record_value (buffer, i, &decoded);
+    g_value_unset (&decoded);
+    gst_spdl_objects_clear (&objects);
   }
   return TRUE;
 }

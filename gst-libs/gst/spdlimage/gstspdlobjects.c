@@ -1,0 +1,615 @@
+/* GStreamer SPDL: one image's COCO annotations as detection targets,
+ * through the image's geometry as torchvision v2 transforms them
+ * Copyright (C) 2026 gst-spdl authors
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Library General Public
+ * License as published by the Free Software Foundation; either
+ * version 2 of the License, or (at your option) any later version.
+ */
+/* A detection target must land where torchvision's would: a box a pixel
+ * off, or one kept that SanitizeBoundingBoxes drops, is a different
+ * training set. So each step is torchvision 0.29's own arithmetic on
+ * float32 tensors (its ratios are float32 tensors, its crop offsets
+ * float32), in its order, and masks take the label fields' nearest
+ * rule. */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "gstspdlobjects.h"
+#include "gstspdlcocomask.h"
+#include "gstspdllabel.h"
+#include "gstspdljson.h"
+
+#include <math.h>
+#include <string.h>
+
+static const gchar *reason_names[] = {
+  "bad-annotation", "box-outside-image", "box-empty", "sanitized",
+};
+
+const gchar *
+gst_spdl_objects_reason_name (GstSpdlObjectsReason reason)
+{
+  return reason < G_N_ELEMENTS (reason_names) ? reason_names[reason] :
+      "unknown";
+}
+
+void
+gst_spdl_objects_clear (GstSpdlObjects * o)
+{
+  g_clear_pointer (&o->boxes, g_free);
+  g_clear_pointer (&o->labels, g_free);
+  g_clear_pointer (&o->area, g_free);
+  g_clear_pointer (&o->iscrowd, g_free);
+  g_clear_pointer (&o->masks, g_free);
+  if (o->warnings)
+    g_string_free (o->warnings, TRUE);
+  memset (o, 0, sizeof (*o));
+}
+
+/* ---- JSON, already validated: walked token by token ---- */
+
+static const gchar *
+skip_space (const gchar * p, const gchar * end)
+{
+  while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+    p++;
+  return p;
+}
+
+/* A container's next element: [*@p, *@value_end) its value, and for an
+ * object its key in @key. FALSE at the container's end. @p starts just
+ * after the opening bracket or a previous element. */
+static gboolean
+next_element (const gchar ** p, const gchar * end, GString * key,
+    const gchar ** value, const gchar ** value_end)
+{
+  const gchar *q = skip_space (*p, end);
+
+  if (q < end && *q == ',')
+    q = skip_space (q + 1, end);
+  if (q >= end || *q == ']' || *q == '}')
+    return FALSE;
+  if (key) {
+    g_string_truncate (key, 0);
+    q = gst_spdl_json_append_string (q, key);
+    q = skip_space (q, end);
+    q = skip_space (q + 1, end);        /* the ':' */
+  }
+  *value = q;
+  *value_end = gst_spdl_json_value_end (q, end);
+  *p = *value_end;
+  return TRUE;
+}
+
+static gboolean
+number_value (const gchar * v, const gchar * v_end, gdouble * out)
+{
+  gchar buf[G_ASCII_DTOSTR_BUF_SIZE * 4];
+  gsize n = v_end - v;
+
+  if (!(*v == '-' || *v == 'N' || *v == 'I' || g_ascii_isdigit (*v))
+      || n >= sizeof (buf))
+    return FALSE;
+  memcpy (buf, v, n);
+  buf[n] = '\0';
+  *out = g_ascii_strtod (buf, NULL);
+  return TRUE;
+}
+
+static gboolean
+int_value (const gchar * v, const gchar * v_end, gint64 * out)
+{
+  return (*v == '-' || g_ascii_isdigit (*v)) &&
+      gst_spdl_json_number_to_int (v, v_end - v, out);
+}
+
+/* The numbers of the array [@v, @v_end) into @out (cleared first);
+ * FALSE when it is no array or holds anything else. */
+static gboolean
+number_array (const gchar * v, const gchar * v_end, GArray * out)
+{
+  const gchar *p = v + 1, *e, *e_end;
+  gdouble d;
+
+  g_array_set_size (out, 0);
+  if (*v != '[')
+    return FALSE;
+  while (next_element (&p, v_end, NULL, &e, &e_end)) {
+    if (!number_value (e, e_end, &d))
+      return FALSE;
+    g_array_append_val (out, d);
+  }
+  return TRUE;
+}
+
+/* ---- one annotation ---- */
+
+typedef struct
+{
+  const gchar *bbox, *bbox_end;
+  const gchar *category, *category_end;
+  const gchar *iscrowd, *iscrowd_end;
+  const gchar *area, *area_end;
+  const gchar *id, *id_end;
+  const gchar *segmentation, *segmentation_end;
+} Members;
+
+static void
+find_members (const gchar * v, const gchar * v_end, GString * key,
+    Members * m)
+{
+  const gchar *p = v + 1, *e, *e_end;
+
+  memset (m, 0, sizeof (*m));
+  /* the last of a repeated key counts, as json.loads has it */
+  while (next_element (&p, v_end, key, &e, &e_end)) {
+    if (strcmp (key->str, "bbox") == 0) {
+      m->bbox = e;
+      m->bbox_end = e_end;
+    } else if (strcmp (key->str, "category_id") == 0) {
+      m->category = e;
+      m->category_end = e_end;
+    } else if (strcmp (key->str, "iscrowd") == 0) {
+      m->iscrowd = e;
+      m->iscrowd_end = e_end;
+    } else if (strcmp (key->str, "area") == 0) {
+      m->area = e;
+      m->area_end = e_end;
+    } else if (strcmp (key->str, "id") == 0) {
+      m->id = e;
+      m->id_end = e_end;
+    } else if (strcmp (key->str, "segmentation") == 0) {
+      m->segmentation = e;
+      m->segmentation_end = e_end;
+    }
+  }
+}
+
+/* An RLE segmentation {"counts": "..." | [...], "size": [h, w]} painted
+ * into @mask. */
+static gboolean
+paint_rle (const gchar * v, const gchar * v_end, guint width, guint height,
+    guint8 * mask, GString * key, GArray * numbers, gchar ** why)
+{
+  const gchar *p = v + 1, *e, *e_end, *counts = NULL, *counts_end = NULL;
+  GstSpdlRle rle;
+  gboolean ok = FALSE, have_size = FALSE;
+  gdouble h = 0, w = 0;
+  guint i;
+
+  while (next_element (&p, v_end, key, &e, &e_end)) {
+    if (strcmp (key->str, "counts") == 0) {
+      counts = e;
+      counts_end = e_end;
+    } else if (strcmp (key->str, "size") == 0) {
+      have_size = number_array (e, e_end, numbers) && numbers->len == 2;
+      if (have_size) {
+        h = g_array_index (numbers, gdouble, 0);
+        w = g_array_index (numbers, gdouble, 1);
+      }
+    }
+  }
+  if (counts == NULL || !have_size) {
+    *why = g_strdup ("an RLE segmentation without \"counts\" or a \"size\" "
+        "of 2 numbers");
+    return FALSE;
+  }
+  /* annToMask decodes at the RLE's own size: another than the image's
+   * is no mask of it */
+  if (h != height || w != width) {
+    *why = g_strdup_printf ("an RLE of size %gx%g (height x width) on a "
+        "%ux%u image", h, w, height, width);
+    return FALSE;
+  }
+  if (*counts == '"') {
+    gchar *s = gst_spdl_json_string_value (counts, counts_end - counts, why);
+
+    if (s == NULL)
+      return FALSE;
+    ok = gst_spdl_rle_from_string (&rle, s, strlen (s), height, width, why);
+    g_free (s);
+  } else if (number_array (counts, counts_end, numbers)) {
+    guint32 *c = g_new (guint32, numbers->len + 1);
+
+    ok = TRUE;
+    for (i = 0; i < numbers->len && ok; i++) {
+      gdouble d = g_array_index (numbers, gdouble, i);
+
+      ok = d >= 0 && d <= G_MAXUINT32 && d == floor (d);
+      c[i] = ok ? (guint32) d : 0;
+    }
+    if (!ok)
+      *why = g_strdup ("RLE counts that are not all integers >= 0");
+    else
+      ok = gst_spdl_rle_from_counts (&rle, c, numbers->len, height, width,
+          why);
+    g_free (c);
+  } else {
+    *why = g_strdup ("RLE counts that are neither a string nor numbers");
+  }
+  if (ok) {
+    gst_spdl_rle_paint (&rle, mask);
+    gst_spdl_rle_clear (&rle);
+  }
+  return ok;
+}
+
+/* Polygons [[x, y, ...], ...], merged as pycocotools merges them. */
+static gboolean
+paint_polygons (const gchar * v, const gchar * v_end, guint width,
+    guint height, guint8 * mask, GArray * numbers, gchar ** why)
+{
+  const gchar *p = v + 1, *e, *e_end;
+  guint n = 0;
+
+  while (next_element (&p, v_end, NULL, &e, &e_end)) {
+    GstSpdlRle rle;
+
+    if (!number_array (e, e_end, numbers)) {
+      *why = g_strdup ("a polygon that is not a list of numbers");
+      return FALSE;
+    }
+    if (numbers->len % 2) {
+      *why = g_strdup_printf ("a polygon of %u numbers (x, y pairs)",
+          numbers->len);
+      return FALSE;
+    }
+    if (!gst_spdl_rle_from_polygon (&rle, (const gdouble *) numbers->data,
+            numbers->len / 2, height, width, why))
+      return FALSE;
+    gst_spdl_rle_paint (&rle, mask);
+    gst_spdl_rle_clear (&rle);
+    n++;
+  }
+  if (n == 0) {
+    *why = g_strdup ("an empty list of polygons");
+    return FALSE;
+  }
+  return TRUE;
+}
+
+static void
+warn (GstSpdlObjects * o, GstSpdlObjectsReason reason, gint64 id,
+    guint index, const gchar * what)
+{
+  o->counts[reason]++;
+  if (o->warnings == NULL)
+    o->warnings = g_string_new (NULL);
+  else
+    g_string_append (o->warnings, "; ");
+  if (id >= 0)
+    g_string_append_printf (o->warnings, "annotation %" G_GINT64_FORMAT,
+        id);
+  else
+    g_string_append_printf (o->warnings, "annotation #%u (no id)", index);
+  g_string_append_printf (o->warnings, ": %s (%s)", what,
+      gst_spdl_objects_reason_name (reason));
+}
+
+/* Appends the annotation [@v, @v_end) to @o, or counts why not. */
+static void
+add_annotation (GstSpdlObjects * o, const gchar * v, const gchar * v_end,
+    guint index, gboolean masks, GString * key, GArray * numbers)
+{
+  Members m;
+  gint64 id = -1, label, crowd = 0;
+  gdouble b[4], area;
+  gfloat x1, y1, x2, y2;
+  gchar *why = NULL;
+  guint i, n = o->n;
+
+  if (*v != '{') {
+    warn (o, GST_SPDL_OBJECTS_BAD_ANNOTATION, -1, index, "not an object");
+    return;
+  }
+  find_members (v, v_end, key, &m);
+  if (m.id && !int_value (m.id, m.id_end, &id))
+    id = -1;
+  if (m.bbox == NULL || !number_array (m.bbox, m.bbox_end, numbers)
+      || numbers->len != 4) {
+    warn (o, GST_SPDL_OBJECTS_BAD_ANNOTATION, id, index,
+        "no \"bbox\" of 4 numbers");
+    return;
+  }
+  for (i = 0; i < 4; i++)
+    b[i] = g_array_index (numbers, gdouble, i);
+  for (i = 0; i < 4; i++)
+    if (!isfinite (b[i])) {
+      warn (o, GST_SPDL_OBJECTS_BAD_ANNOTATION, id, index,
+          "a \"bbox\" that is not finite");
+      return;
+    }
+  if (m.category == NULL || !int_value (m.category, m.category_end, &label)) {
+    warn (o, GST_SPDL_OBJECTS_BAD_ANNOTATION, id, index,
+        "no integer \"category_id\"");
+    return;
+  }
+  if (m.iscrowd && !int_value (m.iscrowd, m.iscrowd_end, &crowd)) {
+    warn (o, GST_SPDL_OBJECTS_BAD_ANNOTATION, id, index,
+        "an \"iscrowd\" that is no integer");
+    return;
+  }
+  /* torchvision: float32 tensors, x2 = x + w in float32 */
+  x1 = (gfloat) b[0];
+  y1 = (gfloat) b[1];
+  x2 = x1 + (gfloat) b[2];
+  y2 = y1 + (gfloat) b[3];
+  area = (gdouble) ((gfloat) b[2] * (gfloat) b[3]);
+  if (m.area && (!number_value (m.area, m.area_end, &area)
+          || !isfinite (area))) {
+    warn (o, GST_SPDL_OBJECTS_BAD_ANNOTATION, id, index,
+        "an \"area\" that is no finite number");
+    return;
+  }
+  if (masks) {
+    guint8 *mask;
+    gsize plane = (gsize) o->width * o->height;
+    gboolean ok;
+
+    o->masks = g_realloc (o->masks, plane * (n + 1));
+    mask = o->masks + plane * n;
+    memset (mask, 0, plane);
+    if (m.segmentation == NULL) {
+      why = g_strdup ("no \"segmentation\" (masks are asked for)");
+      ok = FALSE;
+    } else if (*m.segmentation == '{') {
+      ok = paint_rle (m.segmentation, m.segmentation_end, o->width,
+          o->height, mask, key, numbers, &why);
+    } else if (*m.segmentation == '[') {
+      ok = paint_polygons (m.segmentation, m.segmentation_end, o->width,
+          o->height, mask, numbers, &why);
+    } else {
+      why = g_strdup ("a \"segmentation\" that is neither polygons nor RLE");
+      ok = FALSE;
+    }
+    if (!ok) {
+      warn (o, GST_SPDL_OBJECTS_BAD_ANNOTATION, id, index, why);
+      g_free (why);
+      return;
+    }
+  }
+  if (!(b[2] > 0 && b[3] > 0))
+    warn (o, GST_SPDL_OBJECTS_BOX_EMPTY, id, index, "a box of zero or "
+        "negative size");
+  else if (x1 < 0 || y1 < 0 || x2 > o->width || y2 > o->height)
+    warn (o, GST_SPDL_OBJECTS_BOX_OUTSIDE_IMAGE, id, index,
+        "a box reaching past the image");
+  o->boxes = g_realloc_n (o->boxes, 4 * (n + 1), sizeof (gfloat));
+  o->labels = g_realloc_n (o->labels, n + 1, sizeof (gint64));
+  o->area = g_realloc_n (o->area, n + 1, sizeof (gfloat));
+  o->iscrowd = g_realloc_n (o->iscrowd, n + 1, sizeof (gint64));
+  o->boxes[4 * n] = x1;
+  o->boxes[4 * n + 1] = y1;
+  o->boxes[4 * n + 2] = x2;
+  o->boxes[4 * n + 3] = y2;
+  o->labels[n] = label;
+  o->area[n] = (gfloat) area;
+  o->iscrowd[n] = crowd;
+  o->n = n + 1;
+}
+
+gboolean
+gst_spdl_objects_parse (GstSpdlObjects * o, const gchar * text, gsize len,
+    guint width, guint height, gboolean masks, gchar ** why)
+{
+  const gchar *end = text + len, *p, *v = NULL, *v_end = NULL, *e, *e_end;
+  GString *key;
+  GArray *numbers;
+  guint index = 0;
+
+  memset (o, 0, sizeof (*o));
+  o->width = width;
+  o->height = height;
+  if (len >= 3 && memcmp (text, "\xEF\xBB\xBF", 3) == 0)
+    text += 3;
+  if (!gst_spdl_json_validate (text, end - text, why))
+    return FALSE;
+  p = skip_space (text, end);
+  key = g_string_new (NULL);
+  if (*p == '{') {
+    /* a WebDataset member as users write it: {"annotations": [...]} */
+    const gchar *q = p + 1;
+
+    while (next_element (&q, end, key, &e, &e_end))
+      if (strcmp (key->str, "annotations") == 0) {
+        v = e;
+        v_end = e_end;
+      }
+    if (v && *v == 'n')
+      v = NULL;                 /* "annotations": null, none */
+    if (v == NULL) {
+      g_string_free (key, TRUE);
+      return TRUE;
+    }
+  } else {
+    v = p;
+    v_end = gst_spdl_json_value_end (p, end);
+  }
+  if (*v != '[') {
+    *why = g_strdup_printf ("the annotations are %s, not an array",
+        gst_spdl_json_type_name (*v));
+    g_string_free (key, TRUE);
+    return FALSE;
+  }
+  numbers = g_array_new (FALSE, FALSE, sizeof (gdouble));
+  p = v + 1;
+  while (next_element (&p, v_end, NULL, &e, &e_end))
+    add_annotation (o, e, e_end, index++, masks, key, numbers);
+  g_array_free (numbers, TRUE);
+  g_string_free (key, TRUE);
+  if (!masks)
+    g_clear_pointer (&o->masks, g_free);
+  else if (o->n == 0)
+    g_clear_pointer (&o->masks, g_free);
+  return TRUE;
+}
+
+/* ---- geometry ---- */
+
+/* F.crop on BoundingBoxes: subtract the offset (float32), clamp to the
+ * crop's canvas */
+static void
+crop_boxes (GstSpdlObjects * o, gint64 left, gint64 top, guint width,
+    guint height)
+{
+  gfloat l = (gfloat) left, t = (gfloat) top;
+  guint i;
+
+  for (i = 0; i < o->n; i++) {
+    gfloat *b = o->boxes + 4 * i;
+
+    b[0] = CLAMP (b[0] - l, 0.0f, (gfloat) width);
+    b[1] = CLAMP (b[1] - t, 0.0f, (gfloat) height);
+    b[2] = CLAMP (b[2] - l, 0.0f, (gfloat) width);
+    b[3] = CLAMP (b[3] - t, 0.0f, (gfloat) height);
+  }
+}
+
+/* F.resize on BoundingBoxes: float32 ratios out / in, no clamp; nothing
+ * done when the size does not change */
+static void
+resize_boxes (GstSpdlObjects * o, guint in_width, guint in_height,
+    guint out_width, guint out_height)
+{
+  gfloat rx = (gfloat) ((gdouble) out_width / in_width);
+  gfloat ry = (gfloat) ((gdouble) out_height / in_height);
+  guint i;
+
+  if (in_width == out_width && in_height == out_height)
+    return;
+  for (i = 0; i < o->n; i++) {
+    gfloat *b = o->boxes + 4 * i;
+
+    b[0] *= rx;
+    b[1] *= ry;
+    b[2] *= rx;
+    b[3] *= ry;
+  }
+}
+
+/* torchvision's _center_crop_compute_crop_anchor: int (round ((in -
+ * out) / 2.0)), half to even, negative where the crop is larger */
+static gint64
+center_anchor (gint64 in, gint64 out)
+{
+  return (gint64) nearbyint ((gdouble) (in - out) / 2.0);
+}
+
+static void
+transform_masks (GstSpdlObjects * o, const GstSpdlGeometry * geom)
+{
+  gsize in_plane = (gsize) o->width * o->height;
+  gsize out_plane = (gsize) geom->out_width * geom->out_height;
+  guint8 *out;
+  guint i;
+
+  if (o->masks == NULL)
+    return;
+  out = g_malloc (MAX (out_plane * o->n, 1));
+  for (i = 0; i < o->n; i++) {
+    GstSpdlLabelImage label = { o->width, o->height, 1,
+      o->masks + in_plane * i
+    };
+
+    gst_spdl_label_image_resample (&label, geom, out + out_plane * i);
+  }
+  g_free (o->masks);
+  o->masks = out;
+}
+
+void
+gst_spdl_objects_transform (GstSpdlObjects * o, const GstSpdlGeometry * geom)
+{
+  guint ow = geom->out_width, oh = geom->out_height, i;
+
+  if (geom->virtual_width == G_MAXINT64 || geom->virtual_height == G_MAXINT64) {
+    /* F.resized_crop (top, left, height, width, size) */
+    crop_boxes (o, geom->clip_x, geom->clip_y, geom->clip_width,
+        geom->clip_height);
+    resize_boxes (o, geom->clip_width, geom->clip_height, ow, oh);
+  } else {
+    /* F.resize (shorter side), then F.center_crop (out) */
+    guint rw = (guint) geom->virtual_width, rh = (guint) geom->virtual_height;
+
+    resize_boxes (o, o->width, o->height, rw, rh);
+    crop_boxes (o, center_anchor (rw, ow), center_anchor (rh, oh), ow, oh);
+  }
+  if (geom->flip) {
+    gfloat w = (gfloat) ow;
+
+    for (i = 0; i < o->n; i++) {
+      gfloat *b = o->boxes + 4 * i, x1 = b[0];
+
+      b[0] = w - b[2];
+      b[2] = w - x1;
+    }
+  }
+  transform_masks (o, geom);
+  o->width = ow;
+  o->height = oh;
+}
+
+void
+gst_spdl_objects_sanitize (GstSpdlObjects * o, gdouble min_size,
+    gdouble min_area)
+{
+  gsize plane = (gsize) o->width * o->height;
+  gfloat size = (gfloat) min_size, area = (gfloat) min_area;
+  gfloat w = (gfloat) o->width, h = (gfloat) o->height;
+  guint i, kept = 0;
+
+  if (min_size == 0 && min_area == 0)
+    return;
+  for (i = 0; i < o->n; i++) {
+    const gfloat *b = o->boxes + 4 * i;
+    gfloat bw = b[2] - b[0], bh = b[3] - b[1];
+    /* NaN fails every comparison: removed, as torchvision removes it */
+    gboolean valid = bw >= size && bh >= size && b[0] >= 0 && b[1] >= 0
+        && b[2] >= 0 && b[3] >= 0 && bw * bh >= area && b[0] <= w
+        && b[2] <= w && b[1] <= h && b[3] <= h;
+
+    if (!valid) {
+      o->counts[GST_SPDL_OBJECTS_SANITIZED]++;
+      continue;
+    }
+    if (kept != i) {
+      memcpy (o->boxes + 4 * kept, b, 4 * sizeof (gfloat));
+      o->labels[kept] = o->labels[i];
+      o->area[kept] = o->area[i];
+      o->iscrowd[kept] = o->iscrowd[i];
+      if (o->masks)
+        memcpy (o->masks + plane * kept, o->masks + plane * i, plane);
+    }
+    kept++;
+  }
+  o->n = kept;
+}
+
+static void
+set_bytes (GstStructure * s, const gchar * name, gconstpointer data,
+    gsize size)
+{
+  GBytes *bytes = g_bytes_new (size ? data : NULL, size);
+
+  gst_structure_set (s, name, G_TYPE_BYTES, bytes, NULL);
+  g_bytes_unref (bytes);
+}
+
+GstStructure *
+gst_spdl_objects_to_structure (const GstSpdlObjects * o)
+{
+  GstStructure *s = gst_structure_new ("objects", "n", G_TYPE_UINT, o->n,
+      "width", G_TYPE_UINT, o->width, "height", G_TYPE_UINT, o->height,
+      NULL);
+
+  set_bytes (s, "boxes", o->boxes, 4 * sizeof (gfloat) * o->n);
+  set_bytes (s, "labels", o->labels, sizeof (gint64) * o->n);
+  set_bytes (s, "area", o->area, sizeof (gfloat) * o->n);
+  set_bytes (s, "iscrowd", o->iscrowd, sizeof (gint64) * o->n);
+  if (o->masks || o->n == 0)
+    set_bytes (s, "masks", o->masks, (gsize) o->width * o->height * o->n);
+  return s;
+}
