@@ -549,27 +549,3 @@ gst_spdl_json_string_value (const gchar * token, gsize len, gchar ** why)
   g_string_free (out, TRUE);
   return NULL;
 }
-
-/* The JSON number token [@p, @p + @len) as an int64: integers, and
- * numbers without a fraction in range (json.loads' 3.0, 1e3) */
-gboolean
-gst_spdl_json_number_to_int (const gchar * p, gsize len, gint64 * out)
-{
-  gchar buf[64];
-  gdouble d;
-
-  if (len >= sizeof (buf))
-    return FALSE;
-  memcpy (buf, p, len);
-  buf[len] = '\0';
-  if (strpbrk (buf, ".eE") == NULL)
-    return g_ascii_string_to_signed (buf, 10, G_MININT64, G_MAXINT64, out,
-        NULL);
-  d = g_ascii_strtod (buf, NULL);
-  /* 2^63 is the first double past int64's range */
-  if (!isfinite (d) || d != floor (d) || d < -9223372036854775808.0
-      || d >= 9223372036854775808.0)
-    return FALSE;
-  *out = (gint64) d;
-  return TRUE;
-}

@@ -82,11 +82,6 @@ gboolean gst_spdl_json_number_to_int (const gchar * p, gsize len,
 /* "a string", "an object" ... for the value whose text starts with @c */
 const gchar *gst_spdl_json_type_name (gchar c);
 
-/* The JSON number token [@p, @p + @len) as an int64: integers, and
- * numbers without a fraction in int64's range (json.loads' 3.0, 1e3). */
-gboolean gst_spdl_json_number_to_int (const gchar * p, gsize len,
-    gint64 * out);
-
 G_END_DECLS
 
 #endif /* __GST_SPDL_JSON_H__ */

@@ -286,7 +286,6 @@ value_type (GstSpdlFieldKind kind)
       return G_TYPE_DOUBLE;
     case GST_SPDL_FIELD_STRING:
     case GST_SPDL_FIELD_JSON:
-    case GST_SPDL_FIELD_OBJECTS:       /* its text, until decoded */
       return G_TYPE_STRING;
     case GST_SPDL_FIELD_BYTES:
     case GST_SPDL_FIELD_NPY:
@@ -492,7 +491,6 @@ describe_field (GstSpdlRecordBatch * b, guint f, guint n,
       return 1;
     case GST_SPDL_FIELD_STRING:
     case GST_SPDL_FIELD_JSON:
-    case GST_SPDL_FIELD_OBJECTS:       /* its text, until decoded */
     case GST_SPDL_FIELD_BYTES:
     case GST_SPDL_FIELD_NPY:
       tensor_1d (&t[0], field->kind == GST_SPDL_FIELD_NPY ?
