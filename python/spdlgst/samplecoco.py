@@ -247,6 +247,22 @@ def _samples(count, seed, jobs, empty, size):
     return done
 
 
+def _listing(samples, seed):
+    """(images, annotations) of the instances file: images in no id order,
+    annotations in no image order, with their ids."""
+    images, annotations = [], []
+    for entry, data, anns in samples:
+        images.append(dict(entry, file_name=f"{entry['id']:012d}.jpg"))
+        for ann in anns:
+            annotations.append(dict(ann, image_id=entry["id"]))
+    order = random.Random(f"{seed}/order")
+    order.shuffle(images)
+    order.shuffle(annotations)
+    for n, ann in enumerate(annotations):
+        ann["id"] = 900100581904 + n * 13 if n % 5 == 0 else 1 + n
+    return images, annotations
+
+
 def make_coco(root, count, seed=0, jobs=1, split="train2017", empty=0,
               size=None):
     """A COCO-like dataset of @count images (and @empty more without any
@@ -256,21 +272,12 @@ def make_coco(root, count, seed=0, jobs=1, split="train2017", empty=0,
     images_dir = os.path.join(root, split)
     os.makedirs(images_dir, exist_ok=True)
     os.makedirs(os.path.join(root, "annotations"), exist_ok=True)
-    images, annotations, total = [], [], 0
-    for entry, data, anns in samples:
-        entry = dict(entry, file_name=f"{entry['id']:012d}.jpg")
-        with open(os.path.join(images_dir, entry["file_name"]), "wb") as f:
+    total = 0
+    for entry, data, _ in samples:
+        with open(os.path.join(images_dir, f"{entry['id']:012d}.jpg"), "wb") as f:
             f.write(data)
         total += len(data)
-        images.append(entry)
-        for ann in anns:
-            annotations.append(dict(ann, image_id=entry["id"]))
-    order = random.Random(f"{seed}/order")
-    # the file lists images in no id order, annotations in no image order
-    order.shuffle(images)
-    order.shuffle(annotations)
-    for n, ann in enumerate(annotations):
-        ann["id"] = 900100581904 + n * 13 if n % 5 == 0 else 1 + n
+    images, annotations = _listing(samples, seed)
     doc = {"info": {"description": "gst-spdl bench/make-coco", "version": "1.0",
                     "year": 2026},
            "licenses": [{"id": 1, "name": "CC0"}],
@@ -285,24 +292,28 @@ def make_coco(root, count, seed=0, jobs=1, split="train2017", empty=0,
 
 def make_coco_shards(root, count, seed=0, jobs=1, per_shard=100, empty=0,
                      size=None):
-    """The same images as WebDataset tar shards: ``KEY.jpg`` and
-    ``KEY.json`` (``{"image_id": id, "annotations": [...]}``); returns the
-    shards' brace pattern and the total JPEG bytes."""
+    """The same images as WebDataset tar shards, in index order: ``KEY.jpg``
+    and ``KEY.json`` (``{"image_id", "width", "height", "annotations":
+    [...]}``, the image's annotations as make_coco's instances file lists
+    them, ids too); returns the shards' brace pattern and the total JPEG
+    bytes."""
     samples = _samples(count, seed, jobs, empty, size)
+    _, annotations = _listing(samples, seed)
+    per_image = {}
+    for ann in annotations:
+        per_image.setdefault(ann["image_id"], []).append(ann)
     os.makedirs(root, exist_ok=True)
     shards = max(1, (len(samples) + per_shard - 1) // per_shard)
     total = 0
     for s in range(shards):
         with tarfile.open(os.path.join(root, f"coco-{s:06d}.tar"), "w") as tar:
-            for n, (entry, data, anns) in enumerate(
-                    samples[s * per_shard:(s + 1) * per_shard]):
+            for entry, data, _ in samples[s * per_shard:(s + 1) * per_shard]:
                 key = f"{entry['id']:012d}"
-                ids = [dict(a, image_id=entry["id"],
-                            id=entry["id"] * 100 + k) for k, a in enumerate(anns)]
                 text = json.dumps({"image_id": entry["id"],
                                    "width": entry["width"],
                                    "height": entry["height"],
-                                   "annotations": ids}).encode()
+                                   "annotations": per_image.get(entry["id"], [])
+                                   }).encode()
                 for name, blob in ((key + ".jpg", data), (key + ".json", text)):
                     info = tarfile.TarInfo(name)
                     info.size, info.mtime = len(blob), 1700000000

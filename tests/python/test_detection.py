@@ -489,8 +489,9 @@ def test_targets_equal_torchvision_v2(coco, tmp_path, recipe, kwargs, masks):
     torchvision 0.29's v2 ops given the batch's own geometry, then
     SanitizeBoundingBoxes(min_size=1, min_area=1); images equal PIL's
     recipe; every image once, in image id order."""
-    need("annotations", "objects",
-         "letterbox" if recipe == "letterbox" else "shorter")
+    need("annotations", "objects")
+    if recipe in ("detection", "letterbox"):
+        need("shorter" if recipe == "detection" else recipe)
     ann, images = coco
     doc = load(ann)
     with spdlgst.ImageLoader(images, annotations=ann, recipe=recipe,
@@ -526,15 +527,16 @@ def test_targets_equal_torchvision_v2(coco, tmp_path, recipe, kwargs, masks):
 
 
 def test_masks_before_geometry_equal_ann_to_mask(coco_fixed, tmp_path):
-    """With the identity geometry (96x64 images to a shorter side of 64,
-    no flip, no sanitizing), every object's mask is pycocotools'
-    annToMask byte for byte (polygons, several polygons, crowd RLEs
-    compressed and not), boxes are COCO's xywh as xyxy, and nothing is
-    dropped."""
-    need("annotations", "objects", "shorter")
+    """With the identity geometry (96x64 images resized to a shorter side
+    of 64 and center-cropped to 64x96, no flip, no sanitizing), every
+    object's mask is pycocotools' annToMask byte for byte (polygons,
+    several polygons, crowd RLEs compressed and not), boxes are COCO's
+    xywh as xyxy, and nothing is dropped."""
+    need("annotations", "objects")
     ann, images = coco_fixed
     doc = load(ann)
-    with spdlgst.ImageLoader(images, annotations=ann, size=64, max_size=0,
+    with spdlgst.ImageLoader(images, annotations=ann, recipe="val",
+                             size=(64, 96), resize=64,
                              flip=False, shuffle=False, masks=True,
                              sanitize=False, batch_size=3, epochs=1,
                              output="numpy") as loader:
@@ -581,14 +583,14 @@ print(json.dumps(bad))
 def test_empty_images_kept_or_dropped(coco, empty):
     """Images without annotations are kept with N = 0 (torchvision's
     CocoDetection keeps them), or dropped at listing time, len() right."""
-    need("annotations", "objects", "shorter")
+    need("annotations", "objects")
     ann, images = coco
     doc = load(ann)
     with_anns = {a["image_id"] for a in doc["annotations"]}
     ids = sorted(i["id"] for i in doc["images"])
     if empty == "drop":
         ids = [i for i in ids if i in with_anns]
-    with spdlgst.ImageLoader(images, annotations=ann, size=64, max_size=100,
+    with spdlgst.ImageLoader(images, annotations=ann, recipe="val", size=64,
                              batch_size=5, epochs=1, shuffle=False,
                              empty_images=empty, output="numpy") as loader:
         assert len(loader) == -(-len(ids) // 5)
@@ -638,10 +640,10 @@ def test_torch_targets_are_views_with_a_padded_form(coco):
 def test_webdataset_shards_give_the_same_targets(tmp_path, coco_fixed):
     """Shards with a COCO-layout JSON member per image give the objects of
     the same images as the instances file."""
-    need("objects", "shorter")
+    need("objects")
     pattern, _ = make_coco_shards(str(tmp_path), 8, seed=5, size=(96, 64),
                                   per_shard=3)
-    kw = dict(size=64, max_size=0, flip=False, shuffle=False, masks=True,
+    kw = dict(recipe="val", size=(64, 96), resize=64, flip=False, shuffle=False, masks=True,
               sanitize=False, batch_size=3, epochs=1, output="numpy")
     with spdlgst.ImageLoader(pattern, task="detection", **kw) as loader:
         shards = {r["image_id"]: r for r in collect(loader)}
