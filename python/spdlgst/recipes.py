@@ -718,6 +718,53 @@ class ImageLoader(_RecipeLoader):
     in the loop (CPU or GPU), then :func:`spdlgst.normalize` it: a float
     batch normalized here would be clamped by augmentations that expect
     values in [0, 1] or [0, 255].
+
+    **Detection** (docs/detection.md): ``task="detection"`` (the default
+    when ``annotations`` is given) loads boxes, labels and optionally
+    instance masks with each image, through the image's own resize, crop
+    and flip exactly as torchvision's transforms v2 move
+    ``tv_tensors.BoundingBoxes`` and ``Mask``. Batches are
+    :class:`spdlgst.batch.DetectionBatch`: ``images, targets = batch``
+    with ``targets`` one dict per image (``boxes`` float32 ``[N, 4]``
+    x1, y1, x2, y2 pixels, ``labels`` int64 COCO ``category_id``,
+    ``image_id`` int64, ``area`` float32, ``iscrowd`` int64, ``masks``
+    uint8 ``[N, h, w]`` with ``masks=True``), views of the batch's flat
+    tensors, as torchvision's detection models take them.
+
+    - ``annotations``: a COCO instances file (local, http(s):// or
+      s3://); ``location`` is then the image folder (or URL prefix). The
+      samples are its images in image id order (torchvision's
+      CocoDetection's order).
+    - ``annotations_key``: WebDataset tar shards as ``location``: the
+      member holding each image's annotations in the COCO layout (a list
+      of annotations, or an object with them as ``annotations`` and the
+      image's ``image_id``) ("json" by default).
+    - ``recipe``: "detection" (default with task="detection"): random
+      horizontal flip, then the shorter side to ``size`` with the longer
+      at most ``max_size`` (torchvision's ``Resize(size, max_size)``);
+      ``size`` a list draws one per image (DETR's multi-scale). Images of
+      a batch are padded with zeros to its largest, rounded up to a
+      multiple of 32; ``batch.image_sizes`` and ``batch.padding_mask``
+      say where. "letterbox": the aspect ratio kept into ``size`` x
+      ``size`` (640), centered, padded with ``pad_value`` (114), as YOLO
+      trainers do. "train": RandomResizedCrop(size) + flip, boxes clamped
+      to the crop. "val": Resize + CenterCrop as for classification.
+    - ``size``: "detection": the shorter side (800) or a list of them;
+      "letterbox": the square side (640) or (height, width).
+    - ``max_size``: "detection" only: the longer side at most (1333; 0: no
+      limit); more than the largest ``size``.
+    - ``masks``: also each object's instance mask (polygons and RLE
+      rasterized as pycocotools' annToMask does, then resized nearest)
+      (False).
+    - ``empty_images``: "keep" (default: N = 0, as CocoDetection) or
+      "drop" (left out when the file is listed: ``len()`` counts without
+      them; instances files only).
+    - ``sanitize``: SanitizeBoundingBoxes(min_size=1, min_area=1) after
+      the geometry, removing a box with its label, area, iscrowd and mask
+      (True); False keeps every object.
+    - ``pad_value``: "letterbox" only: the padding's value (114).
+    - ``batch_size`` is 256 unless given: give detection batches a
+      smaller one (2 to 16 as detection trainers use).
     """
 
     def __init__(self, location: Union[str, os.PathLike], *,

@@ -211,3 +211,27 @@ def test_compare_fields_every_row(images, tmp_path):
     table = (out / "compare-fields.md").read_text()
     check(table, ["gst-fields", "gst-nofields", "webdataset", "gst-seg"],
           ["torchvision-v2"])
+
+
+def test_compare_detection_every_row(tmp_path):
+    """COCO detection: gst-spdl with and without masks against torchvision
+    CocoDetection + transforms v2 (the torch 2 venv) and DALI's COCO reader
+    (skipped with the reason where its venv is missing)."""
+    from gi.repository import Gst
+    Gst.init(None)
+    decode = Gst.ElementFactory.make("spdldecode", None)
+    batch = Gst.ElementFactory.make("spdlbatch", None)
+    if "shorter" not in {v.value_nick for v in decode.find_property(
+            "mode").enum_class.__enum_values__.values()} or \
+            batch.find_property("pad-multiple") is None:
+        pytest.skip("spdldecode has no mode=shorter (the detection recipe)")
+    data = tmp_path / "coco"
+    subprocess.run([sys.executable, os.path.join(BENCH, "make-coco"), "--out",
+                    str(data), "--count", "6", "--jobs", "1"], check=True,
+                   capture_output=True, timeout=300)
+    out = tmp_path / "out"
+    bench("compare-detection", data, "--rounds", 1, "--batch-size", 2,
+          "--no-install", "--out", out)
+    table = (out / "compare-detection.md").read_text()
+    check(table, ["gst", "gst-masks"],
+          ["torchvision", "torchvision-masks", "dali"])
