@@ -153,22 +153,29 @@ def _device(value) -> Optional[int]:
     return int(index)
 
 
-def _location(value) -> str:
+def _path(name, value) -> str:
+    """@value (str, bytes or os.PathLike) as the UTF-8 text a GStreamer
+    property takes; errors name the argument @name."""
     if isinstance(value, bytes):
         value = os.fsdecode(value)
     if not isinstance(value, (str, os.PathLike)):
-        raise TypeError(f"location must be a path (str or os.PathLike), not "
+        raise TypeError(f"{name} must be a path (str or os.PathLike), not "
                         f"{type(value).__name__}")
     path = os.fspath(value)
     if isinstance(path, bytes):
         path = os.fsdecode(path)
     if not path:
-        raise ValueError("location must not be empty")
+        raise ValueError(f"{name} must not be empty")
     try:
         path.encode("utf-8")
     except UnicodeEncodeError:
-        raise ValueError(f"location {path!r} is not valid UTF-8: GStreamer "
+        raise ValueError(f"{name} {path!r} is not valid UTF-8: GStreamer "
                          "properties are UTF-8 strings") from None
+    return path
+
+
+def _location(value) -> str:
+    path = _path("location", value)
     if path.startswith(("http://", "https://", "s3://")):
         return path                 # spdlsrc lists and reads it
     if is_shard_pattern(path):
@@ -397,12 +404,7 @@ def _detection_sizes(value) -> Tuple[int, ...]:
 
 def _annotations(value) -> str:
     """A COCO instances file: local (it must exist), http(s):// or s3://."""
-    if isinstance(value, bytes):
-        value = os.fsdecode(value)
-    if not isinstance(value, (str, os.PathLike)):
-        raise TypeError(f"annotations must be a path (str or os.PathLike), "
-                        f"not {type(value).__name__}")
-    path = os.fspath(value)
+    path = _path("annotations", value)
     if path.startswith(("http://", "https://", "s3://")):
         return path
     if not os.path.isfile(path):
