@@ -1,0 +1,195 @@
+"""spdldecode's detection geometry: mode=shorter (torchvision's
+Resize(size, max_size), sizes drawn per image for DETR's multi-scale) and
+mode=letterbox (ultralytics' LetterBox), pixels against PIL's resize, output
+sizes against torchvision 0.29's _compute_resized_output_size (the torch 2
+venv), and the geometry each sample reports (its crop box maps boxes)."""
+import json
+import subprocess
+
+import numpy as np
+import pytest
+from PIL import Image
+
+import gi
+
+gi.require_version("Gst", "1.0")
+from gi.repository import Gst  # noqa: E402
+
+from test_torch2 import torch2_python  # noqa: E402
+
+Gst.init(None)
+
+# odd sizes, portrait and landscape, square, an extreme aspect ratio
+SIZES = [(97, 61), (61, 97), (151, 150), (40, 211), (320, 203), (64, 64)]
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory):
+    """An ImageFolder of PNGs (lossless: PIL's pixels are the reference)."""
+    root = tmp_path_factory.mktemp("geom")
+    (root / "c").mkdir()
+    rng = np.random.default_rng(7)
+    images = []
+    for i, (w, h) in enumerate(SIZES):
+        yy, xx = np.mgrid[0:h, 0:w]
+        arr = np.stack([(xx * 255 // max(w - 1, 1)), (yy * 255 // max(h - 1, 1)),
+                        rng.integers(0, 256, (h, w))], axis=2).astype(np.uint8)
+        Image.fromarray(arr).save(root / "c" / f"img{i:02d}.png")
+        images.append(arr)
+    return root, images
+
+
+def decode(root, props):
+    """[(array HxWx3, crop, flipped, (source w, h))] in dataset order."""
+    pipeline = Gst.parse_launch(
+        f"spdlsrc location={root} extensions=png ! spdldecode {props} ! "
+        "appsink name=sink sync=false")
+    sink, bus = pipeline.get_by_name("sink"), pipeline.get_bus()
+    pipeline.set_state(Gst.State.PLAYING)
+    out = []
+    try:
+        while True:
+            sample = sink.emit("try-pull-sample", 5 * Gst.SECOND)
+            if sample is None:
+                msg = bus.pop_filtered(Gst.MessageType.ERROR)
+                if msg is not None:
+                    raise RuntimeError(msg.parse_error()[0].message)
+                assert sink.get_property("eos"), "pipeline timed out"
+                break
+            caps = sample.get_caps().get_structure(0)
+            w, h = caps.get_value("width"), caps.get_value("height")
+            buf = sample.get_buffer()
+            data = buf.extract_dup(0, buf.get_size())
+            stride = (w * 3 + 3) // 4 * 4
+            arr = np.frombuffer(data, np.uint8).reshape(h, stride)[:, :w * 3]
+            meta = buf.get_custom_meta("GstSpdlSampleMeta").get_structure()
+            crop = [meta.get_value("crop")[i] for i in range(4)]
+            out.append((arr.reshape(h, w, 3).copy(), crop,
+                        meta.get_value("flipped"),
+                        (meta.get_value("source-width"),
+                         meta.get_value("source-height"))))
+    finally:
+        pipeline.set_state(Gst.State.NULL)
+    return out
+
+
+def tv_sizes(queries):
+    """torchvision 0.29's [new_h, new_w] for (h, w, size, max_size)."""
+    script = (
+        "import json, sys\n"
+        "from torchvision.transforms.v2.functional._geometry import "
+        "_compute_resized_output_size as f\n"
+        "print(json.dumps([f((h, w), [s], max_size=m) for h, w, s, m in "
+        "json.loads(sys.argv[1])]))\n")
+    res = subprocess.run([torch2_python(), "-c", script, json.dumps(queries)],
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr[-2000:]
+    return json.loads(res.stdout.splitlines()[-1])
+
+
+def pil_resize(arr, w, h):
+    return np.asarray(Image.fromarray(arr).resize((w, h), Image.BILINEAR))
+
+
+@pytest.mark.parametrize("size,max_size", [(50, 0), (50, 80), (33, 71),
+                                           (120, 0), (29, 30)])
+def test_shorter_matches_torchvision_resize(folder, size, max_size):
+    root, images = folder
+    props = f"mode=shorter resize-shorter={size}"
+    if max_size:
+        props += f" max-size={max_size}"
+    out = decode(root, props)
+    assert len(out) == len(images)
+    expected = tv_sizes([[a.shape[0], a.shape[1], size, max_size or None]
+                         for a in images])
+    for (arr, crop, flipped, source), src, (eh, ew) in zip(out, images,
+                                                           expected):
+        assert arr.shape[:2] == (eh, ew), (src.shape, size, max_size)
+        assert np.array_equal(arr, pil_resize(src, ew, eh))
+        assert crop == [0, 0, src.shape[1], src.shape[0]]
+        assert source == (src.shape[1], src.shape[0]) and not flipped
+
+
+def test_shorter_sizes_drawn_per_image_by_seed(folder):
+    root, images = folder
+    sizes = [31, 40, 47, 55]
+    props = ("mode=shorter sizes=\"<31,40,47,55>\" max-size=90 "
+             "flip=random-horizontal")
+    runs = {seed: decode(root, f"{props} seed={seed}") for seed in (1, 2)}
+    again = decode(root, f"{props} seed=1")
+    # deterministic from the seed, pixels too
+    for a, b in zip(runs[1], again):
+        assert np.array_equal(a[0], b[0]) and a[2] == b[2]
+    drawn = {}
+    for seed, out in runs.items():
+        queries = [[src.shape[0], src.shape[1], s, 90] for src in images
+                   for s in sizes]
+        table = tv_sizes(queries)
+        for i, ((arr, crop, flipped, _), src) in enumerate(zip(out, images)):
+            # the output is one of the sizes' resizes, pixel for pixel
+            options = {tuple(table[i * len(sizes) + k]): s
+                       for k, s in enumerate(sizes)}
+            assert arr.shape[:2] in options, (arr.shape, options)
+            ref = pil_resize(src, arr.shape[1], arr.shape[0])
+            if flipped:
+                ref = ref[:, ::-1]
+            assert np.array_equal(arr, ref)
+            drawn[seed, i] = options[arr.shape[:2]]
+    per_seed = [[drawn[s, i] for i in range(len(images))] for s in (1, 2)]
+    # varies from image to image, and with the seed
+    assert len(set(per_seed[0])) > 1 and per_seed[0] != per_seed[1], per_seed
+
+
+def test_shorter_refuses_max_size_not_above_size(folder):
+    root, _ = folder
+    with pytest.raises(RuntimeError, match="max-size=50 must be larger"):
+        decode(root, "mode=shorter resize-shorter=50 max-size=50")
+    with pytest.raises(RuntimeError, match="width and height must be 0"):
+        decode(root, "mode=shorter resize-shorter=50 width=64")
+
+
+def letterbox_ref(arr, W, H, pad):
+    """ultralytics' LetterBox (center=True, scaleup=True) with PIL's resize:
+    the image, the left and top padding and the resized size."""
+    h, w = arr.shape[:2]
+    r = min(H / h, W / w)
+    nw, nh = int(round(w * r)), int(round(h * r))
+    dw, dh = (W - nw) / 2, (H - nh) / 2
+    top, left = int(round(dh - 0.1)), int(round(dw - 0.1))
+    out = np.full((H, W, 3), pad, np.uint8)
+    out[top:top + nh, left:left + nw] = pil_resize(arr, nw, nh)
+    return out, left, top, nw, nh
+
+
+@pytest.mark.parametrize("W,H,pad", [(64, 64, 114), (75, 49, 0), (48, 81, 7)])
+def test_letterbox_matches_ultralytics_with_pil(folder, W, H, pad):
+    root, images = folder
+    out = decode(root, f"mode=letterbox width={W} height={H} pad-value={pad} "
+                 "flip=random-horizontal seed=3")
+    assert len(out) == len(images)
+    flips = set()
+    for (arr, crop, flipped, source), src in zip(out, images):
+        ref, left, top, nw, nh = letterbox_ref(src, W, H, pad)
+        if flipped:
+            ref = ref[:, ::-1]
+        flips.add(flipped)
+        assert arr.shape == (H, W, 3)
+        assert np.array_equal(arr, ref), (src.shape, W, H, flipped)
+        # the crop box reaches past the image by the padding: a box
+        # (x1, y1, x2, y2) maps to ((x - cx) * W / cw, (y - cy) * H / ch)
+        # then, flipped, x' = W - x
+        h, w = src.shape[:2]
+        np.testing.assert_allclose(crop, [-left * w / nw, -top * h / nh,
+                                          W * w / nw, H * h / nh], rtol=1e-12)
+        x = (np.array([0.0, w]) - crop[0]) * W / crop[2]
+        y = (np.array([0.0, h]) - crop[1]) * H / crop[3]
+        np.testing.assert_allclose(x, [left, left + nw], atol=1e-9)
+        np.testing.assert_allclose(y, [top, top + nh], atol=1e-9)
+        assert source == (w, h)
+    assert flips == {True, False}
+
+
+def test_letterbox_needs_width_and_height(folder):
+    root, _ = folder
+    with pytest.raises(RuntimeError, match="letterbox needs width and height"):
+        decode(root, "mode=letterbox width=64")
