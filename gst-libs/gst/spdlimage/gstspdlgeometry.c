@@ -225,6 +225,7 @@ letterbox (GstSpdlGeometry * g, const GstSpdlDecodeParams * p, guint iw,
 
   g->out_width = p->width;
   g->out_height = p->height;
+  g->letterbox = TRUE;
   center_crop_axis (iw, rw, g->out_width, &g->scale_x, &g->offset_x,
       &g->virtual_width);
   center_crop_axis (ih, rh, g->out_height, &g->scale_y, &g->offset_y,

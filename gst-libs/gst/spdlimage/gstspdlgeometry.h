@@ -79,6 +79,9 @@ typedef struct
   /* size of the virtual resized image (outputs outside it are padding) */
   gint64 virtual_width, virtual_height;
   gboolean flip;
+  /* letterbox: padding is placed as the image's (boxes follow it), not
+   * where torchvision's center_crop anchors boxes */
+  gboolean letterbox;
 } GstSpdlGeometry;
 
 /* Writes @value into every output pixel outside the resized image (the

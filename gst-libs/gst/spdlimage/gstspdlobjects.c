@@ -530,6 +530,14 @@ gst_spdl_objects_transform (GstSpdlObjects * o, const GstSpdlGeometry * geom)
     crop_boxes (o, geom->clip_x, geom->clip_y, geom->clip_width,
         geom->clip_height);
     resize_boxes (o, geom->clip_width, geom->clip_height, ow, oh);
+  } else if (geom->letterbox) {
+    /* resized, then shifted by the padding before the image: where the
+     * image's pixels are (ultralytics' LetterBox), which can be half a
+     * pixel off torchvision's center_crop anchor */
+    guint rw = (guint) geom->virtual_width, rh = (guint) geom->virtual_height;
+
+    resize_boxes (o, o->width, o->height, rw, rh);
+    crop_boxes (o, (gint64) geom->offset_x, (gint64) geom->offset_y, ow, oh);
   } else {
     /* F.resize (shorter side), then F.center_crop (out) */
     guint rw = (guint) geom->virtual_width, rh = (guint) geom->virtual_height;
