@@ -543,8 +543,9 @@ gst_spdl_objects_transform (GstSpdlObjects * o, const GstSpdlGeometry * geom)
     for (i = 0; i < o->n; i++) {
       gfloat *b = o->boxes + 4 * i, x1 = b[0];
 
-      b[0] = w - b[2];
-      b[2] = w - x1;
+      /* as torch computes it, -(x - W): W - W is -0.0 there */
+      b[0] = -(b[2] - w);
+      b[2] = -(x1 - w);
     }
   }
   transform_masks (o, geom);
