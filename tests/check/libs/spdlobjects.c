@@ -149,7 +149,7 @@ GST_START_TEST (test_boxes_through_geometry_as_torchvision)
   fail_unless (o.area[1] == 12.5f);
   /* no area: the bbox's, as float32 w * h */
   fail_unless (o.area[0] == 50.7f * 30.2f);
-  gst_spdl_objects_transform (&o, &geom);
+  fail_unless (gst_spdl_objects_transform (&o, &geom, NULL));
   check_box (&o, 0, stretch[0]);
   check_box (&o, 1, stretch[1]);
   fail_unless_equals_int (o.width, 64);
@@ -162,7 +162,7 @@ GST_START_TEST (test_boxes_through_geometry_as_torchvision)
   fail_unless (gst_spdl_geometry_compute (&geom, &params, 100, 80, 0, 0));
   fail_unless (gst_spdl_objects_parse (&o, two_boxes, strlen (two_boxes),
           100, 80, FALSE, &why), "%s", why);
-  gst_spdl_objects_transform (&o, &geom);
+  fail_unless (gst_spdl_objects_transform (&o, &geom, NULL));
   check_box (&o, 0, center[0]);
   check_box (&o, 1, center[1]);
   gst_spdl_objects_clear (&o);
@@ -192,7 +192,7 @@ GST_START_TEST (test_flip_and_sanitize)
           &why), "%s", why);
   fail_unless_equals_int (o.n, 5);
   fail_unless_equals_int (o.counts[GST_SPDL_OBJECTS_BOX_EMPTY], 1);
-  gst_spdl_objects_transform (&o, &geom);
+  fail_unless (gst_spdl_objects_transform (&o, &geom, NULL));
   /* x1' = -(x2 - W): torch's -0.0 where x2 = W */
   check_box (&o, 0, first);
   check_box (&o, 1, second);
