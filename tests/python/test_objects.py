@@ -419,3 +419,28 @@ def test_not_annotations_is_a_bad_field(tmp_path):
     assert [b["offsets"].tolist() for b in batches] == [[0, 0, 0]]
     assert any("b.png" in w and "not an array" in w for w in warnings), \
         warnings
+
+
+def test_c_example_prints_objects(tmp_path):
+    """tests/examples/batch-fields reads the flat form in C: each sample's
+    labels and boxes from NAME/offsets, NAME/labels and NAME/boxes."""
+    root = tmp_path / "ds" / "c"
+    root.mkdir(parents=True)
+    for i in range(3):
+        Image.new("RGB", (40, 20)).save(root / f"x{i}.png")
+        anns = [dict(category_id=10 + i + j, bbox=[4 * j, 2, 8, 4])
+                for j in range(i)]
+        (root / f"x{i}.json").write_text(json.dumps(anns))
+    example = os.path.join(os.environ["SPDL_BUILD_ROOT"], "tests", "examples",
+                           "batch-fields", "spdl-batch-fields")
+    res = subprocess.run([example, str(tmp_path / "ds"), "json:objects"],
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr[-3000:]
+    lines = [line for line in res.stdout.splitlines()
+             if line.startswith("sample ")]
+    # spdl-batch-fields decodes at 224x224: x scaled by 224/40, y by 224/20
+    assert lines == [
+        "sample 0 label 0: json=[]",
+        "sample 1 label 0: json=[11 (0 22.4 44.8 67.2)]",
+        "sample 2 label 0: json=[12 (0 22.4 44.8 67.2), "
+        "13 (22.4 22.4 67.2 67.2)]"], lines
