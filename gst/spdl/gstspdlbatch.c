@@ -82,9 +82,16 @@
  * `values[offsets[i]:offsets[i+1]]`), `NAME/values` in the arrays' dtype,
  * `NAME/offsets` (in elements) and `NAME/shapes` int64 `[B, 8]` (npy),
  * uint8 `[B, H, W, 3]` (image; `[B, 3, H, W]` with layout=nchw) and uint8
- * or uint16 `[B, H, W]` (label). The caps name every tensor ("names") and
- * keep the record's "fields"; a `NAME/values` tensor has 0 as its
- * outermost dimension there, its memory's size gives its length. The
+ * or uint16 `[B, H, W]` (label), and for objects (spdldecode's detection
+ * targets) `NAME/boxes` float32 `[n, 4]` (XYXY pixels), `NAME/offsets`
+ * int64 `[B+1]` (image i has objects `offsets[i]` to `offsets[i+1]`),
+ * `NAME/labels` int64 `[n]`, `NAME/area` float32 `[n]`, `NAME/iscrowd`
+ * int64 `[n]` and, when spdldecode's caps say instance-masks,
+ * `NAME/masks` uint8 `[n, H, W]` at the images tensor's H and W (each
+ * sample's masks top left, zeros beyond its own size). The caps name
+ * every tensor ("names") and keep the record's "fields"; a `NAME/values`
+ * or objects tensor has 0 as its outermost dimension there, its memory's
+ * size gives its length. The
  * batch meta adds each slot's "crop", "flipped" and "source-size" when the
  * decoder set them. Images, video clips and audio batches take fields the
  * same way; padded slots copy them. A batch holds at most 16 tensors; npy
@@ -747,7 +754,8 @@ push_caps (GstSpdlBatch * self, guint n)
     GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
         ("The samples' fields need %u tensors beside the media's %u: a "
             "batch holds at most %d (strings, JSON and bytes take 2 each, "
-            "npy 3, the others 1): ask for fewer fields",
+            "npy 3, objects 5, or 6 with masks, the others 1): ask for "
+            "fewer fields",
             gst_spdl_record_batch_n_tensors (self->records), n_tensors,
             GST_SPDL_TENSOR_MAX), ("fields \"%s\"", fields));
     g_free (fields);

@@ -83,6 +83,25 @@
  * under empty the field becomes zeros with a warning; an empty value
  * (missing upstream under empty) is zeros of the output's size.
  *
+ * An objects field (one image's COCO annotations, a JSON array or an
+ * object with the member `annotations`: `fields="json:objects"` for a
+ * shard's json member or a folder's sidecar) is decoded after them into
+ * detection targets (docs/record.md): boxes float32 XYXY (COCO's XYWH
+ * converted as torchvision's wrap_dataset_for_transforms_v2 does), the
+ * raw category_id, area, iscrowd and with #GstSpdlDecode:instance-masks
+ * each object's mask, rasterized from its polygons or RLE exactly as
+ * pycocotools' annToMask does. All go through the image's geometry as
+ * torchvision 0.29's v2 ops transform BoundingBoxes and Mask
+ * (F.resized_crop, or F.resize + F.center_crop, then F.horizontal_flip),
+ * then SanitizeBoundingBoxes (#GstSpdlDecode:box-min-size,
+ * #GstSpdlDecode:box-min-area) removes boxes with their labels and masks.
+ * An annotation without a bbox of 4 finite numbers or an integer
+ * category_id, or with a polygon under 3 points or an RLE whose counts do
+ * not sum to its size, is dropped with a warning naming the sample and
+ * the annotation; boxes outside the image or empty are warned about and
+ * left to the geometry and sanitizing; #GstSpdlDecode:object-counts
+ * counts them by reason.
+ *
  * ## Example launch lines
  * |[
  * gst-launch-1.0 spdlsrc location=/data/val ! \
@@ -94,6 +113,12 @@
  *     spdldecode width=224 height=224 mode=random-resized-crop \
  *     flip=random-horizontal ! fakesink
  * ]| RandomResizedCrop(224) + RandomHorizontalFlip().
+ * |[
+ * gst-launch-1.0 spdlsrc location=/data/coco-shards/train-{0000..0099}.tar \
+ *     fields="json:objects" ! spdldecode width=640 height=640 \
+ *     mode=random-resized-crop flip=random-horizontal instance-masks=true ! \
+ *     spdlbatch batch-size=16 ! fakesink
+ * ]| Detection targets beside each image: boxes, labels and masks.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"

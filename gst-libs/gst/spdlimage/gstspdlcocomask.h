@@ -25,7 +25,7 @@ typedef struct
 
 /* The longest run list a polygon may make (its outline at 5x, point by
  * point): a hostile polygon is refused rather than allocated. */
-#define GST_SPDL_RLE_MAX_POLYGON_POINTS (G_GUINT64_CONSTANT (1) << 26)
+#define GST_SPDL_RLE_MAX_POLYGON_POINTS (G_GUINT64_CONSTANT (1) << 24)
 
 /* The polygon @xy (@n_points x, y pairs, image pixels) as pycocotools'
  * frPyObjects (rleFrPoly) rasterizes it into @height x @width. FALSE

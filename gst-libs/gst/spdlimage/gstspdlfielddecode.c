@@ -177,6 +177,28 @@ decode_label (const GstSpdlFieldTarget * t, const guint8 * data, gsize size,
   return pixels;
 }
 
+/* The field @i is bad for @why: FALSE with @error naming it (and *@bad
+ * its index) under the policies skip and error; under empty TRUE, the
+ * warning in *@filled (the first only) saying what it becomes. */
+static gboolean
+bad_field (const GstSpdlField * field, guint i, const gchar * why,
+    const gchar * instead, guint * bad, GError ** filled, GError ** error)
+{
+  if (field->missing != GST_SPDL_MISSING_EMPTY) {
+    *bad = i;
+    g_set_error (error, GST_SPDL_DECODE_ERROR,
+        GST_SPDL_DECODE_ERROR_BAD_FIELD, "field \"%s\" (%s): %s",
+        field->name, gst_spdl_field_kind_name (field->kind), why);
+    return FALSE;
+  }
+  if (filled && *filled == NULL)
+    g_set_error (filled, GST_SPDL_DECODE_ERROR,
+        GST_SPDL_DECODE_ERROR_BAD_FIELD, "field \"%s\" (%s): %s; %s "
+        "instead (missing policy empty)", field->name,
+        gst_spdl_field_kind_name (field->kind), why, instead);
+  return TRUE;
+}
+
 gboolean
 gst_spdl_record_decode_images (GstBuffer * buffer,
     const GstSpdlRecord * record, GstSpdlImageDecoder * dec,
@@ -214,22 +236,12 @@ gst_spdl_record_decode_images (GstBuffer * buffer,
       pixels = decode_image (dec, target, data, size, &err);
     if (pixels == NULL && err) {
       /* @err may be a codec's: the reason is the field's */
-      gchar *message = g_strdup_printf ("field \"%s\" (%s): %s", field->name,
-          gst_spdl_field_kind_name (field->kind), err->message);
+      gboolean fill = bad_field (field, i, err->message, "zeros", bad,
+          filled, error);
 
       g_clear_error (&err);
-      if (field->missing != GST_SPDL_MISSING_EMPTY) {
-        *bad = i;
-        g_set_error_literal (error, GST_SPDL_DECODE_ERROR,
-            GST_SPDL_DECODE_ERROR_BAD_FIELD, message);
-        g_free (message);
+      if (!fill)
         return FALSE;
-      }
-      if (filled && *filled == NULL)
-        g_set_error (filled, GST_SPDL_DECODE_ERROR,
-            GST_SPDL_DECODE_ERROR_BAD_FIELD, "%s; zeros instead (missing "
-            "policy empty)", message);
-      g_free (message);
       format = label ? "GRAY8" : "RGB";
     }
     if (pixels == NULL) {
@@ -274,26 +286,27 @@ gst_spdl_record_decode_objects (GstBuffer * buffer,
     if (!gst_spdl_objects_parse (&objects, text ? text : "[]",
             text ? strlen (text) : 2, target->width, target->height,
             params->masks, &why)) {
-      gchar *message = g_strdup_printf ("field \"%s\" (objects): %s",
-          field->name, why ? why : "not JSON");
+      gboolean fill = bad_field (field, i, why ? why : "not JSON",
+          "no object", bad, filled, error);
 
       g_free (why);
-      if (field->missing != GST_SPDL_MISSING_EMPTY) {
-        *bad = i;
-        g_set_error_literal (error, GST_SPDL_DECODE_ERROR,
-            GST_SPDL_DECODE_ERROR_BAD_FIELD, message);
-        g_free (message);
+      if (!fill)
         return FALSE;
-      }
-      if (filled && *filled == NULL)
-        g_set_error (filled, GST_SPDL_DECODE_ERROR,
-            GST_SPDL_DECODE_ERROR_BAD_FIELD, "%s; no object instead "
-            "(missing policy empty)", message);
-      g_free (message);
       gst_spdl_objects_parse (&objects, "[]", 2, target->width,
           target->height, params->masks, NULL);
     }
-    gst_spdl_objects_transform (&objects, target->geom);
+    if (!gst_spdl_objects_transform (&objects, target->geom, &why)) {
+      gboolean fill = bad_field (field, i, why, "no object", bad, filled,
+          error);
+
+      g_free (why);
+      gst_spdl_objects_clear (&objects);
+      if (!fill)
+        return FALSE;
+      gst_spdl_objects_parse (&objects, "[]", 2, target->width,
+          target->height, params->masks, NULL);
+      gst_spdl_objects_transform (&objects, target->geom, NULL);
+    }
     gst_spdl_objects_sanitize (&objects, params->min_size, params->min_area);
     for (r = 0; r < GST_SPDL_OBJECTS_N_REASONS; r++)
       counts[r] += objects.counts[r];

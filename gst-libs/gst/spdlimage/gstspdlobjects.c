@@ -127,14 +127,25 @@ number_array (const gchar * v, const gchar * v_end, GArray * out)
 
 /* ---- one annotation ---- */
 
+/* The members of an annotation read, each a value's [start, end) */
+typedef enum
+{
+  MEMBER_BBOX,
+  MEMBER_CATEGORY,
+  MEMBER_ISCROWD,
+  MEMBER_AREA,
+  MEMBER_ID,
+  MEMBER_SEGMENTATION,
+  N_MEMBERS
+} Member;
+
+static const gchar *member_keys[N_MEMBERS] = {
+  "bbox", "category_id", "iscrowd", "area", "id", "segmentation",
+};
+
 typedef struct
 {
-  const gchar *bbox, *bbox_end;
-  const gchar *category, *category_end;
-  const gchar *iscrowd, *iscrowd_end;
-  const gchar *area, *area_end;
-  const gchar *id, *id_end;
-  const gchar *segmentation, *segmentation_end;
+  const gchar *start[N_MEMBERS], *end[N_MEMBERS];
 } Members;
 
 static void
@@ -142,30 +153,16 @@ find_members (const gchar * v, const gchar * v_end, GString * key,
     Members * m)
 {
   const gchar *p = v + 1, *e, *e_end;
+  guint k;
 
   memset (m, 0, sizeof (*m));
   /* the last of a repeated key counts, as json.loads has it */
-  while (next_element (&p, v_end, key, &e, &e_end)) {
-    if (strcmp (key->str, "bbox") == 0) {
-      m->bbox = e;
-      m->bbox_end = e_end;
-    } else if (strcmp (key->str, "category_id") == 0) {
-      m->category = e;
-      m->category_end = e_end;
-    } else if (strcmp (key->str, "iscrowd") == 0) {
-      m->iscrowd = e;
-      m->iscrowd_end = e_end;
-    } else if (strcmp (key->str, "area") == 0) {
-      m->area = e;
-      m->area_end = e_end;
-    } else if (strcmp (key->str, "id") == 0) {
-      m->id = e;
-      m->id_end = e_end;
-    } else if (strcmp (key->str, "segmentation") == 0) {
-      m->segmentation = e;
-      m->segmentation_end = e_end;
-    }
-  }
+  while (next_element (&p, v_end, key, &e, &e_end))
+    for (k = 0; k < N_MEMBERS; k++)
+      if (strcmp (key->str, member_keys[k]) == 0) {
+        m->start[k] = e;
+        m->end[k] = e_end;
+      }
 }
 
 /* An RLE segmentation {"counts": "..." | [...], "size": [h, w]} painted
@@ -306,9 +303,10 @@ add_annotation (GstSpdlObjects * o, const gchar * v, const gchar * v_end,
     return;
   }
   find_members (v, v_end, key, &m);
-  if (m.id && !int_value (m.id, m.id_end, &id))
+  if (m.start[MEMBER_ID] && !int_value (m.start[MEMBER_ID], m.end[MEMBER_ID], &id))
     id = -1;
-  if (m.bbox == NULL || !number_array (m.bbox, m.bbox_end, numbers)
+  if (m.start[MEMBER_BBOX] == NULL || !number_array (m.start[MEMBER_BBOX],
+          m.end[MEMBER_BBOX], numbers)
       || numbers->len != 4) {
     warn (o, GST_SPDL_OBJECTS_BAD_ANNOTATION, id, index,
         "no \"bbox\" of 4 numbers");
@@ -322,12 +320,14 @@ add_annotation (GstSpdlObjects * o, const gchar * v, const gchar * v_end,
           "a \"bbox\" that is not finite");
       return;
     }
-  if (m.category == NULL || !int_value (m.category, m.category_end, &label)) {
+  if (m.start[MEMBER_CATEGORY] == NULL ||
+      !int_value (m.start[MEMBER_CATEGORY], m.end[MEMBER_CATEGORY], &label)) {
     warn (o, GST_SPDL_OBJECTS_BAD_ANNOTATION, id, index,
         "no integer \"category_id\"");
     return;
   }
-  if (m.iscrowd && !int_value (m.iscrowd, m.iscrowd_end, &crowd)) {
+  if (m.start[MEMBER_ISCROWD] && !int_value (m.start[MEMBER_ISCROWD],
+          m.end[MEMBER_ISCROWD], &crowd)) {
     warn (o, GST_SPDL_OBJECTS_BAD_ANNOTATION, id, index,
         "an \"iscrowd\" that is no integer");
     return;
@@ -338,7 +338,8 @@ add_annotation (GstSpdlObjects * o, const gchar * v, const gchar * v_end,
   x2 = x1 + (gfloat) b[2];
   y2 = y1 + (gfloat) b[3];
   area = (gdouble) ((gfloat) b[2] * (gfloat) b[3]);
-  if (m.area && (!number_value (m.area, m.area_end, &area)
+  if (m.start[MEMBER_AREA] && (!number_value (m.start[MEMBER_AREA],
+              m.end[MEMBER_AREA], &area)
           || !isfinite (area))) {
     warn (o, GST_SPDL_OBJECTS_BAD_ANNOTATION, id, index,
         "an \"area\" that is no finite number");
@@ -349,17 +350,17 @@ add_annotation (GstSpdlObjects * o, const gchar * v, const gchar * v_end,
     gsize plane = (gsize) o->width * o->height;
     gboolean ok;
 
-    o->masks = g_realloc (o->masks, plane * (n + 1));
     mask = o->masks + plane * n;
     memset (mask, 0, plane);
-    if (m.segmentation == NULL) {
+    if (m.start[MEMBER_SEGMENTATION] == NULL) {
       why = g_strdup ("no \"segmentation\" (masks are asked for)");
       ok = FALSE;
-    } else if (*m.segmentation == '{') {
-      ok = paint_rle (m.segmentation, m.segmentation_end, o->width,
+    } else if (*m.start[MEMBER_SEGMENTATION] == '{') {
+      ok = paint_rle (m.start[MEMBER_SEGMENTATION], m.end[MEMBER_SEGMENTATION], o->width,
           o->height, mask, key, numbers, &why);
-    } else if (*m.segmentation == '[') {
-      ok = paint_polygons (m.segmentation, m.segmentation_end, o->width,
+    } else if (*m.start[MEMBER_SEGMENTATION] == '[') {
+      ok = paint_polygons (m.start[MEMBER_SEGMENTATION],
+          m.end[MEMBER_SEGMENTATION], o->width,
           o->height, mask, numbers, &why);
     } else {
       why = g_strdup ("a \"segmentation\" that is neither polygons nor RLE");
@@ -377,10 +378,6 @@ add_annotation (GstSpdlObjects * o, const gchar * v, const gchar * v_end,
   else if (x1 < 0 || y1 < 0 || x2 > o->width || y2 > o->height)
     warn (o, GST_SPDL_OBJECTS_BOX_OUTSIDE_IMAGE, id, index,
         "a box reaching past the image");
-  o->boxes = g_realloc_n (o->boxes, 4 * (n + 1), sizeof (gfloat));
-  o->labels = g_realloc_n (o->labels, n + 1, sizeof (gint64));
-  o->area = g_realloc_n (o->area, n + 1, sizeof (gfloat));
-  o->iscrowd = g_realloc_n (o->iscrowd, n + 1, sizeof (gint64));
   o->boxes[4 * n] = x1;
   o->boxes[4 * n + 1] = y1;
   o->boxes[4 * n + 2] = x2;
@@ -398,7 +395,7 @@ gst_spdl_objects_parse (GstSpdlObjects * o, const gchar * text, gsize len,
   const gchar *end = text + len, *p, *v = NULL, *v_end = NULL, *e, *e_end;
   GString *key;
   GArray *numbers;
-  guint index = 0;
+  guint index = 0, count = 0;
 
   memset (o, 0, sizeof (*o));
   o->width = width;
@@ -434,16 +431,33 @@ gst_spdl_objects_parse (GstSpdlObjects * o, const gchar * text, gsize len,
     g_string_free (key, TRUE);
     return FALSE;
   }
+  g_string_free (key, TRUE);
+  /* room for every annotation, made once: the masks may be large */
+  p = v + 1;
+  while (next_element (&p, v_end, NULL, &e, &e_end))
+    count++;
+  if (count == 0)
+    return TRUE;
+  o->boxes = g_try_new (gfloat, 4 * (gsize) count);
+  o->labels = g_try_new (gint64, count);
+  o->area = g_try_new (gfloat, count);
+  o->iscrowd = g_try_new (gint64, count);
+  if (masks)
+    o->masks = g_try_malloc ((gsize) width * height * count);
+  if (!o->boxes || !o->labels || !o->area || !o->iscrowd ||
+      (masks && !o->masks && (gsize) width * height > 0)) {
+    *why = g_strdup_printf ("out of memory for %u objects%s of %ux%u", count,
+        masks ? " and their masks" : "", width, height);
+    gst_spdl_objects_clear (o);
+    return FALSE;
+  }
+  key = g_string_new (NULL);
   numbers = g_array_new (FALSE, FALSE, sizeof (gdouble));
   p = v + 1;
   while (next_element (&p, v_end, NULL, &e, &e_end))
     add_annotation (o, e, e_end, index++, masks, key, numbers);
   g_array_free (numbers, TRUE);
   g_string_free (key, TRUE);
-  if (!masks)
-    g_clear_pointer (&o->masks, g_free);
-  else if (o->n == 0)
-    g_clear_pointer (&o->masks, g_free);
   return TRUE;
 }
 
@@ -498,7 +512,7 @@ center_anchor (gint64 in, gint64 out)
   return (gint64) nearbyint ((gdouble) (in - out) / 2.0);
 }
 
-static void
+static gboolean
 transform_masks (GstSpdlObjects * o, const GstSpdlGeometry * geom)
 {
   gsize in_plane = (gsize) o->width * o->height;
@@ -506,9 +520,11 @@ transform_masks (GstSpdlObjects * o, const GstSpdlGeometry * geom)
   guint8 *out;
   guint i;
 
-  if (o->masks == NULL)
-    return;
-  out = g_malloc (MAX (out_plane * o->n, 1));
+  if (o->masks == NULL || o->n == 0)
+    return TRUE;
+  out = g_try_malloc (out_plane * o->n);
+  if (out == NULL)
+    return FALSE;
   for (i = 0; i < o->n; i++) {
     GstSpdlLabelImage label = { o->width, o->height, 1,
       o->masks + in_plane * i
@@ -518,10 +534,12 @@ transform_masks (GstSpdlObjects * o, const GstSpdlGeometry * geom)
   }
   g_free (o->masks);
   o->masks = out;
+  return TRUE;
 }
 
-void
-gst_spdl_objects_transform (GstSpdlObjects * o, const GstSpdlGeometry * geom)
+gboolean
+gst_spdl_objects_transform (GstSpdlObjects * o, const GstSpdlGeometry * geom,
+    gchar ** why)
 {
   guint ow = geom->out_width, oh = geom->out_height, i;
 
@@ -551,13 +569,19 @@ gst_spdl_objects_transform (GstSpdlObjects * o, const GstSpdlGeometry * geom)
     for (i = 0; i < o->n; i++) {
       gfloat *b = o->boxes + 4 * i, x1 = b[0];
 
-      b[0] = w - b[2];
-      b[2] = w - x1;
+      /* as torch computes it, -(x - W): W - W is -0.0 there */
+      b[0] = -(b[2] - w);
+      b[2] = -(x1 - w);
     }
   }
-  transform_masks (o, geom);
+  if (!transform_masks (o, geom)) {
+    *why = g_strdup_printf ("out of memory for %u masks of %ux%u", o->n, ow,
+        oh);
+    return FALSE;
+  }
   o->width = ow;
   o->height = oh;
+  return TRUE;
 }
 
 void

@@ -58,7 +58,7 @@ typedef struct
  * @masks each "segmentation" rasterized as pycocotools' annToMask does
  * (gstspdlcocomask.h). A bad annotation is dropped, counted and described
  * in @objects->warnings; FALSE with @why (newly allocated) only where the
- * text is no such JSON at all. */
+ * text is no such JSON at all, or without memory for its objects. */
 gboolean gst_spdl_objects_parse (GstSpdlObjects * objects, const gchar * text,
     gsize len, guint width, guint height, gboolean masks, gchar ** why);
 
@@ -69,9 +69,10 @@ gboolean gst_spdl_objects_parse (GstSpdlObjects * objects, const gchar * text,
  * scaled by float32 (out / in), not clamped), center-crop is F.resize
  * then F.center_crop (whose box anchor rounds half to even), then
  * F.horizontal_flip (x1' = W - x2) where flipped; masks by nearest as
- * label fields are (gstspdllabel.h). The canvas becomes the output's. */
-void gst_spdl_objects_transform (GstSpdlObjects * objects,
-    const GstSpdlGeometry * geom);
+ * label fields are (gstspdllabel.h). The canvas becomes the output's.
+ * FALSE with @why (newly allocated) without memory for the masks. */
+gboolean gst_spdl_objects_transform (GstSpdlObjects * objects,
+    const GstSpdlGeometry * geom, gchar ** why);
 
 /* torchvision 0.29's SanitizeBoundingBoxes (min_size, min_area) on the
  * canvas: keeps a box when w >= min_size, h >= min_size, w * h >=
