@@ -863,6 +863,8 @@ take_record (GstSpdlBatch * self, GstBuffer * buffer)
 {
   GError *error = NULL;
 
+  if (self->records)
+    gst_spdl_record_batch_set_padded (self->records, self->padded);
   if (self->records == NULL || gst_spdl_record_batch_set_slot (self->records,
           self->filled, buffer, &error))
     return TRUE;
@@ -2526,6 +2528,8 @@ finish_held_batch (GstSpdlBatch * self)
   self->audio_n = longest;
   self->pad_width = width;
   self->pad_height = height;
+  if (self->records)
+    gst_spdl_record_batch_set_padded_size (self->records, width, height);
   for (mapped = 0; mapped < n_tensors (self); mapped++)
     if (!gst_memory_map (gst_buffer_peek_memory (batch, mapped),
             &out[mapped], GST_MAP_WRITE))

@@ -301,3 +301,81 @@ def test_without_pad_multiple_sizes_must_match(folder):
     root, _ = folder
     with pytest.raises(RuntimeError, match="Image size changed"):
         batches(root, SHORTER, "batch-size=4")
+
+
+@pytest.fixture(scope="module")
+def fields_folder(tmp_path_factory):
+    """Images of different sizes with an image and a label sidecar each."""
+    root = tmp_path_factory.mktemp("geomfields")
+    folder = root / "c"
+    folder.mkdir()
+    rng = np.random.default_rng(11)
+    for i, (w, h) in enumerate(SIZES[:5]):
+        img = rng.integers(0, 256, (h, w, 3), dtype=np.uint8)
+        Image.fromarray(img).save(folder / f"x{i}.jpg", quality=95)
+        Image.fromarray(rng.integers(0, 256, (h, w, 3), dtype=np.uint8)).save(
+            folder / f"x{i}.alt.png")
+        Image.fromarray(rng.integers(1, 9, (h, w), dtype=np.uint8),
+                        mode="L").save(folder / f"x{i}.seg.png")
+    return root
+
+
+def field_batches(root, batch_props):
+    from spdlgst.batch import host_tensors, sample_batch
+    pipeline = Gst.parse_launch(
+        f"spdlsrc location={root} fields=alt.png:image,seg.png:label ! "
+        f"spdldecode {SHORTER} ! spdlbatch {batch_props} ! "
+        "appsink name=sink sync=false")
+    sink, bus = pipeline.get_by_name("sink"), pipeline.get_bus()
+    pipeline.set_state(Gst.State.PLAYING)
+    out = []
+    try:
+        while True:
+            sample = sink.emit("try-pull-sample", 5 * Gst.SECOND)
+            if sample is None:
+                msg = bus.pop_filtered(Gst.MessageType.ERROR)
+                if msg is not None:
+                    raise RuntimeError(msg.parse_error()[0].message)
+                assert sink.get_property("eos"), "pipeline timed out"
+                break
+            b = sample_batch(sample, host_tensors(sample))
+            out.append(dict(images=b.images.copy(),
+                            alt=b["alt.png"].copy(), seg=b["seg.png"].copy(),
+                            sizes=b.image_sizes.copy(),
+                            indices=list(b.indices)))
+            del b, sample
+    finally:
+        pipeline.set_state(Gst.State.NULL)
+    return out
+
+
+@pytest.mark.parametrize("layout", ["nhwc", "nchw"])
+def test_padded_batch_pads_image_and_label_fields(fields_folder, layout):
+    alone = field_batches(fields_folder, f"batch-size=1 pad-multiple=1 "
+                          f"layout={layout}")
+    got = field_batches(fields_folder, f"batch-size=3 pad-multiple=16 "
+                        f"layout={layout}")
+    assert [b["indices"] for b in got] == [[0, 1, 2], [3, 4]]
+    nchw = layout == "nchw"
+    for b in got:
+        H, W = b["seg"].shape[1:]
+        assert H % 16 == 0 and W % 16 == 0
+        assert (b["images"].shape[2:4] if nchw
+                else b["images"].shape[1:3]) == (H, W)
+        assert b["alt"].shape == ((len(b["indices"]), 3, H, W) if nchw else
+                                  (len(b["indices"]), H, W, 3))
+        for k, i in enumerate(b["indices"]):
+            h, w = b["sizes"][k]
+            one = alone[i]
+            assert list(one["sizes"][0]) == [h, w]
+            seg = np.zeros((H, W), np.uint8)
+            seg[:h, :w] = one["seg"][0]
+            assert np.array_equal(b["seg"][k], seg)
+            assert one["seg"][0].min() >= 1, "labels are 1..8: zeros padding"
+            if nchw:
+                alt = np.zeros((3, H, W), np.uint8)
+                alt[:, :h, :w] = one["alt"][0]
+            else:
+                alt = np.zeros((H, W, 3), np.uint8)
+                alt[:h, :w] = one["alt"][0]
+            assert np.array_equal(b["alt"][k], alt)
