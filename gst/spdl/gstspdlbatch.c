@@ -72,6 +72,28 @@
  *     sample-rate=16000 duration=1.0 ! spdlbatch batch-size=32 ! fakesink
  * ]|
  *
+ * ## Images of different sizes
+ *
+ * With #GstSpdlBatch:pad-multiple N (spdldecode mode=shorter, say), the
+ * images of one batch may differ in size: each goes top-left into the
+ * batch's `H x W`, its largest height and width rounded up to a multiple
+ * of N, with zeros around it (the zero of the dtype, after any
+ * normalization: torchvision's GeneralizedRCNNTransform.batch_images with
+ * size_divisible=N). Tensor 2 is `image-sizes`, int64 `[B, 2]` (each
+ * image's height and width before padding), tensor 3 `padding-mask`,
+ * uint8 `[B, H, W]` (1 where padding, as DETR's mask); image and label
+ * fields are padded the same way. H and W change from batch to batch:
+ * each batch whose size differs from the last's is preceded by new caps
+ * (as a smaller last batch is), so an appsink or NNStreamer reader reads
+ * every batch's shape from its sample's caps; the caps name the tensors
+ * ("names"). Images are copied into the batch (decoders cannot write
+ * into slots whose size is known only when the batch ends).
+ * |[
+ * gst-launch-1.0 spdlsrc location=/data/coco/train2017 ! spdldecode \
+ *     mode=shorter resize-shorter=800 max-size=1333 ! spdlbatch \
+ *     batch-size=8 pad-multiple=32 ! fakesink
+ * ]|
+ *
  * ## Fields
  *
  * Samples that carry fields beside their media (spdlsrc's fields; a
