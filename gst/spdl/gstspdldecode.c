@@ -101,6 +101,21 @@
  * the annotation; boxes outside the image or empty are warned about and
  * left to the geometry and sanitizing; #GstSpdlDecode:object-counts
  * counts them by reason.
+ * Detection recipes keep the aspect ratio. #GstSpdlDecode:mode=shorter
+ * is torchvision's `Resize (size, max_size)`: the shorter side to
+ * #GstSpdlDecode:resize-shorter, or to one of #GstSpdlDecode:sizes drawn
+ * per image from (seed, epoch, index) (DETR's multi-scale), the longer at
+ * most #GstSpdlDecode:max-size; each output has its own size (the caps
+ * change with it; spdlbatch pad-multiple batches them).
+ * #GstSpdlDecode:mode=letterbox is ultralytics' LetterBox into width x
+ * height: resized by r = min (width / w, height / h) to round (w r) x
+ * round (h r), centred, padded with #GstSpdlDecode:pad-value (YOLO's 114).
+ * Both resize as PIL does, pixel for pixel. The sample's geometry tells
+ * how boxes follow: a point (x, y) of the source image is at
+ * ((x - crop.x) * out_width / crop.width, (y - crop.y) * out_height /
+ * crop.height) in the output, then x' = out_width - x where flipped; a
+ * letterbox's crop box starts before the image (negative x or y) by its
+ * padding.
  *
  * ## Example launch lines
  * |[
@@ -119,6 +134,17 @@
  *     mode=random-resized-crop flip=random-horizontal instance-masks=true ! \
  *     spdlbatch batch-size=16 ! fakesink
  * ]| Detection targets beside each image: boxes, labels and masks.
+ * gst-launch-1.0 spdlsrc location=/data/coco/train2017 shuffle=true ! \
+ *     spdldecode mode=shorter sizes="<480,512,544,576,608,640,672,704,736,768,800>" \
+ *     max-size=1333 flip=random-horizontal ! \
+ *     spdlbatch batch-size=2 pad-multiple=32 ! fakesink
+ * ]| DETR's RandomHorizontalFlip + RandomResize (sizes, max_size=1333),
+ * batched as its NestedTensor: padded to a multiple of 32 with a mask.
+ * |[
+ * gst-launch-1.0 spdlsrc location=/data/coco/val2017 ! \
+ *     spdldecode mode=letterbox width=640 height=640 ! \
+ *     spdlbatch batch-size=16 ! fakesink
+ * ]| YOLO's LetterBox (640, 640), padded with 114.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"

@@ -193,3 +193,189 @@ def test_letterbox_needs_width_and_height(folder):
     root, _ = folder
     with pytest.raises(RuntimeError, match="letterbox needs width and height"):
         decode(root, "mode=letterbox width=64")
+
+
+def batches(root, decode_props, batch_props):
+    """[spdlgst Batch (numpy, copied out)] of spdldecode ! spdlbatch."""
+    from spdlgst.batch import host_tensors, sample_batch, tensor_names
+    pipeline = Gst.parse_launch(
+        f"spdlsrc location={root} extensions=png ! spdldecode {decode_props} "
+        f"! spdlbatch {batch_props} ! appsink name=sink sync=false")
+    sink, bus = pipeline.get_by_name("sink"), pipeline.get_bus()
+    pipeline.set_state(Gst.State.PLAYING)
+    out = []
+    try:
+        while True:
+            sample = sink.emit("try-pull-sample", 5 * Gst.SECOND)
+            if sample is None:
+                msg = bus.pop_filtered(Gst.MessageType.ERROR)
+                if msg is not None:
+                    raise RuntimeError(msg.parse_error()[0].message)
+                assert sink.get_property("eos"), "pipeline timed out"
+                break
+            b = sample_batch(sample, host_tensors(sample))
+            out.append(dict(images=b.images.copy(), labels=b.labels.copy(),
+                            sizes=None if b.image_sizes is None
+                            else b.image_sizes.copy(),
+                            mask=None if b.padding_mask is None
+                            else b.padding_mask.copy(),
+                            indices=list(b.indices), n=len(b),
+                            names=tensor_names(sample.get_caps())))
+            del b, sample
+    finally:
+        pipeline.set_state(Gst.State.NULL)
+    return out
+
+
+SHORTER = "mode=shorter resize-shorter=40 max-size=100"
+
+
+@pytest.mark.parametrize("multiple", [32, 1, 7])
+def test_padded_batch_holds_each_image_top_left(folder, multiple):
+    root, images = folder
+    singles = [a for a, _, _, _ in decode(root, SHORTER)]
+    got = batches(root, SHORTER, f"batch-size=4 pad-multiple={multiple}")
+    assert [b["indices"] for b in got] == [[0, 1, 2, 3], [4, 5]]
+    for b in got:
+        assert b["n"] == 2, "the tuple stays (images, labels)"
+        assert b["names"] == ["images", "labels", "image-sizes",
+                              "padding-mask"]
+        ims = [singles[i] for i in b["indices"]]
+        H = -(-max(a.shape[0] for a in ims) // multiple) * multiple
+        W = -(-max(a.shape[1] for a in ims) // multiple) * multiple
+        assert b["images"].shape == (len(ims), H, W, 3)
+        assert b["mask"].shape == (len(ims), H, W)
+        assert b["mask"].dtype == np.uint8 and b["sizes"].dtype == np.int64
+        for k, a in enumerate(ims):
+            h, w = a.shape[:2]
+            assert list(b["sizes"][k]) == [h, w]
+            assert np.array_equal(b["images"][k, :h, :w], a)
+            rest = b["images"][k].copy()
+            rest[:h, :w] = 0
+            assert not rest.any(), "zeros around the image"
+            mask = np.ones((H, W), np.uint8)
+            mask[:h, :w] = 0
+            assert np.array_equal(b["mask"][k], mask)
+    # images of different sizes went into one batch
+    assert len({a.shape for a in singles[:4]}) > 1
+
+
+def test_padded_batch_normalized_nchw(folder):
+    root, images = folder
+    singles = [a for a, _, _, _ in decode(root, SHORTER)]
+    mean, std = [0.485, 0.456, 0.406], [0.229, 0.224, 0.225]
+    got = batches(root, SHORTER, "batch-size=3 pad-multiple=32 layout=nchw "
+                  "dtype=float32 mean=\"<0.485,0.456,0.406>\" "
+                  "std=\"<0.229,0.224,0.225>\"")
+    assert [b["indices"] for b in got] == [[0, 1, 2], [3, 4, 5]]
+    for b in got:
+        H, W = b["images"].shape[2:]
+        assert H % 32 == 0 and W % 32 == 0
+        for k, i in enumerate(b["indices"]):
+            a = singles[i]
+            h, w = a.shape[:2]
+            ref = ((a.astype(np.float32) / 255 - np.float32(mean)) /
+                   np.float32(std)).transpose(2, 0, 1)
+            np.testing.assert_allclose(b["images"][k, :, :h, :w], ref,
+                                       atol=1e-5)
+            rest = b["images"][k].copy()
+            rest[:, :h, :w] = 0
+            # GeneralizedRCNNTransform pads the normalized image with 0
+            assert not rest.any()
+            assert list(b["sizes"][k]) == [h, w]
+
+
+def test_padded_batch_of_letterboxed_images(folder):
+    """Fixed-size images too: sizes and a mask of no padding."""
+    root, _ = folder
+    got = batches(root, "mode=letterbox width=50 height=40",
+                  "batch-size=6 pad-multiple=32")
+    assert len(got) == 1
+    b = got[0]
+    assert b["images"].shape == (6, 64, 64, 3)
+    assert (b["sizes"] == [40, 50]).all()
+    assert not b["mask"][:, :40, :50].any() and b["mask"][:, 40:].all()
+
+
+def test_without_pad_multiple_sizes_must_match(folder):
+    root, _ = folder
+    with pytest.raises(RuntimeError, match="Image size changed"):
+        batches(root, SHORTER, "batch-size=4")
+
+
+@pytest.fixture(scope="module")
+def fields_folder(tmp_path_factory):
+    """Images of different sizes with an image and a label sidecar each."""
+    root = tmp_path_factory.mktemp("geomfields")
+    folder = root / "c"
+    folder.mkdir()
+    rng = np.random.default_rng(11)
+    for i, (w, h) in enumerate(SIZES[:5]):
+        img = rng.integers(0, 256, (h, w, 3), dtype=np.uint8)
+        Image.fromarray(img).save(folder / f"x{i}.jpg", quality=95)
+        Image.fromarray(rng.integers(0, 256, (h, w, 3), dtype=np.uint8)).save(
+            folder / f"x{i}.alt.png")
+        Image.fromarray(rng.integers(1, 9, (h, w), dtype=np.uint8),
+                        mode="L").save(folder / f"x{i}.seg.png")
+    return root
+
+
+def field_batches(root, batch_props):
+    from spdlgst.batch import host_tensors, sample_batch
+    pipeline = Gst.parse_launch(
+        f"spdlsrc location={root} fields=alt.png:image,seg.png:label ! "
+        f"spdldecode {SHORTER} ! spdlbatch {batch_props} ! "
+        "appsink name=sink sync=false")
+    sink, bus = pipeline.get_by_name("sink"), pipeline.get_bus()
+    pipeline.set_state(Gst.State.PLAYING)
+    out = []
+    try:
+        while True:
+            sample = sink.emit("try-pull-sample", 5 * Gst.SECOND)
+            if sample is None:
+                msg = bus.pop_filtered(Gst.MessageType.ERROR)
+                if msg is not None:
+                    raise RuntimeError(msg.parse_error()[0].message)
+                assert sink.get_property("eos"), "pipeline timed out"
+                break
+            b = sample_batch(sample, host_tensors(sample))
+            out.append(dict(images=b.images.copy(),
+                            alt=b["alt.png"].copy(), seg=b["seg.png"].copy(),
+                            sizes=b.image_sizes.copy(),
+                            indices=list(b.indices)))
+            del b, sample
+    finally:
+        pipeline.set_state(Gst.State.NULL)
+    return out
+
+
+@pytest.mark.parametrize("layout", ["nhwc", "nchw"])
+def test_padded_batch_pads_image_and_label_fields(fields_folder, layout):
+    alone = field_batches(fields_folder, f"batch-size=1 pad-multiple=1 "
+                          f"layout={layout}")
+    got = field_batches(fields_folder, f"batch-size=3 pad-multiple=16 "
+                        f"layout={layout}")
+    assert [b["indices"] for b in got] == [[0, 1, 2], [3, 4]]
+    nchw = layout == "nchw"
+    for b in got:
+        H, W = b["seg"].shape[1:]
+        assert H % 16 == 0 and W % 16 == 0
+        assert (b["images"].shape[2:4] if nchw
+                else b["images"].shape[1:3]) == (H, W)
+        assert b["alt"].shape == ((len(b["indices"]), 3, H, W) if nchw else
+                                  (len(b["indices"]), H, W, 3))
+        for k, i in enumerate(b["indices"]):
+            h, w = b["sizes"][k]
+            one = alone[i]
+            assert list(one["sizes"][0]) == [h, w]
+            seg = np.zeros((H, W), np.uint8)
+            seg[:h, :w] = one["seg"][0]
+            assert np.array_equal(b["seg"][k], seg)
+            assert one["seg"][0].min() >= 1, "labels are 1..8: zeros padding"
+            if nchw:
+                alt = np.zeros((3, H, W), np.uint8)
+                alt[:, :h, :w] = one["alt"][0]
+            else:
+                alt = np.zeros((H, W, 3), np.uint8)
+                alt[:h, :w] = one["alt"][0]
+            assert np.array_equal(b["alt"][k], alt)
