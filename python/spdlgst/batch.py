@@ -611,8 +611,6 @@ class DetectionBatch(Batch):
 
     objects: Objects
     image_ids: Any = None
-    image_sizes: Any = None
-    padding_mask: Any = None
 
     @property
     def targets(self) -> List[Dict[str, Any]]:
@@ -689,11 +687,8 @@ def detection_batch(batch: Batch, objects_field: str) -> DetectionBatch:
     if not isinstance(objects, Objects):
         raise LoaderError(f"the batch has no objects field {objects_field!r} "
                           f"(its fields: {sorted(batch.fields)})")
-    media = tuple(batch)
-    names = tensor_names(batch.sample.get_caps()) if batch.sample else None
-    named = dict(zip(names, media)) if names else {}
-    images = media[0]
-    sizes, padding = named.get("image-sizes"), named.get("padding-mask")
+    images = batch.images
+    sizes, padding = batch.image_sizes, batch.padding_mask
     id_field = _image_id_field(batch.fields)
     ids = batch.fields.get(id_field) if id_field else None
     offsets = [int(v) for v in objects.offsets.tolist()]
