@@ -656,3 +656,43 @@ def test_webdataset_shards_give_the_same_targets(tmp_path, coco_fixed):
         s = shards[image_id]
         for key in ("boxes", "labels", "area", "iscrowd", "masks", "image"):
             assert np.array_equal(s[key], r[key]), (image_id, key)
+
+
+def test_broken_annotations_file_is_a_clear_error(coco, tmp_path):
+    """A truncated instances file stops the loader with an error naming
+    it, at the first iteration (nothing is loaded from half a file)."""
+    need("annotations")
+    ann, images = coco
+    text = open(ann).read()
+    bad = tmp_path / "instances_truncated.json"
+    bad.write_text(text[:len(text) // 2])
+    with spdlgst.ImageLoader(images, annotations=str(bad), recipe="val",
+                             size=64, batch_size=4, epochs=1) as loader:
+        with pytest.raises(spdlgst.LoaderError, match="instances_truncated"):
+            next(iter(loader))
+
+
+def test_resume_gives_the_rest_of_the_epoch(coco):
+    """state_dict mid-epoch, then a new loader: the same images, flips and
+    boxes as the uninterrupted epoch, from where it stopped."""
+    need("annotations", "objects", "shorter")
+    ann, images = coco
+    kw = dict(annotations=ann, size=64, max_size=100, batch_size=3, seed=11,
+              output="numpy")
+
+    def ids_boxes(batch):
+        return [(int(t["image_id"]), np.asarray(t["boxes"]).round(3).tolist())
+                for t in batch.targets]
+
+    with spdlgst.ImageLoader(images, epochs=1, **kw) as loader:
+        whole = [x for b in loader for x in ids_boxes(b)]
+    with spdlgst.ImageLoader(images, epochs=1, **kw) as loader:
+        it = iter(loader)
+        head = ids_boxes(next(it)) + ids_boxes(next(it))
+        state = json.loads(json.dumps(loader.state_dict()))
+    with spdlgst.ImageLoader(images, epochs=1, **kw) as loader:
+        loader.load_state_dict(state)
+        tail = [x for b in loader for x in ids_boxes(b)]
+    assert head + tail == whole
+    assert sorted(i for i, _ in whole) == sorted(i["id"] for i in
+                                                  load(ann)["images"])
