@@ -1660,6 +1660,36 @@ GST_START_TEST (test_record_too_many_tensors)
 
 GST_END_TEST;
 
+/* Padded images take 4 tensors: 13 of fields fit without padding, not
+ * with it */
+GST_START_TEST (test_pad_multiple_counts_its_tensors)
+{
+  const gchar *caps = "video/x-raw,format=RGB,width=4,height=2,"
+      "framerate=0/1,fields=(string)\"a.npy,b.npy,c.npy,d.npy,cls\"";
+  GstHarness *h = gst_harness_new_parse ("spdlbatch batch-size=2");
+  GstBus *bus = gst_bus_new ();
+  gchar *message;
+
+  gst_element_set_bus (h->element, bus);
+  gst_harness_set_src_caps_str (h, caps);
+  fail_if (gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR));
+  gst_element_set_bus (h->element, NULL);
+  gst_harness_teardown (h);
+
+  h = gst_harness_new_parse ("spdlbatch batch-size=2 pad-multiple=8");
+  gst_element_set_bus (h->element, bus);
+  gst_harness_set_src_caps_str (h, caps);
+  message = bus_error (bus);
+  fail_unless (strstr (message, "need 13 tensors beside the media's 4: "
+          "a batch holds at most 16"), "%s", message);
+  g_free (message);
+  gst_element_set_bus (h->element, NULL);
+  gst_object_unref (bus);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
 /* The fields' tensors come from downstream's allocator and are reused
  * once their batch comes back: a pinned allocator is not asked per batch;
  * the pool takes its batches back whole */
@@ -1956,6 +1986,7 @@ spdlbatch_suite (void)
   tcase_add_test (tc, test_record_fields_appsink_names);
   tcase_add_loop_test (tc, test_pad_multiple_mixed_sizes, 0, 2);
   tcase_add_test (tc, test_pad_multiple_short_epoch);
+  tcase_add_test (tc, test_pad_multiple_counts_its_tensors);
   return s;
 }
 
