@@ -73,8 +73,24 @@ def decode(root, props):
     return out
 
 
+_TV_CACHE = {}
+
+
 def tv_sizes(queries):
-    """torchvision 0.29's [new_h, new_w] for (h, w, size, max_size)."""
+    """torchvision 0.29's [new_h, new_w] for (h, w, size, max_size); the
+    queries of the whole module in one run of the torch 2 venv."""
+    missing = [q for q in queries if tuple(q) not in _TV_CACHE]
+    if missing:
+        all_queries = missing + [
+            [h, w, s, m] for w, h in SIZES
+            for s, m in [(50, None), (50, 80), (33, 71), (120, None),
+                         (29, 30), (31, 90), (40, 90), (47, 90), (55, 90)]]
+        for q, r in zip(all_queries, _tv_run(all_queries)):
+            _TV_CACHE[tuple(q)] = r
+    return [_TV_CACHE[tuple(q)] for q in queries]
+
+
+def _tv_run(queries):
     script = (
         "import json, sys\n"
         "from torchvision.transforms.v2.functional._geometry import "
@@ -320,11 +336,11 @@ def fields_folder(tmp_path_factory):
     return root
 
 
-def field_batches(root, batch_props):
+def field_batches(root, batch_props, decode_props=SHORTER):
     from spdlgst.batch import host_tensors, sample_batch
     pipeline = Gst.parse_launch(
         f"spdlsrc location={root} fields=alt.png:image,seg.png:label ! "
-        f"spdldecode {SHORTER} ! spdlbatch {batch_props} ! "
+        f"spdldecode {decode_props} ! spdlbatch {batch_props} ! "
         "appsink name=sink sync=false")
     sink, bus = pipeline.get_by_name("sink"), pipeline.get_bus()
     pipeline.set_state(Gst.State.PLAYING)
@@ -341,7 +357,8 @@ def field_batches(root, batch_props):
             b = sample_batch(sample, host_tensors(sample))
             out.append(dict(images=b.images.copy(),
                             alt=b["alt.png"].copy(), seg=b["seg.png"].copy(),
-                            sizes=b.image_sizes.copy(),
+                            sizes=None if b.image_sizes is None
+                            else b.image_sizes.copy(),
                             indices=list(b.indices)))
             del b, sample
     finally:
@@ -379,3 +396,19 @@ def test_padded_batch_pads_image_and_label_fields(fields_folder, layout):
                 alt = np.zeros((H, W, 3), np.uint8)
                 alt[:h, :w] = one["alt"][0]
             assert np.array_equal(b["alt"][k], alt)
+
+
+def test_letterbox_pads_image_fields_with_pad_value(fields_folder):
+    """An image field is letterboxed as the media image (pad-value around
+    PIL's resize), a label field's padding is 0."""
+    got = field_batches(fields_folder, "batch-size=5",
+                        "mode=letterbox width=40 height=36 pad-value=99")
+    assert len(got) == 1 and got[0]["indices"] == list(range(5))
+    for k in range(5):
+        alt = np.asarray(Image.open(fields_folder / "c" / f"x{k}.alt.png"))
+        ref, left, top, nw, nh = letterbox_ref(alt, 40, 36, 99)
+        assert np.array_equal(got[0]["alt"][k], ref)
+        seg = got[0]["seg"][k]
+        inside = np.zeros(seg.shape, bool)
+        inside[top:top + nh, left:left + nw] = True
+        assert (seg[inside] >= 1).all() and not seg[~inside].any()
