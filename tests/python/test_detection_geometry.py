@@ -39,11 +39,10 @@ def folder(tmp_path_factory):
     return root, images
 
 
-def decode(root, props):
-    """[(array HxWx3, crop, flipped, (source w, h))] in dataset order."""
-    pipeline = Gst.parse_launch(
-        f"spdlsrc location={root} extensions=png ! spdldecode {props} ! "
-        "appsink name=sink sync=false")
+def pull(launch, convert):
+    """[convert(sample)] of each sample of @launch (ending in an appsink
+    named sink), until EOS; a pipeline error raises RuntimeError."""
+    pipeline = Gst.parse_launch(launch)
     sink, bus = pipeline.get_by_name("sink"), pipeline.get_bus()
     pipeline.set_state(Gst.State.PLAYING)
     out = []
@@ -56,20 +55,43 @@ def decode(root, props):
                     raise RuntimeError(msg.parse_error()[0].message)
                 assert sink.get_property("eos"), "pipeline timed out"
                 break
-            caps = sample.get_caps().get_structure(0)
-            w, h = caps.get_value("width"), caps.get_value("height")
-            buf = sample.get_buffer()
-            data = buf.extract_dup(0, buf.get_size())
-            stride = (w * 3 + 3) // 4 * 4
-            arr = np.frombuffer(data, np.uint8).reshape(h, stride)[:, :w * 3]
-            meta = buf.get_custom_meta("GstSpdlSampleMeta").get_structure()
-            crop = [meta.get_value("crop")[i] for i in range(4)]
-            out.append((arr.reshape(h, w, 3).copy(), crop,
-                        meta.get_value("flipped"),
-                        (meta.get_value("source-width"),
-                         meta.get_value("source-height"))))
+            out.append(convert(sample))
+            del sample
     finally:
         pipeline.set_state(Gst.State.NULL)
+    return out
+
+
+def image_and_geometry(sample):
+    caps = sample.get_caps().get_structure(0)
+    w, h = caps.get_value("width"), caps.get_value("height")
+    buf = sample.get_buffer()
+    data = buf.extract_dup(0, buf.get_size())
+    stride = (w * 3 + 3) // 4 * 4
+    arr = np.frombuffer(data, np.uint8).reshape(h, stride)[:, :w * 3]
+    meta = buf.get_custom_meta("GstSpdlSampleMeta").get_structure()
+    crop = [meta.get_value("crop")[i] for i in range(4)]
+    return (arr.reshape(h, w, 3).copy(), crop, meta.get_value("flipped"),
+            (meta.get_value("source-width"), meta.get_value("source-height")))
+
+
+def decode(root, props):
+    """[(array HxWx3, crop, flipped, (source w, h))] in dataset order."""
+    return pull(f"spdlsrc location={root} extensions=png ! spdldecode {props} "
+                "! appsink name=sink sync=false", image_and_geometry)
+
+
+def batch_of(sample):
+    """A batch's tensors (numpy, copied out) and metadata."""
+    from spdlgst.batch import host_tensors, sample_batch, tensor_names
+    b = sample_batch(sample, host_tensors(sample))
+    out = dict(images=b.images.copy(), labels=b.labels.copy(),
+               sizes=None if b.image_sizes is None else b.image_sizes.copy(),
+               mask=None if b.padding_mask is None else b.padding_mask.copy(),
+               indices=list(b.indices), n=len(b),
+               names=tensor_names(sample.get_caps()))
+    for name, value in b.fields.items():
+        out[name] = value.copy()
     return out
 
 
@@ -212,35 +234,10 @@ def test_letterbox_needs_width_and_height(folder):
 
 
 def batches(root, decode_props, batch_props):
-    """[spdlgst Batch (numpy, copied out)] of spdldecode ! spdlbatch."""
-    from spdlgst.batch import host_tensors, sample_batch, tensor_names
-    pipeline = Gst.parse_launch(
-        f"spdlsrc location={root} extensions=png ! spdldecode {decode_props} "
-        f"! spdlbatch {batch_props} ! appsink name=sink sync=false")
-    sink, bus = pipeline.get_by_name("sink"), pipeline.get_bus()
-    pipeline.set_state(Gst.State.PLAYING)
-    out = []
-    try:
-        while True:
-            sample = sink.emit("try-pull-sample", 5 * Gst.SECOND)
-            if sample is None:
-                msg = bus.pop_filtered(Gst.MessageType.ERROR)
-                if msg is not None:
-                    raise RuntimeError(msg.parse_error()[0].message)
-                assert sink.get_property("eos"), "pipeline timed out"
-                break
-            b = sample_batch(sample, host_tensors(sample))
-            out.append(dict(images=b.images.copy(), labels=b.labels.copy(),
-                            sizes=None if b.image_sizes is None
-                            else b.image_sizes.copy(),
-                            mask=None if b.padding_mask is None
-                            else b.padding_mask.copy(),
-                            indices=list(b.indices), n=len(b),
-                            names=tensor_names(sample.get_caps())))
-            del b, sample
-    finally:
-        pipeline.set_state(Gst.State.NULL)
-    return out
+    """[batch_of (batch)] of spdldecode ! spdlbatch."""
+    return pull(f"spdlsrc location={root} extensions=png ! spdldecode "
+                f"{decode_props} ! spdlbatch {batch_props} ! appsink "
+                "name=sink sync=false", batch_of)
 
 
 SHORTER = "mode=shorter resize-shorter=40 max-size=100"
@@ -337,33 +334,9 @@ def fields_folder(tmp_path_factory):
 
 
 def field_batches(root, batch_props, decode_props=SHORTER):
-    from spdlgst.batch import host_tensors, sample_batch
-    pipeline = Gst.parse_launch(
-        f"spdlsrc location={root} fields=alt.png:image,seg.png:label ! "
-        f"spdldecode {decode_props} ! spdlbatch {batch_props} ! "
-        "appsink name=sink sync=false")
-    sink, bus = pipeline.get_by_name("sink"), pipeline.get_bus()
-    pipeline.set_state(Gst.State.PLAYING)
-    out = []
-    try:
-        while True:
-            sample = sink.emit("try-pull-sample", 5 * Gst.SECOND)
-            if sample is None:
-                msg = bus.pop_filtered(Gst.MessageType.ERROR)
-                if msg is not None:
-                    raise RuntimeError(msg.parse_error()[0].message)
-                assert sink.get_property("eos"), "pipeline timed out"
-                break
-            b = sample_batch(sample, host_tensors(sample))
-            out.append(dict(images=b.images.copy(),
-                            alt=b["alt.png"].copy(), seg=b["seg.png"].copy(),
-                            sizes=None if b.image_sizes is None
-                            else b.image_sizes.copy(),
-                            indices=list(b.indices)))
-            del b, sample
-    finally:
-        pipeline.set_state(Gst.State.NULL)
-    return out
+    return pull(f"spdlsrc location={root} fields=alt.png:image,seg.png:label "
+                f"! spdldecode {decode_props} ! spdlbatch {batch_props} ! "
+                "appsink name=sink sync=false", batch_of)
 
 
 @pytest.mark.parametrize("layout", ["nhwc", "nchw"])
@@ -375,27 +348,27 @@ def test_padded_batch_pads_image_and_label_fields(fields_folder, layout):
     assert [b["indices"] for b in got] == [[0, 1, 2], [3, 4]]
     nchw = layout == "nchw"
     for b in got:
-        H, W = b["seg"].shape[1:]
+        H, W = b["seg.png"].shape[1:]
         assert H % 16 == 0 and W % 16 == 0
         assert (b["images"].shape[2:4] if nchw
                 else b["images"].shape[1:3]) == (H, W)
-        assert b["alt"].shape == ((len(b["indices"]), 3, H, W) if nchw else
+        assert b["alt.png"].shape == ((len(b["indices"]), 3, H, W) if nchw else
                                   (len(b["indices"]), H, W, 3))
         for k, i in enumerate(b["indices"]):
             h, w = b["sizes"][k]
             one = alone[i]
             assert list(one["sizes"][0]) == [h, w]
             seg = np.zeros((H, W), np.uint8)
-            seg[:h, :w] = one["seg"][0]
-            assert np.array_equal(b["seg"][k], seg)
-            assert one["seg"][0].min() >= 1, "labels are 1..8: zeros padding"
+            seg[:h, :w] = one["seg.png"][0]
+            assert np.array_equal(b["seg.png"][k], seg)
+            assert one["seg.png"][0].min() >= 1, "labels are 1..8: zeros padding"
             if nchw:
                 alt = np.zeros((3, H, W), np.uint8)
-                alt[:, :h, :w] = one["alt"][0]
+                alt[:, :h, :w] = one["alt.png"][0]
             else:
                 alt = np.zeros((H, W, 3), np.uint8)
-                alt[:h, :w] = one["alt"][0]
-            assert np.array_equal(b["alt"][k], alt)
+                alt[:h, :w] = one["alt.png"][0]
+            assert np.array_equal(b["alt.png"][k], alt)
 
 
 def test_letterbox_pads_image_fields_with_pad_value(fields_folder):
@@ -407,8 +380,8 @@ def test_letterbox_pads_image_fields_with_pad_value(fields_folder):
     for k in range(5):
         alt = np.asarray(Image.open(fields_folder / "c" / f"x{k}.alt.png"))
         ref, left, top, nw, nh = letterbox_ref(alt, 40, 36, 99)
-        assert np.array_equal(got[0]["alt"][k], ref)
-        seg = got[0]["seg"][k]
+        assert np.array_equal(got[0]["alt.png"][k], ref)
+        seg = got[0]["seg.png"][k]
         inside = np.zeros(seg.shape, bool)
         inside[top:top + nh, left:left + nw] = True
         assert (seg[inside] >= 1).all() and not seg[~inside].any()
