@@ -86,24 +86,38 @@ test_allocator_init (TestAllocator * self)
 #define W 4
 #define H 2
 
-/* An RGB W x H image whose bytes encode (sample, y, x, channel). */
+/* An RGB @w x @h image (rows 4-byte aligned, as video/x-raw) whose bytes
+ * are @pixel (sample, y, x, channel) */
 static GstBuffer *
-make_image_at (guint sample, gint label, guint epoch, const gchar * path)
+make_rgb (guint sample, guint w, guint h, gint label, guint epoch,
+    const gchar * path, guint8 (*pixel) (guint, guint, guint, guint))
 {
-  GstBuffer *buf = gst_buffer_new_allocate (NULL, GST_ROUND_UP_4 (W * 3) * H,
-      NULL);
+  gsize stride = GST_ROUND_UP_4 (w * 3);
+  GstBuffer *buf = gst_buffer_new_allocate (NULL, stride * h, NULL);
   GstMapInfo map;
   guint x, y, c;
 
   gst_buffer_map (buf, &map, GST_MAP_WRITE);
-  for (y = 0; y < H; y++)
-    for (x = 0; x < W; x++)
+  for (y = 0; y < h; y++)
+    for (x = 0; x < w; x++)
       for (c = 0; c < 3; c++)
-        map.data[y * GST_ROUND_UP_4 (W * 3) + x * 3 + c] =
-            sample * 32 + y * 12 + x * 3 + c;
+        map.data[y * stride + x * 3 + c] = pixel (sample, y, x, c);
   gst_buffer_unmap (buf, &map);
   gst_spdl_buffer_add_sample_meta (buf, 100 + sample, label, epoch, path);
   return buf;
+}
+
+static guint8
+small_pixel (guint sample, guint y, guint x, guint c)
+{
+  return sample * 32 + y * 12 + x * 3 + c;
+}
+
+/* An RGB W x H image whose bytes encode (sample, y, x, channel). */
+static GstBuffer *
+make_image_at (guint sample, gint label, guint epoch, const gchar * path)
+{
+  return make_rgb (sample, W, H, label, epoch, path, small_pixel);
 }
 
 static GstBuffer *
@@ -1770,26 +1784,17 @@ GST_END_TEST;
 
 /* -- pad-multiple: images of different sizes in one batch -------------- */
 
-/* An RGB @w x @h image (rows 4-byte aligned, as video/x-raw) whose bytes
- * encode (sample, y, x, channel), never 0 */
+/* never 0: padding is */
+static guint8
+sized_pixel (guint sample, guint y, guint x, guint c)
+{
+  return 1 + (sample * 50 + y * 7 + x * 3 + c) % 250;
+}
+
 static GstBuffer *
 make_sized_image (guint sample, guint w, guint h, guint epoch)
 {
-  gsize stride = GST_ROUND_UP_4 (w * 3);
-  GstBuffer *buf = gst_buffer_new_allocate (NULL, stride * h, NULL);
-  GstMapInfo map;
-  guint x, y, c;
-
-  gst_buffer_map (buf, &map, GST_MAP_WRITE);
-  for (y = 0; y < h; y++)
-    for (x = 0; x < w; x++)
-      for (c = 0; c < 3; c++)
-        map.data[y * stride + x * 3 + c] = 1 + (sample * 50 + y * 7 + x * 3 +
-            c) % 250;
-  gst_buffer_unmap (buf, &map);
-  gst_spdl_buffer_add_sample_meta (buf, 100 + sample, sample * 10, epoch,
-      "x.jpg");
-  return buf;
+  return make_rgb (sample, w, h, sample * 10, epoch, "x.jpg", sized_pixel);
 }
 
 static void
@@ -1851,8 +1856,8 @@ check_padded_batch (GstHarness * h, GstBuffer * batch, guint from, guint n,
         for (c = 0; c < 3; c++) {
           gsize at = nchw ? ((s * 3 + c) * ph + y) * pw + x :
               ((s * ph + y) * pw + x) * 3 + c;
-          fail_unless_equals_int (img.data[at], in ? 1 + ((from + s) * 50 +
-                  y * 7 + x * 3 + c) % 250 : 0);
+          fail_unless_equals_int (img.data[at], in ? sized_pixel (from + s,
+                  y, x, c) : 0);
         }
       }
   }
