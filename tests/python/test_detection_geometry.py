@@ -385,3 +385,61 @@ def test_letterbox_pads_image_fields_with_pad_value(fields_folder):
         inside = np.zeros(seg.shape, bool)
         inside[top:top + nh, left:left + nw] = True
         assert (seg[inside] >= 1).all() and not seg[~inside].any()
+
+
+@pytest.mark.parametrize("recipe", ["shorter", "letterbox"])
+def test_every_kind_of_jpeg_as_pil(kinds_dataset, recipe):
+    """JPEGs as phones and cameras make them (4:2:0, 4:4:4, progressive,
+    gray, CMYK, 2000x1500): torchvision's Resize(size, max_size) on PIL
+    images, and the letterbox of PIL's resize, pixel for pixel."""
+    import torchvision.transforms as T
+    from torchvision.datasets import ImageFolder
+
+    if recipe == "shorter":
+        props = "mode=shorter resize-shorter=120 max-size=150"
+        transform = T.Resize(120, max_size=150)
+    else:
+        props = "mode=letterbox width=96 height=80"
+        transform = None
+    out = pull(f"spdlsrc location={kinds_dataset} ! spdldecode {props} ! "
+               "appsink name=sink sync=false", image_and_geometry)
+    ref = ImageFolder(str(kinds_dataset), transform=transform)
+    assert len(out) == len(ref) == 20
+    for (arr, crop, _, source), (img, _) in zip(out, ref):
+        expected = np.asarray(img.convert("RGB"))
+        if recipe == "letterbox":
+            expected = letterbox_ref(expected, 96, 80, 114)[0]
+        assert arr.shape == expected.shape
+        assert np.array_equal(arr, expected), source
+
+
+def test_loader_gives_padded_batches(folder):
+    """Through spdlappsink and the Loader (torch): each batch's own shape,
+    the sizes and the mask as attributes, (images, labels) the tuple."""
+    import torch
+    from spdlgst import Loader
+
+    root, _ = folder
+    singles = [a for a, _, _, _ in decode(root, SHORTER)]
+    loader = Loader(f"spdlsrc location={root} extensions=png ! spdldecode "
+                    f"{SHORTER} ! spdlbatch batch-size=4 pad-multiple=16 ! "
+                    "spdlappsink name=sink", output="torch")
+    try:
+        got = list(loader)
+    finally:
+        loader.close()
+    assert [len(b.indices) for b in got] == [4, 2]
+    shapes = set()
+    for b in got:
+        images, labels = b
+        assert images.dtype == torch.uint8 and labels.dtype == torch.int64
+        assert b.image_sizes.dtype == torch.int64
+        assert b.padding_mask.dtype == torch.uint8
+        shapes.add(tuple(images.shape[1:3]))
+        for k, i in enumerate(b.indices):
+            h, w = (int(v) for v in b.image_sizes[k])
+            assert (h, w) == singles[i].shape[:2]
+            assert np.array_equal(images[k, :h, :w].numpy(), singles[i])
+            assert int(b.padding_mask[k].sum()) == (
+                images.shape[1] * images.shape[2] - h * w)
+    assert len(shapes) == 2, "each batch its own padded size"
