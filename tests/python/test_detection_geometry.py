@@ -39,10 +39,13 @@ def folder(tmp_path_factory):
     return root, images
 
 
-def pull(launch, convert):
+def pull(launch, convert, setup=None):
     """[convert(sample)] of each sample of @launch (ending in an appsink
-    named sink), until EOS; a pipeline error raises RuntimeError."""
+    named sink), until EOS, after setup(pipeline); a pipeline error raises
+    RuntimeError."""
     pipeline = Gst.parse_launch(launch)
+    if setup:
+        setup(pipeline)
     sink, bus = pipeline.get_by_name("sink"), pipeline.get_bus()
     pipeline.set_state(Gst.State.PLAYING)
     out = []
@@ -106,7 +109,8 @@ def tv_sizes(queries):
         all_queries = missing + [
             [h, w, s, m] for w, h in SIZES
             for s, m in [(50, None), (50, 80), (33, 71), (120, None),
-                         (29, 30), (31, 90), (40, 90), (47, 90), (55, 90)]]
+                         (29, 30), (None, 90), (31, 90), (40, 90), (47, 90),
+                         (55, 90)]]
         for q, r in zip(all_queries, _tv_run(all_queries)):
             _TV_CACHE[tuple(q)] = r
     return [_TV_CACHE[tuple(q)] for q in queries]
@@ -117,8 +121,8 @@ def _tv_run(queries):
         "import json, sys\n"
         "from torchvision.transforms.v2.functional._geometry import "
         "_compute_resized_output_size as f\n"
-        "print(json.dumps([f((h, w), [s], max_size=m) for h, w, s, m in "
-        "json.loads(sys.argv[1])]))\n")
+        "print(json.dumps([f((h, w), None if s is None else [s], "
+        "max_size=m) for h, w, s, m in json.loads(sys.argv[1])]))\n")
     res = subprocess.run([torch2_python(), "-c", script, json.dumps(queries)],
                          capture_output=True, text=True, timeout=120)
     assert res.returncode == 0, res.stderr[-2000:]
@@ -130,16 +134,17 @@ def pil_resize(arr, w, h):
 
 
 @pytest.mark.parametrize("size,max_size", [(50, 0), (50, 80), (33, 71),
-                                           (120, 0), (29, 30)])
+                                           (120, 0), (29, 30), (0, 90)])
 def test_shorter_matches_torchvision_resize(folder, size, max_size):
     root, images = folder
+    # resize-shorter=0 with a max-size: Resize(None, max_size)
     props = f"mode=shorter resize-shorter={size}"
     if max_size:
         props += f" max-size={max_size}"
     out = decode(root, props)
     assert len(out) == len(images)
-    expected = tv_sizes([[a.shape[0], a.shape[1], size, max_size or None]
-                         for a in images])
+    expected = tv_sizes([[a.shape[0], a.shape[1], size or None,
+                          max_size or None] for a in images])
     for (arr, crop, flipped, source), src, (eh, ew) in zip(out, images,
                                                            expected):
         assert arr.shape[:2] == (eh, ew), (src.shape, size, max_size)
@@ -176,6 +181,22 @@ def test_shorter_sizes_drawn_per_image_by_seed(folder):
     per_seed = [[drawn[s, i] for i in range(len(images))] for s in (1, 2)]
     # varies from image to image, and with the seed
     assert len(set(per_seed[0])) > 1 and per_seed[0] != per_seed[1], per_seed
+
+
+def test_sizes_set_from_python(folder):
+    """Python's ints (a Gst.ValueArray) set the sizes as gst-launch's
+    <31,40> does."""
+    root, images = folder
+
+    def setup(pipeline):
+        pipeline.get_by_name("dec").set_property("sizes",
+                                                 Gst.ValueArray([31, 40]))
+
+    out = pull(f"spdlsrc location={root} extensions=png ! spdldecode "
+               "name=dec mode=shorter seed=4 ! appsink name=sink sync=false",
+               image_and_geometry, setup)
+    shorter = [min(a.shape[:2]) for a, _, _, _ in out]
+    assert set(shorter) == {31, 40}, shorter
 
 
 def test_shorter_refuses_max_size_not_above_size(folder):
