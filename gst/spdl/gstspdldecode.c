@@ -386,7 +386,8 @@ gst_spdl_decode_class_init (GstSpdlDecodeClass * klass)
   g_object_class_install_property (gobject_class, PROP_RESIZE_SHORTER,
       g_param_spec_uint ("resize-shorter", "Resize shorter side",
           "center-crop, shorter: shorter side after resize (center-crop: 0 "
-          "= the crop size; shorter: 0 = the image's own)", 0,
+          "= the crop size; shorter: 0 = the image's own, or with max-size "
+          "the longer side to max-size)", 0,
           65535, 0, READY_PARAM));
   g_object_class_install_property (gobject_class, PROP_MAX_SIZE,
       g_param_spec_uint ("max-size", "Max size",
