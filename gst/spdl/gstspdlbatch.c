@@ -731,8 +731,10 @@ describe_batch (GstSpdlBatch * self, guint n, GstSpdlTensorInfo * t)
     t[HAS_AUDIO].shape[0] = n;
     return 5;
   }
-  w = self->padded ? self->pad_width : (guint) GST_VIDEO_INFO_WIDTH (&self->vinfo);
-  h = self->padded ? self->pad_height : (guint) GST_VIDEO_INFO_HEIGHT (&self->vinfo);
+  w = self->padded ? self->pad_width :
+      (guint) GST_VIDEO_INFO_WIDTH (&self->vinfo);
+  h = self->padded ? self->pad_height :
+      (guint) GST_VIDEO_INFO_HEIGHT (&self->vinfo);
   c = GST_VIDEO_INFO_N_COMPONENTS (&self->vinfo);
   t[IMAGES].n_dims = 4;
   t[IMAGES].dtype = self->active_dtype;
@@ -1326,9 +1328,10 @@ set_sink_caps (GstSpdlBatch * self, GstCaps * caps)
   g_array_unref (mean);
   g_array_unref (std);
   if (!ok || !check_batch_bytes (self, self->padded ? self->pad_width :
-          (guint) GST_VIDEO_INFO_WIDTH (&info), self->padded ? self->pad_height :
-          (guint) GST_VIDEO_INFO_HEIGHT (&info), GST_VIDEO_INFO_N_COMPONENTS (&info),
-          size) || !alloc_slot_arrays (self, size))
+          (guint) GST_VIDEO_INFO_WIDTH (&info), self->padded ?
+          self->pad_height : (guint) GST_VIDEO_INFO_HEIGHT (&info),
+          GST_VIDEO_INFO_N_COMPONENTS (&info), size) ||
+      !alloc_slot_arrays (self, size))
     return FALSE;
   self->clips = FALSE;
   self->clip_audio = FALSE;

@@ -112,7 +112,8 @@
  * ]| RandomResizedCrop(224) + RandomHorizontalFlip().
  * |[
  * gst-launch-1.0 spdlsrc location=/data/coco/train2017 shuffle=true ! \
- *     spdldecode mode=shorter sizes="<480,512,544,576,608,640,672,704,736,768,800>" \
+ *     spdldecode mode=shorter \
+ *     sizes="<480,512,544,576,608,640,672,704,736,768,800>" \
  *     max-size=1333 flip=random-horizontal ! \
  *     spdlbatch batch-size=2 pad-multiple=32 ! fakesink
  * ]| DETR's RandomHorizontalFlip + RandomResize (sizes, max_size=1333),
