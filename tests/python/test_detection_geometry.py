@@ -392,16 +392,24 @@ def test_padded_batch_pads_image_and_label_fields(fields_folder, layout):
             assert np.array_equal(b["alt.png"][k], alt)
 
 
-def test_letterbox_pads_image_fields_with_pad_value(fields_folder):
-    """An image field is letterboxed as the media image (pad-value around
-    PIL's resize), a label field's padding is 0."""
-    got = field_batches(fields_folder, "batch-size=5",
+@pytest.mark.parametrize("layout", ["nhwc", "nchw"])
+def test_letterbox_pads_image_fields_with_pad_value(fields_folder, layout):
+    """Decoded into spdlbatch's slots (packed or planar): the media image
+    and an image field are letterboxed (pad-value around PIL's resize), a
+    label field's padding is 0."""
+    got = field_batches(fields_folder, f"batch-size=5 layout={layout}",
                         "mode=letterbox width=40 height=36 pad-value=99")
     assert len(got) == 1 and got[0]["indices"] == list(range(5))
+    planar = (lambda a: a.transpose(2, 0, 1)) if layout == "nchw" else \
+        (lambda a: a)
     for k in range(5):
+        media = np.asarray(Image.open(fields_folder / "c" / f"x{k}.jpg")
+                           .convert("RGB"))
+        assert np.array_equal(got[0]["images"][k],
+                              planar(letterbox_ref(media, 40, 36, 99)[0]))
         alt = np.asarray(Image.open(fields_folder / "c" / f"x{k}.alt.png"))
         ref, left, top, nw, nh = letterbox_ref(alt, 40, 36, 99)
-        assert np.array_equal(got[0]["alt.png"][k], ref)
+        assert np.array_equal(got[0]["alt.png"][k], planar(ref))
         seg = got[0]["seg.png"][k]
         inside = np.zeros(seg.shape, bool)
         inside[top:top + nh, left:left + nw] = True
