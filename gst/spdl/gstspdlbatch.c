@@ -2553,8 +2553,11 @@ finish_held_batch (GstSpdlBatch * self)
   self->audio_n = longest;
   self->pad_width = width;
   self->pad_height = height;
-  if (self->records)
+  if (self->records) {
+    /* slots copied from the last batch (padding) come without take_record */
+    gst_spdl_record_batch_set_padded (self->records, self->padded);
     gst_spdl_record_batch_set_padded_size (self->records, width, height);
+  }
   for (mapped = 0; mapped < n_tensors (self); mapped++)
     if (!gst_memory_map (gst_buffer_peek_memory (batch, mapped),
             &out[mapped], GST_MAP_WRITE))
