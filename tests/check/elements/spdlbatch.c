@@ -1525,6 +1525,45 @@ GST_START_TEST (test_record_fields_padded)
 
 GST_END_TEST;
 
+/* pad-multiple with fields and a short epoch: the label field of a batch
+ * made only of copies (of the last full batch) is padded as its images,
+ * top-left with zeros */
+GST_START_TEST (test_record_fields_pad_multiple_short_epoch)
+{
+  GstHarness *h = record_harness ("batch-size=2 pad-multiple=4");
+  GstBuffer *b[2];
+  GstMapInfo seg;
+  guint k, s, y, x;
+
+  fail_unless (gst_harness_push_event (h,
+          gst_spdl_epoch_start_event_new (0, 4, 0, 2, 0)));
+  for (s = 0; s < 2; s++)
+    fail_unless_equals_int (gst_harness_push (h, record_sample (s, 0, FALSE,
+                W)), GST_FLOW_OK);
+  fail_unless (gst_harness_push_event (h, gst_spdl_epoch_end_event_new (0,
+              2)));
+  for (k = 0; k < 2; k++) {
+    b[k] = gst_harness_pull (h);
+    fail_unless (b[k] != NULL);
+    /* images, labels, image-sizes, padding-mask, then the fields: seg.png
+     * is the 10th tensor of the record */
+    fail_unless_equals_int (gst_buffer_n_memory (b[k]), 15);
+    map_tensor (b[k], 13, &seg);
+    fail_unless_equals_int (seg.size, 2 * 4 * 4);
+    for (s = 0; s < 2; s++)
+      for (y = 0; y < 4; y++)
+        for (x = 0; x < 4; x++)
+          fail_unless_equals_int (seg.data[(s * 4 + y) * 4 + x],
+              y < H ? 8 * s + y * W + x : 0);
+    gst_memory_unmap (gst_buffer_peek_memory (b[k], 13), &seg);
+  }
+  gst_buffer_unref (b[0]);
+  gst_buffer_unref (b[1]);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
 /* The message of the error on @bus, which must be there */
 static gchar *
 bus_error (GstBus * bus)
@@ -1990,6 +2029,7 @@ spdlbatch_suite (void)
   tcase_add_loop_test (tc, test_pad_multiple_mixed_sizes, 0, 2);
   tcase_add_test (tc, test_pad_multiple_short_epoch);
   tcase_add_test (tc, test_pad_multiple_counts_its_tensors);
+  tcase_add_test (tc, test_record_fields_pad_multiple_short_epoch);
   return s;
 }
 
