@@ -72,6 +72,28 @@
  *     sample-rate=16000 duration=1.0 ! spdlbatch batch-size=32 ! fakesink
  * ]|
  *
+ * ## Images of different sizes
+ *
+ * With #GstSpdlBatch:pad-multiple N (spdldecode mode=shorter, say), the
+ * images of one batch may differ in size: each goes top-left into the
+ * batch's `H x W`, its largest height and width rounded up to a multiple
+ * of N, with zeros around it (the zero of the dtype, after any
+ * normalization: torchvision's GeneralizedRCNNTransform.batch_images with
+ * size_divisible=N). Tensor 2 is `image-sizes`, int64 `[B, 2]` (each
+ * image's height and width before padding), tensor 3 `padding-mask`,
+ * uint8 `[B, H, W]` (1 where padding, as DETR's mask); image and label
+ * fields are padded the same way. H and W change from batch to batch:
+ * each batch whose size differs from the last's is preceded by new caps
+ * (as a smaller last batch is), so an appsink or NNStreamer reader reads
+ * every batch's shape from its sample's caps; the caps name the tensors
+ * ("names"). Images are copied into the batch (decoders cannot write
+ * into slots whose size is known only when the batch ends).
+ * |[
+ * gst-launch-1.0 spdlsrc location=/data/coco/train2017 ! spdldecode \
+ *     mode=shorter resize-shorter=800 max-size=1333 ! spdlbatch \
+ *     batch-size=8 pad-multiple=32 ! fakesink
+ * ]|
+ *
  * ## Fields
  *
  * Samples that carry fields beside their media (spdlsrc's fields; a
@@ -130,6 +152,7 @@ enum
   PROP_BATCH_SIZE,
   PROP_DROP_LAST,
   PROP_PAD_SHORT_EPOCHS,
+  PROP_PAD_MULTIPLE,
   PROP_LAYOUT,
   PROP_DTYPE,
   PROP_MEAN,
@@ -151,6 +174,8 @@ enum
 #define LENGTHS 3               /* audio clips only */
 #define AUDIO 3                 /* video clips with audio only */
 #define HAS_AUDIO 4             /* likewise */
+#define IMAGE_SIZES 2           /* padded images only */
+#define PADDING_MASK 3          /* likewise */
 #define MAX_TENSORS 5
 /* a field's tensors kept for reuse: spdlcudaupload's device-buffers (4)
  * held downstream, the application's, and the one being filled */
@@ -374,6 +399,27 @@ gst_spdl_batch_class_init (GstSpdlBatchClass * klass)
           "yields the same batches", DEFAULT_PAD_SHORT_EPOCHS,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
+  /**
+   * GstSpdlBatch:pad-multiple:
+   *
+   * 0: one image size per batch (a sample of another size is an error).
+   * N: images of any size in one batch (spdldecode mode=shorter), each
+   * top-left in a `H x W` that is the batch's largest height and width
+   * rounded up to a multiple of N, zeros around it (after the
+   * normalization: the zero of the dtype, as torchvision's
+   * GeneralizedRCNNTransform pads with size_divisible=32), with two more
+   * tensors after `labels`: `image-sizes` int64 `[B, 2]` (each image's
+   * height and width) and `padding-mask` uint8 `[B, H, W]` (1 where
+   * padding, DETR's mask). The caps give each batch's H and W: they are
+   * pushed again when a batch's size differs from the last's, and name
+   * the tensors ("names").
+   */
+  g_object_class_install_property (gobject_class, PROP_PAD_MULTIPLE,
+      g_param_spec_uint ("pad-multiple", "Pad multiple",
+          "Images of any size in a batch, padded to its largest height and "
+          "width rounded up to a multiple of this (0 = one size per batch)",
+          0, 4096, 0, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
   g_object_class_install_property (gobject_class, PROP_LAYOUT,
       g_param_spec_enum ("layout", "Layout", "Layout of the images tensor",
           GST_TYPE_SPDL_LAYOUT, DEFAULT_LAYOUT,
@@ -493,6 +539,8 @@ gst_spdl_batch_finalize (GObject * object)
   g_free (self->held);
   g_free (self->held_prev);
   g_free (self->prev_indices);
+  g_free (self->held_info);
+  g_free (self->held_prev_info);
   g_array_unref (self->mean);
   g_array_unref (self->std);
   gst_spdl_normalizer_clear (&self->norm);
@@ -553,6 +601,9 @@ gst_spdl_batch_set_property (GObject * object, guint prop_id,
     case PROP_PAD_SHORT_EPOCHS:
       self->pad_short_epochs = g_value_get_boolean (value);
       break;
+    case PROP_PAD_MULTIPLE:
+      self->pad_multiple = g_value_get_uint (value);
+      break;
     case PROP_LAYOUT:
       self->layout = g_value_get_enum (value);
       break;
@@ -588,6 +639,9 @@ gst_spdl_batch_get_property (GObject * object, guint prop_id, GValue * value,
       break;
     case PROP_PAD_SHORT_EPOCHS:
       g_value_set_boolean (value, self->pad_short_epochs);
+      break;
+    case PROP_PAD_MULTIPLE:
+      g_value_set_uint (value, self->pad_multiple);
       break;
     case PROP_LAYOUT:
       g_value_set_enum (value, self->layout);
@@ -626,10 +680,10 @@ gst_spdl_batch_get_property (GObject * object, guint prop_id, GValue * value,
 
 static gboolean set_audio_caps (GstSpdlBatch * self, GstCaps * caps,
     const GstSpdlTensorInfo * clip);
-static GstFlowReturn audio_chain (GstSpdlBatch * self, GstBuffer * buffer,
+static GstFlowReturn hold_sample (GstSpdlBatch * self, GstBuffer * buffer,
     const GstSpdlSampleInfo * info);
-static GstFlowReturn finish_audio_batch (GstSpdlBatch * self);
-static GstFlowReturn pad_audio_epoch (GstSpdlBatch * self, guint64 target);
+static GstFlowReturn finish_held_batch (GstSpdlBatch * self);
+static GstFlowReturn pad_held_epoch (GstSpdlBatch * self, guint64 target);
 
 /* The batch's tensors (2; 3 for video clips, 4 for audio) for @n samples */
 static guint
@@ -677,8 +731,10 @@ describe_batch (GstSpdlBatch * self, guint n, GstSpdlTensorInfo * t)
     t[HAS_AUDIO].shape[0] = n;
     return 5;
   }
-  w = GST_VIDEO_INFO_WIDTH (&self->vinfo);
-  h = GST_VIDEO_INFO_HEIGHT (&self->vinfo);
+  w = self->padded ? self->pad_width :
+      (guint) GST_VIDEO_INFO_WIDTH (&self->vinfo);
+  h = self->padded ? self->pad_height :
+      (guint) GST_VIDEO_INFO_HEIGHT (&self->vinfo);
   c = GST_VIDEO_INFO_N_COMPONENTS (&self->vinfo);
   t[IMAGES].n_dims = 4;
   t[IMAGES].dtype = self->active_dtype;
@@ -692,11 +748,24 @@ describe_batch (GstSpdlBatch * self, guint n, GstSpdlTensorInfo * t)
     t[IMAGES].shape[2] = w;
     t[IMAGES].shape[3] = c;
   }
-  return 2;
+  if (!self->padded)
+    return 2;
+  t[IMAGE_SIZES].n_dims = 2;
+  t[IMAGE_SIZES].dtype = GST_SPDL_DTYPE_INT64;
+  t[IMAGE_SIZES].shape[0] = n;
+  t[IMAGE_SIZES].shape[1] = 2;
+  t[PADDING_MASK].n_dims = 3;
+  t[PADDING_MASK].dtype = GST_SPDL_DTYPE_UINT8;
+  t[PADDING_MASK].shape[0] = n;
+  t[PADDING_MASK].shape[1] = h;
+  t[PADDING_MASK].shape[2] = w;
+  return 4;
 }
 
 /* The media tensors' names in the caps (with a record) */
-static const gchar *const image_names[] = { "images", "labels" };
+static const gchar *const image_names[] = { "images", "labels",
+  "image-sizes", "padding-mask"
+};
 static const gchar *const clip_names[] = { "clips", "labels", "pts", "audio",
   "has-audio"
 };
@@ -751,6 +820,10 @@ push_caps (GstSpdlBatch * self, guint n)
     g_free (fields);
   } else {
     caps = gst_spdl_tensors_caps_new (t, n_tensors, NULL);
+    /* which tensor is which is not the usual two's */
+    if (self->padded)
+      gst_caps_set_simple (caps, "names", G_TYPE_STRING,
+          "images,labels,image-sizes,padding-mask", NULL);
   }
   current = gst_pad_get_current_caps (self->srcpad);
   if (current == NULL || !gst_caps_is_strictly_equal (current, caps))
@@ -759,6 +832,8 @@ push_caps (GstSpdlBatch * self, guint n)
   if (current)
     gst_caps_unref (current);
   self->caps_batch = n;
+  self->caps_pad_width = self->pad_width;
+  self->caps_pad_height = self->pad_height;
   return ok;
 }
 
@@ -812,6 +887,8 @@ take_record (GstSpdlBatch * self, GstBuffer * buffer)
 {
   GError *error = NULL;
 
+  if (self->records)
+    gst_spdl_record_batch_set_padded (self->records, self->padded);
   if (self->records == NULL || gst_spdl_record_batch_set_slot (self->records,
           self->filled, buffer, &error))
     return TRUE;
@@ -937,20 +1014,21 @@ same_tensor_shape (const GstVideoInfo * a, const GstVideoInfo * b)
 
 /* A batch's memory must fit the pool's guint size and be allocatable. */
 static gboolean
-check_batch_bytes (GstSpdlBatch * self, const GstVideoInfo * info, guint n)
+check_batch_bytes (GstSpdlBatch * self, guint width, guint height,
+    guint channels, guint n)
 {
-  guint64 image = (guint64) GST_VIDEO_INFO_WIDTH (info) *
-      GST_VIDEO_INFO_HEIGHT (info) * GST_VIDEO_INFO_N_COMPONENTS (info) *
+  guint64 image = (guint64) width * height * channels *
       gst_spdl_dtype_size (self->active_dtype);
-  guint64 bytes = (image + sizeof (gint64)) * n;
+  /* padded: the mask's byte per pixel and the size's two int64 */
+  guint64 extra = self->padded ? (guint64) width * height + 16 : 0;
+  guint64 bytes = (image + extra + sizeof (gint64)) * n;
 
   if (bytes <= G_MAXUINT)
     return TRUE;
   GST_ELEMENT_ERROR (self, RESOURCE, NO_SPACE_LEFT,
-      ("A batch of %u %dx%d images would take %" G_GUINT64_FORMAT " bytes, "
-          "more than 4 GiB: use a smaller batch-size", n,
-          GST_VIDEO_INFO_WIDTH (info), GST_VIDEO_INFO_HEIGHT (info), bytes),
-      (NULL));
+      ("A batch of %u %ux%u images would take %" G_GUINT64_FORMAT " bytes, "
+          "more than 4 GiB: use a smaller batch-size", n, width, height,
+          bytes), (NULL));
   return FALSE;
 }
 
@@ -1003,6 +1081,13 @@ slot_bytes (GstSpdlBatch * self, guint i)
   if (self->audio)
     return i == IMAGES ? (gsize) self->audio_channels * self->audio_n *
         sizeof (gfloat) : sizeof (gint64);
+  if (self->padded && i == IMAGES)
+    return (gsize) self->pad_width * self->pad_height *
+        GST_VIDEO_INFO_N_COMPONENTS (&self->vinfo) *
+        gst_spdl_dtype_size (self->active_dtype);
+  if (self->padded)
+    return i == LABELS ? sizeof (gint64) : i == IMAGE_SIZES ?
+        2 * sizeof (gint64) : (gsize) self->pad_width * self->pad_height;
   if (i == IMAGES)
     return self->image_bytes;
   if (i == LABELS)
@@ -1017,7 +1102,8 @@ slot_bytes (GstSpdlBatch * self, guint i)
 static guint
 n_tensors (GstSpdlBatch * self)
 {
-  return self->audio ? 4 : self->clips ? (self->clip_audio ? 5 : 3) : 2;
+  return self->audio || self->padded ? 4 : self->clips ?
+      (self->clip_audio ? 5 : 3) : 2;
 }
 
 static void release_held (GstBuffer ** held, guint * n);
@@ -1031,13 +1117,17 @@ alloc_slot_arrays (GstSpdlBatch * self, guint size)
   g_free (self->held);
   g_free (self->held_prev);
   g_free (self->prev_indices);
+  g_free (self->held_info);
+  g_free (self->held_prev_info);
+  self->held_info = g_try_new0 (GstVideoInfo, size);
+  self->held_prev_info = g_try_new0 (GstVideoInfo, size);
   self->indices = g_try_new (guint64, size);
   self->clip_numbers = g_try_new0 (guint64, size);
   self->held = g_try_new0 (GstBuffer *, size);
   self->held_prev = g_try_new0 (GstBuffer *, size);
   self->prev_indices = g_try_new0 (guint64, size);
   if (self->indices && self->clip_numbers && self->held && self->held_prev &&
-      self->prev_indices)
+      self->prev_indices && self->held_info && self->held_prev_info)
     return TRUE;
   GST_ELEMENT_ERROR (self, RESOURCE, NO_SPACE_LEFT,
       ("Out of memory for a batch of %u samples", size), (NULL));
@@ -1139,6 +1229,7 @@ set_clip_caps (GstSpdlBatch * self, GstCaps * caps)
   self->active_dtype = GST_SPDL_DTYPE_UINT8;
   self->size = size;
   self->audio = FALSE;
+  self->padded = FALSE;
   self->clips = TRUE;
   self->clip = clip;
   self->clip_frames = frames;
@@ -1151,6 +1242,13 @@ set_clip_caps (GstSpdlBatch * self, GstCaps * caps)
     return FALSE;
   gst_pad_check_reconfigure (self->srcpad);
   return setup_pool (self);
+}
+
+/* @v rounded up to a multiple of @m (0: @v) */
+static guint
+round_up (guint v, guint m)
+{
+  return m ? (v + m - 1) / m * m : v;
 }
 
 static gboolean
@@ -1189,6 +1287,12 @@ set_sink_caps (GstSpdlBatch * self, GstCaps * caps)
     self->vinfo = info;
     return TRUE;
   }
+  /* padded: each image is held with its own size */
+  if (self->have_info && self->padded && self->pool &&
+      GST_VIDEO_INFO_FORMAT (&self->vinfo) == GST_VIDEO_INFO_FORMAT (&info)) {
+    self->vinfo = info;
+    return TRUE;
+  }
   if (self->filled > 0 && (self->clips || self->audio)) {
     GST_ELEMENT_ERROR (self, STREAM, FORMAT,
         ("Images and %s clips in one batch", self->audio ? "audio" : "video"),
@@ -1211,13 +1315,22 @@ set_sink_caps (GstSpdlBatch * self, GstCaps * caps)
   self->active_drop_last = self->drop_last;
   self->active_pad = self->pad_short_epochs;
   self->active_dtype = self->dtype;
+  self->active_pad_multiple = self->pad_multiple;
   mean = g_array_copy (self->mean);
   std = g_array_copy (self->std);
   GST_OBJECT_UNLOCK (self);
+  self->padded = self->active_pad_multiple > 0;
+  self->pad_capacity_width = self->pad_width =
+      round_up (GST_VIDEO_INFO_WIDTH (&info), self->active_pad_multiple);
+  self->pad_capacity_height = self->pad_height =
+      round_up (GST_VIDEO_INFO_HEIGHT (&info), self->active_pad_multiple);
   ok = setup_normalizer (self, &info, mean, std);
   g_array_unref (mean);
   g_array_unref (std);
-  if (!ok || !check_batch_bytes (self, &info, size) ||
+  if (!ok || !check_batch_bytes (self, self->padded ? self->pad_width :
+          (guint) GST_VIDEO_INFO_WIDTH (&info), self->padded ?
+          self->pad_height : (guint) GST_VIDEO_INFO_HEIGHT (&info),
+          GST_VIDEO_INFO_N_COMPONENTS (&info), size) ||
       !alloc_slot_arrays (self, size))
     return FALSE;
   self->clips = FALSE;
@@ -1398,7 +1511,7 @@ discard_current (GstSpdlBatch * self)
 {
   if (self->records)
     gst_spdl_record_batch_clear (self->records);
-  if (self->audio) {
+  if (self->audio || self->padded) {
     release_held (self->held, &self->filled);
     return;
   }
@@ -1418,8 +1531,8 @@ finish_batch (GstSpdlBatch * self)
   guint n = self->filled, i;
   gboolean keep;
 
-  if (self->audio)
-    return finish_audio_batch (self);
+  if (self->audio || self->padded)
+    return finish_held_batch (self);
   if (self->current == NULL || n == 0)
     return GST_FLOW_OK;
   unmap_current (self);
@@ -1489,13 +1602,17 @@ finish_batch (GstSpdlBatch * self)
   return gst_pad_push (self->srcpad, batch);
 }
 
+/* @frame into a slot of @out_w x @out_h pixels, top-left (padded images:
+ * the rest of the slot is not written here) */
 static void
-copy_image (GstSpdlBatch * self, const GstVideoFrame * frame, guint8 * dst)
+copy_image (GstSpdlBatch * self, const GstVideoFrame * frame, guint8 * dst,
+    guint out_w, guint out_h)
 {
   guint w = GST_VIDEO_FRAME_WIDTH (frame), h = GST_VIDEO_FRAME_HEIGHT (frame);
   guint c = GST_VIDEO_FRAME_N_COMPONENTS (frame);
   const guint8 *src = GST_VIDEO_FRAME_PLANE_DATA (frame, 0);
   gint stride = GST_VIDEO_FRAME_PLANE_STRIDE (frame, 0);
+  gsize plane = (gsize) out_w * out_h;
   guint x, y, k;
 
   if (GST_VIDEO_FRAME_N_PLANES (frame) == 3) {
@@ -1504,28 +1621,29 @@ copy_image (GstSpdlBatch * self, const GstVideoFrame * frame, guint8 * dst)
       src = GST_VIDEO_FRAME_PLANE_DATA (frame, k);
       stride = GST_VIDEO_FRAME_PLANE_STRIDE (frame, k);
       for (y = 0; y < h; y++)
-        memcpy (dst + ((gsize) k * h + y) * w, src + (gsize) y * stride, w);
+        memcpy (dst + k * plane + (gsize) y * out_w,
+            src + (gsize) y * stride, w);
     }
     return;
   }
   if (self->active_dtype != GST_SPDL_DTYPE_UINT8) {
     gsize elem = gst_spdl_dtype_size (self->active_dtype);
     gsize row_elems = self->active_layout == GST_SPDL_LAYOUT_NCHW ?
-        w : (gsize) w * c;
+        out_w : (gsize) out_w * c;
     for (y = 0; y < h; y++)
       gst_spdl_normalize_row (&self->norm, src + (gsize) y * stride,
-          dst + (gsize) y * row_elems * elem, (gsize) w * h);
+          dst + (gsize) y * row_elems * elem, plane);
     return;
   }
   if (self->active_layout == GST_SPDL_LAYOUT_NHWC) {
     for (y = 0; y < h; y++)
-      memcpy (dst + (gsize) y * w * c, src + (gsize) y * stride, (gsize) w * c);
+      memcpy (dst + (gsize) y * out_w * c, src + (gsize) y * stride,
+          (gsize) w * c);
     return;
   }
   if (c == 3) {
-    gsize plane = (gsize) w * h;
     for (y = 0; y < h; y++) {
-      guint8 *r = dst + (gsize) y * w;
+      guint8 *r = dst + (gsize) y * out_w;
 
       gst_spdl_deinterleave_rgb_row (src + (gsize) y * stride, r, r + plane,
           r + 2 * plane, w);
@@ -1533,10 +1651,9 @@ copy_image (GstSpdlBatch * self, const GstVideoFrame * frame, guint8 * dst)
     return;
   }
   for (k = 0; k < c; k++) {
-    guint8 *plane = dst + (gsize) k * w * h;
     for (y = 0; y < h; y++) {
       const guint8 *row = src + (gsize) y * stride + k;
-      guint8 *out = plane + (gsize) y * w;
+      guint8 *out = dst + k * plane + (gsize) y * out_w;
       for (x = 0; x < w; x++)
         out[x] = row[x * c];
     }
@@ -1642,7 +1759,8 @@ copy_sample (GstSpdlBatch * self, GstBuffer * buffer)
   }
   start = gst_spdl_now_ns ();
   copy_image (self, &frame, self->images.data +
-      (gsize) self->filled * self->image_bytes);
+      (gsize) self->filled * self->image_bytes, GST_VIDEO_FRAME_WIDTH (&frame),
+      GST_VIDEO_FRAME_HEIGHT (&frame));
   gst_spdl_stats_record (&self->stats, gst_spdl_now_ns () - start);
   gst_video_frame_unmap (&frame);
   GST_OBJECT_LOCK (self);
@@ -1678,12 +1796,12 @@ gst_spdl_batch_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
   self->epoch = info.epoch;
   if (ret == GST_FLOW_OK && !take_record (self, buffer))
     ret = GST_FLOW_ERROR;
-  if (self->audio) {
+  if (self->audio || self->padded) {
     if (ret != GST_FLOW_OK) {
       gst_buffer_unref (buffer);
       return ret;
     }
-    return audio_chain (self, buffer, &info);
+    return hold_sample (self, buffer, &info);
   }
   has_slot = self->slot_pool && gst_spdl_slot_lookup (buffer, &block, &index,
       &seq) && gst_spdl_slot_block_is_from (block, self->slot_pool);
@@ -1888,8 +2006,8 @@ pad_epoch (GstSpdlBatch * self)
   /* the padded batches stand for the rank's last samples: a checkpoint
    * taken after them resumes at the next epoch (spdlappsink) */
   self->batch_position = self->epoch_last_position;
-  if (self->audio)
-    return pad_audio_epoch (self, target);
+  if (self->audio || self->padded)
+    return pad_held_epoch (self, target);
   ret = detach_block (self);
   while (ret == GST_FLOW_OK && self->epoch_delivered < target) {
     if (self->current == NULL) {
@@ -2010,7 +2128,7 @@ propose_allocation (GstSpdlBatch * self, GstQuery * query)
 
   gst_query_parse_allocation (query, &caps, NULL);
   if (caps == NULL || !gst_video_info_from_caps (&info, caps) ||
-      !self->have_info || self->clips || self->pool == NULL ||
+      !self->have_info || self->clips || self->padded || self->pool == NULL ||
       self->active_dtype != GST_SPDL_DTYPE_UINT8 ||
       !same_tensor_shape (&info, &self->vinfo))
     return TRUE;
@@ -2213,6 +2331,7 @@ set_audio_caps (GstSpdlBatch * self, GstCaps * caps,
   self->size = size;
   self->clips = FALSE;
   self->clip_audio = FALSE;
+  self->padded = FALSE;
   self->audio = TRUE;
   self->audio_channels = channels;
   self->audio_capacity = self->audio_n = clip->shape[1];
@@ -2226,15 +2345,16 @@ set_audio_caps (GstSpdlBatch * self, GstCaps * caps,
   return setup_pool (self);
 }
 
+/* An audio clip or a padded batch's image, held until its batch ends */
 static GstFlowReturn
-audio_chain (GstSpdlBatch * self, GstBuffer * buffer,
+hold_sample (GstSpdlBatch * self, GstBuffer * buffer,
     const GstSpdlSampleInfo * info)
 {
   gsize bytes = gst_buffer_get_size (buffer);
   gsize row = (gsize) self->audio_channels * sizeof (gfloat);
   guint64 position;
 
-  if (bytes == 0 || bytes % row != 0) {
+  if (self->audio && (bytes == 0 || bytes % row != 0)) {
     GST_ELEMENT_ERROR (self, STREAM, FORMAT,
         ("An audio clip of %s is %" G_GSIZE_FORMAT " bytes, not %u-channel "
             "float32 samples", gst_spdl_buffer_get_path (buffer), bytes,
@@ -2243,18 +2363,19 @@ audio_chain (GstSpdlBatch * self, GstBuffer * buffer,
     return GST_FLOW_ERROR;
   }
   self->held[self->filled] = buffer;
+  self->held_info[self->filled] = self->vinfo;
   self->indices[self->filled] = info->index;
   self->filled++;
   self->epoch_delivered++;
   gst_spdl_stats_add_in (&self->stats, 1);
   /* a file's clips may end in the next batch: consumed after its last */
-  if (gst_spdl_buffer_is_last_clip (buffer) &&
+  if ((self->padded || gst_spdl_buffer_is_last_clip (buffer)) &&
       gst_spdl_buffer_get_sample_position (buffer, &position) &&
       (self->batch_position == G_MAXUINT64 ||
           position > self->batch_position))
     self->batch_position = position;
   if (self->filled == self->size)
-    return finish_audio_batch (self);
+    return finish_held_batch (self);
   return GST_FLOW_OK;
 }
 
@@ -2299,17 +2420,86 @@ copy_audio_clip (GstSpdlBatch * self, GstBuffer * clip, GstMapInfo * out,
   return TRUE;
 }
 
-/* Pushes the held clips as one batch as long as its longest clip. */
-static GstFlowReturn
-finish_audio_batch (GstSpdlBatch * self)
+/* Zeros around a w x h image top-left in each of @planes planes of the
+ * slot's pad_width x pad_height, @px bytes per pixel of a plane */
+static void
+zero_around (GstSpdlBatch * self, guint8 * dst, guint w, guint h,
+    guint planes, gsize px)
 {
-  guint n = self->filled, i, mapped = 0;
+  guint W = self->pad_width, H = self->pad_height, p, y;
+
+  for (p = 0; p < planes; p++) {
+    guint8 *plane = dst + (gsize) p * W * H * px;
+
+    for (y = 0; y < h && w < W; y++)
+      memset (plane + ((gsize) y * W + w) * px, 0, (gsize) (W - w) * px);
+    memset (plane + (gsize) h * W * px, 0, (gsize) (H - h) * W * px);
+  }
+}
+
+/* A held image into slot @i of the mapped padded batch: its pixels
+ * top-left (normalized as any), zeros around, its size and its mask. */
+static gboolean
+copy_padded_image (GstSpdlBatch * self, GstBuffer * image,
+    GstVideoInfo * info, GstMapInfo * out, guint i)
+{
+  guint w = GST_VIDEO_INFO_WIDTH (info), h = GST_VIDEO_INFO_HEIGHT (info);
+  guint c = GST_VIDEO_INFO_N_COMPONENTS (info), W = self->pad_width, y;
+  gsize elem = gst_spdl_dtype_size (self->active_dtype);
+  guint8 *dst = out[IMAGES].data + i * slot_bytes (self, IMAGES);
+  guint8 *mask = out[PADDING_MASK].data + i * slot_bytes (self, PADDING_MASK);
+  gint64 *size = (gint64 *) out[IMAGE_SIZES].data + 2 * i;
+  gboolean nchw = self->active_layout == GST_SPDL_LAYOUT_NCHW;
+  GstSpdlSampleInfo sample;
+  GstVideoFrame frame;
+
+  if (!gst_video_frame_map (&frame, info, image, GST_MAP_READ))
+    return FALSE;
+  if (self->active_dtype != GST_SPDL_DTYPE_UINT8)
+    gst_spdl_normalizer_set_width (&self->norm, w);
+  copy_image (self, &frame, dst, W, self->pad_height);
+  gst_video_frame_unmap (&frame);
+  zero_around (self, dst, w, h, nchw ? c : 1, nchw ? elem : elem * c);
+  memset (mask, 1, slot_bytes (self, PADDING_MASK));
+  for (y = 0; y < h; y++)
+    memset (mask + (gsize) y * W, 0, w);
+  size[0] = h;
+  size[1] = w;
+  ((gint64 *) out[LABELS].data)[i] =
+      gst_spdl_buffer_get_sample_info (image, &sample) ? sample.label : -1;
+  return TRUE;
+}
+
+/* The padded size of the held images: their largest height and width
+ * rounded up; FALSE (posted) when a batch of it cannot be allocated */
+static gboolean
+plan_padded_batch (GstSpdlBatch * self, guint * width, guint * height)
+{
+  guint i, w = 0, h = 0;
+
+  for (i = 0; i < self->filled; i++) {
+    w = MAX (w, (guint) GST_VIDEO_INFO_WIDTH (&self->held_info[i]));
+    h = MAX (h, (guint) GST_VIDEO_INFO_HEIGHT (&self->held_info[i]));
+  }
+  *width = round_up (w, self->active_pad_multiple);
+  *height = round_up (h, self->active_pad_multiple);
+  return check_batch_bytes (self, MAX (*width, self->pad_capacity_width),
+      MAX (*height, self->pad_capacity_height),
+      GST_VIDEO_INFO_N_COMPONENTS (&self->vinfo), self->size);
+}
+
+/* Pushes the held clips as one batch as long as its longest clip, or the
+ * held images as one padded to their largest size. */
+static GstFlowReturn
+finish_held_batch (GstSpdlBatch * self)
+{
+  guint n = self->filled, i, mapped = 0, width = 0, height = 0;
   gsize row = (gsize) self->audio_channels * sizeof (gfloat);
   guint64 longest = 0;
   GstMapInfo out[MAX_TENSORS];
   GstBuffer *batch = NULL;
   GstFlowReturn ret;
-  gboolean keep;
+  gboolean keep, grow, changed;
 
   if (n == 0)
     return GST_FLOW_OK;
@@ -2323,17 +2513,31 @@ finish_audio_batch (GstSpdlBatch * self)
       gst_spdl_record_batch_clear (self->records);
     return GST_FLOW_OK;
   }
-  for (i = 0; i < n; i++)
-    longest = MAX (longest, gst_buffer_get_size (self->held[i]) / row);
-  /* longer clips than the pool's (whole files), or downstream asked */
-  if (longest > self->audio_capacity ||
-      gst_pad_check_reconfigure (self->srcpad)) {
-    if (!check_audio_bytes (self, longest)) {
+  if (self->padded) {
+    if (!plan_padded_batch (self, &width, &height)) {
       release_held (self->held, &self->filled);
       return GST_FLOW_ERROR;
     }
+    grow = width > self->pad_capacity_width ||
+        height > self->pad_capacity_height;
+  } else {
+    for (i = 0; i < n; i++)
+      longest = MAX (longest, gst_buffer_get_size (self->held[i]) / row);
+    grow = longest > self->audio_capacity;
+    if (grow && !check_audio_bytes (self, longest)) {
+      release_held (self->held, &self->filled);
+      return GST_FLOW_ERROR;
+    }
+  }
+  /* larger than the pool's (whole files, larger images), or downstream
+   * asked */
+  if (grow || gst_pad_check_reconfigure (self->srcpad)) {
     self->audio_capacity = self->audio_n = MAX (longest,
         self->audio_capacity);
+    self->pad_capacity_width = self->pad_width = MAX (width,
+        self->pad_capacity_width);
+    self->pad_capacity_height = self->pad_height = MAX (height,
+        self->pad_capacity_height);
     if (!setup_pool (self)) {
       release_held (self->held, &self->filled);
       GST_ELEMENT_ERROR (self, RESOURCE, NO_SPACE_LEFT,
@@ -2347,6 +2551,13 @@ finish_audio_batch (GstSpdlBatch * self)
     return ret;
   }
   self->audio_n = longest;
+  self->pad_width = width;
+  self->pad_height = height;
+  if (self->records) {
+    /* slots copied from the last batch (padding) come without take_record */
+    gst_spdl_record_batch_set_padded (self->records, self->padded);
+    gst_spdl_record_batch_set_padded_size (self->records, width, height);
+  }
   for (mapped = 0; mapped < n_tensors (self); mapped++)
     if (!gst_memory_map (gst_buffer_peek_memory (batch, mapped),
             &out[mapped], GST_MAP_WRITE))
@@ -2354,7 +2565,9 @@ finish_audio_batch (GstSpdlBatch * self)
   for (i = 0; i < n; i++) {
     guint64 start = gst_spdl_now_ns ();
 
-    if (!copy_audio_clip (self, self->held[i], out, i))
+    if (self->padded ? !copy_padded_image (self, self->held[i],
+            &self->held_info[i], out, i) : !copy_audio_clip (self,
+            self->held[i], out, i))
       goto failed;
     gst_spdl_stats_record (&self->stats, gst_spdl_now_ns () - start);
   }
@@ -2368,20 +2581,28 @@ finish_audio_batch (GstSpdlBatch * self)
     release_held (self->held, &self->filled);
     return GST_FLOW_ERROR;
   }
-  if ((n != self->caps_batch || longest != self->caps_audio_n ||
-          self->records) && !push_caps (self, n)) {
+  changed = self->padded ? width != self->caps_pad_width ||
+      height != self->caps_pad_height : longest != self->caps_audio_n;
+  if ((n != self->caps_batch || changed || self->records) &&
+      !push_caps (self, n)) {
     gst_buffer_unref (batch);
     release_held (self->held, &self->filled);
-    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
-        ("Downstream does not accept a batch of %u clips of %"
-            G_GUINT64_FORMAT " samples", n, longest), (NULL));
+    if (self->padded)
+      GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
+          ("Downstream does not accept a batch of %u images of %ux%u", n,
+              width, height), (NULL));
+    else
+      GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
+          ("Downstream does not accept a batch of %u clips of %"
+              G_GUINT64_FORMAT " samples", n, longest), (NULL));
     return GST_FLOW_ERROR;
   }
   self->caps_audio_n = longest;
   gst_spdl_buffer_add_batch_meta (batch, self->epoch, self->indices, n);
-  gst_spdl_structure_set_uint64_array (gst_custom_meta_get_structure
-      (gst_buffer_get_custom_meta (batch, GST_SPDL_BATCH_META_NAME)),
-      "clips", self->clip_numbers, n);
+  if (self->audio)
+    gst_spdl_structure_set_uint64_array (gst_custom_meta_get_structure
+        (gst_buffer_get_custom_meta (batch, GST_SPDL_BATCH_META_NAME)),
+        "clips", self->clip_numbers, n);
   gst_spdl_buffer_set_batch_progress (batch, self->batch_position,
       self->batch_padded);
   reset_batch_progress (self);
@@ -2392,13 +2613,16 @@ finish_audio_batch (GstSpdlBatch * self)
     /* the source of copies when an epoch ends short at a batch boundary */
     GstBuffer **held = self->held_prev;
     guint64 *indices = self->prev_indices;
+    GstVideoInfo *infos = self->held_prev_info;
 
     release_held (self->held_prev, &self->held_prev_n);
     self->held_prev = self->held;
     self->prev_indices = self->indices;
+    self->held_prev_info = self->held_info;
     self->held_prev_n = n;
     self->held = held;
     self->indices = indices;
+    self->held_info = infos;
     self->filled = 0;
   } else {
     release_held (self->held, &self->filled);
@@ -2415,20 +2639,22 @@ failed:
   gst_buffer_unref (batch);
   release_held (self->held, &self->filled);
   GST_ELEMENT_ERROR (self, RESOURCE, WRITE,
-      ("Could not map an audio batch or clip"), (NULL));
+      ("Could not map a batch or one of its %s", self->audio ? "clips" :
+          "images"), (NULL));
   return GST_FLOW_ERROR;
 }
 
-/* pad-short-epochs for audio: copies of the batch's own clips, or of the
- * last full batch's when it has none. */
+/* pad-short-epochs for held samples (audio, padded images): copies of the
+ * batch's own, or of the last full batch's when it has none. */
 static GstFlowReturn
-pad_audio_epoch (GstSpdlBatch * self, guint64 target)
+pad_held_epoch (GstSpdlBatch * self, guint64 target)
 {
   GstFlowReturn ret = GST_FLOW_OK;
   guint real = self->filled;
 
   while (ret == GST_FLOW_OK && self->epoch_delivered < target) {
     GstBuffer *from;
+    GstVideoInfo *info;
     GstSpdlRecordBatch *records;
     guint64 index;
     guint k;
@@ -2436,11 +2662,13 @@ pad_audio_epoch (GstSpdlBatch * self, guint64 target)
     if (real > 0) {
       k = (self->filled - real) % real;
       from = self->held[k];
+      info = &self->held_info[k];
       index = self->indices[k];
       records = self->records;
     } else if (self->held_prev_n > 0) {
       k = self->filled % self->held_prev_n;
       from = self->held_prev[k];
+      info = &self->held_prev_info[k];
       index = self->prev_indices[k];
       records = self->prev_records;
     } else {
@@ -2453,12 +2681,13 @@ pad_audio_epoch (GstSpdlBatch * self, guint64 target)
       gst_spdl_record_batch_copy_slot (self->records, self->filled, records,
           k);
     self->held[self->filled] = gst_buffer_ref (from);
+    self->held_info[self->filled] = *info;
     self->indices[self->filled] = index;
     self->filled++;
     self->batch_padded++;
     self->epoch_delivered++;
     if (self->filled == self->size) {
-      ret = finish_audio_batch (self);
+      ret = finish_held_batch (self);
       self->batch_position = self->epoch_last_position;
       real = 0;
     }

@@ -48,6 +48,7 @@ struct _GstSpdlBatch
   guint batch_size;
   gboolean drop_last;
   gboolean pad_short_epochs;
+  guint pad_multiple;
   GstSpdlLayout layout;
   GstSpdlDType dtype;
   GArray *mean, *std;           /* gdouble */
@@ -75,6 +76,13 @@ struct _GstSpdlBatch
   guint64 *prev_indices;
   guint held_prev_n;
   guint64 caps_audio_n;         /* audio: N of the last caps pushed */
+  gboolean padded;              /* images of any size, held and padded */
+  guint active_pad_multiple;    /* padded: H and W a multiple of it */
+  GstVideoInfo *held_info;      /* padded: each held image's */
+  GstVideoInfo *held_prev_info;
+  guint pad_width, pad_height;  /* padded: of the batch being described */
+  guint pad_capacity_width, pad_capacity_height;        /* the pool's */
+  guint caps_pad_width, caps_pad_height;        /* of the last caps */
   guint size;                   /* batch-size of this run */
   GstSpdlLayout active_layout;
   GstSpdlDType active_dtype;

@@ -83,6 +83,22 @@
  * under empty the field becomes zeros with a warning; an empty value
  * (missing upstream under empty) is zeros of the output's size.
  *
+ * Detection recipes keep the aspect ratio. #GstSpdlDecode:mode=shorter
+ * is torchvision's `Resize (size, max_size)`: the shorter side to
+ * #GstSpdlDecode:resize-shorter, or to one of #GstSpdlDecode:sizes drawn
+ * per image from (seed, epoch, index) (DETR's multi-scale), the longer at
+ * most #GstSpdlDecode:max-size; each output has its own size (the caps
+ * change with it; spdlbatch pad-multiple batches them).
+ * #GstSpdlDecode:mode=letterbox is ultralytics' LetterBox into width x
+ * height: resized by r = min (width / w, height / h) to round (w r) x
+ * round (h r), centred, padded with #GstSpdlDecode:pad-value (YOLO's 114).
+ * Both resize as PIL does, pixel for pixel. The sample's geometry tells
+ * how boxes follow: a point (x, y) of the source image is at
+ * ((x - crop.x) * out_width / crop.width, (y - crop.y) * out_height /
+ * crop.height) in the output, then x' = out_width - x where flipped; a
+ * letterbox's crop box starts before the image (negative x or y) by its
+ * padding.
+ *
  * ## Example launch lines
  * |[
  * gst-launch-1.0 spdlsrc location=/data/val ! \
@@ -94,6 +110,19 @@
  *     spdldecode width=224 height=224 mode=random-resized-crop \
  *     flip=random-horizontal ! fakesink
  * ]| RandomResizedCrop(224) + RandomHorizontalFlip().
+ * |[
+ * gst-launch-1.0 spdlsrc location=/data/coco/train2017 shuffle=true ! \
+ *     spdldecode mode=shorter \
+ *     sizes="<480,512,544,576,608,640,672,704,736,768,800>" \
+ *     max-size=1333 flip=random-horizontal ! \
+ *     spdlbatch batch-size=2 pad-multiple=32 ! fakesink
+ * ]| DETR's RandomHorizontalFlip + RandomResize (sizes, max_size=1333),
+ * batched as its NestedTensor: padded to a multiple of 32 with a mask.
+ * |[
+ * gst-launch-1.0 spdlsrc location=/data/coco/val2017 ! \
+ *     spdldecode mode=letterbox width=640 height=640 ! \
+ *     spdlbatch batch-size=16 ! fakesink
+ * ]| YOLO's LetterBox (640, 640), padded with 114.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -114,6 +143,9 @@ enum
   PROP_HEIGHT,
   PROP_MODE,
   PROP_RESIZE_SHORTER,
+  PROP_MAX_SIZE,
+  PROP_SIZES,
+  PROP_PAD_VALUE,
   PROP_SCALE_MIN,
   PROP_SCALE_MAX,
   PROP_RATIO_MIN,
@@ -170,6 +202,13 @@ gst_spdl_resize_mode_get_type (void)
         "center-crop"},
     {GST_SPDL_RESIZE_RANDOM_RESIZED_CROP,
         "torchvision's RandomResizedCrop", "random-resized-crop"},
+    {GST_SPDL_RESIZE_SHORTER,
+          "Resize the shorter side to resize-shorter (or one of sizes), "
+          "the longer at most max-size (torchvision's Resize (size, "
+          "max_size)): the size follows the image", "shorter"},
+    {GST_SPDL_RESIZE_LETTERBOX,
+          "Keep the aspect ratio into width x height, centred, padded with "
+          "pad-value (ultralytics' LetterBox)", "letterbox"},
     {0, NULL, NULL}
   };
 
@@ -326,14 +365,52 @@ gst_spdl_decode_class_init (GstSpdlDecodeClass * klass)
    * shorter side is #GstSpdlDecode:resize-shorter and centre-cropped
    * (torchvision's Resize + CenterCrop), or torchvision's
    * RandomResizedCrop.
+   *
+   * shorter (detection): torchvision's `Resize (size, max_size)`, the
+   * shorter side to #GstSpdlDecode:resize-shorter (or one of
+   * #GstSpdlDecode:sizes, drawn per image), the longer at most
+   * #GstSpdlDecode:max-size, rounding as torchvision 0.29's
+   * `_compute_resized_output_size`; width and height stay 0, each output
+   * has its own size (spdlbatch pad-multiple batches them).
+   *
+   * letterbox (YOLO): ultralytics' LetterBox into width x height: the
+   * image resized by r = min (width / w, height / h) to round (w r) x
+   * round (h r), centred with (width - new) / 2 columns (rounded down)
+   * on the left and the rest on the right, as many rows likewise above
+   * and below, filled with #GstSpdlDecode:pad-value. Pixels in the image
+   * are PIL's resize of the whole image to the new size; the sample's
+   * crop box reaches past the image (negative x or y) by the padding.
    */
   g_object_class_install_property (gobject_class, PROP_MODE,
       g_param_spec_enum ("mode", "Mode", "Resize and crop mode",
           GST_TYPE_SPDL_RESIZE_MODE, DEFAULT_MODE, READY_PARAM));
   g_object_class_install_property (gobject_class, PROP_RESIZE_SHORTER,
       g_param_spec_uint ("resize-shorter", "Resize shorter side",
-          "center-crop: shorter side after resize (0 = the crop size)", 0,
+          "center-crop, shorter: shorter side after resize (center-crop: 0 "
+          "= the crop size; shorter: 0 = the image's own, or with max-size "
+          "the longer side to max-size)", 0,
           65535, 0, READY_PARAM));
+  g_object_class_install_property (gobject_class, PROP_MAX_SIZE,
+      g_param_spec_uint ("max-size", "Max size",
+          "shorter: the longer side at most this (0 = no limit; must be "
+          "larger than every shorter-side size)", 0, 65535, 0, READY_PARAM));
+  /**
+   * GstSpdlDecode:sizes:
+   *
+   * mode=shorter: shorter-side sizes, one drawn per image from (seed,
+   * epoch, index) as every random choice here (DETR's multi-scale
+   * training, `sizes="<480,512,544,576,608,640,672,704,736,768,800>"`);
+   * empty: #GstSpdlDecode:resize-shorter.
+   */
+  g_object_class_install_property (gobject_class, PROP_SIZES,
+      gst_param_spec_array ("sizes", "Sizes",
+          "shorter: shorter-side sizes, one drawn per image (empty = "
+          "resize-shorter)", g_param_spec_int ("size", "Size",
+              "A shorter-side size", 1, 65535, 1, READY_PARAM), READY_PARAM));
+  g_object_class_install_property (gobject_class, PROP_PAD_VALUE,
+      g_param_spec_uint ("pad-value", "Pad value",
+          "letterbox: value of every channel of the padding (114: YOLO's)",
+          0, 255, 114, READY_PARAM));
   g_object_class_install_property (gobject_class, PROP_SCALE_MIN,
       g_param_spec_double ("scale-min", "Scale min",
           "random-resized-crop: smallest crop area, as a share of the image",
@@ -574,6 +651,45 @@ gst_spdl_decode_finalize (GObject * object)
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
 
+/* Any integers (Python's ints arrive as gint): more than
+ * GST_SPDL_MAX_SIZES, or one out of range, are refused at start. */
+static void
+sizes_from_value_array (GstSpdlDecodeParams * p, const GValue * value)
+{
+  guint i, n = gst_value_array_get_size (value);
+
+  p->n_sizes = 0;
+  p->sizes_invalid = n > GST_SPDL_MAX_SIZES;
+  for (i = 0; i < n && i < GST_SPDL_MAX_SIZES; i++) {
+    GValue size = G_VALUE_INIT;
+    gint64 v = 0;
+
+    g_value_init (&size, G_TYPE_INT64);
+    if (g_value_transform (gst_value_array_get_value (value, i), &size))
+      v = g_value_get_int64 (&size);
+    g_value_unset (&size);
+    if (v < 1 || v > 65535)
+      p->sizes_invalid = TRUE;
+    else
+      p->sizes[p->n_sizes++] = v;
+  }
+}
+
+static void
+sizes_to_value_array (GValue * value, const GstSpdlDecodeParams * p)
+{
+  GValue size = G_VALUE_INIT;
+  guint i;
+
+  /* gint: what Python's ints and gst-launch's <480,512> are */
+  g_value_init (&size, G_TYPE_INT);
+  for (i = 0; i < p->n_sizes; i++) {
+    g_value_set_int (&size, p->sizes[i]);
+    gst_value_array_append_value (value, &size);
+  }
+  g_value_unset (&size);
+}
+
 static void
 gst_spdl_decode_set_property (GObject * object, guint prop_id,
     const GValue * value, GParamSpec * pspec)
@@ -599,6 +715,15 @@ gst_spdl_decode_set_property (GObject * object, guint prop_id,
       break;
     case PROP_RESIZE_SHORTER:
       p->resize_shorter = g_value_get_uint (value);
+      break;
+    case PROP_MAX_SIZE:
+      p->max_size = g_value_get_uint (value);
+      break;
+    case PROP_SIZES:
+      sizes_from_value_array (p, value);
+      break;
+    case PROP_PAD_VALUE:
+      p->pad_value = g_value_get_uint (value);
       break;
     case PROP_SCALE_MIN:
       p->scale_min = g_value_get_double (value);
@@ -672,6 +797,15 @@ gst_spdl_decode_get_property (GObject * object, guint prop_id, GValue * value,
     case PROP_RESIZE_SHORTER:
       g_value_set_uint (value, p->resize_shorter);
       break;
+    case PROP_MAX_SIZE:
+      g_value_set_uint (value, p->max_size);
+      break;
+    case PROP_SIZES:
+      sizes_to_value_array (value, p);
+      break;
+    case PROP_PAD_VALUE:
+      g_value_set_uint (value, p->pad_value);
+      break;
     case PROP_SCALE_MIN:
       g_value_set_double (value, p->scale_min);
       break;
@@ -743,7 +877,7 @@ static gboolean
 fixed_size (const GstSpdlDecodeParams * p)
 {
   /* center-crop with only resize-shorter keeps the aspect: varies */
-  return p->width != 0 && p->height != 0;
+  return p->width != 0 && p->height != 0 && p->mode != GST_SPDL_RESIZE_SHORTER;
 }
 
 static GstBuffer *
@@ -817,6 +951,11 @@ decode_output (GstSpdlDecode * self, GstSpdlImageDecoder * dec,
     out.stride[i] = GST_VIDEO_FRAME_PLANE_STRIDE (&frame, i);
   }
   ok = gst_spdl_image_decoder_decode_to (dec, p, geom, &out, &job->parent.error);
+  /* the resampler leaves zeros where no image is */
+  if (ok && p->mode == GST_SPDL_RESIZE_LETTERBOX && p->pad_value)
+    gst_spdl_geometry_fill_padding (geom, out.data, out.stride, out.n_planes,
+        out.n_planes == 1 ? GST_VIDEO_FRAME_COMP_PSTRIDE (&frame, 0) : 1,
+        p->pad_value);
   gst_video_frame_unmap (&frame);
   /* recovered: every pixel is written, delivered or skipped when pushed */
   if (!ok && gst_spdl_error_is_recovered (job->parent.error))
@@ -948,6 +1087,7 @@ static gboolean
 gst_spdl_decode_start (GstSpdlParallelDecoder * base)
 {
   GstSpdlDecode *self = GST_SPDL_DECODE (base);
+  gchar *wrong;
 
   GST_OBJECT_LOCK (self);
   self->active = self->params;
@@ -956,6 +1096,14 @@ gst_spdl_decode_start (GstSpdlParallelDecoder * base)
   self->active_max_decode_memory = self->max_decode_memory;
   self->active_max_scans = self->max_scans;
   GST_OBJECT_UNLOCK (self);
+  wrong = self->active.sizes_invalid ? g_strdup_printf ("sizes takes at "
+      "most %d sizes, integers from 1 to 65535", GST_SPDL_MAX_SIZES) :
+      gst_spdl_decode_params_check (&self->active);
+  if (wrong) {
+    GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS, ("%s", wrong), (NULL));
+    g_free (wrong);
+    return FALSE;
+  }
   setup_pool (self);
   reset_negotiation (self);
   return TRUE;

@@ -310,12 +310,21 @@ class Batch(tuple):
     int32, int64 and int64 there). ``batch.geometry`` (a :class:`Geometry`) holds each
     sample's crop box, flip and source size when a decoder set them. The
     tuple itself stays the media's tensors.
+
+    Images of different sizes (spdlbatch ``pad-multiple``) are padded with
+    zeros to the batch's ``H x W``, each top-left: ``batch.image_sizes`` is
+    int64 ``[B, 2]`` (each image's height and width before padding) and
+    ``batch.padding_mask`` uint8 ``[B, H, W]`` (1 where padding); both are
+    None otherwise. ``images[i, :h, :w]`` (``[i, :, :h, :w]`` for nchw) is
+    image i.
     """
 
     epoch: Optional[int]
     indices: Optional[List[int]]
     fields: Dict[str, Any] = {}
     geometry: Optional[Geometry] = None
+    image_sizes: Any = None
+    padding_mask: Any = None
 
     def __new__(cls, tensors, epoch: Optional[int] = None,
                 indices: Optional[List[int]] = None,
@@ -363,6 +372,8 @@ class Batch(tuple):
             shown = ", ".join(str(i) for i in self.indices[:6])
             more = f", ... {len(self.indices)} in all" if len(self.indices) > 6 else ""
             parts.append(f"indices=[{shown}{more}]")
+        if self.image_sizes is not None:
+            parts.append(f"image_sizes={_describe(self.image_sizes)}")
         if self.fields:
             parts.append(f"fields={sorted(self.fields)}")
         return f"Batch({', '.join(parts)})"
@@ -492,8 +503,14 @@ def sample_batch(sample: Gst.Sample, tensors: List[Any]) -> Batch:
         epoch = s.get_value("epoch")
         indices = list(s.get_value("indices"))
     tensors, fields, geometry = split_record(sample, tensors)
-    batch = Batch(tensors, epoch, indices, _Holder(sample))
+    names = tensor_names(sample.get_caps())
+    padded = names is not None and names[2:4] == ["image-sizes",
+                                                  "padding-mask"]
+    batch = Batch(tensors[:2] if padded else tensors, epoch, indices,
+                  _Holder(sample))
     batch.fields, batch.geometry = fields, geometry
+    if padded:
+        batch.image_sizes, batch.padding_mask = tensors[2], tensors[3]
     return batch
 
 

@@ -45,6 +45,8 @@ struct _GstSpdlRecordBatch
   GstSpdlSampleGeometry *geometry;
   gboolean *has_geometry;
   FieldNames *names;
+  gboolean padded;              /* pictures of any size, padded */
+  guint pad_width, pad_height;  /* padded: the batch's */
 };
 
 #define AT(b, slot, f) ((gsize) (slot) * (b)->n_fields + (f))
@@ -250,7 +252,8 @@ check_against_batch (GstSpdlRecordBatch * b, guint f, guint slot,
   if (!gst_spdl_field_kind_is_image (field->kind) || slot == 0)
     return TRUE;
   first = &b->cells[AT (b, 0, f)];
-  if (first->width == cell->width && first->height == cell->height &&
+  if ((b->padded || (first->width == cell->width &&
+              first->height == cell->height)) &&
       first->format == cell->format)
     return TRUE;
   g_set_error (error, GST_STREAM_ERROR, GST_STREAM_ERROR_FORMAT,
@@ -378,6 +381,11 @@ describe_field (GstSpdlRecordBatch * b, guint f, guint n,
   const GstSpdlField *field = &b->record->fields[f];
   const Cell *first = &b->cells[AT (b, 0, f)];
   guint w = n > 0 ? first->width : 0, h = n > 0 ? first->height : 0;
+
+  if (b->padded && n > 0) {
+    w = b->pad_width;
+    h = b->pad_height;
+  }
 
   switch (field->kind) {
     case GST_SPDL_FIELD_INT:
@@ -530,28 +538,47 @@ ragged_bytes (GstSpdlRecordBatch * b, guint f, guint n)
   return total;
 }
 
-/* One slot's picture: rows as they are (NHWC, labels), or RGB to planes */
+/* One slot's picture: rows as they are (NHWC, labels), or RGB to planes;
+ * padded: top-left in the batch's size, zeros around */
 static void
 fill_picture (GstSpdlRecordBatch * b, guint f, guint slot, guint8 * dst,
     gsize slot_bytes)
 {
   GstSample *sample = g_value_get_boxed (&b->values[AT (b, slot, f)]);
   const Cell *cell = &b->cells[AT (b, slot, f)];
+  guint w = cell->width, h = cell->height, W = b->padded ? b->pad_width : w;
+  guint H = b->padded ? b->pad_height : h, x, y;
+  gsize plane = (gsize) W * H, px, row;
   GstMapInfo map;
-  gsize plane = (gsize) cell->width * cell->height, i;
 
+  if (b->padded && (w > W || h > H)) {  /* not the media image's size */
+    memset (dst, 0, slot_bytes);
+    return;
+  }
   if (!gst_buffer_map (gst_sample_get_buffer (sample), &map, GST_MAP_READ)) {
     memset (dst, 0, slot_bytes);
     return;
   }
+  if (w != W || h != H)
+    memset (dst, 0, slot_bytes);
+  px = (gsize) map.size / MAX ((gsize) w * h, 1);
+  row = (gsize) w * px;
   if (b->record->fields[f].kind == GST_SPDL_FIELD_IMAGE && b->nchw) {
-    for (i = 0; i < plane; i++) {
-      dst[i] = map.data[3 * i];
-      dst[plane + i] = map.data[3 * i + 1];
-      dst[2 * plane + i] = map.data[3 * i + 2];
+    for (y = 0; y < h; y++) {
+      const guint8 *in = map.data + y * row;
+      guint8 *out = dst + (gsize) y * W;
+
+      for (x = 0; x < w; x++) {
+        out[x] = in[3 * x];
+        out[plane + x] = in[3 * x + 1];
+        out[2 * plane + x] = in[3 * x + 2];
+      }
     }
-  } else {
+  } else if (w == W) {
     memcpy (dst, map.data, MIN (map.size, slot_bytes));
+  } else {
+    for (y = 0; y < h; y++)
+      memcpy (dst + (gsize) y * W * px, map.data + y * row, row);
   }
   gst_buffer_unmap (gst_sample_get_buffer (sample), &map);
 }
@@ -647,6 +674,20 @@ gst_spdl_record_batch_append (GstSpdlRecordBatch * b, GstBuffer * buffer,
     key += m;
   }
   return TRUE;
+}
+
+void
+gst_spdl_record_batch_set_padded (GstSpdlRecordBatch * b, gboolean padded)
+{
+  b->padded = padded;
+}
+
+void
+gst_spdl_record_batch_set_padded_size (GstSpdlRecordBatch * b, guint width,
+    guint height)
+{
+  b->pad_width = width;
+  b->pad_height = height;
 }
 
 void

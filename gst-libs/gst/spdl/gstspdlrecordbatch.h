@@ -56,6 +56,15 @@ gboolean gst_spdl_record_batch_set_slot (GstSpdlRecordBatch * batch,
  * that pads a short epoch. */
 void gst_spdl_record_batch_copy_slot (GstSpdlRecordBatch * batch, guint to,
     GstSpdlRecordBatch * src, guint from);
+/* Images of different sizes in one batch (spdlbatch pad-multiple): with
+ * @padded, image and label fields may differ in size from slot to slot
+ * (not in format), and from gst_spdl_record_batch_set_padded_size () on
+ * they are described as @width x @height, each top-left with zeros
+ * around it, as the media images. */
+void gst_spdl_record_batch_set_padded (GstSpdlRecordBatch * batch,
+    gboolean padded);
+void gst_spdl_record_batch_set_padded_size (GstSpdlRecordBatch * batch,
+    guint width, guint height);
 /* Lets go of every slot's values. */
 void gst_spdl_record_batch_clear (GstSpdlRecordBatch * batch);
 

@@ -132,6 +132,10 @@ decode_image (GstSpdlImageDecoder * dec, const GstSpdlFieldTarget * t,
   }
   gst_spdl_output_init_packed (&out, map.data, stride);
   ok = gst_spdl_image_decoder_decode_to (dec, &params, geom, &out, &err);
+  /* padded as the media image is (a label's padding stays 0) */
+  if (params.mode == GST_SPDL_RESIZE_LETTERBOX && params.pad_value)
+    gst_spdl_geometry_fill_padding (geom, out.data, out.stride, 1, 3,
+        params.pad_value);
   gst_buffer_unmap (pixels, &map);
   /* damaged data decoded all the same, as PIL decodes it */
   if (!ok && gst_spdl_error_is_recovered (err)) {
