@@ -738,8 +738,10 @@ describe_batch (GstSpdlBatch * self, guint n, GstSpdlTensorInfo * t)
     t[HAS_AUDIO].shape[0] = n;
     return 5;
   }
-  w = self->padded ? self->pad_width : (guint) GST_VIDEO_INFO_WIDTH (&self->vinfo);
-  h = self->padded ? self->pad_height : (guint) GST_VIDEO_INFO_HEIGHT (&self->vinfo);
+  w = self->padded ? self->pad_width :
+      (guint) GST_VIDEO_INFO_WIDTH (&self->vinfo);
+  h = self->padded ? self->pad_height :
+      (guint) GST_VIDEO_INFO_HEIGHT (&self->vinfo);
   c = GST_VIDEO_INFO_N_COMPONENTS (&self->vinfo);
   t[IMAGES].n_dims = 4;
   t[IMAGES].dtype = self->active_dtype;
@@ -1368,9 +1370,10 @@ set_sink_caps (GstSpdlBatch * self, GstCaps * caps)
   g_array_unref (mean);
   g_array_unref (std);
   if (!ok || !check_batch_bytes (self, self->padded ? self->pad_width :
-          (guint) GST_VIDEO_INFO_WIDTH (&info), self->padded ? self->pad_height :
-          (guint) GST_VIDEO_INFO_HEIGHT (&info), GST_VIDEO_INFO_N_COMPONENTS (&info),
-          size) || !alloc_slot_arrays (self, size))
+          (guint) GST_VIDEO_INFO_WIDTH (&info), self->padded ?
+          self->pad_height : (guint) GST_VIDEO_INFO_HEIGHT (&info),
+          GST_VIDEO_INFO_N_COMPONENTS (&info), size) ||
+      !alloc_slot_arrays (self, size))
     return FALSE;
   self->clips = FALSE;
   self->clip_audio = FALSE;
@@ -2592,8 +2595,11 @@ finish_held_batch (GstSpdlBatch * self)
   self->audio_n = longest;
   self->pad_width = width;
   self->pad_height = height;
-  if (self->records)
+  if (self->records) {
+    /* slots copied from the last batch (padding) come without take_record */
+    gst_spdl_record_batch_set_padded (self->records, self->padded);
     gst_spdl_record_batch_set_padded_size (self->records, width, height);
+  }
   for (mapped = 0; mapped < n_tensors (self); mapped++)
     if (!gst_memory_map (gst_buffer_peek_memory (batch, mapped),
             &out[mapped], GST_MAP_WRITE))

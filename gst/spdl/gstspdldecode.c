@@ -135,7 +135,8 @@
  *     spdlbatch batch-size=16 ! fakesink
  * ]| Detection targets beside each image: boxes, labels and masks.
  * gst-launch-1.0 spdlsrc location=/data/coco/train2017 shuffle=true ! \
- *     spdldecode mode=shorter sizes="<480,512,544,576,608,640,672,704,736,768,800>" \
+ *     spdldecode mode=shorter \
+ *     sizes="<480,512,544,576,608,640,672,704,736,768,800>" \
  *     max-size=1333 flip=random-horizontal ! \
  *     spdlbatch batch-size=2 pad-multiple=32 ! fakesink
  * ]| DETR's RandomHorizontalFlip + RandomResize (sizes, max_size=1333),
@@ -418,7 +419,8 @@ gst_spdl_decode_class_init (GstSpdlDecodeClass * klass)
   g_object_class_install_property (gobject_class, PROP_RESIZE_SHORTER,
       g_param_spec_uint ("resize-shorter", "Resize shorter side",
           "center-crop, shorter: shorter side after resize (center-crop: 0 "
-          "= the crop size; shorter: 0 = the image's own)", 0,
+          "= the crop size; shorter: 0 = the image's own, or with max-size "
+          "the longer side to max-size)", 0,
           65535, 0, READY_PARAM));
   g_object_class_install_property (gobject_class, PROP_MAX_SIZE,
       g_param_spec_uint ("max-size", "Max size",
@@ -435,7 +437,7 @@ gst_spdl_decode_class_init (GstSpdlDecodeClass * klass)
   g_object_class_install_property (gobject_class, PROP_SIZES,
       gst_param_spec_array ("sizes", "Sizes",
           "shorter: shorter-side sizes, one drawn per image (empty = "
-          "resize-shorter)", g_param_spec_uint ("size", "Size",
+          "resize-shorter)", g_param_spec_int ("size", "Size",
               "A shorter-side size", 1, 65535, 1, READY_PARAM), READY_PARAM));
   g_object_class_install_property (gobject_class, PROP_PAD_VALUE,
       g_param_spec_uint ("pad-value", "Pad value",
@@ -733,17 +735,28 @@ gst_spdl_decode_finalize (GObject * object)
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
 
-/* the first GST_SPDL_MAX_SIZES of them: more are refused at start */
+/* Any integers (Python's ints arrive as gint): more than
+ * GST_SPDL_MAX_SIZES, or one out of range, are refused at start. */
 static void
 sizes_from_value_array (GstSpdlDecodeParams * p, const GValue * value)
 {
   guint i, n = gst_value_array_get_size (value);
 
   p->n_sizes = 0;
-  p->sizes_dropped = n > GST_SPDL_MAX_SIZES;
-  for (i = 0; i < n && i < GST_SPDL_MAX_SIZES; i++)
-    p->sizes[p->n_sizes++] = g_value_get_uint (gst_value_array_get_value
-        (value, i));
+  p->sizes_invalid = n > GST_SPDL_MAX_SIZES;
+  for (i = 0; i < n && i < GST_SPDL_MAX_SIZES; i++) {
+    GValue size = G_VALUE_INIT;
+    gint64 v = 0;
+
+    g_value_init (&size, G_TYPE_INT64);
+    if (g_value_transform (gst_value_array_get_value (value, i), &size))
+      v = g_value_get_int64 (&size);
+    g_value_unset (&size);
+    if (v < 1 || v > 65535)
+      p->sizes_invalid = TRUE;
+    else
+      p->sizes[p->n_sizes++] = v;
+  }
 }
 
 static void
@@ -752,9 +765,10 @@ sizes_to_value_array (GValue * value, const GstSpdlDecodeParams * p)
   GValue size = G_VALUE_INIT;
   guint i;
 
-  g_value_init (&size, G_TYPE_UINT);
+  /* gint: what Python's ints and gst-launch's <480,512> are */
+  g_value_init (&size, G_TYPE_INT);
   for (i = 0; i < p->n_sizes; i++) {
-    g_value_set_uint (&size, p->sizes[i]);
+    g_value_set_int (&size, p->sizes[i]);
     gst_value_array_append_value (value, &size);
   }
   g_value_unset (&size);
@@ -1203,8 +1217,8 @@ gst_spdl_decode_start (GstSpdlParallelDecoder * base)
   self->active_objects = self->objects;
   memset (self->object_counts, 0, sizeof (self->object_counts));
   GST_OBJECT_UNLOCK (self);
-  wrong = self->active.sizes_dropped ? g_strdup_printf ("sizes holds at "
-      "most %d sizes", GST_SPDL_MAX_SIZES) :
+  wrong = self->active.sizes_invalid ? g_strdup_printf ("sizes takes at "
+      "most %d sizes, integers from 1 to 65535", GST_SPDL_MAX_SIZES) :
       gst_spdl_decode_params_check (&self->active);
   if (wrong) {
     GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS, ("%s", wrong), (NULL));

@@ -143,10 +143,25 @@
  * "field-too-large"), an error, or the kind's fill value. The order,
  * checkpoints and the number of samples do not depend on the fields.
  *
+ * With #GstSpdlSrc:annotations, a COCO instances file (local, http(s)://
+ * or s3://), the samples are its images sorted by image id (torchvision
+ * CocoDetection's order), read from #GstSpdlSrc:location (their folder or
+ * URL prefix) joined with each "file_name"; each sample's record starts
+ * with "objects" (the image's annotations, a compact JSON array in file
+ * order) and "image_id", before #GstSpdlSrc:fields. Images without an
+ * annotation are kept or dropped (#GstSpdlSrc:empty-images); hostile
+ * content is counted by reason (#GstSpdlSrc:annotation-counts) and
+ * warned about (docs/record.md).
+ *
  * ## Example launch line
  * |[
  * gst-launch-1.0 spdlsrc location=/data/imagenet/train shuffle=true seed=42 ! \
  *     spdldecode width=224 height=224 mode=random-resized-crop ! fakesink
+ * ]|
+ * |[
+ * gst-launch-1.0 spdlsrc location=/data/coco/train2017 \
+ *     annotations=/data/coco/annotations/instances_train2017.json \
+ *     shuffle=true ! spdldecode width=640 height=640 ! fakesink
  * ]|
  */
 #ifdef HAVE_CONFIG_H

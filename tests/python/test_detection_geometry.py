@@ -39,11 +39,13 @@ def folder(tmp_path_factory):
     return root, images
 
 
-def decode(root, props):
-    """[(array HxWx3, crop, flipped, (source w, h))] in dataset order."""
-    pipeline = Gst.parse_launch(
-        f"spdlsrc location={root} extensions=png ! spdldecode {props} ! "
-        "appsink name=sink sync=false")
+def pull(launch, convert, setup=None):
+    """[convert(sample)] of each sample of @launch (ending in an appsink
+    named sink), until EOS, after setup(pipeline); a pipeline error raises
+    RuntimeError."""
+    pipeline = Gst.parse_launch(launch)
+    if setup:
+        setup(pipeline)
     sink, bus = pipeline.get_by_name("sink"), pipeline.get_bus()
     pipeline.set_state(Gst.State.PLAYING)
     out = []
@@ -56,31 +58,71 @@ def decode(root, props):
                     raise RuntimeError(msg.parse_error()[0].message)
                 assert sink.get_property("eos"), "pipeline timed out"
                 break
-            caps = sample.get_caps().get_structure(0)
-            w, h = caps.get_value("width"), caps.get_value("height")
-            buf = sample.get_buffer()
-            data = buf.extract_dup(0, buf.get_size())
-            stride = (w * 3 + 3) // 4 * 4
-            arr = np.frombuffer(data, np.uint8).reshape(h, stride)[:, :w * 3]
-            meta = buf.get_custom_meta("GstSpdlSampleMeta").get_structure()
-            crop = [meta.get_value("crop")[i] for i in range(4)]
-            out.append((arr.reshape(h, w, 3).copy(), crop,
-                        meta.get_value("flipped"),
-                        (meta.get_value("source-width"),
-                         meta.get_value("source-height"))))
+            out.append(convert(sample))
+            del sample
     finally:
         pipeline.set_state(Gst.State.NULL)
     return out
 
 
+def image_and_geometry(sample):
+    caps = sample.get_caps().get_structure(0)
+    w, h = caps.get_value("width"), caps.get_value("height")
+    buf = sample.get_buffer()
+    data = buf.extract_dup(0, buf.get_size())
+    stride = (w * 3 + 3) // 4 * 4
+    arr = np.frombuffer(data, np.uint8).reshape(h, stride)[:, :w * 3]
+    meta = buf.get_custom_meta("GstSpdlSampleMeta").get_structure()
+    crop = [meta.get_value("crop")[i] for i in range(4)]
+    return (arr.reshape(h, w, 3).copy(), crop, meta.get_value("flipped"),
+            (meta.get_value("source-width"), meta.get_value("source-height")))
+
+
+def decode(root, props):
+    """[(array HxWx3, crop, flipped, (source w, h))] in dataset order."""
+    return pull(f"spdlsrc location={root} extensions=png ! spdldecode {props} "
+                "! appsink name=sink sync=false", image_and_geometry)
+
+
+def batch_of(sample):
+    """A batch's tensors (numpy, copied out) and metadata."""
+    from spdlgst.batch import host_tensors, sample_batch, tensor_names
+    b = sample_batch(sample, host_tensors(sample))
+    out = dict(images=b.images.copy(), labels=b.labels.copy(),
+               sizes=None if b.image_sizes is None else b.image_sizes.copy(),
+               mask=None if b.padding_mask is None else b.padding_mask.copy(),
+               indices=list(b.indices), n=len(b),
+               names=tensor_names(sample.get_caps()))
+    for name, value in b.fields.items():
+        out[name] = value.copy()
+    return out
+
+
+_TV_CACHE = {}
+
+
 def tv_sizes(queries):
-    """torchvision 0.29's [new_h, new_w] for (h, w, size, max_size)."""
+    """torchvision 0.29's [new_h, new_w] for (h, w, size, max_size); the
+    queries of the whole module in one run of the torch 2 venv."""
+    missing = [q for q in queries if tuple(q) not in _TV_CACHE]
+    if missing:
+        all_queries = missing + [
+            [h, w, s, m] for w, h in SIZES
+            for s, m in [(50, None), (50, 80), (33, 71), (120, None),
+                         (29, 30), (None, 90), (31, 90), (40, 90), (47, 90),
+                         (55, 90)]]
+        for q, r in zip(all_queries, _tv_run(all_queries)):
+            _TV_CACHE[tuple(q)] = r
+    return [_TV_CACHE[tuple(q)] for q in queries]
+
+
+def _tv_run(queries):
     script = (
         "import json, sys\n"
         "from torchvision.transforms.v2.functional._geometry import "
         "_compute_resized_output_size as f\n"
-        "print(json.dumps([f((h, w), [s], max_size=m) for h, w, s, m in "
-        "json.loads(sys.argv[1])]))\n")
+        "print(json.dumps([f((h, w), None if s is None else [s], "
+        "max_size=m) for h, w, s, m in json.loads(sys.argv[1])]))\n")
     res = subprocess.run([torch2_python(), "-c", script, json.dumps(queries)],
                          capture_output=True, text=True, timeout=120)
     assert res.returncode == 0, res.stderr[-2000:]
@@ -92,16 +134,17 @@ def pil_resize(arr, w, h):
 
 
 @pytest.mark.parametrize("size,max_size", [(50, 0), (50, 80), (33, 71),
-                                           (120, 0), (29, 30)])
+                                           (120, 0), (29, 30), (0, 90)])
 def test_shorter_matches_torchvision_resize(folder, size, max_size):
     root, images = folder
+    # resize-shorter=0 with a max-size: Resize(None, max_size)
     props = f"mode=shorter resize-shorter={size}"
     if max_size:
         props += f" max-size={max_size}"
     out = decode(root, props)
     assert len(out) == len(images)
-    expected = tv_sizes([[a.shape[0], a.shape[1], size, max_size or None]
-                         for a in images])
+    expected = tv_sizes([[a.shape[0], a.shape[1], size or None,
+                          max_size or None] for a in images])
     for (arr, crop, flipped, source), src, (eh, ew) in zip(out, images,
                                                            expected):
         assert arr.shape[:2] == (eh, ew), (src.shape, size, max_size)
@@ -138,6 +181,22 @@ def test_shorter_sizes_drawn_per_image_by_seed(folder):
     per_seed = [[drawn[s, i] for i in range(len(images))] for s in (1, 2)]
     # varies from image to image, and with the seed
     assert len(set(per_seed[0])) > 1 and per_seed[0] != per_seed[1], per_seed
+
+
+def test_sizes_set_from_python(folder):
+    """Python's ints (a Gst.ValueArray) set the sizes as gst-launch's
+    <31,40> does."""
+    root, images = folder
+
+    def setup(pipeline):
+        pipeline.get_by_name("dec").set_property("sizes",
+                                                 Gst.ValueArray([31, 40]))
+
+    out = pull(f"spdlsrc location={root} extensions=png ! spdldecode "
+               "name=dec mode=shorter seed=4 ! appsink name=sink sync=false",
+               image_and_geometry, setup)
+    shorter = [min(a.shape[:2]) for a, _, _, _ in out]
+    assert set(shorter) == {31, 40}, shorter
 
 
 def test_shorter_refuses_max_size_not_above_size(folder):
@@ -196,35 +255,10 @@ def test_letterbox_needs_width_and_height(folder):
 
 
 def batches(root, decode_props, batch_props):
-    """[spdlgst Batch (numpy, copied out)] of spdldecode ! spdlbatch."""
-    from spdlgst.batch import host_tensors, sample_batch, tensor_names
-    pipeline = Gst.parse_launch(
-        f"spdlsrc location={root} extensions=png ! spdldecode {decode_props} "
-        f"! spdlbatch {batch_props} ! appsink name=sink sync=false")
-    sink, bus = pipeline.get_by_name("sink"), pipeline.get_bus()
-    pipeline.set_state(Gst.State.PLAYING)
-    out = []
-    try:
-        while True:
-            sample = sink.emit("try-pull-sample", 5 * Gst.SECOND)
-            if sample is None:
-                msg = bus.pop_filtered(Gst.MessageType.ERROR)
-                if msg is not None:
-                    raise RuntimeError(msg.parse_error()[0].message)
-                assert sink.get_property("eos"), "pipeline timed out"
-                break
-            b = sample_batch(sample, host_tensors(sample))
-            out.append(dict(images=b.images.copy(), labels=b.labels.copy(),
-                            sizes=None if b.image_sizes is None
-                            else b.image_sizes.copy(),
-                            mask=None if b.padding_mask is None
-                            else b.padding_mask.copy(),
-                            indices=list(b.indices), n=len(b),
-                            names=tensor_names(sample.get_caps())))
-            del b, sample
-    finally:
-        pipeline.set_state(Gst.State.NULL)
-    return out
+    """[batch_of (batch)] of spdldecode ! spdlbatch."""
+    return pull(f"spdlsrc location={root} extensions=png ! spdldecode "
+                f"{decode_props} ! spdlbatch {batch_props} ! appsink "
+                "name=sink sync=false", batch_of)
 
 
 SHORTER = "mode=shorter resize-shorter=40 max-size=100"
@@ -320,33 +354,10 @@ def fields_folder(tmp_path_factory):
     return root
 
 
-def field_batches(root, batch_props):
-    from spdlgst.batch import host_tensors, sample_batch
-    pipeline = Gst.parse_launch(
-        f"spdlsrc location={root} fields=alt.png:image,seg.png:label ! "
-        f"spdldecode {SHORTER} ! spdlbatch {batch_props} ! "
-        "appsink name=sink sync=false")
-    sink, bus = pipeline.get_by_name("sink"), pipeline.get_bus()
-    pipeline.set_state(Gst.State.PLAYING)
-    out = []
-    try:
-        while True:
-            sample = sink.emit("try-pull-sample", 5 * Gst.SECOND)
-            if sample is None:
-                msg = bus.pop_filtered(Gst.MessageType.ERROR)
-                if msg is not None:
-                    raise RuntimeError(msg.parse_error()[0].message)
-                assert sink.get_property("eos"), "pipeline timed out"
-                break
-            b = sample_batch(sample, host_tensors(sample))
-            out.append(dict(images=b.images.copy(),
-                            alt=b["alt.png"].copy(), seg=b["seg.png"].copy(),
-                            sizes=b.image_sizes.copy(),
-                            indices=list(b.indices)))
-            del b, sample
-    finally:
-        pipeline.set_state(Gst.State.NULL)
-    return out
+def field_batches(root, batch_props, decode_props=SHORTER):
+    return pull(f"spdlsrc location={root} fields=alt.png:image,seg.png:label "
+                f"! spdldecode {decode_props} ! spdlbatch {batch_props} ! "
+                "appsink name=sink sync=false", batch_of)
 
 
 @pytest.mark.parametrize("layout", ["nhwc", "nchw"])
@@ -358,24 +369,106 @@ def test_padded_batch_pads_image_and_label_fields(fields_folder, layout):
     assert [b["indices"] for b in got] == [[0, 1, 2], [3, 4]]
     nchw = layout == "nchw"
     for b in got:
-        H, W = b["seg"].shape[1:]
+        H, W = b["seg.png"].shape[1:]
         assert H % 16 == 0 and W % 16 == 0
         assert (b["images"].shape[2:4] if nchw
                 else b["images"].shape[1:3]) == (H, W)
-        assert b["alt"].shape == ((len(b["indices"]), 3, H, W) if nchw else
+        assert b["alt.png"].shape == ((len(b["indices"]), 3, H, W) if nchw else
                                   (len(b["indices"]), H, W, 3))
         for k, i in enumerate(b["indices"]):
             h, w = b["sizes"][k]
             one = alone[i]
             assert list(one["sizes"][0]) == [h, w]
             seg = np.zeros((H, W), np.uint8)
-            seg[:h, :w] = one["seg"][0]
-            assert np.array_equal(b["seg"][k], seg)
-            assert one["seg"][0].min() >= 1, "labels are 1..8: zeros padding"
+            seg[:h, :w] = one["seg.png"][0]
+            assert np.array_equal(b["seg.png"][k], seg)
+            assert one["seg.png"][0].min() >= 1, "labels are 1..8: zeros padding"
             if nchw:
                 alt = np.zeros((3, H, W), np.uint8)
-                alt[:, :h, :w] = one["alt"][0]
+                alt[:, :h, :w] = one["alt.png"][0]
             else:
                 alt = np.zeros((H, W, 3), np.uint8)
-                alt[:h, :w] = one["alt"][0]
-            assert np.array_equal(b["alt"][k], alt)
+                alt[:h, :w] = one["alt.png"][0]
+            assert np.array_equal(b["alt.png"][k], alt)
+
+
+@pytest.mark.parametrize("layout", ["nhwc", "nchw"])
+def test_letterbox_pads_image_fields_with_pad_value(fields_folder, layout):
+    """Decoded into spdlbatch's slots (packed or planar): the media image
+    and an image field are letterboxed (pad-value around PIL's resize), a
+    label field's padding is 0."""
+    got = field_batches(fields_folder, f"batch-size=5 layout={layout}",
+                        "mode=letterbox width=40 height=36 pad-value=99")
+    assert len(got) == 1 and got[0]["indices"] == list(range(5))
+    planar = (lambda a: a.transpose(2, 0, 1)) if layout == "nchw" else \
+        (lambda a: a)
+    for k in range(5):
+        media = np.asarray(Image.open(fields_folder / "c" / f"x{k}.jpg")
+                           .convert("RGB"))
+        assert np.array_equal(got[0]["images"][k],
+                              planar(letterbox_ref(media, 40, 36, 99)[0]))
+        alt = np.asarray(Image.open(fields_folder / "c" / f"x{k}.alt.png"))
+        ref, left, top, nw, nh = letterbox_ref(alt, 40, 36, 99)
+        assert np.array_equal(got[0]["alt.png"][k], planar(ref))
+        seg = got[0]["seg.png"][k]
+        inside = np.zeros(seg.shape, bool)
+        inside[top:top + nh, left:left + nw] = True
+        assert (seg[inside] >= 1).all() and not seg[~inside].any()
+
+
+@pytest.mark.parametrize("recipe", ["shorter", "letterbox"])
+def test_every_kind_of_jpeg_as_pil(kinds_dataset, recipe):
+    """JPEGs as phones and cameras make them (4:2:0, 4:4:4, progressive,
+    gray, CMYK, 2000x1500): torchvision's Resize(size, max_size) on PIL
+    images, and the letterbox of PIL's resize, pixel for pixel."""
+    import torchvision.transforms as T
+    from torchvision.datasets import ImageFolder
+
+    if recipe == "shorter":
+        props = "mode=shorter resize-shorter=120 max-size=150"
+        transform = T.Resize(120, max_size=150)
+    else:
+        props = "mode=letterbox width=96 height=80"
+        transform = None
+    out = pull(f"spdlsrc location={kinds_dataset} ! spdldecode {props} ! "
+               "appsink name=sink sync=false", image_and_geometry)
+    ref = ImageFolder(str(kinds_dataset), transform=transform)
+    assert len(out) == len(ref) == 20
+    for (arr, crop, _, source), (img, _) in zip(out, ref):
+        expected = np.asarray(img.convert("RGB"))
+        if recipe == "letterbox":
+            expected = letterbox_ref(expected, 96, 80, 114)[0]
+        assert arr.shape == expected.shape
+        assert np.array_equal(arr, expected), source
+
+
+def test_loader_gives_padded_batches(folder):
+    """Through spdlappsink and the Loader (torch): each batch's own shape,
+    the sizes and the mask as attributes, (images, labels) the tuple."""
+    import torch
+    from spdlgst import Loader
+
+    root, _ = folder
+    singles = [a for a, _, _, _ in decode(root, SHORTER)]
+    loader = Loader(f"spdlsrc location={root} extensions=png ! spdldecode "
+                    f"{SHORTER} ! spdlbatch batch-size=4 pad-multiple=16 ! "
+                    "spdlappsink name=sink", output="torch")
+    try:
+        got = list(loader)
+    finally:
+        loader.close()
+    assert [len(b.indices) for b in got] == [4, 2]
+    shapes = set()
+    for b in got:
+        images, labels = b
+        assert images.dtype == torch.uint8 and labels.dtype == torch.int64
+        assert b.image_sizes.dtype == torch.int64
+        assert b.padding_mask.dtype == torch.uint8
+        shapes.add(tuple(images.shape[1:3]))
+        for k, i in enumerate(b.indices):
+            h, w = (int(v) for v in b.image_sizes[k])
+            assert (h, w) == singles[i].shape[:2]
+            assert np.array_equal(images[k, :h, :w].numpy(), singles[i])
+            assert int(b.padding_mask[k].sum()) == (
+                images.shape[1] * images.shape[2] - h * w)
+    assert len(shapes) == 2, "each batch its own padded size"

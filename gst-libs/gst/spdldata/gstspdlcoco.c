@@ -109,25 +109,38 @@ fail (GError ** error, const gchar * name, const gchar * format, ...)
   return FALSE;
 }
 
-/* The member @key of the object at @object (the last one, as Python's
- * json module takes a repeated key): FALSE when absent */
-static gboolean
-member (const gchar * object, const gchar * end, const gchar * key,
-    const gchar ** value, const gchar ** value_end)
+/* The members @keys (NULL-terminated) of the object at @object, in one
+ * pass: @values[i] the text of the last one named @keys[i] (as Python's
+ * json module takes a repeated key), NULL when absent. */
+static void
+members (const gchar * object, const gchar * end, const gchar * const *keys,
+    const gchar ** values, const gchar ** value_ends)
 {
   GstSpdlJsonIter iter;
   const gchar *k, *v, *v_end;
   gsize k_len;
-  gboolean found = FALSE;
+  guint i;
 
+  for (i = 0; keys[i]; i++)
+    values[i] = value_ends[i] = NULL;
   gst_spdl_json_iter_init (&iter, object, end);
   while (gst_spdl_json_iter_next (&iter, &k, &k_len, &v, &v_end))
-    if (gst_spdl_json_key_equals (k, k_len, key)) {
-      *value = v;
-      *value_end = v_end;
-      found = TRUE;
-    }
-  return found;
+    for (i = 0; keys[i]; i++)
+      if (gst_spdl_json_key_equals (k, k_len, keys[i])) {
+        values[i] = v;
+        value_ends[i] = v_end;
+        break;
+      }
+}
+
+static gboolean
+member (const gchar * object, const gchar * end, const gchar * key,
+    const gchar ** value, const gchar ** value_end)
+{
+  const gchar *const keys[] = { key, NULL };
+
+  members (object, end, keys, value, value_end);
+  return *value != NULL;
 }
 
 static gboolean
@@ -162,8 +175,9 @@ static gboolean
 read_images (Reader * r, const gchar * images, const gchar * end,
     GArray * list, GString * names)
 {
+  static const gchar *const keys[] = { "id", "file_name", NULL };
   GstSpdlJsonIter iter;
-  const gchar *k, *v, *v_end, *f, *f_end;
+  const gchar *k, *v, *v_end, *f, *f_end, *found[2], *found_end[2];
   gsize k_len;
   guint64 order = 0;
 
@@ -180,12 +194,16 @@ read_images (Reader * r, const gchar * images, const gchar * end,
       g_free (what);
       continue;
     }
-    if (!int_member (v, end, "id", &image.id)) {
+    members (v, end, keys, found, found_end);
+    if (found[0] == NULL || !gst_spdl_json_number_to_int (found[0],
+            found_end[0] - found[0], &image.id)) {
       count (r, GST_SPDL_COCO_BAD_IMAGE, "image %" G_GUINT64_FORMAT " has "
           "no integer \"id\"", image.order);
       continue;
     }
-    if (!member (v, end, "file_name", &f, &f_end) || *f != '"') {
+    f = found[1];
+    f_end = found_end[1];
+    if (f == NULL || *f != '"') {
       count (r, GST_SPDL_COCO_BAD_IMAGE, "image id %" G_GINT64_FORMAT
           " has no \"file_name\" string", image.id);
       continue;
@@ -226,68 +244,94 @@ read_categories (const gchar * categories, const gchar * end)
 static gboolean
 has_id (GArray * ids, gint64 id)
 {
-  return bsearch (&id, ids->data, ids->len, sizeof (gint64),
+  return ids->len > 0 && bsearch (&id, ids->data, ids->len, sizeof (gint64),
       compare_ids) != NULL;
 }
 
-/* "annotation id 7" or "annotation 12 (the 13th)" for messages */
+/* "annotation id 7" or "annotation 12 (in file order, from 0)" for
+ * messages */
 static gchar *
-name_annotation (const gchar * object, const gchar * end, guint64 order)
+name_annotation (const gchar * id, const gchar * id_end, guint64 order)
 {
-  const gchar *v, *v_end;
-  gchar *id, *named;
+  gchar *text, *named;
 
-  if (*object != '{' || !member (object, end, "id", &v, &v_end))
+  if (id == NULL)
     return g_strdup_printf ("annotation %" G_GUINT64_FORMAT " (in file "
         "order, from 0)", order);
-  id = describe_value (v, v_end);
-  named = g_strdup_printf ("annotation id %s", id);
-  g_free (id);
+  text = describe_value (id, id_end);
+  named = g_strdup_printf ("annotation id %s", text);
+  g_free (text);
   return named;
 }
+
+enum
+{ ANN_IMAGE_ID, ANN_CATEGORY_ID, ANN_ID, N_ANN_KEYS };
 
 static void
 read_annotations (Reader * r, const gchar * annotations, const gchar * end,
     const Image * images, guint n_images, GArray * categories, GArray * out)
 {
+  static const gchar *const keys[] = { "image_id", "category_id", "id",
+    NULL
+  };
   GstSpdlJsonIter iter;
-  const gchar *k, *v, *v_end, *c, *c_end;
+  const gchar *k, *v, *v_end, *found[N_ANN_KEYS], *found_end[N_ANN_KEYS];
   gsize k_len;
   guint64 order = 0;
 
   gst_spdl_json_iter_init (&iter, annotations, end);
   while (gst_spdl_json_iter_next (&iter, &k, &k_len, &v, &v_end)) {
     Annotation a = { 0, v - r->text, v_end - v };
+    /* Image's first member is its id: compare_ids finds it */
     Image key = { 0, };
-    const Image *image;
+    const Image *image = NULL;
     gint64 category;
-    gchar *named = name_annotation (v, end, order++);
+    gchar *named;
 
+    order++;
     if (*v != '{') {
+      named = name_annotation (NULL, NULL, order - 1);
       count (r, GST_SPDL_COCO_BAD_ANNOTATION, "%s is %s, not an object",
           named, gst_spdl_json_type_name (*v));
-    } else if (!int_member (v, end, "image_id", &key.id)) {
+      g_free (named);
+      continue;
+    }
+    members (v, end, keys, found, found_end);
+    if (found[ANN_IMAGE_ID] == NULL ||
+        !gst_spdl_json_number_to_int (found[ANN_IMAGE_ID],
+            found_end[ANN_IMAGE_ID] - found[ANN_IMAGE_ID], &key.id)) {
+      named = name_annotation (found[ANN_ID], found_end[ANN_ID], order - 1);
       count (r, GST_SPDL_COCO_BAD_ANNOTATION, "%s has no integer "
           "\"image_id\"", named);
-    } else if ((image = bsearch (&key, images, n_images, sizeof (Image),
-                compare_ids)) == NULL) {
+      g_free (named);
+      continue;
+    }
+    if (n_images > 0)
+      image = bsearch (&key, images, n_images, sizeof (Image), compare_ids);
+    if (image == NULL) {
+      named = name_annotation (found[ANN_ID], found_end[ANN_ID], order - 1);
       count (r, GST_SPDL_COCO_UNKNOWN_IMAGE, "%s names image id %"
           G_GINT64_FORMAT ", which is not among the images", named, key.id);
-    } else {
-      if (categories && (!member (v, end, "category_id", &c, &c_end) ||
-              !gst_spdl_json_number_to_int (c, c_end - c, &category) ||
-              !has_id (categories, category))) {
-        gchar *what = member (v, end, "category_id", &c, &c_end) ?
-            describe_value (c, c_end) : g_strdup ("absent");
-        count (r, GST_SPDL_COCO_UNKNOWN_CATEGORY, "%s (image id %"
-            G_GINT64_FORMAT "): category_id %s is not among the categories "
-            "(kept as it is)", named, key.id, what);
-        g_free (what);
-      }
-      a.image = image - images;
-      g_array_append_val (out, a);
+      g_free (named);
+      continue;
     }
-    g_free (named);
+    if (categories && (found[ANN_CATEGORY_ID] == NULL ||
+            !gst_spdl_json_number_to_int (found[ANN_CATEGORY_ID],
+                found_end[ANN_CATEGORY_ID] - found[ANN_CATEGORY_ID],
+                &category) || !has_id (categories, category))) {
+      gchar *what = found[ANN_CATEGORY_ID] ?
+          describe_value (found[ANN_CATEGORY_ID], found_end[ANN_CATEGORY_ID])
+          : g_strdup ("absent");
+
+      named = name_annotation (found[ANN_ID], found_end[ANN_ID], order - 1);
+      count (r, GST_SPDL_COCO_UNKNOWN_CATEGORY, "%s (image id %"
+          G_GINT64_FORMAT "): category_id %s is not among the categories "
+          "(kept as it is)", named, key.id, what);
+      g_free (what);
+      g_free (named);
+    }
+    a.image = image - images;
+    g_array_append_val (out, a);
   }
 }
 
@@ -296,7 +340,9 @@ gst_spdl_coco_parse (GBytes * bytes, const gchar * name, gboolean drop_empty,
     GError ** error)
 {
   gsize len;
-  const gchar *text = g_bytes_get_data (bytes, &len), *end = text + len;
+  /* an empty GBytes may have no data pointer */
+  const gchar *text = g_bytes_get_size (bytes) > 0 ?
+      g_bytes_get_data (bytes, &len) : (len = 0, ""), *end = text + len;
   const gchar *p, *k, *v, *v_end;
   const gchar *images = NULL, *annotations = NULL, *categories = NULL;
   gsize k_len;

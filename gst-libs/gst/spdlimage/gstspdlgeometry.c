@@ -177,7 +177,8 @@ random_resized_crop (GstSpdlGeometry * g, const GstSpdlDecodeParams * p,
 
 /* torchvision's Resize (size, max_size) (_compute_resized_output_size):
  * the shorter side to @size, the longer one following with int (), then
- * both scaled down again with int () when the longer passes @max_size.
+ * both scaled down again with int () when the longer passes @max_size;
+ * without a size, the longer side to @max_size (Resize (None, max_size)).
  * The products are exact integers, so the doubles' quotients are
  * Python's. */
 static void
@@ -189,10 +190,17 @@ shorter_side (GstSpdlGeometry * g, const GstSpdlDecodeParams * p, guint iw,
   guint64 shorter = MIN (iw, ih), longer = MAX (iw, ih);
   guint64 new_short = size, new_long;
 
-  if (size == 0)                /* nothing asked: keep the image */
+  if (size == 0 && p->max_size) {
+    /* Resize (None, max_size): the longer side to max_size */
+    new_short = (guint64) ((gdouble) (p->max_size * shorter) / longer);
+    new_long = p->max_size;
+  } else if (size == 0) {       /* nothing asked: keep the image */
     new_short = shorter;
-  new_long = (guint64) ((gdouble) (new_short * longer) / shorter);
-  if (p->max_size && new_long > p->max_size) {
+    new_long = longer;
+  } else {
+    new_long = (guint64) ((gdouble) (new_short * longer) / shorter);
+  }
+  if (size && p->max_size && new_long > p->max_size) {
     new_short = (guint64) ((gdouble) (p->max_size * new_short) / new_long);
     new_long = p->max_size;
   }

@@ -41,7 +41,7 @@ typedef struct
   guint max_size;               /* shorter: longest side at most, 0 = none */
   guint sizes[GST_SPDL_MAX_SIZES];      /* shorter: one drawn per image */
   guint n_sizes;                /* 0: resize_shorter */
-  gboolean sizes_dropped;       /* more were asked for than sizes holds */
+  gboolean sizes_invalid;       /* too many, or one out of range: refused */
   guint8 pad_value;             /* letterbox: the padding's value */
   gdouble scale_min, scale_max; /* random-resized-crop */
   gdouble ratio_min, ratio_max;
