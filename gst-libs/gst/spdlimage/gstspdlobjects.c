@@ -25,6 +25,9 @@
 #include <math.h>
 #include <string.h>
 
+/* the longest text of one sample's annotations' warnings */
+#define MAX_WARNINGS_LEN 2048
+
 static const gchar *reason_names[] = {
   "bad-annotation", "box-outside-image", "box-empty", "sanitized",
 };
@@ -106,6 +109,13 @@ int_value (const gchar * v, const gchar * v_end, gint64 * out)
       gst_spdl_json_number_to_int (v, v_end - v, out);
 }
 
+/* Whether the key read is @name (a key holding \u0000 is not) */
+static gboolean
+key_is (const GString * key, const gchar * name)
+{
+  return key->len == strlen (name) && memcmp (key->str, name, key->len) == 0;
+}
+
 /* The numbers of the array [@v, @v_end) into @out (cleared first);
  * FALSE when it is no array or holds anything else. */
 static gboolean
@@ -159,7 +169,7 @@ find_members (const gchar * v, const gchar * v_end, GString * key,
   /* the last of a repeated key counts, as json.loads has it */
   while (next_element (&p, v_end, key, &e, &e_end))
     for (k = 0; k < N_MEMBERS; k++)
-      if (strcmp (key->str, member_keys[k]) == 0) {
+      if (key_is (key, member_keys[k])) {
         m->start[k] = e;
         m->end[k] = e_end;
       }
@@ -178,10 +188,10 @@ paint_rle (const gchar * v, const gchar * v_end, guint width, guint height,
   guint i;
 
   while (next_element (&p, v_end, key, &e, &e_end)) {
-    if (strcmp (key->str, "counts") == 0) {
+    if (key_is (key, "counts")) {
       counts = e;
       counts_end = e_end;
-    } else if (strcmp (key->str, "size") == 0) {
+    } else if (key_is (key, "size")) {
       have_size = number_array (e, e_end, numbers) && numbers->len == 2;
       if (have_size) {
         h = g_array_index (numbers, gdouble, 0);
@@ -275,7 +285,12 @@ warn (GstSpdlObjects * o, GstSpdlObjectsReason reason, gint64 id,
   o->counts[reason]++;
   if (o->warnings == NULL)
     o->warnings = g_string_new (NULL);
-  else
+  else if (o->warnings->len >= MAX_WARNINGS_LEN) {
+    /* a warning stays readable: the counts have the rest */
+    if (!g_str_has_suffix (o->warnings->str, "; ..."))
+      g_string_append (o->warnings, "; ...");
+    return;
+  } else
     g_string_append (o->warnings, "; ");
   if (id >= 0)
     g_string_append_printf (o->warnings, "annotation %" G_GINT64_FORMAT,
@@ -411,7 +426,7 @@ gst_spdl_objects_parse (GstSpdlObjects * o, const gchar * text, gsize len,
     const gchar *q = p + 1;
 
     while (next_element (&q, end, key, &e, &e_end))
-      if (strcmp (key->str, "annotations") == 0) {
+      if (key_is (key, "annotations")) {
         v = e;
         v_end = e_end;
       }

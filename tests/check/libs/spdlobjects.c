@@ -250,6 +250,32 @@ GST_START_TEST (test_bad_annotations_counted)
   fail_if (gst_spdl_objects_parse (&o, "[{\"bbox\": [1,", 13, 6, 5, FALSE,
           &why));
   g_clear_pointer (&why, g_free);
+  /* a key holding \u0000 is another key, as in Python */
+  {
+    const gchar *nul = "[{\"category_id\": 1, \"bbox\\u0000\": [0,0,1,1]}]";
+
+    fail_unless (gst_spdl_objects_parse (&o, nul, strlen (nul), 6, 5, FALSE,
+            &why));
+    fail_unless_equals_int (o.n, 0);
+    fail_unless_equals_int (o.counts[GST_SPDL_OBJECTS_BAD_ANNOTATION], 1);
+    gst_spdl_objects_clear (&o);
+  }
+  /* a thousand bad ones: all counted, the warning stays short */
+  {
+    GString *many = g_string_new ("[");
+    guint i;
+
+    for (i = 0; i < 1000; i++)
+      g_string_append (many, i ? ", 5" : "5");
+    g_string_append_c (many, ']');
+    fail_unless (gst_spdl_objects_parse (&o, many->str, many->len, 6, 5,
+            FALSE, &why));
+    fail_unless_equals_int (o.counts[GST_SPDL_OBJECTS_BAD_ANNOTATION], 1000);
+    fail_unless (o.warnings->len < 2200);
+    fail_unless (g_str_has_suffix (o.warnings->str, "; ..."));
+    gst_spdl_objects_clear (&o);
+    g_string_free (many, TRUE);
+  }
   /* none: no object */
   fail_unless (gst_spdl_objects_parse (&o, "{\"images\": []}", 14, 6, 5,
           TRUE, &why));
