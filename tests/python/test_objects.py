@@ -444,3 +444,24 @@ def test_c_example_prints_objects(tmp_path):
         "sample 1 label 0: json=[11 (0 22.4 44.8 67.2)]",
         "sample 2 label 0: json=[12 (0 22.4 44.8 67.2), "
         "13 (22.4 22.4 67.2 67.2)]"], lines
+
+
+def test_missing_annotations_under_empty(tmp_path):
+    """json:objects:empty: an image without its sidecar has no object
+    (the fill value []), one with a bad value too, with a warning."""
+    root = tmp_path / "ds" / "c"
+    root.mkdir(parents=True)
+    for name in "abc":
+        Image.new("RGB", (20, 10)).save(root / f"{name}.png")
+    (root / "a.json").write_text('[{"category_id": 4, "bbox": [1, 1, 5, 5], '
+                                 '"segmentation": [[1, 1, 6, 1, 6, 6]]}]')
+    (root / "c.json").write_text('{"annotations": "none"}')
+    batches, _, warnings = run_batches(
+        tmp_path / "ds", "instance-masks=true", batch="batch-size=4",
+        fields="json:objects:empty")
+    b = batches[0]
+    assert b["offsets"].tolist() == [0, 1, 1, 1]
+    assert b["labels"].tolist() == [4]
+    assert b["masks"].reshape(-1, 10, 20).shape == (1, 10, 20)
+    assert any("c.png" in w and "no object instead" in w for w in warnings), \
+        warnings
