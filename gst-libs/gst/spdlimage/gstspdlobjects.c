@@ -47,6 +47,10 @@ gst_spdl_objects_clear (GstSpdlObjects * o)
   g_clear_pointer (&o->area, g_free);
   g_clear_pointer (&o->iscrowd, g_free);
   g_clear_pointer (&o->masks, g_free);
+  g_clear_pointer (&o->rle_first, g_free);
+  g_clear_pointer (&o->rle_count, g_free);
+  if (o->rles)
+    g_array_free (o->rles, TRUE);
   if (o->warnings)
     g_string_free (o->warnings, TRUE);
   memset (o, 0, sizeof (*o));
@@ -175,11 +179,11 @@ find_members (const gchar * v, const gchar * v_end, GString * key,
       }
 }
 
-/* An RLE segmentation {"counts": "..." | [...], "size": [h, w]} painted
- * into @mask. */
+/* An RLE segmentation {"counts": "..." | [...], "size": [h, w]} appended
+ * to @rles. */
 static gboolean
-paint_rle (const gchar * v, const gchar * v_end, guint width, guint height,
-    guint8 * mask, GString * key, GArray * numbers, gchar ** why)
+read_rle (const gchar * v, const gchar * v_end, guint width, guint height,
+    GArray * rles, GString * key, GArray * numbers, gchar ** why)
 {
   const gchar *p = v + 1, *e, *e_end, *counts = NULL, *counts_end = NULL;
   GstSpdlRle rle;
@@ -237,17 +241,16 @@ paint_rle (const gchar * v, const gchar * v_end, guint width, guint height,
   } else {
     *why = g_strdup ("RLE counts that are neither a string nor numbers");
   }
-  if (ok) {
-    gst_spdl_rle_paint (&rle, mask);
-    gst_spdl_rle_clear (&rle);
-  }
+  if (ok)
+    g_array_append_val (rles, rle);
   return ok;
 }
 
-/* Polygons [[x, y, ...], ...], merged as pycocotools merges them. */
+/* Polygons [[x, y, ...], ...], each appended to @rles (painted together
+ * they are pycocotools' merge). */
 static gboolean
-paint_polygons (const gchar * v, const gchar * v_end, guint width,
-    guint height, guint8 * mask, GArray * numbers, gchar ** why)
+read_polygons (const gchar * v, const gchar * v_end, guint width,
+    guint height, GArray * rles, GArray * numbers, gchar ** why)
 {
   const gchar *p = v + 1, *e, *e_end;
   guint n = 0;
@@ -267,8 +270,7 @@ paint_polygons (const gchar * v, const gchar * v_end, guint width,
     if (!gst_spdl_rle_from_polygon (&rle, (const gdouble *) numbers->data,
             numbers->len / 2, height, width, why))
       return FALSE;
-    gst_spdl_rle_paint (&rle, mask);
-    gst_spdl_rle_clear (&rle);
+    g_array_append_val (rles, rle);
     n++;
   }
   if (n == 0) {
@@ -361,31 +363,30 @@ add_annotation (GstSpdlObjects * o, const gchar * v, const gchar * v_end,
     return;
   }
   if (masks) {
-    guint8 *mask;
-    gsize plane = (gsize) o->width * o->height;
-    gboolean ok;
+    const gchar *seg = m.start[MEMBER_SEGMENTATION];
+    const gchar *seg_end = m.end[MEMBER_SEGMENTATION];
+    guint before = o->rles->len;
+    gboolean ok = FALSE;
 
-    mask = o->masks + plane * n;
-    memset (mask, 0, plane);
-    if (m.start[MEMBER_SEGMENTATION] == NULL) {
+    if (seg == NULL)
       why = g_strdup ("no \"segmentation\" (masks are asked for)");
-      ok = FALSE;
-    } else if (*m.start[MEMBER_SEGMENTATION] == '{') {
-      ok = paint_rle (m.start[MEMBER_SEGMENTATION], m.end[MEMBER_SEGMENTATION], o->width,
-          o->height, mask, key, numbers, &why);
-    } else if (*m.start[MEMBER_SEGMENTATION] == '[') {
-      ok = paint_polygons (m.start[MEMBER_SEGMENTATION],
-          m.end[MEMBER_SEGMENTATION], o->width,
-          o->height, mask, numbers, &why);
-    } else {
+    else if (*seg == '{')
+      ok = read_rle (seg, seg_end, o->width, o->height, o->rles, key,
+          numbers, &why);
+    else if (*seg == '[')
+      ok = read_polygons (seg, seg_end, o->width, o->height, o->rles,
+          numbers, &why);
+    else
       why = g_strdup ("a \"segmentation\" that is neither polygons nor RLE");
-      ok = FALSE;
-    }
     if (!ok) {
+      /* the polygons read before the bad one go with it */
+      g_array_set_size (o->rles, before);
       warn (o, GST_SPDL_OBJECTS_BAD_ANNOTATION, id, index, why);
       g_free (why);
       return;
     }
+    o->rle_first[n] = before;
+    o->rle_count[n] = o->rles->len - before;
   }
   if (!(b[2] > 0 && b[3] > 0))
     warn (o, GST_SPDL_OBJECTS_BOX_EMPTY, id, index, "a box of zero or "
@@ -413,8 +414,12 @@ gst_spdl_objects_parse (GstSpdlObjects * o, const gchar * text, gsize len,
   guint index = 0, count = 0;
 
   memset (o, 0, sizeof (*o));
-  o->width = width;
-  o->height = height;
+  o->width = o->source_width = width;
+  o->height = o->source_height = height;
+  if (masks) {
+    o->rles = g_array_new (FALSE, FALSE, sizeof (GstSpdlRle));
+    g_array_set_clear_func (o->rles, (GDestroyNotify) gst_spdl_rle_clear);
+  }
   if (len >= 3 && memcmp (text, "\xEF\xBB\xBF", 3) == 0)
     text += 3;
   if (!gst_spdl_json_validate (text, end - text, why))
@@ -457,12 +462,13 @@ gst_spdl_objects_parse (GstSpdlObjects * o, const gchar * text, gsize len,
   o->labels = g_try_new (gint64, count);
   o->area = g_try_new (gfloat, count);
   o->iscrowd = g_try_new (gint64, count);
-  if (masks)
-    o->masks = g_try_malloc ((gsize) width * height * count);
+  if (masks) {
+    o->rle_first = g_try_new (guint, count);
+    o->rle_count = g_try_new (guint, count);
+  }
   if (!o->boxes || !o->labels || !o->area || !o->iscrowd ||
-      (masks && !o->masks && (gsize) width * height > 0)) {
-    *why = g_strdup_printf ("out of memory for %u objects%s of %ux%u", count,
-        masks ? " and their masks" : "", width, height);
+      (masks && (!o->rle_first || !o->rle_count))) {
+    *why = g_strdup_printf ("out of memory for %u objects", count);
     gst_spdl_objects_clear (o);
     return FALSE;
   }
@@ -527,34 +533,8 @@ center_anchor (gint64 in, gint64 out)
   return (gint64) nearbyint ((gdouble) (in - out) / 2.0);
 }
 
-static gboolean
-transform_masks (GstSpdlObjects * o, const GstSpdlGeometry * geom)
-{
-  gsize in_plane = (gsize) o->width * o->height;
-  gsize out_plane = (gsize) geom->out_width * geom->out_height;
-  guint8 *out;
-  guint i;
-
-  if (o->masks == NULL || o->n == 0)
-    return TRUE;
-  out = g_try_malloc (out_plane * o->n);
-  if (out == NULL)
-    return FALSE;
-  for (i = 0; i < o->n; i++) {
-    GstSpdlLabelImage label = { o->width, o->height, 1,
-      o->masks + in_plane * i
-    };
-
-    gst_spdl_label_image_resample (&label, geom, out + out_plane * i);
-  }
-  g_free (o->masks);
-  o->masks = out;
-  return TRUE;
-}
-
-gboolean
-gst_spdl_objects_transform (GstSpdlObjects * o, const GstSpdlGeometry * geom,
-    gchar ** why)
+void
+gst_spdl_objects_transform (GstSpdlObjects * o, const GstSpdlGeometry * geom)
 {
   guint ow = geom->out_width, oh = geom->out_height, i;
 
@@ -581,13 +561,51 @@ gst_spdl_objects_transform (GstSpdlObjects * o, const GstSpdlGeometry * geom,
       b[2] = -(x1 - w);
     }
   }
-  if (!transform_masks (o, geom)) {
-    *why = g_strdup_printf ("out of memory for %u masks of %ux%u", o->n, ow,
-        oh);
-    return FALSE;
-  }
+  o->geom = *geom;
+  o->transformed = TRUE;
   o->width = ow;
   o->height = oh;
+}
+
+gboolean
+gst_spdl_objects_rasterize (GstSpdlObjects * o, gchar ** why)
+{
+  gsize in_plane = (gsize) o->source_width * o->source_height;
+  gsize out_plane = (gsize) o->width * o->height;
+  guint8 *source;
+  guint i, k;
+
+  if (o->rles == NULL)
+    return TRUE;
+  g_clear_pointer (&o->masks, g_free);
+  if (o->n == 0)
+    return TRUE;
+  /* one source plane at a time: only the output's masks are kept */
+  source = g_try_malloc (in_plane);
+  o->masks = g_try_malloc (out_plane * o->n);
+  if (source == NULL || o->masks == NULL) {
+    g_free (source);
+    g_clear_pointer (&o->masks, g_free);
+    *why = g_strdup_printf ("out of memory for %u masks of %ux%u", o->n,
+        o->width, o->height);
+    return FALSE;
+  }
+  for (i = 0; i < o->n; i++) {
+    GstSpdlLabelImage label = { o->source_width, o->source_height, 1,
+      source
+    };
+    guint8 *out = o->masks + out_plane * i;
+
+    memset (source, 0, in_plane);
+    for (k = 0; k < o->rle_count[i]; k++)
+      gst_spdl_rle_paint (&g_array_index (o->rles, GstSpdlRle,
+              o->rle_first[i] + k), source);
+    if (o->transformed)
+      gst_spdl_label_image_resample (&label, &o->geom, out);
+    else
+      memcpy (out, source, in_plane);
+  }
+  g_free (source);
   return TRUE;
 }
 
@@ -595,7 +613,6 @@ void
 gst_spdl_objects_sanitize (GstSpdlObjects * o, gdouble min_size,
     gdouble min_area)
 {
-  gsize plane = (gsize) o->width * o->height;
   gfloat size = (gfloat) min_size, area = (gfloat) min_area;
   gfloat w = (gfloat) o->width, h = (gfloat) o->height;
   guint i, kept = 0;
@@ -619,8 +636,10 @@ gst_spdl_objects_sanitize (GstSpdlObjects * o, gdouble min_size,
       o->labels[kept] = o->labels[i];
       o->area[kept] = o->area[i];
       o->iscrowd[kept] = o->iscrowd[i];
-      if (o->masks)
-        memcpy (o->masks + plane * kept, o->masks + plane * i, plane);
+      if (o->rles) {
+        o->rle_first[kept] = o->rle_first[i];
+        o->rle_count[kept] = o->rle_count[i];
+      }
     }
     kept++;
   }
@@ -648,7 +667,8 @@ gst_spdl_objects_to_structure (const GstSpdlObjects * o)
   set_bytes (s, "labels", o->labels, sizeof (gint64) * o->n);
   set_bytes (s, "area", o->area, sizeof (gfloat) * o->n);
   set_bytes (s, "iscrowd", o->iscrowd, sizeof (gint64) * o->n);
-  if (o->masks || o->n == 0)
-    set_bytes (s, "masks", o->masks, (gsize) o->width * o->height * o->n);
+  if (o->rles)
+    set_bytes (s, "masks", o->masks, o->masks ?
+        (gsize) o->width * o->height * o->n : 0);
   return s;
 }
