@@ -170,6 +170,17 @@ GST_START_TEST (test_boxes_through_geometry_as_torchvision)
 
 GST_END_TEST;
 
+/* The whole image at its size, flipped */
+static void
+flip_geometry (GstSpdlGeometry * geom, guint width, guint height)
+{
+  memset (geom, 0, sizeof (*geom));
+  geom->out_width = geom->clip_width = width;
+  geom->out_height = geom->clip_height = height;
+  geom->virtual_width = geom->virtual_height = G_MAXINT64;
+  geom->flip = TRUE;
+}
+
 GST_START_TEST (test_flip_and_sanitize)
 {
   const gchar *text = "{\"annotations\": ["
@@ -183,11 +194,7 @@ GST_START_TEST (test_flip_and_sanitize)
   GstSpdlObjects o;
   gchar *why = NULL;
 
-  memset (&geom, 0, sizeof (geom));
-  geom.out_width = geom.clip_width = 20;
-  geom.out_height = geom.clip_height = 20;
-  geom.virtual_width = geom.virtual_height = G_MAXINT64;
-  geom.flip = TRUE;
+  flip_geometry (&geom, 20, 20);
   fail_unless (gst_spdl_objects_parse (&o, text, strlen (text), 20, 20, FALSE,
           &why), "%s", why);
   fail_unless_equals_int (o.n, 5);
@@ -302,11 +309,7 @@ GST_START_TEST (test_masks_follow_their_boxes)
   gchar *why = NULL;
   guint x, y;
 
-  memset (&geom, 0, sizeof (geom));
-  geom.out_width = geom.clip_width = 6;
-  geom.out_height = geom.clip_height = 5;
-  geom.virtual_width = geom.virtual_height = G_MAXINT64;
-  geom.flip = TRUE;
+  flip_geometry (&geom, 6, 5);
   fail_unless (gst_spdl_objects_parse (&o, text, strlen (text), 6, 5, TRUE,
           &why), "%s", why);
   fail_unless_equals_int (o.n, 3);
