@@ -320,7 +320,8 @@ add_annotation (GstSpdlObjects * o, const gchar * v, const gchar * v_end,
     return;
   }
   find_members (v, v_end, key, &m);
-  if (m.start[MEMBER_ID] && !int_value (m.start[MEMBER_ID], m.end[MEMBER_ID], &id))
+  if (m.start[MEMBER_ID] && !int_value (m.start[MEMBER_ID],
+          m.end[MEMBER_ID], &id))
     id = -1;
   if (m.start[MEMBER_BBOX] == NULL || !number_array (m.start[MEMBER_BBOX],
           m.end[MEMBER_BBOX], numbers)
