@@ -143,10 +143,25 @@
  * "field-too-large"), an error, or the kind's fill value. The order,
  * checkpoints and the number of samples do not depend on the fields.
  *
+ * With #GstSpdlSrc:annotations, a COCO instances file (local, http(s)://
+ * or s3://), the samples are its images sorted by image id (torchvision
+ * CocoDetection's order), read from #GstSpdlSrc:location (their folder or
+ * URL prefix) joined with each "file_name"; each sample's record starts
+ * with "objects" (the image's annotations, a compact JSON array in file
+ * order) and "image_id", before #GstSpdlSrc:fields. Images without an
+ * annotation are kept or dropped (#GstSpdlSrc:empty-images); hostile
+ * content is counted by reason (#GstSpdlSrc:annotation-counts) and
+ * warned about (docs/record.md).
+ *
  * ## Example launch line
  * |[
  * gst-launch-1.0 spdlsrc location=/data/imagenet/train shuffle=true seed=42 ! \
  *     spdldecode width=224 height=224 mode=random-resized-crop ! fakesink
+ * ]|
+ * |[
+ * gst-launch-1.0 spdlsrc location=/data/coco/train2017 \
+ *     annotations=/data/coco/annotations/instances_train2017.json \
+ *     shuffle=true ! spdldecode width=640 height=640 ! fakesink
  * ]|
  */
 #ifdef HAVE_CONFIG_H
@@ -207,6 +222,9 @@ enum
   PROP_MISSING_FIELD,
   PROP_MAX_FIELD_SIZE,
   PROP_PATH_COLUMN,
+  PROP_ANNOTATIONS,
+  PROP_EMPTY_IMAGES,
+  PROP_ANNOTATION_COUNTS,
   PROP_HTTP_REQUESTS,
   PROP_HTTP_CONNECT_TIMEOUT,
   PROP_HTTP_TIMEOUT,
@@ -256,6 +274,7 @@ enum
 #define DEFAULT_MAX_BYTES_IN_FLIGHT (256 * 1024 * 1024)
 #define DEFAULT_S3_VIRTUAL_HOST FALSE
 #define DEFAULT_MISSING_FIELD GST_SPDL_MISSING_SKIP
+#define DEFAULT_EMPTY_IMAGES GST_SPDL_EMPTY_IMAGES_KEEP
 #define DEFAULT_MAX_FIELD_SIZE (64 * 1024 * 1024)
 
 static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
@@ -370,6 +389,35 @@ gst_spdl_missing_field_get_type (void)
         g_enum_register_static ("GstSpdlMissingField", values));
   return type;
 }
+
+typedef enum
+{
+  GST_SPDL_EMPTY_IMAGES_KEEP,
+  GST_SPDL_EMPTY_IMAGES_DROP,
+} GstSpdlEmptyImages;
+
+#define GST_TYPE_SPDL_EMPTY_IMAGES (gst_spdl_empty_images_get_type ())
+static GType
+gst_spdl_empty_images_get_type (void)
+{
+  static GType type = 0;
+  static const GEnumValue values[] = {
+    {GST_SPDL_EMPTY_IMAGES_KEEP, "Samples with no object (as torchvision's "
+          "CocoDetection)", "keep"},
+    {GST_SPDL_EMPTY_IMAGES_DROP, "Not listed", "drop"},
+    {0, NULL, NULL}
+  };
+
+  if (g_once_init_enter (&type))
+    g_once_init_leave (&type,
+        g_enum_register_static ("GstSpdlEmptyImages", values));
+  return type;
+}
+
+/* The record's first fields with annotations: the image's objects and
+ * image_id */
+#define COCO_FIELDS "objects:objects,image_id:int"
+#define N_COCO_FIELDS 2
 
 #define gst_spdl_src_parent_class parent_class
 G_DEFINE_TYPE (GstSpdlSrc, gst_spdl_src, GST_TYPE_PUSH_SRC);
@@ -913,6 +961,62 @@ gst_spdl_src_class_init (GstSpdlSrcClass * klass)
           "Manifests with a header: the column of the paths (NULL: path, "
           "image, filepath, file_name, filename, file, audio_filepath or "
           "video)", NULL, READY_PARAM));
+  /**
+   * GstSpdlSrc:annotations:
+   *
+   * A COCO instances file ("instances_train2017.json": a local path, an
+   * http(s):// or s3:// URL, read with the remote-data settings below):
+   * the samples are its images, sorted by image id as torchvision's
+   * CocoDetection orders them, each read from #GstSpdlSrc:location (their
+   * folder, or a URL prefix) joined with its "file_name". Each sample's
+   * record starts with the fields "objects" (kind objects: the image's
+   * annotations in file order, a compact JSON array of COCO annotation
+   * objects as the file writes them, "[]" for none) and "image_id" (int),
+   * then #GstSpdlSrc:fields (sidecars beside each image; local folders
+   * only). The file is read once at start without a tree of it: mapped
+   * locally (its annotations stay in the mapping, 16 bytes each in
+   * memory), remotely downloaded whole into memory (at most 4 GiB).
+   * Broken or truncated JSON is an error naming the file and the byte.
+   * Annotations naming no image ("unknown-image") and that are no object
+   * or lack an integer image_id ("bad-annotation") are not delivered;
+   * an image id listed again ("duplicate-image") keeps the first; an
+   * image without an integer id or a file_name ("bad-image") is not
+   * listed; a category_id not among "categories" ("unknown-category")
+   * is kept as it is, as torchvision keeps it. Each is counted by reason
+   * (#GstSpdlSrc:annotation-counts) and warned about, naming the file
+   * and the image or annotation id (the first 10 per reason). Boxes and
+   * masks themselves are checked when decoded. An image file missing is
+   * skipped as any unreadable sample is. NULL: none.
+   */
+  g_object_class_install_property (gobject_class, PROP_ANNOTATIONS,
+      g_param_spec_string ("annotations", "Annotations",
+          "COCO instances file (path or URL) whose images, under location, "
+          "are the samples, with their objects (NULL: none)", NULL,
+          READY_PARAM));
+  /**
+   * GstSpdlSrc:empty-images:
+   *
+   * With #GstSpdlSrc:annotations: whether images with no annotation are
+   * samples (with "objects" "[]"), or are left out when listing, so that
+   * #GstSpdlSrc:num-samples counts only the others.
+   */
+  g_object_class_install_property (gobject_class, PROP_EMPTY_IMAGES,
+      g_param_spec_enum ("empty-images", "Empty images",
+          "Annotations: images with no annotation kept or dropped",
+          GST_TYPE_SPDL_EMPTY_IMAGES, DEFAULT_EMPTY_IMAGES, READY_PARAM));
+  /**
+   * GstSpdlSrc:annotation-counts:
+   *
+   * With #GstSpdlSrc:annotations, once listed: "images" (listed),
+   * "annotations" (delivered) and what was passed over or kept with a
+   * warning, by reason: "unknown-image", "duplicate-image",
+   * "unknown-category", "bad-annotation", "bad-image" (guint64 each).
+   */
+  g_object_class_install_property (gobject_class, PROP_ANNOTATION_COUNTS,
+      g_param_spec_boxed ("annotation-counts", "Annotation counts",
+          "Annotations: images and annotations listed, and those passed "
+          "over by reason", GST_TYPE_STRUCTURE,
+          G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
 
   /**
    * GstSpdlSrc:http-requests:
@@ -1173,6 +1277,7 @@ gst_spdl_src_init (GstSpdlSrc * src)
   src->max_bytes_in_flight = DEFAULT_MAX_BYTES_IN_FLIGHT;
   src->s3_virtual_host = DEFAULT_S3_VIRTUAL_HOST;
   src->missing_field = DEFAULT_MISSING_FIELD;
+  src->empty_images = DEFAULT_EMPTY_IMAGES;
   src->max_field_size = DEFAULT_MAX_FIELD_SIZE;
   g_queue_init (&src->slots);
   gst_spdl_stats_init (&src->stats);
@@ -1203,6 +1308,7 @@ gst_spdl_src_finalize (GObject * object)
   g_free (src->label_field);
   g_free (src->fields);
   g_free (src->path_column);
+  g_free (src->annotations);
   g_clear_pointer (&src->record, gst_spdl_record_free);
   /* a failed start leaves them (stop() is not called) */
   free_config_strings (src);
@@ -1368,6 +1474,13 @@ gst_spdl_src_set_property (GObject * object, guint prop_id,
       g_free (src->path_column);
       src->path_column = g_value_dup_string (value);
       break;
+    case PROP_ANNOTATIONS:
+      g_free (src->annotations);
+      src->annotations = g_value_dup_string (value);
+      break;
+    case PROP_EMPTY_IMAGES:
+      src->empty_images = g_value_get_enum (value);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -1509,6 +1622,24 @@ gst_spdl_src_get_property (GObject * object, guint prop_id, GValue * value,
     case PROP_PATH_COLUMN:
       g_value_set_string (value, src->path_column);
       break;
+    case PROP_ANNOTATIONS:
+      g_value_set_string (value, src->annotations);
+      break;
+    case PROP_EMPTY_IMAGES:
+      g_value_set_enum (value, src->empty_images);
+      break;
+    case PROP_ANNOTATION_COUNTS:{
+      GstStructure *st = gst_structure_new ("annotation-counts",
+          "images", G_TYPE_UINT64, src->annotated_images,
+          "annotations", G_TYPE_UINT64, src->annotations_delivered, NULL);
+      guint i;
+
+      for (i = 0; i < GST_SPDL_COCO_N_REASONS; i++)
+        gst_structure_set (st, gst_spdl_coco_reason_name (i), G_TYPE_UINT64,
+            src->annotation_counts[i], NULL);
+      g_value_take_boxed (value, st);
+      break;
+    }
     case PROP_ERRORS:
       g_value_set_uint64 (value, src->errors);
       break;
@@ -1847,7 +1978,8 @@ read_sidecars (GstSpdlSrc * src, const gchar * path)
       strlen (path);
   guint f, a;
 
-  for (f = 0; f < record->n_fields; f++) {
+  /* an annotations file gives the first fields */
+  for (f = src->coco ? N_COCO_FIELDS : 0; f < record->n_fields; f++) {
     for (a = 0; record->fields[f].alternatives[a]; a++) {
       gchar *sidecar = g_strdup_printf ("%.*s.%s", (int) stem, path,
           record->fields[f].alternatives[a]);
@@ -2021,26 +2153,16 @@ copy_http_config_strings (GstSpdlSrc * src, GstSpdlHttpConfig * config)
   config->ca_file = src->config_strings[5] = g_strdup (config->ca_file);
 }
 
-/* A remote dataset (an s3:// prefix, or a manifest with URLs) gets an I/O
- * thread; s3:// prefixes are listed (ImageFolder under the prefix). */
-static GstSpdlDataset *
-load_remote_dataset (GstSpdlSrc * src, const gchar * location,
-    const gchar * extensions, GstSpdlDataset * dataset, GError ** error)
+/* The I/O thread of remote reads: FALSE with @error when the settings
+ * (credentials, CA file) cannot be used. */
+static gboolean
+start_http (GstSpdlSrc * src, GError ** error)
 {
   GstSpdlHttpConfig config;
-  GPtrArray *keys;
-  gchar *root, *prefix_url;
-  gsize prefix_len;
-  guint i;
   GstSpdlHttp *http;
 
-  if (dataset) {
-    for (i = 0; i < dataset->n_samples; i++)
-      if (strstr (gst_spdl_dataset_get_path (dataset, i), "://"))
-        break;
-    if (i == dataset->n_samples)
-      return dataset;           /* all local */
-  }
+  if (src->http)
+    return TRUE;
   GST_OBJECT_LOCK (src);
   http_config_init (src, &config);
   copy_http_config_strings (src, &config);
@@ -2050,7 +2172,28 @@ load_remote_dataset (GstSpdlSrc * src, const gchar * location,
   GST_OBJECT_LOCK (src);
   src->http = http;
   GST_OBJECT_UNLOCK (src);
-  if (src->http == NULL || dataset)
+  return http != NULL;
+}
+
+/* A remote dataset (an s3:// prefix, or a manifest with URLs) gets an I/O
+ * thread; s3:// prefixes are listed (ImageFolder under the prefix). */
+static GstSpdlDataset *
+load_remote_dataset (GstSpdlSrc * src, const gchar * location,
+    const gchar * extensions, GstSpdlDataset * dataset, GError ** error)
+{
+  GPtrArray *keys;
+  gchar *root, *prefix_url;
+  gsize prefix_len;
+  guint i;
+
+  if (dataset) {
+    for (i = 0; i < dataset->n_samples; i++)
+      if (strstr (gst_spdl_dataset_get_path (dataset, i), "://"))
+        break;
+    if (i == dataset->n_samples)
+      return dataset;           /* all local */
+  }
+  if (!start_http (src, error) || dataset)
     return dataset;
   /* s3://bucket/prefix/: the keys under the prefix, made relative */
   root = g_strdup (location);
@@ -2229,6 +2372,65 @@ start_shards (GstSpdlSrc * src, const gchar * location, guint64 start_offset)
   return TRUE;
 }
 
+/* A COCO instances file (#GstSpdlSrc:annotations): its images are the
+ * samples, under @location; src->coco keeps their annotations. */
+static GstSpdlDataset *
+load_coco (GstSpdlSrc * src, const gchar * location,
+    const gchar * annotations, GError ** error)
+{
+  GstSpdlDataset *dataset;
+  GstSpdlCoco *coco;
+  GError *read_error = NULL;
+  GBytes *text;
+  gchar *name;
+  guint i;
+
+  if (gst_spdl_http_is_url (annotations) || gst_spdl_http_is_url (location))
+    if (!start_http (src, error))
+      return NULL;
+  if (gst_spdl_http_is_url (annotations)) {
+    name = gst_spdl_url_redact (annotations);
+    /* held whole: the annotations stay in it (at most 4 GiB) */
+    text = gst_spdl_http_get_sync (src->http, annotations, 0, NULL,
+        &read_error);
+  } else {
+    GMappedFile *file;
+
+    name = g_filename_display_name (annotations);
+    /* mapped: the annotations stay in the page cache, never copied */
+    file = g_mapped_file_new (annotations, FALSE, &read_error);
+    text = file ? g_mapped_file_get_bytes (file) : NULL;
+    if (file)
+      g_mapped_file_unref (file);
+  }
+  if (text == NULL) {
+    g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_OPEN_READ,
+        "Could not read COCO annotations \"%s\": %s", name,
+        read_error->message);
+    g_error_free (read_error);
+    g_free (name);
+    return NULL;
+  }
+  coco = gst_spdl_coco_parse (text, name,
+      src->empty_images == GST_SPDL_EMPTY_IMAGES_DROP, error);
+  g_bytes_unref (text);
+  g_free (name);
+  if (coco == NULL)
+    return NULL;
+  dataset = gst_spdl_coco_to_dataset (coco, location);
+  /* posted with the listing's warnings */
+  for (i = 0; i < coco->warnings->len; i++)
+    g_ptr_array_add (dataset->warnings,
+        g_strdup (g_ptr_array_index (coco->warnings, i)));
+  GST_OBJECT_LOCK (src);
+  src->coco = coco;
+  memcpy (src->annotation_counts, coco->counts, sizeof (coco->counts));
+  src->annotated_images = coco->n_images;
+  src->annotations_delivered = coco->n_annotations;
+  GST_OBJECT_UNLOCK (src);
+  return dataset;
+}
+
 static gboolean start_listing (GstSpdlSrc * src);
 
 static gboolean
@@ -2260,9 +2462,11 @@ start_listing (GstSpdlSrc * src)
   gchar *display, *path_column;
   GstSpdlHttp *http;
   GstSpdlDatasetOptions options = { NULL, };
+  gchar *annotations;
 
   GST_OBJECT_LOCK (src);
   location = g_strdup (src->location);
+  annotations = g_strdup (src->annotations);
   extensions = g_strdup (src->extensions);
   start_index = src->start_index;
   start_offset = src->start_offset;
@@ -2270,9 +2474,20 @@ start_listing (GstSpdlSrc * src)
   src->active_max_field_size = src->max_field_size;
   path_column = g_strdup (src->path_column);
   g_clear_pointer (&src->record, gst_spdl_record_free);
-  if (src->fields && *src->fields)
+  if (annotations) {
+    /* the image's objects and id, then the user's fields */
+    gchar *fields = src->fields && *src->fields ?
+        g_strconcat (COCO_FIELDS ",", src->fields, NULL) :
+        g_strdup (COCO_FIELDS);
+
+    src->record = gst_spdl_record_parse (fields, src->missing_field, &error);
+    g_free (fields);
+  } else if (src->fields && *src->fields) {
     src->record = gst_spdl_record_parse (src->fields, src->missing_field,
         &error);
+  }
+  memset (src->annotation_counts, 0, sizeof (src->annotation_counts));
+  src->annotated_images = src->annotations_delivered = 0;
   src->errors = 0;
   g_clear_pointer (&src->dataset_fingerprint, g_free);
   memset (src->errors_by_reason, 0, sizeof (src->errors_by_reason));
@@ -2300,19 +2515,31 @@ start_listing (GstSpdlSrc * src)
     goto failed;
   }
 
-  if (gst_spdl_shards_is_location (location)) {
+  if (annotations && (location == NULL || *location == '\0')) {
+    SPDL_SRC_ERROR (src, RESOURCE, SETTINGS, ("annotations need a location: "
+            "the folder of the images (or their URL prefix)"),
+        ("annotations=%s", annotations));
+    goto failed;
+  }
+  if (annotations && src->record->n_fields > N_COCO_FIELDS &&
+      gst_spdl_http_is_url (location)) {
+    SPDL_SRC_ERROR (src, RESOURCE, SETTINGS, ("fields beside annotations "
+            "are sidecars of the images, read from local folders only"),
+        ("location=%s fields=%s", location, src->fields));
+    goto failed;
+  }
+
+  if (annotations) {
+    dataset = load_coco (src, location, annotations, &error);
+  } else if (gst_spdl_shards_is_location (location)) {
     gboolean ok = start_shards (src, location,
         start_offset + start_index * src->num_shards);
+    g_free (annotations);
     g_free (location);
     g_free (extensions);
     g_free (path_column);
     return ok;
-  }
-
-  options.extensions = extensions;
-  options.record = src->record;
-  options.path_column = path_column;
-  if (location && g_str_has_prefix (location, "s3://")) {
+  } else if (location && g_str_has_prefix (location, "s3://")) {
     if (src->record) {
       SPDL_SRC_ERROR (src, RESOURCE, SETTINGS, ("fields are not read from "
               "S3 folders (sidecars): use tar shards or a manifest with a "
@@ -2320,10 +2547,15 @@ start_listing (GstSpdlSrc * src)
       goto failed;
     }
     dataset = load_remote_dataset (src, location, extensions, NULL, &error);
-  } else if ((dataset = gst_spdl_dataset_load_with_options (location,
-              &options, &error)))
-    dataset = load_remote_dataset (src, location, extensions, dataset,
-        &error);
+  } else {
+    options.extensions = extensions;
+    options.record = src->record;
+    options.path_column = path_column;
+    if ((dataset = gst_spdl_dataset_load_with_options (location, &options,
+                &error)))
+      dataset = load_remote_dataset (src, location, extensions, dataset,
+          &error);
+  }
   if (dataset == NULL) {
     display = location ? g_filename_display_name (location) : NULL;
     post_redacted (src, GST_MESSAGE_ERROR,
@@ -2335,7 +2567,7 @@ start_listing (GstSpdlSrc * src)
     goto failed;
   }
 
-  if (src->record && dataset->class_names == NULL &&
+  if (src->record && src->coco == NULL && dataset->class_names == NULL &&
       dataset->n_fields != src->record->n_fields) {
     display = g_filename_display_name (location);
     SPDL_SRC_ERROR (src, RESOURCE, SETTINGS, ("Manifest \"%s\" has no "
@@ -2346,7 +2578,8 @@ start_listing (GstSpdlSrc * src)
     goto failed;
   }
   /* a folder: the fields are sidecars beside each image */
-  src->read_sidecars = src->record && dataset->class_names != NULL;
+  src->read_sidecars = src->record && (dataset->class_names != NULL ||
+      (src->coco && src->record->n_fields > N_COCO_FIELDS));
   if (src->drop_uneven)
     per_shard = dataset->n_samples / src->num_shards;
   else
@@ -2408,15 +2641,18 @@ start_listing (GstSpdlSrc * src)
   g_free (location);
   g_free (extensions);
   g_free (path_column);
+  g_free (annotations);
   return TRUE;
 
 failed:
   g_free (location);
   g_free (extensions);
   g_free (path_column);
+  g_free (annotations);
   /* stop() is not called after a failed start: the remote listing's client
    * (its I/O thread, registered with the canceller) ends here */
   GST_OBJECT_LOCK (src);
+  g_clear_pointer (&src->coco, gst_spdl_coco_free);
   update_http_stats (src);
   http = src->http;
   src->http = NULL;
@@ -2454,6 +2690,7 @@ gst_spdl_src_stop (GstBaseSrc * bsrc)
   free_config_strings (src);
   GST_OBJECT_LOCK (src);
   g_clear_pointer (&src->dataset, gst_spdl_dataset_free);
+  g_clear_pointer (&src->coco, gst_spdl_coco_free);
   g_clear_pointer (&src->record, gst_spdl_record_free);
   src->samples_per_epoch = 0;
   GST_OBJECT_UNLOCK (src);
@@ -2789,6 +3026,23 @@ manifest_fields (GstSpdlSrc * src, guint index)
   return fields;
 }
 
+/* An annotations file's sample @index: its objects and image_id into
+ * @fields (the sidecars read beside its image; NULL: none). */
+static GstSpdlFieldData *
+coco_fields (GstSpdlSrc * src, guint index, GstSpdlFieldData * fields)
+{
+  gchar *objects, *id;
+  gsize len;
+
+  if (fields == NULL)
+    fields = gst_spdl_field_data_new (src->record->n_fields);
+  objects = gst_spdl_coco_get_objects (src->coco, index, &len);
+  fields[0].data = g_bytes_new_take (objects, len);
+  id = g_strdup_printf ("%" G_GINT64_FORMAT, src->coco->image_ids[index]);
+  fields[1].data = g_bytes_new_take (id, strlen (id));
+  return fields;
+}
+
 /* Waits for the head slot's read; NULL at the end or when flushing. */
 static GstSpdlReadSlot *
 next_slot (GstSpdlSrc * src, GstFlowReturn * ret)
@@ -2940,7 +3194,8 @@ gst_spdl_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
         slot->epoch, slot->path);
     gst_spdl_buffer_set_sample_position (*outbuf, slot->position);
     if (src->record) {
-      GstSpdlFieldData *fields = slot->fields ? slot->fields :
+      GstSpdlFieldData *fields = src->coco ? coco_fields (src, slot->index,
+          g_steal_pointer (&slot->fields)) : slot->fields ? slot->fields :
           manifest_fields (src, slot->index);
       RecordResult result = attach_record (src, *outbuf, fields,
           src->record->n_fields, slot->path, &slot->error);

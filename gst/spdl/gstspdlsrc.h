@@ -13,6 +13,7 @@
 #include <gst/base/gstpushsrc.h>
 #include "gstspdlrecord.h"
 
+#include "gstspdlcoco.h"
 #include "gstspdldataset.h"
 #include "gstspdlhttp.h"
 #include "gstspdlstats.h"
@@ -112,6 +113,13 @@ struct _GstSpdlSrc
   GstSpdlRecord *record;        /* NULL: no field */
   guint64 active_max_field_size;
   gboolean read_sidecars;       /* a folder's fields: read beside each */
+  /* a COCO instances file (gstspdlcoco.h): properties, then what start()
+   * read; its counts by reason under the object lock */
+  gchar *annotations;
+  gint empty_images;            /* GstSpdlEmptyImages */
+  GstSpdlCoco *coco;
+  guint64 annotation_counts[GST_SPDL_COCO_N_REASONS];
+  guint64 annotated_images, annotations_delivered;
   /* remote data (gstspdlhttp.h): properties under the object lock */
   guint http_requests;
   guint http_connect_timeout;
