@@ -56,40 +56,7 @@ gst_spdl_objects_clear (GstSpdlObjects * o)
   memset (o, 0, sizeof (*o));
 }
 
-/* ---- JSON, already validated: walked token by token ---- */
-
-static const gchar *
-skip_space (const gchar * p, const gchar * end)
-{
-  while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
-    p++;
-  return p;
-}
-
-/* A container's next element: [*@p, *@value_end) its value, and for an
- * object its key in @key. FALSE at the container's end. @p starts just
- * after the opening bracket or a previous element. */
-static gboolean
-next_element (const gchar ** p, const gchar * end, GString * key,
-    const gchar ** value, const gchar ** value_end)
-{
-  const gchar *q = skip_space (*p, end);
-
-  if (q < end && *q == ',')
-    q = skip_space (q + 1, end);
-  if (q >= end || *q == ']' || *q == '}')
-    return FALSE;
-  if (key) {
-    g_string_truncate (key, 0);
-    q = gst_spdl_json_append_string (q, key);
-    q = skip_space (q, end);
-    q = skip_space (q + 1, end);        /* the ':' */
-  }
-  *value = q;
-  *value_end = gst_spdl_json_value_end (q, end);
-  *p = *value_end;
-  return TRUE;
-}
+/* ---- JSON, already validated: walked by gstspdljson.h's iterator ---- */
 
 static gboolean
 number_value (const gchar * v, const gchar * v_end, gdouble * out)
@@ -113,25 +80,20 @@ int_value (const gchar * v, const gchar * v_end, gint64 * out)
       gst_spdl_json_number_to_int (v, v_end - v, out);
 }
 
-/* Whether the key read is @name (a key holding \u0000 is not) */
-static gboolean
-key_is (const GString * key, const gchar * name)
-{
-  return key->len == strlen (name) && memcmp (key->str, name, key->len) == 0;
-}
-
 /* The numbers of the array [@v, @v_end) into @out (cleared first);
  * FALSE when it is no array or holds anything else. */
 static gboolean
 number_array (const gchar * v, const gchar * v_end, GArray * out)
 {
-  const gchar *p = v + 1, *e, *e_end;
+  GstSpdlJsonIter it;
+  const gchar *k, *e, *e_end;
+  gsize k_len;
   gdouble d;
 
   g_array_set_size (out, 0);
-  if (*v != '[')
+  if (*v != '[' || !gst_spdl_json_iter_init (&it, v, v_end))
     return FALSE;
-  while (next_element (&p, v_end, NULL, &e, &e_end)) {
+  while (gst_spdl_json_iter_next (&it, &k, &k_len, &e, &e_end)) {
     if (!number_value (e, e_end, &d))
       return FALSE;
     g_array_append_val (out, d);
@@ -163,17 +125,19 @@ typedef struct
 } Members;
 
 static void
-find_members (const gchar * v, const gchar * v_end, GString * key,
-    Members * m)
+find_members (const gchar * v, const gchar * v_end, Members * m)
 {
-  const gchar *p = v + 1, *e, *e_end;
+  GstSpdlJsonIter it;
+  const gchar *key, *e, *e_end;
+  gsize key_len;
   guint k;
 
   memset (m, 0, sizeof (*m));
+  gst_spdl_json_iter_init (&it, v, v_end);
   /* the last of a repeated key counts, as json.loads has it */
-  while (next_element (&p, v_end, key, &e, &e_end))
+  while (gst_spdl_json_iter_next (&it, &key, &key_len, &e, &e_end))
     for (k = 0; k < N_MEMBERS; k++)
-      if (key_is (key, member_keys[k])) {
+      if (gst_spdl_json_key_equals (key, key_len, member_keys[k])) {
         m->start[k] = e;
         m->end[k] = e_end;
       }
@@ -183,19 +147,22 @@ find_members (const gchar * v, const gchar * v_end, GString * key,
  * to @rles. */
 static gboolean
 read_rle (const gchar * v, const gchar * v_end, guint width, guint height,
-    GArray * rles, GString * key, GArray * numbers, gchar ** why)
+    GArray * rles, GArray * numbers, gchar ** why)
 {
-  const gchar *p = v + 1, *e, *e_end, *counts = NULL, *counts_end = NULL;
+  GstSpdlJsonIter it;
+  const gchar *key, *e, *e_end, *counts = NULL, *counts_end = NULL;
+  gsize key_len;
   GstSpdlRle rle;
   gboolean ok = FALSE, have_size = FALSE;
   gdouble h = 0, w = 0;
   guint i;
 
-  while (next_element (&p, v_end, key, &e, &e_end)) {
-    if (key_is (key, "counts")) {
+  gst_spdl_json_iter_init (&it, v, v_end);
+  while (gst_spdl_json_iter_next (&it, &key, &key_len, &e, &e_end)) {
+    if (gst_spdl_json_key_equals (key, key_len, "counts")) {
       counts = e;
       counts_end = e_end;
-    } else if (key_is (key, "size")) {
+    } else if (gst_spdl_json_key_equals (key, key_len, "size")) {
       have_size = number_array (e, e_end, numbers) && numbers->len == 2;
       if (have_size) {
         h = g_array_index (numbers, gdouble, 0);
@@ -252,10 +219,13 @@ static gboolean
 read_polygons (const gchar * v, const gchar * v_end, guint width,
     guint height, GArray * rles, GArray * numbers, gchar ** why)
 {
-  const gchar *p = v + 1, *e, *e_end;
+  GstSpdlJsonIter it;
+  const gchar *k, *e, *e_end;
+  gsize k_len;
   guint n = 0;
 
-  while (next_element (&p, v_end, NULL, &e, &e_end)) {
+  gst_spdl_json_iter_init (&it, v, v_end);
+  while (gst_spdl_json_iter_next (&it, &k, &k_len, &e, &e_end)) {
     GstSpdlRle rle;
 
     if (!number_array (e, e_end, numbers)) {
@@ -306,7 +276,7 @@ warn (GstSpdlObjects * o, GstSpdlObjectsReason reason, gint64 id,
 /* Appends the annotation [@v, @v_end) to @o, or counts why not. */
 static void
 add_annotation (GstSpdlObjects * o, const gchar * v, const gchar * v_end,
-    guint index, gboolean masks, GString * key, GArray * numbers)
+    guint index, gboolean masks, GArray * numbers)
 {
   Members m;
   gint64 id = -1, label, crowd = 0;
@@ -319,7 +289,7 @@ add_annotation (GstSpdlObjects * o, const gchar * v, const gchar * v_end,
     warn (o, GST_SPDL_OBJECTS_BAD_ANNOTATION, -1, index, "not an object");
     return;
   }
-  find_members (v, v_end, key, &m);
+  find_members (v, v_end, &m);
   if (m.start[MEMBER_ID] && !int_value (m.start[MEMBER_ID],
           m.end[MEMBER_ID], &id))
     id = -1;
@@ -372,8 +342,8 @@ add_annotation (GstSpdlObjects * o, const gchar * v, const gchar * v_end,
     if (seg == NULL)
       why = g_strdup ("no \"segmentation\" (masks are asked for)");
     else if (*seg == '{')
-      ok = read_rle (seg, seg_end, o->width, o->height, o->rles, key,
-          numbers, &why);
+      ok = read_rle (seg, seg_end, o->width, o->height, o->rles, numbers,
+          &why);
     else if (*seg == '[')
       ok = read_polygons (seg, seg_end, o->width, o->height, o->rles,
           numbers, &why);
@@ -409,10 +379,12 @@ gboolean
 gst_spdl_objects_parse (GstSpdlObjects * o, const gchar * text, gsize len,
     guint width, guint height, gboolean masks, gchar ** why)
 {
-  const gchar *end = text + len, *p, *v = NULL, *v_end = NULL, *e, *e_end;
-  GString *key;
+  const gchar *end = text + len, *p, *v = NULL, *v_end = NULL;
+  const gchar *k, *e, *e_end;
+  GstSpdlJsonIter it;
   GArray *numbers;
   guint index = 0, count = 0;
+  gsize k_len;
 
   memset (o, 0, sizeof (*o));
   o->width = o->source_width = width;
@@ -425,23 +397,17 @@ gst_spdl_objects_parse (GstSpdlObjects * o, const gchar * text, gsize len,
     text += 3;
   if (!gst_spdl_json_validate (text, end - text, why))
     return FALSE;
-  p = skip_space (text, end);
-  key = g_string_new (NULL);
+  for (p = text; *p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'; p++);
   if (*p == '{') {
     /* a WebDataset member as users write it: {"annotations": [...]} */
-    const gchar *q = p + 1;
-
-    while (next_element (&q, end, key, &e, &e_end))
-      if (key_is (key, "annotations")) {
+    gst_spdl_json_iter_init (&it, p, end);
+    while (gst_spdl_json_iter_next (&it, &k, &k_len, &e, &e_end))
+      if (gst_spdl_json_key_equals (k, k_len, "annotations")) {
         v = e;
         v_end = e_end;
       }
-    if (v && *v == 'n')
-      v = NULL;                 /* "annotations": null, none */
-    if (v == NULL) {
-      g_string_free (key, TRUE);
-      return TRUE;
-    }
+    if (v == NULL || *v == 'n')
+      return TRUE;              /* none, or "annotations": null */
   } else {
     v = p;
     v_end = gst_spdl_json_value_end (p, end);
@@ -449,13 +415,11 @@ gst_spdl_objects_parse (GstSpdlObjects * o, const gchar * text, gsize len,
   if (*v != '[') {
     *why = g_strdup_printf ("the annotations are %s, not an array",
         gst_spdl_json_type_name (*v));
-    g_string_free (key, TRUE);
     return FALSE;
   }
-  g_string_free (key, TRUE);
-  /* room for every annotation, made once: the masks may be large */
-  p = v + 1;
-  while (next_element (&p, v_end, NULL, &e, &e_end))
+  /* room for every annotation, made once */
+  gst_spdl_json_iter_init (&it, v, v_end);
+  while (gst_spdl_json_iter_next (&it, &k, &k_len, &e, &e_end))
     count++;
   if (count == 0)
     return TRUE;
@@ -473,13 +437,11 @@ gst_spdl_objects_parse (GstSpdlObjects * o, const gchar * text, gsize len,
     gst_spdl_objects_clear (o);
     return FALSE;
   }
-  key = g_string_new (NULL);
   numbers = g_array_new (FALSE, FALSE, sizeof (gdouble));
-  p = v + 1;
-  while (next_element (&p, v_end, NULL, &e, &e_end))
-    add_annotation (o, e, e_end, index++, masks, key, numbers);
+  gst_spdl_json_iter_init (&it, v, v_end);
+  while (gst_spdl_json_iter_next (&it, &k, &k_len, &e, &e_end))
+    add_annotation (o, e, e_end, index++, masks, numbers);
   g_array_free (numbers, TRUE);
-  g_string_free (key, TRUE);
   return TRUE;
 }
 
