@@ -55,16 +55,17 @@ LLVMFuzzerTestOneInput (const uint8_t * data, size_t size)
       g_utf8_validate (objects.warnings->str, -1, NULL));
   if (gst_spdl_geometry_compute (&geom, &params, width, height, 0, 0) &&
       (guint64) geom.out_width * geom.out_height <= 64 * 64 * 64) {
-    if (!gst_spdl_objects_transform (&objects, &geom, &why)) {
-      g_free (why);
-      gst_spdl_objects_clear (&objects);
-      return 0;
-    }
+    gst_spdl_objects_transform (&objects, &geom);
     gst_spdl_objects_sanitize (&objects, 1.0, 1.0);
     for (i = 0; i < 4 * objects.n; i++) {
       g_assert (isfinite (objects.boxes[i]) && objects.boxes[i] >= 0);
       g_assert (objects.boxes[i] <= MAX (objects.width, objects.height));
     }
+  }
+  if (!gst_spdl_objects_rasterize (&objects, &why)) {
+    g_free (why);
+    gst_spdl_objects_clear (&objects);
+    return 0;
   }
   if (objects.masks)
     for (i = 0; i < objects.n * objects.width * objects.height; i++)

@@ -136,11 +136,13 @@ DTYPES = {"boxes": np.float32, "offsets": np.int64, "labels": np.int64,
           "area": np.float32, "iscrowd": np.int64, "masks": np.uint8}
 
 
-def run_batches(location, decode, batch="batch-size=3", fields="json:objects"):
-    """Each batch's objects tensors, geometry and image size; the
-    decoder's object-counts and the warnings posted."""
+def run_batches(location, decode, batch="batch-size=3", fields="json:objects",
+                source="", name="json"):
+    """Each batch's objects tensors (field @name), geometry and image
+    size; the decoder's object-counts and the warnings posted."""
+    source = source or f'fields="{fields}"'
     pipeline = Gst.parse_launch(
-        f'spdlsrc location={location} fields="{fields}" ! spdldecode '
+        f'spdlsrc location={location} {source} ! spdldecode '
         f"name=dec threads=2 {decode} ! spdlbatch {batch} ! "
         "appsink name=sink sync=false")
     sink, bus = pipeline.get_by_name("sink"), pipeline.get_bus()
@@ -156,15 +158,15 @@ def run_batches(location, decode, batch="batch-size=3", fields="json:objects"):
             buf = sample.get_buffer()
             assert buf.n_memory() == len(names)
             out = {}
-            for k, name in enumerate(names):
+            for k, tensor in enumerate(names):
                 mem = buf.peek_memory(k)
                 ok, info = mem.map(Gst.MapFlags.READ)
                 data = bytes(info.data)
                 mem.unmap(info)
-                key = name.split("/")[-1]
-                if name.startswith("json/"):
+                key = tensor.split("/")[-1]
+                if tensor.startswith(name + "/"):
                     out[key] = np.frombuffer(data, DTYPES[key])
-                elif name == "images":
+                elif tensor == "images":
                     out["images_bytes"] = len(data)
             meta = buf.get_custom_meta("GstSpdlBatchMeta").get_structure()
             crop, flipped = meta.get_value("crop"), meta.get_value("flipped")
@@ -198,24 +200,42 @@ from torchvision import tv_tensors
 from torchvision.transforms.v2 import functional as F
 
 d = json.load(open(sys.argv[1]))
-for s in d["samples"]:
+coco = None
+if d.get("coco"):
+    from torchvision.datasets import CocoDetection, wrap_dataset_for_transforms_v2
+    coco = wrap_dataset_for_transforms_v2(
+        CocoDetection(d["coco"]["root"], d["coco"]["file"]),
+        target_keys={"boxes", "labels", "masks", "image_id", "area",
+                     "iscrowd"})
+for k, s in enumerate(d["samples"]):
     h, w = s["size"]
     anns = s["anns"]
-    masks = []
-    for a in anns:
-        seg = a["segmentation"]
-        if isinstance(seg, list):
-            rle = cocomask.merge(cocomask.frPyObjects(seg, h, w))
-        elif isinstance(seg["counts"], list):
-            rle = cocomask.frPyObjects(seg, h, w)
-        else:
-            rle = seg
-        masks.append(cocomask.decode(rle))
-    boxes = tv_tensors.BoundingBoxes(
-        torch.tensor([a["bbox"] for a in anns], dtype=torch.float32),
-        format="XYWH", canvas_size=(h, w))
-    boxes = F.convert_bounding_box_format(boxes, new_format="XYXY")
-    mask = tv_tensors.Mask(torch.from_numpy(np.stack(masks)))
+    if coco is not None:
+        # torchvision's own wrapper: CocoDetection's k-th image
+        _, target = coco[k]
+        assert target["image_id"] == s["image_id"], (k, s["image_id"])
+        boxes, mask = target["boxes"], target["masks"]
+        labels_all = target["labels"].tolist()
+        crowd, area_all = target["iscrowd"], target["area"]
+    else:
+        masks = []
+        for a in anns:
+            seg = a["segmentation"]
+            if isinstance(seg, list):
+                rle = cocomask.merge(cocomask.frPyObjects(seg, h, w))
+            elif isinstance(seg["counts"], list):
+                rle = cocomask.frPyObjects(seg, h, w)
+            else:
+                rle = seg
+            masks.append(cocomask.decode(rle))
+        boxes = tv_tensors.BoundingBoxes(
+            torch.tensor([a["bbox"] for a in anns], dtype=torch.float32),
+            format="XYWH", canvas_size=(h, w))
+        boxes = F.convert_bounding_box_format(boxes, new_format="XYXY")
+        mask = tv_tensors.Mask(torch.from_numpy(np.stack(masks)))
+        labels_all = [a["category_id"] for a in anns]
+        crowd = [a["iscrowd"] for a in anns]
+        area_all = [a["area"] for a in anns]
     x, y, cw, ch = s["crop"]
     oh, ow = s["out"]
     if s["mode"] == "center-crop":
@@ -239,11 +259,10 @@ for s in d["samples"]:
     ref = boxes.as_subclass(torch.Tensor).numpy()
     assert got.shape == ref.shape, (s["name"], got.shape, ref.shape)
     assert (got.view(np.uint32) == ref.view(np.uint32)).all(), (s["name"], got, ref)
-    labels = torch.tensor([a["category_id"] for a in anns])[valid].tolist()
+    labels = torch.tensor(labels_all)[valid].tolist()
     assert s["got_labels"] == labels, (s["name"], s["got_labels"], labels)
-    crowd = [a["iscrowd"] for a in anns]
     assert s["got_iscrowd"] == torch.tensor(crowd)[valid].tolist()
-    area = np.array([a["area"] for a in anns], np.float32)[valid.numpy()]
+    area = np.array(area_all, np.float32)[valid.numpy()]
     assert (np.array(s["got_area"], np.float32) == area).all()
     if s.get("got_masks") is not None:
         ref_masks = mask[valid].numpy()
@@ -265,9 +284,13 @@ def venv_python():
 
 
 def check_reference(tmp_path, truth, batches, mode, out_size, shorter=0,
-                    sanitize=True, masks=True, raw_masks=False):
+                    sanitize=True, masks=True, raw_masks=False, coco=None,
+                    order=None):
+    """Each sample of @batches (in the order of @order, names of @truth)
+    against the reference; with @coco (dict(root, file)) the targets are
+    torchvision's CocoDetection + wrap_dataset_for_transforms_v2's."""
     samples = []
-    names = sorted(truth)
+    names = order or sorted(truth)
     k = 0
     for b in batches:
         offsets = b["offsets"]
@@ -283,7 +306,8 @@ def check_reference(tmp_path, truth, batches, mode, out_size, shorter=0,
                      got_boxes=b["boxes"][4 * lo:4 * hi].tolist(),
                      got_labels=b["labels"][lo:hi].tolist(),
                      got_iscrowd=b["iscrowd"][lo:hi].tolist(),
-                     got_area=b["area"][lo:hi].tolist(), raw_masks=raw_masks)
+                     got_area=b["area"][lo:hi].tolist(), raw_masks=raw_masks,
+                     image_id=truth[name].get("image_id"))
             assert b["source"][i] == truth[name]["size"][::-1]
             if masks:
                 m = b["masks"].reshape(-1, h, w)[lo:hi]
@@ -292,14 +316,15 @@ def check_reference(tmp_path, truth, batches, mode, out_size, shorter=0,
                 s["got_masks"] = str(path)
             samples.append(s)
     assert k == len(truth)
-    (tmp_path / "ref.json").write_text(json.dumps(dict(samples=samples)))
+    (tmp_path / "ref.json").write_text(json.dumps(dict(samples=samples,
+                                                       coco=coco)))
     script = tmp_path / "reference.py"
     script.write_text(REFERENCE)
     res = subprocess.run([venv_python(), str(script), str(tmp_path / "ref.json")],
                          capture_output=True, text=True, timeout=300,
                          env=dict(os.environ, PYTHONPATH=""))
     assert res.returncode == 0, res.stderr[-3000:]
-    assert res.stdout.startswith("ok"), res.stdout
+    assert res.stdout.splitlines()[-1].startswith("ok"), res.stdout
 
 
 def test_masks_equal_anntomask_before_geometry(tmp_path):
@@ -444,3 +469,58 @@ def test_c_example_prints_objects(tmp_path):
         "sample 1 label 0: json=[11 (0 22.4 44.8 67.2)]",
         "sample 2 label 0: json=[12 (0 22.4 44.8 67.2), "
         "13 (22.4 22.4 67.2 67.2)]"], lines
+
+
+def test_missing_annotations_under_empty(tmp_path):
+    """json:objects:empty: an image without its sidecar has no object
+    (the fill value []), one with a bad value too, with a warning."""
+    root = tmp_path / "ds" / "c"
+    root.mkdir(parents=True)
+    for name in "abc":
+        Image.new("RGB", (20, 10)).save(root / f"{name}.png")
+    (root / "a.json").write_text('[{"category_id": 4, "bbox": [1, 1, 5, 5], '
+                                 '"segmentation": [[1, 1, 6, 1, 6, 6]]}]')
+    (root / "c.json").write_text('{"annotations": "none"}')
+    batches, _, warnings = run_batches(
+        tmp_path / "ds", "instance-masks=true", batch="batch-size=4",
+        fields="json:objects:empty")
+    b = batches[0]
+    assert b["offsets"].tolist() == [0, 1, 1, 1]
+    assert b["labels"].tolist() == [4]
+    assert b["masks"].reshape(-1, 10, 20).shape == (1, 10, 20)
+    assert any("c.png" in w and "no object instead" in w for w in warnings), \
+        warnings
+
+
+def test_coco_file_equals_cocodetection(tmp_path):
+    """spdlsrc annotations= (a COCO instances file) ! spdldecode !
+    spdlbatch: the objects of each image equal torchvision's CocoDetection
+    wrapped for transforms v2, then resized_crop, flip and
+    SanitizeBoundingBoxes, masks included; image ids in CocoDetection's
+    order."""
+    venv_python()
+    truth = make_folder(tmp_path / "ds")
+    images, annotations, order = [], [], []
+    for i, name in enumerate(sorted(truth)):
+        h, w = truth[name]["size"]
+        image_id = 900 - 97 * i         # listed out of id order
+        truth[name]["image_id"] = image_id
+        images.append(dict(id=image_id, file_name=f"c/{name}.png", width=w,
+                           height=h))
+        for a in truth[name]["anns"]:
+            annotations.append(dict(a, image_id=image_id))
+    categories = [dict(id=c, name=f"c{c}") for c in range(1, 91)]
+    (tmp_path / "instances.json").write_text(json.dumps(dict(
+        images=images, annotations=annotations, categories=categories)))
+    order = [n for _, n in sorted((truth[n]["image_id"], n) for n in truth)]
+    batches, _, _ = run_batches(
+        tmp_path / "ds", "width=64 height=64 mode=random-resized-crop "
+        "scale-min=0.3 flip=random-horizontal seed=5 instance-masks=true",
+        source=f"annotations={tmp_path / 'instances.json'}", name="objects")
+    assert batches[0]["names"][2:8] == [
+        "objects/boxes", "objects/offsets", "objects/labels", "objects/area",
+        "objects/iscrowd", "objects/masks"]
+    check_reference(tmp_path, truth, batches, "random-resized-crop", [64, 64],
+                    coco=dict(root=str(tmp_path / "ds"),
+                              file=str(tmp_path / "instances.json")),
+                    order=order)

@@ -58,7 +58,7 @@ typedef enum
   GST_SPDL_FIELD_NPY,
   GST_SPDL_FIELD_IMAGE,         /* decoded as the media image, RGB */
   GST_SPDL_FIELD_LABEL,         /* a mask or label map: nearest, values kept */
-  GST_SPDL_FIELD_OBJECTS,       /* one image's COCO annotations: boxes... */
+  GST_SPDL_FIELD_OBJECTS,       /* an image's annotations in COCO's layout */
 } GstSpdlFieldKind;
 
 /* What happens to a sample that lacks the field, or whose value is bad

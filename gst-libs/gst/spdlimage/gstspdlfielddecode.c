@@ -299,7 +299,9 @@ gst_spdl_record_decode_objects (GstBuffer * buffer,
       gst_spdl_objects_parse (&objects, "[]", 2, target->width,
           target->height, params->masks, NULL);
     }
-    if (!gst_spdl_objects_transform (&objects, target->geom, &why)) {
+    gst_spdl_objects_transform (&objects, target->geom);
+    gst_spdl_objects_sanitize (&objects, params->min_size, params->min_area);
+    if (!gst_spdl_objects_rasterize (&objects, &why)) {
       gboolean fill = bad_field (field, i, why, "no object", bad, filled,
           error);
 
@@ -309,9 +311,8 @@ gst_spdl_record_decode_objects (GstBuffer * buffer,
         return FALSE;
       gst_spdl_objects_parse (&objects, "[]", 2, target->width,
           target->height, params->masks, NULL);
-      gst_spdl_objects_transform (&objects, target->geom, NULL);
+      gst_spdl_objects_transform (&objects, target->geom);
     }
-    gst_spdl_objects_sanitize (&objects, params->min_size, params->min_area);
     for (r = 0; r < GST_SPDL_OBJECTS_N_REASONS; r++)
       counts[r] += objects.counts[r];
     if (objects.warnings) {

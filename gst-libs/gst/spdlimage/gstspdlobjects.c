@@ -25,6 +25,9 @@
 #include <math.h>
 #include <string.h>
 
+/* the longest text of one sample's annotations' warnings */
+#define MAX_WARNINGS_LEN 2048
+
 static const gchar *reason_names[] = {
   "bad-annotation", "box-outside-image", "box-empty", "sanitized",
 };
@@ -44,45 +47,16 @@ gst_spdl_objects_clear (GstSpdlObjects * o)
   g_clear_pointer (&o->area, g_free);
   g_clear_pointer (&o->iscrowd, g_free);
   g_clear_pointer (&o->masks, g_free);
+  g_clear_pointer (&o->rle_first, g_free);
+  g_clear_pointer (&o->rle_count, g_free);
+  if (o->rles)
+    g_array_free (o->rles, TRUE);
   if (o->warnings)
     g_string_free (o->warnings, TRUE);
   memset (o, 0, sizeof (*o));
 }
 
-/* ---- JSON, already validated: walked token by token ---- */
-
-static const gchar *
-skip_space (const gchar * p, const gchar * end)
-{
-  while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
-    p++;
-  return p;
-}
-
-/* A container's next element: [*@p, *@value_end) its value, and for an
- * object its key in @key. FALSE at the container's end. @p starts just
- * after the opening bracket or a previous element. */
-static gboolean
-next_element (const gchar ** p, const gchar * end, GString * key,
-    const gchar ** value, const gchar ** value_end)
-{
-  const gchar *q = skip_space (*p, end);
-
-  if (q < end && *q == ',')
-    q = skip_space (q + 1, end);
-  if (q >= end || *q == ']' || *q == '}')
-    return FALSE;
-  if (key) {
-    g_string_truncate (key, 0);
-    q = gst_spdl_json_append_string (q, key);
-    q = skip_space (q, end);
-    q = skip_space (q + 1, end);        /* the ':' */
-  }
-  *value = q;
-  *value_end = gst_spdl_json_value_end (q, end);
-  *p = *value_end;
-  return TRUE;
-}
+/* ---- JSON, already validated: walked by gstspdljson.h's iterator ---- */
 
 static gboolean
 number_value (const gchar * v, const gchar * v_end, gdouble * out)
@@ -111,13 +85,15 @@ int_value (const gchar * v, const gchar * v_end, gint64 * out)
 static gboolean
 number_array (const gchar * v, const gchar * v_end, GArray * out)
 {
-  const gchar *p = v + 1, *e, *e_end;
+  GstSpdlJsonIter it;
+  const gchar *k, *e, *e_end;
+  gsize k_len;
   gdouble d;
 
   g_array_set_size (out, 0);
-  if (*v != '[')
+  if (*v != '[' || !gst_spdl_json_iter_init (&it, v, v_end))
     return FALSE;
-  while (next_element (&p, v_end, NULL, &e, &e_end)) {
+  while (gst_spdl_json_iter_next (&it, &k, &k_len, &e, &e_end)) {
     if (!number_value (e, e_end, &d))
       return FALSE;
     g_array_append_val (out, d);
@@ -149,39 +125,44 @@ typedef struct
 } Members;
 
 static void
-find_members (const gchar * v, const gchar * v_end, GString * key,
-    Members * m)
+find_members (const gchar * v, const gchar * v_end, Members * m)
 {
-  const gchar *p = v + 1, *e, *e_end;
+  GstSpdlJsonIter it;
+  const gchar *key, *e, *e_end;
+  gsize key_len;
   guint k;
 
   memset (m, 0, sizeof (*m));
+  gst_spdl_json_iter_init (&it, v, v_end);
   /* the last of a repeated key counts, as json.loads has it */
-  while (next_element (&p, v_end, key, &e, &e_end))
+  while (gst_spdl_json_iter_next (&it, &key, &key_len, &e, &e_end))
     for (k = 0; k < N_MEMBERS; k++)
-      if (strcmp (key->str, member_keys[k]) == 0) {
+      if (gst_spdl_json_key_equals (key, key_len, member_keys[k])) {
         m->start[k] = e;
         m->end[k] = e_end;
       }
 }
 
-/* An RLE segmentation {"counts": "..." | [...], "size": [h, w]} painted
- * into @mask. */
+/* An RLE segmentation {"counts": "..." | [...], "size": [h, w]} appended
+ * to @rles. */
 static gboolean
-paint_rle (const gchar * v, const gchar * v_end, guint width, guint height,
-    guint8 * mask, GString * key, GArray * numbers, gchar ** why)
+read_rle (const gchar * v, const gchar * v_end, guint width, guint height,
+    GArray * rles, GArray * numbers, gchar ** why)
 {
-  const gchar *p = v + 1, *e, *e_end, *counts = NULL, *counts_end = NULL;
+  GstSpdlJsonIter it;
+  const gchar *key, *e, *e_end, *counts = NULL, *counts_end = NULL;
+  gsize key_len;
   GstSpdlRle rle;
   gboolean ok = FALSE, have_size = FALSE;
   gdouble h = 0, w = 0;
   guint i;
 
-  while (next_element (&p, v_end, key, &e, &e_end)) {
-    if (strcmp (key->str, "counts") == 0) {
+  gst_spdl_json_iter_init (&it, v, v_end);
+  while (gst_spdl_json_iter_next (&it, &key, &key_len, &e, &e_end)) {
+    if (gst_spdl_json_key_equals (key, key_len, "counts")) {
       counts = e;
       counts_end = e_end;
-    } else if (strcmp (key->str, "size") == 0) {
+    } else if (gst_spdl_json_key_equals (key, key_len, "size")) {
       have_size = number_array (e, e_end, numbers) && numbers->len == 2;
       if (have_size) {
         h = g_array_index (numbers, gdouble, 0);
@@ -227,22 +208,24 @@ paint_rle (const gchar * v, const gchar * v_end, guint width, guint height,
   } else {
     *why = g_strdup ("RLE counts that are neither a string nor numbers");
   }
-  if (ok) {
-    gst_spdl_rle_paint (&rle, mask);
-    gst_spdl_rle_clear (&rle);
-  }
+  if (ok)
+    g_array_append_val (rles, rle);
   return ok;
 }
 
-/* Polygons [[x, y, ...], ...], merged as pycocotools merges them. */
+/* Polygons [[x, y, ...], ...], each appended to @rles (painted together
+ * they are pycocotools' merge). */
 static gboolean
-paint_polygons (const gchar * v, const gchar * v_end, guint width,
-    guint height, guint8 * mask, GArray * numbers, gchar ** why)
+read_polygons (const gchar * v, const gchar * v_end, guint width,
+    guint height, GArray * rles, GArray * numbers, gchar ** why)
 {
-  const gchar *p = v + 1, *e, *e_end;
+  GstSpdlJsonIter it;
+  const gchar *k, *e, *e_end;
+  gsize k_len;
   guint n = 0;
 
-  while (next_element (&p, v_end, NULL, &e, &e_end)) {
+  gst_spdl_json_iter_init (&it, v, v_end);
+  while (gst_spdl_json_iter_next (&it, &k, &k_len, &e, &e_end)) {
     GstSpdlRle rle;
 
     if (!number_array (e, e_end, numbers)) {
@@ -257,8 +240,7 @@ paint_polygons (const gchar * v, const gchar * v_end, guint width,
     if (!gst_spdl_rle_from_polygon (&rle, (const gdouble *) numbers->data,
             numbers->len / 2, height, width, why))
       return FALSE;
-    gst_spdl_rle_paint (&rle, mask);
-    gst_spdl_rle_clear (&rle);
+    g_array_append_val (rles, rle);
     n++;
   }
   if (n == 0) {
@@ -275,7 +257,12 @@ warn (GstSpdlObjects * o, GstSpdlObjectsReason reason, gint64 id,
   o->counts[reason]++;
   if (o->warnings == NULL)
     o->warnings = g_string_new (NULL);
-  else
+  else if (o->warnings->len >= MAX_WARNINGS_LEN) {
+    /* a warning stays readable: the counts have the rest */
+    if (!g_str_has_suffix (o->warnings->str, "; ..."))
+      g_string_append (o->warnings, "; ...");
+    return;
+  } else
     g_string_append (o->warnings, "; ");
   if (id >= 0)
     g_string_append_printf (o->warnings, "annotation %" G_GINT64_FORMAT,
@@ -289,7 +276,7 @@ warn (GstSpdlObjects * o, GstSpdlObjectsReason reason, gint64 id,
 /* Appends the annotation [@v, @v_end) to @o, or counts why not. */
 static void
 add_annotation (GstSpdlObjects * o, const gchar * v, const gchar * v_end,
-    guint index, gboolean masks, GString * key, GArray * numbers)
+    guint index, gboolean masks, GArray * numbers)
 {
   Members m;
   gint64 id = -1, label, crowd = 0;
@@ -302,8 +289,9 @@ add_annotation (GstSpdlObjects * o, const gchar * v, const gchar * v_end,
     warn (o, GST_SPDL_OBJECTS_BAD_ANNOTATION, -1, index, "not an object");
     return;
   }
-  find_members (v, v_end, key, &m);
-  if (m.start[MEMBER_ID] && !int_value (m.start[MEMBER_ID], m.end[MEMBER_ID], &id))
+  find_members (v, v_end, &m);
+  if (m.start[MEMBER_ID] && !int_value (m.start[MEMBER_ID],
+          m.end[MEMBER_ID], &id))
     id = -1;
   if (m.start[MEMBER_BBOX] == NULL || !number_array (m.start[MEMBER_BBOX],
           m.end[MEMBER_BBOX], numbers)
@@ -346,31 +334,30 @@ add_annotation (GstSpdlObjects * o, const gchar * v, const gchar * v_end,
     return;
   }
   if (masks) {
-    guint8 *mask;
-    gsize plane = (gsize) o->width * o->height;
-    gboolean ok;
+    const gchar *seg = m.start[MEMBER_SEGMENTATION];
+    const gchar *seg_end = m.end[MEMBER_SEGMENTATION];
+    guint before = o->rles->len;
+    gboolean ok = FALSE;
 
-    mask = o->masks + plane * n;
-    memset (mask, 0, plane);
-    if (m.start[MEMBER_SEGMENTATION] == NULL) {
+    if (seg == NULL)
       why = g_strdup ("no \"segmentation\" (masks are asked for)");
-      ok = FALSE;
-    } else if (*m.start[MEMBER_SEGMENTATION] == '{') {
-      ok = paint_rle (m.start[MEMBER_SEGMENTATION], m.end[MEMBER_SEGMENTATION], o->width,
-          o->height, mask, key, numbers, &why);
-    } else if (*m.start[MEMBER_SEGMENTATION] == '[') {
-      ok = paint_polygons (m.start[MEMBER_SEGMENTATION],
-          m.end[MEMBER_SEGMENTATION], o->width,
-          o->height, mask, numbers, &why);
-    } else {
+    else if (*seg == '{')
+      ok = read_rle (seg, seg_end, o->width, o->height, o->rles, numbers,
+          &why);
+    else if (*seg == '[')
+      ok = read_polygons (seg, seg_end, o->width, o->height, o->rles,
+          numbers, &why);
+    else
       why = g_strdup ("a \"segmentation\" that is neither polygons nor RLE");
-      ok = FALSE;
-    }
     if (!ok) {
+      /* the polygons read before the bad one go with it */
+      g_array_set_size (o->rles, before);
       warn (o, GST_SPDL_OBJECTS_BAD_ANNOTATION, id, index, why);
       g_free (why);
       return;
     }
+    o->rle_first[n] = before;
+    o->rle_count[n] = o->rles->len - before;
   }
   if (!(b[2] > 0 && b[3] > 0))
     warn (o, GST_SPDL_OBJECTS_BOX_EMPTY, id, index, "a box of zero or "
@@ -392,35 +379,35 @@ gboolean
 gst_spdl_objects_parse (GstSpdlObjects * o, const gchar * text, gsize len,
     guint width, guint height, gboolean masks, gchar ** why)
 {
-  const gchar *end = text + len, *p, *v = NULL, *v_end = NULL, *e, *e_end;
-  GString *key;
+  const gchar *end = text + len, *p, *v = NULL, *v_end = NULL;
+  const gchar *k, *e, *e_end;
+  GstSpdlJsonIter it;
   GArray *numbers;
   guint index = 0, count = 0;
+  gsize k_len;
 
   memset (o, 0, sizeof (*o));
-  o->width = width;
-  o->height = height;
+  o->width = o->source_width = width;
+  o->height = o->source_height = height;
+  if (masks) {
+    o->rles = g_array_new (FALSE, FALSE, sizeof (GstSpdlRle));
+    g_array_set_clear_func (o->rles, (GDestroyNotify) gst_spdl_rle_clear);
+  }
   if (len >= 3 && memcmp (text, "\xEF\xBB\xBF", 3) == 0)
     text += 3;
   if (!gst_spdl_json_validate (text, end - text, why))
     return FALSE;
-  p = skip_space (text, end);
-  key = g_string_new (NULL);
+  for (p = text; *p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'; p++);
   if (*p == '{') {
     /* a WebDataset member as users write it: {"annotations": [...]} */
-    const gchar *q = p + 1;
-
-    while (next_element (&q, end, key, &e, &e_end))
-      if (strcmp (key->str, "annotations") == 0) {
+    gst_spdl_json_iter_init (&it, p, end);
+    while (gst_spdl_json_iter_next (&it, &k, &k_len, &e, &e_end))
+      if (gst_spdl_json_key_equals (k, k_len, "annotations")) {
         v = e;
         v_end = e_end;
       }
-    if (v && *v == 'n')
-      v = NULL;                 /* "annotations": null, none */
-    if (v == NULL) {
-      g_string_free (key, TRUE);
-      return TRUE;
-    }
+    if (v == NULL || *v == 'n')
+      return TRUE;              /* none, or "annotations": null */
   } else {
     v = p;
     v_end = gst_spdl_json_value_end (p, end);
@@ -428,13 +415,11 @@ gst_spdl_objects_parse (GstSpdlObjects * o, const gchar * text, gsize len,
   if (*v != '[') {
     *why = g_strdup_printf ("the annotations are %s, not an array",
         gst_spdl_json_type_name (*v));
-    g_string_free (key, TRUE);
     return FALSE;
   }
-  g_string_free (key, TRUE);
-  /* room for every annotation, made once: the masks may be large */
-  p = v + 1;
-  while (next_element (&p, v_end, NULL, &e, &e_end))
+  /* room for every annotation, made once */
+  gst_spdl_json_iter_init (&it, v, v_end);
+  while (gst_spdl_json_iter_next (&it, &k, &k_len, &e, &e_end))
     count++;
   if (count == 0)
     return TRUE;
@@ -442,22 +427,21 @@ gst_spdl_objects_parse (GstSpdlObjects * o, const gchar * text, gsize len,
   o->labels = g_try_new (gint64, count);
   o->area = g_try_new (gfloat, count);
   o->iscrowd = g_try_new (gint64, count);
-  if (masks)
-    o->masks = g_try_malloc ((gsize) width * height * count);
+  if (masks) {
+    o->rle_first = g_try_new (guint, count);
+    o->rle_count = g_try_new (guint, count);
+  }
   if (!o->boxes || !o->labels || !o->area || !o->iscrowd ||
-      (masks && !o->masks && (gsize) width * height > 0)) {
-    *why = g_strdup_printf ("out of memory for %u objects%s of %ux%u", count,
-        masks ? " and their masks" : "", width, height);
+      (masks && (!o->rle_first || !o->rle_count))) {
+    *why = g_strdup_printf ("out of memory for %u objects", count);
     gst_spdl_objects_clear (o);
     return FALSE;
   }
-  key = g_string_new (NULL);
   numbers = g_array_new (FALSE, FALSE, sizeof (gdouble));
-  p = v + 1;
-  while (next_element (&p, v_end, NULL, &e, &e_end))
-    add_annotation (o, e, e_end, index++, masks, key, numbers);
+  gst_spdl_json_iter_init (&it, v, v_end);
+  while (gst_spdl_json_iter_next (&it, &k, &k_len, &e, &e_end))
+    add_annotation (o, e, e_end, index++, masks, numbers);
   g_array_free (numbers, TRUE);
-  g_string_free (key, TRUE);
   return TRUE;
 }
 
@@ -512,34 +496,8 @@ center_anchor (gint64 in, gint64 out)
   return (gint64) nearbyint ((gdouble) (in - out) / 2.0);
 }
 
-static gboolean
-transform_masks (GstSpdlObjects * o, const GstSpdlGeometry * geom)
-{
-  gsize in_plane = (gsize) o->width * o->height;
-  gsize out_plane = (gsize) geom->out_width * geom->out_height;
-  guint8 *out;
-  guint i;
-
-  if (o->masks == NULL || o->n == 0)
-    return TRUE;
-  out = g_try_malloc (out_plane * o->n);
-  if (out == NULL)
-    return FALSE;
-  for (i = 0; i < o->n; i++) {
-    GstSpdlLabelImage label = { o->width, o->height, 1,
-      o->masks + in_plane * i
-    };
-
-    gst_spdl_label_image_resample (&label, geom, out + out_plane * i);
-  }
-  g_free (o->masks);
-  o->masks = out;
-  return TRUE;
-}
-
-gboolean
-gst_spdl_objects_transform (GstSpdlObjects * o, const GstSpdlGeometry * geom,
-    gchar ** why)
+void
+gst_spdl_objects_transform (GstSpdlObjects * o, const GstSpdlGeometry * geom)
 {
   guint ow = geom->out_width, oh = geom->out_height, i;
 
@@ -574,13 +532,51 @@ gst_spdl_objects_transform (GstSpdlObjects * o, const GstSpdlGeometry * geom,
       b[2] = -(x1 - w);
     }
   }
-  if (!transform_masks (o, geom)) {
-    *why = g_strdup_printf ("out of memory for %u masks of %ux%u", o->n, ow,
-        oh);
-    return FALSE;
-  }
+  o->geom = *geom;
+  o->transformed = TRUE;
   o->width = ow;
   o->height = oh;
+}
+
+gboolean
+gst_spdl_objects_rasterize (GstSpdlObjects * o, gchar ** why)
+{
+  gsize in_plane = (gsize) o->source_width * o->source_height;
+  gsize out_plane = (gsize) o->width * o->height;
+  guint8 *source;
+  guint i, k;
+
+  if (o->rles == NULL)
+    return TRUE;
+  g_clear_pointer (&o->masks, g_free);
+  if (o->n == 0)
+    return TRUE;
+  /* one source plane at a time: only the output's masks are kept */
+  source = g_try_malloc (in_plane);
+  o->masks = g_try_malloc (out_plane * o->n);
+  if (source == NULL || o->masks == NULL) {
+    g_free (source);
+    g_clear_pointer (&o->masks, g_free);
+    *why = g_strdup_printf ("out of memory for %u masks of %ux%u", o->n,
+        o->width, o->height);
+    return FALSE;
+  }
+  for (i = 0; i < o->n; i++) {
+    GstSpdlLabelImage label = { o->source_width, o->source_height, 1,
+      source
+    };
+    guint8 *out = o->masks + out_plane * i;
+
+    memset (source, 0, in_plane);
+    for (k = 0; k < o->rle_count[i]; k++)
+      gst_spdl_rle_paint (&g_array_index (o->rles, GstSpdlRle,
+              o->rle_first[i] + k), source);
+    if (o->transformed)
+      gst_spdl_label_image_resample (&label, &o->geom, out);
+    else
+      memcpy (out, source, in_plane);
+  }
+  g_free (source);
   return TRUE;
 }
 
@@ -588,7 +584,6 @@ void
 gst_spdl_objects_sanitize (GstSpdlObjects * o, gdouble min_size,
     gdouble min_area)
 {
-  gsize plane = (gsize) o->width * o->height;
   gfloat size = (gfloat) min_size, area = (gfloat) min_area;
   gfloat w = (gfloat) o->width, h = (gfloat) o->height;
   guint i, kept = 0;
@@ -612,8 +607,10 @@ gst_spdl_objects_sanitize (GstSpdlObjects * o, gdouble min_size,
       o->labels[kept] = o->labels[i];
       o->area[kept] = o->area[i];
       o->iscrowd[kept] = o->iscrowd[i];
-      if (o->masks)
-        memcpy (o->masks + plane * kept, o->masks + plane * i, plane);
+      if (o->rles) {
+        o->rle_first[kept] = o->rle_first[i];
+        o->rle_count[kept] = o->rle_count[i];
+      }
     }
     kept++;
   }
@@ -641,7 +638,8 @@ gst_spdl_objects_to_structure (const GstSpdlObjects * o)
   set_bytes (s, "labels", o->labels, sizeof (gint64) * o->n);
   set_bytes (s, "area", o->area, sizeof (gfloat) * o->n);
   set_bytes (s, "iscrowd", o->iscrowd, sizeof (gint64) * o->n);
-  if (o->masks || o->n == 0)
-    set_bytes (s, "masks", o->masks, (gsize) o->width * o->height * o->n);
+  if (o->rles)
+    set_bytes (s, "masks", o->masks, o->masks ?
+        (gsize) o->width * o->height * o->n : 0);
   return s;
 }

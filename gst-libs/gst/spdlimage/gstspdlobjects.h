@@ -45,8 +45,15 @@ typedef struct
   gint64 *labels;               /* n: category_id as it is */
   gfloat *area;                 /* n: "area", else the bbox's w * h */
   gint64 *iscrowd;              /* n: "iscrowd", else 0 */
-  guint8 *masks;                /* n x height x width, or NULL */
+  guint8 *masks;                /* n x height x width once rasterized */
   guint width, height;          /* the canvas: source, then output size */
+  /* with masks: every segmentation's RLEs, object i's rle_count[i] from
+   * rle_first[i] (several polygons); NULL without */
+  GArray *rles;
+  guint *rle_first, *rle_count;
+  guint source_width, source_height;
+  GstSpdlGeometry geom;         /* the masks' way to the canvas */
+  gboolean transformed;
   guint counts[GST_SPDL_OBJECTS_N_REASONS];
   GString *warnings;            /* "annotation 7: ...; ...", or NULL */
 } GstSpdlObjects;
@@ -55,8 +62,9 @@ typedef struct
  * object whose member "annotations" is one) for an image of @width x
  * @height: boxes from "bbox" [x, y, w, h] to XYXY in float32 as
  * torchvision's wrap_dataset_for_transforms_v2 converts them, and with
- * @masks each "segmentation" rasterized as pycocotools' annToMask does
- * (gstspdlcocomask.h). A bad annotation is dropped, counted and described
+ * @masks each "segmentation" read (rasterized by
+ * gst_spdl_objects_rasterize() as pycocotools' annToMask does,
+ * gstspdlcocomask.h). A bad annotation is dropped, counted and described
  * in @objects->warnings; FALSE with @why (newly allocated) only where the
  * text is no such JSON at all, or without memory for its objects. */
 gboolean gst_spdl_objects_parse (GstSpdlObjects * objects, const gchar * text,
@@ -69,10 +77,10 @@ gboolean gst_spdl_objects_parse (GstSpdlObjects * objects, const gchar * text,
  * scaled by float32 (out / in), not clamped), center-crop is F.resize
  * then F.center_crop (whose box anchor rounds half to even), then
  * F.horizontal_flip (x1' = W - x2) where flipped; masks by nearest as
- * label fields are (gstspdllabel.h). The canvas becomes the output's.
- * FALSE with @why (newly allocated) without memory for the masks. */
-gboolean gst_spdl_objects_transform (GstSpdlObjects * objects,
-    const GstSpdlGeometry * geom, gchar ** why);
+ * label fields are (gstspdllabel.h), when rasterized. The canvas
+ * becomes the output's. */
+void gst_spdl_objects_transform (GstSpdlObjects * objects,
+    const GstSpdlGeometry * geom);
 
 /* torchvision 0.29's SanitizeBoundingBoxes (min_size, min_area) on the
  * canvas: keeps a box when w >= min_size, h >= min_size, w * h >=
@@ -80,6 +88,14 @@ gboolean gst_spdl_objects_transform (GstSpdlObjects * objects,
  * its label, area, iscrowd and mask go with it. Both 0: nothing done. */
 void gst_spdl_objects_sanitize (GstSpdlObjects * objects, gdouble min_size,
     gdouble min_area);
+
+/* The masks of the objects kept (after sanitizing: none is made for a
+ * box removed), each its segmentation painted at the source size (as
+ * annToMask) then through the geometry by nearest: uint8 n x height x
+ * width in @objects->masks. FALSE with @why without memory. Nothing
+ * without masks. */
+gboolean gst_spdl_objects_rasterize (GstSpdlObjects * objects,
+    gchar ** why);
 
 /* The decoded field value: a structure "objects" with n (uint), width,
  * height (uint, the canvas), boxes (GBytes, float32 n x 4), labels

@@ -149,7 +149,7 @@ GST_START_TEST (test_boxes_through_geometry_as_torchvision)
   fail_unless (o.area[1] == 12.5f);
   /* no area: the bbox's, as float32 w * h */
   fail_unless (o.area[0] == 50.7f * 30.2f);
-  fail_unless (gst_spdl_objects_transform (&o, &geom, NULL));
+  gst_spdl_objects_transform (&o, &geom);
   check_box (&o, 0, stretch[0]);
   check_box (&o, 1, stretch[1]);
   fail_unless_equals_int (o.width, 64);
@@ -162,13 +162,24 @@ GST_START_TEST (test_boxes_through_geometry_as_torchvision)
   fail_unless (gst_spdl_geometry_compute (&geom, &params, 100, 80, 0, 0));
   fail_unless (gst_spdl_objects_parse (&o, two_boxes, strlen (two_boxes),
           100, 80, FALSE, &why), "%s", why);
-  fail_unless (gst_spdl_objects_transform (&o, &geom, NULL));
+  gst_spdl_objects_transform (&o, &geom);
   check_box (&o, 0, center[0]);
   check_box (&o, 1, center[1]);
   gst_spdl_objects_clear (&o);
 }
 
 GST_END_TEST;
+
+/* The whole image at its size, flipped */
+static void
+flip_geometry (GstSpdlGeometry * geom, guint width, guint height)
+{
+  memset (geom, 0, sizeof (*geom));
+  geom->out_width = geom->clip_width = width;
+  geom->out_height = geom->clip_height = height;
+  geom->virtual_width = geom->virtual_height = G_MAXINT64;
+  geom->flip = TRUE;
+}
 
 GST_START_TEST (test_flip_and_sanitize)
 {
@@ -183,16 +194,12 @@ GST_START_TEST (test_flip_and_sanitize)
   GstSpdlObjects o;
   gchar *why = NULL;
 
-  memset (&geom, 0, sizeof (geom));
-  geom.out_width = geom.clip_width = 20;
-  geom.out_height = geom.clip_height = 20;
-  geom.virtual_width = geom.virtual_height = G_MAXINT64;
-  geom.flip = TRUE;
+  flip_geometry (&geom, 20, 20);
   fail_unless (gst_spdl_objects_parse (&o, text, strlen (text), 20, 20, FALSE,
           &why), "%s", why);
   fail_unless_equals_int (o.n, 5);
   fail_unless_equals_int (o.counts[GST_SPDL_OBJECTS_BOX_EMPTY], 1);
-  fail_unless (gst_spdl_objects_transform (&o, &geom, NULL));
+  gst_spdl_objects_transform (&o, &geom);
   /* x1' = -(x2 - W): torch's -0.0 where x2 = W */
   check_box (&o, 0, first);
   check_box (&o, 1, second);
@@ -250,10 +257,72 @@ GST_START_TEST (test_bad_annotations_counted)
   fail_if (gst_spdl_objects_parse (&o, "[{\"bbox\": [1,", 13, 6, 5, FALSE,
           &why));
   g_clear_pointer (&why, g_free);
+  /* a key holding \u0000 is another key, as in Python */
+  {
+    const gchar *nul = "[{\"category_id\": 1, \"bbox\\u0000\": [0,0,1,1]}]";
+
+    fail_unless (gst_spdl_objects_parse (&o, nul, strlen (nul), 6, 5, FALSE,
+            &why));
+    fail_unless_equals_int (o.n, 0);
+    fail_unless_equals_int (o.counts[GST_SPDL_OBJECTS_BAD_ANNOTATION], 1);
+    gst_spdl_objects_clear (&o);
+  }
+  /* a thousand bad ones: all counted, the warning stays short */
+  {
+    GString *many = g_string_new ("[");
+    guint i;
+
+    for (i = 0; i < 1000; i++)
+      g_string_append (many, i ? ", 5" : "5");
+    g_string_append_c (many, ']');
+    fail_unless (gst_spdl_objects_parse (&o, many->str, many->len, 6, 5,
+            FALSE, &why));
+    fail_unless_equals_int (o.counts[GST_SPDL_OBJECTS_BAD_ANNOTATION], 1000);
+    fail_unless (o.warnings->len < 2200);
+    fail_unless (g_str_has_suffix (o.warnings->str, "; ..."));
+    gst_spdl_objects_clear (&o);
+    g_string_free (many, TRUE);
+  }
   /* none: no object */
   fail_unless (gst_spdl_objects_parse (&o, "{\"images\": []}", 14, 6, 5,
           TRUE, &why));
   fail_unless_equals_int (o.n, 0);
+  gst_spdl_objects_clear (&o);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_masks_follow_their_boxes)
+{
+  /* the polygon of test_polygon_as_pycocotools, a sliver sanitizing
+   * drops, and the RLE of test_rle_string_as_pycocotools */
+  const gchar *text = "["
+      "{\"category_id\": 1, \"bbox\": [0.6, 0.7, 4, 3.7],"
+      " \"segmentation\": [[1.2, 0.7, 4.6, 1.1, 3.9, 4.4, 0.6, 3.3]]},"
+      "{\"category_id\": 2, \"bbox\": [1, 1, 0.5, 3],"
+      " \"segmentation\": [[1, 1, 1.5, 1, 1.5, 4]]},"
+      "{\"category_id\": 3, \"iscrowd\": 1, \"bbox\": [0, 0, 6, 5],"
+      " \"segmentation\": {\"size\": [5, 6], \"counts\": "
+      "\"3420OM010O10O010O0\"}}]";
+  GstSpdlGeometry geom;
+  GstSpdlObjects o;
+  gchar *why = NULL;
+  guint x, y;
+
+  flip_geometry (&geom, 6, 5);
+  fail_unless (gst_spdl_objects_parse (&o, text, strlen (text), 6, 5, TRUE,
+          &why), "%s", why);
+  fail_unless_equals_int (o.n, 3);
+  gst_spdl_objects_transform (&o, &geom);
+  gst_spdl_objects_sanitize (&o, 1.0, 1.0);
+  fail_unless (gst_spdl_objects_rasterize (&o, &why), "%s", why);
+  fail_unless_equals_int (o.n, 2);
+  fail_unless_equals_int (o.labels[1], 3);
+  for (y = 0; y < 5; y++)
+    for (x = 0; x < 6; x++) {
+      fail_unless_equals_int (o.masks[y * 6 + x], polygon_mask[y][5 - x]);
+      fail_unless_equals_int (o.masks[30 + y * 6 + x], string_mask[y][5 - x]);
+    }
   gst_spdl_objects_clear (&o);
 }
 
@@ -271,6 +340,7 @@ spdlobjects_suite (void)
   tcase_add_test (tc, test_boxes_through_geometry_as_torchvision);
   tcase_add_test (tc, test_flip_and_sanitize);
   tcase_add_test (tc, test_bad_annotations_counted);
+  tcase_add_test (tc, test_masks_follow_their_boxes);
   return s;
 }
 
