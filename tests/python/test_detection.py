@@ -696,3 +696,35 @@ def test_resume_gives_the_rest_of_the_epoch(coco):
     assert head + tail == whole
     assert sorted(i for i, _ in whole) == sorted(i["id"] for i in
                                                   load(ann)["images"])
+
+
+def test_coco_over_http_equals_local(coco):
+    """The instances file and its images over HTTP (http.server on
+    127.0.0.1) give the same batches as the local files."""
+    need("annotations", "objects")
+    import re
+    ann, images = coco
+    root = os.path.dirname(images)
+    server = subprocess.Popen([sys.executable, "-u", "-m", "http.server", "0",
+                               "--bind", "127.0.0.1", "--directory", root],
+                              stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL, text=True)
+    try:
+        port = int(re.search(r"port (\d+)", server.stdout.readline()).group(1))
+        url = f"http://127.0.0.1:{port}"
+        kw = dict(recipe="val", size=64, masks=True, batch_size=4, epochs=1,
+                  output="numpy")
+        with spdlgst.ImageLoader(images, annotations=ann, **kw) as loader:
+            local = collect(loader)
+        with spdlgst.ImageLoader(
+                f"{url}/{os.path.basename(images)}",
+                annotations=f"{url}/annotations/{os.path.basename(ann)}",
+                **kw) as loader:
+            remote = collect(loader)
+    finally:
+        server.kill()
+        server.wait()
+    assert len(remote) == len(local) == 13
+    for r, l in zip(remote, local):
+        for key in ("image_id", "boxes", "labels", "masks", "image"):
+            assert np.array_equal(r[key], l[key]), key
