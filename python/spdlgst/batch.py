@@ -339,7 +339,9 @@ class Batch(tuple):
     layout=nchw); label fields ``[B, H, W]`` uint8, or for 16-bit maps
     numpy uint16, torch uint16 (torch 2.3 and later) or int32 (a copy,
     older torch; npy arrays of uint16, uint32 and uint64 likewise become
-    int32, int64 and int64 there). ``batch.geometry`` (a :class:`Geometry`) holds each
+    int32, int64 and int64 there); objects fields (COCO annotations) an
+    :class:`Objects` of flat tensors (boxes, offsets, labels, area,
+    iscrowd, masks). ``batch.geometry`` (a :class:`Geometry`) holds each
     sample's crop box, flip and source size when a decoder set them. The
     tuple itself stays the media's tensors.
 
