@@ -366,6 +366,29 @@ def _fields_stage(a) -> list:
     return out
 
 
+def _resize_stage(a) -> list:
+    """spdldecode's resize and crop properties for the recipe."""
+    recipe = a["recipe"]
+    if recipe == "detection":
+        sizes = a["size"]
+        size = (f"resize-shorter={sizes[0]}" if len(sizes) == 1
+                else f"sizes={_array(sizes)}")
+        return ["mode=shorter", size, f"max-size={a['max_size']}"]
+    height, width = a["size"]
+    out = [f"width={width} height={height}"]
+    if recipe == "letterbox":
+        return out + ["mode=letterbox", f"pad-value={a['pad_value']}"]
+    if recipe == "val":
+        return out + ["mode=center-crop", f"resize-shorter={a['resize']}"]
+    out.append("mode=random-resized-crop")
+    # spdldecode's defaults are torchvision's: only other values
+    if a["scale"] != DEFAULT_SCALE:
+        out.append(f"scale-min={a['scale'][0]!r} scale-max={a['scale'][1]!r}")
+    if a["ratio"] != DEFAULT_RATIO:
+        out.append(f"ratio-min={a['ratio'][0]!r} ratio-max={a['ratio'][1]!r}")
+    return out
+
+
 def _objects_src_stage(a) -> list:
     """spdlsrc's properties for task="detection": the COCO instances file
     (its samples' fields are ``objects`` and ``image_id``), or the shards'
@@ -542,9 +565,7 @@ def _checked(location, batch_size, recipe, size, resize, scale, ratio, flip,
                 ("annotations_key", annotations_key, None)):
             if value != default:
                 raise ValueError(f"{name} is for task='detection'")
-    if recipe in ("detection", "letterbox"):
-        pass
-    elif train:
+    if train:
         if resize is not None:
             raise ValueError("resize is for recipe='val' (train uses "
                              "RandomResizedCrop's scale and ratio)")
@@ -552,7 +573,7 @@ def _checked(location, batch_size, recipe, size, resize, scale, ratio, flip,
         args["ratio"] = _range("ratio", ratio, 0.01, 100.0)
         if args["scale"][1] == 0.0:
             raise ValueError("scale's max must be above 0")
-    elif args["resize"] is None:
+    elif recipe == "val" and args["resize"] is None:
         # torchvision's ImageNet evaluation: Resize(256) for CenterCrop(224)
         args["resize"] = int(round(min(args["size"]) * 256 / 224))
     if (args["mean"] is None) != (args["std"] is None):
@@ -819,8 +840,6 @@ class ImageLoader(_RecipeLoader):
 
     @staticmethod
     def _build(a) -> str:
-        height, width = (a["size"][0], a["size"][0]) \
-            if a["recipe"] == "detection" else a["size"]
         src = [f"spdlsrc location={_quote(a['location'])}",
                f"shuffle={'true' if a['shuffle'] else 'false'}", f"seed={a['seed']}",
                f"num-epochs={a['epochs'] if a['epochs'] is not None else -1}"]
@@ -838,30 +857,7 @@ class ImageLoader(_RecipeLoader):
             if isinstance(value, bool):
                 value = "true" if value else "false"
             src.append(f"{key}={_quote(str(value))}")
-        if a["recipe"] == "detection":
-            sizes = a["size"]
-            dec = ["spdldecode mode=shorter"]
-            if len(sizes) == 1:
-                dec.append(f"resize-shorter={sizes[0]}")
-            else:
-                dec.append(f"sizes={_array(sizes)}")
-            dec.append(f"max-size={a['max_size']}")
-        elif a["recipe"] == "letterbox":
-            dec = [f"spdldecode width={width} height={height} mode=letterbox",
-                   f"pad-value={a['pad_value']}"]
-        else:
-            dec = [f"spdldecode width={width} height={height}"]
-        if a["recipe"] in ("detection", "letterbox"):
-            pass
-        elif a["recipe"] == "train":
-            dec.append("mode=random-resized-crop")
-            # spdldecode's defaults are torchvision's: only other values
-            if a["scale"] != DEFAULT_SCALE:
-                dec.append(f"scale-min={a['scale'][0]!r} scale-max={a['scale'][1]!r}")
-            if a["ratio"] != DEFAULT_RATIO:
-                dec.append(f"ratio-min={a['ratio'][0]!r} ratio-max={a['ratio'][1]!r}")
-        else:
-            dec += ["mode=center-crop", f"resize-shorter={a['resize']}"]
+        dec = ["spdldecode"] + _resize_stage(a)
         if a["flip"]:
             dec.append("flip=random-horizontal")
         dec.append(f"seed={a['seed']}")
