@@ -26,7 +26,7 @@ typedef struct
 
 /* An epoch's batches: the global order of its samples with each batch's
  * samples contiguous, batch b being samples[starts[b] .. starts[b + 1]). */
-typedef struct
+typedef struct _GstSpdlBatchPlan
 {
   guint32 *samples;             /* dataset indices, n_samples of them */
   guint n_samples;

@@ -1150,3 +1150,10 @@ gst_spdl_dataset_fingerprint (const GstSpdlDataset * dataset)
   g_checksum_free (sum);
   return fingerprint;
 }
+
+/* provisional until manifests give spans (branch asrsrc): no duration known */
+gdouble
+gst_spdl_dataset_get_duration (const GstSpdlDataset * dataset, guint index)
+{
+  return -1;
+}

@@ -106,6 +106,12 @@ gchar *gst_spdl_dataset_get_full_path (const GstSpdlDataset * dataset,
  * (the root is left out: a moved dataset is the same). */
 gchar *gst_spdl_dataset_fingerprint (const GstSpdlDataset * dataset);
 
+/* Sample @index's duration in seconds as its manifest says (its span's),
+ * for orders by duration; < 0 when unknown (whole files, a span to the
+ * file's end, a bad span). */
+gdouble gst_spdl_dataset_get_duration (const GstSpdlDataset * dataset,
+    guint index);
+
 G_END_DECLS
 
 #endif /* __GST_SPDL_DATASET_H__ */
