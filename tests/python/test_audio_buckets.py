@@ -247,3 +247,20 @@ def test_spdlbatch_smaller_than_the_batches_is_an_error(speech):
     _, _, error, _ = run(launch(speech / "train.json", "buckets=2 "
                                 "batch-duration=10", "batch-size=2"))
     assert error and "smaller than spdlsrc's batches" in error
+
+
+def test_resume_on_another_number_of_ranks(speech):
+    """Saved on rank 0 of 2 after k batches (every rank took k): the first
+    2k batches of the epoch are consumed; one rank resumed there takes the
+    rest, each batch once."""
+    src = "shuffle=true seed=8 buckets=3 batch-duration=2"
+    whole = run(launch(speech / "train.json", src))[0]
+    for k in (1, 3):
+        _, _, error, resume = run(launch(
+            speech / "train.json", f"{src} num-shards=2 shard-index=0"),
+            pulls=k)
+        assert error is None
+        assert resume == (0, sum(len(ix) for _, ix, _ in whole[:2 * k]))
+        rest, _, error, _ = run(launch(speech / "train.json", src),
+                                start=resume)
+        assert error is None and rest == whole[2 * k:]
