@@ -48,7 +48,7 @@ def run(launch, timeout_s=120, element="dec"):
                 if msg is None:
                     break
                 if msg.type == Gst.MessageType.ERROR:
-                    error = msg.parse_error()[0].message
+                    error = error or msg.parse_error()[0].message
                 else:
                     warnings.append(msg.parse_warning()[0].message)
             if sample is None:
@@ -180,3 +180,217 @@ def test_nemo_spans_equal_ffmpeg(media, channels):
         assert meta["row"] == f"{root}/train.json:{i + 1}"
         text, = meta["values"]
         assert text.encode("utf-8") == TEXTS[i % len(TEXTS)].encode("utf-8")
+
+
+def test_nemo_text_from_text_filepath_and_normalized_text(media):
+    """NeMo's transcript: text, else the file text_filepath names
+    (relative to the manifest, its bytes as they are), else
+    normalized_text; "" is a transcript."""
+    root, _ = media
+    os.makedirs(root / "txt", exist_ok=True)
+    (root / "txt" / "t1.txt").write_bytes("from a file, \u00e9\n".encode())
+    rows = [{"audio_filepath": "audio/a.flac", "duration": 1.0,
+             "text": "plain", "normalized_text": "no"},
+            {"audio_filepath": "audio/a.flac", "duration": 1.0,
+             "text_filepath": "txt/t1.txt", "normalized_text": "no"},
+            {"audio_filepath": "audio/a.flac", "duration": 1.0,
+             "normalized_text": "normalized \"q\""},
+            {"audio_filepath": "audio/a.flac", "duration": 1.0, "text": ""}]
+    with open(root / "texts.json", "w") as f:
+        for r in rows:
+            f.write(json.dumps(r) + "\n")
+    got, warnings, error, _ = run(
+        f"spdlsrc name=src location={root}/texts.json fields=text ! "
+        "spdlaudiodecode name=dec duration=0")
+    assert error is None and not warnings, (error, warnings)
+    assert [m["values"][0] for _, m in got] == [
+        "plain", "from a file, \u00e9\n", 'normalized "q"', ""]
+    assert all(a.shape == (1, 16000) for a, _ in got)
+
+
+def test_csv_start_end_and_captions(media):
+    """A CSV with a path column, start and end in seconds and a caption
+    with commas, quotes and a line break (Python's csv module writes it):
+    one sample per row, each its span, captions byte-equal; other columns
+    as fields when fields= names them."""
+    root, files = media
+    rows = [("a.flac", 0.5, 1.75), ("d.mp3", 1.0, 2.5), ("b.wav", 2.0, 4.0)]
+    captions = ['a "cat", sitting', "two\nlines, \u00e9", ""]
+    with open(root / "clips.csv", "w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(["path", "start", "end", "caption", "speaker"])
+        for (name, start, end), cap, spk in zip(rows, captions,
+                                                ("s1", "s2", "s3")):
+            w.writerow([f"audio/{name}", start, end, cap, spk])
+    got, warnings, error, _ = run(
+        f"spdlsrc name=src location={root}/clips.csv "
+        "fields=caption:string:empty,speaker:string ! "
+        "spdlaudiodecode name=dec duration=0")
+    assert error is None and not warnings, (error, warnings)
+    check_spans(root, files, [(n, s, e - s) for n, s, e in rows], got, 1)
+    assert [m["values"] for _, m in got] == [
+        [captions[0], "s1"], [captions[1], "s2"], ["", "s3"]]
+
+
+def test_jsonl_offset_to_the_end_and_audio_filename(media):
+    """A row with an offset and no duration in a manifest that is not
+    NeMo's runs to the file's end, one without either is the whole file;
+    audio_filename is NeMo's other path column."""
+    root, files = media
+    with open(root / "tail.jsonl", "w") as f:
+        f.write(json.dumps({"path": "audio/a.flac", "offset": 2.5}) + "\n")
+        f.write(json.dumps({"path": "audio/b.wav"}) + "\n")
+    with open(root / "named.json", "w") as f:
+        f.write(json.dumps({"audio_filename": "audio/b.wav", "offset": 1.5,
+                            "duration": 2.0}) + "\n")
+    got, warnings, error, _ = run(
+        f"spdlsrc name=src location={root}/tail.jsonl ! "
+        "spdlaudiodecode name=dec duration=0")
+    assert error is None and not warnings, (error, warnings)
+    assert [m["span-start"] for _, m in got] == [2.5, 0.0]
+    assert [m["span-duration"] for _, m in got] == [-1.0, -1.0]
+    check_spans(root, files, [("a.flac", 2.5, 10.0), ("b.wav", 0.0, 10.0)],
+                [(a, dict(m, **{"span-duration": 10.0})) for a, m in got], 1)
+    got, warnings, error, _ = run(
+        f"spdlsrc name=src location={root}/named.json ! "
+        "spdlaudiodecode name=dec duration=0")
+    assert error is None and not warnings, (error, warnings)
+    check_spans(root, files, [("b.wav", 1.5, 2.0)], got, 1)
+
+
+def test_clips_drawn_inside_the_span(media):
+    """duration > 0: clips are drawn inside each row's span, never
+    outside it, each equal to FFmpeg's samples there."""
+    root, files = media
+    rows = [("a.flac", 1.0, 1.5), ("b.wav", 2.2, 1.0)]
+    write_nemo(root / "clips.json", rows)
+    got, warnings, error, _ = run(
+        f"spdlsrc name=src location={root}/clips.json ! "
+        "spdlaudiodecode name=dec duration=0.5 clips-per-file=4 seed=7")
+    assert error is None and not warnings, (error, warnings)
+    assert len(got) == 8
+    starts = set()
+    for arr, meta in got:
+        name, offset, duration = rows[meta["index"]]
+        assert offset <= meta["start"] <= offset + duration - 0.5 + 1e-9
+        starts.add(meta["start"])
+        ref = expected_span(root, name, meta["start"], 0.5, RATE, 1,
+                            files[name][1])
+        assert np.array_equal(arr, ref)
+    assert len(starts) > 2
+
+
+def test_bad_entries_skipped_by_reason(media):
+    """Negative offset, an end before its start, no duration in a NeMo
+    row, a missing file (spdlsrc), a span past the file's end, one whose
+    duration runs past it, one longer than max-span (spdlaudiodecode):
+    each skipped by its reason, counted, warned naming the manifest row
+    and the file; the good rows delivered in order."""
+    root, files = media
+    entries = [
+        {"audio_filepath": "audio/a.flac", "offset": 0.5, "duration": 1.0},
+        {"audio_filepath": "audio/a.flac", "offset": -0.5, "duration": 1.0},
+        {"audio_filepath": "audio/a.flac", "offset": 0.5},
+        {"audio_filepath": "audio/a.flac", "offset": 1.0, "duration": -1},
+        {"audio_filepath": "audio/gone.flac", "offset": 0, "duration": 1.0},
+        {"audio_filepath": "audio/b.wav", "offset": 4.5, "duration": 1.0},
+        {"audio_filepath": "audio/b.wav", "offset": 3.0, "duration": 1.5},
+        {"audio_filepath": "audio/b.wav", "offset": 3.0, "duration": 1.0005},
+        {"audio_filepath": "audio/c.opus", "offset": 0, "duration": 3.5},
+        {"audio_filepath": "audio/d.mp3", "offset": 1, "duration": "x"},
+        {"audio_filepath": "audio/d.mp3", "offset": 2, "duration": 1.0},
+    ]
+    with open(root / "bad.json", "w") as f:
+        for e in entries:
+            f.write(json.dumps(e) + "\n")
+    got, warnings, error, counts = run(
+        f"spdlsrc name=src location={root}/bad.json ! spdlaudiodecode "
+        "name=dec duration=0 max-span=3.0")
+    assert error is None
+    assert [m["index"] for _, m in got] == [0, 7, 10]
+    # within 1 ms of the end: the file's samples to its end
+    assert got[1][0].shape == (1, 16000)
+    assert counts["src"] == {"total": 5, "bad-span": 4, "unreadable": 1}
+    assert counts["dec"] == {"total": 3, "past-end": 1, "bad-duration": 1,
+                             "too-long": 1}
+    assert len(warnings) == 8
+    for line, name in ((2, "a.flac"), (3, "a.flac"), (4, "a.flac"),
+                       (5, "gone.flac"), (6, "b.wav"), (7, "b.wav"),
+                       (9, "c.opus"), (10, "d.mp3")):
+        assert any(f"bad.json:{line})" in w and name in w
+                   for w in warnings), (line, warnings)
+
+
+@pytest.mark.parametrize("entry,reason", [
+    ({"offset": -1.0, "duration": 1.0}, "negative offset"),
+    ({"offset": 0.0}, "no duration"),
+    ({"offset": 5.0, "duration": 1.0}, "past the file's end"),
+    ({"offset": 3.5, "duration": 1.0}, "disagrees"),
+])
+def test_bad_entry_is_an_error_with_missing_field_error(media, entry,
+                                                         reason):
+    """missing-field=error: a bad entry stops the pipeline, the message
+    naming the file, the manifest row and why."""
+    root, _ = media
+    with open(root / "one.json", "w") as f:
+        f.write(json.dumps({"audio_filepath": "audio/a.flac",
+                            "offset": 0.0, "duration": 1.0}) + "\n")
+        f.write(json.dumps(dict({"audio_filepath": "audio/a.flac"},
+                                **entry)) + "\n")
+    got, warnings, error, _ = run(
+        f"spdlsrc name=src location={root}/one.json missing-field=error ! "
+        "spdlaudiodecode name=dec duration=0")
+    assert error is not None, warnings
+    assert len(got) <= 1
+    assert "a.flac" in error and reason in error, error
+    assert "one.json:2" in error, error
+
+
+def test_batch_pads_spans_with_their_lengths_and_texts(media):
+    """spdlbatch: each span padded to the batch's longest, lengths its own
+    samples, the transcripts alongside in order."""
+    root, files = media
+    write_nemo(root / "batch.json", ROWS)
+    got, _, error, _ = run(
+        f"spdlsrc name=src location={root}/batch.json fields=text ! "
+        "spdlaudiodecode name=dec duration=0")
+    assert error is None
+    pipeline = Gst.parse_launch(
+        f"spdlsrc location={root}/batch.json fields=text ! "
+        "spdlaudiodecode duration=0 ! spdlbatch batch-size=4 ! "
+        "appsink name=sink sync=false")
+    sink = pipeline.get_by_name("sink")
+    pipeline.set_state(Gst.State.PLAYING)
+    batches = []
+    while True:
+        sample = sink.emit("try-pull-sample", 10 * Gst.SECOND)
+        if sample is None:
+            break
+        st = sample.get_caps().get_structure(0)
+        names = st.get_value("names").split(",")
+        dims = [[int(d) for d in t.split(":")][::-1]
+                for t in st.get_value("dimensions").split(",")]
+        types = st.get_value("types").split(",")
+        buf = sample.get_buffer()
+        arrays = {}
+        for i, (name, shape, t) in enumerate(zip(names, dims, types)):
+            ok, info = buf.get_memory(i).map(Gst.MapFlags.READ)
+            a = np.frombuffer(info.data, t).copy()
+            buf.get_memory(i).unmap(info)
+            arrays[name] = a if 0 in shape else a.reshape(shape)
+        batches.append(arrays)
+    pipeline.set_state(Gst.State.NULL)
+    assert [len(b["lengths"]) for b in batches] == [4, 4, 1]
+    k = 0
+    for b in batches:
+        longest = max(got[k + j][0].shape[1] for j in range(len(b["lengths"])))
+        assert b["audio"].shape[2] == longest
+        for j in range(len(b["lengths"])):
+            arr, meta = got[k + j]
+            assert b["lengths"][j] == arr.shape[1]
+            assert np.array_equal(b["audio"][j, :, :arr.shape[1]], arr)
+            assert not b["audio"][j, :, arr.shape[1]:].any()
+            o = b["text/offsets"]
+            text = bytes(b["text/values"][o[j]:o[j + 1]]).decode("utf-8")
+            assert text == TEXTS[(k + j) % len(TEXTS)]
+        k += len(b["lengths"])
