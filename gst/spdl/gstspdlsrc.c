@@ -700,7 +700,8 @@ gst_spdl_src_class_init (GstSpdlSrcClass * klass)
       g_param_spec_uint ("buckets", "Buckets",
           "Duration buckets: batches of samples of similar duration "
           "(0 = off)", 0, G_MAXUINT16, DEFAULT_BUCKETS,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
   /**
    * GstSpdlSrc:bucket-window:
    *
@@ -712,7 +713,8 @@ gst_spdl_src_class_init (GstSpdlSrcClass * klass)
       g_param_spec_uint ("bucket-window", "Bucket window",
           "Samples per shuffle window of the bucketed order (0 = the whole "
           "epoch)", 0, G_MAXUINT, DEFAULT_BUCKET_WINDOW,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
   /**
    * GstSpdlSrc:batch-duration:
    *
@@ -725,7 +727,8 @@ gst_spdl_src_class_init (GstSpdlSrcClass * klass)
       g_param_spec_double ("batch-duration", "Batch duration",
           "Most seconds per batch, in all (0 = batches by count)", 0,
           G_MAXDOUBLE, DEFAULT_BATCH_DURATION,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
   /**
    * GstSpdlSrc:batch-size:
    *
@@ -737,7 +740,8 @@ gst_spdl_src_class_init (GstSpdlSrcClass * klass)
       g_param_spec_uint ("batch-size", "Batch size",
           "Bucketed batches: most samples per batch (0 = no limit)", 0,
           G_MAXINT, DEFAULT_BATCH_SIZE,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
   /**
    * GstSpdlSrc:num-batches:
    *
@@ -1372,6 +1376,8 @@ gst_spdl_src_finalize (GObject * object)
   g_free (src->path_column);
   g_clear_pointer (&src->record, gst_spdl_record_free);
   /* a failed start leaves them (stop() is not called) */
+  g_clear_pointer (&src->batch_plan, gst_spdl_batch_plan_free);
+  g_clear_pointer (&src->durations, g_free);
   free_config_strings (src);
   gst_spdl_http_canceller_free (src->canceller);
   g_mutex_clear (&src->read_lock);
