@@ -1378,6 +1378,7 @@ gst_spdl_src_finalize (GObject * object)
   /* a failed start leaves them (stop() is not called) */
   g_clear_pointer (&src->batch_plan, gst_spdl_batch_plan_free);
   g_clear_pointer (&src->durations, g_free);
+  g_clear_pointer (&src->sample_buckets, g_free);
   free_config_strings (src);
   gst_spdl_http_canceller_free (src->canceller);
   g_mutex_clear (&src->read_lock);
@@ -1885,7 +1886,7 @@ ensure_batch_plan (GstSpdlSrc * src, guint epoch)
   gst_spdl_batch_plan_free (src->batch_plan);
   src->bucket_params.epoch = epoch;
   src->batch_plan = gst_spdl_batch_plan_new (src->durations,
-      src->dataset->n_samples, &src->bucket_params);
+      src->sample_buckets, src->dataset->n_samples, &src->bucket_params);
   src->batch_plan_epoch = epoch;
   rank_batches (src, src->batch_plan, epoch_first_batch (src, epoch),
       &src->plan_rank_batches, &src->plan_rank_samples);
@@ -2594,6 +2595,7 @@ setup_batches (GstSpdlSrc * src, GstSpdlDataset * dataset, guint64 offset,
   guint i;
 
   g_clear_pointer (&src->durations, g_free);
+  g_clear_pointer (&src->sample_buckets, g_free);
   src->durations = g_new (gdouble, MAX (dataset->n_samples, 1));
   for (i = 0; i < dataset->n_samples; i++) {
     gdouble d = gst_spdl_dataset_get_duration (dataset, i);
@@ -2618,10 +2620,13 @@ setup_batches (GstSpdlSrc * src, GstSpdlDataset * dataset, guint64 offset,
     }
     src->durations[i] = d;
   }
+  g_free (src->sample_buckets);
+  src->sample_buckets = gst_spdl_buckets_assign (src->durations,
+      dataset->n_samples, src->bucket_params.buckets);
   gst_spdl_batch_plan_free (src->batch_plan);
   src->bucket_params.epoch = src->start_epoch;
   src->batch_plan = gst_spdl_batch_plan_new (src->durations,
-      dataset->n_samples, &src->bucket_params);
+      src->sample_buckets, dataset->n_samples, &src->bucket_params);
   src->batch_plan_epoch = src->start_epoch;
   if (!gst_spdl_batch_plan_find (src->batch_plan, offset, &src->first_batch)) {
     SPDL_SRC_ERROR (src, RESOURCE, SETTINGS, ("start-offset %"
@@ -2901,6 +2906,7 @@ gst_spdl_src_stop (GstBaseSrc * bsrc)
   g_clear_pointer (&src->permutation, g_free);
   g_clear_pointer (&src->batch_plan, gst_spdl_batch_plan_free);
   g_clear_pointer (&src->durations, g_free);
+  g_clear_pointer (&src->sample_buckets, g_free);
   if (shards)
     gst_spdl_shards_free (shards);
   free_config_strings (src);
