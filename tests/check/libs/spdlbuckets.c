@@ -382,6 +382,44 @@ GST_START_TEST (test_resume_from_every_offset)
 
 GST_END_TEST;
 
+/* What buckets are for: batches of 1 to 20 s utterances padded to their
+ * longest are nearly half zeros at random, a few percent with buckets. */
+static gdouble
+padding_fraction (const gdouble * d, guint n, guint buckets)
+{
+  GstSpdlBucketParams p = params_of (1, 0, buckets, 1000, 32, 0);
+  GstSpdlBatchPlan *plan = plan_new (d, n, &p);
+  gdouble total = 0, padding = 0;
+  guint64 b, i;
+
+  for (b = 0; b < plan->n_batches; b++) {
+    gdouble longest = 0, seconds = 0;
+    guint64 count = plan->starts[b + 1] - plan->starts[b];
+
+    for (i = plan->starts[b]; i < plan->starts[b + 1]; i++) {
+      seconds += d[plan->samples[i]];
+      longest = MAX (longest, d[plan->samples[i]]);
+    }
+    total += longest * count;
+    padding += longest * count - seconds;
+  }
+  gst_spdl_batch_plan_free (plan);
+  return padding / total;
+}
+
+GST_START_TEST (test_buckets_keep_padding_small)
+{
+  const guint n = 5000;
+  gdouble *d = make_durations (n, 7);
+
+  fail_unless (padding_fraction (d, n, 0) > 0.35);
+  fail_unless (padding_fraction (d, n, 30) < 0.08, "%f",
+      padding_fraction (d, n, 30));
+  g_free (d);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_empty_epoch)
 {
   GstSpdlBucketParams p = params_of (1, 0, 4, 10, 0, 10.0);
@@ -412,6 +450,7 @@ spdlbuckets_suite (void)
   tcase_add_test (tc, test_batches_pinned);
   tcase_add_test (tc, test_ranks_get_whole_batches_equally);
   tcase_add_test (tc, test_resume_from_every_offset);
+  tcase_add_test (tc, test_buckets_keep_padding_small);
   tcase_add_test (tc, test_empty_epoch);
   return s;
 }
