@@ -1516,6 +1516,20 @@ gst_spdl_dataset_fingerprint (const GstSpdlDataset * dataset)
     g_checksum_update (sum, (const guchar *) path, strlen (path) + 1);
     g_snprintf (label, sizeof (label), "%d\n", dataset->labels[i]);
     g_checksum_update (sum, (const guchar *) label, strlen (label));
+    /* a manifest's spans: rows of one file are told apart by them */
+    if (dataset->span_starts) {
+      gchar span[2 * G_ASCII_DTOSTR_BUF_SIZE + 8];
+      gchar *p = span;
+
+      g_ascii_dtostr (p, G_ASCII_DTOSTR_BUF_SIZE, dataset->span_starts[i]);
+      p += strlen (p);
+      *p++ = '+';
+      g_ascii_dtostr (p, G_ASCII_DTOSTR_BUF_SIZE,
+          dataset->span_durations[i]);
+      p += strlen (p);
+      *p++ = dataset->span_bad[i] ? '!' : '\n';
+      g_checksum_update (sum, (const guchar *) span, p - span);
+    }
   }
   fingerprint = g_strdup_printf ("%u:%s", dataset->n_samples,
       g_checksum_get_string (sum));

@@ -151,8 +151,9 @@ gchar *gst_spdl_dataset_get_full_path (const GstSpdlDataset * dataset,
     guint index);
 
 /* What an epoch's order is computed over, for checkpoints to check:
- * "N:SHA256" of the samples' relative paths and labels in listing order
- * (the root is left out: a moved dataset is the same). */
+ * "N:SHA256" of the samples' relative paths and labels in listing order,
+ * and a manifest's spans (the root is left out: a moved dataset is the
+ * same). */
 gchar *gst_spdl_dataset_fingerprint (const GstSpdlDataset * dataset);
 
 G_END_DECLS
