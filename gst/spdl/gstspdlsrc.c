@@ -311,6 +311,7 @@ struct _GstSpdlReadSlot
   GstBuffer *buffer;
   GError *error;                /* code: a GstSpdlReadErrorCode */
   GstSpdlFieldData *fields;     /* folders: the sidecars read */
+  gchar *row;                   /* a span manifest's "NAME:LINE" */
 };
 
 GType
@@ -906,13 +907,14 @@ gst_spdl_src_class_init (GstSpdlSrcClass * klass)
    *
    * Manifests with a header (CSV, TSV, JSON Lines): the column holding
    * each sample's path. NULL: the first of path, image, filepath,
-   * file_name, filename, file, audio_filepath, video present.
+   * file_name, filename, file, audio_filepath, audio_filename, video
+   * present.
    */
   g_object_class_install_property (gobject_class, PROP_PATH_COLUMN,
       g_param_spec_string ("path-column", "Path column",
           "Manifests with a header: the column of the paths (NULL: path, "
-          "image, filepath, file_name, filename, file, audio_filepath or "
-          "video)", NULL, READY_PARAM));
+          "image, filepath, file_name, filename, file, audio_filepath, "
+          "audio_filename or video)", NULL, READY_PARAM));
 
   /**
    * GstSpdlSrc:http-requests:
@@ -1712,6 +1714,20 @@ schedule_reads (GstSpdlSrc * src)
     gst_spdl_stats_add_in (&src->stats, 1);
     src->next_position++;
     g_queue_push_tail (&src->slots, slot);
+    if (src->dataset->lines) {
+      GstSpdlSpanProblem problem = src->dataset->span_bad[slot->index];
+
+      slot->row = g_strdup_printf ("%s:%" G_GUINT64_FORMAT,
+          src->dataset->manifest_name, src->dataset->lines[slot->index]);
+      /* a span that cannot be is not read */
+      if (problem != GST_SPDL_SPAN_OK) {
+        slot->error = g_error_new (GST_SPDL_READ_ERROR,
+            GST_SPDL_READ_ERROR_BAD_SPAN, "its row %s",
+            gst_spdl_span_problem_describe (problem));
+        slot->submitted = slot->done = TRUE;
+        continue;
+      }
+    }
     if (submit_remote_read (src, slot))
       continue;
     if (src->readers && (src->prefetch_threshold == 0 ||
@@ -1894,6 +1910,52 @@ read_sidecars (GstSpdlSrc * src, const gchar * path)
   return fields;
 }
 
+/* A manifest's columns as the fields of sample @index; a column naming a
+ * file (NeMo's text_filepath) is the file's contents, read here. */
+static GstSpdlFieldData *
+manifest_fields (GstSpdlSrc * src, guint index)
+{
+  GstSpdlDataset *ds = src->dataset;
+  GstSpdlFieldData *fields = gst_spdl_field_data_new (ds->n_fields);
+  guint f;
+
+  for (f = 0; f < ds->n_fields; f++) {
+    const guint8 *data;
+    gsize len;
+    gchar *rel, *path;
+    GError *error = NULL;
+    GstBuffer *buffer;
+
+    if (!gst_spdl_dataset_get_field (ds, index, f, &data, &len))
+      continue;
+    if (!gst_spdl_dataset_field_is_file (ds, index, f)) {
+      fields[f].data = g_bytes_new_static (data, len);
+      continue;
+    }
+    rel = g_strndup ((const gchar *) data, len);
+    path = g_path_is_absolute (rel) ? g_strdup (rel) :
+        g_build_filename (ds->root, rel, NULL);
+    buffer = read_file (path, src->active_max_field_size, &error);
+    if (buffer) {
+      fields[f].data = gst_spdl_bytes_from_buffer (buffer);
+      gst_buffer_unref (buffer);
+    } else {
+      gchar *name = g_filename_display_name (path);
+
+      fields[f].error = g_error_new (GST_SPDL_READ_ERROR,
+          error->code == GST_SPDL_READ_ERROR_TOO_LARGE ?
+          GST_SPDL_READ_ERROR_FIELD_TOO_LARGE :
+          GST_SPDL_READ_ERROR_BAD_FIELD, "cannot be read from \"%s\": %s",
+          name, error->message);
+      g_free (name);
+      g_error_free (error);
+    }
+    g_free (path);
+    g_free (rel);
+  }
+  return fields;
+}
+
 static void
 read_slot (GstSpdlReadSlot * slot)
 {
@@ -1903,6 +1965,8 @@ read_slot (GstSpdlReadSlot * slot)
       &slot->error);
   if (slot->buffer && slot->src->read_sidecars)
     slot->fields = read_sidecars (slot->src, slot->path);
+  else if (slot->buffer && slot->src->record)
+    slot->fields = manifest_fields (slot->src, slot->index);
   took = gst_spdl_now_ns () - start;
   gst_spdl_stats_record (slot->stats, took);
   /* a running mean over about 16 reads decides where the next ones run */
@@ -1933,6 +1997,7 @@ read_slot_free (GstSpdlReadSlot * slot)
   if (slot->fields)
     gst_spdl_field_data_free (slot->fields, slot->src->record->n_fields);
   g_free (slot->path);
+  g_free (slot->row);
   g_free (slot);
 }
 
@@ -2273,6 +2338,7 @@ start_listing (GstSpdlSrc * src)
   if (src->fields && *src->fields)
     src->record = gst_spdl_record_parse (src->fields, src->missing_field,
         &error);
+  src->record_policy = src->missing_field;
   src->errors = 0;
   g_clear_pointer (&src->dataset_fingerprint, g_free);
   memset (src->errors_by_reason, 0, sizeof (src->errors_by_reason));
@@ -2470,13 +2536,21 @@ gst_spdl_src_negotiate (GstBaseSrc * bsrc)
   gchar *text;
   gboolean ok;
 
-  if (src->record == NULL)
+  if (src->record == NULL && (src->dataset == NULL ||
+          src->dataset->span_starts == NULL))
     return GST_BASE_SRC_CLASS (parent_class)->negotiate (bsrc);
   caps = gst_pad_get_pad_template_caps (GST_BASE_SRC_PAD (bsrc));
   caps = gst_caps_make_writable (caps);
-  text = gst_spdl_record_to_string (src->record);
-  gst_caps_set_simple (caps, "fields", G_TYPE_STRING, text, NULL);
-  g_free (text);
+  if (src->record) {
+    text = gst_spdl_record_to_string (src->record);
+    gst_caps_set_simple (caps, "fields", G_TYPE_STRING, text, NULL);
+    g_free (text);
+  }
+  /* what a decoder does with a span that does not fit its file */
+  if (src->dataset && src->dataset->span_starts)
+    gst_caps_set_simple (caps, "span-policy", G_TYPE_STRING,
+        src->record_policy == GST_SPDL_MISSING_ERROR ? "error" : "skip",
+        NULL);
   ok = gst_base_src_set_caps (bsrc, caps);
   gst_caps_unref (caps);
   return ok;
@@ -2618,6 +2692,27 @@ skip_sample (GstSpdlSrc * src, GstSpdlReadSlot * slot)
   guint64 errors;
   gint max_errors;
   gboolean post, go_on = TRUE;
+
+  if (slot->row) {
+    gchar *with_row = g_strdup_printf ("%s (manifest row %s)", why,
+        slot->row);
+    g_free (why);
+    why = with_row;
+  }
+  /* a span manifest's entries go by the missing-field policy: error stops
+   * at the first bad one */
+  if (slot->row && src->record_policy == GST_SPDL_MISSING_ERROR &&
+      reason != GST_SPDL_READ_ERROR_MISSING_FIELD &&
+      reason != GST_SPDL_READ_ERROR_BAD_FIELD &&
+      reason != GST_SPDL_READ_ERROR_FIELD_TOO_LARGE) {
+    SPDL_SRC_ERROR (src, RESOURCE, READ, ("Sample \"%s\": %s", name, why),
+        ("reason: %s; missing-field is error",
+            gst_spdl_read_error_reason (reason)));
+    g_free (display);
+    g_free (why);
+    g_free (name);
+    return FALSE;
+  }
 
   GST_OBJECT_LOCK (src);
   errors = ++src->errors;
@@ -2771,24 +2866,6 @@ attach_record (GstSpdlSrc * src, GstBuffer * buffer,
   return result;
 }
 
-/* A manifest's columns as the fields of sample @index. */
-static GstSpdlFieldData *
-manifest_fields (GstSpdlSrc * src, guint index)
-{
-  GstSpdlDataset *ds = src->dataset;
-  GstSpdlFieldData *fields = gst_spdl_field_data_new (ds->n_fields);
-  guint f;
-
-  for (f = 0; f < ds->n_fields; f++) {
-    const guint8 *data;
-    gsize len;
-
-    if (gst_spdl_dataset_get_field (ds, index, f, &data, &len))
-      fields[f].data = g_bytes_new_static (data, len);
-  }
-  return fields;
-}
-
 /* Waits for the head slot's read; NULL at the end or when flushing. */
 static GstSpdlReadSlot *
 next_slot (GstSpdlSrc * src, GstFlowReturn * ret)
@@ -2939,6 +3016,14 @@ gst_spdl_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
     gst_spdl_buffer_add_sample_meta (*outbuf, slot->index, slot->label,
         slot->epoch, slot->path);
     gst_spdl_buffer_set_sample_position (*outbuf, slot->position);
+    if (slot->row) {
+      gdouble start, duration;
+
+      gst_spdl_dataset_get_span (src->dataset, slot->index, &start,
+          &duration);
+      gst_spdl_buffer_set_span (*outbuf, start, duration);
+      gst_spdl_buffer_set_manifest_row (*outbuf, slot->row);
+    }
     if (src->record) {
       GstSpdlFieldData *fields = slot->fields ? slot->fields :
           manifest_fields (src, slot->index);

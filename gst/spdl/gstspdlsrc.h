@@ -110,6 +110,8 @@ struct _GstSpdlSrc
   guint64 max_field_size;
   gchar *path_column;
   GstSpdlRecord *record;        /* NULL: no field */
+  GstSpdlMissingPolicy record_policy;   /* missing-field, at start: also
+                                         * a span manifest's bad entries' */
   guint64 active_max_field_size;
   gboolean read_sidecars;       /* a folder's fields: read beside each */
   /* remote data (gstspdlhttp.h): properties under the object lock */

@@ -342,6 +342,57 @@ gst_spdl_buffer_get_audio_clip_info (GstBuffer * buffer, guint * clip,
       G_TYPE_UINT64, length, NULL);
 }
 
+void
+gst_spdl_buffer_set_span (GstBuffer * buffer, gdouble start,
+    gdouble duration)
+{
+  GstCustomMeta *meta;
+
+  gst_spdl_meta_register ();
+  meta = gst_buffer_get_custom_meta (buffer, GST_SPDL_SAMPLE_META_NAME);
+  if (meta == NULL)
+    meta = gst_buffer_add_custom_meta (buffer, GST_SPDL_SAMPLE_META_NAME);
+  gst_structure_set (gst_custom_meta_get_structure (meta), "span-start",
+      G_TYPE_DOUBLE, start, "span-duration", G_TYPE_DOUBLE, duration, NULL);
+}
+
+gboolean
+gst_spdl_buffer_get_span (GstBuffer * buffer, gdouble * start,
+    gdouble * duration)
+{
+  GstCustomMeta *meta;
+
+  gst_spdl_meta_register ();
+  meta = gst_buffer_get_custom_meta (buffer, GST_SPDL_SAMPLE_META_NAME);
+  return meta && gst_structure_get (gst_custom_meta_get_structure (meta),
+      "span-start", G_TYPE_DOUBLE, start, "span-duration", G_TYPE_DOUBLE,
+      duration, NULL);
+}
+
+void
+gst_spdl_buffer_set_manifest_row (GstBuffer * buffer, const gchar * row)
+{
+  GstCustomMeta *meta;
+
+  gst_spdl_meta_register ();
+  meta = gst_buffer_get_custom_meta (buffer, GST_SPDL_SAMPLE_META_NAME);
+  if (meta == NULL)
+    meta = gst_buffer_add_custom_meta (buffer, GST_SPDL_SAMPLE_META_NAME);
+  gst_structure_set (gst_custom_meta_get_structure (meta), "row",
+      G_TYPE_STRING, row, NULL);
+}
+
+const gchar *
+gst_spdl_buffer_get_manifest_row (GstBuffer * buffer)
+{
+  GstCustomMeta *meta;
+
+  gst_spdl_meta_register ();
+  meta = gst_buffer_get_custom_meta (buffer, GST_SPDL_SAMPLE_META_NAME);
+  return meta ? gst_structure_get_string (gst_custom_meta_get_structure
+      (meta), "row") : NULL;
+}
+
 guint64 *
 gst_spdl_structure_dup_uint64_array (const GstStructure * s,
     const gchar * field, guint * n_values)

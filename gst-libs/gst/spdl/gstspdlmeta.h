@@ -105,6 +105,19 @@ void gst_spdl_buffer_set_audio_clip_info (GstBuffer * buffer, guint clip,
     gdouble start, guint64 length);
 gboolean gst_spdl_buffer_get_audio_clip_info (GstBuffer * buffer,
     guint * clip, gdouble * start, guint64 * length);
+/* A manifest row's span of its file (spdlsrc): "span-start" (gdouble,
+ * seconds from the file's first decoded sample) and "span-duration"
+ * (gdouble seconds; < 0: to the file's end). The decoders take only this
+ * span of the file. */
+void gst_spdl_buffer_set_span (GstBuffer * buffer, gdouble start,
+    gdouble duration);
+gboolean gst_spdl_buffer_get_span (GstBuffer * buffer, gdouble * start,
+    gdouble * duration);
+/* "row": where the sample's entry is, "MANIFEST:LINE", for messages about
+ * its span */
+void gst_spdl_buffer_set_manifest_row (GstBuffer * buffer,
+    const gchar * row);
+const gchar *gst_spdl_buffer_get_manifest_row (GstBuffer * buffer);
 /* A newly allocated copy of a GstValueArray of guint64, or NULL */
 guint64 *gst_spdl_structure_dup_uint64_array (const GstStructure * s,
     const gchar * field, guint * n_values);

@@ -56,6 +56,7 @@ typedef struct
 
   GstSpdlWorkQueue queue;
   guint64 next_index;           /* stream thread */
+  gint spans_fatal;             /* atomic: the input caps' span-policy */
   guint n_workers;
 
   /* source task only */
@@ -523,6 +524,12 @@ gst_spdl_parallel_decoder_get_recovered (GstSpdlParallelDecoder * self)
   return recovered;
 }
 
+gboolean
+gst_spdl_parallel_decoder_spans_fatal (GstSpdlParallelDecoder * self)
+{
+  return g_atomic_int_get (&PRIV (self)->spans_fatal);
+}
+
 GstPad *
 gst_spdl_parallel_decoder_get_srcpad (GstSpdlParallelDecoder * self)
 {
@@ -780,6 +787,8 @@ gst_spdl_parallel_decoder_sink_event (GstPad * pad, GstObject * parent,
       /* files in; our caps follow from each output, with the record the
        * input caps describe (set_output_caps) */
       gst_event_parse_caps (event, &caps);
+      g_atomic_int_set (&priv->spans_fatal, g_strcmp0 (gst_structure_get_string
+              (gst_caps_get_structure (caps, 0), "span-policy"), "error") == 0);
       ok = CLASS (self)->set_sink_caps ?
           CLASS (self)->set_sink_caps (self, caps) : TRUE;
       gst_event_unref (event);

@@ -184,6 +184,12 @@ gboolean gst_spdl_parallel_decoder_get_property (GObject * object,
 guint64 gst_spdl_parallel_decoder_get_recovered (GstSpdlParallelDecoder *
     self);
 
+/* Whether a manifest row's span that does not fit its file stops the
+ * pipeline (the input caps' "span-policy" is "error": spdlsrc's
+ * missing-field=error) rather than skipping the sample. Any thread. */
+gboolean gst_spdl_parallel_decoder_spans_fatal (GstSpdlParallelDecoder *
+    self);
+
 GstPad *gst_spdl_parallel_decoder_get_srcpad (GstSpdlParallelDecoder * self);
 /* the source task: pushes @caps and the sticky events held for them */
 gboolean gst_spdl_parallel_decoder_set_output_caps (GstSpdlParallelDecoder *

@@ -14,9 +14,11 @@
 #include "gstspdlformat.h"
 #include "gstspdlerrors.h"
 #include "gstspdltable.h"
+#include "gstspdljson.h"
 
 #include <dirent.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -86,6 +88,14 @@ dataset_shrink (GstSpdlDataset * ds)
     ds->field_arena = g_realloc (ds->field_arena,
         MAX (ds->field_arena_len, 1));
     ds->field_arena_size = ds->field_arena_len;
+  }
+  if (ds->span_starts) {
+    gsize n = MAX (ds->n_samples, 1);
+
+    ds->span_starts = g_renew (gdouble, ds->span_starts, n);
+    ds->span_durations = g_renew (gdouble, ds->span_durations, n);
+    ds->span_bad = g_renew (guint8, ds->span_bad, n);
+    ds->lines = g_renew (guint64, ds->lines, n);
   }
 }
 
@@ -551,19 +561,56 @@ load_manifest (GstSpdlDataset * ds, const gchar * location, GError ** error)
 /* Manifests with a header: CSV, TSV, JSON Lines (gstspdltable.h)           */
 
 static const gchar *const path_columns[] = { "path", "image", "filepath",
-  "file_name", "filename", "file", "audio_filepath", "video", NULL
+  "file_name", "filename", "file", "audio_filepath", "audio_filename",
+  "video", NULL
 };
+
+/* the span columns, wanted after the fields' */
+enum
+{
+  SPAN_OFFSET,
+  SPAN_START,
+  SPAN_DURATION,
+  SPAN_END,
+  N_SPAN_COLUMNS,
+};
+static const gchar *const span_columns[N_SPAN_COLUMNS] = { "offset", "start",
+  "duration", "end"
+};
+
+/* NeMo's transcript: a field named "text" takes the first of these */
+static const gchar *const text_columns[] = { "text", "text_filepath",
+  "normalized_text", NULL
+};
+
+#define TEXT_FILE_COLUMN 1      /* text_filepath: a file to read */
+/* a field value's length in the arena: its top bit marks a file path */
+#define FIELD_IS_FILE 0x80000000u
 
 typedef struct
 {
   GstSpdlDataset *ds;
   const GstSpdlDatasetOptions *options;
+  GstSpdlTableFormat format;
   const gchar *name;
   gchar *path_column;
-  guint n_alternatives;         /* wanted columns: path, label, then each
-                                 * field's alternatives in order */
+  guint *field_column;          /* per field: its first wanted column */
+  guint *field_n_columns;
+  gboolean *field_is_text;      /* NeMo's transcript columns */
+  guint span_column;            /* the wanted column of "offset" */
+  gboolean nemo;
+  gboolean spans;
   gsize field_capacity;         /* samples @ds->field_offsets holds */
+  gsize span_capacity;          /* ... and the span arrays */
 } TableLoad;
+
+static gboolean
+is_text_field (const GstSpdlField * field)
+{
+  return field->path == NULL && field->alternatives[0] &&
+      field->alternatives[1] == NULL &&
+      strcmp (field->alternatives[0], "text") == 0;
+}
 
 static gchar **
 table_header (const gchar * const *columns, guint n, guint64 line,
@@ -589,19 +636,43 @@ table_header (const gchar * const *columns, guint n, guint64 line,
         "%s:%" G_GUINT64_FORMAT ": %s (its columns: %s)", load->name, line,
         path ? "no such path column (path-column)" : "no path column: "
         "name one with path-column, or call it path, image, filepath, "
-        "file_name, filename, file, audio_filepath or video", shown);
+        "file_name, filename, file, audio_filepath, audio_filename or video",
+        shown);
     g_free (shown);
     g_free (names);
     g_ptr_array_unref (wanted);
     return NULL;
   }
   load->path_column = g_strdup (path);
+  load->nemo = load->format == GST_SPDL_TABLE_JSONL &&
+      (strcmp (path, "audio_filepath") == 0 ||
+      strcmp (path, "audio_filename") == 0);
+  load->spans = load->nemo;
+  for (i = 0; i < N_SPAN_COLUMNS; i++)
+    load->spans |= g_strv_contains (columns, span_columns[i]);
   g_ptr_array_add (wanted, g_strdup (path));
   g_ptr_array_add (wanted, g_strdup ("label"));
-  for (f = 0; record && f < record->n_fields; f++)
-    for (i = 0; record->fields[f].alternatives[i]; i++)
-      g_ptr_array_add (wanted, g_strdup (record->fields[f].alternatives[i]));
-  load->n_alternatives = wanted->len - 2;
+  f = record ? record->n_fields : 0;
+  load->field_column = g_new0 (guint, MAX (f, 1));
+  load->field_n_columns = g_new0 (guint, MAX (f, 1));
+  load->field_is_text = g_new0 (gboolean, MAX (f, 1));
+  for (f = 0; record && f < record->n_fields; f++) {
+    const GstSpdlField *field = &record->fields[f];
+
+    load->field_column[f] = wanted->len;
+    load->field_is_text[f] = is_text_field (field);
+    if (load->field_is_text[f]) {
+      for (i = 0; text_columns[i]; i++)
+        g_ptr_array_add (wanted, g_strdup (text_columns[i]));
+    } else {
+      for (i = 0; field->alternatives[i]; i++)
+        g_ptr_array_add (wanted, g_strdup (field->alternatives[i]));
+    }
+    load->field_n_columns[f] = wanted->len - load->field_column[f];
+  }
+  load->span_column = wanted->len;
+  for (i = 0; i < N_SPAN_COLUMNS; i++)
+    g_ptr_array_add (wanted, g_strdup (span_columns[i]));
   g_ptr_array_add (wanted, NULL);
   return (gchar **) g_ptr_array_free (wanted, FALSE);
 }
@@ -620,11 +691,13 @@ table_fail (GError ** error, TableLoad * load, guint64 line,
   return FALSE;
 }
 
-/* A field's value into the arena: its length then its bytes. */
+/* A field's value into the arena: its length (its top bit @flags) then its
+ * bytes. */
 static guint64
-field_arena_append (GstSpdlDataset * ds, const gchar * data, gsize len)
+field_arena_append (GstSpdlDataset * ds, const gchar * data, gsize len,
+    guint32 flags)
 {
-  guint32 len32 = (guint32) len;
+  guint32 len32 = (guint32) len | flags;
   guint64 offset = ds->field_arena_len;
 
   if (ds->field_arena_len + 4 + len > ds->field_arena_size) {
@@ -638,6 +711,92 @@ field_arena_append (GstSpdlDataset * ds, const gchar * data, gsize len)
   return offset;
 }
 
+/* Seconds in a cell: a decimal number, or an ISO 8601 duration
+ * "PT#H#M#S" (WebVid's duration column). */
+static gboolean
+parse_seconds (const GstSpdlTableCell * cell, gdouble * seconds)
+{
+  gchar *text = g_strstrip (g_strndup (cell->data, cell->len)), *end;
+  gdouble value = 0;
+  gboolean ok;
+
+  if (text[0] == 'P' && text[1] == 'T' && text[2]) {
+    const gchar *p = text + 2;
+
+    ok = TRUE;
+    while (ok && *p) {
+      gdouble part = g_ascii_strtod (p, &end);
+
+      ok = end != p && part >= 0;
+      if (ok && *end == 'H')
+        value += part * 3600;
+      else if (ok && *end == 'M')
+        value += part * 60;
+      else if (ok && *end == 'S')
+        value += part;
+      else
+        ok = FALSE;
+      p = end + 1;
+    }
+  } else {
+    value = g_ascii_strtod (text, &end);
+    ok = end != text && *end == '\0';
+  }
+  g_free (text);
+  *seconds = value;
+  return ok && isfinite (value);
+}
+
+/* The row's span (sample n - 1) from the span columns. */
+static void
+table_span (TableLoad * load, const GstSpdlTableCell * cells, guint64 line)
+{
+  GstSpdlDataset *ds = load->ds;
+  const GstSpdlTableCell *c = cells + load->span_column;
+  const GstSpdlTableCell *offset = NULL, *duration = NULL, *end = NULL;
+  GstSpdlSpanProblem problem = GST_SPDL_SPAN_OK;
+  gdouble start = 0, length = -1, stop;
+  guint i = ds->n_samples - 1;
+
+  if (load->span_capacity < ds->n_allocated) {
+    load->span_capacity = ds->n_allocated;
+    ds->span_starts = g_renew (gdouble, ds->span_starts, load->span_capacity);
+    ds->span_durations = g_renew (gdouble, ds->span_durations,
+        load->span_capacity);
+    ds->span_bad = g_renew (guint8, ds->span_bad, load->span_capacity);
+    ds->lines = g_renew (guint64, ds->lines, load->span_capacity);
+  }
+  if (c[SPAN_OFFSET].data && c[SPAN_OFFSET].len)
+    offset = &c[SPAN_OFFSET];
+  else if (c[SPAN_START].data && c[SPAN_START].len)
+    offset = &c[SPAN_START];
+  if (c[SPAN_DURATION].data && c[SPAN_DURATION].len)
+    duration = &c[SPAN_DURATION];
+  else if (c[SPAN_END].data && c[SPAN_END].len)
+    end = &c[SPAN_END];
+
+  if (offset && !parse_seconds (offset, &start))
+    problem = GST_SPDL_SPAN_NOT_A_NUMBER;
+  else if (start < 0)
+    problem = GST_SPDL_SPAN_NEGATIVE_OFFSET;
+  else if (duration && !parse_seconds (duration, &length))
+    problem = GST_SPDL_SPAN_NOT_A_NUMBER;
+  else if (duration && length <= 0)
+    problem = GST_SPDL_SPAN_END_BEFORE_START;
+  else if (end && !parse_seconds (end, &stop))
+    problem = GST_SPDL_SPAN_NOT_A_NUMBER;
+  else if (end && stop <= start)
+    problem = GST_SPDL_SPAN_END_BEFORE_START;
+  else if (end)
+    length = stop - start;
+  else if (duration == NULL && load->nemo)
+    problem = GST_SPDL_SPAN_NO_DURATION;
+  ds->span_starts[i] = problem ? 0 : start;
+  ds->span_durations[i] = problem ? -1 : length;
+  ds->span_bad[i] = problem;
+  ds->lines[i] = line;
+}
+
 static gboolean
 table_row (const GstSpdlTableCell * cells, guint64 line, gpointer user_data,
     GError ** error)
@@ -646,7 +805,7 @@ table_row (const GstSpdlTableCell * cells, guint64 line, gpointer user_data,
   GstSpdlDataset *ds = load->ds;
   const GstSpdlRecord *record = load->options->record;
   gint64 label = -1;
-  guint f, a, cell = 2;
+  guint f, a;
 
   if (cells[0].data == NULL || cells[0].len == 0) {
     gchar *what = g_strdup_printf ("no path (column \"%s\")",
@@ -675,6 +834,8 @@ table_row (const GstSpdlTableCell * cells, guint64 line, gpointer user_data,
     return too_many_samples (load->name, error);
   if (label >= 0)
     ds->n_classes = MAX (ds->n_classes, (guint) label + 1);
+  if (load->spans)
+    table_span (load, cells, line);
   if (ds->n_fields == 0)
     return TRUE;
   if (load->field_capacity < ds->n_allocated) {
@@ -686,19 +847,27 @@ table_row (const GstSpdlTableCell * cells, guint64 line, gpointer user_data,
     guint64 offset = G_MAXUINT64;
 
     /* the first alternative present and not empty */
-    for (a = 0; record->fields[f].alternatives[a]; a++, cell++) {
+    for (a = 0; a < load->field_n_columns[f] && offset == G_MAXUINT64; a++) {
+      const GstSpdlTableCell *cell = &cells[load->field_column[f] + a];
       /* a json field of JSON Lines, or a path into one: the value's JSON
        * text, strings too */
       gboolean json = (record->fields[f].kind == GST_SPDL_FIELD_JSON ||
-          record->fields[f].path) && cells[cell].json;
-      const gchar *data = json ? cells[cell].json : cells[cell].data;
-      gsize len = json ? cells[cell].json_len : cells[cell].len;
+          record->fields[f].path) && cell->json;
+      const gchar *data = json ? cell->json : cell->data;
+      gsize len = json ? cell->json_len : cell->len;
+      gboolean file = load->field_is_text[f] && a == TEXT_FILE_COLUMN;
+      /* NeMo's "text": "" is a transcript (silence), as NeMo reads it */
+      gboolean empty_is_value = load->field_is_text[f] && !file &&
+          cell->json && cell->json[0] == '"';
 
-      if (offset == G_MAXUINT64 && data && len > 0) {
-        if (len > G_MAXUINT32)
-          return table_fail (error, load, line, "a cell of 4 GiB or more",
+      if (data && (len > 0 || empty_is_value)) {
+        if (len >= FIELD_IS_FILE)
+          return table_fail (error, load, line, "a cell of 2 GiB or more",
               NULL);
-        offset = field_arena_append (ds, data, len);
+        if (file && memchr (data, '\0', len))
+          return table_fail (error, load, line, "a path holds a NUL byte",
+              NULL);
+        offset = field_arena_append (ds, data, len, file ? FIELD_IS_FILE : 0);
       }
     }
     ds->field_offsets[(gsize) (ds->n_samples - 1) * ds->n_fields + f] =
@@ -712,13 +881,18 @@ read_table (GstSpdlDataset * ds, const gchar * data, gsize len,
     GstSpdlTableFormat format, const gchar * name,
     const GstSpdlDatasetOptions * options, GError ** error)
 {
-  TableLoad load = { ds, options, name, };
+  TableLoad load = { ds, options, format, name, };
   gboolean ok;
 
   ds->n_fields = options->record ? options->record->n_fields : 0;
   ok = gst_spdl_table_parse (format, data, len, name, table_header,
       table_row, &load, error);
+  if (load.spans)
+    ds->manifest_name = g_strdup (name);
   g_free (load.path_column);
+  g_free (load.field_column);
+  g_free (load.field_n_columns);
+  g_free (load.field_is_text);
   return ok;
 }
 
@@ -781,6 +955,45 @@ tsv_has_header (const gchar * location, const gchar * path_column)
   return header;
 }
 
+/* A NeMo manifest, whatever its name (NeMo's are .json): JSON Lines whose
+ * first line is an object with audio_filepath or audio_filename. */
+static gboolean
+is_nemo_manifest (const gchar * location)
+{
+  static const gchar *const keys[] = { "audio_filepath", "audio_filename" };
+  FILE *file = fopen (location, "re");
+  gchar *line = NULL, *p;
+  gsize cap = 0;
+  gssize len;
+  gboolean nemo = FALSE;
+  guint i;
+
+  if (file == NULL)
+    return FALSE;
+  len = getline (&line, &cap, file);
+  fclose (file);
+  p = line;
+  if (len >= 3 && memcmp (p, "\xEF\xBB\xBF", 3) == 0) {
+    p += 3;
+    len -= 3;
+  }
+  while (len > 0 && g_ascii_isspace (*p)) {
+    p++;
+    len--;
+  }
+  if (len > 0 && *p == '{' && gst_spdl_json_validate (p, len, NULL)) {
+    for (i = 0; i < G_N_ELEMENTS (keys) && !nemo; i++) {
+      const gchar *path[] = { keys[i], NULL }, *value = NULL;
+      gsize value_len;
+
+      nemo = gst_spdl_json_find (p, len, path, &value, &value_len, NULL) &&
+          value != NULL;
+    }
+  }
+  free (line);
+  return nemo;
+}
+
 gboolean
 gst_spdl_dataset_get_field (const GstSpdlDataset * dataset, guint index,
     guint field, const guint8 ** data, gsize * len)
@@ -795,8 +1008,62 @@ gst_spdl_dataset_get_field (const GstSpdlDataset * dataset, guint index,
     return FALSE;
   memcpy (&len32, dataset->field_arena + offset, 4);
   *data = (const guint8 *) dataset->field_arena + offset + 4;
-  *len = len32;
+  *len = len32 & ~FIELD_IS_FILE;
   return TRUE;
+}
+
+gboolean
+gst_spdl_dataset_field_is_file (const GstSpdlDataset * dataset, guint index,
+    guint field)
+{
+  guint64 offset;
+  guint32 len32;
+
+  if (field >= dataset->n_fields || index >= dataset->n_samples)
+    return FALSE;
+  offset = dataset->field_offsets[(gsize) index * dataset->n_fields + field];
+  if (offset == G_MAXUINT64)
+    return FALSE;
+  memcpy (&len32, dataset->field_arena + offset, 4);
+  return (len32 & FIELD_IS_FILE) != 0;
+}
+
+gboolean
+gst_spdl_dataset_get_span (const GstSpdlDataset * dataset, guint index,
+    gdouble * start, gdouble * duration)
+{
+  if (dataset->span_starts == NULL || index >= dataset->n_samples)
+    return FALSE;
+  *start = dataset->span_starts[index];
+  *duration = dataset->span_durations[index];
+  return TRUE;
+}
+
+gdouble
+gst_spdl_dataset_get_duration (const GstSpdlDataset * dataset, guint index)
+{
+  if (dataset->span_starts == NULL || index >= dataset->n_samples ||
+      dataset->span_bad[index])
+    return -1;
+  return dataset->span_durations[index];
+}
+
+const gchar *
+gst_spdl_span_problem_describe (GstSpdlSpanProblem problem)
+{
+  switch (problem) {
+    case GST_SPDL_SPAN_NEGATIVE_OFFSET:
+      return "has a negative offset";
+    case GST_SPDL_SPAN_END_BEFORE_START:
+      return "has no positive duration (its end is not after its start)";
+    case GST_SPDL_SPAN_NOT_A_NUMBER:
+      return "has an offset, start, duration or end that is no number of "
+          "seconds";
+    case GST_SPDL_SPAN_NO_DURATION:
+      return "has no duration (NeMo manifests require one)";
+    default:
+      return "is a good span";
+  }
 }
 
 /* ------------------------------------------------------------------------ */
@@ -964,6 +1231,9 @@ gst_spdl_dataset_load_with_options (const gchar * location,
               options->path_column))) {
     ds->root = g_path_get_dirname (location);
     ok = load_table (ds, location, format, options, error);
+  } else if (is_nemo_manifest (location)) {
+    ds->root = g_path_get_dirname (location);
+    ok = load_table (ds, location, GST_SPDL_TABLE_JSONL, options, error);
   } else {
     ds->root = g_path_get_dirname (location);
     ok = load_manifest (ds, location, error);
@@ -1059,6 +1329,11 @@ gst_spdl_dataset_free (GstSpdlDataset * ds)
   g_free (ds->labels);
   g_free (ds->field_offsets);
   g_free (ds->field_arena);
+  g_free (ds->span_starts);
+  g_free (ds->span_durations);
+  g_free (ds->span_bad);
+  g_free (ds->lines);
+  g_free (ds->manifest_name);
   g_strfreev (ds->class_names);
   if (ds->warnings)
     g_ptr_array_unref (ds->warnings);
