@@ -1391,6 +1391,24 @@ reset_batch_progress (GstSpdlBatch * self)
 {
   self->batch_position = G_MAXUINT64;
   self->batch_padded = 0;
+  self->have_src_batch = FALSE;
+}
+
+/* spdlsrc's batched order: where a run resumed after this batch starts */
+static void
+set_batch_resume (GstSpdlBatch * self, GstBuffer * batch)
+{
+  if (self->have_src_batch)
+    gst_spdl_buffer_set_batch_resume (batch, self->resume_epoch,
+        self->resume_offset);
+}
+
+/* A partial batch is dropped (drop-last) at an epoch's end, never one of
+ * spdlsrc's batches: they are whole as they are. */
+static gboolean
+drops_partial (GstSpdlBatch * self, guint n)
+{
+  return n < self->size && self->active_drop_last && !self->src_batches;
 }
 
 static void
@@ -1442,7 +1460,7 @@ finish_batch (GstSpdlBatch * self)
     batch = copy;
   }
   if (n < self->size) {
-    if (self->active_drop_last) {
+    if (drops_partial (self, n)) {
       GST_OBJECT_LOCK (self);
       self->dropped += n;
       GST_OBJECT_UNLOCK (self);
@@ -1475,6 +1493,7 @@ finish_batch (GstSpdlBatch * self)
         "clips", self->clip_numbers, n);
   gst_spdl_buffer_set_batch_progress (batch, self->batch_position,
       self->batch_padded);
+  set_batch_resume (self, batch);
   reset_batch_progress (self);
   /* the source of copies when an epoch ends short at a batch boundary */
   keep = self->active_pad && self->epoch_expected != G_MAXUINT64 &&
@@ -1651,6 +1670,38 @@ copy_sample (GstSpdlBatch * self, GstBuffer * buffer)
   return GST_FLOW_OK;
 }
 
+/* spdlsrc's batches: a sample of another batch than the one being filled
+ * ends it (its marked last sample was skipped on the way), so two of them
+ * never merge. */
+static gboolean
+joins_src_batch (GstSpdlBatch * self, GstBuffer * buffer)
+{
+  guint64 batch, offset;
+  guint epoch;
+
+  return self->filled > 0 && self->have_src_batch &&
+      gst_spdl_buffer_get_batch (buffer, &batch, &epoch, &offset) &&
+      batch != self->src_batch;
+}
+
+static void
+take_src_batch (GstSpdlBatch * self, GstBuffer * buffer)
+{
+  if (gst_spdl_buffer_get_batch (buffer, &self->src_batch,
+          &self->resume_epoch, &self->resume_offset))
+    self->have_src_batch = TRUE;
+}
+
+/* The marked last sample of one of spdlsrc's batches (of a file's clips,
+ * the last one) */
+static gboolean
+ends_src_batch (GstSpdlBatch * self, GstBuffer * buffer)
+{
+  return gst_spdl_buffer_is_batch_end (buffer) &&
+      ((!self->clips && !self->audio) ||
+      gst_spdl_buffer_is_last_clip (buffer));
+}
+
 static GstFlowReturn
 gst_spdl_batch_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
 {
@@ -1660,11 +1711,15 @@ gst_spdl_batch_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
   GstSpdlSlotBlock *block = NULL;
   guint index = 0;
   guint64 seq = 0;
-  gboolean has_slot;
+  gboolean has_slot, ends;
 
   if (!self->have_info || self->pool == NULL) {
     gst_buffer_unref (buffer);
     return GST_FLOW_NOT_NEGOTIATED;
+  }
+  if (self->refused) {          /* posted at the epoch's start */
+    gst_buffer_unref (buffer);
+    return GST_FLOW_ERROR;
   }
   if (!gst_spdl_buffer_get_sample_info (buffer, &info)) {
     /* images from a plain decoder chain: no label */
@@ -1676,6 +1731,10 @@ gst_spdl_batch_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
   if (self->filled > 0 && info.epoch != self->epoch)
     ret = finish_batch (self);
   self->epoch = info.epoch;
+  if (ret == GST_FLOW_OK && joins_src_batch (self, buffer))
+    ret = finish_batch (self);
+  if (ret == GST_FLOW_OK)
+    take_src_batch (self, buffer);
   if (ret == GST_FLOW_OK && !take_record (self, buffer))
     ret = GST_FLOW_ERROR;
   if (self->audio) {
@@ -1726,9 +1785,10 @@ gst_spdl_batch_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
             position > self->batch_position))
       self->batch_position = position;
   }
+  ends = ends_src_batch (self, buffer);
   gst_buffer_unref (buffer);
 
-  if (self->filled == self->size)
+  if (self->filled == self->size || ends)
     ret = finish_batch (self);
   return ret;
 }
@@ -1924,22 +1984,45 @@ end_epoch_accounting (GstSpdlBatch * self)
 }
 
 /* spdlsrc's share of the epoch for this rank: what to pad up to. One
- * rank waits for no other: nothing to pad then. */
-static void
+ * rank waits for no other: nothing to pad then. spdlsrc's own batches
+ * ("batches", buckets or batch-duration) must fit batch-size, which is
+ * then only the most a batch holds: FALSE (an error posted) when not. */
+static gboolean
 track_epoch_start (GstSpdlBatch * self, const GstStructure * st)
 {
   guint64 samples, offset = 0;
-  guint shards = 1, index = 0;
+  guint shards = 1, index = 0, max_batch = 0, size, epoch = 0;
 
   end_epoch_accounting (self);
+  self->src_batches = gst_structure_has_field (st, "batches");
+  if (self->src_batches) {
+    GST_OBJECT_LOCK (self);
+    size = self->batch_size;
+    GST_OBJECT_UNLOCK (self);
+    gst_structure_get_uint (st, "max-batch", &max_batch);
+    gst_structure_get_uint (st, "epoch", &epoch);
+    self->refused = max_batch > size;
+    if (self->refused) {
+      GST_ELEMENT_ERROR (self, STREAM, FAILED, ("batch-size=%u is smaller "
+              "than spdlsrc's batches (up to %u samples in epoch %u): give "
+              "spdlsrc batch-size=%u to cap them, or spdlbatch a batch-size "
+              "of %u or more", size, max_batch, epoch, size, max_batch),
+          ("spdlsrc cuts the batches (buckets, batch-duration); spdlbatch "
+              "splitting one would change the epoch's batch count"));
+      return FALSE;
+    }
+    /* pad-short-epochs counts samples: these batches are of many sizes */
+    return TRUE;
+  }
   if (!gst_structure_get_uint64 (st, "samples", &samples) ||
       !gst_structure_get_uint (st, "num-shards", &shards) || shards < 2 ||
       samples == 0)
-    return;
+    return TRUE;
   gst_structure_get_uint64 (st, "offset", &offset);
   gst_structure_get_uint (st, "shard-index", &index);
   self->epoch_expected = samples;
   self->epoch_last_position = offset + index + (samples - 1) * shards;
+  return TRUE;
 }
 
 /* At an epoch's end or EOS: pushes the partial batch. A failed push
@@ -2080,8 +2163,11 @@ gst_spdl_batch_sink_event (GstPad * pad, GstObject * parent, GstEvent * event)
       end_epoch_accounting (self);
       break;
     case GST_EVENT_CUSTOM_DOWNSTREAM:
-      if (gst_spdl_is_epoch_start_event (event))
-        track_epoch_start (self, gst_event_get_structure (event));
+      if (gst_spdl_is_epoch_start_event (event) &&
+          !track_epoch_start (self, gst_event_get_structure (event))) {
+        gst_event_unref (event);
+        return FALSE;
+      }
       if (gst_spdl_is_epoch_end_event (event) &&
           !finish_pending_batch (self)) {
         gst_event_unref (event);
@@ -2115,6 +2201,8 @@ gst_spdl_batch_change_state (GstElement * element, GstStateChange transition)
     GST_OBJECT_UNLOCK (self);
     reset_batch_progress (self);
     end_epoch_accounting (self);
+    self->src_batches = FALSE;
+    self->refused = FALSE;
   }
   ret = GST_ELEMENT_CLASS (parent_class)->change_state (element, transition);
   if (transition == GST_STATE_CHANGE_PAUSED_TO_READY) {
@@ -2253,7 +2341,7 @@ audio_chain (GstSpdlBatch * self, GstBuffer * buffer,
       (self->batch_position == G_MAXUINT64 ||
           position > self->batch_position))
     self->batch_position = position;
-  if (self->filled == self->size)
+  if (self->filled == self->size || ends_src_batch (self, buffer))
     return finish_audio_batch (self);
   return GST_FLOW_OK;
 }
@@ -2313,7 +2401,7 @@ finish_audio_batch (GstSpdlBatch * self)
 
   if (n == 0)
     return GST_FLOW_OK;
-  if (n < self->size && self->active_drop_last) {
+  if (drops_partial (self, n)) {
     GST_OBJECT_LOCK (self);
     self->dropped += n;
     GST_OBJECT_UNLOCK (self);
@@ -2384,6 +2472,7 @@ finish_audio_batch (GstSpdlBatch * self)
       "clips", self->clip_numbers, n);
   gst_spdl_buffer_set_batch_progress (batch, self->batch_position,
       self->batch_padded);
+  set_batch_resume (self, batch);
   reset_batch_progress (self);
   keep = self->active_pad && self->epoch_expected != G_MAXUINT64 &&
       n == self->size;

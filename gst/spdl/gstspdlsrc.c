@@ -156,6 +156,7 @@
 #include "gstspdlsrc.h"
 #include "gstspdlmeta.h"
 #include "gstspdlorder.h"
+#include "gstspdlbuckets.h"
 #include "gstspdlshards.h"
 #include "gstspdlhttp.h"
 #include "gstspdlerrors.h"
@@ -164,6 +165,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -222,6 +224,11 @@ enum
   PROP_S3_SESSION_TOKEN,
   PROP_S3_VIRTUAL_HOST,
   PROP_CA_FILE,
+  PROP_BUCKETS,
+  PROP_BUCKET_WINDOW,
+  PROP_BATCH_DURATION,
+  PROP_BATCH_SIZE,
+  PROP_NUM_BATCHES,
 };
 
 #define DEFAULT_LOCATION NULL
@@ -257,6 +264,10 @@ enum
 #define DEFAULT_S3_VIRTUAL_HOST FALSE
 #define DEFAULT_MISSING_FIELD GST_SPDL_MISSING_SKIP
 #define DEFAULT_MAX_FIELD_SIZE (64 * 1024 * 1024)
+#define DEFAULT_BUCKETS 0
+#define DEFAULT_BUCKET_WINDOW 10000
+#define DEFAULT_BATCH_DURATION 0.0
+#define DEFAULT_BATCH_SIZE 0
 
 static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
     GST_PAD_SRC,
@@ -311,6 +322,16 @@ struct _GstSpdlReadSlot
   GstBuffer *buffer;
   GError *error;                /* code: a GstSpdlReadErrorCode */
   GstSpdlFieldData *fields;     /* folders: the sidecars read */
+  /* the batched order: this rank's batch, where a run resumed after it
+   * starts, and the epoch's share (for its start event) */
+  gboolean batched;
+  gboolean batch_end;
+  guint64 batch;
+  guint resume_epoch;
+  guint64 resume_offset;
+  guint64 epoch_samples;
+  guint64 epoch_batches;
+  guint max_batch;
   gchar *row;                   /* a span manifest's "NAME:LINE" */
 };
 
@@ -591,6 +612,73 @@ gst_spdl_src_class_init (GstSpdlSrcClass * klass)
       g_param_spec_uint64 ("num-samples", "Number of samples",
           "Samples per epoch for this shard (0 until listed)", 0,
           G_MAXUINT64, 0, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+  /**
+   * GstSpdlSrc:buckets:
+   *
+   * Batches of samples of similar duration (Lhotse's
+   * DynamicBucketingSampler, NeMo's bucketing): the samples' durations
+   * (from the manifest's spans) split into this many buckets at their
+   * quantiles; within each #GstSpdlSrc:bucket-window the samples of one
+   * bucket are cut into batches of #GstSpdlSrc:batch-size samples or
+   * #GstSpdlSrc:batch-duration seconds, and the window's batches
+   * shuffled (see "Batches by duration" above). 0: off.
+   */
+  g_object_class_install_property (gobject_class, PROP_BUCKETS,
+      g_param_spec_uint ("buckets", "Buckets",
+          "Duration buckets: batches of samples of similar duration "
+          "(0 = off)", 0, G_MAXUINT16, DEFAULT_BUCKETS,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+  /**
+   * GstSpdlSrc:bucket-window:
+   *
+   * Samples of the epoch's shuffled order grouped into buckets and
+   * batches at a time (Lhotse's buffer_size); a bucket's unfinished batch
+   * carries over to the next window. 0: the whole epoch.
+   */
+  g_object_class_install_property (gobject_class, PROP_BUCKET_WINDOW,
+      g_param_spec_uint ("bucket-window", "Bucket window",
+          "Samples per shuffle window of the bucketed order (0 = the whole "
+          "epoch)", 0, G_MAXUINT, DEFAULT_BUCKET_WINDOW,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+  /**
+   * GstSpdlSrc:batch-duration:
+   *
+   * The most seconds of audio one batch holds, in all (Lhotse's
+   * max_duration): each batch takes as many samples of its bucket as fit,
+   * at least one. Needs every sample's duration (a manifest's spans).
+   * 0: batches by count (#GstSpdlSrc:batch-size).
+   */
+  g_object_class_install_property (gobject_class, PROP_BATCH_DURATION,
+      g_param_spec_double ("batch-duration", "Batch duration",
+          "Most seconds per batch, in all (0 = batches by count)", 0,
+          G_MAXDOUBLE, DEFAULT_BATCH_DURATION,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+  /**
+   * GstSpdlSrc:batch-size:
+   *
+   * With #GstSpdlSrc:buckets or #GstSpdlSrc:batch-duration: the most
+   * samples one batch holds (Lhotse's max_cuts; required for batches by
+   * count). spdlbatch's batch-size must be at least this. 0: no limit.
+   */
+  g_object_class_install_property (gobject_class, PROP_BATCH_SIZE,
+      g_param_spec_uint ("batch-size", "Batch size",
+          "Bucketed batches: most samples per batch (0 = no limit)", 0,
+          G_MAXINT, DEFAULT_BATCH_SIZE,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+  /**
+   * GstSpdlSrc:num-batches:
+   *
+   * With #GstSpdlSrc:buckets or #GstSpdlSrc:batch-duration: the batches
+   * this shard emits in its first epoch (a loader's len()), known once
+   * the element is PAUSED; batches by seconds may number a few more or
+   * fewer in later epochs (each epoch-start event says how many). 0
+   * otherwise.
+   */
+  g_object_class_install_property (gobject_class, PROP_NUM_BATCHES,
+      g_param_spec_uint64 ("num-batches", "Number of batches",
+          "Bucketed batches this shard emits in its first epoch (0 until "
+          "listed or without buckets)", 0, G_MAXUINT64, 0,
+          G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
   g_object_class_install_property (gobject_class, PROP_NUM_CLASSES,
       g_param_spec_uint ("num-classes", "Number of classes",
           "Classes in the dataset (0 until listed)", 0, G_MAXUINT, 0,
@@ -1176,6 +1264,10 @@ gst_spdl_src_init (GstSpdlSrc * src)
   src->s3_virtual_host = DEFAULT_S3_VIRTUAL_HOST;
   src->missing_field = DEFAULT_MISSING_FIELD;
   src->max_field_size = DEFAULT_MAX_FIELD_SIZE;
+  src->buckets = DEFAULT_BUCKETS;
+  src->bucket_window = DEFAULT_BUCKET_WINDOW;
+  src->batch_duration = DEFAULT_BATCH_DURATION;
+  src->batch_size = DEFAULT_BATCH_SIZE;
   g_queue_init (&src->slots);
   gst_spdl_stats_init (&src->stats);
   g_mutex_init (&src->read_lock);
@@ -1257,6 +1349,18 @@ gst_spdl_src_set_property (GObject * object, guint prop_id,
       break;
     case PROP_START_OFFSET:
       src->start_offset = g_value_get_uint64 (value);
+      break;
+    case PROP_BUCKETS:
+      src->buckets = g_value_get_uint (value);
+      break;
+    case PROP_BUCKET_WINDOW:
+      src->bucket_window = g_value_get_uint (value);
+      break;
+    case PROP_BATCH_DURATION:
+      src->batch_duration = g_value_get_double (value);
+      break;
+    case PROP_BATCH_SIZE:
+      src->batch_size = g_value_get_uint (value);
       break;
     case PROP_PREFETCH:
       src->prefetch = g_value_get_uint (value);
@@ -1417,6 +1521,21 @@ gst_spdl_src_get_property (GObject * object, guint prop_id, GValue * value,
       break;
     case PROP_START_OFFSET:
       g_value_set_uint64 (value, src->start_offset);
+      break;
+    case PROP_BUCKETS:
+      g_value_set_uint (value, src->buckets);
+      break;
+    case PROP_BUCKET_WINDOW:
+      g_value_set_uint (value, src->bucket_window);
+      break;
+    case PROP_BATCH_DURATION:
+      g_value_set_double (value, src->batch_duration);
+      break;
+    case PROP_BATCH_SIZE:
+      g_value_set_uint (value, src->batch_size);
+      break;
+    case PROP_NUM_BATCHES:
+      g_value_set_uint64 (value, src->batches_per_epoch);
       break;
     case PROP_PREFETCH:
       g_value_set_uint (value, src->prefetch);
@@ -1653,9 +1772,54 @@ epoch_offset (GstSpdlSrc * src, guint epoch)
   return epoch == src->start_epoch ? src->first_offset : 0;
 }
 
+/* Batches of @epoch consumed before this run started (batched order). */
+static guint64
+epoch_first_batch (GstSpdlSrc * src, guint epoch)
+{
+  return epoch == src->start_epoch ? src->first_batch : 0;
+}
+
+/* This rank's share of @plan with @first batches consumed: its batches
+ * and their samples. */
+static void
+rank_batches (GstSpdlSrc * src, const GstSpdlBatchPlan * plan,
+    guint64 first, guint64 * batches, guint64 * samples)
+{
+  guint64 k, b;
+
+  *batches = rank_share (src, plan->n_batches - first);
+  *samples = 0;
+  for (k = 0; k < *batches; k++) {
+    b = gst_spdl_batch_plan_rank_batch (plan, first, src->shard_index,
+        src->num_shards, k);
+    *samples += plan->starts[b + 1] - plan->starts[b];
+  }
+}
+
+/* The batched order's plan of @epoch, computed once per epoch (in the
+ * order the cursor meets them). */
+static const GstSpdlBatchPlan *
+ensure_batch_plan (GstSpdlSrc * src, guint epoch)
+{
+  if (src->batch_plan && src->batch_plan_epoch == epoch)
+    return src->batch_plan;
+  gst_spdl_batch_plan_free (src->batch_plan);
+  src->bucket_params.epoch = epoch;
+  src->batch_plan = gst_spdl_batch_plan_new (src->durations,
+      src->dataset->n_samples, &src->bucket_params);
+  src->batch_plan_epoch = epoch;
+  rank_batches (src, src->batch_plan, epoch_first_batch (src, epoch),
+      &src->plan_rank_batches, &src->plan_rank_samples);
+  return src->batch_plan;
+}
+
 static guint64
 epoch_samples (GstSpdlSrc * src, guint epoch)
 {
+  if (src->batched) {
+    ensure_batch_plan (src, epoch);
+    return src->plan_rank_samples;
+  }
   return rank_share (src, src->dataset->n_samples - epoch_offset (src, epoch));
 }
 
@@ -1688,6 +1852,47 @@ cursor_exhausted (GstSpdlSrc * src)
       return FALSE;
     src->next_epoch++;
     src->next_position = 0;
+    src->next_batch = 0;
+    src->next_in_batch = 0;
+  }
+}
+
+/* The batched order's next sample for @slot: rank r's k-th batch is the
+ * epoch's batch first + r + k x W (past the end: wrapped, padding), its
+ * samples in turn; after it a run resumes at the offset of the batches
+ * every rank has then taken. */
+static void
+take_batched (GstSpdlSrc * src, GstSpdlReadSlot * slot)
+{
+  guint epoch = src->next_epoch;
+  const GstSpdlBatchPlan *plan = ensure_batch_plan (src, epoch);
+  guint64 first = epoch_first_batch (src, epoch);
+  guint64 unwrapped = first + src->shard_index +
+      src->next_batch * src->num_shards;
+  guint64 b = unwrapped % plan->n_batches;
+  guint64 at = plan->starts[b] + src->next_in_batch;
+
+  slot->position = unwrapped / plan->n_batches * plan->n_samples + at;
+  slot->index = plan->samples[at];
+  slot->batched = TRUE;
+  slot->batch = src->next_batch;
+  slot->batch_end = at + 1 == plan->starts[b + 1];
+  slot->epoch_samples = src->plan_rank_samples;
+  slot->epoch_batches = src->plan_rank_batches;
+  slot->max_batch = plan->max_batch;
+  if (src->next_batch + 1 >= src->plan_rank_batches) {
+    slot->resume_epoch = epoch + 1;
+    slot->resume_offset = 0;
+  } else {
+    slot->resume_epoch = epoch;
+    slot->resume_offset = gst_spdl_batch_plan_resume_offset (plan, first,
+        src->num_shards, src->next_batch);
+  }
+  if (slot->batch_end) {
+    src->next_batch++;
+    src->next_in_batch = 0;
+  } else {
+    src->next_in_batch++;
   }
 }
 
@@ -1703,9 +1908,13 @@ schedule_reads (GstSpdlSrc * src)
   while (g_queue_get_length (&src->slots) < depth && !cursor_exhausted (src)) {
     GstSpdlReadSlot *slot = g_new0 (GstSpdlReadSlot, 1);
 
-    slot->position = global_position (src, src->next_epoch,
-        src->next_position);
-    slot->index = dataset_index_at (src, src->next_epoch, slot->position);
+    if (src->batched) {
+      take_batched (src, slot);
+    } else {
+      slot->position = global_position (src, src->next_epoch,
+          src->next_position);
+      slot->index = dataset_index_at (src, src->next_epoch, slot->position);
+    }
     slot->label = src->dataset->labels[slot->index];
     slot->epoch = src->next_epoch;
     slot->path = gst_spdl_dataset_get_full_path (src->dataset, slot->index);
@@ -2296,6 +2505,74 @@ start_shards (GstSpdlSrc * src, const gchar * location, guint64 start_offset)
 
 static gboolean start_listing (GstSpdlSrc * src);
 
+/* The batched order: each sample's duration, the first epoch's batches,
+ * where a resumed one starts and this rank's share. */
+static gboolean
+setup_batches (GstSpdlSrc * src, GstSpdlDataset * dataset, guint64 offset,
+    guint64 * samples)
+{
+  guint64 batches;
+  guint i;
+
+  g_clear_pointer (&src->durations, g_free);
+  src->durations = g_new (gdouble, MAX (dataset->n_samples, 1));
+  for (i = 0; i < dataset->n_samples; i++) {
+    gdouble d = gst_spdl_dataset_get_duration (dataset, i);
+
+    /* a bad span is skipped (or stops the run) when its turn comes, by
+     * its policy, as without buckets: no seconds of a batch */
+    if (dataset->span_bad && dataset->span_bad[i] != GST_SPDL_SPAN_OK)
+      d = 0;
+    if (!(d >= 0) || !isfinite (d)) {
+      gchar *path = gst_spdl_dataset_get_full_path (dataset, i);
+      gchar *shown = g_filename_display_name (path);
+
+      SPDL_SRC_ERROR (src, RESOURCE, SETTINGS, ("Sample \"%s\" has no known "
+              "duration: buckets and batch-duration need each sample's "
+              "duration from the manifest (a duration or end column)",
+              shown), ("sample %u of the listing; buckets=%u "
+              "batch-duration=%g", i, src->bucket_params.buckets,
+              src->bucket_params.batch_duration));
+      g_free (shown);
+      g_free (path);
+      return FALSE;
+    }
+    src->durations[i] = d;
+  }
+  gst_spdl_batch_plan_free (src->batch_plan);
+  src->bucket_params.epoch = src->start_epoch;
+  src->batch_plan = gst_spdl_batch_plan_new (src->durations,
+      dataset->n_samples, &src->bucket_params);
+  src->batch_plan_epoch = src->start_epoch;
+  if (!gst_spdl_batch_plan_find (src->batch_plan, offset, &src->first_batch)) {
+    SPDL_SRC_ERROR (src, RESOURCE, SETTINGS, ("start-offset %"
+            G_GUINT64_FORMAT " is inside a batch of epoch %u: a bucketed "
+            "order resumes at a batch boundary (spdlappsink's resume-state "
+            "gives one)", offset, src->start_epoch), (NULL));
+    return FALSE;
+  }
+  rank_batches (src, src->batch_plan, src->first_batch,
+      &src->plan_rank_batches, &src->plan_rank_samples);
+  /* num-samples and num-batches: a whole epoch's share */
+  rank_batches (src, src->batch_plan, 0, &batches, samples);
+  if (batches == 0) {
+    SPDL_SRC_ERROR (src, RESOURCE, SETTINGS, ("Epoch %u has %"
+            G_GUINT64_FORMAT " batches, too few for %u shards with "
+            "drop-uneven", src->start_epoch, src->batch_plan->n_batches,
+            src->num_shards), (NULL));
+    return FALSE;
+  }
+  GST_INFO_OBJECT (src, "%" G_GUINT64_FORMAT " batches in epoch %u (at most "
+      "%u samples each), %" G_GUINT64_FORMAT " for shard %u/%u",
+      src->batch_plan->n_batches, src->start_epoch,
+      src->batch_plan->max_batch, batches, src->shard_index,
+      src->num_shards);
+  GST_OBJECT_LOCK (src);
+  src->batches_per_epoch = batches;
+  GST_OBJECT_UNLOCK (src);
+  return TRUE;
+}
+
 static gboolean
 gst_spdl_src_start (GstBaseSrc * bsrc)
 {
@@ -2334,6 +2611,14 @@ start_listing (GstSpdlSrc * src)
   src->active_max_file_size = src->max_file_size;
   src->active_max_field_size = src->max_field_size;
   path_column = g_strdup (src->path_column);
+  src->batched = src->buckets > 0 || src->batch_duration > 0;
+  src->bucket_params.seed = src->seed;
+  src->bucket_params.shuffle = src->shuffle;
+  src->bucket_params.buckets = src->buckets;
+  src->bucket_params.window = src->bucket_window;
+  src->bucket_params.batch_size = src->batch_size;
+  src->bucket_params.batch_duration = src->batch_duration;
+  src->batches_per_epoch = 0;
   g_clear_pointer (&src->record, gst_spdl_record_free);
   if (src->fields && *src->fields)
     src->record = gst_spdl_record_parse (src->fields, src->missing_field,
@@ -2366,6 +2651,19 @@ start_listing (GstSpdlSrc * src)
     goto failed;
   }
 
+  if (src->batched && src->bucket_params.batch_duration <= 0 &&
+      src->bucket_params.batch_size == 0) {
+    SPDL_SRC_ERROR (src, RESOURCE, SETTINGS, ("buckets=%u needs the size "
+            "of a batch: batch-size (samples) or batch-duration (seconds)",
+            src->bucket_params.buckets), (NULL));
+    goto failed;
+  }
+  if (src->batched && gst_spdl_shards_is_location (location)) {
+    SPDL_SRC_ERROR (src, RESOURCE, SETTINGS, ("buckets and batch-duration "
+            "need each sample's duration: a manifest with spans (a duration "
+            "or end column), not tar shards"), ("location=%s", location));
+    goto failed;
+  }
   if (gst_spdl_shards_is_location (location)) {
     gboolean ok = start_shards (src, location,
         start_offset + start_index * src->num_shards);
@@ -2451,6 +2749,11 @@ start_listing (GstSpdlSrc * src)
     gst_spdl_dataset_free (dataset);
     goto failed;
   }
+  if (src->batched && !setup_batches (src, dataset, start_offset,
+          &per_shard)) {
+    gst_spdl_dataset_free (dataset);
+    goto failed;
+  }
 
   fingerprint = gst_spdl_dataset_fingerprint (dataset);
   GST_OBJECT_LOCK (src);
@@ -2463,6 +2766,8 @@ start_listing (GstSpdlSrc * src)
 
   src->next_epoch = src->start_epoch;
   src->next_position = 0;
+  src->next_batch = 0;
+  src->next_in_batch = 0;
   src->current_epoch = src->start_epoch;
   src->pushed_in_epoch = 0;
   src->started_epoch = FALSE;
@@ -2515,6 +2820,8 @@ gst_spdl_src_stop (GstBaseSrc * bsrc)
   }
   g_queue_clear_full (&src->slots, (GDestroyNotify) read_slot_free);
   g_clear_pointer (&src->permutation, g_free);
+  g_clear_pointer (&src->batch_plan, gst_spdl_batch_plan_free);
+  g_clear_pointer (&src->durations, g_free);
   if (shards)
     gst_spdl_shards_free (shards);
   free_config_strings (src);
@@ -2522,6 +2829,7 @@ gst_spdl_src_stop (GstBaseSrc * bsrc)
   g_clear_pointer (&src->dataset, gst_spdl_dataset_free);
   g_clear_pointer (&src->record, gst_spdl_record_free);
   src->samples_per_epoch = 0;
+  src->batches_per_epoch = 0;
   GST_OBJECT_UNLOCK (src);
   gst_spdl_http_canceller_reset (src->canceller);
   return TRUE;
@@ -2669,13 +2977,24 @@ announce_epoch_end (GstSpdlSrc * src)
   return TRUE;
 }
 
+/* Before @slot, the first sample of its epoch. The batched order adds
+ * "batches" (this rank's) and "max-batch" (the most samples one batch of
+ * the epoch holds). */
 static void
-announce_epoch_start (GstSpdlSrc * src, guint epoch)
+announce_epoch_start (GstSpdlSrc * src, GstSpdlReadSlot * slot)
 {
+  guint epoch = slot->epoch;
+  GstEvent *event;
+
   src->epoch_resumed = epoch_offset (src, epoch) > 0;
-  gst_pad_push_event (GST_BASE_SRC_PAD (src),
-      gst_spdl_epoch_start_event_new (epoch, epoch_samples (src, epoch),
-          epoch_offset (src, epoch), src->num_shards, src->shard_index));
+  event = gst_spdl_epoch_start_event_new (epoch, slot->batched ?
+      slot->epoch_samples : epoch_samples (src, epoch),
+      epoch_offset (src, epoch), src->num_shards, src->shard_index);
+  if (slot->batched)
+    gst_structure_set (gst_event_writable_structure (event),
+        "batches", G_TYPE_UINT64, slot->epoch_batches,
+        "max-batch", G_TYPE_UINT, slot->max_batch, NULL);
+  gst_pad_push_event (GST_BASE_SRC_PAD (src), event);
 }
 
 /* Warns about a sample that cannot be read (the first warning-limit of
@@ -2998,7 +3317,7 @@ gst_spdl_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
       return GST_FLOW_ERROR;
     }
     if (!src->started_epoch)
-      announce_epoch_start (src, slot->epoch);
+      announce_epoch_start (src, slot);
     src->current_epoch = slot->epoch;
     src->started_epoch = TRUE;
 
@@ -3016,6 +3335,12 @@ gst_spdl_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
     gst_spdl_buffer_add_sample_meta (*outbuf, slot->index, slot->label,
         slot->epoch, slot->path);
     gst_spdl_buffer_set_sample_position (*outbuf, slot->position);
+    if (slot->batched) {
+      gst_spdl_buffer_set_batch (*outbuf, slot->batch, slot->resume_epoch,
+          slot->resume_offset);
+      if (slot->batch_end)
+        gst_spdl_buffer_set_batch_end (*outbuf);
+    }
     if (slot->row) {
       gdouble start, duration;
 
