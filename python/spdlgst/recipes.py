@@ -337,8 +337,10 @@ def _fields_stage(a) -> list:
     ``captions=``, one more string field)."""
     f = a.get("fields")
     captions = [f"{a['captions']}:string"] if a.get("captions") else []
+    if a.get("text"):
+        captions.append("text")     # spdlsrc: text, text_filepath, ...
     if not f:
-        return [f"fields={_quote(captions[0])}"] if captions else []
+        return [f"fields={_quote(','.join(captions))}"] if captions else []
     out = []
     if f["src"] or captions:
         out.append(f"fields={_quote(','.join(([f['src']] if f['src'] else []) + captions))}")
@@ -809,6 +811,10 @@ def _src_stage(a) -> str:
             src.append(f"bucket-window={a['bucket_window']}")
     if a.get("batch_duration") is not None:
         src.append(f"batch-duration={a['batch_duration']!r}")
+    if a.get("buckets") or a.get("batch_duration") is not None:
+        # spdlsrc makes the batches (spdlbatch cuts at their ends): the
+        # most samples one holds
+        src.append(f"batch-size={a['batch_size']}")
     for key, value in a["src_properties"].items():
         if isinstance(value, bool):
             value = "true" if value else "false"
@@ -1043,7 +1049,7 @@ def _audio_checked(location, batch_size, sample_rate, channels, duration,
                    output, max_errors, extensions, src_properties,
                    ranks="auto", log_limit=20, fields=None,
                    max_duration=None, buckets=0, bucket_window=10000,
-                   batch_duration=None) -> dict:
+                   batch_duration=None, text=None) -> dict:
     """The arguments of AudioLoader, checked and normalized."""
     batch_duration = _seconds("batch_duration", batch_duration)
     if batch_size is None:
@@ -1088,6 +1094,12 @@ def _audio_checked(location, batch_size, sample_rate, channels, duration,
         raise ValueError("buckets and batch_duration group whole segments "
                          "by their manifest durations: they need "
                          "duration=None")
+    named = args["fields"]["names"] if args["fields"] else ()
+    manifest = args["location"].lower().endswith((".json",) + TABLE_SUFFIXES)
+    args["text"] = _bool("text", text, args["duration"] is None and manifest
+                         and "text" not in named)
+    if args["text"] and "text" in named:
+        raise ValueError("text=True and 'text' in fields: give it once")
     if args["duration"] is None and args["clips_per_file"] != 1:
         raise ValueError(f"clips_per_file must be 1 with duration=None "
                          f"(whole files), not {args['clips_per_file']}")
@@ -1169,6 +1181,13 @@ class AudioLoader(_ClipLoader):
     ``batch.lengths`` its samples, ``batch["text"]`` the transcripts
     (``list[str]``, as the manifest has them).
 
+    - ``text``: each entry's transcript as ``batch["text"]``: NeMo's
+      ``text``, else the file ``text_filepath`` names, else
+      ``normalized_text``; a table's ``text`` column. Default: True for
+      whole segments (``duration=None``) of a manifest; an entry without
+      one is skipped, warned and counted (``missing-field``): a manifest
+      without transcripts takes ``text=False``.
+
     - ``max_duration``: entries longer than this many seconds are skipped
       before decoding, counted in :meth:`skipped` as ``too-long`` (None:
       no limit).
@@ -1208,7 +1227,8 @@ class AudioLoader(_ClipLoader):
                  fields: Optional[Sequence[str]] = None,
                  max_duration: Optional[float] = None, buckets: int = 0,
                  bucket_window: int = 10000,
-                 batch_duration: Optional[float] = None):
+                 batch_duration: Optional[float] = None,
+                 text: Optional[bool] = None):
         args = _audio_checked(**{k: v for k, v in locals().items()
                                  if k not in ("self", "__class__")})
         super().__init__(args)

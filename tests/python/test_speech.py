@@ -31,6 +31,19 @@ def _has_property(factory, prop):
 needs_spans = pytest.mark.skipif(
     not _has_property("spdlaudiodecode", "max-span"),
     reason="spdlsrc/spdlaudiodecode without manifest spans (max-span)")
+def _video_spans():
+    """Whether spdlvideodecode takes clips from a manifest row's span
+    (asrsrc's part of issue 40; no property says so)."""
+    plugin = Gst.Registry.get().find_plugin("spdl")
+    if plugin is None or not plugin.get_filename():
+        return False
+    with open(plugin.get_filename(), "rb") as f:
+        return b"past the video's" in f.read()
+
+
+needs_video_spans = pytest.mark.skipif(
+    not _video_spans(),
+    reason="spdlvideodecode without manifest spans (start, end)")
 needs_buckets = pytest.mark.skipif(
     not _has_property("spdlsrc", "buckets"),
     reason="spdlsrc without duration buckets (buckets, batch-duration)")
@@ -78,6 +91,13 @@ def reference_resample(x, rate, out_rate):
     return sps.resample_poly(x.astype(np.float64), up, down, window=h)
 
 
+def same(x, y):
+    """Equal samples: bit for bit, but for float denormals (below 1e-30),
+    which one run of the resampler can flush to zero and another not (a
+    decoding thread's flush-to-zero state)."""
+    return x.shape == y.shape and np.allclose(x, y, rtol=0, atol=1e-30)
+
+
 def snr_db(ref, x):
     return 10 * np.log10(np.sum(ref ** 2) / max(np.sum((x - ref) ** 2),
                                                  1e-30))
@@ -88,9 +108,9 @@ def snr_db(ref, x):
 def test_segments_equal_ffmpeg_decode(asr, sample_rate):
     """Each entry's segment is FFmpeg's decode of the whole file sliced at
     [offset, offset + duration): bit-exact for FLAC at its own rate, within
-    1e-4 for Opus at its decoder's 48 kHz, 60 dB from the reference
-    resampling of FFmpeg's decode otherwise; as many samples (one more or
-    less where resampled)."""
+    1e-4 for Opus (libopus) at its decoder's 48 kHz, 60 dB from the reference
+    resampling of FFmpeg's decode otherwise (in the band both resamplers
+    pass); as many samples (one more or less where resampled)."""
     root, entries = asr
     got, _, skipped = read_epoch(root / "manifest.json",
                                  sample_rate=sample_rate)
@@ -100,7 +120,7 @@ def test_segments_equal_ffmpeg_decode(asr, sample_rate):
     for index, e in enumerate(entries):
         path = str(root / e["audio_filepath"])
         if path not in decoded:
-            decoded[path] = audiogen.ffmpeg_decode(path)[0]
+            decoded[path] = ffmpeg_decode(path)
         # FFmpeg decodes Ogg Opus at 48 kHz whatever rate it was made from
         rate = 48000 if path.endswith(".opus") else _flac_rate(path)
         x, _, length = got[index]
@@ -122,8 +142,30 @@ def test_segments_equal_ffmpeg_decode(asr, sample_rate):
             ref = decoded[key][start:start + n]
             assert abs(length - n) <= 1, (e, length, n)
             m = min(length, len(ref))
-            assert snr_db(ref[:m], x[0, :m]) >= 60.0, \
-                (e, snr_db(ref[:m], x[0, :m]))
+            # in the band both resamplers pass (below 0.85 of the lower
+            # Nyquist): above it their anti-alias filters differ by design,
+            # and this speech's fricatives are white noise up to 24 kHz
+            # (full band, the two differ by 19 to 28 dB, as FFmpeg's swr
+            # and GStreamer's do)
+            band = sps.firwin(1023, 0.85 * min(rate, sample_rate) / 2,
+                              fs=sample_rate, window=("kaiser", 14.0))
+            r = np.convolve(ref[:m], band)
+            y = np.convolve(x[0, :m].astype(np.float64), band)
+            assert snr_db(r, y) >= 60.0, (e, snr_db(r, y))
+
+
+def ffmpeg_decode(path):
+    """FFmpeg's float decode of the whole file at its own rate, mono; Ogg
+    Opus with libopus, the library the chain decodes with: FFmpeg's own
+    Opus decoder differs from it by 13 dB SNR on this noisy 32 kb/s
+    speech (their noise fill differs), though both are Opus decoders."""
+    import subprocess
+
+    codec = ["-c:a", "libopus"] if path.endswith(".opus") else []
+    out = subprocess.run(["ffmpeg", "-v", "error"] + codec +
+                         ["-i", path, "-f", "f32le", "-ac", "1", "-"],
+                         check=True, capture_output=True, timeout=120).stdout
+    return np.frombuffer(out, "<f4").copy()
 
 
 def _flac_rate(path):
@@ -171,7 +213,7 @@ def test_csv_manifest_gives_the_same_segments(asr):
     for index, (x, text, length) in nemo.items():
         y, text2, length2 = table[index]
         assert text2 == text and length2 == length
-        assert np.array_equal(x, y), entries[index]
+        assert same(x, y), entries[index]
 
 
 @needs_spans
@@ -311,7 +353,10 @@ def test_bucketed_resume_gives_the_same_batches(asr):
     assert [r[0] for r in rest] == [r[0] for r in whole[2:]]
     for r, w in zip(rest, whole[2:]):
         assert r[2] == w[2]
-        assert all(np.array_equal(x, y) for x, y in zip(r[1], w[1]))
+        for index, x, y in zip(r[0], r[1], w[1]):
+            assert same(x, y), \
+                (index, x.shape, y.shape, np.abs(x - y).max()
+                 if x.shape == y.shape else None)
 
 
 @pytest.fixture(scope="module")
@@ -334,7 +379,7 @@ def webvid(tmp_path_factory):
     return root, rows
 
 
-@needs_spans
+@needs_video_spans
 def test_video_manifest_clips_from_start_with_captions(webvid):
     """Each entry's clip starts at its start (the first frame at or after
     it, as FFmpeg's pts say), its captions byte-equal to the CSV's."""
