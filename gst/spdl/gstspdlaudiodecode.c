@@ -77,6 +77,20 @@
  * #GstSpdlAudioDecode:short-files. #GstSpdlAudioDecode:duration 0 gives
  * whole files, one tensor each (its shape changes from file to file).
  *
+ * A sample with a span (a manifest row's offset and duration, see
+ * spdlsrc) is that span of its file, as if the file were cut there: its
+ * samples are FFmpeg's decode of the file (at the output rate) from
+ * round (offset x rate) to round ((offset + duration) x rate), one more
+ * or less at an edge when resampled. #GstSpdlAudioDecode:duration 0
+ * gives each whole span, one tensor per row; clips (duration > 0) are
+ * drawn inside the span. Only the span is decoded. A span that starts at
+ * or past the file's end is skipped as "past-end", one that ends more
+ * than 1 ms past it (its duration disagrees with the file) as
+ * "bad-duration" (within 1 ms: to the file's end), one longer than
+ * #GstSpdlAudioDecode:max-span as "too-long"; the warnings name the
+ * manifest row. With spdlsrc's missing-field=error, past-end and
+ * bad-duration stop the pipeline.
+ *
  * Output keeps input order. A file that cannot be decoded (empty,
  * truncated, garbage, no audio stream, absurd declared rates or channel
  * counts, longer than #GstSpdlAudioDecode:timeout to decode) is skipped
@@ -608,22 +622,22 @@ typedef struct
   gdouble start_s, duration_s;  /* as given; duration_s < 0: to the end */
   guint64 first;                /* its first sample */
   guint64 length;               /* its samples; 0 while unknown */
-  const gchar *row;             /* "MANIFEST:LINE" */
 } Span;
 
-/* Fails the job for its span: skipped by @code, or fatal where spdlsrc's
- * policy is error (max-span skips in any case). FALSE. */
+/* Fails the job: the span runs past the file's end, at @end_s seconds.
+ * FALSE. */
 static gboolean
-span_fail (GstSpdlAudioDecode * self, GstSpdlParallelDecoderJob * job,
-    const Span * span, gint code, const gchar * what)
+span_runs_past (GstSpdlParallelDecoder * base,
+    GstSpdlParallelDecoderJob * job, const Span * span, gdouble end_s)
 {
-  if (code != GST_SPDL_DECODE_ERROR_TOO_LONG &&
-      gst_spdl_parallel_decoder_spans_fatal (GST_SPDL_PARALLEL_DECODER
-          (self)))
-    job->fatal = "missing-field=error on spdlsrc";
-  return gst_spdl_decode_fail (&job->error, code, "%s%s%s%s", what,
-      span->row ? " (manifest row " : "", span->row ? span->row : "",
-      span->row ? ")" : "");
+  gchar *what = g_strdup_printf ("the span %.3f s + %.3f s runs past the "
+      "file's end (%.3f s): its duration disagrees with the file",
+      span->start_s, span->duration_s, end_s);
+
+  gst_spdl_parallel_decoder_fail_span (base, job,
+      GST_SPDL_DECODE_ERROR_BAD_DURATION, what);
+  g_free (what);
+  return FALSE;
 }
 
 /* The span's bounds in a file of @n_samples (0: not known yet), checked
@@ -634,6 +648,7 @@ static gboolean
 span_fit (GstSpdlAudioDecode * self, GstSpdlParallelDecoderJob * job,
     Span * span, guint64 n_samples)
 {
+  GstSpdlParallelDecoder *base = GST_SPDL_PARALLEL_DECODER (self);
   const GstSpdlAudioDecodeParams *p = &self->active;
   guint rate = p->limits.rate;
   guint64 tolerance = MAX (llround (0.001 * rate), 1), last = 0;
@@ -648,13 +663,11 @@ span_fit (GstSpdlAudioDecode * self, GstSpdlParallelDecoderJob * job,
   if (n_samples > 0 && span->first >= n_samples) {
     what = g_strdup_printf ("the span starts at %.3f s, at or past the "
         "file's end (%.3f s)", span->start_s, (gdouble) n_samples / rate);
-    ok = span_fail (self, job, span, GST_SPDL_DECODE_ERROR_PAST_END, what);
+    ok = gst_spdl_parallel_decoder_fail_span (base, job,
+        GST_SPDL_DECODE_ERROR_PAST_END, what);
   } else if (n_samples > 0 && last > n_samples + tolerance) {
-    what = g_strdup_printf ("the span %.3f s + %.3f s runs past the file's "
-        "end (%.3f s): its duration disagrees with the file", span->start_s,
-        span->duration_s, (gdouble) n_samples / rate);
-    ok = span_fail (self, job, span, GST_SPDL_DECODE_ERROR_BAD_DURATION,
-        what);
+    what = NULL;
+    ok = span_runs_past (base, job, span, (gdouble) n_samples / rate);
   } else {
     span->length = last > 0 ? MIN (last, n_samples > 0 ? n_samples : last) -
         span->first : 0;
@@ -664,7 +677,8 @@ span_fit (GstSpdlAudioDecode * self, GstSpdlParallelDecoderJob * job,
       what = g_strdup_printf ("%s (%.3f s) is longer than max-span=%.3f s",
           span->given ? "the span" : "the file",
           (gdouble) span->length / rate, p->max_span);
-      ok = span_fail (self, job, span, GST_SPDL_DECODE_ERROR_TOO_LONG, what);
+      ok = gst_spdl_parallel_decoder_fail_span (base, job,
+          GST_SPDL_DECODE_ERROR_TOO_LONG, what);
     }
   }
   g_free (what);
@@ -703,13 +717,12 @@ gst_spdl_audio_decode_decode (GstSpdlParallelDecoder * base, gpointer state,
   GstMapInfo map;
   GBytes *bytes;
   guint64 n_samples, n_all = 0;
-  Span span = { FALSE, 0, -1, 0, 0, NULL };
+  Span span = { FALSE, 0, -1, 0, 0 };
 
   span.given = gst_spdl_buffer_get_span (job->input, &span.start_s,
       &span.duration_s);
   if (span.given) {
     span.first = (guint64) llround (span.start_s * rate);
-    span.row = gst_spdl_buffer_get_manifest_row (job->input);
     /* a span too long is not even opened */
     if (span.duration_s > 0 && !span_fit (self, job, &span, 0))
       return;
@@ -794,13 +807,8 @@ gst_spdl_audio_decode_decode (GstSpdlParallelDecoder * base, gpointer state,
       /* the declared length was more than the decode gives */
       if (span.given && span.duration_s >= 0 &&
           n - got > MAX (llround (0.001 * rate), 1)) {
-        gchar *what = g_strdup_printf ("the span %.3f s + %.3f s runs past "
-            "the file's end (%.3f s): its duration disagrees with the file",
-            span.start_s, span.duration_s, (gdouble) (from + got) / rate);
         gst_buffer_unref (out);
-        span_fail (self, job, &span, GST_SPDL_DECODE_ERROR_BAD_DURATION,
-            what);
-        g_free (what);
+        span_runs_past (base, job, &span, (gdouble) (from + got) / rate);
         goto done;
       }
       clip_buffer_cut (out, channels, n, got);

@@ -63,9 +63,10 @@
  * float32 `[B, C, N]`, with tensor 2 each clip's start in its file in
  * seconds (float64, `[B]`) and tensor 3 its length in samples from the
  * file (int64, `[B]`; the rest of its row is zeros). Clips of different
- * lengths (whole files: spdlaudiodecode duration=0) are padded with zeros
- * to the longest of their batch; clips of different channel counts in one
- * batch are an error naming both.
+ * lengths (whole files or a manifest's spans: spdlaudiodecode duration=0)
+ * are padded with zeros to the longest of their batch, tensor 3 holding
+ * each one's own length (a span's samples); clips of different channel
+ * counts in one batch are an error naming both.
  * |[
  * gst-launch-1.0 spdlsrc location=/data/speech/train \
  *     extensions=wav,flac,mp3,ogg,opus,m4a ! spdlaudiodecode \

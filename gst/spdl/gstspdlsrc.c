@@ -130,6 +130,28 @@
  * #GstSpdlSrc:path-column, the label in a "label" column (-1 without
  * one), paths relative to the manifest's folder.
  *
+ * A manifest's rows may be spans of their files (speech segments, video
+ * clips with captions): columns "offset" or "start" (seconds, default 0)
+ * and "duration" or "end" (seconds; without either, to the file's end).
+ * NeMo's JSON Lines manifests are read as NeMo reads them, whatever their
+ * extension (NeMo names them .json: a file whose first line is a JSON
+ * object with "audio_filepath" or "audio_filename"): that column is the
+ * path, "offset" and "duration" the span (required in every row when
+ * the first has one; without, whole files), and a field named
+ * "text" is the transcript: the "text" key, else the contents of the file
+ * "text_filepath" names (relative to the manifest), else
+ * "normalized_text", byte for byte. Each row is one sample, rows of one
+ * file too; its span goes on the sample meta ("span-start",
+ * "span-duration", -1 = to the end: gst_spdl_buffer_get_span()) with
+ * "row", the manifest and line, and spdlaudiodecode or spdlvideodecode
+ * takes only that span of the file. A row whose span cannot be (a
+ * negative offset, an end not after its start, no number, a NeMo row
+ * without duration) is skipped by the reason "bad-span", its file not
+ * read; a missing file as "unreadable"; each warned naming the manifest
+ * row. With #GstSpdlSrc:missing-field=error such an entry stops the
+ * pipeline instead, and so does a span the decoders find past its
+ * file's end (the src caps carry "span-policy").
+ *
  * With #GstSpdlSrc:fields each sample is a record (docs/record.md): the
  * fields named there come beside the media on every sample buffer (its
  * sample meta's "record", one value per field in order) and the src caps
@@ -597,7 +619,9 @@ gst_spdl_src_class_init (GstSpdlSrcClass * klass)
    *
    * Skipped samples by reason: a structure with "total" and one guint64
    * field per reason (unreadable, not-a-file, too-large, and for remote
-   * and sharded data http-error, timeout, truncated-shard, corrupt-member).
+   * and sharded data http-error, timeout, truncated-shard, corrupt-member;
+   * fields' missing-field, bad-field, field-too-large; a manifest row's
+   * bad-span).
    */
   g_object_class_install_property (gobject_class, PROP_ERROR_COUNTS,
       g_param_spec_boxed ("error-counts", "Error counts",

@@ -530,6 +530,19 @@ gst_spdl_parallel_decoder_spans_fatal (GstSpdlParallelDecoder * self)
   return g_atomic_int_get (&PRIV (self)->spans_fatal);
 }
 
+gboolean
+gst_spdl_parallel_decoder_fail_span (GstSpdlParallelDecoder * self,
+    GstSpdlParallelDecoderJob * job, gint code, const gchar * what)
+{
+  const gchar *row = gst_spdl_buffer_get_manifest_row (job->input);
+
+  if (code != GST_SPDL_DECODE_ERROR_TOO_LONG &&
+      gst_spdl_parallel_decoder_spans_fatal (self))
+    job->fatal = "missing-field=error on spdlsrc";
+  return gst_spdl_decode_fail (&job->error, code, "%s%s%s%s", what,
+      row ? " (manifest row " : "", row ? row : "", row ? ")" : "");
+}
+
 GstPad *
 gst_spdl_parallel_decoder_get_srcpad (GstSpdlParallelDecoder * self)
 {

@@ -190,6 +190,13 @@ guint64 gst_spdl_parallel_decoder_get_recovered (GstSpdlParallelDecoder *
 gboolean gst_spdl_parallel_decoder_spans_fatal (GstSpdlParallelDecoder *
     self);
 
+/* A worker thread: fails @job for its span (a manifest row's, see
+ * gst_spdl_buffer_get_span()) by @code with @what, the manifest row
+ * named; fatal where spans_fatal(), except for too-long (a setting of the
+ * decoder's, never the manifest's fault). FALSE. */
+gboolean gst_spdl_parallel_decoder_fail_span (GstSpdlParallelDecoder * self,
+    GstSpdlParallelDecoderJob * job, gint code, const gchar * what);
+
 GstPad *gst_spdl_parallel_decoder_get_srcpad (GstSpdlParallelDecoder * self);
 /* the source task: pushes @caps and the sticky events held for them */
 gboolean gst_spdl_parallel_decoder_set_output_caps (GstSpdlParallelDecoder *

@@ -644,9 +644,12 @@ table_header (const gchar * const *columns, guint n, guint64 line,
     return NULL;
   }
   load->path_column = g_strdup (path);
+  /* NeMo's: its rows need a duration (a JSON Lines list of audio files
+   * without durations in its first row is one of whole files) */
   load->nemo = load->format == GST_SPDL_TABLE_JSONL &&
       (strcmp (path, "audio_filepath") == 0 ||
-      strcmp (path, "audio_filename") == 0);
+      strcmp (path, "audio_filename") == 0) &&
+      g_strv_contains (columns, "duration");
   load->spans = load->nemo;
   for (i = 0; i < N_SPAN_COLUMNS; i++)
     load->spans |= g_strv_contains (columns, span_columns[i]);

@@ -80,7 +80,8 @@ typedef struct
  * seconds: the first of offset, start (default 0) and the first of
  * duration, end (default: to the file's end). A NeMo manifest (JSON
  * Lines with audio_filepath or audio_filename, whatever the file's
- * extension) always has spans and requires duration. A field named
+ * extension, and a duration in its first row) requires a duration in
+ * every row. A field named
  * "text" is NeMo's transcript: the text column, else the contents of the
  * file in text_filepath (relative to the manifest's folder, read with the
  * sample: gst_spdl_dataset_field_is_file()), else normalized_text. */

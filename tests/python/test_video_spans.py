@@ -1,0 +1,147 @@
+"""Video-text manifests (WebVid-style CSV: a path, start and end seconds,
+a caption): spdlvideodecode takes each row's clips inside its span only,
+frames equal to FFmpeg's at those times, captions byte-equal; a span past
+the video's end skipped by reason."""
+import csv
+
+import numpy as np
+import pytest
+from gi.repository import Gst
+
+import videogen
+
+CAPTIONS = ['A "red" car, driving', "caf\u00e9 \u2603\nsecond line", "",
+            "plain"]
+
+
+def run(launch, timeout_s=120):
+    pipeline = Gst.parse_launch(launch + " ! appsink name=sink sync=false")
+    sink = pipeline.get_by_name("sink")
+    bus = pipeline.get_bus()
+    pipeline.set_state(Gst.State.PLAYING)
+    clips, warnings, error = [], [], None
+    try:
+        while error is None:
+            sample = sink.emit("try-pull-sample", Gst.SECOND)
+            while True:
+                msg = bus.pop_filtered(Gst.MessageType.ERROR |
+                                       Gst.MessageType.WARNING)
+                if msg is None:
+                    break
+                if msg.type == Gst.MessageType.ERROR:
+                    error = error or msg.parse_error()[0].message
+                else:
+                    warnings.append(msg.parse_warning()[0].message)
+            if sample is None:
+                if sink.get_property("eos") or error:
+                    break
+                timeout_s -= 1
+                assert timeout_s > 0, "pipeline timed out"
+                continue
+            st = sample.get_caps().get_structure(0)
+            dims = [int(d) for d in st.get_value("dimensions").split(":")]
+            buf = sample.get_buffer()
+            ok, info = buf.map(Gst.MapFlags.READ)
+            arr = np.frombuffer(info.data, np.uint8).reshape(
+                dims[::-1]).copy()
+            buf.unmap(info)
+            s = buf.get_custom_meta("GstSpdlSampleMeta").get_structure()
+            pts = s.get_value("pts")
+            rec = s.get_value("record")
+            clips.append((arr, dict(
+                index=s.get_value("index"), path=s.get_value("path"),
+                pts=[pts[i] for i in range(len(pts))],
+                values=[rec.get_value(f"v{i}") for i in
+                        range(rec.n_fields())] if rec else [])))
+        counts = pipeline.get_by_name("dec").get_property("error-counts")
+        counts = {counts.nth_field_name(i): counts.get_value(
+            counts.nth_field_name(i)) for i in range(counts.n_fields())
+            if counts.get_value(counts.nth_field_name(i))}
+    finally:
+        pipeline.set_state(Gst.State.NULL)
+    return clips, warnings, error, counts
+
+
+@pytest.fixture(scope="module")
+def webvid(tmp_path_factory):
+    """Two 4 s H.264 videos (25 fps, B-frames, 2 s GOPs) in videos/."""
+    root = tmp_path_factory.mktemp("webvid")
+    (root / "videos").mkdir()
+    refs = {}
+    for name in ("v1.mp4", "v2.mp4"):
+        path = root / "videos" / name
+        videogen.make(path, "160x120", 25, 4, [
+            "-c:v", "libx264", "-g", "50", "-bf", "2", "-pix_fmt", "yuv420p"])
+        refs[name] = (videogen.probe_pts(path), videogen.decode_rgb(path))
+    return root, refs
+
+
+ROWS = [("v1.mp4", 1.0, 2.0), ("v2.mp4", 2.2, 3.9), ("v1.mp4", 0.0, 0.8),
+        ("v2.mp4", 0.5, "")]
+
+
+def write_csv(path, rows, captions=CAPTIONS):
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(["videoid", "path", "start", "end", "name", "page_dir"])
+        for i, (name, start, end) in enumerate(rows):
+            w.writerow([name[:-4], f"videos/{name}", start, end,
+                        captions[i % len(captions)], "pages/001"])
+
+
+def test_clips_inside_each_rows_span(webvid):
+    """Every clip of a row lies in [start, end) from the video's first
+    frame (to the end without one), its frames FFmpeg's there, the
+    caption beside it; clips of the whole span are spread over it."""
+    root, refs = webvid
+    write_csv(root / "clips.csv", ROWS)
+    clips, warnings, error, counts = run(
+        f"spdlsrc location={root}/clips.csv fields=name:string:empty ! "
+        "spdlvideodecode name=dec frames=4 stride=2 clips-per-video=3 "
+        "sampling=uniform")
+    assert error is None and not warnings, (error, warnings)
+    assert len(clips) == 3 * len(ROWS)
+    for arr, meta in clips:
+        name, start, end = ROWS[meta["index"]]
+        ref_pts, ref = refs[name]
+        first = ref_pts[0]
+        end = float(end) if end != "" else 1e9
+        assert all(first + start - 1e-6 <= t < first + end for t in
+                   meta["pts"]), (name, start, end, meta["pts"])
+        idx = [int(np.argmin(np.abs(ref_pts - t))) for t in meta["pts"]]
+        for k, i in enumerate(idx):
+            # [T, 3, H, W] against FFmpeg's rgb24 [H, W, 3]
+            frame = arr[k].transpose(1, 2, 0).astype(int)
+            assert np.abs(frame - ref[i]).mean() <= 0.8
+        assert meta["values"] == [CAPTIONS[meta["index"]]]
+    # uniform sampling: the first clip at the span's first frame
+    for i, (name, start, _) in enumerate(ROWS):
+        ref_pts = refs[name][0]
+        firsts = [m["pts"][0] for _, m in clips if m["index"] == i]
+        want = ref_pts[np.searchsorted(ref_pts, ref_pts[0] + start - 1e-6)]
+        assert abs(min(firsts) - want) < 1e-6, (name, firsts, want)
+
+
+def test_bad_spans_skipped_by_reason(webvid):
+    """A span starting past the last frame (past-end), one ending more
+    than a frame past the video's end (bad-duration), a negative start
+    (spdlsrc's bad-span): skipped, warned with the manifest row; the good
+    rows delivered."""
+    root, refs = webvid
+    rows = [("v1.mp4", 1.0, 2.0), ("v1.mp4", 4.5, 5.0),
+            ("v2.mp4", 3.0, 4.5), ("v2.mp4", -1.0, 1.0),
+            ("v2.mp4", 3.0, 4.01)]
+    write_csv(root / "bad.csv", rows)
+    clips, warnings, error, counts = run(
+        f"spdlsrc location={root}/bad.csv ! spdlvideodecode name=dec "
+        "frames=2 stride=1")
+    assert error is None
+    assert [m["index"] for _, m in clips] == [0, 4]
+    assert counts == {"total": 2, "past-end": 1, "bad-duration": 1}
+    # the manifest's lines: the second caption holds a line break
+    assert any("bad.csv:3)" in w and "v1.mp4" in w and "past" in w
+               for w in warnings), warnings
+    assert any("bad.csv:5)" in w and "v2.mp4" in w and "disagrees" in w
+               for w in warnings), warnings
+    assert any("bad.csv:6)" in w and "negative offset" in w
+               for w in warnings), warnings
