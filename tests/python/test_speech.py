@@ -362,15 +362,16 @@ def test_bucketed_resume_gives_the_same_batches(asr):
 @pytest.fixture(scope="module")
 def webvid(tmp_path_factory):
     """A 4 s 25 fps video and a WebVid-style CSV of three entries of it
-    (videoid, page_dir, start, end, name: the caption)."""
+    (videoid, path, page_dir, start, end, name: the caption): two spans of
+    exactly 4 frames, one of 1.5 s."""
     root = tmp_path_factory.mktemp("webvid")
     os.makedirs(root / "videos")
     videogen.make(str(root / "videos" / "v1.mp4"), "320x240", 25, 4,
                   ["-c:v", "libx264", "-g", "12", "-bf", "2",
                    "-pix_fmt", "yuv420p"])
-    rows = [("v1", 0.0, 1.0, "a dog runs, \"fast\""),
-            ("v1", 1.24, 2.4, "café at night"),
-            ("v1", 2.52, 3.5, "the end")]
+    rows = [("v1", 0.0, 0.16, "a dog runs, \"fast\""),
+            ("v1", 1.24, 1.4, "café at night"),
+            ("v1", 2.0, 3.5, "the end")]
     with open(root / "webvid.csv", "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["videoid", "path", "page_dir", "start", "end", "name"])
@@ -381,22 +382,32 @@ def webvid(tmp_path_factory):
 
 @needs_video_spans
 def test_video_manifest_clips_from_start_with_captions(webvid):
-    """Each entry's clip starts at its start (the first frame at or after
-    it, as FFmpeg's pts say), its captions byte-equal to the CSV's."""
+    """Each entry's clip is taken inside its [start, end) (times from the
+    first frame, as FFmpeg's pts say); a span of exactly a clip's frames
+    gives the clip from its start: FFmpeg's frames there. Captions are
+    byte-equal to the CSV's."""
     root, rows = webvid
-    pts = videogen.probe_pts(str(root / "videos" / "v1.mp4"))
+    path = str(root / "videos" / "v1.mp4")
+    pts = list(videogen.probe_pts(path))
+    frames = videogen.decode_rgb(path)
     with spdlgst.VideoLoader(root / "webvid.csv", captions="name",
                              frames=4, batch_size=3, size=None, resize=None,
                              shuffle=False, epochs=1, threads=2,
-                             output="numpy") as loader:
+                             layout="THWC", output="numpy") as loader:
         batches = list(loader)
     assert len(batches) == 1
     b = batches[0]
     assert b.captions == [r[3] for r in rows] == b["name"]
     for i, (_, start, end, _) in enumerate(rows):
-        first = min(p for p in pts if p >= start - 1e-6)
-        assert abs(b.pts[i][0] - first) < 1e-6, (start, list(b.pts[i]))
-        assert all(start - 1e-6 <= p < end for p in b.pts[i])
+        assert all(start - 1e-6 <= p < end for p in b.pts[i]), \
+            (start, end, list(b.pts[i]))
+        if round((end - start) * 25) == 4:
+            first = pts.index(min(p for p in pts if p >= start - 1e-6))
+            assert abs(b.pts[i][0] - pts[first]) < 1e-6, list(b.pts[i])
+            for k in range(4):
+                diff = np.abs(b.clips[i, k].astype(int) -
+                              frames[first + k].astype(int))
+                assert diff.mean() < 1.0, (start, k, diff.mean())
 
 
 def test_video_captions_checked(tmp_path):
