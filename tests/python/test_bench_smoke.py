@@ -140,8 +140,9 @@ def test_compare_audio_asr_every_row(tmp_path):
     compare-audio-decoders' rows (avdec, reference, chain) per codec."""
     data = tmp_path / "asr"
     subprocess.run([sys.executable, os.path.join(BENCH, "make-asr"), "--out",
-                    data, "--recordings", 2, "--seconds", 12, "--short", 4,
-                    "--jobs", 2], check=True, capture_output=True, timeout=300)
+                    str(data), "--recordings", "2", "--seconds", "12",
+                    "--short", "4", "--jobs", "2"],
+                   check=True, capture_output=True, timeout=300)
     out = tmp_path / "out"
     bench("compare-audio", data / "manifest.json", "--asr", "--rounds", 1,
           "--batch-size", 2, "--out", out)
