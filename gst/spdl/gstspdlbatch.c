@@ -28,6 +28,20 @@
  * caps say so) unless #GstSpdlBatch:drop-last is set, and the epoch-end
  * event passes downstream after it.
  *
+ * When spdlsrc composes the batches (its buckets or batch-duration: batches
+ * of utterances of similar duration), spdlbatch cuts a batch after the
+ * sample spdlsrc marks as its last ("batch-end"; of a file's clips, the
+ * last clip), or before a sample of another of spdlsrc's batches (the
+ * marked one was skipped), so a batch never mixes buckets; batch-size is
+ * then the most a batch holds, and an epoch whose batches hold more
+ * (spdlsrc's epoch-start "max-batch") is an error at its start naming
+ * both sizes: splitting them would change the epoch's batch count that
+ * spdlsrc's num-batches announced. drop-last drops none of them (they
+ * are whole as spdlsrc cut them; its drop-uneven is the rank rule), and
+ * pad-short-epochs does not pad them. The batch meta adds "resume-epoch"
+ * and "resume-offset" (spdlsrc's start-epoch and start-offset after this
+ * batch).
+ *
  * Batch memory comes from the allocator that downstream proposes in the
  * ALLOCATION query (pinned host memory from spdlcudaupload, say), through a
  * pool, so steady state allocates nothing per batch.

@@ -165,6 +165,54 @@
  * "field-too-large"), an error, or the kind's fill value. The order,
  * checkpoints and the number of samples do not depend on the fields.
  *
+ * ## Batches by duration
+ *
+ * Speech batches padded to their longest utterance waste least when their
+ * utterances are of similar length. With #GstSpdlSrc:buckets (or
+ * #GstSpdlSrc:batch-duration) spdlsrc composes the batches itself, from
+ * each sample's duration in the manifest (its span; a sample whose
+ * duration is unknown is an error at start), as Lhotse's
+ * DynamicBucketingSampler and NeMo's bucketing do:
+ *
+ * - the bucket boundaries are the durations' quantiles: boundary k of B
+ *   is the (k x N / B)-th shortest duration, so buckets hold as many
+ *   samples each;
+ * - the epoch's samples, permuted from (seed, epoch) as without buckets,
+ *   are taken #GstSpdlSrc:bucket-window at a time; each joins its
+ *   bucket's open batch, which closes when the next sample of its bucket
+ *   does not fit (#GstSpdlSrc:batch-size samples, or
+ *   #GstSpdlSrc:batch-duration seconds in all; an utterance longer than
+ *   that is a batch of its own); a window's closed batches are shuffled
+ *   from (seed, epoch) and emitted, its open ones carried to the next
+ *   window, the epoch's last ones closed at its end;
+ * - ranks take whole batches by the rule above at batch granularity: rank
+ *   r of W takes the epoch's batches r, r + W, ..., every rank as many
+ *   (the last ranks wrap around to the first batches, or with
+ *   #GstSpdlSrc:drop-uneven the last < W batches are left out);
+ * - each sample's meta says its batch ("batch", its number among the
+ *   rank's, and "resume-epoch"/"resume-offset", where a run resumed after
+ *   that batch starts: the offset of the batches every rank has then
+ *   taken) and the batch's last sample is marked "batch-end": spdlbatch
+ *   cuts there, and at a sample of another batch when the marked one was
+ *   skipped, so a skipped sample makes its batch smaller and never merges
+ *   two; spdlappsink's resume-state follows the batches;
+ * - #GstSpdlSrc:start-offset must be a batch boundary of the start
+ *   epoch's order (a resume-state is one; any other is refused), and the
+ *   remaining batches are then exactly those an uninterrupted run would
+ *   have given, on any number of ranks;
+ * - the epoch-start event adds "batches" (this rank's) and "max-batch"
+ *   (the most samples a batch of the epoch holds: spdlbatch's batch-size
+ *   must be at least that); #GstSpdlSrc:num-batches is the first epoch's
+ *   count, for a loader's len(). With batch-duration an epoch's count may
+ *   differ from the next's by a few batches.
+ *
+ * |[
+ * gst-launch-1.0 spdlsrc location=/data/asr/train_manifest.json \
+ *     shuffle=true seed=1 buckets=30 batch-duration=600 batch-size=128 ! \
+ *     spdlaudiodecode sample-rate=16000 duration=0 ! \
+ *     spdlbatch batch-size=128 ! fakesink
+ * ]|
+ *
  * ## Example launch line
  * |[
  * gst-launch-1.0 spdlsrc location=/data/imagenet/train shuffle=true seed=42 ! \
@@ -645,7 +693,8 @@ gst_spdl_src_class_init (GstSpdlSrcClass * klass)
    * quantiles; within each #GstSpdlSrc:bucket-window the samples of one
    * bucket are cut into batches of #GstSpdlSrc:batch-size samples or
    * #GstSpdlSrc:batch-duration seconds, and the window's batches
-   * shuffled (see "Batches by duration" above). 0: off.
+   * shuffled (see "Batches by duration" above). Tar shards and folders
+   * give no durations: an error. 0: off.
    */
   g_object_class_install_property (gobject_class, PROP_BUCKETS,
       g_param_spec_uint ("buckets", "Buckets",

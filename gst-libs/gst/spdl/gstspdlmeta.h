@@ -37,7 +37,9 @@ G_BEGIN_DECLS
  * "epoch" (guint), "samples" (guint64, this rank's samples in the epoch),
  * "offset" (guint64, global samples of the epoch consumed before it
  * started: non-zero when resumed), "num-shards" and "shard-index"
- * (guint). */
+ * (guint); spdlsrc's batched order (buckets) adds "batches" (guint64, this
+ * rank's batches in the epoch) and "max-batch" (guint, the most samples
+ * one batch of the epoch holds). */
 #define GST_SPDL_EPOCH_START_NAME "spdl-epoch-start"
 
 /* Element message each spdl element posts when EOS passes: "total"
