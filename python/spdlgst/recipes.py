@@ -1038,6 +1038,35 @@ def _seconds(name, value, none_ok=True) -> Optional[float]:
     return float(value)
 
 
+# where spdlsrc reads an entry's transcript from, first found first
+TEXT_COLUMNS = ("text", "text_filepath", "normalized_text")
+
+
+def _has_transcripts(location: str) -> bool:
+    """Whether a local manifest's first entry (a table's header, a JSON
+    Lines manifest's first object) has a transcript column; True for
+    remote manifests, which are not read here."""
+    import csv
+    import json
+
+    if location.startswith(("http://", "https://", "s3://")):
+        return True
+    try:
+        with open(location, encoding="utf-8", newline="") as f:
+            first = next((line for line in f if line.strip()), "")
+    except (OSError, UnicodeDecodeError):
+        return True             # spdlsrc names what is wrong with it
+    if location.lower().endswith((".csv", ".tsv")):
+        delimiter = "\t" if location.lower().endswith(".tsv") else ","
+        columns = next(csv.reader([first], delimiter=delimiter), [])
+        return any(c.strip() in TEXT_COLUMNS for c in columns)
+    try:
+        entry = json.loads(first)
+    except ValueError:
+        return True
+    return not isinstance(entry, dict) or any(c in entry for c in TEXT_COLUMNS)
+
+
 # spdlbatch's most samples a batch holds when batch_duration cuts batches
 # and batch_size is not given
 BATCH_DURATION_CAP = 1024
@@ -1097,7 +1126,8 @@ def _audio_checked(location, batch_size, sample_rate, channels, duration,
     named = args["fields"]["names"] if args["fields"] else ()
     manifest = args["location"].lower().endswith((".json",) + TABLE_SUFFIXES)
     args["text"] = _bool("text", text, args["duration"] is None and manifest
-                         and "text" not in named)
+                         and "text" not in named and
+                         _has_transcripts(args["location"]))
     if args["text"] and "text" in named:
         raise ValueError("text=True and 'text' in fields: give it once")
     if args["duration"] is None and args["clips_per_file"] != 1:
@@ -1184,9 +1214,10 @@ class AudioLoader(_ClipLoader):
     - ``text``: each entry's transcript as ``batch["text"]``: NeMo's
       ``text``, else the file ``text_filepath`` names, else
       ``normalized_text``; a table's ``text`` column. Default: True for
-      whole segments (``duration=None``) of a manifest; an entry without
-      one is skipped, warned and counted (``missing-field``): a manifest
-      without transcripts takes ``text=False``.
+      whole segments (``duration=None``) of a manifest whose first entry
+      (a table's header) has one of those (remote manifests: True); an
+      entry without one is then skipped, warned and counted
+      (``missing-field``).
 
     - ``max_duration``: entries longer than this many seconds are skipped
       before decoding, counted in :meth:`skipped` as ``too-long`` (None:

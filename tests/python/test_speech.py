@@ -231,6 +231,42 @@ def test_max_duration_skips_counted(asr):
     assert skipped.get("too-long") == len(long), skipped
 
 
+@needs_spans
+def test_entries_without_transcripts(asr, tmp_path):
+    """A manifest whose entries have transcripts: one without is skipped,
+    named and counted (missing-field), never given an empty text; a
+    manifest without any (a CSV without a text column) gives the segments
+    with batch.text None."""
+    root, entries = asr
+    some = tmp_path / "some.json"
+    with open(some, "w", encoding="utf-8") as f:
+        for i, e in enumerate(entries[:5]):
+            line = {"audio_filepath": str(root / e["audio_filepath"]),
+                    "offset": e["offset"] or 0.0, "duration": e["duration"]}
+            if i % 2 == 0:
+                line["text"] = e["text"]
+            f.write(json.dumps(line) + "\n")
+    got, _, skipped = read_epoch(some)
+    assert sorted(got) == [0, 2, 4]
+    assert [got[i][1] for i in (0, 2, 4)] == \
+        [entries[i]["text"] for i in (0, 2, 4)]
+    assert skipped.get("missing-field") == 2, skipped
+    bare = tmp_path / "bare.csv"
+    with open(bare, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["audio_filepath", "offset", "duration"])
+        for e in entries[:3]:
+            w.writerow([root / e["audio_filepath"], e["offset"] or 0,
+                        e["duration"]])
+    with spdlgst.AudioLoader(bare, duration=None, shuffle=False, epochs=1,
+                             threads=2, output="numpy") as loader:
+        assert "fields=" not in loader.launch_line
+        batches = list(loader)
+        assert sum(v for v in loader.skipped().values()) == 0
+    assert [list(b.indices) for b in batches] == [[0, 1, 2]]
+    assert batches[0].text is None
+
+
 def test_bucket_arguments_checked(tmp_path):
     """buckets and batch_duration need whole segments; bad values name
     their argument; the launch line carries them."""
