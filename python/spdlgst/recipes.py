@@ -333,17 +333,18 @@ PATH_COLUMNS = ("path", "image", "filepath", "file_name", "filename", "file",
 
 
 def _fields_stage(a) -> list:
-    """spdlsrc's properties for ``fields=`` (and VideoLoader's
-    ``captions=``, one more string field)."""
+    """spdlsrc's properties for ``fields=`` (and the string fields of
+    VideoLoader's ``captions=`` and AudioLoader's ``text=``)."""
     f = a.get("fields")
-    captions = [f"{a['captions']}:string"] if a.get("captions") else []
+    extra = [f"{a['captions']}:string"] if a.get("captions") else []
     if a.get("text"):
-        captions.append("text")     # spdlsrc: text, text_filepath, ...
+        extra.append("text")        # spdlsrc: text, text_filepath, ...
     if not f:
-        return [f"fields={_quote(','.join(captions))}"] if captions else []
+        return [f"fields={_quote(','.join(extra))}"] if extra else []
     out = []
-    if f["src"] or captions:
-        out.append(f"fields={_quote(','.join(([f['src']] if f['src'] else []) + captions))}")
+    if f["src"] or extra:
+        specs = ([f["src"]] if f["src"] else []) + extra
+        out.append(f"fields={_quote(','.join(specs))}")
     if is_shards_location(a["location"]) and \
             "image-key" not in a["src_properties"]:
         out.append(f"image-key={_quote(f['media_key'])}")
