@@ -13,7 +13,6 @@ import pytest
 import scipy.signal as sps
 from gi.repository import Gst
 
-import audiogen
 import spdlgst
 import videogen
 from spdlgst.sampleaudio import make_asr
