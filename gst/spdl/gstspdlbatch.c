@@ -37,10 +37,13 @@
  * (spdlsrc's epoch-start "max-batch") is an error at its start naming
  * both sizes: splitting them would change the epoch's batch count that
  * spdlsrc's num-batches announced. drop-last drops none of them (they
- * are whole as spdlsrc cut them; its drop-uneven is the rank rule), and
- * pad-short-epochs does not pad them. The batch meta adds "resume-epoch"
- * and "resume-offset" (spdlsrc's start-epoch and start-offset after this
- * batch).
+ * are whole as spdlsrc cut them; its drop-uneven is the rank rule). On
+ * several ranks, pad-short-epochs counts batches: a rank left short by a
+ * batch whose every sample was skipped pushes copies of its last batch
+ * (all slots "padded") until it has the epoch-start event's "batches".
+ * The batch meta adds "resume-epoch" and "resume-offset" (spdlsrc's
+ * start-epoch and start-offset after this batch; (next epoch, 0) on the
+ * padded copies).
  *
  * Batch memory comes from the allocator that downstream proposes in the
  * ALLOCATION query (pinned host memory from spdlcudaupload, say), through a
@@ -1418,6 +1421,60 @@ set_batch_resume (GstSpdlBatch * self, GstBuffer * batch)
         self->resume_offset);
 }
 
+/* spdlsrc's batches on several ranks: the last one pushed, the source of
+ * the copies that stand for batches whose every sample was skipped */
+static void
+keep_src_batch (GstSpdlBatch * self, GstBuffer * batch)
+{
+  if (self->src_batches_expected == G_MAXUINT64)
+    return;
+  self->src_batches_pushed++;
+  gst_buffer_replace (&self->src_last_batch, batch);
+}
+
+/* pad-short-epochs for spdlsrc's batches: a batch whose every sample was
+ * skipped is gone, and a rank short of batches would leave the others
+ * waiting for it (DDP): copies of its last batch, all slots "padded",
+ * standing for the rank's last batches (a checkpoint after them resumes
+ * at the next epoch). */
+static GstFlowReturn
+pad_src_batches (GstSpdlBatch * self)
+{
+  GstFlowReturn ret = GST_FLOW_OK;
+
+  if (self->src_batches_expected == G_MAXUINT64 ||
+      self->src_batches_pushed >= self->src_batches_expected)
+    return GST_FLOW_OK;
+  if (self->src_last_batch == NULL) {
+    GST_ELEMENT_WARNING (self, STREAM, FAILED,
+        ("Epoch %u has no batch to pad its %" G_GUINT64_FORMAT " missing "
+            "batches with", self->epoch, self->src_batches_expected -
+            self->src_batches_pushed), (NULL));
+    return GST_FLOW_OK;
+  }
+  GST_INFO_OBJECT (self, "epoch %u short by %" G_GUINT64_FORMAT " batches: "
+      "padding", self->epoch, self->src_batches_expected -
+      self->src_batches_pushed);
+  while (ret == GST_FLOW_OK &&
+      self->src_batches_pushed < self->src_batches_expected) {
+    GstBuffer *copy = gst_buffer_copy (self->src_last_batch);
+    GstStructure *meta = gst_custom_meta_get_structure
+        (gst_buffer_get_custom_meta (copy, GST_SPDL_BATCH_META_NAME));
+    guint n = 0;
+
+    g_free (gst_spdl_structure_dup_uint64_array (meta, "indices", &n));
+    gst_structure_set (meta, "padded", G_TYPE_UINT, n, NULL);
+    gst_spdl_buffer_set_batch_resume (copy, self->epoch + 1, 0);
+    self->src_batches_pushed++;
+    GST_OBJECT_LOCK (self);
+    self->batches++;
+    GST_OBJECT_UNLOCK (self);
+    gst_spdl_stats_add_out (&self->stats, 1);
+    ret = gst_pad_push (self->srcpad, copy);
+  }
+  return ret;
+}
+
 /* A partial batch is dropped (drop-last) at an epoch's end, never one of
  * spdlsrc's batches: they are whole as they are. */
 static gboolean
@@ -1516,6 +1573,7 @@ finish_batch (GstSpdlBatch * self)
   finish_fields (self, batch, n, keep);
   if (keep)
     gst_buffer_replace (&self->last_batch, batch);
+  keep_src_batch (self, batch);
   GST_OBJECT_LOCK (self);
   self->batches++;
   GST_OBJECT_UNLOCK (self);
@@ -1993,6 +2051,9 @@ end_epoch_accounting (GstSpdlBatch * self)
   self->epoch_expected = G_MAXUINT64;
   self->epoch_delivered = 0;
   gst_clear_buffer (&self->last_batch);
+  self->src_batches_expected = G_MAXUINT64;
+  self->src_batches_pushed = 0;
+  gst_clear_buffer (&self->src_last_batch);
   release_held (self->held_prev, &self->held_prev_n);
   if (self->prev_records)
     gst_spdl_record_batch_clear (self->prev_records);
@@ -2007,12 +2068,14 @@ track_epoch_start (GstSpdlBatch * self, const GstStructure * st)
 {
   guint64 samples, offset = 0;
   guint shards = 1, index = 0, max_batch = 0, size, epoch = 0;
+  gboolean pad;
 
   end_epoch_accounting (self);
   self->src_batches = gst_structure_has_field (st, "batches");
   if (self->src_batches) {
     GST_OBJECT_LOCK (self);
     size = self->batch_size;
+    pad = self->pad_short_epochs;
     GST_OBJECT_UNLOCK (self);
     gst_structure_get_uint (st, "max-batch", &max_batch);
     gst_structure_get_uint (st, "epoch", &epoch);
@@ -2026,7 +2089,10 @@ track_epoch_start (GstSpdlBatch * self, const GstStructure * st)
               "splitting one would change the epoch's batch count"));
       return FALSE;
     }
-    /* pad-short-epochs counts samples: these batches are of many sizes */
+    /* pad-short-epochs counts batches here: they are of many sizes */
+    if (gst_structure_get_uint (st, "num-shards", &shards) && shards > 1 &&
+        pad)
+      gst_structure_get_uint64 (st, "batches", &self->src_batches_expected);
     return TRUE;
   }
   if (!gst_structure_get_uint64 (st, "samples", &samples) ||
@@ -2050,6 +2116,8 @@ finish_pending_batch (GstSpdlBatch * self)
 
   if (ret == GST_FLOW_OK)
     ret = finish_batch (self);
+  if (ret == GST_FLOW_OK)
+    ret = pad_src_batches (self);
   end_epoch_accounting (self);
 
   if (ret == GST_FLOW_OK)
@@ -2223,6 +2291,7 @@ gst_spdl_batch_change_state (GstElement * element, GstStateChange transition)
   if (transition == GST_STATE_CHANGE_PAUSED_TO_READY) {
     discard_current (self);
     gst_clear_buffer (&self->last_batch);
+    gst_clear_buffer (&self->src_last_batch);
     release_held (self->held_prev, &self->held_prev_n);
     release_pool (self);
     self->have_info = FALSE;
@@ -2507,6 +2576,7 @@ finish_audio_batch (GstSpdlBatch * self)
   } else {
     release_held (self->held, &self->filled);
   }
+  keep_src_batch (self, batch);
   GST_OBJECT_LOCK (self);
   self->batches++;
   self->copied += n;

@@ -92,6 +92,9 @@ struct _GstSpdlBatch
    * an epoch whose start event gives them cuts at them, drops nothing */
   gboolean src_batches;
   gboolean refused;             /* batch-size too small for them */
+  guint64 src_batches_expected; /* this rank's, G_MAXUINT64 = no padding */
+  guint64 src_batches_pushed;
+  GstBuffer *src_last_batch;    /* the source of copies when short */
   gboolean have_src_batch;
   guint64 src_batch;
   guint resume_epoch;

@@ -132,7 +132,8 @@
  *
  * A manifest's rows may be spans of their files (speech segments, video
  * clips with captions): columns "offset" or "start" (seconds, default 0)
- * and "duration" or "end" (seconds; without either, to the file's end).
+ * and "end", else "duration" (seconds; without either, to the file's
+ * end; an ISO 8601 duration, WebVid's file length, is no span).
  * NeMo's JSON Lines manifests are read as NeMo reads them, whatever their
  * extension (NeMo names them .json: a file whose first line is a JSON
  * object with "audio_filepath" or "audio_filename"): that column is the
@@ -700,7 +701,8 @@ gst_spdl_src_class_init (GstSpdlSrcClass * klass)
       g_param_spec_uint ("buckets", "Buckets",
           "Duration buckets: batches of samples of similar duration "
           "(0 = off)", 0, G_MAXUINT16, DEFAULT_BUCKETS,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
   /**
    * GstSpdlSrc:bucket-window:
    *
@@ -712,7 +714,8 @@ gst_spdl_src_class_init (GstSpdlSrcClass * klass)
       g_param_spec_uint ("bucket-window", "Bucket window",
           "Samples per shuffle window of the bucketed order (0 = the whole "
           "epoch)", 0, G_MAXUINT, DEFAULT_BUCKET_WINDOW,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
   /**
    * GstSpdlSrc:batch-duration:
    *
@@ -725,7 +728,8 @@ gst_spdl_src_class_init (GstSpdlSrcClass * klass)
       g_param_spec_double ("batch-duration", "Batch duration",
           "Most seconds per batch, in all (0 = batches by count)", 0,
           G_MAXDOUBLE, DEFAULT_BATCH_DURATION,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
   /**
    * GstSpdlSrc:batch-size:
    *
@@ -737,7 +741,8 @@ gst_spdl_src_class_init (GstSpdlSrcClass * klass)
       g_param_spec_uint ("batch-size", "Batch size",
           "Bucketed batches: most samples per batch (0 = no limit)", 0,
           G_MAXINT, DEFAULT_BATCH_SIZE,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
   /**
    * GstSpdlSrc:num-batches:
    *
@@ -1069,13 +1074,15 @@ gst_spdl_src_class_init (GstSpdlSrcClass * klass)
    * Manifests with a header (CSV, TSV, JSON Lines): the column holding
    * each sample's path. NULL: the first of path, image, filepath,
    * file_name, filename, file, audio_filepath, audio_filename, video
-   * present.
+   * present. A template of column names in braces forms the path from
+   * several: "{page_dir}/{videoid}.mp4" for WebVid's CSV.
    */
   g_object_class_install_property (gobject_class, PROP_PATH_COLUMN,
       g_param_spec_string ("path-column", "Path column",
           "Manifests with a header: the column of the paths (NULL: path, "
           "image, filepath, file_name, filename, file, audio_filepath, "
-          "audio_filename or video)", NULL, READY_PARAM));
+          "audio_filename or video), or a template of {column} names",
+          NULL, READY_PARAM));
 
   /**
    * GstSpdlSrc:http-requests:
@@ -1372,6 +1379,9 @@ gst_spdl_src_finalize (GObject * object)
   g_free (src->path_column);
   g_clear_pointer (&src->record, gst_spdl_record_free);
   /* a failed start leaves them (stop() is not called) */
+  g_clear_pointer (&src->batch_plan, gst_spdl_batch_plan_free);
+  g_clear_pointer (&src->durations, g_free);
+  g_clear_pointer (&src->sample_buckets, g_free);
   free_config_strings (src);
   gst_spdl_http_canceller_free (src->canceller);
   g_mutex_clear (&src->read_lock);
@@ -1879,7 +1889,7 @@ ensure_batch_plan (GstSpdlSrc * src, guint epoch)
   gst_spdl_batch_plan_free (src->batch_plan);
   src->bucket_params.epoch = epoch;
   src->batch_plan = gst_spdl_batch_plan_new (src->durations,
-      src->dataset->n_samples, &src->bucket_params);
+      src->sample_buckets, src->dataset->n_samples, &src->bucket_params);
   src->batch_plan_epoch = epoch;
   rank_batches (src, src->batch_plan, epoch_first_batch (src, epoch),
       &src->plan_rank_batches, &src->plan_rank_samples);
@@ -2132,6 +2142,32 @@ read_file (const gchar * path, guint64 max_size, GError ** error)
   return buffer;
 }
 
+/* The field's value: the contents of file @path (a sidecar, a transcript
+ * file), or why it cannot be read, the file's own reason kept as the
+ * field's. */
+static void
+read_field_file (GstSpdlSrc * src, const gchar * path,
+    GstSpdlFieldData * field)
+{
+  GError *error = NULL;
+  GstBuffer *buffer = read_file (path, src->active_max_field_size, &error);
+  gchar *name;
+
+  if (buffer) {
+    field->data = gst_spdl_bytes_from_buffer (buffer);
+    gst_buffer_unref (buffer);
+    return;
+  }
+  name = g_filename_display_name (path);
+  field->error = g_error_new (GST_SPDL_READ_ERROR,
+      error->code == GST_SPDL_READ_ERROR_TOO_LARGE ?
+      GST_SPDL_READ_ERROR_FIELD_TOO_LARGE :
+      GST_SPDL_READ_ERROR_BAD_FIELD, "cannot be read from \"%s\": %s",
+      name, error->message);
+  g_free (name);
+  g_error_free (error);
+}
+
 /* A folder's sample: the sidecar of each field beside its image ("x.txt"
  * for "x.jpg"), the first alternative that exists. */
 static GstSpdlFieldData *
@@ -2149,8 +2185,6 @@ read_sidecars (GstSpdlSrc * src, const gchar * path)
     for (a = 0; record->fields[f].alternatives[a]; a++) {
       gchar *sidecar = g_strdup_printf ("%.*s.%s", (int) stem, path,
           record->fields[f].alternatives[a]);
-      GError *error = NULL;
-      GstBuffer *buffer;
       struct stat st;
       gboolean have_stat = stat (sidecar, &st) == 0;
 
@@ -2170,21 +2204,7 @@ read_sidecars (GstSpdlSrc * src, const gchar * path)
         g_free (sidecar);
         break;
       }
-      buffer = read_file (sidecar, src->active_max_field_size, &error);
-      if (buffer) {
-        fields[f].data = gst_spdl_bytes_from_buffer (buffer);
-        gst_buffer_unref (buffer);
-      } else {
-        /* the file's own reason, kept as the field's */
-        gchar *name = g_filename_display_name (sidecar);
-        fields[f].error = g_error_new (GST_SPDL_READ_ERROR,
-            error->code == GST_SPDL_READ_ERROR_TOO_LARGE ?
-            GST_SPDL_READ_ERROR_FIELD_TOO_LARGE :
-            GST_SPDL_READ_ERROR_BAD_FIELD, "cannot be read from \"%s\": %s",
-            name, error->message);
-        g_free (name);
-        g_error_free (error);
-      }
+      read_field_file (src, sidecar, &fields[f]);
       g_free (sidecar);
       break;
     }
@@ -2205,8 +2225,6 @@ manifest_fields (GstSpdlSrc * src, guint index)
     const guint8 *data;
     gsize len;
     gchar *rel, *path;
-    GError *error = NULL;
-    GstBuffer *buffer;
 
     if (!gst_spdl_dataset_get_field (ds, index, f, &data, &len))
       continue;
@@ -2217,21 +2235,7 @@ manifest_fields (GstSpdlSrc * src, guint index)
     rel = g_strndup ((const gchar *) data, len);
     path = g_path_is_absolute (rel) ? g_strdup (rel) :
         g_build_filename (ds->root, rel, NULL);
-    buffer = read_file (path, src->active_max_field_size, &error);
-    if (buffer) {
-      fields[f].data = gst_spdl_bytes_from_buffer (buffer);
-      gst_buffer_unref (buffer);
-    } else {
-      gchar *name = g_filename_display_name (path);
-
-      fields[f].error = g_error_new (GST_SPDL_READ_ERROR,
-          error->code == GST_SPDL_READ_ERROR_TOO_LARGE ?
-          GST_SPDL_READ_ERROR_FIELD_TOO_LARGE :
-          GST_SPDL_READ_ERROR_BAD_FIELD, "cannot be read from \"%s\": %s",
-          name, error->message);
-      g_free (name);
-      g_error_free (error);
-    }
+    read_field_file (src, path, &fields[f]);
     g_free (path);
     g_free (rel);
   }
@@ -2588,6 +2592,7 @@ setup_batches (GstSpdlSrc * src, GstSpdlDataset * dataset, guint64 offset,
   guint i;
 
   g_clear_pointer (&src->durations, g_free);
+  g_clear_pointer (&src->sample_buckets, g_free);
   src->durations = g_new (gdouble, MAX (dataset->n_samples, 1));
   for (i = 0; i < dataset->n_samples; i++) {
     gdouble d = gst_spdl_dataset_get_duration (dataset, i);
@@ -2612,10 +2617,13 @@ setup_batches (GstSpdlSrc * src, GstSpdlDataset * dataset, guint64 offset,
     }
     src->durations[i] = d;
   }
+  g_free (src->sample_buckets);
+  src->sample_buckets = gst_spdl_buckets_assign (src->durations,
+      dataset->n_samples, src->bucket_params.buckets);
   gst_spdl_batch_plan_free (src->batch_plan);
   src->bucket_params.epoch = src->start_epoch;
   src->batch_plan = gst_spdl_batch_plan_new (src->durations,
-      dataset->n_samples, &src->bucket_params);
+      src->sample_buckets, dataset->n_samples, &src->bucket_params);
   src->batch_plan_epoch = src->start_epoch;
   if (!gst_spdl_batch_plan_find (src->batch_plan, offset, &src->first_batch)) {
     SPDL_SRC_ERROR (src, RESOURCE, SETTINGS, ("start-offset %"
@@ -2895,6 +2903,7 @@ gst_spdl_src_stop (GstBaseSrc * bsrc)
   g_clear_pointer (&src->permutation, g_free);
   g_clear_pointer (&src->batch_plan, gst_spdl_batch_plan_free);
   g_clear_pointer (&src->durations, g_free);
+  g_clear_pointer (&src->sample_buckets, g_free);
   if (shards)
     gst_spdl_shards_free (shards);
   free_config_strings (src);

@@ -94,6 +94,7 @@ struct _GstSpdlSrc
   gboolean batched;             /* the order is whole batches (start()) */
   GstSpdlBucketParams bucket_params;    /* as start() found them */
   gdouble *durations;           /* each sample's seconds, from the listing */
+  guint16 *sample_buckets;      /* each sample's bucket */
   GstSpdlBatchPlan *batch_plan;
   guint batch_plan_epoch;
   guint64 plan_rank_batches;    /* this rank's share of the plan's epoch */

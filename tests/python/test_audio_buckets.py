@@ -41,10 +41,11 @@ def launch(manifest, src="", batch="batch-size=64"):
             f"spdlappsink name=sink")
 
 
-def run(description, pulls=None, start=None, timeout_s=60):
+def run(description, pulls=None, start=None, timeout_s=60, padded=None):
     """The batches pulled, as (epoch, indices, lengths), until EOS or
     @pulls of them; spdlsrc's num-batches; the error (or None); the
-    sink's resume-state after the last pull. @start: (epoch, offset)."""
+    sink's resume-state after the last pull. @start: (epoch, offset).
+    @padded: a list that gets each batch's padded slots."""
     pipeline = Gst.parse_launch(description)
     src, sink = pipeline.get_by_name("src"), pipeline.get_by_name("sink")
     if start:
@@ -83,6 +84,8 @@ def run(description, pulls=None, start=None, timeout_s=60):
             lengths = np.frombuffer(info.data, "<i8")[:dims[3][0]].copy()
             mem.unmap(info)
             indices = list(meta.get_value("indices"))
+            if padded is not None:
+                padded.append(meta.get_value("padded"))
             assert len(indices) == dims[0][-1]
             batches.append((meta.get_value("epoch"), indices,
                             lengths.tolist()))
@@ -264,3 +267,33 @@ def test_resume_on_another_number_of_ranks(speech):
         rest, _, error, _ = run(launch(speech / "train.json", src),
                                 start=resume)
         assert error is None and rest == whole[2 * k:]
+
+
+def test_a_rank_short_of_a_batch_is_padded(speech, tmp_path):
+    """Every utterance of one of rank 0's batches undecodable: the rank
+    still gives as many batches as the others (DDP would wait for it
+    otherwise), the last a copy of its last real one, all slots padded."""
+    rows = [json.loads(line) for line in open(speech / "train.json")]
+    for row in rows:
+        row["audio_filepath"] = str(speech / row["audio_filepath"])
+    with open(tmp_path / "good.json", "w") as f:
+        f.writelines(json.dumps(r) + "\n" for r in rows)
+    src = "shuffle=true seed=4 buckets=3 batch-duration=2.5 num-shards=2"
+    reference, num_batches, error, _ = run(launch(tmp_path / "good.json",
+                                                  src))
+    assert error is None and num_batches == len(reference)
+    gone = reference[1][1]
+    for i in gone:
+        path = tmp_path / f"garbage{i}.wav"
+        path.write_bytes(b"RIFF\x10\x00\x00\x00WAVEjunk" + os.urandom(64))
+        rows[i]["audio_filepath"] = str(path)
+    with open(tmp_path / "bad.json", "w") as f:
+        f.writelines(json.dumps(r) + "\n" for r in rows)
+    padded = []
+    got, _, error, _ = run(launch(tmp_path / "bad.json", src),
+                           padded=padded)
+    assert error is None
+    assert len(got) == len(reference)
+    assert got[:-1] == reference[:1] + reference[2:]
+    assert got[-1] == got[-2] and padded[-1] == len(got[-1][1])
+    assert padded[:-1] == [0] * (len(got) - 1)

@@ -13,6 +13,7 @@ import pytest
 from gi.repository import Gst
 
 import audiogen
+import spdltest
 
 RATE = 16000
 
@@ -31,59 +32,29 @@ def snr_db(ref, x):
         np.sum((x.astype(np.float64) - ref) ** 2), 1e-30))
 
 
-def run(launch, timeout_s=120, element="dec"):
-    """[(array [C, N], meta dict, record values)], the warnings, the
-    error (or None), and the skipped counts of spdlsrc and @element."""
-    pipeline = Gst.parse_launch(launch + " ! appsink name=sink sync=false")
-    sink = pipeline.get_by_name("sink")
-    bus = pipeline.get_bus()
-    pipeline.set_state(Gst.State.PLAYING)
-    out, warnings, error = [], [], None
-    try:
-        while error is None:
-            sample = sink.emit("try-pull-sample", Gst.SECOND)
-            while True:
-                msg = bus.pop_filtered(Gst.MessageType.ERROR |
-                                       Gst.MessageType.WARNING)
-                if msg is None:
-                    break
-                if msg.type == Gst.MessageType.ERROR:
-                    error = error or msg.parse_error()[0].message
-                else:
-                    warnings.append(msg.parse_warning()[0].message)
-            if sample is None:
-                if sink.get_property("eos") or error:
-                    break
-                timeout_s -= 1
-                assert timeout_s > 0, "pipeline timed out"
-                continue
-            st = sample.get_caps().get_structure(0)
-            dims = [int(d) for d in st.get_value("dimensions").split(":")]
-            buf = sample.get_buffer()
-            ok, info = buf.map(Gst.MapFlags.READ)
-            assert ok
-            arr = np.frombuffer(info.data, "<f4").reshape(dims[::-1]).copy()
-            buf.unmap(info)
-            s = buf.get_custom_meta("GstSpdlSampleMeta").get_structure()
-            meta = {s.nth_field_name(i): s.get_value(s.nth_field_name(i))
-                    for i in range(s.n_fields())}
-            # the record's values now: its structure is the buffer's
-            rec = meta.pop("record", None)
-            meta["values"] = [rec.get_value(f"v{i}") for i in
-                              range(rec.n_fields())] if rec else []
-            out.append((arr, meta))
-        counts = {}
-        for name in ("src", element):
-            el = pipeline.get_by_name(name)
-            if el is None:
-                continue
-            c = el.get_property("error-counts")
-            counts[name] = {c.nth_field_name(i): c.get_value(
-                c.nth_field_name(i)) for i in range(c.n_fields())
-                if c.get_value(c.nth_field_name(i))}
-    finally:
-        pipeline.set_state(Gst.State.NULL)
-    return out, warnings, error, counts
+def audio_of(sample):
+    """The tensor [C, N] and the sample meta as a dict, the record's
+    values in "values" (read now: its structure is the buffer's)."""
+    st = sample.get_caps().get_structure(0)
+    dims = [int(d) for d in st.get_value("dimensions").split(":")]
+    buf = sample.get_buffer()
+    ok, info = buf.map(Gst.MapFlags.READ)
+    assert ok
+    arr = np.frombuffer(info.data, "<f4").reshape(dims[::-1]).copy()
+    buf.unmap(info)
+    s = buf.get_custom_meta("GstSpdlSampleMeta").get_structure()
+    meta = {s.nth_field_name(i): s.get_value(s.nth_field_name(i))
+            for i in range(s.n_fields())}
+    rec = meta.pop("record", None)
+    meta["values"] = [rec.get_value(f"v{i}") for i in
+                      range(rec.n_fields())] if rec else []
+    return arr, meta
+
+
+def run(launch):
+    """[(array [C, N], meta)], the warnings, the error (or None), and the
+    skipped counts of spdlsrc ("src") and the decoder ("dec")."""
+    return spdltest.run_samples(launch, audio_of, counts_of=("src", "dec"))
 
 
 TEXTS = ['hello, "world"', "na\u00efve caf\u00e9 \u2603, \u65e5\u672c\u8a9e",
@@ -121,6 +92,12 @@ def write_nemo(path, rows, texts=TEXTS, extra=None):
             if extra:
                 entry.update(extra(i))
             f.write(json.dumps(entry, ensure_ascii=i % 2 == 0) + "\n")
+
+
+def write_jsonl(path, entries):
+    with open(path, "w", encoding="utf-8") as f:
+        for e in entries:
+            f.write(json.dumps(e) + "\n")
 
 
 def expected_span(root, name, offset, duration, rate, channels, file_ch):
@@ -196,9 +173,7 @@ def test_nemo_text_from_text_filepath_and_normalized_text(media):
             {"audio_filepath": "audio/a.flac", "duration": 1.0,
              "normalized_text": "normalized \"q\""},
             {"audio_filepath": "audio/a.flac", "duration": 1.0, "text": ""}]
-    with open(root / "texts.json", "w") as f:
-        for r in rows:
-            f.write(json.dumps(r) + "\n")
+    write_jsonl(root / "texts.json", rows)
     got, warnings, error, _ = run(
         f"spdlsrc name=src location={root}/texts.json fields=text ! "
         "spdlaudiodecode name=dec duration=0")
@@ -237,12 +212,11 @@ def test_jsonl_offset_to_the_end_and_audio_filename(media):
     NeMo's runs to the file's end, one without either is the whole file;
     audio_filename is NeMo's other path column."""
     root, files = media
-    with open(root / "tail.jsonl", "w") as f:
-        f.write(json.dumps({"path": "audio/a.flac", "offset": 2.5}) + "\n")
-        f.write(json.dumps({"path": "audio/b.wav"}) + "\n")
-    with open(root / "named.json", "w") as f:
-        f.write(json.dumps({"audio_filename": "audio/b.wav", "offset": 1.5,
-                            "duration": 2.0}) + "\n")
+    write_jsonl(root / "tail.jsonl", [{"path": "audio/a.flac",
+                                       "offset": 2.5},
+                                      {"path": "audio/b.wav"}])
+    write_jsonl(root / "named.json", [{"audio_filename": "audio/b.wav",
+                                       "offset": 1.5, "duration": 2.0}])
     got, warnings, error, _ = run(
         f"spdlsrc name=src location={root}/tail.jsonl ! "
         "spdlaudiodecode name=dec duration=0")
@@ -300,9 +274,7 @@ def test_bad_entries_skipped_by_reason(media):
         {"audio_filepath": "audio/d.mp3", "offset": 1, "duration": "x"},
         {"audio_filepath": "audio/d.mp3", "offset": 2, "duration": 1.0},
     ]
-    with open(root / "bad.json", "w") as f:
-        for e in entries:
-            f.write(json.dumps(e) + "\n")
+    write_jsonl(root / "bad.json", entries)
     got, warnings, error, counts = run(
         f"spdlsrc name=src location={root}/bad.json ! spdlaudiodecode "
         "name=dec duration=0 max-span=3.0")
@@ -332,11 +304,9 @@ def test_bad_entry_is_an_error_with_missing_field_error(media, entry,
     """missing-field=error: a bad entry stops the pipeline, the message
     naming the file, the manifest row and why."""
     root, _ = media
-    with open(root / "one.json", "w") as f:
-        f.write(json.dumps({"audio_filepath": "audio/a.flac",
-                            "offset": 0.0, "duration": 1.0}) + "\n")
-        f.write(json.dumps(dict({"audio_filepath": "audio/a.flac"},
-                                **entry)) + "\n")
+    write_jsonl(root / "one.json", [
+        {"audio_filepath": "audio/a.flac", "offset": 0.0, "duration": 1.0},
+        dict({"audio_filepath": "audio/a.flac"}, **entry)])
     got, warnings, error, _ = run(
         f"spdlsrc name=src location={root}/one.json missing-field=error ! "
         "spdlaudiodecode name=dec duration=0")
@@ -344,6 +314,24 @@ def test_bad_entry_is_an_error_with_missing_field_error(media, entry,
     assert len(got) <= 1
     assert "a.flac" in error and reason in error, error
     assert "one.json:2" in error, error
+
+
+def tensors_of(sample):
+    """A batch's tensors by their caps' names (a variable-length tensor,
+    0 in its caps' dimensions, flat)."""
+    st = sample.get_caps().get_structure(0)
+    names = st.get_value("names").split(",")
+    dims = [[int(d) for d in t.split(":")][::-1]
+            for t in st.get_value("dimensions").split(",")]
+    types = st.get_value("types").split(",")
+    buf = sample.get_buffer()
+    arrays = {}
+    for i, (name, shape, t) in enumerate(zip(names, dims, types)):
+        ok, info = buf.get_memory(i).map(Gst.MapFlags.READ)
+        a = np.frombuffer(info.data, t).copy()
+        buf.get_memory(i).unmap(info)
+        arrays[name] = a if 0 in shape else a.reshape(shape)
+    return arrays
 
 
 def test_batch_pads_spans_with_their_lengths_and_texts(media):
@@ -355,31 +343,10 @@ def test_batch_pads_spans_with_their_lengths_and_texts(media):
         f"spdlsrc name=src location={root}/batch.json fields=text ! "
         "spdlaudiodecode name=dec duration=0")
     assert error is None
-    pipeline = Gst.parse_launch(
+    batches, _, error, _ = spdltest.run_samples(
         f"spdlsrc location={root}/batch.json fields=text ! "
-        "spdlaudiodecode duration=0 ! spdlbatch batch-size=4 ! "
-        "appsink name=sink sync=false")
-    sink = pipeline.get_by_name("sink")
-    pipeline.set_state(Gst.State.PLAYING)
-    batches = []
-    while True:
-        sample = sink.emit("try-pull-sample", 10 * Gst.SECOND)
-        if sample is None:
-            break
-        st = sample.get_caps().get_structure(0)
-        names = st.get_value("names").split(",")
-        dims = [[int(d) for d in t.split(":")][::-1]
-                for t in st.get_value("dimensions").split(",")]
-        types = st.get_value("types").split(",")
-        buf = sample.get_buffer()
-        arrays = {}
-        for i, (name, shape, t) in enumerate(zip(names, dims, types)):
-            ok, info = buf.get_memory(i).map(Gst.MapFlags.READ)
-            a = np.frombuffer(info.data, t).copy()
-            buf.get_memory(i).unmap(info)
-            arrays[name] = a if 0 in shape else a.reshape(shape)
-        batches.append(arrays)
-    pipeline.set_state(Gst.State.NULL)
+        "spdlaudiodecode duration=0 ! spdlbatch batch-size=4", tensors_of)
+    assert error is None
     assert [len(b["lengths"]) for b in batches] == [4, 4, 1]
     k = 0
     for b in batches:

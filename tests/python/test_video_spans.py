@@ -8,58 +8,34 @@ import numpy as np
 import pytest
 from gi.repository import Gst
 
+import spdltest
 import videogen
 
 CAPTIONS = ['A "red" car, driving', "caf\u00e9 \u2603\nsecond line", "",
             "plain"]
 
 
-def run(launch, timeout_s=120):
-    pipeline = Gst.parse_launch(launch + " ! appsink name=sink sync=false")
-    sink = pipeline.get_by_name("sink")
-    bus = pipeline.get_bus()
-    pipeline.set_state(Gst.State.PLAYING)
-    clips, warnings, error = [], [], None
-    try:
-        while error is None:
-            sample = sink.emit("try-pull-sample", Gst.SECOND)
-            while True:
-                msg = bus.pop_filtered(Gst.MessageType.ERROR |
-                                       Gst.MessageType.WARNING)
-                if msg is None:
-                    break
-                if msg.type == Gst.MessageType.ERROR:
-                    error = error or msg.parse_error()[0].message
-                else:
-                    warnings.append(msg.parse_warning()[0].message)
-            if sample is None:
-                if sink.get_property("eos") or error:
-                    break
-                timeout_s -= 1
-                assert timeout_s > 0, "pipeline timed out"
-                continue
-            st = sample.get_caps().get_structure(0)
-            dims = [int(d) for d in st.get_value("dimensions").split(":")]
-            buf = sample.get_buffer()
-            ok, info = buf.map(Gst.MapFlags.READ)
-            arr = np.frombuffer(info.data, np.uint8).reshape(
-                dims[::-1]).copy()
-            buf.unmap(info)
-            s = buf.get_custom_meta("GstSpdlSampleMeta").get_structure()
-            pts = s.get_value("pts")
-            rec = s.get_value("record")
-            clips.append((arr, dict(
-                index=s.get_value("index"), path=s.get_value("path"),
-                pts=[pts[i] for i in range(len(pts))],
-                values=[rec.get_value(f"v{i}") for i in
-                        range(rec.n_fields())] if rec else [])))
-        counts = pipeline.get_by_name("dec").get_property("error-counts")
-        counts = {counts.nth_field_name(i): counts.get_value(
-            counts.nth_field_name(i)) for i in range(counts.n_fields())
-            if counts.get_value(counts.nth_field_name(i))}
-    finally:
-        pipeline.set_state(Gst.State.NULL)
-    return clips, warnings, error, counts
+def clip_of(sample):
+    """The clip [T, 3, H, W] and its meta: index, path, pts, the record's
+    values."""
+    st = sample.get_caps().get_structure(0)
+    dims = [int(d) for d in st.get_value("dimensions").split(":")]
+    buf = sample.get_buffer()
+    ok, info = buf.map(Gst.MapFlags.READ)
+    arr = np.frombuffer(info.data, np.uint8).reshape(dims[::-1]).copy()
+    buf.unmap(info)
+    s = buf.get_custom_meta("GstSpdlSampleMeta").get_structure()
+    pts, rec = s.get_value("pts"), s.get_value("record")
+    return arr, dict(index=s.get_value("index"), path=s.get_value("path"),
+                     pts=[pts[i] for i in range(len(pts))],
+                     values=[rec.get_value(f"v{i}") for i in
+                             range(rec.n_fields())] if rec else [])
+
+
+def run(launch):
+    clips, warnings, error, counts = spdltest.run_samples(
+        launch, clip_of, counts_of=("dec",))
+    return clips, warnings, error, counts["dec"]
 
 
 @pytest.fixture(scope="module")
@@ -145,3 +121,34 @@ def test_bad_spans_skipped_by_reason(webvid):
                for w in warnings), warnings
     assert any("bad.csv:6)" in w and "negative offset" in w
                for w in warnings), warnings
+
+
+def test_webvid_csv_path_formed_from_columns(webvid):
+    """WebVid's own columns: the path formed as "{page_dir}/{videoid}.mp4"
+    (path-column as a template), start and end, the caption in name."""
+    root, refs = webvid
+    with open(root / "webvid.csv", "w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(["videoid", "contentUrl", "duration", "page_dir", "name",
+                    "start", "end"])
+        w.writerow(["v2", "https://example.invalid/v2.mp4", "PT00H00M04S",
+                    "videos", CAPTIONS[0], 1.0, 3.0])
+        w.writerow(["v1", "https://example.invalid/v1.mp4", "PT00H00M04S",
+                    "videos", CAPTIONS[1], 0.0, 1.0])
+    clips, warnings, error, _ = run(
+        f"spdlsrc location={root}/webvid.csv "
+        "path-column={page_dir}/{videoid}.mp4 fields=name:string ! "
+        "spdlvideodecode name=dec frames=2 stride=1 sampling=uniform")
+    assert error is None and not warnings, (error, warnings)
+    assert [m["path"].split("/")[-2:] for _, m in clips] == [
+        ["videos", "v2.mp4"], ["videos", "v1.mp4"]]
+    assert [m["values"] for _, m in clips] == [[CAPTIONS[0]], [CAPTIONS[1]]]
+    for (arr, meta), (name, start, end) in zip(
+            clips, [("v2.mp4", 1.0, 3.0), ("v1.mp4", 0.0, 1.0)]):
+        first = refs[name][0][0]
+        assert all(first + start - 1e-6 <= t < first + end
+                   for t in meta["pts"])
+    _, _, error, _ = spdltest.run_samples(
+        f"spdlsrc location={root}/webvid.csv path-column={{page}}/{{id}}",
+        lambda s: None)
+    assert "names no column \"page\"" in error, error

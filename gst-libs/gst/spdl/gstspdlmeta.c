@@ -421,17 +421,25 @@ gst_spdl_buffer_get_audio_clip_info (GstBuffer * buffer, guint * clip,
       G_TYPE_UINT64, length, NULL);
 }
 
-void
-gst_spdl_buffer_set_span (GstBuffer * buffer, gdouble start,
-    gdouble duration)
+/* The sample meta's structure, the meta added first with @add; NULL
+ * without one. */
+static GstStructure *
+sample_structure (GstBuffer * buffer, gboolean add)
 {
   GstCustomMeta *meta;
 
   gst_spdl_meta_register ();
   meta = gst_buffer_get_custom_meta (buffer, GST_SPDL_SAMPLE_META_NAME);
-  if (meta == NULL)
+  if (meta == NULL && add)
     meta = gst_buffer_add_custom_meta (buffer, GST_SPDL_SAMPLE_META_NAME);
-  gst_structure_set (gst_custom_meta_get_structure (meta), "span-start",
+  return meta ? gst_custom_meta_get_structure (meta) : NULL;
+}
+
+void
+gst_spdl_buffer_set_span (GstBuffer * buffer, gdouble start,
+    gdouble duration)
+{
+  gst_structure_set (sample_structure (buffer, TRUE), "span-start",
       G_TYPE_DOUBLE, start, "span-duration", G_TYPE_DOUBLE, duration, NULL);
 }
 
@@ -439,37 +447,25 @@ gboolean
 gst_spdl_buffer_get_span (GstBuffer * buffer, gdouble * start,
     gdouble * duration)
 {
-  GstCustomMeta *meta;
+  GstStructure *s = sample_structure (buffer, FALSE);
 
-  gst_spdl_meta_register ();
-  meta = gst_buffer_get_custom_meta (buffer, GST_SPDL_SAMPLE_META_NAME);
-  return meta && gst_structure_get (gst_custom_meta_get_structure (meta),
-      "span-start", G_TYPE_DOUBLE, start, "span-duration", G_TYPE_DOUBLE,
-      duration, NULL);
+  return s && gst_structure_get (s, "span-start", G_TYPE_DOUBLE, start,
+      "span-duration", G_TYPE_DOUBLE, duration, NULL);
 }
 
 void
 gst_spdl_buffer_set_manifest_row (GstBuffer * buffer, const gchar * row)
 {
-  GstCustomMeta *meta;
-
-  gst_spdl_meta_register ();
-  meta = gst_buffer_get_custom_meta (buffer, GST_SPDL_SAMPLE_META_NAME);
-  if (meta == NULL)
-    meta = gst_buffer_add_custom_meta (buffer, GST_SPDL_SAMPLE_META_NAME);
-  gst_structure_set (gst_custom_meta_get_structure (meta), "row",
-      G_TYPE_STRING, row, NULL);
+  gst_structure_set (sample_structure (buffer, TRUE), "row", G_TYPE_STRING,
+      row, NULL);
 }
 
 const gchar *
 gst_spdl_buffer_get_manifest_row (GstBuffer * buffer)
 {
-  GstCustomMeta *meta;
+  GstStructure *s = sample_structure (buffer, FALSE);
 
-  gst_spdl_meta_register ();
-  meta = gst_buffer_get_custom_meta (buffer, GST_SPDL_SAMPLE_META_NAME);
-  return meta ? gst_structure_get_string (gst_custom_meta_get_structure
-      (meta), "row") : NULL;
+  return s ? gst_structure_get_string (s, "row") : NULL;
 }
 
 guint64 *

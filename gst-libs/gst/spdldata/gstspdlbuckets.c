@@ -72,6 +72,20 @@ bucket_of (const gdouble * bounds, guint n_bounds, gdouble d)
   return lo;
 }
 
+guint16 *
+gst_spdl_buckets_assign (const gdouble * durations, guint n, guint buckets)
+{
+  guint n_bounds, i;
+  gdouble *bounds = gst_spdl_buckets_boundaries (durations, n,
+      MIN (buckets, G_MAXUINT16), &n_bounds);
+  guint16 *of = g_new (guint16, MAX (n, 1));
+
+  for (i = 0; i < n; i++)
+    of[i] = (guint16) bucket_of (bounds, n_bounds, durations[i]);
+  g_free (bounds);
+  return of;
+}
+
 /* The batches a window closed, their samples in one pool. */
 typedef struct
 {
@@ -134,13 +148,12 @@ emit_window (GstSpdlBatchPlan * plan, GArray * starts, WindowBatches * window,
 }
 
 GstSpdlBatchPlan *
-gst_spdl_batch_plan_new (const gdouble * durations, guint n,
-    const GstSpdlBucketParams * params)
+gst_spdl_batch_plan_new (const gdouble * durations, const guint16 * buckets,
+    guint n, const GstSpdlBucketParams * params)
 {
   GstSpdlBatchPlan *plan = g_new0 (GstSpdlBatchPlan, 1);
-  guint n_bounds, n_buckets, window, i, b;
-  gdouble *bounds = gst_spdl_buckets_boundaries (durations, n,
-      params->buckets, &n_bounds);
+  guint n_buckets = buckets ? CLAMP (params->buckets, 1, G_MAXUINT16) : 1;
+  guint window, i, b;
   gdouble limit = params->batch_duration * (1 + DURATION_SLACK);
   guint32 *perm = g_new (guint32, MAX (n, 1));
   GArray *starts = g_array_new (FALSE, FALSE, sizeof (guint64));
@@ -149,7 +162,6 @@ gst_spdl_batch_plan_new (const gdouble * durations, guint n,
   guint64 zero = 0;
   GstSpdlRng rng;
 
-  n_buckets = n_bounds + 1;
   window = params->window > 0 ? params->window : MAX (n, 1);
   gst_spdl_order_permutation (perm, n, params->seed, params->epoch,
       params->shuffle ? GST_SPDL_ORDER_STREAM_SAMPLES :
@@ -167,7 +179,7 @@ gst_spdl_batch_plan_new (const gdouble * durations, guint n,
   for (i = 0; i < n; i++) {
     guint32 s = perm[i];
     gdouble d = durations[s];
-    OpenBatch *o = &open[bucket_of (bounds, n_bounds, d)];
+    OpenBatch *o = &open[buckets ? buckets[s] : 0];
 
     /* the next sample that does not fit closes its bucket's batch */
     if (o->samples->len > 0 &&
@@ -194,7 +206,6 @@ gst_spdl_batch_plan_new (const gdouble * durations, guint n,
   g_array_free (closed.pool, TRUE);
   g_array_free (closed.closed, TRUE);
   g_free (perm);
-  g_free (bounds);
   return plan;
 }
 

@@ -41,9 +41,14 @@ typedef struct _GstSpdlBatchPlan
  * "number of boundaries <= d". NULL (and 0) for fewer than two buckets. */
 gdouble *gst_spdl_buckets_boundaries (const gdouble * durations, guint n,
     guint buckets, guint * n_boundaries);
+/* Each of the @n samples' bucket (0 .. @buckets - 1) by those boundaries:
+ * they depend on the dataset alone, computed once for every epoch. */
+guint16 *gst_spdl_buckets_assign (const gdouble * durations, guint n,
+    guint buckets);
 
 /* The batches of epoch @params->epoch of @n samples of @durations
- * (seconds, each >= 0), a function of @durations and @params alone: the
+ * (seconds, each >= 0) in buckets @buckets (gst_spdl_buckets_assign() with
+ * @params->buckets; NULL: one bucket), a function of these alone: the
  * samples permuted from (seed, epoch) (GST_SPDL_ORDER_STREAM_SAMPLES, as
  * spdlsrc's plain shuffle), taken in windows of @params->window; in each
  * window every sample joins its bucket's open batch, which closes when the
@@ -53,7 +58,7 @@ gdouble *gst_spdl_buckets_boundaries (const gdouble * durations, guint n,
  * appended; open batches carry over to the next window, the last window
  * closes them. */
 GstSpdlBatchPlan *gst_spdl_batch_plan_new (const gdouble * durations,
-    guint n, const GstSpdlBucketParams * params);
+    const guint16 * buckets, guint n, const GstSpdlBucketParams * params);
 void gst_spdl_batch_plan_free (GstSpdlBatchPlan * plan);
 
 /* The batch that starts at sample offset @offset of the epoch's order

@@ -600,6 +600,11 @@ typedef struct
   guint span_column;            /* the wanted column of "offset" */
   gboolean nemo;
   gboolean spans;
+  /* a path formed from columns ("{page_dir}/{videoid}.mp4"): text and
+   * column names in turn, the columns wanted from @template_column on */
+  gchar **template;
+  guint template_column;
+  GString *path;
   gsize field_capacity;         /* samples @ds->field_offsets holds */
   gsize span_capacity;          /* ... and the span arrays */
 } TableLoad;
@@ -610,6 +615,64 @@ is_text_field (const GstSpdlField * field)
   return field->path == NULL && field->alternatives[0] &&
       field->alternatives[1] == NULL &&
       strcmp (field->alternatives[0], "text") == 0;
+}
+
+/* "{page_dir}/{videoid}.mp4" as { "", "page_dir", "/", "videoid", ".mp4" }
+ * (text, then a column, in turn); NULL when a brace is not closed or
+ * names nothing. */
+static gchar **
+parse_path_template (const gchar * text)
+{
+  GPtrArray *parts = g_ptr_array_new_with_free_func (g_free);
+  const gchar *p = text;
+
+  for (;;) {
+    const gchar *open = strchr (p, '{'), *close;
+
+    g_ptr_array_add (parts, g_strndup (p, open ? (gsize) (open - p) :
+            strlen (p)));
+    if (open == NULL)
+      break;
+    close = strchr (open, '}');
+    if (close == NULL || close == open + 1) {
+      g_ptr_array_unref (parts);
+      return NULL;
+    }
+    g_ptr_array_add (parts, g_strndup (open + 1, close - open - 1));
+    p = close + 1;
+  }
+  g_ptr_array_add (parts, NULL);
+  g_ptr_array_set_free_func (parts, NULL);
+  return (gchar **) g_ptr_array_free (parts, FALSE);
+}
+
+/* The row's path from the template into load->path. */
+static gboolean
+template_path (TableLoad * load, const GstSpdlTableCell * cells,
+    guint64 line, GError ** error)
+{
+  guint i, k;
+
+  g_string_truncate (load->path, 0);
+  for (i = 0, k = 0; load->template[i]; i++) {
+    const GstSpdlTableCell *cell;
+
+    if (i % 2 == 0) {
+      g_string_append (load->path, load->template[i]);
+      continue;
+    }
+    cell = &cells[load->template_column + k++];
+    if (cell->data == NULL || cell->len == 0) {
+      gchar *what = g_strdup_printf ("no path (column \"%s\" of "
+          "path-column \"%s\")", load->template[i], load->path_column);
+      g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_READ,
+          "%s:%" G_GUINT64_FORMAT ": %s", load->name, line, what);
+      g_free (what);
+      return FALSE;
+    }
+    g_string_append_len (load->path, cell->data, cell->len);
+  }
+  return TRUE;
 }
 
 static gchar **
@@ -627,7 +690,24 @@ table_header (const gchar * const *columns, guint n, guint64 line,
       if (g_strv_contains (columns, path_columns[i]))
         path = path_columns[i];
   }
-  if (path == NULL || (load->options->path_column &&
+  if (path && strchr (path, '{')) {
+    const gchar *missing = NULL;
+
+    load->template = parse_path_template (path);
+    for (i = 1; load->template && load->template[i - 1] &&
+        load->template[i] && missing == NULL; i += 2)
+      if (!g_strv_contains (columns, load->template[i]))
+        missing = load->template[i];
+    if (load->template == NULL || missing) {
+      g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_SETTINGS,
+          "%s:%" G_GUINT64_FORMAT ": path-column \"%s\" %s%s%s", load->name,
+          line, path, missing ? "names no column \"" :
+          "is no template of {column} names", missing ? missing : "",
+          missing ? "\"" : "");
+      g_ptr_array_unref (wanted);
+      return NULL;
+    }
+  } else if (path == NULL || (load->options->path_column &&
           !g_strv_contains (columns, path))) {
     gchar *names = g_strjoinv (", ", (gchar **) columns);
     gchar *shown = gst_spdl_utf8_prefix (names, -1, 200);
@@ -676,6 +756,10 @@ table_header (const gchar * const *columns, guint n, guint64 line,
   load->span_column = wanted->len;
   for (i = 0; i < N_SPAN_COLUMNS; i++)
     g_ptr_array_add (wanted, g_strdup (span_columns[i]));
+  load->template_column = wanted->len;
+  for (i = 1; load->template && load->template[i - 1] && load->template[i];
+      i += 2)
+    g_ptr_array_add (wanted, g_strdup (load->template[i]));
   g_ptr_array_add (wanted, NULL);
   return (gchar **) g_ptr_array_free (wanted, FALSE);
 }
@@ -714,40 +798,29 @@ field_arena_append (GstSpdlDataset * ds, const gchar * data, gsize len,
   return offset;
 }
 
-/* Seconds in a cell: a decimal number, or an ISO 8601 duration
- * "PT#H#M#S" (WebVid's duration column). */
+/* Seconds in a cell: a decimal number. */
 static gboolean
 parse_seconds (const GstSpdlTableCell * cell, gdouble * seconds)
 {
   gchar *text = g_strstrip (g_strndup (cell->data, cell->len)), *end;
-  gdouble value = 0;
   gboolean ok;
 
-  if (text[0] == 'P' && text[1] == 'T' && text[2]) {
-    const gchar *p = text + 2;
-
-    ok = TRUE;
-    while (ok && *p) {
-      gdouble part = g_ascii_strtod (p, &end);
-
-      ok = end != p && part >= 0;
-      if (ok && *end == 'H')
-        value += part * 3600;
-      else if (ok && *end == 'M')
-        value += part * 60;
-      else if (ok && *end == 'S')
-        value += part;
-      else
-        ok = FALSE;
-      p = end + 1;
-    }
-  } else {
-    value = g_ascii_strtod (text, &end);
-    ok = end != text && *end == '\0';
-  }
+  *seconds = g_ascii_strtod (text, &end);
+  ok = end != text && *end == '\0' && isfinite (*seconds);
   g_free (text);
-  *seconds = value;
-  return ok && isfinite (value);
+  return ok;
+}
+
+/* A cell of a span column that holds a value: an ISO 8601 duration
+ * ("PT00H00M11S", WebVid's duration column) is the file's length rounded
+ * to seconds, no span. */
+static const GstSpdlTableCell *
+span_cell (const GstSpdlTableCell * cell)
+{
+  if (cell->data == NULL || cell->len == 0 ||
+      (cell->len > 2 && cell->data[0] == 'P' && cell->data[1] == 'T'))
+    return NULL;
+  return cell;
 }
 
 /* The row's span (sample n - 1) from the span columns. */
@@ -769,14 +842,13 @@ table_span (TableLoad * load, const GstSpdlTableCell * cells, guint64 line)
     ds->span_bad = g_renew (guint8, ds->span_bad, load->span_capacity);
     ds->lines = g_renew (guint64, ds->lines, load->span_capacity);
   }
-  if (c[SPAN_OFFSET].data && c[SPAN_OFFSET].len)
-    offset = &c[SPAN_OFFSET];
-  else if (c[SPAN_START].data && c[SPAN_START].len)
-    offset = &c[SPAN_START];
-  if (c[SPAN_DURATION].data && c[SPAN_DURATION].len)
-    duration = &c[SPAN_DURATION];
-  else if (c[SPAN_END].data && c[SPAN_END].len)
-    end = &c[SPAN_END];
+  offset = span_cell (&c[SPAN_OFFSET]);
+  if (offset == NULL)
+    offset = span_cell (&c[SPAN_START]);
+  /* an end is a span's; a duration beside it may be the file's length */
+  end = span_cell (&c[SPAN_END]);
+  if (end == NULL)
+    duration = span_cell (&c[SPAN_DURATION]);
 
   if (offset && !parse_seconds (offset, &start))
     problem = GST_SPDL_SPAN_NOT_A_NUMBER;
@@ -809,15 +881,23 @@ table_row (const GstSpdlTableCell * cells, guint64 line, gpointer user_data,
   const GstSpdlRecord *record = load->options->record;
   gint64 label = -1;
   guint f, a;
+  const gchar *path = cells[0].data;
+  gsize path_len = cells[0].len;
 
-  if (cells[0].data == NULL || cells[0].len == 0) {
+  if (load->template && !template_path (load, cells, line, error))
+    return FALSE;
+  if (load->template) {
+    path = load->path->str;
+    path_len = load->path->len;
+  }
+  if (path == NULL || path_len == 0) {
     gchar *what = g_strdup_printf ("no path (column \"%s\")",
         load->path_column);
     table_fail (error, load, line, what, NULL);
     g_free (what);
     return FALSE;
   }
-  if (memchr (cells[0].data, '\0', cells[0].len))
+  if (memchr (path, '\0', path_len))
     return table_fail (error, load, line, "a path holds a NUL byte", NULL);
   if (cells[1].data && cells[1].len > 0) {
     gchar *text = g_strndup (cells[1].data, cells[1].len), *end;
@@ -832,8 +912,7 @@ table_row (const GstSpdlTableCell * cells, guint64 line, gpointer user_data,
     }
     g_free (text);
   }
-  if (!dataset_append (ds, NULL, 0, cells[0].data, cells[0].len,
-          (gint32) label))
+  if (!dataset_append (ds, NULL, 0, path, path_len, (gint32) label))
     return too_many_samples (load->name, error);
   if (label >= 0)
     ds->n_classes = MAX (ds->n_classes, (guint) label + 1);
@@ -887,6 +966,7 @@ read_table (GstSpdlDataset * ds, const gchar * data, gsize len,
   TableLoad load = { ds, options, format, name, };
   gboolean ok;
 
+  load.path = g_string_new (NULL);
   ds->n_fields = options->record ? options->record->n_fields : 0;
   ok = gst_spdl_table_parse (format, data, len, name, table_header,
       table_row, &load, error);
@@ -896,6 +976,8 @@ read_table (GstSpdlDataset * ds, const gchar * data, gsize len,
   g_free (load.field_column);
   g_free (load.field_n_columns);
   g_free (load.field_is_text);
+  g_strfreev (load.template);
+  g_string_free (load.path, TRUE);
   return ok;
 }
 
@@ -923,30 +1005,47 @@ load_table (GstSpdlDataset * ds, const gchar * location,
   return ok;
 }
 
+/* The first line of file @location, without its line break and a UTF-8
+ * byte-order mark before it; NULL when there is none. */
+static gchar *
+first_line (const gchar * location)
+{
+  FILE *file = fopen (location, "re");
+  gchar *line = NULL, *out;
+  gsize cap = 0;
+  gssize len;
+
+  if (file == NULL)
+    return NULL;
+  len = getline (&line, &cap, file);
+  fclose (file);
+  if (len <= 0) {
+    free (line);
+    return NULL;
+  }
+  while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+    line[--len] = '\0';
+  out = g_strdup (g_str_has_prefix (line, "\xEF\xBB\xBF") ? line + 3 : line);
+  free (line);
+  return out;
+}
+
 /* A .tsv is a table when its first line names the path column (a
  * candidate, or @path_column); else a "path<TAB>label" manifest. */
 static gboolean
 tsv_has_header (const gchar * location, const gchar * path_column)
 {
-  FILE *file = fopen (location, "re");
-  gchar *line = NULL, **cells, **cell;
-  gsize cap = 0;
-  gssize len;
+  gchar *line, **cells, **cell;
   gboolean header = FALSE;
   guint i;
 
-  if (file == NULL)
+  /* a path formed from columns: a table */
+  if (path_column && strchr (path_column, '{'))
+    return TRUE;
+  line = first_line (location);
+  if (line == NULL)
     return FALSE;
-  len = getline (&line, &cap, file);
-  fclose (file);
-  if (len <= 0) {
-    free (line);
-    return FALSE;
-  }
-  while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
-    line[--len] = '\0';
-  cells = g_strsplit (g_str_has_prefix (line, "\xEF\xBB\xBF") ? line + 3 :
-      line, "\t", -1);
+  cells = g_strsplit (line, "\t", -1);
   for (cell = cells; *cell && !header; cell++) {
     if (path_column)
       header = strcmp (*cell, path_column) == 0;
@@ -954,7 +1053,7 @@ tsv_has_header (const gchar * location, const gchar * path_column)
       header = strcmp (*cell, path_columns[i]) == 0;
   }
   g_strfreev (cells);
-  free (line);
+  g_free (line);
   return header;
 }
 
@@ -964,26 +1063,15 @@ static gboolean
 is_nemo_manifest (const gchar * location)
 {
   static const gchar *const keys[] = { "audio_filepath", "audio_filename" };
-  FILE *file = fopen (location, "re");
-  gchar *line = NULL, *p;
-  gsize cap = 0;
-  gssize len;
+  gchar *line = first_line (location);
+  const gchar *p = line ? line : "";
+  gsize len;
   gboolean nemo = FALSE;
   guint i;
 
-  if (file == NULL)
-    return FALSE;
-  len = getline (&line, &cap, file);
-  fclose (file);
-  p = line;
-  if (len >= 3 && memcmp (p, "\xEF\xBB\xBF", 3) == 0) {
-    p += 3;
-    len -= 3;
-  }
-  while (len > 0 && g_ascii_isspace (*p)) {
+  while (g_ascii_isspace (*p))
     p++;
-    len--;
-  }
+  len = strlen (p);
   if (len > 0 && *p == '{' && gst_spdl_json_validate (p, len, NULL)) {
     for (i = 0; i < G_N_ELEMENTS (keys) && !nemo; i++) {
       const gchar *path[] = { keys[i], NULL }, *value = NULL;
@@ -993,8 +1081,23 @@ is_nemo_manifest (const gchar * location)
           value != NULL;
     }
   }
-  free (line);
+  g_free (line);
   return nemo;
+}
+
+/* Field @field of sample @index: its value's place in the arena and its
+ * length word (FIELD_IS_FILE and the length); FALSE when absent. */
+static gboolean
+field_at (const GstSpdlDataset * dataset, guint index, guint field,
+    guint64 * offset, guint32 * len32)
+{
+  if (field >= dataset->n_fields || index >= dataset->n_samples)
+    return FALSE;
+  *offset = dataset->field_offsets[(gsize) index * dataset->n_fields + field];
+  if (*offset == G_MAXUINT64)
+    return FALSE;
+  memcpy (len32, dataset->field_arena + *offset, 4);
+  return TRUE;
 }
 
 gboolean
@@ -1004,12 +1107,8 @@ gst_spdl_dataset_get_field (const GstSpdlDataset * dataset, guint index,
   guint64 offset;
   guint32 len32;
 
-  if (field >= dataset->n_fields || index >= dataset->n_samples)
+  if (!field_at (dataset, index, field, &offset, &len32))
     return FALSE;
-  offset = dataset->field_offsets[(gsize) index * dataset->n_fields + field];
-  if (offset == G_MAXUINT64)
-    return FALSE;
-  memcpy (&len32, dataset->field_arena + offset, 4);
   *data = (const guint8 *) dataset->field_arena + offset + 4;
   *len = len32 & ~FIELD_IS_FILE;
   return TRUE;
@@ -1022,13 +1121,8 @@ gst_spdl_dataset_field_is_file (const GstSpdlDataset * dataset, guint index,
   guint64 offset;
   guint32 len32;
 
-  if (field >= dataset->n_fields || index >= dataset->n_samples)
-    return FALSE;
-  offset = dataset->field_offsets[(gsize) index * dataset->n_fields + field];
-  if (offset == G_MAXUINT64)
-    return FALSE;
-  memcpy (&len32, dataset->field_arena + offset, 4);
-  return (len32 & FIELD_IS_FILE) != 0;
+  return field_at (dataset, index, field, &offset, &len32) &&
+      (len32 & FIELD_IS_FILE) != 0;
 }
 
 gboolean
@@ -1422,6 +1516,20 @@ gst_spdl_dataset_fingerprint (const GstSpdlDataset * dataset)
     g_checksum_update (sum, (const guchar *) path, strlen (path) + 1);
     g_snprintf (label, sizeof (label), "%d\n", dataset->labels[i]);
     g_checksum_update (sum, (const guchar *) label, strlen (label));
+    /* a manifest's spans: rows of one file are told apart by them */
+    if (dataset->span_starts) {
+      gchar span[2 * G_ASCII_DTOSTR_BUF_SIZE + 8];
+      gchar *p = span;
+
+      g_ascii_dtostr (p, G_ASCII_DTOSTR_BUF_SIZE, dataset->span_starts[i]);
+      p += strlen (p);
+      *p++ = '+';
+      g_ascii_dtostr (p, G_ASCII_DTOSTR_BUF_SIZE,
+          dataset->span_durations[i]);
+      p += strlen (p);
+      *p++ = dataset->span_bad[i] ? '!' : '\n';
+      g_checksum_update (sum, (const guchar *) span, p - span);
+    }
   }
   fingerprint = g_strdup_printf ("%u:%s", dataset->n_samples,
       g_checksum_get_string (sum));

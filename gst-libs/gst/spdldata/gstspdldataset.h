@@ -71,14 +71,17 @@ typedef struct
    * "x.jpg"), which are then no samples themselves */
   const GstSpdlRecord *record;
   /* a manifest with a header (CSV, TSV, JSON Lines by extension): the
-   * column of the paths; NULL: the first of path, image, filepath,
-   * file_name, filename, file, audio_filepath, video present */
+   * column of the paths, or a template of column names in braces
+   * ("{page_dir}/{videoid}.mp4"); NULL: the first of path, image,
+   * filepath, file_name, filename, file, audio_filepath, audio_filename,
+   * video present */
   const gchar *path_column;
 } GstSpdlDatasetOptions;
 
 /* The columns a manifest with a header takes as its rows' spans, in
- * seconds: the first of offset, start (default 0) and the first of
- * duration, end (default: to the file's end). A NeMo manifest (JSON
+ * seconds: the first of offset, start (default 0) and end, else duration
+ * (default: to the file's end; an ISO 8601 duration, WebVid's file
+ * length, is none). A NeMo manifest (JSON
  * Lines with audio_filepath or audio_filename, whatever the file's
  * extension, and a duration in its first row) requires a duration in
  * every row. A field named
@@ -148,8 +151,9 @@ gchar *gst_spdl_dataset_get_full_path (const GstSpdlDataset * dataset,
     guint index);
 
 /* What an epoch's order is computed over, for checkpoints to check:
- * "N:SHA256" of the samples' relative paths and labels in listing order
- * (the root is left out: a moved dataset is the same). */
+ * "N:SHA256" of the samples' relative paths and labels in listing order,
+ * and a manifest's spans (the root is left out: a moved dataset is the
+ * same). */
 gchar *gst_spdl_dataset_fingerprint (const GstSpdlDataset * dataset);
 
 G_END_DECLS

@@ -29,6 +29,7 @@ typedef struct
   GPtrArray *samples;
   gchar *caps_fields;
   gchar *span_policy;
+  gchar *fingerprint;
   gchar *error;
   GstStructure *counts;
 } Run;
@@ -126,7 +127,8 @@ run_src (const gchar * location, const gchar * first, ...)
     g_error_free (error);
   }
   gst_message_unref (msg);
-  g_object_get (src, "error-counts", &run->counts, NULL);
+  g_object_get (src, "error-counts", &run->counts, "dataset-fingerprint",
+      &run->fingerprint, NULL);
   gst_element_set_state (pipe, GST_STATE_NULL);
   gst_object_unref (bus);
   gst_object_unref (pipe);
@@ -139,6 +141,7 @@ run_free (Run * run)
   g_ptr_array_unref (run->samples);
   g_free (run->caps_fields);
   g_free (run->span_policy);
+  g_free (run->fingerprint);
   g_free (run->error);
   if (run->counts)
     gst_structure_free (run->counts);
@@ -689,7 +692,8 @@ GST_START_TEST (test_manifest_spans)
   fail_unless_equals_int (run->samples->len, 4);
   run_free (run);
 
-  /* CSV: start and end, an ISO 8601 duration; no span column: whole */
+  /* CSV: start and end; an ISO 8601 duration (WebVid's, the file's
+   * length) is none; no span column: whole files */
   spdl_test_write_file (csv, "path,start,end,name\n"
       "img/x0.jpg,0.5,2,\"a, b\"\nimg/x1.jpg,,PT00H00M03S,c\n"
       "img/x2.jpg,3,1,d\n", -1);
@@ -699,8 +703,21 @@ GST_START_TEST (test_manifest_spans)
   fail_unless_equals_string (g_ptr_array_index (run->samples, 0),
       "x0.jpg|img x0|a, b|@0.5+1.5:2");
   fail_unless_equals_string (g_ptr_array_index (run->samples, 1),
-      "x1.jpg|img x1|c|@0+3:3");
+      "x1.jpg|img x1|c|@0+-1:3");
   fail_unless_equals_int (skipped (run, "bad-span"), 1);
+  /* the same files at other offsets are another dataset to resume */
+  {
+    gchar *before = g_strdup (run->fingerprint);
+
+    run_free (run);
+    spdl_test_write_file (csv, "path,start,end,name\n"
+        "img/x0.jpg,0.25,2,\"a, b\"\nimg/x1.jpg,,PT00H00M03S,c\n"
+        "img/x2.jpg,3,1,d\n", -1);
+    run = run_src (csv, "fields", "name:string", NULL);
+    fail_unless (before && run->fingerprint &&
+        strcmp (before, run->fingerprint) != 0, "%s", before);
+    g_free (before);
+  }
   run_free (run);
   spdl_test_write_file (csv, "path,name\nimg/x0.jpg,a\n", -1);
   run = run_src (csv, "fields", "name:string", NULL);

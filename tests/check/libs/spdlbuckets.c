@@ -45,6 +45,17 @@ params_of (guint64 seed, guint epoch, guint buckets, guint window,
   return p;
 }
 
+/* the plan as spdlsrc makes it: buckets assigned once */
+static GstSpdlBatchPlan *
+plan_new (const gdouble * d, guint n, const GstSpdlBucketParams * p)
+{
+  guint16 *buckets = gst_spdl_buckets_assign (d, n, p->buckets);
+  GstSpdlBatchPlan *plan = gst_spdl_batch_plan_new (d, buckets, n, p);
+
+  g_free (buckets);
+  return plan;
+}
+
 static void
 assert_every_sample_once (const GstSpdlBatchPlan * plan, guint n)
 {
@@ -98,12 +109,12 @@ GST_START_TEST (test_every_sample_once_per_epoch)
       for (epoch = 0; epoch < 2; epoch++) {
         GstSpdlBucketParams p = params_of (5, epoch, buckets[i], windows[j],
             0, 60.0);
-        GstSpdlBatchPlan *plan = gst_spdl_batch_plan_new (d, n, &p);
+        GstSpdlBatchPlan *plan = plan_new (d, n, &p);
 
         assert_every_sample_once (plan, n);
         gst_spdl_batch_plan_free (plan);
         p = params_of (5, epoch, buckets[i], windows[j], 7, 0);
-        plan = gst_spdl_batch_plan_new (d, n, &p);
+        plan = plan_new (d, n, &p);
         assert_every_sample_once (plan, n);
         fail_unless (plan->max_batch <= 7);
         gst_spdl_batch_plan_free (plan);
@@ -118,7 +129,7 @@ GST_START_TEST (test_batch_within_one_bucket)
   const guint n = 2000;
   gdouble *d = make_durations (n, 2);
   GstSpdlBucketParams p = params_of (3, 0, 8, 500, 16, 90.0);
-  GstSpdlBatchPlan *plan = gst_spdl_batch_plan_new (d, n, &p);
+  GstSpdlBatchPlan *plan = plan_new (d, n, &p);
   guint n_bounds;
   gdouble *bounds = gst_spdl_buckets_boundaries (d, n, 8, &n_bounds);
   guint64 b, i;
@@ -166,7 +177,7 @@ GST_START_TEST (test_batch_duration_is_respected)
 
   for (i = 0; i < G_N_ELEMENTS (buckets); i++) {
     GstSpdlBucketParams p = params_of (9, 1, buckets[i], 300, 0, 45.0);
-    GstSpdlBatchPlan *plan = gst_spdl_batch_plan_new (d, n, &p);
+    GstSpdlBatchPlan *plan = plan_new (d, n, &p);
     guint64 b;
 
     assert_every_sample_once (plan, n);
@@ -191,7 +202,7 @@ GST_START_TEST (test_batch_holds_as_many_as_fit)
   const gdouble d[] = { 3, 4, 2, 9, 12, 1, 1, 1, 5, 1.9, 0.1, 0.2, 9.7 };
   const guint64 starts[] = { 0, 3, 4, 5, 11, 13 };
   GstSpdlBucketParams p = { 0, 0, FALSE, 0, 0, 0, 10.0 };
-  GstSpdlBatchPlan *plan = gst_spdl_batch_plan_new (d, G_N_ELEMENTS (d), &p);
+  GstSpdlBatchPlan *plan = plan_new (d, G_N_ELEMENTS (d), &p);
   guint i;
 
   fail_unless_equals_uint64 (plan->n_batches, G_N_ELEMENTS (starts) - 1);
@@ -204,7 +215,7 @@ GST_START_TEST (test_batch_holds_as_many_as_fit)
 
   /* a count limit as well (Lhotse's max_cuts) */
   p.batch_size = 2;
-  plan = gst_spdl_batch_plan_new (d, G_N_ELEMENTS (d), &p);
+  plan = plan_new (d, G_N_ELEMENTS (d), &p);
   fail_unless_equals_uint64 (plan->starts[1], 2);
   fail_unless_equals_uint64 (plan->starts[2], 3);
   fail_unless_equals_int (plan->max_batch, 2);
@@ -227,17 +238,17 @@ GST_START_TEST (test_same_seed_and_epoch_same_batches)
   const guint n = 800;
   gdouble *d = make_durations (n, 4);
   GstSpdlBucketParams p = params_of (42, 3, 10, 200, 0, 120.0);
-  GstSpdlBatchPlan *a = gst_spdl_batch_plan_new (d, n, &p);
-  GstSpdlBatchPlan *b = gst_spdl_batch_plan_new (d, n, &p), *c;
+  GstSpdlBatchPlan *a = plan_new (d, n, &p);
+  GstSpdlBatchPlan *b = plan_new (d, n, &p), *c;
 
   fail_unless (plans_equal (a, b));
   p.epoch = 4;
-  c = gst_spdl_batch_plan_new (d, n, &p);
+  c = plan_new (d, n, &p);
   fail_if (plans_equal (a, c), "another epoch, the same batches");
   gst_spdl_batch_plan_free (c);
   p.epoch = 3;
   p.seed = 43;
-  c = gst_spdl_batch_plan_new (d, n, &p);
+  c = plan_new (d, n, &p);
   fail_if (plans_equal (a, c), "another seed, the same batches");
   gst_spdl_batch_plan_free (c);
   gst_spdl_batch_plan_free (b);
@@ -255,7 +266,7 @@ GST_START_TEST (test_batches_pinned)
   static const guint32 samples[] = { 5, 1, 6, 8, 2, 0, 4, 10, 7, 9, 11, 3 };
   static const guint64 starts[] = { 0, 1, 2, 4, 8, 10, 11, 12 };
   GstSpdlBucketParams p = { 7, 2, TRUE, 3, 6, 0, 12.0 };
-  GstSpdlBatchPlan *plan = gst_spdl_batch_plan_new (d, G_N_ELEMENTS (d), &p);
+  GstSpdlBatchPlan *plan = plan_new (d, G_N_ELEMENTS (d), &p);
   guint i;
 
   fail_unless_equals_uint64 (plan->n_batches, G_N_ELEMENTS (starts) - 1);
@@ -275,7 +286,7 @@ GST_START_TEST (test_ranks_get_whole_batches_equally)
   const guint n = 613;
   gdouble *d = make_durations (n, 5);
   GstSpdlBucketParams p = params_of (1, 0, 5, 100, 0, 50.0);
-  GstSpdlBatchPlan *plan = gst_spdl_batch_plan_new (d, n, &p);
+  GstSpdlBatchPlan *plan = plan_new (d, n, &p);
   guint world;
   gint drop;
 
@@ -315,7 +326,7 @@ GST_START_TEST (test_resume_from_every_offset)
   const guint n = 300;
   gdouble *d = make_durations (n, 6);
   GstSpdlBucketParams p = params_of (11, 2, 4, 64, 0, 40.0);
-  GstSpdlBatchPlan *plan = gst_spdl_batch_plan_new (d, n, &p);
+  GstSpdlBatchPlan *plan = plan_new (d, n, &p);
   guint64 offset, b, found;
   guint world, world2;
 
@@ -371,10 +382,48 @@ GST_START_TEST (test_resume_from_every_offset)
 
 GST_END_TEST;
 
+/* What buckets are for: batches of 1 to 20 s utterances padded to their
+ * longest are nearly half zeros at random, a few percent with buckets. */
+static gdouble
+padding_fraction (const gdouble * d, guint n, guint buckets)
+{
+  GstSpdlBucketParams p = params_of (1, 0, buckets, 1000, 32, 0);
+  GstSpdlBatchPlan *plan = plan_new (d, n, &p);
+  gdouble total = 0, padding = 0;
+  guint64 b, i;
+
+  for (b = 0; b < plan->n_batches; b++) {
+    gdouble longest = 0, seconds = 0;
+    guint64 count = plan->starts[b + 1] - plan->starts[b];
+
+    for (i = plan->starts[b]; i < plan->starts[b + 1]; i++) {
+      seconds += d[plan->samples[i]];
+      longest = MAX (longest, d[plan->samples[i]]);
+    }
+    total += longest * count;
+    padding += longest * count - seconds;
+  }
+  gst_spdl_batch_plan_free (plan);
+  return padding / total;
+}
+
+GST_START_TEST (test_buckets_keep_padding_small)
+{
+  const guint n = 5000;
+  gdouble *d = make_durations (n, 7);
+
+  fail_unless (padding_fraction (d, n, 0) > 0.35);
+  fail_unless (padding_fraction (d, n, 30) < 0.08, "%f",
+      padding_fraction (d, n, 30));
+  g_free (d);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_empty_epoch)
 {
   GstSpdlBucketParams p = params_of (1, 0, 4, 10, 0, 10.0);
-  GstSpdlBatchPlan *plan = gst_spdl_batch_plan_new (NULL, 0, &p);
+  GstSpdlBatchPlan *plan = plan_new (NULL, 0, &p);
   guint64 b;
 
   fail_unless_equals_uint64 (plan->n_batches, 0);
@@ -401,6 +450,7 @@ spdlbuckets_suite (void)
   tcase_add_test (tc, test_batches_pinned);
   tcase_add_test (tc, test_ranks_get_whole_batches_equally);
   tcase_add_test (tc, test_resume_from_every_offset);
+  tcase_add_test (tc, test_buckets_keep_padding_small);
   tcase_add_test (tc, test_empty_epoch);
   return s;
 }
