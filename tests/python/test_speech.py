@@ -396,22 +396,25 @@ def test_bucketed_resume_gives_the_same_batches(asr):
 
 @pytest.fixture(scope="module")
 def webvid(tmp_path_factory):
-    """A 4 s 25 fps video and a WebVid-style CSV of three entries of it
-    (videoid, path, page_dir, start, end, name: the caption): two spans of
-    exactly 4 frames, one of 1.5 s."""
+    """A 4 s 25 fps video and a CSV of three entries of it in WebVid's
+    columns (videoid, contentUrl, duration as ISO 8601, page_dir, name:
+    the caption; the file at page_dir/videoid.mp4 as its downloaders store
+    it) with start and end: two spans of exactly 4 frames, one of 1.5 s."""
     root = tmp_path_factory.mktemp("webvid")
-    os.makedirs(root / "videos")
-    videogen.make(str(root / "videos" / "v1.mp4"), "320x240", 25, 4,
-                  ["-c:v", "libx264", "-g", "12", "-bf", "2",
-                   "-pix_fmt", "yuv420p"])
-    rows = [("v1", 0.0, 0.16, "a dog runs, \"fast\""),
-            ("v1", 1.24, 1.4, "café at night"),
-            ("v1", 2.0, 3.5, "the end")]
+    os.makedirs(root / "010001_010050")
+    videogen.make(str(root / "010001_010050" / "1066674.mp4"), "320x240",
+                  25, 4, ["-c:v", "libx264", "-g", "12", "-bf", "2",
+                          "-pix_fmt", "yuv420p"])
+    rows = [("1066674", 0.0, 0.16, "a dog runs, \"fast\""),
+            ("1066674", 1.24, 1.4, "café at night"),
+            ("1066674", 2.0, 3.5, "the end")]
     with open(root / "webvid.csv", "w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(["videoid", "path", "page_dir", "start", "end", "name"])
+        w.writerow(["videoid", "contentUrl", "duration", "page_dir",
+                    "name", "start", "end"])
         for vid, start, end, name in rows:
-            w.writerow([vid, f"videos/{vid}.mp4", "videos", start, end, name])
+            w.writerow([vid, f"https://example.invalid/{vid}.mp4",
+                        "PT00H00M04S", "010001_010050", name, start, end])
     return root, rows
 
 
@@ -422,14 +425,17 @@ def test_video_manifest_clips_from_start_with_captions(webvid):
     gives the clip from its start: FFmpeg's frames there. Captions are
     byte-equal to the CSV's."""
     root, rows = webvid
-    path = str(root / "videos" / "v1.mp4")
+    path = str(root / "010001_010050" / "1066674.mp4")
     pts = list(videogen.probe_pts(path))
     frames = videogen.decode_rgb(path)
-    with spdlgst.VideoLoader(root / "webvid.csv", captions="name",
-                             frames=4, batch_size=3, size=None, resize=None,
-                             shuffle=False, epochs=1, threads=2,
-                             layout="THWC", output="numpy") as loader:
+    with spdlgst.VideoLoader(
+            root / "webvid.csv", captions="name", frames=4, batch_size=3,
+            size=None, resize=None, shuffle=False, epochs=1, threads=2,
+            layout="THWC", output="numpy",
+            src_properties={"path-column": "{page_dir}/{videoid}.mp4"}) \
+            as loader:
         batches = list(loader)
+        assert batches[0].paths == [path] * 3
     assert len(batches) == 1
     b = batches[0]
     assert b.captions == [r[3] for r in rows] == b["name"]
