@@ -394,6 +394,27 @@ def test_bucketed_resume_gives_the_same_batches(asr):
                  if x.shape == y.shape else None)
 
 
+@needs_spans
+@needs_buckets
+def test_bucketed_ranks_take_whole_batches(asr):
+    """ranks=(r, 2): each rank's batches are whole batches of the one-rank
+    order (none split or merged), len() is the rank's count, and the two
+    ranks together give every batch (a short one padded from the rank's
+    own)."""
+    root, entries = asr
+    with bucketed(root, seed=6, ranks=None) as loader:
+        whole = [tuple(b.indices) for b in loader]
+    got = []
+    for rank in (0, 1):
+        with bucketed(root, seed=6, ranks=(rank, 2)) as loader:
+            n = len(loader)
+            mine = [tuple(b.indices) for b in loader]
+        assert n == len(mine) == -(-len(whole) // 2), (n, len(mine))
+        assert set(mine) <= set(whole), (mine, whole)
+        got += mine
+    assert set(got) == set(whole)
+
+
 @pytest.fixture(scope="module")
 def webvid(tmp_path_factory):
     """A 4 s 25 fps video and a CSV of three entries of it in WebVid's
