@@ -672,7 +672,15 @@ span_fit (GstSpdlAudioDecode * self, GstSpdlParallelDecoderJob * job,
     span->length = last > 0 ? MIN (last, n_samples > 0 ? n_samples : last) -
         span->first : 0;
     what = NULL;
-    if (p->max_span > 0 && span->length > 0 &&
+    /* a whole span decoded is bounded by max-duration, before its
+     * tensor is allocated (clips are, each) */
+    if (p->clip.clip_samples == 0 && span->length > p->limits.max_samples) {
+      what = g_strdup_printf ("the span (%.3f s) is longer than "
+          "max-duration=%g s", (gdouble) span->length / rate,
+          p->max_duration);
+      ok = gst_spdl_parallel_decoder_fail_span (base, job,
+          GST_SPDL_DECODE_ERROR_TOO_LARGE, what);
+    } else if (p->max_span > 0 && span->length > 0 &&
         (gdouble) span->length / rate > p->max_span + 0.5 / rate) {
       what = g_strdup_printf ("%s (%.3f s) is longer than max-span=%.3f s",
           span->given ? "the span" : "the file",

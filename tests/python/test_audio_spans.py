@@ -361,3 +361,69 @@ def test_batch_pads_spans_with_their_lengths_and_texts(media):
             text = bytes(b["text/values"][o[j]:o[j + 1]]).decode("utf-8")
             assert text == TEXTS[(k + j) % len(TEXTS)]
         k += len(b["lengths"])
+
+
+def test_span_longer_than_max_duration_skipped_before_decoding(media):
+    """A whole span longer than max-duration is skipped as too-large (its
+    tensor is never allocated); clips inside it are not."""
+    root, _ = media
+    write_jsonl(root / "long.json", [
+        {"audio_filepath": "audio/a.flac", "offset": 0.5, "duration": 2.5},
+        {"audio_filepath": "audio/a.flac", "offset": 0.5, "duration": 0.75}])
+    got, warnings, error, counts = run(
+        f"spdlsrc name=src location={root}/long.json ! spdlaudiodecode "
+        "name=dec duration=0 max-duration=1.0")
+    assert error is None
+    assert [m["index"] for _, m in got] == [1]
+    assert counts["dec"] == {"total": 1, "too-large": 1}
+    assert any("max-duration" in w and "long.json:1" in w for w in warnings)
+    got, _, error, counts = run(
+        f"spdlsrc name=src location={root}/long.json ! spdlaudiodecode "
+        "name=dec duration=0.5 max-duration=1.0")
+    assert error is None and len(got) == 2 and counts["dec"] == {}
+
+
+def meta_of(sample):
+    s = sample.get_buffer().get_custom_meta("GstSpdlSampleMeta") \
+        .get_structure()
+    return (s.get_value("index"), s.get_value("span-start"),
+            s.get_value("span-duration"), s.get_value("path"))
+
+
+def test_shuffled_ranks_take_each_row_once_with_its_span(media):
+    """Shuffled over 3 ranks: every row once over the ranks, each sample's
+    span its own row's (several rows of one file stay apart)."""
+    root, _ = media
+    write_nemo(root / "ranks.json", ROWS)
+    seen = []
+    for rank in range(3):
+        got, _, error, _ = spdltest.run_samples(
+            f"spdlsrc location={root}/ranks.json shuffle=true seed=5 "
+            f"num-shards=3 shard-index={rank}", meta_of)
+        assert error is None
+        seen += got
+    assert sorted(i for i, _, _, _ in seen) == list(range(len(ROWS)))
+    for index, start, duration, path in seen:
+        name, offset, length = ROWS[index]
+        assert path.endswith(name) and (start, duration) == (offset, length)
+
+
+@pytest.mark.parametrize("name", ["c.opus", "d.mp3"])
+def test_lossy_spans_at_their_own_rate_equal_ffmpeg(media, name):
+    """Opus and MP3 spans at the file's own rate (no resampling): FFmpeg's
+    sample count exactly, within the lossy bound of the audio tests
+    (1e-4), at offsets inside a frame."""
+    root, files = media
+    rate, ch = files[name]
+    rows = [(name, 0.0, 1.0), (name, 0.4817, 1.3), (name, 2.9, 1.1)]
+    write_nemo(root / f"own-{name}.json", rows)
+    got, warnings, error, _ = run(
+        f"spdlsrc name=src location={root}/own-{name}.json ! "
+        f"spdlaudiodecode name=dec duration=0 sample-rate={rate}")
+    assert error is None and not warnings, (error, warnings)
+    assert len(got) == len(rows)
+    for (arr, meta), (_, offset, duration) in zip(got, rows):
+        ref = expected_span(root, name, offset, duration, rate, 1, ch)
+        assert arr.shape == ref.shape, (offset, arr.shape, ref.shape)
+        assert np.abs(arr - ref).max() <= 1e-4, (
+            offset, np.abs(arr - ref).max())

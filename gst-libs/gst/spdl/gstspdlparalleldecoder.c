@@ -537,6 +537,7 @@ gst_spdl_parallel_decoder_fail_span (GstSpdlParallelDecoder * self,
   const gchar *row = gst_spdl_buffer_get_manifest_row (job->input);
 
   if (code != GST_SPDL_DECODE_ERROR_TOO_LONG &&
+      code != GST_SPDL_DECODE_ERROR_TOO_LARGE &&
       gst_spdl_parallel_decoder_spans_fatal (self))
     job->fatal = "missing-field=error on spdlsrc";
   return gst_spdl_decode_fail (&job->error, code, "%s%s%s%s", what,

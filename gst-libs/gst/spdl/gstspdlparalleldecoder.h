@@ -192,8 +192,8 @@ gboolean gst_spdl_parallel_decoder_spans_fatal (GstSpdlParallelDecoder *
 
 /* A worker thread: fails @job for its span (a manifest row's, see
  * gst_spdl_buffer_get_span()) by @code with @what, the manifest row
- * named; fatal where spans_fatal(), except for too-long (a setting of the
- * decoder's, never the manifest's fault). FALSE. */
+ * named; fatal where spans_fatal(), except for too-long and too-large
+ * (the decoder's limits, not the manifest's fault). FALSE. */
 gboolean gst_spdl_parallel_decoder_fail_span (GstSpdlParallelDecoder * self,
     GstSpdlParallelDecoderJob * job, gint code, const gchar * what);
 

@@ -41,9 +41,9 @@ typedef struct
                                  * order, unaligned) then its bytes */
   gsize field_arena_len;
   gsize field_arena_size;
-  /* a manifest whose rows are spans of their files (columns offset or
-   * start, duration or end; every NeMo manifest): per sample, in seconds;
-   * NULL otherwise (whole files) */
+  /* a manifest whose rows are spans of their files (span columns, see
+   * below; NeMo manifests): per sample, in seconds; NULL otherwise (whole
+   * files) */
   gdouble *span_starts;
   gdouble *span_durations;      /* < 0: to the file's end (unknown) */
   guint8 *span_bad;             /* GstSpdlSpanProblem, 0: a good span */
@@ -81,13 +81,12 @@ typedef struct
 /* The columns a manifest with a header takes as its rows' spans, in
  * seconds: the first of offset, start (default 0) and end, else duration
  * (default: to the file's end; an ISO 8601 duration, WebVid's file
- * length, is none). A NeMo manifest (JSON
- * Lines with audio_filepath or audio_filename, whatever the file's
- * extension, and a duration in its first row) requires a duration in
- * every row. A field named
- * "text" is NeMo's transcript: the text column, else the contents of the
- * file in text_filepath (relative to the manifest's folder, read with the
- * sample: gst_spdl_dataset_field_is_file()), else normalized_text. */
+ * length, is none). A NeMo manifest (JSON Lines with audio_filepath or
+ * audio_filename, whatever the file's extension, and a duration in its
+ * first row) requires a duration in every row. A field named "text" is
+ * NeMo's transcript: the text column, else the contents of the file in
+ * text_filepath (relative to the manifest's folder, read with the sample:
+ * gst_spdl_dataset_field_is_file()), else normalized_text. */
 
 /* Lists @location: a folder in ImageFolder layout or a manifest file.
  * On failure returns NULL and sets @error (GST_RESOURCE_ERROR domain) with
