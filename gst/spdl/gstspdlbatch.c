@@ -122,9 +122,16 @@
  * `values[offsets[i]:offsets[i+1]]`), `NAME/values` in the arrays' dtype,
  * `NAME/offsets` (in elements) and `NAME/shapes` int64 `[B, 8]` (npy),
  * uint8 `[B, H, W, 3]` (image; `[B, 3, H, W]` with layout=nchw) and uint8
- * or uint16 `[B, H, W]` (label). The caps name every tensor ("names") and
- * keep the record's "fields"; a `NAME/values` tensor has 0 as its
- * outermost dimension there, its memory's size gives its length. The
+ * or uint16 `[B, H, W]` (label), and for objects (spdldecode's detection
+ * targets) `NAME/boxes` float32 `[n, 4]` (XYXY pixels), `NAME/offsets`
+ * int64 `[B+1]` (image i has objects `offsets[i]` to `offsets[i+1]`),
+ * `NAME/labels` int64 `[n]`, `NAME/area` float32 `[n]`, `NAME/iscrowd`
+ * int64 `[n]` and, when spdldecode's caps say instance-masks,
+ * `NAME/masks` uint8 `[n, H, W]` at the images tensor's H and W (each
+ * sample's masks top left, zeros beyond its own size). The caps name
+ * every tensor ("names") and keep the record's "fields"; a `NAME/values`
+ * or objects tensor has 0 as its outermost dimension there, its memory's
+ * size gives its length. The
  * batch meta adds each slot's "crop", "flipped" and "source-size" when the
  * decoder set them. Images, video clips and audio batches take fields the
  * same way; padded slots copy them. A batch holds at most 16 tensors; npy
@@ -791,6 +798,25 @@ static const gchar *const audio_names[] = { "audio", "labels", "start",
   "lengths"
 };
 
+/* The objects' masks are at the batch image tensor's height and width */
+static void
+set_fields_canvas (GstSpdlBatch * self, guint n)
+{
+  GstSpdlTensorInfo t[GST_SPDL_TENSOR_MAX];
+  gboolean nchw;
+
+  if (self->records == NULL)
+    return;
+  describe_batch (self, n, t);
+  nchw = !self->audio && !self->clips &&
+      self->active_layout == GST_SPDL_LAYOUT_NCHW;
+  if (self->audio || self->clips)
+    gst_spdl_record_batch_set_canvas (self->records, 0, 0);
+  else
+    gst_spdl_record_batch_set_canvas (self->records,
+        t[IMAGES].shape[nchw ? 3 : 2], t[IMAGES].shape[nchw ? 2 : 1]);
+}
+
 /* Caps for a batch of @n: the media's tensors, then with a record its
  * fields' (names and the record's text with them); pushed when they
  * differ from the last. */
@@ -801,7 +827,10 @@ push_caps (GstSpdlBatch * self, guint n)
   const gchar *names[GST_SPDL_TENSOR_MAX];
   GstCaps *caps, *current;
   gboolean ok = TRUE;
-  guint n_tensors = describe_batch (self, n, t), i;
+  guint n_tensors, i;
+
+  set_fields_canvas (self, n);
+  n_tensors = describe_batch (self, n, t);
 
   if (self->records && n_tensors + gst_spdl_record_batch_n_tensors
       (self->records) > GST_SPDL_TENSOR_MAX) {
@@ -812,7 +841,8 @@ push_caps (GstSpdlBatch * self, guint n)
     GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
         ("The samples' fields need %u tensors beside the media's %u: a "
             "batch holds at most %d (strings, JSON and bytes take 2 each, "
-            "npy 3, the others 1): ask for fewer fields",
+            "npy 3, objects 5, or 6 with masks, the others 1): ask for "
+            "fewer fields",
             gst_spdl_record_batch_n_tensors (self->records), n_tensors,
             GST_SPDL_TENSOR_MAX), ("fields \"%s\"", fields));
     g_free (fields);
@@ -864,8 +894,13 @@ set_record (GstSpdlBatch * self, GstCaps * caps)
   gchar *text = record ? gst_spdl_record_to_string (record) : NULL;
   gchar *old = self->records ? gst_spdl_record_to_string
       (gst_spdl_record_batch_get_record (self->records)) : NULL;
-  gboolean same = g_strcmp0 (text, old) == 0, nchw;
+  gboolean same = g_strcmp0 (text, old) == 0, nchw, masks = FALSE;
   guint size;
+
+  /* spdldecode says whether its objects carry masks */
+  if (caps && gst_caps_get_size (caps) > 0)
+    gst_structure_get_boolean (gst_caps_get_structure (caps, 0),
+        "instance-masks", &masks);
 
   if (!same && self->filled > 0)
     GST_ELEMENT_ERROR (self, STREAM, FORMAT,
@@ -877,6 +912,10 @@ set_record (GstSpdlBatch * self, GstCaps * caps)
   if (same || self->filled > 0) {
     if (record)
       gst_spdl_record_free (record);
+    if (same && self->records) {
+      gst_spdl_record_batch_set_object_masks (self->records, masks);
+      gst_spdl_record_batch_set_object_masks (self->prev_records, masks);
+    }
     return same;
   }
   g_clear_pointer (&self->records, gst_spdl_record_batch_free);
@@ -892,6 +931,8 @@ set_record (GstSpdlBatch * self, GstCaps * caps)
   GST_OBJECT_UNLOCK (self);
   self->records = gst_spdl_record_batch_new (record, size, nchw);
   self->prev_records = gst_spdl_record_batch_new (record, size, nchw);
+  gst_spdl_record_batch_set_object_masks (self->records, masks);
+  gst_spdl_record_batch_set_object_masks (self->prev_records, masks);
   /* as many batches as may be downstream at once, and one being filled */
   gst_spdl_memory_cache_free (self->field_memories);
   self->field_memories = gst_spdl_memory_cache_new (FIELD_MEMORIES);
@@ -927,6 +968,7 @@ append_fields (GstSpdlBatch * self, GstBuffer * batch, guint n)
   if (!GST_BUFFER_FLAG_IS_SET (batch, GST_BUFFER_FLAG_TAG_MEMORY))
     gst_mini_object_set_qdata (GST_MINI_OBJECT (batch),
         fields_appended_quark, GINT_TO_POINTER (1), NULL);
+  set_fields_canvas (self, n);
   if (gst_spdl_record_batch_append (self->records, batch, n,
           self->field_memories, pool->allocator, &pool->params, &error))
     return TRUE;

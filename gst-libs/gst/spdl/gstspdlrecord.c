@@ -73,6 +73,12 @@ gst_spdl_field_kind_is_image (GstSpdlFieldKind kind)
   return kind == GST_SPDL_FIELD_IMAGE || kind == GST_SPDL_FIELD_LABEL;
 }
 
+gboolean
+gst_spdl_field_kind_needs_image_decoder (GstSpdlFieldKind kind)
+{
+  return gst_spdl_field_kind_is_image (kind) || kind == GST_SPDL_FIELD_OBJECTS;
+}
+
 GstSpdlFieldKind
 gst_spdl_field_kind_for_name (const gchar * name)
 {
@@ -133,7 +139,7 @@ parse_field (GstSpdlField * field, const gchar * text,
     else {
       g_set_error (error, GST_CORE_ERROR, GST_CORE_ERROR_FAILED,
           "Field \"%s\": \"%s\" is no kind (int, float, string, json, bytes, "
-          "npy, image, label) nor missing policy (skip, error, empty), or "
+          "npy, image, label, objects) nor missing policy (skip, error, empty), or "
           "is given twice", text, parts[i]);
       goto done;
     }
@@ -179,10 +185,11 @@ parse_field (GstSpdlField * field, const gchar * text,
   if (field->path && field->kind != GST_SPDL_FIELD_INT
       && field->kind != GST_SPDL_FIELD_FLOAT
       && field->kind != GST_SPDL_FIELD_STRING
-      && field->kind != GST_SPDL_FIELD_JSON) {
+      && field->kind != GST_SPDL_FIELD_JSON
+      && field->kind != GST_SPDL_FIELD_OBJECTS) {
     g_set_error (error, GST_CORE_ERROR, GST_CORE_ERROR_FAILED,
-        "Field \"%s\": a path into JSON gives an int, float, string or "
-        "json, not %s", text, gst_spdl_field_kind_name (field->kind));
+        "Field \"%s\": a path into JSON gives an int, float, string, "
+        "json or objects, not %s", text, gst_spdl_field_kind_name (field->kind));
     goto done;
   }
   ok = TRUE;
