@@ -77,6 +77,20 @@
  * #GstSpdlAudioDecode:short-files. #GstSpdlAudioDecode:duration 0 gives
  * whole files, one tensor each (its shape changes from file to file).
  *
+ * A sample with a span (a manifest row's offset and duration, see
+ * spdlsrc) is that span of its file, as if the file were cut there: its
+ * samples are FFmpeg's decode of the file (at the output rate) from
+ * round (offset x rate) to round ((offset + duration) x rate), one more
+ * or less at an edge when resampled. #GstSpdlAudioDecode:duration 0
+ * gives each whole span, one tensor per row; clips (duration > 0) are
+ * drawn inside the span. Only the span is decoded. A span that starts at
+ * or past the file's end is skipped as "past-end", one that ends more
+ * than 1 ms past it (its duration disagrees with the file) as
+ * "bad-duration" (within 1 ms: to the file's end), one longer than
+ * #GstSpdlAudioDecode:max-span as "too-long"; the warnings name the
+ * manifest row. With spdlsrc's missing-field=error, past-end and
+ * bad-duration stop the pipeline.
+ *
  * Output keeps input order. A file that cannot be decoded (empty,
  * truncated, garbage, no audio stream, absurd declared rates or channel
  * counts, longer than #GstSpdlAudioDecode:timeout to decode) is skipped
@@ -124,6 +138,7 @@ enum
   PROP_TIMEOUT,
   PROP_REUSE_CHAINS,
   PROP_EXACT,
+  PROP_MAX_SPAN,
   PROP_RECOVERED,
   PROP_N,
 };
@@ -317,6 +332,18 @@ gst_spdl_audio_decode_class_init (GstSpdlAudioDecodeClass * klass)
           "from its codec's 80 ms pre-roll, faster, up to 0.24 off)", TRUE,
           READY_PARAM));
   /**
+   * GstSpdlAudioDecode:max-span:
+   *
+   * Samples whose span (a manifest row's offset and duration; a whole
+   * file without one) is longer than this many seconds are skipped with
+   * the reason "too-long", counted, before their file is decoded where
+   * the manifest gives the duration (NeMo's max_duration). 0: no limit.
+   */
+  g_object_class_install_property (gobject_class, PROP_MAX_SPAN,
+      g_param_spec_double ("max-span", "Max span",
+          "Skip samples whose span (or whole file) is longer than this "
+          "(seconds, 0 = no limit)", 0.0, 1e7, 0.0, READY_PARAM));
+  /**
    * GstSpdlAudioDecode:recovered:
    *
    * Files decoded from damaged data as FFmpeg decodes them, delivered
@@ -447,6 +474,9 @@ gst_spdl_audio_decode_set_property (GObject * object, guint prop_id,
     case PROP_EXACT:
       p->limits.exact = g_value_get_boolean (value);
       break;
+    case PROP_MAX_SPAN:
+      p->max_span = g_value_get_double (value);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -527,6 +557,9 @@ gst_spdl_audio_decode_get_property (GObject * object, guint prop_id,
     case PROP_EXACT:
       g_value_set_boolean (value, p->limits.exact);
       break;
+    case PROP_MAX_SPAN:
+      g_value_set_double (value, p->max_span);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -581,6 +614,101 @@ add_clip (GstSpdlParallelDecoderJob * job, GstBuffer * clip, guint c, gdouble st
   job->outputs = g_list_append (job->outputs, clip);
 }
 
+/* A sample's span of its file at the output rate (whole files: all of
+ * it). */
+typedef struct
+{
+  gboolean given;               /* the sample has a manifest span */
+  gdouble start_s, duration_s;  /* as given; duration_s < 0: to the end */
+  guint64 first;                /* its first sample */
+  guint64 length;               /* its samples; 0 while unknown */
+} Span;
+
+/* Fails the job: the span runs past the file's end, at @end_s seconds.
+ * FALSE. */
+static gboolean
+span_runs_past (GstSpdlParallelDecoder * base,
+    GstSpdlParallelDecoderJob * job, const Span * span, gdouble end_s)
+{
+  gchar *what = g_strdup_printf ("the span %.3f s + %.3f s runs past the "
+      "file's end (%.3f s): its duration disagrees with the file",
+      span->start_s, span->duration_s, end_s);
+
+  gst_spdl_parallel_decoder_fail_span (base, job,
+      GST_SPDL_DECODE_ERROR_BAD_DURATION, what);
+  g_free (what);
+  return FALSE;
+}
+
+/* The span's bounds in a file of @n_samples (0: not known yet), checked
+ * against it within a tolerance of 1 ms (a manifest's rounded duration):
+ * FALSE with the job failed when it starts at or past the file's end, runs
+ * past it, or is longer than max-span. */
+static gboolean
+span_fit (GstSpdlAudioDecode * self, GstSpdlParallelDecoderJob * job,
+    Span * span, guint64 n_samples)
+{
+  GstSpdlParallelDecoder *base = GST_SPDL_PARALLEL_DECODER (self);
+  const GstSpdlAudioDecodeParams *p = &self->active;
+  guint rate = p->limits.rate;
+  guint64 tolerance = MAX (llround (0.001 * rate), 1), last = 0;
+  gchar *what;
+  gboolean ok = TRUE;
+
+  if (span->given && span->duration_s >= 0)
+    last = span->first + MAX (llround ((span->start_s + span->duration_s) *
+            rate) - (gint64) span->first, 1);
+  else if (n_samples > 0)
+    last = n_samples;
+  if (n_samples > 0 && span->first >= n_samples) {
+    what = g_strdup_printf ("the span starts at %.3f s, at or past the "
+        "file's end (%.3f s)", span->start_s, (gdouble) n_samples / rate);
+    ok = gst_spdl_parallel_decoder_fail_span (base, job,
+        GST_SPDL_DECODE_ERROR_PAST_END, what);
+  } else if (n_samples > 0 && last > n_samples + tolerance) {
+    what = NULL;
+    ok = span_runs_past (base, job, span, (gdouble) n_samples / rate);
+  } else {
+    span->length = last > 0 ? MIN (last, n_samples > 0 ? n_samples : last) -
+        span->first : 0;
+    what = NULL;
+    /* a whole span decoded is bounded by max-duration, before its
+     * tensor is allocated (clips are, each) */
+    if (p->clip.clip_samples == 0 && span->length > p->limits.max_samples) {
+      what = g_strdup_printf ("the span (%.3f s) is longer than "
+          "max-duration=%g s", (gdouble) span->length / rate,
+          p->max_duration);
+      ok = gst_spdl_parallel_decoder_fail_span (base, job,
+          GST_SPDL_DECODE_ERROR_TOO_LARGE, what);
+    } else if (p->max_span > 0 && span->length > 0 &&
+        (gdouble) span->length / rate > p->max_span + 0.5 / rate) {
+      what = g_strdup_printf ("%s (%.3f s) is longer than max-span=%.3f s",
+          span->given ? "the span" : "the file",
+          (gdouble) span->length / rate, p->max_span);
+      ok = gst_spdl_parallel_decoder_fail_span (base, job,
+          GST_SPDL_DECODE_ERROR_TOO_LONG, what);
+    }
+  }
+  g_free (what);
+  return ok;
+}
+
+/* A clip of @n samples of which only @got came: the tensor cut to @got
+ * (channel after channel, planar). */
+static void
+clip_buffer_cut (GstBuffer * buffer, guint channels, guint64 n, guint64 got)
+{
+  GstMapInfo map;
+  guint ch;
+
+  gst_buffer_map (buffer, &map, GST_MAP_WRITE);
+  for (ch = 1; ch < channels; ch++)
+    memmove ((gfloat *) map.data + ch * got, (gfloat *) map.data + ch * n,
+        got * sizeof (gfloat));
+  gst_buffer_unmap (buffer, &map);
+  gst_buffer_set_size (buffer, MAX (got, 1) * channels * sizeof (gfloat));
+}
+
 static void
 gst_spdl_audio_decode_decode (GstSpdlParallelDecoder * base, gpointer state,
     GstSpdlParallelDecoderJob * job)
@@ -596,8 +724,17 @@ gst_spdl_audio_decode_decode (GstSpdlParallelDecoder * base, gpointer state,
   GstBuffer *all = NULL;
   GstMapInfo map;
   GBytes *bytes;
-  guint64 n_samples;
+  guint64 n_samples, n_all = 0;
+  Span span = { FALSE, 0, -1, 0, 0 };
 
+  span.given = gst_spdl_buffer_get_span (job->input, &span.start_s,
+      &span.duration_s);
+  if (span.given) {
+    span.first = (guint64) llround (span.start_s * rate);
+    /* a span too long is not even opened */
+    if (span.duration_s > 0 && !span_fit (self, job, &span, 0))
+      return;
+  }
   if (!gst_buffer_map (job->input, &map, GST_MAP_READ)) {
     gst_spdl_decode_fail (&job->error, GST_SPDL_DECODE_ERROR_UNSUPPORTED,
         "could not map the input memory");
@@ -608,12 +745,17 @@ gst_spdl_audio_decode_decode (GstSpdlParallelDecoder * base, gpointer state,
   if (!gst_spdl_audio_chain_open (chain, bytes, &job->error))
     goto done;
   n_samples = gst_spdl_audio_chain_get_n_samples (chain);
-  if (clip_params.clip_samples == 0 || n_samples == 0) {
+  if ((clip_params.clip_samples == 0 && !span.given) || n_samples == 0) {
     /* whole files, or a length the container does not say: all of it */
-    all = gst_spdl_audio_chain_read_all (chain, &n_samples, &job->error);
+    all = gst_spdl_audio_chain_read_all (chain, &n_all, &job->error);
     if (all == NULL)
       goto done;
+    n_samples = n_all;
   }
+  if (n_samples > 0 && !span_fit (self, job, &span, n_samples))
+    goto done;
+  /* from here on, the span is the file the clips are taken from */
+  n_samples = span.length;
   n_clips = gst_spdl_audio_clip_count (&clip_params);
   clips = g_new0 (GstSpdlAudioClip, n_clips);
   plan = gst_spdl_audio_clip_plan (&clip_params, n_samples, job->epoch,
@@ -627,13 +769,15 @@ gst_spdl_audio_decode_decode (GstSpdlParallelDecoder * base, gpointer state,
     if (clip_params.short_files == GST_SPDL_SHORT_FILES_ERROR)
       job->fatal = "short-files=error";
     gst_spdl_decode_fail (&job->error, GST_SPDL_DECODE_ERROR_TOO_SHORT,
-        "the file (%.3f s) is shorter than a clip (%.3f s)",
-        (gdouble) n_samples / rate, (gdouble) clip_params.clip_samples / rate);
+        "the %s (%.3f s) is shorter than a clip (%.3f s)",
+        span.given ? "span" : "file", (gdouble) n_samples / rate,
+        (gdouble) clip_params.clip_samples / rate);
     goto done;
   }
   for (c = 0; c < n_clips; c++) {
     guint64 n = clip_params.clip_samples ? clip_params.clip_samples :
         n_samples, got = 0, want = clips[c].length, length;
+    guint64 from = span.first + clips[c].start;
     gfloat *data;
     GstBuffer *out = clip_buffer_new (channels, n, &data, &job->error);
     guint ch;
@@ -644,12 +788,12 @@ gst_spdl_audio_decode_decode (GstSpdlParallelDecoder * base, gpointer state,
       /* copy the span out of the whole file */
       GstMapInfo all_map;
       gst_buffer_map (all, &all_map, GST_MAP_READ);
-      got = MIN (want, n_samples - MIN (clips[c].start, n_samples));
+      got = MIN (want, n_all - MIN (from, n_all));
       for (ch = 0; ch < channels; ch++)
         memcpy (data + ch * n, (const gfloat *) all_map.data + ch *
-            n_samples + clips[c].start, got * sizeof (gfloat));
+            n_all + from, got * sizeof (gfloat));
       gst_buffer_unmap (all, &all_map);
-    } else if (!gst_spdl_audio_chain_read (chain, clips[c].start, want, data,
+    } else if (!gst_spdl_audio_chain_read (chain, from, want, data,
             n, &got, &job->error)) {
       gst_buffer_unref (out);
       goto done;
@@ -658,7 +802,7 @@ gst_spdl_audio_decode_decode (GstSpdlParallelDecoder * base, gpointer state,
       gst_buffer_unref (out);
       gst_spdl_decode_fail (&job->error, GST_SPDL_DECODE_ERROR_TRUNCATED,
           "no audio at %.3f s, where the file declares %.3f s",
-          (gdouble) clips[c].start / rate, (gdouble) n_samples / rate);
+          (gdouble) from / rate, (gdouble) (span.first + n_samples) / rate);
       goto done;
     }
     length = got;
@@ -667,7 +811,18 @@ gst_spdl_audio_decode_decode (GstSpdlParallelDecoder * base, gpointer state,
       repeat_fill (data, channels, n, got);
       length = n;
     }
-    add_clip (job, out, c, (gdouble) clips[c].start / rate, length, n);
+    if (clip_params.clip_samples == 0 && got < n) {
+      /* the declared length was more than the decode gives */
+      if (span.given && span.duration_s >= 0 &&
+          n - got > MAX (llround (0.001 * rate), 1)) {
+        gst_buffer_unref (out);
+        span_runs_past (base, job, &span, (gdouble) (from + got) / rate);
+        goto done;
+      }
+      clip_buffer_cut (out, channels, n, got);
+      n = got;
+    }
+    add_clip (job, out, c, (gdouble) from / rate, length, n);
   }
   /* a checkpoint after it has consumed the whole file (spdlbatch) */
   if (job->outputs)

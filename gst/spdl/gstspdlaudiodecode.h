@@ -28,6 +28,7 @@ typedef struct
   GstSpdlAudioClipParams clip;
   gdouble duration;             /* seconds, 0 = whole files */
   gdouble max_duration;         /* seconds decoded of one file */
+  gdouble max_span;             /* seconds of a sample's span, 0 = any */
   GstSpdlAudioLimits limits;
 } GstSpdlAudioDecodeParams;
 

@@ -28,6 +28,23 @@
  * caps say so) unless #GstSpdlBatch:drop-last is set, and the epoch-end
  * event passes downstream after it.
  *
+ * When spdlsrc composes the batches (its buckets or batch-duration: batches
+ * of utterances of similar duration), spdlbatch cuts a batch after the
+ * sample spdlsrc marks as its last ("batch-end"; of a file's clips, the
+ * last clip), or before a sample of another of spdlsrc's batches (the
+ * marked one was skipped), so a batch never mixes buckets; batch-size is
+ * then the most a batch holds, and an epoch whose batches hold more
+ * (spdlsrc's epoch-start "max-batch") is an error at its start naming
+ * both sizes: splitting them would change the epoch's batch count that
+ * spdlsrc's num-batches announced. drop-last drops none of them (they
+ * are whole as spdlsrc cut them; its drop-uneven is the rank rule). On
+ * several ranks, pad-short-epochs counts batches: a rank left short by a
+ * batch whose every sample was skipped pushes copies of its last batch
+ * (all slots "padded") until it has the epoch-start event's "batches".
+ * The batch meta adds "resume-epoch" and "resume-offset" (spdlsrc's
+ * start-epoch and start-offset after this batch; (next epoch, 0) on the
+ * padded copies).
+ *
  * Batch memory comes from the allocator that downstream proposes in the
  * ALLOCATION query (pinned host memory from spdlcudaupload, say), through a
  * pool, so steady state allocates nothing per batch.
@@ -63,9 +80,10 @@
  * float32 `[B, C, N]`, with tensor 2 each clip's start in its file in
  * seconds (float64, `[B]`) and tensor 3 its length in samples from the
  * file (int64, `[B]`; the rest of its row is zeros). Clips of different
- * lengths (whole files: spdlaudiodecode duration=0) are padded with zeros
- * to the longest of their batch; clips of different channel counts in one
- * batch are an error naming both.
+ * lengths (whole files or a manifest's spans: spdlaudiodecode duration=0)
+ * are padded with zeros to the longest of their batch, tensor 3 holding
+ * each one's own length (a span's samples); clips of different channel
+ * counts in one batch are an error naming both.
  * |[
  * gst-launch-1.0 spdlsrc location=/data/speech/train \
  *     extensions=wav,flac,mp3,ogg,opus,m4a ! spdlaudiodecode \
@@ -1546,6 +1564,78 @@ reset_batch_progress (GstSpdlBatch * self)
 {
   self->batch_position = G_MAXUINT64;
   self->batch_padded = 0;
+  self->have_src_batch = FALSE;
+}
+
+/* spdlsrc's batched order: where a run resumed after this batch starts */
+static void
+set_batch_resume (GstSpdlBatch * self, GstBuffer * batch)
+{
+  if (self->have_src_batch)
+    gst_spdl_buffer_set_batch_resume (batch, self->resume_epoch,
+        self->resume_offset);
+}
+
+/* spdlsrc's batches on several ranks: the last one pushed, the source of
+ * the copies that stand for batches whose every sample was skipped */
+static void
+keep_src_batch (GstSpdlBatch * self, GstBuffer * batch)
+{
+  if (self->src_batches_expected == G_MAXUINT64)
+    return;
+  self->src_batches_pushed++;
+  gst_buffer_replace (&self->src_last_batch, batch);
+}
+
+/* pad-short-epochs for spdlsrc's batches: a batch whose every sample was
+ * skipped is gone, and a rank short of batches would leave the others
+ * waiting for it (DDP): copies of its last batch, all slots "padded",
+ * standing for the rank's last batches (a checkpoint after them resumes
+ * at the next epoch). */
+static GstFlowReturn
+pad_src_batches (GstSpdlBatch * self)
+{
+  GstFlowReturn ret = GST_FLOW_OK;
+
+  if (self->src_batches_expected == G_MAXUINT64 ||
+      self->src_batches_pushed >= self->src_batches_expected)
+    return GST_FLOW_OK;
+  if (self->src_last_batch == NULL) {
+    GST_ELEMENT_WARNING (self, STREAM, FAILED,
+        ("Epoch %u has no batch to pad its %" G_GUINT64_FORMAT " missing "
+            "batches with", self->epoch, self->src_batches_expected -
+            self->src_batches_pushed), (NULL));
+    return GST_FLOW_OK;
+  }
+  GST_INFO_OBJECT (self, "epoch %u short by %" G_GUINT64_FORMAT " batches: "
+      "padding", self->epoch, self->src_batches_expected -
+      self->src_batches_pushed);
+  while (ret == GST_FLOW_OK &&
+      self->src_batches_pushed < self->src_batches_expected) {
+    GstBuffer *copy = gst_buffer_copy (self->src_last_batch);
+    GstStructure *meta = gst_custom_meta_get_structure
+        (gst_buffer_get_custom_meta (copy, GST_SPDL_BATCH_META_NAME));
+    guint n = 0;
+
+    g_free (gst_spdl_structure_dup_uint64_array (meta, "indices", &n));
+    gst_structure_set (meta, "padded", G_TYPE_UINT, n, NULL);
+    gst_spdl_buffer_set_batch_resume (copy, self->epoch + 1, 0);
+    self->src_batches_pushed++;
+    GST_OBJECT_LOCK (self);
+    self->batches++;
+    GST_OBJECT_UNLOCK (self);
+    gst_spdl_stats_add_out (&self->stats, 1);
+    ret = gst_pad_push (self->srcpad, copy);
+  }
+  return ret;
+}
+
+/* A partial batch is dropped (drop-last) at an epoch's end, never one of
+ * spdlsrc's batches: they are whole as they are. */
+static gboolean
+drops_partial (GstSpdlBatch * self, guint n)
+{
+  return n < self->size && self->active_drop_last && !self->src_batches;
 }
 
 static void
@@ -1597,7 +1687,7 @@ finish_batch (GstSpdlBatch * self)
     batch = copy;
   }
   if (n < self->size) {
-    if (self->active_drop_last) {
+    if (drops_partial (self, n)) {
       GST_OBJECT_LOCK (self);
       self->dropped += n;
       GST_OBJECT_UNLOCK (self);
@@ -1630,6 +1720,7 @@ finish_batch (GstSpdlBatch * self)
         "clips", self->clip_numbers, n);
   gst_spdl_buffer_set_batch_progress (batch, self->batch_position,
       self->batch_padded);
+  set_batch_resume (self, batch);
   reset_batch_progress (self);
   /* the source of copies when an epoch ends short at a batch boundary */
   keep = self->active_pad && self->epoch_expected != G_MAXUINT64 &&
@@ -1637,6 +1728,7 @@ finish_batch (GstSpdlBatch * self)
   finish_fields (self, batch, n, keep);
   if (keep)
     gst_buffer_replace (&self->last_batch, batch);
+  keep_src_batch (self, batch);
   GST_OBJECT_LOCK (self);
   self->batches++;
   GST_OBJECT_UNLOCK (self);
@@ -1811,6 +1903,38 @@ copy_sample (GstSpdlBatch * self, GstBuffer * buffer)
   return GST_FLOW_OK;
 }
 
+/* spdlsrc's batches: a sample of another batch than the one being filled
+ * ends it (its marked last sample was skipped on the way), so two of them
+ * never merge. */
+static gboolean
+joins_src_batch (GstSpdlBatch * self, GstBuffer * buffer)
+{
+  guint64 batch, offset;
+  guint epoch;
+
+  return self->filled > 0 && self->have_src_batch &&
+      gst_spdl_buffer_get_batch (buffer, &batch, &epoch, &offset) &&
+      batch != self->src_batch;
+}
+
+static void
+take_src_batch (GstSpdlBatch * self, GstBuffer * buffer)
+{
+  if (gst_spdl_buffer_get_batch (buffer, &self->src_batch,
+          &self->resume_epoch, &self->resume_offset))
+    self->have_src_batch = TRUE;
+}
+
+/* The marked last sample of one of spdlsrc's batches (of a file's clips,
+ * the last one) */
+static gboolean
+ends_src_batch (GstSpdlBatch * self, GstBuffer * buffer)
+{
+  return gst_spdl_buffer_is_batch_end (buffer) &&
+      ((!self->clips && !self->audio) ||
+      gst_spdl_buffer_is_last_clip (buffer));
+}
+
 static GstFlowReturn
 gst_spdl_batch_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
 {
@@ -1820,11 +1944,15 @@ gst_spdl_batch_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
   GstSpdlSlotBlock *block = NULL;
   guint index = 0;
   guint64 seq = 0;
-  gboolean has_slot;
+  gboolean has_slot, ends;
 
   if (!self->have_info || self->pool == NULL) {
     gst_buffer_unref (buffer);
     return GST_FLOW_NOT_NEGOTIATED;
+  }
+  if (self->refused) {          /* posted at the epoch's start */
+    gst_buffer_unref (buffer);
+    return GST_FLOW_ERROR;
   }
   if (!gst_spdl_buffer_get_sample_info (buffer, &info)) {
     /* images from a plain decoder chain: no label */
@@ -1836,6 +1964,10 @@ gst_spdl_batch_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
   if (self->filled > 0 && info.epoch != self->epoch)
     ret = finish_batch (self);
   self->epoch = info.epoch;
+  if (ret == GST_FLOW_OK && joins_src_batch (self, buffer))
+    ret = finish_batch (self);
+  if (ret == GST_FLOW_OK)
+    take_src_batch (self, buffer);
   if (ret == GST_FLOW_OK && !take_record (self, buffer))
     ret = GST_FLOW_ERROR;
   if (self->audio || self->padded) {
@@ -1886,9 +2018,10 @@ gst_spdl_batch_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
             position > self->batch_position))
       self->batch_position = position;
   }
+  ends = ends_src_batch (self, buffer);
   gst_buffer_unref (buffer);
 
-  if (self->filled == self->size)
+  if (self->filled == self->size || ends)
     ret = finish_batch (self);
   return ret;
 }
@@ -2078,28 +2211,59 @@ end_epoch_accounting (GstSpdlBatch * self)
   self->epoch_expected = G_MAXUINT64;
   self->epoch_delivered = 0;
   gst_clear_buffer (&self->last_batch);
+  self->src_batches_expected = G_MAXUINT64;
+  self->src_batches_pushed = 0;
+  gst_clear_buffer (&self->src_last_batch);
   release_held (self->held_prev, &self->held_prev_n);
   if (self->prev_records)
     gst_spdl_record_batch_clear (self->prev_records);
 }
 
 /* spdlsrc's share of the epoch for this rank: what to pad up to. One
- * rank waits for no other: nothing to pad then. */
-static void
+ * rank waits for no other: nothing to pad then. spdlsrc's own batches
+ * ("batches", buckets or batch-duration) must fit batch-size, which is
+ * then only the most a batch holds: FALSE (an error posted) when not. */
+static gboolean
 track_epoch_start (GstSpdlBatch * self, const GstStructure * st)
 {
   guint64 samples, offset = 0;
-  guint shards = 1, index = 0;
+  guint shards = 1, index = 0, max_batch = 0, size, epoch = 0;
+  gboolean pad;
 
   end_epoch_accounting (self);
+  self->src_batches = gst_structure_has_field (st, "batches");
+  if (self->src_batches) {
+    GST_OBJECT_LOCK (self);
+    size = self->batch_size;
+    pad = self->pad_short_epochs;
+    GST_OBJECT_UNLOCK (self);
+    gst_structure_get_uint (st, "max-batch", &max_batch);
+    gst_structure_get_uint (st, "epoch", &epoch);
+    self->refused = max_batch > size;
+    if (self->refused) {
+      GST_ELEMENT_ERROR (self, STREAM, FAILED, ("batch-size=%u is smaller "
+              "than spdlsrc's batches (up to %u samples in epoch %u): give "
+              "spdlsrc batch-size=%u to cap them, or spdlbatch a batch-size "
+              "of %u or more", size, max_batch, epoch, size, max_batch),
+          ("spdlsrc cuts the batches (buckets, batch-duration); spdlbatch "
+              "splitting one would change the epoch's batch count"));
+      return FALSE;
+    }
+    /* pad-short-epochs counts batches here: they are of many sizes */
+    if (gst_structure_get_uint (st, "num-shards", &shards) && shards > 1 &&
+        pad)
+      gst_structure_get_uint64 (st, "batches", &self->src_batches_expected);
+    return TRUE;
+  }
   if (!gst_structure_get_uint64 (st, "samples", &samples) ||
       !gst_structure_get_uint (st, "num-shards", &shards) || shards < 2 ||
       samples == 0)
-    return;
+    return TRUE;
   gst_structure_get_uint64 (st, "offset", &offset);
   gst_structure_get_uint (st, "shard-index", &index);
   self->epoch_expected = samples;
   self->epoch_last_position = offset + index + (samples - 1) * shards;
+  return TRUE;
 }
 
 /* At an epoch's end or EOS: pushes the partial batch. A failed push
@@ -2112,6 +2276,8 @@ finish_pending_batch (GstSpdlBatch * self)
 
   if (ret == GST_FLOW_OK)
     ret = finish_batch (self);
+  if (ret == GST_FLOW_OK)
+    ret = pad_src_batches (self);
   end_epoch_accounting (self);
 
   if (ret == GST_FLOW_OK)
@@ -2240,8 +2406,11 @@ gst_spdl_batch_sink_event (GstPad * pad, GstObject * parent, GstEvent * event)
       end_epoch_accounting (self);
       break;
     case GST_EVENT_CUSTOM_DOWNSTREAM:
-      if (gst_spdl_is_epoch_start_event (event))
-        track_epoch_start (self, gst_event_get_structure (event));
+      if (gst_spdl_is_epoch_start_event (event) &&
+          !track_epoch_start (self, gst_event_get_structure (event))) {
+        gst_event_unref (event);
+        return FALSE;
+      }
       if (gst_spdl_is_epoch_end_event (event) &&
           !finish_pending_batch (self)) {
         gst_event_unref (event);
@@ -2275,11 +2444,14 @@ gst_spdl_batch_change_state (GstElement * element, GstStateChange transition)
     GST_OBJECT_UNLOCK (self);
     reset_batch_progress (self);
     end_epoch_accounting (self);
+    self->src_batches = FALSE;
+    self->refused = FALSE;
   }
   ret = GST_ELEMENT_CLASS (parent_class)->change_state (element, transition);
   if (transition == GST_STATE_CHANGE_PAUSED_TO_READY) {
     discard_current (self);
     gst_clear_buffer (&self->last_batch);
+    gst_clear_buffer (&self->src_last_batch);
     release_held (self->held_prev, &self->held_prev_n);
     release_pool (self);
     self->have_info = FALSE;
@@ -2416,7 +2588,7 @@ hold_sample (GstSpdlBatch * self, GstBuffer * buffer,
       (self->batch_position == G_MAXUINT64 ||
           position > self->batch_position))
     self->batch_position = position;
-  if (self->filled == self->size)
+  if (self->filled == self->size || ends_src_batch (self, buffer))
     return finish_held_batch (self);
   return GST_FLOW_OK;
 }
@@ -2545,7 +2717,7 @@ finish_held_batch (GstSpdlBatch * self)
 
   if (n == 0)
     return GST_FLOW_OK;
-  if (n < self->size && self->active_drop_last) {
+  if (drops_partial (self, n)) {
     GST_OBJECT_LOCK (self);
     self->dropped += n;
     GST_OBJECT_UNLOCK (self);
@@ -2647,6 +2819,7 @@ finish_held_batch (GstSpdlBatch * self)
         "clips", self->clip_numbers, n);
   gst_spdl_buffer_set_batch_progress (batch, self->batch_position,
       self->batch_padded);
+  set_batch_resume (self, batch);
   reset_batch_progress (self);
   keep = self->active_pad && self->epoch_expected != G_MAXUINT64 &&
       n == self->size;
@@ -2669,6 +2842,7 @@ finish_held_batch (GstSpdlBatch * self)
   } else {
     release_held (self->held, &self->filled);
   }
+  keep_src_batch (self, batch);
   GST_OBJECT_LOCK (self);
   self->batches++;
   self->copied += n;

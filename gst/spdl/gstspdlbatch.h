@@ -95,6 +95,18 @@ struct _GstSpdlBatch
   GstBuffer *last_batch;        /* last full batch of the epoch (padding) */
   guint64 batch_position;       /* max sample position in the batch */
   guint batch_padded;           /* padded slots in the batch */
+  /* spdlsrc's batches (buckets, batch-duration): the batch being filled
+   * (its number among the rank's, where a run resumed after it starts);
+   * an epoch whose start event gives them cuts at them, drops nothing */
+  gboolean src_batches;
+  gboolean refused;             /* batch-size too small for them */
+  guint64 src_batches_expected; /* this rank's, G_MAXUINT64 = no padding */
+  guint64 src_batches_pushed;
+  GstBuffer *src_last_batch;    /* the source of copies when short */
+  gboolean have_src_batch;
+  guint64 src_batch;
+  guint resume_epoch;
+  guint64 resume_offset;
   gsize image_bytes;
   GstBufferPool *pool;
   GstBuffer *current;

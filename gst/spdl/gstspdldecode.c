@@ -83,6 +83,22 @@
  * under empty the field becomes zeros with a warning; an empty value
  * (missing upstream under empty) is zeros of the output's size.
  *
+ * Detection recipes keep the aspect ratio. #GstSpdlDecode:mode=shorter
+ * is torchvision's `Resize (size, max_size)`: the shorter side to
+ * #GstSpdlDecode:resize-shorter, or to one of #GstSpdlDecode:sizes drawn
+ * per image from (seed, epoch, index) (DETR's multi-scale), the longer at
+ * most #GstSpdlDecode:max-size; each output has its own size (the caps
+ * change with it; spdlbatch pad-multiple batches them).
+ * #GstSpdlDecode:mode=letterbox is ultralytics' LetterBox into width x
+ * height: resized by r = min (width / w, height / h) to round (w r) x
+ * round (h r), centred, padded with #GstSpdlDecode:pad-value (YOLO's 114).
+ * Both resize as PIL does, pixel for pixel. The sample's geometry tells
+ * how boxes follow: a point (x, y) of the source image is at
+ * ((x - crop.x) * out_width / crop.width, (y - crop.y) * out_height /
+ * crop.height) in the output, then x' = out_width - x where flipped; a
+ * letterbox's crop box starts before the image (negative x or y) by its
+ * padding.
+ *
  * An objects field (one image's COCO annotations, a JSON array or an
  * object with the member `annotations`: `fields="json:objects"` for a
  * shard's json member or a folder's sidecar) is decoded after them into
@@ -101,21 +117,6 @@
  * the annotation; boxes outside the image or empty are warned about and
  * left to the geometry and sanitizing; #GstSpdlDecode:object-counts
  * counts them by reason.
- * Detection recipes keep the aspect ratio. #GstSpdlDecode:mode=shorter
- * is torchvision's `Resize (size, max_size)`: the shorter side to
- * #GstSpdlDecode:resize-shorter, or to one of #GstSpdlDecode:sizes drawn
- * per image from (seed, epoch, index) (DETR's multi-scale), the longer at
- * most #GstSpdlDecode:max-size; each output has its own size (the caps
- * change with it; spdlbatch pad-multiple batches them).
- * #GstSpdlDecode:mode=letterbox is ultralytics' LetterBox into width x
- * height: resized by r = min (width / w, height / h) to round (w r) x
- * round (h r), centred, padded with #GstSpdlDecode:pad-value (YOLO's 114).
- * Both resize as PIL does, pixel for pixel. The sample's geometry tells
- * how boxes follow: a point (x, y) of the source image is at
- * ((x - crop.x) * out_width / crop.width, (y - crop.y) * out_height /
- * crop.height) in the output, then x' = out_width - x where flipped; a
- * letterbox's crop box starts before the image (negative x or y) by its
- * padding.
  *
  * ## Example launch lines
  * |[
@@ -129,11 +130,6 @@
  *     flip=random-horizontal ! fakesink
  * ]| RandomResizedCrop(224) + RandomHorizontalFlip().
  * |[
- * gst-launch-1.0 spdlsrc location=/data/coco-shards/train-{0000..0099}.tar \
- *     fields="json:objects" ! spdldecode width=640 height=640 \
- *     mode=random-resized-crop flip=random-horizontal instance-masks=true ! \
- *     spdlbatch batch-size=16 ! fakesink
- * ]| Detection targets beside each image: boxes, labels and masks.
  * gst-launch-1.0 spdlsrc location=/data/coco/train2017 shuffle=true ! \
  *     spdldecode mode=shorter \
  *     sizes="<480,512,544,576,608,640,672,704,736,768,800>" \
@@ -146,6 +142,12 @@
  *     spdldecode mode=letterbox width=640 height=640 ! \
  *     spdlbatch batch-size=16 ! fakesink
  * ]| YOLO's LetterBox (640, 640), padded with 114.
+ * |[
+ * gst-launch-1.0 spdlsrc location=/data/coco-shards/train-{0000..0099}.tar \
+ *     fields="json:objects" ! spdldecode width=640 height=640 \
+ *     mode=random-resized-crop flip=random-horizontal instance-masks=true ! \
+ *     spdlbatch batch-size=16 ! fakesink
+ * ]| Detection targets beside each image: boxes, labels and masks.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"

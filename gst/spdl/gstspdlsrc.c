@@ -130,6 +130,29 @@
  * #GstSpdlSrc:path-column, the label in a "label" column (-1 without
  * one), paths relative to the manifest's folder.
  *
+ * A manifest's rows may be spans of their files (speech segments, video
+ * clips with captions): columns "offset" or "start" (seconds, default 0)
+ * and "end", else "duration" (seconds; without either, to the file's
+ * end; an ISO 8601 duration, WebVid's file length, is no span).
+ * NeMo's JSON Lines manifests are read as NeMo reads them, whatever their
+ * extension (NeMo names them .json: a file whose first line is a JSON
+ * object with "audio_filepath" or "audio_filename"): that column is the
+ * path, "offset" and "duration" the span (required in every row when
+ * the first has one; without, whole files), and a field named
+ * "text" is the transcript: the "text" key, else the contents of the file
+ * "text_filepath" names (relative to the manifest), else
+ * "normalized_text", byte for byte. Each row is one sample, rows of one
+ * file too; its span goes on the sample meta ("span-start",
+ * "span-duration", -1 = to the end: gst_spdl_buffer_get_span()) with
+ * "row", the manifest and line, and spdlaudiodecode or spdlvideodecode
+ * takes only that span of the file. A row whose span cannot be (a
+ * negative offset, an end not after its start, no number, a NeMo row
+ * without duration) is skipped by the reason "bad-span", its file not
+ * read; a missing file as "unreadable"; each warned naming the manifest
+ * row. With #GstSpdlSrc:missing-field=error such an entry stops the
+ * pipeline instead, and so does a span the decoders find past its
+ * file's end (the src caps carry "span-policy").
+ *
  * With #GstSpdlSrc:fields each sample is a record (docs/record.md): the
  * fields named there come beside the media on every sample buffer (its
  * sample meta's "record", one value per field in order) and the src caps
@@ -152,6 +175,53 @@
  * annotation are kept or dropped (#GstSpdlSrc:empty-images); hostile
  * content is counted by reason (#GstSpdlSrc:annotation-counts) and
  * warned about (docs/record.md).
+ * ## Batches by duration
+ *
+ * Speech batches padded to their longest utterance waste least when their
+ * utterances are of similar length. With #GstSpdlSrc:buckets (or
+ * #GstSpdlSrc:batch-duration) spdlsrc composes the batches itself, from
+ * each sample's duration in the manifest (its span; a sample whose
+ * duration is unknown is an error at start), as Lhotse's
+ * DynamicBucketingSampler and NeMo's bucketing do:
+ *
+ * - the bucket boundaries are the durations' quantiles: boundary k of B
+ *   is the (k x N / B)-th shortest duration, so buckets hold as many
+ *   samples each;
+ * - the epoch's samples, permuted from (seed, epoch) as without buckets,
+ *   are taken #GstSpdlSrc:bucket-window at a time; each joins its
+ *   bucket's open batch, which closes when the next sample of its bucket
+ *   does not fit (#GstSpdlSrc:batch-size samples, or
+ *   #GstSpdlSrc:batch-duration seconds in all; an utterance longer than
+ *   that is a batch of its own); a window's closed batches are shuffled
+ *   from (seed, epoch) and emitted, its open ones carried to the next
+ *   window, the epoch's last ones closed at its end;
+ * - ranks take whole batches by the rule above at batch granularity: rank
+ *   r of W takes the epoch's batches r, r + W, ..., every rank as many
+ *   (the last ranks wrap around to the first batches, or with
+ *   #GstSpdlSrc:drop-uneven the last < W batches are left out);
+ * - each sample's meta says its batch ("batch", its number among the
+ *   rank's, and "resume-epoch"/"resume-offset", where a run resumed after
+ *   that batch starts: the offset of the batches every rank has then
+ *   taken) and the batch's last sample is marked "batch-end": spdlbatch
+ *   cuts there, and at a sample of another batch when the marked one was
+ *   skipped, so a skipped sample makes its batch smaller and never merges
+ *   two; spdlappsink's resume-state follows the batches;
+ * - #GstSpdlSrc:start-offset must be a batch boundary of the start
+ *   epoch's order (a resume-state is one; any other is refused), and the
+ *   remaining batches are then exactly those an uninterrupted run would
+ *   have given, on any number of ranks;
+ * - the epoch-start event adds "batches" (this rank's) and "max-batch"
+ *   (the most samples a batch of the epoch holds: spdlbatch's batch-size
+ *   must be at least that); #GstSpdlSrc:num-batches is the first epoch's
+ *   count, for a loader's len(). With batch-duration an epoch's count may
+ *   differ from the next's by a few batches.
+ *
+ * |[
+ * gst-launch-1.0 spdlsrc location=/data/asr/train_manifest.json \
+ *     shuffle=true seed=1 buckets=30 batch-duration=600 batch-size=128 ! \
+ *     spdlaudiodecode sample-rate=16000 duration=0 ! \
+ *     spdlbatch batch-size=128 ! fakesink
+ * ]|
  *
  * ## Example launch line
  * |[
@@ -171,6 +241,7 @@
 #include "gstspdlsrc.h"
 #include "gstspdlmeta.h"
 #include "gstspdlorder.h"
+#include "gstspdlbuckets.h"
 #include "gstspdlshards.h"
 #include "gstspdlhttp.h"
 #include "gstspdlerrors.h"
@@ -179,6 +250,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -240,6 +312,11 @@ enum
   PROP_S3_SESSION_TOKEN,
   PROP_S3_VIRTUAL_HOST,
   PROP_CA_FILE,
+  PROP_BUCKETS,
+  PROP_BUCKET_WINDOW,
+  PROP_BATCH_DURATION,
+  PROP_BATCH_SIZE,
+  PROP_NUM_BATCHES,
 };
 
 #define DEFAULT_LOCATION NULL
@@ -276,6 +353,10 @@ enum
 #define DEFAULT_MISSING_FIELD GST_SPDL_MISSING_SKIP
 #define DEFAULT_EMPTY_IMAGES GST_SPDL_EMPTY_IMAGES_KEEP
 #define DEFAULT_MAX_FIELD_SIZE (64 * 1024 * 1024)
+#define DEFAULT_BUCKETS 0
+#define DEFAULT_BUCKET_WINDOW 10000
+#define DEFAULT_BATCH_DURATION 0.0
+#define DEFAULT_BATCH_SIZE 0
 
 static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
     GST_PAD_SRC,
@@ -330,6 +411,17 @@ struct _GstSpdlReadSlot
   GstBuffer *buffer;
   GError *error;                /* code: a GstSpdlReadErrorCode */
   GstSpdlFieldData *fields;     /* folders: the sidecars read */
+  /* the batched order: this rank's batch, where a run resumed after it
+   * starts, and the epoch's share (for its start event) */
+  gboolean batched;
+  gboolean batch_end;
+  guint64 batch;
+  guint resume_epoch;
+  guint64 resume_offset;
+  guint64 epoch_samples;
+  guint64 epoch_batches;
+  guint max_batch;
+  gchar *row;                   /* a span manifest's "NAME:LINE" */
 };
 
 GType
@@ -623,7 +715,9 @@ gst_spdl_src_class_init (GstSpdlSrcClass * klass)
    *
    * Skipped samples by reason: a structure with "total" and one guint64
    * field per reason (unreadable, not-a-file, too-large, and for remote
-   * and sharded data http-error, timeout, truncated-shard, corrupt-member).
+   * and sharded data http-error, timeout, truncated-shard, corrupt-member;
+   * fields' missing-field, bad-field, field-too-large; a manifest row's
+   * bad-span).
    */
   g_object_class_install_property (gobject_class, PROP_ERROR_COUNTS,
       g_param_spec_boxed ("error-counts", "Error counts",
@@ -638,6 +732,78 @@ gst_spdl_src_class_init (GstSpdlSrcClass * klass)
       g_param_spec_uint64 ("num-samples", "Number of samples",
           "Samples per epoch for this shard (0 until listed)", 0,
           G_MAXUINT64, 0, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+  /**
+   * GstSpdlSrc:buckets:
+   *
+   * Batches of samples of similar duration (Lhotse's
+   * DynamicBucketingSampler, NeMo's bucketing): the samples' durations
+   * (from the manifest's spans) split into this many buckets at their
+   * quantiles; within each #GstSpdlSrc:bucket-window the samples of one
+   * bucket are cut into batches of #GstSpdlSrc:batch-size samples or
+   * #GstSpdlSrc:batch-duration seconds, and the window's batches
+   * shuffled (see "Batches by duration" above). Tar shards and folders
+   * give no durations: an error. 0: off.
+   */
+  g_object_class_install_property (gobject_class, PROP_BUCKETS,
+      g_param_spec_uint ("buckets", "Buckets",
+          "Duration buckets: batches of samples of similar duration "
+          "(0 = off)", 0, G_MAXUINT16, DEFAULT_BUCKETS,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  /**
+   * GstSpdlSrc:bucket-window:
+   *
+   * Samples of the epoch's shuffled order grouped into buckets and
+   * batches at a time (Lhotse's buffer_size); a bucket's unfinished batch
+   * carries over to the next window. 0: the whole epoch.
+   */
+  g_object_class_install_property (gobject_class, PROP_BUCKET_WINDOW,
+      g_param_spec_uint ("bucket-window", "Bucket window",
+          "Samples per shuffle window of the bucketed order (0 = the whole "
+          "epoch)", 0, G_MAXUINT, DEFAULT_BUCKET_WINDOW,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  /**
+   * GstSpdlSrc:batch-duration:
+   *
+   * The most seconds of audio one batch holds, in all (Lhotse's
+   * max_duration): each batch takes as many samples of its bucket as fit,
+   * at least one. Needs every sample's duration (a manifest's spans).
+   * 0: batches by count (#GstSpdlSrc:batch-size).
+   */
+  g_object_class_install_property (gobject_class, PROP_BATCH_DURATION,
+      g_param_spec_double ("batch-duration", "Batch duration",
+          "Most seconds per batch, in all (0 = batches by count)", 0,
+          G_MAXDOUBLE, DEFAULT_BATCH_DURATION,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  /**
+   * GstSpdlSrc:batch-size:
+   *
+   * With #GstSpdlSrc:buckets or #GstSpdlSrc:batch-duration: the most
+   * samples one batch holds (Lhotse's max_cuts; required for batches by
+   * count). spdlbatch's batch-size must be at least this. 0: no limit.
+   */
+  g_object_class_install_property (gobject_class, PROP_BATCH_SIZE,
+      g_param_spec_uint ("batch-size", "Batch size",
+          "Bucketed batches: most samples per batch (0 = no limit)", 0,
+          G_MAXINT, DEFAULT_BATCH_SIZE,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  /**
+   * GstSpdlSrc:num-batches:
+   *
+   * With #GstSpdlSrc:buckets or #GstSpdlSrc:batch-duration: the batches
+   * this shard emits in its first epoch (a loader's len()), known once
+   * the element is PAUSED; batches by seconds may number a few more or
+   * fewer in later epochs (each epoch-start event says how many). 0
+   * otherwise.
+   */
+  g_object_class_install_property (gobject_class, PROP_NUM_BATCHES,
+      g_param_spec_uint64 ("num-batches", "Number of batches",
+          "Bucketed batches this shard emits in its first epoch (0 until "
+          "listed or without buckets)", 0, G_MAXUINT64, 0,
+          G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
   g_object_class_install_property (gobject_class, PROP_NUM_CLASSES,
       g_param_spec_uint ("num-classes", "Number of classes",
           "Classes in the dataset (0 until listed)", 0, G_MAXUINT, 0,
@@ -954,13 +1120,16 @@ gst_spdl_src_class_init (GstSpdlSrcClass * klass)
    *
    * Manifests with a header (CSV, TSV, JSON Lines): the column holding
    * each sample's path. NULL: the first of path, image, filepath,
-   * file_name, filename, file, audio_filepath, video present.
+   * file_name, filename, file, audio_filepath, audio_filename, video
+   * present. A template of column names in braces forms the path from
+   * several: "{page_dir}/{videoid}.mp4" for WebVid's CSV.
    */
   g_object_class_install_property (gobject_class, PROP_PATH_COLUMN,
       g_param_spec_string ("path-column", "Path column",
           "Manifests with a header: the column of the paths (NULL: path, "
-          "image, filepath, file_name, filename, file, audio_filepath or "
-          "video)", NULL, READY_PARAM));
+          "image, filepath, file_name, filename, file, audio_filepath, "
+          "audio_filename or video), or a template of {column} names",
+          NULL, READY_PARAM));
   /**
    * GstSpdlSrc:annotations:
    *
@@ -1279,6 +1448,10 @@ gst_spdl_src_init (GstSpdlSrc * src)
   src->missing_field = DEFAULT_MISSING_FIELD;
   src->empty_images = DEFAULT_EMPTY_IMAGES;
   src->max_field_size = DEFAULT_MAX_FIELD_SIZE;
+  src->buckets = DEFAULT_BUCKETS;
+  src->bucket_window = DEFAULT_BUCKET_WINDOW;
+  src->batch_duration = DEFAULT_BATCH_DURATION;
+  src->batch_size = DEFAULT_BATCH_SIZE;
   g_queue_init (&src->slots);
   gst_spdl_stats_init (&src->stats);
   g_mutex_init (&src->read_lock);
@@ -1311,6 +1484,9 @@ gst_spdl_src_finalize (GObject * object)
   g_free (src->annotations);
   g_clear_pointer (&src->record, gst_spdl_record_free);
   /* a failed start leaves them (stop() is not called) */
+  g_clear_pointer (&src->batch_plan, gst_spdl_batch_plan_free);
+  g_clear_pointer (&src->durations, g_free);
+  g_clear_pointer (&src->sample_buckets, g_free);
   free_config_strings (src);
   gst_spdl_http_canceller_free (src->canceller);
   g_mutex_clear (&src->read_lock);
@@ -1361,6 +1537,18 @@ gst_spdl_src_set_property (GObject * object, guint prop_id,
       break;
     case PROP_START_OFFSET:
       src->start_offset = g_value_get_uint64 (value);
+      break;
+    case PROP_BUCKETS:
+      src->buckets = g_value_get_uint (value);
+      break;
+    case PROP_BUCKET_WINDOW:
+      src->bucket_window = g_value_get_uint (value);
+      break;
+    case PROP_BATCH_DURATION:
+      src->batch_duration = g_value_get_double (value);
+      break;
+    case PROP_BATCH_SIZE:
+      src->batch_size = g_value_get_uint (value);
       break;
     case PROP_PREFETCH:
       src->prefetch = g_value_get_uint (value);
@@ -1528,6 +1716,21 @@ gst_spdl_src_get_property (GObject * object, guint prop_id, GValue * value,
       break;
     case PROP_START_OFFSET:
       g_value_set_uint64 (value, src->start_offset);
+      break;
+    case PROP_BUCKETS:
+      g_value_set_uint (value, src->buckets);
+      break;
+    case PROP_BUCKET_WINDOW:
+      g_value_set_uint (value, src->bucket_window);
+      break;
+    case PROP_BATCH_DURATION:
+      g_value_set_double (value, src->batch_duration);
+      break;
+    case PROP_BATCH_SIZE:
+      g_value_set_uint (value, src->batch_size);
+      break;
+    case PROP_NUM_BATCHES:
+      g_value_set_uint64 (value, src->batches_per_epoch);
       break;
     case PROP_PREFETCH:
       g_value_set_uint (value, src->prefetch);
@@ -1782,9 +1985,54 @@ epoch_offset (GstSpdlSrc * src, guint epoch)
   return epoch == src->start_epoch ? src->first_offset : 0;
 }
 
+/* Batches of @epoch consumed before this run started (batched order). */
+static guint64
+epoch_first_batch (GstSpdlSrc * src, guint epoch)
+{
+  return epoch == src->start_epoch ? src->first_batch : 0;
+}
+
+/* This rank's share of @plan with @first batches consumed: its batches
+ * and their samples. */
+static void
+rank_batches (GstSpdlSrc * src, const GstSpdlBatchPlan * plan,
+    guint64 first, guint64 * batches, guint64 * samples)
+{
+  guint64 k, b;
+
+  *batches = rank_share (src, plan->n_batches - first);
+  *samples = 0;
+  for (k = 0; k < *batches; k++) {
+    b = gst_spdl_batch_plan_rank_batch (plan, first, src->shard_index,
+        src->num_shards, k);
+    *samples += plan->starts[b + 1] - plan->starts[b];
+  }
+}
+
+/* The batched order's plan of @epoch, computed once per epoch (in the
+ * order the cursor meets them). */
+static const GstSpdlBatchPlan *
+ensure_batch_plan (GstSpdlSrc * src, guint epoch)
+{
+  if (src->batch_plan && src->batch_plan_epoch == epoch)
+    return src->batch_plan;
+  gst_spdl_batch_plan_free (src->batch_plan);
+  src->bucket_params.epoch = epoch;
+  src->batch_plan = gst_spdl_batch_plan_new (src->durations,
+      src->sample_buckets, src->dataset->n_samples, &src->bucket_params);
+  src->batch_plan_epoch = epoch;
+  rank_batches (src, src->batch_plan, epoch_first_batch (src, epoch),
+      &src->plan_rank_batches, &src->plan_rank_samples);
+  return src->batch_plan;
+}
+
 static guint64
 epoch_samples (GstSpdlSrc * src, guint epoch)
 {
+  if (src->batched) {
+    ensure_batch_plan (src, epoch);
+    return src->plan_rank_samples;
+  }
   return rank_share (src, src->dataset->n_samples - epoch_offset (src, epoch));
 }
 
@@ -1817,6 +2065,47 @@ cursor_exhausted (GstSpdlSrc * src)
       return FALSE;
     src->next_epoch++;
     src->next_position = 0;
+    src->next_batch = 0;
+    src->next_in_batch = 0;
+  }
+}
+
+/* The batched order's next sample for @slot: rank r's k-th batch is the
+ * epoch's batch first + r + k x W (past the end: wrapped, padding), its
+ * samples in turn; after it a run resumes at the offset of the batches
+ * every rank has then taken. */
+static void
+take_batched (GstSpdlSrc * src, GstSpdlReadSlot * slot)
+{
+  guint epoch = src->next_epoch;
+  const GstSpdlBatchPlan *plan = ensure_batch_plan (src, epoch);
+  guint64 first = epoch_first_batch (src, epoch);
+  guint64 unwrapped = first + src->shard_index +
+      src->next_batch * src->num_shards;
+  guint64 b = unwrapped % plan->n_batches;
+  guint64 at = plan->starts[b] + src->next_in_batch;
+
+  slot->position = unwrapped / plan->n_batches * plan->n_samples + at;
+  slot->index = plan->samples[at];
+  slot->batched = TRUE;
+  slot->batch = src->next_batch;
+  slot->batch_end = at + 1 == plan->starts[b + 1];
+  slot->epoch_samples = src->plan_rank_samples;
+  slot->epoch_batches = src->plan_rank_batches;
+  slot->max_batch = plan->max_batch;
+  if (src->next_batch + 1 >= src->plan_rank_batches) {
+    slot->resume_epoch = epoch + 1;
+    slot->resume_offset = 0;
+  } else {
+    slot->resume_epoch = epoch;
+    slot->resume_offset = gst_spdl_batch_plan_resume_offset (plan, first,
+        src->num_shards, src->next_batch);
+  }
+  if (slot->batch_end) {
+    src->next_batch++;
+    src->next_in_batch = 0;
+  } else {
+    src->next_in_batch++;
   }
 }
 
@@ -1832,9 +2121,13 @@ schedule_reads (GstSpdlSrc * src)
   while (g_queue_get_length (&src->slots) < depth && !cursor_exhausted (src)) {
     GstSpdlReadSlot *slot = g_new0 (GstSpdlReadSlot, 1);
 
-    slot->position = global_position (src, src->next_epoch,
-        src->next_position);
-    slot->index = dataset_index_at (src, src->next_epoch, slot->position);
+    if (src->batched) {
+      take_batched (src, slot);
+    } else {
+      slot->position = global_position (src, src->next_epoch,
+          src->next_position);
+      slot->index = dataset_index_at (src, src->next_epoch, slot->position);
+    }
     slot->label = src->dataset->labels[slot->index];
     slot->epoch = src->next_epoch;
     slot->path = gst_spdl_dataset_get_full_path (src->dataset, slot->index);
@@ -1843,6 +2136,20 @@ schedule_reads (GstSpdlSrc * src)
     gst_spdl_stats_add_in (&src->stats, 1);
     src->next_position++;
     g_queue_push_tail (&src->slots, slot);
+    if (src->dataset->lines) {
+      GstSpdlSpanProblem problem = src->dataset->span_bad[slot->index];
+
+      slot->row = g_strdup_printf ("%s:%" G_GUINT64_FORMAT,
+          src->dataset->manifest_name, src->dataset->lines[slot->index]);
+      /* a span that cannot be is not read */
+      if (problem != GST_SPDL_SPAN_OK) {
+        slot->error = g_error_new (GST_SPDL_READ_ERROR,
+            GST_SPDL_READ_ERROR_BAD_SPAN, "its row %s",
+            gst_spdl_span_problem_describe (problem));
+        slot->submitted = slot->done = TRUE;
+        continue;
+      }
+    }
     if (submit_remote_read (src, slot))
       continue;
     if (src->readers && (src->prefetch_threshold == 0 ||
@@ -1965,6 +2272,32 @@ read_file (const gchar * path, guint64 max_size, GError ** error)
   return buffer;
 }
 
+/* The field's value: the contents of file @path (a sidecar, a transcript
+ * file), or why it cannot be read, the file's own reason kept as the
+ * field's. */
+static void
+read_field_file (GstSpdlSrc * src, const gchar * path,
+    GstSpdlFieldData * field)
+{
+  GError *error = NULL;
+  GstBuffer *buffer = read_file (path, src->active_max_field_size, &error);
+  gchar *name;
+
+  if (buffer) {
+    field->data = gst_spdl_bytes_from_buffer (buffer);
+    gst_buffer_unref (buffer);
+    return;
+  }
+  name = g_filename_display_name (path);
+  field->error = g_error_new (GST_SPDL_READ_ERROR,
+      error->code == GST_SPDL_READ_ERROR_TOO_LARGE ?
+      GST_SPDL_READ_ERROR_FIELD_TOO_LARGE :
+      GST_SPDL_READ_ERROR_BAD_FIELD, "cannot be read from \"%s\": %s",
+      name, error->message);
+  g_free (name);
+  g_error_free (error);
+}
+
 /* A folder's sample: the sidecar of each field beside its image ("x.txt"
  * for "x.jpg"), the first alternative that exists. */
 static GstSpdlFieldData *
@@ -1983,8 +2316,6 @@ read_sidecars (GstSpdlSrc * src, const gchar * path)
     for (a = 0; record->fields[f].alternatives[a]; a++) {
       gchar *sidecar = g_strdup_printf ("%.*s.%s", (int) stem, path,
           record->fields[f].alternatives[a]);
-      GError *error = NULL;
-      GstBuffer *buffer;
       struct stat st;
       gboolean have_stat = stat (sidecar, &st) == 0;
 
@@ -2004,24 +2335,40 @@ read_sidecars (GstSpdlSrc * src, const gchar * path)
         g_free (sidecar);
         break;
       }
-      buffer = read_file (sidecar, src->active_max_field_size, &error);
-      if (buffer) {
-        fields[f].data = gst_spdl_bytes_from_buffer (buffer);
-        gst_buffer_unref (buffer);
-      } else {
-        /* the file's own reason, kept as the field's */
-        gchar *name = g_filename_display_name (sidecar);
-        fields[f].error = g_error_new (GST_SPDL_READ_ERROR,
-            error->code == GST_SPDL_READ_ERROR_TOO_LARGE ?
-            GST_SPDL_READ_ERROR_FIELD_TOO_LARGE :
-            GST_SPDL_READ_ERROR_BAD_FIELD, "cannot be read from \"%s\": %s",
-            name, error->message);
-        g_free (name);
-        g_error_free (error);
-      }
+      read_field_file (src, sidecar, &fields[f]);
       g_free (sidecar);
       break;
     }
+  }
+  return fields;
+}
+
+/* A manifest's columns as the fields of sample @index; a column naming a
+ * file (NeMo's text_filepath) is the file's contents, read here. */
+static GstSpdlFieldData *
+manifest_fields (GstSpdlSrc * src, guint index)
+{
+  GstSpdlDataset *ds = src->dataset;
+  GstSpdlFieldData *fields = gst_spdl_field_data_new (ds->n_fields);
+  guint f;
+
+  for (f = 0; f < ds->n_fields; f++) {
+    const guint8 *data;
+    gsize len;
+    gchar *rel, *path;
+
+    if (!gst_spdl_dataset_get_field (ds, index, f, &data, &len))
+      continue;
+    if (!gst_spdl_dataset_field_is_file (ds, index, f)) {
+      fields[f].data = g_bytes_new_static (data, len);
+      continue;
+    }
+    rel = g_strndup ((const gchar *) data, len);
+    path = g_path_is_absolute (rel) ? g_strdup (rel) :
+        g_build_filename (ds->root, rel, NULL);
+    read_field_file (src, path, &fields[f]);
+    g_free (path);
+    g_free (rel);
   }
   return fields;
 }
@@ -2035,6 +2382,8 @@ read_slot (GstSpdlReadSlot * slot)
       &slot->error);
   if (slot->buffer && slot->src->read_sidecars)
     slot->fields = read_sidecars (slot->src, slot->path);
+  else if (slot->buffer && slot->src->record && !slot->src->coco)
+    slot->fields = manifest_fields (slot->src, slot->index);
   took = gst_spdl_now_ns () - start;
   gst_spdl_stats_record (slot->stats, took);
   /* a running mean over about 16 reads decides where the next ones run */
@@ -2065,6 +2414,7 @@ read_slot_free (GstSpdlReadSlot * slot)
   if (slot->fields)
     gst_spdl_field_data_free (slot->fields, slot->src->record->n_fields);
   g_free (slot->path);
+  g_free (slot->row);
   g_free (slot);
 }
 
@@ -2433,6 +2783,78 @@ load_coco (GstSpdlSrc * src, const gchar * location,
 
 static gboolean start_listing (GstSpdlSrc * src);
 
+/* The batched order: each sample's duration, the first epoch's batches,
+ * where a resumed one starts and this rank's share. */
+static gboolean
+setup_batches (GstSpdlSrc * src, GstSpdlDataset * dataset, guint64 offset,
+    guint64 * samples)
+{
+  guint64 batches;
+  guint i;
+
+  g_clear_pointer (&src->durations, g_free);
+  g_clear_pointer (&src->sample_buckets, g_free);
+  src->durations = g_new (gdouble, MAX (dataset->n_samples, 1));
+  for (i = 0; i < dataset->n_samples; i++) {
+    gdouble d = gst_spdl_dataset_get_duration (dataset, i);
+
+    /* a bad span is skipped (or stops the run) when its turn comes, by
+     * its policy, as without buckets: no seconds of a batch */
+    if (dataset->span_bad && dataset->span_bad[i] != GST_SPDL_SPAN_OK)
+      d = 0;
+    if (!(d >= 0) || !isfinite (d)) {
+      gchar *path = gst_spdl_dataset_get_full_path (dataset, i);
+      gchar *shown = g_filename_display_name (path);
+
+      SPDL_SRC_ERROR (src, RESOURCE, SETTINGS, ("Sample \"%s\" has no known "
+              "duration: buckets and batch-duration need each sample's "
+              "duration from the manifest (a duration or end column)",
+              shown), ("sample %u of the listing; buckets=%u "
+              "batch-duration=%g", i, src->bucket_params.buckets,
+              src->bucket_params.batch_duration));
+      g_free (shown);
+      g_free (path);
+      return FALSE;
+    }
+    src->durations[i] = d;
+  }
+  g_free (src->sample_buckets);
+  src->sample_buckets = gst_spdl_buckets_assign (src->durations,
+      dataset->n_samples, src->bucket_params.buckets);
+  gst_spdl_batch_plan_free (src->batch_plan);
+  src->bucket_params.epoch = src->start_epoch;
+  src->batch_plan = gst_spdl_batch_plan_new (src->durations,
+      src->sample_buckets, dataset->n_samples, &src->bucket_params);
+  src->batch_plan_epoch = src->start_epoch;
+  if (!gst_spdl_batch_plan_find (src->batch_plan, offset, &src->first_batch)) {
+    SPDL_SRC_ERROR (src, RESOURCE, SETTINGS, ("start-offset %"
+            G_GUINT64_FORMAT " is inside a batch of epoch %u: a bucketed "
+            "order resumes at a batch boundary (spdlappsink's resume-state "
+            "gives one)", offset, src->start_epoch), (NULL));
+    return FALSE;
+  }
+  rank_batches (src, src->batch_plan, src->first_batch,
+      &src->plan_rank_batches, &src->plan_rank_samples);
+  /* num-samples and num-batches: a whole epoch's share */
+  rank_batches (src, src->batch_plan, 0, &batches, samples);
+  if (batches == 0) {
+    SPDL_SRC_ERROR (src, RESOURCE, SETTINGS, ("Epoch %u has %"
+            G_GUINT64_FORMAT " batches, too few for %u shards with "
+            "drop-uneven", src->start_epoch, src->batch_plan->n_batches,
+            src->num_shards), (NULL));
+    return FALSE;
+  }
+  GST_INFO_OBJECT (src, "%" G_GUINT64_FORMAT " batches in epoch %u (at most "
+      "%u samples each), %" G_GUINT64_FORMAT " for shard %u/%u",
+      src->batch_plan->n_batches, src->start_epoch,
+      src->batch_plan->max_batch, batches, src->shard_index,
+      src->num_shards);
+  GST_OBJECT_LOCK (src);
+  src->batches_per_epoch = batches;
+  GST_OBJECT_UNLOCK (src);
+  return TRUE;
+}
+
 static gboolean
 gst_spdl_src_start (GstBaseSrc * bsrc)
 {
@@ -2473,6 +2895,14 @@ start_listing (GstSpdlSrc * src)
   src->active_max_file_size = src->max_file_size;
   src->active_max_field_size = src->max_field_size;
   path_column = g_strdup (src->path_column);
+  src->batched = src->buckets > 0 || src->batch_duration > 0;
+  src->bucket_params.seed = src->seed;
+  src->bucket_params.shuffle = src->shuffle;
+  src->bucket_params.buckets = src->buckets;
+  src->bucket_params.window = src->bucket_window;
+  src->bucket_params.batch_size = src->batch_size;
+  src->bucket_params.batch_duration = src->batch_duration;
+  src->batches_per_epoch = 0;
   g_clear_pointer (&src->record, gst_spdl_record_free);
   if (annotations) {
     /* the image's objects and id, then the user's fields */
@@ -2488,6 +2918,7 @@ start_listing (GstSpdlSrc * src)
   }
   memset (src->annotation_counts, 0, sizeof (src->annotation_counts));
   src->annotated_images = src->annotations_delivered = 0;
+  src->record_policy = src->missing_field;
   src->errors = 0;
   g_clear_pointer (&src->dataset_fingerprint, g_free);
   memset (src->errors_by_reason, 0, sizeof (src->errors_by_reason));
@@ -2515,6 +2946,19 @@ start_listing (GstSpdlSrc * src)
     goto failed;
   }
 
+  if (src->batched && src->bucket_params.batch_duration <= 0 &&
+      src->bucket_params.batch_size == 0) {
+    SPDL_SRC_ERROR (src, RESOURCE, SETTINGS, ("buckets=%u needs the size "
+            "of a batch: batch-size (samples) or batch-duration (seconds)",
+            src->bucket_params.buckets), (NULL));
+    goto failed;
+  }
+  if (src->batched && gst_spdl_shards_is_location (location)) {
+    SPDL_SRC_ERROR (src, RESOURCE, SETTINGS, ("buckets and batch-duration "
+            "need each sample's duration: a manifest with spans (a duration "
+            "or end column), not tar shards"), ("location=%s", location));
+    goto failed;
+  }
   if (annotations && (location == NULL || *location == '\0')) {
     SPDL_SRC_ERROR (src, RESOURCE, SETTINGS, ("annotations need a location: "
             "the folder of the images (or their URL prefix)"),
@@ -2618,6 +3062,11 @@ start_listing (GstSpdlSrc * src)
     gst_spdl_dataset_free (dataset);
     goto failed;
   }
+  if (src->batched && !setup_batches (src, dataset, start_offset,
+          &per_shard)) {
+    gst_spdl_dataset_free (dataset);
+    goto failed;
+  }
 
   fingerprint = gst_spdl_dataset_fingerprint (dataset);
   GST_OBJECT_LOCK (src);
@@ -2630,6 +3079,8 @@ start_listing (GstSpdlSrc * src)
 
   src->next_epoch = src->start_epoch;
   src->next_position = 0;
+  src->next_batch = 0;
+  src->next_in_batch = 0;
   src->current_epoch = src->start_epoch;
   src->pushed_in_epoch = 0;
   src->started_epoch = FALSE;
@@ -2685,6 +3136,9 @@ gst_spdl_src_stop (GstBaseSrc * bsrc)
   }
   g_queue_clear_full (&src->slots, (GDestroyNotify) read_slot_free);
   g_clear_pointer (&src->permutation, g_free);
+  g_clear_pointer (&src->batch_plan, gst_spdl_batch_plan_free);
+  g_clear_pointer (&src->durations, g_free);
+  g_clear_pointer (&src->sample_buckets, g_free);
   if (shards)
     gst_spdl_shards_free (shards);
   free_config_strings (src);
@@ -2693,6 +3147,7 @@ gst_spdl_src_stop (GstBaseSrc * bsrc)
   g_clear_pointer (&src->coco, gst_spdl_coco_free);
   g_clear_pointer (&src->record, gst_spdl_record_free);
   src->samples_per_epoch = 0;
+  src->batches_per_epoch = 0;
   GST_OBJECT_UNLOCK (src);
   gst_spdl_http_canceller_reset (src->canceller);
   return TRUE;
@@ -2707,13 +3162,21 @@ gst_spdl_src_negotiate (GstBaseSrc * bsrc)
   gchar *text;
   gboolean ok;
 
-  if (src->record == NULL)
+  if (src->record == NULL && (src->dataset == NULL ||
+          src->dataset->span_starts == NULL))
     return GST_BASE_SRC_CLASS (parent_class)->negotiate (bsrc);
   caps = gst_pad_get_pad_template_caps (GST_BASE_SRC_PAD (bsrc));
   caps = gst_caps_make_writable (caps);
-  text = gst_spdl_record_to_string (src->record);
-  gst_caps_set_simple (caps, "fields", G_TYPE_STRING, text, NULL);
-  g_free (text);
+  if (src->record) {
+    text = gst_spdl_record_to_string (src->record);
+    gst_caps_set_simple (caps, "fields", G_TYPE_STRING, text, NULL);
+    g_free (text);
+  }
+  /* what a decoder does with a span that does not fit its file */
+  if (src->dataset && src->dataset->span_starts)
+    gst_caps_set_simple (caps, "span-policy", G_TYPE_STRING,
+        src->record_policy == GST_SPDL_MISSING_ERROR ? "error" : "skip",
+        NULL);
   ok = gst_base_src_set_caps (bsrc, caps);
   gst_caps_unref (caps);
   return ok;
@@ -2832,13 +3295,24 @@ announce_epoch_end (GstSpdlSrc * src)
   return TRUE;
 }
 
+/* Before @slot, the first sample of its epoch. The batched order adds
+ * "batches" (this rank's) and "max-batch" (the most samples one batch of
+ * the epoch holds). */
 static void
-announce_epoch_start (GstSpdlSrc * src, guint epoch)
+announce_epoch_start (GstSpdlSrc * src, GstSpdlReadSlot * slot)
 {
+  guint epoch = slot->epoch;
+  GstEvent *event;
+
   src->epoch_resumed = epoch_offset (src, epoch) > 0;
-  gst_pad_push_event (GST_BASE_SRC_PAD (src),
-      gst_spdl_epoch_start_event_new (epoch, epoch_samples (src, epoch),
-          epoch_offset (src, epoch), src->num_shards, src->shard_index));
+  event = gst_spdl_epoch_start_event_new (epoch, slot->batched ?
+      slot->epoch_samples : epoch_samples (src, epoch),
+      epoch_offset (src, epoch), src->num_shards, src->shard_index);
+  if (slot->batched)
+    gst_structure_set (gst_event_writable_structure (event),
+        "batches", G_TYPE_UINT64, slot->epoch_batches,
+        "max-batch", G_TYPE_UINT, slot->max_batch, NULL);
+  gst_pad_push_event (GST_BASE_SRC_PAD (src), event);
 }
 
 /* Warns about a sample that cannot be read (the first warning-limit of
@@ -2855,6 +3329,27 @@ skip_sample (GstSpdlSrc * src, GstSpdlReadSlot * slot)
   guint64 errors;
   gint max_errors;
   gboolean post, go_on = TRUE;
+
+  if (slot->row) {
+    gchar *with_row = g_strdup_printf ("%s (manifest row %s)", why,
+        slot->row);
+    g_free (why);
+    why = with_row;
+  }
+  /* a span manifest's entries go by the missing-field policy: error stops
+   * at the first bad one */
+  if (slot->row && src->record_policy == GST_SPDL_MISSING_ERROR &&
+      reason != GST_SPDL_READ_ERROR_MISSING_FIELD &&
+      reason != GST_SPDL_READ_ERROR_BAD_FIELD &&
+      reason != GST_SPDL_READ_ERROR_FIELD_TOO_LARGE) {
+    SPDL_SRC_ERROR (src, RESOURCE, READ, ("Sample \"%s\": %s", name, why),
+        ("reason: %s; missing-field is error",
+            gst_spdl_read_error_reason (reason)));
+    g_free (display);
+    g_free (why);
+    g_free (name);
+    return FALSE;
+  }
 
   GST_OBJECT_LOCK (src);
   errors = ++src->errors;
@@ -3008,24 +3503,6 @@ attach_record (GstSpdlSrc * src, GstBuffer * buffer,
   return result;
 }
 
-/* A manifest's columns as the fields of sample @index. */
-static GstSpdlFieldData *
-manifest_fields (GstSpdlSrc * src, guint index)
-{
-  GstSpdlDataset *ds = src->dataset;
-  GstSpdlFieldData *fields = gst_spdl_field_data_new (ds->n_fields);
-  guint f;
-
-  for (f = 0; f < ds->n_fields; f++) {
-    const guint8 *data;
-    gsize len;
-
-    if (gst_spdl_dataset_get_field (ds, index, f, &data, &len))
-      fields[f].data = g_bytes_new_static (data, len);
-  }
-  return fields;
-}
-
 /* An annotations file's sample @index: its objects and image_id into
  * @fields (the sidecars read beside its image; NULL: none). */
 static GstSpdlFieldData *
@@ -3175,7 +3652,7 @@ gst_spdl_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
       return GST_FLOW_ERROR;
     }
     if (!src->started_epoch)
-      announce_epoch_start (src, slot->epoch);
+      announce_epoch_start (src, slot);
     src->current_epoch = slot->epoch;
     src->started_epoch = TRUE;
 
@@ -3193,6 +3670,20 @@ gst_spdl_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
     gst_spdl_buffer_add_sample_meta (*outbuf, slot->index, slot->label,
         slot->epoch, slot->path);
     gst_spdl_buffer_set_sample_position (*outbuf, slot->position);
+    if (slot->batched) {
+      gst_spdl_buffer_set_batch (*outbuf, slot->batch, slot->resume_epoch,
+          slot->resume_offset);
+      if (slot->batch_end)
+        gst_spdl_buffer_set_batch_end (*outbuf);
+    }
+    if (slot->row) {
+      gdouble start, duration;
+
+      gst_spdl_dataset_get_span (src->dataset, slot->index, &start,
+          &duration);
+      gst_spdl_buffer_set_span (*outbuf, start, duration);
+      gst_spdl_buffer_set_manifest_row (*outbuf, slot->row);
+    }
     if (src->record) {
       GstSpdlFieldData *fields = src->coco ? coco_fields (src, slot->index,
           g_steal_pointer (&slot->fields)) : slot->fields ? slot->fields :

@@ -38,6 +38,15 @@
  * spaced evenly (#GstSpdlVideoDecode:sampling). A video shorter than a
  * clip follows #GstSpdlVideoDecode:short-videos.
  *
+ * A sample with a span (a manifest row's start and end, see spdlsrc; a
+ * WebVid-style CSV with a path, start, end and caption columns) gives
+ * clips of the frames shown from start to end only, counted from the
+ * video's first frame (to its end without an end): clips are drawn and
+ * spaced inside the span as they are inside a whole video. A span that
+ * starts past the last frame is skipped as "past-end", one that ends
+ * more than a frame past the video's end as "bad-duration", the warning
+ * naming the manifest row (spdlsrc's missing-field=error: an error).
+ *
  * Output keeps input order. A video that cannot be demuxed or decoded
  * (empty, truncated, garbage, no video stream, too large, a decoder
  * error, longer than #GstSpdlVideoDecode:timeout) is skipped with a
@@ -824,6 +833,61 @@ add_clip_audio (GstSpdlVideoDecode * self, GstSpdlAudioChain * audio,
   return ok;
 }
 
+/* The frames a sample's span (a manifest row's start and end, in seconds
+ * from the video's first frame) holds: @n_span frames from @first, and
+ * the time the last one stops being shown, @span_end (the video's @end
+ * without a span). A span that starts past the last frame, or ends more
+ * than a frame (and 1 ms) past the video's end, fails the job. */
+static gboolean
+span_frames (GstSpdlParallelDecoder * base, GstSpdlParallelDecoderJob * job,
+    const gdouble * pts, guint n_frames, gdouble end, guint * first,
+    guint * n_span, gdouble * span_end)
+{
+  gdouble start_s, duration_s, t0, t1, video_end, frame;
+  guint i;
+  gchar *what;
+
+  *first = 0;
+  *n_span = n_frames;
+  *span_end = end;
+  if (!gst_spdl_buffer_get_span (job->input, &start_s, &duration_s))
+    return TRUE;
+  frame = n_frames > 1 ? (pts[n_frames - 1] - pts[0]) / (n_frames - 1) :
+      0.04;
+  video_end = end > pts[n_frames - 1] ? end : pts[n_frames - 1] + frame;
+  /* times from the first frame, as the manifest counts them; 1 us for
+   * the pts' rounding */
+  t0 = pts[0] + start_s - 1e-6;
+  for (i = 0; i < n_frames && pts[i] < t0; i++);
+  if (i == n_frames) {
+    what = g_strdup_printf ("the span starts at %.3f s, past the video's "
+        "last frame (%.3f s)", start_s, pts[n_frames - 1] - pts[0]);
+    gst_spdl_parallel_decoder_fail_span (base, job,
+        GST_SPDL_DECODE_ERROR_PAST_END, what);
+    g_free (what);
+    return FALSE;
+  }
+  *first = i;
+  if (duration_s < 0) {
+    *n_span = n_frames - i;
+    return TRUE;
+  }
+  t1 = pts[0] + start_s + duration_s;
+  if (t1 > video_end + MAX (frame, 0.001)) {
+    what = g_strdup_printf ("the span %.3f s + %.3f s runs past the "
+        "video's end (%.3f s): its duration disagrees with the video",
+        start_s, duration_s, video_end - pts[0]);
+    gst_spdl_parallel_decoder_fail_span (base, job,
+        GST_SPDL_DECODE_ERROR_BAD_DURATION, what);
+    g_free (what);
+    return FALSE;
+  }
+  for (; i < n_frames && pts[i] < t1 - 1e-6; i++);
+  *n_span = MAX (i - *first, 1);
+  *span_end = MIN (t1, video_end);
+  return TRUE;
+}
+
 static void
 gst_spdl_video_decode_decode (GstSpdlParallelDecoder * base, gpointer state,
     GstSpdlParallelDecoderJob * job)
@@ -845,9 +909,10 @@ gst_spdl_video_decode_decode (GstSpdlParallelDecoder * base, gpointer state,
   gboolean *left_out = NULL;
   GstBuffer **outs = NULL;
   guint8 **data = NULL;
-  gdouble dropped_at = 0, span = 0;
+  gdouble dropped_at = 0, span = 0, span_end = 0;
   guint64 audio_n = 0;
   gboolean has_audio = FALSE;
+  guint first = 0, n_span = 0;
 
   if (!gst_buffer_map (job->input, &map, GST_MAP_READ)) {
     gst_spdl_decode_fail (&job->error, GST_SPDL_DECODE_ERROR_UNSUPPORTED,
@@ -860,9 +925,14 @@ gst_spdl_video_decode_decode (GstSpdlParallelDecoder * base, gpointer state,
     goto done;
   pts = gst_spdl_video_chain_get_pts (chain, &n_frames);
   gst_spdl_video_chain_get_size (chain, &width, &height);
+  if (n_frames > 0 && !span_frames (base, job, pts, n_frames,
+          gst_spdl_video_chain_get_end (chain), &first, &n_span, &span_end))
+    goto done;
   indices = g_new (guint, (gsize) clips * frames);
-  plan = gst_spdl_clip_plan (&p->clip, pts, n_frames,
-      gst_spdl_video_chain_get_end (chain), job->epoch, job->index, indices);
+  plan = gst_spdl_clip_plan (&p->clip, pts + first, n_span, span_end,
+      job->epoch, job->index, indices);
+  for (k = 0; k < clips * frames; k++)
+    indices[k] += first;
   if (plan == GST_SPDL_CLIP_PLAN_NO_FRAMES) {
     gst_spdl_decode_fail (&job->error, GST_SPDL_DECODE_ERROR_NO_VIDEO,
         "the video has no frame");
@@ -872,8 +942,9 @@ gst_spdl_video_decode_decode (GstSpdlParallelDecoder * base, gpointer state,
     if (p->clip.short_videos == GST_SPDL_SHORT_VIDEOS_ERROR)
       job->fatal = "short-videos=error";
     gst_spdl_decode_fail (&job->error, GST_SPDL_DECODE_ERROR_TOO_SHORT,
-        "the video (%u frames, %.3f s) is shorter than a clip", n_frames,
-        n_frames ? pts[n_frames - 1] - pts[0] : 0.0);
+        "the %s (%u frames, %.3f s) is shorter than a clip",
+        n_span < n_frames ? "span" : "video", n_span,
+        n_span ? pts[first + n_span - 1] - pts[first] : 0.0);
     goto done;
   }
   if (width == 0 || height == 0) {

@@ -429,11 +429,14 @@ class ClipBatch(Batch):
     ``[B, C, N]``, each clip's span of its video's audio, and
     ``batch.has_audio`` bool ``[B]``: False where the video has no audio
     stream (its audio is zeros); both are None without audio.
+    ``batch.captions`` is the ``list[str]`` of the manifest's captions
+    with ``VideoLoader(captions=COLUMN)``, else None.
     """
 
     pts: Any
     audio: Any = None
     has_audio: Any = None
+    captions: Optional[List[str]] = None
     clip_numbers: Optional[List[int]]
     paths: Optional[List[str]]
 
@@ -458,7 +461,9 @@ class AudioBatch(Batch):
     clip's start in seconds in its file), ``batch.lengths`` int64 ``[B]``
     (samples from the file before any padding), ``batch.clip_numbers``
     each clip's number in its file, ``batch.paths`` each clip's file (None
-    for tar shards).
+    for tar shards). From a manifest of utterances (``duration=None``),
+    ``batch.text`` is the ``list[str]`` of their transcripts (the same as
+    ``batch["text"]``; None where the samples carry no text).
     """
 
     start: Any
@@ -470,6 +475,11 @@ class AudioBatch(Batch):
     def audio(self) -> Any:
         """The audio tensor."""
         return self._media[0]
+
+    @property
+    def text(self) -> Optional[List[str]]:
+        """The transcripts (the record's ``text`` field), or None."""
+        return self.fields.get("text")
 
     def __repr__(self) -> str:
         return (f"AudioBatch(audio={_describe(self.audio)}, "

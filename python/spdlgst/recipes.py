@@ -348,13 +348,18 @@ PATH_COLUMNS = ("path", "image", "filepath", "file_name", "filename", "file",
 
 
 def _fields_stage(a) -> list:
-    """spdlsrc's properties for ``fields=``."""
+    """spdlsrc's properties for ``fields=`` (and the string fields of
+    VideoLoader's ``captions=`` and AudioLoader's ``text=``)."""
     f = a.get("fields")
+    extra = [f"{a['captions']}:string"] if a.get("captions") else []
+    if a.get("text"):
+        extra.append("text")        # spdlsrc: text, text_filepath, ...
     if not f:
-        return []
+        return [f"fields={_quote(','.join(extra))}"] if extra else []
     out = []
-    if f["src"]:
-        out.append(f"fields={_quote(f['src'])}")
+    if f["src"] or extra:
+        specs = ([f["src"]] if f["src"] else []) + extra
+        out.append(f"fields={_quote(','.join(specs))}")
     if is_shards_location(a["location"]) and \
             "image-key" not in a["src_properties"]:
         out.append(f"image-key={_quote(f['media_key'])}")
@@ -938,7 +943,8 @@ def _video_checked(location, batch_size, frames, stride, frame_rate,
                    threads, layout, output, max_errors, extensions,
                    src_properties, audio=False, sample_rate=16000,
                    audio_channels=1, ranks="auto", autorotate=True,
-                   max_decode_frames=2000, log_limit=20, fields=None) -> dict:
+                   max_decode_frames=2000, log_limit=20, fields=None,
+                   captions=None) -> dict:
     """The arguments of VideoLoader, checked and normalized."""
     if isinstance(layout, str):
         layout = layout.upper()
@@ -972,7 +978,12 @@ def _video_checked(location, batch_size, frames, stride, frame_rate,
         audio_channels=_int("audio_channels", audio_channels, 1, 64),
         fields=_fields(fields, VIDEO_EXTENSIONS + ("video",)),
         log_limit=_int("log_limit", log_limit, 0, 2**32 - 1),
+        captions=_column("captions", captions),
     )
+    if args["captions"] and args["fields"] and \
+            args["captions"] in args["fields"]["names"]:
+        raise ValueError(f"captions={args['captions']!r} is in fields too: "
+                         "give it once")
     args["ranks"] = _ranks(ranks, args["src_properties"])
     if "extensions" in args["src_properties"]:
         raise ValueError("src_properties['extensions']: use VideoLoader's own "
@@ -992,6 +1003,17 @@ def _video_checked(location, batch_size, frames, stride, frame_rate,
     return args
 
 
+def _column(name, value) -> Optional[str]:
+    """A manifest column's name, as spdlsrc's fields take it."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or \
+            not re.fullmatch(r"[A-Za-z0-9_.-]+", value):
+        raise ValueError(f"{name} must name a manifest column (letters, "
+                         f"digits, '_', '.', '-'), not {value!r}")
+    return value
+
+
 def _src_stage(a) -> str:
     """spdlsrc of a clip loader's launch line."""
     src = [f"spdlsrc location={_quote(a['location'])}",
@@ -1009,6 +1031,16 @@ def _src_stage(a) -> str:
         # a shard group's sample is its member of one of these extensions
         # (spdlsrc's image-key; its default picks images)
         src.append(f"image-key={_quote(';'.join(a['extensions']))}")
+    if a.get("buckets"):
+        src.append(f"buckets={a['buckets']}")
+        if a["bucket_window"] != 10000:
+            src.append(f"bucket-window={a['bucket_window']}")
+    if a.get("batch_duration") is not None:
+        src.append(f"batch-duration={a['batch_duration']!r}")
+    if a.get("buckets") or a.get("batch_duration") is not None:
+        # spdlsrc makes the batches (spdlbatch cuts at their ends): the
+        # most samples one holds
+        src.append(f"batch-size={a['batch_size']}")
     for key, value in a["src_properties"].items():
         if isinstance(value, bool):
             value = "true" if value else "false"
@@ -1111,6 +1143,16 @@ class VideoLoader(_ClipLoader):
     - ``layout``: "TCHW" (default), "CTHW" or "THWC".
     - ``extensions``: of the video files a folder lists, and of the
       video members of tar shards (mp4, mkv, webm, mov, avi).
+    - ``captions``: a manifest column holding each entry's caption
+      (WebVid's "name"): ``batch.captions`` (and ``batch[captions]``) is
+      then a ``list[str]`` of them, as the manifest has them.
+
+    Video-text manifests (docs/speech.md): a CSV/TSV/JSONL with a path
+    column and a ``start`` (or ``offset``) column in seconds, optionally
+    ``end`` (or ``duration``), gives each entry's clip from its start:
+    ``sampling`` does not move it (with ``frame_rate``, the frames shown
+    at start + k x stride / frame_rate). Several entries of one video are
+    separate samples.
     - ``audio``: also each clip's span of the video's audio (False):
       ``batch.audio`` float32 ``[B, audio_channels, N]`` from the clip's
       first frame's pts for frames x stride / frame_rate seconds (needs
@@ -1147,12 +1189,19 @@ class VideoLoader(_ClipLoader):
                  sample_rate: int = 16000, audio_channels: int = 1,
                  ranks: Ranks = "auto", autorotate: bool = True,
                  max_decode_frames: int = 2000, log_limit: int = 20,
-                 fields: Optional[Sequence[str]] = None):
+                 fields: Optional[Sequence[str]] = None,
+                 captions: Optional[str] = None):
         args = _video_checked(**{k: v for k, v in locals().items()
                                  if k not in ("self", "__class__")})
         super().__init__(args)
 
     _checked = staticmethod(_video_checked)
+
+    def _convert(self, sample: Gst.Sample):
+        batch = super()._convert(sample)
+        if self._args["captions"]:
+            batch.captions = batch.fields[self._args["captions"]]
+        return batch
 
     @staticmethod
     def _make_batch(sample, tensors, paths_of):
@@ -1202,12 +1251,64 @@ def _duration(value) -> Optional[float]:
     return float(value)
 
 
+def _seconds(name, value, none_ok=True) -> Optional[float]:
+    """Seconds > 0 (None where @none_ok)."""
+    if value is None and none_ok:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a number of seconds"
+                        f"{' or None' if none_ok else ''}, not {value!r}")
+    if not math.isfinite(value) or value <= 0:
+        raise ValueError(f"{name} must be a number of seconds above 0, "
+                         f"not {value}")
+    return float(value)
+
+
+# where spdlsrc reads an entry's transcript from, first found first
+TEXT_COLUMNS = ("text", "text_filepath", "normalized_text")
+
+
+def _has_transcripts(location: str) -> bool:
+    """Whether a local manifest's first entry (a table's header, a JSON
+    Lines manifest's first object) has a transcript column; True for
+    remote manifests, which are not read here."""
+    import csv
+    import json
+
+    if location.startswith(("http://", "https://", "s3://")):
+        return True
+    try:
+        with open(location, encoding="utf-8", newline="") as f:
+            first = next((line for line in f if line.strip()), "")
+    except (OSError, UnicodeDecodeError):
+        return True             # spdlsrc names what is wrong with it
+    if location.lower().endswith((".csv", ".tsv")):
+        delimiter = "\t" if location.lower().endswith(".tsv") else ","
+        columns = next(csv.reader([first], delimiter=delimiter), [])
+        return any(c.strip() in TEXT_COLUMNS for c in columns)
+    try:
+        entry = json.loads(first)
+    except ValueError:
+        return True
+    return not isinstance(entry, dict) or any(c in entry for c in TEXT_COLUMNS)
+
+
+# spdlbatch's most samples a batch holds when batch_duration cuts batches
+# and batch_size is not given
+BATCH_DURATION_CAP = 1024
+
+
 def _audio_checked(location, batch_size, sample_rate, channels, duration,
                    clips_per_file, sampling, short_files, shuffle, seed,
                    epochs, start_epoch, drop_last, threads, quality, exact,
                    output, max_errors, extensions, src_properties,
-                   ranks="auto", log_limit=20, fields=None) -> dict:
+                   ranks="auto", log_limit=20, fields=None,
+                   max_duration=None, buckets=0, bucket_window=10000,
+                   batch_duration=None, text=None) -> dict:
     """The arguments of AudioLoader, checked and normalized."""
+    batch_duration = _seconds("batch_duration", batch_duration)
+    if batch_size is None:
+        batch_size = 32 if batch_duration is None else BATCH_DURATION_CAP
     args = dict(
         location=_location(location),
         batch_size=_int("batch_size", batch_size, 1, 2**31 - 1),
@@ -1230,11 +1331,31 @@ def _audio_checked(location, batch_size, sample_rate, channels, duration,
         src_properties=_src_properties(src_properties),
         log_limit=_int("log_limit", log_limit, 0, 2**32 - 1),
         fields=_fields(fields, AUDIO_EXTENSIONS + ("audio",)),
+        max_duration=_seconds("max_duration", max_duration),
+        buckets=_int("buckets", buckets, 0, 2**31 - 1),
+        bucket_window=_int("bucket_window", bucket_window, 1, 2**31 - 1),
+        batch_duration=batch_duration,
     )
     args["ranks"] = _ranks(ranks, args["src_properties"])
     if "extensions" in args["src_properties"]:
         raise ValueError("src_properties['extensions']: use AudioLoader's own "
                          "argument")
+    for key in ("buckets", "bucket-window", "batch-duration"):
+        if key in args["src_properties"]:
+            raise ValueError(f"src_properties[{key!r}]: use AudioLoader's "
+                             f"own argument ({key.replace('-', '_')}=)")
+    if args["duration"] is not None and \
+            (args["buckets"] or args["batch_duration"] is not None):
+        raise ValueError("buckets and batch_duration group whole segments "
+                         "by their manifest durations: they need "
+                         "duration=None")
+    named = args["fields"]["names"] if args["fields"] else ()
+    manifest = args["location"].lower().endswith((".json",) + TABLE_SUFFIXES)
+    args["text"] = _bool("text", text, args["duration"] is None and manifest
+                         and "text" not in named and
+                         _has_transcripts(args["location"]))
+    if args["text"] and "text" in named:
+        raise ValueError("text=True and 'text' in fields: give it once")
     if args["duration"] is None and args["clips_per_file"] != 1:
         raise ValueError(f"clips_per_file must be 1 with duration=None "
                          f"(whole files), not {args['clips_per_file']}")
@@ -1247,8 +1368,9 @@ def _audio_checked(location, batch_size, sample_rate, channels, duration,
 
 
 class AudioLoader(_ClipLoader):
-    """Loads an audio classification dataset as batches of fixed-length
-    clips at one sample rate.
+    """Loads an audio dataset as batches of fixed-length clips at one
+    sample rate (classification), or of whole utterances with their
+    transcripts (speech recognition: ``duration=None`` on a manifest).
 
     Each file gives ``clips_per_file`` clips of ``duration`` seconds per
     epoch, decoded by their codec's library (WAV, FLAC, MP3, Ogg Opus and
@@ -1270,7 +1392,7 @@ class AudioLoader(_ClipLoader):
       or WebDataset tar shards, local, http(s):// or s3://, as for
       :class:`ImageLoader`; in shards the audio file is the member with
       one of ``extensions``, as for :class:`VideoLoader`.
-    - ``batch_size``: clips per batch (32).
+    - ``batch_size``: clips per batch (32; see ``batch_duration``).
     - ``sample_rate``: output rate in Hz (16000); ``channels``: output
       channels (1). Fewer than the file's are audioconvert's default mix
       by channel position: every channel kept, scaled so that no sum
@@ -1303,15 +1425,51 @@ class AudioLoader(_ClipLoader):
     - ``extensions``: of the audio files a folder lists, and of the audio
       members of tar shards (wav, flac, mp3, ogg, opus, m4a).
 
+    Speech recognition (docs/speech.md): ``location`` a manifest of
+    utterances, NeMo's JSON Lines (``.json`` or ``.jsonl``:
+    ``audio_filepath``, ``duration``, optional ``offset``, ``text``) or a
+    CSV/TSV/JSONL with a path column, ``offset`` or ``start`` and
+    ``duration`` or ``end`` (seconds), paths relative to the manifest's
+    folder. Several entries of one file are separate samples, each
+    decoded from its own offset. With ``duration=None`` each entry's
+    whole segment ``[offset, offset + duration)`` is one row of
+    ``batch.audio``, padded with zeros to the longest of its batch,
+    ``batch.lengths`` its samples, ``batch["text"]`` the transcripts
+    (``list[str]``, as the manifest has them).
+
+    - ``text``: each entry's transcript as ``batch["text"]``: NeMo's
+      ``text``, else the file ``text_filepath`` names, else
+      ``normalized_text``; a table's ``text`` column. Default: True for
+      whole segments (``duration=None``) of a manifest whose first entry
+      (a table's header) has one of those (remote manifests: True); an
+      entry without one is then skipped, warned and counted
+      (``missing-field``).
+
+    - ``max_duration``: entries longer than this many seconds are skipped
+      before decoding, counted in :meth:`skipped` as ``too-long`` (None:
+      no limit).
+    - ``buckets``: 0 (default) or the number of duration buckets (bounds
+      at quantiles of the epoch's durations): each batch holds entries of
+      one bucket, drawn within windows of ``bucket_window`` entries of the
+      shuffled epoch (10000), so padding stays small. Deterministic from
+      ``seed`` and the epoch, resumable like every order.
+    - ``batch_duration``: seconds of audio per batch rather than a count:
+      a batch closes before the entry that would take its total (the
+      manifest's durations) past this; ``batch_size`` stays the most a
+      batch holds (with ``batch_duration`` and no ``batch_size``: 1024).
+      ``len()`` counts the batches the epoch's order makes.
+
     ``launch_line`` is the pipeline it runs. ``state_dict`` and
     ``load_state_dict`` resume as for images (a clip is chosen from seed,
     epoch, file and clip number only): with one clip per file, exactly the
     rest of the epoch; with several, a file whose clips a checkpoint
-    splits gives all its clips again.
+    splits gives all its clips again. With ``buckets`` or
+    ``batch_duration`` a resumed epoch gives the same batches as an
+    uninterrupted one.
     """
 
     def __init__(self, location: Union[str, os.PathLike], *,
-                 batch_size: int = 32, sample_rate: int = 16000,
+                 batch_size: Optional[int] = None, sample_rate: int = 16000,
                  channels: int = 1, duration: Optional[float] = 1.0,
                  clips_per_file: int = 1, sampling: str = "random",
                  short_files: str = "pad", shuffle: Optional[bool] = None,
@@ -1323,7 +1481,11 @@ class AudioLoader(_ClipLoader):
                  extensions: Optional[Sequence[str]] = None,
                  src_properties: Optional[dict] = None,
                  ranks: Ranks = "auto", log_limit: int = 20,
-                 fields: Optional[Sequence[str]] = None):
+                 fields: Optional[Sequence[str]] = None,
+                 max_duration: Optional[float] = None, buckets: int = 0,
+                 bucket_window: int = 10000,
+                 batch_duration: Optional[float] = None,
+                 text: Optional[bool] = None):
         args = _audio_checked(**{k: v for k, v in locals().items()
                                  if k not in ("self", "__class__")})
         super().__init__(args)
@@ -1348,6 +1510,8 @@ class AudioLoader(_ClipLoader):
             dec.append(f"quality={a['quality']}")
         if not a["exact"]:
             dec.append("exact=false")
+        if a["max_duration"] is not None:
+            dec.append(f"max-span={a['max_duration']!r}")
         if a["threads"] is not None:
             dec.append(f"threads={a['threads']}")
         if a["max_errors"] is not None:

@@ -28,6 +28,45 @@ def run_frames(launch, timeout_s=60):
     return frames
 
 
+def run_samples(launch, convert, timeout_s=120, counts_of=()):
+    """[convert(sample)] for each sample of @launch, the warnings, the
+    first error (None without one: the run stops there) and the
+    error-counts of the elements named in @counts_of, by name, reasons
+    with a count only."""
+    pipeline = Gst.parse_launch(launch + " ! appsink name=sink sync=false")
+    sink = pipeline.get_by_name("sink")
+    bus = pipeline.get_bus()
+    pipeline.set_state(Gst.State.PLAYING)
+    out, warnings, error, counts = [], [], None, {}
+    try:
+        while error is None:
+            sample = sink.emit("try-pull-sample", Gst.SECOND)
+            while True:
+                msg = bus.pop_filtered(Gst.MessageType.ERROR |
+                                       Gst.MessageType.WARNING)
+                if msg is None:
+                    break
+                if msg.type == Gst.MessageType.ERROR:
+                    error = error or msg.parse_error()[0].message
+                else:
+                    warnings.append(msg.parse_warning()[0].message)
+            if sample is None:
+                if error or sink.get_property("eos"):
+                    break
+                timeout_s -= 1
+                assert timeout_s > 0, "pipeline timed out"
+                continue
+            out.append(convert(sample))
+        for name in counts_of:
+            c = pipeline.get_by_name(name).get_property("error-counts")
+            counts[name] = {c.nth_field_name(i): c.get_value(
+                c.nth_field_name(i)) for i in range(c.n_fields())
+                if c.get_value(c.nth_field_name(i))}
+    finally:
+        pipeline.set_state(Gst.State.NULL)
+    return out, warnings, error, counts
+
+
 def decode_folder(folder, tail, ext):
     """({file name: frame} delivered, {file name: warning text},
     error-counts) of spdldecode (@tail, max-errors=-1, every warning

@@ -524,3 +524,31 @@ def test_coco_file_equals_cocodetection(tmp_path):
                     coco=dict(root=str(tmp_path / "ds"),
                               file=str(tmp_path / "instances.json")),
                     order=order)
+
+
+def test_objects_count_against_16_tensors(tmp_path):
+    """An objects field takes 5 tensors, 6 with masks: images, labels, 4
+    strings (8), an int and objects make 16 and go; with masks 17 are
+    refused when the stream starts, with the count."""
+    root = tmp_path / "ds" / "c"
+    root.mkdir(parents=True)
+    Image.new("RGB", (20, 10)).save(root / "a.png")
+    for ext in "pqrs":
+        (root / f"a.{ext}.txt").write_text("x")
+    (root / "a.n.txt").write_text("3")
+    (root / "a.json").write_text("[]")
+    fields = "p.txt,q.txt,r.txt,s.txt,n.txt:int,json:objects"
+    batches, _, _ = run_batches(tmp_path / "ds", "", batch="batch-size=1",
+                                fields=fields)
+    assert len(batches[0]["names"]) == 16
+    pipeline = Gst.parse_launch(
+        f'spdlsrc location={tmp_path / "ds"} fields="{fields}" ! spdldecode '
+        "instance-masks=true ! spdlbatch batch-size=1 ! fakesink")
+    pipeline.set_state(Gst.State.PLAYING)
+    msg = pipeline.get_bus().timed_pop_filtered(
+        30 * Gst.SECOND, Gst.MessageType.ERROR | Gst.MessageType.EOS)
+    pipeline.set_state(Gst.State.NULL)
+    assert msg is not None and msg.type == Gst.MessageType.ERROR
+    text = msg.parse_error()[0].message
+    assert "need 15 tensors beside the media's 2" in text, text
+    assert "objects 5, or 6 with masks" in text, text

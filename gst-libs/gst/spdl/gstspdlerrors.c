@@ -24,14 +24,15 @@ static const gchar *const read_reasons[GST_SPDL_READ_N_ERRORS] = {
   "unreadable", "not-a-file", "too-large",
   "http-error", "timeout", "truncated-shard", "corrupt-member",
   "no-image", "unsupported-image", "no-label", "bad-label",
-  "missing-field", "bad-field", "field-too-large"
+  "missing-field", "bad-field", "field-too-large", "bad-span"
 };
 
 static const gchar *const decode_reasons[GST_SPDL_DECODE_N_ERRORS] = {
   "empty", "not-jpeg", "truncated", "corrupt", "too-large", "unsupported",
   "unsupported-format", "no-video", "no-audio", "too-short", "timeout",
   "recovered",
-  "too-many-decode-frames", "bad-field",
+  "too-many-decode-frames", "bad-field", "too-long", "past-end",
+  "bad-duration",
 };
 
 const gchar *

@@ -43,6 +43,9 @@ typedef enum
   GST_SPDL_READ_ERROR_MISSING_FIELD,
   GST_SPDL_READ_ERROR_BAD_FIELD,
   GST_SPDL_READ_ERROR_FIELD_TOO_LARGE,
+  /* a manifest row's span that cannot be (a negative offset, an end
+   * before its start, no number, a NeMo row without its duration) */
+  GST_SPDL_READ_ERROR_BAD_SPAN,
   GST_SPDL_READ_N_ERRORS,
 } GstSpdlReadErrorCode;
 
@@ -77,6 +80,12 @@ typedef enum
   /* a field of the sample's record (an extra image or label) that does
    * not decode, or not to the media image's size */
   GST_SPDL_DECODE_ERROR_BAD_FIELD,
+  /* a manifest row's span (gst_spdl_buffer_get_span()): longer than
+   * max-span; starting at or past its file's end; running past its end
+   * (the duration disagrees with the file) */
+  GST_SPDL_DECODE_ERROR_TOO_LONG,
+  GST_SPDL_DECODE_ERROR_PAST_END,
+  GST_SPDL_DECODE_ERROR_BAD_DURATION,
   GST_SPDL_DECODE_N_ERRORS,
 } GstSpdlDecodeErrorCode;
 

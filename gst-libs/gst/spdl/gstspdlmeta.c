@@ -132,6 +132,59 @@ gst_spdl_buffer_get_sample_position (GstBuffer * buffer, guint64 * position)
       quark_position, G_TYPE_UINT64, position, NULL);
 }
 
+void
+gst_spdl_buffer_set_batch (GstBuffer * buffer, guint64 batch,
+    guint resume_epoch, guint64 resume_offset)
+{
+  GstCustomMeta *meta;
+
+  gst_spdl_meta_register ();
+  meta = gst_buffer_get_custom_meta (buffer, GST_SPDL_SAMPLE_META_NAME);
+  if (meta)
+    gst_structure_set (gst_custom_meta_get_structure (meta),
+        "batch", G_TYPE_UINT64, batch, "resume-epoch", G_TYPE_UINT,
+        resume_epoch, "resume-offset", G_TYPE_UINT64, resume_offset, NULL);
+}
+
+gboolean
+gst_spdl_buffer_get_batch (GstBuffer * buffer, guint64 * batch,
+    guint * resume_epoch, guint64 * resume_offset)
+{
+  GstCustomMeta *meta;
+
+  gst_spdl_meta_register ();
+  meta = gst_buffer_get_custom_meta (buffer, GST_SPDL_SAMPLE_META_NAME);
+  return meta && gst_structure_get (gst_custom_meta_get_structure (meta),
+      "batch", G_TYPE_UINT64, batch, "resume-epoch", G_TYPE_UINT,
+      resume_epoch, "resume-offset", G_TYPE_UINT64, resume_offset, NULL);
+}
+
+void
+gst_spdl_buffer_set_batch_end (GstBuffer * buffer)
+{
+  GstCustomMeta *meta;
+
+  gst_spdl_meta_register ();
+  meta = gst_buffer_get_custom_meta (buffer, GST_SPDL_SAMPLE_META_NAME);
+  if (meta)
+    gst_structure_set (gst_custom_meta_get_structure (meta), "batch-end",
+        G_TYPE_BOOLEAN, TRUE, NULL);
+}
+
+gboolean
+gst_spdl_buffer_is_batch_end (GstBuffer * buffer)
+{
+  GstCustomMeta *meta;
+  gboolean end = FALSE;
+
+  gst_spdl_meta_register ();
+  meta = gst_buffer_get_custom_meta (buffer, GST_SPDL_SAMPLE_META_NAME);
+  if (meta)
+    gst_structure_get_boolean (gst_custom_meta_get_structure (meta),
+        "batch-end", &end);
+  return end;
+}
+
 const gchar *
 gst_spdl_buffer_get_path (GstBuffer * buffer)
 {
@@ -315,6 +368,32 @@ gst_spdl_buffer_set_batch_progress (GstBuffer * buffer, guint64 position,
 }
 
 void
+gst_spdl_buffer_set_batch_resume (GstBuffer * buffer, guint epoch,
+    guint64 offset)
+{
+  GstCustomMeta *meta;
+
+  gst_spdl_meta_register ();
+  meta = gst_buffer_get_custom_meta (buffer, GST_SPDL_BATCH_META_NAME);
+  if (meta)
+    gst_structure_set (gst_custom_meta_get_structure (meta), "resume-epoch",
+        G_TYPE_UINT, epoch, "resume-offset", G_TYPE_UINT64, offset, NULL);
+}
+
+gboolean
+gst_spdl_buffer_get_batch_resume (GstBuffer * buffer, guint * epoch,
+    guint64 * offset)
+{
+  GstCustomMeta *meta;
+
+  gst_spdl_meta_register ();
+  meta = gst_buffer_get_custom_meta (buffer, GST_SPDL_BATCH_META_NAME);
+  return meta && gst_structure_get (gst_custom_meta_get_structure (meta),
+      "resume-epoch", G_TYPE_UINT, epoch, "resume-offset", G_TYPE_UINT64,
+      offset, NULL);
+}
+
+void
 gst_spdl_buffer_set_audio_clip_info (GstBuffer * buffer, guint clip,
     gdouble start, guint64 length)
 {
@@ -340,6 +419,53 @@ gst_spdl_buffer_get_audio_clip_info (GstBuffer * buffer, guint * clip,
   return meta && gst_structure_get (gst_custom_meta_get_structure (meta),
       "clip", G_TYPE_UINT, clip, "start", G_TYPE_DOUBLE, start, "length",
       G_TYPE_UINT64, length, NULL);
+}
+
+/* The sample meta's structure, the meta added first with @add; NULL
+ * without one. */
+static GstStructure *
+sample_structure (GstBuffer * buffer, gboolean add)
+{
+  GstCustomMeta *meta;
+
+  gst_spdl_meta_register ();
+  meta = gst_buffer_get_custom_meta (buffer, GST_SPDL_SAMPLE_META_NAME);
+  if (meta == NULL && add)
+    meta = gst_buffer_add_custom_meta (buffer, GST_SPDL_SAMPLE_META_NAME);
+  return meta ? gst_custom_meta_get_structure (meta) : NULL;
+}
+
+void
+gst_spdl_buffer_set_span (GstBuffer * buffer, gdouble start,
+    gdouble duration)
+{
+  gst_structure_set (sample_structure (buffer, TRUE), "span-start",
+      G_TYPE_DOUBLE, start, "span-duration", G_TYPE_DOUBLE, duration, NULL);
+}
+
+gboolean
+gst_spdl_buffer_get_span (GstBuffer * buffer, gdouble * start,
+    gdouble * duration)
+{
+  GstStructure *s = sample_structure (buffer, FALSE);
+
+  return s && gst_structure_get (s, "span-start", G_TYPE_DOUBLE, start,
+      "span-duration", G_TYPE_DOUBLE, duration, NULL);
+}
+
+void
+gst_spdl_buffer_set_manifest_row (GstBuffer * buffer, const gchar * row)
+{
+  gst_structure_set (sample_structure (buffer, TRUE), "row", G_TYPE_STRING,
+      row, NULL);
+}
+
+const gchar *
+gst_spdl_buffer_get_manifest_row (GstBuffer * buffer)
+{
+  GstStructure *s = sample_structure (buffer, FALSE);
+
+  return s ? gst_structure_get_string (s, "row") : NULL;
 }
 
 guint64 *

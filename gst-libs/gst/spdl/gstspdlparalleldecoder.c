@@ -56,6 +56,7 @@ typedef struct
 
   GstSpdlWorkQueue queue;
   guint64 next_index;           /* stream thread */
+  gint spans_fatal;             /* atomic: the input caps' span-policy */
   guint n_workers;
 
   /* source task only */
@@ -523,6 +524,26 @@ gst_spdl_parallel_decoder_get_recovered (GstSpdlParallelDecoder * self)
   return recovered;
 }
 
+gboolean
+gst_spdl_parallel_decoder_spans_fatal (GstSpdlParallelDecoder * self)
+{
+  return g_atomic_int_get (&PRIV (self)->spans_fatal);
+}
+
+gboolean
+gst_spdl_parallel_decoder_fail_span (GstSpdlParallelDecoder * self,
+    GstSpdlParallelDecoderJob * job, gint code, const gchar * what)
+{
+  const gchar *row = gst_spdl_buffer_get_manifest_row (job->input);
+
+  if (code != GST_SPDL_DECODE_ERROR_TOO_LONG &&
+      code != GST_SPDL_DECODE_ERROR_TOO_LARGE &&
+      gst_spdl_parallel_decoder_spans_fatal (self))
+    job->fatal = "missing-field=error on spdlsrc";
+  return gst_spdl_decode_fail (&job->error, code, "%s%s%s%s", what,
+      row ? " (manifest row " : "", row ? row : "", row ? ")" : "");
+}
+
 GstPad *
 gst_spdl_parallel_decoder_get_srcpad (GstSpdlParallelDecoder * self)
 {
@@ -781,6 +802,8 @@ gst_spdl_parallel_decoder_sink_event (GstPad * pad, GstObject * parent,
       /* files in; our caps follow from each output, with the record the
        * input caps describe (set_output_caps) */
       gst_event_parse_caps (event, &caps);
+      g_atomic_int_set (&priv->spans_fatal, g_strcmp0 (gst_structure_get_string
+              (gst_caps_get_structure (caps, 0), "span-policy"), "error") == 0);
       ok = CLASS (self)->set_sink_caps ?
           CLASS (self)->set_sink_caps (self, caps) : TRUE;
       gst_event_unref (event);

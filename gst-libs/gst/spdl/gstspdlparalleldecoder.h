@@ -184,6 +184,19 @@ gboolean gst_spdl_parallel_decoder_get_property (GObject * object,
 guint64 gst_spdl_parallel_decoder_get_recovered (GstSpdlParallelDecoder *
     self);
 
+/* Whether a manifest row's span that does not fit its file stops the
+ * pipeline (the input caps' "span-policy" is "error": spdlsrc's
+ * missing-field=error) rather than skipping the sample. Any thread. */
+gboolean gst_spdl_parallel_decoder_spans_fatal (GstSpdlParallelDecoder *
+    self);
+
+/* A worker thread: fails @job for its span (a manifest row's, see
+ * gst_spdl_buffer_get_span()) by @code with @what, the manifest row
+ * named; fatal where spans_fatal(), except for too-long and too-large
+ * (the decoder's limits, not the manifest's fault). FALSE. */
+gboolean gst_spdl_parallel_decoder_fail_span (GstSpdlParallelDecoder * self,
+    GstSpdlParallelDecoderJob * job, gint code, const gchar * what);
+
 GstPad *gst_spdl_parallel_decoder_get_srcpad (GstSpdlParallelDecoder * self);
 /* the source task: pushes @caps and the sticky events held for them */
 gboolean gst_spdl_parallel_decoder_set_output_caps (GstSpdlParallelDecoder *

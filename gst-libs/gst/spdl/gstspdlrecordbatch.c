@@ -52,10 +52,10 @@ struct _GstSpdlRecordBatch
   GstSpdlSampleGeometry *geometry;
   gboolean *has_geometry;
   FieldNames *names;
-  gboolean object_masks;
-  guint canvas_width, canvas_height;
   gboolean padded;              /* pictures of any size, padded */
   guint pad_width, pad_height;  /* padded: the batch's */
+  gboolean object_masks;
+  guint canvas_width, canvas_height;
 };
 
 #define AT(b, slot, f) ((gsize) (slot) * (b)->n_fields + (f))

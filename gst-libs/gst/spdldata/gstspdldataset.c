@@ -14,9 +14,11 @@
 #include "gstspdlformat.h"
 #include "gstspdlerrors.h"
 #include "gstspdltable.h"
+#include "gstspdljson.h"
 
 #include <dirent.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -86,6 +88,14 @@ dataset_shrink (GstSpdlDataset * ds)
     ds->field_arena = g_realloc (ds->field_arena,
         MAX (ds->field_arena_len, 1));
     ds->field_arena_size = ds->field_arena_len;
+  }
+  if (ds->span_starts) {
+    gsize n = MAX (ds->n_samples, 1);
+
+    ds->span_starts = g_renew (gdouble, ds->span_starts, n);
+    ds->span_durations = g_renew (gdouble, ds->span_durations, n);
+    ds->span_bad = g_renew (guint8, ds->span_bad, n);
+    ds->lines = g_renew (guint64, ds->lines, n);
   }
 }
 
@@ -551,19 +561,119 @@ load_manifest (GstSpdlDataset * ds, const gchar * location, GError ** error)
 /* Manifests with a header: CSV, TSV, JSON Lines (gstspdltable.h)           */
 
 static const gchar *const path_columns[] = { "path", "image", "filepath",
-  "file_name", "filename", "file", "audio_filepath", "video", NULL
+  "file_name", "filename", "file", "audio_filepath", "audio_filename",
+  "video", NULL
 };
+
+/* the span columns, wanted after the fields' */
+enum
+{
+  SPAN_OFFSET,
+  SPAN_START,
+  SPAN_DURATION,
+  SPAN_END,
+  N_SPAN_COLUMNS,
+};
+static const gchar *const span_columns[N_SPAN_COLUMNS] = { "offset", "start",
+  "duration", "end"
+};
+
+/* NeMo's transcript: a field named "text" takes the first of these */
+static const gchar *const text_columns[] = { "text", "text_filepath",
+  "normalized_text", NULL
+};
+
+#define TEXT_FILE_COLUMN 1      /* text_filepath: a file to read */
+/* a field value's length in the arena: its top bit marks a file path */
+#define FIELD_IS_FILE 0x80000000u
 
 typedef struct
 {
   GstSpdlDataset *ds;
   const GstSpdlDatasetOptions *options;
+  GstSpdlTableFormat format;
   const gchar *name;
   gchar *path_column;
-  guint n_alternatives;         /* wanted columns: path, label, then each
-                                 * field's alternatives in order */
+  guint *field_column;          /* per field: its first wanted column */
+  guint *field_n_columns;
+  gboolean *field_is_text;      /* NeMo's transcript columns */
+  guint span_column;            /* the wanted column of "offset" */
+  gboolean nemo;
+  gboolean spans;
+  /* a path formed from columns ("{page_dir}/{videoid}.mp4"): text and
+   * column names in turn, the columns wanted from @template_column on */
+  gchar **template;
+  guint template_column;
+  GString *path;
   gsize field_capacity;         /* samples @ds->field_offsets holds */
+  gsize span_capacity;          /* ... and the span arrays */
 } TableLoad;
+
+static gboolean
+is_text_field (const GstSpdlField * field)
+{
+  return field->path == NULL && field->alternatives[0] &&
+      field->alternatives[1] == NULL &&
+      strcmp (field->alternatives[0], "text") == 0;
+}
+
+/* "{page_dir}/{videoid}.mp4" as { "", "page_dir", "/", "videoid", ".mp4" }
+ * (text, then a column, in turn); NULL when a brace is not closed or
+ * names nothing. */
+static gchar **
+parse_path_template (const gchar * text)
+{
+  GPtrArray *parts = g_ptr_array_new_with_free_func (g_free);
+  const gchar *p = text;
+
+  for (;;) {
+    const gchar *open = strchr (p, '{'), *close;
+
+    g_ptr_array_add (parts, g_strndup (p, open ? (gsize) (open - p) :
+            strlen (p)));
+    if (open == NULL)
+      break;
+    close = strchr (open, '}');
+    if (close == NULL || close == open + 1) {
+      g_ptr_array_unref (parts);
+      return NULL;
+    }
+    g_ptr_array_add (parts, g_strndup (open + 1, close - open - 1));
+    p = close + 1;
+  }
+  g_ptr_array_add (parts, NULL);
+  g_ptr_array_set_free_func (parts, NULL);
+  return (gchar **) g_ptr_array_free (parts, FALSE);
+}
+
+/* The row's path from the template into load->path. */
+static gboolean
+template_path (TableLoad * load, const GstSpdlTableCell * cells,
+    guint64 line, GError ** error)
+{
+  guint i, k;
+
+  g_string_truncate (load->path, 0);
+  for (i = 0, k = 0; load->template[i]; i++) {
+    const GstSpdlTableCell *cell;
+
+    if (i % 2 == 0) {
+      g_string_append (load->path, load->template[i]);
+      continue;
+    }
+    cell = &cells[load->template_column + k++];
+    if (cell->data == NULL || cell->len == 0) {
+      gchar *what = g_strdup_printf ("no path (column \"%s\" of "
+          "path-column \"%s\")", load->template[i], load->path_column);
+      g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_READ,
+          "%s:%" G_GUINT64_FORMAT ": %s", load->name, line, what);
+      g_free (what);
+      return FALSE;
+    }
+    g_string_append_len (load->path, cell->data, cell->len);
+  }
+  return TRUE;
+}
 
 static gchar **
 table_header (const gchar * const *columns, guint n, guint64 line,
@@ -580,7 +690,24 @@ table_header (const gchar * const *columns, guint n, guint64 line,
       if (g_strv_contains (columns, path_columns[i]))
         path = path_columns[i];
   }
-  if (path == NULL || (load->options->path_column &&
+  if (path && strchr (path, '{')) {
+    const gchar *missing = NULL;
+
+    load->template = parse_path_template (path);
+    for (i = 1; load->template && load->template[i - 1] &&
+        load->template[i] && missing == NULL; i += 2)
+      if (!g_strv_contains (columns, load->template[i]))
+        missing = load->template[i];
+    if (load->template == NULL || missing) {
+      g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_SETTINGS,
+          "%s:%" G_GUINT64_FORMAT ": path-column \"%s\" %s%s%s", load->name,
+          line, path, missing ? "names no column \"" :
+          "is no template of {column} names", missing ? missing : "",
+          missing ? "\"" : "");
+      g_ptr_array_unref (wanted);
+      return NULL;
+    }
+  } else if (path == NULL || (load->options->path_column &&
           !g_strv_contains (columns, path))) {
     gchar *names = g_strjoinv (", ", (gchar **) columns);
     gchar *shown = gst_spdl_utf8_prefix (names, -1, 200);
@@ -589,19 +716,50 @@ table_header (const gchar * const *columns, guint n, guint64 line,
         "%s:%" G_GUINT64_FORMAT ": %s (its columns: %s)", load->name, line,
         path ? "no such path column (path-column)" : "no path column: "
         "name one with path-column, or call it path, image, filepath, "
-        "file_name, filename, file, audio_filepath or video", shown);
+        "file_name, filename, file, audio_filepath, audio_filename or video",
+        shown);
     g_free (shown);
     g_free (names);
     g_ptr_array_unref (wanted);
     return NULL;
   }
   load->path_column = g_strdup (path);
+  /* NeMo's: its rows need a duration (a JSON Lines list of audio files
+   * without durations in its first row is one of whole files) */
+  load->nemo = load->format == GST_SPDL_TABLE_JSONL &&
+      (strcmp (path, "audio_filepath") == 0 ||
+      strcmp (path, "audio_filename") == 0) &&
+      g_strv_contains (columns, "duration");
+  load->spans = load->nemo;
+  for (i = 0; i < N_SPAN_COLUMNS; i++)
+    load->spans |= g_strv_contains (columns, span_columns[i]);
   g_ptr_array_add (wanted, g_strdup (path));
   g_ptr_array_add (wanted, g_strdup ("label"));
-  for (f = 0; record && f < record->n_fields; f++)
-    for (i = 0; record->fields[f].alternatives[i]; i++)
-      g_ptr_array_add (wanted, g_strdup (record->fields[f].alternatives[i]));
-  load->n_alternatives = wanted->len - 2;
+  f = record ? record->n_fields : 0;
+  load->field_column = g_new0 (guint, MAX (f, 1));
+  load->field_n_columns = g_new0 (guint, MAX (f, 1));
+  load->field_is_text = g_new0 (gboolean, MAX (f, 1));
+  for (f = 0; record && f < record->n_fields; f++) {
+    const GstSpdlField *field = &record->fields[f];
+
+    load->field_column[f] = wanted->len;
+    load->field_is_text[f] = is_text_field (field);
+    if (load->field_is_text[f]) {
+      for (i = 0; text_columns[i]; i++)
+        g_ptr_array_add (wanted, g_strdup (text_columns[i]));
+    } else {
+      for (i = 0; field->alternatives[i]; i++)
+        g_ptr_array_add (wanted, g_strdup (field->alternatives[i]));
+    }
+    load->field_n_columns[f] = wanted->len - load->field_column[f];
+  }
+  load->span_column = wanted->len;
+  for (i = 0; i < N_SPAN_COLUMNS; i++)
+    g_ptr_array_add (wanted, g_strdup (span_columns[i]));
+  load->template_column = wanted->len;
+  for (i = 1; load->template && load->template[i - 1] && load->template[i];
+      i += 2)
+    g_ptr_array_add (wanted, g_strdup (load->template[i]));
   g_ptr_array_add (wanted, NULL);
   return (gchar **) g_ptr_array_free (wanted, FALSE);
 }
@@ -620,11 +778,13 @@ table_fail (GError ** error, TableLoad * load, guint64 line,
   return FALSE;
 }
 
-/* A field's value into the arena: its length then its bytes. */
+/* A field's value into the arena: its length (its top bit @flags) then its
+ * bytes. */
 static guint64
-field_arena_append (GstSpdlDataset * ds, const gchar * data, gsize len)
+field_arena_append (GstSpdlDataset * ds, const gchar * data, gsize len,
+    guint32 flags)
 {
-  guint32 len32 = (guint32) len;
+  guint32 len32 = (guint32) len | flags;
   guint64 offset = ds->field_arena_len;
 
   if (ds->field_arena_len + 4 + len > ds->field_arena_size) {
@@ -638,6 +798,80 @@ field_arena_append (GstSpdlDataset * ds, const gchar * data, gsize len)
   return offset;
 }
 
+/* Seconds in a cell: a decimal number. */
+static gboolean
+parse_seconds (const GstSpdlTableCell * cell, gdouble * seconds)
+{
+  gchar *text = g_strstrip (g_strndup (cell->data, cell->len)), *end;
+  gboolean ok;
+
+  *seconds = g_ascii_strtod (text, &end);
+  ok = end != text && *end == '\0' && isfinite (*seconds);
+  g_free (text);
+  return ok;
+}
+
+/* A cell of a span column that holds a value: an ISO 8601 duration
+ * ("PT00H00M11S", WebVid's duration column) is the file's length rounded
+ * to seconds, no span. */
+static const GstSpdlTableCell *
+span_cell (const GstSpdlTableCell * cell)
+{
+  if (cell->data == NULL || cell->len == 0 ||
+      (cell->len > 2 && cell->data[0] == 'P' && cell->data[1] == 'T'))
+    return NULL;
+  return cell;
+}
+
+/* The row's span (sample n - 1) from the span columns. */
+static void
+table_span (TableLoad * load, const GstSpdlTableCell * cells, guint64 line)
+{
+  GstSpdlDataset *ds = load->ds;
+  const GstSpdlTableCell *c = cells + load->span_column;
+  const GstSpdlTableCell *offset = NULL, *duration = NULL, *end = NULL;
+  GstSpdlSpanProblem problem = GST_SPDL_SPAN_OK;
+  gdouble start = 0, length = -1, stop;
+  guint i = ds->n_samples - 1;
+
+  if (load->span_capacity < ds->n_allocated) {
+    load->span_capacity = ds->n_allocated;
+    ds->span_starts = g_renew (gdouble, ds->span_starts, load->span_capacity);
+    ds->span_durations = g_renew (gdouble, ds->span_durations,
+        load->span_capacity);
+    ds->span_bad = g_renew (guint8, ds->span_bad, load->span_capacity);
+    ds->lines = g_renew (guint64, ds->lines, load->span_capacity);
+  }
+  offset = span_cell (&c[SPAN_OFFSET]);
+  if (offset == NULL)
+    offset = span_cell (&c[SPAN_START]);
+  /* an end is a span's; a duration beside it may be the file's length */
+  end = span_cell (&c[SPAN_END]);
+  if (end == NULL)
+    duration = span_cell (&c[SPAN_DURATION]);
+
+  if (offset && !parse_seconds (offset, &start))
+    problem = GST_SPDL_SPAN_NOT_A_NUMBER;
+  else if (start < 0)
+    problem = GST_SPDL_SPAN_NEGATIVE_OFFSET;
+  else if (duration && !parse_seconds (duration, &length))
+    problem = GST_SPDL_SPAN_NOT_A_NUMBER;
+  else if (duration && length <= 0)
+    problem = GST_SPDL_SPAN_END_BEFORE_START;
+  else if (end && !parse_seconds (end, &stop))
+    problem = GST_SPDL_SPAN_NOT_A_NUMBER;
+  else if (end && stop <= start)
+    problem = GST_SPDL_SPAN_END_BEFORE_START;
+  else if (end)
+    length = stop - start;
+  else if (duration == NULL && load->nemo)
+    problem = GST_SPDL_SPAN_NO_DURATION;
+  ds->span_starts[i] = problem ? 0 : start;
+  ds->span_durations[i] = problem ? -1 : length;
+  ds->span_bad[i] = problem;
+  ds->lines[i] = line;
+}
+
 static gboolean
 table_row (const GstSpdlTableCell * cells, guint64 line, gpointer user_data,
     GError ** error)
@@ -646,16 +880,24 @@ table_row (const GstSpdlTableCell * cells, guint64 line, gpointer user_data,
   GstSpdlDataset *ds = load->ds;
   const GstSpdlRecord *record = load->options->record;
   gint64 label = -1;
-  guint f, a, cell = 2;
+  guint f, a;
+  const gchar *path = cells[0].data;
+  gsize path_len = cells[0].len;
 
-  if (cells[0].data == NULL || cells[0].len == 0) {
+  if (load->template && !template_path (load, cells, line, error))
+    return FALSE;
+  if (load->template) {
+    path = load->path->str;
+    path_len = load->path->len;
+  }
+  if (path == NULL || path_len == 0) {
     gchar *what = g_strdup_printf ("no path (column \"%s\")",
         load->path_column);
     table_fail (error, load, line, what, NULL);
     g_free (what);
     return FALSE;
   }
-  if (memchr (cells[0].data, '\0', cells[0].len))
+  if (memchr (path, '\0', path_len))
     return table_fail (error, load, line, "a path holds a NUL byte", NULL);
   if (cells[1].data && cells[1].len > 0) {
     gchar *text = g_strndup (cells[1].data, cells[1].len), *end;
@@ -670,11 +912,12 @@ table_row (const GstSpdlTableCell * cells, guint64 line, gpointer user_data,
     }
     g_free (text);
   }
-  if (!dataset_append (ds, NULL, 0, cells[0].data, cells[0].len,
-          (gint32) label))
+  if (!dataset_append (ds, NULL, 0, path, path_len, (gint32) label))
     return too_many_samples (load->name, error);
   if (label >= 0)
     ds->n_classes = MAX (ds->n_classes, (guint) label + 1);
+  if (load->spans)
+    table_span (load, cells, line);
   if (ds->n_fields == 0)
     return TRUE;
   if (load->field_capacity < ds->n_allocated) {
@@ -686,19 +929,27 @@ table_row (const GstSpdlTableCell * cells, guint64 line, gpointer user_data,
     guint64 offset = G_MAXUINT64;
 
     /* the first alternative present and not empty */
-    for (a = 0; record->fields[f].alternatives[a]; a++, cell++) {
+    for (a = 0; a < load->field_n_columns[f] && offset == G_MAXUINT64; a++) {
+      const GstSpdlTableCell *cell = &cells[load->field_column[f] + a];
       /* a json field of JSON Lines, or a path into one: the value's JSON
        * text, strings too */
       gboolean json = (record->fields[f].kind == GST_SPDL_FIELD_JSON ||
-          record->fields[f].path) && cells[cell].json;
-      const gchar *data = json ? cells[cell].json : cells[cell].data;
-      gsize len = json ? cells[cell].json_len : cells[cell].len;
+          record->fields[f].path) && cell->json;
+      const gchar *data = json ? cell->json : cell->data;
+      gsize len = json ? cell->json_len : cell->len;
+      gboolean file = load->field_is_text[f] && a == TEXT_FILE_COLUMN;
+      /* NeMo's "text": "" is a transcript (silence), as NeMo reads it */
+      gboolean empty_is_value = load->field_is_text[f] && !file &&
+          cell->json && cell->json[0] == '"';
 
-      if (offset == G_MAXUINT64 && data && len > 0) {
-        if (len > G_MAXUINT32)
-          return table_fail (error, load, line, "a cell of 4 GiB or more",
+      if (data && (len > 0 || empty_is_value)) {
+        if (len >= FIELD_IS_FILE)
+          return table_fail (error, load, line, "a cell of 2 GiB or more",
               NULL);
-        offset = field_arena_append (ds, data, len);
+        if (file && memchr (data, '\0', len))
+          return table_fail (error, load, line, "a path holds a NUL byte",
+              NULL);
+        offset = field_arena_append (ds, data, len, file ? FIELD_IS_FILE : 0);
       }
     }
     ds->field_offsets[(gsize) (ds->n_samples - 1) * ds->n_fields + f] =
@@ -712,13 +963,21 @@ read_table (GstSpdlDataset * ds, const gchar * data, gsize len,
     GstSpdlTableFormat format, const gchar * name,
     const GstSpdlDatasetOptions * options, GError ** error)
 {
-  TableLoad load = { ds, options, name, };
+  TableLoad load = { ds, options, format, name, };
   gboolean ok;
 
+  load.path = g_string_new (NULL);
   ds->n_fields = options->record ? options->record->n_fields : 0;
   ok = gst_spdl_table_parse (format, data, len, name, table_header,
       table_row, &load, error);
+  if (load.spans)
+    ds->manifest_name = g_strdup (name);
   g_free (load.path_column);
+  g_free (load.field_column);
+  g_free (load.field_n_columns);
+  g_free (load.field_is_text);
+  g_strfreev (load.template);
+  g_string_free (load.path, TRUE);
   return ok;
 }
 
@@ -746,30 +1005,47 @@ load_table (GstSpdlDataset * ds, const gchar * location,
   return ok;
 }
 
+/* The first line of file @location, without its line break and a UTF-8
+ * byte-order mark before it; NULL when there is none. */
+static gchar *
+first_line (const gchar * location)
+{
+  FILE *file = fopen (location, "re");
+  gchar *line = NULL, *out;
+  gsize cap = 0;
+  gssize len;
+
+  if (file == NULL)
+    return NULL;
+  len = getline (&line, &cap, file);
+  fclose (file);
+  if (len <= 0) {
+    free (line);
+    return NULL;
+  }
+  while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+    line[--len] = '\0';
+  out = g_strdup (g_str_has_prefix (line, "\xEF\xBB\xBF") ? line + 3 : line);
+  free (line);
+  return out;
+}
+
 /* A .tsv is a table when its first line names the path column (a
  * candidate, or @path_column); else a "path<TAB>label" manifest. */
 static gboolean
 tsv_has_header (const gchar * location, const gchar * path_column)
 {
-  FILE *file = fopen (location, "re");
-  gchar *line = NULL, **cells, **cell;
-  gsize cap = 0;
-  gssize len;
+  gchar *line, **cells, **cell;
   gboolean header = FALSE;
   guint i;
 
-  if (file == NULL)
+  /* a path formed from columns: a table */
+  if (path_column && strchr (path_column, '{'))
+    return TRUE;
+  line = first_line (location);
+  if (line == NULL)
     return FALSE;
-  len = getline (&line, &cap, file);
-  fclose (file);
-  if (len <= 0) {
-    free (line);
-    return FALSE;
-  }
-  while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
-    line[--len] = '\0';
-  cells = g_strsplit (g_str_has_prefix (line, "\xEF\xBB\xBF") ? line + 3 :
-      line, "\t", -1);
+  cells = g_strsplit (line, "\t", -1);
   for (cell = cells; *cell && !header; cell++) {
     if (path_column)
       header = strcmp (*cell, path_column) == 0;
@@ -777,8 +1053,51 @@ tsv_has_header (const gchar * location, const gchar * path_column)
       header = strcmp (*cell, path_columns[i]) == 0;
   }
   g_strfreev (cells);
-  free (line);
+  g_free (line);
   return header;
+}
+
+/* A NeMo manifest, whatever its name (NeMo's are .json): JSON Lines whose
+ * first line is an object with audio_filepath or audio_filename. */
+static gboolean
+is_nemo_manifest (const gchar * location)
+{
+  static const gchar *const keys[] = { "audio_filepath", "audio_filename" };
+  gchar *line = first_line (location);
+  const gchar *p = line ? line : "";
+  gsize len;
+  gboolean nemo = FALSE;
+  guint i;
+
+  while (g_ascii_isspace (*p))
+    p++;
+  len = strlen (p);
+  if (len > 0 && *p == '{' && gst_spdl_json_validate (p, len, NULL)) {
+    for (i = 0; i < G_N_ELEMENTS (keys) && !nemo; i++) {
+      const gchar *path[] = { keys[i], NULL }, *value = NULL;
+      gsize value_len;
+
+      nemo = gst_spdl_json_find (p, len, path, &value, &value_len, NULL) &&
+          value != NULL;
+    }
+  }
+  g_free (line);
+  return nemo;
+}
+
+/* Field @field of sample @index: its value's place in the arena and its
+ * length word (FIELD_IS_FILE and the length); FALSE when absent. */
+static gboolean
+field_at (const GstSpdlDataset * dataset, guint index, guint field,
+    guint64 * offset, guint32 * len32)
+{
+  if (field >= dataset->n_fields || index >= dataset->n_samples)
+    return FALSE;
+  *offset = dataset->field_offsets[(gsize) index * dataset->n_fields + field];
+  if (*offset == G_MAXUINT64)
+    return FALSE;
+  memcpy (len32, dataset->field_arena + *offset, 4);
+  return TRUE;
 }
 
 gboolean
@@ -788,15 +1107,60 @@ gst_spdl_dataset_get_field (const GstSpdlDataset * dataset, guint index,
   guint64 offset;
   guint32 len32;
 
-  if (field >= dataset->n_fields || index >= dataset->n_samples)
+  if (!field_at (dataset, index, field, &offset, &len32))
     return FALSE;
-  offset = dataset->field_offsets[(gsize) index * dataset->n_fields + field];
-  if (offset == G_MAXUINT64)
-    return FALSE;
-  memcpy (&len32, dataset->field_arena + offset, 4);
   *data = (const guint8 *) dataset->field_arena + offset + 4;
-  *len = len32;
+  *len = len32 & ~FIELD_IS_FILE;
   return TRUE;
+}
+
+gboolean
+gst_spdl_dataset_field_is_file (const GstSpdlDataset * dataset, guint index,
+    guint field)
+{
+  guint64 offset;
+  guint32 len32;
+
+  return field_at (dataset, index, field, &offset, &len32) &&
+      (len32 & FIELD_IS_FILE) != 0;
+}
+
+gboolean
+gst_spdl_dataset_get_span (const GstSpdlDataset * dataset, guint index,
+    gdouble * start, gdouble * duration)
+{
+  if (dataset->span_starts == NULL || index >= dataset->n_samples)
+    return FALSE;
+  *start = dataset->span_starts[index];
+  *duration = dataset->span_durations[index];
+  return TRUE;
+}
+
+gdouble
+gst_spdl_dataset_get_duration (const GstSpdlDataset * dataset, guint index)
+{
+  if (dataset->span_starts == NULL || index >= dataset->n_samples ||
+      dataset->span_bad[index])
+    return -1;
+  return dataset->span_durations[index];
+}
+
+const gchar *
+gst_spdl_span_problem_describe (GstSpdlSpanProblem problem)
+{
+  switch (problem) {
+    case GST_SPDL_SPAN_NEGATIVE_OFFSET:
+      return "has a negative offset";
+    case GST_SPDL_SPAN_END_BEFORE_START:
+      return "has no positive duration (its end is not after its start)";
+    case GST_SPDL_SPAN_NOT_A_NUMBER:
+      return "has an offset, start, duration or end that is no number of "
+          "seconds";
+    case GST_SPDL_SPAN_NO_DURATION:
+      return "has no duration (NeMo manifests require one)";
+    default:
+      return "is a good span";
+  }
 }
 
 /* ------------------------------------------------------------------------ */
@@ -964,6 +1328,9 @@ gst_spdl_dataset_load_with_options (const gchar * location,
               options->path_column))) {
     ds->root = g_path_get_dirname (location);
     ok = load_table (ds, location, format, options, error);
+  } else if (is_nemo_manifest (location)) {
+    ds->root = g_path_get_dirname (location);
+    ok = load_table (ds, location, GST_SPDL_TABLE_JSONL, options, error);
   } else {
     ds->root = g_path_get_dirname (location);
     ok = load_manifest (ds, location, error);
@@ -1059,6 +1426,11 @@ gst_spdl_dataset_free (GstSpdlDataset * ds)
   g_free (ds->labels);
   g_free (ds->field_offsets);
   g_free (ds->field_arena);
+  g_free (ds->span_starts);
+  g_free (ds->span_durations);
+  g_free (ds->span_bad);
+  g_free (ds->lines);
+  g_free (ds->manifest_name);
   g_strfreev (ds->class_names);
   if (ds->warnings)
     g_ptr_array_unref (ds->warnings);
@@ -1159,6 +1531,20 @@ gst_spdl_dataset_fingerprint (const GstSpdlDataset * dataset)
     g_checksum_update (sum, (const guchar *) path, strlen (path) + 1);
     g_snprintf (label, sizeof (label), "%d\n", dataset->labels[i]);
     g_checksum_update (sum, (const guchar *) label, strlen (label));
+    /* a manifest's spans: rows of one file are told apart by them */
+    if (dataset->span_starts) {
+      gchar span[2 * G_ASCII_DTOSTR_BUF_SIZE + 8];
+      gchar *p = span;
+
+      g_ascii_dtostr (p, G_ASCII_DTOSTR_BUF_SIZE, dataset->span_starts[i]);
+      p += strlen (p);
+      *p++ = '+';
+      g_ascii_dtostr (p, G_ASCII_DTOSTR_BUF_SIZE,
+          dataset->span_durations[i]);
+      p += strlen (p);
+      *p++ = dataset->span_bad[i] ? '!' : '\n';
+      g_checksum_update (sum, (const guchar *) span, p - span);
+    }
   }
   fingerprint = g_strdup_printf ("%u:%s", dataset->n_samples,
       g_checksum_get_string (sum));

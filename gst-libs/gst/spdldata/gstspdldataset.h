@@ -41,7 +41,26 @@ typedef struct
                                  * order, unaligned) then its bytes */
   gsize field_arena_len;
   gsize field_arena_size;
+  /* a manifest whose rows are spans of their files (span columns, see
+   * below; NeMo manifests): per sample, in seconds; NULL otherwise (whole
+   * files) */
+  gdouble *span_starts;
+  gdouble *span_durations;      /* < 0: to the file's end (unknown) */
+  guint8 *span_bad;             /* GstSpdlSpanProblem, 0: a good span */
+  guint64 *lines;               /* each sample's line in the manifest */
+  gchar *manifest_name;         /* the manifest, for messages */
 } GstSpdlDataset;
+
+/* Why a manifest row's span cannot be read (the sample is skipped as
+ * bad-span, or stops the pipeline, by spdlsrc's missing-field policy). */
+typedef enum
+{
+  GST_SPDL_SPAN_OK,
+  GST_SPDL_SPAN_NEGATIVE_OFFSET,
+  GST_SPDL_SPAN_END_BEFORE_START,
+  GST_SPDL_SPAN_NOT_A_NUMBER,
+  GST_SPDL_SPAN_NO_DURATION,    /* NeMo requires one */
+} GstSpdlSpanProblem;
 
 /* How a dataset is listed beyond its location. */
 typedef struct
@@ -52,10 +71,22 @@ typedef struct
    * "x.jpg"), which are then no samples themselves */
   const GstSpdlRecord *record;
   /* a manifest with a header (CSV, TSV, JSON Lines by extension): the
-   * column of the paths; NULL: the first of path, image, filepath,
-   * file_name, filename, file, audio_filepath, video present */
+   * column of the paths, or a template of column names in braces
+   * ("{page_dir}/{videoid}.mp4"); NULL: the first of path, image,
+   * filepath, file_name, filename, file, audio_filepath, audio_filename,
+   * video present */
   const gchar *path_column;
 } GstSpdlDatasetOptions;
+
+/* The columns a manifest with a header takes as its rows' spans, in
+ * seconds: the first of offset, start (default 0) and end, else duration
+ * (default: to the file's end; an ISO 8601 duration, WebVid's file
+ * length, is none). A NeMo manifest (JSON Lines with audio_filepath or
+ * audio_filename, whatever the file's extension, and a duration in its
+ * first row) requires a duration in every row. A field named "text" is
+ * NeMo's transcript: the text column, else the contents of the file in
+ * text_filepath (relative to the manifest's folder, read with the sample:
+ * gst_spdl_dataset_field_is_file()), else normalized_text. */
 
 /* Lists @location: a folder in ImageFolder layout or a manifest file.
  * On failure returns NULL and sets @error (GST_RESOURCE_ERROR domain) with
@@ -81,6 +112,23 @@ GstSpdlDataset *gst_spdl_dataset_parse_table (const gchar * root,
  * absent. @data stays valid while @dataset lives. */
 gboolean gst_spdl_dataset_get_field (const GstSpdlDataset * dataset,
     guint index, guint field, const guint8 ** data, gsize * len);
+/* Whether field @field of sample @index holds the path of a file whose
+ * contents are the field's value (NeMo's text_filepath), relative to the
+ * manifest's folder. */
+gboolean gst_spdl_dataset_field_is_file (const GstSpdlDataset * dataset,
+    guint index, guint field);
+/* Sample @index's span: TRUE with @start and @duration (seconds; < 0: to
+ * the end) when the manifest gives spans; FALSE for whole files. */
+gboolean gst_spdl_dataset_get_span (const GstSpdlDataset * dataset,
+    guint index, gdouble * start, gdouble * duration);
+/* Sample @index's duration in seconds as its manifest says (its span's),
+ * for orders by duration; < 0 when unknown (whole files, a span to the
+ * file's end, a bad span). */
+gdouble gst_spdl_dataset_get_duration (const GstSpdlDataset * dataset,
+    guint index);
+/* Words for a span problem: "has a negative offset" */
+const gchar *gst_spdl_span_problem_describe (GstSpdlSpanProblem problem);
+
 /* An ImageFolder listed elsewhere (an S3 prefix): @keys sorted, relative
  * to @root, "CLASS/.../NAME"; keys outside a class folder are ignored. */
 GstSpdlDataset *gst_spdl_dataset_new_from_keys (const gchar * root,
@@ -107,8 +155,9 @@ gchar *gst_spdl_dataset_get_full_path (const GstSpdlDataset * dataset,
     guint index);
 
 /* What an epoch's order is computed over, for checkpoints to check:
- * "N:SHA256" of the samples' relative paths and labels in listing order
- * (the root is left out: a moved dataset is the same). */
+ * "N:SHA256" of the samples' relative paths and labels in listing order,
+ * and a manifest's spans (the root is left out: a moved dataset is the
+ * same). */
 gchar *gst_spdl_dataset_fingerprint (const GstSpdlDataset * dataset);
 
 G_END_DECLS

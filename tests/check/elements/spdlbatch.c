@@ -529,6 +529,98 @@ GST_START_TEST (test_drop_last_and_epochs)
 
 GST_END_TEST;
 
+/* spdlsrc's own batches (buckets): image @sample of batch @batch, marked
+ * as its last or not, resuming at (0, 100 + @batch) after it */
+static GstBuffer *
+make_batched_image (guint sample, guint64 batch, gboolean end)
+{
+  GstBuffer *buf = make_image (sample, sample * 10, 0);
+
+  gst_spdl_buffer_set_batch (buf, batch, 0, 100 + batch);
+  if (end)
+    gst_spdl_buffer_set_batch_end (buf);
+  return buf;
+}
+
+static gboolean
+push_src_epoch_start (GstHarness * h, guint max_batch)
+{
+  GstEvent *event = gst_spdl_epoch_start_event_new (0, 8, 0, 1, 0);
+
+  gst_structure_set (gst_event_writable_structure (event), "batches",
+      G_TYPE_UINT64, (guint64) 4, "max-batch", G_TYPE_UINT, max_batch, NULL);
+  return gst_harness_push_event (h, event);
+}
+
+/* spdlsrc's batches are cut where it marks them, whatever batch-size
+ * (the most a batch holds) and drop-last say; a batch whose marked last
+ * sample never came ends at the next batch's first, never merged. */
+GST_START_TEST (test_cuts_at_src_batches)
+{
+  GstHarness *h = batch_harness ("batch-size=4 drop-last=true");
+  /* batches 0..3 of 2, 3, 1 and 2 samples; sample 4 (batch 1's last) was
+   * skipped upstream */
+  const guint batch_of[] = { 0, 0, 1, 1, 1, 2, 3, 3 };
+  const gboolean end[] = { 0, 1, 0, 0, 1, 1, 0, 1 };
+  const guint first[] = { 0, 2, 5, 6 }, sizes[] = { 2, 2, 1, 2 };
+  guint i, epoch;
+  guint64 offset;
+
+  fail_unless (push_src_epoch_start (h, 3));
+  for (i = 0; i < G_N_ELEMENTS (batch_of); i++) {
+    if (i != 4)
+      fail_unless_equals_int (gst_harness_push (h, make_batched_image (i,
+                  batch_of[i], end[i])), GST_FLOW_OK);
+    /* a marked sample ends its batch at once; the skipped one's batch
+     * ends at the next batch's first sample */
+    if (i == 1 || i == 5 || i == 7)
+      fail_unless_equals_int (gst_harness_buffers_received (h),
+          i == 1 ? 1 : i == 5 ? 3 : 4);
+  }
+  gst_harness_push_event (h, gst_event_new_eos ());
+  fail_unless_equals_int (gst_harness_buffers_received (h), 4);
+  for (i = 0; i < 4; i++) {
+    GstBuffer *b = gst_harness_pull (h);
+
+    check_batch (NULL, b, first[i], sizes[i], FALSE);
+    fail_unless (gst_spdl_buffer_get_batch_resume (b, &epoch, &offset));
+    fail_unless_equals_int (epoch, 0);
+    fail_unless_equals_uint64 (offset, 100 + i);
+    gst_buffer_unref (b);
+  }
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
+/* batch-size smaller than spdlsrc's batches: an error at the epoch's
+ * start, nothing batched */
+GST_START_TEST (test_src_batches_larger_than_batch_size)
+{
+  GstHarness *h = batch_harness ("batch-size=2");
+  GstBus *bus = gst_bus_new ();
+  GstMessage *msg;
+  GError *error = NULL;
+
+  gst_element_set_bus (h->element, bus);
+  fail_if (push_src_epoch_start (h, 3));
+  msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
+  fail_unless (msg != NULL);
+  gst_message_parse_error (msg, &error, NULL);
+  fail_unless (strstr (error->message, "batch-size=2 is smaller than "
+          "spdlsrc's batches (up to 3 samples") != NULL, error->message);
+  g_error_free (error);
+  gst_message_unref (msg);
+  fail_unless_equals_int (gst_harness_push (h, make_batched_image (0, 0,
+              FALSE)), GST_FLOW_ERROR);
+  fail_unless_equals_int (gst_harness_buffers_received (h), 0);
+  gst_element_set_bus (h->element, NULL);
+  gst_object_unref (bus);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
 /* A TestAllocator that the harness proposes downstream of spdlbatch */
 static GstAllocator *
 propose_test_allocator (GstHarness * h)
@@ -2005,6 +2097,8 @@ spdlbatch_suite (void)
   tcase_add_test (tc, test_huge_batch_refused);
   tcase_add_test (tc, test_nchw_layout);
   tcase_add_test (tc, test_drop_last_and_epochs);
+  tcase_add_test (tc, test_cuts_at_src_batches);
+  tcase_add_test (tc, test_src_batches_larger_than_batch_size);
   tcase_add_test (tc, test_allocation_from_downstream);
   tcase_add_test (tc, test_appsink_batches_and_epochs);
   tcase_add_test (tc, test_normalized_dtypes);

@@ -28,6 +28,8 @@ typedef struct
 {
   GPtrArray *samples;
   gchar *caps_fields;
+  gchar *span_policy;
+  gchar *fingerprint;
   gchar *error;
   GstStructure *counts;
 } Run;
@@ -66,13 +68,26 @@ on_handoff (GstElement * sink, GstBuffer * buf, GstPad * pad, Run * run)
   gst_buffer_unmap (buf, &map);
   for (i = 0; i < n; i++)
     append_value (out, gst_spdl_buffer_get_record_value (buf, i));
+  {
+    gdouble start, duration;
+    const gchar *row = gst_spdl_buffer_get_manifest_row (buf);
+
+    /* a manifest row's span, and its line */
+    if (gst_spdl_buffer_get_span (buf, &start, &duration))
+      g_string_append_printf (out, "|@%g+%g:%s", start, duration,
+          row && strrchr (row, ':') ? strrchr (row, ':') + 1 : "?");
+  }
   g_ptr_array_add (run->samples, g_string_free (out, FALSE));
   if (run->caps_fields == NULL) {
     GstCaps *caps = gst_pad_get_current_caps (pad);
     const gchar *f = caps ?
         gst_structure_get_string (gst_caps_get_structure (caps, 0),
         "fields") : NULL;
+    const gchar *policy = caps ?
+        gst_structure_get_string (gst_caps_get_structure (caps, 0),
+        "span-policy") : NULL;
     run->caps_fields = g_strdup (f ? f : "");
+    run->span_policy = g_strdup (policy);
     if (caps)
       gst_caps_unref (caps);
   }
@@ -112,7 +127,8 @@ run_src (const gchar * location, const gchar * first, ...)
     g_error_free (error);
   }
   gst_message_unref (msg);
-  g_object_get (src, "error-counts", &run->counts, NULL);
+  g_object_get (src, "error-counts", &run->counts, "dataset-fingerprint",
+      &run->fingerprint, NULL);
   gst_element_set_state (pipe, GST_STATE_NULL);
   gst_object_unref (bus);
   gst_object_unref (pipe);
@@ -124,6 +140,8 @@ run_free (Run * run)
 {
   g_ptr_array_unref (run->samples);
   g_free (run->caps_fields);
+  g_free (run->span_policy);
+  g_free (run->fingerprint);
   g_free (run->error);
   if (run->counts)
     gst_structure_free (run->counts);
@@ -619,6 +637,105 @@ GST_START_TEST (test_folder_sidecars)
 
 GST_END_TEST;
 
+/* NeMo's manifests (named .json) and CSV with start/end: a sample per row,
+ * its span on the meta; NeMo's transcript sources; bad spans skipped as
+ * bad-span (their file not read) or an error with missing-field=error. */
+static const gchar *const nemo_expected[] = {
+  "x0.jpg|img x0|caf\xc3\xa9, \"q\"|@0+1.5:1",
+  "x0.jpg|img x0|from a file\n|@2.25+0.5:2",
+  "x1.jpg|img x1|normalized|@1+2:3",
+  "x1.jpg|img x1||@0+1:4",
+  NULL
+};
+
+GST_START_TEST (test_manifest_spans)
+{
+  gchar *dir = spdl_test_make_tmpdir ();
+  gchar *folder = write_images (dir, "img");
+  gchar *nemo = g_build_filename (dir, "train.json", NULL);
+  gchar *text = g_build_filename (dir, "t.txt", NULL);
+  gchar *csv = g_build_filename (dir, "clips.csv", NULL);
+  Run *run;
+  guint64 n = 0;
+
+  spdl_test_write_file (text, "from a file\n", -1);
+  spdl_test_write_file (nemo,
+      "{\"audio_filepath\": \"img/x0.jpg\", \"duration\": 1.5, "
+      "\"text\": \"caf\\u00e9, \\\"q\\\"\", \"normalized_text\": \"n\"}\n"
+      "{\"audio_filepath\": \"img/x0.jpg\", \"offset\": 2.25, "
+      "\"duration\": 0.5, \"text_filepath\": \"t.txt\"}\n"
+      "{\"audio_filepath\": \"img/x1.jpg\", \"offset\": 1, "
+      "\"duration\": 2, \"normalized_text\": \"normalized\"}\n"
+      "{\"audio_filepath\": \"img/x1.jpg\", \"duration\": 1, "
+      "\"text\": \"\"}\n"
+      "{\"audio_filepath\": \"img/x2.jpg\", \"offset\": -1, "
+      "\"duration\": 1, \"text\": \"a\"}\n"
+      "{\"audio_filepath\": \"img/x2.jpg\", \"text\": \"a\"}\n"
+      "{\"audio_filepath\": \"img/x2.jpg\", \"duration\": \"long\", "
+      "\"text\": \"a\"}\n"
+      "{\"audio_filepath\": \"img/gone.jpg\", \"duration\": 1, "
+      "\"text\": \"a\"}\n", -1);
+  run = run_src (nemo, "fields", "text", NULL);
+  assert_samples (run, nemo_expected);
+  fail_unless_equals_string (run->span_policy, "skip");
+  fail_unless_equals_int (skipped (run, "bad-span"), 3);
+  fail_unless_equals_int (skipped (run, "unreadable"), 1);
+  gst_structure_get_uint64 (run->counts, "total", &n);
+  fail_unless_equals_int (n, 4);
+  run_free (run);
+
+  /* missing-field=error: the first bad row stops, named */
+  run = run_src (nemo, "fields", "text", "missing-field", 1, NULL);
+  fail_unless (run->error && strstr (run->error, "train.json:5") &&
+      strstr (run->error, "negative offset") &&
+      strstr (run->error, "x2.jpg"), "%s", run->error);
+  fail_unless_equals_int (run->samples->len, 4);
+  run_free (run);
+
+  /* CSV: start and end; an ISO 8601 duration (WebVid's, the file's
+   * length) is none; no span column: whole files */
+  spdl_test_write_file (csv, "path,start,end,name\n"
+      "img/x0.jpg,0.5,2,\"a, b\"\nimg/x1.jpg,,PT00H00M03S,c\n"
+      "img/x2.jpg,3,1,d\n", -1);
+  run = run_src (csv, "fields", "name:string", NULL);
+  fail_unless (run->error == NULL, "%s", run->error);
+  fail_unless_equals_int (run->samples->len, 2);
+  fail_unless_equals_string (g_ptr_array_index (run->samples, 0),
+      "x0.jpg|img x0|a, b|@0.5+1.5:2");
+  fail_unless_equals_string (g_ptr_array_index (run->samples, 1),
+      "x1.jpg|img x1|c|@0+-1:3");
+  fail_unless_equals_int (skipped (run, "bad-span"), 1);
+  /* the same files at other offsets are another dataset to resume */
+  {
+    gchar *before = g_strdup (run->fingerprint);
+
+    run_free (run);
+    spdl_test_write_file (csv, "path,start,end,name\n"
+        "img/x0.jpg,0.25,2,\"a, b\"\nimg/x1.jpg,,PT00H00M03S,c\n"
+        "img/x2.jpg,3,1,d\n", -1);
+    run = run_src (csv, "fields", "name:string", NULL);
+    fail_unless (before && run->fingerprint &&
+        strcmp (before, run->fingerprint) != 0, "%s", before);
+    g_free (before);
+  }
+  run_free (run);
+  spdl_test_write_file (csv, "path,name\nimg/x0.jpg,a\n", -1);
+  run = run_src (csv, "fields", "name:string", NULL);
+  fail_unless_equals_string (g_ptr_array_index (run->samples, 0),
+      "x0.jpg|img x0|a");
+  fail_unless (run->span_policy == NULL);
+  run_free (run);
+
+  spdl_test_remove_tree (dir);
+  g_free (folder);
+  g_free (nemo);
+  g_free (text);
+  g_free (csv);
+  g_free (dir);
+}
+
+GST_END_TEST;
+
 static Suite *
 spdlsrcfields_suite (void)
 {
@@ -631,6 +748,7 @@ spdlsrcfields_suite (void)
   tcase_add_test (tc, test_shard_fields_resume);
   tcase_add_test (tc, test_shard_fields_http);
   tcase_add_test (tc, test_manifest_tables);
+  tcase_add_test (tc, test_manifest_spans);
   tcase_add_test (tc, test_folder_sidecars);
   return s;
 }
