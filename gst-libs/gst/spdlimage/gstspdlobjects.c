@@ -466,6 +466,23 @@ crop_boxes (GstSpdlObjects * o, gint64 left, gint64 top, guint width,
   }
 }
 
+/* A letterbox's padding before the image: added, nothing clamped
+ * (ultralytics' add_padding) */
+static void
+shift_boxes (GstSpdlObjects * o, gfloat dx, gfloat dy)
+{
+  guint i;
+
+  for (i = 0; i < o->n; i++) {
+    gfloat *b = o->boxes + 4 * i;
+
+    b[0] += dx;
+    b[1] += dy;
+    b[2] += dx;
+    b[3] += dy;
+  }
+}
+
 /* F.resize on BoundingBoxes: float32 ratios out / in, no clamp; nothing
  * done when the size does not change */
 static void
@@ -513,7 +530,7 @@ gst_spdl_objects_transform (GstSpdlObjects * o, const GstSpdlGeometry * geom)
     guint rw = (guint) geom->virtual_width, rh = (guint) geom->virtual_height;
 
     resize_boxes (o, o->width, o->height, rw, rh);
-    crop_boxes (o, (gint64) geom->offset_x, (gint64) geom->offset_y, ow, oh);
+    shift_boxes (o, (gfloat) - geom->offset_x, (gfloat) - geom->offset_y);
   } else {
     /* F.resize (shorter side), then F.center_crop (out) */
     guint rw = (guint) geom->virtual_width, rh = (guint) geom->virtual_height;
