@@ -170,6 +170,37 @@ GST_START_TEST (test_boxes_through_geometry_as_torchvision)
 
 GST_END_TEST;
 
+GST_START_TEST (test_letterbox_boxes_follow_the_image)
+{
+  /* 100x77 into 64x64: resized to 64x49, 15 rows of padding, 7 above
+   * (ultralytics' round (7.5 - 0.1)), where torchvision's center_crop
+   * anchor would be round (-7.5) = -8 */
+  static const gchar *box = "[{\"category_id\": 1, "
+      "\"bbox\": [10, 20, 50, 30]}]";
+  GstSpdlDecodeParams params;
+  GstSpdlGeometry geom;
+  GstSpdlObjects o;
+  gchar *why = NULL;
+  gfloat ry = (gfloat) (49.0 / 77), want[4];
+
+  gst_spdl_decode_params_init (&params);
+  params.mode = GST_SPDL_RESIZE_LETTERBOX;
+  params.width = params.height = 64;
+  fail_unless (gst_spdl_geometry_compute (&geom, &params, 100, 77, 0, 0));
+  fail_unless_equals_int ((gint) geom.offset_y, -7);
+  fail_unless (gst_spdl_objects_parse (&o, box, strlen (box), 100, 77, FALSE,
+          &why), "%s", why);
+  gst_spdl_objects_transform (&o, &geom);
+  want[0] = 10 * 0.64f;
+  want[1] = 20 * ry + 7;
+  want[2] = 60 * 0.64f;
+  want[3] = 50 * ry + 7;
+  check_box (&o, 0, want);
+  gst_spdl_objects_clear (&o);
+}
+
+GST_END_TEST;
+
 /* The whole image at its size, flipped */
 static void
 flip_geometry (GstSpdlGeometry * geom, guint width, guint height)
@@ -338,6 +369,7 @@ spdlobjects_suite (void)
   tcase_add_test (tc, test_polygon_as_pycocotools);
   tcase_add_test (tc, test_rle_string_as_pycocotools);
   tcase_add_test (tc, test_boxes_through_geometry_as_torchvision);
+  tcase_add_test (tc, test_letterbox_boxes_follow_the_image);
   tcase_add_test (tc, test_flip_and_sanitize);
   tcase_add_test (tc, test_bad_annotations_counted);
   tcase_add_test (tc, test_masks_follow_their_boxes);
