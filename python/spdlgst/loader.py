@@ -25,10 +25,11 @@ _OUTPUTS = ("numpy", "torch")
 # skip reasons an element's error-counts list that it never counts
 _SKIP_REASONS_NOT = {
     "spdldecode": ("no-video", "no-audio", "too-short", "timeout",
-                   "too-many-decode-frames"),
+                   "too-many-decode-frames", "too-long", "past-end",
+                   "bad-duration"),
     "spdlaudiodecode": ("no-video", "not-jpeg", "recovered",
                         "too-many-decode-frames"),
-    "spdlvideodecode": ("not-jpeg", "recovered"),
+    "spdlvideodecode": ("not-jpeg", "recovered", "too-long"),
 }
 # the elements' stats fields that are times, in nanoseconds
 _NS_STATS = frozenset(("busy", "mean", "p90", "p99", "elapsed", "cpu",
@@ -757,6 +758,9 @@ class Loader:
                 kinds = kinds + _REMOTE_REASONS
             if not e.get_property("fields"):
                 kinds = kinds + _FIELD_REASONS
+            # a manifest's rows are spans; folders and shards have none
+            if _state.is_shards(e) or os.path.isdir(location):
+                kinds = kinds + ("bad-span",)
         return reason not in kinds
 
     def skipped(self) -> Dict[str, int]:

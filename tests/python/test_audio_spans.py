@@ -427,3 +427,29 @@ def test_lossy_spans_at_their_own_rate_equal_ffmpeg(media, name):
         assert arr.shape == ref.shape, (offset, arr.shape, ref.shape)
         assert np.abs(arr - ref).max() <= 1e-4, (
             offset, np.abs(arr - ref).max())
+
+
+def test_loader_skipped_names_span_reasons_where_they_apply(media):
+    """spdlgst's skipped(): a span manifest's bad row counted as bad-span;
+    a folder, which has no spans, lists no such reason."""
+    import spdlgst
+
+    root, _ = media
+    write_jsonl(root / "loader.json", [
+        {"audio_filepath": "audio/a.flac", "offset": 0.5, "duration": 1.0},
+        {"audio_filepath": "audio/a.flac", "offset": -1.0, "duration": 1.0},
+        {"audio_filepath": "audio/b.wav", "offset": 1.0, "duration": 1.0}])
+    with spdlgst.AudioLoader(str(root / "loader.json"), batch_size=2,
+                             duration=0.5, epochs=1, shuffle=False,
+                             output="numpy", log_limit=0) as loader:
+        n = sum(b[0].shape[0] for b in loader)
+        skipped = loader.skipped()
+    assert n == 2 and skipped["bad-span"] == 1
+    assert "too-long" in skipped and "past-end" in skipped
+    with spdlgst.AudioLoader(str(root), batch_size=2, duration=0.5,
+                             epochs=1, shuffle=False, output="numpy",
+                             log_limit=0) as loader:
+        for _ in loader:
+            pass
+        skipped = loader.skipped()
+    assert "bad-span" not in skipped
