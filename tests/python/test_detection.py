@@ -519,6 +519,20 @@ def test_targets_equal_torchvision_v2(coco, tmp_path, recipe, kwargs, masks):
                 ref = ref[:, ::-1]
             assert np.array_equal(r["image"], ref.transpose(2, 0, 1)), \
                 r["image_id"]
+        elif recipe == "letterbox":
+            # ultralytics' LetterBox with PIL's resize, then the flip
+            S = kwargs["size"]
+            ratio = min(S / H, S / W)
+            rw, rh = round(W * ratio), round(H * ratio)
+            top, left = round((S - rh) / 2 - 0.1), round((S - rw) / 2 - 0.1)
+            src = pil_image(images, doc, r["image_id"])
+            ref = np.full((S, S, 3), 114, np.uint8)
+            ref[top:top + rh, left:left + rw] = np.asarray(
+                src.resize((rw, rh), Image.BILINEAR))
+            if r["flipped"]:
+                ref = ref[:, ::-1]
+            assert np.array_equal(r["image"], ref.transpose(2, 0, 1)), \
+                r["image_id"]
     resize = round(96 * 256 / 224) if recipe == "val" else 0
     size = kwargs["size"] if isinstance(kwargs["size"], int) else 0
     out = reference(tmp_path, records, coco, recipe, size, True, masks, resize)
