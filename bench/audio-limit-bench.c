@@ -19,6 +19,14 @@
  * failures, seconds (wall, from the first file to the last clip), and the
  * mean wall milliseconds a thread spent per file in the chain's open
  * (typefind, plugging, preroll) and read (seek, decode, resample).
+ *
+ *   audio-limit-bench --spans --threads 2 --rate 16000 LIST
+ *
+ * --spans: LIST lines are "PATH<TAB>OFFSET<TAB>DURATION" (seconds; a
+ * manifest's utterances): each line's span exactly, samples
+ * round (OFFSET x rate) .. + round (DURATION x rate), the whole file where
+ * DURATION is negative. The JSON line adds "audio_seconds", the seconds
+ * of audio decoded.
  */
 #include <gst/gst.h>
 #include <string.h>
@@ -29,6 +37,8 @@ typedef struct
 {
   gchar **paths;
   guint n_paths;
+  gboolean spans;               /* paths are "PATH\tOFFSET\tDURATION" */
+  gint64 samples;               /* atomic: output samples decoded */
   gint next;                    /* atomic */
   gint clips;                   /* atomic */
   gint failures;                /* atomic */
@@ -45,8 +55,9 @@ run_thread (gpointer user_data)
 {
   Work *w = user_data;
   GstSpdlAudioChain *chain = gst_spdl_audio_chain_new (&w->limits);
-  guint64 want = (guint64) (w->duration * w->limits.rate + 0.5);
-  gfloat *out = g_new (gfloat, want * w->limits.channels);
+  guint64 clip = (guint64) (w->duration * w->limits.rate + 0.5);
+  guint64 out_size = clip;
+  gfloat *out = g_new (gfloat, out_size * w->limits.channels);
   gint i;
 
   while ((i = g_atomic_int_add (&w->next, 1)) < (gint) w->n_paths) {
@@ -54,13 +65,34 @@ run_thread (gpointer user_data)
     gchar *contents;
     gsize size;
     GBytes *bytes;
-    guint64 n, start = 0, got = 0;
+    guint64 n, start = 0, got = 0, want = clip;
     gint64 t0, t1;
-    gboolean opened;
+    gboolean opened, whole = FALSE;
     GRand *rand = g_rand_new_with_seed ((guint32) (w->seed * 1000003 + i));
+    gchar **span = NULL;
+    const gchar *path = w->paths[i];
 
-    if (!g_file_get_contents (w->paths[i], &contents, &size, &error)) {
-      g_printerr ("%s: %s\n", w->paths[i], error->message);
+    if (w->spans) {
+      gdouble offset, duration;
+
+      span = g_strsplit (w->paths[i], "\t", 3);
+      if (g_strv_length (span) != 3) {
+        g_printerr ("%s: not PATH<TAB>OFFSET<TAB>DURATION\n", w->paths[i]);
+        g_strfreev (span);
+        g_atomic_int_inc (&w->failures);
+        g_rand_free (rand);
+        continue;
+      }
+      path = span[0];
+      offset = g_ascii_strtod (span[1], NULL);
+      duration = g_ascii_strtod (span[2], NULL);
+      start = (guint64) (offset * w->limits.rate + 0.5);
+      whole = duration < 0;
+      want = whole ? 0 : (guint64) (duration * w->limits.rate + 0.5);
+    }
+    if (!g_file_get_contents (path, &contents, &size, &error)) {
+      g_printerr ("%s: %s\n", path, error->message);
+      g_strfreev (span);
       g_clear_error (&error);
       g_atomic_int_inc (&w->failures);
       g_rand_free (rand);
@@ -75,22 +107,32 @@ run_thread (gpointer user_data)
       gboolean read;
 
       n = gst_spdl_audio_chain_get_n_samples (chain);
-      if (n > want && !w->at_start)
+      if (whole)
+        want = n > start ? n - start : 0;
+      if (!w->spans && n > want && !w->at_start)
         start = (guint64) g_rand_double_range (rand, 0, (gdouble) (n - want));
+      if (want > out_size) {
+        out_size = want;
+        g_free (out);
+        out = g_new (gfloat, out_size * w->limits.channels);
+      }
       read = gst_spdl_audio_chain_read (chain, start, want, out, want, &got,
           &error);
       g_atomic_pointer_add (&w->read_us, g_get_monotonic_time () - t1);
-      if (read && got > 0)
+      if (read && got > 0) {
         g_atomic_int_inc (&w->clips);
-      else
+        g_atomic_pointer_add (&w->samples, (gint64) got);
+      } else {
         g_atomic_int_inc (&w->failures);
+      }
     } else {
       g_atomic_int_inc (&w->failures);
     }
     if (error) {
-      g_printerr ("%s: %s\n", w->paths[i], error->message);
+      g_printerr ("%s: %s\n", path, error->message);
       g_clear_error (&error);
     }
+    g_strfreev (span);
     gst_spdl_audio_chain_close (chain);
     g_bytes_unref (bytes);
     g_rand_free (rand);
@@ -107,7 +149,7 @@ main (int argc, char **argv)
   gint quality = -1;
   gdouble duration = 1.0;
   gint64 seed = 0;
-  gboolean at_start = FALSE, inexact = FALSE;
+  gboolean at_start = FALSE, inexact = FALSE, spans = FALSE;
   GOptionEntry entries[] = {
     {"threads", 0, 0, G_OPTION_ARG_INT, &threads, "decoding threads", "N"},
     {"duration", 0, 0, G_OPTION_ARG_DOUBLE, &duration, "seconds a clip", "S"},
@@ -119,6 +161,8 @@ main (int argc, char **argv)
         "clips from the start of each file (no seek): what seeking costs", NULL},
     {"inexact", 0, 0, G_OPTION_ARG_NONE, &inexact,
         "as spdlaudiodecode exact=false (Opus from its 80 ms pre-roll)", NULL},
+    {"spans", 0, 0, G_OPTION_ARG_NONE, &spans,
+        "LIST lines are PATH<TAB>OFFSET<TAB>DURATION: each span exactly", NULL},
     {NULL}
   };
   GOptionContext *ctx = g_option_context_new ("LIST");
@@ -155,6 +199,7 @@ main (int argc, char **argv)
   w.duration = duration;
   w.seed = (guint64) seed;
   w.at_start = at_start;
+  w.spans = spans;
 
   pool = g_new (GThread *, threads);
   t0 = g_get_monotonic_time ();
@@ -165,10 +210,11 @@ main (int argc, char **argv)
   t1 = g_get_monotonic_time ();
 
   g_print ("{\"clips\": %d, \"failures\": %d, \"seconds\": %.6f, "
-      "\"threads\": %d, \"open_ms\": %.3f, \"read_ms\": %.3f}\n", w.clips,
+      "\"threads\": %d, \"open_ms\": %.3f, \"read_ms\": %.3f, "
+      "\"audio_seconds\": %.3f}\n", w.clips,
       w.failures, (t1 - t0) / 1e6, threads,
       w.open_us / 1e3 / MAX (w.clips + w.failures, 1),
-      w.read_us / 1e3 / MAX (w.clips, 1));
+      w.read_us / 1e3 / MAX (w.clips, 1), (gdouble) w.samples / rate);
   g_free (pool);
   g_strfreev (w.paths);
   g_free (list);

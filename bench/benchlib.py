@@ -26,6 +26,9 @@ PLUGIN_PATH = os.path.join(BUILD, "gst", "spdl")
 # the FFmpeg libraries it links against)
 SPDL_VENV = os.environ.get("SPDL_VENV", os.path.join(BUILD, "spdl-venv"))
 CORES = os.cpu_count()
+# NVIDIA DALI from PyPI in its own venv (bench/compare, compare-detection)
+DALI_VENV = os.environ.get("SPDL_DALI_VENV", os.path.join(BUILD, "dali-venv"))
+DALI_PACKAGE = "nvidia-dali-cuda120==2.4.0"
 
 
 def log(msg):
@@ -150,3 +153,40 @@ def load_average():
         return os.getloadavg()[0]
     except OSError:
         return None
+
+
+DALI_SMOKE = """
+import sys
+from nvidia.dali import fn, pipeline_def
+@pipeline_def(batch_size=1, num_threads=1, device_id=None)
+def pipe():
+    data, _ = fn.readers.file(files=[sys.argv[1]])
+    return fn.decoders.image(data, device="cpu")
+p = pipe()
+p.build()
+p.run()
+"""
+
+
+def ensure_dali(sample, install=True):
+    """Installs DALI into its venv once (unless not @install); raises
+    RuntimeError with the reason when it cannot decode @sample on the CPU
+    or is not installed."""
+    py = os.path.join(DALI_VENV, "bin", "python")
+    if not os.path.exists(py) and not install:
+        raise RuntimeError(f"not installed: no {py} (bench/compare without "
+                           "--no-install installs it)")
+    if not os.path.exists(py):
+        log(f"installing {DALI_PACKAGE} into {DALI_VENV} ...")
+        subprocess.run([sys.executable, "-m", "venv", "--system-site-packages",
+                        DALI_VENV], check=True)
+        done = subprocess.run([os.path.join(DALI_VENV, "bin", "pip"), "install", "-q",
+                               "--no-cache-dir", DALI_PACKAGE], capture_output=True,
+                              text=True, timeout=900)
+        if done.returncode != 0:
+            raise RuntimeError(f"pip install {DALI_PACKAGE} failed: "
+                               f"{failure_reason(done.stderr)}")
+    done = subprocess.run([py, "-c", DALI_SMOKE, sample], capture_output=True,
+                          text=True, timeout=300)
+    if done.returncode != 0:
+        raise RuntimeError(f"DALI cannot decode on the CPU: {failure_reason(done.stderr)}")

@@ -377,6 +377,12 @@ track_batch (GstSpdlAppSink * self, GstSample * sample)
   guint64 position, k;
   guint epoch;
 
+  /* spdlsrc's batched order (buckets): the batch says where */
+  if (plan->valid && buffer &&
+      gst_spdl_buffer_get_batch_resume (buffer, &epoch, &position)) {
+    set_resume (self, epoch, position);
+    return;
+  }
   if (!plan->valid || meta == NULL ||
       !gst_structure_get (gst_custom_meta_get_structure (meta),
           "epoch", G_TYPE_UINT, &epoch, "position", G_TYPE_UINT64, &position,

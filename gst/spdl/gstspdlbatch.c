@@ -28,6 +28,23 @@
  * caps say so) unless #GstSpdlBatch:drop-last is set, and the epoch-end
  * event passes downstream after it.
  *
+ * When spdlsrc composes the batches (its buckets or batch-duration: batches
+ * of utterances of similar duration), spdlbatch cuts a batch after the
+ * sample spdlsrc marks as its last ("batch-end"; of a file's clips, the
+ * last clip), or before a sample of another of spdlsrc's batches (the
+ * marked one was skipped), so a batch never mixes buckets; batch-size is
+ * then the most a batch holds, and an epoch whose batches hold more
+ * (spdlsrc's epoch-start "max-batch") is an error at its start naming
+ * both sizes: splitting them would change the epoch's batch count that
+ * spdlsrc's num-batches announced. drop-last drops none of them (they
+ * are whole as spdlsrc cut them; its drop-uneven is the rank rule). On
+ * several ranks, pad-short-epochs counts batches: a rank left short by a
+ * batch whose every sample was skipped pushes copies of its last batch
+ * (all slots "padded") until it has the epoch-start event's "batches".
+ * The batch meta adds "resume-epoch" and "resume-offset" (spdlsrc's
+ * start-epoch and start-offset after this batch; (next epoch, 0) on the
+ * padded copies).
+ *
  * Batch memory comes from the allocator that downstream proposes in the
  * ALLOCATION query (pinned host memory from spdlcudaupload, say), through a
  * pool, so steady state allocates nothing per batch.
@@ -73,6 +90,28 @@
  *     sample-rate=16000 duration=1.0 ! spdlbatch batch-size=32 ! fakesink
  * ]|
  *
+ * ## Images of different sizes
+ *
+ * With #GstSpdlBatch:pad-multiple N (spdldecode mode=shorter, say), the
+ * images of one batch may differ in size: each goes top-left into the
+ * batch's `H x W`, its largest height and width rounded up to a multiple
+ * of N, with zeros around it (the zero of the dtype, after any
+ * normalization: torchvision's GeneralizedRCNNTransform.batch_images with
+ * size_divisible=N). Tensor 2 is `image-sizes`, int64 `[B, 2]` (each
+ * image's height and width before padding), tensor 3 `padding-mask`,
+ * uint8 `[B, H, W]` (1 where padding, as DETR's mask); image and label
+ * fields are padded the same way. H and W change from batch to batch:
+ * each batch whose size differs from the last's is preceded by new caps
+ * (as a smaller last batch is), so an appsink or NNStreamer reader reads
+ * every batch's shape from its sample's caps; the caps name the tensors
+ * ("names"). Images are copied into the batch (decoders cannot write
+ * into slots whose size is known only when the batch ends).
+ * |[
+ * gst-launch-1.0 spdlsrc location=/data/coco/train2017 ! spdldecode \
+ *     mode=shorter resize-shorter=800 max-size=1333 ! spdlbatch \
+ *     batch-size=8 pad-multiple=32 ! fakesink
+ * ]|
+ *
  * ## Fields
  *
  * Samples that carry fields beside their media (spdlsrc's fields; a
@@ -83,9 +122,16 @@
  * `values[offsets[i]:offsets[i+1]]`), `NAME/values` in the arrays' dtype,
  * `NAME/offsets` (in elements) and `NAME/shapes` int64 `[B, 8]` (npy),
  * uint8 `[B, H, W, 3]` (image; `[B, 3, H, W]` with layout=nchw) and uint8
- * or uint16 `[B, H, W]` (label). The caps name every tensor ("names") and
- * keep the record's "fields"; a `NAME/values` tensor has 0 as its
- * outermost dimension there, its memory's size gives its length. The
+ * or uint16 `[B, H, W]` (label), and for objects (spdldecode's detection
+ * targets) `NAME/boxes` float32 `[n, 4]` (XYXY pixels), `NAME/offsets`
+ * int64 `[B+1]` (image i has objects `offsets[i]` to `offsets[i+1]`),
+ * `NAME/labels` int64 `[n]`, `NAME/area` float32 `[n]`, `NAME/iscrowd`
+ * int64 `[n]` and, when spdldecode's caps say instance-masks,
+ * `NAME/masks` uint8 `[n, H, W]` at the images tensor's H and W (each
+ * sample's masks top left, zeros beyond its own size). The caps name
+ * every tensor ("names") and keep the record's "fields"; a `NAME/values`
+ * or objects tensor has 0 as its outermost dimension there, its memory's
+ * size gives its length. The
  * batch meta adds each slot's "crop", "flipped" and "source-size" when the
  * decoder set them. Images, video clips and audio batches take fields the
  * same way; padded slots copy them. A batch holds at most 16 tensors; npy
@@ -131,6 +177,7 @@ enum
   PROP_BATCH_SIZE,
   PROP_DROP_LAST,
   PROP_PAD_SHORT_EPOCHS,
+  PROP_PAD_MULTIPLE,
   PROP_LAYOUT,
   PROP_DTYPE,
   PROP_MEAN,
@@ -152,6 +199,8 @@ enum
 #define LENGTHS 3               /* audio clips only */
 #define AUDIO 3                 /* video clips with audio only */
 #define HAS_AUDIO 4             /* likewise */
+#define IMAGE_SIZES 2           /* padded images only */
+#define PADDING_MASK 3          /* likewise */
 #define MAX_TENSORS 5
 /* a field's tensors kept for reuse: spdlcudaupload's device-buffers (4)
  * held downstream, the application's, and the one being filled */
@@ -375,6 +424,27 @@ gst_spdl_batch_class_init (GstSpdlBatchClass * klass)
           "yields the same batches", DEFAULT_PAD_SHORT_EPOCHS,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
+  /**
+   * GstSpdlBatch:pad-multiple:
+   *
+   * 0: one image size per batch (a sample of another size is an error).
+   * N: images of any size in one batch (spdldecode mode=shorter), each
+   * top-left in a `H x W` that is the batch's largest height and width
+   * rounded up to a multiple of N, zeros around it (after the
+   * normalization: the zero of the dtype, as torchvision's
+   * GeneralizedRCNNTransform pads with size_divisible=32), with two more
+   * tensors after `labels`: `image-sizes` int64 `[B, 2]` (each image's
+   * height and width) and `padding-mask` uint8 `[B, H, W]` (1 where
+   * padding, DETR's mask). The caps give each batch's H and W: they are
+   * pushed again when a batch's size differs from the last's, and name
+   * the tensors ("names").
+   */
+  g_object_class_install_property (gobject_class, PROP_PAD_MULTIPLE,
+      g_param_spec_uint ("pad-multiple", "Pad multiple",
+          "Images of any size in a batch, padded to its largest height and "
+          "width rounded up to a multiple of this (0 = one size per batch)",
+          0, 4096, 0, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
   g_object_class_install_property (gobject_class, PROP_LAYOUT,
       g_param_spec_enum ("layout", "Layout", "Layout of the images tensor",
           GST_TYPE_SPDL_LAYOUT, DEFAULT_LAYOUT,
@@ -494,6 +564,8 @@ gst_spdl_batch_finalize (GObject * object)
   g_free (self->held);
   g_free (self->held_prev);
   g_free (self->prev_indices);
+  g_free (self->held_info);
+  g_free (self->held_prev_info);
   g_array_unref (self->mean);
   g_array_unref (self->std);
   gst_spdl_normalizer_clear (&self->norm);
@@ -554,6 +626,9 @@ gst_spdl_batch_set_property (GObject * object, guint prop_id,
     case PROP_PAD_SHORT_EPOCHS:
       self->pad_short_epochs = g_value_get_boolean (value);
       break;
+    case PROP_PAD_MULTIPLE:
+      self->pad_multiple = g_value_get_uint (value);
+      break;
     case PROP_LAYOUT:
       self->layout = g_value_get_enum (value);
       break;
@@ -589,6 +664,9 @@ gst_spdl_batch_get_property (GObject * object, guint prop_id, GValue * value,
       break;
     case PROP_PAD_SHORT_EPOCHS:
       g_value_set_boolean (value, self->pad_short_epochs);
+      break;
+    case PROP_PAD_MULTIPLE:
+      g_value_set_uint (value, self->pad_multiple);
       break;
     case PROP_LAYOUT:
       g_value_set_enum (value, self->layout);
@@ -627,10 +705,10 @@ gst_spdl_batch_get_property (GObject * object, guint prop_id, GValue * value,
 
 static gboolean set_audio_caps (GstSpdlBatch * self, GstCaps * caps,
     const GstSpdlTensorInfo * clip);
-static GstFlowReturn audio_chain (GstSpdlBatch * self, GstBuffer * buffer,
+static GstFlowReturn hold_sample (GstSpdlBatch * self, GstBuffer * buffer,
     const GstSpdlSampleInfo * info);
-static GstFlowReturn finish_audio_batch (GstSpdlBatch * self);
-static GstFlowReturn pad_audio_epoch (GstSpdlBatch * self, guint64 target);
+static GstFlowReturn finish_held_batch (GstSpdlBatch * self);
+static GstFlowReturn pad_held_epoch (GstSpdlBatch * self, guint64 target);
 
 /* The batch's tensors (2; 3 for video clips, 4 for audio) for @n samples */
 static guint
@@ -678,8 +756,10 @@ describe_batch (GstSpdlBatch * self, guint n, GstSpdlTensorInfo * t)
     t[HAS_AUDIO].shape[0] = n;
     return 5;
   }
-  w = GST_VIDEO_INFO_WIDTH (&self->vinfo);
-  h = GST_VIDEO_INFO_HEIGHT (&self->vinfo);
+  w = self->padded ? self->pad_width :
+      (guint) GST_VIDEO_INFO_WIDTH (&self->vinfo);
+  h = self->padded ? self->pad_height :
+      (guint) GST_VIDEO_INFO_HEIGHT (&self->vinfo);
   c = GST_VIDEO_INFO_N_COMPONENTS (&self->vinfo);
   t[IMAGES].n_dims = 4;
   t[IMAGES].dtype = self->active_dtype;
@@ -693,17 +773,49 @@ describe_batch (GstSpdlBatch * self, guint n, GstSpdlTensorInfo * t)
     t[IMAGES].shape[2] = w;
     t[IMAGES].shape[3] = c;
   }
-  return 2;
+  if (!self->padded)
+    return 2;
+  t[IMAGE_SIZES].n_dims = 2;
+  t[IMAGE_SIZES].dtype = GST_SPDL_DTYPE_INT64;
+  t[IMAGE_SIZES].shape[0] = n;
+  t[IMAGE_SIZES].shape[1] = 2;
+  t[PADDING_MASK].n_dims = 3;
+  t[PADDING_MASK].dtype = GST_SPDL_DTYPE_UINT8;
+  t[PADDING_MASK].shape[0] = n;
+  t[PADDING_MASK].shape[1] = h;
+  t[PADDING_MASK].shape[2] = w;
+  return 4;
 }
 
 /* The media tensors' names in the caps (with a record) */
-static const gchar *const image_names[] = { "images", "labels" };
+static const gchar *const image_names[] = { "images", "labels",
+  "image-sizes", "padding-mask"
+};
 static const gchar *const clip_names[] = { "clips", "labels", "pts", "audio",
   "has-audio"
 };
 static const gchar *const audio_names[] = { "audio", "labels", "start",
   "lengths"
 };
+
+/* The objects' masks are at the batch image tensor's height and width */
+static void
+set_fields_canvas (GstSpdlBatch * self, guint n)
+{
+  GstSpdlTensorInfo t[GST_SPDL_TENSOR_MAX];
+  gboolean nchw;
+
+  if (self->records == NULL)
+    return;
+  describe_batch (self, n, t);
+  nchw = !self->audio && !self->clips &&
+      self->active_layout == GST_SPDL_LAYOUT_NCHW;
+  if (self->audio || self->clips)
+    gst_spdl_record_batch_set_canvas (self->records, 0, 0);
+  else
+    gst_spdl_record_batch_set_canvas (self->records,
+        t[IMAGES].shape[nchw ? 3 : 2], t[IMAGES].shape[nchw ? 2 : 1]);
+}
 
 /* Caps for a batch of @n: the media's tensors, then with a record its
  * fields' (names and the record's text with them); pushed when they
@@ -715,7 +827,10 @@ push_caps (GstSpdlBatch * self, guint n)
   const gchar *names[GST_SPDL_TENSOR_MAX];
   GstCaps *caps, *current;
   gboolean ok = TRUE;
-  guint n_tensors = describe_batch (self, n, t), i;
+  guint n_tensors, i;
+
+  set_fields_canvas (self, n);
+  n_tensors = describe_batch (self, n, t);
 
   if (self->records && n_tensors + gst_spdl_record_batch_n_tensors
       (self->records) > GST_SPDL_TENSOR_MAX) {
@@ -726,7 +841,8 @@ push_caps (GstSpdlBatch * self, guint n)
     GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
         ("The samples' fields need %u tensors beside the media's %u: a "
             "batch holds at most %d (strings, JSON and bytes take 2 each, "
-            "npy 3, the others 1): ask for fewer fields",
+            "npy 3, objects 5, or 6 with masks, the others 1): ask for "
+            "fewer fields",
             gst_spdl_record_batch_n_tensors (self->records), n_tensors,
             GST_SPDL_TENSOR_MAX), ("fields \"%s\"", fields));
     g_free (fields);
@@ -752,6 +868,10 @@ push_caps (GstSpdlBatch * self, guint n)
     g_free (fields);
   } else {
     caps = gst_spdl_tensors_caps_new (t, n_tensors, NULL);
+    /* which tensor is which is not the usual two's */
+    if (self->padded)
+      gst_caps_set_simple (caps, "names", G_TYPE_STRING,
+          "images,labels,image-sizes,padding-mask", NULL);
   }
   current = gst_pad_get_current_caps (self->srcpad);
   if (current == NULL || !gst_caps_is_strictly_equal (current, caps))
@@ -760,6 +880,8 @@ push_caps (GstSpdlBatch * self, guint n)
   if (current)
     gst_caps_unref (current);
   self->caps_batch = n;
+  self->caps_pad_width = self->pad_width;
+  self->caps_pad_height = self->pad_height;
   return ok;
 }
 
@@ -772,8 +894,13 @@ set_record (GstSpdlBatch * self, GstCaps * caps)
   gchar *text = record ? gst_spdl_record_to_string (record) : NULL;
   gchar *old = self->records ? gst_spdl_record_to_string
       (gst_spdl_record_batch_get_record (self->records)) : NULL;
-  gboolean same = g_strcmp0 (text, old) == 0, nchw;
+  gboolean same = g_strcmp0 (text, old) == 0, nchw, masks = FALSE;
   guint size;
+
+  /* spdldecode says whether its objects carry masks */
+  if (caps && gst_caps_get_size (caps) > 0)
+    gst_structure_get_boolean (gst_caps_get_structure (caps, 0),
+        "instance-masks", &masks);
 
   if (!same && self->filled > 0)
     GST_ELEMENT_ERROR (self, STREAM, FORMAT,
@@ -785,6 +912,10 @@ set_record (GstSpdlBatch * self, GstCaps * caps)
   if (same || self->filled > 0) {
     if (record)
       gst_spdl_record_free (record);
+    if (same && self->records) {
+      gst_spdl_record_batch_set_object_masks (self->records, masks);
+      gst_spdl_record_batch_set_object_masks (self->prev_records, masks);
+    }
     return same;
   }
   g_clear_pointer (&self->records, gst_spdl_record_batch_free);
@@ -800,6 +931,8 @@ set_record (GstSpdlBatch * self, GstCaps * caps)
   GST_OBJECT_UNLOCK (self);
   self->records = gst_spdl_record_batch_new (record, size, nchw);
   self->prev_records = gst_spdl_record_batch_new (record, size, nchw);
+  gst_spdl_record_batch_set_object_masks (self->records, masks);
+  gst_spdl_record_batch_set_object_masks (self->prev_records, masks);
   /* as many batches as may be downstream at once, and one being filled */
   gst_spdl_memory_cache_free (self->field_memories);
   self->field_memories = gst_spdl_memory_cache_new (FIELD_MEMORIES);
@@ -813,6 +946,8 @@ take_record (GstSpdlBatch * self, GstBuffer * buffer)
 {
   GError *error = NULL;
 
+  if (self->records)
+    gst_spdl_record_batch_set_padded (self->records, self->padded);
   if (self->records == NULL || gst_spdl_record_batch_set_slot (self->records,
           self->filled, buffer, &error))
     return TRUE;
@@ -833,6 +968,7 @@ append_fields (GstSpdlBatch * self, GstBuffer * batch, guint n)
   if (!GST_BUFFER_FLAG_IS_SET (batch, GST_BUFFER_FLAG_TAG_MEMORY))
     gst_mini_object_set_qdata (GST_MINI_OBJECT (batch),
         fields_appended_quark, GINT_TO_POINTER (1), NULL);
+  set_fields_canvas (self, n);
   if (gst_spdl_record_batch_append (self->records, batch, n,
           self->field_memories, pool->allocator, &pool->params, &error))
     return TRUE;
@@ -938,20 +1074,21 @@ same_tensor_shape (const GstVideoInfo * a, const GstVideoInfo * b)
 
 /* A batch's memory must fit the pool's guint size and be allocatable. */
 static gboolean
-check_batch_bytes (GstSpdlBatch * self, const GstVideoInfo * info, guint n)
+check_batch_bytes (GstSpdlBatch * self, guint width, guint height,
+    guint channels, guint n)
 {
-  guint64 image = (guint64) GST_VIDEO_INFO_WIDTH (info) *
-      GST_VIDEO_INFO_HEIGHT (info) * GST_VIDEO_INFO_N_COMPONENTS (info) *
+  guint64 image = (guint64) width * height * channels *
       gst_spdl_dtype_size (self->active_dtype);
-  guint64 bytes = (image + sizeof (gint64)) * n;
+  /* padded: the mask's byte per pixel and the size's two int64 */
+  guint64 extra = self->padded ? (guint64) width * height + 16 : 0;
+  guint64 bytes = (image + extra + sizeof (gint64)) * n;
 
   if (bytes <= G_MAXUINT)
     return TRUE;
   GST_ELEMENT_ERROR (self, RESOURCE, NO_SPACE_LEFT,
-      ("A batch of %u %dx%d images would take %" G_GUINT64_FORMAT " bytes, "
-          "more than 4 GiB: use a smaller batch-size", n,
-          GST_VIDEO_INFO_WIDTH (info), GST_VIDEO_INFO_HEIGHT (info), bytes),
-      (NULL));
+      ("A batch of %u %ux%u images would take %" G_GUINT64_FORMAT " bytes, "
+          "more than 4 GiB: use a smaller batch-size", n, width, height,
+          bytes), (NULL));
   return FALSE;
 }
 
@@ -1004,6 +1141,13 @@ slot_bytes (GstSpdlBatch * self, guint i)
   if (self->audio)
     return i == IMAGES ? (gsize) self->audio_channels * self->audio_n *
         sizeof (gfloat) : sizeof (gint64);
+  if (self->padded && i == IMAGES)
+    return (gsize) self->pad_width * self->pad_height *
+        GST_VIDEO_INFO_N_COMPONENTS (&self->vinfo) *
+        gst_spdl_dtype_size (self->active_dtype);
+  if (self->padded)
+    return i == LABELS ? sizeof (gint64) : i == IMAGE_SIZES ?
+        2 * sizeof (gint64) : (gsize) self->pad_width * self->pad_height;
   if (i == IMAGES)
     return self->image_bytes;
   if (i == LABELS)
@@ -1018,7 +1162,8 @@ slot_bytes (GstSpdlBatch * self, guint i)
 static guint
 n_tensors (GstSpdlBatch * self)
 {
-  return self->audio ? 4 : self->clips ? (self->clip_audio ? 5 : 3) : 2;
+  return self->audio || self->padded ? 4 : self->clips ?
+      (self->clip_audio ? 5 : 3) : 2;
 }
 
 static void release_held (GstBuffer ** held, guint * n);
@@ -1032,13 +1177,17 @@ alloc_slot_arrays (GstSpdlBatch * self, guint size)
   g_free (self->held);
   g_free (self->held_prev);
   g_free (self->prev_indices);
+  g_free (self->held_info);
+  g_free (self->held_prev_info);
+  self->held_info = g_try_new0 (GstVideoInfo, size);
+  self->held_prev_info = g_try_new0 (GstVideoInfo, size);
   self->indices = g_try_new (guint64, size);
   self->clip_numbers = g_try_new0 (guint64, size);
   self->held = g_try_new0 (GstBuffer *, size);
   self->held_prev = g_try_new0 (GstBuffer *, size);
   self->prev_indices = g_try_new0 (guint64, size);
   if (self->indices && self->clip_numbers && self->held && self->held_prev &&
-      self->prev_indices)
+      self->prev_indices && self->held_info && self->held_prev_info)
     return TRUE;
   GST_ELEMENT_ERROR (self, RESOURCE, NO_SPACE_LEFT,
       ("Out of memory for a batch of %u samples", size), (NULL));
@@ -1140,6 +1289,7 @@ set_clip_caps (GstSpdlBatch * self, GstCaps * caps)
   self->active_dtype = GST_SPDL_DTYPE_UINT8;
   self->size = size;
   self->audio = FALSE;
+  self->padded = FALSE;
   self->clips = TRUE;
   self->clip = clip;
   self->clip_frames = frames;
@@ -1152,6 +1302,13 @@ set_clip_caps (GstSpdlBatch * self, GstCaps * caps)
     return FALSE;
   gst_pad_check_reconfigure (self->srcpad);
   return setup_pool (self);
+}
+
+/* @v rounded up to a multiple of @m (0: @v) */
+static guint
+round_up (guint v, guint m)
+{
+  return m ? (v + m - 1) / m * m : v;
 }
 
 static gboolean
@@ -1190,6 +1347,12 @@ set_sink_caps (GstSpdlBatch * self, GstCaps * caps)
     self->vinfo = info;
     return TRUE;
   }
+  /* padded: each image is held with its own size */
+  if (self->have_info && self->padded && self->pool &&
+      GST_VIDEO_INFO_FORMAT (&self->vinfo) == GST_VIDEO_INFO_FORMAT (&info)) {
+    self->vinfo = info;
+    return TRUE;
+  }
   if (self->filled > 0 && (self->clips || self->audio)) {
     GST_ELEMENT_ERROR (self, STREAM, FORMAT,
         ("Images and %s clips in one batch", self->audio ? "audio" : "video"),
@@ -1212,13 +1375,22 @@ set_sink_caps (GstSpdlBatch * self, GstCaps * caps)
   self->active_drop_last = self->drop_last;
   self->active_pad = self->pad_short_epochs;
   self->active_dtype = self->dtype;
+  self->active_pad_multiple = self->pad_multiple;
   mean = g_array_copy (self->mean);
   std = g_array_copy (self->std);
   GST_OBJECT_UNLOCK (self);
+  self->padded = self->active_pad_multiple > 0;
+  self->pad_capacity_width = self->pad_width =
+      round_up (GST_VIDEO_INFO_WIDTH (&info), self->active_pad_multiple);
+  self->pad_capacity_height = self->pad_height =
+      round_up (GST_VIDEO_INFO_HEIGHT (&info), self->active_pad_multiple);
   ok = setup_normalizer (self, &info, mean, std);
   g_array_unref (mean);
   g_array_unref (std);
-  if (!ok || !check_batch_bytes (self, &info, size) ||
+  if (!ok || !check_batch_bytes (self, self->padded ? self->pad_width :
+          (guint) GST_VIDEO_INFO_WIDTH (&info), self->padded ?
+          self->pad_height : (guint) GST_VIDEO_INFO_HEIGHT (&info),
+          GST_VIDEO_INFO_N_COMPONENTS (&info), size) ||
       !alloc_slot_arrays (self, size))
     return FALSE;
   self->clips = FALSE;
@@ -1392,6 +1564,78 @@ reset_batch_progress (GstSpdlBatch * self)
 {
   self->batch_position = G_MAXUINT64;
   self->batch_padded = 0;
+  self->have_src_batch = FALSE;
+}
+
+/* spdlsrc's batched order: where a run resumed after this batch starts */
+static void
+set_batch_resume (GstSpdlBatch * self, GstBuffer * batch)
+{
+  if (self->have_src_batch)
+    gst_spdl_buffer_set_batch_resume (batch, self->resume_epoch,
+        self->resume_offset);
+}
+
+/* spdlsrc's batches on several ranks: the last one pushed, the source of
+ * the copies that stand for batches whose every sample was skipped */
+static void
+keep_src_batch (GstSpdlBatch * self, GstBuffer * batch)
+{
+  if (self->src_batches_expected == G_MAXUINT64)
+    return;
+  self->src_batches_pushed++;
+  gst_buffer_replace (&self->src_last_batch, batch);
+}
+
+/* pad-short-epochs for spdlsrc's batches: a batch whose every sample was
+ * skipped is gone, and a rank short of batches would leave the others
+ * waiting for it (DDP): copies of its last batch, all slots "padded",
+ * standing for the rank's last batches (a checkpoint after them resumes
+ * at the next epoch). */
+static GstFlowReturn
+pad_src_batches (GstSpdlBatch * self)
+{
+  GstFlowReturn ret = GST_FLOW_OK;
+
+  if (self->src_batches_expected == G_MAXUINT64 ||
+      self->src_batches_pushed >= self->src_batches_expected)
+    return GST_FLOW_OK;
+  if (self->src_last_batch == NULL) {
+    GST_ELEMENT_WARNING (self, STREAM, FAILED,
+        ("Epoch %u has no batch to pad its %" G_GUINT64_FORMAT " missing "
+            "batches with", self->epoch, self->src_batches_expected -
+            self->src_batches_pushed), (NULL));
+    return GST_FLOW_OK;
+  }
+  GST_INFO_OBJECT (self, "epoch %u short by %" G_GUINT64_FORMAT " batches: "
+      "padding", self->epoch, self->src_batches_expected -
+      self->src_batches_pushed);
+  while (ret == GST_FLOW_OK &&
+      self->src_batches_pushed < self->src_batches_expected) {
+    GstBuffer *copy = gst_buffer_copy (self->src_last_batch);
+    GstStructure *meta = gst_custom_meta_get_structure
+        (gst_buffer_get_custom_meta (copy, GST_SPDL_BATCH_META_NAME));
+    guint n = 0;
+
+    g_free (gst_spdl_structure_dup_uint64_array (meta, "indices", &n));
+    gst_structure_set (meta, "padded", G_TYPE_UINT, n, NULL);
+    gst_spdl_buffer_set_batch_resume (copy, self->epoch + 1, 0);
+    self->src_batches_pushed++;
+    GST_OBJECT_LOCK (self);
+    self->batches++;
+    GST_OBJECT_UNLOCK (self);
+    gst_spdl_stats_add_out (&self->stats, 1);
+    ret = gst_pad_push (self->srcpad, copy);
+  }
+  return ret;
+}
+
+/* A partial batch is dropped (drop-last) at an epoch's end, never one of
+ * spdlsrc's batches: they are whole as they are. */
+static gboolean
+drops_partial (GstSpdlBatch * self, guint n)
+{
+  return n < self->size && self->active_drop_last && !self->src_batches;
 }
 
 static void
@@ -1399,7 +1643,7 @@ discard_current (GstSpdlBatch * self)
 {
   if (self->records)
     gst_spdl_record_batch_clear (self->records);
-  if (self->audio) {
+  if (self->audio || self->padded) {
     release_held (self->held, &self->filled);
     return;
   }
@@ -1419,8 +1663,8 @@ finish_batch (GstSpdlBatch * self)
   guint n = self->filled, i;
   gboolean keep;
 
-  if (self->audio)
-    return finish_audio_batch (self);
+  if (self->audio || self->padded)
+    return finish_held_batch (self);
   if (self->current == NULL || n == 0)
     return GST_FLOW_OK;
   unmap_current (self);
@@ -1443,7 +1687,7 @@ finish_batch (GstSpdlBatch * self)
     batch = copy;
   }
   if (n < self->size) {
-    if (self->active_drop_last) {
+    if (drops_partial (self, n)) {
       GST_OBJECT_LOCK (self);
       self->dropped += n;
       GST_OBJECT_UNLOCK (self);
@@ -1476,6 +1720,7 @@ finish_batch (GstSpdlBatch * self)
         "clips", self->clip_numbers, n);
   gst_spdl_buffer_set_batch_progress (batch, self->batch_position,
       self->batch_padded);
+  set_batch_resume (self, batch);
   reset_batch_progress (self);
   /* the source of copies when an epoch ends short at a batch boundary */
   keep = self->active_pad && self->epoch_expected != G_MAXUINT64 &&
@@ -1483,6 +1728,7 @@ finish_batch (GstSpdlBatch * self)
   finish_fields (self, batch, n, keep);
   if (keep)
     gst_buffer_replace (&self->last_batch, batch);
+  keep_src_batch (self, batch);
   GST_OBJECT_LOCK (self);
   self->batches++;
   GST_OBJECT_UNLOCK (self);
@@ -1490,13 +1736,17 @@ finish_batch (GstSpdlBatch * self)
   return gst_pad_push (self->srcpad, batch);
 }
 
+/* @frame into a slot of @out_w x @out_h pixels, top-left (padded images:
+ * the rest of the slot is not written here) */
 static void
-copy_image (GstSpdlBatch * self, const GstVideoFrame * frame, guint8 * dst)
+copy_image (GstSpdlBatch * self, const GstVideoFrame * frame, guint8 * dst,
+    guint out_w, guint out_h)
 {
   guint w = GST_VIDEO_FRAME_WIDTH (frame), h = GST_VIDEO_FRAME_HEIGHT (frame);
   guint c = GST_VIDEO_FRAME_N_COMPONENTS (frame);
   const guint8 *src = GST_VIDEO_FRAME_PLANE_DATA (frame, 0);
   gint stride = GST_VIDEO_FRAME_PLANE_STRIDE (frame, 0);
+  gsize plane = (gsize) out_w * out_h;
   guint x, y, k;
 
   if (GST_VIDEO_FRAME_N_PLANES (frame) == 3) {
@@ -1505,28 +1755,29 @@ copy_image (GstSpdlBatch * self, const GstVideoFrame * frame, guint8 * dst)
       src = GST_VIDEO_FRAME_PLANE_DATA (frame, k);
       stride = GST_VIDEO_FRAME_PLANE_STRIDE (frame, k);
       for (y = 0; y < h; y++)
-        memcpy (dst + ((gsize) k * h + y) * w, src + (gsize) y * stride, w);
+        memcpy (dst + k * plane + (gsize) y * out_w,
+            src + (gsize) y * stride, w);
     }
     return;
   }
   if (self->active_dtype != GST_SPDL_DTYPE_UINT8) {
     gsize elem = gst_spdl_dtype_size (self->active_dtype);
     gsize row_elems = self->active_layout == GST_SPDL_LAYOUT_NCHW ?
-        w : (gsize) w * c;
+        out_w : (gsize) out_w * c;
     for (y = 0; y < h; y++)
       gst_spdl_normalize_row (&self->norm, src + (gsize) y * stride,
-          dst + (gsize) y * row_elems * elem, (gsize) w * h);
+          dst + (gsize) y * row_elems * elem, plane);
     return;
   }
   if (self->active_layout == GST_SPDL_LAYOUT_NHWC) {
     for (y = 0; y < h; y++)
-      memcpy (dst + (gsize) y * w * c, src + (gsize) y * stride, (gsize) w * c);
+      memcpy (dst + (gsize) y * out_w * c, src + (gsize) y * stride,
+          (gsize) w * c);
     return;
   }
   if (c == 3) {
-    gsize plane = (gsize) w * h;
     for (y = 0; y < h; y++) {
-      guint8 *r = dst + (gsize) y * w;
+      guint8 *r = dst + (gsize) y * out_w;
 
       gst_spdl_deinterleave_rgb_row (src + (gsize) y * stride, r, r + plane,
           r + 2 * plane, w);
@@ -1534,10 +1785,9 @@ copy_image (GstSpdlBatch * self, const GstVideoFrame * frame, guint8 * dst)
     return;
   }
   for (k = 0; k < c; k++) {
-    guint8 *plane = dst + (gsize) k * w * h;
     for (y = 0; y < h; y++) {
       const guint8 *row = src + (gsize) y * stride + k;
-      guint8 *out = plane + (gsize) y * w;
+      guint8 *out = dst + k * plane + (gsize) y * out_w;
       for (x = 0; x < w; x++)
         out[x] = row[x * c];
     }
@@ -1643,13 +1893,46 @@ copy_sample (GstSpdlBatch * self, GstBuffer * buffer)
   }
   start = gst_spdl_now_ns ();
   copy_image (self, &frame, self->images.data +
-      (gsize) self->filled * self->image_bytes);
+      (gsize) self->filled * self->image_bytes, GST_VIDEO_FRAME_WIDTH (&frame),
+      GST_VIDEO_FRAME_HEIGHT (&frame));
   gst_spdl_stats_record (&self->stats, gst_spdl_now_ns () - start);
   gst_video_frame_unmap (&frame);
   GST_OBJECT_LOCK (self);
   self->copied++;
   GST_OBJECT_UNLOCK (self);
   return GST_FLOW_OK;
+}
+
+/* spdlsrc's batches: a sample of another batch than the one being filled
+ * ends it (its marked last sample was skipped on the way), so two of them
+ * never merge. */
+static gboolean
+joins_src_batch (GstSpdlBatch * self, GstBuffer * buffer)
+{
+  guint64 batch, offset;
+  guint epoch;
+
+  return self->filled > 0 && self->have_src_batch &&
+      gst_spdl_buffer_get_batch (buffer, &batch, &epoch, &offset) &&
+      batch != self->src_batch;
+}
+
+static void
+take_src_batch (GstSpdlBatch * self, GstBuffer * buffer)
+{
+  if (gst_spdl_buffer_get_batch (buffer, &self->src_batch,
+          &self->resume_epoch, &self->resume_offset))
+    self->have_src_batch = TRUE;
+}
+
+/* The marked last sample of one of spdlsrc's batches (of a file's clips,
+ * the last one) */
+static gboolean
+ends_src_batch (GstSpdlBatch * self, GstBuffer * buffer)
+{
+  return gst_spdl_buffer_is_batch_end (buffer) &&
+      ((!self->clips && !self->audio) ||
+      gst_spdl_buffer_is_last_clip (buffer));
 }
 
 static GstFlowReturn
@@ -1661,11 +1944,15 @@ gst_spdl_batch_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
   GstSpdlSlotBlock *block = NULL;
   guint index = 0;
   guint64 seq = 0;
-  gboolean has_slot;
+  gboolean has_slot, ends;
 
   if (!self->have_info || self->pool == NULL) {
     gst_buffer_unref (buffer);
     return GST_FLOW_NOT_NEGOTIATED;
+  }
+  if (self->refused) {          /* posted at the epoch's start */
+    gst_buffer_unref (buffer);
+    return GST_FLOW_ERROR;
   }
   if (!gst_spdl_buffer_get_sample_info (buffer, &info)) {
     /* images from a plain decoder chain: no label */
@@ -1677,14 +1964,18 @@ gst_spdl_batch_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
   if (self->filled > 0 && info.epoch != self->epoch)
     ret = finish_batch (self);
   self->epoch = info.epoch;
+  if (ret == GST_FLOW_OK && joins_src_batch (self, buffer))
+    ret = finish_batch (self);
+  if (ret == GST_FLOW_OK)
+    take_src_batch (self, buffer);
   if (ret == GST_FLOW_OK && !take_record (self, buffer))
     ret = GST_FLOW_ERROR;
-  if (self->audio) {
+  if (self->audio || self->padded) {
     if (ret != GST_FLOW_OK) {
       gst_buffer_unref (buffer);
       return ret;
     }
-    return audio_chain (self, buffer, &info);
+    return hold_sample (self, buffer, &info);
   }
   has_slot = self->slot_pool && gst_spdl_slot_lookup (buffer, &block, &index,
       &seq) && gst_spdl_slot_block_is_from (block, self->slot_pool);
@@ -1727,9 +2018,10 @@ gst_spdl_batch_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
             position > self->batch_position))
       self->batch_position = position;
   }
+  ends = ends_src_batch (self, buffer);
   gst_buffer_unref (buffer);
 
-  if (self->filled == self->size)
+  if (self->filled == self->size || ends)
     ret = finish_batch (self);
   return ret;
 }
@@ -1889,8 +2181,8 @@ pad_epoch (GstSpdlBatch * self)
   /* the padded batches stand for the rank's last samples: a checkpoint
    * taken after them resumes at the next epoch (spdlappsink) */
   self->batch_position = self->epoch_last_position;
-  if (self->audio)
-    return pad_audio_epoch (self, target);
+  if (self->audio || self->padded)
+    return pad_held_epoch (self, target);
   ret = detach_block (self);
   while (ret == GST_FLOW_OK && self->epoch_delivered < target) {
     if (self->current == NULL) {
@@ -1919,28 +2211,59 @@ end_epoch_accounting (GstSpdlBatch * self)
   self->epoch_expected = G_MAXUINT64;
   self->epoch_delivered = 0;
   gst_clear_buffer (&self->last_batch);
+  self->src_batches_expected = G_MAXUINT64;
+  self->src_batches_pushed = 0;
+  gst_clear_buffer (&self->src_last_batch);
   release_held (self->held_prev, &self->held_prev_n);
   if (self->prev_records)
     gst_spdl_record_batch_clear (self->prev_records);
 }
 
 /* spdlsrc's share of the epoch for this rank: what to pad up to. One
- * rank waits for no other: nothing to pad then. */
-static void
+ * rank waits for no other: nothing to pad then. spdlsrc's own batches
+ * ("batches", buckets or batch-duration) must fit batch-size, which is
+ * then only the most a batch holds: FALSE (an error posted) when not. */
+static gboolean
 track_epoch_start (GstSpdlBatch * self, const GstStructure * st)
 {
   guint64 samples, offset = 0;
-  guint shards = 1, index = 0;
+  guint shards = 1, index = 0, max_batch = 0, size, epoch = 0;
+  gboolean pad;
 
   end_epoch_accounting (self);
+  self->src_batches = gst_structure_has_field (st, "batches");
+  if (self->src_batches) {
+    GST_OBJECT_LOCK (self);
+    size = self->batch_size;
+    pad = self->pad_short_epochs;
+    GST_OBJECT_UNLOCK (self);
+    gst_structure_get_uint (st, "max-batch", &max_batch);
+    gst_structure_get_uint (st, "epoch", &epoch);
+    self->refused = max_batch > size;
+    if (self->refused) {
+      GST_ELEMENT_ERROR (self, STREAM, FAILED, ("batch-size=%u is smaller "
+              "than spdlsrc's batches (up to %u samples in epoch %u): give "
+              "spdlsrc batch-size=%u to cap them, or spdlbatch a batch-size "
+              "of %u or more", size, max_batch, epoch, size, max_batch),
+          ("spdlsrc cuts the batches (buckets, batch-duration); spdlbatch "
+              "splitting one would change the epoch's batch count"));
+      return FALSE;
+    }
+    /* pad-short-epochs counts batches here: they are of many sizes */
+    if (gst_structure_get_uint (st, "num-shards", &shards) && shards > 1 &&
+        pad)
+      gst_structure_get_uint64 (st, "batches", &self->src_batches_expected);
+    return TRUE;
+  }
   if (!gst_structure_get_uint64 (st, "samples", &samples) ||
       !gst_structure_get_uint (st, "num-shards", &shards) || shards < 2 ||
       samples == 0)
-    return;
+    return TRUE;
   gst_structure_get_uint64 (st, "offset", &offset);
   gst_structure_get_uint (st, "shard-index", &index);
   self->epoch_expected = samples;
   self->epoch_last_position = offset + index + (samples - 1) * shards;
+  return TRUE;
 }
 
 /* At an epoch's end or EOS: pushes the partial batch. A failed push
@@ -1953,6 +2276,8 @@ finish_pending_batch (GstSpdlBatch * self)
 
   if (ret == GST_FLOW_OK)
     ret = finish_batch (self);
+  if (ret == GST_FLOW_OK)
+    ret = pad_src_batches (self);
   end_epoch_accounting (self);
 
   if (ret == GST_FLOW_OK)
@@ -2011,7 +2336,7 @@ propose_allocation (GstSpdlBatch * self, GstQuery * query)
 
   gst_query_parse_allocation (query, &caps, NULL);
   if (caps == NULL || !gst_video_info_from_caps (&info, caps) ||
-      !self->have_info || self->clips || self->pool == NULL ||
+      !self->have_info || self->clips || self->padded || self->pool == NULL ||
       self->active_dtype != GST_SPDL_DTYPE_UINT8 ||
       !same_tensor_shape (&info, &self->vinfo))
     return TRUE;
@@ -2081,8 +2406,11 @@ gst_spdl_batch_sink_event (GstPad * pad, GstObject * parent, GstEvent * event)
       end_epoch_accounting (self);
       break;
     case GST_EVENT_CUSTOM_DOWNSTREAM:
-      if (gst_spdl_is_epoch_start_event (event))
-        track_epoch_start (self, gst_event_get_structure (event));
+      if (gst_spdl_is_epoch_start_event (event) &&
+          !track_epoch_start (self, gst_event_get_structure (event))) {
+        gst_event_unref (event);
+        return FALSE;
+      }
       if (gst_spdl_is_epoch_end_event (event) &&
           !finish_pending_batch (self)) {
         gst_event_unref (event);
@@ -2116,11 +2444,14 @@ gst_spdl_batch_change_state (GstElement * element, GstStateChange transition)
     GST_OBJECT_UNLOCK (self);
     reset_batch_progress (self);
     end_epoch_accounting (self);
+    self->src_batches = FALSE;
+    self->refused = FALSE;
   }
   ret = GST_ELEMENT_CLASS (parent_class)->change_state (element, transition);
   if (transition == GST_STATE_CHANGE_PAUSED_TO_READY) {
     discard_current (self);
     gst_clear_buffer (&self->last_batch);
+    gst_clear_buffer (&self->src_last_batch);
     release_held (self->held_prev, &self->held_prev_n);
     release_pool (self);
     self->have_info = FALSE;
@@ -2214,6 +2545,7 @@ set_audio_caps (GstSpdlBatch * self, GstCaps * caps,
   self->size = size;
   self->clips = FALSE;
   self->clip_audio = FALSE;
+  self->padded = FALSE;
   self->audio = TRUE;
   self->audio_channels = channels;
   self->audio_capacity = self->audio_n = clip->shape[1];
@@ -2227,15 +2559,16 @@ set_audio_caps (GstSpdlBatch * self, GstCaps * caps,
   return setup_pool (self);
 }
 
+/* An audio clip or a padded batch's image, held until its batch ends */
 static GstFlowReturn
-audio_chain (GstSpdlBatch * self, GstBuffer * buffer,
+hold_sample (GstSpdlBatch * self, GstBuffer * buffer,
     const GstSpdlSampleInfo * info)
 {
   gsize bytes = gst_buffer_get_size (buffer);
   gsize row = (gsize) self->audio_channels * sizeof (gfloat);
   guint64 position;
 
-  if (bytes == 0 || bytes % row != 0) {
+  if (self->audio && (bytes == 0 || bytes % row != 0)) {
     GST_ELEMENT_ERROR (self, STREAM, FORMAT,
         ("An audio clip of %s is %" G_GSIZE_FORMAT " bytes, not %u-channel "
             "float32 samples", gst_spdl_buffer_get_path (buffer), bytes,
@@ -2244,18 +2577,19 @@ audio_chain (GstSpdlBatch * self, GstBuffer * buffer,
     return GST_FLOW_ERROR;
   }
   self->held[self->filled] = buffer;
+  self->held_info[self->filled] = self->vinfo;
   self->indices[self->filled] = info->index;
   self->filled++;
   self->epoch_delivered++;
   gst_spdl_stats_add_in (&self->stats, 1);
   /* a file's clips may end in the next batch: consumed after its last */
-  if (gst_spdl_buffer_is_last_clip (buffer) &&
+  if ((self->padded || gst_spdl_buffer_is_last_clip (buffer)) &&
       gst_spdl_buffer_get_sample_position (buffer, &position) &&
       (self->batch_position == G_MAXUINT64 ||
           position > self->batch_position))
     self->batch_position = position;
-  if (self->filled == self->size)
-    return finish_audio_batch (self);
+  if (self->filled == self->size || ends_src_batch (self, buffer))
+    return finish_held_batch (self);
   return GST_FLOW_OK;
 }
 
@@ -2300,21 +2634,90 @@ copy_audio_clip (GstSpdlBatch * self, GstBuffer * clip, GstMapInfo * out,
   return TRUE;
 }
 
-/* Pushes the held clips as one batch as long as its longest clip. */
-static GstFlowReturn
-finish_audio_batch (GstSpdlBatch * self)
+/* Zeros around a w x h image top-left in each of @planes planes of the
+ * slot's pad_width x pad_height, @px bytes per pixel of a plane */
+static void
+zero_around (GstSpdlBatch * self, guint8 * dst, guint w, guint h,
+    guint planes, gsize px)
 {
-  guint n = self->filled, i, mapped = 0;
+  guint W = self->pad_width, H = self->pad_height, p, y;
+
+  for (p = 0; p < planes; p++) {
+    guint8 *plane = dst + (gsize) p * W * H * px;
+
+    for (y = 0; y < h && w < W; y++)
+      memset (plane + ((gsize) y * W + w) * px, 0, (gsize) (W - w) * px);
+    memset (plane + (gsize) h * W * px, 0, (gsize) (H - h) * W * px);
+  }
+}
+
+/* A held image into slot @i of the mapped padded batch: its pixels
+ * top-left (normalized as any), zeros around, its size and its mask. */
+static gboolean
+copy_padded_image (GstSpdlBatch * self, GstBuffer * image,
+    GstVideoInfo * info, GstMapInfo * out, guint i)
+{
+  guint w = GST_VIDEO_INFO_WIDTH (info), h = GST_VIDEO_INFO_HEIGHT (info);
+  guint c = GST_VIDEO_INFO_N_COMPONENTS (info), W = self->pad_width, y;
+  gsize elem = gst_spdl_dtype_size (self->active_dtype);
+  guint8 *dst = out[IMAGES].data + i * slot_bytes (self, IMAGES);
+  guint8 *mask = out[PADDING_MASK].data + i * slot_bytes (self, PADDING_MASK);
+  gint64 *size = (gint64 *) out[IMAGE_SIZES].data + 2 * i;
+  gboolean nchw = self->active_layout == GST_SPDL_LAYOUT_NCHW;
+  GstSpdlSampleInfo sample;
+  GstVideoFrame frame;
+
+  if (!gst_video_frame_map (&frame, info, image, GST_MAP_READ))
+    return FALSE;
+  if (self->active_dtype != GST_SPDL_DTYPE_UINT8)
+    gst_spdl_normalizer_set_width (&self->norm, w);
+  copy_image (self, &frame, dst, W, self->pad_height);
+  gst_video_frame_unmap (&frame);
+  zero_around (self, dst, w, h, nchw ? c : 1, nchw ? elem : elem * c);
+  memset (mask, 1, slot_bytes (self, PADDING_MASK));
+  for (y = 0; y < h; y++)
+    memset (mask + (gsize) y * W, 0, w);
+  size[0] = h;
+  size[1] = w;
+  ((gint64 *) out[LABELS].data)[i] =
+      gst_spdl_buffer_get_sample_info (image, &sample) ? sample.label : -1;
+  return TRUE;
+}
+
+/* The padded size of the held images: their largest height and width
+ * rounded up; FALSE (posted) when a batch of it cannot be allocated */
+static gboolean
+plan_padded_batch (GstSpdlBatch * self, guint * width, guint * height)
+{
+  guint i, w = 0, h = 0;
+
+  for (i = 0; i < self->filled; i++) {
+    w = MAX (w, (guint) GST_VIDEO_INFO_WIDTH (&self->held_info[i]));
+    h = MAX (h, (guint) GST_VIDEO_INFO_HEIGHT (&self->held_info[i]));
+  }
+  *width = round_up (w, self->active_pad_multiple);
+  *height = round_up (h, self->active_pad_multiple);
+  return check_batch_bytes (self, MAX (*width, self->pad_capacity_width),
+      MAX (*height, self->pad_capacity_height),
+      GST_VIDEO_INFO_N_COMPONENTS (&self->vinfo), self->size);
+}
+
+/* Pushes the held clips as one batch as long as its longest clip, or the
+ * held images as one padded to their largest size. */
+static GstFlowReturn
+finish_held_batch (GstSpdlBatch * self)
+{
+  guint n = self->filled, i, mapped = 0, width = 0, height = 0;
   gsize row = (gsize) self->audio_channels * sizeof (gfloat);
   guint64 longest = 0;
   GstMapInfo out[MAX_TENSORS];
   GstBuffer *batch = NULL;
   GstFlowReturn ret;
-  gboolean keep;
+  gboolean keep, grow, changed;
 
   if (n == 0)
     return GST_FLOW_OK;
-  if (n < self->size && self->active_drop_last) {
+  if (drops_partial (self, n)) {
     GST_OBJECT_LOCK (self);
     self->dropped += n;
     GST_OBJECT_UNLOCK (self);
@@ -2324,17 +2727,31 @@ finish_audio_batch (GstSpdlBatch * self)
       gst_spdl_record_batch_clear (self->records);
     return GST_FLOW_OK;
   }
-  for (i = 0; i < n; i++)
-    longest = MAX (longest, gst_buffer_get_size (self->held[i]) / row);
-  /* longer clips than the pool's (whole files), or downstream asked */
-  if (longest > self->audio_capacity ||
-      gst_pad_check_reconfigure (self->srcpad)) {
-    if (!check_audio_bytes (self, longest)) {
+  if (self->padded) {
+    if (!plan_padded_batch (self, &width, &height)) {
       release_held (self->held, &self->filled);
       return GST_FLOW_ERROR;
     }
+    grow = width > self->pad_capacity_width ||
+        height > self->pad_capacity_height;
+  } else {
+    for (i = 0; i < n; i++)
+      longest = MAX (longest, gst_buffer_get_size (self->held[i]) / row);
+    grow = longest > self->audio_capacity;
+    if (grow && !check_audio_bytes (self, longest)) {
+      release_held (self->held, &self->filled);
+      return GST_FLOW_ERROR;
+    }
+  }
+  /* larger than the pool's (whole files, larger images), or downstream
+   * asked */
+  if (grow || gst_pad_check_reconfigure (self->srcpad)) {
     self->audio_capacity = self->audio_n = MAX (longest,
         self->audio_capacity);
+    self->pad_capacity_width = self->pad_width = MAX (width,
+        self->pad_capacity_width);
+    self->pad_capacity_height = self->pad_height = MAX (height,
+        self->pad_capacity_height);
     if (!setup_pool (self)) {
       release_held (self->held, &self->filled);
       GST_ELEMENT_ERROR (self, RESOURCE, NO_SPACE_LEFT,
@@ -2348,6 +2765,13 @@ finish_audio_batch (GstSpdlBatch * self)
     return ret;
   }
   self->audio_n = longest;
+  self->pad_width = width;
+  self->pad_height = height;
+  if (self->records) {
+    /* slots copied from the last batch (padding) come without take_record */
+    gst_spdl_record_batch_set_padded (self->records, self->padded);
+    gst_spdl_record_batch_set_padded_size (self->records, width, height);
+  }
   for (mapped = 0; mapped < n_tensors (self); mapped++)
     if (!gst_memory_map (gst_buffer_peek_memory (batch, mapped),
             &out[mapped], GST_MAP_WRITE))
@@ -2355,7 +2779,9 @@ finish_audio_batch (GstSpdlBatch * self)
   for (i = 0; i < n; i++) {
     guint64 start = gst_spdl_now_ns ();
 
-    if (!copy_audio_clip (self, self->held[i], out, i))
+    if (self->padded ? !copy_padded_image (self, self->held[i],
+            &self->held_info[i], out, i) : !copy_audio_clip (self,
+            self->held[i], out, i))
       goto failed;
     gst_spdl_stats_record (&self->stats, gst_spdl_now_ns () - start);
   }
@@ -2369,22 +2795,31 @@ finish_audio_batch (GstSpdlBatch * self)
     release_held (self->held, &self->filled);
     return GST_FLOW_ERROR;
   }
-  if ((n != self->caps_batch || longest != self->caps_audio_n ||
-          self->records) && !push_caps (self, n)) {
+  changed = self->padded ? width != self->caps_pad_width ||
+      height != self->caps_pad_height : longest != self->caps_audio_n;
+  if ((n != self->caps_batch || changed || self->records) &&
+      !push_caps (self, n)) {
     gst_buffer_unref (batch);
     release_held (self->held, &self->filled);
-    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
-        ("Downstream does not accept a batch of %u clips of %"
-            G_GUINT64_FORMAT " samples", n, longest), (NULL));
+    if (self->padded)
+      GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
+          ("Downstream does not accept a batch of %u images of %ux%u", n,
+              width, height), (NULL));
+    else
+      GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
+          ("Downstream does not accept a batch of %u clips of %"
+              G_GUINT64_FORMAT " samples", n, longest), (NULL));
     return GST_FLOW_ERROR;
   }
   self->caps_audio_n = longest;
   gst_spdl_buffer_add_batch_meta (batch, self->epoch, self->indices, n);
-  gst_spdl_structure_set_uint64_array (gst_custom_meta_get_structure
-      (gst_buffer_get_custom_meta (batch, GST_SPDL_BATCH_META_NAME)),
-      "clips", self->clip_numbers, n);
+  if (self->audio)
+    gst_spdl_structure_set_uint64_array (gst_custom_meta_get_structure
+        (gst_buffer_get_custom_meta (batch, GST_SPDL_BATCH_META_NAME)),
+        "clips", self->clip_numbers, n);
   gst_spdl_buffer_set_batch_progress (batch, self->batch_position,
       self->batch_padded);
+  set_batch_resume (self, batch);
   reset_batch_progress (self);
   keep = self->active_pad && self->epoch_expected != G_MAXUINT64 &&
       n == self->size;
@@ -2393,17 +2828,21 @@ finish_audio_batch (GstSpdlBatch * self)
     /* the source of copies when an epoch ends short at a batch boundary */
     GstBuffer **held = self->held_prev;
     guint64 *indices = self->prev_indices;
+    GstVideoInfo *infos = self->held_prev_info;
 
     release_held (self->held_prev, &self->held_prev_n);
     self->held_prev = self->held;
     self->prev_indices = self->indices;
+    self->held_prev_info = self->held_info;
     self->held_prev_n = n;
     self->held = held;
     self->indices = indices;
+    self->held_info = infos;
     self->filled = 0;
   } else {
     release_held (self->held, &self->filled);
   }
+  keep_src_batch (self, batch);
   GST_OBJECT_LOCK (self);
   self->batches++;
   self->copied += n;
@@ -2416,20 +2855,22 @@ failed:
   gst_buffer_unref (batch);
   release_held (self->held, &self->filled);
   GST_ELEMENT_ERROR (self, RESOURCE, WRITE,
-      ("Could not map an audio batch or clip"), (NULL));
+      ("Could not map a batch or one of its %s", self->audio ? "clips" :
+          "images"), (NULL));
   return GST_FLOW_ERROR;
 }
 
-/* pad-short-epochs for audio: copies of the batch's own clips, or of the
- * last full batch's when it has none. */
+/* pad-short-epochs for held samples (audio, padded images): copies of the
+ * batch's own, or of the last full batch's when it has none. */
 static GstFlowReturn
-pad_audio_epoch (GstSpdlBatch * self, guint64 target)
+pad_held_epoch (GstSpdlBatch * self, guint64 target)
 {
   GstFlowReturn ret = GST_FLOW_OK;
   guint real = self->filled;
 
   while (ret == GST_FLOW_OK && self->epoch_delivered < target) {
     GstBuffer *from;
+    GstVideoInfo *info;
     GstSpdlRecordBatch *records;
     guint64 index;
     guint k;
@@ -2437,11 +2878,13 @@ pad_audio_epoch (GstSpdlBatch * self, guint64 target)
     if (real > 0) {
       k = (self->filled - real) % real;
       from = self->held[k];
+      info = &self->held_info[k];
       index = self->indices[k];
       records = self->records;
     } else if (self->held_prev_n > 0) {
       k = self->filled % self->held_prev_n;
       from = self->held_prev[k];
+      info = &self->held_prev_info[k];
       index = self->prev_indices[k];
       records = self->prev_records;
     } else {
@@ -2454,12 +2897,13 @@ pad_audio_epoch (GstSpdlBatch * self, guint64 target)
       gst_spdl_record_batch_copy_slot (self->records, self->filled, records,
           k);
     self->held[self->filled] = gst_buffer_ref (from);
+    self->held_info[self->filled] = *info;
     self->indices[self->filled] = index;
     self->filled++;
     self->batch_padded++;
     self->epoch_delivered++;
     if (self->filled == self->size) {
-      ret = finish_audio_batch (self);
+      ret = finish_held_batch (self);
       self->batch_position = self->epoch_last_position;
       real = 0;
     }

@@ -48,6 +48,7 @@ struct _GstSpdlBatch
   guint batch_size;
   gboolean drop_last;
   gboolean pad_short_epochs;
+  guint pad_multiple;
   GstSpdlLayout layout;
   GstSpdlDType dtype;
   GArray *mean, *std;           /* gdouble */
@@ -75,6 +76,13 @@ struct _GstSpdlBatch
   guint64 *prev_indices;
   guint held_prev_n;
   guint64 caps_audio_n;         /* audio: N of the last caps pushed */
+  gboolean padded;              /* images of any size, held and padded */
+  guint active_pad_multiple;    /* padded: H and W a multiple of it */
+  GstVideoInfo *held_info;      /* padded: each held image's */
+  GstVideoInfo *held_prev_info;
+  guint pad_width, pad_height;  /* padded: of the batch being described */
+  guint pad_capacity_width, pad_capacity_height;        /* the pool's */
+  guint caps_pad_width, caps_pad_height;        /* of the last caps */
   guint size;                   /* batch-size of this run */
   GstSpdlLayout active_layout;
   GstSpdlDType active_dtype;
@@ -87,6 +95,18 @@ struct _GstSpdlBatch
   GstBuffer *last_batch;        /* last full batch of the epoch (padding) */
   guint64 batch_position;       /* max sample position in the batch */
   guint batch_padded;           /* padded slots in the batch */
+  /* spdlsrc's batches (buckets, batch-duration): the batch being filled
+   * (its number among the rank's, where a run resumed after it starts);
+   * an epoch whose start event gives them cuts at them, drops nothing */
+  gboolean src_batches;
+  gboolean refused;             /* batch-size too small for them */
+  guint64 src_batches_expected; /* this rank's, G_MAXUINT64 = no padding */
+  guint64 src_batches_pushed;
+  GstBuffer *src_last_batch;    /* the source of copies when short */
+  gboolean have_src_batch;
+  guint64 src_batch;
+  guint resume_epoch;
+  guint64 resume_offset;
   gsize image_bytes;
   GstBufferPool *pool;
   GstBuffer *current;

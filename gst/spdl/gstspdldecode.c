@@ -83,6 +83,41 @@
  * under empty the field becomes zeros with a warning; an empty value
  * (missing upstream under empty) is zeros of the output's size.
  *
+ * Detection recipes keep the aspect ratio. #GstSpdlDecode:mode=shorter
+ * is torchvision's `Resize (size, max_size)`: the shorter side to
+ * #GstSpdlDecode:resize-shorter, or to one of #GstSpdlDecode:sizes drawn
+ * per image from (seed, epoch, index) (DETR's multi-scale), the longer at
+ * most #GstSpdlDecode:max-size; each output has its own size (the caps
+ * change with it; spdlbatch pad-multiple batches them).
+ * #GstSpdlDecode:mode=letterbox is ultralytics' LetterBox into width x
+ * height: resized by r = min (width / w, height / h) to round (w r) x
+ * round (h r), centred, padded with #GstSpdlDecode:pad-value (YOLO's 114).
+ * Both resize as PIL does, pixel for pixel. The sample's geometry tells
+ * how boxes follow: a point (x, y) of the source image is at
+ * ((x - crop.x) * out_width / crop.width, (y - crop.y) * out_height /
+ * crop.height) in the output, then x' = out_width - x where flipped; a
+ * letterbox's crop box starts before the image (negative x or y) by its
+ * padding.
+ *
+ * An objects field (one image's COCO annotations, a JSON array or an
+ * object with the member `annotations`: `fields="json:objects"` for a
+ * shard's json member or a folder's sidecar) is decoded after them into
+ * detection targets (docs/record.md): boxes float32 XYXY (COCO's XYWH
+ * converted as torchvision's wrap_dataset_for_transforms_v2 does), the
+ * raw category_id, area, iscrowd and with #GstSpdlDecode:instance-masks
+ * each object's mask, rasterized from its polygons or RLE exactly as
+ * pycocotools' annToMask does. All go through the image's geometry as
+ * torchvision 0.29's v2 ops transform BoundingBoxes and Mask
+ * (F.resized_crop, or F.resize + F.center_crop, then F.horizontal_flip),
+ * then SanitizeBoundingBoxes (#GstSpdlDecode:box-min-size,
+ * #GstSpdlDecode:box-min-area) removes boxes with their labels and masks.
+ * An annotation without a bbox of 4 finite numbers or an integer
+ * category_id, or with a polygon under 3 points or an RLE whose counts do
+ * not sum to its size, is dropped with a warning naming the sample and
+ * the annotation; boxes outside the image or empty are warned about and
+ * left to the geometry and sanitizing; #GstSpdlDecode:object-counts
+ * counts them by reason.
+ *
  * ## Example launch lines
  * |[
  * gst-launch-1.0 spdlsrc location=/data/val ! \
@@ -94,6 +129,25 @@
  *     spdldecode width=224 height=224 mode=random-resized-crop \
  *     flip=random-horizontal ! fakesink
  * ]| RandomResizedCrop(224) + RandomHorizontalFlip().
+ * |[
+ * gst-launch-1.0 spdlsrc location=/data/coco/train2017 shuffle=true ! \
+ *     spdldecode mode=shorter \
+ *     sizes="<480,512,544,576,608,640,672,704,736,768,800>" \
+ *     max-size=1333 flip=random-horizontal ! \
+ *     spdlbatch batch-size=2 pad-multiple=32 ! fakesink
+ * ]| DETR's RandomHorizontalFlip + RandomResize (sizes, max_size=1333),
+ * batched as its NestedTensor: padded to a multiple of 32 with a mask.
+ * |[
+ * gst-launch-1.0 spdlsrc location=/data/coco/val2017 ! \
+ *     spdldecode mode=letterbox width=640 height=640 ! \
+ *     spdlbatch batch-size=16 ! fakesink
+ * ]| YOLO's LetterBox (640, 640), padded with 114.
+ * |[
+ * gst-launch-1.0 spdlsrc location=/data/coco-shards/train-{0000..0099}.tar \
+ *     fields="json:objects" ! spdldecode width=640 height=640 \
+ *     mode=random-resized-crop flip=random-horizontal instance-masks=true ! \
+ *     spdlbatch batch-size=16 ! fakesink
+ * ]| Detection targets beside each image: boxes, labels and masks.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -114,6 +168,9 @@ enum
   PROP_HEIGHT,
   PROP_MODE,
   PROP_RESIZE_SHORTER,
+  PROP_MAX_SIZE,
+  PROP_SIZES,
+  PROP_PAD_VALUE,
   PROP_SCALE_MIN,
   PROP_SCALE_MAX,
   PROP_RATIO_MIN,
@@ -127,6 +184,10 @@ enum
   PROP_DCT_SCALING,
   PROP_REGION_DECODE,
   PROP_EXACT,
+  PROP_INSTANCE_MASKS,
+  PROP_BOX_MIN_SIZE,
+  PROP_BOX_MIN_AREA,
+  PROP_OBJECT_COUNTS,
   /* then the base's, GST_SPDL_PARALLEL_DECODER_PROP_* */
   PROP_N,
 };
@@ -139,6 +200,9 @@ enum
 #define DEFAULT_MAX_DECODE_MEMORY GST_SPDL_IMAGE_DEFAULT_MAX_MEMORY
 #define DEFAULT_MAX_SCANS GST_SPDL_IMAGE_DEFAULT_MAX_SCANS
 #define DEFAULT_EXACT TRUE
+#define DEFAULT_INSTANCE_MASKS FALSE
+#define DEFAULT_BOX_MIN_SIZE 1.0
+#define DEFAULT_BOX_MIN_AREA 1.0
 /* samples in flight per worker by default: results leave in order, so the
  * other threads keep decoding while a slow image holds the head (fewer
  * leave them idle; more gain nothing: docs/performance.md) */
@@ -170,6 +234,13 @@ gst_spdl_resize_mode_get_type (void)
         "center-crop"},
     {GST_SPDL_RESIZE_RANDOM_RESIZED_CROP,
         "torchvision's RandomResizedCrop", "random-resized-crop"},
+    {GST_SPDL_RESIZE_SHORTER,
+          "Resize the shorter side to resize-shorter (or one of sizes), "
+          "the longer at most max-size (torchvision's Resize (size, "
+          "max_size)): the size follows the image", "shorter"},
+    {GST_SPDL_RESIZE_LETTERBOX,
+          "Keep the aspect ratio into width x height, centred, padded with "
+          "pad-value (ultralytics' LetterBox)", "letterbox"},
     {0, NULL, NULL}
   };
 
@@ -228,6 +299,8 @@ typedef struct
   GstBuffer *output;            /* being decoded: a batch slot or ours */
   const GstSpdlDecodeFields *fields;    /* of the sample, NULL: none */
   GError *filled;               /* a bad field made zeros (policy empty) */
+  GString *objects_notes;       /* annotations dropped or odd, warned */
+  guint64 object_counts[GST_SPDL_OBJECTS_N_REASONS];
   guint width, height;          /* of the output */
   GstVideoFormat format;        /* of the output */
 } GstSpdlDecodeJob;
@@ -326,14 +399,52 @@ gst_spdl_decode_class_init (GstSpdlDecodeClass * klass)
    * shorter side is #GstSpdlDecode:resize-shorter and centre-cropped
    * (torchvision's Resize + CenterCrop), or torchvision's
    * RandomResizedCrop.
+   *
+   * shorter (detection): torchvision's `Resize (size, max_size)`, the
+   * shorter side to #GstSpdlDecode:resize-shorter (or one of
+   * #GstSpdlDecode:sizes, drawn per image), the longer at most
+   * #GstSpdlDecode:max-size, rounding as torchvision 0.29's
+   * `_compute_resized_output_size`; width and height stay 0, each output
+   * has its own size (spdlbatch pad-multiple batches them).
+   *
+   * letterbox (YOLO): ultralytics' LetterBox into width x height: the
+   * image resized by r = min (width / w, height / h) to round (w r) x
+   * round (h r), centred with (width - new) / 2 columns (rounded down)
+   * on the left and the rest on the right, as many rows likewise above
+   * and below, filled with #GstSpdlDecode:pad-value. Pixels in the image
+   * are PIL's resize of the whole image to the new size; the sample's
+   * crop box reaches past the image (negative x or y) by the padding.
    */
   g_object_class_install_property (gobject_class, PROP_MODE,
       g_param_spec_enum ("mode", "Mode", "Resize and crop mode",
           GST_TYPE_SPDL_RESIZE_MODE, DEFAULT_MODE, READY_PARAM));
   g_object_class_install_property (gobject_class, PROP_RESIZE_SHORTER,
       g_param_spec_uint ("resize-shorter", "Resize shorter side",
-          "center-crop: shorter side after resize (0 = the crop size)", 0,
+          "center-crop, shorter: shorter side after resize (center-crop: 0 "
+          "= the crop size; shorter: 0 = the image's own, or with max-size "
+          "the longer side to max-size)", 0,
           65535, 0, READY_PARAM));
+  g_object_class_install_property (gobject_class, PROP_MAX_SIZE,
+      g_param_spec_uint ("max-size", "Max size",
+          "shorter: the longer side at most this (0 = no limit; must be "
+          "larger than every shorter-side size)", 0, 65535, 0, READY_PARAM));
+  /**
+   * GstSpdlDecode:sizes:
+   *
+   * mode=shorter: shorter-side sizes, one drawn per image from (seed,
+   * epoch, index) as every random choice here (DETR's multi-scale
+   * training, `sizes="<480,512,544,576,608,640,672,704,736,768,800>"`);
+   * empty: #GstSpdlDecode:resize-shorter.
+   */
+  g_object_class_install_property (gobject_class, PROP_SIZES,
+      gst_param_spec_array ("sizes", "Sizes",
+          "shorter: shorter-side sizes, one drawn per image (empty = "
+          "resize-shorter)", g_param_spec_int ("size", "Size",
+              "A shorter-side size", 1, 65535, 1, READY_PARAM), READY_PARAM));
+  g_object_class_install_property (gobject_class, PROP_PAD_VALUE,
+      g_param_spec_uint ("pad-value", "Pad value",
+          "letterbox: value of every channel of the padding (114: YOLO's)",
+          0, 255, 114, READY_PARAM));
   g_object_class_install_property (gobject_class, PROP_SCALE_MIN,
       g_param_spec_double ("scale-min", "Scale min",
           "random-resized-crop: smallest crop area, as a share of the image",
@@ -480,6 +591,55 @@ gst_spdl_decode_class_init (GstSpdlDecodeClass * klass)
           "Match PIL's resize (FALSE: large JPEGs faster, pixels differ "
           "slightly)",
           DEFAULT_EXACT, READY_PARAM));
+  /**
+   * GstSpdlDecode:instance-masks:
+   *
+   * Objects fields (COCO annotations, docs/record.md) carry each object's
+   * instance mask, rasterized from its polygons or RLE as pycocotools'
+   * annToMask does, through the image's geometry by nearest neighbour.
+   */
+  g_object_class_install_property (gobject_class, PROP_INSTANCE_MASKS,
+      g_param_spec_boolean ("instance-masks", "Instance masks",
+          "Objects fields carry instance masks (uint8 [n, H, W])",
+          DEFAULT_INSTANCE_MASKS, READY_PARAM));
+  /**
+   * GstSpdlDecode:box-min-size:
+   *
+   * torchvision's SanitizeBoundingBoxes (min_size): after the geometry, a
+   * box narrower or lower than this is removed with its label, area,
+   * iscrowd and mask, as is one with a coordinate outside the output. 0
+   * turns the size check off; with #GstSpdlDecode:box-min-area 0 too
+   * nothing is removed.
+   */
+  g_object_class_install_property (gobject_class, PROP_BOX_MIN_SIZE,
+      g_param_spec_double ("box-min-size", "Box min size",
+          "Objects' boxes smaller than this (pixels, after the geometry) "
+          "are removed, as SanitizeBoundingBoxes (min_size); 0 = no check",
+          0, G_MAXDOUBLE, DEFAULT_BOX_MIN_SIZE, READY_PARAM));
+  /**
+   * GstSpdlDecode:box-min-area:
+   *
+   * torchvision's SanitizeBoundingBoxes (min_area); 0 turns the check
+   * off (both 0: no sanitizing).
+   */
+  g_object_class_install_property (gobject_class, PROP_BOX_MIN_AREA,
+      g_param_spec_double ("box-min-area", "Box min area",
+          "Objects' boxes of a smaller area are removed, as "
+          "SanitizeBoundingBoxes (min_area); 0 = no check",
+          0, G_MAXDOUBLE, DEFAULT_BOX_MIN_AREA, READY_PARAM));
+  /**
+   * GstSpdlDecode:object-counts:
+   *
+   * Annotations of objects fields by reason: bad-annotation (dropped and
+   * warned: no bbox of 4 finite numbers, no integer category_id, a
+   * polygon under 3 points, an RLE whose counts do not sum to its size),
+   * box-outside-image and box-empty (kept and warned: the geometry and
+   * sanitizing decide), sanitized (removed by the sanitizing).
+   */
+  g_object_class_install_property (gobject_class, PROP_OBJECT_COUNTS,
+      g_param_spec_boxed ("object-counts", "Object counts",
+          "Annotations of objects fields by reason", GST_TYPE_STRUCTURE,
+          G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
   gst_spdl_parallel_decoder_class_install_property (gobject_class, PROP_N,
       GST_SPDL_PARALLEL_DECODER_PROP_ERRORS,
       "Samples skipped so far because they could not be decoded");
@@ -562,6 +722,9 @@ gst_spdl_decode_init (GstSpdlDecode * self)
   self->params.max_output_pixels = DEFAULT_MAX_OUTPUT_PIXELS;
   self->max_decode_memory = DEFAULT_MAX_DECODE_MEMORY;
   self->max_scans = DEFAULT_MAX_SCANS;
+  self->objects.masks = DEFAULT_INSTANCE_MASKS;
+  self->objects.min_size = DEFAULT_BOX_MIN_SIZE;
+  self->objects.min_area = DEFAULT_BOX_MIN_AREA;
   g_mutex_init (&self->lock);
 }
 
@@ -572,6 +735,45 @@ gst_spdl_decode_finalize (GObject * object)
 
   g_mutex_clear (&self->lock);
   G_OBJECT_CLASS (parent_class)->finalize (object);
+}
+
+/* Any integers (Python's ints arrive as gint): more than
+ * GST_SPDL_MAX_SIZES, or one out of range, are refused at start. */
+static void
+sizes_from_value_array (GstSpdlDecodeParams * p, const GValue * value)
+{
+  guint i, n = gst_value_array_get_size (value);
+
+  p->n_sizes = 0;
+  p->sizes_invalid = n > GST_SPDL_MAX_SIZES;
+  for (i = 0; i < n && i < GST_SPDL_MAX_SIZES; i++) {
+    GValue size = G_VALUE_INIT;
+    gint64 v = 0;
+
+    g_value_init (&size, G_TYPE_INT64);
+    if (g_value_transform (gst_value_array_get_value (value, i), &size))
+      v = g_value_get_int64 (&size);
+    g_value_unset (&size);
+    if (v < 1 || v > 65535)
+      p->sizes_invalid = TRUE;
+    else
+      p->sizes[p->n_sizes++] = v;
+  }
+}
+
+static void
+sizes_to_value_array (GValue * value, const GstSpdlDecodeParams * p)
+{
+  GValue size = G_VALUE_INIT;
+  guint i;
+
+  /* gint: what Python's ints and gst-launch's <480,512> are */
+  g_value_init (&size, G_TYPE_INT);
+  for (i = 0; i < p->n_sizes; i++) {
+    g_value_set_int (&size, p->sizes[i]);
+    gst_value_array_append_value (value, &size);
+  }
+  g_value_unset (&size);
 }
 
 static void
@@ -599,6 +801,15 @@ gst_spdl_decode_set_property (GObject * object, guint prop_id,
       break;
     case PROP_RESIZE_SHORTER:
       p->resize_shorter = g_value_get_uint (value);
+      break;
+    case PROP_MAX_SIZE:
+      p->max_size = g_value_get_uint (value);
+      break;
+    case PROP_SIZES:
+      sizes_from_value_array (p, value);
+      break;
+    case PROP_PAD_VALUE:
+      p->pad_value = g_value_get_uint (value);
       break;
     case PROP_SCALE_MIN:
       p->scale_min = g_value_get_double (value);
@@ -639,6 +850,15 @@ gst_spdl_decode_set_property (GObject * object, guint prop_id,
     case PROP_EXACT:
       p->exact = g_value_get_boolean (value);
       break;
+    case PROP_INSTANCE_MASKS:
+      self->objects.masks = g_value_get_boolean (value);
+      break;
+    case PROP_BOX_MIN_SIZE:
+      self->objects.min_size = g_value_get_double (value);
+      break;
+    case PROP_BOX_MIN_AREA:
+      self->objects.min_area = g_value_get_double (value);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -671,6 +891,15 @@ gst_spdl_decode_get_property (GObject * object, guint prop_id, GValue * value,
       break;
     case PROP_RESIZE_SHORTER:
       g_value_set_uint (value, p->resize_shorter);
+      break;
+    case PROP_MAX_SIZE:
+      g_value_set_uint (value, p->max_size);
+      break;
+    case PROP_SIZES:
+      sizes_to_value_array (value, p);
+      break;
+    case PROP_PAD_VALUE:
+      g_value_set_uint (value, p->pad_value);
       break;
     case PROP_SCALE_MIN:
       g_value_set_double (value, p->scale_min);
@@ -711,6 +940,25 @@ gst_spdl_decode_get_property (GObject * object, guint prop_id, GValue * value,
     case PROP_EXACT:
       g_value_set_boolean (value, p->exact);
       break;
+    case PROP_INSTANCE_MASKS:
+      g_value_set_boolean (value, self->objects.masks);
+      break;
+    case PROP_BOX_MIN_SIZE:
+      g_value_set_double (value, self->objects.min_size);
+      break;
+    case PROP_BOX_MIN_AREA:
+      g_value_set_double (value, self->objects.min_area);
+      break;
+    case PROP_OBJECT_COUNTS:{
+      GstStructure *counts = gst_structure_new_empty ("object-counts");
+      guint r;
+
+      for (r = 0; r < GST_SPDL_OBJECTS_N_REASONS; r++)
+        gst_structure_set (counts, gst_spdl_objects_reason_name (r),
+            G_TYPE_UINT64, self->object_counts[r], NULL);
+      g_value_take_boxed (value, counts);
+      break;
+    }
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -737,13 +985,17 @@ gst_spdl_decode_clear_job (GstSpdlParallelDecoder * base,
 
   gst_clear_buffer (&decode_job->output);
   g_clear_error (&decode_job->filled);
+  if (decode_job->objects_notes)
+    g_string_free (decode_job->objects_notes, TRUE);
+  decode_job->objects_notes = NULL;
+  memset (decode_job->object_counts, 0, sizeof (decode_job->object_counts));
 }
 
 static gboolean
 fixed_size (const GstSpdlDecodeParams * p)
 {
   /* center-crop with only resize-shorter keeps the aspect: varies */
-  return p->width != 0 && p->height != 0;
+  return p->width != 0 && p->height != 0 && p->mode != GST_SPDL_RESIZE_SHORTER;
 }
 
 static GstBuffer *
@@ -817,6 +1069,11 @@ decode_output (GstSpdlDecode * self, GstSpdlImageDecoder * dec,
     out.stride[i] = GST_VIDEO_FRAME_PLANE_STRIDE (&frame, i);
   }
   ok = gst_spdl_image_decoder_decode_to (dec, p, geom, &out, &job->parent.error);
+  /* the resampler leaves zeros where no image is */
+  if (ok && p->mode == GST_SPDL_RESIZE_LETTERBOX && p->pad_value)
+    gst_spdl_geometry_fill_padding (geom, out.data, out.stride, out.n_planes,
+        out.n_planes == 1 ? GST_VIDEO_FRAME_COMP_PSTRIDE (&frame, 0) : 1,
+        p->pad_value);
   gst_video_frame_unmap (&frame);
   /* recovered: every pixel is written, delivered or skipped when pushed */
   if (!ok && gst_spdl_error_is_recovered (job->parent.error))
@@ -845,7 +1102,10 @@ decode_fields (GstSpdlDecode * self, GstSpdlImageDecoder * dec,
   if (job->fields == NULL)
     return;
   if (gst_spdl_record_decode_images (job->output, job->fields->record, dec,
-          &target, &bad, &job->filled, &error))
+          &target, &bad, &job->filled, &error) &&
+      gst_spdl_record_decode_objects (job->output, job->fields->record,
+          &target, &self->active_objects, job->object_counts,
+          &job->objects_notes, &bad, &job->filled, &error))
     return;
   /* the field's error, rather than a recovered media image's */
   g_clear_error (&job->parent.error);
@@ -948,6 +1208,7 @@ static gboolean
 gst_spdl_decode_start (GstSpdlParallelDecoder * base)
 {
   GstSpdlDecode *self = GST_SPDL_DECODE (base);
+  gchar *wrong;
 
   GST_OBJECT_LOCK (self);
   self->active = self->params;
@@ -955,7 +1216,17 @@ gst_spdl_decode_start (GstSpdlParallelDecoder * base)
   self->active.gray = self->gray;
   self->active_max_decode_memory = self->max_decode_memory;
   self->active_max_scans = self->max_scans;
+  self->active_objects = self->objects;
+  memset (self->object_counts, 0, sizeof (self->object_counts));
   GST_OBJECT_UNLOCK (self);
+  wrong = self->active.sizes_invalid ? g_strdup_printf ("sizes takes at "
+      "most %d sizes, integers from 1 to 65535", GST_SPDL_MAX_SIZES) :
+      gst_spdl_decode_params_check (&self->active);
+  if (wrong) {
+    GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS, ("%s", wrong), (NULL));
+    g_free (wrong);
+    return FALSE;
+  }
   setup_pool (self);
   reset_negotiation (self);
   return TRUE;
@@ -1304,9 +1575,13 @@ ensure_caps (GstSpdlDecode * self, GstVideoFormat format, guint width,
       g_strcmp0 (fields, self->caps_fields) == 0)
     return TRUE;
   caps = output_caps (format, width, height);
-  /* the record's description, from the sink caps to ours */
+  /* the record's description, from the sink caps to ours; spdlbatch
+   * takes the objects' masks from it */
   if (fields)
     gst_caps_set_simple (caps, "fields", G_TYPE_STRING, fields, NULL);
+  if (fields && strstr (fields, ":objects:"))
+    gst_caps_set_simple (caps, "instance-masks", G_TYPE_BOOLEAN,
+        self->active_objects.masks, NULL);
   ok = gst_pad_push_event (srcpad, gst_event_new_caps (caps));
   if (ok)
     decide_allocation (self, caps);
@@ -1342,6 +1617,31 @@ warn_filled (GstSpdlDecode * self, GstSpdlDecodeJob * job)
         job->filled->message);
 }
 
+/* The annotations of the sample's objects fields: counted, and warned
+ * about where one was dropped or odd (the sample is delivered). */
+static void
+count_objects (GstSpdlDecode * self, GstSpdlDecodeJob * job)
+{
+  const gchar *path = gst_spdl_buffer_get_path (job->parent.input);
+  guint r;
+
+  GST_OBJECT_LOCK (self);
+  for (r = 0; r < GST_SPDL_OBJECTS_N_REASONS; r++)
+    self->object_counts[r] += job->object_counts[r];
+  GST_OBJECT_UNLOCK (self);
+  if (job->objects_notes == NULL)
+    return;
+  if (gst_spdl_parallel_decoder_count_warning (GST_SPDL_PARALLEL_DECODER
+          (self), job->parent.epoch))
+    GST_ELEMENT_WARNING (self, STREAM, DECODE,
+        ("Sample \"%s\": %s", path, job->objects_notes->str),
+        ("annotations dropped or kept as they are; object-counts has them "
+            "by reason"));
+  else
+    GST_WARNING_OBJECT (self, "Sample \"%s\": %s", path,
+        job->objects_notes->str);
+}
+
 static void
 gst_spdl_decode_post_fatal (GstSpdlParallelDecoder * base,
     GstSpdlParallelDecoderJob * job)
@@ -1365,6 +1665,7 @@ gst_spdl_decode_push_output (GstSpdlParallelDecoder * base,
 
   if (decode_job->filled)
     warn_filled (self, decode_job);
+  count_objects (self, decode_job);
   if (ensure_caps (self, decode_job->format, decode_job->width,
           decode_job->height, decode_job->fields ?
           decode_job->fields->text : NULL))

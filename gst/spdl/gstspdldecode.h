@@ -12,7 +12,9 @@
 #include <gst/gst.h>
 #include <gst/video/video.h>
 
+#include "gstspdlfielddecode.h"
 #include "gstspdlimage.h"
+#include "gstspdlobjects.h"
 #include "gstspdlparalleldecoder.h"
 
 G_BEGIN_DECLS
@@ -43,10 +45,14 @@ struct _GstSpdlDecode
   GstSpdlDecodeParams params;
   guint64 max_decode_memory;
   guint max_scans;
+  GstSpdlObjectsParams objects;
+  /* annotations by reason (gstspdlobjects.h), under the object lock */
+  guint64 object_counts[GST_SPDL_OBJECTS_N_REASONS];
 
   GstSpdlDecodeParams active;   /* params of this run (copied at start) */
   guint64 active_max_decode_memory;
   guint active_max_scans;
+  GstSpdlObjectsParams active_objects;
   gboolean gray;
   /* negotiation, under lock */
   GMutex lock;

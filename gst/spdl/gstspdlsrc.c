@@ -166,10 +166,72 @@
  * "field-too-large"), an error, or the kind's fill value. The order,
  * checkpoints and the number of samples do not depend on the fields.
  *
+ * With #GstSpdlSrc:annotations, a COCO instances file (local, http(s)://
+ * or s3://), the samples are its images sorted by image id (torchvision
+ * CocoDetection's order), read from #GstSpdlSrc:location (their folder or
+ * URL prefix) joined with each "file_name"; each sample's record starts
+ * with "objects" (the image's annotations, a compact JSON array in file
+ * order) and "image_id", before #GstSpdlSrc:fields. Images without an
+ * annotation are kept or dropped (#GstSpdlSrc:empty-images); hostile
+ * content is counted by reason (#GstSpdlSrc:annotation-counts) and
+ * warned about (docs/record.md).
+ * ## Batches by duration
+ *
+ * Speech batches padded to their longest utterance waste least when their
+ * utterances are of similar length. With #GstSpdlSrc:buckets (or
+ * #GstSpdlSrc:batch-duration) spdlsrc composes the batches itself, from
+ * each sample's duration in the manifest (its span; a sample whose
+ * duration is unknown is an error at start), as Lhotse's
+ * DynamicBucketingSampler and NeMo's bucketing do:
+ *
+ * - the bucket boundaries are the durations' quantiles: boundary k of B
+ *   is the (k x N / B)-th shortest duration, so buckets hold as many
+ *   samples each;
+ * - the epoch's samples, permuted from (seed, epoch) as without buckets,
+ *   are taken #GstSpdlSrc:bucket-window at a time; each joins its
+ *   bucket's open batch, which closes when the next sample of its bucket
+ *   does not fit (#GstSpdlSrc:batch-size samples, or
+ *   #GstSpdlSrc:batch-duration seconds in all; an utterance longer than
+ *   that is a batch of its own); a window's closed batches are shuffled
+ *   from (seed, epoch) and emitted, its open ones carried to the next
+ *   window, the epoch's last ones closed at its end;
+ * - ranks take whole batches by the rule above at batch granularity: rank
+ *   r of W takes the epoch's batches r, r + W, ..., every rank as many
+ *   (the last ranks wrap around to the first batches, or with
+ *   #GstSpdlSrc:drop-uneven the last < W batches are left out);
+ * - each sample's meta says its batch ("batch", its number among the
+ *   rank's, and "resume-epoch"/"resume-offset", where a run resumed after
+ *   that batch starts: the offset of the batches every rank has then
+ *   taken) and the batch's last sample is marked "batch-end": spdlbatch
+ *   cuts there, and at a sample of another batch when the marked one was
+ *   skipped, so a skipped sample makes its batch smaller and never merges
+ *   two; spdlappsink's resume-state follows the batches;
+ * - #GstSpdlSrc:start-offset must be a batch boundary of the start
+ *   epoch's order (a resume-state is one; any other is refused), and the
+ *   remaining batches are then exactly those an uninterrupted run would
+ *   have given, on any number of ranks;
+ * - the epoch-start event adds "batches" (this rank's) and "max-batch"
+ *   (the most samples a batch of the epoch holds: spdlbatch's batch-size
+ *   must be at least that); #GstSpdlSrc:num-batches is the first epoch's
+ *   count, for a loader's len(). With batch-duration an epoch's count may
+ *   differ from the next's by a few batches.
+ *
+ * |[
+ * gst-launch-1.0 spdlsrc location=/data/asr/train_manifest.json \
+ *     shuffle=true seed=1 buckets=30 batch-duration=600 batch-size=128 ! \
+ *     spdlaudiodecode sample-rate=16000 duration=0 ! \
+ *     spdlbatch batch-size=128 ! fakesink
+ * ]|
+ *
  * ## Example launch line
  * |[
  * gst-launch-1.0 spdlsrc location=/data/imagenet/train shuffle=true seed=42 ! \
  *     spdldecode width=224 height=224 mode=random-resized-crop ! fakesink
+ * ]|
+ * |[
+ * gst-launch-1.0 spdlsrc location=/data/coco/train2017 \
+ *     annotations=/data/coco/annotations/instances_train2017.json \
+ *     shuffle=true ! spdldecode width=640 height=640 ! fakesink
  * ]|
  */
 #ifdef HAVE_CONFIG_H
@@ -179,6 +241,7 @@
 #include "gstspdlsrc.h"
 #include "gstspdlmeta.h"
 #include "gstspdlorder.h"
+#include "gstspdlbuckets.h"
 #include "gstspdlshards.h"
 #include "gstspdlhttp.h"
 #include "gstspdlerrors.h"
@@ -187,6 +250,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -230,6 +294,9 @@ enum
   PROP_MISSING_FIELD,
   PROP_MAX_FIELD_SIZE,
   PROP_PATH_COLUMN,
+  PROP_ANNOTATIONS,
+  PROP_EMPTY_IMAGES,
+  PROP_ANNOTATION_COUNTS,
   PROP_HTTP_REQUESTS,
   PROP_HTTP_CONNECT_TIMEOUT,
   PROP_HTTP_TIMEOUT,
@@ -245,6 +312,11 @@ enum
   PROP_S3_SESSION_TOKEN,
   PROP_S3_VIRTUAL_HOST,
   PROP_CA_FILE,
+  PROP_BUCKETS,
+  PROP_BUCKET_WINDOW,
+  PROP_BATCH_DURATION,
+  PROP_BATCH_SIZE,
+  PROP_NUM_BATCHES,
 };
 
 #define DEFAULT_LOCATION NULL
@@ -279,7 +351,12 @@ enum
 #define DEFAULT_MAX_BYTES_IN_FLIGHT (256 * 1024 * 1024)
 #define DEFAULT_S3_VIRTUAL_HOST FALSE
 #define DEFAULT_MISSING_FIELD GST_SPDL_MISSING_SKIP
+#define DEFAULT_EMPTY_IMAGES GST_SPDL_EMPTY_IMAGES_KEEP
 #define DEFAULT_MAX_FIELD_SIZE (64 * 1024 * 1024)
+#define DEFAULT_BUCKETS 0
+#define DEFAULT_BUCKET_WINDOW 10000
+#define DEFAULT_BATCH_DURATION 0.0
+#define DEFAULT_BATCH_SIZE 0
 
 static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
     GST_PAD_SRC,
@@ -334,6 +411,16 @@ struct _GstSpdlReadSlot
   GstBuffer *buffer;
   GError *error;                /* code: a GstSpdlReadErrorCode */
   GstSpdlFieldData *fields;     /* folders: the sidecars read */
+  /* the batched order: this rank's batch, where a run resumed after it
+   * starts, and the epoch's share (for its start event) */
+  gboolean batched;
+  gboolean batch_end;
+  guint64 batch;
+  guint resume_epoch;
+  guint64 resume_offset;
+  guint64 epoch_samples;
+  guint64 epoch_batches;
+  guint max_batch;
   gchar *row;                   /* a span manifest's "NAME:LINE" */
 };
 
@@ -394,6 +481,35 @@ gst_spdl_missing_field_get_type (void)
         g_enum_register_static ("GstSpdlMissingField", values));
   return type;
 }
+
+typedef enum
+{
+  GST_SPDL_EMPTY_IMAGES_KEEP,
+  GST_SPDL_EMPTY_IMAGES_DROP,
+} GstSpdlEmptyImages;
+
+#define GST_TYPE_SPDL_EMPTY_IMAGES (gst_spdl_empty_images_get_type ())
+static GType
+gst_spdl_empty_images_get_type (void)
+{
+  static GType type = 0;
+  static const GEnumValue values[] = {
+    {GST_SPDL_EMPTY_IMAGES_KEEP, "Samples with no object (as torchvision's "
+          "CocoDetection)", "keep"},
+    {GST_SPDL_EMPTY_IMAGES_DROP, "Not listed", "drop"},
+    {0, NULL, NULL}
+  };
+
+  if (g_once_init_enter (&type))
+    g_once_init_leave (&type,
+        g_enum_register_static ("GstSpdlEmptyImages", values));
+  return type;
+}
+
+/* The record's first fields with annotations: the image's objects and
+ * image_id */
+#define COCO_FIELDS "objects:objects,image_id:int"
+#define N_COCO_FIELDS 2
 
 #define gst_spdl_src_parent_class parent_class
 G_DEFINE_TYPE (GstSpdlSrc, gst_spdl_src, GST_TYPE_PUSH_SRC);
@@ -616,6 +732,78 @@ gst_spdl_src_class_init (GstSpdlSrcClass * klass)
       g_param_spec_uint64 ("num-samples", "Number of samples",
           "Samples per epoch for this shard (0 until listed)", 0,
           G_MAXUINT64, 0, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+  /**
+   * GstSpdlSrc:buckets:
+   *
+   * Batches of samples of similar duration (Lhotse's
+   * DynamicBucketingSampler, NeMo's bucketing): the samples' durations
+   * (from the manifest's spans) split into this many buckets at their
+   * quantiles; within each #GstSpdlSrc:bucket-window the samples of one
+   * bucket are cut into batches of #GstSpdlSrc:batch-size samples or
+   * #GstSpdlSrc:batch-duration seconds, and the window's batches
+   * shuffled (see "Batches by duration" above). Tar shards and folders
+   * give no durations: an error. 0: off.
+   */
+  g_object_class_install_property (gobject_class, PROP_BUCKETS,
+      g_param_spec_uint ("buckets", "Buckets",
+          "Duration buckets: batches of samples of similar duration "
+          "(0 = off)", 0, G_MAXUINT16, DEFAULT_BUCKETS,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  /**
+   * GstSpdlSrc:bucket-window:
+   *
+   * Samples of the epoch's shuffled order grouped into buckets and
+   * batches at a time (Lhotse's buffer_size); a bucket's unfinished batch
+   * carries over to the next window. 0: the whole epoch.
+   */
+  g_object_class_install_property (gobject_class, PROP_BUCKET_WINDOW,
+      g_param_spec_uint ("bucket-window", "Bucket window",
+          "Samples per shuffle window of the bucketed order (0 = the whole "
+          "epoch)", 0, G_MAXUINT, DEFAULT_BUCKET_WINDOW,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  /**
+   * GstSpdlSrc:batch-duration:
+   *
+   * The most seconds of audio one batch holds, in all (Lhotse's
+   * max_duration): each batch takes as many samples of its bucket as fit,
+   * at least one. Needs every sample's duration (a manifest's spans).
+   * 0: batches by count (#GstSpdlSrc:batch-size).
+   */
+  g_object_class_install_property (gobject_class, PROP_BATCH_DURATION,
+      g_param_spec_double ("batch-duration", "Batch duration",
+          "Most seconds per batch, in all (0 = batches by count)", 0,
+          G_MAXDOUBLE, DEFAULT_BATCH_DURATION,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  /**
+   * GstSpdlSrc:batch-size:
+   *
+   * With #GstSpdlSrc:buckets or #GstSpdlSrc:batch-duration: the most
+   * samples one batch holds (Lhotse's max_cuts; required for batches by
+   * count). spdlbatch's batch-size must be at least this. 0: no limit.
+   */
+  g_object_class_install_property (gobject_class, PROP_BATCH_SIZE,
+      g_param_spec_uint ("batch-size", "Batch size",
+          "Bucketed batches: most samples per batch (0 = no limit)", 0,
+          G_MAXINT, DEFAULT_BATCH_SIZE,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  /**
+   * GstSpdlSrc:num-batches:
+   *
+   * With #GstSpdlSrc:buckets or #GstSpdlSrc:batch-duration: the batches
+   * this shard emits in its first epoch (a loader's len()), known once
+   * the element is PAUSED; batches by seconds may number a few more or
+   * fewer in later epochs (each epoch-start event says how many). 0
+   * otherwise.
+   */
+  g_object_class_install_property (gobject_class, PROP_NUM_BATCHES,
+      g_param_spec_uint64 ("num-batches", "Number of batches",
+          "Bucketed batches this shard emits in its first epoch (0 until "
+          "listed or without buckets)", 0, G_MAXUINT64, 0,
+          G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
   g_object_class_install_property (gobject_class, PROP_NUM_CLASSES,
       g_param_spec_uint ("num-classes", "Number of classes",
           "Classes in the dataset (0 until listed)", 0, G_MAXUINT, 0,
@@ -942,6 +1130,62 @@ gst_spdl_src_class_init (GstSpdlSrcClass * klass)
           "image, filepath, file_name, filename, file, audio_filepath, "
           "audio_filename or video), or a template of {column} names",
           NULL, READY_PARAM));
+  /**
+   * GstSpdlSrc:annotations:
+   *
+   * A COCO instances file ("instances_train2017.json": a local path, an
+   * http(s):// or s3:// URL, read with the remote-data settings below):
+   * the samples are its images, sorted by image id as torchvision's
+   * CocoDetection orders them, each read from #GstSpdlSrc:location (their
+   * folder, or a URL prefix) joined with its "file_name". Each sample's
+   * record starts with the fields "objects" (kind objects: the image's
+   * annotations in file order, a compact JSON array of COCO annotation
+   * objects as the file writes them, "[]" for none) and "image_id" (int),
+   * then #GstSpdlSrc:fields (sidecars beside each image; local folders
+   * only). The file is read once at start without a tree of it: mapped
+   * locally (its annotations stay in the mapping, 16 bytes each in
+   * memory), remotely downloaded whole into memory (at most 4 GiB).
+   * Broken or truncated JSON is an error naming the file and the byte.
+   * Annotations naming no image ("unknown-image") and that are no object
+   * or lack an integer image_id ("bad-annotation") are not delivered;
+   * an image id listed again ("duplicate-image") keeps the first; an
+   * image without an integer id or a file_name ("bad-image") is not
+   * listed; a category_id not among "categories" ("unknown-category")
+   * is kept as it is, as torchvision keeps it. Each is counted by reason
+   * (#GstSpdlSrc:annotation-counts) and warned about, naming the file
+   * and the image or annotation id (the first 10 per reason). Boxes and
+   * masks themselves are checked when decoded. An image file missing is
+   * skipped as any unreadable sample is. NULL: none.
+   */
+  g_object_class_install_property (gobject_class, PROP_ANNOTATIONS,
+      g_param_spec_string ("annotations", "Annotations",
+          "COCO instances file (path or URL) whose images, under location, "
+          "are the samples, with their objects (NULL: none)", NULL,
+          READY_PARAM));
+  /**
+   * GstSpdlSrc:empty-images:
+   *
+   * With #GstSpdlSrc:annotations: whether images with no annotation are
+   * samples (with "objects" "[]"), or are left out when listing, so that
+   * #GstSpdlSrc:num-samples counts only the others.
+   */
+  g_object_class_install_property (gobject_class, PROP_EMPTY_IMAGES,
+      g_param_spec_enum ("empty-images", "Empty images",
+          "Annotations: images with no annotation kept or dropped",
+          GST_TYPE_SPDL_EMPTY_IMAGES, DEFAULT_EMPTY_IMAGES, READY_PARAM));
+  /**
+   * GstSpdlSrc:annotation-counts:
+   *
+   * With #GstSpdlSrc:annotations, once listed: "images" (listed),
+   * "annotations" (delivered) and what was passed over or kept with a
+   * warning, by reason: "unknown-image", "duplicate-image",
+   * "unknown-category", "bad-annotation", "bad-image" (guint64 each).
+   */
+  g_object_class_install_property (gobject_class, PROP_ANNOTATION_COUNTS,
+      g_param_spec_boxed ("annotation-counts", "Annotation counts",
+          "Annotations: images and annotations listed, and those passed "
+          "over by reason", GST_TYPE_STRUCTURE,
+          G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
 
   /**
    * GstSpdlSrc:http-requests:
@@ -1202,7 +1446,12 @@ gst_spdl_src_init (GstSpdlSrc * src)
   src->max_bytes_in_flight = DEFAULT_MAX_BYTES_IN_FLIGHT;
   src->s3_virtual_host = DEFAULT_S3_VIRTUAL_HOST;
   src->missing_field = DEFAULT_MISSING_FIELD;
+  src->empty_images = DEFAULT_EMPTY_IMAGES;
   src->max_field_size = DEFAULT_MAX_FIELD_SIZE;
+  src->buckets = DEFAULT_BUCKETS;
+  src->bucket_window = DEFAULT_BUCKET_WINDOW;
+  src->batch_duration = DEFAULT_BATCH_DURATION;
+  src->batch_size = DEFAULT_BATCH_SIZE;
   g_queue_init (&src->slots);
   gst_spdl_stats_init (&src->stats);
   g_mutex_init (&src->read_lock);
@@ -1232,8 +1481,12 @@ gst_spdl_src_finalize (GObject * object)
   g_free (src->label_field);
   g_free (src->fields);
   g_free (src->path_column);
+  g_free (src->annotations);
   g_clear_pointer (&src->record, gst_spdl_record_free);
   /* a failed start leaves them (stop() is not called) */
+  g_clear_pointer (&src->batch_plan, gst_spdl_batch_plan_free);
+  g_clear_pointer (&src->durations, g_free);
+  g_clear_pointer (&src->sample_buckets, g_free);
   free_config_strings (src);
   gst_spdl_http_canceller_free (src->canceller);
   g_mutex_clear (&src->read_lock);
@@ -1284,6 +1537,18 @@ gst_spdl_src_set_property (GObject * object, guint prop_id,
       break;
     case PROP_START_OFFSET:
       src->start_offset = g_value_get_uint64 (value);
+      break;
+    case PROP_BUCKETS:
+      src->buckets = g_value_get_uint (value);
+      break;
+    case PROP_BUCKET_WINDOW:
+      src->bucket_window = g_value_get_uint (value);
+      break;
+    case PROP_BATCH_DURATION:
+      src->batch_duration = g_value_get_double (value);
+      break;
+    case PROP_BATCH_SIZE:
+      src->batch_size = g_value_get_uint (value);
       break;
     case PROP_PREFETCH:
       src->prefetch = g_value_get_uint (value);
@@ -1397,6 +1662,13 @@ gst_spdl_src_set_property (GObject * object, guint prop_id,
       g_free (src->path_column);
       src->path_column = g_value_dup_string (value);
       break;
+    case PROP_ANNOTATIONS:
+      g_free (src->annotations);
+      src->annotations = g_value_dup_string (value);
+      break;
+    case PROP_EMPTY_IMAGES:
+      src->empty_images = g_value_get_enum (value);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -1444,6 +1716,21 @@ gst_spdl_src_get_property (GObject * object, guint prop_id, GValue * value,
       break;
     case PROP_START_OFFSET:
       g_value_set_uint64 (value, src->start_offset);
+      break;
+    case PROP_BUCKETS:
+      g_value_set_uint (value, src->buckets);
+      break;
+    case PROP_BUCKET_WINDOW:
+      g_value_set_uint (value, src->bucket_window);
+      break;
+    case PROP_BATCH_DURATION:
+      g_value_set_double (value, src->batch_duration);
+      break;
+    case PROP_BATCH_SIZE:
+      g_value_set_uint (value, src->batch_size);
+      break;
+    case PROP_NUM_BATCHES:
+      g_value_set_uint64 (value, src->batches_per_epoch);
       break;
     case PROP_PREFETCH:
       g_value_set_uint (value, src->prefetch);
@@ -1538,6 +1825,24 @@ gst_spdl_src_get_property (GObject * object, guint prop_id, GValue * value,
     case PROP_PATH_COLUMN:
       g_value_set_string (value, src->path_column);
       break;
+    case PROP_ANNOTATIONS:
+      g_value_set_string (value, src->annotations);
+      break;
+    case PROP_EMPTY_IMAGES:
+      g_value_set_enum (value, src->empty_images);
+      break;
+    case PROP_ANNOTATION_COUNTS:{
+      GstStructure *st = gst_structure_new ("annotation-counts",
+          "images", G_TYPE_UINT64, src->annotated_images,
+          "annotations", G_TYPE_UINT64, src->annotations_delivered, NULL);
+      guint i;
+
+      for (i = 0; i < GST_SPDL_COCO_N_REASONS; i++)
+        gst_structure_set (st, gst_spdl_coco_reason_name (i), G_TYPE_UINT64,
+            src->annotation_counts[i], NULL);
+      g_value_take_boxed (value, st);
+      break;
+    }
     case PROP_ERRORS:
       g_value_set_uint64 (value, src->errors);
       break;
@@ -1680,9 +1985,54 @@ epoch_offset (GstSpdlSrc * src, guint epoch)
   return epoch == src->start_epoch ? src->first_offset : 0;
 }
 
+/* Batches of @epoch consumed before this run started (batched order). */
+static guint64
+epoch_first_batch (GstSpdlSrc * src, guint epoch)
+{
+  return epoch == src->start_epoch ? src->first_batch : 0;
+}
+
+/* This rank's share of @plan with @first batches consumed: its batches
+ * and their samples. */
+static void
+rank_batches (GstSpdlSrc * src, const GstSpdlBatchPlan * plan,
+    guint64 first, guint64 * batches, guint64 * samples)
+{
+  guint64 k, b;
+
+  *batches = rank_share (src, plan->n_batches - first);
+  *samples = 0;
+  for (k = 0; k < *batches; k++) {
+    b = gst_spdl_batch_plan_rank_batch (plan, first, src->shard_index,
+        src->num_shards, k);
+    *samples += plan->starts[b + 1] - plan->starts[b];
+  }
+}
+
+/* The batched order's plan of @epoch, computed once per epoch (in the
+ * order the cursor meets them). */
+static const GstSpdlBatchPlan *
+ensure_batch_plan (GstSpdlSrc * src, guint epoch)
+{
+  if (src->batch_plan && src->batch_plan_epoch == epoch)
+    return src->batch_plan;
+  gst_spdl_batch_plan_free (src->batch_plan);
+  src->bucket_params.epoch = epoch;
+  src->batch_plan = gst_spdl_batch_plan_new (src->durations,
+      src->sample_buckets, src->dataset->n_samples, &src->bucket_params);
+  src->batch_plan_epoch = epoch;
+  rank_batches (src, src->batch_plan, epoch_first_batch (src, epoch),
+      &src->plan_rank_batches, &src->plan_rank_samples);
+  return src->batch_plan;
+}
+
 static guint64
 epoch_samples (GstSpdlSrc * src, guint epoch)
 {
+  if (src->batched) {
+    ensure_batch_plan (src, epoch);
+    return src->plan_rank_samples;
+  }
   return rank_share (src, src->dataset->n_samples - epoch_offset (src, epoch));
 }
 
@@ -1715,6 +2065,47 @@ cursor_exhausted (GstSpdlSrc * src)
       return FALSE;
     src->next_epoch++;
     src->next_position = 0;
+    src->next_batch = 0;
+    src->next_in_batch = 0;
+  }
+}
+
+/* The batched order's next sample for @slot: rank r's k-th batch is the
+ * epoch's batch first + r + k x W (past the end: wrapped, padding), its
+ * samples in turn; after it a run resumes at the offset of the batches
+ * every rank has then taken. */
+static void
+take_batched (GstSpdlSrc * src, GstSpdlReadSlot * slot)
+{
+  guint epoch = src->next_epoch;
+  const GstSpdlBatchPlan *plan = ensure_batch_plan (src, epoch);
+  guint64 first = epoch_first_batch (src, epoch);
+  guint64 unwrapped = first + src->shard_index +
+      src->next_batch * src->num_shards;
+  guint64 b = unwrapped % plan->n_batches;
+  guint64 at = plan->starts[b] + src->next_in_batch;
+
+  slot->position = unwrapped / plan->n_batches * plan->n_samples + at;
+  slot->index = plan->samples[at];
+  slot->batched = TRUE;
+  slot->batch = src->next_batch;
+  slot->batch_end = at + 1 == plan->starts[b + 1];
+  slot->epoch_samples = src->plan_rank_samples;
+  slot->epoch_batches = src->plan_rank_batches;
+  slot->max_batch = plan->max_batch;
+  if (src->next_batch + 1 >= src->plan_rank_batches) {
+    slot->resume_epoch = epoch + 1;
+    slot->resume_offset = 0;
+  } else {
+    slot->resume_epoch = epoch;
+    slot->resume_offset = gst_spdl_batch_plan_resume_offset (plan, first,
+        src->num_shards, src->next_batch);
+  }
+  if (slot->batch_end) {
+    src->next_batch++;
+    src->next_in_batch = 0;
+  } else {
+    src->next_in_batch++;
   }
 }
 
@@ -1730,9 +2121,13 @@ schedule_reads (GstSpdlSrc * src)
   while (g_queue_get_length (&src->slots) < depth && !cursor_exhausted (src)) {
     GstSpdlReadSlot *slot = g_new0 (GstSpdlReadSlot, 1);
 
-    slot->position = global_position (src, src->next_epoch,
-        src->next_position);
-    slot->index = dataset_index_at (src, src->next_epoch, slot->position);
+    if (src->batched) {
+      take_batched (src, slot);
+    } else {
+      slot->position = global_position (src, src->next_epoch,
+          src->next_position);
+      slot->index = dataset_index_at (src, src->next_epoch, slot->position);
+    }
     slot->label = src->dataset->labels[slot->index];
     slot->epoch = src->next_epoch;
     slot->path = gst_spdl_dataset_get_full_path (src->dataset, slot->index);
@@ -1916,7 +2311,8 @@ read_sidecars (GstSpdlSrc * src, const gchar * path)
       strlen (path);
   guint f, a;
 
-  for (f = 0; f < record->n_fields; f++) {
+  /* an annotations file gives the first fields */
+  for (f = src->coco ? N_COCO_FIELDS : 0; f < record->n_fields; f++) {
     for (a = 0; record->fields[f].alternatives[a]; a++) {
       gchar *sidecar = g_strdup_printf ("%.*s.%s", (int) stem, path,
           record->fields[f].alternatives[a]);
@@ -1986,7 +2382,7 @@ read_slot (GstSpdlReadSlot * slot)
       &slot->error);
   if (slot->buffer && slot->src->read_sidecars)
     slot->fields = read_sidecars (slot->src, slot->path);
-  else if (slot->buffer && slot->src->record)
+  else if (slot->buffer && slot->src->record && !slot->src->coco)
     slot->fields = manifest_fields (slot->src, slot->index);
   took = gst_spdl_now_ns () - start;
   gst_spdl_stats_record (slot->stats, took);
@@ -2107,26 +2503,16 @@ copy_http_config_strings (GstSpdlSrc * src, GstSpdlHttpConfig * config)
   config->ca_file = src->config_strings[5] = g_strdup (config->ca_file);
 }
 
-/* A remote dataset (an s3:// prefix, or a manifest with URLs) gets an I/O
- * thread; s3:// prefixes are listed (ImageFolder under the prefix). */
-static GstSpdlDataset *
-load_remote_dataset (GstSpdlSrc * src, const gchar * location,
-    const gchar * extensions, GstSpdlDataset * dataset, GError ** error)
+/* The I/O thread of remote reads: FALSE with @error when the settings
+ * (credentials, CA file) cannot be used. */
+static gboolean
+start_http (GstSpdlSrc * src, GError ** error)
 {
   GstSpdlHttpConfig config;
-  GPtrArray *keys;
-  gchar *root, *prefix_url;
-  gsize prefix_len;
-  guint i;
   GstSpdlHttp *http;
 
-  if (dataset) {
-    for (i = 0; i < dataset->n_samples; i++)
-      if (strstr (gst_spdl_dataset_get_path (dataset, i), "://"))
-        break;
-    if (i == dataset->n_samples)
-      return dataset;           /* all local */
-  }
+  if (src->http)
+    return TRUE;
   GST_OBJECT_LOCK (src);
   http_config_init (src, &config);
   copy_http_config_strings (src, &config);
@@ -2136,7 +2522,28 @@ load_remote_dataset (GstSpdlSrc * src, const gchar * location,
   GST_OBJECT_LOCK (src);
   src->http = http;
   GST_OBJECT_UNLOCK (src);
-  if (src->http == NULL || dataset)
+  return http != NULL;
+}
+
+/* A remote dataset (an s3:// prefix, or a manifest with URLs) gets an I/O
+ * thread; s3:// prefixes are listed (ImageFolder under the prefix). */
+static GstSpdlDataset *
+load_remote_dataset (GstSpdlSrc * src, const gchar * location,
+    const gchar * extensions, GstSpdlDataset * dataset, GError ** error)
+{
+  GPtrArray *keys;
+  gchar *root, *prefix_url;
+  gsize prefix_len;
+  guint i;
+
+  if (dataset) {
+    for (i = 0; i < dataset->n_samples; i++)
+      if (strstr (gst_spdl_dataset_get_path (dataset, i), "://"))
+        break;
+    if (i == dataset->n_samples)
+      return dataset;           /* all local */
+  }
+  if (!start_http (src, error) || dataset)
     return dataset;
   /* s3://bucket/prefix/: the keys under the prefix, made relative */
   root = g_strdup (location);
@@ -2315,7 +2722,138 @@ start_shards (GstSpdlSrc * src, const gchar * location, guint64 start_offset)
   return TRUE;
 }
 
+/* A COCO instances file (#GstSpdlSrc:annotations): its images are the
+ * samples, under @location; src->coco keeps their annotations. */
+static GstSpdlDataset *
+load_coco (GstSpdlSrc * src, const gchar * location,
+    const gchar * annotations, GError ** error)
+{
+  GstSpdlDataset *dataset;
+  GstSpdlCoco *coco;
+  GError *read_error = NULL;
+  GBytes *text;
+  gchar *name;
+  guint i;
+
+  if (gst_spdl_http_is_url (annotations) || gst_spdl_http_is_url (location))
+    if (!start_http (src, error))
+      return NULL;
+  if (gst_spdl_http_is_url (annotations)) {
+    name = gst_spdl_url_redact (annotations);
+    /* held whole: the annotations stay in it (at most 4 GiB) */
+    text = gst_spdl_http_get_sync (src->http, annotations, 0, NULL,
+        &read_error);
+  } else {
+    GMappedFile *file;
+
+    name = g_filename_display_name (annotations);
+    /* mapped: the annotations stay in the page cache, never copied */
+    file = g_mapped_file_new (annotations, FALSE, &read_error);
+    text = file ? g_mapped_file_get_bytes (file) : NULL;
+    if (file)
+      g_mapped_file_unref (file);
+  }
+  if (text == NULL) {
+    g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_OPEN_READ,
+        "Could not read COCO annotations \"%s\": %s", name,
+        read_error->message);
+    g_error_free (read_error);
+    g_free (name);
+    return NULL;
+  }
+  coco = gst_spdl_coco_parse (text, name,
+      src->empty_images == GST_SPDL_EMPTY_IMAGES_DROP, error);
+  g_bytes_unref (text);
+  g_free (name);
+  if (coco == NULL)
+    return NULL;
+  dataset = gst_spdl_coco_to_dataset (coco, location);
+  /* posted with the listing's warnings */
+  for (i = 0; i < coco->warnings->len; i++)
+    g_ptr_array_add (dataset->warnings,
+        g_strdup (g_ptr_array_index (coco->warnings, i)));
+  GST_OBJECT_LOCK (src);
+  src->coco = coco;
+  memcpy (src->annotation_counts, coco->counts, sizeof (coco->counts));
+  src->annotated_images = coco->n_images;
+  src->annotations_delivered = coco->n_annotations;
+  GST_OBJECT_UNLOCK (src);
+  return dataset;
+}
+
 static gboolean start_listing (GstSpdlSrc * src);
+
+/* The batched order: each sample's duration, the first epoch's batches,
+ * where a resumed one starts and this rank's share. */
+static gboolean
+setup_batches (GstSpdlSrc * src, GstSpdlDataset * dataset, guint64 offset,
+    guint64 * samples)
+{
+  guint64 batches;
+  guint i;
+
+  g_clear_pointer (&src->durations, g_free);
+  g_clear_pointer (&src->sample_buckets, g_free);
+  src->durations = g_new (gdouble, MAX (dataset->n_samples, 1));
+  for (i = 0; i < dataset->n_samples; i++) {
+    gdouble d = gst_spdl_dataset_get_duration (dataset, i);
+
+    /* a bad span is skipped (or stops the run) when its turn comes, by
+     * its policy, as without buckets: no seconds of a batch */
+    if (dataset->span_bad && dataset->span_bad[i] != GST_SPDL_SPAN_OK)
+      d = 0;
+    if (!(d >= 0) || !isfinite (d)) {
+      gchar *path = gst_spdl_dataset_get_full_path (dataset, i);
+      gchar *shown = g_filename_display_name (path);
+
+      SPDL_SRC_ERROR (src, RESOURCE, SETTINGS, ("Sample \"%s\" has no known "
+              "duration: buckets and batch-duration need each sample's "
+              "duration from the manifest (a duration or end column)",
+              shown), ("sample %u of the listing; buckets=%u "
+              "batch-duration=%g", i, src->bucket_params.buckets,
+              src->bucket_params.batch_duration));
+      g_free (shown);
+      g_free (path);
+      return FALSE;
+    }
+    src->durations[i] = d;
+  }
+  g_free (src->sample_buckets);
+  src->sample_buckets = gst_spdl_buckets_assign (src->durations,
+      dataset->n_samples, src->bucket_params.buckets);
+  gst_spdl_batch_plan_free (src->batch_plan);
+  src->bucket_params.epoch = src->start_epoch;
+  src->batch_plan = gst_spdl_batch_plan_new (src->durations,
+      src->sample_buckets, dataset->n_samples, &src->bucket_params);
+  src->batch_plan_epoch = src->start_epoch;
+  if (!gst_spdl_batch_plan_find (src->batch_plan, offset, &src->first_batch)) {
+    SPDL_SRC_ERROR (src, RESOURCE, SETTINGS, ("start-offset %"
+            G_GUINT64_FORMAT " is inside a batch of epoch %u: a bucketed "
+            "order resumes at a batch boundary (spdlappsink's resume-state "
+            "gives one)", offset, src->start_epoch), (NULL));
+    return FALSE;
+  }
+  rank_batches (src, src->batch_plan, src->first_batch,
+      &src->plan_rank_batches, &src->plan_rank_samples);
+  /* num-samples and num-batches: a whole epoch's share */
+  rank_batches (src, src->batch_plan, 0, &batches, samples);
+  if (batches == 0) {
+    SPDL_SRC_ERROR (src, RESOURCE, SETTINGS, ("Epoch %u has %"
+            G_GUINT64_FORMAT " batches, too few for %u shards with "
+            "drop-uneven", src->start_epoch, src->batch_plan->n_batches,
+            src->num_shards), (NULL));
+    return FALSE;
+  }
+  GST_INFO_OBJECT (src, "%" G_GUINT64_FORMAT " batches in epoch %u (at most "
+      "%u samples each), %" G_GUINT64_FORMAT " for shard %u/%u",
+      src->batch_plan->n_batches, src->start_epoch,
+      src->batch_plan->max_batch, batches, src->shard_index,
+      src->num_shards);
+  GST_OBJECT_LOCK (src);
+  src->batches_per_epoch = batches;
+  GST_OBJECT_UNLOCK (src);
+  return TRUE;
+}
 
 static gboolean
 gst_spdl_src_start (GstBaseSrc * bsrc)
@@ -2346,19 +2884,40 @@ start_listing (GstSpdlSrc * src)
   gchar *display, *path_column;
   GstSpdlHttp *http;
   GstSpdlDatasetOptions options = { NULL, };
+  gchar *annotations;
 
   GST_OBJECT_LOCK (src);
   location = g_strdup (src->location);
+  annotations = g_strdup (src->annotations);
   extensions = g_strdup (src->extensions);
   start_index = src->start_index;
   start_offset = src->start_offset;
   src->active_max_file_size = src->max_file_size;
   src->active_max_field_size = src->max_field_size;
   path_column = g_strdup (src->path_column);
+  src->batched = src->buckets > 0 || src->batch_duration > 0;
+  src->bucket_params.seed = src->seed;
+  src->bucket_params.shuffle = src->shuffle;
+  src->bucket_params.buckets = src->buckets;
+  src->bucket_params.window = src->bucket_window;
+  src->bucket_params.batch_size = src->batch_size;
+  src->bucket_params.batch_duration = src->batch_duration;
+  src->batches_per_epoch = 0;
   g_clear_pointer (&src->record, gst_spdl_record_free);
-  if (src->fields && *src->fields)
+  if (annotations) {
+    /* the image's objects and id, then the user's fields */
+    gchar *fields = src->fields && *src->fields ?
+        g_strconcat (COCO_FIELDS ",", src->fields, NULL) :
+        g_strdup (COCO_FIELDS);
+
+    src->record = gst_spdl_record_parse (fields, src->missing_field, &error);
+    g_free (fields);
+  } else if (src->fields && *src->fields) {
     src->record = gst_spdl_record_parse (src->fields, src->missing_field,
         &error);
+  }
+  memset (src->annotation_counts, 0, sizeof (src->annotation_counts));
+  src->annotated_images = src->annotations_delivered = 0;
   src->record_policy = src->missing_field;
   src->errors = 0;
   g_clear_pointer (&src->dataset_fingerprint, g_free);
@@ -2387,19 +2946,44 @@ start_listing (GstSpdlSrc * src)
     goto failed;
   }
 
-  if (gst_spdl_shards_is_location (location)) {
+  if (src->batched && src->bucket_params.batch_duration <= 0 &&
+      src->bucket_params.batch_size == 0) {
+    SPDL_SRC_ERROR (src, RESOURCE, SETTINGS, ("buckets=%u needs the size "
+            "of a batch: batch-size (samples) or batch-duration (seconds)",
+            src->bucket_params.buckets), (NULL));
+    goto failed;
+  }
+  if (src->batched && gst_spdl_shards_is_location (location)) {
+    SPDL_SRC_ERROR (src, RESOURCE, SETTINGS, ("buckets and batch-duration "
+            "need each sample's duration: a manifest with spans (a duration "
+            "or end column), not tar shards"), ("location=%s", location));
+    goto failed;
+  }
+  if (annotations && (location == NULL || *location == '\0')) {
+    SPDL_SRC_ERROR (src, RESOURCE, SETTINGS, ("annotations need a location: "
+            "the folder of the images (or their URL prefix)"),
+        ("annotations=%s", annotations));
+    goto failed;
+  }
+  if (annotations && src->record->n_fields > N_COCO_FIELDS &&
+      gst_spdl_http_is_url (location)) {
+    SPDL_SRC_ERROR (src, RESOURCE, SETTINGS, ("fields beside annotations "
+            "are sidecars of the images, read from local folders only"),
+        ("location=%s fields=%s", location, src->fields));
+    goto failed;
+  }
+
+  if (annotations) {
+    dataset = load_coco (src, location, annotations, &error);
+  } else if (gst_spdl_shards_is_location (location)) {
     gboolean ok = start_shards (src, location,
         start_offset + start_index * src->num_shards);
+    g_free (annotations);
     g_free (location);
     g_free (extensions);
     g_free (path_column);
     return ok;
-  }
-
-  options.extensions = extensions;
-  options.record = src->record;
-  options.path_column = path_column;
-  if (location && g_str_has_prefix (location, "s3://")) {
+  } else if (location && g_str_has_prefix (location, "s3://")) {
     if (src->record) {
       SPDL_SRC_ERROR (src, RESOURCE, SETTINGS, ("fields are not read from "
               "S3 folders (sidecars): use tar shards or a manifest with a "
@@ -2407,10 +2991,15 @@ start_listing (GstSpdlSrc * src)
       goto failed;
     }
     dataset = load_remote_dataset (src, location, extensions, NULL, &error);
-  } else if ((dataset = gst_spdl_dataset_load_with_options (location,
-              &options, &error)))
-    dataset = load_remote_dataset (src, location, extensions, dataset,
-        &error);
+  } else {
+    options.extensions = extensions;
+    options.record = src->record;
+    options.path_column = path_column;
+    if ((dataset = gst_spdl_dataset_load_with_options (location, &options,
+                &error)))
+      dataset = load_remote_dataset (src, location, extensions, dataset,
+          &error);
+  }
   if (dataset == NULL) {
     display = location ? g_filename_display_name (location) : NULL;
     post_redacted (src, GST_MESSAGE_ERROR,
@@ -2422,7 +3011,7 @@ start_listing (GstSpdlSrc * src)
     goto failed;
   }
 
-  if (src->record && dataset->class_names == NULL &&
+  if (src->record && src->coco == NULL && dataset->class_names == NULL &&
       dataset->n_fields != src->record->n_fields) {
     display = g_filename_display_name (location);
     SPDL_SRC_ERROR (src, RESOURCE, SETTINGS, ("Manifest \"%s\" has no "
@@ -2433,7 +3022,8 @@ start_listing (GstSpdlSrc * src)
     goto failed;
   }
   /* a folder: the fields are sidecars beside each image */
-  src->read_sidecars = src->record && dataset->class_names != NULL;
+  src->read_sidecars = src->record && (dataset->class_names != NULL ||
+      (src->coco && src->record->n_fields > N_COCO_FIELDS));
   if (src->drop_uneven)
     per_shard = dataset->n_samples / src->num_shards;
   else
@@ -2472,6 +3062,11 @@ start_listing (GstSpdlSrc * src)
     gst_spdl_dataset_free (dataset);
     goto failed;
   }
+  if (src->batched && !setup_batches (src, dataset, start_offset,
+          &per_shard)) {
+    gst_spdl_dataset_free (dataset);
+    goto failed;
+  }
 
   fingerprint = gst_spdl_dataset_fingerprint (dataset);
   GST_OBJECT_LOCK (src);
@@ -2484,6 +3079,8 @@ start_listing (GstSpdlSrc * src)
 
   src->next_epoch = src->start_epoch;
   src->next_position = 0;
+  src->next_batch = 0;
+  src->next_in_batch = 0;
   src->current_epoch = src->start_epoch;
   src->pushed_in_epoch = 0;
   src->started_epoch = FALSE;
@@ -2495,15 +3092,18 @@ start_listing (GstSpdlSrc * src)
   g_free (location);
   g_free (extensions);
   g_free (path_column);
+  g_free (annotations);
   return TRUE;
 
 failed:
   g_free (location);
   g_free (extensions);
   g_free (path_column);
+  g_free (annotations);
   /* stop() is not called after a failed start: the remote listing's client
    * (its I/O thread, registered with the canceller) ends here */
   GST_OBJECT_LOCK (src);
+  g_clear_pointer (&src->coco, gst_spdl_coco_free);
   update_http_stats (src);
   http = src->http;
   src->http = NULL;
@@ -2536,13 +3136,18 @@ gst_spdl_src_stop (GstBaseSrc * bsrc)
   }
   g_queue_clear_full (&src->slots, (GDestroyNotify) read_slot_free);
   g_clear_pointer (&src->permutation, g_free);
+  g_clear_pointer (&src->batch_plan, gst_spdl_batch_plan_free);
+  g_clear_pointer (&src->durations, g_free);
+  g_clear_pointer (&src->sample_buckets, g_free);
   if (shards)
     gst_spdl_shards_free (shards);
   free_config_strings (src);
   GST_OBJECT_LOCK (src);
   g_clear_pointer (&src->dataset, gst_spdl_dataset_free);
+  g_clear_pointer (&src->coco, gst_spdl_coco_free);
   g_clear_pointer (&src->record, gst_spdl_record_free);
   src->samples_per_epoch = 0;
+  src->batches_per_epoch = 0;
   GST_OBJECT_UNLOCK (src);
   gst_spdl_http_canceller_reset (src->canceller);
   return TRUE;
@@ -2690,13 +3295,24 @@ announce_epoch_end (GstSpdlSrc * src)
   return TRUE;
 }
 
+/* Before @slot, the first sample of its epoch. The batched order adds
+ * "batches" (this rank's) and "max-batch" (the most samples one batch of
+ * the epoch holds). */
 static void
-announce_epoch_start (GstSpdlSrc * src, guint epoch)
+announce_epoch_start (GstSpdlSrc * src, GstSpdlReadSlot * slot)
 {
+  guint epoch = slot->epoch;
+  GstEvent *event;
+
   src->epoch_resumed = epoch_offset (src, epoch) > 0;
-  gst_pad_push_event (GST_BASE_SRC_PAD (src),
-      gst_spdl_epoch_start_event_new (epoch, epoch_samples (src, epoch),
-          epoch_offset (src, epoch), src->num_shards, src->shard_index));
+  event = gst_spdl_epoch_start_event_new (epoch, slot->batched ?
+      slot->epoch_samples : epoch_samples (src, epoch),
+      epoch_offset (src, epoch), src->num_shards, src->shard_index);
+  if (slot->batched)
+    gst_structure_set (gst_event_writable_structure (event),
+        "batches", G_TYPE_UINT64, slot->epoch_batches,
+        "max-batch", G_TYPE_UINT, slot->max_batch, NULL);
+  gst_pad_push_event (GST_BASE_SRC_PAD (src), event);
 }
 
 /* Warns about a sample that cannot be read (the first warning-limit of
@@ -2887,6 +3503,23 @@ attach_record (GstSpdlSrc * src, GstBuffer * buffer,
   return result;
 }
 
+/* An annotations file's sample @index: its objects and image_id into
+ * @fields (the sidecars read beside its image; NULL: none). */
+static GstSpdlFieldData *
+coco_fields (GstSpdlSrc * src, guint index, GstSpdlFieldData * fields)
+{
+  gchar *objects, *id;
+  gsize len;
+
+  if (fields == NULL)
+    fields = gst_spdl_field_data_new (src->record->n_fields);
+  objects = gst_spdl_coco_get_objects (src->coco, index, &len);
+  fields[0].data = g_bytes_new_take (objects, len);
+  id = g_strdup_printf ("%" G_GINT64_FORMAT, src->coco->image_ids[index]);
+  fields[1].data = g_bytes_new_take (id, strlen (id));
+  return fields;
+}
+
 /* Waits for the head slot's read; NULL at the end or when flushing. */
 static GstSpdlReadSlot *
 next_slot (GstSpdlSrc * src, GstFlowReturn * ret)
@@ -3019,7 +3652,7 @@ gst_spdl_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
       return GST_FLOW_ERROR;
     }
     if (!src->started_epoch)
-      announce_epoch_start (src, slot->epoch);
+      announce_epoch_start (src, slot);
     src->current_epoch = slot->epoch;
     src->started_epoch = TRUE;
 
@@ -3037,6 +3670,12 @@ gst_spdl_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
     gst_spdl_buffer_add_sample_meta (*outbuf, slot->index, slot->label,
         slot->epoch, slot->path);
     gst_spdl_buffer_set_sample_position (*outbuf, slot->position);
+    if (slot->batched) {
+      gst_spdl_buffer_set_batch (*outbuf, slot->batch, slot->resume_epoch,
+          slot->resume_offset);
+      if (slot->batch_end)
+        gst_spdl_buffer_set_batch_end (*outbuf);
+    }
     if (slot->row) {
       gdouble start, duration;
 
@@ -3046,7 +3685,8 @@ gst_spdl_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
       gst_spdl_buffer_set_manifest_row (*outbuf, slot->row);
     }
     if (src->record) {
-      GstSpdlFieldData *fields = slot->fields ? slot->fields :
+      GstSpdlFieldData *fields = src->coco ? coco_fields (src, slot->index,
+          g_steal_pointer (&slot->fields)) : slot->fields ? slot->fields :
           manifest_fields (src, slot->index);
       RecordResult result = attach_record (src, *outbuf, fields,
           src->record->n_fields, slot->path, &slot->error);

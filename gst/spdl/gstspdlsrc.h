@@ -13,9 +13,11 @@
 #include <gst/base/gstpushsrc.h>
 #include "gstspdlrecord.h"
 
+#include "gstspdlcoco.h"
 #include "gstspdldataset.h"
 #include "gstspdlhttp.h"
 #include "gstspdlstats.h"
+#include "gstspdlbuckets.h"
 #include "gstspdlerrors.h"
 
 G_BEGIN_DECLS
@@ -84,6 +86,24 @@ struct _GstSpdlSrc
   guint64 pushed_in_epoch;
   gboolean epoch_resumed;       /* the current epoch began mid-way */
   gboolean started_epoch;
+  /* batches by duration (gstspdlbuckets.h): properties under the object
+   * lock, then the epoch's plan and this rank's cursor in it */
+  guint buckets;
+  guint bucket_window;
+  gdouble batch_duration;
+  guint batch_size;
+  gboolean batched;             /* the order is whole batches (start()) */
+  GstSpdlBucketParams bucket_params;    /* as start() found them */
+  gdouble *durations;           /* each sample's seconds, from the listing */
+  guint16 *sample_buckets;      /* each sample's bucket */
+  GstSpdlBatchPlan *batch_plan;
+  guint batch_plan_epoch;
+  guint64 plan_rank_batches;    /* this rank's share of the plan's epoch */
+  guint64 plan_rank_samples;
+  guint64 first_batch;          /* batches of start-epoch consumed */
+  guint64 batches_per_epoch;    /* this rank's, in the first epoch */
+  guint64 next_batch;           /* cursor: this rank's batch ... */
+  guint64 next_in_batch;        /* ... and the sample in it */
 
   /* read-ahead: slots in order; the head is the next one to push */
   GThreadPool *readers;
@@ -114,6 +134,13 @@ struct _GstSpdlSrc
                                          * a span manifest's bad entries' */
   guint64 active_max_field_size;
   gboolean read_sidecars;       /* a folder's fields: read beside each */
+  /* a COCO instances file (gstspdlcoco.h): properties, then what start()
+   * read; its counts by reason under the object lock */
+  gchar *annotations;
+  gint empty_images;            /* GstSpdlEmptyImages */
+  GstSpdlCoco *coco;
+  guint64 annotation_counts[GST_SPDL_COCO_N_REASONS];
+  guint64 annotated_images, annotations_delivered;
   /* remote data (gstspdlhttp.h): properties under the object lock */
   guint http_requests;
   guint http_connect_timeout;

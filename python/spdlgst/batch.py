@@ -36,7 +36,11 @@ _FIELD_TENSORS = {"int": ("",), "float": ("",), "image": ("",), "label": ("",),
                   "string": ("/values", "/offsets"),
                   "json": ("/values", "/offsets"),
                   "bytes": ("/values", "/offsets"),
-                  "npy": ("/values", "/offsets", "/shapes")}
+                  "npy": ("/values", "/offsets", "/shapes"),
+                  "objects": ("/boxes", "/offsets", "/labels", "/area",
+                              "/iscrowd")}
+# an objects field's tensor with instance-masks, after its others
+_OBJECT_MASKS = "/masks"
 
 
 def parse_tensors(caps: Gst.Caps):
@@ -214,8 +218,36 @@ def _host(t):
     return t
 
 
+def _field_tensor_count(name, kind, names):
+    """How many tensors field @name of @kind has in a batch whose tensors
+    are @names (None: unnamed)."""
+    n = len(_FIELD_TENSORS[kind])
+    if kind == "objects" and names is not None and \
+            name + _OBJECT_MASKS in names:
+        n += 1
+    return n
+
+
+class Objects(NamedTuple):
+    """An objects field of a batch, flat (docs/record.md): ``boxes`` float32
+    ``[n, 4]`` (x1, y1, x2, y2 in the output image's pixels), ``offsets``
+    int64 ``[B + 1]`` (sample i has objects ``offsets[i]`` to
+    ``offsets[i + 1]``), ``labels`` int64 ``[n]`` (COCO's category_id),
+    ``area`` float32 ``[n]``, ``iscrowd`` int64 ``[n]``, ``masks`` uint8
+    ``[n, H, W]`` (H, W the batch's images'; None without instance
+    masks)."""
+    boxes: Any
+    offsets: Any
+    labels: Any
+    area: Any
+    iscrowd: Any
+    masks: Any = None
+
+
 def _field_value(kind, tensors):
     """A field's value for the whole batch from its tensors."""
+    if kind == "objects":
+        return Objects(*tensors)
     if len(tensors) == 1:
         return tensors[0]
     values, offsets = tensors[0], [int(o) for o in _host(tensors[1])]
@@ -255,15 +287,15 @@ def split_record(sample: Gst.Sample, tensors: List[Any]):
     fields = record_fields(caps)
     if not fields:
         return tensors, {}, None
-    n_field_tensors = sum(len(_FIELD_TENSORS[k]) for _, k in fields)
-    n_media = len(tensors) - n_field_tensors
     names = tensor_names(caps)
+    n_field_tensors = sum(_field_tensor_count(n, k, names) for n, k in fields)
+    n_media = len(tensors) - n_field_tensors
     if n_media < 1 or (names is not None and len(names) != len(tensors)):
         raise LoaderError(f"a batch of {len(tensors)} tensors cannot hold "
                           f"its fields {[n for n, _ in fields]}")
     out, at = {}, n_media
     for name, kind in fields:
-        k = len(_FIELD_TENSORS[kind])
+        k = _field_tensor_count(name, kind, names)
         out[name] = _field_value(kind, tensors[at:at + k])
         at += k
     torch = None
@@ -307,15 +339,26 @@ class Batch(tuple):
     layout=nchw); label fields ``[B, H, W]`` uint8, or for 16-bit maps
     numpy uint16, torch uint16 (torch 2.3 and later) or int32 (a copy,
     older torch; npy arrays of uint16, uint32 and uint64 likewise become
-    int32, int64 and int64 there). ``batch.geometry`` (a :class:`Geometry`) holds each
+    int32, int64 and int64 there); objects fields (COCO annotations) an
+    :class:`Objects` of flat tensors (boxes, offsets, labels, area,
+    iscrowd, masks). ``batch.geometry`` (a :class:`Geometry`) holds each
     sample's crop box, flip and source size when a decoder set them. The
     tuple itself stays the media's tensors.
+
+    Images of different sizes (spdlbatch ``pad-multiple``) are padded with
+    zeros to the batch's ``H x W``, each top-left: ``batch.image_sizes`` is
+    int64 ``[B, 2]`` (each image's height and width before padding) and
+    ``batch.padding_mask`` uint8 ``[B, H, W]`` (1 where padding); both are
+    None otherwise. ``images[i, :h, :w]`` (``[i, :, :h, :w]`` for nchw) is
+    image i.
     """
 
     epoch: Optional[int]
     indices: Optional[List[int]]
     fields: Dict[str, Any] = {}
     geometry: Optional[Geometry] = None
+    image_sizes: Any = None
+    padding_mask: Any = None
 
     def __new__(cls, tensors, epoch: Optional[int] = None,
                 indices: Optional[List[int]] = None,
@@ -363,6 +406,8 @@ class Batch(tuple):
             shown = ", ".join(str(i) for i in self.indices[:6])
             more = f", ... {len(self.indices)} in all" if len(self.indices) > 6 else ""
             parts.append(f"indices=[{shown}{more}]")
+        if self.image_sizes is not None:
+            parts.append(f"image_sizes={_describe(self.image_sizes)}")
         if self.fields:
             parts.append(f"fields={sorted(self.fields)}")
         return f"Batch({', '.join(parts)})"
@@ -384,11 +429,14 @@ class ClipBatch(Batch):
     ``[B, C, N]``, each clip's span of its video's audio, and
     ``batch.has_audio`` bool ``[B]``: False where the video has no audio
     stream (its audio is zeros); both are None without audio.
+    ``batch.captions`` is the ``list[str]`` of the manifest's captions
+    with ``VideoLoader(captions=COLUMN)``, else None.
     """
 
     pts: Any
     audio: Any = None
     has_audio: Any = None
+    captions: Optional[List[str]] = None
     clip_numbers: Optional[List[int]]
     paths: Optional[List[str]]
 
@@ -413,7 +461,9 @@ class AudioBatch(Batch):
     clip's start in seconds in its file), ``batch.lengths`` int64 ``[B]``
     (samples from the file before any padding), ``batch.clip_numbers``
     each clip's number in its file, ``batch.paths`` each clip's file (None
-    for tar shards).
+    for tar shards). From a manifest of utterances (``duration=None``),
+    ``batch.text`` is the ``list[str]`` of their transcripts (the same as
+    ``batch["text"]``; None where the samples carry no text).
     """
 
     start: Any
@@ -425,6 +475,11 @@ class AudioBatch(Batch):
     def audio(self) -> Any:
         """The audio tensor."""
         return self._media[0]
+
+    @property
+    def text(self) -> Optional[List[str]]:
+        """The transcripts (the record's ``text`` field), or None."""
+        return self.fields.get("text")
 
     def __repr__(self) -> str:
         return (f"AudioBatch(audio={_describe(self.audio)}, "
@@ -492,8 +547,14 @@ def sample_batch(sample: Gst.Sample, tensors: List[Any]) -> Batch:
         epoch = s.get_value("epoch")
         indices = list(s.get_value("indices"))
     tensors, fields, geometry = split_record(sample, tensors)
-    batch = Batch(tensors, epoch, indices, _Holder(sample))
+    names = tensor_names(sample.get_caps())
+    padded = names is not None and names[2:4] == ["image-sizes",
+                                                  "padding-mask"]
+    batch = Batch(tensors[:2] if padded else tensors, epoch, indices,
+                  _Holder(sample))
     batch.fields, batch.geometry = fields, geometry
+    if padded:
+        batch.image_sizes, batch.padding_mask = tensors[2], tensors[3]
     return batch
 
 
@@ -509,3 +570,159 @@ def in_field_order(batch: Batch, names: List[str], media: int) -> Batch:
     ordered.__dict__.update(batch.__dict__)
     ordered._media_tensors = tuple(batch)
     return ordered
+
+
+class PaddedObjects(NamedTuple):
+    """A batch's objects padded to the most of any of its images, for code
+    that wants one tensor: ``boxes`` float32 ``[B, maxN, 4]`` (zeros past
+    each image's count), ``labels`` int64 ``[B, maxN]`` (-1 past it),
+    ``area`` float32 ``[B, maxN]``, ``iscrowd`` int64 ``[B, maxN]``,
+    ``counts`` int64 ``[B]`` (each image's N)."""
+    boxes: Any
+    labels: Any
+    area: Any
+    iscrowd: Any
+    counts: Any
+
+
+def _zeros_like(t, shape, fill=0):
+    if hasattr(t, "new_full"):
+        return t.new_full(shape, fill)
+    import numpy as np
+
+    return np.full(shape, fill, t.dtype)
+
+
+class DetectionBatch(Batch):
+    """A batch of a detection dataset: ``images, targets = batch``, as
+    torchvision's detection references and models take them.
+
+    ``batch.images`` is the image tensor ``[B, 3, H, W]`` (``[B, H, W, 3]``
+    with layout="nhwc"); with ``recipe="detection"`` images of different
+    sizes are padded with zeros at their right and bottom to the batch's
+    largest, rounded up to a multiple of 32: ``batch.image_sizes`` int64
+    ``[B, 2]`` holds each image's height and width before padding,
+    ``batch.padding_mask`` uint8 ``[B, H, W]`` is 1 on padding (DETR's
+    mask) and ``batch.image_list`` the images without their padding (views).
+    Both are None when every image has the batch's size.
+
+    ``targets`` is a list of one dict per image: ``boxes`` float32
+    ``[N, 4]`` (x1, y1, x2, y2 in the output image's pixels: COCO's x, y,
+    w, h through the image's resize, crop and flip), ``labels`` int64
+    ``[N]`` (COCO's ``category_id`` as the file has it), ``image_id``
+    int64 (a 0-d tensor), ``area`` float32 ``[N]`` (COCO's, as the file has
+    it), ``iscrowd`` int64 ``[N]`` and, with ``masks=True``, ``masks``
+    uint8 ``[N, h, w]`` at the image's own size. They are views of the
+    batch's flat tensors (no copy): ``batch.objects`` (an :class:`Objects`:
+    ``boxes [sum N, 4]`` and the others with ``offsets``), what C readers
+    of the batch get. ``batch.boxes`` and ``batch.labels`` are the lists of
+    each image's boxes and labels, ``batch.padded()`` a padded form
+    (:class:`PaddedObjects`, a copy), ``batch.image_ids`` int64 ``[B]``,
+    ``batch.geometry`` each image's crop box, flip and source size.
+    """
+
+    objects: Objects
+    image_ids: Any = None
+
+    @property
+    def targets(self) -> List[Dict[str, Any]]:
+        """One dict per image (views of :attr:`objects`)."""
+        return self._media[1]
+
+    @property
+    def labels(self) -> List[Any]:
+        """Each image's labels (int64 ``[N]`` views)."""
+        return [t["labels"] for t in self.targets]
+
+    @property
+    def boxes(self) -> List[Any]:
+        """Each image's boxes (float32 ``[N, 4]`` views)."""
+        return [t["boxes"] for t in self.targets]
+
+    @property
+    def image_list(self) -> List[Any]:
+        """Each image without the batch's padding (views)."""
+        images = self.images
+        if self.image_sizes is None:
+            return list(images)
+        nhwc = images.shape[-1] == 3 and images.shape[1] != 3
+        out = []
+        for img, (h, w) in zip(images, self.image_sizes.tolist()):
+            out.append(img[:h, :w] if nhwc else img[:, :h, :w])
+        return out
+
+    def padded(self) -> PaddedObjects:
+        """The objects as ``[B, maxN, ...]`` tensors with each image's
+        count (a copy)."""
+        o = self.objects
+        offsets = [int(v) for v in o.offsets.tolist()]
+        counts = [b - a for a, b in zip(offsets, offsets[1:])]
+        n, most = len(counts), max(counts, default=0)
+        boxes = _zeros_like(o.boxes, (n, most, 4))
+        labels = _zeros_like(o.labels, (n, most), -1)
+        area = _zeros_like(o.area, (n, most))
+        iscrowd = _zeros_like(o.iscrowd, (n, most))
+        for i, (a, b) in enumerate(zip(offsets, offsets[1:])):
+            boxes[i, :b - a] = o.boxes[a:b]
+            labels[i, :b - a] = o.labels[a:b]
+            area[i, :b - a] = o.area[a:b]
+            iscrowd[i, :b - a] = o.iscrowd[a:b]
+        count = _zeros_like(o.offsets, (n,))
+        for i, c in enumerate(counts):
+            count[i] = c
+        return PaddedObjects(boxes, labels, area, iscrowd, count)
+
+    def __repr__(self) -> str:
+        n = int(self.objects.offsets[-1]) if len(self.objects.offsets) else 0
+        return (f"DetectionBatch(images={_describe(self.images)}, "
+                f"{len(self.targets)} targets, {n} objects, "
+                f"epoch={self.epoch}, indices={self.indices})")
+
+    def __reduce__(self):
+        # pickles as (images, targets), the targets' views copied
+        return (tuple, ((self.images, self.targets),))
+
+
+def _image_id_field(fields: Dict[str, Any]) -> Optional[str]:
+    """The field holding the images' ids: ``image_id`` (spdlsrc's COCO
+    listing) or a JSON path ending in it (``json#image_id``)."""
+    for name in fields:
+        if name == "image_id" or name.endswith("#image_id"):
+            return name
+    return None
+
+
+def detection_batch(batch: Batch, objects_field: str) -> DetectionBatch:
+    """The DetectionBatch of @batch (sample_batch's, with the objects field
+    @objects_field among its fields)."""
+    objects = batch.fields.get(objects_field)
+    if not isinstance(objects, Objects):
+        raise LoaderError(f"the batch has no objects field {objects_field!r} "
+                          f"(its fields: {sorted(batch.fields)})")
+    images = batch.images
+    sizes, padding = batch.image_sizes, batch.padding_mask
+    id_field = _image_id_field(batch.fields)
+    ids = batch.fields.get(id_field) if id_field else None
+    offsets = [int(v) for v in objects.offsets.tolist()]
+    nhwc = images.shape[-1] == 3 and images.shape[1] != 3
+    full_h, full_w = (images.shape[1:3] if nhwc else images.shape[2:4]) \
+        if images.ndim == 4 else (0, 0)
+    hw = sizes.tolist() if sizes is not None else \
+        [(full_h, full_w)] * (len(offsets) - 1)
+    targets = []
+    for i, (a, b) in enumerate(zip(offsets, offsets[1:])):
+        t = {"boxes": objects.boxes[a:b], "labels": objects.labels[a:b]}
+        if ids is not None:
+            t["image_id"] = ids[i:i + 1].reshape(())
+        t["area"] = objects.area[a:b]
+        t["iscrowd"] = objects.iscrowd[a:b]
+        if objects.masks is not None:
+            h, w = hw[i]
+            t["masks"] = objects.masks[a:b, :h, :w]
+        targets.append(t)
+    out = DetectionBatch((images, targets), batch.epoch, batch.indices,
+                         batch._holder)
+    out.fields, out.geometry = batch.fields, batch.geometry
+    out.objects, out.image_ids = objects, ids
+    out.image_sizes, out.padding_mask = sizes, padding
+    return out

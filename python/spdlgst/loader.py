@@ -107,6 +107,13 @@ def _parse_launch(line: str) -> Gst.Pipeline:
     return pipeline
 
 
+def _src_makes_batches(src: Gst.Element) -> bool:
+    """Whether spdlsrc cuts the batches itself (buckets, batch-duration)."""
+    return src.find_property("buckets") is not None and (
+        src.get_property("buckets") > 0 or
+        src.get_property("batch-duration") > 0)
+
+
 class Samples(Sequence):
     """A listing's (path, label) pairs, read from spdlsrc when indexed:
     millions of samples are not copied into Python at once."""
@@ -650,7 +657,10 @@ class Loader:
         With spdlsrc num-shards >= 2 every rank yields this many per epoch
         (skipped samples padded, spdlbatch pad-short-epochs); on one rank
         skipped samples can make an epoch's batches fewer, and a resumed
-        epoch yields only its rest."""
+        epoch yields only its rest. With spdlsrc ``buckets`` or
+        ``batch-duration`` spdlsrc makes the batches: its ``num-batches``,
+        those of the first epoch (batches by seconds may number a few
+        more or fewer in later epochs)."""
         self.start()
         src, batch = self._src, self._find("spdlbatch")
         if src is None or batch is None:
@@ -658,6 +668,9 @@ class Loader:
         # spdlsrc lists when it reaches PAUSED; not the whole pipeline's
         # preroll, which epochs without a batch never complete
         self._wait_started(src)
+        if _src_makes_batches(src):
+            # buckets or batch-duration: spdlsrc's own count of its batches
+            return src.get_property("num-batches")
         # a video or audio file gives several clips, each a batch slot
         n = src.get_property("num-samples") * self._clips_per_sample()
         size = batch.get_property("batch-size")

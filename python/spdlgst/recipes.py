@@ -17,7 +17,15 @@ from ._state import is_shard_pattern, is_shards_location
 from .errors import LoaderError
 from .loader import Loader
 
-RECIPES = ("train", "val")
+RECIPES = ("train", "val", "detection", "letterbox")
+TASKS = ("classification", "detection")
+EMPTY_IMAGES = ("keep", "drop")
+# Faster R-CNN's (torchvision's detection references): shorter side 800,
+# longer at most 1333; YOLO's letterbox: 640 square padded with 114
+DETECTION_SIZE, DETECTION_MAX_SIZE = 800, 1333
+LETTERBOX_SIZE, LETTERBOX_PAD = 640, 114
+# torchvision's GeneralizedRCNNTransform's size_divisible
+DETECTION_PAD_MULTIPLE = 32
 DTYPES = ("uint8", "float32", "float16", "bfloat16")
 # torchvision's ImageNet normalization, for mean="imagenet" / std="imagenet"
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
@@ -145,22 +153,29 @@ def _device(value) -> Optional[int]:
     return int(index)
 
 
-def _location(value) -> str:
+def _path(name, value) -> str:
+    """@value (str, bytes or os.PathLike) as the UTF-8 text a GStreamer
+    property takes; errors name the argument @name."""
     if isinstance(value, bytes):
         value = os.fsdecode(value)
     if not isinstance(value, (str, os.PathLike)):
-        raise TypeError(f"location must be a path (str or os.PathLike), not "
+        raise TypeError(f"{name} must be a path (str or os.PathLike), not "
                         f"{type(value).__name__}")
     path = os.fspath(value)
     if isinstance(path, bytes):
         path = os.fsdecode(path)
     if not path:
-        raise ValueError("location must not be empty")
+        raise ValueError(f"{name} must not be empty")
     try:
         path.encode("utf-8")
     except UnicodeEncodeError:
-        raise ValueError(f"location {path!r} is not valid UTF-8: GStreamer "
+        raise ValueError(f"{name} {path!r} is not valid UTF-8: GStreamer "
                          "properties are UTF-8 strings") from None
+    return path
+
+
+def _location(value) -> str:
+    path = _path("location", value)
     if path.startswith(("http://", "https://", "s3://")):
         return path                 # spdlsrc lists and reads it
     if is_shard_pattern(path):
@@ -245,7 +260,7 @@ def _warning_limit(a) -> list:
 
 
 FIELD_KINDS = ("int", "float", "string", "json", "bytes", "npy", "image",
-               "label")
+               "label", "objects")
 FIELD_MISSING = ("skip", "error", "empty")
 IMAGE_EXTENSIONS = ("jpg", "jpeg", "png", "webp", "gif", "bmp", "tif", "tiff",
                     "ppm", "pgm", "pbm", "pnm")
@@ -333,13 +348,18 @@ PATH_COLUMNS = ("path", "image", "filepath", "file_name", "filename", "file",
 
 
 def _fields_stage(a) -> list:
-    """spdlsrc's properties for ``fields=``."""
+    """spdlsrc's properties for ``fields=`` (and the string fields of
+    VideoLoader's ``captions=`` and AudioLoader's ``text=``)."""
     f = a.get("fields")
+    extra = [f"{a['captions']}:string"] if a.get("captions") else []
+    if a.get("text"):
+        extra.append("text")        # spdlsrc: text, text_filepath, ...
     if not f:
-        return []
+        return [f"fields={_quote(','.join(extra))}"] if extra else []
     out = []
-    if f["src"]:
-        out.append(f"fields={_quote(f['src'])}")
+    if f["src"] or extra:
+        specs = ([f["src"]] if f["src"] else []) + extra
+        out.append(f"fields={_quote(','.join(specs))}")
     if is_shards_location(a["location"]) and \
             "image-key" not in a["src_properties"]:
         out.append(f"image-key={_quote(f['media_key'])}")
@@ -351,8 +371,131 @@ def _fields_stage(a) -> list:
     return out
 
 
+def _resize_stage(a) -> list:
+    """spdldecode's resize and crop properties for the recipe."""
+    recipe = a["recipe"]
+    if recipe == "detection":
+        sizes = a["size"]
+        size = (f"resize-shorter={sizes[0]}" if len(sizes) == 1
+                else f"sizes={_array(sizes)}")
+        return ["mode=shorter", size, f"max-size={a['max_size']}"]
+    height, width = a["size"]
+    out = [f"width={width} height={height}"]
+    if recipe == "letterbox":
+        return out + ["mode=letterbox", f"pad-value={a['pad_value']}"]
+    if recipe == "val":
+        return out + ["mode=center-crop", f"resize-shorter={a['resize']}"]
+    out.append("mode=random-resized-crop")
+    # spdldecode's defaults are torchvision's: only other values
+    if a["scale"] != DEFAULT_SCALE:
+        out.append(f"scale-min={a['scale'][0]!r} scale-max={a['scale'][1]!r}")
+    if a["ratio"] != DEFAULT_RATIO:
+        out.append(f"ratio-min={a['ratio'][0]!r} ratio-max={a['ratio'][1]!r}")
+    return out
+
+
+def _objects_src_stage(a) -> list:
+    """spdlsrc's properties for task="detection": the COCO instances file
+    (its samples' fields are ``objects`` and ``image_id``), or the shards'
+    member with each image's annotations (the ``objects`` field) and the
+    image id in it (-1 where it has none)."""
+    if a.get("task") != "detection":
+        return []
+    if a["annotations"] is not None:
+        out = [f"annotations={_quote(a['annotations'])}"]
+        if a["empty_images"] != "keep":
+            out.append(f"empty-images={a['empty_images']}")
+        return out
+    key = a["annotations_key"]
+    return [f"fields={_quote(f'{key}:objects,{key}#image_id:int:empty')}"]
+
+
+def _objects_field(a) -> str:
+    """The name of the objects field of a detection loader's batches."""
+    return "objects" if a["annotations"] is not None else a["annotations_key"]
+
+
 def _array(values) -> str:
     return '"<' + ",".join(repr(v) for v in values) + '>"'
+
+
+def _detection_sizes(value) -> Tuple[int, ...]:
+    """recipe="detection"'s shorter sides: one int, or a list to draw one
+    from per image (DETR's multi-scale)."""
+    if isinstance(value, (tuple, list)):
+        if not value:
+            raise ValueError("size must be an int or a non-empty list of ints")
+        return tuple(_int(f"size[{i}]", v, 1, 65535)
+                     for i, v in enumerate(value))
+    return (_int("size", value, 1, 65535),)
+
+
+def _annotations(value) -> str:
+    """A COCO instances file: local (it must exist), http(s):// or s3://."""
+    path = _path("annotations", value)
+    if path.startswith(("http://", "https://", "s3://")):
+        return path
+    if not os.path.isfile(path):
+        raise ValueError(f"annotations {path!r} is not a file (a COCO "
+                         "instances JSON file, local, http(s):// or s3://)")
+    return path
+
+
+def _detection_checked(a, annotations, max_size, masks, empty_images,
+                       sanitize, pad_value, annotations_key, resize) -> dict:
+    """task="detection"'s own arguments, checked against the others in @a."""
+    recipe = a["recipe"]
+    shards = is_shards_location(a["location"])
+    if a["fields"] is not None:
+        raise ValueError("fields is for task='classification': detection "
+                         "batches are (images, targets); WebDataset shards "
+                         "name their COCO-layout JSON member with "
+                         "annotations_key")
+    out = dict(task="detection", annotations=None, annotations_key=None)
+    if shards:
+        if annotations is not None:
+            raise ValueError("annotations= is a COCO instances file beside an "
+                             "image folder: tar shards carry each image's "
+                             "annotations in a member (annotations_key)")
+        key = "json" if annotations_key is None else annotations_key
+        if not isinstance(key, str) or not re.fullmatch(r"[A-Za-z0-9_.-]+", key):
+            raise ValueError(f"annotations_key must be a member's extension "
+                             f"like 'json', not {key!r}")
+        out["annotations_key"] = key
+    else:
+        if annotations_key is not None:
+            raise ValueError("annotations_key is for WebDataset tar shards")
+        if annotations is None:
+            raise ValueError("task='detection' needs annotations= (a COCO "
+                             "instances file; location is then the image "
+                             "folder), or WebDataset tar shards as location")
+        out["annotations"] = _annotations(annotations)
+    if recipe in ("detection", "letterbox") and resize is not None:
+        raise ValueError(f"resize is for recipe='val' (recipe={recipe!r} "
+                         "takes size)")
+    if recipe == "detection":
+        if max_size is None:
+            max_size = DETECTION_MAX_SIZE
+        out["max_size"] = _int("max_size", max_size, 0, 65535)
+        if out["max_size"] and out["max_size"] <= max(a["size"]):
+            raise ValueError(f"max_size ({out['max_size']}) must be above "
+                             f"size ({max(a['size'])}), as torchvision's "
+                             "Resize; 0: no limit")
+    elif max_size is not None:
+        raise ValueError("max_size is for recipe='detection'")
+    if recipe == "letterbox":
+        out["pad_value"] = _int("pad_value", LETTERBOX_PAD if pad_value is None
+                                else pad_value, 0, 255)
+    elif pad_value is not None:
+        raise ValueError("pad_value is for recipe='letterbox'")
+    out["masks"] = _bool("masks", masks, False)
+    out["empty_images"] = _choice("empty_images", empty_images, EMPTY_IMAGES)
+    if shards and out["empty_images"] == "drop":
+        raise ValueError("empty_images='drop' needs a COCO instances file "
+                         "(tar shards are not listed ahead: filter targets "
+                         "with no boxes in the loop)")
+    out["sanitize"] = _bool("sanitize", sanitize, True)
+    return out
 
 
 def _checked(location, batch_size, recipe, size, resize, scale, ratio, flip,
@@ -360,20 +503,37 @@ def _checked(location, batch_size, recipe, size, resize, scale, ratio, flip,
              std, device, output, exact=True, layout="nchw", max_errors=None,
              shuffle_buffer=None, src_properties=None, ranks="auto",
              skip_recovered=False, max_pixels=None,
-             max_decode_memory=None, log_limit=20, fields=None) -> dict:
+             max_decode_memory=None, log_limit=20, fields=None,
+             annotations=None, task=None, max_size=None, masks=False,
+             empty_images="keep", sanitize=True, pad_value=None,
+             annotations_key=None) -> dict:
     """The arguments of ImageLoader, checked and normalized."""
+    if task is None:
+        task = "detection" if annotations is not None or \
+            annotations_key is not None else "classification"
+    task = _choice("task", task, TASKS)
+    detection = task == "detection"
+    if recipe is None:
+        recipe = "detection" if detection else "val"
     recipe = _choice("recipe", recipe, RECIPES)
+    if recipe in ("detection", "letterbox") and not detection:
+        raise ValueError(f"recipe={recipe!r} is for task='detection' (with "
+                         "annotations=)")
     train = recipe == "train"
+    if size is None:
+        size = (224 if not detection else DETECTION_SIZE
+                if recipe == "detection" else LETTERBOX_SIZE)
     if isinstance(layout, str):
         layout = layout.lower()     # "NCHW" as VideoLoader takes "tchw"
     args = dict(
         location=_location(location),
         batch_size=_int("batch_size", batch_size, 1, 2**31 - 1),
         recipe=recipe,
-        size=_size("size", size),
+        size=_detection_sizes(size) if recipe == "detection" else
+        _size("size", size),
         resize=_int("resize", resize, 1, 65535, none_ok=True),
-        flip=_bool("flip", flip, train),
-        shuffle=_bool("shuffle", shuffle, train),
+        flip=_bool("flip", flip, recipe in ("train", "detection")),
+        shuffle=_bool("shuffle", shuffle, recipe in ("train", "detection")),
         seed=_int("seed", seed, 0, 2**64 - 1),
         epochs=_int("epochs", epochs, 1, 2**31 - 1, none_ok=True),
         start_epoch=_int("start_epoch", start_epoch, 0, 2**31 - 1),
@@ -398,6 +558,18 @@ def _checked(location, batch_size, recipe, size, resize, scale, ratio, flip,
         fields=_fields(fields, IMAGE_EXTENSIONS),
     )
     args["ranks"] = _ranks(ranks, args["src_properties"])
+    if detection:
+        args.update(_detection_checked(args, annotations, max_size, masks,
+                                       empty_images, sanitize, pad_value,
+                                       annotations_key, resize))
+    else:
+        for name, value, default in (
+                ("annotations", annotations, None), ("max_size", max_size, None),
+                ("masks", masks, False), ("empty_images", empty_images, "keep"),
+                ("sanitize", sanitize, True), ("pad_value", pad_value, None),
+                ("annotations_key", annotations_key, None)):
+            if value != default:
+                raise ValueError(f"{name} is for task='detection'")
     if train:
         if resize is not None:
             raise ValueError("resize is for recipe='val' (train uses "
@@ -406,7 +578,7 @@ def _checked(location, batch_size, recipe, size, resize, scale, ratio, flip,
         args["ratio"] = _range("ratio", ratio, 0.01, 100.0)
         if args["scale"][1] == 0.0:
             raise ValueError("scale's max must be above 0")
-    elif args["resize"] is None:
+    elif recipe == "val" and args["resize"] is None:
         # torchvision's ImageNet evaluation: Resize(256) for CenterCrop(224)
         args["resize"] = int(round(min(args["size"]) * 256 / 224))
     if (args["mean"] is None) != (args["std"] is None):
@@ -574,10 +746,58 @@ class ImageLoader(_RecipeLoader):
     in the loop (CPU or GPU), then :func:`spdlgst.normalize` it: a float
     batch normalized here would be clamped by augmentations that expect
     values in [0, 1] or [0, 255].
+
+    **Detection** (docs/detection.md): ``task="detection"`` (the default
+    when ``annotations`` is given) loads boxes, labels and optionally
+    instance masks with each image, through the image's own resize, crop
+    and flip exactly as torchvision's transforms v2 move
+    ``tv_tensors.BoundingBoxes`` and ``Mask``. Batches are
+    :class:`spdlgst.batch.DetectionBatch`: ``images, targets = batch``
+    with ``targets`` one dict per image (``boxes`` float32 ``[N, 4]``
+    x1, y1, x2, y2 pixels, ``labels`` int64 COCO ``category_id``,
+    ``image_id`` int64, ``area`` float32, ``iscrowd`` int64, ``masks``
+    uint8 ``[N, h, w]`` with ``masks=True``), views of the batch's flat
+    tensors, as torchvision's detection models take them.
+
+    - ``annotations``: a COCO instances file (local, http(s):// or
+      s3://); ``location`` is then the image folder (or URL prefix). The
+      samples are its images in image id order (torchvision's
+      CocoDetection's order).
+    - ``annotations_key``: WebDataset tar shards as ``location``: the
+      member holding each image's annotations in the COCO layout (a list
+      of annotations, or an object with them as ``annotations`` and the
+      image's ``image_id``) ("json" by default).
+    - ``recipe``: "detection" (default with task="detection"): random
+      horizontal flip, then the shorter side to ``size`` with the longer
+      at most ``max_size`` (torchvision's ``Resize(size, max_size)``);
+      ``size`` a list draws one per image (DETR's multi-scale). Images of
+      a batch are padded with zeros to its largest, rounded up to a
+      multiple of 32; ``batch.image_sizes`` and ``batch.padding_mask``
+      say where. "letterbox": the aspect ratio kept into ``size`` x
+      ``size`` (640), centered, padded with ``pad_value`` (114), as YOLO
+      trainers do. "train": RandomResizedCrop(size) + flip, boxes clamped
+      to the crop. "val": Resize + CenterCrop as for classification.
+    - ``size``: "detection": the shorter side (800) or a list of them;
+      "letterbox": the square side (640) or (height, width).
+    - ``max_size``: "detection" only: the longer side at most (1333; 0: no
+      limit); more than the largest ``size``.
+    - ``masks``: also each object's instance mask (polygons and RLE
+      rasterized as pycocotools' annToMask does, then resized nearest)
+      (False).
+    - ``empty_images``: "keep" (default: N = 0, as CocoDetection) or
+      "drop" (left out when the file is listed: ``len()`` counts without
+      them; instances files only).
+    - ``sanitize``: SanitizeBoundingBoxes(min_size=1, min_area=1) after
+      the geometry, removing a box with its label, area, iscrowd and mask
+      (True); False keeps every object.
+    - ``pad_value``: "letterbox" only: the padding's value (114).
+    - ``batch_size`` is 256 unless given: give detection batches a
+      smaller one (2 to 16 as detection trainers use).
     """
 
     def __init__(self, location: Union[str, os.PathLike], *,
-                 batch_size: int = 256, recipe: str = "val", size: Size = 224,
+                 batch_size: int = 256, recipe: Optional[str] = None,
+                 size: Optional[Union[Size, Sequence[int]]] = None,
                  resize: Optional[int] = None,
                  scale: Tuple[float, float] = DEFAULT_SCALE,
                  ratio: Tuple[float, float] = DEFAULT_RATIO,
@@ -595,7 +815,12 @@ class ImageLoader(_RecipeLoader):
                  skip_recovered: bool = False,
                  max_pixels: Optional[int] = None,
                  max_decode_memory: Optional[int] = None,
-                 fields: Optional[Sequence[str]] = None):
+                 fields: Optional[Sequence[str]] = None,
+                 annotations: Optional[Union[str, os.PathLike]] = None,
+                 task: Optional[str] = None, max_size: Optional[int] = None,
+                 masks: bool = False, empty_images: str = "keep",
+                 sanitize: bool = True, pad_value: Optional[int] = None,
+                 annotations_key: Optional[str] = None):
         args = _checked(**{k: v for k, v in locals().items()
                            if k not in ("self", "__class__")})
         if args["device"] is not None:
@@ -610,9 +835,16 @@ class ImageLoader(_RecipeLoader):
 
     _checked = staticmethod(_checked)
 
+    def _convert(self, sample: Gst.Sample):
+        batch = super()._convert(sample)
+        if self._args.get("task") != "detection":
+            return batch
+        from .batch import detection_batch
+
+        return detection_batch(batch, _objects_field(self._args))
+
     @staticmethod
     def _build(a) -> str:
-        height, width = a["size"]
         src = [f"spdlsrc location={_quote(a['location'])}",
                f"shuffle={'true' if a['shuffle'] else 'false'}", f"seed={a['seed']}",
                f"num-epochs={a['epochs'] if a['epochs'] is not None else -1}"]
@@ -625,23 +857,19 @@ class ImageLoader(_RecipeLoader):
         limit = _warning_limit(a)
         src += limit
         src += _fields_stage(a)
+        src += _objects_src_stage(a)
         for key, value in a["src_properties"].items():
             if isinstance(value, bool):
                 value = "true" if value else "false"
             src.append(f"{key}={_quote(str(value))}")
-        dec = [f"spdldecode width={width} height={height}"]
-        if a["recipe"] == "train":
-            dec.append("mode=random-resized-crop")
-            # spdldecode's defaults are torchvision's: only other values
-            if a["scale"] != DEFAULT_SCALE:
-                dec.append(f"scale-min={a['scale'][0]!r} scale-max={a['scale'][1]!r}")
-            if a["ratio"] != DEFAULT_RATIO:
-                dec.append(f"ratio-min={a['ratio'][0]!r} ratio-max={a['ratio'][1]!r}")
-        else:
-            dec += ["mode=center-crop", f"resize-shorter={a['resize']}"]
+        dec = ["spdldecode"] + _resize_stage(a)
         if a["flip"]:
             dec.append("flip=random-horizontal")
         dec.append(f"seed={a['seed']}")
+        if a.get("masks"):
+            dec.append("instance-masks=true")
+        if a.get("task") == "detection" and not a["sanitize"]:
+            dec.append("box-min-size=0 box-min-area=0")
         if a["threads"] is not None:
             dec.append(f"threads={a['threads']}")
         if not a["exact"]:
@@ -659,6 +887,8 @@ class ImageLoader(_RecipeLoader):
         if a["drop_last"]:
             batch.append("drop-last=true")
         batch.append(f"layout={a['layout']}")
+        if a["recipe"] == "detection":
+            batch.append(f"pad-multiple={DETECTION_PAD_MULTIPLE}")
         if a["dtype"] != "uint8":
             batch.append(f"dtype={a['dtype']}")
         if a["mean"] is not None:
@@ -713,7 +943,8 @@ def _video_checked(location, batch_size, frames, stride, frame_rate,
                    threads, layout, output, max_errors, extensions,
                    src_properties, audio=False, sample_rate=16000,
                    audio_channels=1, ranks="auto", autorotate=True,
-                   max_decode_frames=2000, log_limit=20, fields=None) -> dict:
+                   max_decode_frames=2000, log_limit=20, fields=None,
+                   captions=None) -> dict:
     """The arguments of VideoLoader, checked and normalized."""
     if isinstance(layout, str):
         layout = layout.upper()
@@ -747,7 +978,12 @@ def _video_checked(location, batch_size, frames, stride, frame_rate,
         audio_channels=_int("audio_channels", audio_channels, 1, 64),
         fields=_fields(fields, VIDEO_EXTENSIONS + ("video",)),
         log_limit=_int("log_limit", log_limit, 0, 2**32 - 1),
+        captions=_column("captions", captions),
     )
+    if args["captions"] and args["fields"] and \
+            args["captions"] in args["fields"]["names"]:
+        raise ValueError(f"captions={args['captions']!r} is in fields too: "
+                         "give it once")
     args["ranks"] = _ranks(ranks, args["src_properties"])
     if "extensions" in args["src_properties"]:
         raise ValueError("src_properties['extensions']: use VideoLoader's own "
@@ -767,6 +1003,17 @@ def _video_checked(location, batch_size, frames, stride, frame_rate,
     return args
 
 
+def _column(name, value) -> Optional[str]:
+    """A manifest column's name, as spdlsrc's fields take it."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or \
+            not re.fullmatch(r"[A-Za-z0-9_.-]+", value):
+        raise ValueError(f"{name} must name a manifest column (letters, "
+                         f"digits, '_', '.', '-'), not {value!r}")
+    return value
+
+
 def _src_stage(a) -> str:
     """spdlsrc of a clip loader's launch line."""
     src = [f"spdlsrc location={_quote(a['location'])}",
@@ -784,6 +1031,16 @@ def _src_stage(a) -> str:
         # a shard group's sample is its member of one of these extensions
         # (spdlsrc's image-key; its default picks images)
         src.append(f"image-key={_quote(';'.join(a['extensions']))}")
+    if a.get("buckets"):
+        src.append(f"buckets={a['buckets']}")
+        if a["bucket_window"] != 10000:
+            src.append(f"bucket-window={a['bucket_window']}")
+    if a.get("batch_duration") is not None:
+        src.append(f"batch-duration={a['batch_duration']!r}")
+    if a.get("buckets") or a.get("batch_duration") is not None:
+        # spdlsrc makes the batches (spdlbatch cuts at their ends): the
+        # most samples one holds
+        src.append(f"batch-size={a['batch_size']}")
     for key, value in a["src_properties"].items():
         if isinstance(value, bool):
             value = "true" if value else "false"
@@ -886,6 +1143,16 @@ class VideoLoader(_ClipLoader):
     - ``layout``: "TCHW" (default), "CTHW" or "THWC".
     - ``extensions``: of the video files a folder lists, and of the
       video members of tar shards (mp4, mkv, webm, mov, avi).
+    - ``captions``: a manifest column holding each entry's caption
+      (WebVid's "name"): ``batch.captions`` (and ``batch[captions]``) is
+      then a ``list[str]`` of them, as the manifest has them.
+
+    Video-text manifests (docs/speech.md): a CSV/TSV/JSONL with a path
+    column and a ``start`` (or ``offset``) column in seconds, optionally
+    ``end`` (or ``duration``), gives each entry's clip from its start:
+    ``sampling`` does not move it (with ``frame_rate``, the frames shown
+    at start + k x stride / frame_rate). Several entries of one video are
+    separate samples.
     - ``audio``: also each clip's span of the video's audio (False):
       ``batch.audio`` float32 ``[B, audio_channels, N]`` from the clip's
       first frame's pts for frames x stride / frame_rate seconds (needs
@@ -922,12 +1189,19 @@ class VideoLoader(_ClipLoader):
                  sample_rate: int = 16000, audio_channels: int = 1,
                  ranks: Ranks = "auto", autorotate: bool = True,
                  max_decode_frames: int = 2000, log_limit: int = 20,
-                 fields: Optional[Sequence[str]] = None):
+                 fields: Optional[Sequence[str]] = None,
+                 captions: Optional[str] = None):
         args = _video_checked(**{k: v for k, v in locals().items()
                                  if k not in ("self", "__class__")})
         super().__init__(args)
 
     _checked = staticmethod(_video_checked)
+
+    def _convert(self, sample: Gst.Sample):
+        batch = super()._convert(sample)
+        if self._args["captions"]:
+            batch.captions = batch.fields[self._args["captions"]]
+        return batch
 
     @staticmethod
     def _make_batch(sample, tensors, paths_of):
@@ -977,12 +1251,64 @@ def _duration(value) -> Optional[float]:
     return float(value)
 
 
+def _seconds(name, value, none_ok=True) -> Optional[float]:
+    """Seconds > 0 (None where @none_ok)."""
+    if value is None and none_ok:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a number of seconds"
+                        f"{' or None' if none_ok else ''}, not {value!r}")
+    if not math.isfinite(value) or value <= 0:
+        raise ValueError(f"{name} must be a number of seconds above 0, "
+                         f"not {value}")
+    return float(value)
+
+
+# where spdlsrc reads an entry's transcript from, first found first
+TEXT_COLUMNS = ("text", "text_filepath", "normalized_text")
+
+
+def _has_transcripts(location: str) -> bool:
+    """Whether a local manifest's first entry (a table's header, a JSON
+    Lines manifest's first object) has a transcript column; True for
+    remote manifests, which are not read here."""
+    import csv
+    import json
+
+    if location.startswith(("http://", "https://", "s3://")):
+        return True
+    try:
+        with open(location, encoding="utf-8", newline="") as f:
+            first = next((line for line in f if line.strip()), "")
+    except (OSError, UnicodeDecodeError):
+        return True             # spdlsrc names what is wrong with it
+    if location.lower().endswith((".csv", ".tsv")):
+        delimiter = "\t" if location.lower().endswith(".tsv") else ","
+        columns = next(csv.reader([first], delimiter=delimiter), [])
+        return any(c.strip() in TEXT_COLUMNS for c in columns)
+    try:
+        entry = json.loads(first)
+    except ValueError:
+        return True
+    return not isinstance(entry, dict) or any(c in entry for c in TEXT_COLUMNS)
+
+
+# spdlbatch's most samples a batch holds when batch_duration cuts batches
+# and batch_size is not given
+BATCH_DURATION_CAP = 1024
+
+
 def _audio_checked(location, batch_size, sample_rate, channels, duration,
                    clips_per_file, sampling, short_files, shuffle, seed,
                    epochs, start_epoch, drop_last, threads, quality, exact,
                    output, max_errors, extensions, src_properties,
-                   ranks="auto", log_limit=20, fields=None) -> dict:
+                   ranks="auto", log_limit=20, fields=None,
+                   max_duration=None, buckets=0, bucket_window=10000,
+                   batch_duration=None, text=None) -> dict:
     """The arguments of AudioLoader, checked and normalized."""
+    batch_duration = _seconds("batch_duration", batch_duration)
+    if batch_size is None:
+        batch_size = 32 if batch_duration is None else BATCH_DURATION_CAP
     args = dict(
         location=_location(location),
         batch_size=_int("batch_size", batch_size, 1, 2**31 - 1),
@@ -1005,11 +1331,31 @@ def _audio_checked(location, batch_size, sample_rate, channels, duration,
         src_properties=_src_properties(src_properties),
         log_limit=_int("log_limit", log_limit, 0, 2**32 - 1),
         fields=_fields(fields, AUDIO_EXTENSIONS + ("audio",)),
+        max_duration=_seconds("max_duration", max_duration),
+        buckets=_int("buckets", buckets, 0, 2**31 - 1),
+        bucket_window=_int("bucket_window", bucket_window, 1, 2**31 - 1),
+        batch_duration=batch_duration,
     )
     args["ranks"] = _ranks(ranks, args["src_properties"])
     if "extensions" in args["src_properties"]:
         raise ValueError("src_properties['extensions']: use AudioLoader's own "
                          "argument")
+    for key in ("buckets", "bucket-window", "batch-duration"):
+        if key in args["src_properties"]:
+            raise ValueError(f"src_properties[{key!r}]: use AudioLoader's "
+                             f"own argument ({key.replace('-', '_')}=)")
+    if args["duration"] is not None and \
+            (args["buckets"] or args["batch_duration"] is not None):
+        raise ValueError("buckets and batch_duration group whole segments "
+                         "by their manifest durations: they need "
+                         "duration=None")
+    named = args["fields"]["names"] if args["fields"] else ()
+    manifest = args["location"].lower().endswith((".json",) + TABLE_SUFFIXES)
+    args["text"] = _bool("text", text, args["duration"] is None and manifest
+                         and "text" not in named and
+                         _has_transcripts(args["location"]))
+    if args["text"] and "text" in named:
+        raise ValueError("text=True and 'text' in fields: give it once")
     if args["duration"] is None and args["clips_per_file"] != 1:
         raise ValueError(f"clips_per_file must be 1 with duration=None "
                          f"(whole files), not {args['clips_per_file']}")
@@ -1022,8 +1368,9 @@ def _audio_checked(location, batch_size, sample_rate, channels, duration,
 
 
 class AudioLoader(_ClipLoader):
-    """Loads an audio classification dataset as batches of fixed-length
-    clips at one sample rate.
+    """Loads an audio dataset as batches of fixed-length clips at one
+    sample rate (classification), or of whole utterances with their
+    transcripts (speech recognition: ``duration=None`` on a manifest).
 
     Each file gives ``clips_per_file`` clips of ``duration`` seconds per
     epoch, decoded by their codec's library (WAV, FLAC, MP3, Ogg Opus and
@@ -1045,7 +1392,7 @@ class AudioLoader(_ClipLoader):
       or WebDataset tar shards, local, http(s):// or s3://, as for
       :class:`ImageLoader`; in shards the audio file is the member with
       one of ``extensions``, as for :class:`VideoLoader`.
-    - ``batch_size``: clips per batch (32).
+    - ``batch_size``: clips per batch (32; see ``batch_duration``).
     - ``sample_rate``: output rate in Hz (16000); ``channels``: output
       channels (1). Fewer than the file's are audioconvert's default mix
       by channel position: every channel kept, scaled so that no sum
@@ -1079,15 +1426,51 @@ class AudioLoader(_ClipLoader):
     - ``extensions``: of the audio files a folder lists, and of the audio
       members of tar shards (wav, flac, mp3, ogg, opus, m4a).
 
+    Speech recognition (docs/speech.md): ``location`` a manifest of
+    utterances, NeMo's JSON Lines (``.json`` or ``.jsonl``:
+    ``audio_filepath``, ``duration``, optional ``offset``, ``text``) or a
+    CSV/TSV/JSONL with a path column, ``offset`` or ``start`` and
+    ``duration`` or ``end`` (seconds), paths relative to the manifest's
+    folder. Several entries of one file are separate samples, each
+    decoded from its own offset. With ``duration=None`` each entry's
+    whole segment ``[offset, offset + duration)`` is one row of
+    ``batch.audio``, padded with zeros to the longest of its batch,
+    ``batch.lengths`` its samples, ``batch["text"]`` the transcripts
+    (``list[str]``, as the manifest has them).
+
+    - ``text``: each entry's transcript as ``batch["text"]``: NeMo's
+      ``text``, else the file ``text_filepath`` names, else
+      ``normalized_text``; a table's ``text`` column. Default: True for
+      whole segments (``duration=None``) of a manifest whose first entry
+      (a table's header) has one of those (remote manifests: True); an
+      entry without one is then skipped, warned and counted
+      (``missing-field``).
+
+    - ``max_duration``: entries longer than this many seconds are skipped
+      before decoding, counted in :meth:`skipped` as ``too-long`` (None:
+      no limit).
+    - ``buckets``: 0 (default) or the number of duration buckets (bounds
+      at quantiles of the epoch's durations): each batch holds entries of
+      one bucket, drawn within windows of ``bucket_window`` entries of the
+      shuffled epoch (10000), so padding stays small. Deterministic from
+      ``seed`` and the epoch, resumable like every order.
+    - ``batch_duration``: seconds of audio per batch rather than a count:
+      a batch closes before the entry that would take its total (the
+      manifest's durations) past this; ``batch_size`` stays the most a
+      batch holds (with ``batch_duration`` and no ``batch_size``: 1024).
+      ``len()`` counts the batches the epoch's order makes.
+
     ``launch_line`` is the pipeline it runs. ``state_dict`` and
     ``load_state_dict`` resume as for images (a clip is chosen from seed,
     epoch, file and clip number only): with one clip per file, exactly the
     rest of the epoch; with several, a file whose clips a checkpoint
-    splits gives all its clips again.
+    splits gives all its clips again. With ``buckets`` or
+    ``batch_duration`` a resumed epoch gives the same batches as an
+    uninterrupted one.
     """
 
     def __init__(self, location: Union[str, os.PathLike], *,
-                 batch_size: int = 32, sample_rate: int = 16000,
+                 batch_size: Optional[int] = None, sample_rate: int = 16000,
                  channels: int = 1, duration: Optional[float] = 1.0,
                  clips_per_file: int = 1, sampling: str = "random",
                  short_files: str = "pad", shuffle: Optional[bool] = None,
@@ -1099,7 +1482,11 @@ class AudioLoader(_ClipLoader):
                  extensions: Optional[Sequence[str]] = None,
                  src_properties: Optional[dict] = None,
                  ranks: Ranks = "auto", log_limit: int = 20,
-                 fields: Optional[Sequence[str]] = None):
+                 fields: Optional[Sequence[str]] = None,
+                 max_duration: Optional[float] = None, buckets: int = 0,
+                 bucket_window: int = 10000,
+                 batch_duration: Optional[float] = None,
+                 text: Optional[bool] = None):
         args = _audio_checked(**{k: v for k, v in locals().items()
                                  if k not in ("self", "__class__")})
         super().__init__(args)
@@ -1124,6 +1511,8 @@ class AudioLoader(_ClipLoader):
             dec.append(f"quality={a['quality']}")
         if not a["exact"]:
             dec.append("exact=false")
+        if a["max_duration"] is not None:
+            dec.append(f"max-span={a['max_duration']!r}")
         if a["threads"] is not None:
             dec.append(f"threads={a['threads']}")
         if a["max_errors"] is not None:

@@ -134,6 +134,37 @@ def test_compare_audio_every_row(tmp_path):
     check(table, ours, peers)
 
 
+def test_compare_audio_asr_every_row(tmp_path):
+    """compare-audio --asr (whole utterances of a bench/make-asr manifest):
+    gst-spdl and the limit measure, each peer measures or is skipped; and
+    compare-audio-decoders' rows (avdec, reference, chain) per codec."""
+    data = tmp_path / "asr"
+    subprocess.run([sys.executable, os.path.join(BENCH, "make-asr"), "--out",
+                    str(data), "--recordings", "2", "--seconds", "12",
+                    "--short", "4", "--jobs", "2"],
+                   check=True, capture_output=True, timeout=300)
+    out = tmp_path / "out"
+    bench("compare-audio", data / "manifest.json", "--asr", "--rounds", 1,
+          "--batch-size", 2, "--out", out)
+    table = (out / "compare-audio-asr.md").read_text()
+    got = rows(table)
+    ours = [k for k in got if k.startswith(("gst-spdl AudioLoader", "limit"))]
+    peers = [k for k in got if k.startswith(("torchaudio", "soundfile",
+                                             "torchcodec"))]
+    assert len(ours) == 3 and len(peers) == 3, table   # gst, exact=False, limit
+    check(table, ours, peers)
+    assert "of the limit's audio s/s" in table
+    table = bench("compare-audio-decoders", data / "manifest.json",
+                  "--rounds", 1, "--files", 1, "--out", out)
+    got = rows(table)
+    kinds = [k for k in got if k.endswith("Hz")]
+    assert len(kinds) == 4, table           # FLAC and Opus at 16 and 48 kHz
+    for kind in kinds:
+        assert [c[2].split(" ")[0] for c in got[kind]] == \
+            ["avdec_flac" if "flac" in kind else "avdec_opus",
+             "flacdec" if "flac" in kind else "opusdec", "the"], got[kind]
+
+
 def test_remote_bench_every_row(tmp_path):
     if not os.path.exists(os.path.join(TEST_VENV, "bin", "python")):
         pytest.skip(f"no {TEST_VENV} (tools/make-test-venv): remote-bench's "
@@ -211,3 +242,27 @@ def test_compare_fields_every_row(images, tmp_path):
     table = (out / "compare-fields.md").read_text()
     check(table, ["gst-fields", "gst-nofields", "webdataset", "gst-seg"],
           ["torchvision-v2"])
+
+
+def test_compare_detection_every_row(tmp_path):
+    """COCO detection: gst-spdl with and without masks against torchvision
+    CocoDetection + transforms v2 (the torch 2 venv) and DALI's COCO reader
+    (skipped with the reason where its venv is missing)."""
+    from gi.repository import Gst
+    Gst.init(None)
+    decode = Gst.ElementFactory.make("spdldecode", None)
+    batch = Gst.ElementFactory.make("spdlbatch", None)
+    if "shorter" not in {v.value_nick for v in decode.find_property(
+            "mode").enum_class.__enum_values__.values()} or \
+            batch.find_property("pad-multiple") is None:
+        pytest.skip("spdldecode has no mode=shorter (the detection recipe)")
+    data = tmp_path / "coco"
+    subprocess.run([sys.executable, os.path.join(BENCH, "make-coco"), "--out",
+                    str(data), "--count", "6", "--jobs", "1"], check=True,
+                   capture_output=True, timeout=300)
+    out = tmp_path / "out"
+    bench("compare-detection", data, "--rounds", 1, "--batch-size", 2,
+          "--no-install", "--out", out)
+    table = (out / "compare-detection.md").read_text()
+    check(table, ["gst", "gst-masks"],
+          ["torchvision", "torchvision-masks", "dali"])

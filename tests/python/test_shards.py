@@ -797,6 +797,17 @@ def test_json_labels_without_label_key_warn_once(tmp_path):
     out, warnings, error, _ = run_src('location="%s" shard-cache="" label-key=json'
                                       % location)
     assert error is None and warnings == [] and [o[1] for o in out] == [0, 1, 2] * 2
+    # fields that read the .json members (captions, detection targets):
+    # they are no labels, so no hint, from the cache or learned afresh
+    for cache_dir in (cache, ""):
+        out, warnings, error, _ = run_src('location="%s" shard-cache="%s" '
+                                          'fields="json#label:int"' % (location, cache_dir))
+        assert error is None and warnings == [], warnings
+        assert [o[1] for o in out] == [-1] * 6
+    # a field of other members leaves the hint
+    out, warnings, error, _ = run_src('location="%s" shard-cache="" fields="txt:string:empty"'
+                                      % location)
+    assert error is None and len(warnings) == 1 and "label-key=json" in warnings[0], warnings
     # a .cls in the shards: no warning
     write(1, b"5")
     out, warnings, error, _ = run_src('location="%s" shard-cache=""' % location)

@@ -12,6 +12,7 @@
 
 #include "gstspdljson.h"
 
+#include <math.h>
 #include <string.h>
 
 typedef struct
@@ -284,8 +285,8 @@ gst_spdl_json_value_end (const gchar * p, const gchar * end)
   return p;
 }
 
-static gboolean
-key_equals (const gchar * token, gsize len, const gchar * name)
+gboolean
+gst_spdl_json_key_equals (const gchar * token, gsize len, const gchar * name)
 {
   gchar *key;
   gboolean equal;
@@ -297,6 +298,70 @@ key_equals (const gchar * token, gsize len, const gchar * name)
   equal = key && strcmp (key, name) == 0;
   g_free (key);
   return equal;
+}
+
+gboolean
+gst_spdl_json_iter_init (GstSpdlJsonIter * iter, const gchar * value,
+    const gchar * end)
+{
+  iter->object = value < end && *value == '{';
+  iter->end = end;
+  if (value >= end || (*value != '{' && *value != '[')) {
+    iter->p = end;
+    return FALSE;
+  }
+  iter->p = skip_spaces (value + 1, end);
+  return TRUE;
+}
+
+gboolean
+gst_spdl_json_iter_next (GstSpdlJsonIter * iter, const gchar ** key,
+    gsize * key_len, const gchar ** value, const gchar ** value_end)
+{
+  const gchar *p = iter->p, *end = iter->end;
+
+  if (p >= end || *p == '}' || *p == ']')
+    return FALSE;
+  if (iter->object) {
+    const gchar *key_end = string_end (p, end);
+
+    *key = p;
+    *key_len = key_end - p;
+    p = skip_spaces (key_end, end);
+    p = skip_spaces (p + 1, end);       /* the ':' */
+  } else {
+    *key = NULL;
+    *key_len = 0;
+  }
+  *value = p;
+  *value_end = gst_spdl_json_value_end (p, end);
+  p = skip_spaces (*value_end, end);
+  if (p < end && *p == ',')
+    p = skip_spaces (p + 1, end);
+  iter->p = p;
+  return TRUE;
+}
+
+gboolean
+gst_spdl_json_number_to_int (const gchar * p, gsize len, gint64 * out)
+{
+  gchar buf[64];
+  gdouble d;
+
+  if (len == 0 || len >= sizeof (buf) || (*p != '-' && !g_ascii_isdigit (*p)))
+    return FALSE;
+  memcpy (buf, p, len);
+  buf[len] = '\0';
+  if (strpbrk (buf, ".eE") == NULL)
+    return g_ascii_string_to_signed (buf, 10, G_MININT64, G_MAXINT64, out,
+        NULL);
+  d = g_ascii_strtod (buf, NULL);
+  /* 2^63 is the first double past int64's range */
+  if (!isfinite (d) || d != floor (d) || d < -9223372036854775808.0
+      || d >= 9223372036854775808.0)
+    return FALSE;
+  *out = (gint64) d;
+  return TRUE;
 }
 
 const gchar *
@@ -325,6 +390,9 @@ gst_spdl_json_find (const gchar * text, gsize len,
     gchar ** why)
 {
   const gchar *end = text + len, *p, *found = NULL, *found_end = NULL;
+  const gchar *key, *v, *v_end;
+  gsize key_len;
+  GstSpdlJsonIter iter;
   guint i;
 
   *value = NULL;
@@ -361,30 +429,17 @@ gst_spdl_json_find (const gchar * text, gsize len,
             &wanted, NULL))
       wanted = G_MAXUINT64;
     found = NULL;
-    p = skip_spaces (p + 1, end);
-    while (p < end && *p != '}' && *p != ']') {
-      const gchar *key = p, *key_end, *v, *v_end;
-      gboolean match;
+    gst_spdl_json_iter_init (&iter, p, end);
+    while (gst_spdl_json_iter_next (&iter, &key, &key_len, &v, &v_end)) {
+      gboolean match = object ? gst_spdl_json_key_equals (key, key_len,
+          path[i]) : index++ == wanted;
 
-      if (object) {
-        key_end = string_end (key, end);
-        p = skip_spaces (key_end, end);
-        p = skip_spaces (p + 1, end);   /* the ':' */
-        match = key_equals (key, key_end - key, path[i]);
-      } else {
-        match = index++ == wanted;
-      }
-      v = p;
-      v_end = gst_spdl_json_value_end (v, end);
       if (match) {
         found = v;
         found_end = v_end;
         if (!object)
           break;
       }
-      p = skip_spaces (v_end, end);
-      if (p < end && *p == ',')
-        p = skip_spaces (p + 1, end);
     }
     if (found == NULL)
       return TRUE;

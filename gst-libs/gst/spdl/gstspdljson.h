@@ -52,6 +52,33 @@ const gchar *gst_spdl_json_value_end (const gchar * p, const gchar * end);
  * follows its closing quote. */
 const gchar *gst_spdl_json_append_string (const gchar * p, GString * out);
 
+/* The members of an object or the items of an array, one at a time, in
+ * text gst_spdl_json_validate() took: no copy, no recursion. */
+typedef struct
+{
+  const gchar *p, *end;
+  gboolean object;
+} GstSpdlJsonIter;
+
+/* Starts at @value (its first byte; @end the text's end): FALSE, and an
+ * iterator that gives nothing, where it is no object or array. */
+gboolean gst_spdl_json_iter_init (GstSpdlJsonIter * iter,
+    const gchar * value, const gchar * end);
+/* The next member or item: [@value, @value_end) its text, @key its key's
+ * string token (quotes included, @key_len bytes; NULL in an array). FALSE
+ * after the last. */
+gboolean gst_spdl_json_iter_next (GstSpdlJsonIter * iter,
+    const gchar ** key, gsize * key_len, const gchar ** value,
+    const gchar ** value_end);
+/* Whether the string token [@token, @token + @len) unescapes to @name */
+gboolean gst_spdl_json_key_equals (const gchar * token, gsize len,
+    const gchar * name);
+/* The JSON number token [@p, @p + @len) as an int64: integers, and
+ * numbers without a fraction in range (json.loads' 3.0, 1e3); FALSE for
+ * anything else (other tokens too). */
+gboolean gst_spdl_json_number_to_int (const gchar * p, gsize len,
+    gint64 * out);
+
 /* "a string", "an object" ... for the value whose text starts with @c */
 const gchar *gst_spdl_json_type_name (gchar c);
 

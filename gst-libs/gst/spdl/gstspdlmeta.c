@@ -132,6 +132,59 @@ gst_spdl_buffer_get_sample_position (GstBuffer * buffer, guint64 * position)
       quark_position, G_TYPE_UINT64, position, NULL);
 }
 
+void
+gst_spdl_buffer_set_batch (GstBuffer * buffer, guint64 batch,
+    guint resume_epoch, guint64 resume_offset)
+{
+  GstCustomMeta *meta;
+
+  gst_spdl_meta_register ();
+  meta = gst_buffer_get_custom_meta (buffer, GST_SPDL_SAMPLE_META_NAME);
+  if (meta)
+    gst_structure_set (gst_custom_meta_get_structure (meta),
+        "batch", G_TYPE_UINT64, batch, "resume-epoch", G_TYPE_UINT,
+        resume_epoch, "resume-offset", G_TYPE_UINT64, resume_offset, NULL);
+}
+
+gboolean
+gst_spdl_buffer_get_batch (GstBuffer * buffer, guint64 * batch,
+    guint * resume_epoch, guint64 * resume_offset)
+{
+  GstCustomMeta *meta;
+
+  gst_spdl_meta_register ();
+  meta = gst_buffer_get_custom_meta (buffer, GST_SPDL_SAMPLE_META_NAME);
+  return meta && gst_structure_get (gst_custom_meta_get_structure (meta),
+      "batch", G_TYPE_UINT64, batch, "resume-epoch", G_TYPE_UINT,
+      resume_epoch, "resume-offset", G_TYPE_UINT64, resume_offset, NULL);
+}
+
+void
+gst_spdl_buffer_set_batch_end (GstBuffer * buffer)
+{
+  GstCustomMeta *meta;
+
+  gst_spdl_meta_register ();
+  meta = gst_buffer_get_custom_meta (buffer, GST_SPDL_SAMPLE_META_NAME);
+  if (meta)
+    gst_structure_set (gst_custom_meta_get_structure (meta), "batch-end",
+        G_TYPE_BOOLEAN, TRUE, NULL);
+}
+
+gboolean
+gst_spdl_buffer_is_batch_end (GstBuffer * buffer)
+{
+  GstCustomMeta *meta;
+  gboolean end = FALSE;
+
+  gst_spdl_meta_register ();
+  meta = gst_buffer_get_custom_meta (buffer, GST_SPDL_SAMPLE_META_NAME);
+  if (meta)
+    gst_structure_get_boolean (gst_custom_meta_get_structure (meta),
+        "batch-end", &end);
+  return end;
+}
+
 const gchar *
 gst_spdl_buffer_get_path (GstBuffer * buffer)
 {
@@ -312,6 +365,32 @@ gst_spdl_buffer_set_batch_progress (GstBuffer * buffer, guint64 position,
   gst_structure_id_set (s, quark_padded, G_TYPE_UINT, padded, NULL);
   if (position != G_MAXUINT64)
     gst_structure_id_set (s, quark_position, G_TYPE_UINT64, position, NULL);
+}
+
+void
+gst_spdl_buffer_set_batch_resume (GstBuffer * buffer, guint epoch,
+    guint64 offset)
+{
+  GstCustomMeta *meta;
+
+  gst_spdl_meta_register ();
+  meta = gst_buffer_get_custom_meta (buffer, GST_SPDL_BATCH_META_NAME);
+  if (meta)
+    gst_structure_set (gst_custom_meta_get_structure (meta), "resume-epoch",
+        G_TYPE_UINT, epoch, "resume-offset", G_TYPE_UINT64, offset, NULL);
+}
+
+gboolean
+gst_spdl_buffer_get_batch_resume (GstBuffer * buffer, guint * epoch,
+    guint64 * offset)
+{
+  GstCustomMeta *meta;
+
+  gst_spdl_meta_register ();
+  meta = gst_buffer_get_custom_meta (buffer, GST_SPDL_BATCH_META_NAME);
+  return meta && gst_structure_get (gst_custom_meta_get_structure (meta),
+      "resume-epoch", G_TYPE_UINT, epoch, "resume-offset", G_TYPE_UINT64,
+      offset, NULL);
 }
 
 void

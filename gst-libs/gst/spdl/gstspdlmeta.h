@@ -37,7 +37,9 @@ G_BEGIN_DECLS
  * "epoch" (guint), "samples" (guint64, this rank's samples in the epoch),
  * "offset" (guint64, global samples of the epoch consumed before it
  * started: non-zero when resumed), "num-shards" and "shard-index"
- * (guint). */
+ * (guint); spdlsrc's batched order (buckets) adds "batches" (guint64, this
+ * rank's batches in the epoch) and "max-batch" (guint, the most samples
+ * one batch of the epoch holds). */
 #define GST_SPDL_EPOCH_START_NAME "spdl-epoch-start"
 
 /* Element message each spdl element posts when EOS passes: "total"
@@ -69,6 +71,18 @@ void gst_spdl_buffer_set_sample_position (GstBuffer * buffer,
     guint64 position);
 gboolean gst_spdl_buffer_get_sample_position (GstBuffer * buffer,
     guint64 * position);
+/* A sample of spdlsrc's batched order (buckets, batch-duration): "batch"
+ * (guint64, its batch's number among this rank's batches of the epoch) and
+ * "resume-epoch" (guint), "resume-offset" (guint64): the start-epoch and
+ * start-offset of a run that continues after that batch. */
+void gst_spdl_buffer_set_batch (GstBuffer * buffer, guint64 batch,
+    guint resume_epoch, guint64 resume_offset);
+gboolean gst_spdl_buffer_get_batch (GstBuffer * buffer, guint64 * batch,
+    guint * resume_epoch, guint64 * resume_offset);
+/* "batch-end": the last sample of its batch (spdlbatch pushes the batch
+ * after it) */
+void gst_spdl_buffer_set_batch_end (GstBuffer * buffer);
+gboolean gst_spdl_buffer_is_batch_end (GstBuffer * buffer);
 gboolean gst_spdl_buffer_copy_sample_meta (GstBuffer * dest, GstBuffer * src);
 const gchar *gst_spdl_buffer_get_path (GstBuffer * buffer);
 /* A clip's sample meta (spdlvideodecode): "clip" (guint, the clip's
@@ -97,6 +111,12 @@ void gst_spdl_buffer_add_batch_meta (GstBuffer * buffer, guint epoch,
  * copies: the epoch was short of samples). */
 void gst_spdl_buffer_set_batch_progress (GstBuffer * buffer,
     guint64 position, guint padded);
+/* The batch meta's "resume-epoch" and "resume-offset": where a run resumed
+ * after this batch starts, from its samples' (spdlsrc's batched order). */
+void gst_spdl_buffer_set_batch_resume (GstBuffer * buffer, guint epoch,
+    guint64 offset);
+gboolean gst_spdl_buffer_get_batch_resume (GstBuffer * buffer,
+    guint * epoch, guint64 * offset);
 /* An audio clip's sample meta (spdlaudiodecode): "clip" (guint, the
  * clip's number in its file), "start" (gdouble, its start in seconds in
  * the file) and "length" (guint64, samples from the file before any

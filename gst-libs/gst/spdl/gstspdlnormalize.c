@@ -297,7 +297,7 @@ gst_spdl_normalizer_init (GstSpdlNormalizer * norm, GstSpdlDType dtype,
     const gdouble * mean, guint n_mean, const gdouble * std, guint n_std,
     guint width, guint channels, gboolean planar, GError ** error)
 {
-  guint c, x;
+  guint c;
 
   memset (norm, 0, sizeof (*norm));
   g_return_val_if_fail (channels >= 1 &&
@@ -326,17 +326,29 @@ gst_spdl_normalizer_init (GstSpdlNormalizer * norm, GstSpdlDType dtype,
     norm->scale[c] = (gfloat) (1.0 / (255.0 * s));
     norm->offset[c] = (gfloat) (-m / s);
   }
+  gst_spdl_normalizer_set_width (norm, width);
+  return TRUE;
+}
+
+void
+gst_spdl_normalizer_set_width (GstSpdlNormalizer * norm, guint width)
+{
+  guint c, x, channels = norm->channels;
+
+  if (norm->scale_row && norm->width == width)
+    return;
+  gst_spdl_normalizer_clear (norm);
+  norm->width = width;
   norm->scale_row = g_new (gfloat, (gsize) width * channels);
   norm->offset_row = g_new (gfloat, (gsize) width * channels);
   norm->plane_row = g_new (guint8, (gsize) width * channels);
   for (c = 0; c < channels; c++) {
     for (x = 0; x < width; x++) {
-      gsize i = planar ? (gsize) c * width + x : (gsize) x * channels + c;
+      gsize i = norm->planar ? (gsize) c * width + x : (gsize) x * channels + c;
       norm->scale_row[i] = norm->scale[c];
       norm->offset_row[i] = norm->offset[c];
     }
   }
-  return TRUE;
 }
 
 void

@@ -41,6 +41,10 @@ gboolean gst_spdl_normalizer_init (GstSpdlNormalizer * norm,
     gboolean planar, GError ** error);
 void gst_spdl_normalizer_clear (GstSpdlNormalizer * norm);
 
+/* Rows of @width pixels from now on (images of different sizes in one
+ * batch); nothing to do when the width stays. */
+void gst_spdl_normalizer_set_width (GstSpdlNormalizer * norm, guint width);
+
 /* Converts one interleaved row. Planar: value (x, c) goes to
  * @dst + (c * plane_elems + x) elements; interleaved: @dst holds
  * width * channels elements. */

@@ -757,10 +757,11 @@ check_fields (GstSpdlParallelDecoder * self, GstCaps * caps)
   for (i = 0; record && i < record->n_fields; i++) {
     GstSpdlField *field = &record->fields[i];
 
-    if (!gst_spdl_field_kind_is_image (field->kind))
+    if (!gst_spdl_field_kind_needs_image_decoder (field->kind))
       continue;
     GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
-        ("Field \"%s\" is an %s: image fields need spdldecode", field->name,
+        ("Field \"%s\" is %s %s: image fields need spdldecode", field->name,
+            field->kind == GST_SPDL_FIELD_IMAGE ? "an" : "a",
             gst_spdl_field_kind_name (field->kind)),
         ("%s decodes no image field; fields=\"%s\"",
             GST_ELEMENT_NAME (self), gst_structure_get_string

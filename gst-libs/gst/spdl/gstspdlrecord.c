@@ -22,6 +22,7 @@
 
 static const gchar *kind_names[] = {
   "int", "float", "string", "json", "bytes", "npy", "image", "label",
+  "objects",
 };
 
 static const gchar *missing_names[] = { "skip", "error", "empty" };
@@ -70,6 +71,12 @@ gboolean
 gst_spdl_field_kind_is_image (GstSpdlFieldKind kind)
 {
   return kind == GST_SPDL_FIELD_IMAGE || kind == GST_SPDL_FIELD_LABEL;
+}
+
+gboolean
+gst_spdl_field_kind_needs_image_decoder (GstSpdlFieldKind kind)
+{
+  return gst_spdl_field_kind_is_image (kind) || kind == GST_SPDL_FIELD_OBJECTS;
 }
 
 GstSpdlFieldKind
@@ -132,7 +139,7 @@ parse_field (GstSpdlField * field, const gchar * text,
     else {
       g_set_error (error, GST_CORE_ERROR, GST_CORE_ERROR_FAILED,
           "Field \"%s\": \"%s\" is no kind (int, float, string, json, bytes, "
-          "npy, image, label) nor missing policy (skip, error, empty), or "
+          "npy, image, label, objects) nor missing policy (skip, error, empty), or "
           "is given twice", text, parts[i]);
       goto done;
     }
@@ -178,10 +185,11 @@ parse_field (GstSpdlField * field, const gchar * text,
   if (field->path && field->kind != GST_SPDL_FIELD_INT
       && field->kind != GST_SPDL_FIELD_FLOAT
       && field->kind != GST_SPDL_FIELD_STRING
-      && field->kind != GST_SPDL_FIELD_JSON) {
+      && field->kind != GST_SPDL_FIELD_JSON
+      && field->kind != GST_SPDL_FIELD_OBJECTS) {
     g_set_error (error, GST_CORE_ERROR, GST_CORE_ERROR_FAILED,
-        "Field \"%s\": a path into JSON gives an int, float, string or "
-        "json, not %s", text, gst_spdl_field_kind_name (field->kind));
+        "Field \"%s\": a path into JSON gives an int, float, string, "
+        "json or objects, not %s", text, gst_spdl_field_kind_name (field->kind));
     goto done;
   }
   ok = TRUE;
@@ -318,6 +326,10 @@ gst_spdl_field_init_empty (GValue * value, GstSpdlFieldKind kind)
       g_value_init (value, G_TYPE_STRING);
       g_value_set_static_string (value, "null");
       break;
+    case GST_SPDL_FIELD_OBJECTS:
+      g_value_init (value, G_TYPE_STRING);
+      g_value_set_static_string (value, "[]");
+      break;
     default:
       g_value_init (value, G_TYPE_BYTES);
       g_value_take_boxed (value, g_bytes_new_static ("", 0));
@@ -405,9 +417,10 @@ gst_spdl_field_value_from_data (GValue * value, GstSpdlFieldKind kind,
       return TRUE;
     case GST_SPDL_FIELD_STRING:
     case GST_SPDL_FIELD_JSON:
+    case GST_SPDL_FIELD_OBJECTS:
       /* json.loads() of a member's bytes (webdataset) reads a UTF-8 BOM,
        * of a str it refuses one: JSON text goes without it */
-      if (kind == GST_SPDL_FIELD_JSON && len >= 3
+      if (kind != GST_SPDL_FIELD_STRING && len >= 3
           && memcmp (data, "\xEF\xBB\xBF", 3) == 0) {
         data += 3;
         len -= 3;
@@ -415,7 +428,7 @@ gst_spdl_field_value_from_data (GValue * value, GstSpdlFieldKind kind,
       }
       if (!check_text (data, len, error))
         return FALSE;
-      if (kind == GST_SPDL_FIELD_JSON
+      if (kind != GST_SPDL_FIELD_STRING
           && !gst_spdl_json_validate ((const gchar *) data, len, &why)) {
         g_set_error (error, GST_STREAM_ERROR, GST_STREAM_ERROR_DECODE,
             "is not JSON: %s", why);
@@ -445,30 +458,6 @@ gst_spdl_field_value_from_data (GValue * value, GstSpdlFieldKind kind,
           g_bytes_new (data, len));
       return TRUE;
   }
-}
-
-/* The JSON number token [@p, @p + @len) as an int64: integers, and
- * numbers without a fraction in range (json.loads' 3.0, 1e3) */
-static gboolean
-json_number_to_int (const gchar * p, gsize len, gint64 * out)
-{
-  gchar buf[64];
-  gdouble d;
-
-  if (len >= sizeof (buf))
-    return FALSE;
-  memcpy (buf, p, len);
-  buf[len] = '\0';
-  if (strpbrk (buf, ".eE") == NULL)
-    return g_ascii_string_to_signed (buf, 10, G_MININT64, G_MAXINT64, out,
-        NULL);
-  d = g_ascii_strtod (buf, NULL);
-  /* 2^63 is the first double past int64's range */
-  if (!isfinite (d) || d != floor (d) || d < -9223372036854775808.0
-      || d >= 9223372036854775808.0)
-    return FALSE;
-  *out = (gint64) d;
-  return TRUE;
 }
 
 gboolean
@@ -503,7 +492,7 @@ gst_spdl_field_value_at_path (GValue * value, const GstSpdlField * field,
   number = *v == '-' || *v == 'N' || *v == 'I' || g_ascii_isdigit (*v);
   switch (field->kind) {
     case GST_SPDL_FIELD_INT:
-      if (!number || !json_number_to_int (v, n, &i)) {
+      if (!number || !gst_spdl_json_number_to_int (v, n, &i)) {
         g_set_error (error, GST_STREAM_ERROR, GST_STREAM_ERROR_DECODE,
             "at \"%s\" is %s, not an integer in int64's range", path,
             number ? "a number with a fraction or too large" :

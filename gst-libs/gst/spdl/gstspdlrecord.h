@@ -32,13 +32,19 @@ G_BEGIN_DECLS
  *           application)
  *   bytes   G_TYPE_BYTES
  *   npy     G_TYPE_BYTES (the whole .npy file; gstspdlnpy.h parses it)
+ *   objects G_TYPE_STRING (one image's COCO annotations, JSON text: an
+ *           array of annotations or an object with the member
+ *           "annotations") while encoded; once spdldecode has decoded it
+ *           through the sample's geometry, a GstStructure "objects"
+ *           (docs/record.md: n, boxes, labels, area, iscrowd, masks)
  *   image, label
  *           G_TYPE_BYTES while encoded (spdlsrc), GST_TYPE_SAMPLE once a
  *           decoder has decoded it through the sample's geometry: a
  *           buffer of packed rows and caps video/x-raw with format RGB
  *           (image), GRAY8 or GRAY16_LE (label), width and height.
  * A field missing from a sample under the policy "empty" holds its kind's
- * fill value: int -1, float NaN, string "", json "null", bytes and npy
+ * fill value: int -1, float NaN, string "", json "null", objects "[]"
+ * (no object), bytes and npy
  * an empty GBytes, image and label an empty GBytes (a decoder makes it
  * zeros of the sample's size). */
 
@@ -52,6 +58,7 @@ typedef enum
   GST_SPDL_FIELD_NPY,
   GST_SPDL_FIELD_IMAGE,         /* decoded as the media image, RGB */
   GST_SPDL_FIELD_LABEL,         /* a mask or label map: nearest, values kept */
+  GST_SPDL_FIELD_OBJECTS,       /* an image's annotations in COCO's layout */
 } GstSpdlFieldKind;
 
 /* What happens to a sample that lacks the field, or whose value is bad
@@ -114,13 +121,17 @@ gboolean gst_spdl_missing_policy_from_name (const gchar * name,
 GstSpdlFieldKind gst_spdl_field_kind_for_name (const gchar * name);
 /* Whether @kind is decoded by the image decoder (image, label). */
 gboolean gst_spdl_field_kind_is_image (GstSpdlFieldKind kind);
+/* Whether only spdldecode can decode @kind: image, label and objects (it
+ * needs the image's geometry). */
+gboolean gst_spdl_field_kind_needs_image_decoder (GstSpdlFieldKind kind);
 
 /* Sets the fill value of @kind in @value (unset; initialized here). */
 void gst_spdl_field_init_empty (GValue * value, GstSpdlFieldKind kind);
 /* Sets @value (unset) to the field's value read from the text or bytes
  * @data (@len bytes) of a member, sidecar or manifest column: int and
- * float parsed (surrounding white space allowed, nothing else), string
- * and json checked to be UTF-8 without NUL (json: also well formed, at
+ * float parsed (surrounding white space allowed, nothing else), string,
+ * json and objects checked to be UTF-8 without NUL (json and objects:
+ * also well formed, at
  * most 256 levels deep), npy checked to be an array a batch holds
  * (gstspdlnpy.h: little-endian numbers, C order), bytes, npy, image and
  * label kept as a GBytes
@@ -135,7 +146,8 @@ gboolean gst_spdl_field_value_from_data (GValue * value,
  * integer (or a number with no fraction in int64's range), float from any
  * JSON number, string from a JSON string (unescaped), json the value's
  * JSON text. FALSE with @error (GST_STREAM_ERROR) saying why, in words
- * for a warning, and @absent TRUE where the path is absent (a missing key,
+ * for a warning (objects as json), and @absent TRUE where the path is
+ * absent (a missing key,
  * an index past the end, a null): the field is missing. */
 gboolean gst_spdl_field_value_at_path (GValue * value,
     const GstSpdlField * field, const guint8 * data, gsize len,

@@ -27,12 +27,19 @@ typedef struct
   /* image, label: the decoded picture */
   GstVideoFormat format;
   guint width, height;
+  /* objects: how many, and their canvas */
+  guint n_objects;
 } Cell;
 
 typedef struct
 {
   gchar *values, *offsets, *shapes;     /* tensor names */
+  gchar *boxes, *labels, *area, *iscrowd, *masks;       /* objects' */
 } FieldNames;
+
+/* the most tensors one field takes: objects' boxes, offsets, labels,
+ * area, iscrowd and masks */
+#define FIELD_MAX_TENSORS 6
 
 struct _GstSpdlRecordBatch
 {
@@ -45,6 +52,10 @@ struct _GstSpdlRecordBatch
   GstSpdlSampleGeometry *geometry;
   gboolean *has_geometry;
   FieldNames *names;
+  gboolean padded;              /* pictures of any size, padded */
+  guint pad_width, pad_height;  /* padded: the batch's */
+  gboolean object_masks;
+  guint canvas_width, canvas_height;
 };
 
 #define AT(b, slot, f) ((gsize) (slot) * (b)->n_fields + (f))
@@ -83,6 +94,11 @@ gst_spdl_record_batch_new (const GstSpdlRecord * record, guint size,
     b->names[f].values = g_strconcat (name, "/values", NULL);
     b->names[f].offsets = g_strconcat (name, "/offsets", NULL);
     b->names[f].shapes = g_strconcat (name, "/shapes", NULL);
+    b->names[f].boxes = g_strconcat (name, "/boxes", NULL);
+    b->names[f].labels = g_strconcat (name, "/labels", NULL);
+    b->names[f].area = g_strconcat (name, "/area", NULL);
+    b->names[f].iscrowd = g_strconcat (name, "/iscrowd", NULL);
+    b->names[f].masks = g_strconcat (name, "/masks", NULL);
   }
   return b;
 }
@@ -114,6 +130,11 @@ gst_spdl_record_batch_free (GstSpdlRecordBatch * b)
     g_free (b->names[f].values);
     g_free (b->names[f].offsets);
     g_free (b->names[f].shapes);
+    g_free (b->names[f].boxes);
+    g_free (b->names[f].labels);
+    g_free (b->names[f].area);
+    g_free (b->names[f].iscrowd);
+    g_free (b->names[f].masks);
   }
   g_free (b->names);
   g_free (b->values);
@@ -129,6 +150,73 @@ const GstSpdlRecord *
 gst_spdl_record_batch_get_record (GstSpdlRecordBatch * b)
 {
   return b->record;
+}
+
+void
+gst_spdl_record_batch_set_object_masks (GstSpdlRecordBatch * b,
+    gboolean masks)
+{
+  b->object_masks = masks;
+}
+
+void
+gst_spdl_record_batch_set_canvas (GstSpdlRecordBatch * b, guint width,
+    guint height)
+{
+  b->canvas_width = width;
+  b->canvas_height = height;
+}
+
+/* A decoded objects value (gstspdlobjects.h's structure): its count and
+ * canvas, its arrays of the sizes they must have */
+static gboolean
+read_objects (GstSpdlRecordBatch * b, guint f, const GValue * v, Cell * cell,
+    const gchar * path, GError ** error)
+{
+  const GstSpdlField *field = &b->record->fields[f];
+  const GstStructure *s;
+  const gchar *names[] = { "boxes", "labels", "area", "iscrowd", "masks" };
+  gsize item[] = { 16, 8, 4, 8, 0 };
+  guint n, i;
+
+  if (G_VALUE_HOLDS_STRING (v)) {
+    g_set_error (error, GST_STREAM_ERROR, GST_STREAM_ERROR_FORMAT,
+        "The objects field '%s' of %s is not decoded: put spdldecode before "
+        "spdlbatch", field->name, path);
+    return FALSE;
+  }
+  if (!G_VALUE_HOLDS (v, GST_TYPE_STRUCTURE) ||
+      (s = gst_value_get_structure (v)) == NULL ||
+      !gst_structure_get_uint (s, "n", &n) ||
+      !gst_structure_get_uint (s, "width", &cell->width) ||
+      !gst_structure_get_uint (s, "height", &cell->height))
+    goto bad;
+  item[4] = (gsize) cell->width * cell->height;
+  for (i = 0; i < G_N_ELEMENTS (names); i++) {
+    const GValue *a = gst_structure_get_value (s, names[i]);
+    GBytes *bytes;
+
+    if (i == 4 && !b->object_masks)
+      break;
+    if (a == NULL && i == 4) {
+      g_set_error (error, GST_STREAM_ERROR, GST_STREAM_ERROR_FORMAT,
+          "The objects field '%s' of %s has no masks (spdldecode "
+          "instance-masks=true)", field->name, path);
+      return FALSE;
+    }
+    if (a == NULL || !G_VALUE_HOLDS (a, G_TYPE_BYTES) ||
+        (bytes = g_value_get_boxed (a)) == NULL ||
+        g_bytes_get_size (bytes) != item[i] * n)
+      goto bad;
+  }
+  cell->n_objects = n;
+  return TRUE;
+
+bad:
+  g_set_error (error, GST_STREAM_ERROR, GST_STREAM_ERROR_FORMAT,
+      "The objects field '%s' of %s is not a decoded objects structure",
+      field->name, path);
+  return FALSE;
 }
 
 static const gchar *
@@ -207,6 +295,8 @@ value_type (GstSpdlFieldKind kind)
     case GST_SPDL_FIELD_IMAGE:
     case GST_SPDL_FIELD_LABEL:
       return GST_TYPE_SAMPLE;
+    case GST_SPDL_FIELD_OBJECTS:
+      return GST_TYPE_STRUCTURE;
   }
   g_assert_not_reached ();
   return G_TYPE_INVALID;
@@ -249,7 +339,8 @@ check_against_batch (GstSpdlRecordBatch * b, guint f, guint slot,
   if (!gst_spdl_field_kind_is_image (field->kind) || slot == 0)
     return TRUE;
   first = &b->cells[AT (b, 0, f)];
-  if (first->width == cell->width && first->height == cell->height &&
+  if ((b->padded || (first->width == cell->width &&
+              first->height == cell->height)) &&
       first->format == cell->format)
     return TRUE;
   g_set_error (error, GST_STREAM_ERROR, GST_STREAM_ERROR_FORMAT,
@@ -291,6 +382,9 @@ gst_spdl_record_batch_set_slot (GstSpdlRecordBatch * b, guint slot,
     memset (cell, 0, sizeof (*cell));
     if (gst_spdl_field_kind_is_image (field->kind)) {
       if (!read_picture (b, f, v, cell, path, error))
+        return FALSE;
+    } else if (field->kind == GST_SPDL_FIELD_OBJECTS) {
+      if (!read_objects (b, f, v, cell, path, error))
         return FALSE;
     } else if (!G_VALUE_HOLDS (v, want)) {
       g_set_error (error, GST_STREAM_ERROR, GST_STREAM_ERROR_FORMAT,
@@ -369,7 +463,20 @@ tensor_1d (GstSpdlTensorInfo * t, GstSpdlDType dtype, guint64 n)
   t->shape[0] = n;
 }
 
-/* The field's tensors: 1, 2 or 3 of them */
+/* The objects of the first @n slots */
+static guint64
+count_objects (GstSpdlRecordBatch * b, guint f, guint n)
+{
+  guint64 total = 0;
+  guint s;
+
+  for (s = 0; s < n; s++)
+    total += b->cells[AT (b, s, f)].n_objects;
+  return total;
+}
+
+/* The field's tensors: 1 to FIELD_MAX_TENSORS of them. The lengths that
+ * change from batch to batch (values, objects) are 0 here. */
 static guint
 describe_field (GstSpdlRecordBatch * b, guint f, guint n,
     GstSpdlTensorInfo * t, const gchar ** names)
@@ -377,6 +484,11 @@ describe_field (GstSpdlRecordBatch * b, guint f, guint n,
   const GstSpdlField *field = &b->record->fields[f];
   const Cell *first = &b->cells[AT (b, 0, f)];
   guint w = n > 0 ? first->width : 0, h = n > 0 ? first->height : 0;
+
+  if (b->padded && n > 0) {
+    w = b->pad_width;
+    h = b->pad_height;
+  }
 
   switch (field->kind) {
     case GST_SPDL_FIELD_INT:
@@ -417,6 +529,27 @@ describe_field (GstSpdlRecordBatch * b, guint f, guint n,
       t->shape[2] = w;
       names[0] = field->name;
       return 1;
+    case GST_SPDL_FIELD_OBJECTS:
+      tensor_1d (&t[0], GST_SPDL_DTYPE_FLOAT32, 0);
+      t[0].n_dims = 2;
+      t[0].shape[1] = 4;
+      tensor_1d (&t[1], GST_SPDL_DTYPE_INT64, (guint64) n + 1);
+      tensor_1d (&t[2], GST_SPDL_DTYPE_INT64, 0);
+      tensor_1d (&t[3], GST_SPDL_DTYPE_FLOAT32, 0);
+      tensor_1d (&t[4], GST_SPDL_DTYPE_INT64, 0);
+      names[0] = b->names[f].boxes;
+      names[1] = b->names[f].offsets;
+      names[2] = b->names[f].labels;
+      names[3] = b->names[f].area;
+      names[4] = b->names[f].iscrowd;
+      if (!b->object_masks)
+        return 5;
+      tensor_1d (&t[5], GST_SPDL_DTYPE_UINT8, 0);
+      t[5].n_dims = 3;
+      t[5].shape[1] = b->canvas_height;
+      t[5].shape[2] = b->canvas_width;
+      names[5] = b->names[f].masks;
+      return 6;
   }
   g_assert_not_reached ();
   return 0;
@@ -425,8 +558,8 @@ describe_field (GstSpdlRecordBatch * b, guint f, guint n,
 guint
 gst_spdl_record_batch_n_tensors (GstSpdlRecordBatch * b)
 {
-  GstSpdlTensorInfo t[3];
-  const gchar *names[3];
+  GstSpdlTensorInfo t[FIELD_MAX_TENSORS];
+  const gchar *names[FIELD_MAX_TENSORS];
   guint f, n = 0;
 
   for (f = 0; f < b->n_fields; f++)
@@ -438,8 +571,8 @@ guint
 gst_spdl_record_batch_describe (GstSpdlRecordBatch * b, guint n,
     GstSpdlTensorInfo * tensors, const gchar ** names, guint max)
 {
-  GstSpdlTensorInfo t[3];
-  const gchar *nm[3];
+  GstSpdlTensorInfo t[FIELD_MAX_TENSORS];
+  const gchar *nm[FIELD_MAX_TENSORS];
   guint f, k, total = 0;
 
   for (f = 0; f < b->n_fields; f++) {
@@ -528,28 +661,47 @@ ragged_bytes (GstSpdlRecordBatch * b, guint f, guint n)
   return total;
 }
 
-/* One slot's picture: rows as they are (NHWC, labels), or RGB to planes */
+/* One slot's picture: rows as they are (NHWC, labels), or RGB to planes;
+ * padded: top-left in the batch's size, zeros around */
 static void
 fill_picture (GstSpdlRecordBatch * b, guint f, guint slot, guint8 * dst,
     gsize slot_bytes)
 {
   GstSample *sample = g_value_get_boxed (&b->values[AT (b, slot, f)]);
   const Cell *cell = &b->cells[AT (b, slot, f)];
+  guint w = cell->width, h = cell->height, W = b->padded ? b->pad_width : w;
+  guint H = b->padded ? b->pad_height : h, x, y;
+  gsize plane = (gsize) W * H, px, row;
   GstMapInfo map;
-  gsize plane = (gsize) cell->width * cell->height, i;
 
+  if (b->padded && (w > W || h > H)) {  /* not the media image's size */
+    memset (dst, 0, slot_bytes);
+    return;
+  }
   if (!gst_buffer_map (gst_sample_get_buffer (sample), &map, GST_MAP_READ)) {
     memset (dst, 0, slot_bytes);
     return;
   }
+  if (w != W || h != H)
+    memset (dst, 0, slot_bytes);
+  px = (gsize) map.size / MAX ((gsize) w * h, 1);
+  row = (gsize) w * px;
   if (b->record->fields[f].kind == GST_SPDL_FIELD_IMAGE && b->nchw) {
-    for (i = 0; i < plane; i++) {
-      dst[i] = map.data[3 * i];
-      dst[plane + i] = map.data[3 * i + 1];
-      dst[2 * plane + i] = map.data[3 * i + 2];
+    for (y = 0; y < h; y++) {
+      const guint8 *in = map.data + y * row;
+      guint8 *out = dst + (gsize) y * W;
+
+      for (x = 0; x < w; x++) {
+        out[x] = in[3 * x];
+        out[plane + x] = in[3 * x + 1];
+        out[2 * plane + x] = in[3 * x + 2];
+      }
     }
-  } else {
+  } else if (w == W) {
     memcpy (dst, map.data, MIN (map.size, slot_bytes));
+  } else {
+    for (y = 0; y < h; y++)
+      memcpy (dst + (gsize) y * W * px, map.data + y * row, row);
   }
   gst_buffer_unmap (gst_sample_get_buffer (sample), &map);
 }
@@ -571,6 +723,61 @@ fill_fixed (GstSpdlRecordBatch * b, guint f, guint n, guint8 * out,
     else
       fill_picture (b, f, s, out + (gsize) s * slot_bytes, slot_bytes);
   }
+}
+
+/* One slot's objects into the flat tensors at object @at; its masks top
+ * left in the batch's canvas, zeros beyond its own */
+static void
+fill_objects_slot (GstSpdlRecordBatch * b, guint f, guint slot, guint64 at,
+    GstMapInfo * map)
+{
+  const GstStructure *s = gst_value_get_structure (&b->values[AT (b, slot,
+              f)]);
+  const Cell *cell = &b->cells[AT (b, slot, f)];
+  const gchar *names[] = { "boxes", NULL, "labels", "area", "iscrowd" };
+  const gsize item[] = { 16, 0, 8, 4, 8 };
+  guint k, i, y;
+
+  if (cell->n_objects == 0)
+    return;
+  for (k = 0; k < G_N_ELEMENTS (names); k++) {
+    GBytes *bytes;
+
+    if (names[k] == NULL)
+      continue;
+    bytes = g_value_get_boxed (gst_structure_get_value (s, names[k]));
+    memcpy (map[k].data + at * item[k], g_bytes_get_data (bytes, NULL),
+        item[k] * cell->n_objects);
+  }
+  if (b->object_masks) {
+    gsize cw = b->canvas_width, ch = b->canvas_height;
+    gsize plane = cw * ch;
+    guint w = MIN (cell->width, cw), h = MIN (cell->height, ch);
+    const guint8 *src = g_bytes_get_data (g_value_get_boxed
+        (gst_structure_get_value (s, "masks")), NULL);
+    guint8 *dst = map[5].data + at * plane;
+
+    memset (dst, 0, plane * cell->n_objects);
+    for (i = 0; i < cell->n_objects; i++)
+      for (y = 0; y < h; y++)
+        memcpy (dst + i * plane + y * cw, src + ((gsize) i * cell->height
+                + y) * cell->width, w);
+  }
+}
+
+static void
+fill_objects (GstSpdlRecordBatch * b, guint f, guint n, GstMapInfo * map)
+{
+  gint64 *offsets = (gint64 *) map[1].data;
+  guint64 at = 0;
+  guint s;
+
+  for (s = 0; s < n; s++) {
+    offsets[s] = at;
+    fill_objects_slot (b, f, s, at, map);
+    at += b->cells[AT (b, s, f)].n_objects;
+  }
+  offsets[n] = at;
 }
 
 static GstMemory *
@@ -607,14 +814,21 @@ gst_spdl_record_batch_append (GstSpdlRecordBatch * b, GstBuffer * buffer,
     return FALSE;
   }
   for (f = 0; f < b->n_fields; f++) {
-    GstSpdlTensorInfo t[3];
-    const gchar *names[3];
+    GstSpdlTensorInfo t[FIELD_MAX_TENSORS];
+    const gchar *names[FIELD_MAX_TENSORS];
     guint m = describe_field (b, f, n, t, names), k;
-    GstMemory *mem[3] = { NULL, };
-    GstMapInfo map[3];
-    gsize size[3];
+    GstMemory *mem[FIELD_MAX_TENSORS] = { NULL, };
+    GstMapInfo map[FIELD_MAX_TENSORS];
+    gsize size[FIELD_MAX_TENSORS];
+    gboolean objects = b->record->fields[f].kind == GST_SPDL_FIELD_OBJECTS;
 
-    if (t[0].shape[0] == 0 && m > 1)
+    if (objects) {
+      guint64 total = count_objects (b, f, n);
+
+      for (k = 0; k < m; k++)
+        if (k != 1)
+          t[k].shape[0] = total;
+    } else if (t[0].shape[0] == 0 && m > 1)
       t[0].shape[0] = ragged_bytes (b, f, n) / gst_spdl_dtype_size
           (t[0].dtype);
     for (k = 0; k < m; k++) {
@@ -633,7 +847,9 @@ gst_spdl_record_batch_append (GstSpdlRecordBatch * b, GstBuffer * buffer,
         return FALSE;
       }
     }
-    if (m == 1)
+    if (objects)
+      fill_objects (b, f, n, map);
+    else if (m == 1)
       fill_fixed (b, f, n, map[0].data, n ? size[0] / n : 0);
     else
       fill_ragged (b, f, n, map[0].data, (gint64 *) map[1].data,
@@ -645,6 +861,20 @@ gst_spdl_record_batch_append (GstSpdlRecordBatch * b, GstBuffer * buffer,
     key += m;
   }
   return TRUE;
+}
+
+void
+gst_spdl_record_batch_set_padded (GstSpdlRecordBatch * b, gboolean padded)
+{
+  b->padded = padded;
+}
+
+void
+gst_spdl_record_batch_set_padded_size (GstSpdlRecordBatch * b, guint width,
+    guint height)
+{
+  b->pad_width = width;
+  b->pad_height = height;
 }
 
 void

@@ -28,6 +28,12 @@ G_BEGIN_DECLS
  *           int64 [B, 8] NAME/shapes (-1 past each array's last dimension)
  *   image   uint8 [B, H, W, 3] ([B, 3, H, W] with nchw)      NAME
  *   label   uint8 or uint16 [B, H, W]    NAME
+ *   objects float32 [n, 4] NAME/boxes (XYXY), int64 [B+1] NAME/offsets
+ *           (slot i has objects offsets[i] to offsets[i+1]), int64 [n]
+ *           NAME/labels, float32 [n] NAME/area, int64 [n] NAME/iscrowd,
+ *           with masks uint8 [n, H, W] NAME/masks (H, W: the canvas, set
+ *           by gst_spdl_record_batch_set_canvas(); each slot's masks top
+ *           left, zeros beyond its own size)
  * A NAME/values tensor's length changes from batch to batch: its caps
  * dimension is 0 and its memory's size gives it. An empty npy (a fill
  * value) is an array of shape (0,); a batch of empty ones only is uint8.
@@ -45,6 +51,14 @@ void gst_spdl_record_batch_free (GstSpdlRecordBatch * batch);
 const GstSpdlRecord *gst_spdl_record_batch_get_record (GstSpdlRecordBatch *
     batch);
 
+/* Whether objects fields carry instance masks (spdldecode's caps say) */
+void gst_spdl_record_batch_set_object_masks (GstSpdlRecordBatch * batch,
+    gboolean masks);
+/* The batch's image size, the objects' masks' H x W: set before
+ * describing or appending a batch. */
+void gst_spdl_record_batch_set_canvas (GstSpdlRecordBatch * batch,
+    guint width, guint height);
+
 /* Takes @sample's record values and geometry into @slot. FALSE with
  * @error (GST_STREAM_ERROR) naming the sample (and slot 0's, for a
  * mismatch) when a value is not of its field's kind, an image is not
@@ -56,6 +70,15 @@ gboolean gst_spdl_record_batch_set_slot (GstSpdlRecordBatch * batch,
  * that pads a short epoch. */
 void gst_spdl_record_batch_copy_slot (GstSpdlRecordBatch * batch, guint to,
     GstSpdlRecordBatch * src, guint from);
+/* Images of different sizes in one batch (spdlbatch pad-multiple): with
+ * @padded, image and label fields may differ in size from slot to slot
+ * (not in format), and from gst_spdl_record_batch_set_padded_size () on
+ * they are described as @width x @height, each top-left with zeros
+ * around it, as the media images. */
+void gst_spdl_record_batch_set_padded (GstSpdlRecordBatch * batch,
+    gboolean padded);
+void gst_spdl_record_batch_set_padded_size (GstSpdlRecordBatch * batch,
+    guint width, guint height);
 /* Lets go of every slot's values. */
 void gst_spdl_record_batch_clear (GstSpdlRecordBatch * batch);
 

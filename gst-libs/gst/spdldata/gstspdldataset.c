@@ -1449,6 +1449,21 @@ gst_spdl_dataset_get_full_path (const GstSpdlDataset * ds, guint index)
 }
 
 GstSpdlDataset *
+gst_spdl_dataset_new_from_paths (const gchar * root,
+    const gchar * const *paths, guint n)
+{
+  GstSpdlDataset *ds = g_new0 (GstSpdlDataset, 1);
+  guint i;
+
+  ds->warnings = g_ptr_array_new_with_free_func (g_free);
+  ds->root = g_strdup (root);
+  for (i = 0; i < n && i < MAX_SAMPLES; i++)
+    dataset_append (ds, NULL, 0, paths[i], strlen (paths[i]), -1);
+  dataset_shrink (ds);
+  return ds;
+}
+
+GstSpdlDataset *
 gst_spdl_dataset_new_from_keys (const gchar * root, GPtrArray * keys,
     const gchar * extensions, GError ** error)
 {

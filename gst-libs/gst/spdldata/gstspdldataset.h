@@ -133,6 +133,11 @@ const gchar *gst_spdl_span_problem_describe (GstSpdlSpanProblem problem);
  * to @root, "CLASS/.../NAME"; keys outside a class folder are ignored. */
 GstSpdlDataset *gst_spdl_dataset_new_from_keys (const gchar * root,
     GPtrArray * keys, const gchar * extensions, GError ** error);
+/* @n samples at @paths (relative to @root, a folder or a URL prefix),
+ * in that order, with no label: a listing made elsewhere (an annotations
+ * file's images). */
+GstSpdlDataset *gst_spdl_dataset_new_from_paths (const gchar * root,
+    const gchar * const *paths, guint n);
 /* A manifest's @len bytes (not NUL-terminated), read as
  * gst_spdl_dataset_load() reads a manifest file holding them; paths are
  * relative to @root, @name stands for the file in messages. */

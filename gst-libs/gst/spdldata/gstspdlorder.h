@@ -20,6 +20,9 @@ G_BEGIN_DECLS
 #define GST_SPDL_ORDER_STREAM_SAMPLES 0
 #define GST_SPDL_ORDER_STREAM_SHARDS 1
 #define GST_SPDL_ORDER_STREAM_MIX 2
+/* the shuffle of an epoch's batches (gstspdlbuckets.h): past every rank's
+ * MIX + rank */
+#define GST_SPDL_ORDER_STREAM_BATCHES (G_GINT64_CONSTANT (1) << 48)
 
 /* @perm[0..n-1]: a permutation of 0..n-1 that depends on (seed, epoch,
  * stream) alone; the identity for GST_SPDL_ORDER_IDENTITY. */

@@ -31,6 +31,8 @@ GST_DEBUG_CATEGORY_STATIC (spdl_shard_learn_debug);
 #define NOTE_PREFIX "#!note\t"
 /* a warning about the shards, given again when the index is cached */
 #define WARNING_PREFIX "#!warning\t"
+/* the no-label hint names the members it saw as ".EXT members" */
+#define UNLABELLED_MEMBERS "%s members"
 #define CACHE_SUFFIX ".members"
 #define LOCK_SUFFIX ".lock"
 /* how often a process waiting for another's learning looks whether its
@@ -974,8 +976,8 @@ learned_text (Learn * learn)
     gchar *others = unlabelled > 1 ? g_strdup_printf (" (and %u other "
         "shards)", unlabelled - 1) : g_strdup ("");
     gchar *message = g_strdup_printf ("Shard \"%s\"%s has no .cls label "
-        "member in any group but has .%s members: every label is -1; set "
-        "label-key=%s%s if they hold the labels",
+        "member in any group but has ." UNLABELLED_MEMBERS ": every label is "
+        "-1; set label-key=%s%s if they hold the labels",
         learn->shards[first].location, others, ext, ext,
         g_str_has_suffix (ext, "json") ?
         " (and label-field, default \"label\")" : "");
@@ -1516,4 +1518,18 @@ done:
   g_free (key);
   g_free (path);
   return learned;
+}
+
+gchar *
+gst_spdl_shard_learned_unlabelled_member (const gchar * warning)
+{
+  const gchar *start, *end;
+
+  if (!g_str_has_prefix (warning, "Shard \"") ||
+      strstr (warning, " has no .cls label member") == NULL ||
+      (start = strstr (warning, " but has .")) == NULL)
+    return NULL;
+  start += strlen (" but has .");
+  end = strstr (start, " members: every label is -1");
+  return end ? g_strndup (start, end - start) : NULL;
 }

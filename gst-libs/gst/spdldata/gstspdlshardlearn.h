@@ -108,6 +108,12 @@ GstSpdlShardLearned *gst_spdl_shard_learn (const GstSpdlShardLearnConfig *
     config, GError ** error);
 void gst_spdl_shard_learned_free (GstSpdlShardLearned * learned);
 
+/* The extension a learned index's warning names when it is the hint that
+ * the default label-key found no .cls member but found members such as
+ * .json (every label -1): "json"; NULL for any other warning. A source
+ * whose fields read those members leaves the hint out. */
+gchar *gst_spdl_shard_learned_unlabelled_member (const gchar * warning);
+
 /* $XDG_CACHE_HOME/gst-spdl/shards (g_get_user_cache_dir()). */
 gchar *gst_spdl_shard_learn_default_cache_dir (void);
 

@@ -1051,6 +1051,31 @@ done:
   return ok;
 }
 
+
+/* The learned index's hint that labels are -1 because the shards hold
+ * .json (.txt ...) members and no .cls is noise when the record's fields
+ * read those members: they are captions or targets, not labels. */
+static void
+drop_claimed_label_hints (GstSpdlShards * shards)
+{
+  const GstSpdlRecord *record = shards->config.record;
+  guint i, f;
+
+  if (record == NULL || shards->warnings == NULL)
+    return;
+  for (i = shards->warnings->len; i-- > 0;) {
+    gchar *ext = gst_spdl_shard_learned_unlabelled_member
+        (g_ptr_array_index (shards->warnings, i));
+    gboolean claimed = FALSE;
+
+    for (f = 0; ext && f < record->n_fields && !claimed; f++)
+      claimed = gst_spdl_field_match (&record->fields[f], ext, FALSE) >= 0;
+    if (claimed)
+      g_ptr_array_remove_index (shards->warnings, i);
+    g_free (ext);
+  }
+}
+
 /* Neither index file: the member index learned from the shards (or their
  * cache), used as shards.members would be; the contiguous split takes
  * its counts of the samples a stream of each shard yields. */
@@ -1090,6 +1115,7 @@ learn_index (GstSpdlShards * shards, GError ** error)
   shards->notes = g_steal_pointer (&learned->notes);
   shards->index_source = learned->cached ? "cached" : "learned";
   shards->warnings = g_steal_pointer (&learned->warnings);
+  drop_claimed_label_hints (shards);
   GST_INFO ("members of %u shards %s%s%s", shards->n_shards,
       learned->cached ? "from the cache" : "learned",
       learned->cache_file ? ", kept in " : "", learned->cache_file ?

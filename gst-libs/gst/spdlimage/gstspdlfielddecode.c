@@ -19,6 +19,7 @@
 
 #include "gstspdlfielddecode.h"
 #include "gstspdllabel.h"
+#include "gstspdlobjects.h"
 #include "gstspdlerrors.h"
 
 #include <string.h>
@@ -132,6 +133,10 @@ decode_image (GstSpdlImageDecoder * dec, const GstSpdlFieldTarget * t,
   }
   gst_spdl_output_init_packed (&out, map.data, stride);
   ok = gst_spdl_image_decoder_decode_to (dec, &params, geom, &out, &err);
+  /* padded as the media image is (a label's padding stays 0) */
+  if (params.mode == GST_SPDL_RESIZE_LETTERBOX && params.pad_value)
+    gst_spdl_geometry_fill_padding (geom, out.data, out.stride, 1, 3,
+        params.pad_value);
   gst_buffer_unmap (pixels, &map);
   /* damaged data decoded all the same, as PIL decodes it */
   if (!ok && gst_spdl_error_is_recovered (err)) {
@@ -176,6 +181,28 @@ decode_label (const GstSpdlFieldTarget * t, const guint8 * data, gsize size,
   return pixels;
 }
 
+/* The field @i is bad for @why: FALSE with @error naming it (and *@bad
+ * its index) under the policies skip and error; under empty TRUE, the
+ * warning in *@filled (the first only) saying what it becomes. */
+static gboolean
+bad_field (const GstSpdlField * field, guint i, const gchar * why,
+    const gchar * instead, guint * bad, GError ** filled, GError ** error)
+{
+  if (field->missing != GST_SPDL_MISSING_EMPTY) {
+    *bad = i;
+    g_set_error (error, GST_SPDL_DECODE_ERROR,
+        GST_SPDL_DECODE_ERROR_BAD_FIELD, "field \"%s\" (%s): %s",
+        field->name, gst_spdl_field_kind_name (field->kind), why);
+    return FALSE;
+  }
+  if (filled && *filled == NULL)
+    g_set_error (filled, GST_SPDL_DECODE_ERROR,
+        GST_SPDL_DECODE_ERROR_BAD_FIELD, "field \"%s\" (%s): %s; %s "
+        "instead (missing policy empty)", field->name,
+        gst_spdl_field_kind_name (field->kind), why, instead);
+  return TRUE;
+}
+
 gboolean
 gst_spdl_record_decode_images (GstBuffer * buffer,
     const GstSpdlRecord * record, GstSpdlImageDecoder * dec,
@@ -213,22 +240,12 @@ gst_spdl_record_decode_images (GstBuffer * buffer,
       pixels = decode_image (dec, target, data, size, &err);
     if (pixels == NULL && err) {
       /* @err may be a codec's: the reason is the field's */
-      gchar *message = g_strdup_printf ("field \"%s\" (%s): %s", field->name,
-          gst_spdl_field_kind_name (field->kind), err->message);
+      gboolean fill = bad_field (field, i, err->message, "zeros", bad,
+          filled, error);
 
       g_clear_error (&err);
-      if (field->missing != GST_SPDL_MISSING_EMPTY) {
-        *bad = i;
-        g_set_error_literal (error, GST_SPDL_DECODE_ERROR,
-            GST_SPDL_DECODE_ERROR_BAD_FIELD, message);
-        g_free (message);
+      if (!fill)
         return FALSE;
-      }
-      if (filled && *filled == NULL)
-        g_set_error (filled, GST_SPDL_DECODE_ERROR,
-            GST_SPDL_DECODE_ERROR_BAD_FIELD, "%s; zeros instead (missing "
-            "policy empty)", message);
-      g_free (message);
       format = label ? "GRAY8" : "RGB";
     }
     if (pixels == NULL) {
@@ -242,6 +259,75 @@ gst_spdl_record_decode_images (GstBuffer * buffer,
       }
     }
     set_sample_value (buffer, i, pixels, format, geom);
+  }
+  return TRUE;
+}
+
+gboolean
+gst_spdl_record_decode_objects (GstBuffer * buffer,
+    const GstSpdlRecord * record, const GstSpdlFieldTarget * target,
+    const GstSpdlObjectsParams * params, guint64 * counts, GString ** notes,
+    guint * bad, GError ** filled, GError ** error)
+{
+  guint i, r, n = record ? record->n_fields : 0;
+
+  n = MIN (n, gst_spdl_buffer_get_record_size (buffer));
+  for (i = 0; i < n; i++) {
+    const GstSpdlField *field = &record->fields[i];
+    const GValue *value;
+    const gchar *text;
+    GstSpdlObjects objects;
+    GValue decoded = G_VALUE_INIT;
+    gchar *why = NULL;
+
+    if (field->kind != GST_SPDL_FIELD_OBJECTS)
+      continue;
+    value = gst_spdl_buffer_get_record_value (buffer, i);
+    /* decoded already, or not ours to decode */
+    if (value == NULL || !G_VALUE_HOLDS_STRING (value))
+      continue;
+    text = g_value_get_string (value);
+    if (!gst_spdl_objects_parse (&objects, text ? text : "[]",
+            text ? strlen (text) : 2, target->width, target->height,
+            params->masks, &why)) {
+      gboolean fill = bad_field (field, i, why ? why : "not JSON",
+          "no object", bad, filled, error);
+
+      g_free (why);
+      if (!fill)
+        return FALSE;
+      gst_spdl_objects_parse (&objects, "[]", 2, target->width,
+          target->height, params->masks, NULL);
+    }
+    gst_spdl_objects_transform (&objects, target->geom);
+    gst_spdl_objects_sanitize (&objects, params->min_size, params->min_area);
+    if (!gst_spdl_objects_rasterize (&objects, &why)) {
+      gboolean fill = bad_field (field, i, why, "no object", bad, filled,
+          error);
+
+      g_free (why);
+      gst_spdl_objects_clear (&objects);
+      if (!fill)
+        return FALSE;
+      gst_spdl_objects_parse (&objects, "[]", 2, target->width,
+          target->height, params->masks, NULL);
+      gst_spdl_objects_transform (&objects, target->geom);
+    }
+    for (r = 0; r < GST_SPDL_OBJECTS_N_REASONS; r++)
+      counts[r] += objects.counts[r];
+    if (objects.warnings) {
+      if (*notes == NULL)
+        *notes = g_string_new (NULL);
+      else
+        g_string_append (*notes, "; ");
+      g_string_append_printf (*notes, "field \"%s\": %s", field->name,
+          objects.warnings->str);
+    }
+    g_value_init (&decoded, GST_TYPE_STRUCTURE);
+    g_value_take_boxed (&decoded, gst_spdl_objects_to_structure (&objects));
+    gst_spdl_buffer_set_record_value (buffer, i, &decoded);
+    g_value_unset (&decoded);
+    gst_spdl_objects_clear (&objects);
   }
   return TRUE;
 }

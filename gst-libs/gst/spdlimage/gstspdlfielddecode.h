@@ -50,6 +50,26 @@ gboolean gst_spdl_record_decode_images (GstBuffer * buffer,
     const GstSpdlFieldTarget * target, guint * bad, GError ** filled,
     GError ** error);
 
+/* How objects fields are decoded: spdldecode's properties */
+typedef struct
+{
+  gboolean masks;               /* instance masks */
+  gdouble min_size, min_area;   /* SanitizeBoundingBoxes'; 0, 0: off */
+} GstSpdlObjectsParams;
+
+/* Replaces each encoded (JSON text) objects value of @buffer's record by
+ * its decoded structure (gstspdlobjects.h) through @target's geometry,
+ * sanitized as @params say; the annotations' counts by reason are added
+ * to @counts (GST_SPDL_OBJECTS_N_REASONS of them) and their warnings
+ * appended to *@notes (created when NULL). A value that is no JSON array
+ * of annotations (nor an object holding one) is bad, as in
+ * gst_spdl_record_decode_images(): under the policy empty it is no
+ * object, with *@filled saying why. */
+gboolean gst_spdl_record_decode_objects (GstBuffer * buffer,
+    const GstSpdlRecord * record, const GstSpdlFieldTarget * target,
+    const GstSpdlObjectsParams * params, guint64 * counts, GString ** notes,
+    guint * bad, GError ** filled, GError ** error);
+
 G_END_DECLS
 
 #endif /* __GST_SPDL_FIELD_DECODE_H__ */

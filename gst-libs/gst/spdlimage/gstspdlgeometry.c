@@ -35,6 +35,7 @@ gst_spdl_decode_params_init (GstSpdlDecodeParams * params)
   params->ratio_min = 3.0 / 4.0;
   params->ratio_max = 4.0 / 3.0;
   params->max_pixels = 100 * 1000 * 1000;
+  params->pad_value = 114;
   params->dct_scaling = TRUE;
   params->region_decode = TRUE;
   params->exact = TRUE;
@@ -174,10 +175,155 @@ random_resized_crop (GstSpdlGeometry * g, const GstSpdlDecodeParams * p,
   g->scale_y = (gdouble) h / g->out_height;
 }
 
+/* torchvision's Resize (size, max_size) (_compute_resized_output_size):
+ * the shorter side to @size, the longer one following with int (), then
+ * both scaled down again with int () when the longer passes @max_size;
+ * without a size, the longer side to @max_size (Resize (None, max_size)).
+ * The products are exact integers, so the doubles' quotients are
+ * Python's. */
+static void
+shorter_side (GstSpdlGeometry * g, const GstSpdlDecodeParams * p, guint iw,
+    guint ih, GstSpdlRng * rng)
+{
+  guint64 size = p->n_sizes ? p->sizes[gst_spdl_rng_below (rng,
+          p->n_sizes)] : p->resize_shorter;
+  guint64 shorter = MIN (iw, ih), longer = MAX (iw, ih);
+  guint64 new_short = size, new_long;
+
+  if (size == 0 && p->max_size) {
+    /* Resize (None, max_size): the longer side to max_size */
+    new_short = (guint64) ((gdouble) (p->max_size * shorter) / longer);
+    new_long = p->max_size;
+  } else if (size == 0) {       /* nothing asked: keep the image */
+    new_short = shorter;
+    new_long = longer;
+  } else {
+    new_long = (guint64) ((gdouble) (new_short * longer) / shorter);
+  }
+  if (size && p->max_size && new_long > p->max_size) {
+    new_short = (guint64) ((gdouble) (p->max_size * new_short) / new_long);
+    new_long = p->max_size;
+  }
+  new_short = MAX (new_short, 1);
+  new_long = MAX (new_long, 1);
+  g->out_width = iw <= ih ? new_short : new_long;
+  g->out_height = iw <= ih ? new_long : new_short;
+  g->scale_x = (gdouble) iw / g->out_width;
+  g->scale_y = (gdouble) ih / g->out_height;
+}
+
+/* Python's round () of a double: half to even, as nearbyint () in the
+ * default rounding mode */
+static guint
+round_double (gdouble x)
+{
+  return (guint) MAX (nearbyint (x), 1.0);
+}
+
+/* ultralytics' LetterBox (center, scaleup): r = min (W / w, H / h), the
+ * image resized to round (w * r) x round (h * r), padded to W x H with
+ * (W - new) // 2 before it (int (round (dw / 2 - 0.1))), the rest after. */
+static void
+letterbox (GstSpdlGeometry * g, const GstSpdlDecodeParams * p, guint iw,
+    guint ih)
+{
+  gdouble r = MIN ((gdouble) p->width / iw, (gdouble) p->height / ih);
+  guint rw = MIN (round_double (iw * r), p->width);
+  guint rh = MIN (round_double (ih * r), p->height);
+
+  g->out_width = p->width;
+  g->out_height = p->height;
+  g->letterbox = TRUE;
+  center_crop_axis (iw, rw, g->out_width, &g->scale_x, &g->offset_x,
+      &g->virtual_width);
+  center_crop_axis (ih, rh, g->out_height, &g->scale_y, &g->offset_y,
+      &g->virtual_height);
+}
+
+gchar *
+gst_spdl_decode_params_check (const GstSpdlDecodeParams * p)
+{
+  guint i;
+
+  if (p->mode == GST_SPDL_RESIZE_LETTERBOX && (p->width == 0 ||
+          p->height == 0))
+    return g_strdup ("mode=letterbox needs width and height");
+  if (p->mode != GST_SPDL_RESIZE_SHORTER)
+    return NULL;
+  if (p->width || p->height)
+    return g_strdup_printf ("mode=shorter keeps the aspect ratio: width "
+        "and height must be 0 (they are %u and %u); the size is "
+        "resize-shorter, sizes and max-size", p->width, p->height);
+  if (p->max_size == 0)
+    return NULL;
+  if (p->n_sizes == 0 && p->max_size <= p->resize_shorter)
+    return g_strdup_printf ("max-size=%u must be larger than "
+        "resize-shorter=%u", p->max_size, p->resize_shorter);
+  for (i = 0; i < p->n_sizes; i++)
+    if (p->max_size <= p->sizes[i])
+      return g_strdup_printf ("max-size=%u must be larger than each of "
+          "sizes (%u)", p->max_size, p->sizes[i]);
+  return NULL;
+}
+
+/* One axis of the output: [*start, *end) is the resized image, the rest
+ * padding (the whole axis without a virtual size). */
+static void
+image_span (guint out, gdouble offset, gint64 virtual_size, gboolean flip,
+    guint * start, guint * end)
+{
+  gint64 s, e;
+
+  if (virtual_size == G_MAXINT64) {
+    *start = 0;
+    *end = out;
+    return;
+  }
+  s = CLAMP ((gint64) - offset, 0, out);
+  e = CLAMP ((gint64) - offset + virtual_size, s, out);
+  if (flip) {
+    gint64 t = out - e;
+    e = out - s;
+    s = t;
+  }
+  *start = s;
+  *end = e;
+}
+
+void
+gst_spdl_geometry_fill_padding (const GstSpdlGeometry * g,
+    guint8 * const *planes, const gsize * strides, guint n_planes,
+    guint bytes_per_pixel, guint8 value)
+{
+  guint x0, x1, y0, y1, y, i;
+  gsize row = (gsize) g->out_width * bytes_per_pixel;
+
+  image_span (g->out_width, g->offset_x, g->virtual_width, g->flip, &x0, &x1);
+  image_span (g->out_height, g->offset_y, g->virtual_height, FALSE, &y0, &y1);
+  for (i = 0; i < n_planes; i++) {
+    for (y = 0; y < g->out_height; y++) {
+      guint8 *line = planes[i] + (gsize) y * strides[i];
+
+      if (y < y0 || y >= y1 || x0 == x1) {
+        memset (line, value, row);
+        continue;
+      }
+      memset (line, value, (gsize) x0 * bytes_per_pixel);
+      memset (line + (gsize) x1 * bytes_per_pixel, value,
+          (gsize) (g->out_width - x1) * bytes_per_pixel);
+    }
+  }
+}
+
 guint64
 gst_spdl_decode_params_output_limit (const GstSpdlDecodeParams * p)
 {
   guint64 side = MAX (MAX (p->width, p->height), p->resize_shorter);
+  guint i;
+
+  side = MAX (side, p->max_size);
+  for (i = 0; i < p->n_sizes; i++)
+    side = MAX (side, p->sizes[i]);
 
   if (p->max_output_pixels)
     return p->max_output_pixels;
@@ -221,6 +367,12 @@ gst_spdl_geometry_compute (GstSpdlGeometry * g,
       break;
     case GST_SPDL_RESIZE_RANDOM_RESIZED_CROP:
       random_resized_crop (g, p, iw, ih, &rng);
+      break;
+    case GST_SPDL_RESIZE_SHORTER:
+      shorter_side (g, p, iw, ih, &rng);
+      break;
+    case GST_SPDL_RESIZE_LETTERBOX:
+      letterbox (g, p, iw, ih);
       break;
     case GST_SPDL_RESIZE_STRETCH:
     default:

@@ -18,7 +18,12 @@ typedef enum
   GST_SPDL_RESIZE_STRETCH,
   GST_SPDL_RESIZE_CENTER_CROP,
   GST_SPDL_RESIZE_RANDOM_RESIZED_CROP,
+  GST_SPDL_RESIZE_SHORTER,
+  GST_SPDL_RESIZE_LETTERBOX,
 } GstSpdlResizeMode;
+
+/* the most shorter-side sizes one may draw from (DETR's list has 11) */
+#define GST_SPDL_MAX_SIZES 64
 
 typedef enum
 {
@@ -33,6 +38,11 @@ typedef struct
   guint height;
   GstSpdlResizeMode mode;
   guint resize_shorter;         /* center-crop; 0 = max (width, height) */
+  guint max_size;               /* shorter: longest side at most, 0 = none */
+  guint sizes[GST_SPDL_MAX_SIZES];      /* shorter: one drawn per image */
+  guint n_sizes;                /* 0: resize_shorter */
+  gboolean sizes_invalid;       /* too many, or one out of range: refused */
+  guint8 pad_value;             /* letterbox: the padding's value */
   gdouble scale_min, scale_max; /* random-resized-crop */
   gdouble ratio_min, ratio_max;
   GstSpdlFlipMode flip;
@@ -46,6 +56,11 @@ typedef struct
 } GstSpdlDecodeParams;
 
 void gst_spdl_decode_params_init (GstSpdlDecodeParams * params);
+
+/* NULL, or why the sizes asked for do not fit the mode (torchvision's
+ * own refusal among them: max-size must exceed every shorter-side size);
+ * g_free () it. */
+gchar *gst_spdl_decode_params_check (const GstSpdlDecodeParams * params);
 
 /* The most pixels one output may have: max_output_pixels, or when that is
  * 0, 64 x the square of the largest size asked for (aspect ratios up to
@@ -64,7 +79,17 @@ typedef struct
   /* size of the virtual resized image (outputs outside it are padding) */
   gint64 virtual_width, virtual_height;
   gboolean flip;
+  /* letterbox: padding is placed as the image's (boxes follow it), not
+   * where torchvision's center_crop anchors boxes */
+  gboolean letterbox;
 } GstSpdlGeometry;
+
+/* Writes @value into every output pixel outside the resized image (the
+ * letterbox's border, a centre crop's padding): @n_planes planes of
+ * @bytes_per_pixel bytes per pixel (one value for every channel). */
+void gst_spdl_geometry_fill_padding (const GstSpdlGeometry * geom,
+    guint8 * const *planes, const gsize * strides, guint n_planes,
+    guint bytes_per_pixel, guint8 value);
 
 gboolean gst_spdl_geometry_compute (GstSpdlGeometry * geom,
     const GstSpdlDecodeParams * params, guint image_width,

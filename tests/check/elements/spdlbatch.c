@@ -86,24 +86,38 @@ test_allocator_init (TestAllocator * self)
 #define W 4
 #define H 2
 
-/* An RGB W x H image whose bytes encode (sample, y, x, channel). */
+/* An RGB @w x @h image (rows 4-byte aligned, as video/x-raw) whose bytes
+ * are @pixel (sample, y, x, channel) */
 static GstBuffer *
-make_image_at (guint sample, gint label, guint epoch, const gchar * path)
+make_rgb (guint sample, guint w, guint h, gint label, guint epoch,
+    const gchar * path, guint8 (*pixel) (guint, guint, guint, guint))
 {
-  GstBuffer *buf = gst_buffer_new_allocate (NULL, GST_ROUND_UP_4 (W * 3) * H,
-      NULL);
+  gsize stride = GST_ROUND_UP_4 (w * 3);
+  GstBuffer *buf = gst_buffer_new_allocate (NULL, stride * h, NULL);
   GstMapInfo map;
   guint x, y, c;
 
   gst_buffer_map (buf, &map, GST_MAP_WRITE);
-  for (y = 0; y < H; y++)
-    for (x = 0; x < W; x++)
+  for (y = 0; y < h; y++)
+    for (x = 0; x < w; x++)
       for (c = 0; c < 3; c++)
-        map.data[y * GST_ROUND_UP_4 (W * 3) + x * 3 + c] =
-            sample * 32 + y * 12 + x * 3 + c;
+        map.data[y * stride + x * 3 + c] = pixel (sample, y, x, c);
   gst_buffer_unmap (buf, &map);
   gst_spdl_buffer_add_sample_meta (buf, 100 + sample, label, epoch, path);
   return buf;
+}
+
+static guint8
+small_pixel (guint sample, guint y, guint x, guint c)
+{
+  return sample * 32 + y * 12 + x * 3 + c;
+}
+
+/* An RGB W x H image whose bytes encode (sample, y, x, channel). */
+static GstBuffer *
+make_image_at (guint sample, gint label, guint epoch, const gchar * path)
+{
+  return make_rgb (sample, W, H, label, epoch, path, small_pixel);
 }
 
 static GstBuffer *
@@ -510,6 +524,98 @@ GST_START_TEST (test_drop_last_and_epochs)
   b = gst_harness_pull (h);
   check_batch (h, b, 4, 3, FALSE);
   gst_buffer_unref (b);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
+/* spdlsrc's own batches (buckets): image @sample of batch @batch, marked
+ * as its last or not, resuming at (0, 100 + @batch) after it */
+static GstBuffer *
+make_batched_image (guint sample, guint64 batch, gboolean end)
+{
+  GstBuffer *buf = make_image (sample, sample * 10, 0);
+
+  gst_spdl_buffer_set_batch (buf, batch, 0, 100 + batch);
+  if (end)
+    gst_spdl_buffer_set_batch_end (buf);
+  return buf;
+}
+
+static gboolean
+push_src_epoch_start (GstHarness * h, guint max_batch)
+{
+  GstEvent *event = gst_spdl_epoch_start_event_new (0, 8, 0, 1, 0);
+
+  gst_structure_set (gst_event_writable_structure (event), "batches",
+      G_TYPE_UINT64, (guint64) 4, "max-batch", G_TYPE_UINT, max_batch, NULL);
+  return gst_harness_push_event (h, event);
+}
+
+/* spdlsrc's batches are cut where it marks them, whatever batch-size
+ * (the most a batch holds) and drop-last say; a batch whose marked last
+ * sample never came ends at the next batch's first, never merged. */
+GST_START_TEST (test_cuts_at_src_batches)
+{
+  GstHarness *h = batch_harness ("batch-size=4 drop-last=true");
+  /* batches 0..3 of 2, 3, 1 and 2 samples; sample 4 (batch 1's last) was
+   * skipped upstream */
+  const guint batch_of[] = { 0, 0, 1, 1, 1, 2, 3, 3 };
+  const gboolean end[] = { 0, 1, 0, 0, 1, 1, 0, 1 };
+  const guint first[] = { 0, 2, 5, 6 }, sizes[] = { 2, 2, 1, 2 };
+  guint i, epoch;
+  guint64 offset;
+
+  fail_unless (push_src_epoch_start (h, 3));
+  for (i = 0; i < G_N_ELEMENTS (batch_of); i++) {
+    if (i != 4)
+      fail_unless_equals_int (gst_harness_push (h, make_batched_image (i,
+                  batch_of[i], end[i])), GST_FLOW_OK);
+    /* a marked sample ends its batch at once; the skipped one's batch
+     * ends at the next batch's first sample */
+    if (i == 1 || i == 5 || i == 7)
+      fail_unless_equals_int (gst_harness_buffers_received (h),
+          i == 1 ? 1 : i == 5 ? 3 : 4);
+  }
+  gst_harness_push_event (h, gst_event_new_eos ());
+  fail_unless_equals_int (gst_harness_buffers_received (h), 4);
+  for (i = 0; i < 4; i++) {
+    GstBuffer *b = gst_harness_pull (h);
+
+    check_batch (NULL, b, first[i], sizes[i], FALSE);
+    fail_unless (gst_spdl_buffer_get_batch_resume (b, &epoch, &offset));
+    fail_unless_equals_int (epoch, 0);
+    fail_unless_equals_uint64 (offset, 100 + i);
+    gst_buffer_unref (b);
+  }
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
+/* batch-size smaller than spdlsrc's batches: an error at the epoch's
+ * start, nothing batched */
+GST_START_TEST (test_src_batches_larger_than_batch_size)
+{
+  GstHarness *h = batch_harness ("batch-size=2");
+  GstBus *bus = gst_bus_new ();
+  GstMessage *msg;
+  GError *error = NULL;
+
+  gst_element_set_bus (h->element, bus);
+  fail_if (push_src_epoch_start (h, 3));
+  msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
+  fail_unless (msg != NULL);
+  gst_message_parse_error (msg, &error, NULL);
+  fail_unless (strstr (error->message, "batch-size=2 is smaller than "
+          "spdlsrc's batches (up to 3 samples") != NULL, error->message);
+  g_error_free (error);
+  gst_message_unref (msg);
+  fail_unless_equals_int (gst_harness_push (h, make_batched_image (0, 0,
+              FALSE)), GST_FLOW_ERROR);
+  fail_unless_equals_int (gst_harness_buffers_received (h), 0);
+  gst_element_set_bus (h->element, NULL);
+  gst_object_unref (bus);
   gst_harness_teardown (h);
 }
 
@@ -1511,6 +1617,45 @@ GST_START_TEST (test_record_fields_padded)
 
 GST_END_TEST;
 
+/* pad-multiple with fields and a short epoch: the label field of a batch
+ * made only of copies (of the last full batch) is padded as its images,
+ * top-left with zeros */
+GST_START_TEST (test_record_fields_pad_multiple_short_epoch)
+{
+  GstHarness *h = record_harness ("batch-size=2 pad-multiple=4");
+  GstBuffer *b[2];
+  GstMapInfo seg;
+  guint k, s, y, x;
+
+  fail_unless (gst_harness_push_event (h,
+          gst_spdl_epoch_start_event_new (0, 4, 0, 2, 0)));
+  for (s = 0; s < 2; s++)
+    fail_unless_equals_int (gst_harness_push (h, record_sample (s, 0, FALSE,
+                W)), GST_FLOW_OK);
+  fail_unless (gst_harness_push_event (h, gst_spdl_epoch_end_event_new (0,
+              2)));
+  for (k = 0; k < 2; k++) {
+    b[k] = gst_harness_pull (h);
+    fail_unless (b[k] != NULL);
+    /* images, labels, image-sizes, padding-mask, then the fields: seg.png
+     * is the 10th tensor of the record */
+    fail_unless_equals_int (gst_buffer_n_memory (b[k]), 15);
+    map_tensor (b[k], 13, &seg);
+    fail_unless_equals_int (seg.size, 2 * 4 * 4);
+    for (s = 0; s < 2; s++)
+      for (y = 0; y < 4; y++)
+        for (x = 0; x < 4; x++)
+          fail_unless_equals_int (seg.data[(s * 4 + y) * 4 + x],
+              y < H ? 8 * s + y * W + x : 0);
+    gst_memory_unmap (gst_buffer_peek_memory (b[k], 13), &seg);
+  }
+  gst_buffer_unref (b[0]);
+  gst_buffer_unref (b[1]);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
 /* The message of the error on @bus, which must be there */
 static gchar *
 bus_error (GstBus * bus)
@@ -1639,23 +1784,51 @@ GST_END_TEST;
 
 /* More fields than a GstBuffer holds memories: refused with the count,
  * never merged into one memory */
-GST_START_TEST (test_record_too_many_tensors)
+/* spdlbatch @desc given images 4x2 with @fields: the error that holds
+ * @expected, or none when @expected is NULL */
+static void
+check_tensor_count (const gchar * desc, const gchar * fields,
+    const gchar * expected)
 {
-  GstHarness *h = gst_harness_new_parse ("spdlbatch batch-size=2");
+  GstHarness *h = gst_harness_new_parse (desc);
   GstBus *bus = gst_bus_new ();
-  gchar *message;
+  gchar *caps = g_strdup_printf ("video/x-raw,format=RGB,width=4,height=2,"
+      "framerate=0/1,fields=(string)\"%s\"", fields);
 
   gst_element_set_bus (h->element, bus);
-  gst_harness_set_src_caps_str (h, "video/x-raw,format=RGB,width=4,"
-      "height=2,framerate=0/1,fields=(string)\"a.npy,b.npy,c.npy,d.npy,"
-      "e.npy\"");
-  message = bus_error (bus);
-  fail_unless (strstr (message, "need 15 tensors beside the media's 2: "
-          "a batch holds at most 16"), "%s", message);
-  g_free (message);
+  gst_harness_set_src_caps_str (h, caps);
+  if (expected) {
+    gchar *message = bus_error (bus);
+
+    fail_unless (strstr (message, expected), "%s", message);
+    g_free (message);
+  } else {
+    fail_if (gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR));
+  }
   gst_element_set_bus (h->element, NULL);
   gst_object_unref (bus);
   gst_harness_teardown (h);
+  g_free (caps);
+}
+
+GST_START_TEST (test_record_too_many_tensors)
+{
+  check_tensor_count ("spdlbatch batch-size=2",
+      "a.npy,b.npy,c.npy,d.npy,e.npy", "need 15 tensors beside the media's "
+      "2: a batch holds at most 16");
+}
+
+GST_END_TEST;
+
+/* Padded images take 4 tensors: 13 of fields fit without padding, not
+ * with it */
+GST_START_TEST (test_pad_multiple_counts_its_tensors)
+{
+  const gchar *fields = "a.npy,b.npy,c.npy,d.npy,cls";
+
+  check_tensor_count ("spdlbatch batch-size=2", fields, NULL);
+  check_tensor_count ("spdlbatch batch-size=2 pad-multiple=8", fields,
+      "need 13 tensors beside the media's 4: a batch holds at most 16");
 }
 
 GST_END_TEST;
@@ -1740,6 +1913,176 @@ GST_START_TEST (test_record_fields_appsink_names)
 
 GST_END_TEST;
 
+/* -- pad-multiple: images of different sizes in one batch -------------- */
+
+/* never 0: padding is */
+static guint8
+sized_pixel (guint sample, guint y, guint x, guint c)
+{
+  return 1 + (sample * 50 + y * 7 + x * 3 + c) % 250;
+}
+
+static GstBuffer *
+make_sized_image (guint sample, guint w, guint h, guint epoch)
+{
+  return make_rgb (sample, w, h, sample * 10, epoch, "x.jpg", sized_pixel);
+}
+
+static void
+push_sized (GstHarness * h, guint sample, guint w, guint h_, guint epoch)
+{
+  gchar *caps = g_strdup_printf ("video/x-raw,format=RGB,width=%u,height=%u,"
+      "framerate=0/1", w, h_);
+
+  gst_harness_set_src_caps_str (h, caps);
+  g_free (caps);
+  fail_unless_equals_int (gst_harness_push (h, make_sized_image (sample, w,
+              h_, epoch)), GST_FLOW_OK);
+}
+
+/* @batch: samples @from.. of sizes @ws x @hs, padded to @pw x @ph; the
+ * caps of the harness' sink pad describe it */
+static void
+check_padded_batch (GstHarness * h, GstBuffer * batch, guint from, guint n,
+    const guint * ws, const guint * hs, guint pw, guint ph, gboolean nchw)
+{
+  GstCaps *caps = gst_pad_get_current_caps (h->sinkpad);
+  GstSpdlTensorInfo t[4];
+  GstMapInfo img, lab, sizes, mask;
+  const gchar *names;
+  guint s, x, y, c;
+
+  fail_unless_equals_int (gst_spdl_tensors_from_caps (caps, t, 4), 4);
+  names = gst_structure_get_string (gst_caps_get_structure (caps, 0),
+      "names");
+  fail_unless_equals_string (names, "images,labels,image-sizes,padding-mask");
+  fail_unless_equals_int (t[0].shape[0], n);
+  fail_unless_equals_int (t[0].shape[nchw ? 2 : 1], ph);
+  fail_unless_equals_int (t[0].shape[nchw ? 3 : 2], pw);
+  fail_unless_equals_int (t[2].dtype, GST_SPDL_DTYPE_INT64);
+  fail_unless_equals_int (t[2].shape[1], 2);
+  fail_unless_equals_int (t[3].dtype, GST_SPDL_DTYPE_UINT8);
+  fail_unless_equals_int (t[3].shape[1], ph);
+  fail_unless_equals_int (t[3].shape[2], pw);
+  gst_caps_unref (caps);
+  fail_unless_equals_int (gst_buffer_n_memory (batch), 4);
+  gst_memory_map (gst_buffer_peek_memory (batch, 0), &img, GST_MAP_READ);
+  gst_memory_map (gst_buffer_peek_memory (batch, 1), &lab, GST_MAP_READ);
+  gst_memory_map (gst_buffer_peek_memory (batch, 2), &sizes, GST_MAP_READ);
+  gst_memory_map (gst_buffer_peek_memory (batch, 3), &mask, GST_MAP_READ);
+  fail_unless_equals_int (img.size, n * pw * ph * 3);
+  fail_unless_equals_int (sizes.size, n * 16);
+  fail_unless_equals_int (mask.size, n * pw * ph);
+  for (s = 0; s < n; s++) {
+    guint w = ws[s], hh = hs[s];
+
+    fail_unless_equals_int (((gint64 *) lab.data)[s], (from + s) * 10);
+    fail_unless_equals_int (((gint64 *) sizes.data)[2 * s], hh);
+    fail_unless_equals_int (((gint64 *) sizes.data)[2 * s + 1], w);
+    for (y = 0; y < ph; y++)
+      for (x = 0; x < pw; x++) {
+        gboolean in = x < w && y < hh;
+
+        fail_unless_equals_int (mask.data[(s * ph + y) * pw + x], !in);
+        for (c = 0; c < 3; c++) {
+          gsize at = nchw ? ((s * 3 + c) * ph + y) * pw + x :
+              ((s * ph + y) * pw + x) * 3 + c;
+          fail_unless_equals_int (img.data[at], in ? sized_pixel (from + s,
+                  y, x, c) : 0);
+        }
+      }
+  }
+  gst_memory_unmap (gst_buffer_peek_memory (batch, 0), &img);
+  gst_memory_unmap (gst_buffer_peek_memory (batch, 1), &lab);
+  gst_memory_unmap (gst_buffer_peek_memory (batch, 2), &sizes);
+  gst_memory_unmap (gst_buffer_peek_memory (batch, 3), &mask);
+}
+
+/* Images of three sizes in one batch, then a batch of a larger padded
+ * size (the pool grows), then a smaller one; both layouts */
+GST_START_TEST (test_pad_multiple_mixed_sizes)
+{
+  gboolean nchw = __i__ == 1;
+  GstHarness *h = batch_harness (nchw ? "batch-size=3 pad-multiple=4 "
+      "layout=nchw" : "batch-size=3 pad-multiple=4");
+  const guint w0[] = { 5, 3, 8 }, h0[] = { 2, 6, 3 };
+  const guint w1[] = { 13, 1, 2 }, h1[] = { 1, 9, 2 };
+  const guint w2[] = { 2, 3 }, h2[] = { 2, 1 };
+  GstBuffer *b;
+  guint i;
+
+  for (i = 0; i < 3; i++)
+    push_sized (h, i, w0[i], h0[i], 0);
+  b = gst_harness_pull (h);
+  check_padded_batch (h, b, 0, 3, w0, h0, 8, 8, nchw);
+  gst_buffer_unref (b);
+  for (i = 0; i < 3; i++)
+    push_sized (h, 3 + i, w1[i], h1[i], 0);
+  b = gst_harness_pull (h);
+  check_padded_batch (h, b, 3, 3, w1, h1, 16, 12, nchw);
+  gst_buffer_unref (b);
+  for (i = 0; i < 2; i++)
+    push_sized (h, 6 + i, w2[i], h2[i], 0);
+  gst_harness_push_event (h, gst_spdl_epoch_end_event_new (0, 8));
+  b = gst_harness_pull (h);
+  check_padded_batch (h, b, 6, 2, w2, h2, 4, 4, nchw);
+  gst_buffer_unref (b);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
+/* Two ranks: an epoch short of one sample pads its last batch with a copy
+ * of the batch's first image, its own size kept */
+GST_START_TEST (test_pad_multiple_short_epoch)
+{
+  GstHarness *h = batch_harness ("batch-size=2 pad-multiple=4");
+  const guint ws[] = { 5, 3 }, hs[] = { 2, 6 };
+  GstBuffer *b;
+  GstCustomMeta *meta;
+  guint padded = 0;
+
+  gst_harness_push_event (h, gst_spdl_epoch_start_event_new (0, 4, 0, 2, 0));
+  push_sized (h, 0, 5, 2, 0);
+  push_sized (h, 1, 3, 6, 0);
+  b = gst_harness_pull (h);
+  check_padded_batch (h, b, 0, 2, ws, hs, 8, 8, FALSE);
+  gst_buffer_unref (b);
+  push_sized (h, 2, 7, 1, 0);
+  gst_harness_push_event (h, gst_spdl_epoch_end_event_new (0, 3));
+  b = gst_harness_pull (h);
+  /* sample 2 twice, each with its label and size; 7x1 padded to 8x4 */
+  {
+    GstMapInfo lab, sizes, mask;
+    guint s;
+
+    gst_memory_map (gst_buffer_peek_memory (b, 1), &lab, GST_MAP_READ);
+    gst_memory_map (gst_buffer_peek_memory (b, 2), &sizes, GST_MAP_READ);
+    gst_memory_map (gst_buffer_peek_memory (b, 3), &mask, GST_MAP_READ);
+    fail_unless_equals_int (mask.size, 2 * 8 * 4);
+    for (s = 0; s < 2; s++) {
+      fail_unless_equals_int (((gint64 *) lab.data)[s], 20);
+      fail_unless_equals_int (((gint64 *) sizes.data)[2 * s], 1);
+      fail_unless_equals_int (((gint64 *) sizes.data)[2 * s + 1], 7);
+      fail_unless_equals_int (mask.data[s * 32 + 6], 0);
+      fail_unless_equals_int (mask.data[s * 32 + 7], 1);
+      fail_unless_equals_int (mask.data[s * 32 + 8], 1);
+    }
+    gst_memory_unmap (gst_buffer_peek_memory (b, 1), &lab);
+    gst_memory_unmap (gst_buffer_peek_memory (b, 2), &sizes);
+    gst_memory_unmap (gst_buffer_peek_memory (b, 3), &mask);
+  }
+  meta = gst_buffer_get_custom_meta (b, GST_SPDL_BATCH_META_NAME);
+  fail_unless (meta != NULL);
+  fail_unless (gst_structure_get_uint (gst_custom_meta_get_structure (meta),
+          "padded", &padded));
+  fail_unless_equals_int (padded, 1);
+  gst_buffer_unref (b);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
 static Suite *
 spdlbatch_suite (void)
 {
@@ -1754,6 +2097,8 @@ spdlbatch_suite (void)
   tcase_add_test (tc, test_huge_batch_refused);
   tcase_add_test (tc, test_nchw_layout);
   tcase_add_test (tc, test_drop_last_and_epochs);
+  tcase_add_test (tc, test_cuts_at_src_batches);
+  tcase_add_test (tc, test_src_batches_larger_than_batch_size);
   tcase_add_test (tc, test_allocation_from_downstream);
   tcase_add_test (tc, test_appsink_batches_and_epochs);
   tcase_add_test (tc, test_normalized_dtypes);
@@ -1775,6 +2120,10 @@ spdlbatch_suite (void)
   tcase_add_test (tc, test_record_too_many_tensors);
   tcase_add_test (tc, test_record_fields_memory_reused);
   tcase_add_test (tc, test_record_fields_appsink_names);
+  tcase_add_loop_test (tc, test_pad_multiple_mixed_sizes, 0, 2);
+  tcase_add_test (tc, test_pad_multiple_short_epoch);
+  tcase_add_test (tc, test_pad_multiple_counts_its_tensors);
+  tcase_add_test (tc, test_record_fields_pad_multiple_short_epoch);
   return s;
 }
 

@@ -18,6 +18,11 @@
  *                   NAME/offsets  int64 [B+1], in elements
  *                   NAME/shapes   int64 [B, 8], -1 past the last dimension
  *   image, label    NAME          uint8 [B,H,W,3] / uint8|uint16 [B,H,W]
+ *   objects         NAME/boxes    float32 [n, 4] (x1, y1, x2, y2 pixels)
+ *                   NAME/offsets  int64 [B+1]: sample i has objects
+ *                                 offsets[i] to offsets[i+1]
+ *                   NAME/labels, NAME/area, NAME/iscrowd  [n] each
+ *                   NAME/masks    uint8 [n, H, W] (with instance-masks)
  * A NAME/values tensor's length is its memory's size (0 in the caps). */
 #include "printbatch.h"
 
@@ -96,6 +101,34 @@ describe_field (Batch * b, const gchar * name, const gchar * kind, guint slot,
     else
       g_string_append_printf (out, "%g", ((const gdouble *) map.data)[slot]);
     unmap_tensor (b, i, &map);
+  } else if (!strcmp (kind, "objects")) {
+    const gint64 *o, *labels;
+    const gfloat *boxes;
+    gint64 j;
+
+    if (!map_tensor (b, name, "/offsets", &off, &k))
+      goto missing;
+    if (!map_tensor (b, name, "/labels", &map, &i)) {
+      unmap_tensor (b, k, &off);
+      goto missing;
+    }
+    if (!map_tensor (b, name, "/boxes", &shp, &s)) {
+      unmap_tensor (b, i, &map);
+      unmap_tensor (b, k, &off);
+      goto missing;
+    }
+    o = (const gint64 *) off.data;
+    labels = (const gint64 *) map.data;
+    boxes = (const gfloat *) shp.data;
+    g_string_append_c (out, '[');
+    for (j = o[slot]; j < o[slot + 1]; j++)
+      g_string_append_printf (out, "%s%" G_GINT64_FORMAT " (%g %g %g %g)",
+          j > o[slot] ? ", " : "", labels[j], boxes[4 * j], boxes[4 * j + 1],
+          boxes[4 * j + 2], boxes[4 * j + 3]);
+    g_string_append_c (out, ']');
+    unmap_tensor (b, s, &shp);
+    unmap_tensor (b, i, &map);
+    unmap_tensor (b, k, &off);
   } else if (!strcmp (kind, "image") || !strcmp (kind, "label")) {
     gchar *shape;
 
