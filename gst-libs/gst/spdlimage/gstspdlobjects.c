@@ -406,8 +406,15 @@ gst_spdl_objects_parse (GstSpdlObjects * o, const gchar * text, gsize len,
         v = e;
         v_end = e_end;
       }
-    if (v == NULL || *v == 'n')
-      return TRUE;              /* none, or "annotations": null */
+    /* without the key the member is something else (a classification
+     * json, a misspelt key): every image would silently have no object */
+    if (v == NULL) {
+      *why = g_strdup ("an object without \"annotations\" (one image's "
+          "annotations are a list, or {\"annotations\": [...]})");
+      return FALSE;
+    }
+    if (*v == 'n')
+      return TRUE;              /* "annotations": null: none */
   } else {
     v = p;
     v_end = gst_spdl_json_value_end (p, end);
