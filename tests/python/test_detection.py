@@ -742,3 +742,41 @@ def test_coco_over_http_equals_local(coco):
     for r, l in zip(remote, local):
         for key in ("image_id", "boxes", "labels", "masks", "image"):
             assert np.array_equal(r[key], l[key]), key
+
+
+def test_annotation_counts_reach_python(tmp_path):
+    """What the listing passed over (an annotation naming no image, an
+    image listed twice, an unknown category) and what the decoder dropped
+    (a bbox of 3 numbers, a NaN one) or sanitized are counted by reason
+    and reachable from the loader, not only as warnings."""
+    need("annotations", "objects")
+    (tmp_path / "img").mkdir()
+    Image.new("RGB", (40, 30)).save(tmp_path / "img" / "a.png")
+    Image.new("RGB", (40, 30)).save(tmp_path / "img" / "b.png")
+    good = dict(bbox=[2, 3, 10, 8], category_id=1, area=80, iscrowd=0)
+    doc = {"images": [dict(id=1, file_name="a.png", width=40, height=30),
+                      dict(id=2, file_name="b.png", width=40, height=30),
+                      dict(id=2, file_name="b.png", width=40, height=30)],
+           "categories": [dict(id=1, name="x")],
+           "annotations": [dict(good, id=1, image_id=1),
+                           dict(good, id=2, image_id=9),
+                           dict(good, id=3, image_id=2, category_id=5),
+                           dict(good, id=4, image_id=2, bbox=[1, 2, 3]),
+                           dict(good, id=5, image_id=1, bbox=[1, 1, 0.5, 9])]}
+    text = json.dumps(doc)[:-2] + ', {"id": 6, "image_id": 1, ' \
+        '"category_id": 1, "bbox": [NaN, 1, 2, 3]}]}'
+    (tmp_path / "ann.json").write_text(text)
+    with spdlgst.ImageLoader(tmp_path / "img", annotations=tmp_path / "ann.json",
+                             recipe="val", resize=30, size=(30, 40),
+                             batch_size=2, epochs=1, shuffle=False,
+                             flip=False) as loader:
+        n = sum(len(t["boxes"]) for _, targets in loader for t in targets)
+        counts = loader.annotation_counts()
+    assert n == 2
+    assert counts["images"] == 2
+    assert counts["unknown-image"] == 1
+    assert counts["duplicate-image"] == 1
+    assert counts["unknown-category"] == 1
+    assert counts["bad-annotation"] == 2
+    assert counts["sanitized"] == 1
+    assert counts["box-empty"] == 0
