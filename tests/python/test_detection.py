@@ -780,3 +780,35 @@ def test_annotation_counts_reach_python(tmp_path):
     assert counts["bad-annotation"] == 2
     assert counts["sanitized"] == 1
     assert counts["box-empty"] == 0
+
+
+def test_letterbox_keeps_boxes_on_the_image_edge(tmp_path):
+    """A 47x29 image letterboxed into 101x101 is scaled by float32(101 /
+    47): a box reaching the image's right edge (x + w = 47) comes to
+    101.0000076 past the 101-pixel canvas, and SanitizeBoundingBoxes'
+    canvas check dropped it. torchvision's F.pad clamps boxes to the new
+    canvas (as ultralytics clips them): the box is kept, x2 = 101."""
+    need("annotations", "objects", "letterbox")
+    (tmp_path / "img").mkdir()
+    Image.new("RGB", (47, 29)).save(tmp_path / "img" / "a.png")
+    anns = [dict(id=1, image_id=1, category_id=1, bbox=[30, 5, 17, 10],
+                 area=170, iscrowd=0),
+            dict(id=2, image_id=1, category_id=2, bbox=[3, 5, 10, 10],
+                 area=100, iscrowd=0)]
+    doc = {"images": [dict(id=1, file_name="a.png", width=47, height=29)],
+           "annotations": anns, "categories": [dict(id=1), dict(id=2)]}
+    (tmp_path / "ann.json").write_text(json.dumps(doc))
+    with spdlgst.ImageLoader(tmp_path / "img", annotations=tmp_path / "ann.json",
+                             recipe="letterbox", size=101, batch_size=1,
+                             epochs=1, flip=False, output="numpy") as loader:
+        targets = [t for _, ts in loader for t in ts]
+    # F.resize's float32 ratios to 101x62, then F.pad's shift and clamp
+    rh = round(29 * 101 / 47)
+    ratios = np.array([101 / 47, rh / 29] * 2, np.float32)
+    top = round((101 - rh) / 2 - 0.1)
+    xyxy = np.array([[30, 5, 47, 15], [3, 5, 13, 15]], np.float32)
+    want = xyxy * ratios + np.array([0, top, 0, top], np.float32)
+    want = np.minimum(want, np.float32(101))
+    assert targets[0]["labels"].tolist() == [1, 2]
+    np.testing.assert_array_equal(targets[0]["boxes"], want)
+    assert targets[0]["boxes"][0, 2] == 101

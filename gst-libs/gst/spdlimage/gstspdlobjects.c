@@ -473,23 +473,6 @@ crop_boxes (GstSpdlObjects * o, gint64 left, gint64 top, guint width,
   }
 }
 
-/* A letterbox's padding before the image: added, nothing clamped
- * (ultralytics' add_padding) */
-static void
-shift_boxes (GstSpdlObjects * o, gfloat dx, gfloat dy)
-{
-  guint i;
-
-  for (i = 0; i < o->n; i++) {
-    gfloat *b = o->boxes + 4 * i;
-
-    b[0] += dx;
-    b[1] += dy;
-    b[2] += dx;
-    b[3] += dy;
-  }
-}
-
 /* F.resize on BoundingBoxes: float32 ratios out / in, no clamp; nothing
  * done when the size does not change */
 static void
@@ -531,13 +514,16 @@ gst_spdl_objects_transform (GstSpdlObjects * o, const GstSpdlGeometry * geom)
         geom->clip_height);
     resize_boxes (o, geom->clip_width, geom->clip_height, ow, oh);
   } else if (geom->letterbox) {
-    /* resized, then shifted by the padding before the image: where the
-     * image's pixels are (ultralytics' LetterBox), which can be half a
-     * pixel off torchvision's center_crop anchor */
+    /* resized, then F.pad: shifted by the padding before the image (where
+     * the image's pixels are, ultralytics' LetterBox, which can be half a
+     * pixel off torchvision's center_crop anchor) and clamped to the
+     * canvas, as F.pad clamps and ultralytics clips: a box on the image's
+     * edge scaled a float32 ulp past it is no box outside the canvas for
+     * the sanitizing to drop */
     guint rw = (guint) geom->virtual_width, rh = (guint) geom->virtual_height;
 
     resize_boxes (o, o->width, o->height, rw, rh);
-    shift_boxes (o, (gfloat) - geom->offset_x, (gfloat) - geom->offset_y);
+    crop_boxes (o, geom->offset_x, geom->offset_y, ow, oh);
   } else {
     /* F.resize (shorter side), then F.center_crop (out) */
     guint rw = (guint) geom->virtual_width, rh = (guint) geom->virtual_height;
