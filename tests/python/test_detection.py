@@ -812,3 +812,34 @@ def test_letterbox_keeps_boxes_on_the_image_edge(tmp_path):
     assert targets[0]["labels"].tolist() == [1, 2]
     np.testing.assert_array_equal(targets[0]["boxes"], want)
     assert targets[0]["boxes"][0, 2] == 101
+
+
+def test_masks_past_their_limit_are_a_bad_field(tmp_path):
+    """2700 three-point polygons (210 KB of JSON) on one 640x480 image are
+    1.1 GB of 640x640 masks: the sample is skipped as a bad field naming
+    the limit (spdldecode max-masks-size, 1 GiB) before anything is
+    allocated, not decoded into memory a shard's few bytes ask for; the
+    next sample goes on."""
+    need("objects")
+    import tarfile
+    import io
+    anns = [dict(bbox=[1, 1, 5, 5], category_id=1,
+                 segmentation=[[1, 1, 6, 1, 6, 6]])]
+    members = [("a.json", json.dumps({"annotations": anns * 2700})),
+               ("b.json", json.dumps({"annotations": anns * 3}))]
+    jpeg = io.BytesIO()
+    Image.new("RGB", (640, 480)).save(jpeg, "JPEG")
+    with tarfile.open(tmp_path / "s.tar", "w") as tar:
+        for name, text in members:
+            for member, data in ((name[0] + ".jpg", jpeg.getvalue()),
+                                 (name, text.encode())):
+                info = tarfile.TarInfo(member)
+                info.size = len(data)
+                tar.addfile(info, io.BytesIO(data))
+    with spdlgst.ImageLoader(tmp_path / "s.tar", task="detection",
+                             recipe="letterbox", size=640, masks=True,
+                             batch_size=1, epochs=1, shuffle=False) as loader:
+        counts = [len(t["masks"]) for _, targets in loader for t in targets]
+        skipped = loader.skipped()
+    assert counts == [3]
+    assert skipped["bad-field"] == 1

@@ -549,7 +549,8 @@ gst_spdl_objects_transform (GstSpdlObjects * o, const GstSpdlGeometry * geom)
 }
 
 gboolean
-gst_spdl_objects_rasterize (GstSpdlObjects * o, gchar ** why)
+gst_spdl_objects_rasterize (GstSpdlObjects * o, guint64 max_bytes,
+    gchar ** why)
 {
   gsize in_plane = (gsize) o->source_width * o->source_height;
   gsize out_plane = (gsize) o->width * o->height;
@@ -561,6 +562,14 @@ gst_spdl_objects_rasterize (GstSpdlObjects * o, gchar ** why)
   g_clear_pointer (&o->masks, g_free);
   if (o->n == 0)
     return TRUE;
+  /* a few bytes of polygons each ask for a plane: a shard's JSON member
+   * must not decide how much memory a sample takes */
+  if (max_bytes && (guint64) out_plane * o->n > max_bytes) {
+    *why = g_strdup_printf ("%u masks of %ux%u would take %" G_GUINT64_FORMAT
+        " bytes, more than max-masks-size=%" G_GUINT64_FORMAT, o->n,
+        o->width, o->height, (guint64) out_plane * o->n, max_bytes);
+    return FALSE;
+  }
   /* one source plane at a time: only the output's masks are kept */
   source = g_try_malloc (in_plane);
   o->masks = g_try_malloc (out_plane * o->n);

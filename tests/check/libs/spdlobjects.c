@@ -356,7 +356,12 @@ GST_START_TEST (test_masks_follow_their_boxes)
   fail_unless_equals_int (o.n, 3);
   gst_spdl_objects_transform (&o, &geom);
   gst_spdl_objects_sanitize (&o, 1.0, 1.0);
-  fail_unless (gst_spdl_objects_rasterize (&o, &why), "%s", why);
+  /* 2 masks of 6x5 are 60 bytes: one less is refused, nothing made */
+  fail_if (gst_spdl_objects_rasterize (&o, 59, &why));
+  fail_unless (strstr (why, "max-masks-size=59") != NULL, "%s", why);
+  fail_unless (o.masks == NULL);
+  g_clear_pointer (&why, g_free);
+  fail_unless (gst_spdl_objects_rasterize (&o, 60, &why), "%s", why);
   fail_unless_equals_int (o.n, 2);
   fail_unless_equals_int (o.labels[1], 3);
   for (y = 0; y < 5; y++)
