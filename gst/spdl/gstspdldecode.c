@@ -187,6 +187,7 @@ enum
   PROP_INSTANCE_MASKS,
   PROP_BOX_MIN_SIZE,
   PROP_BOX_MIN_AREA,
+  PROP_MAX_MASKS_SIZE,
   PROP_OBJECT_COUNTS,
   /* then the base's, GST_SPDL_PARALLEL_DECODER_PROP_* */
   PROP_N,
@@ -203,6 +204,7 @@ enum
 #define DEFAULT_INSTANCE_MASKS FALSE
 #define DEFAULT_BOX_MIN_SIZE 1.0
 #define DEFAULT_BOX_MIN_AREA 1.0
+#define DEFAULT_MAX_MASKS_SIZE (G_GUINT64_CONSTANT (1) << 30)
 /* samples in flight per worker by default: results leave in order, so the
  * other threads keep decoding while a slow image holds the head (fewer
  * leave them idle; more gain nothing: docs/performance.md) */
@@ -628,6 +630,20 @@ gst_spdl_decode_class_init (GstSpdlDecodeClass * klass)
           "SanitizeBoundingBoxes (min_area); 0 = no check",
           0, G_MAXDOUBLE, DEFAULT_BOX_MIN_AREA, READY_PARAM));
   /**
+   * GstSpdlDecode:max-masks-size:
+   *
+   * With #GstSpdlDecode:instance-masks: a sample whose masks (one byte a
+   * pixel of the output, each object) would take more bytes is a bad
+   * field (its policy decides, as for JSON that is no annotations),
+   * refused before they are made: a few bytes of polygons each ask for
+   * a plane (1 GiB: 1000 objects at 1333x800). 0 = no limit.
+   */
+  g_object_class_install_property (gobject_class, PROP_MAX_MASKS_SIZE,
+      g_param_spec_uint64 ("max-masks-size", "Max masks size",
+          "Instance masks: a sample's masks larger than this many bytes "
+          "are a bad field (0 = no limit)", 0, G_MAXUINT64,
+          DEFAULT_MAX_MASKS_SIZE, READY_PARAM));
+  /**
    * GstSpdlDecode:object-counts:
    *
    * Annotations of objects fields by reason: bad-annotation (dropped and
@@ -725,6 +741,7 @@ gst_spdl_decode_init (GstSpdlDecode * self)
   self->objects.masks = DEFAULT_INSTANCE_MASKS;
   self->objects.min_size = DEFAULT_BOX_MIN_SIZE;
   self->objects.min_area = DEFAULT_BOX_MIN_AREA;
+  self->objects.max_masks_size = DEFAULT_MAX_MASKS_SIZE;
   g_mutex_init (&self->lock);
 }
 
@@ -859,6 +876,9 @@ gst_spdl_decode_set_property (GObject * object, guint prop_id,
     case PROP_BOX_MIN_AREA:
       self->objects.min_area = g_value_get_double (value);
       break;
+    case PROP_MAX_MASKS_SIZE:
+      self->objects.max_masks_size = g_value_get_uint64 (value);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -948,6 +968,9 @@ gst_spdl_decode_get_property (GObject * object, guint prop_id, GValue * value,
       break;
     case PROP_BOX_MIN_AREA:
       g_value_set_double (value, self->objects.min_area);
+      break;
+    case PROP_MAX_MASKS_SIZE:
+      g_value_set_uint64 (value, self->objects.max_masks_size);
       break;
     case PROP_OBJECT_COUNTS:{
       GstStructure *counts = gst_structure_new_empty ("object-counts");

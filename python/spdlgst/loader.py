@@ -782,6 +782,28 @@ class Loader:
             out[reason] = out.get(reason, 0) + n
         return out
 
+    def annotation_counts(self) -> Dict[str, int]:
+        """Detection annotations by what became of them ({} without any):
+        spdlsrc's ``annotation-counts`` when an instances file is listed
+        (``images`` and ``annotations`` listed, ``unknown-image``,
+        ``duplicate-image``, ``unknown-category``, ``bad-image``,
+        ``bad-annotation``: once per listing) plus spdldecode's
+        ``object-counts`` (``bad-annotation`` dropped, ``box-outside-image``
+        and ``box-empty`` kept with a warning, ``sanitized``: each sample
+        decoded so far, those read ahead of the training loop too), the
+        reasons both count summed."""
+        self._drain()
+        out: Dict[str, int] = {}
+        for prop in ("annotation-counts", "object-counts"):
+            for element in self._spdl_elements_with(prop):
+                s = element.get_property(prop)
+                if s is None:
+                    continue
+                for i in range(s.n_fields()):
+                    name = s.nth_field_name(i)
+                    out[name] = out.get(name, 0) + int(s.get_value(name))
+        return out
+
     def recovered(self) -> int:
         """Samples delivered although their data was damaged, decoded as
         the reference decoder decodes them (images as PIL, audio files as

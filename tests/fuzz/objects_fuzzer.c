@@ -62,7 +62,7 @@ LLVMFuzzerTestOneInput (const uint8_t * data, size_t size)
       g_assert (objects.boxes[i] <= MAX (objects.width, objects.height));
     }
   }
-  if (!gst_spdl_objects_rasterize (&objects, &why)) {
+  if (!gst_spdl_objects_rasterize (&objects, 0, &why)) {
     g_free (why);
     gst_spdl_objects_clear (&objects);
     return 0;

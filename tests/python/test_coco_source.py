@@ -381,3 +381,31 @@ def test_annotations_and_images_on_s3(coco_s3, monkeypatch):
                  'annotations="s3://data/coco/instances.json"')
     assert r["samples"] == [] and "instances.json" in r["error"]
     assert "wrong-secret" not in r["error"]
+
+
+def test_file_names_with_spaces_and_unicode_over_http(tmp_path):
+    """COCO's file_name is a file's name, not a URL: under an http://
+    location "IMG 0001.jpg", "ü/ñ.jpg" and "50%.jpg" are fetched
+    percent-encoded, as they are read from a local folder."""
+    root = tmp_path / "images"
+    (root / "ü").mkdir(parents=True)
+    names = ["IMG 0001.jpg", "ü/ñ.jpg", "50%.jpg"]
+    for i, name in enumerate(names):
+        Image.new("RGB", (8 + i, 8), (i * 60, 0, 0)).save(root / name)
+    doc = {"images": [dict(id=i + 1, file_name=n, width=8 + i, height=8)
+                      for i, n in enumerate(names)],
+           "annotations": [dict(id=1, image_id=2, category_id=1,
+                                bbox=[1, 1, 2, 2])],
+           "categories": [dict(id=1, name="x")]}
+    (tmp_path / "instances.json").write_text(json.dumps(doc,
+                                                        ensure_ascii=False))
+    server = http_server(str(tmp_path))
+    try:
+        r = run_coco(f'location="{server.url}/images" '
+                     f'annotations="{server.url}/instances.json"')
+    finally:
+        server.stop()
+    assert r["error"] is None and r["warnings"] == [], r["warnings"]
+    assert [s["image_id"] for s in r["samples"]] == [1, 2, 3]
+    assert [s["bytes"] for s in r["samples"]] == \
+        [(root / n).read_bytes() for n in names]

@@ -742,3 +742,104 @@ def test_coco_over_http_equals_local(coco):
     for r, l in zip(remote, local):
         for key in ("image_id", "boxes", "labels", "masks", "image"):
             assert np.array_equal(r[key], l[key]), key
+
+
+def test_annotation_counts_reach_python(tmp_path):
+    """What the listing passed over (an annotation naming no image, an
+    image listed twice, an unknown category) and what the decoder dropped
+    (a bbox of 3 numbers, a NaN one) or sanitized are counted by reason
+    and reachable from the loader, not only as warnings."""
+    need("annotations", "objects")
+    (tmp_path / "img").mkdir()
+    Image.new("RGB", (40, 30)).save(tmp_path / "img" / "a.png")
+    Image.new("RGB", (40, 30)).save(tmp_path / "img" / "b.png")
+    good = dict(bbox=[2, 3, 10, 8], category_id=1, area=80, iscrowd=0)
+    doc = {"images": [dict(id=1, file_name="a.png", width=40, height=30),
+                      dict(id=2, file_name="b.png", width=40, height=30),
+                      dict(id=2, file_name="b.png", width=40, height=30)],
+           "categories": [dict(id=1, name="x")],
+           "annotations": [dict(good, id=1, image_id=1),
+                           dict(good, id=2, image_id=9),
+                           dict(good, id=3, image_id=2, category_id=5),
+                           dict(good, id=4, image_id=2, bbox=[1, 2, 3]),
+                           dict(good, id=5, image_id=1, bbox=[1, 1, 0.5, 9])]}
+    text = json.dumps(doc)[:-2] + ', {"id": 6, "image_id": 1, ' \
+        '"category_id": 1, "bbox": [NaN, 1, 2, 3]}]}'
+    (tmp_path / "ann.json").write_text(text)
+    with spdlgst.ImageLoader(tmp_path / "img", annotations=tmp_path / "ann.json",
+                             recipe="val", resize=30, size=(30, 40),
+                             batch_size=2, epochs=1, shuffle=False,
+                             flip=False) as loader:
+        n = sum(len(t["boxes"]) for _, targets in loader for t in targets)
+        counts = loader.annotation_counts()
+    assert n == 2
+    assert counts["images"] == 2
+    assert counts["unknown-image"] == 1
+    assert counts["duplicate-image"] == 1
+    assert counts["unknown-category"] == 1
+    assert counts["bad-annotation"] == 2
+    assert counts["sanitized"] == 1
+    assert counts["box-empty"] == 0
+
+
+def test_letterbox_keeps_boxes_on_the_image_edge(tmp_path):
+    """A 47x29 image letterboxed into 101x101 is scaled by float32(101 /
+    47): a box reaching the image's right edge (x + w = 47) comes to
+    101.0000076 past the 101-pixel canvas, and SanitizeBoundingBoxes'
+    canvas check dropped it. torchvision's F.pad clamps boxes to the new
+    canvas (as ultralytics clips them): the box is kept, x2 = 101."""
+    need("annotations", "objects", "letterbox")
+    (tmp_path / "img").mkdir()
+    Image.new("RGB", (47, 29)).save(tmp_path / "img" / "a.png")
+    anns = [dict(id=1, image_id=1, category_id=1, bbox=[30, 5, 17, 10],
+                 area=170, iscrowd=0),
+            dict(id=2, image_id=1, category_id=2, bbox=[3, 5, 10, 10],
+                 area=100, iscrowd=0)]
+    doc = {"images": [dict(id=1, file_name="a.png", width=47, height=29)],
+           "annotations": anns, "categories": [dict(id=1), dict(id=2)]}
+    (tmp_path / "ann.json").write_text(json.dumps(doc))
+    with spdlgst.ImageLoader(tmp_path / "img", annotations=tmp_path / "ann.json",
+                             recipe="letterbox", size=101, batch_size=1,
+                             epochs=1, flip=False, output="numpy") as loader:
+        targets = [t for _, ts in loader for t in ts]
+    # F.resize's float32 ratios to 101x62, then F.pad's shift and clamp
+    rh = round(29 * 101 / 47)
+    ratios = np.array([101 / 47, rh / 29] * 2, np.float32)
+    top = round((101 - rh) / 2 - 0.1)
+    xyxy = np.array([[30, 5, 47, 15], [3, 5, 13, 15]], np.float32)
+    want = xyxy * ratios + np.array([0, top, 0, top], np.float32)
+    want = np.minimum(want, np.float32(101))
+    assert targets[0]["labels"].tolist() == [1, 2]
+    np.testing.assert_array_equal(targets[0]["boxes"], want)
+    assert targets[0]["boxes"][0, 2] == 101
+
+
+def test_masks_past_their_limit_are_a_bad_field(tmp_path):
+    """2700 three-point polygons (210 KB of JSON) on one 640x480 image are
+    1.1 GB of 640x640 masks: the sample is skipped as a bad field naming
+    the limit (spdldecode max-masks-size, 1 GiB) before anything is
+    allocated, not decoded into memory a shard's few bytes ask for; the
+    next sample goes on."""
+    need("objects")
+    import tarfile
+    import io
+    anns = [dict(bbox=[1, 1, 5, 5], category_id=1,
+                 segmentation=[[1, 1, 6, 1, 6, 6]])]
+    members = [("a.json", json.dumps({"annotations": anns * 2700})),
+               ("b.json", json.dumps({"annotations": anns * 3}))]
+    jpeg = io.BytesIO()
+    Image.new("RGB", (640, 480)).save(jpeg, "JPEG")
+    with tarfile.open(tmp_path / "s.tar", "w") as tar:
+        for name, text in members:
+            for member, data in ((name[0] + ".jpg", jpeg.getvalue()),
+                                 (name, text.encode())):
+                info = tarfile.TarInfo(member)
+                info.size = len(data)
+                tar.addfile(info, io.BytesIO(data))
+    with spdlgst.ImageLoader(tmp_path / "s.tar", task="detection",
+                             recipe="letterbox", size=640, masks=True,
+                             batch_size=1, epochs=1, shuffle=False) as loader:
+        counts = [len(t["masks"]) for _, targets in loader for t in targets]
+        skipped = loader.skipped()
+    assert counts == [3]
+    assert skipped["bad-field"] == 1

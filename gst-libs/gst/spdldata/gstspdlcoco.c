@@ -543,12 +543,25 @@ GstSpdlDataset *
 gst_spdl_coco_to_dataset (const GstSpdlCoco * coco, const gchar * root)
 {
   const gchar **paths = g_new (const gchar *, MAX (coco->n_images, 1));
+  /* file_name is a file's name: under an HTTP prefix a URL path, "IMG
+   * 0001.jpg" as "IMG%200001.jpg" (s3:// keys are escaped when signed) */
+  gboolean http = g_str_has_prefix (root, "http://") ||
+      g_str_has_prefix (root, "https://");
+  GPtrArray *escaped = g_ptr_array_new_with_free_func (g_free);
   GstSpdlDataset *ds;
   guint i;
 
-  for (i = 0; i < coco->n_images; i++)
+  for (i = 0; i < coco->n_images; i++) {
     paths[i] = gst_spdl_coco_get_file_name (coco, i);
+    if (http) {
+      gchar *url_path = g_uri_escape_string (paths[i], "/", FALSE);
+
+      g_ptr_array_add (escaped, url_path);
+      paths[i] = url_path;
+    }
+  }
   ds = gst_spdl_dataset_new_from_paths (root, paths, coco->n_images);
+  g_ptr_array_unref (escaped);
   g_free (paths);
   return ds;
 }

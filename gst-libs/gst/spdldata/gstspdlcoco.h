@@ -88,7 +88,8 @@ gchar *gst_spdl_coco_get_objects (const GstSpdlCoco * coco, guint image,
 const gchar *gst_spdl_coco_reason_name (GstSpdlCocoReason reason);
 
 /* The images as a listed dataset: their file names relative to @root (a
- * folder or a URL prefix), in the coco's order, with no label. */
+ * folder or a URL prefix: percent-encoded under http(s)://), in the
+ * coco's order, with no label. */
 GstSpdlDataset *gst_spdl_coco_to_dataset (const GstSpdlCoco * coco,
     const gchar * root);
 

@@ -301,7 +301,8 @@ gst_spdl_record_decode_objects (GstBuffer * buffer,
     }
     gst_spdl_objects_transform (&objects, target->geom);
     gst_spdl_objects_sanitize (&objects, params->min_size, params->min_area);
-    if (!gst_spdl_objects_rasterize (&objects, &why)) {
+    if (!gst_spdl_objects_rasterize (&objects, params->max_masks_size,
+            &why)) {
       gboolean fill = bad_field (field, i, why, "no object", bad, filled,
           error);
 

@@ -55,6 +55,7 @@ typedef struct
 {
   gboolean masks;               /* instance masks */
   gdouble min_size, min_area;   /* SanitizeBoundingBoxes'; 0, 0: off */
+  guint64 max_masks_size;       /* a sample's masks' bytes; 0: no limit */
 } GstSpdlObjectsParams;
 
 /* Replaces each encoded (JSON text) objects value of @buffer's record by

@@ -406,8 +406,15 @@ gst_spdl_objects_parse (GstSpdlObjects * o, const gchar * text, gsize len,
         v = e;
         v_end = e_end;
       }
-    if (v == NULL || *v == 'n')
-      return TRUE;              /* none, or "annotations": null */
+    /* without the key the member is something else (a classification
+     * json, a misspelt key): every image would silently have no object */
+    if (v == NULL) {
+      *why = g_strdup ("an object without \"annotations\" (one image's "
+          "annotations are a list, or {\"annotations\": [...]})");
+      return FALSE;
+    }
+    if (*v == 'n')
+      return TRUE;              /* "annotations": null: none */
   } else {
     v = p;
     v_end = gst_spdl_json_value_end (p, end);
@@ -466,23 +473,6 @@ crop_boxes (GstSpdlObjects * o, gint64 left, gint64 top, guint width,
   }
 }
 
-/* A letterbox's padding before the image: added, nothing clamped
- * (ultralytics' add_padding) */
-static void
-shift_boxes (GstSpdlObjects * o, gfloat dx, gfloat dy)
-{
-  guint i;
-
-  for (i = 0; i < o->n; i++) {
-    gfloat *b = o->boxes + 4 * i;
-
-    b[0] += dx;
-    b[1] += dy;
-    b[2] += dx;
-    b[3] += dy;
-  }
-}
-
 /* F.resize on BoundingBoxes: float32 ratios out / in, no clamp; nothing
  * done when the size does not change */
 static void
@@ -524,13 +514,16 @@ gst_spdl_objects_transform (GstSpdlObjects * o, const GstSpdlGeometry * geom)
         geom->clip_height);
     resize_boxes (o, geom->clip_width, geom->clip_height, ow, oh);
   } else if (geom->letterbox) {
-    /* resized, then shifted by the padding before the image: where the
-     * image's pixels are (ultralytics' LetterBox), which can be half a
-     * pixel off torchvision's center_crop anchor */
+    /* resized, then F.pad: shifted by the padding before the image (where
+     * the image's pixels are, ultralytics' LetterBox, which can be half a
+     * pixel off torchvision's center_crop anchor) and clamped to the
+     * canvas, as F.pad clamps and ultralytics clips: a box on the image's
+     * edge scaled a float32 ulp past it is no box outside the canvas for
+     * the sanitizing to drop */
     guint rw = (guint) geom->virtual_width, rh = (guint) geom->virtual_height;
 
     resize_boxes (o, o->width, o->height, rw, rh);
-    shift_boxes (o, (gfloat) - geom->offset_x, (gfloat) - geom->offset_y);
+    crop_boxes (o, geom->offset_x, geom->offset_y, ow, oh);
   } else {
     /* F.resize (shorter side), then F.center_crop (out) */
     guint rw = (guint) geom->virtual_width, rh = (guint) geom->virtual_height;
@@ -556,7 +549,8 @@ gst_spdl_objects_transform (GstSpdlObjects * o, const GstSpdlGeometry * geom)
 }
 
 gboolean
-gst_spdl_objects_rasterize (GstSpdlObjects * o, gchar ** why)
+gst_spdl_objects_rasterize (GstSpdlObjects * o, guint64 max_bytes,
+    gchar ** why)
 {
   gsize in_plane = (gsize) o->source_width * o->source_height;
   gsize out_plane = (gsize) o->width * o->height;
@@ -568,6 +562,14 @@ gst_spdl_objects_rasterize (GstSpdlObjects * o, gchar ** why)
   g_clear_pointer (&o->masks, g_free);
   if (o->n == 0)
     return TRUE;
+  /* a few bytes of polygons each ask for a plane: a shard's JSON member
+   * must not decide how much memory a sample takes */
+  if (max_bytes && (guint64) out_plane * o->n > max_bytes) {
+    *why = g_strdup_printf ("%u masks of %ux%u would take %" G_GUINT64_FORMAT
+        " bytes, more than max-masks-size=%" G_GUINT64_FORMAT, o->n,
+        o->width, o->height, (guint64) out_plane * o->n, max_bytes);
+    return FALSE;
+  }
   /* one source plane at a time: only the output's masks are kept */
   source = g_try_malloc (in_plane);
   o->masks = g_try_malloc (out_plane * o->n);

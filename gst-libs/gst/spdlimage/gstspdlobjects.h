@@ -92,9 +92,11 @@ void gst_spdl_objects_sanitize (GstSpdlObjects * objects, gdouble min_size,
 /* The masks of the objects kept (after sanitizing: none is made for a
  * box removed), each its segmentation painted at the source size (as
  * annToMask) then through the geometry by nearest: uint8 n x height x
- * width in @objects->masks. FALSE with @why without memory. Nothing
- * without masks. */
+ * width in @objects->masks. FALSE with @why where they would take more
+ * than @max_bytes (0: no limit), before anything is allocated, or
+ * without memory. Nothing without masks. */
 gboolean gst_spdl_objects_rasterize (GstSpdlObjects * objects,
+    guint64 max_bytes,
     gchar ** why);
 
 /* The decoded field value: a structure "objects" with n (uint), width,

@@ -285,6 +285,17 @@ GST_START_TEST (test_bad_annotations_counted)
           FALSE, &why));
   fail_unless (strstr (why, "not an array") != NULL, "%s", why);
   g_clear_pointer (&why, g_free);
+  /* an object without "annotations" (another member: a classification
+   * json, a misnamed key) is no image without objects */
+  fail_if (gst_spdl_objects_parse (&o, "{\"label\": 3}", 12, 6, 5, FALSE,
+          &why));
+  fail_unless (strstr (why, "without \"annotations\"") != NULL, "%s", why);
+  g_clear_pointer (&why, g_free);
+  /* "annotations": null is none, said so */
+  fail_unless (gst_spdl_objects_parse (&o, "{\"annotations\": null}", 21, 6,
+          5, FALSE, &why));
+  fail_unless_equals_int (o.n, 0);
+  gst_spdl_objects_clear (&o);
   fail_if (gst_spdl_objects_parse (&o, "[{\"bbox\": [1,", 13, 6, 5, FALSE,
           &why));
   g_clear_pointer (&why, g_free);
@@ -314,11 +325,10 @@ GST_START_TEST (test_bad_annotations_counted)
     gst_spdl_objects_clear (&o);
     g_string_free (many, TRUE);
   }
-  /* none: no object */
-  fail_unless (gst_spdl_objects_parse (&o, "{\"images\": []}", 14, 6, 5,
+  /* an object of other members is no image without objects */
+  fail_if (gst_spdl_objects_parse (&o, "{\"images\": []}", 14, 6, 5,
           TRUE, &why));
-  fail_unless_equals_int (o.n, 0);
-  gst_spdl_objects_clear (&o);
+  g_clear_pointer (&why, g_free);
 }
 
 GST_END_TEST;
@@ -346,7 +356,12 @@ GST_START_TEST (test_masks_follow_their_boxes)
   fail_unless_equals_int (o.n, 3);
   gst_spdl_objects_transform (&o, &geom);
   gst_spdl_objects_sanitize (&o, 1.0, 1.0);
-  fail_unless (gst_spdl_objects_rasterize (&o, &why), "%s", why);
+  /* 2 masks of 6x5 are 60 bytes: one less is refused, nothing made */
+  fail_if (gst_spdl_objects_rasterize (&o, 59, &why));
+  fail_unless (strstr (why, "max-masks-size=59") != NULL, "%s", why);
+  fail_unless (o.masks == NULL);
+  g_clear_pointer (&why, g_free);
+  fail_unless (gst_spdl_objects_rasterize (&o, 60, &why), "%s", why);
   fail_unless_equals_int (o.n, 2);
   fail_unless_equals_int (o.labels[1], 3);
   for (y = 0; y < 5; y++)
