@@ -759,6 +759,8 @@ class ImageLoader(_RecipeLoader):
     uint8 ``[N, h, w]`` with ``masks=True``), views of the batch's flat
     tensors, as torchvision's detection models take them.
 
+    - ``task``: "classification" (default without ``annotations``) or
+      "detection" (default with them, and with ``annotations_key``).
     - ``annotations``: a COCO instances file (local, http(s):// or
       s3://); ``location`` is then the image folder (or URL prefix). The
       samples are its images in image id order (torchvision's
@@ -767,7 +769,7 @@ class ImageLoader(_RecipeLoader):
       member holding each image's annotations in the COCO layout (a list
       of annotations, or an object with them as ``annotations`` and the
       image's ``image_id``) ("json" by default).
-    - ``recipe``: "detection" (default with task="detection"): random
+    - Detection's ``recipe``: "detection" (the default): random
       horizontal flip, then the shorter side to ``size`` with the longer
       at most ``max_size`` (torchvision's ``Resize(size, max_size)``);
       ``size`` a list draws one per image (DETR's multi-scale). Images of
@@ -777,7 +779,7 @@ class ImageLoader(_RecipeLoader):
       ``size`` (640), centered, padded with ``pad_value`` (114), as YOLO
       trainers do. "train": RandomResizedCrop(size) + flip, boxes clamped
       to the crop. "val": Resize + CenterCrop as for classification.
-    - ``size``: "detection": the shorter side (800) or a list of them;
+    - Detection's ``size``: "detection": the shorter side (800) or a list of them;
       "letterbox": the square side (640) or (height, width).
     - ``max_size``: "detection" only: the longer side at most (1333; 0: no
       limit); more than the largest ``size``.
@@ -791,7 +793,7 @@ class ImageLoader(_RecipeLoader):
       the geometry, removing a box with its label, area, iscrowd and mask
       (True); False keeps every object.
     - ``pad_value``: "letterbox" only: the padding's value (114).
-    - ``batch_size`` is 256 unless given: give detection batches a
+    - Detection's ``batch_size`` is 256 unless given: give them a
       smaller one (2 to 16 as detection trainers use).
     """
 
