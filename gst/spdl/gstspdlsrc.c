@@ -140,8 +140,8 @@
  * path, "offset" and "duration" the span (required in every row when
  * the first has one; without, whole files), and a field named
  * "text" is the transcript: the "text" key, else the contents of the file
- * "text_filepath" names (relative to the manifest), else
- * "normalized_text", byte for byte. Each row is one sample, rows of one
+ * "text_filepath" names (relative to the manifest; its line breaks
+ * dropped, as NeMo drops them), else "normalized_text", byte for byte. Each row is one sample, rows of one
  * file too; its span goes on the sample meta ("span-start",
  * "span-duration", -1 = to the end: gst_spdl_buffer_get_span()) with
  * "row", the manifest and line, and spdlaudiodecode or spdlvideodecode
@@ -2343,8 +2343,29 @@ read_sidecars (GstSpdlSrc * src, const gchar * path)
   return fields;
 }
 
+/* A transcript file's text without its line breaks, as NeMo's manifest
+ * reader takes it (open (...).read ().replace ('\n', ''), '\r\n' and
+ * '\r' being '\n' in Python's text mode). */
+static GBytes *
+transcript_without_line_breaks (GBytes * bytes)
+{
+  gsize len, i, n = 0;
+  const gchar *data = g_bytes_get_data (bytes, &len);
+  gchar *text;
+
+  if (memchr (data, '\n', len) == NULL && memchr (data, '\r', len) == NULL)
+    return bytes;
+  text = g_malloc (len);
+  for (i = 0; i < len; i++)
+    if (data[i] != '\n' && data[i] != '\r')
+      text[n++] = data[i];
+  g_bytes_unref (bytes);
+  return g_bytes_new_take (text, n);
+}
+
 /* A manifest's columns as the fields of sample @index; a column naming a
- * file (NeMo's text_filepath) is the file's contents, read here. */
+ * file (NeMo's text_filepath) is the file's contents without their line
+ * breaks, read here. */
 static GstSpdlFieldData *
 manifest_fields (GstSpdlSrc * src, guint index)
 {
@@ -2367,6 +2388,8 @@ manifest_fields (GstSpdlSrc * src, guint index)
     path = g_path_is_absolute (rel) ? g_strdup (rel) :
         g_build_filename (ds->root, rel, NULL);
     read_field_file (src, path, &fields[f]);
+    if (fields[f].data)
+      fields[f].data = transcript_without_line_breaks (fields[f].data);
     g_free (path);
     g_free (rel);
   }

@@ -13,6 +13,7 @@ import pytest
 import scipy.signal as sps
 from gi.repository import Gst
 
+import audiogen
 import spdlgst
 import videogen
 from spdlgst.sampleaudio import make_asr
@@ -479,3 +480,66 @@ def test_video_captions_checked(tmp_path):
         spdlgst.VideoLoader(tmp_path, captions="name", fields=("video", "name"))
     line = spdlgst.VideoLoader.launch_line_for(tmp_path, captions="name")
     assert "fields=name:string" in line
+
+
+def _write_nemo(path, lines, newline="\n", bom=False):
+    with open(path, "w", encoding="utf-8", newline="") as f:
+        if bom:
+            f.write("\ufeff")
+        for line in lines:
+            f.write((line if isinstance(line, str) else
+                     json.dumps(line, ensure_ascii=False)) + newline)
+
+
+@needs_spans
+def test_nemo_manifest_as_nemo_reads_it(tmp_path):
+    """A NeMo manifest as tools write them: a BOM, CRLF lines, a trailing
+    blank line, extra keys, unicode transcripts, entries of one file at
+    offsets with many decimals, audio_filename on some rows beside
+    audio_filepath on others (NeMo takes either, row by row), and a
+    text_filepath whose file ends with a newline (NeMo's manifest reader
+    drops its newlines: f.read().replace('\\n', ''))."""
+    rate = 16000
+    audiogen.make(str(tmp_path / "a.flac"), "sweep", rate, 5.0)
+    ref = ffmpeg_decode(str(tmp_path / "a.flac"))
+    (tmp_path / "t.txt").write_text("two lines\nof text\n", encoding="utf-8")
+    lines = [
+        {"audio_filepath": "a.flac", "duration": 1.25,
+         "offset": 0.123456789, "text": "héllo wörld 中文", "lang": "de"},
+        {"audio_filename": str(tmp_path / "a.flac"), "duration": 1.0,
+         "offset": 2.0, "text": "second"},
+        {"audio_filepath": "a.flac", "duration": 1.0, "offset": 2.0,
+         "text_filepath": "t.txt"},
+        {"audio_filepath": "a.flac", "duration": 0.5,
+         "normalized_text": "norm"},
+        "",
+    ]
+    _write_nemo(tmp_path / "m.json", lines, newline="\r\n", bom=True)
+    got, _, skipped = read_epoch(tmp_path / "m.json")
+    assert sorted(got) == [0, 1, 2, 3], skipped
+    assert [got[i][1] for i in range(4)] == [
+        "héllo wörld 中文", "second", "two linesof text", "norm"]
+    for i, (offset, duration) in enumerate(((0.123456789, 1.25), (2.0, 1.0),
+                                            (2.0, 1.0), (0.0, 0.5))):
+        first = round(offset * rate)
+        want = ref[first:first + round(duration * rate)]
+        assert same(got[i][0][0], want), i
+
+
+@needs_spans
+def test_rounded_manifest_durations_keep_whole_files(tmp_path):
+    """Whole-file entries whose durations a tool rounded up (to 2
+    decimals, or from an MP3's padded length) by up to Lhotse's 25 ms
+    tolerance are the file to its end, not skipped: only a duration
+    further past the file's end disagrees with it (bad-duration)."""
+    rate = 16000
+    n = round(3.0051 * rate)
+    audiogen.make(str(tmp_path / "a.flac"), "tone", rate, n / rate)
+    assert ffmpeg_decode(str(tmp_path / "a.flac")).shape == (n,)
+    lines = [{"audio_filepath": "a.flac", "duration": d, "text": str(d)}
+             for d in (3.0, 3.01, 3.02, 3.1)]
+    _write_nemo(tmp_path / "m.json", lines)
+    got, _, skipped = read_epoch(tmp_path / "m.json")
+    assert sorted(got) == [0, 1, 2]
+    assert [got[i][2] for i in range(3)] == [48000, n, n]
+    assert skipped.get("bad-duration") == 1, skipped

@@ -604,6 +604,8 @@ typedef struct
    * column names in turn, the columns wanted from @template_column on */
   gchar **template;
   guint template_column;
+  /* NeMo's other path key, taken row by row as NeMo does (0: none) */
+  guint other_path_column;
   GString *path;
   gsize field_capacity;         /* samples @ds->field_offsets holds */
   gsize span_capacity;          /* ... and the span arrays */
@@ -760,6 +762,14 @@ table_header (const gchar * const *columns, guint n, guint64 line,
   for (i = 1; load->template && load->template[i - 1] && load->template[i];
       i += 2)
     g_ptr_array_add (wanted, g_strdup (load->template[i]));
+  if (load->format == GST_SPDL_TABLE_JSONL &&
+      load->options->path_column == NULL &&
+      (strcmp (path, "audio_filepath") == 0 ||
+          strcmp (path, "audio_filename") == 0)) {
+    load->other_path_column = wanted->len;
+    g_ptr_array_add (wanted, g_strdup (strcmp (path, "audio_filepath") ?
+            "audio_filepath" : "audio_filename"));
+  }
   g_ptr_array_add (wanted, NULL);
   return (gchar **) g_ptr_array_free (wanted, FALSE);
 }
@@ -889,6 +899,10 @@ table_row (const GstSpdlTableCell * cells, guint64 line, gpointer user_data,
   if (load->template) {
     path = load->path->str;
     path_len = load->path->len;
+  }
+  if ((path == NULL || path_len == 0) && load->other_path_column) {
+    path = cells[load->other_path_column].data;
+    path_len = cells[load->other_path_column].len;
   }
   if (path == NULL || path_len == 0) {
     gchar *what = g_strdup_printf ("no path (column \"%s\")",
