@@ -344,7 +344,7 @@ class _Fields(dict):
 TABLE_SUFFIXES = (".csv", ".tsv", ".jsonl", ".ndjson")
 # spdlsrc's path-column defaults
 PATH_COLUMNS = ("path", "image", "filepath", "file_name", "filename", "file",
-                "audio_filepath", "video")
+                "audio_filepath", "audio_filename", "video")
 
 
 def _fields_stage(a) -> list:
@@ -356,6 +356,17 @@ def _fields_stage(a) -> list:
         extra.append("text")        # spdlsrc: text, text_filepath, ...
     if not f:
         return [f"fields={_quote(','.join(extra))}"] if extra else []
+    manifest = a["location"].lower().endswith(TABLE_SUFFIXES) or (
+        a["location"].lower().endswith(".json") and "text" in a)
+    if manifest and not f["media_named"] and \
+            f["media_key"] not in PATH_COLUMNS and \
+            "path-column" not in a["src_properties"]:
+        # the first field would be taken for the media and never given
+        raise ValueError(
+            f"fields: none names the media (an extension such as 'wav', "
+            f"'audio', 'video' or 'jpg', or the manifest's path column): "
+            f"{f['media_key']!r} would be taken for it; name the media first, "
+            f"e.g. fields=('audio', {f['media_key']!r})")
     out = []
     if f["src"] or extra:
         specs = ([f["src"]] if f["src"] else []) + extra
@@ -1421,7 +1432,9 @@ class AudioLoader(_ClipLoader):
       ``max_errors``, ``src_properties``, ``output``, ``ranks``,
       ``log_limit``: as for :class:`ImageLoader`.
     - ``fields``: as for :class:`ImageLoader`; the field naming an audio
-      extension (or a manifest's path column) is the audio.
+      extension, ``"audio"`` or a manifest's path column is the audio (a
+      manifest's other keys: ``fields=("audio", "lang")``; on a manifest,
+      fields none of which names the audio are an error).
     - ``extensions``: of the audio files a folder lists, and of the audio
       members of tar shards (wav, flac, mp3, ogg, opus, m4a).
 

@@ -543,3 +543,26 @@ def test_rounded_manifest_durations_keep_whole_files(tmp_path):
     assert sorted(got) == [0, 1, 2]
     assert [got[i][2] for i in range(3)] == [48000, n, n]
     assert skipped.get("bad-duration") == 1, skipped
+
+
+def test_manifest_fields_never_taken_for_the_audio(tmp_path):
+    """fields= on a manifest naming only its other keys (NeMo's "lang")
+    would have the first taken for the audio and silently never given:
+    an error telling to name the audio first; named so, the key comes
+    beside the transcript."""
+    (tmp_path / "m.json").write_text(json.dumps(
+        {"audio_filepath": "a.wav", "duration": 1.0, "text": "t",
+         "lang": "de"}) + "\n")
+    (tmp_path / "m.csv").write_text("path,text,lang\na.wav,t,de\n")
+    for location in ("m.json", "m.csv"):
+        for fields in (("lang",), ("text", "lang")):
+            with pytest.raises(ValueError, match="none names the media"):
+                spdlgst.AudioLoader.launch_line_for(
+                    str(tmp_path / location), duration=None, fields=fields)
+    line = spdlgst.AudioLoader.launch_line_for(
+        str(tmp_path / "m.json"), duration=None, fields=("audio", "lang"))
+    assert "fields=lang,text" in line
+    line = spdlgst.AudioLoader.launch_line_for(
+        str(tmp_path / "m.json"), duration=None,
+        fields=("audio_filename", "lang"))
+    assert "fields=lang,text" in line
