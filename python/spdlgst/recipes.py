@@ -1052,6 +1052,10 @@ def _src_stage(a) -> str:
         # spdlsrc makes the batches (spdlbatch cuts at their ends): the
         # most samples one holds
         src.append(f"batch-size={a['batch_size']}")
+    if a.get("max_duration") is not None:
+        # a manifest's spans too long: skipped unread, in no batch's plan
+        # (spdlaudiodecode's max-span: whole files)
+        src.append(f"max-span={a['max_duration']!r}")
     for key, value in a["src_properties"].items():
         if isinstance(value, bool):
             value = "true" if value else "false"
@@ -1459,8 +1463,9 @@ class AudioLoader(_ClipLoader):
       (``missing-field``).
 
     - ``max_duration``: entries longer than this many seconds are skipped
-      before decoding, counted in :meth:`skipped` as ``too-long`` (None:
-      no limit).
+      before decoding (a manifest's, before reading, and left out of the
+      buckets' batches), counted in :meth:`skipped` as ``too-long``
+      (None: no limit).
     - ``buckets``: 0 (default) or the number of duration buckets (bounds
       at quantiles of the epoch's durations): each batch holds entries of
       one bucket, drawn within windows of ``bucket_window`` entries of the
