@@ -138,7 +138,8 @@
  * extension (NeMo names them .json: a file whose first line is a JSON
  * object with "audio_filepath" or "audio_filename"): that column is the
  * path, "offset" and "duration" the span (required in every row when
- * the first has one; without, whole files), and a field named
+ * any row has one; with none, whole files; each row's span is its own,
+ * whatever keys the first row has), and a field named
  * "text" is the transcript: the "text" key, else the contents of the file
  * "text_filepath" names (relative to the manifest; its line breaks
  * dropped, as NeMo drops them), else "normalized_text", byte for byte.

@@ -610,3 +610,37 @@ def test_max_duration_left_out_of_bucketed_batches(tmp_path):
         assert len(mine) == n
         got += mine
     assert sorted(map(tuple, got)) == sorted(map(tuple, batches))
+
+
+@needs_spans
+def test_nemo_spans_of_rows_after_a_first_row_without_them(tmp_path):
+    """A JSON Lines row's span is its own, whatever the first row holds:
+    after a first row without duration (a NeMo row missing it: bad-span,
+    as NeMo requires one), the next rows' offset and duration are theirs,
+    never dropped for the whole file; a list of files none of which has a
+    duration stays one of whole files."""
+    rate = 16000
+    audiogen.make(str(tmp_path / "a.flac"), "sweep", rate, 6.0)
+    ref = ffmpeg_decode(str(tmp_path / "a.flac"))
+    _write_nemo(tmp_path / "m.json", [
+        {"audio_filepath": "a.flac", "text": "no duration"},
+        {"audio_filepath": "a.flac", "offset": 2.5, "duration": 1.0,
+         "text": "span"},
+        {"audio_filepath": "a.flac", "duration": 0.5, "text": "head"}])
+    got, _, skipped = read_epoch(tmp_path / "m.json")
+    assert sorted(got) == [1, 2], skipped
+    assert skipped["bad-span"] == 1
+    assert same(got[1][0][0], ref[round(2.5 * rate):round(3.5 * rate)])
+    assert same(got[2][0][0], ref[:round(0.5 * rate)])
+    _write_nemo(tmp_path / "files.jsonl", [
+        {"audio_filepath": "a.flac", "text": "one"},
+        {"audio_filepath": "a.flac", "text": "two"}])
+    got, _, _ = read_epoch(tmp_path / "files.jsonl")
+    assert [got[i][2] for i in (0, 1)] == [len(ref), len(ref)]
+    # a JSON Lines table of videos or audio: a later row's start counts
+    _write_nemo(tmp_path / "t.jsonl", [
+        {"path": "a.flac", "text": "whole"},
+        {"path": "a.flac", "start": 1.0, "end": 1.25, "text": "cut"}])
+    got, _, _ = read_epoch(tmp_path / "t.jsonl")
+    assert got[0][2] == len(ref)
+    assert same(got[1][0][0], ref[rate:round(1.25 * rate)])
