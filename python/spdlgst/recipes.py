@@ -1283,29 +1283,40 @@ def _seconds(name, value, none_ok=True) -> Optional[float]:
 TEXT_COLUMNS = ("text", "text_filepath", "normalized_text")
 
 
+# JSON Lines entries looked at for a transcript key (each row has its own
+# keys: a first entry without one does not make a manifest of none)
+TRANSCRIPT_PROBE_LINES = 1000
+
+
 def _has_transcripts(location: str) -> bool:
-    """Whether a local manifest's first entry (a table's header, a JSON
-    Lines manifest's first object) has a transcript column; True for
-    remote manifests, which are not read here."""
+    """Whether a local manifest has a transcript column: a table's header,
+    or any of the first JSON Lines objects; True for remote manifests,
+    which are not read here."""
     import csv
+    import itertools
     import json
 
     if location.startswith(("http://", "https://", "s3://")):
         return True
     try:
-        with open(location, encoding="utf-8", newline="") as f:
-            first = next((line for line in f if line.strip()), "")
+        with open(location, encoding="utf-8-sig", newline="") as f:
+            lines = [line for line in itertools.islice(
+                (line for line in f if line.strip()), TRANSCRIPT_PROBE_LINES)]
     except (OSError, UnicodeDecodeError):
         return True             # spdlsrc names what is wrong with it
     if location.lower().endswith((".csv", ".tsv")):
         delimiter = "\t" if location.lower().endswith(".tsv") else ","
-        columns = next(csv.reader([first], delimiter=delimiter), [])
+        columns = next(csv.reader(lines[:1], delimiter=delimiter), [])
         return any(c.strip() in TEXT_COLUMNS for c in columns)
-    try:
-        entry = json.loads(first)
-    except ValueError:
-        return True
-    return not isinstance(entry, dict) or any(c in entry for c in TEXT_COLUMNS)
+    for line in lines:
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            return True
+        if not isinstance(entry, dict) or \
+                any(c in entry for c in TEXT_COLUMNS):
+            return True
+    return False
 
 
 # spdlbatch's most samples a batch holds when batch_duration cuts batches
@@ -1457,8 +1468,9 @@ class AudioLoader(_ClipLoader):
     - ``text``: each entry's transcript as ``batch["text"]``: NeMo's
       ``text``, else the file ``text_filepath`` names, else
       ``normalized_text``; a table's ``text`` column. Default: True for
-      whole segments (``duration=None``) of a manifest whose first entry
-      (a table's header) has one of those (remote manifests: True); an
+      whole segments (``duration=None``) of a manifest with one of those
+      (a table's header; any of the first 1000 JSON Lines entries;
+      remote manifests: True); an
       entry without one is then skipped, warned and counted
       (``missing-field``).
 

@@ -644,3 +644,21 @@ def test_nemo_spans_of_rows_after_a_first_row_without_them(tmp_path):
     got, _, _ = read_epoch(tmp_path / "t.jsonl")
     assert got[0][2] == len(ref)
     assert same(got[1][0][0], ref[rate:round(1.25 * rate)])
+
+
+@needs_spans
+def test_transcripts_found_past_a_first_entry_without_one(tmp_path):
+    """A NeMo manifest whose first entry has no transcript but the others
+    do gives the others' (the first skipped as missing-field, counted),
+    not batch.text None for all; a BOM before the first entry changes
+    nothing."""
+    audiogen.make(str(tmp_path / "a.flac"), "sweep", 16000, 2.0)
+    lines = [
+        {"audio_filepath": "a.flac", "duration": 1.0},
+        {"audio_filepath": "a.flac", "duration": 1.0, "text": "two"},
+        {"audio_filepath": "a.flac", "duration": 1.0, "text": "three"}]
+    for bom in (False, True):
+        _write_nemo(tmp_path / "m.json", lines, bom=bom)
+        got, _, skipped = read_epoch(tmp_path / "m.json")
+        assert {i: g[1] for i, g in got.items()} == {1: "two", 2: "three"}
+        assert skipped["missing-field"] == 1
