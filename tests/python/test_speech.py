@@ -662,3 +662,28 @@ def test_transcripts_found_past_a_first_entry_without_one(tmp_path):
         got, _, skipped = read_epoch(tmp_path / "m.json")
         assert {i: g[1] for i, g in got.items()} == {1: "two", 2: "three"}
         assert skipped["missing-field"] == 1
+
+
+@needs_spans
+@pytest.mark.parametrize("batches", ["count", "seconds"])
+def test_rank_with_every_sample_skipped_is_an_error(tmp_path, batches):
+    """ranks=(1, 2) whose every entry the decoder skips (spans past the
+    file's end): an error naming the cause, not an epoch of no batches
+    while rank 0 yields its own (distributed training would wait for the
+    empty rank forever; spdlsrc already stops a rank whose every file is
+    unreadable)."""
+    audiogen.make(str(tmp_path / "a.flac"), "sweep", 16000, 2.0)
+    _write_nemo(tmp_path / "m.json", [
+        {"audio_filepath": "a.flac", "offset": 0.0 if i % 2 == 0 else 5.0,
+         "duration": 1.0, "text": str(i)} for i in range(4)])
+    kwargs = dict(batch_duration=1.0) if batches == "seconds" else {}
+
+    def run(rank):
+        with spdlgst.AudioLoader(tmp_path / "m.json", duration=None,
+                                 batch_size=1, shuffle=False, epochs=1,
+                                 threads=2, output="numpy",
+                                 ranks=(rank, 2), **kwargs) as loader:
+            return len(loader), [list(b.indices) for b in loader]
+    assert run(0) == (2, [[0], [2]])
+    with pytest.raises(spdlgst.errors.LoaderError, match="would wait"):
+        run(1)
