@@ -86,10 +86,10 @@
  * gives each whole span, one tensor per row; clips (duration > 0) are
  * drawn inside the span. Only the span is decoded. A span that starts at
  * or past the file's end is skipped as "past-end", one that ends more
- * than 1 ms past it (its duration disagrees with the file) as
- * "bad-duration" (within 1 ms: to the file's end), one longer than
- * #GstSpdlAudioDecode:max-span as "too-long"; the warnings name the
- * manifest row. With spdlsrc's missing-field=error, past-end and
+ * than 25 ms past it (its duration disagrees with the file) as
+ * "bad-duration" (within 25 ms, Lhotse's tolerance: to the file's end),
+ * one longer than #GstSpdlAudioDecode:max-span as "too-long"; the
+ * warnings name the manifest row. With spdlsrc's missing-field=error, past-end and
  * bad-duration stop the pipeline.
  *
  * Output keeps input order. A file that cannot be decoded (empty,
@@ -149,6 +149,10 @@ enum
 #define DEFAULT_DURATION 1.0
 #define DEFAULT_QUALITY 4
 #define DEFAULT_MAX_DURATION 3600.0
+/* how far a span may end past its file's end and still be the file to its
+ * end: Lhotse's LHOTSE_AUDIO_DURATION_MISMATCH_TOLERANCE (manifests'
+ * durations rounded to 2 decimals, an MP3's length with its padding) */
+#define SPAN_END_TOLERANCE_S 0.025
 
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
     GST_PAD_SINK,
@@ -642,7 +646,7 @@ span_runs_past (GstSpdlParallelDecoder * base,
 }
 
 /* The span's bounds in a file of @n_samples (0: not known yet), checked
- * against it within a tolerance of 1 ms (a manifest's rounded duration):
+ * against it within SPAN_END_TOLERANCE_S (a manifest's rounded duration):
  * FALSE with the job failed when it starts at or past the file's end, runs
  * past it, or is longer than max-span. */
 static gboolean
@@ -652,7 +656,8 @@ span_fit (GstSpdlAudioDecode * self, GstSpdlParallelDecoderJob * job,
   GstSpdlParallelDecoder *base = GST_SPDL_PARALLEL_DECODER (self);
   const GstSpdlAudioDecodeParams *p = &self->active;
   guint rate = p->limits.rate;
-  guint64 tolerance = MAX (llround (0.001 * rate), 1), last = 0;
+  guint64 tolerance = MAX (llround (SPAN_END_TOLERANCE_S * rate), 1);
+  guint64 last = 0;
   gchar *what;
   gboolean ok = TRUE;
 
@@ -815,7 +820,7 @@ gst_spdl_audio_decode_decode (GstSpdlParallelDecoder * base, gpointer state,
     if (clip_params.clip_samples == 0 && got < n) {
       /* the declared length was more than the decode gives */
       if (span.given && span.duration_s >= 0 &&
-          n - got > MAX (llround (0.001 * rate), 1)) {
+          n - got > MAX (llround (SPAN_END_TOLERANCE_S * rate), 1)) {
         gst_buffer_unref (out);
         span_runs_past (base, job, &span, (gdouble) (from + got) / rate);
         goto done;

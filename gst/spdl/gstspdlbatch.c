@@ -416,7 +416,9 @@ gst_spdl_batch_class_init (GstSpdlBatchClass * klass)
    * shares to be equal). When skipped samples (unreadable, undecodable)
    * leave the epoch short, the missing slots are filled with copies of the
    * epoch's last samples, and the batch's metadata counts them in
-   * "padded". Without spdlsrc upstream, nothing is padded.
+   * "padded"; an epoch in which every sample of the rank was skipped has
+   * nothing to copy and is an error (the other ranks would wait). Without
+   * spdlsrc upstream, nothing is padded.
    */
   g_object_class_install_property (gobject_class, PROP_PAD_SHORT_EPOCHS,
       g_param_spec_boolean ("pad-short-epochs", "Pad short epochs",
@@ -1587,6 +1589,19 @@ keep_src_batch (GstSpdlBatch * self, GstBuffer * batch)
   gst_buffer_replace (&self->src_last_batch, batch);
 }
 
+/* pad-short-epochs with nothing to pad with: every sample of the rank's
+ * epoch was skipped. Its batches would be fewer than the other ranks',
+ * which would wait for it forever (DDP): an error. */
+static GstFlowReturn
+nothing_to_pad (GstSpdlBatch * self, guint64 missing, const gchar * what)
+{
+  GST_ELEMENT_ERROR (self, STREAM, FAILED, ("Epoch %u has no sample to pad "
+          "its %" G_GUINT64_FORMAT " missing %s with: every sample of this "
+          "rank was skipped, and the other ranks would wait for its "
+          "batches", self->epoch, missing, what), ("pad-short-epochs"));
+  return GST_FLOW_ERROR;
+}
+
 /* pad-short-epochs for spdlsrc's batches: a batch whose every sample was
  * skipped is gone, and a rank short of batches would leave the others
  * waiting for it (DDP): copies of its last batch, all slots "padded",
@@ -1600,13 +1615,9 @@ pad_src_batches (GstSpdlBatch * self)
   if (self->src_batches_expected == G_MAXUINT64 ||
       self->src_batches_pushed >= self->src_batches_expected)
     return GST_FLOW_OK;
-  if (self->src_last_batch == NULL) {
-    GST_ELEMENT_WARNING (self, STREAM, FAILED,
-        ("Epoch %u has no batch to pad its %" G_GUINT64_FORMAT " missing "
-            "batches with", self->epoch, self->src_batches_expected -
-            self->src_batches_pushed), (NULL));
-    return GST_FLOW_OK;
-  }
+  if (self->src_last_batch == NULL)
+    return nothing_to_pad (self, self->src_batches_expected -
+        self->src_batches_pushed, "batches");
   GST_INFO_OBJECT (self, "epoch %u short by %" G_GUINT64_FORMAT " batches: "
       "padding", self->epoch, self->src_batches_expected -
       self->src_batches_pushed);
@@ -2169,8 +2180,24 @@ pad_epoch (GstSpdlBatch * self)
   guint64 target;
   guint real = self->filled;
 
-  if (!self->active_pad || self->epoch_expected == G_MAXUINT64 ||
-      !self->have_info)
+  if (self->epoch_expected == G_MAXUINT64)
+    return GST_FLOW_OK;
+  if (!self->have_info) {
+    gboolean pad, drop_last;
+    guint size;
+
+    /* no sample ever came: no caps set the active settings */
+    GST_OBJECT_LOCK (self);
+    pad = self->pad_short_epochs;
+    drop_last = self->drop_last;
+    size = self->batch_size;
+    GST_OBJECT_UNLOCK (self);
+    target = drop_last ? self->epoch_expected / size * size :
+        self->epoch_expected;
+    return pad && target > 0 ? nothing_to_pad (self, target, "samples") :
+        GST_FLOW_OK;
+  }
+  if (!self->active_pad)
     return GST_FLOW_OK;
   target = self->active_drop_last ?
       self->epoch_expected / self->size * self->size : self->epoch_expected;
@@ -2192,9 +2219,8 @@ pad_epoch (GstSpdlBatch * self)
         break;
     }
     if (!pad_one_slot (self, real)) {
-      GST_ELEMENT_WARNING (self, STREAM, FAILED,
-          ("Epoch %u has no sample to pad its last batch with", self->epoch),
-          (NULL));
+      ret = nothing_to_pad (self, target - self->epoch_delivered,
+          "samples");
       break;
     }
     if (self->filled == self->size) {
@@ -2888,9 +2914,8 @@ pad_held_epoch (GstSpdlBatch * self, guint64 target)
       index = self->prev_indices[k];
       records = self->prev_records;
     } else {
-      GST_ELEMENT_WARNING (self, STREAM, FAILED,
-          ("Epoch %u has no sample to pad its last batch with", self->epoch),
-          (NULL));
+      ret = nothing_to_pad (self, target - self->epoch_delivered,
+          "samples");
       break;
     }
     if (self->records)

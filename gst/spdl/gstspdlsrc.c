@@ -138,18 +138,20 @@
  * extension (NeMo names them .json: a file whose first line is a JSON
  * object with "audio_filepath" or "audio_filename"): that column is the
  * path, "offset" and "duration" the span (required in every row when
- * the first has one; without, whole files), and a field named
+ * any row has one; with none, whole files; each row's span is its own,
+ * whatever keys the first row has), and a field named
  * "text" is the transcript: the "text" key, else the contents of the file
- * "text_filepath" names (relative to the manifest), else
- * "normalized_text", byte for byte. Each row is one sample, rows of one
- * file too; its span goes on the sample meta ("span-start",
+ * "text_filepath" names (relative to the manifest; its line breaks
+ * dropped, as NeMo drops them), else "normalized_text", byte for byte.
+ * Each row is one sample, rows of one file too; its span goes on the
+ * sample meta ("span-start",
  * "span-duration", -1 = to the end: gst_spdl_buffer_get_span()) with
  * "row", the manifest and line, and spdlaudiodecode or spdlvideodecode
  * takes only that span of the file. A row whose span cannot be (a
  * negative offset, an end not after its start, no number, a NeMo row
  * without duration) is skipped by the reason "bad-span", its file not
- * read; a missing file as "unreadable"; each warned naming the manifest
- * row. With #GstSpdlSrc:missing-field=error such an entry stops the
+ * read; one longer than #GstSpdlSrc:max-span as "too-long", unread too;
+ * a missing file as "unreadable"; each warned naming the manifest row. With #GstSpdlSrc:missing-field=error such an entry stops the
  * pipeline instead, and so does a span the decoders find past its
  * file's end (the src caps carry "span-policy").
  *
@@ -315,6 +317,7 @@ enum
   PROP_BUCKETS,
   PROP_BUCKET_WINDOW,
   PROP_BATCH_DURATION,
+  PROP_MAX_SPAN,
   PROP_BATCH_SIZE,
   PROP_NUM_BATCHES,
 };
@@ -356,6 +359,7 @@ enum
 #define DEFAULT_BUCKETS 0
 #define DEFAULT_BUCKET_WINDOW 10000
 #define DEFAULT_BATCH_DURATION 0.0
+#define DEFAULT_MAX_SPAN 0.0
 #define DEFAULT_BATCH_SIZE 0
 
 static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
@@ -775,6 +779,22 @@ gst_spdl_src_class_init (GstSpdlSrcClass * klass)
       g_param_spec_double ("batch-duration", "Batch duration",
           "Most seconds per batch, in all (0 = batches by count)", 0,
           G_MAXDOUBLE, DEFAULT_BATCH_DURATION,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  /**
+   * GstSpdlSrc:max-span:
+   *
+   * A manifest row whose span is longer than this many seconds is skipped
+   * without being read, warned about and counted as "too-long" (or stops
+   * the pipeline under max-errors), and takes no place in the batches of
+   * #GstSpdlSrc:buckets and #GstSpdlSrc:batch-duration (as Lhotse and
+   * NeMo filter by duration before bucketing); spdlaudiodecode's max-span
+   * skips whole files too long. 0: no limit.
+   */
+  g_object_class_install_property (gobject_class, PROP_MAX_SPAN,
+      g_param_spec_double ("max-span", "Max span",
+          "Skip manifest rows whose span is longer, in seconds (0 = no "
+          "limit)", 0, G_MAXDOUBLE, DEFAULT_MAX_SPAN,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
   /**
@@ -1451,6 +1471,7 @@ gst_spdl_src_init (GstSpdlSrc * src)
   src->buckets = DEFAULT_BUCKETS;
   src->bucket_window = DEFAULT_BUCKET_WINDOW;
   src->batch_duration = DEFAULT_BATCH_DURATION;
+  src->max_span = DEFAULT_MAX_SPAN;
   src->batch_size = DEFAULT_BATCH_SIZE;
   g_queue_init (&src->slots);
   gst_spdl_stats_init (&src->stats);
@@ -1546,6 +1567,9 @@ gst_spdl_src_set_property (GObject * object, guint prop_id,
       break;
     case PROP_BATCH_DURATION:
       src->batch_duration = g_value_get_double (value);
+      break;
+    case PROP_MAX_SPAN:
+      src->max_span = g_value_get_double (value);
       break;
     case PROP_BATCH_SIZE:
       src->batch_size = g_value_get_uint (value);
@@ -1725,6 +1749,9 @@ gst_spdl_src_get_property (GObject * object, guint prop_id, GValue * value,
       break;
     case PROP_BATCH_DURATION:
       g_value_set_double (value, src->batch_duration);
+      break;
+    case PROP_MAX_SPAN:
+      g_value_set_double (value, src->max_span);
       break;
     case PROP_BATCH_SIZE:
       g_value_set_uint (value, src->batch_size);
@@ -2109,6 +2136,15 @@ take_batched (GstSpdlSrc * src, GstSpdlReadSlot * slot)
   }
 }
 
+/* Whether sample @index of @ds has a manifest span longer than max-span. */
+static gboolean
+span_too_long (GstSpdlSrc * src, const GstSpdlDataset * ds, guint index)
+{
+  return src->active_max_span > 0 && ds && ds->span_durations &&
+      index < ds->n_samples && ds->span_bad[index] == GST_SPDL_SPAN_OK &&
+      ds->span_durations[index] > src->active_max_span;
+}
+
 /* Called with read_lock: queues reads up to the prefetch depth. */
 static void
 schedule_reads (GstSpdlSrc * src)
@@ -2141,11 +2177,19 @@ schedule_reads (GstSpdlSrc * src)
 
       slot->row = g_strdup_printf ("%s:%" G_GUINT64_FORMAT,
           src->dataset->manifest_name, src->dataset->lines[slot->index]);
-      /* a span that cannot be is not read */
+      /* a span that cannot be, or is too long, is not read */
       if (problem != GST_SPDL_SPAN_OK) {
         slot->error = g_error_new (GST_SPDL_READ_ERROR,
             GST_SPDL_READ_ERROR_BAD_SPAN, "its row %s",
             gst_spdl_span_problem_describe (problem));
+        slot->submitted = slot->done = TRUE;
+        continue;
+      }
+      if (span_too_long (src, src->dataset, slot->index)) {
+        slot->error = g_error_new (GST_SPDL_READ_ERROR,
+            GST_SPDL_READ_ERROR_TOO_LONG, "its row's span (%.3f s) is "
+            "longer than max-span=%g s",
+            src->dataset->span_durations[slot->index], src->active_max_span);
         slot->submitted = slot->done = TRUE;
         continue;
       }
@@ -2343,8 +2387,29 @@ read_sidecars (GstSpdlSrc * src, const gchar * path)
   return fields;
 }
 
+/* A transcript file's text without its line breaks, as NeMo's manifest
+ * reader takes it (open (...).read ().replace ('\n', ''), '\r\n' and
+ * '\r' being '\n' in Python's text mode). */
+static GBytes *
+transcript_without_line_breaks (GBytes * bytes)
+{
+  gsize len, i, n = 0;
+  const gchar *data = g_bytes_get_data (bytes, &len);
+  gchar *text;
+
+  if (memchr (data, '\n', len) == NULL && memchr (data, '\r', len) == NULL)
+    return bytes;
+  text = g_malloc (len);
+  for (i = 0; i < len; i++)
+    if (data[i] != '\n' && data[i] != '\r')
+      text[n++] = data[i];
+  g_bytes_unref (bytes);
+  return g_bytes_new_take (text, n);
+}
+
 /* A manifest's columns as the fields of sample @index; a column naming a
- * file (NeMo's text_filepath) is the file's contents, read here. */
+ * file (NeMo's text_filepath) is the file's contents without their line
+ * breaks, read here. */
 static GstSpdlFieldData *
 manifest_fields (GstSpdlSrc * src, guint index)
 {
@@ -2367,6 +2432,8 @@ manifest_fields (GstSpdlSrc * src, guint index)
     path = g_path_is_absolute (rel) ? g_strdup (rel) :
         g_build_filename (ds->root, rel, NULL);
     read_field_file (src, path, &fields[f]);
+    if (fields[f].data)
+      fields[f].data = transcript_without_line_breaks (fields[f].data);
     g_free (path);
     g_free (rel);
   }
@@ -2783,6 +2850,7 @@ load_coco (GstSpdlSrc * src, const gchar * location,
 
 static gboolean start_listing (GstSpdlSrc * src);
 
+
 /* The batched order: each sample's duration, the first epoch's batches,
  * where a resumed one starts and this rank's share. */
 static gboolean
@@ -2798,10 +2866,14 @@ setup_batches (GstSpdlSrc * src, GstSpdlDataset * dataset, guint64 offset,
   for (i = 0; i < dataset->n_samples; i++) {
     gdouble d = gst_spdl_dataset_get_duration (dataset, i);
 
-    /* a bad span is skipped (or stops the run) when its turn comes, by
-     * its policy, as without buckets: no seconds of a batch */
-    if (dataset->span_bad && dataset->span_bad[i] != GST_SPDL_SPAN_OK)
-      d = 0;
+    /* a bad span, or one over max-span, is skipped (or stops the run)
+     * when its turn comes, by its policy, as without buckets: it rides in
+     * a batch of others (gst_spdl_batch_plan_new()) */
+    if ((dataset->span_bad && dataset->span_bad[i] != GST_SPDL_SPAN_OK) ||
+        span_too_long (src, dataset, i)) {
+      src->durations[i] = -1;
+      continue;
+    }
     if (!(d >= 0) || !isfinite (d)) {
       gchar *path = gst_spdl_dataset_get_full_path (dataset, i);
       gchar *shown = g_filename_display_name (path);
@@ -2902,6 +2974,7 @@ start_listing (GstSpdlSrc * src)
   src->bucket_params.window = src->bucket_window;
   src->bucket_params.batch_size = src->batch_size;
   src->bucket_params.batch_duration = src->batch_duration;
+  src->active_max_span = src->max_span;
   src->batches_per_epoch = 0;
   g_clear_pointer (&src->record, gst_spdl_record_free);
   if (annotations) {

@@ -92,6 +92,8 @@ struct _GstSpdlSrc
   guint bucket_window;
   gdouble batch_duration;
   guint batch_size;
+  gdouble max_span;
+  gdouble active_max_span;      /* as start() found it */
   gboolean batched;             /* the order is whole batches (start()) */
   GstSpdlBucketParams bucket_params;    /* as start() found them */
   gdouble *durations;           /* each sample's seconds, from the listing */

@@ -760,7 +760,7 @@ class Loader:
                 kinds = kinds + _FIELD_REASONS
             # a manifest's rows are spans; folders and shards have none
             if _state.is_shards(e) or os.path.isdir(location):
-                kinds = kinds + ("bad-span",)
+                kinds = kinds + ("bad-span", "too-long")
         return reason not in kinds
 
     def skipped(self) -> Dict[str, int]:

@@ -344,7 +344,7 @@ class _Fields(dict):
 TABLE_SUFFIXES = (".csv", ".tsv", ".jsonl", ".ndjson")
 # spdlsrc's path-column defaults
 PATH_COLUMNS = ("path", "image", "filepath", "file_name", "filename", "file",
-                "audio_filepath", "video")
+                "audio_filepath", "audio_filename", "video")
 
 
 def _fields_stage(a) -> list:
@@ -356,6 +356,17 @@ def _fields_stage(a) -> list:
         extra.append("text")        # spdlsrc: text, text_filepath, ...
     if not f:
         return [f"fields={_quote(','.join(extra))}"] if extra else []
+    manifest = a["location"].lower().endswith(TABLE_SUFFIXES) or (
+        a["location"].lower().endswith(".json") and "text" in a)
+    if manifest and not f["media_named"] and \
+            f["media_key"] not in PATH_COLUMNS and \
+            "path-column" not in a["src_properties"]:
+        # the first field would be taken for the media and never given
+        raise ValueError(
+            f"fields: none names the media (an extension such as 'wav', "
+            f"'audio', 'video' or 'jpg', or the manifest's path column): "
+            f"{f['media_key']!r} would be taken for it; name the media first, "
+            f"e.g. fields=('audio', {f['media_key']!r})")
     out = []
     if f["src"] or extra:
         specs = ([f["src"]] if f["src"] else []) + extra
@@ -1043,6 +1054,10 @@ def _src_stage(a) -> str:
         # spdlsrc makes the batches (spdlbatch cuts at their ends): the
         # most samples one holds
         src.append(f"batch-size={a['batch_size']}")
+    if a.get("max_duration") is not None:
+        # a manifest's spans too long: skipped unread, in no batch's plan
+        # (spdlaudiodecode's max-span: whole files)
+        src.append(f"max-span={a['max_duration']!r}")
     for key, value in a["src_properties"].items():
         if isinstance(value, bool):
             value = "true" if value else "false"
@@ -1270,29 +1285,40 @@ def _seconds(name, value, none_ok=True) -> Optional[float]:
 TEXT_COLUMNS = ("text", "text_filepath", "normalized_text")
 
 
+# JSON Lines entries looked at for a transcript key (each row has its own
+# keys: a first entry without one does not make a manifest of none)
+TRANSCRIPT_PROBE_LINES = 1000
+
+
 def _has_transcripts(location: str) -> bool:
-    """Whether a local manifest's first entry (a table's header, a JSON
-    Lines manifest's first object) has a transcript column; True for
-    remote manifests, which are not read here."""
+    """Whether a local manifest has a transcript column: a table's header,
+    or any of the first JSON Lines objects; True for remote manifests,
+    which are not read here."""
     import csv
+    import itertools
     import json
 
     if location.startswith(("http://", "https://", "s3://")):
         return True
     try:
-        with open(location, encoding="utf-8", newline="") as f:
-            first = next((line for line in f if line.strip()), "")
+        with open(location, encoding="utf-8-sig", newline="") as f:
+            lines = [line for line in itertools.islice(
+                (line for line in f if line.strip()), TRANSCRIPT_PROBE_LINES)]
     except (OSError, UnicodeDecodeError):
         return True             # spdlsrc names what is wrong with it
     if location.lower().endswith((".csv", ".tsv")):
         delimiter = "\t" if location.lower().endswith(".tsv") else ","
-        columns = next(csv.reader([first], delimiter=delimiter), [])
+        columns = next(csv.reader(lines[:1], delimiter=delimiter), [])
         return any(c.strip() in TEXT_COLUMNS for c in columns)
-    try:
-        entry = json.loads(first)
-    except ValueError:
-        return True
-    return not isinstance(entry, dict) or any(c in entry for c in TEXT_COLUMNS)
+    for line in lines:
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            return True
+        if not isinstance(entry, dict) or \
+                any(c in entry for c in TEXT_COLUMNS):
+            return True
+    return False
 
 
 # spdlbatch's most samples a batch holds when batch_duration cuts batches
@@ -1424,7 +1450,9 @@ class AudioLoader(_ClipLoader):
       ``max_errors``, ``src_properties``, ``output``, ``ranks``,
       ``log_limit``: as for :class:`ImageLoader`.
     - ``fields``: as for :class:`ImageLoader`; the field naming an audio
-      extension (or a manifest's path column) is the audio.
+      extension, ``"audio"`` or a manifest's path column is the audio (a
+      manifest's other keys: ``fields=("audio", "lang")``; on a manifest,
+      fields none of which names the audio are an error).
     - ``extensions``: of the audio files a folder lists, and of the audio
       members of tar shards (wav, flac, mp3, ogg, opus, m4a).
 
@@ -1443,14 +1471,16 @@ class AudioLoader(_ClipLoader):
     - ``text``: each entry's transcript as ``batch["text"]``: NeMo's
       ``text``, else the file ``text_filepath`` names, else
       ``normalized_text``; a table's ``text`` column. Default: True for
-      whole segments (``duration=None``) of a manifest whose first entry
-      (a table's header) has one of those (remote manifests: True); an
+      whole segments (``duration=None``) of a manifest with one of those
+      (a table's header; any of the first 1000 JSON Lines entries;
+      remote manifests: True); an
       entry without one is then skipped, warned and counted
       (``missing-field``).
 
     - ``max_duration``: entries longer than this many seconds are skipped
-      before decoding, counted in :meth:`skipped` as ``too-long`` (None:
-      no limit).
+      before decoding (a manifest's, before reading, and left out of the
+      buckets' batches), counted in :meth:`skipped` as ``too-long``
+      (None: no limit).
     - ``buckets``: 0 (default) or the number of duration buckets (bounds
       at quantiles of the epoch's durations): each batch holds entries of
       one bucket, drawn within windows of ``bucket_window`` entries of the

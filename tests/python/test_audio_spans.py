@@ -162,7 +162,8 @@ def test_nemo_spans_equal_ffmpeg(media, channels):
 
 def test_nemo_text_from_text_filepath_and_normalized_text(media):
     """NeMo's transcript: text, else the file text_filepath names
-    (relative to the manifest, its bytes as they are), else
+    (relative to the manifest, its bytes without its line breaks, as
+    NeMo's f.read().replace('\\n', '')), else
     normalized_text; "" is a transcript."""
     root, _ = media
     os.makedirs(root / "txt", exist_ok=True)
@@ -180,7 +181,7 @@ def test_nemo_text_from_text_filepath_and_normalized_text(media):
         "spdlaudiodecode name=dec duration=0")
     assert error is None and not warnings, (error, warnings)
     assert [m["values"][0] for _, m in got] == [
-        "plain", "from a file, \u00e9\n", 'normalized "q"', ""]
+        "plain", "from a file, \u00e9", 'normalized "q"', ""]
     assert all(a.shape == (1, 16000) for a, _ in got)
 
 

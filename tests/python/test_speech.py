@@ -13,6 +13,7 @@ import pytest
 import scipy.signal as sps
 from gi.repository import Gst
 
+import audiogen
 import spdlgst
 import videogen
 from spdlgst.sampleaudio import make_asr
@@ -478,3 +479,210 @@ def test_video_captions_checked(tmp_path):
         spdlgst.VideoLoader(tmp_path, captions="name", fields=("video", "name"))
     line = spdlgst.VideoLoader.launch_line_for(tmp_path, captions="name")
     assert "fields=name:string" in line
+
+
+def _write_nemo(path, lines, newline="\n", bom=False):
+    with open(path, "w", encoding="utf-8", newline="") as f:
+        if bom:
+            f.write("\ufeff")
+        for line in lines:
+            f.write((line if isinstance(line, str) else
+                     json.dumps(line, ensure_ascii=False)) + newline)
+
+
+@needs_spans
+def test_nemo_manifest_as_nemo_reads_it(tmp_path):
+    """A NeMo manifest as tools write them: a BOM, CRLF lines, a trailing
+    blank line, extra keys, unicode transcripts, entries of one file at
+    offsets with many decimals, audio_filename on some rows beside
+    audio_filepath on others (NeMo takes either, row by row), and a
+    text_filepath whose file ends with a newline (NeMo's manifest reader
+    drops its newlines: f.read().replace('\\n', ''))."""
+    rate = 16000
+    audiogen.make(str(tmp_path / "a.flac"), "sweep", rate, 5.0)
+    ref = ffmpeg_decode(str(tmp_path / "a.flac"))
+    (tmp_path / "t.txt").write_text("two lines\nof text\n", encoding="utf-8")
+    lines = [
+        {"audio_filepath": "a.flac", "duration": 1.25,
+         "offset": 0.123456789, "text": "héllo wörld 中文", "lang": "de"},
+        {"audio_filename": str(tmp_path / "a.flac"), "duration": 1.0,
+         "offset": 2.0, "text": "second"},
+        {"audio_filepath": "a.flac", "duration": 1.0, "offset": 2.0,
+         "text_filepath": "t.txt"},
+        {"audio_filepath": "a.flac", "duration": 0.5,
+         "normalized_text": "norm"},
+        "",
+    ]
+    _write_nemo(tmp_path / "m.json", lines, newline="\r\n", bom=True)
+    got, _, skipped = read_epoch(tmp_path / "m.json")
+    assert sorted(got) == [0, 1, 2, 3], skipped
+    assert [got[i][1] for i in range(4)] == [
+        "héllo wörld 中文", "second", "two linesof text", "norm"]
+    for i, (offset, duration) in enumerate(((0.123456789, 1.25), (2.0, 1.0),
+                                            (2.0, 1.0), (0.0, 0.5))):
+        first = round(offset * rate)
+        want = ref[first:first + round(duration * rate)]
+        assert same(got[i][0][0], want), i
+
+
+@needs_spans
+def test_rounded_manifest_durations_keep_whole_files(tmp_path):
+    """Whole-file entries whose durations a tool rounded up (to 2
+    decimals, or from an MP3's padded length) by up to Lhotse's 25 ms
+    tolerance are the file to its end, not skipped: only a duration
+    further past the file's end disagrees with it (bad-duration)."""
+    rate = 16000
+    n = round(3.0051 * rate)
+    audiogen.make(str(tmp_path / "a.flac"), "tone", rate, n / rate)
+    assert ffmpeg_decode(str(tmp_path / "a.flac")).shape == (n,)
+    lines = [{"audio_filepath": "a.flac", "duration": d, "text": str(d)}
+             for d in (3.0, 3.01, 3.02, 3.1)]
+    _write_nemo(tmp_path / "m.json", lines)
+    got, _, skipped = read_epoch(tmp_path / "m.json")
+    assert sorted(got) == [0, 1, 2]
+    assert [got[i][2] for i in range(3)] == [48000, n, n]
+    assert skipped.get("bad-duration") == 1, skipped
+
+
+def test_manifest_fields_never_taken_for_the_audio(tmp_path):
+    """fields= on a manifest naming only its other keys (NeMo's "lang")
+    would have the first taken for the audio and silently never given:
+    an error telling to name the audio first; named so, the key comes
+    beside the transcript."""
+    (tmp_path / "m.json").write_text(json.dumps(
+        {"audio_filepath": "a.wav", "duration": 1.0, "text": "t",
+         "lang": "de"}) + "\n")
+    (tmp_path / "m.csv").write_text("path,text,lang\na.wav,t,de\n")
+    for location in ("m.json", "m.csv"):
+        for fields in (("lang",), ("text", "lang")):
+            with pytest.raises(ValueError, match="none names the media"):
+                spdlgst.AudioLoader.launch_line_for(
+                    str(tmp_path / location), duration=None, fields=fields)
+    line = spdlgst.AudioLoader.launch_line_for(
+        str(tmp_path / "m.json"), duration=None, fields=("audio", "lang"))
+    assert "fields=lang,text" in line
+    line = spdlgst.AudioLoader.launch_line_for(
+        str(tmp_path / "m.json"), duration=None,
+        fields=("audio_filename", "lang"))
+    assert "fields=lang,text" in line
+
+
+@needs_spans
+@needs_buckets
+def test_max_duration_left_out_of_bucketed_batches(tmp_path):
+    """max_duration with buckets and batches by seconds filters the
+    manifest before its batches are made (as Lhotse and NeMo filter by
+    duration before bucketing): the entries over it are skipped unread
+    and counted as too-long, no batch is left empty by them, so len() is
+    the batches one rank yields and two ranks yield their real batches,
+    no padded copies (without the filter, a bucket of long entries gave
+    empty batches: 17 of 45 delivered, and ranks repeating batches)."""
+    rate = 16000
+    audiogen.make(str(tmp_path / "a.flac"), "sweep", rate, 40.0)
+    rng = np.random.default_rng(4)
+    lines = []
+    for i in range(120):
+        d = float(rng.uniform(0.5, 15.0))
+        lines.append({"audio_filepath": "a.flac", "duration": round(d, 3),
+                      "offset": round(float(rng.uniform(0, 39.9 - d)), 3),
+                      "text": f"u{i}"})
+    _write_nemo(tmp_path / "m.json", lines)
+    short = {i for i, e in enumerate(lines) if e["duration"] <= 6.0}
+    assert 30 < len(short) < 90
+
+    def run(ranks):
+        with spdlgst.AudioLoader(tmp_path / "m.json", duration=None,
+                                 buckets=3, batch_duration=20.0,
+                                 max_duration=6.0, seed=3, epochs=1,
+                                 threads=2, output="numpy",
+                                 ranks=ranks) as loader:
+            n = len(loader)
+            batches = [list(b.indices) for b in loader]
+            return n, batches, loader.skipped()
+    n, batches, skipped = run(None)
+    assert len(batches) == n
+    assert sorted(i for b in batches for i in b) == sorted(short)
+    assert skipped["too-long"] == len(lines) - len(short), skipped
+    got = []
+    for rank in (0, 1):
+        n, mine, _ = run((rank, 2))
+        assert len(mine) == n
+        got += mine
+    assert sorted(map(tuple, got)) == sorted(map(tuple, batches))
+
+
+@needs_spans
+def test_nemo_spans_of_rows_after_a_first_row_without_them(tmp_path):
+    """A JSON Lines row's span is its own, whatever the first row holds:
+    after a first row without duration (a NeMo row missing it: bad-span,
+    as NeMo requires one), the next rows' offset and duration are theirs,
+    never dropped for the whole file; a list of files none of which has a
+    duration stays one of whole files."""
+    rate = 16000
+    audiogen.make(str(tmp_path / "a.flac"), "sweep", rate, 6.0)
+    ref = ffmpeg_decode(str(tmp_path / "a.flac"))
+    _write_nemo(tmp_path / "m.json", [
+        {"audio_filepath": "a.flac", "text": "no duration"},
+        {"audio_filepath": "a.flac", "offset": 2.5, "duration": 1.0,
+         "text": "span"},
+        {"audio_filepath": "a.flac", "duration": 0.5, "text": "head"}])
+    got, _, skipped = read_epoch(tmp_path / "m.json")
+    assert sorted(got) == [1, 2], skipped
+    assert skipped["bad-span"] == 1
+    assert same(got[1][0][0], ref[round(2.5 * rate):round(3.5 * rate)])
+    assert same(got[2][0][0], ref[:round(0.5 * rate)])
+    _write_nemo(tmp_path / "files.jsonl", [
+        {"audio_filepath": "a.flac", "text": "one"},
+        {"audio_filepath": "a.flac", "text": "two"}])
+    got, _, _ = read_epoch(tmp_path / "files.jsonl")
+    assert [got[i][2] for i in (0, 1)] == [len(ref), len(ref)]
+    # a JSON Lines table of videos or audio: a later row's start counts
+    _write_nemo(tmp_path / "t.jsonl", [
+        {"path": "a.flac", "text": "whole"},
+        {"path": "a.flac", "start": 1.0, "end": 1.25, "text": "cut"}])
+    got, _, _ = read_epoch(tmp_path / "t.jsonl")
+    assert got[0][2] == len(ref)
+    assert same(got[1][0][0], ref[rate:round(1.25 * rate)])
+
+
+@needs_spans
+def test_transcripts_found_past_a_first_entry_without_one(tmp_path):
+    """A NeMo manifest whose first entry has no transcript but the others
+    do gives the others' (the first skipped as missing-field, counted),
+    not batch.text None for all; a BOM before the first entry changes
+    nothing."""
+    audiogen.make(str(tmp_path / "a.flac"), "sweep", 16000, 2.0)
+    lines = [
+        {"audio_filepath": "a.flac", "duration": 1.0},
+        {"audio_filepath": "a.flac", "duration": 1.0, "text": "two"},
+        {"audio_filepath": "a.flac", "duration": 1.0, "text": "three"}]
+    for bom in (False, True):
+        _write_nemo(tmp_path / "m.json", lines, bom=bom)
+        got, _, skipped = read_epoch(tmp_path / "m.json")
+        assert {i: g[1] for i, g in got.items()} == {1: "two", 2: "three"}
+        assert skipped["missing-field"] == 1
+
+
+@needs_spans
+@pytest.mark.parametrize("batches", ["count", "seconds"])
+def test_rank_with_every_sample_skipped_is_an_error(tmp_path, batches):
+    """ranks=(1, 2) whose every entry the decoder skips (spans past the
+    file's end): an error naming the cause, not an epoch of no batches
+    while rank 0 yields its own (distributed training would wait for the
+    empty rank forever; spdlsrc already stops a rank whose every file is
+    unreadable)."""
+    audiogen.make(str(tmp_path / "a.flac"), "sweep", 16000, 2.0)
+    _write_nemo(tmp_path / "m.json", [
+        {"audio_filepath": "a.flac", "offset": 0.0 if i % 2 == 0 else 5.0,
+         "duration": 1.0, "text": str(i)} for i in range(4)])
+    kwargs = dict(batch_duration=1.0) if batches == "seconds" else {}
+
+    def run(rank):
+        with spdlgst.AudioLoader(tmp_path / "m.json", duration=None,
+                                 batch_size=1, shuffle=False, epochs=1,
+                                 threads=2, output="numpy",
+                                 ranks=(rank, 2), **kwargs) as loader:
+            return len(loader), [list(b.indices) for b in loader]
+    assert run(0) == (2, [[0], [2]])
+    with pytest.raises(spdlgst.errors.LoaderError, match="would wait"):
+        run(1)

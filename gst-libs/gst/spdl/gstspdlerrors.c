@@ -24,7 +24,7 @@ static const gchar *const read_reasons[GST_SPDL_READ_N_ERRORS] = {
   "unreadable", "not-a-file", "too-large",
   "http-error", "timeout", "truncated-shard", "corrupt-member",
   "no-image", "unsupported-image", "no-label", "bad-label",
-  "missing-field", "bad-field", "field-too-large", "bad-span"
+  "missing-field", "bad-field", "field-too-large", "bad-span", "too-long"
 };
 
 static const gchar *const decode_reasons[GST_SPDL_DECODE_N_ERRORS] = {

@@ -46,6 +46,8 @@ typedef enum
   /* a manifest row's span that cannot be (a negative offset, an end
    * before its start, no number, a NeMo row without its duration) */
   GST_SPDL_READ_ERROR_BAD_SPAN,
+  /* a manifest row's span longer than spdlsrc's max-span */
+  GST_SPDL_READ_ERROR_TOO_LONG,
   GST_SPDL_READ_N_ERRORS,
 } GstSpdlReadErrorCode;
 

@@ -40,12 +40,21 @@ gst_spdl_buckets_boundaries (const gdouble * durations, guint n,
     guint buckets, guint * n_boundaries)
 {
   gdouble *sorted, *bounds;
-  guint k;
+  guint k, i;
 
   *n_boundaries = 0;
   if (buckets < 2 || n == 0)
     return NULL;
-  sorted = g_memdup2 (durations, (gsize) n * sizeof (gdouble));
+  /* the samples skipped at their turn (negative) split nothing */
+  sorted = g_new (gdouble, n);
+  for (k = 0, i = 0; i < n; i++)
+    if (durations[i] >= 0)
+      sorted[k++] = durations[i];
+  if (k == 0) {
+    g_free (sorted);
+    return NULL;
+  }
+  n = k;
   qsort (sorted, n, sizeof (gdouble), compare_doubles);
   bounds = g_new (gdouble, buckets - 1);
   for (k = 1; k < buckets; k++)
@@ -90,26 +99,31 @@ gst_spdl_buckets_assign (const gdouble * durations, guint n, guint buckets)
 typedef struct
 {
   GArray *pool;                 /* guint32 dataset indices */
-  GArray *closed;               /* guint64 pairs: start in pool, length */
+  /* guint64 triples: start in pool, length, samples counted (delivered) */
+  GArray *closed;
 } WindowBatches;
 
 typedef struct
 {
   GArray *samples;              /* guint32: the bucket's open batch */
+  guint counted;                /* of them, those not skipped */
   gdouble seconds;
 } OpenBatch;
 
 static void
 close_batch (OpenBatch * open, WindowBatches * window)
 {
-  guint64 pair[2] = { window->pool->len, open->samples->len };
+  guint64 triple[3] = { window->pool->len, open->samples->len,
+    open->counted
+  };
 
   if (open->samples->len == 0)
     return;
   g_array_append_vals (window->pool, open->samples->data,
       open->samples->len);
-  g_array_append_vals (window->closed, pair, 2);
+  g_array_append_vals (window->closed, triple, 3);
   g_array_set_size (open->samples, 0);
+  open->counted = 0;
   open->seconds = 0;
 }
 
@@ -118,28 +132,29 @@ static void
 emit_window (GstSpdlBatchPlan * plan, GArray * starts, WindowBatches * window,
     GstSpdlRng * rng, gboolean shuffle)
 {
-  guint64 *pairs = (guint64 *) window->closed->data;
-  guint n = window->closed->len / 2, i;
+  guint64 *triples = (guint64 *) window->closed->data;
+  guint n = window->closed->len / 3, i, k;
   guint32 *pool = (guint32 *) window->pool->data;
 
   if (shuffle) {
     for (i = n; i > 1; i--) {
       guint j = (guint) gst_spdl_rng_below (rng, i);
-      guint64 s = pairs[2 * (i - 1)], l = pairs[2 * (i - 1) + 1];
 
-      pairs[2 * (i - 1)] = pairs[2 * j];
-      pairs[2 * (i - 1) + 1] = pairs[2 * j + 1];
-      pairs[2 * j] = s;
-      pairs[2 * j + 1] = l;
+      for (k = 0; k < 3; k++) {
+        guint64 t = triples[3 * (i - 1) + k];
+
+        triples[3 * (i - 1) + k] = triples[3 * j + k];
+        triples[3 * j + k] = t;
+      }
     }
   }
   for (i = 0; i < n; i++) {
-    guint64 start = pairs[2 * i], length = pairs[2 * i + 1], end;
+    guint64 start = triples[3 * i], length = triples[3 * i + 1], end;
 
     memcpy (plan->samples + plan->n_samples, pool + start,
         length * sizeof (guint32));
     plan->n_samples += length;
-    plan->max_batch = MAX (plan->max_batch, (guint) length);
+    plan->max_batch = MAX (plan->max_batch, (guint) triples[3 * i + 2]);
     end = plan->n_samples;
     g_array_append_val (starts, end);
   }
@@ -158,6 +173,7 @@ gst_spdl_batch_plan_new (const gdouble * durations, const guint16 * buckets,
   guint32 *perm = g_new (guint32, MAX (n, 1));
   GArray *starts = g_array_new (FALSE, FALSE, sizeof (guint64));
   WindowBatches closed;
+  GArray *pending;              /* guint32: skipped samples yet to place */
   OpenBatch *open;
   guint64 zero = 0;
   GstSpdlRng rng;
@@ -170,6 +186,7 @@ gst_spdl_batch_plan_new (const gdouble * durations, const guint16 * buckets,
       GST_SPDL_ORDER_STREAM_BATCHES);
   plan->samples = g_new (guint32, MAX (n, 1));
   g_array_append_val (starts, zero);
+  pending = g_array_new (FALSE, FALSE, sizeof (guint32));
   closed.pool = g_array_new (FALSE, FALSE, sizeof (guint32));
   closed.closed = g_array_new (FALSE, FALSE, sizeof (guint64));
   open = g_new0 (OpenBatch, n_buckets);
@@ -181,15 +198,23 @@ gst_spdl_batch_plan_new (const gdouble * durations, const guint16 * buckets,
     gdouble d = durations[s];
     OpenBatch *o = &open[buckets ? buckets[s] : 0];
 
-    /* the next sample that does not fit closes its bucket's batch */
-    if (o->samples->len > 0 &&
-        ((params->batch_size > 0 && o->samples->len >= params->batch_size)
-            || (params->batch_duration > 0 && o->seconds + d > limit)))
-      close_batch (o, &closed);
-    g_array_append_val (o->samples, s);
-    o->seconds += d;
-    if (params->batch_size > 0 && o->samples->len >= params->batch_size)
-      close_batch (o, &closed);
+    if (d < 0) {
+      /* skipped at its turn: it rides in the next sample's batch */
+      g_array_append_val (pending, s);
+    } else {
+      /* the next sample that does not fit closes its bucket's batch */
+      if (o->counted > 0 &&
+          ((params->batch_size > 0 && o->counted >= params->batch_size)
+              || (params->batch_duration > 0 && o->seconds + d > limit)))
+        close_batch (o, &closed);
+      g_array_append_vals (o->samples, pending->data, pending->len);
+      g_array_set_size (pending, 0);
+      g_array_append_val (o->samples, s);
+      o->counted++;
+      o->seconds += d;
+      if (params->batch_size > 0 && o->counted >= params->batch_size)
+        close_batch (o, &closed);
+    }
     if ((i + 1) % window == 0 || i + 1 == n) {
       if (i + 1 == n)           /* the epoch's last batches */
         for (b = 0; b < n_buckets; b++)
@@ -197,6 +222,21 @@ gst_spdl_batch_plan_new (const gdouble * durations, const guint16 * buckets,
       emit_window (plan, starts, &closed, &rng, params->shuffle);
     }
   }
+  /* skipped samples after the last one delivered: in the last batch (all
+   * of them one batch when none is delivered) */
+  if (pending->len > 0) {
+    guint64 end;
+
+    memcpy (plan->samples + plan->n_samples, pending->data,
+        pending->len * sizeof (guint32));
+    plan->n_samples += pending->len;
+    end = plan->n_samples;
+    if (starts->len > 1)
+      g_array_index (starts, guint64, starts->len - 1) = end;
+    else
+      g_array_append_val (starts, end);
+  }
+  g_array_free (pending, TRUE);
 
   plan->n_batches = starts->len - 1;
   plan->starts = (guint64 *) g_array_free (starts, FALSE);

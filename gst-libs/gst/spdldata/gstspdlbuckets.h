@@ -32,12 +32,12 @@ typedef struct _GstSpdlBatchPlan
   guint n_samples;
   guint64 *starts;              /* n_batches + 1 offsets into samples */
   guint64 n_batches;
-  guint max_batch;              /* the most samples one batch holds */
+  guint max_batch;              /* the most samples one batch delivers */
 } GstSpdlBatchPlan;
 
 /* The @buckets - 1 boundaries (seconds, ascending) that split @durations
- * (@n of them) into buckets of equal counts: boundary k is the
- * (k x n / buckets)-th smallest duration. A duration d is in bucket
+ * (@n of them; negative ones, skipped samples, left out) into buckets of
+ * equal counts: boundary k is the (k x n / buckets)-th smallest duration. A duration d is in bucket
  * "number of boundaries <= d". NULL (and 0) for fewer than two buckets. */
 gdouble *gst_spdl_buckets_boundaries (const gdouble * durations, guint n,
     guint buckets, guint * n_boundaries);
@@ -47,7 +47,11 @@ guint16 *gst_spdl_buckets_assign (const gdouble * durations, guint n,
     guint buckets);
 
 /* The batches of epoch @params->epoch of @n samples of @durations
- * (seconds, each >= 0) in buckets @buckets (gst_spdl_buckets_assign() with
+ * (seconds; negative: a sample skipped when its turn comes, a bad span or
+ * one over max-span, which rides in the batch of the next sample of the
+ * order, counted in neither its size nor its seconds, so that no batch
+ * is of skipped samples alone) in buckets @buckets
+ * (gst_spdl_buckets_assign() with
  * @params->buckets; NULL: one bucket), a function of these alone: the
  * samples permuted from (seed, epoch) (GST_SPDL_ORDER_STREAM_SAMPLES, as
  * spdlsrc's plain shuffle), taken in windows of @params->window; in each

@@ -600,10 +600,16 @@ typedef struct
   guint span_column;            /* the wanted column of "offset" */
   gboolean nemo;
   gboolean spans;
+  /* JSON Lines: keys differ from row to row, the first row's are no
+   * header; spans are read from every row, and kept when any has one */
+  gboolean audio_rows;          /* paths under NeMo's keys */
+  gboolean any_span, any_duration;
   /* a path formed from columns ("{page_dir}/{videoid}.mp4"): text and
    * column names in turn, the columns wanted from @template_column on */
   gchar **template;
   guint template_column;
+  /* NeMo's other path key, taken row by row as NeMo does (0: none) */
+  guint other_path_column;
   GString *path;
   gsize field_capacity;         /* samples @ds->field_offsets holds */
   gsize span_capacity;          /* ... and the span arrays */
@@ -726,11 +732,11 @@ table_header (const gchar * const *columns, guint n, guint64 line,
   load->path_column = g_strdup (path);
   /* NeMo's: its rows need a duration (a JSON Lines list of audio files
    * without durations in its first row is one of whole files) */
-  load->nemo = load->format == GST_SPDL_TABLE_JSONL &&
+  load->audio_rows = load->format == GST_SPDL_TABLE_JSONL &&
       (strcmp (path, "audio_filepath") == 0 ||
-      strcmp (path, "audio_filename") == 0) &&
-      g_strv_contains (columns, "duration");
-  load->spans = load->nemo;
+      strcmp (path, "audio_filename") == 0);
+  load->nemo = load->audio_rows && g_strv_contains (columns, "duration");
+  load->spans = load->nemo || load->format == GST_SPDL_TABLE_JSONL;
   for (i = 0; i < N_SPAN_COLUMNS; i++)
     load->spans |= g_strv_contains (columns, span_columns[i]);
   g_ptr_array_add (wanted, g_strdup (path));
@@ -760,6 +766,14 @@ table_header (const gchar * const *columns, guint n, guint64 line,
   for (i = 1; load->template && load->template[i - 1] && load->template[i];
       i += 2)
     g_ptr_array_add (wanted, g_strdup (load->template[i]));
+  if (load->format == GST_SPDL_TABLE_JSONL &&
+      load->options->path_column == NULL &&
+      (strcmp (path, "audio_filepath") == 0 ||
+          strcmp (path, "audio_filename") == 0)) {
+    load->other_path_column = wanted->len;
+    g_ptr_array_add (wanted, g_strdup (strcmp (path, "audio_filepath") ?
+            "audio_filepath" : "audio_filename"));
+  }
   g_ptr_array_add (wanted, NULL);
   return (gchar **) g_ptr_array_free (wanted, FALSE);
 }
@@ -866,10 +880,38 @@ table_span (TableLoad * load, const GstSpdlTableCell * cells, guint64 line)
     length = stop - start;
   else if (duration == NULL && load->nemo)
     problem = GST_SPDL_SPAN_NO_DURATION;
+  load->any_span |= offset || duration || end;
+  load->any_duration |= duration || end;
   ds->span_starts[i] = problem ? 0 : start;
   ds->span_durations[i] = problem ? -1 : length;
   ds->span_bad[i] = problem;
   ds->lines[i] = line;
+}
+
+/* JSON Lines whose first row has no duration: without a span in any row,
+ * a list of whole files (no spans at all); a NeMo manifest whose other
+ * rows have durations requires one in every row, as NeMo does. */
+static void
+table_spans_settle (TableLoad * load)
+{
+  GstSpdlDataset *ds = load->ds;
+  guint i;
+
+  if (!load->any_span && load->format == GST_SPDL_TABLE_JSONL) {
+    g_clear_pointer (&ds->span_starts, g_free);
+    g_clear_pointer (&ds->span_durations, g_free);
+    g_clear_pointer (&ds->span_bad, g_free);
+    g_clear_pointer (&ds->lines, g_free);
+    load->spans = FALSE;
+    return;
+  }
+  if (!load->audio_rows || !load->any_duration)
+    return;
+  for (i = 0; i < ds->n_samples; i++)
+    if (ds->span_bad[i] == GST_SPDL_SPAN_OK && ds->span_durations[i] < 0) {
+      ds->span_starts[i] = 0;
+      ds->span_bad[i] = GST_SPDL_SPAN_NO_DURATION;
+    }
 }
 
 static gboolean
@@ -889,6 +931,10 @@ table_row (const GstSpdlTableCell * cells, guint64 line, gpointer user_data,
   if (load->template) {
     path = load->path->str;
     path_len = load->path->len;
+  }
+  if ((path == NULL || path_len == 0) && load->other_path_column) {
+    path = cells[load->other_path_column].data;
+    path_len = cells[load->other_path_column].len;
   }
   if (path == NULL || path_len == 0) {
     gchar *what = g_strdup_printf ("no path (column \"%s\")",
@@ -970,6 +1016,8 @@ read_table (GstSpdlDataset * ds, const gchar * data, gsize len,
   ds->n_fields = options->record ? options->record->n_fields : 0;
   ok = gst_spdl_table_parse (format, data, len, name, table_header,
       table_row, &load, error);
+  if (ok && load.spans && !load.nemo)
+    table_spans_settle (&load);
   if (load.spans)
     ds->manifest_name = g_strdup (name);
   g_free (load.path_column);

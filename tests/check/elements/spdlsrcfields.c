@@ -642,7 +642,7 @@ GST_END_TEST;
  * bad-span (their file not read) or an error with missing-field=error. */
 static const gchar *const nemo_expected[] = {
   "x0.jpg|img x0|caf\xc3\xa9, \"q\"|@0+1.5:1",
-  "x0.jpg|img x0|from a file\n|@2.25+0.5:2",
+  "x0.jpg|img x0|from a file|@2.25+0.5:2",
   "x1.jpg|img x1|normalized|@1+2:3",
   "x1.jpg|img x1||@0+1:4",
   NULL

@@ -434,6 +434,67 @@ GST_START_TEST (test_empty_epoch)
 
 GST_END_TEST;
 
+/* Samples skipped at their turn (negative durations: bad spans, over
+ * max-span) ride in the batch of the next sample: every batch delivers
+ * one at least, its count and seconds are of the delivered ones alone,
+ * and they set no bucket boundary; only skipped ones: one batch. */
+GST_START_TEST (test_skipped_samples_ride_along)
+{
+  const guint n = 600;
+  gdouble *d = make_durations (n, 8);
+  guint8 *seen = g_new0 (guint8, n);
+  GstSpdlBucketParams p = params_of (3, 0, 3, 50, 5, 30.0);
+  GstSpdlBatchPlan *plan;
+  const gdouble bad[] = { -1, 1, -1, 3, 2, 4, -1 };
+  gdouble *bounds;
+  guint i, nb;
+  guint64 b;
+
+  /* a third skipped, the longest of them far over the others */
+  for (i = 0; i < n; i += 3)
+    d[i] = -1;
+  plan = plan_new (d, n, &p);
+  fail_unless_equals_int (plan->n_samples, n);
+  fail_unless_equals_uint64 (plan->starts[plan->n_batches], n);
+  fail_unless (plan->max_batch <= 5);
+  for (b = 0; b < plan->n_batches; b++) {
+    guint delivered = 0;
+    gdouble seconds = 0;
+    guint64 k;
+
+    for (k = plan->starts[b]; k < plan->starts[b + 1]; k++) {
+      guint s = plan->samples[k];
+
+      fail_if (seen[s], "sample %u twice", s);
+      seen[s] = 1;
+      if (d[s] >= 0) {
+        delivered++;
+        seconds += d[s];
+      }
+    }
+    fail_unless (delivered >= 1, "batch %" G_GUINT64_FORMAT " delivers "
+        "nothing", b);
+    fail_unless (delivered <= 5);
+    fail_unless (delivered == 1 || seconds <= 30.0 + 1e-6);
+  }
+  gst_spdl_batch_plan_free (plan);
+
+  bounds = gst_spdl_buckets_boundaries (bad, G_N_ELEMENTS (bad), 2, &nb);
+  fail_unless_equals_int (nb, 1);
+  fail_unless_equals_float (bounds[0], 3);
+  g_free (bounds);
+  for (i = 0; i < n; i++)
+    d[i] = -1;
+  plan = plan_new (d, n, &p);
+  fail_unless_equals_uint64 (plan->n_batches, 1);
+  fail_unless_equals_int (plan->n_samples, n);
+  gst_spdl_batch_plan_free (plan);
+  g_free (seen);
+  g_free (d);
+}
+
+GST_END_TEST;
+
 static Suite *
 spdlbuckets_suite (void)
 {
@@ -452,6 +513,7 @@ spdlbuckets_suite (void)
   tcase_add_test (tc, test_resume_from_every_offset);
   tcase_add_test (tc, test_buckets_keep_padding_small);
   tcase_add_test (tc, test_empty_epoch);
+  tcase_add_test (tc, test_skipped_samples_ride_along);
   return s;
 }
 
