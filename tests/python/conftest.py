@@ -18,6 +18,21 @@ from gi.repository import Gst  # noqa: E402
 Gst.init(None)
 
 
+@pytest.fixture(autouse=True)
+def _standard_descriptors_stay_open():
+    """The elements run in the user's process: none may close its stdin,
+    stdout or stderr (a closed stdin is taken by the next file opened, and
+    a child such as ffmpeg reads its keyboard commands from that file)."""
+    yield
+    closed = []
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            closed.append(fd)
+    assert closed == [], f"file descriptors {closed} were closed by this test"
+
+
 def smooth_image(rng, width, height):
     """A photo-like RGB image: smooth colour fields plus fine grain."""
     from PIL import Image

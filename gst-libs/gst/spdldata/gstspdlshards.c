@@ -1181,6 +1181,9 @@ gst_spdl_shards_open (const GstSpdlShardsConfig * config, GError ** error)
       "SPDL tar shards");
 
   shards = g_new0 (GstSpdlShards, 1);
+  /* before any failure: freeing closes them (0 is the process's stdin) */
+  for (i = 0; i < LOCAL_FDS; i++)
+    shards->fds[i] = -1;
   shards->config = *config;
   shards->location = g_strdup (config->location);
   shards->config.location = shards->location;
@@ -1200,8 +1203,6 @@ gst_spdl_shards_open (const GstSpdlShardsConfig * config, GError ** error)
   }
   shards->counts = g_new0 (guint64, shards->n_shards);
   shards->offsets = g_new0 (guint64, shards->n_shards);
-  for (i = 0; i < LOCAL_FDS; i++)
-    shards->fds[i] = -1;
   if ((shards->rules = gst_spdl_shard_rules_new (config->image_key,
               config->label_key, config->label_field, error)) == NULL)
     goto failed;
