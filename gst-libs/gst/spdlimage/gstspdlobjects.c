@@ -396,7 +396,7 @@ gst_spdl_objects_parse (GstSpdlObjects * o, const gchar * text, gsize len,
   if (len >= 3 && memcmp (text, "\xEF\xBB\xBF", 3) == 0)
     text += 3;
   if (!gst_spdl_json_validate (text, end - text, why))
-    return FALSE;
+    goto failed;
   for (p = text; *p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'; p++);
   if (*p == '{') {
     /* a WebDataset member as users write it: {"annotations": [...]} */
@@ -411,7 +411,7 @@ gst_spdl_objects_parse (GstSpdlObjects * o, const gchar * text, gsize len,
     if (v == NULL) {
       *why = g_strdup ("an object without \"annotations\" (one image's "
           "annotations are a list, or {\"annotations\": [...]})");
-      return FALSE;
+      goto failed;
     }
     if (*v == 'n')
       return TRUE;              /* "annotations": null: none */
@@ -422,7 +422,7 @@ gst_spdl_objects_parse (GstSpdlObjects * o, const gchar * text, gsize len,
   if (*v != '[') {
     *why = g_strdup_printf ("the annotations are %s, not an array",
         gst_spdl_json_type_name (*v));
-    return FALSE;
+    goto failed;
   }
   /* room for every annotation, made once */
   gst_spdl_json_iter_init (&it, v, v_end);
@@ -450,6 +450,11 @@ gst_spdl_objects_parse (GstSpdlObjects * o, const gchar * text, gsize len,
     add_annotation (o, e, e_end, index++, masks, numbers);
   g_array_free (numbers, TRUE);
   return TRUE;
+
+failed:
+  /* nothing of it left for the caller, who parses again into @o */
+  gst_spdl_objects_clear (o);
+  return FALSE;
 }
 
 /* ---- geometry ---- */

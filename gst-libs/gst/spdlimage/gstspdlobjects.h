@@ -66,7 +66,8 @@ typedef struct
  * gst_spdl_objects_rasterize() as pycocotools' annToMask does,
  * gstspdlcocomask.h). A bad annotation is dropped, counted and described
  * in @objects->warnings; FALSE with @why (newly allocated) only where the
- * text is no such JSON at all, or without memory for its objects. */
+ * text is no such JSON at all, or without memory for its objects (then
+ * @objects holds nothing: it needs no gst_spdl_objects_clear()). */
 gboolean gst_spdl_objects_parse (GstSpdlObjects * objects, const gchar * text,
     gsize len, guint width, guint height, gboolean masks, gchar ** why);
 
