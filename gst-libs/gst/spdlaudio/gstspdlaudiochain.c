@@ -7,24 +7,24 @@
  * version 2 of the License, or (at your option) any later version.
  */
 /* The pipeline ends at the stream's own rate: resampling is done here
- * with GstAudioResampler, the library audioresample runs, because the
- * element offers only its quality presets, whose filter tables are
- * sampled at 8 to 16 phases per input sample: the phase of each output
- * sample is then off by up to 1/16 of an input sample, an error of 33 dB
- * against an exact windowed-sinc resampler (scipy's resample_poly) at
- * any quality. Where the rates have few phases (out rate / gcd: 160 from
- * 44.1 kHz to 16 kHz, 1 from 48 kHz) each phase's filter is computed
- * exactly, when first used (filter-mode full, no interpolation); else a
- * table of 1024 phases (filter-oversample), interpolated linearly between
- * phases (cubic, the default, stays at 58.6 dB on a 6 kHz tone at any
- * quality). The same Kaiser filters reach 88 to 101 dB at quality 4 and
- * 94 to 116 dB at 10 (sweeps from 8, 11.025, 22.05, 44.1 and 48 kHz
- * resampled to 16 kHz; both ways agree to 0.1 dB). The interpolated table
- * of 1024 phases costs about a million taps (a sine and a Bessel function
- * each) per resampler, 13 to 20 ms of CPU paid for every span; the exact
- * filters of 44.1 to 16 kHz, 30 thousand. A span that ends at the
- * stream's end is drained with silence: it equals the file followed by
- * zeros.
+ * with GstAudioResampler's Kaiser filters (GstSpdlResampler: its taps,
+ * by a faster inner product), because the audioresample element offers
+ * only its quality presets, whose filter tables are sampled at 8 to 16
+ * phases per input sample: the phase of each output sample is then off
+ * by up to 1/16 of an input sample, an error of 33 dB against an exact
+ * windowed-sinc resampler (scipy's resample_poly) at any quality. Where
+ * the rates have few phases (out rate / gcd: 160 from 44.1 kHz to
+ * 16 kHz, 1 from 48 kHz) each phase's filter is computed exactly, when
+ * first used; else GstAudioResampler runs a table of 1024 phases
+ * (filter-oversample), interpolated linearly between phases (cubic, the
+ * default, stays at 58.6 dB on a 6 kHz tone at any quality). The same
+ * Kaiser filters reach 88 to 101 dB at quality 4 and 94 to 116 dB at 10
+ * (sweeps from 8, 11.025, 22.05, 44.1 and 48 kHz resampled to 16 kHz;
+ * both ways agree to 0.1 dB). The interpolated table of 1024 phases costs
+ * about a million taps (a sine and a Bessel function each) per resampler,
+ * 13 to 20 ms of CPU paid for every span; the exact filters of 44.1 to
+ * 16 kHz, 30 thousand. A span that ends at the stream's end is drained
+ * with silence: it equals the file followed by zeros.
  *
  * A span starts the resampler on the grid where an input sample and an
  * output sample coincide (every rate / gcd input samples), early enough
@@ -43,6 +43,7 @@
 #include "gstspdlerrors.h"
 #include "gstspdlformat.h"
 #include "gstspdlmediafile.h"
+#include "gstspdlresampler.h"
 
 #include <gio/gio.h>
 #include <gst/app/gstappsink.h>
@@ -109,7 +110,7 @@ struct _GstSpdlAudioChain
   GstAudioInfo converter_info;  /* of its input */
   gfloat *converted;             /* CONVERT_FRAMES */
 
-  GstAudioResampler *resampler;
+  GstSpdlResampler *resampler;
   guint resampler_rate;
   gboolean resampler_on_grid;   /* its phase is 0: reset() makes it new */
   gfloat *scratch;
@@ -609,8 +610,7 @@ gst_spdl_audio_chain_free (GstSpdlAudioChain * chain)
     return;
   gst_spdl_audio_chain_close (chain);
   free_pipeline (chain);
-  if (chain->resampler)
-    gst_audio_resampler_free (chain->resampler);
+  gst_spdl_resampler_free (chain->resampler);
   if (chain->converter)
     gst_audio_converter_free (chain->converter);
   g_free (chain->converted);
@@ -1072,70 +1072,24 @@ span_write (GstSpdlAudioChain * chain, Span * span, const gfloat * frames,
   }
 }
 
-/* Taps of the Kaiser filter for @options (the formula GstAudioResampler
- * uses), widened by in/out when downsampling */
-static gdouble
-estimate_taps (GstStructure * options, guint in_rate, guint out_rate)
-{
-  gdouble A = 85.0, tr_bw = 0.087, n;
-
-  gst_structure_get_double (options,
-      GST_AUDIO_RESAMPLER_OPT_STOP_ATTENUATION, &A);
-  gst_structure_get_double (options,
-      GST_AUDIO_RESAMPLER_OPT_TRANSITION_BANDWIDTH, &tr_bw);
-  n = (A - 8.0) / (2.285 * 2 * G_PI * MAX (tr_bw, 1e-3)) + 1;
-  if (in_rate > out_rate)
-    n = n * in_rate / out_rate;
-  return n + 8;
-}
-
 static gboolean
 ensure_resampler (GstSpdlAudioChain * chain)
 {
-  GstStructure *options;
-  guint64 phases = chain->limits.rate /
-      gst_util_greatest_common_divisor (chain->in_rate, chain->limits.rate);
-
-  /* gst_audio_resampler_reset() empties the history but keeps the phase
+  /* gst_spdl_resampler_reset() empties the history but keeps the phase
    * the last span ended on; a resampler brought back to phase 0 after its
    * span (realign_resampler) is, once reset, the same as a new one, and
    * keeps the filters it computed (most of a new one's cost) */
   if (chain->resampler && chain->resampler_rate == chain->in_rate &&
       chain->resampler_on_grid) {
-    gst_audio_resampler_reset (chain->resampler);
+    gst_spdl_resampler_reset (chain->resampler);
     chain->resampler_on_grid = FALSE;
     return TRUE;
   }
-  if (chain->resampler)
-    gst_audio_resampler_free (chain->resampler);
+  gst_spdl_resampler_free (chain->resampler);
   chain->resampler_on_grid = FALSE;
-  options = gst_structure_new_empty ("options");
-  gst_audio_resampler_options_set_quality (GST_AUDIO_RESAMPLER_METHOD_KAISER,
-      chain->limits.quality, chain->in_rate, chain->limits.rate, options);
-  if (phases * estimate_taps (options, chain->in_rate,
-          chain->limits.rate) * sizeof (gfloat) <= MAX_FULL_FILTER_BYTES) {
-    /* one filter per phase, computed exactly when first used: the common
-     * rates have few phases (44.1 to 16 kHz: 160) */
-    gst_structure_set (options, GST_AUDIO_RESAMPLER_OPT_FILTER_MODE,
-        GST_TYPE_AUDIO_RESAMPLER_FILTER_MODE,
-        GST_AUDIO_RESAMPLER_FILTER_MODE_FULL,
-        GST_AUDIO_RESAMPLER_OPT_FILTER_INTERPOLATION,
-        GST_TYPE_AUDIO_RESAMPLER_FILTER_INTERPOLATION,
-        GST_AUDIO_RESAMPLER_FILTER_INTERPOLATION_NONE, NULL);
-  } else {
-    /* linear between the table's phases: cubic, the default, is off by a
-     * fraction of a phase (58.6 dB on a 6 kHz tone at every quality) */
-    gst_structure_set (options, GST_AUDIO_RESAMPLER_OPT_FILTER_OVERSAMPLE,
-        G_TYPE_INT, FILTER_OVERSAMPLE,
-        GST_AUDIO_RESAMPLER_OPT_FILTER_INTERPOLATION,
-        GST_TYPE_AUDIO_RESAMPLER_FILTER_INTERPOLATION,
-        GST_AUDIO_RESAMPLER_FILTER_INTERPOLATION_LINEAR, NULL);
-  }
-  chain->resampler = gst_audio_resampler_new
-      (GST_AUDIO_RESAMPLER_METHOD_KAISER, GST_AUDIO_RESAMPLER_FLAG_NONE,
-      GST_AUDIO_FORMAT_F32, chain->limits.channels, chain->in_rate,
-      chain->limits.rate, options);
-  gst_structure_free (options);
+  chain->resampler = gst_spdl_resampler_new (chain->limits.quality,
+      chain->limits.channels, chain->in_rate, chain->limits.rate,
+      MAX_FULL_FILTER_BYTES, FILTER_OVERSAMPLE);
   chain->resampler_rate = chain->in_rate;
   return chain->resampler != NULL;
 }
@@ -1145,19 +1099,16 @@ static void
 resample (GstSpdlAudioChain * chain, Span * span, const gfloat * in, gsize n,
     guint64 * out_pos)
 {
-  gsize out_frames = gst_audio_resampler_get_out_frames (chain->resampler,
+  gsize out_frames = gst_spdl_resampler_get_out_frames (chain->resampler,
       n);
   gsize need = MAX (out_frames, n) * chain->limits.channels;
-  gpointer ip[1], op[1];
 
   if (need > chain->scratch_frames) {
     g_free (chain->scratch);
     chain->scratch = g_new (gfloat, need);
     chain->scratch_frames = need;
   }
-  ip[0] = (gpointer) in;
-  op[0] = chain->scratch;
-  gst_audio_resampler_resample (chain->resampler, in ? ip : NULL, n, op,
+  gst_spdl_resampler_resample (chain->resampler, in, n, chain->scratch,
       out_frames);
   span_write (chain, span, chain->scratch, *out_pos, out_frames);
   *out_pos += out_frames;
@@ -1174,11 +1125,10 @@ realign_resampler (GstSpdlAudioChain * chain, guint64 produced)
   guint64 out = chain->limits.rate /
       gst_util_greatest_common_divisor (chain->in_rate, chain->limits.rate);
   gsize extra = (gsize) ((out - produced % out) % out), n_in, need;
-  gpointer op[1];
 
   if (extra > 0) {
-    n_in = gst_audio_resampler_get_in_frames (chain->resampler, extra);
-    while (gst_audio_resampler_get_out_frames (chain->resampler, n_in) <
+    n_in = gst_spdl_resampler_get_in_frames (chain->resampler, extra);
+    while (gst_spdl_resampler_get_out_frames (chain->resampler, n_in) <
         extra)
       n_in++;
     need = MAX (extra, n_in) * chain->limits.channels;
@@ -1187,8 +1137,8 @@ realign_resampler (GstSpdlAudioChain * chain, guint64 produced)
       chain->scratch = g_new (gfloat, need);
       chain->scratch_frames = need;
     }
-    op[0] = chain->scratch;
-    gst_audio_resampler_resample (chain->resampler, NULL, n_in, op, extra);
+    gst_spdl_resampler_resample (chain->resampler, NULL, n_in,
+        chain->scratch, extra);
   }
   chain->resampler_on_grid = TRUE;
 }
@@ -1613,7 +1563,7 @@ decode_span (GstSpdlAudioChain * chain, Span * span, GError ** error)
           chain->limits.rate);
     /* the filter's reach, in output samples, twice over */
     margin = gst_util_uint64_scale_ceil (2 *
-        gst_audio_resampler_get_max_latency (chain->resampler) + 16, rate,
+        gst_spdl_resampler_get_max_latency (chain->resampler) + 16, rate,
         in_rate);
     first = span->start > margin ? span->start - margin : 0;
     base_out = first / r.b * r.b;
@@ -1633,7 +1583,7 @@ decode_span (GstSpdlAudioChain * chain, Span * span, GError ** error)
   if (r.eos && !r.done && !r.direct) {
     /* the filter's tail, then only samples before the stream's end */
     guint64 end_out = gst_util_uint64_scale_ceil (r.last_in, r.b, r.a);
-    gsize lat = gst_audio_resampler_get_max_latency (chain->resampler);
+    gsize lat = gst_spdl_resampler_get_max_latency (chain->resampler);
     resample (chain, span, NULL, lat + 1, &r.out_pos);
     span->produced = MIN (span->produced, MAX (end_out, span->start));
   }

@@ -16,8 +16,8 @@ G_BEGIN_DECLS
 /* One decoding thread's pipeline, reused from file to file: the file in
  * memory (a seekable giostreamsrc, so demuxers run in pull mode and seek)
  * ! decodebin ! audioconvert (float, the output's channels) ! appsink,
- * then GStreamer's audio resampler (GstAudioResampler, what audioresample
- * runs) to the output rate. Only the span asked for is decoded: a seek
+ * then the Kaiser filters of GStreamer's audio resampler (GstAudioResampler,
+ * what audioresample runs; GstSpdlResampler) to the output rate. Only the span asked for is decoded: a seek
  * (FLUSH | ACCURATE) to a little before it, samples counted from their
  * timestamps, read and resampled in appsink's streaming thread (no hop
  * per buffer), which stops the stream (EOS) once the span is covered.
