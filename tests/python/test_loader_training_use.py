@@ -7,6 +7,7 @@ import logging
 import os
 import pickle
 import re
+import warnings
 
 import numpy as np
 import pytest
@@ -115,6 +116,38 @@ def test_a_launch_line_with_one_shard_reads_everything_on_any_rank(
         assert sum(len(b.indices) for b in loader) == 10
     assert not [r for r in caplog.records
                 if "from the environment" in r.getMessage()]
+
+@pytest.mark.parametrize("output", ["torch", "numpy"])
+def test_batches_take_in_place_augmentation(folder, output):
+    """uint8 batches are the pipeline's memory (no copy), writable and
+    contiguous, as the custom augmentation pattern needs: an in-place
+    augmentation on the CPU (here 255 - x) changes that batch only, not
+    the batches after it nor the next epoch's, while the batch is kept.
+    numpy's arrays say they are writable (torch's tensors are made from
+    them; torch warns, once a process, on a read-only one)."""
+    kept = []
+    with loader_of(folder, output=output) as loader, \
+            warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for _ in range(2):
+            for batch in loader:
+                images = batch[0]
+                if output == "torch":
+                    assert images.is_contiguous() and \
+                        images.dtype == torch.uint8
+                    images.bitwise_not_()
+                else:
+                    assert images.flags.writeable and \
+                        images.flags.c_contiguous
+                    np.bitwise_not(images, out=images)
+                kept.append(images)
+        with loader_of(folder, output=output) as loader:
+            reference = [np.array(images) for _ in range(2)
+                         for images, _ in loader]
+        assert len(kept) == len(reference) == 6
+        for got, ref in zip(kept, reference):
+            assert np.array_equal(np.asarray(got), 255 - ref)
+
 
 @pytest.mark.parametrize("layout", ["nchw", "nhwc"])
 @pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
