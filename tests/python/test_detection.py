@@ -22,45 +22,6 @@ from spdlgst.samplecoco import (CATEGORIES, make_coco, make_coco_shards,
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def _has_property(factory, name):
-    f = Gst.ElementFactory.find(factory)
-    if f is None:
-        return False
-    element = f.create(None)
-    return element is not None and \
-        element.find_property(name) is not None
-
-
-def _mode_values():
-    f = Gst.ElementFactory.find("spdldecode")
-    prop = f.create(None).find_property("mode") if f else None
-    if prop is None:
-        return set()
-    cls = prop.enum_class
-    return {v.value_nick for v in cls.__enum_values__.values()}
-
-
-# what the C side must have for a loader test (issue 39's parts)
-NEEDS = {
-    "annotations": (lambda: _has_property("spdlsrc", "annotations"),
-                    "spdlsrc has no 'annotations' property (COCO listing)"),
-    "objects": (lambda: _has_property("spdldecode", "instance-masks"),
-                "spdldecode decodes no objects fields (instance-masks)"),
-    "shorter": (lambda: "shorter" in _mode_values() and
-                _has_property("spdlbatch", "pad-multiple"),
-                "spdldecode has no mode=shorter or spdlbatch no pad-multiple"),
-    "letterbox": (lambda: "letterbox" in _mode_values(),
-                  "spdldecode has no mode=letterbox"),
-}
-
-
-def need(*parts):
-    for part in parts:
-        ok, why = NEEDS[part]
-        if not ok():
-            pytest.skip(why)
-
-
 def torch2_python():
     venv = os.environ.get("SPDL_TORCH2_VENV", "")
     python = os.path.join(venv, "bin", "python")
@@ -489,9 +450,6 @@ def test_targets_equal_torchvision_v2(coco, tmp_path, recipe, kwargs, masks):
     torchvision 0.29's v2 ops given the batch's own geometry, then
     SanitizeBoundingBoxes(min_size=1, min_area=1); images equal PIL's
     recipe; every image once, in image id order."""
-    need("annotations", "objects")
-    if recipe in ("detection", "letterbox"):
-        need("shorter" if recipe == "detection" else recipe)
     ann, images = coco
     doc = load(ann)
     with spdlgst.ImageLoader(images, annotations=ann, recipe=recipe,
@@ -546,7 +504,6 @@ def test_masks_before_geometry_equal_ann_to_mask(coco_fixed, tmp_path):
     object's mask is pycocotools' annToMask byte for byte (polygons,
     several polygons, crowd RLEs compressed and not), boxes are COCO's
     xywh as xyxy, and nothing is dropped."""
-    need("annotations", "objects")
     ann, images = coco_fixed
     doc = load(ann)
     with spdlgst.ImageLoader(images, annotations=ann, recipe="val",
@@ -597,7 +554,6 @@ print(json.dumps(bad))
 def test_empty_images_kept_or_dropped(coco, empty):
     """Images without annotations are kept with N = 0 (torchvision's
     CocoDetection keeps them), or dropped at listing time, len() right."""
-    need("annotations", "objects")
     ann, images = coco
     doc = load(ann)
     with_anns = {a["image_id"] for a in doc["annotations"]}
@@ -618,7 +574,6 @@ def test_empty_images_kept_or_dropped(coco, empty):
 def test_torch_targets_are_views_with_a_padded_form(coco):
     """torch output: targets as torchvision's detection models take them,
     views of the batch's flat tensors; batch.padded() holds the same."""
-    need("annotations", "objects", "shorter")
     import torch
     ann, images = coco
     with spdlgst.ImageLoader(images, annotations=ann, size=64, max_size=100,
@@ -654,14 +609,12 @@ def test_torch_targets_are_views_with_a_padded_form(coco):
 def test_webdataset_shards_give_the_same_targets(tmp_path, coco_fixed):
     """Shards with a COCO-layout JSON member per image give the objects of
     the same images as the instances file."""
-    need("objects")
     pattern, _ = make_coco_shards(str(tmp_path), 8, seed=5, size=(96, 64),
                                   per_shard=3)
     kw = dict(recipe="val", size=(64, 96), resize=64, flip=False, shuffle=False, masks=True,
               sanitize=False, batch_size=3, epochs=1, output="numpy")
     with spdlgst.ImageLoader(pattern, task="detection", **kw) as loader:
         shards = {r["image_id"]: r for r in collect(loader)}
-    need("annotations")
     ann, images = coco_fixed
     with spdlgst.ImageLoader(images, annotations=ann, **kw) as loader:
         files = {r["image_id"]: r for r in collect(loader)}
@@ -675,7 +628,6 @@ def test_webdataset_shards_give_the_same_targets(tmp_path, coco_fixed):
 def test_broken_annotations_file_is_a_clear_error(coco, tmp_path):
     """A truncated instances file stops the loader with an error naming
     it, at the first iteration (nothing is loaded from half a file)."""
-    need("annotations")
     ann, images = coco
     text = open(ann).read()
     bad = tmp_path / "instances_truncated.json"
@@ -689,7 +641,6 @@ def test_broken_annotations_file_is_a_clear_error(coco, tmp_path):
 def test_resume_gives_the_rest_of_the_epoch(coco):
     """state_dict mid-epoch, then a new loader: the same images, flips and
     boxes as the uninterrupted epoch, from where it stopped."""
-    need("annotations", "objects", "shorter")
     ann, images = coco
     kw = dict(annotations=ann, size=64, max_size=100, batch_size=3, seed=11,
               output="numpy")
@@ -715,7 +666,6 @@ def test_resume_gives_the_rest_of_the_epoch(coco):
 def test_coco_over_http_equals_local(coco):
     """The instances file and its images over HTTP (http.server on
     127.0.0.1) give the same batches as the local files."""
-    need("annotations", "objects")
     import re
     ann, images = coco
     root = os.path.dirname(images)
@@ -749,7 +699,6 @@ def test_annotation_counts_reach_python(tmp_path):
     image listed twice, an unknown category) and what the decoder dropped
     (a bbox of 3 numbers, a NaN one) or sanitized are counted by reason
     and reachable from the loader, not only as warnings."""
-    need("annotations", "objects")
     (tmp_path / "img").mkdir()
     Image.new("RGB", (40, 30)).save(tmp_path / "img" / "a.png")
     Image.new("RGB", (40, 30)).save(tmp_path / "img" / "b.png")
@@ -788,7 +737,6 @@ def test_letterbox_keeps_boxes_on_the_image_edge(tmp_path):
     101.0000076 past the 101-pixel canvas, and SanitizeBoundingBoxes'
     canvas check dropped it. torchvision's F.pad clamps boxes to the new
     canvas (as ultralytics clips them): the box is kept, x2 = 101."""
-    need("annotations", "objects", "letterbox")
     (tmp_path / "img").mkdir()
     Image.new("RGB", (47, 29)).save(tmp_path / "img" / "a.png")
     anns = [dict(id=1, image_id=1, category_id=1, bbox=[30, 5, 17, 10],
@@ -820,7 +768,6 @@ def test_masks_past_their_limit_are_a_bad_field(tmp_path):
     the limit (spdldecode max-masks-size, 1 GiB) before anything is
     allocated, not decoded into memory a shard's few bytes ask for; the
     next sample goes on."""
-    need("objects")
     import tarfile
     import io
     anns = [dict(bbox=[1, 1, 5, 5], category_id=1,

@@ -21,34 +21,6 @@ from spdlgst.sampleaudio import make_asr
 Gst.init(None)
 
 
-def _has_property(factory, prop):
-    element = Gst.ElementFactory.make(factory, None)
-    return element is not None and element.find_property(prop) is not None
-
-
-# the C parts of issue 40: manifests with spans (spdlsrc, spdlaudiodecode
-# max-span) and the bucketed order (spdlsrc buckets, batch-duration)
-needs_spans = pytest.mark.skipif(
-    not _has_property("spdlaudiodecode", "max-span"),
-    reason="spdlsrc/spdlaudiodecode without manifest spans (max-span)")
-def _video_spans():
-    """Whether spdlvideodecode takes clips from a manifest row's span
-    (asrsrc's part of issue 40; no property says so)."""
-    plugin = Gst.Registry.get().find_plugin("spdl")
-    if plugin is None or not plugin.get_filename():
-        return False
-    with open(plugin.get_filename(), "rb") as f:
-        return b"past the video's" in f.read()
-
-
-needs_video_spans = pytest.mark.skipif(
-    not _video_spans(),
-    reason="spdlvideodecode without manifest spans (start, end)")
-needs_buckets = pytest.mark.skipif(
-    not _has_property("spdlsrc", "buckets"),
-    reason="spdlsrc without duration buckets (buckets, batch-duration)")
-
-
 @pytest.fixture(scope="module")
 def asr(tmp_path_factory):
     """4 recordings of 25 s (FLAC and Opus at 16 and 48 kHz) cut by a NeMo
@@ -103,7 +75,6 @@ def snr_db(ref, x):
                                                  1e-30))
 
 
-@needs_spans
 @pytest.mark.parametrize("sample_rate", [16000, 48000])
 def test_segments_equal_ffmpeg_decode(asr, sample_rate):
     """Each entry's segment is FFmpeg's decode of the whole file sliced at
@@ -176,7 +147,6 @@ def _flac_rate(path):
     return int(out.strip())
 
 
-@needs_spans
 def test_transcripts_byte_equal_and_padding(asr):
     """batch["text"] is each entry's text, byte for byte (quotes, a
     backslash, non-ASCII letters from JSON escapes); audio is padded with
@@ -201,7 +171,6 @@ def test_transcripts_byte_equal_and_padding(asr):
     assert seen == len(entries)
 
 
-@needs_spans
 def test_csv_manifest_gives_the_same_segments(asr):
     """The same rows as a CSV (path, offset, duration, text) give the same
     samples and transcripts as NeMo's JSON Lines."""
@@ -215,7 +184,6 @@ def test_csv_manifest_gives_the_same_segments(asr):
         assert same(x, y), entries[index]
 
 
-@needs_spans
 def test_max_duration_skips_counted(asr):
     """Entries longer than max_duration are skipped (too-long, counted),
     the others all delivered."""
@@ -230,7 +198,6 @@ def test_max_duration_skips_counted(asr):
     assert skipped.get("too-long") == len(long), skipped
 
 
-@needs_spans
 def test_entries_without_transcripts(asr, tmp_path):
     """A manifest whose entries have transcripts: one without is skipped,
     named and counted (missing-field), never given an empty text; a
@@ -305,8 +272,6 @@ def bucket_of(duration, bounds):
     return sum(b <= duration for b in bounds)
 
 
-@needs_spans
-@needs_buckets
 def test_buckets_keep_batches_within_a_bucket(asr):
     """With buckets every batch's entries are of one duration bucket;
     every entry comes once; batch_size caps a batch."""
@@ -322,8 +287,6 @@ def test_buckets_keep_batches_within_a_bucket(asr):
             ([durations[i] for i in b], bounds)
 
 
-@needs_spans
-@needs_buckets
 def test_batch_duration_respected(asr):
     """batch_duration caps each batch's total seconds (a longer entry is a
     batch of its own); every entry comes once."""
@@ -346,8 +309,6 @@ def bucketed(root, **kwargs):
     return spdlgst.AudioLoader(root / "manifest.json", **args)
 
 
-@needs_spans
-@needs_buckets
 def test_bucketed_order_deterministic_by_seed_and_len(asr):
     """The same seed gives the same batches; another seed another order;
     len() is the number of batches the epoch gives."""
@@ -364,8 +325,6 @@ def test_bucketed_order_deterministic_by_seed_and_len(asr):
     assert epoch(8) != a
 
 
-@needs_spans
-@needs_buckets
 def test_bucketed_resume_gives_the_same_batches(asr):
     """A state taken mid-epoch with buckets on resumes with exactly the
     batches (samples and audio) an uninterrupted run gives next."""
@@ -394,8 +353,6 @@ def test_bucketed_resume_gives_the_same_batches(asr):
                  if x.shape == y.shape else None)
 
 
-@needs_spans
-@needs_buckets
 def test_bucketed_ranks_take_whole_batches(asr):
     """ranks=(r, 2): each rank's batches are whole batches of the one-rank
     order (none split or merged), len() is the rank's count, and the two
@@ -439,7 +396,6 @@ def webvid(tmp_path_factory):
     return root, rows
 
 
-@needs_video_spans
 def test_video_manifest_clips_from_start_with_captions(webvid):
     """Each entry's clip is taken inside its [start, end) (times from the
     first frame, as FFmpeg's pts say); a span of exactly a clip's frames
@@ -490,7 +446,6 @@ def _write_nemo(path, lines, newline="\n", bom=False):
                      json.dumps(line, ensure_ascii=False)) + newline)
 
 
-@needs_spans
 def test_nemo_manifest_as_nemo_reads_it(tmp_path):
     """A NeMo manifest as tools write them: a BOM, CRLF lines, a trailing
     blank line, extra keys, unicode transcripts, entries of one file at
@@ -525,7 +480,6 @@ def test_nemo_manifest_as_nemo_reads_it(tmp_path):
         assert same(got[i][0][0], want), i
 
 
-@needs_spans
 def test_rounded_manifest_durations_keep_whole_files(tmp_path):
     """Whole-file entries whose durations a tool rounded up (to 2
     decimals, or from an MP3's padded length) by up to Lhotse's 25 ms
@@ -567,8 +521,6 @@ def test_manifest_fields_never_taken_for_the_audio(tmp_path):
     assert "fields=lang,text" in line
 
 
-@needs_spans
-@needs_buckets
 def test_max_duration_left_out_of_bucketed_batches(tmp_path):
     """max_duration with buckets and batches by seconds filters the
     manifest before its batches are made (as Lhotse and NeMo filter by
@@ -611,7 +563,6 @@ def test_max_duration_left_out_of_bucketed_batches(tmp_path):
     assert sorted(map(tuple, got)) == sorted(map(tuple, batches))
 
 
-@needs_spans
 def test_nemo_spans_of_rows_after_a_first_row_without_them(tmp_path):
     """A JSON Lines row's span is its own, whatever the first row holds:
     after a first row without duration (a NeMo row missing it: bad-span,
@@ -645,7 +596,6 @@ def test_nemo_spans_of_rows_after_a_first_row_without_them(tmp_path):
     assert same(got[1][0][0], ref[rate:round(1.25 * rate)])
 
 
-@needs_spans
 def test_transcripts_found_past_a_first_entry_without_one(tmp_path):
     """A NeMo manifest whose first entry has no transcript but the others
     do gives the others' (the first skipped as missing-field, counted),
@@ -663,7 +613,6 @@ def test_transcripts_found_past_a_first_entry_without_one(tmp_path):
         assert skipped["missing-field"] == 1
 
 
-@needs_spans
 @pytest.mark.parametrize("batches", ["count", "seconds"])
 def test_rank_with_every_sample_skipped_is_an_error(tmp_path, batches):
     """ranks=(1, 2) whose every entry the decoder skips (spans past the

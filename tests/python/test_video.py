@@ -13,12 +13,6 @@ from PIL import Image
 
 import videogen
 
-pytestmark = pytest.mark.skipif(
-    not (os.path.exists(videogen.FFMPEG) and
-         Gst.ElementFactory.find("avdec_h264") and
-         Gst.ElementFactory.find("x264enc") is not None or True),
-    reason="needs ffmpeg and gst-libav")
-
 EXTENSIONS = "mp4,mkv,webm,mov,avi,ts"
 
 
