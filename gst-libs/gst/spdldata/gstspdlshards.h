@@ -131,7 +131,8 @@ typedef enum
   GST_SPDL_SHARDS_FLUSHING,
 } GstSpdlShardsResult;
 
-/* Whether @location names shards (a brace range or a .tar file). */
+/* Whether @location names shards (a brace range or a .tar file; .tar.gz
+ * and .tgz ones too, refused as compressed when read). */
 gboolean gst_spdl_shards_is_location (const gchar * location);
 
 /* Expands "{000..009}" ranges (zero padding kept, one range or several);
