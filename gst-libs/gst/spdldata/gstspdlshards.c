@@ -175,12 +175,11 @@ is_existing_local (const gchar * location)
       g_file_test (location, G_FILE_TEST_EXISTS);
 }
 
-/* Whether the first @len bytes of @location end in a shard's name: ".tar",
- * or ".tar.gz"/".tgz" as WebDataset writes compressed ones, which the tar
- * reader then refuses as a gzip stream naming them (taken for a list
- * file, their error showed gzip bytes as a bad line) */
-static gboolean
-has_shard_suffix (const gchar * location, gsize len)
+/* ".tar.gz"/".tgz", as WebDataset writes compressed shards, are shards
+ * too: the tar reader refuses them as a gzip stream naming them (taken for
+ * a list file, their error showed gzip bytes as a bad line) */
+gboolean
+gst_spdl_shards_has_suffix (const gchar * location, gsize len)
 {
   static const gchar *const suffixes[] = { ".tar", ".tar.gz", ".tgz" };
   guint i;
@@ -203,12 +202,12 @@ gst_spdl_shards_is_location (const gchar * location)
     return FALSE;
   if (is_existing_local (location))
     return g_file_test (location, G_FILE_TEST_IS_REGULAR) &&
-        has_shard_suffix (location, strlen (location));
+        gst_spdl_shards_has_suffix (location, strlen (location));
   open_brace = strchr (location, '{');
   if (open_brace && strstr (open_brace, "..") && strchr (open_brace, '}'))
     return TRUE;
   /* a presigned or tokened URL: the path's end, before its query */
-  return has_shard_suffix (location, gst_spdl_http_is_url (location) ?
+  return gst_spdl_shards_has_suffix (location, gst_spdl_http_is_url (location) ?
       strcspn (location, "?#") : strlen (location));
 }
 
