@@ -62,7 +62,8 @@
  *
  * A location naming WebDataset tar shards ("/data/train-{000000..000099}.tar",
  * brace ranges zero-padded as WebDataset writes them, at most a million names,
- * or one ".tar" file; a local file or folder that exists is taken as named,
+ * or one ".tar" file; ".tar.gz" and ".tgz" ones are refused as compressed;
+ * a local file or folder that exists is taken as named,
  * braces and all, not as a pattern) reads samples from the shards as they
  * stream in: the members of a shard are grouped by key as webdataset 1.0
  * groups them (the member path up to the first dot of its base name), the

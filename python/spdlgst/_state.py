@@ -77,11 +77,12 @@ def is_shards(src) -> bool:
 
 def is_shards_location(location: str) -> bool:
     """Whether spdlsrc reads @location as tar shards: a brace pattern or a
-    ".tar" name, unless it is a local folder that exists (taken as named)."""
+    ".tar" name (".tar.gz", ".tgz": refused as compressed), unless it is a
+    local folder that exists (taken as named)."""
     if not location.startswith(("http://", "https://", "s3://")) and \
             os.path.isdir(location):
         return False
-    return location.split("?")[0].endswith(".tar") or \
+    return location.split("?")[0].endswith((".tar", ".tar.gz", ".tgz")) or \
         is_shard_pattern(location)
 
 

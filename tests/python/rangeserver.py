@@ -13,11 +13,13 @@ at that sample's first header (no end-of-archive blocks); "html": every
 file is a login page (status 200, Content-Type text/html); "gzip-encoded":
 every file comes gzipped with Content-Encoding: gzip (whatever the request
 accepts); "no-validators": no ETag (nor Last-Modified), ranges
-answered; "missing-403": a file that is not there is refused with S3's
-403 AccessDenied, as S3 answers a caller without s3:ListBucket over
-https:// (a public bucket). Prints its port first."""
+answered; "refuse-head": every HEAD answered 403 (presigned GET URLs,
+some CDNs), GETs served; "missing-403": a file that is not there is
+refused with S3's 403 AccessDenied, as S3 answers a caller without
+s3:ListBucket over https:// (a public bucket). Modes joined by "+" apply
+together. Prints its port first."""
 import http.server, os, re, sys, tarfile, threading, collections, gzip
-root, mode = sys.argv[1], sys.argv[2]
+root, modes = sys.argv[1], set(sys.argv[2].split("+"))
 N = int(sys.argv[3]) if len(sys.argv) > 3 else 2
 count = collections.Counter()
 lock = threading.Lock()
@@ -39,7 +41,7 @@ class H(http.server.BaseHTTPRequestHandler):
     def _file(self):
         # a presigned URL's query names no other file
         p = os.path.join(root, self.path.split("?", 1)[0].lstrip("/"))
-        if not os.path.isfile(p) and mode == "missing-403":
+        if not os.path.isfile(p) and "missing-403" in modes:
             body = (b'<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>'
                     b'AccessDenied</Code><Message>Access Denied</Message></Error>')
             self.send_response(403); self.send_header("Content-Type", "application/xml")
@@ -49,27 +51,29 @@ class H(http.server.BaseHTTPRequestHandler):
         if not os.path.isfile(p):
             self.send_response(404); self.send_header("Content-Length", "0"); self.end_headers(); return None
         d = open(p, "rb").read()
-        if mode == "html":
+        if "html" in modes:
             return b"<!DOCTYPE html><html><body>Please sign in</body></html>\n"
-        if mode == "gzip-encoded":
+        if "gzip-encoded" in modes:
             return gzip.compress(d, mtime=0)
-        return d[:member_cut(p, len(d))] if self.command == "GET" and mode == "get-shorter" else d
+        return d[:member_cut(p, len(d))] if self.command == "GET" and "get-shorter" in modes else d
     def kind(self):
-        if mode == "html":
+        if "html" in modes:
             self.send_header("Content-Type", "text/html; charset=utf-8")
-        elif mode == "gzip-encoded":
+        elif "gzip-encoded" in modes:
             self.send_header("Content-Type", "application/x-tar")
             self.send_header("Content-Encoding", "gzip")
     def do_HEAD(self):
+        if "refuse-head" in modes:
+            self.send_response(403); self.send_header("Content-Length", "0"); self.end_headers(); return
         d = self._file()
         if d is None: return
         size = len(d)
-        if mode == "head-bigger": size += 8192
-        if mode == "head-smaller": size -= 1024
+        if "head-bigger" in modes: size += 8192
+        if "head-smaller" in modes: size -= 1024
         self.send_response(200)
         self.send_header("Content-Length", str(size))
         self.send_header("Accept-Ranges", "bytes")
-        if mode != "no-validators":
+        if "no-validators" not in modes:
             self.send_header("ETag", '"e1"')
         self.kind()
         self.end_headers()
@@ -81,7 +85,7 @@ class H(http.server.BaseHTTPRequestHandler):
             count[self.path] += 1 if r else 0
             c = count[self.path]
         m = re.match(r"bytes=(\d+)-(\d*)", r or "")
-        if m and not (mode == "ignore-after" and c > N):
+        if m and not ("ignore-after" in modes and c > N):
             a = int(m.group(1)); b = int(m.group(2)) if m.group(2) else len(d) - 1
             if a >= len(d):
                 self.send_response(416); self.send_header("Content-Range", "bytes */%d" % len(d))
@@ -95,11 +99,11 @@ class H(http.server.BaseHTTPRequestHandler):
             self.send_response(200)
         self.send_header("Content-Length", str(len(body)))
         self.send_header("Accept-Ranges", "bytes")
-        if mode != "no-validators":
+        if "no-validators" not in modes:
             self.send_header("ETag", '"e1"')
         self.kind()
         self.end_headers()
-        if mode == "stall" and m and c > N:
+        if "stall" in modes and m and c > N:
             import time; time.sleep(3600)
         self.wfile.write(body)
 # a backlog of 5 (socketserver's) drops the SYNs of 64 shards walked at

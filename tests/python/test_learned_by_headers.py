@@ -250,13 +250,15 @@ def test_body_short_of_its_head_is_a_truncated_shard(tmp_path, learn):
         srv.stop()
 
 
-def test_no_validators_said_once_per_run(tmp_path):
+@pytest.mark.parametrize("mode", ["no-validators", "no-validators+refuse-head"])
+def test_no_validators_said_once_per_run(tmp_path, mode):
     """A server that sends neither ETag nor Last-Modified: the learned
     index cannot be cached (a changed shard could not be told), so it is
-    learned on every run, and each run says so once, and why."""
+    learned on every run, and each run says so once, and why. The same
+    where HEAD is refused and the first byte's GET stands for it."""
     truth, pattern = big_shards(str(tmp_path / "big"), 3, 4, 20000, seed=3)
     os.unlink(tmp_path / "big" / "shards.idx")
-    srv = Server([sys.executable, "-u", os.path.join(os.path.dirname(os.path.abspath(__file__)), "rangeserver.py"), str(tmp_path), "no-validators"],
+    srv = Server([sys.executable, "-u", os.path.join(os.path.dirname(os.path.abspath(__file__)), "rangeserver.py"), str(tmp_path), mode],
                  r"port (\d+)")
     try:
         for _ in range(2):
@@ -269,5 +271,9 @@ def test_no_validators_said_once_per_run(tmp_path):
             assert "learned again on every run" in warnings[0]
             assert "big-000000.tar" in warnings[0] and "3 of 3 shards" in warnings[0]
             assert stats[0].get_value("shard-index-source") == "learned"
+            for _, label, _, path, d in out:
+                assert (label, d) == truth[key_of(path)]
+            assert [n for n in cache_files(tmp_path / "c")
+                    if n.endswith(".members")] == []
     finally:
         srv.stop()

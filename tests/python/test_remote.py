@@ -1205,6 +1205,32 @@ def test_local_shards_that_are_not_tar(tmp_path):
     assert error is not None and "see image-key, label-key, label-field" in error, error
 
 
+@pytest.mark.parametrize("name", ["x-0.tar.gz", "x-0.tgz"])
+def test_one_compressed_shard_is_refused_as_one(tmp_path, name):
+    """One .tar.gz (or .tgz) shard named alone, as WebDataset writes them:
+    read as a shard and refused as a gzip stream, naming it, through
+    spdlsrc and ImageLoader; it was read as a list file and its error
+    showed the gzip bytes as a bad line."""
+    import gzip
+    import spdlgst
+    truth, pattern = big_shards(str(tmp_path / "s"), 1, 3, 5000, seed=2)
+    shard = tmp_path / "s" / pattern.replace("{000000..000000}", "000000")
+    path = tmp_path / name
+    path.write_bytes(gzip.compress(shard.read_bytes()))
+    _, _, error, _ = run_src('location="%s" shard-cache=""' % path)
+    assert error is not None and "not a tar archive" in error, error
+    assert "a gzip stream" in error and "gunzip" in error and name in error, error
+    with pytest.raises(spdlgst.LoaderError) as failed:
+        loader = spdlgst.ImageLoader(str(path), batch_size=1, shuffle=False,
+                                     src_properties={"shard-cache": ""})
+        try:
+            for _ in loader:
+                pass
+        finally:
+            loader.close()
+    assert "a gzip stream" in str(failed.value), failed.value
+
+
 def test_redirect_to_untrusted_https_names_where_it_failed(data, https, monkeypatch):
     """A 302 from http to an https URL whose certificate is not trusted:
     the error names the https URL that failed (its query, which may hold

@@ -818,3 +818,34 @@ def test_recipe_secrets_reach_spdlsrc_not_the_parser(data, s3, tmp_path):
     assert "parsing pipeline description" in res.stderr    # it logged the line
     assert secret not in res.stderr and secret not in res.stdout
     assert "s3-secret-key=***" in res.stdout
+
+
+def test_folder_of_compressed_shards_says_to_gunzip(data, s3, monkeypatch, tmp_path):
+    """A folder, or an s3:// prefix, of .tar.gz shards (as WebDataset
+    writes them) and no class folder: the error lists them, says they are
+    compressed and to gunzip them, and the pattern that reads them then;
+    it said the folder was empty."""
+    import gzip
+    base, truth, pattern, _ = data
+    folder = tmp_path / "gz"
+    folder.mkdir()
+    names = sorted(n for n in os.listdir(base / "shards") if n.endswith(".tar"))
+    for name in names:
+        (folder / (name + ".gz")).write_bytes(
+            gzip.compress((base / "shards" / name).read_bytes()))
+    key, secret = s3.keys["admin"]
+    subprocess.run([venv_python(), "-c",
+                    "import os, sys, boto3\n"
+                    "s3 = boto3.client('s3', endpoint_url=sys.argv[1], region_name=sys.argv[2],"
+                    " aws_access_key_id=sys.argv[3], aws_secret_access_key=sys.argv[4])\n"
+                    "for n in sorted(os.listdir(sys.argv[5])):\n"
+                    "    s3.upload_file(os.path.join(sys.argv[5], n), 'data', 'gz/' + n)\n",
+                    s3.url, REGION, key, secret, str(folder)], check=True, timeout=120)
+    s3_env(monkeypatch, s3)
+    for location in (str(folder), "s3://data/gz/"):
+        _, _, error, _ = run_src('location="%s"' % location)
+        assert error is not None, location
+        assert "holds %d compressed tar shards" % len(names) in error, error
+        assert "%s.gz ... %s.gz" % (names[0], names[-1]) in error, error
+        assert "gunzip" in error and "is empty" not in error, error
+        assert location.rstrip("/") + "/" + pattern in error, error

@@ -15,6 +15,7 @@
 #include "gstspdlerrors.h"
 #include "gstspdltable.h"
 #include "gstspdljson.h"
+#include "gstspdlshards.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -1270,7 +1271,9 @@ static void
 set_empty_error (GError ** error, const gchar * root, const gchar * display,
     const gchar * extensions, GPtrArray * shards)
 {
-  gchar *pattern, *how;
+  gchar *pattern, *how, *tarred;
+  gboolean compressed = FALSE;
+  guint i;
 
   if (shards == NULL || shards->len == 0) {
     g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_NOT_FOUND,
@@ -1279,17 +1282,32 @@ set_empty_error (GError ** error, const gchar * root, const gchar * display,
     return;
   }
   pattern = brace_pattern (shards);
+  /* .tar.gz or .tgz: read only once gunzipped, under a .tar name */
+  for (i = 0; i < shards->len; i++)
+    compressed |= !g_str_has_suffix (g_ptr_array_index (shards, i), ".tar");
+  if (pattern && compressed) {
+    gsize len = strlen (pattern);
+
+    pattern[len - (g_str_has_suffix (pattern, ".tgz") ? 4 : 7)] = '\0';
+    tarred = g_strconcat (pattern, ".tar", NULL);
+    g_free (pattern);
+    pattern = tarred;
+  }
   how = pattern ? g_strdup_printf ("location=\"%s%s%s\"", root,
       g_str_has_suffix (root, "/") ? "" : "/", pattern) :
       g_strdup ("a brace pattern, e.g. location=\"DIR/train-{000000..000099}"
       ".tar\", names them");
   g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_NOT_FOUND,
       "Dataset \"%s\" is no ImageFolder (no class folder holds a file with "
-      "extension %s) but holds %u tar shards (%s%s%s): to read them as "
-      "shards, %s", display, extensions ? extensions : "jpg,jpeg",
-      shards->len, (const gchar *) g_ptr_array_index (shards, 0),
+      "extension %s) but holds %u %star shards (%s%s%s): %s%s", display,
+      extensions ? extensions : "jpg,jpeg", shards->len,
+      compressed ? "compressed " : "",
+      (const gchar *) g_ptr_array_index (shards, 0),
       shards->len > 1 ? " ... " : "", shards->len > 1 ?
-      (const gchar *) g_ptr_array_index (shards, shards->len - 1) : "", how);
+      (const gchar *) g_ptr_array_index (shards, shards->len - 1) : "",
+      compressed ? "shards are read as uncompressed tar, their members by "
+      "byte range; gunzip them (as .tar files) and read them as shards, " :
+      "to read them as shards, ", how);
   g_free (pattern);
   g_free (how);
 }
@@ -1300,7 +1318,7 @@ compare_names (gconstpointer a, gconstpointer b)
   return strcmp (*(const gchar * const *) a, *(const gchar * const *) b);
 }
 
-/* The .tar files directly in folder @root, sorted; NULL: none. */
+/* The shards (.tar, .tar.gz, .tgz) directly in folder @root, sorted. */
 static GPtrArray *
 list_tar_files (const gchar * root)
 {
@@ -1309,7 +1327,7 @@ list_tar_files (const gchar * root)
   const gchar *name;
 
   while (dir && (name = g_dir_read_name (dir)))
-    if (g_str_has_suffix (name, ".tar"))
+    if (gst_spdl_shards_has_suffix (name, strlen (name)))
       g_ptr_array_add (names, g_strdup (name));
   if (dir)
     g_dir_close (dir);
@@ -1553,7 +1571,8 @@ gst_spdl_dataset_new_from_keys (const gchar * root, GPtrArray * keys,
     /* sorted keys: the tar files directly under the prefix, in order */
     for (i = 0; i < keys->len; i++) {
       const gchar *key = g_ptr_array_index (keys, i);
-      if (strchr (key, '/') == NULL && g_str_has_suffix (key, ".tar"))
+      if (strchr (key, '/') == NULL &&
+          gst_spdl_shards_has_suffix (key, strlen (key)))
         g_ptr_array_add (shards, (gpointer) key);
     }
     set_empty_error (error, root, root, extensions, shards);

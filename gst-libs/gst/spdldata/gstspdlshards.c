@@ -175,6 +175,24 @@ is_existing_local (const gchar * location)
       g_file_test (location, G_FILE_TEST_EXISTS);
 }
 
+/* ".tar.gz"/".tgz", as WebDataset writes compressed shards, are shards
+ * too: the tar reader refuses them as a gzip stream naming them (taken for
+ * a list file, their error showed gzip bytes as a bad line) */
+gboolean
+gst_spdl_shards_has_suffix (const gchar * location, gsize len)
+{
+  static const gchar *const suffixes[] = { ".tar", ".tar.gz", ".tgz" };
+  guint i;
+
+  for (i = 0; i < G_N_ELEMENTS (suffixes); i++) {
+    gsize n = strlen (suffixes[i]);
+
+    if (len >= n && strncmp (location + len - n, suffixes[i], n) == 0)
+      return TRUE;
+  }
+  return FALSE;
+}
+
 gboolean
 gst_spdl_shards_is_location (const gchar * location)
 {
@@ -184,17 +202,13 @@ gst_spdl_shards_is_location (const gchar * location)
     return FALSE;
   if (is_existing_local (location))
     return g_file_test (location, G_FILE_TEST_IS_REGULAR) &&
-        g_str_has_suffix (location, ".tar");
+        gst_spdl_shards_has_suffix (location, strlen (location));
   open_brace = strchr (location, '{');
   if (open_brace && strstr (open_brace, "..") && strchr (open_brace, '}'))
     return TRUE;
-  if (gst_spdl_http_is_url (location)) {
-    /* a presigned or tokened URL: the path's end, before its query */
-    gsize path_len = strcspn (location, "?#");
-
-    return path_len >= 4 && strncmp (location + path_len - 4, ".tar", 4) == 0;
-  }
-  return g_str_has_suffix (location, ".tar");
+  /* a presigned or tokened URL: the path's end, before its query */
+  return gst_spdl_shards_has_suffix (location, gst_spdl_http_is_url (location) ?
+      strcspn (location, "?#") : strlen (location));
 }
 
 static gboolean

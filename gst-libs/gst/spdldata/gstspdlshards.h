@@ -131,8 +131,13 @@ typedef enum
   GST_SPDL_SHARDS_FLUSHING,
 } GstSpdlShardsResult;
 
-/* Whether @location names shards (a brace range or a .tar file). */
+/* Whether @location names shards (a brace range or a .tar file; .tar.gz
+ * and .tgz ones too, refused as compressed when read). */
 gboolean gst_spdl_shards_is_location (const gchar * location);
+
+/* Whether the first @len bytes of @name end as a shard's name: ".tar", or
+ * ".tar.gz"/".tgz" (compressed: refused when read). */
+gboolean gst_spdl_shards_has_suffix (const gchar * name, gsize len);
 
 /* Expands "{000..009}" ranges (zero padding kept, one range or several);
  * NULL with @error when a range is malformed or too large. */
