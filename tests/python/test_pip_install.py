@@ -1,11 +1,12 @@
 """pip install into a user's own virtual environment: one wheel (meson-python,
 pyproject.toml) that carries the plugins and registers them at import.
 
-A copy of the clone is built twice per session, by `pip install` into a
+A copy of the clone (a git repository) is built by `pip install .` into a
 venv without system site packages (PyGObject from PyPI, built against the
-system's girepository) and by `pip wheel`. That wheel goes into a venv
+system's girepository) and by `pip wheel .`. That wheel goes into a venv
 over the PyPI-torch venv's packages and into one over Debian's
-python3-gi. In each, from a folder outside the clone,
+python3-gi; `pip install "gst-spdl[torch] @ git+URL"` into one over
+Debian's gi and torch. In each, from a folder outside the clone,
 with no GST_PLUGIN_PATH and no PYTHONPATH, one epoch each of ImageLoader,
 VideoLoader and AudioLoader on data made here. PyPI must be reachable
 (pip's cache, XDG_CACHE_HOME/pip, spares later runs the downloads)."""
@@ -15,6 +16,8 @@ import re
 import shutil
 import subprocess
 import sys
+import tarfile
+import zipfile
 
 import pytest
 
@@ -122,6 +125,13 @@ def source(work):
     for f in source_files():
         os.makedirs(dst / os.path.dirname(f), exist_ok=True)
         shutil.copy2(os.path.join(ROOT, f), dst / f)
+    # a git repository, as a clone is: pip install git+URL clones it, and
+    # python -m build's sdist (meson dist) archives its commit
+    git = ["git", "-C", dst, "-c", "user.name=test", "-c", "user.email=test@localhost",
+           "-c", "commit.gpgsign=false"]
+    for args in [["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "copy"]]:
+        subprocess.run([str(a) for a in git + args], check=True, timeout=120,
+                       capture_output=True)
     return dst
 
 
@@ -136,10 +146,11 @@ def built(work, source, isolated_venv):
     """pip install of the source into the isolated venv, then pip wheel of
     it: the wheel the other venvs install (two builds in all)."""
     env = clean_env(GST_REGISTRY=str(work / "registry-build.bin"))
-    run([isolated_venv, "-m", "pip", "install", source], env, work, PIP_TIMEOUT)
+    # as README says them, in the clone's folder
+    run([isolated_venv, "-m", "pip", "install", "."], env, source, PIP_TIMEOUT)
     dist = work / "dist"
-    run([isolated_venv, "-m", "pip", "wheel", "--no-deps", "-w", dist, source],
-        env, work, PIP_TIMEOUT)
+    run([isolated_venv, "-m", "pip", "wheel", "--no-deps", "-w", dist, "."],
+        env, source, PIP_TIMEOUT)
     (wheel,) = dist.glob("gst_spdl-*.whl")
     return wheel
 
@@ -315,6 +326,49 @@ def test_wheel_in_a_venv_over_system_gi(work, built, media):
     assert all(re.match(r"lib/python3[.\d]*/site-packages/(py)?cairo", f)
                for f in left), left
     assert not set(before) - set(listing(venv))
+
+
+def wheel_files(wheel):
+    with zipfile.ZipFile(wheel) as z:
+        return sorted(z.namelist())
+
+
+def test_git_url_with_torch_extra_and_python_build(work, source, built, media):
+    """README's pip install "gst-spdl[torch] @ git+URL" (a file URL with a
+    host: pip 23's PEP 508 parser refuses git+file:/// with none) into a
+    venv over Debian's gi and torch, an epoch of each loader from
+    elsewhere with torch tensors out; python -m build in the clone: an
+    sdist (meson dist of the commit) and, built from it, a wheel holding
+    what pip wheel's holds."""
+    venv = work / "git-url"
+    python = make_venv(venv, system_site_packages=True)
+    env = clean_env(GST_REGISTRY=str(work / "registry-git.bin"))
+    elsewhere = work / "elsewhere-git"
+    elsewhere.mkdir()
+    run([python, "-m", "pip", "install", f"gst-spdl[torch] @ git+file://localhost{source}"],
+        env, elsewhere, PIP_TIMEOUT)
+    got = load_all(python, media, "torch", env, elsewhere)
+    # the extra satisfied by Debian's torch (1.13.0a0+gitunknown), numpy
+    # and gi, not pulled from PyPI
+    assert got["torch"][1].startswith("/usr/lib/python3/dist-packages/"), got["torch"]
+    site = site_packages(python)
+    installed = {d.split("-")[0].lower() for d in os.listdir(site)
+                 if d.endswith(".dist-info")}
+    assert not installed & {"numpy", "pygobject", "torch"}, installed
+    assert got["spdlgst"] == os.path.join(site, "spdlgst", "__init__.py")
+
+    run([python, "-m", "pip", "install", "build"], env, elsewhere, PIP_TIMEOUT)
+    dist = work / "dist-build"
+    run([python, "-m", "build", "--outdir", dist], env, source, PIP_TIMEOUT)
+    (sdist,) = dist.glob("gst_spdl-*.tar.gz")
+    with tarfile.open(sdist) as tar:
+        names = {n.split("/", 1)[1] for n in tar.getnames() if "/" in n}
+    assert {"pyproject.toml", "meson.build", "gst/spdl/gstspdl.c",
+            "python/spdlgst/__init__.py", "COPYING"} <= names, sorted(names)[:50]
+    (wheel,) = dist.glob("gst_spdl-*.whl")
+    assert wheel.name == built.name
+    assert wheel_files(wheel) == wheel_files(built)
+    assert "spdlgst/gstreamer-1.0/libgstspdl.so" in wheel_files(wheel)
 
 
 def test_missing_development_packages_named_in_one_error(work, source,
