@@ -178,16 +178,22 @@ def test_jpeg_marker_running_past_the_end_after_the_rows(tmp_path):
     and ignores the rest, so a baseline JPEG with it after or inside its
     scan is delivered with PIL's pixels, as recovered (it was skipped as
     truncated: "Premature end of JPEG file"). A progressive JPEG reads all
-    its scans before any row: PIL fails, so it is skipped."""
+    its scans before any row, and a marker in the header has no rows
+    before it: PIL fails, so they are skipped, as corrupt, not truncated
+    (the files end in their end-of-image marker: they are whole). The same
+    file cut short is truncated."""
     bogus = b"\xff\xed\xf3\xd7"            # APP13 of 62423 bytes
     baseline = pil_bytes(photo(4), "JPEG", quality=90)
     progressive = pil_bytes(photo(5), "JPEG", quality=90, progressive=True)
+    small = pil_bytes(photo(4, 120, 90), "JPEG")    # shorter than the APP13
     files = {"after.jpg": baseline[:-2] + bogus + bytes(10) + b"\xff\xd9",
              "inside.jpg": corrupt_scan(baseline, bogus),
              "progressive.jpg": progressive[:-2] + bogus + bytes(10) +
-             b"\xff\xd9"}
+             b"\xff\xd9",
+             "header.jpg": small[:2] + bogus + small[2:],
+             "cut.jpg": progressive[:len(progressive) * 2 // 3]}
     assert [pil_decode(files[n]) is None for n in sorted(files)] == [
-        False, False, True]
+        False, True, True, False, True]
     run = Run(write_files(tmp_path, files), VAL_LINE)
     assert sorted(run.frames) == ["after.jpg", "inside.jpg"], run.warnings
     for name in ("after.jpg", "inside.jpg"):
@@ -196,7 +202,11 @@ def test_jpeg_marker_running_past_the_end_after_the_rows(tmp_path):
         assert len(run.warned(name, "recovered")) == 1, run.warnings
     assert "runs past the end" in run.warned("after.jpg", "recovered")[0]
     assert run.recovered == 2 and run.counts["truncated"] == 1
-    assert run.warned("progressive.jpg", "truncated")
+    assert run.warned("cut.jpg", "truncated")
+    assert run.counts["corrupt"] == 2, run.warnings
+    for name in ("progressive.jpg", "header.jpg"):
+        (warning,) = run.warned(name, "corrupt")
+        assert "end-of-image marker of a whole file" in warning
 
 
 def test_jpeg_damaged_below_the_crop_is_refused_as_pil_refuses(tmp_path):
@@ -498,7 +508,8 @@ def test_delivered_exactly_where_pil_delivers(tmp_path):
     corpus = rule_corpus(tmp_path)
     expected = {name: pil_decode_bounded(data) for name, data in corpus.items()}
     run = Run(write_files(tmp_path / "data", corpus),
-              f"{VAL_LINE} max-pixels={RULE_MAX_PIXELS}",
+              f"{VAL_LINE} max-pixels={RULE_MAX_PIXELS} "
+              f"warning-limit={len(corpus)}",
               extensions="jpg,png,webp,bmp,gif")
     wrong = []
     for name, img in sorted(expected.items()):
@@ -513,3 +524,19 @@ def test_delivered_exactly_where_pil_delivers(tmp_path):
         "\n".join(wrong)
     # the mutations reach both decisions
     assert 0 < sum(img is None for img in expected.values()) < len(corpus)
+    # the skip reasons are truthful: a file cut short is truncated, a whole
+    # one (bits flipped, junk appended) never is
+    reasons = {name: skip_reason(run, name) for name in corpus
+               if name not in run.frames}
+    untrue = {name: reason for name, reason in reasons.items()
+              if (reason == "truncated") != ("-cut" in name)}
+    assert not untrue, untrue
+    assert list(reasons.values()).count("truncated") > 10
+
+
+def skip_reason(run, name):
+    """The reason of @name's skip warning in @run, None if none."""
+    for message, debug in run.warnings:
+        if f'/{name}"' in message and "reason: " in debug:
+            return debug.split("reason: ", 1)[1].split()[0].rstrip(",;)")
+    return None
