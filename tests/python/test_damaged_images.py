@@ -320,6 +320,70 @@ def test_png_read_as_pil_reads_its_ends(tmp_path):
         assert run.warned("chunk-past-end.png", "truncated")
 
 
+def with_chunk(png, kind, payload, after_data=False):
+    """@png with a @kind chunk of @payload before its first IDAT, or after
+    its image data (before IEND)."""
+    import zlib
+
+    at = (png_chunks(png)[-1] if after_data else
+          [c for c in png_chunks(png) if c[0] == b"IDAT"][0])[1]
+    chunk = (len(payload).to_bytes(4, "big") + kind + payload +
+             zlib.crc32(kind + payload).to_bytes(4, "big"))
+    return png[:at] + chunk + png[at:]
+
+
+def test_png_text_and_icc_chunks_read_as_pil_reads_them(tmp_path):
+    """PIL's text and ICC chunk handlers fail on a compressed chunk that
+    inflates past 1 MiB ("Decompressed Data Too Large"), before or after
+    the image data, on text past 64 MiB in all, and on a zTXt of an
+    unknown compression method: skipped (too-large, corrupt). Broken
+    compressed text, an iTXt of an unknown method, ordinary text and
+    profiles: delivered with PIL's pixels."""
+    import zlib
+
+    png = pil_bytes(photo(12, 200, 150), "PNG")
+    bomb = zlib.compress(bytes(2 << 20), 9)
+    under = zlib.compress(bytes((1 << 20) - 16), 9)
+    files = {
+        "ztxt.png": with_chunk(png, b"zTXt", b"Comment\0\0" +
+                               zlib.compress(b"a caption " * 100)),
+        "itxt-after.png": with_chunk(png, b"iTXt", b"Comment\0\1\0en\0\0" +
+                                     zlib.compress(b"text " * 100), True),
+        "iccp.png": with_chunk(png, b"iCCP", b"icc\0\0" +
+                               zlib.compress(bytes(3000))),
+        "ztxt-broken.png": with_chunk(png, b"zTXt", b"Comment\0\0" +
+                                      b"\x78\x9c not deflate data"),
+        "itxt-method-5.png": with_chunk(png, b"iTXt", b"Comment\0\1\5\0\0" +
+                                        bomb),
+        "ztxt-bomb.png": with_chunk(png, b"zTXt", b"Comment\0\0" + bomb),
+        "ztxt-bomb-after.png": with_chunk(png, b"zTXt", b"Comment\0\0" +
+                                          bomb, True),
+        "itxt-bomb.png": with_chunk(png, b"iTXt", b"Comment\0\1\0\0\0" +
+                                    bomb),
+        "iccp-bomb.png": with_chunk(png, b"iCCP", b"icc\0\0" + bomb),
+        "ztxt-method-1.png": with_chunk(png, b"zTXt", b"Comment\0\1" +
+                                        zlib.compress(b"text")),
+    }
+    many = png
+    for i in range(65):            # 65 x (1 MiB - 16) of text: over 64 MiB
+        many = with_chunk(many, b"zTXt", b"k%d\0\0" % i + under)
+    files["text-memory.png"] = many
+    decided = {name: pil_decode(data) for name, data in files.items()}
+    fails = {"ztxt-bomb.png", "ztxt-bomb-after.png", "itxt-bomb.png",
+             "iccp-bomb.png", "ztxt-method-1.png", "text-memory.png"}
+    assert {n for n, img in decided.items() if img is None} == fails
+    run = Run(write_files(tmp_path, files), VAL_LINE)
+    assert sorted(run.frames) == sorted(set(files) - fails), run.warnings
+    for name in run.frames:
+        assert np.array_equal(run.frames[name], np.asarray(VAL(decided[name])))
+    for name in fails - {"ztxt-method-1.png"}:
+        assert run.warned(name, "too-large"), (name, run.warnings)
+    assert run.warned("ztxt-method-1.png", "corrupt")
+    assert "Decompressed Data Too Large" in run.warned("iccp-bomb.png",
+                                                       "too-large")[0]
+    assert "64 MiB" in run.warned("text-memory.png", "too-large")[0]
+
+
 # -- limits: every photo a phone or camera makes ------------------------------
 
 @pytest.fixture(scope="module")
@@ -412,6 +476,39 @@ def test_gif_bytes_before_a_record_are_skipped_as_pil_skips_them(tmp_path):
     for name, img in expected.items():
         assert img is not None
         assert np.array_equal(run.frames[name], np.asarray(VAL(img))), name
+
+
+def with_descriptor(gif, left=None, top=None, width=None, height=None):
+    """@gif with its first image descriptor's fields replaced."""
+    header, records = gif_parts(gif)
+    at = len(header) + records.index(b",") + 1
+    out = bytearray(gif)
+    for i, value in enumerate((left, top, width, height)):
+        if value is not None:
+            out[at + 2 * i:at + 2 * i + 2] = value.to_bytes(2, "little")
+    return bytes(out)
+
+
+def test_gif_frame_of_width_0_at_the_left_as_pil(tmp_path):
+    """A frame of width 0 at the left edge is the whole image to PIL (a
+    tile of left and right 0): its data fills the screen, grown by the
+    frame's bottom; at another left PIL fails. Delivered exactly where PIL
+    reads them, with its pixels."""
+    img = photo(13, 120, 90).quantize(64)
+    gif = pil_bytes(img, "GIF")
+    files = {"width-0.gif": with_descriptor(gif, width=0),
+             "width-0-height-0.gif": with_descriptor(gif, width=0, height=0),
+             "width-0-lower.gif": with_descriptor(gif, width=0, top=1),
+             "width-0-left-5.gif": with_descriptor(gif, width=0, left=5),
+             "height-0.gif": with_descriptor(gif, height=0)}
+    decided = {name: pil_decode(data) for name, data in files.items()}
+    assert decided["width-0.gif"] is not None
+    run = Run(write_files(tmp_path, files), VAL_LINE, extensions="gif")
+    assert sorted(run.frames) == sorted(n for n, im in decided.items()
+                                        if im is not None), run.warnings
+    for name in run.frames:
+        assert np.array_equal(run.frames[name],
+                              np.asarray(VAL(decided[name]))), name
 
 
 def test_imageloader_log_limit_lifts_the_elements_warning_limit(tmp_path, caplog):
