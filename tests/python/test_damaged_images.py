@@ -529,6 +529,76 @@ def test_imageloader_log_limit_lifts_the_elements_warning_limit(tmp_path, caplog
 
 # -- the rule: delivered exactly where PIL delivers, with PIL's pixels --------
 
+HOSTILE_EXTENSIONS = ("jpg", "jpeg", "png", "webp", "bmp", "gif", "tif",
+                      "tiff", "ppm", "pgm")
+
+
+def hostile_trees(tmp_path, binary):
+    """The folders of hostile images the C test @binary makes, kept."""
+    import os
+    import subprocess
+
+    exe = os.path.join(os.environ["SPDL_BUILD_ROOT"], "tests", "check", binary)
+    assert os.path.exists(exe), f"{exe}: built with the C tests"
+    keep = tmp_path / binary
+    keep.mkdir()
+    env = dict(os.environ, SPDL_TEST_KEEP_TREES=str(keep),
+               GST_PLUGIN_LOADING_WHITELIST="gstreamer:gst-plugins-base:"
+               "gst-spdl")
+    subprocess.run([exe], env=env, check=True, capture_output=True,
+                   timeout=300)
+    return sorted(keep.iterdir())
+
+
+def frame_name(name):
+    """@name (os.listdir's, surrogateescape) as a sample's path gives it."""
+    return name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
+@pytest.mark.parametrize("binary", ["elements_spdlimageformats",
+                                    "pipelines_hostile"])
+def test_hostile_corpora_delivered_exactly_where_pil_delivers(tmp_path,
+                                                               binary):
+    """Every image of the hostile sets the C tests make (a bomb, a zTXt
+    bomb, cut and broken files of each format, odd names): delivered
+    exactly where PIL's convert("RGB") succeeds (its bomb warning an
+    error, as max-pixels' default is its limit), with PIL's pixels at the
+    image's own size; PPM and PGM, which PIL reads, are skipped as
+    unsupported-format (documented)."""
+    import warnings
+
+    checked, wrong = 0, []
+    for tree in hostile_trees(tmp_path, binary):
+        paths = [p for p in tree.rglob("*") if p.is_file() and
+                 p.suffix.lower().lstrip(".") in HOSTILE_EXTENSIONS]
+        if not paths:
+            continue
+        run = Run(tree, f"warning-limit={len(paths) + 1}",
+                  extensions=",".join(HOSTILE_EXTENSIONS))
+        for path in paths:
+            with warnings.catch_warnings():
+                warnings.simplefilter("error", Image.DecompressionBombWarning)
+                try:                # a sparse file of GBs among them
+                    with Image.open(path) as img:
+                        expected = img.convert("RGB")
+                except Exception:   # what PIL raises on bad data varies
+                    expected = None
+            name = frame_name(path.name)
+            why = [m for m, _ in run.warnings if f'/{name}"' in m]
+            if path.suffix.lower() in (".ppm", ".pgm"):
+                if not run.warned(name, "unsupported-format"):
+                    wrong.append(f"{name}: {why}")
+            elif (expected is None) == (name in run.frames):
+                pil = "fails" if expected is None else "reads"
+                wrong.append(f"{name}: PIL {pil}, spdldecode "
+                             f"{why or 'delivers'}")
+            elif expected is not None and not np.array_equal(
+                    run.frames[name], np.asarray(expected)):
+                wrong.append(f"{name}: pixels differ from PIL's")
+            checked += 1
+    assert not wrong, "\n".join(wrong)
+    assert checked > 20
+
 # the pixel bound of both sides: PIL's bomb check at this many pixels (its
 # warning an error, as spdldecode's max-pixels is a skip), so that a size
 # a bit flip makes huge costs neither side the memory
