@@ -390,14 +390,26 @@ def test_png_text_and_icc_chunks_read_as_pil_reads_them(tmp_path):
 
 @pytest.fixture(scope="module")
 def large_photos(tmp_path_factory):
-    """A 6000x4000 progressive 4:4:4 JPEG (137 MiB of coefficients) and a
-    10240x10240 gray PNG (105 M pixels): PIL reads both."""
+    """A 6000x4000 progressive 4:4:4 JPEG (137 MiB of coefficients), a
+    6000x4000 16-bit interlaced PNG (137 MiB decoded whole) and a
+    10240x10240 gray PNG (105 M pixels): PIL reads them all."""
+    from pngwrite import ADAM7, png_of_rows
+
     root = tmp_path_factory.mktemp("large")
     folder = root / "class0"
     folder.mkdir()
     big = photo(7, 1500, 1000).resize((6000, 4000))
     big.save(folder / "progressive.jpg", quality=90, progressive=True,
              subsampling=0)
+    deep = (np.asarray(big, np.uint16) << 8) | np.random.default_rng(7).integers(
+        0, 256, (4000, 6000, 3), dtype=np.uint16)
+    raw = b""
+    for x0, y0, dx, dy in ADAM7:        # each pass's rows, filter type 0
+        sub = deep[y0::dy, x0::dx].astype(">u2").view(np.uint8)
+        raw += np.concatenate([np.zeros((sub.shape[0], 1), np.uint8),
+                               sub.reshape(sub.shape[0], -1)], 1).tobytes()
+    (folder / "deep-interlaced.png").write_bytes(
+        png_of_rows(raw, 6000, 4000, 2, 16, interlace=True, level=1))
     gray = photo(8, 1024, 1024).convert("L").resize((10240, 10240))
     gray.save(folder / "gray.png", compress_level=1)
     return root
@@ -405,7 +417,8 @@ def large_photos(tmp_path_factory):
 
 def test_large_photos_decode_by_default(large_photos):
     run = Run(large_photos, VAL_LINE)
-    assert sorted(run.frames) == ["gray.png", "progressive.jpg"], run.warnings
+    assert sorted(run.frames) == ["deep-interlaced.png", "gray.png",
+                                  "progressive.jpg"], run.warnings
     for name in run.frames:
         with Image.open(large_photos / "class0" / name) as img:
             expected = np.asarray(VAL(img.convert("RGB")))
@@ -416,12 +429,12 @@ def test_imageloader_limits(large_photos):
     with spdlgst.ImageLoader(large_photos, batch_size=2, epochs=1,
                              max_pixels=50_000_000) as loader:
         assert "max-pixels=50000000" in loader.launch_line
-        assert sum(len(labels) for _, labels in loader) == 1
-        assert loader.skipped()["too-large"] == 1
+        assert sum(len(labels) for _, labels in loader) == 2
+        assert loader.skipped()["too-large"] == 1       # the gray PNG
     with spdlgst.ImageLoader(large_photos, batch_size=2, epochs=1,
                              max_decode_memory=100 << 20) as loader:
         assert sum(len(labels) for _, labels in loader) == 1
-        assert loader.skipped()["too-large"] == 1
+        assert loader.skipped()["too-large"] == 2       # the 137 MiB ones
     with pytest.raises(ValueError, match="max_pixels"):
         spdlgst.ImageLoader(large_photos, max_pixels=-1)
 
