@@ -25,10 +25,20 @@ spdl_test_make_tmpdir (void)
   return dir;
 }
 
+/* SPDL_TEST_KEEP_TREES=DIR moves the trees into DIR instead: the Python
+ * tests read the hostile images these tests make with PIL
+ * (test_damaged_images.py) */
 void
 spdl_test_remove_tree (const gchar * path)
 {
+  const gchar *keep = g_getenv ("SPDL_TEST_KEEP_TREES");
   gchar *argv[] = { (gchar *) "rm", (gchar *) "-rf", (gchar *) path, NULL };
+
+  if (keep && *keep) {
+    argv[0] = (gchar *) "mv";
+    argv[1] = (gchar *) path;
+    argv[2] = (gchar *) keep;
+  }
 
   g_spawn_sync (NULL, argv, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, NULL, NULL,
       NULL, NULL);

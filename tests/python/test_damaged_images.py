@@ -54,6 +54,7 @@ class Run:
         bus = pipeline.get_bus()
         pipeline.set_state(Gst.State.PLAYING)
         self.frames, self.warnings, self.errors = {}, [], []
+        self.by_path = {}
         try:
             idle = 0
             while idle < 120:             # seconds without a sample
@@ -61,6 +62,7 @@ class Run:
                 if sample is not None:
                     arr, meta = frame_of(sample)
                     self.frames[meta["path"].rsplit("/", 1)[1]] = arr
+                    self.by_path[meta["path"]] = arr
                     idle = 0
                     continue
                 idle += 1
@@ -178,16 +180,22 @@ def test_jpeg_marker_running_past_the_end_after_the_rows(tmp_path):
     and ignores the rest, so a baseline JPEG with it after or inside its
     scan is delivered with PIL's pixels, as recovered (it was skipped as
     truncated: "Premature end of JPEG file"). A progressive JPEG reads all
-    its scans before any row: PIL fails, so it is skipped."""
+    its scans before any row, and a marker in the header has no rows
+    before it: PIL fails, so they are skipped, as corrupt, not truncated
+    (the files end in their end-of-image marker: they are whole). The same
+    file cut short is truncated."""
     bogus = b"\xff\xed\xf3\xd7"            # APP13 of 62423 bytes
     baseline = pil_bytes(photo(4), "JPEG", quality=90)
     progressive = pil_bytes(photo(5), "JPEG", quality=90, progressive=True)
+    small = pil_bytes(photo(4, 120, 90), "JPEG")    # shorter than the APP13
     files = {"after.jpg": baseline[:-2] + bogus + bytes(10) + b"\xff\xd9",
              "inside.jpg": corrupt_scan(baseline, bogus),
              "progressive.jpg": progressive[:-2] + bogus + bytes(10) +
-             b"\xff\xd9"}
+             b"\xff\xd9",
+             "header.jpg": small[:2] + bogus + small[2:],
+             "cut.jpg": progressive[:len(progressive) * 2 // 3]}
     assert [pil_decode(files[n]) is None for n in sorted(files)] == [
-        False, False, True]
+        False, True, True, False, True]
     run = Run(write_files(tmp_path, files), VAL_LINE)
     assert sorted(run.frames) == ["after.jpg", "inside.jpg"], run.warnings
     for name in ("after.jpg", "inside.jpg"):
@@ -196,7 +204,11 @@ def test_jpeg_marker_running_past_the_end_after_the_rows(tmp_path):
         assert len(run.warned(name, "recovered")) == 1, run.warnings
     assert "runs past the end" in run.warned("after.jpg", "recovered")[0]
     assert run.recovered == 2 and run.counts["truncated"] == 1
-    assert run.warned("progressive.jpg", "truncated")
+    assert run.warned("cut.jpg", "truncated")
+    assert run.counts["corrupt"] == 2, run.warnings
+    for name in ("progressive.jpg", "header.jpg"):
+        (warning,) = run.warned(name, "corrupt")
+        assert "end-of-image marker of a whole file" in warning
 
 
 def test_jpeg_damaged_below_the_crop_is_refused_as_pil_refuses(tmp_path):
@@ -310,18 +322,94 @@ def test_png_read_as_pil_reads_its_ends(tmp_path):
         assert run.warned("chunk-past-end.png", "truncated")
 
 
+def with_chunk(png, kind, payload, after_data=False):
+    """@png with a @kind chunk of @payload before its first IDAT, or after
+    its image data (before IEND)."""
+    import zlib
+
+    at = (png_chunks(png)[-1] if after_data else
+          [c for c in png_chunks(png) if c[0] == b"IDAT"][0])[1]
+    chunk = (len(payload).to_bytes(4, "big") + kind + payload +
+             zlib.crc32(kind + payload).to_bytes(4, "big"))
+    return png[:at] + chunk + png[at:]
+
+
+def test_png_text_and_icc_chunks_read_as_pil_reads_them(tmp_path):
+    """PIL's text and ICC chunk handlers fail on a compressed chunk that
+    inflates past 1 MiB ("Decompressed Data Too Large"), before or after
+    the image data, on text past 64 MiB in all, and on a zTXt of an
+    unknown compression method: skipped (too-large, corrupt). Broken
+    compressed text, an iTXt of an unknown method, ordinary text and
+    profiles: delivered with PIL's pixels."""
+    import zlib
+
+    png = pil_bytes(photo(12, 200, 150), "PNG")
+    bomb = zlib.compress(bytes(2 << 20), 9)
+    under = zlib.compress(bytes((1 << 20) - 16), 9)
+    files = {
+        "ztxt.png": with_chunk(png, b"zTXt", b"Comment\0\0" +
+                               zlib.compress(b"a caption " * 100)),
+        "itxt-after.png": with_chunk(png, b"iTXt", b"Comment\0\1\0en\0\0" +
+                                     zlib.compress(b"text " * 100), True),
+        "iccp.png": with_chunk(png, b"iCCP", b"icc\0\0" +
+                               zlib.compress(bytes(3000))),
+        "ztxt-broken.png": with_chunk(png, b"zTXt", b"Comment\0\0" +
+                                      b"\x78\x9c not deflate data"),
+        "itxt-method-5.png": with_chunk(png, b"iTXt", b"Comment\0\1\5\0\0" +
+                                        bomb),
+        "ztxt-bomb.png": with_chunk(png, b"zTXt", b"Comment\0\0" + bomb),
+        "ztxt-bomb-after.png": with_chunk(png, b"zTXt", b"Comment\0\0" +
+                                          bomb, True),
+        "itxt-bomb.png": with_chunk(png, b"iTXt", b"Comment\0\1\0\0\0" +
+                                    bomb),
+        "iccp-bomb.png": with_chunk(png, b"iCCP", b"icc\0\0" + bomb),
+        "ztxt-method-1.png": with_chunk(png, b"zTXt", b"Comment\0\1" +
+                                        zlib.compress(b"text")),
+    }
+    many = png
+    for i in range(65):            # 65 x (1 MiB - 16) of text: over 64 MiB
+        many = with_chunk(many, b"zTXt", b"k%d\0\0" % i + under)
+    files["text-memory.png"] = many
+    decided = {name: pil_decode(data) for name, data in files.items()}
+    fails = {"ztxt-bomb.png", "ztxt-bomb-after.png", "itxt-bomb.png",
+             "iccp-bomb.png", "ztxt-method-1.png", "text-memory.png"}
+    assert {n for n, img in decided.items() if img is None} == fails
+    run = Run(write_files(tmp_path, files), VAL_LINE)
+    assert sorted(run.frames) == sorted(set(files) - fails), run.warnings
+    for name in run.frames:
+        assert np.array_equal(run.frames[name], np.asarray(VAL(decided[name])))
+    for name in fails - {"ztxt-method-1.png"}:
+        assert run.warned(name, "too-large"), (name, run.warnings)
+    assert run.warned("ztxt-method-1.png", "corrupt")
+    assert "Decompressed Data Too Large" in run.warned("iccp-bomb.png",
+                                                       "too-large")[0]
+    assert "64 MiB" in run.warned("text-memory.png", "too-large")[0]
+
+
 # -- limits: every photo a phone or camera makes ------------------------------
 
 @pytest.fixture(scope="module")
 def large_photos(tmp_path_factory):
-    """A 6000x4000 progressive 4:4:4 JPEG (137 MiB of coefficients) and a
-    10240x10240 gray PNG (105 M pixels): PIL reads both."""
+    """A 6000x4000 progressive 4:4:4 JPEG (137 MiB of coefficients), a
+    6000x4000 16-bit interlaced PNG (137 MiB decoded whole) and a
+    10240x10240 gray PNG (105 M pixels): PIL reads them all."""
+    from pngwrite import ADAM7, png_of_rows
+
     root = tmp_path_factory.mktemp("large")
     folder = root / "class0"
     folder.mkdir()
     big = photo(7, 1500, 1000).resize((6000, 4000))
     big.save(folder / "progressive.jpg", quality=90, progressive=True,
              subsampling=0)
+    deep = (np.asarray(big, np.uint16) << 8) | np.random.default_rng(7).integers(
+        0, 256, (4000, 6000, 3), dtype=np.uint16)
+    raw = b""
+    for x0, y0, dx, dy in ADAM7:        # each pass's rows, filter type 0
+        sub = deep[y0::dy, x0::dx].astype(">u2").view(np.uint8)
+        raw += np.concatenate([np.zeros((sub.shape[0], 1), np.uint8),
+                               sub.reshape(sub.shape[0], -1)], 1).tobytes()
+    (folder / "deep-interlaced.png").write_bytes(
+        png_of_rows(raw, 6000, 4000, 2, 16, interlace=True, level=1))
     gray = photo(8, 1024, 1024).convert("L").resize((10240, 10240))
     gray.save(folder / "gray.png", compress_level=1)
     return root
@@ -329,7 +417,8 @@ def large_photos(tmp_path_factory):
 
 def test_large_photos_decode_by_default(large_photos):
     run = Run(large_photos, VAL_LINE)
-    assert sorted(run.frames) == ["gray.png", "progressive.jpg"], run.warnings
+    assert sorted(run.frames) == ["deep-interlaced.png", "gray.png",
+                                  "progressive.jpg"], run.warnings
     for name in run.frames:
         with Image.open(large_photos / "class0" / name) as img:
             expected = np.asarray(VAL(img.convert("RGB")))
@@ -340,12 +429,12 @@ def test_imageloader_limits(large_photos):
     with spdlgst.ImageLoader(large_photos, batch_size=2, epochs=1,
                              max_pixels=50_000_000) as loader:
         assert "max-pixels=50000000" in loader.launch_line
-        assert sum(len(labels) for _, labels in loader) == 1
-        assert loader.skipped()["too-large"] == 1
+        assert sum(len(labels) for _, labels in loader) == 2
+        assert loader.skipped()["too-large"] == 1       # the gray PNG
     with spdlgst.ImageLoader(large_photos, batch_size=2, epochs=1,
                              max_decode_memory=100 << 20) as loader:
         assert sum(len(labels) for _, labels in loader) == 1
-        assert loader.skipped()["too-large"] == 1
+        assert loader.skipped()["too-large"] == 2       # the 137 MiB ones
     with pytest.raises(ValueError, match="max_pixels"):
         spdlgst.ImageLoader(large_photos, max_pixels=-1)
 
@@ -404,6 +493,39 @@ def test_gif_bytes_before_a_record_are_skipped_as_pil_skips_them(tmp_path):
         assert np.array_equal(run.frames[name], np.asarray(VAL(img))), name
 
 
+def with_descriptor(gif, left=None, top=None, width=None, height=None):
+    """@gif with its first image descriptor's fields replaced."""
+    header, records = gif_parts(gif)
+    at = len(header) + records.index(b",") + 1
+    out = bytearray(gif)
+    for i, value in enumerate((left, top, width, height)):
+        if value is not None:
+            out[at + 2 * i:at + 2 * i + 2] = value.to_bytes(2, "little")
+    return bytes(out)
+
+
+def test_gif_frame_of_width_0_at_the_left_as_pil(tmp_path):
+    """A frame of width 0 at the left edge is the whole image to PIL (a
+    tile of left and right 0): its data fills the screen, grown by the
+    frame's bottom; at another left PIL fails. Delivered exactly where PIL
+    reads them, with its pixels."""
+    img = photo(13, 120, 90).quantize(64)
+    gif = pil_bytes(img, "GIF")
+    files = {"width-0.gif": with_descriptor(gif, width=0),
+             "width-0-height-0.gif": with_descriptor(gif, width=0, height=0),
+             "width-0-lower.gif": with_descriptor(gif, width=0, top=1),
+             "width-0-left-5.gif": with_descriptor(gif, width=0, left=5),
+             "height-0.gif": with_descriptor(gif, height=0)}
+    decided = {name: pil_decode(data) for name, data in files.items()}
+    assert decided["width-0.gif"] is not None
+    run = Run(write_files(tmp_path, files), VAL_LINE, extensions="gif")
+    assert sorted(run.frames) == sorted(n for n, im in decided.items()
+                                        if im is not None), run.warnings
+    for name in run.frames:
+        assert np.array_equal(run.frames[name],
+                              np.asarray(VAL(decided[name]))), name
+
+
 def test_imageloader_log_limit_lifts_the_elements_warning_limit(tmp_path, caplog):
     """ImageLoader(log_limit=30) names each of 25 bad files, not the
     first 20 spdldecode posts by default."""
@@ -421,6 +543,76 @@ def test_imageloader_log_limit_lifts_the_elements_warning_limit(tmp_path, caplog
 
 
 # -- the rule: delivered exactly where PIL delivers, with PIL's pixels --------
+
+HOSTILE_EXTENSIONS = ("jpg", "jpeg", "png", "webp", "bmp", "gif", "tif",
+                      "tiff", "ppm", "pgm")
+
+
+def hostile_trees(tmp_path, binary):
+    """The folders of hostile images the C test @binary makes, kept."""
+    import os
+    import subprocess
+
+    exe = os.path.join(os.environ["SPDL_BUILD_ROOT"], "tests", "check", binary)
+    assert os.path.exists(exe), f"{exe}: built with the C tests"
+    keep = tmp_path / binary
+    keep.mkdir()
+    env = dict(os.environ, SPDL_TEST_KEEP_TREES=str(keep),
+               GST_PLUGIN_LOADING_WHITELIST="gstreamer:gst-plugins-base:"
+               "gst-spdl")
+    subprocess.run([exe], env=env, check=True, capture_output=True,
+                   timeout=300)
+    return sorted(keep.iterdir())
+
+
+def frame_name(name):
+    """@name (os.listdir's, surrogateescape) as a sample's path gives it."""
+    return name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
+@pytest.mark.parametrize("binary", ["elements_spdlimageformats",
+                                    "pipelines_hostile", "elements_spdldecode"])
+def test_hostile_corpora_delivered_exactly_where_pil_delivers(tmp_path,
+                                                               binary):
+    """Every image of the hostile sets the C tests make (a bomb, a zTXt
+    bomb, cut and broken files of each format, odd names): delivered
+    exactly where PIL's convert("RGB") succeeds (its bomb warning an
+    error, as max-pixels' default is its limit), with PIL's pixels at the
+    image's own size; PPM and PGM, which PIL reads, are skipped as
+    unsupported-format (documented)."""
+    import warnings
+
+    checked, wrong = 0, []
+    for tree in hostile_trees(tmp_path, binary):
+        paths = [p for p in tree.rglob("*") if p.is_file() and
+                 p.suffix.lower().lstrip(".") in HOSTILE_EXTENSIONS]
+        if not paths:
+            continue
+        run = Run(tree, f"warning-limit={len(paths) + 1}",
+                  extensions=",".join(HOSTILE_EXTENSIONS))
+        for path in paths:
+            with warnings.catch_warnings():
+                warnings.simplefilter("error", Image.DecompressionBombWarning)
+                try:                # a sparse file of GBs among them
+                    with Image.open(path) as img:
+                        expected = img.convert("RGB")
+                except Exception:   # what PIL raises on bad data varies
+                    expected = None
+            name = frame_name(str(path))
+            why = [(m, d) for m, d in run.warnings if f'{name}"' in m]
+            if path.suffix.lower() in (".ppm", ".pgm"):
+                if not any("reason: unsupported-format" in d for _, d in why):
+                    wrong.append(f"{name}: {why}")
+            elif (expected is None) == (name in run.by_path):
+                pil = "fails" if expected is None else "reads"
+                wrong.append(f"{name}: PIL {pil}, spdldecode "
+                             f"{why or 'delivers'}")
+            elif expected is not None and not np.array_equal(
+                    run.by_path[name], np.asarray(expected)):
+                wrong.append(f"{name}: pixels differ from PIL's")
+            checked += 1
+    assert not wrong, "\n".join(wrong)
+    assert checked > 20
 
 # the pixel bound of both sides: PIL's bomb check at this many pixels (its
 # warning an error, as spdldecode's max-pixels is a skip), so that a size
@@ -498,7 +690,8 @@ def test_delivered_exactly_where_pil_delivers(tmp_path):
     corpus = rule_corpus(tmp_path)
     expected = {name: pil_decode_bounded(data) for name, data in corpus.items()}
     run = Run(write_files(tmp_path / "data", corpus),
-              f"{VAL_LINE} max-pixels={RULE_MAX_PIXELS}",
+              f"{VAL_LINE} max-pixels={RULE_MAX_PIXELS} "
+              f"warning-limit={len(corpus)}",
               extensions="jpg,png,webp,bmp,gif")
     wrong = []
     for name, img in sorted(expected.items()):
@@ -513,3 +706,19 @@ def test_delivered_exactly_where_pil_delivers(tmp_path):
         "\n".join(wrong)
     # the mutations reach both decisions
     assert 0 < sum(img is None for img in expected.values()) < len(corpus)
+    # the skip reasons are truthful: a file cut short is truncated, a whole
+    # one (bits flipped, junk appended) never is
+    reasons = {name: skip_reason(run, name) for name in corpus
+               if name not in run.frames}
+    untrue = {name: reason for name, reason in reasons.items()
+              if (reason == "truncated") != ("-cut" in name)}
+    assert not untrue, untrue
+    assert list(reasons.values()).count("truncated") > 10
+
+
+def skip_reason(run, name):
+    """The reason of @name's skip warning in @run, None if none."""
+    for message, debug in run.warnings:
+        if f'/{name}"' in message and "reason: " in debug:
+            return debug.split("reason: ", 1)[1].split()[0].rstrip(",;)")
+    return None

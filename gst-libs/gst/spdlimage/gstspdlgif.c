@@ -40,6 +40,8 @@ struct _GstSpdlGifDecoder
   const guint8 *data;
   gsize size, pos;
   gboolean past_end;            /* a read went past the data */
+  guint8 desc[9];               /* the first frame's descriptor, as read */
+  gsize desc_at;                /* where it lies; 0: read as it is */
   GifFileType *gif;
   guint width, height;          /* the canvas */
   guint fx, fy, fw, fh;         /* the first frame on it */
@@ -116,8 +118,41 @@ read_data (GifFileType * gif, GifByteType * out, int n)
     n = have;
   }
   memcpy (out, dec->data + dec->pos, n);
+  if (dec->desc_at) {
+    gsize lo = MAX (dec->pos, dec->desc_at);
+    gsize hi = MIN (dec->pos + n, dec->desc_at + sizeof (dec->desc));
+    if (lo < hi)
+      memcpy (out + (lo - dec->pos), dec->desc + (lo - dec->desc_at),
+          hi - lo);
+  }
   dec->pos += n;
   return n;
+}
+
+/* PIL takes a frame tile whose left and right are 0 (a frame of width 0
+ * at the left edge) for the whole image (ImagingDecoder setimage): its
+ * data fills the canvas, grown as PIL grows it by the frame's bottom.
+ * giflib is given that frame in place of the descriptor at dec->pos. */
+static void
+read_zero_width_frame_as_pil (GstSpdlGifDecoder * dec)
+{
+  const guint8 *d = dec->data + dec->pos;
+  guint top, height;
+
+  if (dec->size - dec->pos < sizeof (dec->desc) || d[0] || d[1] || d[4] ||
+      d[5] || dec->gif->SWidth <= 0)
+    return;
+  top = d[2] | (d[3] << 8);
+  height = MAX ((guint) dec->gif->SHeight, top + (d[6] | (d[7] << 8)));
+  if (height > G_MAXUINT16)
+    return;                     /* more than a descriptor holds: corrupt */
+  memcpy (dec->desc, d, sizeof (dec->desc));
+  dec->desc[2] = dec->desc[3] = 0;
+  dec->desc[4] = dec->gif->SWidth & 0xff;
+  dec->desc[5] = dec->gif->SWidth >> 8;
+  dec->desc[6] = height & 0xff;
+  dec->desc[7] = height >> 8;
+  dec->desc_at = dec->pos;
 }
 
 /* giflib's failure, as truncated when the data ran out */
@@ -158,6 +193,7 @@ read_to_first_frame (GstSpdlGifDecoder * dec, gint * transparent,
       return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_CORRUPT,
           "corrupt: a GIF without an image");
     if (type == IMAGE_DESC_RECORD_TYPE) {
+      read_zero_width_frame_as_pil (dec);
       if (DGifGetImageDesc (gif) == GIF_ERROR)
         return fail_gif (dec, gif->Error, "image descriptor", error);
       return TRUE;
@@ -205,6 +241,7 @@ gst_spdl_gif_decoder_open (GstSpdlGifDecoder * dec, const guint8 * data,
   dec->size = size;
   dec->pos = 0;
   dec->past_end = FALSE;
+  dec->desc_at = 0;
   dec->gif = DGifOpen (dec, read_data, &err);
   if (dec->gif == NULL)
     return fail_gif (dec, err, "header", error);

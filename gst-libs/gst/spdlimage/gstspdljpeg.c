@@ -40,6 +40,7 @@ typedef struct
   gchar first_warning[JMSG_LENGTH_MAX]; /* of the image under way */
   gboolean rows_done;           /* every row read: jpeg_finish_decompress */
   gboolean eof_after_rows;
+  gboolean whole;               /* the data ends in an end-of-image marker */
 } SpdlJpegError;
 
 typedef struct
@@ -101,13 +102,21 @@ spdl_emit_message (j_common_ptr cinfo, int level)
     err->eof_after_rows = TRUE;
     return;
   }
-  /* the data ends before the image: PIL says "image file is truncated" */
+  /* the data ends before the image: PIL fails ("image file is truncated").
+   * A file that ends in its end-of-image marker is whole: a length a
+   * damaged byte made ran past that marker, so it is corrupt, not cut */
   if (err->pub.msg_code == JWRN_JPEG_EOF) {
     gchar detail[JMSG_LENGTH_MAX];
     err->pub.format_message (cinfo, detail);
-    g_snprintf (err->message, sizeof (err->message), "truncated (%s)",
-        detail);
-    err->code = GST_SPDL_DECODE_ERROR_TRUNCATED;
+    if (err->whole) {
+      g_snprintf (err->message, sizeof (err->message), "corrupt: the data "
+          "runs past the end-of-image marker of a whole file (%s)", detail);
+      err->code = GST_SPDL_DECODE_ERROR_CORRUPT;
+    } else {
+      g_snprintf (err->message, sizeof (err->message), "truncated (%s)",
+          detail);
+      err->code = GST_SPDL_DECODE_ERROR_TRUNCATED;
+    }
     longjmp (err->jump, 1);
   }
   /* corrupt data in a whole file ("premature end of data segment", a bad
@@ -260,6 +269,10 @@ gst_spdl_jpeg_decoder_open (GstSpdlJpegDecoder * dec, const guint8 * data,
   /* a new image: the last one's rows say nothing of this one's header */
   dec->err.rows_done = FALSE;
   dec->err.eof_after_rows = FALSE;
+  /* before the scan's start is known: whole if the file's last bytes are
+   * the marker (no junk after it) */
+  dec->err.whole = size >= 4 && data[size - 2] == 0xFF &&
+      data[size - 1] == 0xD9;
   jpeg_mem_src (cinfo, data, size);
   jpeg_read_header (cinfo, TRUE);
 
@@ -286,6 +299,7 @@ gst_spdl_jpeg_decoder_open (GstSpdlJpegDecoder * dec, const guint8 * data,
     return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_TRUNCATED,
         "truncated: the image data has no end-of-image marker");
   }
+  dec->err.whole = TRUE;
   *width = cinfo->image_width;
   *height = cinfo->image_height;
   dec->opened = TRUE;

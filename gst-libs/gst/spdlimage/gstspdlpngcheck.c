@@ -15,7 +15,10 @@
  * KiB, never across a chunk; IDAT CRCs are not read), stopping where PIL's
  * decoder has its last row, then the chunks after it as load_end() walks
  * them (no CRC, junk or a missing IEND end the walk, a chunk longer than
- * the data fails). */
+ * the data fails). The text and ICC chunks on either side are read as
+ * PIL's handlers read them: one that inflates past 1 MiB, text past 64 MiB
+ * in all, or an unknown compression method fails the file as it fails
+ * PIL. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -29,6 +32,9 @@
 #define SIGNATURE_SIZE 8
 /* ImageFile.decodermaxblock: what PIL reads and feeds the decoder at once */
 #define PIL_READ_SIZE 65536
+/* PngImagePlugin's MAX_TEXT_CHUNK (ImageFile.SAFEBLOCK) and MAX_TEXT_MEMORY */
+#define PIL_MAX_TEXT_CHUNK (1 << 20)
+#define PIL_MAX_TEXT_MEMORY (64 * (guint64) PIL_MAX_TEXT_CHUNK)
 
 static guint32
 read_be32 (const guint8 * p)
@@ -145,12 +151,123 @@ row_walk_check (RowWalk * w, const guint8 * bytes, gsize n)
   return TRUE;
 }
 
+typedef enum
+{
+  INFLATED,
+  INFLATE_BROKEN,               /* zlib.error: PIL's handlers go on */
+  INFLATE_TOO_LARGE,            /* ValueError: PIL fails */
+} InflateResult;
+
+/* @n bytes of zlib data inflated as PIL's _safe_zlib_decompress does
+ * (decompress(s, MAX_TEXT_CHUNK), too large if input is left over), the
+ * output counted into *@out_len and dropped. */
+static InflateResult
+inflate_as_pil (const guint8 * in, gsize n, gsize * out_len)
+{
+  z_stream z;
+  guint8 buf[16384];
+  gsize total = 0;
+  int ret = Z_OK;
+
+  *out_len = 0;
+  memset (&z, 0, sizeof (z));
+  if (inflateInit (&z) != Z_OK)
+    return INFLATE_BROKEN;
+  z.next_in = (Bytef *) in;
+  z.avail_in = n;
+  while (ret == Z_OK && total < PIL_MAX_TEXT_CHUNK) {
+    uInt room = MIN (sizeof (buf), PIL_MAX_TEXT_CHUNK - total);
+
+    z.next_out = buf;
+    z.avail_out = room;
+    ret = inflate (&z, Z_NO_FLUSH);
+    total += room - z.avail_out;
+    if (ret == Z_BUF_ERROR && z.avail_in == 0)
+      ret = Z_OK;               /* all the input used, the stream unended */
+    if (z.avail_in == 0)
+      break;
+  }
+  inflateEnd (&z);
+  if (ret != Z_OK && ret != Z_STREAM_END)
+    return INFLATE_BROKEN;
+  *out_len = total;
+  return ret == Z_OK && z.avail_in > 0 ? INFLATE_TOO_LARGE : INFLATED;
+}
+
+static gboolean
+text_too_large (const guint8 * type, GError ** error)
+{
+  return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_TOO_LARGE,
+      "too large: a %.4s chunk inflates to more than 1 MiB (PIL: "
+      "Decompressed Data Too Large)", (const gchar *) type);
+}
+
+/* A tEXt, zTXt, iTXt or iCCP chunk's @n bytes at @p as PngImagePlugin's
+ * handler reads them: FALSE where it raises. Adds the chunk's text to
+ * *@text_memory (its bytes: PIL counts characters, the same for Latin-1
+ * and ASCII). */
+static gboolean
+check_text_chunk (const guint8 * type, const guint8 * p, guint32 n,
+    guint64 * text_memory, GError ** error)
+{
+  const guint8 *nul = memchr (p, 0, n);
+  gsize key = nul ? (gsize) (nul - p) : n, rest = nul ? n - key - 1 : 0;
+  gsize text = 0;
+
+  if (memcmp (type, "tEXt", 4) == 0) {
+    text = key ? rest : 0;
+  } else if (memcmp (type, "zTXt", 4) == 0) {
+    if (rest && nul[1] != 0)
+      return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_CORRUPT,
+          "corrupt: unknown compression method %u in a zTXt chunk", nul[1]);
+    if (rest && inflate_as_pil (nul + 2, rest - 1, &text) ==
+        INFLATE_TOO_LARGE)
+      return text_too_large (type, error);
+    text = key ? text : 0;
+  } else if (memcmp (type, "iCCP", 4) == 0) {
+    /* PIL reads the method at the name's NUL (always 0); with no NUL, at
+     * the last byte, which is then no 0 */
+    if (!nul)
+      return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_CORRUPT,
+          "corrupt: an iCCP chunk without a profile name");
+    if (rest > 1 && inflate_as_pil (nul + 2, rest - 1, &text) ==
+        INFLATE_TOO_LARGE)
+      return text_too_large (type, error);
+    text = 0;                   /* a profile, not text */
+  } else if (memcmp (type, "iTXt", 4) == 0 && rest >= 2) {
+    /* flags, method, language\0, translated keyword\0, text */
+    const guint8 *lang = nul + 3, *end = p + n;
+    const guint8 *tk = memchr (lang, 0, end - lang);
+    const guint8 *v = tk ? memchr (tk + 1, 0, end - tk - 1) : NULL;
+
+    if (v) {
+      v++;
+      text = end - v;
+      if (nul[1] != 0 && nul[2] != 0)
+        text = 0;               /* compressed by an unknown method: unread */
+      else if (nul[1] != 0) {
+        InflateResult r = inflate_as_pil (v, end - v, &text);
+        if (r == INFLATE_TOO_LARGE)
+          return text_too_large (type, error);
+        if (r == INFLATE_BROKEN)
+          text = 0;
+      }
+    }
+  }
+  *text_memory += text;
+  if (*text_memory > PIL_MAX_TEXT_MEMORY)
+    return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_TOO_LARGE,
+        "too large: text chunks of more than 64 MiB in all (PIL: Too much "
+        "memory used in text chunks)");
+  return TRUE;
+}
+
 /* The chunks before the first IDAT, as Image.open reads them: each whole,
  * with its CRC. Sets *@idat to the first IDAT's header and *@animated if
  * an acTL says more than one frame. */
 static gboolean
 check_header_chunks (const guint8 * data, gsize size, gsize * idat,
-    gboolean * animated, GError ** error)
+    gboolean * animated, guint64 * text_memory, GError ** error)
 {
   gsize pos = SIGNATURE_SIZE;
 
@@ -185,6 +302,9 @@ check_header_chunks (const guint8 * data, gsize size, gsize * idat,
           (const gchar *) data + pos + 4);
     if (memcmp (data + pos + 4, "acTL", 4) == 0 && length >= 4)
       *animated = read_be32 (data + pos + 8) > 1;
+    if (!check_text_chunk (data + pos + 4, data + pos + 8, length,
+            text_memory, error))
+      return FALSE;
     pos += 12 + (gsize) length;
   }
 }
@@ -299,7 +419,7 @@ check_image_data (const guint8 * data, gsize size, gsize idat,
 /* The chunks after the image data, as PIL's load_end() walks them. */
 static gboolean
 check_trailing_chunks (const guint8 * data, gsize size, gsize pos,
-    gboolean animated, GError ** error)
+    gboolean animated, guint64 * text_memory, GError ** error)
 {
   for (;;) {
     guint32 length;
@@ -322,6 +442,9 @@ check_trailing_chunks (const guint8 * data, gsize size, gsize pos,
           "truncated: a %.4s chunk after the image data runs past the end "
           "of the file (PIL: Truncated File Read)",
           (const gchar *) data + pos - 4);
+    if (!check_text_chunk (data + pos - 4, data + pos, length, text_memory,
+            error))
+      return FALSE;
     pos += length;
   }
 }
@@ -335,6 +458,7 @@ gst_spdl_png_check_stream (const guint8 * data, gsize size, guint width,
   RowWalk rows;
   gsize idat = 0, end = 0;
   gboolean animated;
+  guint64 text_memory = 0;
 
   *plain = FALSE;
   if (!row_walk_init (&rows, width, height, bit_depth, color_type,
@@ -342,8 +466,8 @@ gst_spdl_png_check_stream (const guint8 * data, gsize size, guint width,
     return gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_CORRUPT,
         "corrupt: a PNG of colour type %u at %u bits", color_type,
         bit_depth);
-  return check_header_chunks (data, size, &idat, &animated, error) &&
-      check_image_data (data, size, idat, &rows, scratch, scratch_size,
-      filtered, &end, plain, error) &&
-      check_trailing_chunks (data, size, end, animated, error);
+  return check_header_chunks (data, size, &idat, &animated, &text_memory,
+      error) && check_image_data (data, size, idat, &rows, scratch,
+      scratch_size, filtered, &end, plain, error) &&
+      check_trailing_chunks (data, size, end, animated, &text_memory, error);
 }
