@@ -215,6 +215,22 @@ def test_decode_bench_every_row(images):
         assert bench(decode, "--rounds", 1, flag, images, env=env)
 
 
+def test_resampler_bench_every_row():
+    """GStreamer's resampler and the chain's, timed on the same noise:
+    one JSON line per rate pair, the two outputs the same samples."""
+    exe = os.path.join(BUILD, "bench", "resampler-bench")
+    pairs = ["48000:16000", "44100:16000", "8000:16000"]
+    done = subprocess.run([exe, "--seconds", "2", "--rounds", "1", "--channels",
+                           "2", *pairs], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [f"{r['in_rate']}:{r['out_rate']}" for r in lines] == pairs
+    for r in lines:
+        assert r["gstreamer_ms_per_audio_s"] > 0 and r["spdl_ms_per_audio_s"] > 0
+        assert r["max_abs_diff"] < 1e-5, r
+
+
 def test_cuda_upload_bench(images):
     exe = os.path.join(BUILD, "bench", "cuda-upload-bench")
     if not os.path.exists(exe):
