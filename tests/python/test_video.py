@@ -760,7 +760,10 @@ def test_rotation_is_applied_as_ffmpeg_shows_it(tmp_path, rotate):
     portrait video) is applied by default, as FFmpeg and players show the
     video (clips were as stored: 320x240 for a 240x320 video);
     autorotate=false keeps the frames as stored. Both with a resize and
-    a crop (the region converted is of the frame as shown)."""
+    a crop (the region converted is of the frame as shown), and through
+    VideoLoader's autorotate."""
+    import spdlgst
+
     (tmp_path / "a").mkdir()
     plain = tmp_path / "plain.mp4"
     videogen.make(plain, "320x240", 25, 0.4, ["-c:v", "libx264", "-pix_fmt",
@@ -797,6 +800,14 @@ def test_rotation_is_applied_as_ffmpeg_shows_it(tmp_path, rotate):
                  for x in range(resized.shape[1] - 39)
                  if np.array_equal(crop, resized[y:y + 40, x:x + 40])]
         assert found, autorotate
+        # VideoLoader's knob: the same frames, as shown or as stored
+        with spdlgst.VideoLoader(tmp_path, frames=len(ref), size=None,
+                                 resize=None, flip=False, shuffle=False,
+                                 batch_size=1, epochs=1, threads=1,
+                                 layout="THWC", output="numpy",
+                                 autorotate=autorotate) as loader:
+            (batch,) = list(loader)
+        np.testing.assert_array_equal(batch.clips[0], arr)
 
 
 def test_max_decode_frames_bounds_each_clip(tmp_path):
