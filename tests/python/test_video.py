@@ -552,6 +552,51 @@ def test_avi_with_bframes_is_skipped_as_unsupported(tmp_path):
     assert len(warnings) == 2 and all("B-frames" in w for w in warnings)
 
 
+def test_pixel_formats_gstreamer_lacks_are_skipped_not_a_crash(tmp_path):
+    """FFV1 at 9 and 14 bits (as archives keep video): FFmpeg's decoder
+    gives a pixel format GStreamer has none of, and gst-libav's direct
+    rendering made a buffer pool of it unchecked, a NULL dereference
+    that killed the process (SIGSEGV; the video chain's fuzzer found it
+    on a damaged MJPEG frame read as 16 bits). Skipped as unsupported,
+    named; the H.264 beside them decoded, also after them on the same
+    reused decoder thread. Run in a child process: a crash is a
+    failure, not the end of the test run."""
+    import json
+    import sys
+
+    (tmp_path / "a").mkdir()
+    for fmt in ("yuv420p9le", "yuv444p14le", "gbrp14le"):
+        videogen.make(tmp_path / "a" / ("ffv1-%s.mkv" % fmt), "64x48", 10,
+                      1, ["-c:v", "ffv1", "-pix_fmt", fmt])
+    for name in ("h264.mkv", "zz-h264.mkv"):
+        videogen.make(tmp_path / "a" / name, "64x48", 10, 1,
+                      ["-c:v", "libx264", "-pix_fmt", "yuv420p"])
+    code = (
+        "import json, gi\n"
+        "gi.require_version('Gst', '1.0')\n"
+        "from gi.repository import Gst\n"
+        "Gst.init(None)\n"
+        "from test_video import run_clips\n"
+        "clips, warnings, counts = run_clips('spdlsrc location=%s "
+        "extensions=mkv ! spdlvideodecode name=dec frames=4 "
+        "threads=1')\n"
+        "print(json.dumps([[m.get_string('path') for _, m in clips], "
+        "warnings, counts.get_value('unsupported')]))\n" % tmp_path)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True,
+                         timeout=120, cwd=os.path.dirname(__file__),
+                         stdin=subprocess.DEVNULL)
+    assert out.returncode == 0, (out.returncode, out.stderr[-2000:])
+    paths, warnings, unsupported = json.loads(out.stdout.decode()
+                                              .splitlines()[-1])
+    assert sorted(os.path.basename(p) for p in paths) == [
+        "h264.mkv", "zz-h264.mkv"]
+    assert unsupported == 3, warnings
+    for fmt in ("yuv420p9le", "yuv444p14le", "gbrp14le"):
+        assert any("ffv1-%s.mkv" % fmt in w and "pixel format" in w
+                   for w in warnings), (fmt, warnings)
+    assert b"CRITICAL" not in out.stderr, out.stderr[-2000:]
+
+
 def test_unreferenced_frames_before_a_clip_are_not_decoded(tmp_path,
                                                            references):
     """H.264 with x264's B-frames (3, a pyramid: about half the frames
