@@ -597,6 +597,36 @@ def test_pixel_formats_gstreamer_lacks_are_skipped_not_a_crash(tmp_path):
     assert b"CRITICAL" not in out.stderr, out.stderr[-2000:]
 
 
+def test_frames_of_another_size_than_the_containers_are_skipped(tmp_path):
+    """A WebM whose track states 64x48 while its VP8 frames are 640x480
+    (the video chain's fuzzer made such files; a keyframe of a new size
+    does the same): the clips, planned and sized on the container's size,
+    were delivered as zeros without a word. Skipped as unsupported,
+    naming both sizes; the good video beside it decoded."""
+    (tmp_path / "a").mkdir()
+    src = tmp_path / "src.webm"
+    videogen.make(src, "640x480", 10, 1, ["-c:v", "libvpx", "-b:v", "1M"])
+    data = bytearray(src.read_bytes())
+    # Matroska's PixelWidth (0xB0) and PixelHeight (0xBA), 2-byte values
+    for element, stated in ((b"\xb0", 64), (b"\xba", 48)):
+        actual = 640 if element == b"\xb0" else 480
+        i = data.find(element + b"\x82" + actual.to_bytes(2, "big"))
+        assert i >= 0
+        data[i + 2:i + 4] = stated.to_bytes(2, "big")
+    (tmp_path / "a" / "lie.webm").write_bytes(bytes(data))
+    videogen.make(tmp_path / "a" / "ok.webm", "64x48", 10, 1,
+                  ["-c:v", "libvpx", "-b:v", "200k"])
+    clips, warnings, counts = run_clips(
+        "spdlsrc location=%s extensions=webm ! spdlvideodecode name=dec "
+        "frames=4 threads=1 layout=thwc" % tmp_path)
+    assert [os.path.basename(m.get_string("path")) for _, m in clips] == [
+        "ok.webm"]
+    assert clips[0][0].mean() > 20          # the good one: a picture
+    assert counts.get_value("unsupported") == 1, counts.to_string()
+    assert len(warnings) == 1 and "lie.webm" in warnings[0] and \
+        "640x480" in warnings[0] and "64x48" in warnings[0], warnings
+
+
 def test_unreferenced_frames_before_a_clip_are_not_decoded(tmp_path,
                                                            references):
     """H.264 with x264's B-frames (3, a pyramid: about half the frames

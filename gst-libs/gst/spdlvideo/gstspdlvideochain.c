@@ -93,6 +93,7 @@ struct _GstSpdlVideoChain
   GstPad *srcpad, *sinkpad;
   GstVideoInfo dec_info;
   gboolean have_dec_info;
+  GError *frame_error;          /* why sink_chain refused a frame */
   GstVideoInfo conv_info;      /* what the scratch below is for */
   gboolean have_conv, direct;
   GstSpdlYuvTables tables;      /* direct */
@@ -1542,7 +1543,7 @@ sink_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
   gint f = frame_of (chain, pts);
   GstVideoFrame in;
   GstSpdlVideoRegion region, shown;
-  guint w, h, shown_w, shown_h;
+  guint w, h, shown_w, shown_h, stored_w, stored_h;
 
   __atomic_fetch_add (&chain->frames_decoded, 1, __ATOMIC_RELAXED);
   /* frames that share a timestamp come out one after the other, in the
@@ -1563,13 +1564,29 @@ sink_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
     gst_buffer_unref (buffer);
     return GST_FLOW_OK;
   }
+  w = GST_VIDEO_INFO_WIDTH (&chain->dec_info);
+  h = GST_VIDEO_INFO_HEIGHT (&chain->dec_info);
+  /* the clips are planned and their tensors sized on the container's
+   * size: a frame of another (a keyframe of a new size, a container that
+   * states a wrong one) was delivered as zeros, silently */
+  stored_w = orientation_swaps (chain->orientation) ? chain->height :
+      chain->width;
+  stored_h = orientation_swaps (chain->orientation) ? chain->width :
+      chain->height;
+  if (stored_w && (w != stored_w || h != stored_h)) {
+    if (chain->frame_error == NULL)
+      gst_spdl_decode_fail (&chain->frame_error,
+          GST_SPDL_DECODE_ERROR_UNSUPPORTED, "its frame at %.3f s is %ux%u, "
+          "the container states %ux%u", chain->pts[f], w, h,
+          stored_w, stored_h);
+    gst_buffer_unref (buffer);
+    return GST_FLOW_ERROR;
+  }
   if (!ensure_converter (chain, &chain->dec_info) ||
       !gst_video_frame_map (&in, &chain->dec_info, buffer, GST_MAP_READ)) {
     gst_buffer_unref (buffer);
     return GST_FLOW_ERROR;
   }
-  w = GST_VIDEO_INFO_WIDTH (&chain->dec_info);
-  h = GST_VIDEO_INFO_HEIGHT (&chain->dec_info);
   /* the caller's region is of the frame as shown */
   shown_w = orientation_swaps (chain->orientation) ? h : w;
   shown_h = orientation_swaps (chain->orientation) ? w : h;
@@ -1704,6 +1721,7 @@ free_decoder (GstSpdlVideoChain * chain)
     gst_clear_object (&chain->sinkpad);
   }
   chain->have_dec_info = FALSE;
+  g_clear_error (&chain->frame_error);
   chain->qos_earliest = GST_CLOCK_TIME_NONE;
 }
 
@@ -2024,7 +2042,10 @@ decoder_failed (GstSpdlVideoChain * chain, GstFlowReturn ret, GError ** error)
   GstMessage *msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
 
   gst_object_unref (bus);
-  if (msg) {
+  if (chain->frame_error) {
+    g_propagate_error (error, chain->frame_error);
+    chain->frame_error = NULL;
+  } else if (msg) {
     gst_spdl_media_fail_from_message (msg, error, "could not decode");
     gst_message_unref (msg);
   } else if (ret == GST_FLOW_NOT_NEGOTIATED) {
