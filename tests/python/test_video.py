@@ -546,6 +546,81 @@ def test_avi_with_bframes_is_skipped_as_unsupported(tmp_path):
     assert len(warnings) == 2 and all("B-frames" in w for w in warnings)
 
 
+def test_pixel_formats_gstreamer_lacks_are_skipped_not_a_crash(tmp_path):
+    """FFV1 at 9 and 14 bits (as archives keep video): FFmpeg's decoder
+    gives a pixel format GStreamer has none of, and gst-libav's direct
+    rendering made a buffer pool of it unchecked, a NULL dereference
+    that killed the process (SIGSEGV; the video chain's fuzzer found it
+    on a damaged MJPEG frame read as 16 bits). Skipped as unsupported,
+    named; the H.264 beside them decoded, also after them on the same
+    reused decoder thread. Run in a child process: a crash is a
+    failure, not the end of the test run."""
+    import json
+    import sys
+
+    (tmp_path / "a").mkdir()
+    for fmt in ("yuv420p9le", "yuv444p14le", "gbrp14le"):
+        videogen.make(tmp_path / "a" / ("ffv1-%s.mkv" % fmt), "64x48", 10,
+                      1, ["-c:v", "ffv1", "-pix_fmt", fmt])
+    for name in ("h264.mkv", "zz-h264.mkv"):
+        videogen.make(tmp_path / "a" / name, "64x48", 10, 1,
+                      ["-c:v", "libx264", "-pix_fmt", "yuv420p"])
+    code = (
+        "import json, gi\n"
+        "gi.require_version('Gst', '1.0')\n"
+        "from gi.repository import Gst\n"
+        "Gst.init(None)\n"
+        "from test_video import run_clips\n"
+        "clips, warnings, counts = run_clips('spdlsrc location=%s "
+        "extensions=mkv ! spdlvideodecode name=dec frames=4 "
+        "threads=1')\n"
+        "print(json.dumps([[m.get_string('path') for _, m in clips], "
+        "warnings, counts.get_value('unsupported')]))\n" % tmp_path)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True,
+                         timeout=120, cwd=os.path.dirname(__file__),
+                         stdin=subprocess.DEVNULL)
+    assert out.returncode == 0, (out.returncode, out.stderr[-2000:])
+    paths, warnings, unsupported = json.loads(out.stdout.decode()
+                                              .splitlines()[-1])
+    assert sorted(os.path.basename(p) for p in paths) == [
+        "h264.mkv", "zz-h264.mkv"]
+    assert unsupported == 3, warnings
+    for fmt in ("yuv420p9le", "yuv444p14le", "gbrp14le"):
+        assert any("ffv1-%s.mkv" % fmt in w and "pixel format" in w
+                   for w in warnings), (fmt, warnings)
+    assert b"CRITICAL" not in out.stderr, out.stderr[-2000:]
+
+
+def test_frames_of_another_size_than_the_containers_are_skipped(tmp_path):
+    """A WebM whose track states 64x48 while its VP8 frames are 640x480
+    (the video chain's fuzzer made such files; a keyframe of a new size
+    does the same): the clips, planned and sized on the container's size,
+    were delivered as zeros without a word. Skipped as unsupported,
+    naming both sizes; the good video beside it decoded."""
+    (tmp_path / "a").mkdir()
+    src = tmp_path / "src.webm"
+    videogen.make(src, "640x480", 10, 1, ["-c:v", "libvpx", "-b:v", "1M"])
+    data = bytearray(src.read_bytes())
+    # Matroska's PixelWidth (0xB0) and PixelHeight (0xBA), 2-byte values
+    for element, stated in ((b"\xb0", 64), (b"\xba", 48)):
+        actual = 640 if element == b"\xb0" else 480
+        i = data.find(element + b"\x82" + actual.to_bytes(2, "big"))
+        assert i >= 0
+        data[i + 2:i + 4] = stated.to_bytes(2, "big")
+    (tmp_path / "a" / "lie.webm").write_bytes(bytes(data))
+    videogen.make(tmp_path / "a" / "ok.webm", "64x48", 10, 1,
+                  ["-c:v", "libvpx", "-b:v", "200k"])
+    clips, warnings, counts = run_clips(
+        "spdlsrc location=%s extensions=webm ! spdlvideodecode name=dec "
+        "frames=4 threads=1 layout=thwc" % tmp_path)
+    assert [os.path.basename(m.get_string("path")) for _, m in clips] == [
+        "ok.webm"]
+    assert clips[0][0].mean() > 20          # the good one: a picture
+    assert counts.get_value("unsupported") == 1, counts.to_string()
+    assert len(warnings) == 1 and "lie.webm" in warnings[0] and \
+        "640x480" in warnings[0] and "64x48" in warnings[0], warnings
+
+
 def test_unreferenced_frames_before_a_clip_are_not_decoded(tmp_path,
                                                            references):
     """H.264 with x264's B-frames (3, a pyramid: about half the frames
@@ -754,7 +829,10 @@ def test_rotation_is_applied_as_ffmpeg_shows_it(tmp_path, rotate):
     portrait video) is applied by default, as FFmpeg and players show the
     video (clips were as stored: 320x240 for a 240x320 video);
     autorotate=false keeps the frames as stored. Both with a resize and
-    a crop (the region converted is of the frame as shown)."""
+    a crop (the region converted is of the frame as shown), and through
+    VideoLoader's autorotate."""
+    import spdlgst
+
     (tmp_path / "a").mkdir()
     plain = tmp_path / "plain.mp4"
     videogen.make(plain, "320x240", 25, 0.4, ["-c:v", "libx264", "-pix_fmt",
@@ -791,6 +869,14 @@ def test_rotation_is_applied_as_ffmpeg_shows_it(tmp_path, rotate):
                  for x in range(resized.shape[1] - 39)
                  if np.array_equal(crop, resized[y:y + 40, x:x + 40])]
         assert found, autorotate
+        # VideoLoader's knob: the same frames, as shown or as stored
+        with spdlgst.VideoLoader(tmp_path, frames=len(ref), size=None,
+                                 resize=None, flip=False, shuffle=False,
+                                 batch_size=1, epochs=1, threads=1,
+                                 layout="THWC", output="numpy",
+                                 autorotate=autorotate) as loader:
+            (batch,) = list(loader)
+        np.testing.assert_array_equal(batch.clips[0], arr)
 
 
 def test_max_decode_frames_bounds_each_clip(tmp_path):

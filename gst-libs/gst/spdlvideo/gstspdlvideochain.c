@@ -93,6 +93,7 @@ struct _GstSpdlVideoChain
   GstPad *srcpad, *sinkpad;
   GstVideoInfo dec_info;
   gboolean have_dec_info;
+  GError *frame_error;          /* why sink_chain refused a frame */
   GstVideoInfo conv_info;      /* what the scratch below is for */
   gboolean have_conv, direct;
   GstSpdlYuvTables tables;      /* direct */
@@ -1542,7 +1543,7 @@ sink_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
   gint f = frame_of (chain, pts);
   GstVideoFrame in;
   GstSpdlVideoRegion region, shown;
-  guint w, h, shown_w, shown_h;
+  guint w, h, shown_w, shown_h, stored_w, stored_h;
 
   __atomic_fetch_add (&chain->frames_decoded, 1, __ATOMIC_RELAXED);
   /* frames that share a timestamp come out one after the other, in the
@@ -1563,13 +1564,29 @@ sink_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
     gst_buffer_unref (buffer);
     return GST_FLOW_OK;
   }
+  w = GST_VIDEO_INFO_WIDTH (&chain->dec_info);
+  h = GST_VIDEO_INFO_HEIGHT (&chain->dec_info);
+  /* the clips are planned and their tensors sized on the container's
+   * size: a frame of another (a keyframe of a new size, a container that
+   * states a wrong one) was delivered as zeros, silently */
+  stored_w = orientation_swaps (chain->orientation) ? chain->height :
+      chain->width;
+  stored_h = orientation_swaps (chain->orientation) ? chain->width :
+      chain->height;
+  if (stored_w && (w != stored_w || h != stored_h)) {
+    if (chain->frame_error == NULL)
+      gst_spdl_decode_fail (&chain->frame_error,
+          GST_SPDL_DECODE_ERROR_UNSUPPORTED, "its frame at %.3f s is %ux%u, "
+          "the container states %ux%u", chain->pts[f], w, h,
+          stored_w, stored_h);
+    gst_buffer_unref (buffer);
+    return GST_FLOW_ERROR;
+  }
   if (!ensure_converter (chain, &chain->dec_info) ||
       !gst_video_frame_map (&in, &chain->dec_info, buffer, GST_MAP_READ)) {
     gst_buffer_unref (buffer);
     return GST_FLOW_ERROR;
   }
-  w = GST_VIDEO_INFO_WIDTH (&chain->dec_info);
-  h = GST_VIDEO_INFO_HEIGHT (&chain->dec_info);
   /* the caller's region is of the frame as shown */
   shown_w = orientation_swaps (chain->orientation) ? h : w;
   shown_h = orientation_swaps (chain->orientation) ? w : h;
@@ -1704,6 +1721,7 @@ free_decoder (GstSpdlVideoChain * chain)
     gst_clear_object (&chain->sinkpad);
   }
   chain->have_dec_info = FALSE;
+  g_clear_error (&chain->frame_error);
   chain->qos_earliest = GST_CLOCK_TIME_NONE;
 }
 
@@ -1731,6 +1749,38 @@ compare_decoders (gconstpointer a, gconstpointer b, gpointer caps)
   if (all_a != all_b)
     return all_a ? -1 : 1;
   return gst_plugin_feature_rank_compare_func (a, b);
+}
+
+/* Whether gst-libav's decoder of @caps can only give frames of a format
+ * GStreamer has: H.264 and HEVC whose parser states 8, 10 or 12 bits
+ * (4:2:0, 4:2:2, 4:4:4; monochrome at 8). gst-libav's direct rendering
+ * (gst_ffmpegviddec_ensure_internal_pool, 1.22) makes its buffer pool
+ * from any format FFmpeg's decoder picks, unchecked: one GStreamer lacks
+ * (FFV1 at 9 or 14 bits, a damaged MJPEG frame read as 16 bits) is a
+ * NULL format info dereferenced, the process killed by SIGSEGV. Without
+ * direct rendering the decoder refuses such a format (not-negotiated),
+ * at the cost of a copy per frame (avdec_h264 on 720p: about 5% more
+ * CPU, which is why H.264 and HEVC of known formats keep it). */
+static gboolean
+decoder_formats_known (const GstCaps * caps)
+{
+  const GstStructure *s = gst_caps_get_structure (caps, 0);
+  const gchar *chroma = gst_structure_get_string (s, "chroma-format");
+  guint luma = 0, chroma_depth = 0;
+
+  if (!gst_structure_has_name (s, "video/x-h264") &&
+      !gst_structure_has_name (s, "video/x-h265"))
+    return FALSE;
+  if (chroma == NULL ||
+      !gst_structure_get_uint (s, "bit-depth-luma", &luma) ||
+      !gst_structure_get_uint (s, "bit-depth-chroma", &chroma_depth) ||
+      luma != chroma_depth)
+    return FALSE;
+  if (g_str_equal (chroma, "4:0:0"))
+    return luma == 8;
+  return (luma == 8 || luma == 10 || luma == 12) &&
+      (g_str_equal (chroma, "4:2:0") || g_str_equal (chroma, "4:2:2") ||
+      g_str_equal (chroma, "4:4:4"));
 }
 
 /* The first decoder for @caps that accepts them, between our two pads. */
@@ -1812,6 +1862,12 @@ ensure_decoder (GstSpdlVideoChain * chain, GstCaps * caps, GError ** error)
     free_decoder (chain);
   if (chain->decoder == NULL && !build_decoder (chain, caps, error))
     return FALSE;
+  /* per stream: a reused decoder may have had a stream it could render
+   * into its own buffers */
+  if (g_object_class_find_property (G_OBJECT_GET_CLASS (chain->decoder),
+          "direct-rendering"))
+    g_object_set (chain->decoder, "direct-rendering",
+        decoder_formats_known (caps), NULL);
   stream_id = g_strdup_printf ("spdlvideo/%u", chain->stream_counter++);
   gst_pad_push_event (chain->srcpad, gst_event_new_stream_start (stream_id));
   g_free (stream_id);
@@ -1986,9 +2042,18 @@ decoder_failed (GstSpdlVideoChain * chain, GstFlowReturn ret, GError ** error)
   GstMessage *msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
 
   gst_object_unref (bus);
-  if (msg) {
+  if (chain->frame_error) {
+    g_propagate_error (error, chain->frame_error);
+    chain->frame_error = NULL;
+  } else if (msg) {
     gst_spdl_media_fail_from_message (msg, error, "could not decode");
     gst_message_unref (msg);
+  } else if (ret == GST_FLOW_NOT_NEGOTIATED) {
+    /* our pad takes any raw video: the decoder's frames are of a pixel
+     * format GStreamer has none of (see decoder_formats_known) */
+    gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_UNSUPPORTED,
+        "the decoder gives frames of a pixel format GStreamer does not "
+        "have (not-negotiated)");
   } else {
     gst_spdl_decode_fail (error, GST_SPDL_DECODE_ERROR_CORRUPT,
         "the decoder failed (%s)", gst_flow_get_name (ret));
