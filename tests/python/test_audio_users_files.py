@@ -376,3 +376,50 @@ def test_mp3_junk_decoded_unlike_ffmpeg_skipped(tmp_path):
     assert counts["total"] == 1 and counts["corrupt"] == 1, counts
     w, = [w for w in warnings if "junk.mp3" in w]
     assert f"bytes {at} to {at + 4096} " in w, w
+
+
+@pytest.mark.parametrize("channels,layout", [(2, "stereo"), (6, "5.1")])
+def test_pcm_in_matroska_whole_and_clips_equal_ffmpeg(tmp_path, channels,
+                                                      layout):
+    """PCM in Matroska (ffmpeg -c:a pcm_s16le x.mka): its blocks are
+    stamped in whole milliseconds, 0.33 ms off the samples they hold. The
+    whole file (duration 0) is FFmpeg's samples exactly, and a clip a
+    contiguous run of them; the whole file gave the first block's 2032
+    samples of 96000, silently, and clips had 32 samples of silence
+    every 63 ms."""
+    os.makedirs(tmp_path / "a")
+    path = str(tmp_path / "a" / "pcm.mka")
+    expr = "|".join(f"{0.3}*sin(2*PI*{f}*t)" for f in TONES[:channels])
+    ffmpeg(["-f", "lavfi", "-i",
+            f"aevalsrc={expr}:c={layout}:s={RATE}:d=2", "-c:a", "pcm_s16le"],
+           path)
+    out = subprocess.run(["ffmpeg", "-v", "error", "-nostdin", "-i", path,
+                          "-f", "f32le", "-"], check=True,
+                         capture_output=True, timeout=120).stdout
+    ref = np.frombuffer(out, "<f4").reshape(-1, channels).T
+    assert ref.shape[1] == 2 * RATE
+    clips, warnings, counts = run_clips(
+        f"spdlsrc location={tmp_path} extensions=mka ! "
+        f"spdlaudiodecode name=dec duration=0 "
+        f"sample-rate={RATE} channels={channels}")
+    assert len(clips) == 1 and not warnings, warnings
+    whole, _ = clips[0]
+    assert whole.shape == ref.shape
+    assert np.array_equal(whole, ref)
+    # a clip is read after a seek, which lands where the block's stamp
+    # says: within half a millisecond (24 samples) of FFmpeg's count from
+    # the start, as FLAC in Matroska (docs/performance.md); from there on
+    # contiguous, no silence between blocks
+    clips, warnings, counts = run_clips(
+        f"spdlsrc location={tmp_path} extensions=mka ! "
+        f"spdlaudiodecode name=dec duration=0.5 "
+        f"clips-per-file=3 sampling=random seed=5 sample-rate={RATE} "
+        f"channels={channels}")
+    assert len(clips) == 3 and not warnings, warnings
+    for arr, meta in clips:
+        start = int(round(meta["start"] * RATE))
+        n = arr.shape[1]
+        assert n == RATE // 2
+        shifts = [d for d in range(-24, 25) if start + d >= 0 and
+                  np.array_equal(arr, ref[:, start + d:start + d + n])]
+        assert shifts, start

@@ -96,6 +96,8 @@ struct _GstSpdlAudioChain
   guint64 n_in, n_out;          /* declared length, 0 unknown */
   gboolean at_start;            /* prerolled, not seeked */
   gboolean chained;             /* a chained Ogg: read from its start only */
+  gboolean raw_stamps;          /* no audio decoder: the container's
+                                 * timestamps as they are (read_sample) */
   /* the prerolled segment's time - start: see stream_time() */
   gint64 preroll_time_offset;
   gboolean has_preroll_segment;
@@ -600,6 +602,7 @@ gst_spdl_audio_chain_close (GstSpdlAudioChain * chain)
   chain->ended = FALSE;
   chain->chained = FALSE;
   chain->has_preroll_segment = FALSE;
+  chain->raw_stamps = FALSE;
   chain->origin = 0;
 }
 
@@ -864,6 +867,34 @@ length_from_first (GstSpdlAudioChain * chain, gint64 duration,
   return end > (gint64) first ? end - (gint64) first : -1;
 }
 
+/* Whether decodebin plugged an audio decoder (FALSE: the demuxer's
+ * buffers are the samples, PCM) */
+static gboolean
+has_audio_decoder (GstSpdlAudioChain * chain)
+{
+  GstIterator *it = gst_bin_iterate_recurse (GST_BIN (chain->pipe));
+  GValue item = G_VALUE_INIT;
+  gboolean found = FALSE, done = FALSE;
+
+  while (!found && !done) {
+    switch (gst_iterator_next (it, &item)) {
+      case GST_ITERATOR_OK:
+        found = GST_IS_AUDIO_DECODER (g_value_get_object (&item));
+        g_value_reset (&item);
+        break;
+      case GST_ITERATOR_RESYNC:
+        gst_iterator_resync (it);
+        break;
+      default:
+        done = TRUE;
+        break;
+    }
+  }
+  g_value_unset (&item);
+  gst_iterator_free (it);
+  return found;
+}
+
 gboolean
 gst_spdl_audio_chain_open (GstSpdlAudioChain * chain, GBytes * data,
     GError ** error)
@@ -943,6 +974,7 @@ gst_spdl_audio_chain_open (GstSpdlAudioChain * chain, GBytes * data,
   gst_caps_unref (caps);
   chain->in_rate = info.rate;
   chain->in_channels = info.channels;
+  chain->raw_stamps = !has_audio_decoder (chain);
   preroll = gst_app_sink_try_pull_preroll (GST_APP_SINK (chain->appsink), 0);
   first = keep_first_segment (chain, preroll);
   if (preroll)
@@ -1037,6 +1069,8 @@ typedef struct _Reading
   guint64 a, b;                 /* in and out rates over their gcd */
   guint64 next_in, out_pos, last_in;
   guint64 pulled_buffers, pulled_samples;
+  guint64 last_end;             /* where the last buffer ended */
+  gboolean have_last;
   gboolean done, eos;
   GError *error;
 } Reading;
@@ -1058,9 +1092,16 @@ span_write (GstSpdlAudioChain * chain, Span * span, const gfloat * frames,
       span->overflow = TRUE;
       hi = MAX (lo, chain->limits.max_samples);
     }
-    /* contiguous from 0: lo == have */
-    if (lo != have || hi <= lo)
+    /* contiguous from 0: a gap is silence, as in a span's buffer (the
+     * rest of the file was dropped), bounded by max_samples as hi is */
+    if (lo < have || hi <= lo)
       return;
+    if (lo > have) {
+      gsize old_len = span->all->len;
+      g_array_set_size (span->all, lo * channels);
+      memset (&g_array_index (span->all, gfloat, old_len), 0,
+          (lo * channels - old_len) * sizeof (gfloat));
+    }
     g_array_append_vals (span->all, frames + (lo - first) * channels,
         (hi - lo) * channels);
     return;
@@ -1220,18 +1261,31 @@ read_sample (GstSpdlAudioChain * chain, Reading * r, GstSample * sample)
   const GstSegment *segment = gst_sample_get_segment (sample);
   guint64 in_rate = chain->in_rate, first = r->next_in, n;
   guint64 before = 0;           /* samples before the origin */
+  gboolean stamped = FALSE;
   const gfloat *samples;
   GstMapInfo map;
 
   if (GST_BUFFER_PTS_IS_VALID (buffer)) {
     guint64 st = stream_time (chain, segment, GST_BUFFER_PTS (buffer));
     if (st != G_MAXUINT64) {
+      stamped = TRUE;
       first = gst_util_uint64_scale_int_round (st, in_rate, GST_SECOND);
       if (first < chain->origin)
         before = chain->origin - first;
       first = first > chain->origin ? first - chain->origin : 0;
     }
   }
+  /* Raw audio (no decoder in the pipeline) reaches here with its
+   * container's timestamps, with no decoder's tolerance
+   * (on_element_added) between: PCM in Matroska is
+   * stamped to the millisecond, a block of 3040 samples at 48 kHz
+   * (63.33 ms) 64 ms after the one before. A buffer within a millisecond
+   * of where the last one ended follows it. */
+  if (chain->raw_stamps && stamped && r->have_last && before == 0 &&
+      first != r->last_end &&
+      (first > r->last_end ? first - r->last_end : r->last_end - first) <=
+      gst_util_uint64_scale_int_ceil (GST_MSECOND, in_rate, GST_SECOND))
+    first = r->last_end;
   if (!gst_buffer_map (buffer, &map, GST_MAP_READ)) {
     gst_spdl_decode_fail (&r->error, GST_SPDL_DECODE_ERROR_CORRUPT,
         "could not map decoded audio");
@@ -1242,6 +1296,10 @@ read_sample (GstSpdlAudioChain * chain, Reading * r, GstSample * sample)
       G_GUINT64_FORMAT, GST_TIME_ARGS (GST_BUFFER_PTS (buffer)), n, first);
   r->pulled_buffers++;
   r->pulled_samples += n;
+  if (before < n) {
+    r->last_end = first + n - before;
+    r->have_last = TRUE;
+  }
   samples = (const gfloat *) map.data;
   /* a buffer passed through from the demuxer lies where its file had
    * it (a WAV's data chunk at an odd offset): floats are read from an
