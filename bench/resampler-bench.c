@@ -13,7 +13,10 @@
  * interleaved; and the largest difference between the two outputs.
  *
  *   resampler-bench [--seconds 120] [--rounds 5] [--quality 4]
- *       [--channels 1] IN_RATE:OUT_RATE ...
+ *       [--channels 1] [--simd 2] IN_RATE:OUT_RATE ...
+ *
+ * --simd 1 or 0 runs GstSpdlResampler's SSE or plain C inner product (a
+ * CPU without AVX2, another architecture) instead of AVX2.
  *
  * Prints one JSON line per rate pair: the median ms of CPU (this thread)
  * per second of input audio for each, their ratio, max_abs_diff. */
@@ -113,12 +116,14 @@ int
 main (int argc, char **argv)
 {
   gdouble seconds = 120.0;
-  gint rounds = 5, quality = 4, channels = 1, i;
+  gint rounds = 5, quality = 4, channels = 1, simd = 2, i;
   GOptionEntry entries[] = {
     {"seconds", 0, 0, G_OPTION_ARG_DOUBLE, &seconds, "Audio per run", "S"},
     {"rounds", 0, 0, G_OPTION_ARG_INT, &rounds, "Interleaved rounds", "N"},
     {"quality", 0, 0, G_OPTION_ARG_INT, &quality, "Kaiser quality", "Q"},
     {"channels", 0, 0, G_OPTION_ARG_INT, &channels, "Channels", "C"},
+    {"simd", 0, 0, G_OPTION_ARG_INT, &simd,
+        "GstSpdlResampler's inner product: 2 AVX2, 1 SSE, 0 C", "L"},
     {NULL}
   };
   GOptionContext *ctx = g_option_context_new ("IN_RATE:OUT_RATE ...");
@@ -132,6 +137,7 @@ main (int argc, char **argv)
     return 2;
   }
   gst_init (NULL, NULL);
+  gst_spdl_resampler_limit_simd (CLAMP (simd, 0, 2));
   for (i = 1; i < argc; i++) {
     guint in_rate = 0, out_rate = 0;
     gsize frames, k;
@@ -164,10 +170,10 @@ main (int argc, char **argv)
     m_gst = median (t_gst, rounds) * 1000.0 / seconds;
     m_spdl = median (t_spdl, rounds) * 1000.0 / seconds;
     g_print ("{\"in_rate\": %u, \"out_rate\": %u, \"channels\": %d, "
-        "\"quality\": %d, \"gstreamer_ms_per_audio_s\": %.4f, "
+        "\"quality\": %d, \"simd\": %d, \"gstreamer_ms_per_audio_s\": %.4f, "
         "\"spdl_ms_per_audio_s\": %.4f, \"ratio\": %.3f, "
         "\"max_abs_diff\": %.3g}\n", in_rate, out_rate, channels, quality,
-        m_gst, m_spdl, m_spdl / m_gst, diff);
+        CLAMP (simd, 0, 2), m_gst, m_spdl, m_spdl / m_gst, diff);
     g_free (in);
     g_free (out_gst);
     g_free (out_spdl);

@@ -40,6 +40,9 @@ void gst_spdl_resampler_resample (GstSpdlResampler * resampler,
     const gfloat * in, gsize in_frames, gfloat * out, gsize out_frames);
 /* TRUE where the exact filters run (FALSE: GstAudioResampler's table) */
 gboolean gst_spdl_resampler_is_exact (GstSpdlResampler * resampler);
+/* For tests and benchmarks: inner products up to @level (2 AVX2 with FMA,
+ * 1 SSE, 0 plain C) for resamplers made from now on. */
+void gst_spdl_resampler_limit_simd (guint level);
 
 G_END_DECLS
 
