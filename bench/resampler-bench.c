@@ -58,7 +58,8 @@ median (gdouble * v, guint n)
 /* Seconds of CPU to resample @frames of @in with GStreamer's resampler */
 static gdouble
 run_gstreamer (const gfloat * in, gsize frames, guint channels,
-    gint quality, guint in_rate, guint out_rate, gfloat * out)
+    gint quality, guint in_rate, guint out_rate, gfloat * out,
+    gsize * produced)
 {
   GstStructure *options = gst_structure_new_empty ("options");
   GstAudioResampler *r;
@@ -85,6 +86,7 @@ run_gstreamer (const gfloat * in, gsize frames, guint channels,
     gst_audio_resampler_resample (r, ip, n, op, o);
     done += o;
   }
+  *produced = done;
   gst_audio_resampler_free (r);
   gst_structure_free (options);
   return thread_cpu () - t0;
@@ -92,7 +94,7 @@ run_gstreamer (const gfloat * in, gsize frames, guint channels,
 
 static gdouble
 run_spdl (const gfloat * in, gsize frames, guint channels, gint quality,
-    guint in_rate, guint out_rate, gfloat * out)
+    guint in_rate, guint out_rate, gfloat * out, gsize * produced)
 {
   GstSpdlResampler *r;
   gsize pos, done = 0;
@@ -108,6 +110,7 @@ run_spdl (const gfloat * in, gsize frames, guint channels, gint quality,
         out + done * channels, o);
     done += o;
   }
+  *produced = done;
   gst_spdl_resampler_free (r);
   return thread_cpu () - t0;
 }
@@ -131,7 +134,8 @@ main (int argc, char **argv)
 
   g_option_context_add_main_entries (ctx, entries, NULL);
   if (!g_option_context_parse (ctx, &argc, &argv, &error) || argc < 2 ||
-      rounds < 1 || channels < 1 || quality < 0 || quality > 10) {
+      rounds < 1 || channels < 1 || quality < 0 || quality > 10 ||
+      !(seconds > 0)) {
     g_printerr ("%s\n", error ? error->message :
         "usage: resampler-bench [options] IN_RATE:OUT_RATE ...");
     return 2;
@@ -140,7 +144,7 @@ main (int argc, char **argv)
   gst_spdl_resampler_limit_simd (CLAMP (simd, 0, 2));
   for (i = 1; i < argc; i++) {
     guint in_rate = 0, out_rate = 0;
-    gsize frames, k;
+    gsize frames, k, n_gst = 0, n_spdl = 0;
     gfloat *in, *out_gst, *out_spdl;
     gdouble *t_gst = g_new (gdouble, rounds), *t_spdl = g_new (gdouble,
         rounds), diff = 0.0, m_gst, m_spdl;
@@ -153,6 +157,10 @@ main (int argc, char **argv)
       return 2;
     }
     frames = (gsize) (seconds * in_rate);
+    if (frames == 0) {
+      g_printerr ("--seconds %g of %u Hz is no frame\n", seconds, in_rate);
+      return 2;
+    }
     in = g_new (gfloat, frames * channels);
     for (k = 0; k < frames * channels; k++)
       in[k] = g_rand_double_range (rand, -0.5, 0.5);
@@ -161,11 +169,17 @@ main (int argc, char **argv)
     out_spdl = g_new0 (gfloat, (frames / in_rate + 2) * out_rate * channels);
     for (round = 0; round < rounds; round++) {
       t_gst[round] = run_gstreamer (in, frames, channels, quality, in_rate,
-          out_rate, out_gst);
+          out_rate, out_gst, &n_gst);
       t_spdl[round] = run_spdl (in, frames, channels, quality, in_rate,
-          out_rate, out_spdl);
+          out_rate, out_spdl, &n_spdl);
     }
-    for (k = 0; k < (gsize) (seconds * out_rate - 1) * channels; k++)
+    if (n_gst != n_spdl) {
+      g_printerr ("%u:%u: %" G_GSIZE_FORMAT " frames out of GStreamer's, %"
+          G_GSIZE_FORMAT " of GstSpdlResampler\n", in_rate, out_rate, n_gst,
+          n_spdl);
+      return 1;
+    }
+    for (k = 0; k < n_gst * channels; k++)
       diff = MAX (diff, fabs (out_gst[k] - out_spdl[k]));
     m_gst = median (t_gst, rounds) * 1000.0 / seconds;
     m_spdl = median (t_spdl, rounds) * 1000.0 / seconds;
