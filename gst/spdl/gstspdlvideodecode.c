@@ -63,7 +63,7 @@
  * audio, float32 `[C, N]` (#GstSpdlVideoDecode:channels,
  * #GstSpdlVideoDecode:sample-rate), decoded from the same file in memory
  * by spdlaudiodecode's chain (GStreamer's demuxer and decoder, down-mix,
- * GstAudioResampler). The clip's span starts at its first frame's pts
+ * GstAudioResampler's Kaiser filters). The clip's span starts at its first frame's pts
  * and lasts frames x stride / frame-rate seconds (with frame-rate 0:
  * frames x stride x the video's mean frame duration, its duration over
  * its frames), N = round (span x sample-rate); sample i is the file's

@@ -229,6 +229,11 @@ def test_resampler_bench_every_row():
     for r in lines:
         assert r["gstreamer_ms_per_audio_s"] > 0 and r["spdl_ms_per_audio_s"] > 0
         assert r["max_abs_diff"] < 1e-5, r
+    # no audio to time is a usage error (it read past the outputs)
+    for seconds in ("0", "0.00001"):
+        done = subprocess.run([exe, "--seconds", seconds, "48000:16000"],
+                              capture_output=True, text=True, timeout=60)
+        assert done.returncode == 2 and not done.stdout, (seconds, done)
 
 
 def test_cuda_upload_bench(images):

@@ -17,8 +17,9 @@ G_BEGIN_DECLS
  * memory (a seekable giostreamsrc, so demuxers run in pull mode and seek)
  * ! decodebin ! audioconvert (float, the output's channels) ! appsink,
  * then the Kaiser filters of GStreamer's audio resampler (GstAudioResampler,
- * what audioresample runs; GstSpdlResampler) to the output rate. Only the span asked for is decoded: a seek
- * (FLUSH | ACCURATE) to a little before it, samples counted from their
+ * what audioresample runs) by GstSpdlResampler to the output rate. Only
+ * the span asked for is decoded: a seek (FLUSH | ACCURATE) to a little
+ * before it, samples counted from their
  * timestamps, read and resampled in appsink's streaming thread (no hop
  * per buffer), which stops the stream (EOS) once the span is covered.
  * A file a GstSpdlAudioReader takes (WAV, FLAC, Ogg Opus, Ogg Vorbis,

@@ -63,7 +63,15 @@ struct _GstSpdlResampler
   InnerProduct4Func inner_product4;     /* or NULL */
 };
 
-#ifndef HAVE_X86_DISPATCH
+static guint simd_limit = 2;
+
+void
+gst_spdl_resampler_limit_simd (guint level)
+{
+  simd_limit = level;
+}
+
+/* every CPU's (the x86 one where tests limit the kernels to none) */
 static gfloat
 inner_product_c (const gfloat * a, const gfloat * b, gint len)
 {
@@ -78,7 +86,6 @@ inner_product_c (const gfloat * a, const gfloat * b, gint len)
   }
   return (s0 + s1) + (s2 + s3);
 }
-#endif
 
 #ifdef HAVE_X86_DISPATCH
 /* @len a multiple of 8, @b aligned: four chains of FMA hide its latency */
@@ -169,15 +176,18 @@ choose_inner_product (GstSpdlResampler * r)
 {
 #ifdef HAVE_X86_DISPATCH
   __builtin_cpu_init ();
-  if (__builtin_cpu_supports ("avx2") && __builtin_cpu_supports ("fma")) {
+  if (simd_limit >= 2 && __builtin_cpu_supports ("avx2")
+      && __builtin_cpu_supports ("fma")) {
     r->inner_product = inner_product_avx2;
     r->inner_product4 = inner_product4_avx2;
     return;
   }
-  r->inner_product = inner_product_sse;
-#else
-  r->inner_product = inner_product_c;
+  if (simd_limit >= 1) {
+    r->inner_product = inner_product_sse;
+    return;
+  }
 #endif
+  r->inner_product = inner_product_c;
 }
 
 /* The modified Bessel function I0 by its power series: the Kaiser betas

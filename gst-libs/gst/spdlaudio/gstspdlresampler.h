@@ -20,9 +20,12 @@ G_BEGIN_DECLS
  * SSE 4.1). Interleaved float frames in and out. Where the rates have
  * more phases than @max_filter_bytes of exact filters hold, it is
  * GstAudioResampler itself, with a table of @oversample phases
- * interpolated linearly. Same calls and results as GstAudioResampler:
- * the frame counts of get_out_frames(), get_in_frames() and
- * get_max_latency() are its, reset() keeps the phase. Not thread-safe. */
+ * interpolated linearly. Same calls and results as GstAudioResampler
+ * for rates that differ: the frame counts of get_out_frames(),
+ * get_in_frames() and get_max_latency() are its, reset() keeps the
+ * phase. Equal rates are filtered here, not copied n_taps / 2 - 1 frames
+ * late as GStreamer does (the chain does not resample them). Not
+ * thread-safe. */
 typedef struct _GstSpdlResampler GstSpdlResampler;
 
 GstSpdlResampler *gst_spdl_resampler_new (gint quality, guint channels,
@@ -40,6 +43,9 @@ void gst_spdl_resampler_resample (GstSpdlResampler * resampler,
     const gfloat * in, gsize in_frames, gfloat * out, gsize out_frames);
 /* TRUE where the exact filters run (FALSE: GstAudioResampler's table) */
 gboolean gst_spdl_resampler_is_exact (GstSpdlResampler * resampler);
+/* For tests and benchmarks: inner products up to @level (2 AVX2 with FMA,
+ * 1 SSE, 0 plain C) for resamplers made from now on. */
+void gst_spdl_resampler_limit_simd (guint level);
 
 G_END_DECLS
 
