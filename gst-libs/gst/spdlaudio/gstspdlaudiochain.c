@@ -867,32 +867,26 @@ length_from_first (GstSpdlAudioChain * chain, gint64 duration,
   return end > (gint64) first ? end - (gint64) first : -1;
 }
 
+static gint
+is_audio_decoder (gconstpointer item, gconstpointer user_data)
+{
+  return GST_IS_AUDIO_DECODER (g_value_get_object (item)) ? 0 : 1;
+}
+
 /* Whether decodebin plugged an audio decoder (FALSE: the demuxer's
  * buffers are the samples, PCM) */
 static gboolean
 has_audio_decoder (GstSpdlAudioChain * chain)
 {
   GstIterator *it = gst_bin_iterate_recurse (GST_BIN (chain->pipe));
-  GValue item = G_VALUE_INIT;
-  gboolean found = FALSE, done = FALSE;
+  GValue found = G_VALUE_INIT;
+  gboolean any = gst_iterator_find_custom (it, is_audio_decoder, &found,
+      NULL);
 
-  while (!found && !done) {
-    switch (gst_iterator_next (it, &item)) {
-      case GST_ITERATOR_OK:
-        found = GST_IS_AUDIO_DECODER (g_value_get_object (&item));
-        g_value_reset (&item);
-        break;
-      case GST_ITERATOR_RESYNC:
-        gst_iterator_resync (it);
-        break;
-      default:
-        done = TRUE;
-        break;
-    }
-  }
-  g_value_unset (&item);
+  if (any)
+    g_value_unset (&found);
   gst_iterator_free (it);
-  return found;
+  return any;
 }
 
 gboolean

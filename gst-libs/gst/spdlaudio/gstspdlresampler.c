@@ -247,6 +247,22 @@ get_option (GstStructure * options, const gchar * name, gdouble def)
   return gst_structure_get_double (options, name, &v) ? v : def;
 }
 
+GstStructure *
+gst_spdl_resampler_exact_options (gint quality, guint in_rate,
+    guint out_rate)
+{
+  GstStructure *options = gst_structure_new_empty ("GstAudioResampler.options");
+
+  gst_audio_resampler_options_set_quality (GST_AUDIO_RESAMPLER_METHOD_KAISER,
+      quality, in_rate, out_rate, options);
+  gst_structure_set (options, GST_AUDIO_RESAMPLER_OPT_FILTER_MODE,
+      GST_TYPE_AUDIO_RESAMPLER_FILTER_MODE, GST_AUDIO_RESAMPLER_FILTER_MODE_FULL,
+      GST_AUDIO_RESAMPLER_OPT_FILTER_INTERPOLATION,
+      GST_TYPE_AUDIO_RESAMPLER_FILTER_INTERPOLATION,
+      GST_AUDIO_RESAMPLER_FILTER_INTERPOLATION_NONE, NULL);
+  return options;
+}
+
 GstSpdlResampler *
 gst_spdl_resampler_new (gint quality, guint channels, guint in_rate,
     guint out_rate, gsize max_filter_bytes, gint oversample)
@@ -262,9 +278,7 @@ gst_spdl_resampler_new (gint quality, guint channels, guint in_rate,
 
   r = g_new0 (GstSpdlResampler, 1);
   r->channels = channels;
-  options = gst_structure_new_empty ("GstAudioResampler.options");
-  gst_audio_resampler_options_set_quality (GST_AUDIO_RESAMPLER_METHOD_KAISER,
-      quality, in_rate, out_rate, options);
+  options = gst_spdl_resampler_exact_options (quality, in_rate, out_rate);
 
   gcd = gst_util_greatest_common_divisor (in_rate, out_rate);
   r->in_rate = in_rate / gcd;
@@ -294,6 +308,7 @@ gst_spdl_resampler_new (gint quality, guint channels, guint in_rate,
   if (n_taps * r->out_rate * sizeof (gfloat) > max_filter_bytes) {
     /* a table of @oversample phases, linear between them (cubic, the
      * default, is off by a fraction of a phase) */
+    gst_structure_remove_field (options, GST_AUDIO_RESAMPLER_OPT_FILTER_MODE);
     gst_structure_set (options, GST_AUDIO_RESAMPLER_OPT_FILTER_OVERSAMPLE,
         G_TYPE_INT, oversample,
         GST_AUDIO_RESAMPLER_OPT_FILTER_INTERPOLATION,

@@ -28,6 +28,12 @@ G_BEGIN_DECLS
  * thread-safe. */
 typedef struct _GstSpdlResampler GstSpdlResampler;
 
+/* GstAudioResampler's options for the filters this resampler computes:
+ * Kaiser at @quality, one exact filter per phase (filter-mode full, no
+ * interpolation). A GstAudioResampler made with them gives this
+ * resampler's samples: the reference of its tests and bench. */
+GstStructure *gst_spdl_resampler_exact_options (gint quality,
+    guint in_rate, guint out_rate);
 GstSpdlResampler *gst_spdl_resampler_new (gint quality, guint channels,
     guint in_rate, guint out_rate, gsize max_filter_bytes, gint oversample);
 void gst_spdl_resampler_free (GstSpdlResampler * resampler);

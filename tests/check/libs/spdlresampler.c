@@ -25,16 +25,10 @@
 static GstAudioResampler *
 reference_new (gint quality, guint channels, guint in_rate, guint out_rate)
 {
-  GstStructure *options = gst_structure_new_empty ("options");
+  GstStructure *options = gst_spdl_resampler_exact_options (quality,
+      in_rate, out_rate);
   GstAudioResampler *r;
 
-  gst_audio_resampler_options_set_quality (GST_AUDIO_RESAMPLER_METHOD_KAISER,
-      quality, in_rate, out_rate, options);
-  gst_structure_set (options, GST_AUDIO_RESAMPLER_OPT_FILTER_MODE,
-      GST_TYPE_AUDIO_RESAMPLER_FILTER_MODE, GST_AUDIO_RESAMPLER_FILTER_MODE_FULL,
-      GST_AUDIO_RESAMPLER_OPT_FILTER_INTERPOLATION,
-      GST_TYPE_AUDIO_RESAMPLER_FILTER_INTERPOLATION,
-      GST_AUDIO_RESAMPLER_FILTER_INTERPOLATION_NONE, NULL);
   r = gst_audio_resampler_new (GST_AUDIO_RESAMPLER_METHOD_KAISER,
       GST_AUDIO_RESAMPLER_FLAG_NONE, GST_AUDIO_FORMAT_F32, channels, in_rate,
       out_rate, options);
