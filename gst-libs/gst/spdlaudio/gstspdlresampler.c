@@ -88,13 +88,24 @@ inner_product_c (const gfloat * a, const gfloat * b, gint len)
 }
 
 #ifdef HAVE_X86_DISPATCH
+__attribute__((target ("avx2,fma")))
+static inline gfloat
+hsum_avx (__m256 s)
+{
+  __m128 h = _mm_add_ps (_mm256_castps256_ps128 (s),
+      _mm256_extractf128_ps (s, 1));
+
+  h = _mm_add_ps (h, _mm_movehl_ps (h, h));
+  h = _mm_add_ss (h, _mm_shuffle_ps (h, h, 1));
+  return _mm_cvtss_f32 (h);
+}
+
 /* @len a multiple of 8, @b aligned: four chains of FMA hide its latency */
 __attribute__((target ("avx2,fma")))
 static gfloat
 inner_product_avx2 (const gfloat * a, const gfloat * b, gint len)
 {
   __m256 s0 = _mm256_setzero_ps (), s1 = s0, s2 = s0, s3 = s0;
-  __m128 h;
   gint i = 0;
 
   for (; i + 32 <= len; i += 32) {
@@ -108,23 +119,8 @@ inner_product_avx2 (const gfloat * a, const gfloat * b, gint len)
   }
   for (; i < len; i += 8)
     s0 = _mm256_fmadd_ps (_mm256_loadu_ps (a + i), _mm256_load_ps (b + i), s0);
-  s0 = _mm256_add_ps (_mm256_add_ps (s0, s1), _mm256_add_ps (s2, s3));
-  h = _mm_add_ps (_mm256_castps256_ps128 (s0), _mm256_extractf128_ps (s0, 1));
-  h = _mm_add_ps (h, _mm_movehl_ps (h, h));
-  h = _mm_add_ss (h, _mm_shuffle_ps (h, h, 1));
-  return _mm_cvtss_f32 (h);
-}
-
-__attribute__((target ("avx2,fma")))
-static inline gfloat
-hsum_avx (__m256 s)
-{
-  __m128 h = _mm_add_ps (_mm256_castps256_ps128 (s),
-      _mm256_extractf128_ps (s, 1));
-
-  h = _mm_add_ps (h, _mm_movehl_ps (h, h));
-  h = _mm_add_ss (h, _mm_shuffle_ps (h, h, 1));
-  return _mm_cvtss_f32 (h);
+  return hsum_avx (_mm256_add_ps (_mm256_add_ps (s0, s1),
+          _mm256_add_ps (s2, s3)));
 }
 
 /* Where every output has the same filter (the rates a whole multiple of
